@@ -1,0 +1,35 @@
+# Two commands do all the set-up on a fresh machine:
+#   make test       create/update .venv, install pinned dependencies, run the tests
+#   make reproduce  the same set-up, then regenerate every table and figure under figures/
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: venv test reproduce bench clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+reproduce: $(STAMP)
+	$(PY) -m sova_lib reproduce
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf build .pytest_cache
