@@ -59,7 +59,11 @@ class Describer(Protocol):
 
 #: Backend name -> "module:factory". The factory takes keyword options and
 #: returns a ``Describer``. Modules are imported only when the backend is used.
-DESCRIBERS: dict[str, str] = {}
+DESCRIBERS: dict[str, str] = {
+    "transformers": "sova_lib.transformers_backend:TransformersDescriber",
+    "openai": "sova_lib.openai_backend:OpenAIDescriber",
+    "motion": "sova_lib.motion:MotionDescriber",
+}
 
 
 def register_describer(name: str, target: str) -> None:
