@@ -1,0 +1,202 @@
+"""Scoring item vectors, descriptions or built-in baselines under a protocol.
+
+``evaluate(protocol, items)`` is the whole evaluation: check that the input
+covers the protocol's clips, compute the item similarities of the queried
+rows only (``similarity.set_similarity``), rank, and score with AP
+(``metrics``). Results are in percent (0-100), as the paper reports them.
+
+Built-in baselines (``baseline``):
+
+``prevalence``
+    the mean over queries of the query class's prevalence ``n_c / N``, the
+    query counted in both: the paper's "Random" row (3.4 / 23.7 / 50.3).
+``random-ranking``
+    the exact expected AP of a uniformly random ranking, query excluded
+    (3.5 / 24.0 / 51.2): what a scorer without information actually gets.
+``oracle``
+    every clip described by the text of its own class under the protocol,
+    run through splitting, the sentence encoder, similarity and AP: an upper
+    bound (100) that exercises the whole path.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from . import metrics
+from .protocols import Protocol, Task, get_protocol
+from .similarity import ItemVectors, set_similarity
+from .sovabench import SPLITS, load_split
+
+__all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "oracle_texts"]
+
+BASELINES = ("prevalence", "random-ranking", "oracle")
+
+
+class CoverageError(ValueError):
+    """The input lacks clips that the protocol needs."""
+
+
+@dataclass
+class Result:
+    """One protocol's score. ``value``, ``per_class``, ``per_pair`` and ``ci`` are percentages."""
+
+    protocol: str
+    metric: str
+    value: float
+    per_class: dict
+    n_queries: int
+    per_pair: dict | None = None
+    ci: tuple | None = None
+    ties: str = "stable"
+    aggregate: str = "max"
+    notes: list = field(default_factory=list)
+    per_query: dict = field(default_factory=dict, repr=False)  # id -> AP (0-1)
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (per-query values left out)."""
+        out = asdict(self)
+        out.pop("per_query")
+        if self.per_pair is None:
+            out.pop("per_pair")
+        return out
+
+
+def _benchmark_ids() -> set:
+    return {c.index for split in SPLITS for c in load_split(split)}
+
+
+def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.ndarray, list]:
+    """Position of each protocol clip in ``item_ids`` (-1 when missing), and notes."""
+    where = {}
+    for pos, i in enumerate(np.asarray(item_ids).tolist()):
+        where[i] = pos
+    wanted = protocol.ids()
+    pos = np.array([where.get(i, -1) for i in wanted.tolist()], dtype=np.int64)
+    notes = []
+    missing = wanted[pos < 0]
+    if missing.size:
+        message = (f"{missing.size} of the {wanted.size} clips of protocol {protocol.name!r} are missing "
+                   f"from the input (e.g. ids {missing[:5].tolist()})")
+        if not allow_missing:
+            raise CoverageError(message + "; describe them, or pass --allow-missing to score without them")
+        notes.append(message + "; they were left out of every ranking")
+    extra = set(where) - set(wanted.tolist())
+    if extra:
+        outside = extra - _benchmark_ids()
+        notes.append(f"{len(extra) - len(outside)} input id(s) belong to other SOVABench protocols and were ignored")
+        if outside:
+            shown = sorted(outside, key=str)[:5]
+            notes.append(f"{len(outside)} input id(s) are not SOVABench clips at all and were ignored (e.g. {shown})")
+    return pos, notes
+
+
+def _restrict(task: Task, present: np.ndarray) -> Task:
+    """``task`` without the positions that have no input."""
+    return Task(task.name, task.queries[present[task.queries]], task.gallery[present[task.gallery]], task.labels)
+
+
+def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, bootstrap, seed, ids):
+    clips = protocol.clips()
+    all_ap, groups, per_class, per_pair, per_query = [], [], {}, {}, {}
+    for t, (task, ap) in enumerate(zip(tasks, per_query_ap)):
+        keep = ~np.isnan(ap)
+        if (~keep).any():
+            notes.append(f"{int((~keep).sum())} quer(ies) of task {task.name!r} have no relevant item and were skipped")
+        all_ap.append(ap[keep])
+        groups.append(np.full(int(keep.sum()), t))
+        for q, value in zip(task.queries[keep], ap[keep]):
+            per_class.setdefault(protocol.query_class(clips[q]), []).append(value)
+            per_query[int(ids[q])] = float(value)
+        if protocol.metric == "Pair-mAP":
+            per_pair[task.name] = 100 * metrics.mean_ap(ap[keep])
+    values = np.concatenate(all_ap)
+    if protocol.metric == "Pair-mAP":
+        value = 100 * metrics.pair_map({t.name: a for t, a in zip(tasks, all_ap)})
+    else:
+        value = 100 * metrics.mean_ap(values)
+    ci = None
+    if bootstrap:
+        rng = np.random.default_rng(seed)
+        g = np.concatenate(groups) if protocol.metric == "Pair-mAP" else None
+        low, high = metrics.bootstrap_ci(values, rng, groups=g, n_resamples=bootstrap)
+        ci = (100 * low, 100 * high)
+    return Result(
+        protocol=protocol.name, metric=protocol.metric, value=value,
+        per_class={k: 100 * float(np.mean(v)) for k, v in sorted(per_class.items())},
+        n_queries=int(values.size), per_pair=per_pair or None, ci=ci, ties=ties,
+        aggregate=aggregate, notes=notes, per_query=per_query,
+    )
+
+
+def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "max", ties: str = "stable",
+             allow_missing: bool = False, bootstrap: int = 0, seed: int = 0,
+             block_vectors: int = 4096) -> Result:
+    """Score ``items`` (vectors of clips, keyed by benchmark id) under ``protocol``.
+
+    Clips of the protocol missing from ``items`` raise ``CoverageError``
+    unless ``allow_missing`` (then they are left out of every ranking and a
+    note says how many). Items the protocol does not use are ignored and
+    counted in ``notes``. ``bootstrap > 0`` adds a 95% percentile interval
+    from that many resamples of the queries (within each pair for Pair-mAP),
+    drawn from ``numpy.random.default_rng(seed)``.
+    """
+    protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
+    pos, notes = _coverage(protocol, items.ids, allow_missing)
+    present = pos >= 0
+    ids = protocol.ids()
+    tasks, per_query_ap = [], []
+    for task in protocol.tasks():
+        task = _restrict(task, present)
+        sims = set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]),
+                              aggregate=aggregate, block_vectors=block_vectors)
+        tasks.append(task)
+        per_query_ap.append(metrics.average_precision_rows(sims, task.relevance(), task.valid(), ties=ties))
+    return _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
+                        bootstrap=bootstrap, seed=seed, ids=ids)
+
+
+def oracle_texts(protocol: str | Protocol) -> dict:
+    """id -> the text of the clip's class under ``protocol`` (distractors: their activity)."""
+    protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
+    texts = {}
+    for c in protocol.clips():
+        label = c.activity if c.is_distractor else protocol.query_class(c)
+        texts[c.index] = label.replace("_", " ").replace("/", " or ")
+    return texts
+
+
+def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: int = 0, seed: int = 0) -> Result:
+    """Score a built-in baseline (one of ``BASELINES``) under ``protocol``.
+
+    ``oracle`` needs a sentence ``encoder`` (e.g. ``SentenceEncoder()``).
+    """
+    protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
+    if name == "oracle":
+        if encoder is None:
+            raise ValueError("the oracle baseline needs a sentence encoder")
+        from .descriptions import embed_descriptions
+
+        result = evaluate(protocol, embed_descriptions(oracle_texts(protocol), encoder),
+                          bootstrap=bootstrap, seed=seed)
+        result.notes.append("oracle: every clip described by its own class text (an upper bound, not a model)")
+        return result
+    if name not in BASELINES:
+        raise ValueError(f"unknown baseline {name!r}; choose one of {BASELINES}")
+    tasks, per_query = [], []
+    for task in protocol.tasks():
+        relevant = task.relevance() & task.valid()
+        if name == "prevalence":
+            value = metrics.prevalence(task.labels[task.queries], task.labels[task.gallery])
+        else:
+            value = metrics.random_ranking_ap(relevant.sum(axis=1), task.valid().sum(axis=1))
+        tasks.append(task)
+        per_query.append(np.asarray(value, dtype=np.float64))
+    result = _score_tasks(protocol, tasks, per_query, [], ties="n/a", aggregate="n/a",
+                          bootstrap=bootstrap, seed=seed, ids=protocol.ids())
+    result.notes.append(
+        "prevalence: mean class prevalence n_c/N, query counted in both (the paper's Random row)"
+        if name == "prevalence" else
+        "random-ranking: exact expected AP of a uniformly random ranking, query excluded")
+    return result

@@ -1,0 +1,143 @@
+"""Retrieval protocols: which clips are queries, which form each gallery, what is relevant.
+
+A protocol turns benchmark records into one or more ``Task`` objects. A task
+is a set of query positions ranked against a gallery of positions (both into
+the protocol's clip list), with a label per position; a gallery item is
+relevant to a query when their labels are equal, and a query is never in its
+own ranking. The protocol's score is the mean of per-query AP over a task
+(mAP), or the mean over tasks of that (Pair-mAP).
+
+SOVABench protocols (spec section 3; SOVABench paper, Sections 3.1-3.2 and
+Appendix C):
+
+``inter-pair``
+    the 1,423 non-distractor clips of the inter-pair file are queries, each
+    ranked against the other 9,881 clips (distractors included); relevant =
+    same opposite-action pair. mAP.
+``inter-pair-constrained``
+    the same on the 1,423 query clips alone (Table C.1). mAP.
+``intra-pair``
+    one task per opposite pair over the 2,300 intra-pair clips; every clip
+    of the pair is a query against the pair's other clips; relevant = same
+    action. Pair-mAP.
+``two-class``
+    the inter-pair clips, queries as for inter-pair; relevant = same
+    two-class group (``human_vehicle`` or ``vehicle``); distractors are
+    relevant to no query. mAP.
+
+New benchmarks add their protocols with ``register_protocol``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import labels
+from .sovabench import Clip, load_split
+
+__all__ = ["PROTOCOLS", "Protocol", "Task", "get_protocol", "register_protocol"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One ranking task: ``queries`` ranked against ``gallery``.
+
+    ``queries`` and ``gallery`` are int positions into the protocol's clip
+    list; ``labels`` gives a label for every position of that list. A query
+    position found in ``gallery`` is excluded from its own ranking.
+    """
+
+    name: str
+    queries: np.ndarray
+    gallery: np.ndarray
+    labels: np.ndarray
+
+    def relevance(self) -> np.ndarray:
+        """``(Q, N)`` bool: gallery item has the query's label."""
+        return self.labels[self.queries][:, None] == self.labels[self.gallery][None, :]
+
+    def valid(self) -> np.ndarray:
+        """``(Q, N)`` bool: False where the gallery item is the query itself."""
+        return self.queries[:, None] != self.gallery[None, :]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A named protocol over a list of clips.
+
+    ``metric`` is ``"mAP"`` (one task) or ``"Pair-mAP"`` (mean over tasks);
+    ``clips()`` gives the clip records; ``tasks()`` the ranking tasks;
+    ``query_class(clip)`` the class a query's AP is reported under.
+    """
+
+    name: str
+    metric: str
+    description: str
+    clips: Callable[[], tuple[Clip, ...]]
+    tasks: Callable[[], list[Task]]
+    query_class: Callable[[Clip], str]
+
+    def ids(self) -> np.ndarray:
+        """Benchmark ids of the protocol's clips, ``(n,)`` int64, in clip-list order."""
+        return np.array([c.index for c in self.clips()], dtype=np.int64)
+
+
+PROTOCOLS: dict[str, Protocol] = {}
+
+
+def register_protocol(protocol: Protocol) -> Protocol:
+    """Add ``protocol`` to ``PROTOCOLS`` under its name."""
+    PROTOCOLS[protocol.name] = protocol
+    return protocol
+
+
+def get_protocol(name: str) -> Protocol:
+    if name not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {name!r}; choose one of {sorted(PROTOCOLS)}")
+    return PROTOCOLS[name]
+
+
+def _one_task(split: str, label_of: Callable[[Clip], str]) -> Callable[[], list[Task]]:
+    def tasks() -> list[Task]:
+        clips = load_split(split)
+        queries = np.array([i for i, c in enumerate(clips) if not c.is_distractor], dtype=np.int64)
+        # Distractors get their own position as label, so nothing is relevant to them.
+        lab = np.array([f"#distractor{i}" if c.is_distractor else label_of(c) for i, c in enumerate(clips)])
+        return [Task(split, queries, np.arange(len(clips), dtype=np.int64), lab)]
+
+    return tasks
+
+
+def _intra_pair_tasks() -> list[Task]:
+    clips = load_split("intrapair")
+    lab = np.array([c.label for c in clips])
+    pair = np.array([c.pair for c in clips])
+    tasks = []
+    for p in labels.PAIRS:
+        members = np.flatnonzero(pair == p.name)
+        tasks.append(Task(p.name, members, members, lab))
+    return tasks
+
+
+register_protocol(Protocol(
+    "inter-pair", "mAP",
+    "1,423 queries against all 9,882 clips; relevant = same opposite-action pair",
+    lambda: load_split("interpair"), _one_task("interpair", lambda c: c.pair), lambda c: c.pair,
+))
+register_protocol(Protocol(
+    "inter-pair-constrained", "mAP",
+    "the 1,423 queries against each other (no distractors); relevant = same pair",
+    lambda: load_split("interpair_queries"), _one_task("interpair_queries", lambda c: c.pair), lambda c: c.pair,
+))
+register_protocol(Protocol(
+    "intra-pair", "Pair-mAP",
+    "per opposite pair, every clip against the pair's other clips; relevant = same action",
+    lambda: load_split("intrapair"), _intra_pair_tasks, lambda c: c.label,
+))
+register_protocol(Protocol(
+    "two-class", "mAP",
+    "1,423 queries against all 9,882 clips; relevant = same group (human_vehicle / vehicle)",
+    lambda: load_split("interpair"), _one_task("interpair", lambda c: c.dim), lambda c: c.dim,
+))
