@@ -1,0 +1,363 @@
+"""Figures of the SOVABench paper and of the quickstart, drawn with matplotlib.
+
+Every function takes data (DataFrames, arrays, PIL images), returns the
+``matplotlib.figure.Figure`` it drew, labels its axes with units, and places
+text so that no two labels overlap (``place_labels``). ``save_figure`` writes
+a figure as PNG (150 dpi) and PDF.
+
+matplotlib is imported inside the functions with the non-interactive Agg
+backend unless a backend is already chosen (a notebook's inline backend is
+kept).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "GROUP_COLORS", "save_figure", "place_labels", "filmstrip", "similarity_heatmap",
+    "class_counts", "duration_histogram", "crop_sizes", "pair_counts", "inter_vs_intra", "ablation_bars",
+]
+
+#: Colour of each row group of Table 4 (and of rows computed here).
+GROUP_COLORS = {
+    "Random": "#7f7f7f",
+    "Contrastive Image-VLMs": "#1f77b4",
+    "Contrastive Video-VLMs": "#17becf",
+    "General MLLMs": "#d62728",
+    "Video-MLLMs": "#ff7f0e",
+    "API MLLMs": "#9467bd",
+    "Computed here": "#2ca02c",
+}
+_DATASET_COLORS = {"MEVA": "#1f77b4", "VIRAT": "#ff7f0e"}
+
+
+def _plt():
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in ("agg",) and "inline" not in matplotlib.get_backend():
+        try:
+            import IPython  # noqa: F401  (inside a kernel: keep its backend)
+
+            if IPython.get_ipython() is None:
+                matplotlib.use("Agg")
+        except ImportError:
+            matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11,
+                         "legend.fontsize": 9, "xtick.labelsize": 10, "ytick.labelsize": 10,
+                         "pdf.fonttype": 42})
+    return plt
+
+
+def save_figure(fig, stem) -> list[Path]:
+    """Write ``fig`` as ``<stem>.png`` (150 dpi) and ``<stem>.pdf``; returns both paths."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    for p in paths:
+        fig.savefig(p, dpi=150, bbox_inches="tight")
+    return paths
+
+
+# --------------------------------------------------------------------------- label placement
+
+def _distance(box, x, y) -> float:
+    """Distance in pixels from point (x, y) to a box (0 inside)."""
+    dx = max(box.x0 - x, 0.0, x - box.x1)
+    dy = max(box.y0 - y, 0.0, y - box.y1)
+    return float(np.hypot(dx, dy))
+
+
+def _text_box(ann, renderer):
+    """Display box of an annotation's text alone (its leader line left out)."""
+    from matplotlib.text import Text
+
+    ann.update_positions(renderer)
+    return Text.get_window_extent(ann, renderer)
+
+
+def _overlaps(box, boxes, pad=1.0) -> bool:
+    return any(box.x0 < b.x1 + pad and box.x1 > b.x0 - pad and box.y0 < b.y1 + pad and box.y1 > b.y0 - pad
+               for b in boxes)
+
+
+def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clearance=12, avoid=()):
+    """Annotate points ``(xs[i], ys[i])`` with ``texts[i]`` so that no label overlaps another or a point.
+
+    Greedy, most crowded point first: each label tries positions around its
+    point at growing distances (``radius`` points, then 2x, 3x, ... up to
+    12x) and takes the first whose box is inside the axes, clear of every
+    placed label, every point (a square of ``marker_size`` points) and every
+    box in ``avoid`` (display coordinates, e.g. a legend's), and nearer to
+    its own point than to any other by ``clearance`` points, so that a
+    reader cannot attach it to the wrong point. Where no position meets the
+    clearance, the nearest-point rule alone is used, then overlap alone. A
+    label placed away from its point, or under a relaxed rule, gets a thin
+    leader line. Returns the annotations in input order.
+    """
+    from matplotlib.transforms import Bbox
+
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    pts = ax.transData.transform(np.column_stack([xs, ys]))
+    px = fig.dpi / 72.0
+    half = marker_size * px
+    taken = [Bbox([[x - half, y - half], [x + half, y + half]]) for x, y in pts] + list(avoid)
+    frame = ax.get_window_extent(renderer)
+    directions = [(1, 0.6), (1, -0.6), (-1, 0.6), (-1, -0.6), (0, 1), (0, -1), (1.3, 0), (-1.3, 0)]
+    leader = {"arrowstyle": "-", "lw": 0.5, "color": "0.4", "shrinkA": 0, "shrinkB": 3}
+    gaps = np.linalg.norm(pts[:, None] - pts[None], axis=-1) + np.eye(len(pts)) * 1e9
+    order = np.argsort(gaps.min(axis=1), kind="stable") if len(pts) > 1 else np.arange(len(pts))
+    placed = {}
+
+    def attempt(i, margin):
+        x, y = xs[i], ys[i]
+        others = np.delete(pts, i, axis=0)
+        for step in range(1, 13):
+            for dx, dy in directions:
+                offset = (dx * radius * step, dy * radius * step)
+                ha = "left" if dx > 0 else "right" if dx < 0 else "center"
+                va = "bottom" if dy > 0 else "top" if dy < 0 else "center"
+                ann = ax.annotate(texts[i], (x, y), xytext=offset, textcoords="offset points", fontsize=fontsize,
+                                  ha=ha, va=va, arrowprops=leader if step > 1 or margin is None or margin == 0 else None)
+                box = _text_box(ann, renderer)
+                inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+                own = _distance(box, *pts[i])
+                clear = margin is None or all(_distance(box, *p) > own + margin for p in others)
+                if inside and clear and not _overlaps(box, taken):
+                    return ann, box
+                ann.remove()
+        return None
+
+    for i in order:
+        chosen = attempt(i, clearance * px) or attempt(i, 0.0) or attempt(i, None)
+        if chosen is None:  # nowhere free within reach: first position, with a leader line
+            ann = ax.annotate(texts[i], (xs[i], ys[i]), xytext=(radius, radius), textcoords="offset points",
+                              fontsize=fontsize, arrowprops=leader)
+            chosen = (ann, _text_box(ann, renderer))
+        taken.append(chosen[1])
+        placed[i] = chosen[0]
+    return [placed[i] for i in range(len(pts))]
+
+
+# --------------------------------------------------------------------------- quickstart
+
+def filmstrip(frames, timestamps=None, *, title: str = "", max_frames: int = 8, height: float = 1.6):
+    """One row of sampled frames, each captioned with its time in seconds from the clip start.
+
+    ``frames`` are PIL images or ``H x W x 3`` arrays; at most ``max_frames``
+    are shown, evenly spaced.
+    """
+    plt = _plt()
+    n = len(frames)
+    keep = np.unique(np.rint(np.linspace(0, n - 1, min(n, max_frames))).astype(int))
+    first = np.asarray(frames[0])
+    aspect = first.shape[1] / first.shape[0]
+    fig, axes = plt.subplots(1, len(keep), figsize=(len(keep) * height * aspect, height + 0.6), squeeze=False)
+    for ax, k in zip(axes[0], keep):
+        ax.imshow(np.asarray(frames[k]))
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if timestamps is not None:
+            ax.set_xlabel(f"t = {float(timestamps[k]):.1f} s", fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_heatmap(matrix, row_labels, col_labels=None, *, title: str = "", value_label="cosine similarity",
+                       annotate: bool = True, max_label: int = 38):
+    """A heatmap of a similarity matrix with its labels (shortened to ``max_label`` characters)."""
+    plt = _plt()
+    matrix = np.asarray(matrix, dtype=float)
+    col_labels = row_labels if col_labels is None else col_labels
+    short = [s if len(s) <= max_label else s[: max_label - 1] + "…" for s in row_labels]
+    short_c = [s if len(s) <= max_label else s[: max_label - 1] + "…" for s in col_labels]
+    size = 0.42
+    fig, ax = plt.subplots(figsize=(max(5.0, 2.8 + size * matrix.shape[1]), max(3.5, 1.5 + size * matrix.shape[0])))
+    im = ax.imshow(matrix, cmap="viridis", vmin=min(0.0, float(np.nanmin(matrix))), vmax=1.0)
+    ax.set_xticks(range(matrix.shape[1]), short_c, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(matrix.shape[0]), short, fontsize=8)
+    if annotate and matrix.size <= 400:
+        for (i, j), v in np.ndenumerate(matrix):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5, color="white" if v < 0.6 else "black")
+    fig.colorbar(im, ax=ax, label=value_label, fraction=0.046, pad=0.03)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- benchmark statistics
+
+def class_counts(counts, *, title: str = "Queries per class", xlabel: str = "clips (queries)"):
+    """Horizontal bars of clips per class, stacked by source dataset.
+
+    ``counts``: a DataFrame indexed by class with one column per source
+    dataset (e.g. ``MEVA``, ``VIRAT``). The total is written after each bar.
+    """
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(counts) + 1.4))
+    left = np.zeros(len(counts))
+    labels = list(counts.index)
+    for col in counts.columns:
+        ax.barh(labels, counts[col].to_numpy(), left=left, color=_DATASET_COLORS.get(col), label=str(col))
+        left += counts[col].to_numpy()
+    for y, total in enumerate(left):
+        ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
+    ax.invert_yaxis()
+    ax.set_xlim(0, left.max() * 1.12)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("class")
+    ax.set_title(title)
+    ax.legend(title="source", loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def duration_histogram(seconds, groups=None, *, title: str = "Clip durations", bins=None):
+    """Histogram of clip durations in seconds, stacked by ``groups`` (same length) when given."""
+    plt = _plt()
+    seconds = np.asarray(seconds, dtype=float)
+    if bins is None:
+        top = float(np.quantile(seconds, 0.99)) if seconds.size else 1.0
+        bins = np.linspace(0, max(1.0, np.ceil(top)), 41)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if groups is None:
+        ax.hist(np.clip(seconds, None, bins[-1]), bins=bins, color="#1f77b4", edgecolor="white")
+    else:
+        groups = np.asarray(groups)
+        names = list(dict.fromkeys(groups.tolist()))
+        ax.hist([np.clip(seconds[groups == g], None, bins[-1]) for g in names], bins=bins, stacked=True,
+                color=[_DATASET_COLORS.get(g) for g in names], label=names, edgecolor="white")
+        ax.legend(title="source")
+    ax.set_xlabel(f"duration (s); last bin holds everything above {bins[-1]:.0f} s")
+    ax.set_ylabel("clips")
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def crop_sizes(widths, heights, *, title: str = "Crop sizes", min_side: int = 112):
+    """Scatter of crop width against height in pixels, with the minimum side drawn as dashed lines."""
+    plt = _plt()
+    widths, heights = np.asarray(widths, float), np.asarray(heights, float)
+    fig, ax = plt.subplots(figsize=(6, 5))
+    ax.scatter(widths, heights, s=14, alpha=0.6, color="#1f77b4", edgecolors="none", label=f"clips (n = {widths.size})")
+    ax.axvline(min_side, ls="--", color="0.5", lw=1)
+    ax.axhline(min_side, ls="--", color="0.5", lw=1, label=f"minimum side ({min_side} px)")
+    top = max(float(widths.max(initial=0)), float(heights.max(initial=0)), min_side) * 1.05
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_aspect("equal")
+    ax.set_xlabel("crop width (px)")
+    ax.set_ylabel("crop height (px)")
+    ax.set_title(title)
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def pair_counts(frame, *, title: str = "Clips per action within each opposite pair (intra-pair)"):
+    """Figure A.1: one panel per pair with the clip count of each of its two actions.
+
+    ``frame`` has columns ``pair``, ``action``, ``clips`` (two rows per pair, in order).
+    """
+    plt = _plt()
+    pairs = list(dict.fromkeys(frame["pair"]))
+    ncols = 4
+    nrows = int(np.ceil(len(pairs) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows), squeeze=False)
+    top = float(frame["clips"].max()) * 1.2
+    for ax, pair in zip(axes.flat, pairs):
+        part = frame[frame["pair"] == pair]
+        bars = ax.bar(range(len(part)), part["clips"], color=["#1f77b4", "#ff7f0e"][: len(part)], width=0.6)
+        ax.bar_label(bars, fontsize=9)
+        ax.set_xticks(range(len(part)), [a.replace(" vehicle", "\nvehicle") for a in part["action"]], fontsize=9)
+        ax.set_ylim(0, top)
+        ax.set_ylabel("clips")
+        ax.set_title(pair, fontsize=11)
+    for ax in list(axes.flat)[len(pairs):]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- results
+
+def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-pair", random=None):
+    """Figure 2(b): inter-pair mAP (x) against intra-pair Pair-mAP (y), one labelled point per row.
+
+    ``frame`` has columns ``label``, ``group``, ``prompt`` (``general``,
+    ``task-aware`` or empty), ``inter``, ``intra`` and ``source`` (``paper``
+    or ``computed here``). Colour = group; filled = task-aware, hollow =
+    general; stars = computed here. ``random`` = (inter, intra) draws the
+    paper's random levels as dashed lines.
+    """
+    plt = _plt()
+    from matplotlib.lines import Line2D
+
+    fig, ax = plt.subplots(figsize=(9.5, 6.5))
+    if random is not None:
+        ax.axvline(random[0], ls="--", lw=0.8, color="0.6")
+        ax.axhline(random[1], ls="--", lw=0.8, color="0.6")
+    for r in frame.itertuples(index=False):
+        color = GROUP_COLORS.get(r.group, GROUP_COLORS["Computed here"])
+        if r.source != "paper":
+            ax.scatter(r.inter, r.intra, marker="*", s=150, color=GROUP_COLORS["Computed here"], edgecolors="k",
+                       linewidths=0.5, zorder=3)
+        else:
+            hollow = r.prompt == "general"
+            ax.scatter(r.inter, r.intra, s=40, marker="o", zorder=3, linewidths=1.4,
+                       facecolors="white" if hollow else color, edgecolors=color)
+    xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
+    ax.set_xlim(min(0.0, xs.min() - 2), max(xs.max() * 1.15, xs.max() + 8))
+    span = ys.max() - ys.min()
+    ax.set_ylim(ys.min() - 0.15 * span - 0.2, ys.max() + 0.2 * span + 0.2)
+    ax.set_xlabel("inter-pair mAP (%)")
+    ax.set_ylabel("intra-pair Pair-mAP (%)")
+    ax.set_title(title)
+    handles = [Line2D([], [], marker="o", ls="", color=c, label=g) for g, c in GROUP_COLORS.items()
+               if g in set(frame["group"]) and g != "Computed here"]
+    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3", label="general prompt"),
+                Line2D([], [], marker="o", ls="", color="0.3", label="task-aware prompt")]
+    if (frame["source"] != "paper").any():
+        handles.append(Line2D([], [], marker="*", ls="", markersize=12, color=GROUP_COLORS["Computed here"],
+                              markeredgecolor="k", label="computed here"))
+    legend = ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.95)
+    fig.tight_layout()
+    fig.canvas.draw()
+    place_labels(ax, xs, ys, list(frame["label"]), fontsize=7.5,
+                 avoid=[legend.get_window_extent(fig.canvas.get_renderer())])
+    return fig
+
+
+def ablation_bars(frame, *, value="value", category="setting", group="protocol", title="", ylabel="mAP (%)"):
+    """Grouped bars with 95% intervals (columns ``ci_low``/``ci_high`` when present)."""
+    plt = _plt()
+    groups = list(dict.fromkeys(frame[group]))
+    cats = list(dict.fromkeys(frame[category]))
+    width = 0.8 / max(1, len(cats))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(groups) * max(1, len(cats)) / 2 + 2), 4))
+    for k, cat in enumerate(cats):
+        part = frame[frame[category] == cat].set_index(group).reindex(groups)
+        x = np.arange(len(groups)) + (k - (len(cats) - 1) / 2) * width
+        err = None
+        if "ci_low" in part and part["ci_low"].notna().any():
+            err = np.vstack([part[value] - part["ci_low"], part["ci_high"] - part[value]])
+        bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat))
+        ax.bar_label(bars, fmt="%.1f", fontsize=8, padding=6 if err is not None else 2)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, float(np.nanmax(frame[[value] + (["ci_high"] if "ci_high" in frame else [])].to_numpy())) * 1.2)
+    ax.legend(fontsize=9)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig

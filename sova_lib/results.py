@@ -1,0 +1,452 @@
+"""Result tables: the paper's reported numbers beside what this repository computes.
+
+Three kinds of rows meet here, and each keeps its name:
+
+* **paper** rows, read from ``sova_lib/data/paper_results/paper_results.csv``
+  (``paper_results``): the numbers the SOVABench paper prints, with the table
+  each came from. They are never used in place of a computed number.
+* **baseline** rows, computed from the benchmark metadata alone
+  (``baseline_rows``): ``prevalence`` (the paper's Random row),
+  ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluate``).
+* **description cache** rows (``find_description_caches``,
+  ``evaluate_cache``): a folder ``<cache>/descriptions/<name>__<hash>/``
+  holding ``descriptions.jsonl`` and ``manifest.json`` as ``sova describe``
+  writes them, scored on every protocol whose clips it covers. Only caches
+  whose ids are SOVABench clip indices are scored; a cache of other videos
+  (the quickstart's) is listed with the reason it was skipped.
+
+A computed row is labelled by what made it (``source_label``): an MLLM run
+by its model id and prompt, the classical motion describer as such, a
+synthetic demonstration as synthetic. A paper row the repository has not
+computed says ``not computed here`` (``NOT_COMPUTED``).
+
+All values are percentages (0-100) unless the ``metric`` column says
+otherwise; confidence intervals are 95% percentile bootstrap intervals over
+queries (within each pair for Pair-mAP).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "NOT_COMPUTED", "MODEL_IDS", "DescriptionCache", "paper_results", "find_description_caches",
+    "caches_frame", "source_label", "sovabench_caches", "baseline_rows", "cache_items", "evaluate_cache",
+    "computed_rows", "compare_table", "format_table", "scatter_frame", "write_outputs", "write_json",
+]
+
+NOT_COMPUTED = "not computed here"
+
+#: Paper model name -> public model ids a description cache may name (case-insensitive).
+MODEL_IDS: dict[str, tuple[str, ...]] = {
+    "MiniCPM-V 4.5": ("openbmb/MiniCPM-V-4_5",),
+    "InternVL3.5 8B": ("OpenGVLab/InternVL3_5-8B", "OpenGVLab/InternVL3_5-8B-HF"),
+    "InternVL3.5 2B": ("OpenGVLab/InternVL3_5-2B", "OpenGVLab/InternVL3_5-2B-HF"),
+    "VideoLLaVA 7B": ("LanguageBind/Video-LLaVA-7B-hf", "LanguageBind/Video-LLaVA-7B"),
+    "VideoLlama3 7B": ("DAMO-NLP-SG/VideoLLaMA3-7B",),
+    "VideoChat-R1 7B": ("OpenGVLab/VideoChat-R1_7B",),
+    "Gemini 2.5 Flash": ("gemini-2.5-flash",),
+    "Qwen3-VL 235B A22B": ("Qwen/Qwen3-VL-235B-A22B-Instruct",),
+}
+
+#: The paper's SOVABench instructions (Appendix B), to name a prompt given as text.
+_PROMPT_TEXTS = {
+    "describe this video.": "general",
+    "describe the image.": "general",
+    "briefly classify the actions occurring in this video.": "task-aware",
+}
+
+PAPER_CSV = "paper_results/paper_results.csv"
+
+
+# --------------------------------------------------------------------------- paper numbers
+
+def paper_results(table: str | None = None):
+    """The paper's reported numbers as a DataFrame (one number per row).
+
+    Columns: ``table, group, model, prompt, encoder, fps, text_split, column,
+    metric, value`` (see the README beside the CSV). ``table`` selects one
+    table, e.g. ``"Table 4"``; an unknown name raises ``ValueError`` listing
+    the known ones.
+    """
+    import pandas as pd
+
+    path = resources.files("sova_lib") / "data" / PAPER_CSV
+    with resources.as_file(path) as p:
+        frame = pd.read_csv(p, dtype={"fps": str}, keep_default_na=False, na_values={"value": [""]})
+    if table is not None:
+        known = list(dict.fromkeys(frame["table"]))
+        if table not in known:
+            raise ValueError(f"the paper has no {table!r} in {PAPER_CSV}; known: {known}")
+        frame = frame[frame["table"] == table].reset_index(drop=True)
+    return frame
+
+
+# --------------------------------------------------------------------------- description caches
+
+def _find_key(manifest: dict, *names, default=None):
+    """First value stored under one of ``names``, at the top level or one level down."""
+    for name in names:
+        if name in manifest and manifest[name] not in (None, ""):
+            return manifest[name]
+    for value in manifest.values():
+        if isinstance(value, dict):
+            for name in names:
+                if name in value and value[name] not in (None, ""):
+                    return value[name]
+    return default
+
+
+def _prompt_name(manifest: dict) -> str:
+    named = _find_key(manifest, "prompt_name", "prompt_preset", "preset")
+    if isinstance(named, str):
+        return named
+    text = _find_key(manifest, "prompt", default="")
+    if not isinstance(text, str):
+        return str(text)
+    return _PROMPT_TEXTS.get(text.strip().lower(), text.strip())
+
+
+@dataclass
+class DescriptionCache:
+    """One description cache folder.
+
+    ``texts`` maps id -> description; ``manifest`` is ``manifest.json`` (``{}``
+    when absent); ``coverage`` maps each protocol to ``(clips present, clips
+    needed)``; ``benchmark_ids`` counts the ids that are SOVABench clips.
+    """
+
+    path: Path
+    texts: dict
+    manifest: dict
+    coverage: dict = field(default_factory=dict)
+    benchmark_ids: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def backend(self) -> str:
+        return str(_find_key(self.manifest, "backend", default="unknown"))
+
+    @property
+    def model(self) -> str:
+        return str(_find_key(self.manifest, "model", "model_id", default="unknown"))
+
+    @property
+    def prompt(self) -> str:
+        return _prompt_name(self.manifest)
+
+    @property
+    def fps(self) -> float | None:
+        value = _find_key(self.manifest, "fps", "sampling_rate")
+        return float(value) if value is not None else None
+
+    @property
+    def label(self) -> str:
+        return source_label(self.manifest)
+
+    @property
+    def is_sovabench(self) -> bool:
+        """True when every id is a SOVABench clip index."""
+        return self.benchmark_ids > 0 and self.benchmark_ids == len(self.texts)
+
+    def covers(self, protocol: str) -> bool:
+        present, needed = self.coverage.get(protocol, (0, 1))
+        return present == needed
+
+
+def source_label(manifest: dict) -> str:
+    """A name that says what produced a cache: model and prompt, or what the describer is."""
+    backend = str(_find_key(manifest, "backend", default="unknown"))
+    model = str(_find_key(manifest, "model", "model_id", default="unknown model"))
+    prompt = _prompt_name(manifest)
+    if backend == "synthetic" or manifest.get("synthetic"):
+        return f"synthetic demonstration ({manifest.get('description', 'constructed texts, not a model')})"
+    if backend == "motion":
+        return "motion describer (classical OpenCV motion analysis, not an MLLM)"
+    paper = next((p for p, ids in MODEL_IDS.items() if model.lower() in (i.lower() for i in ids)), None)
+    shown = f"{paper} [{model}]" if paper else model
+    return f"{shown} ({prompt}, {backend})" if prompt else f"{shown} ({backend})"
+
+
+def _protocol_ids() -> dict:
+    from .protocols import PROTOCOLS
+
+    return {name: set(p.ids().tolist()) for name, p in PROTOCOLS.items()}
+
+
+def find_description_caches(cache_dir: str | Path) -> list[DescriptionCache]:
+    """Every folder below ``<cache_dir>/descriptions`` holding a ``descriptions.jsonl``, sorted by path.
+
+    A missing ``descriptions`` folder gives an empty list. An unreadable
+    ``manifest.json`` raises ``ValueError`` naming the file.
+    """
+    from .descriptions import read_descriptions
+
+    root = Path(cache_dir) / "descriptions"
+    if not root.is_dir():
+        return []
+    wanted = _protocol_ids()
+    every = set().union(*wanted.values())
+    caches = []
+    for jsonl in sorted(root.rglob("descriptions.jsonl")):
+        folder = jsonl.parent
+        manifest = {}
+        if (folder / "manifest.json").exists():
+            try:
+                manifest = json.loads((folder / "manifest.json").read_text())
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{folder / 'manifest.json'}: not valid JSON ({err.msg})") from None
+        texts = read_descriptions(folder)
+        ids = set(texts)
+        coverage = {p: (len(ids & need), len(need)) for p, need in wanted.items()}
+        caches.append(DescriptionCache(folder, texts, manifest, coverage, len(ids & every)))
+    return caches
+
+
+def sovabench_caches(caches) -> list[DescriptionCache]:
+    """The caches whose ids are all SOVABench clips."""
+    return [c for c in caches if c.is_sovabench]
+
+
+def caches_frame(caches, protocols=("inter-pair", "inter-pair-constrained", "intra-pair")):
+    """One row per cache: what made it, how many items, and which protocols it covers (or why it is skipped)."""
+    import pandas as pd
+
+    rows = []
+    for c in caches:
+        row = {"cache": c.name, "source": c.label, "fps": c.fps, "items": len(c.texts),
+               "SOVABench clips": c.benchmark_ids}
+        for p in protocols:
+            present, needed = c.coverage[p]
+            row[p] = f"{present}/{needed}"
+        if not c.benchmark_ids:
+            row["status"] = "skipped: its ids are not SOVABench clips"
+        elif not c.is_sovabench:
+            row["status"] = f"skipped: {len(c.texts) - c.benchmark_ids} ids are not SOVABench clips"
+        else:
+            full = [p for p in protocols if c.covers(p)]
+            row["status"] = "scored on " + ", ".join(full) if full else "skipped: covers no protocol completely"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["cache", "source", "fps", "items", "SOVABench clips", *protocols, "status"])
+
+
+# --------------------------------------------------------------------------- computing rows
+
+def _row(kind, label, result, **extra) -> dict:
+    ci = result.ci or (np.nan, np.nan)
+    return {"kind": kind, "source": label, "protocol": result.protocol, "metric": result.metric,
+            "value": round(result.value, 2), "ci_low": round(ci[0], 2), "ci_high": round(ci[1], 2),
+            "n_queries": result.n_queries, **extra}
+
+
+def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int = 0) -> list[dict]:
+    """Rows of the built-in baselines on ``protocols`` (``oracle`` only when an encoder is given)."""
+    from .evaluate import BASELINES, baseline
+
+    names = {"prevalence": "prevalence (the paper's Random: mean class prevalence)",
+             "random-ranking": "random ranking (exact expected AP, query excluded)",
+             "oracle": "oracle (each clip described by its class name; an upper bound)"}
+    rows = []
+    for name in BASELINES:
+        if name == "oracle" and encoder is None:
+            continue
+        for p in protocols:
+            r = baseline(p, name, encoder=encoder, bootstrap=bootstrap, seed=seed)
+            rows.append(_row("baseline", names[name], r, baseline=name,
+                             encoder=getattr(encoder, "name", "") if name == "oracle" else ""))
+    return rows
+
+
+def cache_items(cache: DescriptionCache, encoder, *, sentences: bool = True):
+    """The cache's descriptions split (or not) and embedded: ``ItemVectors`` keyed by clip id."""
+    from .descriptions import embed_descriptions
+
+    return embed_descriptions(cache.texts, encoder, sentences=sentences)
+
+
+def evaluate_cache(cache: DescriptionCache, encoder, protocols, *, aggregate: str = "max",
+                   sentences: bool = True, ties: str = "expected", bootstrap: int = 1000,
+                   seed: int = 0, items=None) -> list[dict]:
+    """Score ``cache`` on each of ``protocols`` it covers completely; one row per protocol.
+
+    A protocol the cache does not cover gives a row with ``value`` NaN and a
+    ``note`` saying how many clips are missing (it is never scored on a
+    subset). ``encoder`` embeds the sentences (``SentenceEncoder``);
+    ``items`` passes vectors already made by ``cache_items`` with the same
+    encoder and ``sentences``.
+    """
+    from .evaluate import evaluate
+
+    rows = []
+    common = {"cache": cache.name, "model": cache.model, "prompt": cache.prompt, "fps": cache.fps,
+              "encoder": encoder.name, "aggregate": aggregate,
+              "text_split": "sentences" if sentences else "whole text", "ties": ties}
+    for p in protocols:
+        present, needed = cache.coverage[p]
+        if present < needed:
+            rows.append({"kind": "description cache", "source": cache.label, "protocol": p, "value": np.nan,
+                         "note": f"{needed - present} of {needed} clips missing: not scored", **common})
+            continue
+        if items is None:
+            items = cache_items(cache, encoder, sentences=sentences)
+        r = evaluate(p, items, aggregate=aggregate, ties=ties, bootstrap=bootstrap, seed=seed)
+        rows.append(_row("description cache", cache.label, r, note="", **common))
+    return rows
+
+
+def computed_rows(caches, encoder, protocols, *, bootstrap: int = 1000, seed: int = 0,
+                  ties: str = "expected", include_oracle: bool = True):
+    """Baselines plus every SOVABench cache scored on ``protocols``, as one long DataFrame."""
+    import pandas as pd
+
+    rows = baseline_rows(protocols, encoder=encoder if include_oracle else None, bootstrap=bootstrap, seed=seed)
+    for cache in sovabench_caches(caches):
+        rows += evaluate_cache(cache, encoder, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- paper beside computed
+
+def _paper_key(model: str, prompt: str) -> tuple:
+    return (model, prompt or "")
+
+
+def _cache_key(model: str, prompt: str):
+    for paper, ids in MODEL_IDS.items():
+        if model.lower() in (i.lower() for i in ids):
+            return (paper, prompt)
+    return None
+
+
+def compare_table(table: str, computed, columns) -> "pd.DataFrame":
+    """Every row of paper ``table`` beside the computed rows, then the computed rows the paper lacks.
+
+    ``columns`` are protocol names (e.g. ``("inter-pair", "intra-pair")``).
+    For each column the result has ``<col> paper``, ``<col> here``,
+    ``<col> CI low`` and ``<col> CI high`` (NaN where absent), plus
+    ``computed as`` (the computed source, or ``not computed here``).
+    A paper row is matched by a description cache of the same model id and
+    prompt, and the paper's Random row by the ``prevalence`` baseline.
+    """
+    import pandas as pd
+
+    paper = paper_results(table)
+    paper = paper[paper["column"].isin(columns)]
+    out: dict = {}
+    for r in paper.itertuples(index=False):
+        key = _paper_key(r.model, r.prompt)
+        row = out.setdefault(key, {"group": r.group, "model": r.model, "prompt": r.prompt or "-",
+                                   "computed as": NOT_COMPUTED})
+        row[f"{r.column} paper"] = float(r.value)
+    extra: dict = {}
+    for r in computed.to_dict("records"):
+        if r["protocol"] not in columns:
+            continue
+        if r["kind"] == "baseline" and r.get("baseline") == "prevalence":
+            key = ("Random", "")
+        elif r["kind"] == "description cache":
+            key = _cache_key(r.get("model", ""), r.get("prompt", ""))
+            key = key if key in out else None
+        else:
+            key = None
+        if key is None:
+            key = ("computed", r["source"], r.get("cache", ""))
+            target = extra.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
+                                            "prompt": r.get("prompt", "-") or "-", "computed as": r["source"]})
+        else:
+            target = out[key]
+            target["computed as"] = r["source"]
+        if r["kind"] == "description cache":
+            target["computed as"] = f"{r['source']}; encoder {r['encoder']}; cache {r['cache']}"
+        target[f"{r['protocol']} here"] = r["value"]
+        target[f"{r['protocol']} CI low"] = r.get("ci_low", np.nan)
+        target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
+        if isinstance(r.get("note"), str) and r["note"]:
+            target["computed as"] += f" ({r['protocol']}: {r['note']})"
+    order = ["group", "model", "prompt"]
+    for c in columns:
+        order += [f"{c} paper", f"{c} here", f"{c} CI low", f"{c} CI high"]
+    frame = pd.DataFrame([*out.values(), *extra.values()])
+    for col in order:
+        if col not in frame:
+            frame[col] = np.nan
+    return frame[order + ["computed as"]]
+
+
+def format_table(frame, columns) -> "pd.DataFrame":
+    """``compare_table``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed here``."""
+    import pandas as pd
+
+    shown = frame[["group", "model", "prompt"]].copy()
+    for c in columns:
+        paper = frame[f"{c} paper"]
+        shown[f"{c} (paper)"] = [f"{v:.1f}" if pd.notna(v) else "-" for v in paper]
+        cells = []
+        for v, lo, hi in zip(frame[f"{c} here"], frame[f"{c} CI low"], frame[f"{c} CI high"]):
+            if pd.isna(v):
+                cells.append(NOT_COMPUTED)
+            elif pd.isna(lo):
+                cells.append(f"{v:.1f}")
+            else:
+                cells.append(f"{v:.1f} [{lo:.1f}, {hi:.1f}]")
+        shown[f"{c} (here, 95% CI)"] = cells
+    shown["computed as"] = frame["computed as"]
+    return shown
+
+
+def write_outputs(numbers, readable, stem) -> list[Path]:
+    """``numbers`` as ``<stem>.csv`` and ``readable`` as the Markdown table ``<stem>.md``."""
+    from .reproduce import write_table
+
+    stem = Path(stem)
+    csv, md = write_table(readable, stem)
+    numbers.to_csv(csv, index=False)
+    return [csv, md]
+
+
+def write_json(data: dict, path) -> Path:
+    """Write headline numbers as indented JSON (NaN written as null)."""
+    def clean(v):
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if isinstance(v, (np.floating, float)):
+            return None if np.isnan(v) else float(v)
+        if isinstance(v, np.integer):
+            return int(v)
+        return v
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(clean(data), indent=1) + "\n")
+    return path
+
+
+def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
+    """Points of Figure 2(b) from ``compare_table``: paper rows, then computed rows with both values.
+
+    Columns ``label, group, prompt, inter, intra, source``. The oracle (an
+    upper bound at 100) is left out; the Random row is drawn once, from the paper.
+    """
+    import pandas as pd
+
+    short = {"general": " (general)", "task-aware": " (task-aware)"}
+    rows = []
+    for r in comparison.to_dict("records"):
+        if pd.notna(r[f"{x} paper"]) and pd.notna(r[f"{y} paper"]):
+            rows.append({"label": r["model"] + short.get(r["prompt"], ""), "group": r["group"],
+                         "prompt": r["prompt"], "inter": r[f"{x} paper"], "intra": r[f"{y} paper"], "source": "paper"})
+        here = r[f"{x} here"], r[f"{y} here"]
+        if r["model"] != "Random" and pd.notna(here[0]) and pd.notna(here[1]) and "oracle" not in r["computed as"]:
+            label = r["computed as"].split(";")[0] if r["group"].startswith("Computed") else r["model"] + short.get(r["prompt"], "")
+            rows.append({"label": label + " [here]", "group": "Computed here", "prompt": r["prompt"],
+                         "inter": here[0], "intra": here[1], "source": "computed here"})
+    return pd.DataFrame(rows, columns=["label", "group", "prompt", "inter", "intra", "source"])
