@@ -70,7 +70,9 @@ def encoder_rows(names, *, cache_dir=None):
             encoders[name] = SentenceEncoder(name, cache_dir=cache_dir, show_progress=False)
             rows.append({"encoder": name, "available": True, "reason": "loads offline here"})
         except RuntimeError as err:
-            rows.append({"encoder": name, "available": False, "reason": str(err).split(". ")[0]})
+            reason = ("weights not on this machine and the model hub not reachable" if "could not be downloaded" in str(err)
+                      else str(err).split(". ")[0])
+            rows.append({"encoder": name, "available": False, "reason": reason})
     return pd.DataFrame(rows), encoders
 
 
@@ -157,7 +159,7 @@ def encoder_table(availability, rows, cache_dir):
         elif not info["available"]:
             row["here"] = f"{NOT_COMPUTED}: {info['reason']}"
         elif rows is None or len(rows) == 0:
-            row["here"] = f"{NOT_COMPUTED}: loads here, but {no_cache_note(cache_dir)}"
+            row["here"] = f"{NOT_COMPUTED}: loads here, but there is no SOVABench description cache"
         else:
             part = rows[(rows["encoder"] == enc_id) & (rows["protocol"] == "inter-pair")]
             row["here"] = "; ".join(f"{r['source']} [{r['cache']}]: {_cell(r['value'], r.get('ci_low'), r.get('ci_high'))}"
@@ -182,14 +184,15 @@ def fps_compare(rows, cache_dir):
         out.append({"source": "paper: MiniCPM-V 4.5 (task-aware), GTE-Large-8152", "fps": float(fps),
                     "inter-pair mAP": f"{values['inter-pair']:.1f}", "intra-pair Pair-mAP": f"{values['intra-pair']:.1f}"})
     if rows is None or len(rows) == 0:
-        out.append({"source": no_cache_note(cache_dir), "fps": np.nan,
+        out.append({"source": no_cache_note(cache_dir), "fps": "",
                     "inter-pair mAP": NOT_COMPUTED, "intra-pair Pair-mAP": NOT_COMPUTED})
         return pd.DataFrame(out)
     key = ["source", "cache", "fps"]
     for (source, cache, fps), part in rows.sort_values(["model", "prompt", "fps"], na_position="last").groupby(key, sort=False, dropna=False):
         cells = {r["protocol"]: _cell(r["value"], r.get("ci_low", np.nan), r.get("ci_high", np.nan))
                  for r in part.to_dict("records")}
-        out.append({"source": f"here: {source} [{cache}], encoder {part['encoder'].iloc[0]}", "fps": fps,
+        out.append({"source": f"here: {source} [{cache}], encoder {part['encoder'].iloc[0]}",
+                    "fps": "not recorded" if fps is None or fps != fps else fps,
                     "inter-pair mAP": cells.get("inter-pair", NOT_COMPUTED),
                     "intra-pair Pair-mAP": cells.get("intra-pair", NOT_COMPUTED)})
     return pd.DataFrame(out)

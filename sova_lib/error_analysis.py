@@ -23,9 +23,9 @@ generic sentence. It is named synthetic wherever it appears; it is not a
 model's output.
 
 Ties: the top-ranked neighbour is taken tie-aware. When several gallery
-clips share the highest score, each is the top neighbour with equal
-probability, so a query contributes the share of opposite-action clips
-among its tied best matches.
+clips share the highest score (within ``TIE_TOLERANCE``), each is the top
+neighbour with equal probability, so a query contributes the share of
+opposite-action clips among its tied best matches.
 """
 from __future__ import annotations
 
@@ -37,8 +37,9 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "synthetic_texts", "write_synthetic_cache",
-    "pair_similarities", "opposite_confusion", "worst_queries", "write_labelling_sheet", "read_labels",
+    "ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "analysis_texts", "synthetic_texts", "write_synthetic_cache",
+    "pair_similarities", "opposite_confusion", "worst_queries", "write_labelling_sheet", "constructed_labels",
+    "read_labels",
     "error_mode_counts",
 ]
 
@@ -115,6 +116,41 @@ def write_synthetic_cache(cache_dir, texts: dict, *, name: str = "synthetic-demo
     return folder
 
 
+def analysis_texts(cache_dir, cache_name: str = "", *, swap_fraction: float = 0.2, generic_fraction: float = 0.1,
+                   rng: np.random.Generator):
+    """The descriptions to analyse: a real cache when one covers the intra-pair protocol, else a synthetic demonstration.
+
+    ``cache_name`` picks a cache folder (its name under
+    ``<cache_dir>/descriptions``); empty picks the first SOVABench cache that
+    covers every intra-pair clip. Returns ``(texts, source, constructed)``:
+    ``source`` names what the texts are, and ``constructed`` is
+    ``synthetic_texts``' record of the deliberate errors (``None`` for a
+    real cache). A named cache that is missing or incomplete raises
+    ``ValueError``.
+    """
+    from .results import find_description_caches
+
+    caches = find_description_caches(cache_dir)
+    if cache_name:
+        chosen = [c for c in caches if c.name == cache_name]
+        if not chosen:
+            raise ValueError(f"no description cache named {cache_name!r} under {cache_dir}/descriptions; "
+                             f"found: {[c.name for c in caches]}")
+        if not chosen[0].covers("intra-pair"):
+            present, needed = chosen[0].coverage["intra-pair"]
+            raise ValueError(f"cache {cache_name!r} holds {present} of the {needed} intra-pair clips; "
+                             "the error analysis needs all of them")
+        return chosen[0].texts, chosen[0].label, None
+    for c in caches:
+        if c.is_sovabench and c.covers("intra-pair"):
+            return c.texts, c.label, None
+    texts, constructed = synthetic_texts("intra-pair", swap_fraction=swap_fraction,
+                                         generic_fraction=generic_fraction, rng=rng)
+    source = (f"SYNTHETIC DEMONSTRATION, not a model: each clip described by its action name, "
+              f"{swap_fraction:.0%} swapped to the opposite action, {generic_fraction:.0%} replaced by a generic sentence")
+    return texts, source, constructed
+
+
 # --------------------------------------------------------------------------- similarities per pair
 
 def pair_similarities(items, protocol: str = "intra-pair", *, aggregate: str = "max"):
@@ -144,9 +180,14 @@ def pair_similarities(items, protocol: str = "intra-pair", *, aggregate: str = "
     return out
 
 
+#: Scores this close to a row's best count as tied with it: float32 products give identical texts
+#: cosines that differ in the last bit.
+TIE_TOLERANCE = 1e-6
+
+
 def _top_share(sims: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Per row: share of ``mask`` items among the items tied at the row's maximum."""
-    best = sims == sims.max(axis=1, keepdims=True)
+    """Per row: share of ``mask`` items among the items tied (within ``TIE_TOLERANCE``) at the row's maximum."""
+    best = sims >= sims.max(axis=1, keepdims=True) - TIE_TOLERANCE
     return (best & mask).sum(axis=1) / best.sum(axis=1)
 
 
@@ -155,7 +196,9 @@ def opposite_confusion(items, *, aggregate: str = "max"):
 
     Returns a DataFrame with one row per action and one ``all`` row per pair:
     ``pair, action, queries, top-1 opposite (%)`` (tie-aware, see the module
-    docstring), ``top-1 same (%)`` (their complement).
+    docstring), ``top-1 same (%)`` (their complement) and ``chance (%)``
+    (the share of opposite-action clips in each query's gallery, what a
+    random ranking's top neighbour gives on average).
     """
     import pandas as pd
 
@@ -164,11 +207,14 @@ def opposite_confusion(items, *, aggregate: str = "max"):
         q_labels = task.labels[task.queries]
         opposite = q_labels[:, None] != task.labels[task.gallery][None, :]
         share = 100 * _top_share(sims, opposite)
+        valid = task.valid()
+        chance = 100 * (opposite & valid).sum(axis=1) / valid.sum(axis=1)
         for action in list(dict.fromkeys(q_labels.tolist())) + ["all"]:
             keep = q_labels == action if action != "all" else np.ones_like(share, bool)
             rows.append({"pair": task.name, "action": action, "queries": int(keep.sum()),
                          "top-1 opposite (%)": round(float(share[keep].mean()), 2),
-                         "top-1 same (%)": round(float(100 - share[keep].mean()), 2)})
+                         "top-1 same (%)": round(float(100 - share[keep].mean()), 2),
+                         "chance (%)": round(float(chance[keep].mean()), 2)})
     return pd.DataFrame(rows)
 
 
@@ -210,26 +256,38 @@ def worst_queries(items, texts: dict, result, *, pair: str | None = None, k: int
 
 # --------------------------------------------------------------------------- labelling sheet
 
-_SHEET = ["id", "pair", "action", "AP (%)", "description", "n1 action", "n1 description", "error_mode", "note"]
+_SHEET = ["source", "id", "pair", "action", "AP (%)", "description", "n1 action", "n1 description", "error_mode",
+          "note"]
 
 
-def write_labelling_sheet(frame, path, *, overwrite: bool = False) -> Path:
+def write_labelling_sheet(frame, path, *, source: str, overwrite: bool = False) -> Path:
     """Write the clips of ``frame`` (``worst_queries`` output) as a CSV to label by hand.
 
-    Columns: ``id, pair, action, AP (%), description, n1 action, n1
-    description`` and the empty ``error_mode`` and ``note`` for the
-    researcher (``error_mode`` takes one of ``ERROR_MODES``). An existing
-    sheet is kept (labels are never overwritten) unless ``overwrite``.
+    Columns: ``source`` (what made the descriptions, on every row), ``id,
+    pair, action, AP (%), description, n1 action, n1 description`` and the
+    empty ``error_mode`` and ``note`` for the researcher (``error_mode``
+    takes one of ``ERROR_MODES``). An existing sheet is kept (labels are
+    never overwritten) unless ``overwrite``.
     """
     path = Path(path)
     if path.exists() and not overwrite:
         return path
-    sheet = frame.reindex(columns=_SHEET)
+    sheet = frame.assign(source=source).reindex(columns=_SHEET)
     sheet["error_mode"] = sheet["error_mode"].fillna("")
     sheet["note"] = sheet["note"].fillna("")
     path.parent.mkdir(parents=True, exist_ok=True)
     sheet.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
     return path
+
+
+def constructed_labels(frame, constructed):
+    """``frame`` with ``error_mode`` filled from how a synthetic demonstration was built.
+
+    Only for ``synthetic_texts`` output: the labels are the deliberate
+    errors, known by construction, not a reading of model output.
+    """
+    made = dict(zip(constructed["id"], constructed["constructed_as"]))
+    return frame.assign(error_mode=[made[i] for i in frame["id"]])
 
 
 def read_labels(path):

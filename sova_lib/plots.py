@@ -18,6 +18,7 @@ import numpy as np
 __all__ = [
     "GROUP_COLORS", "save_figure", "place_labels", "filmstrip", "similarity_heatmap",
     "class_counts", "duration_histogram", "crop_sizes", "pair_counts", "inter_vs_intra", "ablation_bars",
+    "opposite_confusion_bars", "error_mode_bars",
 ]
 
 #: Colour of each row group of Table 4 (and of rows computed here).
@@ -84,7 +85,8 @@ def _overlaps(box, boxes, pad=1.0) -> bool:
                for b in boxes)
 
 
-def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clearance=12, avoid=()):
+def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clearance=12, avoid=(),
+                 obstacles=None):
     """Annotate points ``(xs[i], ys[i])`` with ``texts[i]`` so that no label overlaps another or a point.
 
     Greedy, most crowded point first: each label tries positions around its
@@ -96,17 +98,19 @@ def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clea
     reader cannot attach it to the wrong point. Where no position meets the
     clearance, the nearest-point rule alone is used, then overlap alone. A
     label placed away from its point, or under a relaxed rule, gets a thin
-    leader line. Returns the annotations in input order.
+    leader line. ``obstacles`` = ``(x, y)`` arrays of further points to keep
+    clear of, without labels. Returns the annotations in input order.
     """
     from matplotlib.transforms import Bbox
 
     fig = ax.figure
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    pts = ax.transData.transform(np.column_stack([xs, ys]))
+    pts = ax.transData.transform(np.column_stack([xs, ys])) if len(xs) else np.zeros((0, 2))
+    extra = ax.transData.transform(np.column_stack(obstacles)) if obstacles is not None and len(obstacles[0]) else np.zeros((0, 2))
     px = fig.dpi / 72.0
     half = marker_size * px
-    taken = [Bbox([[x - half, y - half], [x + half, y + half]]) for x, y in pts] + list(avoid)
+    taken = [Bbox([[x - half, y - half], [x + half, y + half]]) for x, y in np.vstack([pts, extra])] + list(avoid)
     frame = ax.get_window_extent(renderer)
     directions = [(1, 0.6), (1, -0.6), (-1, 0.6), (-1, -0.6), (0, 1), (0, -1), (1.3, 0), (-1.3, 0)]
     leader = {"arrowstyle": "-", "lw": 0.5, "color": "0.4", "shrinkA": 0, "shrinkB": 3}
@@ -116,7 +120,7 @@ def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clea
 
     def attempt(i, margin):
         x, y = xs[i], ys[i]
-        others = np.delete(pts, i, axis=0)
+        others = np.vstack([np.delete(pts, i, axis=0), extra])
         for step in range(1, 13):
             for dx, dy in directions:
                 offset = (dx * radius * step, dy * radius * step)
@@ -291,22 +295,7 @@ def pair_counts(frame, *, title: str = "Clips per action within each opposite pa
 
 # --------------------------------------------------------------------------- results
 
-def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-pair", random=None):
-    """Figure 2(b): inter-pair mAP (x) against intra-pair Pair-mAP (y), one labelled point per row.
-
-    ``frame`` has columns ``label``, ``group``, ``prompt`` (``general``,
-    ``task-aware`` or empty), ``inter``, ``intra`` and ``source`` (``paper``
-    or ``computed here``). Colour = group; filled = task-aware, hollow =
-    general; stars = computed here. ``random`` = (inter, intra) draws the
-    paper's random levels as dashed lines.
-    """
-    plt = _plt()
-    from matplotlib.lines import Line2D
-
-    fig, ax = plt.subplots(figsize=(9.5, 6.5))
-    if random is not None:
-        ax.axvline(random[0], ls="--", lw=0.8, color="0.6")
-        ax.axhline(random[1], ls="--", lw=0.8, color="0.6")
+def _draw_points(ax, frame):
     for r in frame.itertuples(index=False):
         color = GROUP_COLORS.get(r.group, GROUP_COLORS["Computed here"])
         if r.source != "paper":
@@ -316,13 +305,49 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
             hollow = r.prompt == "general"
             ax.scatter(r.inter, r.intra, s=40, marker="o", zorder=3, linewidths=1.4,
                        facecolors="white" if hollow else color, edgecolors=color)
+
+
+def _limits(values, pad_low, pad_high, floor=None):
+    low, high = float(np.min(values)), float(np.max(values))
+    span = max(high - low, 1.0)
+    low, high = low - pad_low * span, high + pad_high * span
+    return (max(low, floor) if floor is not None else low), high
+
+
+def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-pair", random=None):
+    """Figure 2(b): inter-pair mAP (x) against intra-pair Pair-mAP (y), one labelled point per row.
+
+    ``frame`` has columns ``label``, ``group``, ``prompt`` (``general``,
+    ``task-aware`` or empty), ``inter``, ``intra`` and ``source`` (``paper``
+    or ``computed here``). Colour = group; filled = task-aware, hollow =
+    general; stars = computed here. ``random`` = (inter, intra) draws the
+    paper's random levels as dashed lines. When a computed point lies far
+    from the paper's points, a second panel shows every point and labels the
+    computed ones, and the main panel zooms on the paper's points.
+    """
+    plt = _plt()
+    from matplotlib.lines import Line2D
+
+    paper = frame[frame["source"] == "paper"]
     xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
-    ax.set_xlim(min(0.0, xs.min() - 2), max(xs.max() * 1.15, xs.max() + 8))
-    span = ys.max() - ys.min()
-    ax.set_ylim(ys.min() - 0.15 * span - 0.2, ys.max() + 0.2 * span + 0.2)
-    ax.set_xlabel("inter-pair mAP (%)")
-    ax.set_ylabel("intra-pair Pair-mAP (%)")
-    ax.set_title(title)
+    box_x = _limits(paper["inter"], 0.08, 0.3, floor=0) if len(paper) else _limits(xs, 0.1, 0.3)
+    box_y = _limits(paper["intra"], 0.12, 0.2) if len(paper) else _limits(ys, 0.1, 0.2)
+    outside = (xs < box_x[0]) | (xs > box_x[1]) | (ys < box_y[0]) | (ys > box_y[1])
+    if outside.any():
+        fig, (ax, overview) = plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [2, 1]})
+    else:
+        fig, ax = plt.subplots(figsize=(9.5, 6.5))
+        overview = None
+    for a in [ax] + ([overview] if overview is not None else []):
+        if random is not None:
+            a.axvline(random[0], ls="--", lw=0.8, color="0.6")
+            a.axhline(random[1], ls="--", lw=0.8, color="0.6")
+        _draw_points(a, frame)
+        a.set_xlabel("inter-pair mAP (%)")
+        a.set_ylabel("intra-pair Pair-mAP (%)")
+    ax.set_xlim(*box_x)
+    ax.set_ylim(*box_y)
+    ax.set_title(title if overview is None else title + " (paper's range)")
     handles = [Line2D([], [], marker="o", ls="", color=c, label=g) for g, c in GROUP_COLORS.items()
                if g in set(frame["group"]) and g != "Computed here"]
     handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3", label="general prompt"),
@@ -331,10 +356,21 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
         handles.append(Line2D([], [], marker="*", ls="", markersize=12, color=GROUP_COLORS["Computed here"],
                               markeredgecolor="k", label="computed here"))
     legend = ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.95)
+    if overview is not None:
+        overview.set_xlim(*_limits(xs, 0.05, 0.1, floor=0))
+        overview.set_ylim(*_limits(ys, 0.1, 0.25))
+        overview.add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0],
+                                         fill=False, ls=":", lw=1, color="0.3"))
+        overview.set_title("all points (dotted box: left panel)")
     fig.tight_layout()
     fig.canvas.draw()
-    place_labels(ax, xs, ys, list(frame["label"]), fontsize=7.5,
+    inside = ~outside
+    place_labels(ax, xs[inside], ys[inside], list(frame["label"][inside]), fontsize=7.5,
                  avoid=[legend.get_window_extent(fig.canvas.get_renderer())])
+    if overview is not None:
+        computed = (frame["source"] != "paper").to_numpy()
+        place_labels(overview, xs[computed], ys[computed], list(frame["label"][computed]), fontsize=7.5,
+                     obstacles=(xs[~computed], ys[~computed]))
     return fig
 
 
@@ -354,10 +390,66 @@ def ablation_bars(frame, *, value="value", category="setting", group="protocol",
         bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat))
         ax.bar_label(bars, fmt="%.1f", fontsize=8, padding=6 if err is not None else 2)
     ax.set_xticks(range(len(groups)), groups)
+    ax.set_xlabel(group)
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, float(np.nanmax(frame[[value] + (["ci_high"] if "ci_high" in frame else [])].to_numpy())) * 1.2)
     ax.legend(fontsize=9)
     if title:
         ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked neighbour is the opposite action"):
+    """Per pair, the share of intra-pair queries whose top neighbour is the opposite action.
+
+    ``frame`` is ``error_analysis.opposite_confusion``'s output; the ``all``
+    row of each pair gives the bar, the per-action rows the two dots, and
+    ``chance (%)`` a grey tick (what a random ranking gives).
+    """
+    plt = _plt()
+    from matplotlib.lines import Line2D
+
+    whole = frame[frame["action"] == "all"].reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(8, 0.55 * len(whole) + 1.8))
+    y = np.arange(len(whole))
+    ax.barh(y, whole["top-1 opposite (%)"], color="#d62728", alpha=0.75, height=0.6)
+    for k, pair in enumerate(whole["pair"]):
+        part = frame[(frame["pair"] == pair) & (frame["action"] != "all")]
+        ax.scatter(part["top-1 opposite (%)"], [k] * len(part), color="k", s=14, zorder=3)
+        ax.plot([whole.loc[k, "chance (%)"]] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
+        ax.text(101, k, f"{whole.loc[k, 'top-1 opposite (%)']:.1f}%", va="center", fontsize=9)
+    ax.set_yticks(y, whole["pair"])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 112)
+    ax.set_xlabel("queries whose top-ranked neighbour is the opposite action (%)")
+    ax.set_ylabel("opposite pair")
+    ax.set_title(title)
+    ax.legend(handles=[Line2D([], [], color="#d62728", lw=6, alpha=0.75, label="pair (all queries)"),
+                       Line2D([], [], marker="o", ls="", color="k", markersize=4, label="each action"),
+                       Line2D([], [], color="0.35", lw=2, label="random ranking")],
+              loc="lower right", fontsize=8, framealpha=0.95)
+    fig.tight_layout()
+    return fig
+
+
+def error_mode_bars(counts, paper=None, *, title: str = "Error modes", label: str = "here"):
+    """Clips per error mode: ``counts`` (``error mode``, ``clips``, legend ``label``) beside the paper's counts."""
+    plt = _plt()
+    modes = list(counts["error mode"])
+    fig, ax = plt.subplots(figsize=(8, 4))
+    x = np.arange(len(modes))
+    width = 0.4 if paper is not None else 0.6
+    bars = ax.bar(x - (width / 2 if paper is not None else 0), counts["clips"], width=width, label=label)
+    ax.bar_label(bars, fontsize=8)
+    if paper is not None:
+        values = [float(paper.get(m, np.nan)) for m in modes]
+        pbars = ax.bar(x + width / 2, values, width=width, color="0.6", label="paper (Appendix E)")
+        ax.bar_label(pbars, labels=["" if np.isnan(v) else f"{v:.0f}" for v in values], fontsize=8)
+    ax.set_xticks(x, [m.replace(" ", "\n") for m in modes], fontsize=9)
+    ax.set_xlabel("error mode")
+    ax.set_ylabel("clips")
+    ax.set_title(title)
+    ax.legend()
     fig.tight_layout()
     return fig

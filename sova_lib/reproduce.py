@@ -2,13 +2,27 @@
 
 Step 1 writes the built-in baselines of every protocol as
 ``figures/baselines.csv`` and ``figures/baselines.md``.
+
+Step 2 executes every notebook of ``notebooks/`` in name order through
+papermill, on its default parameters except the output and cache folders
+(``figures_dir``, ``cache_dir``), which come from the command line. The
+notebooks' jupytext sources (``notebooks/NN_name.py``) are what runs; the
+executed copies go to ``build/notebooks/`` (ignored by git). Each notebook
+writes its tables, figures and ``<notebook>.json`` under the figures folder.
+A failing notebook is reported and the others still run; the command then
+exits with status 1.
 """
 from __future__ import annotations
 
+import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["add_commands", "baseline_table", "write_table"]
+__all__ = ["add_commands", "baseline_table", "find_notebooks", "run_notebook", "write_table"]
+
+#: Where the package's own notebooks are, in a source checkout.
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def baseline_table(*, encoder=None, bootstrap: int = 1000, seed: int = 0):
@@ -42,16 +56,90 @@ def write_table(frame, stem: str | Path) -> list[Path]:
     return [csv, md]
 
 
+def find_notebooks(folder: str | Path) -> list[Path]:
+    """The jupytext sources ``NN_*.py`` of ``folder``, in name order.
+
+    Raises ``FileNotFoundError`` when the folder holds none (the notebooks
+    ship with a source checkout, not with an installed wheel).
+    """
+    folder = Path(folder)
+    found = sorted(p for p in folder.glob("[0-9][0-9]_*.py"))
+    if not found:
+        raise FileNotFoundError(f"no notebooks (NN_name.py) in {folder}; run from a source checkout "
+                                "or pass --notebooks DIR")
+    return found
+
+
+@contextmanager
+def _kernel_path(root: Path):
+    """Put ``root`` first on the kernel's PYTHONPATH, so notebooks import this checkout's sova_lib."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(root), *([old] if old else [])])
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+def run_notebook(source: str | Path, executed: str | Path, parameters: dict | None = None, *,
+                 kernel_name: str = "python3", timeout: int = 600):
+    """Execute the jupytext notebook ``source`` with papermill; write the executed copy to ``executed``.
+
+    The notebook runs in its own folder (so its relative default paths
+    work), with this checkout first on the kernel's ``PYTHONPATH``.
+    ``parameters`` override the cell tagged ``parameters``. Returns the
+    executed notebook; a failing cell raises papermill's
+    ``PapermillExecutionError`` (the executed copy, written up to the
+    failure, shows where).
+    """
+    import jupytext
+    import papermill
+
+    source, executed = Path(source), Path(executed)
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    nb = jupytext.read(source)
+    with _kernel_path(REPO_ROOT):
+        return papermill.execute_notebook(nb, str(executed), parameters=parameters or {}, kernel_name=kernel_name,
+                                          cwd=str(source.parent), progress_bar=False, execution_timeout=timeout)
+
+
 def run_reproduce(args) -> int:
     from .embed import SentenceEncoder, default_cache_dir
 
     start = time.time()
-    out = Path(args.figures)
-    encoder = SentenceEncoder(cache_dir=args.cache_dir or default_cache_dir(), show_progress=False)
+    out = Path(args.figures).resolve()
+    cache = Path(args.cache_dir or default_cache_dir()).resolve()
+    encoder = SentenceEncoder(cache_dir=cache, show_progress=False)
     paths = write_table(baseline_table(encoder=encoder, bootstrap=args.bootstrap), out / "baselines")
     for p in paths:
         print(f"wrote {p}")
-    print(f"done in {time.time() - start:.0f} s; outputs under {out}/")
+    if args.skip_notebooks:
+        print(f"done in {time.time() - start:.0f} s; outputs under {out}/")
+        return 0
+    import papermill
+
+    notebooks = find_notebooks(args.notebooks)
+    build = Path(args.build).resolve()
+    failed = []
+    for k, source in enumerate(notebooks, start=1):
+        executed = build / f"{source.stem}.ipynb"
+        t0 = time.time()
+        print(f"[{k}/{len(notebooks)}] {source.name} ...", end=" ", flush=True)
+        try:
+            run_notebook(source, executed, {"figures_dir": str(out), "cache_dir": str(cache)})
+            print(f"{time.time() - t0:.0f} s -> {executed}")
+        except papermill.PapermillExecutionError as err:
+            failed.append(source.name)
+            print(f"FAILED after {time.time() - t0:.0f} s: {err.ename}: {err.evalue} (see {executed})")
+    print(f"done in {time.time() - start:.0f} s")
+    print(f"tables, figures and headline JSON: {out}/")
+    print(f"executed notebooks: {build}/")
+    if failed:
+        print(f"{len(failed)} notebook(s) failed: {', '.join(failed)}")
+        return 1
     return 0
 
 
@@ -60,4 +148,7 @@ def add_commands(sub) -> None:
     p.add_argument("--figures", default="figures", help="output folder (default: figures)")
     p.add_argument("--cache-dir", default=None, help="cache root (default: $SOVA_CACHE or ./cache)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals")
+    p.add_argument("--notebooks", default=str(REPO_ROOT / "notebooks"), help="folder of the NN_name.py notebooks")
+    p.add_argument("--build", default="build/notebooks", help="folder for the executed notebooks")
+    p.add_argument("--skip-notebooks", action="store_true", help="write the baseline tables only")
     p.set_defaults(func=run_reproduce)

@@ -27,6 +27,7 @@ queries (within each pair for Pair-mAP).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -325,7 +326,7 @@ def _cache_key(model: str, prompt: str):
     return None
 
 
-def compare_table(table: str, computed, columns) -> "pd.DataFrame":
+def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFrame":
     """Every row of paper ``table`` beside the computed rows, then the computed rows the paper lacks.
 
     ``columns`` are protocol names (e.g. ``("inter-pair", "intra-pair")``).
@@ -334,11 +335,13 @@ def compare_table(table: str, computed, columns) -> "pd.DataFrame":
     ``computed as`` (the computed source, or ``not computed here``).
     A paper row is matched by a description cache of the same model id and
     prompt, and the paper's Random row by the ``prevalence`` baseline.
+    ``paper_only`` names columns copied from the paper alone (e.g. Table
+    C.1's ``efficiency``): ``<col> paper``, shown before the others.
     """
     import pandas as pd
 
     paper = paper_results(table)
-    paper = paper[paper["column"].isin(columns)]
+    paper = paper[paper["column"].isin([*paper_only, *columns])]
     out: dict = {}
     for r in paper.itertuples(index=False):
         key = _paper_key(r.model, r.prompt)
@@ -370,7 +373,7 @@ def compare_table(table: str, computed, columns) -> "pd.DataFrame":
         target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
         if isinstance(r.get("note"), str) and r["note"]:
             target["computed as"] += f" ({r['protocol']}: {r['note']})"
-    order = ["group", "model", "prompt"]
+    order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only)]
     for c in columns:
         order += [f"{c} paper", f"{c} here", f"{c} CI low", f"{c} CI high"]
     frame = pd.DataFrame([*out.values(), *extra.values()])
@@ -380,11 +383,13 @@ def compare_table(table: str, computed, columns) -> "pd.DataFrame":
     return frame[order + ["computed as"]]
 
 
-def format_table(frame, columns) -> "pd.DataFrame":
+def format_table(frame, columns, *, paper_only=()) -> "pd.DataFrame":
     """``compare_table``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed here``."""
     import pandas as pd
 
     shown = frame[["group", "model", "prompt"]].copy()
+    for c in paper_only:
+        shown[f"{c} (paper)"] = [f"{v:g}" if pd.notna(v) else "-" for v in frame[f"{c} paper"]]
     for c in columns:
         paper = frame[f"{c} paper"]
         shown[f"{c} (paper)"] = [f"{v:.1f}" if pd.notna(v) else "-" for v in paper]
@@ -446,7 +451,10 @@ def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
                          "prompt": r["prompt"], "inter": r[f"{x} paper"], "intra": r[f"{y} paper"], "source": "paper"})
         here = r[f"{x} here"], r[f"{y} here"]
         if r["model"] != "Random" and pd.notna(here[0]) and pd.notna(here[1]) and "oracle" not in r["computed as"]:
-            label = r["computed as"].split(";")[0] if r["group"].startswith("Computed") else r["model"] + short.get(r["prompt"], "")
+            if r["group"].startswith("Computed"):  # keep a prompt name, drop other explanations and model ids
+                label = re.sub(r" \((?!general|task-aware)[^)]*\)| \[[^]]*\]", "", r["computed as"].split(";")[0])
+            else:
+                label = r["model"] + short.get(r["prompt"], "")
             rows.append({"label": label + " [here]", "group": "Computed here", "prompt": r["prompt"],
                          "inter": here[0], "intra": here[1], "source": "computed here"})
     return pd.DataFrame(rows, columns=["label", "group", "prompt", "inter", "intra", "source"])

@@ -1,0 +1,164 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Error analysis of the intra-pair protocol (Appendix E)
+#
+# The intra-pair protocol asks whether a clip's description tells it apart from the opposite action (opening
+# against closing a trunk). The paper read MiniCPM-V 4.5's answers for the 97 clips of the trunk pair and sorted
+# every error into four modes, most severe first:
+#
+# 1. **hallucination**: invented or wrong objects and actions;
+# 2. **under-description**: true, but the dynamic event is missing;
+# 3. **temporal misunderstanding**: the right action with its direction reversed;
+# 4. **action assumption**: the right high-level action with required steps left out.
+#
+# This notebook computes, for a set of descriptions: how often each query's top-ranked neighbour is the opposite
+# action (per pair and per action), the worst queries with their descriptions and neighbours, and a labelling
+# sheet (CSV) in which a researcher records the error mode of each clip; a filled sheet is counted.
+#
+# **Which descriptions?** A description cache under `cache_dir` that covers every intra-pair clip. When there is
+# none, the notebook runs on a **synthetic demonstration**: each clip described by its own action name, with a
+# fraction deliberately swapped to the opposite action and another replaced by a generic sentence. It shows how
+# the analysis works; it is not a model's output, and every table and figure says so.
+
+# %% tags=["parameters"]
+cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches
+figures_dir = "../figures"  # where tables, figures, the labelling sheet and the JSON go
+cache_name = ""  # cache folder to analyse; "": the first SOVABench cache covering the intra-pair protocol
+pair = "trunk"  # opposite pair of the labelling sheet (the paper analysed the trunk pair)
+worst_k = 10  # how many of the worst queries (lowest AP, all pairs) to list
+neighbours = 3  # ranked neighbours shown for each worst query
+labels_csv = ""  # a filled labelling sheet to count ("": none yet)
+encoder_name = "all-MiniLM-L6-v2"  # sentence encoder
+ties = "expected"  # AP tie rule: "expected" (mean over orderings of tied scores) or "stable"
+swap_fraction = 0.2  # synthetic demonstration only: share of clips given the opposite action's name
+generic_fraction = 0.1  # synthetic demonstration only: share of clips given a generic sentence
+seed = 0  # synthetic demonstration only: seed of the random choice of clips
+
+# %% [markdown]
+# Imports and the output folder.
+
+# %%
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sova_lib import error_analysis as ea
+from sova_lib import plots, results
+from sova_lib.descriptions import embed_descriptions
+from sova_lib.embed import SentenceEncoder
+from sova_lib.evaluate import evaluate
+
+out = Path(figures_dir)
+out.mkdir(parents=True, exist_ok=True)
+pd.set_option("display.max_colwidth", 120)
+
+# %% [markdown]
+# ## The descriptions analysed
+#
+# The line below says what they are: a cache (by the model and prompt that made it) or the synthetic demonstration.
+
+# %%
+texts, source, constructed = ea.analysis_texts(cache_dir, cache_name, swap_fraction=swap_fraction,
+                                               generic_fraction=generic_fraction, rng=np.random.default_rng(seed))
+synthetic = constructed is not None
+print(source)
+
+# %% [markdown]
+# Embed the sentences and score the intra-pair protocol; the per-query AP drives the rest.
+
+# %%
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
+items = embed_descriptions(texts, encoder)
+result = evaluate("intra-pair", items, ties=ties)
+print(f"intra-pair Pair-mAP = {result.value:.1f} ({source[:60]}...)")
+pd.Series(result.per_pair, name="mAP (%)").round(1)
+
+# %% [markdown]
+# ## Confusions between opposite actions
+#
+# For every query of a pair: is its most similar clip the opposite action? (Tied best matches share the vote.)
+# A describer blind to temporal direction sits near the random-ranking level (grey tick); one that never confuses
+# opposite actions sits at 0.
+
+# %%
+confusion = ea.opposite_confusion(items)
+results.write_outputs(confusion.assign(source=source), confusion, out / "04_errors_confusion")
+fig = plots.opposite_confusion_bars(confusion, title=("SYNTHETIC DEMONSTRATION: " if synthetic else "")
+                                    + "top-ranked neighbour of the opposite action")
+plots.save_figure(fig, out / "04_errors_confusion")
+confusion
+
+# %% [markdown]
+# ## The worst queries
+#
+# The queries with the lowest AP across all pairs, each with its description and its nearest neighbours.
+
+# %%
+worst = ea.worst_queries(items, texts, result, k=worst_k, neighbours=neighbours)
+results.write_outputs(worst.assign(source=source), worst, out / "04_errors_worst_queries")
+worst[["id", "pair", "action", "AP (%)", "description", "n1 action", "n1 description"]]
+
+# %% [markdown]
+# ## A labelling sheet for the error modes
+#
+# Every query of `pair`, worst first, with an empty `error_mode` column to fill with one of these modes (the most
+# severe that applies). An existing sheet is never overwritten, so labels survive a re-run.
+
+# %%
+pd.DataFrame({"error mode": list(ea.ERROR_MODE_HELP), "meaning": list(ea.ERROR_MODE_HELP.values())})
+
+# %%
+pair_queries = ea.worst_queries(items, texts, result, pair=pair, k=None, neighbours=1)
+sheet = ea.write_labelling_sheet(pair_queries, out / f"04_errors_labels_{pair.replace('/', '-')}.csv", source=source)
+print(f"{len(pair_queries)} clips of the {pair} pair to label: {sheet}")
+
+# %% [markdown]
+# ## Counting the error modes
+#
+# A filled sheet (`labels_csv`) is counted beside the paper's counts for MiniCPM-V 4.5 on the trunk pair. In the
+# synthetic demonstration, the "labels" are the errors put in on purpose, known by construction.
+
+# %%
+if labels_csv:
+    labelled = ea.read_labels(labels_csv)
+elif synthetic:
+    labelled = ea.constructed_labels(pair_queries, constructed)
+else:
+    labelled = ea.read_labels(sheet)
+counts = ea.error_mode_counts(labelled)
+paper_counts = dict(results.paper_results("Appendix E")[["column", "value"]].values)
+results.write_outputs(counts.assign(paper=counts["error mode"].map(paper_counts)), counts, out / "04_errors_modes")
+counts.assign(**{"paper (MiniCPM-V 4.5, trunk)": counts["error mode"].map(paper_counts)})
+
+# %%
+demo = synthetic and not labels_csv
+fig = plots.error_mode_bars(counts, paper_counts, label="synthetic, by construction" if demo else "labelled here",
+                            title=("SYNTHETIC DEMONSTRATION: " if demo else "") + f"error modes, {pair} pair, n = {len(labelled)}")
+plots.save_figure(fig, out / "04_errors_modes")
+
+# %% [markdown]
+# ## Headline numbers
+
+# %%
+summary = {
+    "source": source, "synthetic": synthetic, "pair": pair, "pair_map": result.value,
+    "per_pair": result.per_pair,
+    "top1_opposite": dict(zip(confusion.query("action == 'all'")["pair"], confusion.query("action == 'all'")["top-1 opposite (%)"])),
+    "worst_ids": worst["id"].tolist(), "sheet": str(sheet), "sheet_rows": len(pair_queries),
+    "error_modes": dict(zip(counts["error mode"], counts["clips"])),
+}
+results.write_json(summary, out / "04_errors.json")
+summary["pair_map"], summary["synthetic"]
