@@ -66,7 +66,9 @@ class MovingObject:
     second; ``speed_rel``: the same in frame widths per second. ``starts_at``
     / ``stops_at``: seconds, or None when it is already moving at the start /
     still moving at the end. ``first_seen`` / ``last_seen``: seconds.
-    ``scale``: its area when last seen over its area when first seen.
+    ``scale``: its blob area late in its track over early in it (``_scale``);
+    ``size_trend``: "approaching" or "receding" when ``scale`` passes the
+    describer's ``scale_change`` (a cue only), else "".
     """
 
     kind: str
@@ -80,6 +82,7 @@ class MovingObject:
     starts_at: float | None = None
     stops_at: float | None = None
     scale: float = 1.0
+    size_trend: str = ""
 
 
 @dataclass(frozen=True)
@@ -231,24 +234,28 @@ def _direction(dx: float, dy: float) -> str:
 
 
 def _is_person(arrays, blob: _Blob, scale: float, threshold: float) -> bool:
+    """Whether OpenCV's HOG person detector finds a person over the blob's centre.
+
+    The blob's box (with a margin) is cut from the full-resolution frame and
+    resized so the blob is 160 px tall (a person fills 96 of the detector's
+    128 px window), then scanned at several scales.
+    """
     import cv2
 
     x, y, w, h = (v / scale for v in blob.box)
-    win_h = max(h, 2 * w) * 128 / 96  # the detector's window holds a person 96 px tall in 128
-    cx, cy = x + w / 2, y + h / 2
-    half_w, half_h = win_h * 0.3, win_h * 0.6  # a little wider and taller than the 64x128 window
     frame = arrays[blob.k]
-    x1, x2 = int(max(0, cx - half_w)), int(min(frame.shape[1], cx + half_w))
-    y1, y2 = int(max(0, cy - half_h)), int(min(frame.shape[0], cy + half_h))
-    if x2 - x1 < 4 or y2 - y1 < 8:
-        return False
-    factor = 128 / win_h
-    crop = cv2.resize(frame[y1:y2, x1:x2], (max(64, round((x2 - x1) * factor)), max(128, round((y2 - y1) * factor))),
+    x1, x2 = int(max(0, x - 0.5 * w - 8)), int(min(frame.shape[1], x + 1.5 * w + 8))
+    y1, y2 = int(max(0, y - 0.25 * h - 8)), int(min(frame.shape[0], y + 1.25 * h + 8))
+    factor = float(np.clip(160 / max(h, 1.0), 0.25, 4.0))
+    crop = cv2.resize(frame[y1:y2, x1:x2], (max(1, round((x2 - x1) * factor)), max(1, round((y2 - y1) * factor))),
                       interpolation=cv2.INTER_LINEAR)
+    pad_x, pad_y = max(0, 80 - crop.shape[1]) // 2 + 8, max(0, 144 - crop.shape[0]) // 2 + 8
+    crop = cv2.copyMakeBorder(crop, pad_y, pad_y, pad_x, pad_x, cv2.BORDER_REPLICATE)
     hog = cv2.HOGDescriptor()
     hog.setSVMDetector(cv2.HOGDescriptor_getDefaultPeopleDetector())
-    _, weights = hog.detect(cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY), hitThreshold=threshold, winStride=(8, 8))
-    return len(weights) > 0
+    rects, _ = hog.detectMultiScale(crop, hitThreshold=threshold, winStride=(8, 8), padding=(8, 8), scale=1.1)
+    cx, cy = (x + w / 2 - x1) * factor + pad_x, (y + h / 2 - y1) * factor + pad_y
+    return any(rx <= cx <= rx + rw and ry <= cy <= ry + rh for rx, ry, rw, rh in rects)
 
 
 def _ghost_events(ghosts: list[list[_Blob]], n: int, radius: float, diag: float) -> list[tuple[str, int, _Blob]]:
@@ -291,7 +298,7 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
     real = _link([[b for b in bs if not b.ghost] for bs in blobs], times, diag, p)
     ghosts = _link([[b for b in bs if b.ghost] for bs in blobs], times, diag, p)
     events = _ghost_events(ghosts, n, radius, diag)
-    near = max(p["max_speed"] * 2 * float(np.median(np.diff(times))), 0.1)  # ghost-to-track radius
+    near = max(p["max_speed"] * float(np.median(np.diff(times))), 0.1)  # ghost-to-track radius
     mid = lambda i, j: float(times[i] + times[j]) / 2  # noqa: E731
 
     def match(kind: str, k: int, blob: _Blob):
@@ -328,13 +335,16 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
         begin = starts_at if starts_at is not None else float(times[t[0].k])
         end = stops_at if stops_at is not None else float(times[t[-1].k])
         speed = float(np.hypot(dx, dy)) / max(end - begin, 1e-9)
+        size = _scale(t)
         person = bool(p["detect_people"]) and _is_person(arrays, max(t, key=lambda b: (b.area, -b.k)), scale,
                                                           p["hog_threshold"])
         objects.append(MovingObject(
             kind="person" if person else "object", direction=_direction(dx, dy),
             start=(first.cx / ww, first.cy / wh), end=(last.cx / ww, last.cy / wh),
             speed_px_s=speed, speed_rel=speed / width, first_seen=float(times[t[0].k]),
-            last_seen=float(times[t[-1].k]), starts_at=starts_at, stops_at=stops_at, scale=_scale(t)))
+            last_seen=float(times[t[-1].k]), starts_at=starts_at, stops_at=stops_at, scale=size,
+            size_trend="approaching" if size >= p["scale_change"] else
+            "receding" if size <= 1 / p["scale_change"] else ""))
     # A still object that left (or arrived) between two frames with no track of its motion.
     for e in events:
         kind, k, g = e
@@ -377,9 +387,9 @@ def render_motion(analysis: MotionAnalysis) -> list[str]:
             lines.append(f"It is still at first and starts moving at about {_seconds(o.starts_at)}.")
         if o.stops_at is not None:
             lines.append(f"It stops at about {_seconds(o.stops_at)} and stays still.")
-        if o.scale >= 1.5:
+        if o.size_trend == "approaching":
             lines.append("It grows larger in the frame, as if approaching the camera.")
-        elif o.scale <= 1 / 1.5:
+        elif o.size_trend == "receding":
             lines.append("It shrinks in the frame, as if moving away from the camera.")
     start, end = analysis.motion_start, analysis.motion_end
     if start is not None and start > analysis.clip_start:
