@@ -27,14 +27,17 @@ Method (``analyse_motion``), for a fixed camera:
    where an object came to rest.
 4. Blobs are linked frame to frame by greedy nearest-centroid matching (gated
    at ``max_step`` of the frame diagonal per step, one missed frame allowed).
-5. A track is moving when it gets further than ``min_travel`` (fraction of the
-   diagonal) from where it was first seen. It "starts moving" when it stays
-   within ``still_radius`` of its first position for at least two frames and
-   ``min_still`` seconds (or a ghost shows it was parked there), and "stops"
-   symmetrically at the end. Direction is the net displacement (left/right,
-   up/down in the image), speed is net displacement over moving time, and a
-   size change by more than ``scale_change`` is reported as approaching or
-   receding "as if" (it is only a cue).
+5. A track is moving when its net displacement (first to last position, or
+   from/to the ghost it left or reached) exceeds ``min_travel`` (fraction of
+   the diagonal). It "starts moving" when it stays within ``still_radius`` of
+   its first position for at least two frames and ``min_still`` seconds (or a
+   ghost shows it was parked there), and "stops" symmetrically at the end; the
+   time given is the midpoint between the last frame at rest and the first
+   frame in motion, so a time-reversed clip gives mirrored times. Direction is
+   the net displacement (left/right, up/down in the image), speed is net
+   displacement over moving time, and a size change by more than
+   ``scale_change`` is reported as approaching or receding "as if" (it is
+   only a cue).
 6. Each moving track's largest view is scored by OpenCV's HOG person detector;
    a hit makes it "a person".
 

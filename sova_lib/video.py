@@ -143,8 +143,24 @@ class _DecordReader:
         except Exception as err:  # decord raises its own DECORDError, RuntimeError, ...
             raise VideoError(f"cannot open video {path} with decord: {err}".strip()) from err
         self.path = path
-        height, width = self._vr[0].shape[:2] if len(self._vr) else (0, 0)
-        self.info = VideoInfo(len(self._vr), float(self._vr.get_avg_fps()), int(width), int(height))
+        self.info = VideoInfo(len(self._vr), float(self._vr.get_avg_fps()), *self._size())
+
+    def _size(self) -> tuple[int, int]:
+        """Width and height from the stream header (PyAV), else by decoding frame 0."""
+        try:
+            import av
+
+            with av.open(self.path) as container:
+                ctx = container.streams.video[0].codec_context
+                if ctx.width and ctx.height:
+                    return int(ctx.width), int(ctx.height)
+        except Exception:  # noqa: BLE001 - any failure: decode a frame instead
+            pass
+        if not len(self._vr):
+            return 0, 0
+        height, width = self._vr[0].shape[:2]
+        self._vr.seek(0)
+        return int(width), int(height)
 
     def read(self, indices: Sequence[int]) -> dict[int, np.ndarray]:
         wanted = sorted(set(int(i) for i in indices))
@@ -305,22 +321,57 @@ def _clip_range(window, num_frames: int, path) -> tuple[int, int]:
     return start, end
 
 
-def read_frames(path, source_indices: Sequence[int], *, crop=None, backend: str = "auto") -> list[np.ndarray]:
-    """Frames ``source_indices`` of the file (any order, repeats allowed) as ``H x W x 3`` uint8 arrays."""
+def _decode(path, backend: str, plan) -> tuple[VideoInfo, list[int], dict[int, np.ndarray]]:
+    """Open ``path``, let ``plan(info)`` choose source frames, decode them.
+
+    With ``backend="auto"``, a file that decord opens but cannot decode is
+    retried with PyAV; the error names both failures.
+    """
     reader = _open(path, backend)
     try:
-        n = reader.info.num_frames
-        bad = [i for i in source_indices if not 0 <= int(i) < n]
-        if bad:
-            raise IndexError(f"frames {bad[:5]} are outside the {n} frames of {os.fspath(path)}")
-        decoded = reader.read(source_indices)
+        if reader.info.num_frames < 1:
+            raise VideoError(f"video {os.fspath(path)} holds no frames")
+        wanted = plan(reader.info)
+        try:
+            return reader.info, wanted, reader.read(wanted)
+        except VideoError as first:
+            if backend != "auto" or isinstance(reader, _PyAVReader):
+                raise
+            fallback = _PyAVReader(os.fspath(path))
+            try:
+                return fallback.info, plan(fallback.info), fallback.read(plan(fallback.info))
+            except VideoError as second:
+                raise VideoError(f"{first}; {second}") from second
     finally:
         reader.close()
-    if crop is not None:
-        h, w = next(iter(decoded.values())).shape[:2]
-        x1, y1, x2, y2 = _clamp_crop(crop, w, h, path)
-        decoded = {i: np.ascontiguousarray(a[y1:y2, x1:x2]) for i, a in decoded.items()}
-    return [decoded[int(i)] for i in source_indices]
+
+
+def _crop_all(arrays: list[np.ndarray], crop, path) -> list[np.ndarray]:
+    if crop is None or not arrays:
+        return arrays
+    h, w = arrays[0].shape[:2]
+    x1, y1, x2, y2 = _clamp_crop(crop, w, h, path)
+    return [np.ascontiguousarray(a[y1:y2, x1:x2]) for a in arrays]
+
+
+def read_frames(path, source_indices: Sequence[int], *, crop=None, backend: str = "auto") -> list[np.ndarray]:
+    """Frames ``source_indices`` of the file (any order, repeats allowed) as ``H x W x 3`` uint8 arrays.
+
+    ``crop`` as in ``sample_frames``. Raises ``IndexError`` for a frame number
+    outside the video, and the errors of ``sample_frames``.
+    """
+    wanted = [int(i) for i in source_indices]
+
+    def plan(info: VideoInfo) -> list[int]:
+        bad = [i for i in wanted if not 0 <= i < info.num_frames]
+        if bad:
+            raise IndexError(f"frames {bad[:5]} are outside the {info.num_frames} frames of {os.fspath(path)}")
+        return wanted
+
+    if not wanted:
+        return []
+    _, _, decoded = _decode(path, backend, plan)
+    return _crop_all([decoded[i] for i in wanted], crop, path)
 
 
 def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = None,
@@ -333,35 +384,31 @@ def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = N
     window played backwards. ``crop``: ``(x1, y1, x2, y2)`` pixel box, x2/y2
     exclusive, clamped to the frame (``None``: full frame). The sampler sees
     the clip exactly as if it had been cut to its own file: ``F = end - start + 1``
-    at the source frame rate.
+    at the source frame rate. ``Frames.source_indices`` gives each frame's
+    number in the file.
 
     Raises ``FileNotFoundError`` (missing file) or ``VideoError`` (cannot be
     decoded), both naming the path; ``ValueError`` for an empty window or crop.
     """
     from PIL import Image
 
-    reader = _open(path, backend)
-    try:
-        info = reader.info
-        if info.num_frames < 1:
-            raise VideoError(f"video {os.fspath(path)} holds no frames")
+    chosen = {}
+
+    def plan(info: VideoInfo) -> list[int]:
         start, end = _clip_range(window, info.num_frames, path)
         indices = sample_indices(end - start + 1, info.fps, rate)
-        source = (end - indices) if reverse else (start + indices)
-        decoded = reader.read(source.tolist())
-    finally:
-        reader.close()
-    arrays = [decoded[int(i)] for i in source]
-    if crop is not None:
-        h, w = arrays[0].shape[:2]
-        x1, y1, x2, y2 = _clamp_crop(crop, w, h, path)
-        arrays = [np.ascontiguousarray(a[y1:y2, x1:x2]) for a in arrays]
+        chosen["indices"] = indices
+        return ((end - indices) if reverse else (start + indices)).tolist()
+
+    info, source, decoded = _decode(path, backend, plan)
+    indices = chosen["indices"]
+    arrays = _crop_all([decoded[i] for i in source], crop, path)
     return Frames(
         images=[Image.fromarray(a) for a in arrays],
         indices=indices,
         timestamps=indices / info.fps,
         fps=info.fps,
-        source_indices=source.astype(np.int64),
+        source_indices=np.asarray(source, dtype=np.int64),
         info=info,
     )
 

@@ -256,3 +256,20 @@ def test_frames_arrays_and_len():
     arrays = got.arrays()
     assert all(a.shape == (288, 384, 3) and a.dtype == np.uint8 for a in arrays)
     assert got.info == VideoInfo(50, 10.0, 384, 288)
+
+
+def test_auto_falls_back_to_pyav_when_decord_cannot_decode(numbered, monkeypatch):
+    from sova_lib import video
+
+    def broken(self, indices):
+        raise VideoError(f"cannot decode {self.path} with decord: simulated")
+
+    monkeypatch.setattr(video._DecordReader, "read", broken)
+    got = sample_frames(numbered, window=(5, 29), backend="auto")
+    assert [read_number(a) for a in got.arrays()] == [5, 17, 29]
+    with pytest.raises(VideoError, match="simulated"):
+        sample_frames(numbered, backend="decord")
+
+
+def test_read_frames_empty_list(numbered):
+    assert read_frames(numbered, []) == []
