@@ -6,8 +6,13 @@ whatever it is asked, it describes the motion it measures in the request's
 frames, as short template sentences, one per line::
 
     A person moves from right to left at about 0.08 frame widths per second (31 px/s).
-    It starts moving at about 1.0 s.
-    Motion starts at about 1.0 s.
+    It is still at first and starts moving at about 1.5 s.
+    A moving object travels from left to right and downwards at about 0.15 frame widths per second (57 px/s).
+    It stops at about 3.5 s and stays still.
+    Motion starts at about 1.5 s.
+    2 moving objects are seen.
+
+or ``No motion is detected.`` (``render_motion`` holds every template).
 
 It is a real baseline for the temporal-direction (intra-pair) protocol and the
 describer the CPU quickstart runs. Its output says nothing about appearance.
@@ -18,7 +23,7 @@ Method (``analyse_motion``), for a fixed camera:
    blurred; the background is the per-pixel temporal median of the frames.
 2. Foreground: pixels whose largest RGB difference to the background exceeds
    ``diff_threshold`` (0-255), cleaned by morphological opening and closing;
-   connected components of at least ``min_area`` (fraction of the frame area)
+   connected components of at least ``min_area`` (fraction of the frame area, and 16 px)
    are blobs.
 3. Ghosts: a blob whose outline has stronger edges in the background than in
    the frame is where a still object *was* (it sits in the median background
@@ -26,7 +31,8 @@ Method (``analyse_motion``), for a fixed camera:
    object started moving; one that is there from the start and vanishes marks
    where an object came to rest.
 4. Blobs are linked frame to frame by greedy nearest-centroid matching (gated
-   at ``max_step`` of the frame diagonal per step, one missed frame allowed).
+   at ``max_speed`` frame diagonals per second and an area ratio of
+   ``max_area_ratio``; one missed frame allowed).
 5. A track is moving when its net displacement (first to last position, or
    from/to the ghost it left or reached) exceeds ``min_travel`` (fraction of
    the diagonal). It "starts moving" when it stays within ``still_radius`` of
@@ -38,8 +44,10 @@ Method (``analyse_motion``), for a fixed camera:
    displacement over moving time, and a size change by more than
    ``scale_change`` is reported as approaching or receding "as if" (it is
    only a cue).
-6. Each moving track's largest view is scored by OpenCV's HOG person detector;
-   a hit makes it "a person".
+6. Each moving track's largest view (a padded crop of the full-resolution
+   frame, resized so the blob is 160 px tall) is scanned by OpenCV's HOG
+   person detector; a detection over the blob's centre with a score above
+   ``hog_threshold`` makes it "a person".
 
 Deterministic (no randomness; the same frames give the same text). Stateless
 and thread-safe: ``describe`` may be called from several threads at once, so
@@ -48,7 +56,7 @@ and thread-safe: ``describe`` may be called from several threads at once, so
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -118,10 +126,10 @@ class _Blob:
     ghost: bool
 
 
+#: Option -> default (see ``MotionDescriber``).
 _DEFAULTS = dict(work_size=320, diff_threshold=30.0, min_area=0.002, max_speed=0.4, max_area_ratio=3.0,
-                 still_radius=0.03,
-                 min_travel=0.06, min_still=0.5, scale_change=1.5, hog_threshold=0.3, max_objects=5,
-                 detect_people=True)
+                 still_radius=0.03, min_travel=0.06, min_still=0.5, scale_change=1.5, hog_threshold=0.3,
+                 max_objects=5, detect_people=True)
 
 
 def _prepare(frames, work_size: int):
@@ -154,7 +162,7 @@ def _find_blobs(stack: np.ndarray, p: dict) -> list[list[_Blob]]:
     background = np.median(stack, axis=0).astype(np.uint8)
     grad_bg = _gradient(background)
     n, h, w = stack.shape[:3]
-    min_pixels = p["min_area"] * h * w
+    min_pixels = max(p["min_area"] * h * w, 16.0)  # at least 16 work pixels
     open_k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
     close_k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
     out = []
@@ -283,16 +291,18 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
     """Measure the moving objects in ``frames`` (RGB PIL images or H x W x 3 uint8 arrays, time order).
 
     ``timestamps``: seconds of each frame (default: one frame per second).
-    ``options``: see ``MotionDescriber``. Fewer than two frames give no objects.
+    ``options``: see ``MotionDescriber``. One frame gives no objects; none raises ``ValueError``.
     Start and stop times are midpoints between the last frame at rest and the
     first frame in motion (or the reverse), so a time-reversed clip gives
     mirrored times.
     """
     p = {**_DEFAULTS, **options}
     n = len(frames)
+    if n == 0:
+        raise ValueError("analyse_motion needs at least one frame, got none")
     times = np.asarray(timestamps if timestamps is not None and len(timestamps) == n else np.arange(n), float)
     if n < 2:
-        return MotionAnalysis([], float(times[0]) if n else 0.0, float(times[-1]) if n else 0.0, n)
+        return MotionAnalysis([], float(times[0]), float(times[0]), n)
     arrays, stack, (width, height), scale = _prepare(frames, int(p["work_size"]))
     wh, ww = stack.shape[1:3]
     diag = float(np.hypot(ww, wh))
@@ -414,7 +424,8 @@ class MotionDescriber:
     * ``work_size`` (320): longer side, in px, the frames are analysed at;
     * ``diff_threshold`` (30): difference to the background (0-255) that counts as foreground;
     * ``min_area`` (0.002): smallest blob, as a fraction of the frame area;
-    * ``max_step`` (0.5): farthest a blob may jump between frames, as a fraction of the diagonal;
+    * ``max_speed`` (0.4): fastest motion followed, in frame diagonals per second (at least 0.05 per step);
+    * ``max_area_ratio`` (3): largest change of a blob's area between frames of one track;
     * ``still_radius`` (0.03) / ``min_travel`` (0.06): fractions of the diagonal for "still" and "moved";
     * ``min_still`` (0.5): seconds an object must stay put to "start" or "stop";
     * ``scale_change`` (1.5): area ratio reported as approaching/receding;

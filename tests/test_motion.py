@@ -147,3 +147,8 @@ def test_vtest_excerpts():
     assert len(objects) >= 3
     assert sum(o.direction == "from right to left" for o in objects) >= 3
     assert sum(o.kind == "person" for o in objects) >= 2
+
+
+def test_no_frames_is_an_error():
+    with pytest.raises(ValueError, match="at least one frame"):
+        analyse_motion([])
