@@ -110,7 +110,7 @@ def _order_key(scores: np.ndarray, valid: np.ndarray) -> np.ndarray:
     lowest key of all. Keys are unique within a row.
     """
     n = scores.shape[1]
-    bits = scores.view(np.uint32)
+    bits = (scores + np.float32(0.0)).view(np.uint32)  # -0.0 + 0.0 is +0.0: equal floats, equal bits
     ordinal = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))
     ordinal[~valid] = 0
     inverted = (np.uint32(0xFFFFFFFF) - ordinal).astype(np.uint64)
