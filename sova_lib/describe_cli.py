@@ -83,6 +83,9 @@ CACHE_DIR/descriptions/imported-<backend>-<model>-<prompt>-<fps>fps__<hash>/ (de
 with integer ids, manifest.json with "imported": true and the source file's SHA-256). An import
 never shares a folder with a run of this library; importing the same file again adds nothing."""
 
+#: Backends that take no model: ``--model`` is optional and ignored for them.
+_MODEL_FREE = frozenset({"motion"})
+
 #: Option -> describer keyword it sets (only when given on the command line).
 _PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concurrency",
                  "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env"}
@@ -135,6 +138,8 @@ def add_commands(subparsers) -> None:
 
 def _describer_options(args) -> dict:
     options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt) is not None}
+    if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
+        print(f"sova: note: the {args.backend} backend has no model; --model is ignored", file=sys.stderr)
     for text in args.backend_option:
         key, sep, value = text.partition("=")
         if not sep or not key:
@@ -222,8 +227,8 @@ def run_describe(args) -> int:
         raise CliError(str(err)) from None
     if args.fps <= 0:
         raise CliError(f"--fps must be positive, got {args.fps}")
-    items, crop_source = _items(args)
     options = _describer_options(args)
+    items, crop_source = _items(args)
     try:
         describer = make_describer(args.backend, **options)
     except (TypeError, ValueError) as err:

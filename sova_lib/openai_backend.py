@@ -103,8 +103,11 @@ class OpenAIDescriber:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url {base_url!r} is not an http(s) URL such as http://localhost:8000/v1")
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ValueError("base_url must be scheme://host[:port]/path with no user name, password or query: "
+                             f"put the API key in the environment variable {api_key_env} instead")
         self.model = model
-        self.base_url = base_url
+        self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
         self.max_concurrency = max(1, int(concurrency))
         self.max_new_tokens = int(max_new_tokens)
@@ -127,9 +130,7 @@ class OpenAIDescriber:
 
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
-        host = self._host if self._port is None else f"{self._host}:{self._port}"
-        return {"base_url": f"{self._scheme}://{host}{self._path.rsplit('/chat/completions', 1)[0]}",
-                "api_key_env": self.api_key_env, "concurrency": self.max_concurrency,
+        return {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.max_concurrency,
                 "timeout_s": self.timeout, "max_retries": self.max_retries}
 
     def request_body(self, request: DescribeRequest) -> dict:
@@ -197,7 +198,7 @@ class OpenAIDescriber:
         message = _server_message(data)
         if status in _RETRY_STATUS or status >= 500:
             raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(retry_after))
-        raise OpenAIError(f"HTTP {status} from {self._scheme}://{self._host}{self._path}: {message}")
+        raise OpenAIError(f"HTTP {status} from {self.base_url}/chat/completions: {message}")
 
 
 def _answer_text(data: bytes) -> str:
