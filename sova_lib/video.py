@@ -64,7 +64,10 @@ def sample_indices(num_frames: int, fps: float, rate: float = 1.0) -> np.ndarray
     so fps 7.5 gives r = 8, fps 2.5 gives r = 2, fps 29.97 gives r = 30;
     F = 25 at 10 fps gives round(2.5) + 1 = 3 frames; F = 95 at 29.97 fps and
     s = 3 gives round(9.5) + 1 = 11 frames; a linspace point of 4.5 becomes
-    frame 4. ``F / r * s`` is evaluated in that order, in float64.
+    frame 4. ``F / r * s`` is evaluated in that order, in float64, and the
+    linspace points are numpy's float64 values, so a tie is decided by the
+    float, as in the authors' numpy code: F = 30, n = 15 puts point 7 at
+    14.500000000000002, which becomes frame 15, not 14.
 
     Edge cases, kept exactly as the formula gives them (the paper's models saw
     these frames):
@@ -370,7 +373,8 @@ def write_video(path, frames, fps: float, *, codec: str = "libx264", crf: int = 
     ``codec``: any FFmpeg encoder PyAV carries (``"libx264"`` H.264, ``"mpeg4"``
     MPEG-4 part 2, ``"ffv1"`` lossless in ``.mkv``/``.avi``). ``crf`` applies to
     libx264 only (0 = lossless in 4:4:4, 23 = FFmpeg's default). ``fps`` may be
-    non-integer (29.97 is written as 30000/1001). H.264 needs even width and
+    non-integer: it is written as the nearest fraction with a denominator up to
+    1001 (29.97 as 2997/100, 30000/1001 as itself). H.264 needs even width and
     height in 4:2:0; odd sizes raise ``ValueError``. Returns ``path``.
     """
     import av
