@@ -98,22 +98,28 @@ def add_commands(subparsers) -> None:
                     "CACHE_DIR/descriptions/<name>__<config hash>/ (resumable; see sova_lib.runner).",
         epilog=_SOURCES, formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
-    d.add_argument("--model", metavar="NAME", help="model id (Hugging Face id, or the name a server serves); optional for motion")
+    d.add_argument("--model", metavar="NAME",
+                   help="model id (Hugging Face id, or the name a server serves); optional for motion")
     d.add_argument("--prompt", required=True, metavar="PRESET_OR_TEXT",
                    help="a preset (general, task-aware, task-aware-<dataset>; see sova_lib.prompts) or free text")
     d.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
-    d.add_argument("--fps", type=float, default=1.0, metavar="F", help="frames sampled per second of video (default 1)")
-    d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR", help="cache root; results go to DIR/descriptions/")
+    d.add_argument("--fps", type=float, default=1.0, metavar="F",
+                   help="frames sampled per second of video (default 1)")
+    d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR",
+                   help="cache root; results go to DIR/descriptions/")
     src = d.add_mutually_exclusive_group(required=True)
     src.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
     src.add_argument("--benchmark", choices=["sovabench"], help="describe a benchmark's clips")
     # A later `--manifest PLAN` (frames read straight from source videos through a
     # clip plan) joins this group: it yields runner.Item records with window, crop
     # and reverse set, and crop_source naming the plan; see _items().
-    d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOL_SPLITS), help=f"benchmark protocol: {', '.join(PROTOCOL_SPLITS)} (with --benchmark)")
-    d.add_argument("--video-root", type=Path, metavar="DIR", help="folder holding the clip files (with --benchmark)")
+    d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOL_SPLITS),
+                   help=f"benchmark protocol: {', '.join(PROTOCOL_SPLITS)} (with --benchmark)")
+    d.add_argument("--video-root", type=Path, metavar="DIR",
+                   help="folder holding the clip files (with --benchmark)")
     d.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
-    d.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (default OPENAI_API_KEY)")
+    d.add_argument("--api-key-env", metavar="NAME",
+                   help="environment variable holding the API key (default OPENAI_API_KEY)")
     d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight (openai backend)")
     d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens (default 1024)")
     d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
@@ -125,7 +131,8 @@ def add_commands(subparsers) -> None:
     i = subparsers.add_parser(
         "import", help="turn the SOVABench authors' output JSON into a description cache",
         description=_IMPORT, formatter_class=argparse.RawDescriptionHelpFormatter)
-    i.add_argument("--authors-json", required=True, type=Path, metavar="FILE", help='one JSON object {"<index>": "<text>"}')
+    i.add_argument("--authors-json", required=True, type=Path, metavar="FILE",
+                   help='one JSON object {"<index>": "<text>"}')
     i.add_argument("--cache-dir", required=True, type=Path, metavar="DIR")
     i.add_argument("--backend", required=True, help="backend that made the text (e.g. transformers)")
     i.add_argument("--model", required=True, help="model that made the text (e.g. openbmb/MiniCPM-V-4_5)")
@@ -171,7 +178,8 @@ def _video_items(spec: str):
 
     path = Path(spec)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES | IMAGE_SUFFIXES)
+        media = VIDEO_SUFFIXES | IMAGE_SUFFIXES
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in media)
     else:
         files = sorted(Path(p) for p in glob.glob(spec, recursive=True) if Path(p).is_file())
     if not files:
@@ -206,7 +214,8 @@ def _benchmark_items(args):
     if not args.video_root.is_dir():
         raise CliError(f"--video-root {args.video_root} is not a folder")
     clips = load_split(PROTOCOL_SPLITS[args.protocol])
-    return [Item(c.index, clip_path(args.video_root, c.name, c.prefix), is_video=True) for c in clips], "clip-files"
+    items = [Item(c.index, clip_path(args.video_root, c.name, c.prefix), is_video=True) for c in clips]
+    return items, "clip-files"
 
 
 def _items(args):
@@ -219,7 +228,7 @@ def _items(args):
 def run_describe(args) -> int:
     from .describe import make_describer
     from .prompts import resolve_prompt
-    from .runner import describe_items
+    from .runner import CacheLockedError, describe_items
 
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
@@ -233,16 +242,23 @@ def run_describe(args) -> int:
         describer = make_describer(args.backend, **options)
     except (TypeError, ValueError) as err:
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
-    summary = describe_items(describer, items, args.cache_dir, prompt=prompt, fps=args.fps,
-                             crop_source=crop_source, retry_errors=args.retry_errors,
-                             show_progress=not args.no_progress)
+    try:
+        summary = describe_items(describer, items, args.cache_dir, prompt=prompt, fps=args.fps,
+                                 crop_source=crop_source, retry_errors=args.retry_errors,
+                                 show_progress=not args.no_progress)
+    except (CacheLockedError, ValueError) as err:  # a busy folder, a broken cache file, duplicate ids
+        raise CliError(str(err)) from None
+    except KeyboardInterrupt:
+        print("sova: interrupted; every finished item is saved: run the same command again to resume",
+              file=sys.stderr)
+        return 130
     return 0 if summary.total_done > 0 or not items else 1
 
 
 def run_import(args) -> int:
     from . import __version__
     from .prompts import resolve_prompt
-    from .runner import DescriptionCache, cache_folder, cache_key, config_hash
+    from .runner import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
 
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
@@ -260,7 +276,10 @@ def run_import(args) -> int:
         texts[int(k) if k.strip().lstrip("-").isdigit() else k] = v
     config = {"model": args.model, **({"revision": args.revision} if args.revision else {})}
     key = cache_key(args.backend, config, prompt, args.fps, sampler_version="authors", crop_source="authors-clips")
-    cache = DescriptionCache(cache_folder(args.cache_dir, key, prefix="imported-")).open()
+    try:
+        cache = DescriptionCache(cache_folder(args.cache_dir, key, prefix="imported-")).open()
+    except (CacheLockedError, ValueError) as err:
+        raise CliError(str(err)) from None
     added = 0
     try:
         for id, text in texts.items():

@@ -44,7 +44,7 @@ from .describe import DescribeRequest, Describer
 from .prompts import Prompt
 
 __all__ = [
-    "IMAGE_SUFFIXES", "DescriptionCache", "Item", "RunSummary",
+    "IMAGE_SUFFIXES", "CacheLockedError", "DescriptionCache", "Item", "RunSummary",
     "cache_folder", "cache_key", "config_hash", "describe_items", "load_item",
 ]
 
@@ -98,8 +98,6 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
     from .video import sample_frames
 
     frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse)
-    if not frames.images:
-        raise ValueError(f"{path}: no frames could be decoded")
     return list(frames.images), tuple(float(t) for t in frames.timestamps), True
 
 
@@ -196,6 +194,10 @@ def _read_jsonl(path: Path, repair: bool) -> list[dict]:
     return records
 
 
+class CacheLockedError(RuntimeError):
+    """Another process is writing to the same cache folder."""
+
+
 class DescriptionCache:
     """One cache folder: append-only descriptions and errors, and the manifest.
 
@@ -226,10 +228,18 @@ class DescriptionCache:
             pass
         except OSError:
             self._lock.close()
-            raise RuntimeError(f"another run is writing to {self.folder}; wait for it to finish or stop it") from None
-        for rec in _read_jsonl(self.descriptions_path, repair=True):
+            raise CacheLockedError(f"another run is writing to {self.folder}; "
+                                   "wait for it to finish or stop it") from None
+        try:
+            described = _read_jsonl(self.descriptions_path, repair=True)
+            failed = _read_jsonl(self.errors_path, repair=True)
+        except BaseException:
+            self._lock.close()
+            self._lock = None
+            raise
+        for rec in described:
             self.done.setdefault(rec["id"], rec.get("text", ""))
-        for rec in _read_jsonl(self.errors_path, repair=True):
+        for rec in failed:
             self.failures[rec["id"]] = rec.get("error", "")
         for key in self.done:
             self.failures.pop(key, None)
@@ -239,9 +249,13 @@ class DescriptionCache:
         return self
 
     def manifest(self) -> dict:
-        if self.manifest_path.exists():
+        """The manifest written last, or ``{}``."""
+        if not self.manifest_path.exists():
+            return {}
+        try:
             return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        return {}
+        except ValueError as err:
+            raise ValueError(f"{self.manifest_path}: not valid JSON ({err}); delete it to have it rewritten") from None
 
     def add(self, id: Any, text: str) -> None:
         self._desc.write(json.dumps({"id": id, "text": text}, ensure_ascii=False) + "\n")
@@ -345,7 +359,7 @@ def describe_items(
     sampler_version: str | None = None,
     retry_errors: bool = False,
     loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
-    load_workers: int = 2,
+    load_workers: int | None = None,
     prefetch: int | None = None,
     sync_every: float = 5.0,
     show_progress: bool = True,
@@ -359,7 +373,8 @@ def describe_items(
     ``fps`` is the sampling rate in frames per second of video. ``crop_source``
     says where crop boxes come from (``"none"``: whole frames of the given
     files); it is part of the cache key. ``loader(item, fps)`` returns
-    ``(frames, timestamps, is_video)``. Ids must be unique.
+    ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
+    (default: half the CPU cores, 2 to 8). Ids must be unique.
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
@@ -375,8 +390,22 @@ def describe_items(
         seen.add(item.id)
 
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
-    digest = config_hash(key)
     cache = DescriptionCache(cache_folder(cache_dir, key), sync_every=sync_every).open()
+    try:
+        summary = _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_workers, prefetch,
+                       show_progress, extra_manifest)
+    finally:
+        cache.close()
+    if verbose:
+        print(summary)
+    return summary
+
+
+def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_workers, prefetch,
+         show_progress, extra_manifest) -> RunSummary:
+    """``describe_items`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
+    from tqdm.auto import tqdm
+
     summary = RunSummary(cache.folder)
     todo = []
     for item in items:
@@ -386,35 +415,25 @@ def describe_items(
             summary.skipped_failed += 1
         else:
             todo.append(item)
-
-    previous = cache.manifest()
     run_info = getattr(describer, "run_info", None)
     manifest = {
-        **key,
-        "config_hash": digest,
-        "hash_fields": sorted(key),
-        "model": key["describer"].get("model"),
-        "revision": key["describer"].get("revision"),
-        "library_version": _library_version(),
-        "run": run_info() if callable(run_info) else {},
-        "imported": False,
-        **(extra_manifest or {}),
-        "created": previous.get("created", _now()),
-        "started": _now(),
+        **key, "config_hash": config_hash(key), "hash_fields": sorted(key),
+        "model": key["describer"].get("model"), "revision": key["describer"].get("revision"),
+        "library_version": _library_version(), "run": run_info() if callable(run_info) else {},
+        "imported": False, **(extra_manifest or {}),
+        "created": cache.manifest().get("created", _now()), "started": _now(),
     }
-    batch_size = max(1, int(describer.max_batch_size))
-    concurrency = max(1, int(describer.max_concurrency))
-    prefetch = max(1, prefetch if prefetch is not None else batch_size * (concurrency + 1))
-    start = time.monotonic()
+    start, last_update = time.monotonic(), time.monotonic()
 
     def update_manifest() -> None:
         summary.seconds = time.monotonic() - start
         summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
+        rate = round(summary.items_per_s, 4)
         manifest.update(counts={"done": summary.total_done, "failed": summary.total_failed},
                         last_run={"described": summary.described, "failed": summary.failed,
                                   "skipped_cached": summary.skipped_cached, "seconds": round(summary.seconds, 3),
-                                  "items_per_s": round(summary.items_per_s, 4)},
-                        throughput_items_per_s=round(summary.items_per_s, 4), updated=_now())
+                                  "items_per_s": rate},
+                        throughput_items_per_s=rate, updated=_now())
         cache.write_manifest(manifest)
 
     def load(item: Item):
@@ -425,15 +444,8 @@ def describe_items(
         except Exception as err:  # noqa: BLE001 - recorded as the item's failure
             return item.id, f"{type(err).__name__}: {err}"
 
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not show_progress,
-               dynamic_ncols=True)
-    load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
-    call_pool = ThreadPoolExecutor(concurrency, thread_name_prefix="sova-describe")
-    last_manifest = time.monotonic()
-
     def record(id: Any, text: str | None, error: str | None) -> None:
+        nonlocal last_update
         if error is None:
             cache.add(id, text)
             summary.described += 1
@@ -443,14 +455,40 @@ def describe_items(
             summary.failures[id] = error
             bar.set_postfix(failed=summary.failed, refresh=False)
         bar.update(1)
+        if time.monotonic() - last_update >= cache.sync_every:
+            update_manifest()
+            last_update = time.monotonic()
 
+    update_manifest()
+    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not show_progress,
+              dynamic_ncols=True) as bar:
+        try:
+            _schedule(describer, todo, load, record, load_workers, prefetch)
+        finally:
+            update_manifest()
+    return summary
+
+
+def _schedule(describer, todo, load, record, load_workers, prefetch) -> None:
+    """Run ``load`` on background threads and ``describer`` calls on a pool; ``record`` each outcome.
+
+    Up to ``prefetch`` items are loaded or waiting ahead of the model; a call
+    takes up to ``max_batch_size`` loaded requests and goes out when the batch
+    is full, when no call is in flight, or when nothing more is coming; at most
+    ``max_concurrency`` calls are in flight.
+    """
+    batch_size = max(1, int(describer.max_batch_size))
+    concurrency = max(1, int(describer.max_concurrency))
+    prefetch = max(1, prefetch if prefetch is not None else batch_size * (concurrency + 1))
+    if load_workers is None:
+        load_workers = min(8, max(2, (os.cpu_count() or 2) // 2))
+    load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
+    call_pool = ThreadPoolExecutor(concurrency, thread_name_prefix="sova-describe")
+    pending, exhausted = iter(todo), False
+    loads: set = set()
+    calls: dict = {}
+    ready: deque[DescribeRequest] = deque()
     try:
-        update_manifest()
-        pending = iter(todo)
-        exhausted = False
-        loads: set = set()
-        calls: dict = {}
-        ready: deque[DescribeRequest] = deque()
         while True:
             while not exhausted and len(loads) + len(ready) < prefetch:
                 item = next(pending, None)
@@ -464,7 +502,7 @@ def describe_items(
                 batch = [ready.popleft() for _ in range(min(batch_size, len(ready)))]
                 calls[call_pool.submit(_call, describer, batch)] = batch
             if not (loads or calls or ready):
-                break
+                return
             finished, _ = wait(loads | set(calls), return_when=FIRST_COMPLETED)
             for fut in finished:
                 if fut in loads:
@@ -473,23 +511,14 @@ def describe_items(
                     if error is None:
                         ready.append(request)
                     else:
-                        record(request, None, error)
+                        record(request, None, error)  # ``request`` is the item's id here
                 else:
                     calls.pop(fut)
                     for id, text, error in fut.result():
                         record(id, text, error)
-            if time.monotonic() - last_manifest >= sync_every:
-                update_manifest()
-                last_manifest = time.monotonic()
     finally:
-        bar.close()
         load_pool.shutdown(wait=False, cancel_futures=True)
         call_pool.shutdown(wait=False, cancel_futures=True)
-        update_manifest()
-        cache.close()
-    if verbose:
-        print(summary)
-    return summary
 
 
 def _library_version() -> str:

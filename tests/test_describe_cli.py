@@ -10,6 +10,7 @@ from PIL import Image
 from sova_lib import describe
 from sova_lib.cli import main
 from sova_lib.describe_cli import clip_path
+from sova_lib.runner import DescriptionCache
 from sova_lib.sovabench import load_split
 from sova_lib.video import example_videos
 
@@ -74,7 +75,7 @@ def test_describe_a_folder_ids_are_stems(tmp_path):
     assert manifest["crop_source"] == "none"
 
 
-def test_describe_a_glob(tmp_path):
+def test_describe_a_glob_a_busy_folder_and_a_broken_cache(tmp_path, capsys):
     for p in example_videos():
         shutil.copy(p, tmp_path / p.name)
     rc = main(["describe", "--backend", "fake-free", "--prompt", "Which way do people walk?", "--fps", "0.5",
@@ -84,6 +85,18 @@ def test_describe_a_glob(tmp_path):
     assert lines(folder / "descriptions.jsonl") == [
         {"id": "vtest_lawn_0600-0659", "text": "none: 4 frames, Which way do people walk?"}]
     assert folder.name.startswith("fake-free-none-custom-0.5fps__")
+    argv = ["describe", "--backend", "fake-free", "--prompt", "Which way do people walk?", "--fps", "0.5",
+            "--cache-dir", str(tmp_path / "cache"), "--videos", str(tmp_path / "*lawn*.mp4"), "--no-progress"]
+    busy = DescriptionCache(folder).open()
+    try:
+        assert main(argv) == 2
+        assert "another run is writing to" in capsys.readouterr().err
+    finally:
+        busy.close()
+    with open(folder / "descriptions.jsonl", "a") as f:
+        f.write('{"id": "x", "te\n{"id": "y", "text": "fine"}\n')
+    assert main(argv) == 2
+    assert "descriptions.jsonl, line 2: broken record" in capsys.readouterr().err
 
 
 def test_benchmark_clips_by_index_missing_ones_recorded_and_retried(tmp_path, capsys):
