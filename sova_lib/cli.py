@@ -18,6 +18,7 @@ __all__ = ["main", "build_parser", "CliError"]
 COMMAND_MODULES: tuple[str, ...] = (
     "sova_lib.evaluate_cli",
     "sova_lib.reproduce",
+    "sova_lib.describe_cli",
 )
 
 
