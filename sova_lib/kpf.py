@@ -237,11 +237,11 @@ def _block_fast(text: str) -> GeomBlock | None:
     """Parse a block with whole-block pattern scans, or None if it does not check out.
 
     It checks out when every line is a ``- {...}`` record holding exactly one
-    ``id1``, ``ts0`` and ``g0``; a block with blank lines, comments, ``meta``
+    ``id1``, ``ts0`` and ``g0`` and the block's braces balance; a block with blank lines, comments, ``meta``
     records or a bad line goes to :func:`_block_by_line` instead.
     """
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    if len(_ANY_RECORD.findall(text)) != n_lines:
+    if len(_ANY_RECORD.findall(text)) != n_lines or text.count("{") != text.count("}"):
         return None
     ids, frames, boxes = _ID1.findall(text), _TS0.findall(text), _G0.findall(text)
     if not (len(ids) == len(frames) == len(boxes) == n_lines):
@@ -267,6 +267,8 @@ def _block_by_line(text: str, path: Path, first_line: int) -> GeomBlock:
         if not _GEOM_RECORD.match(line):
             continue  # meta and other record kinds
         i, t, g = _ID1.findall(line), _TS0.findall(line), _G0.findall(line)
+        if line.count("{") != line.count("}"):
+            raise KpfError(f"{path}, line {lineno}: unbalanced braces in a geom record {line[:120]!r}")
         if not (len(i) == len(t) == len(g) == 1):
             raise KpfError(
                 f"{path}, line {lineno}: a geom record needs exactly one each of 'id1: <int>', "
