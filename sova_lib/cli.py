@@ -16,6 +16,7 @@ __all__ = ["main", "build_parser", "CliError"]
 
 #: Modules whose ``add_commands`` contribute sub-commands, in help order.
 COMMAND_MODULES: tuple[str, ...] = (
+    "sova_lib.clips_cli",
 )
 
 

@@ -1,6 +1,7 @@
 """Tests of the KPF reader (sova_lib.kpf) on the vendored MEVA sample and on small written files."""
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 
@@ -70,11 +71,16 @@ def test_virat_names_map_to_meva_and_unquoted_keys_parse(tmp_path):
     assert len(kpf.VIRAT_TO_MEVA) == 12
 
 
+@functools.lru_cache(maxsize=None)
+def _yaml_geom(path: Path) -> list[dict]:
+    return [yaml.load(line, Loader=yaml.CSafeLoader)[0]["geom"] for line in open(path)]
+
+
 @pytest.mark.parametrize("block_chars", [7_777, 100_000, 4_000_000])
 def test_iter_geom_matches_a_yaml_parser(block_chars):
     """The streaming parser gives exactly what a YAML parser gives, whatever the block size."""
     path = _sample_files()[G506].geom
-    ref = [yaml.load(line, Loader=yaml.CSafeLoader)[0]["geom"] for line in open(path)]
+    ref = _yaml_geom(path)
     blocks = list(kpf.iter_geom(path, block_chars=block_chars))
     if block_chars < 100_000:
         assert len(blocks) > 10
