@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib import clips, kpf
+from sova_lib import clips, kpf, kpf_index
 from sova_lib.sovabench import load_split
 
 SAMPLE = Path(str(resources.files("sova_lib") / "data" / "meva-annotations-sample"))
@@ -92,7 +92,7 @@ def _child(folder: str) -> None:
     files = kpf.find_annotation_files(folder)["v"]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t = time.perf_counter()
-    index = kpf.build_video_index(files)
+    index = kpf_index.build_video_index(files)
     secs = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     n_regions = sum(a.region is not None for a in index.activities)

@@ -260,13 +260,15 @@ def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str 
 
 def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: str | Path, *,
                   codec: str | None = None, pix_fmt: str | None = "yuv420p", crf: int | None = 18,
-                  progress: bool = False) -> ExtractSummary:
+                  workers: int = 1, progress: bool = False) -> ExtractSummary:
     """Write every ``ok`` row's clip to ``<out_dir>/<video>.mp4`` (see the module docstring).
 
     Source videos are found under ``video_root`` by name
     (:func:`find_source_videos`). Clips already present are skipped; rows
-    sharing a clip name are written once. Returns an :class:`ExtractSummary`;
-    each outcome is also appended to ``<out_dir>/extract_log.jsonl``.
+    sharing a clip name are written once. With ``workers > 1``, that many
+    processes each decode one source video at a time. Returns an
+    :class:`ExtractSummary`; each outcome is also appended to
+    ``<out_dir>/extract_log.jsonl``.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -306,16 +308,26 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
                 bar.update(1)
 
         for source, group in todo.items():
-            if bar is not None:
-                bar.set_postfix_str(source[-40:])
-            path = videos.get(source)
-            if path is None:
+            if source not in videos:
                 for r in group:
                     on_done({"index": r.index, "video": r.video, "status": "failed", "frames": 0,
                              "window": None, "crop": None, "fps": None,
                              "reason": f"source video {source} ({'/'.join(VIDEO_EXTENSIONS)}) not found under {video_root}"})
-                continue
-            cut_clips(path, group, out_dir, codec=codec, pix_fmt=pix_fmt, crf=crf, on_done=on_done)
+        found = [(videos[source], group) for source, group in todo.items() if source in videos]
+        options = dict(codec=codec or default_codec(), pix_fmt=pix_fmt, crf=crf)
+        if workers > 1 and len(found) > 1:
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            with ProcessPoolExecutor(workers) as pool:
+                jobs = [pool.submit(cut_clips, path, group, out_dir, **options) for path, group in found]
+                for job in as_completed(jobs):
+                    for rec in job.result():
+                        on_done(rec)
+        else:
+            for path, group in found:
+                if bar is not None:
+                    bar.set_postfix_str(path.stem[-40:])
+                cut_clips(path, group, out_dir, on_done=on_done, **options)
     if bar is not None:
         bar.close()
     return summary

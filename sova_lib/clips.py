@@ -10,7 +10,7 @@ the rules of the SOVABench spec, section 6, with no video needed:
    Activities without actors are skipped; an activity with several
    timespans gives status ``several_timespans``.
 2-3. The region is the union of the activity's actors' counted boxes over
-   frames ``start <= f < end`` (see ``kpf.build_video_index``), with no
+   frames ``start <= f < end`` (see ``kpf_index.build_video_index``), with no
    padding; no box gives ``no_boxes``; a region with ``x2 - x1`` or
    ``y2 - y1`` under ``min_size`` (112 px) gives ``region_too_small``.
 4. The window is ``start..end``, both included; ``vehicle_starts`` begins
@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from . import kpf
+from .kpf_index import VideoIndex, load_video_index
 from .sovabench import REVERSED_ACTIVITY, Clip
 
 __all__ = [
@@ -129,7 +130,7 @@ def _window(activity: str, start: int, end: int, buffer_frames: int) -> tuple[in
     return start, end
 
 
-def plan_clip(clip: Clip, index: kpf.VideoIndex | None, *, min_size: int = MIN_REGION_SIZE,
+def plan_clip(clip: Clip, index: VideoIndex | None, *, min_size: int = MIN_REGION_SIZE,
               buffer_frames: int = START_STOP_BUFFER_FRAMES) -> ManifestRow:
     """The manifest row of one clip, given its video's index (None: annotations missing)."""
     activity = REVERSED_SOURCE_ACTIVITY if clip.activity == REVERSED_ACTIVITY else clip.activity
@@ -156,35 +157,53 @@ def plan_clip(clip: Clip, index: kpf.VideoIndex | None, *, min_size: int = MIN_R
 
 def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir=None,
                min_size: int = MIN_REGION_SIZE, buffer_frames: int = START_STOP_BUFFER_FRAMES,
-               progress: bool = False) -> list[ManifestRow]:
+               workers: int = 1, progress: bool = False) -> list[ManifestRow]:
     """Plan every clip, in input order: one :class:`ManifestRow` per clip.
 
     Annotation files are found anywhere under ``annotations_root`` by video
     name (``kpf.find_annotation_files``; a MEVA source video's ``.rNN``
     release suffix is dropped when needed). Each video's index is read once,
-    from ``cache_dir`` when valid (see ``kpf.load_video_index``; ``False``
-    disables the cache). A malformed annotation file raises ``kpf.KpfError``
+    from ``cache_dir`` when valid (see ``kpf_index.load_video_index``;
+    ``False`` disables the cache), by ``workers`` processes in parallel when
+    ``workers > 1``. A malformed annotation file raises ``kpf.KpfError``
     naming the file and line.
     """
     found = kpf.find_annotation_files(annotations_root)
     by_video: dict[str, list[int]] = {}
     for k, clip in enumerate(clips):
         by_video.setdefault(clip.source_video, []).append(k)
+    files_of = {}
+    for video in by_video:
+        files = next((found[n] for n in kpf.annotation_names(video) if n in found), None)
+        if files is not None and files.activities is not None and files.geom is not None:
+            files_of[video] = files
+
     out: list[ManifestRow | None] = [None] * len(clips)
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(clips), desc="planning clips", unit="row")
-    for video, ks in by_video.items():
-        files = next((found[n] for n in kpf.annotation_names(video) if n in found), None)
-        index = None
-        if files is not None and files.activities is not None and files.geom is not None:
-            index = kpf.load_video_index(files, cache_dir)
-        for k in ks:
+
+    def plan_video(video: str, index: VideoIndex | None) -> None:
+        for k in by_video[video]:
             out[k] = plan_clip(clips[k], index, min_size=min_size, buffer_frames=buffer_frames)
         if bar is not None:
-            bar.update(len(ks))
+            bar.update(len(by_video[video]))
+
+    for video in by_video:
+        if video not in files_of:
+            plan_video(video, None)
+    if workers > 1 and len(files_of) > 1:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(workers) as pool:
+            jobs = {pool.submit(load_video_index, files, cache_dir): video for video, files in files_of.items()}
+            for job in as_completed(jobs):
+                plan_video(jobs[job], job.result())
+    else:
+        for video, files in files_of.items():
+            plan_video(video, load_video_index(files, cache_dir))
     if bar is not None:
         bar.close()
     return out  # type: ignore[return-value]

@@ -35,6 +35,7 @@ def add_commands(subparsers) -> None:
     plan.add_argument("--min-size", type=int, default=None, help="smallest region side in pixels (default 112)")
     plan.add_argument("--buffer-frames", type=int, default=None,
                       help="frames added before vehicle_starts / after vehicle_stops (default 90)")
+    plan.add_argument("--workers", type=int, default=1, help="processes reading annotation files (default 1)")
     plan.add_argument("--quiet", action="store_true", help="no progress bar")
     plan.set_defaults(func=_plan)
 
@@ -47,6 +48,7 @@ def add_commands(subparsers) -> None:
                                                    "libx264rgb with --crf 0 is lossless")
     ext.add_argument("--pix-fmt", default="yuv420p", help="output pixel format (default yuv420p)")
     ext.add_argument("--crf", type=int, default=18, help="x264 constant rate factor (default 18; 0 = lossless)")
+    ext.add_argument("--workers", type=int, default=1, help="processes, each decoding one source video (default 1)")
     ext.add_argument("--quiet", action="store_true", help="no progress bar")
     ext.set_defaults(func=_extract)
 
@@ -87,7 +89,7 @@ def _plan(args) -> int:
         kw["buffer_frames"] = args.buffer_frames
     try:
         planned = clips.plan_clips(rows, args.annotations, cache_dir=False if args.no_cache else args.cache_dir,
-                                   progress=not args.quiet, **kw)
+                                   workers=args.workers, progress=not args.quiet, **kw)
     except kpf.KpfError as err:
         raise CliError(f"{err}\n  fix or remove that annotation file and run the command again") from None
     clips.write_manifest(planned, args.out)
@@ -115,7 +117,7 @@ def _extract(args) -> int:
     if not Path(args.video_root).is_dir():
         raise CliError(f"--video-root {args.video_root} is not a directory")
     summary = extract_clips(rows, args.video_root, args.out, codec=args.codec, pix_fmt=args.pix_fmt,
-                            crf=args.crf, progress=not args.quiet)
+                            crf=args.crf, workers=args.workers, progress=not args.quiet)
     for line in summary.lines():
         print(line)
     print(f"clips and extract_log.jsonl: {args.out}")

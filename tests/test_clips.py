@@ -1,9 +1,11 @@
 """Tests of clip planning, extraction and statistics (sova_lib.clips, sova_lib.clip_extract, sova clips ...)."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
+import shutil
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -92,6 +94,12 @@ def test_sample_plan_matches_a_plain_frame_by_frame_computation(sample_plan):
             cache[key] = _naive_plan(clip)
         window, region = cache[key]
         assert ((p.start_frame, p.end_frame), p.region) == (window, region), clip.name
+
+
+def test_parallel_planning_gives_the_same_manifest(sample_plan, tmp_path):
+    rows, planned = sample_plan
+    assert clips.plan_clips(rows, SAMPLE, cache_dir=tmp_path, workers=2) == planned
+    assert len(list(tmp_path.glob("*.json"))) == 4  # one index per video, written by the workers
 
 
 def test_hand_checked_rows_buffers_and_reversal(sample_plan):
@@ -353,6 +361,23 @@ def test_lossless_extraction_is_pixel_exact(synth, tmp_path):
     log = [json.loads(x) for x in (tmp_path / "extract_log.jsonl").read_text().splitlines()]
     stops = next(r for r in log if r["index"] == 4)
     assert stops["window"] == [50, 59] and "clamped" in stops["reason"] and stops["fps"] == FPS
+
+
+def test_parallel_extraction_over_two_source_videos(synth, tmp_path):
+    root, planned = synth
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    shutil.copy(root / "videos" / "cam" / "synth_cam.r13.mp4", videos / "synth_cam.r13.mp4")
+    shutil.copy(root / "videos" / "cam" / "synth_cam.r13.mp4", videos / "other_cam.avi.mp4")
+    other = [dataclasses.replace(r, video=r.video.replace("synth_cam", "other_cam.avi"), source_video="other_cam.avi")
+             for r in planned[:4]]
+    s = clip_extract.extract_clips([*planned[:4], *other], videos, tmp_path / "out", codec="libx264rgb", crf=0,
+                                   workers=2)
+    assert (s.written, s.failed) == (8, 0)  # 4 clips from each source video
+    for row in [planned[0], other[2]]:
+        got, _ = _decode(tmp_path / "out" / f"{row.video}.mp4")
+        want = _expected(row)
+        assert len(got) == len(want) and all((g == w).all() for g, w in zip(got, want))
 
 
 def test_default_h264_extraction_keeps_frames_in_order(synth, tmp_path):
