@@ -39,6 +39,7 @@ from .kpf_index import VideoIndex, load_video_index
 from .sovabench import REVERSED_ACTIVITY, Clip
 
 __all__ = [
+    "BUFFERED_ACTIVITIES",
     "DEFAULT_FPS",
     "MANIFEST_COLUMNS",
     "MIN_REGION_SIZE",
@@ -68,6 +69,8 @@ MANIFEST_COLUMNS = ("index", "video", "source_video", "activity", "start_frame",
 MIN_REGION_SIZE = 112
 #: Frames added before ``vehicle_starts`` and after ``vehicle_stops`` (3 s at 30 fps).
 START_STOP_BUFFER_FRAMES = 90
+#: Activities whose window is widened by the buffer: (buffers before, buffers after).
+BUFFERED_ACTIVITIES: dict[str, tuple[int, int]] = {"vehicle_starts": (1, 0), "vehicle_stops": (0, 1)}
 #: The annotated activity a ``vehicle_drives_forward`` clip is cut from (and played backwards).
 REVERSED_SOURCE_ACTIVITY = "vehicle_reverses"
 #: Frame rate per source dataset used for durations when no video is at hand
@@ -123,11 +126,8 @@ class ManifestRow:
 
 
 def _window(activity: str, start: int, end: int, buffer_frames: int) -> tuple[int, int]:
-    if activity == "vehicle_starts":
-        return max(0, start - buffer_frames), end
-    if activity == "vehicle_stops":
-        return start, end + buffer_frames
-    return start, end
+    before, after = BUFFERED_ACTIVITIES.get(activity, (0, 0))
+    return max(0, start - before * buffer_frames), end + after * buffer_frames
 
 
 def plan_clip(clip: Clip, index: VideoIndex | None, *, min_size: int = MIN_REGION_SIZE,
@@ -280,7 +280,10 @@ def manifest_frames_args(row: ManifestRow, frame_size: tuple[int, int] | None = 
     x2/y2). With ``frame_size=(width, height)`` the crop is clamped to the
     frame; otherwise it is as annotated (it may pass the edge) and the window
     end may pass the video's last frame: the reader clamps both.
-    Raises ``ValueError`` for a row whose status is not ``ok``.
+    Raises ``ValueError`` for a row whose status is not ``ok``. For example::
+
+        path = clip_extract.find_source_videos(video_root, [row.source_video])[row.source_video]
+        frames = video.sample_frames(path, 1.0, **manifest_frames_args(row))
     """
     if not row.ok:
         raise ValueError(f"manifest row {row.index} ({row.video}) has no clip: status {row.status!r}")

@@ -20,7 +20,8 @@ __all__ = ["add_commands"]
 
 def add_commands(subparsers) -> None:
     p = subparsers.add_parser("clips", help="build SOVABench clips from MEVA/VIRAT: plan, extract, stats",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=__doc__.replace("``", "").replace("::\n", ""),
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="clips_command", metavar="STEP", required=True)
 
     plan = sub.add_parser("plan", help="compute each row's crop region and frame window (no video needed)")
