@@ -116,12 +116,16 @@ class _Writer:
         self.crop = (x1, y1, x1 + w, y1 + h)
         self.tmp = path.with_name(f".{path.stem}.partial{path.suffix}")
         self.container = av.open(str(self.tmp), "w", format="mp4")
-        self.stream = self.container.add_stream(codec, rate=rate)
-        self.stream.width, self.stream.height = w, h
-        if pix_fmt:
-            self.stream.pix_fmt = pix_fmt
-        if crf is not None and codec.startswith("libx264"):
-            self.stream.options = {"crf": str(crf)}
+        try:
+            self.stream = self.container.add_stream(codec, rate=rate)
+            self.stream.width, self.stream.height = w, h
+            if pix_fmt:
+                self.stream.pix_fmt = pix_fmt
+            if crf is not None and codec.startswith("libx264"):
+                self.stream.options = {"crf": str(crf)}
+        except Exception:
+            self.abort()
+            raise
         self.buffer = [] if row.reversed else None
         self.frames = 0
 

@@ -437,6 +437,13 @@ def test_extraction_resumes_and_records_failures(synth, tmp_path, monkeypatch):
     assert len(log) == (4 + 3) + (1 + 2)  # one line per clip written or failed, in each run
 
 
+def test_unknown_encoder_fails_each_clip_and_leaves_no_file(synth, tmp_path):
+    root, planned = synth
+    s = clip_extract.extract_clips(planned[:2], root / "videos", tmp_path, codec="no_such_codec")
+    assert (s.written, s.failed) == (0, 2) and "no_such_codec" in s.errors[0][2]
+    assert [p.name for p in tmp_path.iterdir()] == ["extract_log.jsonl"]
+
+
 # --------------------------------------------------------------------------- real footage, end to end
 
 
