@@ -16,7 +16,9 @@ __all__ = ["main", "build_parser", "CliError"]
 
 #: Modules whose ``add_commands`` contribute sub-commands, in help order.
 COMMAND_MODULES: tuple[str, ...] = (
+    "sova_lib.describe_cli",
     "sova_lib.evaluate_cli",
+    "sova_lib.clips_cli",
     "sova_lib.reproduce",
 )
 

@@ -71,7 +71,9 @@ def read_descriptions(path: str | Path) -> dict:
             whole = json.loads(text)
         except json.JSONDecodeError:
             whole = None  # not one object: read it as JSON Lines below
-        if isinstance(whole, dict) and not ({"id", "text"} <= whole.keys()):
+        # One object keyed by ids is the authors' format; an object with "id"
+        # or "text" keys is a one-line JSON Lines file.
+        if isinstance(whole, dict) and not ({"id", "text"} & whole.keys()):
             for key, value in whole.items():
                 _put(out, sources, _as_id(key, f"{path}"), value, f"{path}, key {key!r}")
             return out

@@ -132,7 +132,7 @@ def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, boots
 
 def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "max", ties: str = "stable",
              allow_missing: bool = False, bootstrap: int = 0, seed: int = 0,
-             block_vectors: int = 4096) -> Result:
+             block_vectors: int = 1024, dtype=np.float32) -> Result:
     """Score ``items`` (vectors of clips, keyed by benchmark id) under ``protocol``.
 
     Clips of the protocol missing from ``items`` raise ``CoverageError``
@@ -140,7 +140,8 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     note says how many). Items the protocol does not use are ignored and
     counted in ``notes``. ``bootstrap > 0`` adds a 95% percentile interval
     from that many resamples of the queries (within each pair for Pair-mAP),
-    drawn from ``numpy.random.default_rng(seed)``.
+    drawn from ``numpy.random.default_rng(seed)``. ``dtype`` is the precision
+    of the similarity products (float64 for exact comparisons).
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     pos, notes = _coverage(protocol, items.ids, allow_missing)
@@ -150,7 +151,7 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     for task in protocol.tasks():
         task = _restrict(task, present)
         sims = set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]),
-                              aggregate=aggregate, block_vectors=block_vectors)
+                              aggregate=aggregate, block_vectors=block_vectors, dtype=dtype)
         tasks.append(task)
         per_query_ap.append(metrics.average_precision_rows(sims, task.relevance(), task.valid(), ties=ties))
     return _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,

@@ -78,6 +78,8 @@ def average_precision_rows(
     if not np.isfinite(scores[valid]).all():
         raise ValueError("scores must be finite for every valid gallery entry")
     relevant = relevant & valid
+    if ties == "stable" and scores.dtype == np.float32:
+        return _stable_ap(scores, relevant, valid)
     # Invalid entries go last, below every valid score, and are never relevant.
     key = np.where(valid, scores.astype(np.float64), -np.inf)
     if ties in ("stable", "expected"):
@@ -92,11 +94,53 @@ def average_precision_rows(
     ranks = np.arange(1, scores.shape[1] + 1, dtype=np.float64)
     hits = np.cumsum(rel, axis=1)
     if ties != "expected":
-        ap = (rel * hits / ranks).sum(axis=1)
+        ap = (rel * hits / ranks).sum(axis=1)  # optimistic or pessimistic order
     else:
         ap = _expected_ap_sums(np.take_along_axis(key, order, axis=1), rel, hits, ranks)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n_rel > 0, ap / n_rel, np.nan)
+
+
+def _order_key(scores: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """uint64 keys whose ascending order is the stable descending-score order.
+
+    ``scores`` is float32. Each score maps to an order-preserving 32-bit
+    integer (its IEEE-754 bits, sign handled), inverted so that higher scores
+    come first; the gallery position breaks ties; invalid entries get the
+    lowest key of all. Keys are unique within a row.
+    """
+    n = scores.shape[1]
+    bits = (scores + np.float32(0.0)).view(np.uint32)  # -0.0 + 0.0 is +0.0: equal floats, equal bits
+    ordinal = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))
+    ordinal[~valid] = 0
+    inverted = (np.uint32(0xFFFFFFFF) - ordinal).astype(np.uint64)
+    inverted *= np.uint64(n)
+    inverted += np.arange(n, dtype=np.uint64)[None, :]
+    return inverted
+
+
+def _stable_ap(scores, relevant, valid):
+    """AP under the stable tie rule for float32 scores, without a full argsort.
+
+    Each row's negated scores are sorted once (invalid entries as +inf, last);
+    a relevant item's rank is then its insertion point. Rows where valid
+    scores tie fall back to unique keys (``_order_key``) so that ties follow
+    gallery order. AP = mean over relevant items of (hits so far) / rank.
+    """
+    neg = np.where(valid, -scores, np.float32(np.inf))
+    ordered = np.sort(neg, axis=1)
+    tied = ((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:])).any(axis=1)
+    out = np.full(scores.shape[0], np.nan)
+    for row in range(scores.shape[0]):
+        if tied[row]:
+            keys = _order_key(scores[row:row + 1], valid[row:row + 1])[0]
+            rel_keys, row_keys = np.sort(keys[relevant[row]]), np.sort(keys)
+        else:
+            rel_keys, row_keys = np.sort(neg[row, relevant[row]]), ordered[row]
+        if rel_keys.size:
+            ranks = np.searchsorted(row_keys, rel_keys) + 1
+            out[row] = (np.arange(1, rel_keys.size + 1) / ranks).sum() / rel_keys.size
+    return out
 
 
 def _expected_ap_sums(sorted_key, rel, hits, ranks):

@@ -78,13 +78,35 @@ class ItemVectors:
         return ItemVectors(np.asarray(self.ids)[positions], new_owner, np.asarray(self.vectors)[rows])
 
 
-def _grouped(items: ItemVectors):
+def _grouped(items: ItemVectors, dtype):
     """Vectors sorted by owner, with the start row of each item's run."""
     owner = np.asarray(items.owner, dtype=np.int64)
     order = np.argsort(owner, kind="stable")
     counts = items.counts
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    return np.ascontiguousarray(np.asarray(items.vectors, dtype=np.float32)[order]), starts, counts
+    return np.ascontiguousarray(np.asarray(items.vectors, dtype=dtype)[order]), starts, counts
+
+
+def _by_count(items: ItemVectors, dtype):
+    """Items grouped by their number of vectors ``c``, each group one dense block.
+
+    Returns ``(vectors, item_order, groups)``. ``item_order`` lists the items
+    by count; ``groups`` holds ``(c, n, first_item, first_row)`` for each
+    distinct count. A group's ``n * c`` rows of ``vectors`` are laid out
+    vector-major, as a ``(c, n, D)`` array: row ``k * n + i`` is the k-th
+    vector of the group's i-th item, so reductions over an item's vectors run
+    over whole contiguous slices.
+    """
+    vectors, starts, counts = _grouped(items, dtype)
+    item_order = np.argsort(counts, kind="stable")
+    values, first, sizes = np.unique(counts[item_order], return_index=True, return_counts=True)
+    rows, groups, row0 = [], [], 0
+    for c, f, n in zip(values.tolist(), first.tolist(), sizes.tolist()):
+        item_starts = starts[item_order[f:f + n]]
+        rows.append((item_starts[None, :] + np.arange(c)[:, None]).ravel())  # (c, n) vector-major
+        groups.append((c, n, f, row0))
+        row0 += c * n
+    return np.ascontiguousarray(vectors[np.concatenate(rows)]), item_order, groups
 
 
 def set_similarity(
@@ -92,41 +114,50 @@ def set_similarity(
     gallery: ItemVectors,
     *,
     aggregate: str = "max",
-    block_vectors: int = 4096,
+    block_vectors: int = 1024,
+    dtype=np.float32,
 ) -> np.ndarray:
-    """Item-to-item similarity matrix, ``(n_queries, n_gallery)`` float32.
+    """Item-to-item similarity matrix, ``(n_queries, n_gallery)``.
 
-    ``block_vectors`` bounds the number of query vectors multiplied at once
-    (memory is about ``block_vectors * M_gallery * 4`` bytes); any value gives
-    the same result. Vectors are used as given: pass unit rows for cosines.
+    Items are grouped by their number of vectors; the products of a block of
+    query vectors with all gallery vectors then reduce group by group over
+    contiguous slices (no per-pair loop, no scatter). ``block_vectors``
+    bounds the query vectors per block (memory is about
+    ``block_vectors * M_gallery`` floats); any block size gives the same
+    result. ``dtype`` is the precision of the products (float32 by default;
+    float64 for exact comparisons). Vectors are used as given: pass unit rows
+    for cosines.
     """
     if aggregate not in AGGREGATES:
         raise ValueError(f"unknown aggregate {aggregate!r}; choose one of {AGGREGATES}")
-    qv, q_starts, q_counts = _grouped(queries)
-    gv, g_starts, g_counts = _grouped(gallery)
-    if qv.shape[1] != gv.shape[1]:
-        raise ValueError(f"query vectors have {qv.shape[1]} dimensions, gallery vectors {gv.shape[1]}")
+    if np.shape(queries.vectors)[1] != np.shape(gallery.vectors)[1]:
+        raise ValueError(f"query vectors have {np.shape(queries.vectors)[1]} dimensions, "
+                         f"gallery vectors {np.shape(gallery.vectors)[1]}")
     if aggregate == "median":
-        return _median_similarity(qv, q_starts, q_counts, gv, g_starts, g_counts)
-    out = np.empty((q_counts.size, g_counts.size), dtype=np.float32)
-    reduce = np.maximum.reduceat if aggregate == "max" else np.add.reduceat
-    item = 0
-    while item < q_counts.size:
-        # Take as many whole query items as fit in one block (at least one).
-        stop = item + 1
-        rows = q_counts[item]
-        while stop < q_counts.size and rows + q_counts[stop] <= block_vectors:
-            rows += q_counts[stop]
-            stop += 1
-        r0 = q_starts[item]
-        sims = qv[r0:r0 + rows] @ gv.T  # (rows, M_gallery)
-        per_gallery = reduce(sims, g_starts, axis=1)  # (rows, n_gallery)
-        per_pair = reduce(per_gallery, q_starts[item:stop] - r0, axis=0)  # (items, n_gallery)
-        if aggregate == "mean":
-            per_pair /= np.outer(q_counts[item:stop], g_counts)
-        out[item:stop] = per_pair
-        item = stop
-    return out
+        return _median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype))
+    qv, q_order, q_groups = _by_count(queries, dtype)
+    gv, g_order, g_groups = _by_count(gallery, dtype)
+    n_g, dim = len(g_order), qv.shape[1]
+    reduce = np.max if aggregate == "max" else np.sum
+    out = np.empty((len(q_order), n_g), dtype=dtype)  # rows and columns in count order
+    for c_q, n_q, first_q, row_q in q_groups:
+        group = qv[row_q:row_q + c_q * n_q].reshape(c_q, n_q, dim)
+        step = max(1, block_vectors // c_q)
+        for i0 in range(0, n_q, step):
+            b = min(step, n_q - i0)
+            sims = group[:, i0:i0 + b].reshape(c_q * b, dim) @ gv.T  # (c_q * b, M_gallery)
+            per_gallery = np.empty((c_q * b, n_g), dtype=dtype)
+            for c_g, n, first_g, row_g in g_groups:
+                block = sims[:, row_g:row_g + c_g * n].reshape(c_q * b, c_g, n)
+                per_gallery[:, first_g:first_g + n] = reduce(block, axis=1)
+            out[first_q + i0:first_q + i0 + b] = reduce(per_gallery.reshape(c_q, b, n_g), axis=0)
+    if aggregate == "mean":
+        q_counts = np.repeat([g[0] for g in q_groups], [g[1] for g in q_groups])
+        g_counts = np.repeat([g[0] for g in g_groups], [g[1] for g in g_groups])
+        out /= np.outer(q_counts, g_counts).astype(dtype)
+    result = np.empty_like(out)
+    result[q_order] = out[:, np.argsort(g_order)]
+    return result
 
 
 def _median_similarity(qv, q_starts, q_counts, gv, g_starts, g_counts):

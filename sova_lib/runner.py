@@ -1,0 +1,527 @@
+"""The one runner loop that drives every describer, and its resumable cache.
+
+``describe_items(describer, items, cache_dir, prompt=..., fps=...)`` describes
+each ``Item`` (a video or an image file) with any ``Describer`` and appends the
+answers to a cache folder::
+
+    <cache_dir>/descriptions/<readable name>__<config hash>/
+        descriptions.jsonl   one {"id": ..., "text": ...} line per item, in finishing order
+        errors.jsonl         one {"id": ..., "error": ..., "time": ...} line per failure
+        manifest.json        the configuration, counts, throughput and times
+
+The config hash (12 hex digits of a SHA-256) covers everything that changes
+the text: the backend name and ``describer.config()`` (model, revision,
+decoding settings), the prompt texts, the system prompt, the sampling rate,
+the sampler version and the crop source. A changed prompt or rate therefore
+gets a new folder and never reuses old text; the same configuration finds its
+folder again and resumes: ids already in ``descriptions.jsonl`` are skipped, as
+are ids that failed before unless ``retry_errors=True``. A line torn by a
+killed run is cut off on the next start; complete lines are never lost.
+
+The loop: frames are decoded by ``load_workers`` background threads, at most
+``prefetch`` items ahead, so decoding overlaps the model; requests go to the
+describer in batches of up to ``describer.max_batch_size``, with up to
+``describer.max_concurrency`` calls in flight. Each answer is written and
+flushed as its call returns (fsync'd every ``sync_every`` seconds and at the
+end). A failing item is recorded and the run goes on; it ends with a summary.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .describe import DescribeRequest, Describer
+from .prompts import Prompt
+
+__all__ = [
+    "IMAGE_SUFFIXES", "CacheLockedError", "DescriptionCache", "Item", "RunSummary",
+    "cache_folder", "cache_key", "config_hash", "describe_items", "load_item",
+]
+
+#: File suffixes read as single images (``is_video=False``); anything else is a video.
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
+
+_SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "password", "secret",
+                          "authorization"})
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to describe: a video or image file and its stable ``id``.
+
+    ``window`` (first, last frame, inclusive), ``crop`` (x1, y1, x2, y2 in
+    pixels) and ``reverse`` select part of a video, so frames can come from a
+    cut clip or straight from a long source video. ``is_video=None`` decides
+    by the file suffix (``IMAGE_SUFFIXES``).
+    """
+
+    id: int | str
+    path: Path
+    window: tuple[int, int] | None = None
+    crop: tuple[int, int, int, int] | None = None
+    reverse: bool = False
+    is_video: bool | None = None
+
+    @property
+    def video(self) -> bool:
+        if self.is_video is not None:
+            return self.is_video
+        return Path(self.path).suffix.lower() not in IMAGE_SUFFIXES
+
+
+def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
+    """Frames of ``item``: ``(RGB PIL images, timestamps in s, is_video)``.
+
+    A video is sampled at ``fps`` frames per second of video with the paper's
+    sampler (``sova_lib.video.sample_frames``); an image is one frame with no
+    timestamp. Raises ``FileNotFoundError`` for a missing file and the
+    decoder's error for an unreadable one.
+    """
+    path = Path(item.path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    if not item.video:
+        from PIL import Image
+
+        with Image.open(path) as img:
+            return [img.convert("RGB")], (), False
+    from .video import sample_frames
+
+    frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse)
+    return list(frames.images), tuple(float(t) for t in frames.timestamps), True
+
+
+def config_hash(key: dict) -> str:
+    """12 hex digits of the SHA-256 of ``key`` as canonical JSON."""
+    blob = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+
+
+def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float,
+              sampler_version: str | None = None, crop_source: str = "none") -> dict:
+    """Everything that changes the text; its ``config_hash`` names the cache folder.
+
+    ``sampler_version`` defaults to ``sova_lib.video.SAMPLER_VERSION``.
+    """
+    _check_no_secrets(describer_config)
+    if sampler_version is None:
+        from .video import SAMPLER_VERSION as sampler_version
+    return {
+        "backend": backend,
+        "describer": describer_config,
+        "prompt": {"name": prompt.name, "video": prompt.video, "image": prompt.image},
+        "system_prompt": prompt.system_prompt,
+        "fps": float(fps),
+        "sampler_version": sampler_version,
+        "crop_source": crop_source,
+    }
+
+
+def _check_no_secrets(obj: Any, where: str = "describer config") -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if str(k).lower() in _SECRET_KEYS:
+                raise ValueError(f"{where} holds {k!r}: secrets must never be written to a cache manifest")
+            _check_no_secrets(v, where)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _check_no_secrets(v, where)
+
+
+def _slug(text: str, limit: int = 40) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:limit] or "x"
+
+
+def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "") -> Path:
+    """``<cache_dir>/descriptions/<prefix><backend>-<model>-<prompt>-<fps>fps__<config hash>``."""
+    model = str(key["describer"].get("model") or "")
+    parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], f"{key['fps']:g}fps"]
+    name = prefix + "-".join(_slug(p) for p in parts if p)
+    return Path(cache_dir) / "descriptions" / f"{name}__{config_hash(key)}"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _read_jsonl(path: Path, repair: bool) -> list[dict]:
+    """The records of a JSON Lines file written by ``DescriptionCache``.
+
+    A last line with no line end, or one that does not parse, was cut short by
+    an interrupted run: with ``repair`` it is cut off the file (every complete
+    line before it is kept). A broken line elsewhere raises ``ValueError``
+    naming the file and line.
+    """
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    records: list[dict] = []
+    pos, number = 0, 0
+    while pos < len(data):
+        number += 1
+        end = data.find(b"\n", pos)
+        raw = data[pos:] if end < 0 else data[pos:end]
+        is_last = end < 0 or not data[end + 1:].strip()
+        try:
+            if end < 0:
+                raise ValueError("no line end")
+            if raw.strip():
+                rec = json.loads(raw)
+                if not isinstance(rec, dict) or "id" not in rec:
+                    raise ValueError("not an object with an 'id'")
+                records.append(rec)
+        except ValueError as err:
+            if not is_last:
+                raise ValueError(f"{path}, line {number}: broken record ({err}); "
+                                 "remove or fix that line, then run again") from None
+            if repair:
+                print(f"sova: {path}: cut off an incomplete last line ({len(data) - pos} bytes) "
+                      "left by an interrupted run", file=sys.stderr)
+                with open(path, "r+b") as f:
+                    f.truncate(pos)
+            break
+        pos = end + 1
+    return records
+
+
+class CacheLockedError(RuntimeError):
+    """Another process is writing to the same cache folder."""
+
+
+class DescriptionCache:
+    """One cache folder: append-only descriptions and errors, and the manifest.
+
+    ``open()`` takes an exclusive lock (a second run on the same folder fails
+    at once), repairs a torn last line and reads what is there: ``done`` (id ->
+    text) and ``failures`` (id -> reason, for ids not described since).
+    """
+
+    def __init__(self, folder: str | Path, sync_every: float = 5.0):
+        self.folder = Path(folder)
+        self.descriptions_path = self.folder / "descriptions.jsonl"
+        self.errors_path = self.folder / "errors.jsonl"
+        self.manifest_path = self.folder / "manifest.json"
+        self.sync_every = sync_every
+        self.done: dict[Any, str] = {}
+        self.failures: dict[Any, str] = {}
+        self._files: list = []
+        self._last_sync = time.monotonic()
+
+    def open(self) -> "DescriptionCache":
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock = open(self.folder / ".lock", "w")
+        try:
+            import fcntl
+
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # no advisory locks on this platform
+            pass
+        except OSError:
+            self._lock.close()
+            raise CacheLockedError(f"another run is writing to {self.folder}; "
+                                   "wait for it to finish or stop it") from None
+        try:
+            described = _read_jsonl(self.descriptions_path, repair=True)
+            failed = _read_jsonl(self.errors_path, repair=True)
+        except BaseException:
+            self._lock.close()
+            self._lock = None
+            raise
+        for rec in described:
+            self.done.setdefault(rec["id"], rec.get("text", ""))
+        for rec in failed:
+            self.failures[rec["id"]] = rec.get("error", "")
+        for key in self.done:
+            self.failures.pop(key, None)
+        self._desc = open(self.descriptions_path, "a", encoding="utf-8")
+        self._err = open(self.errors_path, "a", encoding="utf-8")
+        self._files = [self._desc, self._err]
+        return self
+
+    def manifest(self) -> dict:
+        """The manifest written last, or ``{}``."""
+        if not self.manifest_path.exists():
+            return {}
+        try:
+            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except ValueError as err:
+            raise ValueError(f"{self.manifest_path}: not valid JSON ({err}); delete it to have it rewritten") from None
+
+    def add(self, id: Any, text: str) -> None:
+        self._desc.write(json.dumps({"id": id, "text": text}, ensure_ascii=False) + "\n")
+        self._desc.flush()
+        self.done[id] = text
+        self.failures.pop(id, None)
+        self._maybe_sync()
+
+    def add_error(self, id: Any, reason: str) -> None:
+        self._err.write(json.dumps({"id": id, "error": reason, "time": _now()}, ensure_ascii=False) + "\n")
+        self._err.flush()
+        self.failures[id] = reason
+        self._maybe_sync()
+
+    def _maybe_sync(self) -> None:
+        if time.monotonic() - self._last_sync >= self.sync_every:
+            self.sync()
+
+    def sync(self) -> None:
+        for f in self._files:
+            f.flush()
+            os.fsync(f.fileno())
+        self._last_sync = time.monotonic()
+
+    def write_manifest(self, manifest: dict) -> None:
+        _check_no_secrets(manifest, "manifest")
+        tmp = self.manifest_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, self.manifest_path)
+
+    def close(self) -> None:
+        if self._files:
+            self.sync()
+            for f in self._files:
+                f.close()
+            self._files = []
+        if getattr(self, "_lock", None) is not None:
+            self._lock.close()
+            self._lock = None
+
+
+@dataclass
+class RunSummary:
+    """What one ``describe_items`` call did; ``str()`` is the printed summary."""
+
+    folder: Path
+    described: int = 0
+    failed: int = 0
+    skipped_cached: int = 0
+    skipped_failed: int = 0
+    total_done: int = 0
+    total_failed: int = 0
+    seconds: float = 0.0
+    failures: dict = field(default_factory=dict)
+
+    @property
+    def items_per_s(self) -> float:
+        return self.described / self.seconds if self.seconds > 0 else 0.0
+
+    def __str__(self) -> str:
+        lines = [
+            f"described {self.described}, skipped {self.skipped_cached} (already cached), "
+            f"failed {self.failed} in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s)",
+            f"  descriptions: {self.folder / 'descriptions.jsonl'} ({self.total_done} items)",
+        ]
+        if self.skipped_failed:
+            lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
+                            "--retry-errors (retry_errors=True) tries them again")
+        if self.total_failed:
+            lines.append(f"  errors: {self.folder / 'errors.jsonl'} ({self.total_failed} items without a description)")
+        lines.append(f"  manifest: {self.folder / 'manifest.json'}")
+        return "\n".join(lines)
+
+
+def _call(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any, str | None, str | None]]:
+    """Describe ``batch``; on failure retry item by item. Returns (id, text or None, error or None)."""
+    try:
+        texts = describer.describe(batch)
+        if len(texts) != len(batch):
+            raise RuntimeError(f"describer returned {len(texts)} answers for {len(batch)} requests")
+        out = []
+        for req, text in zip(batch, texts):
+            ok = isinstance(text, str)
+            out.append((req.id, text if ok else None, None if ok else f"answer is {type(text).__name__}, not text"))
+        return out
+    except Exception as err:  # noqa: BLE001 - a backend may raise anything; it is recorded
+        if len(batch) > 1:
+            return [r for req in batch for r in _call(describer, [req])]
+        return [(batch[0].id, None, f"{type(err).__name__}: {err}")]
+
+
+def describe_items(
+    describer: Describer,
+    items: Iterable[Item],
+    cache_dir: str | Path,
+    *,
+    prompt: Prompt | str,
+    system_prompt: str | None = None,
+    fps: float = 1.0,
+    crop_source: str = "none",
+    sampler_version: str | None = None,
+    retry_errors: bool = False,
+    loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
+    load_workers: int | None = None,
+    prefetch: int | None = None,
+    sync_every: float = 5.0,
+    show_progress: bool = True,
+    verbose: bool = True,
+    extra_manifest: dict | None = None,
+) -> RunSummary:
+    """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
+
+    ``prompt`` is a ``Prompt`` (see ``sova_lib.prompts.resolve_prompt``) or
+    plain text, with ``system_prompt`` then taken as its system prompt.
+    ``fps`` is the sampling rate in frames per second of video. ``crop_source``
+    says where crop boxes come from (``"none"``: whole frames of the given
+    files); it is part of the cache key. ``loader(item, fps)`` returns
+    ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
+    (default: half the CPU cores, 2 to 8). Ids must be unique.
+
+    Returns a ``RunSummary`` (also printed when ``verbose``).
+    """
+    if isinstance(prompt, str):
+        prompt = Prompt("custom", prompt, prompt, system_prompt or None)
+    elif system_prompt is not None:
+        raise ValueError("a Prompt carries its own system prompt; pass system_prompt only with plain text")
+    items = list(items)
+    seen: set = set()
+    for item in items:
+        if item.id in seen:
+            raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
+        seen.add(item.id)
+
+    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
+    cache = DescriptionCache(cache_folder(cache_dir, key), sync_every=sync_every).open()
+    try:
+        summary = _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_workers, prefetch,
+                       show_progress, extra_manifest)
+    finally:
+        cache.close()
+    if verbose:
+        print(summary)
+    return summary
+
+
+def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_workers, prefetch,
+         show_progress, extra_manifest) -> RunSummary:
+    """``describe_items`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
+    from tqdm.auto import tqdm
+
+    summary = RunSummary(cache.folder)
+    todo = []
+    for item in items:
+        if item.id in cache.done:
+            summary.skipped_cached += 1
+        elif item.id in cache.failures and not retry_errors:
+            summary.skipped_failed += 1
+        else:
+            todo.append(item)
+    run_info = getattr(describer, "run_info", None)
+    manifest = {
+        **key, "config_hash": config_hash(key), "hash_fields": sorted(key),
+        "model": key["describer"].get("model"), "revision": key["describer"].get("revision"),
+        "library_version": _library_version(), "run": run_info() if callable(run_info) else {},
+        "imported": False, **(extra_manifest or {}),
+        "created": cache.manifest().get("created", _now()), "started": _now(),
+    }
+    start, last_update = time.monotonic(), time.monotonic()
+
+    def update_manifest() -> None:
+        summary.seconds = time.monotonic() - start
+        summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
+        rate = round(summary.items_per_s, 4)
+        manifest.update(counts={"done": summary.total_done, "failed": summary.total_failed},
+                        last_run={"described": summary.described, "failed": summary.failed,
+                                  "skipped_cached": summary.skipped_cached, "seconds": round(summary.seconds, 3),
+                                  "items_per_s": rate},
+                        throughput_items_per_s=rate, updated=_now())
+        cache.write_manifest(manifest)
+
+    def load(item: Item):
+        try:
+            frames, timestamps, is_video = loader(item, fps)
+            return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,
+                                   is_video, tuple(timestamps)), None
+        except Exception as err:  # noqa: BLE001 - recorded as the item's failure
+            return item.id, f"{type(err).__name__}: {err}"
+
+    def record(id: Any, text: str | None, error: str | None) -> None:
+        nonlocal last_update
+        if error is None:
+            cache.add(id, text)
+            summary.described += 1
+        else:
+            cache.add_error(id, error)
+            summary.failed += 1
+            summary.failures[id] = error
+            bar.set_postfix(failed=summary.failed, refresh=False)
+        bar.update(1)
+        if time.monotonic() - last_update >= cache.sync_every:
+            update_manifest()
+            last_update = time.monotonic()
+
+    update_manifest()
+    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not show_progress,
+              dynamic_ncols=True) as bar:
+        try:
+            _schedule(describer, todo, load, record, load_workers, prefetch)
+        finally:
+            update_manifest()
+    return summary
+
+
+def _schedule(describer, todo, load, record, load_workers, prefetch) -> None:
+    """Run ``load`` on background threads and ``describer`` calls on a pool; ``record`` each outcome.
+
+    Up to ``prefetch`` items are loaded or waiting ahead of the model; a call
+    takes up to ``max_batch_size`` loaded requests and goes out when the batch
+    is full, when no call is in flight, or when nothing more is coming; at most
+    ``max_concurrency`` calls are in flight.
+    """
+    batch_size = max(1, int(describer.max_batch_size))
+    concurrency = max(1, int(describer.max_concurrency))
+    prefetch = max(1, prefetch if prefetch is not None else batch_size * (concurrency + 1))
+    if load_workers is None:
+        load_workers = min(8, max(2, (os.cpu_count() or 2) // 2))
+    load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
+    call_pool = ThreadPoolExecutor(concurrency, thread_name_prefix="sova-describe")
+    pending, exhausted = iter(todo), False
+    loads: set = set()
+    calls: dict = {}
+    ready: deque[DescribeRequest] = deque()
+    try:
+        while True:
+            while not exhausted and len(loads) + len(ready) < prefetch:
+                item = next(pending, None)
+                if item is None:
+                    exhausted = True
+                else:
+                    loads.add(load_pool.submit(load, item))
+            while ready and len(calls) < concurrency and (
+                len(ready) >= batch_size or not calls or (exhausted and not loads)
+            ):
+                batch = [ready.popleft() for _ in range(min(batch_size, len(ready)))]
+                calls[call_pool.submit(_call, describer, batch)] = batch
+            if not (loads or calls or ready):
+                return
+            finished, _ = wait(loads | set(calls), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                if fut in loads:
+                    loads.discard(fut)
+                    request, error = fut.result()
+                    if error is None:
+                        ready.append(request)
+                    else:
+                        record(request, None, error)  # ``request`` is the item's id here
+                else:
+                    calls.pop(fut)
+                    for id, text, error in fut.result():
+                        record(id, text, error)
+    finally:
+        load_pool.shutdown(wait=False, cancel_futures=True)
+        call_pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _library_version() -> str:
+    from . import __version__
+
+    return __version__

@@ -1,0 +1,41 @@
+import numpy as np
+
+from sova_lib.embed import SentenceEncoder, resolve_encoder_path
+
+
+def test_offline_encoder_gives_unit_vectors(encoder):
+    vectors = encoder.encode(["A car turns left.", "A person opens the trunk.", ""])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    same = encoder.encode(["A car turns left."])[0]
+    np.testing.assert_array_equal(same, vectors[0])
+    # related sentences are closer than unrelated ones
+    a, b, c = encoder.encode(["A car turns left.", "The vehicle turns to the left.", "A man reads a book."])
+    assert a @ b > a @ c + 0.2
+
+
+def test_disk_cache_is_reused_without_loading_the_model(encoder, tmp_path):
+    first = SentenceEncoder(cache_dir=tmp_path, show_progress=False)
+    first._model = encoder.model  # share the already loaded weights
+    texts = ["The truck reverses.", "Nobody moves."]
+    vectors = first.encode(texts)
+    shards = list(first.cache_path.glob("shard-*.npz"))
+    assert len(shards) == 1
+    second = SentenceEncoder(cache_dir=tmp_path, show_progress=False)
+    np.testing.assert_array_equal(second.encode(texts), vectors)
+    assert second._model is None  # nothing was re-encoded
+    first.encode(texts)  # known texts write no new shard
+    assert len(list(first.cache_path.glob("shard-*.npz"))) == 1
+
+
+def test_identity_is_the_content_of_the_model_folder(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "weights.bin").write_bytes(b"\x00" * 10)
+    one = SentenceEncoder(str(folder), cache_dir=tmp_path / "c")
+    (folder / "weights.bin").write_bytes(b"\x01" * 10)
+    two = SentenceEncoder(str(folder), cache_dir=tmp_path / "c")
+    assert one.identity != two.identity
+    assert one.cache_path != two.cache_path
+    assert resolve_encoder_path(str(folder)) == str(folder.resolve())

@@ -1,0 +1,19 @@
+"""environment.yml and requirements.txt must pin the same packages at the same versions."""
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pins(lines):
+    return dict(re.match(r"([A-Za-z0-9_.-]+)==(\S+)", s).groups() for s in lines if "==" in s)
+
+
+def test_conda_and_pip_pins_agree():
+    req = _pins(l.strip() for l in (ROOT / "requirements.txt").read_text().splitlines() if not l.startswith("#"))
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert _pins(pip) == req
+    assert req["torch"] == "2.13.0"

@@ -1,0 +1,83 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sova_lib.cli import main
+from sova_lib.evaluate import oracle_texts
+from sova_lib.protocols import get_protocol
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _npz(path, ids, rng):
+    owner = np.arange(len(ids))
+    np.savez(path, ids=np.asarray(ids), owner=owner, vectors=rng.normal(size=(len(ids), 5)))
+    return str(path)
+
+
+def test_baseline_json_contract(capsys):
+    code, out, _ = _run(capsys, "evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert {"protocol", "metric", "value", "per_class", "n_queries", "per_pair"} <= result.keys()
+    assert result["metric"] == "Pair-mAP" and round(result["value"], 1) == 50.3
+    assert len(result["per_pair"]) == 7 and len(result["per_class"]) == 14 and result["n_queries"] == 2300
+    code, out, _ = _run(capsys, "evaluate", "--protocol", "inter-pair", "--baseline", "random-ranking", "--json")
+    result = json.loads(out)
+    assert result["metric"] == "mAP" and "per_pair" not in result and round(result["value"], 1) == 3.5
+
+
+def test_embeddings_input_and_missing_clips(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    ids = get_protocol("inter-pair-constrained").ids()
+    full = _npz(tmp_path / "full.npz", ids, rng)
+    code, out, _ = _run(capsys, "evaluate", "--protocol", "inter-pair-constrained", "--embeddings", full, "--json")
+    assert code == 0 and json.loads(out)["n_queries"] == 1423
+    partial = _npz(tmp_path / "partial.npz", ids[2:], rng)
+    code, _, err = _run(capsys, "evaluate", "--protocol", "inter-pair-constrained", "--embeddings", partial)
+    assert code == 2
+    assert f"2 of the 1423 clips of protocol 'inter-pair-constrained' are missing from the input (e.g. ids {ids[:2].tolist()})" in err
+    code, out, err = _run(capsys, "evaluate", "--protocol", "inter-pair-constrained", "--embeddings", partial,
+                          "--allow-missing")
+    assert code == 0 and "over 1421 queries" in out and "left out of every ranking" in err
+
+
+def test_descriptions_input_with_notes(capsys, tmp_path):
+    texts = oracle_texts("intra-pair")
+    texts[424242] = "not a clip"
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in texts.items()))
+    code, out, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--descriptions", str(path),
+                          "--cache-dir", str(tmp_path / "cache"), "--bootstrap", "50")
+    assert code == 0
+    assert "intra-pair: Pair-mAP = 100.00  (95% CI 100.0-100.0)  over 2300 queries" in out
+    assert "1 input id(s) are not SOVABench clips at all and were ignored (e.g. [424242])" in err
+
+
+def test_unreadable_input_names_file_and_line(capsys, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 0, "text": "x"}\n{oops\n')
+    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--descriptions", str(bad))
+    assert code == 2 and f"sova: error: {bad}, line 2: not valid JSON" in err
+    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", str(tmp_path / "none.npz"))
+    assert code == 2 and "none.npz does not exist" in err
+
+
+def test_usage_errors_exit_2():
+    with pytest.raises(SystemExit) as info:
+        main(["evaluate", "--protocol", "intra-pair"])  # no input
+    assert info.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--protocol", "nope", "--baseline", "prevalence"])
+
+
+def test_module_entry_point():
+    done = subprocess.run([sys.executable, "-m", "sova_lib", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "evaluate" in done.stdout

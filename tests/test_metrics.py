@@ -1,0 +1,143 @@
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score
+
+from sova_lib import metrics
+from sova_lib.metrics import average_precision, average_precision_rows
+
+
+def test_hand_computed_ap():
+    # relevant at ranks 1 and 3 of 4: (1/1 + 2/3) / 2
+    assert average_precision([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0]) == pytest.approx(5 / 6, abs=1e-15)
+    # relevant at ranks 2 and 4: (1/2 + 2/4) / 2
+    assert average_precision([0.9, 0.8, 0.7, 0.6], [0, 1, 0, 1]) == pytest.approx(0.5, abs=1e-15)
+    assert average_precision([0.1, 0.2, 0.3], [0, 0, 1]) == 1.0
+    assert average_precision([0.3, 0.2, 0.1], [0, 0, 1]) == pytest.approx(1 / 3)
+
+
+def test_query_excluded_through_valid_mask():
+    scores = np.array([[1.0, 0.9, 0.5, 0.2]])  # position 0 is the query itself
+    relevant = np.array([[True, False, True, False]])
+    valid = np.array([[False, True, True, True]])
+    # remaining ranking: 0.9 (no), 0.5 (yes), 0.2 (no) -> AP = 1/2
+    assert average_precision_rows(scores, relevant, valid)[0] == pytest.approx(0.5)
+    # without exclusion the query would count as a relevant hit at rank 1
+    assert average_precision_rows(scores, relevant)[0] == pytest.approx((1 + 2 / 3) / 2)
+
+
+def test_matches_scikit_learn_without_ties():
+    rng = np.random.default_rng(7)
+    scores = rng.random((40, 57))
+    relevant = rng.random((40, 57)) < 0.2
+    relevant[:, 0] = True
+    ours = average_precision_rows(scores, relevant)
+    theirs = [average_precision_score(r, s) for s, r in zip(scores, relevant)]
+    np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    for rule in metrics.TIE_RULES:  # no ties: every rule agrees
+        np.testing.assert_allclose(average_precision_rows(scores, relevant, ties=rule), theirs, atol=1e-12)
+
+
+def _brute_force(scores, relevant):
+    """AP over every ordering of tied items (scores descending)."""
+    n = len(scores)
+    values = []
+    for perm in itertools.permutations(range(n)):
+        order = sorted(range(n), key=lambda i: (-scores[i], perm.index(i)))
+        rel = np.asarray(relevant)[order]
+        values.append((rel * np.cumsum(rel) / np.arange(1, n + 1)).sum() / rel.sum())
+    return np.array(values)
+
+
+def test_tie_rules_against_all_orderings():
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(150):
+        n = int(rng.integers(2, 7))
+        scores = rng.integers(0, 3, n).astype(float)
+        relevant = rng.random(n) < 0.5
+        if not relevant.any():
+            continue
+        every = _brute_force(scores, relevant)
+        assert average_precision(scores, relevant, ties="expected") == pytest.approx(every.mean(), abs=1e-12)
+        assert average_precision(scores, relevant, ties="optimistic") == pytest.approx(every.max(), abs=1e-12)
+        assert average_precision(scores, relevant, ties="pessimistic") == pytest.approx(every.min(), abs=1e-12)
+        checked += 1
+    assert checked > 100
+
+
+def test_stable_rule_keeps_gallery_order():
+    # all tied: stable keeps positions, so relevant at ranks 2 and 3
+    assert average_precision([0.5, 0.5, 0.5], [0, 1, 1]) == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert average_precision([0.5, 0.5, 0.5], [1, 1, 0]) == 1.0
+
+
+def test_random_ranking_closed_form():
+    # one relevant of N: mean of 1/k
+    assert metrics.random_ranking_ap(1, 4)[()] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
+    assert metrics.random_ranking_ap(4, 4)[()] == pytest.approx(1.0)
+    # equals the tie-aware AP of a constant scorer, and the mean over all orderings
+    for r, n in [(1, 5), (2, 5), (3, 6), (5, 7)]:
+        rel = np.arange(n) < r
+        assert metrics.random_ranking_ap(r, n)[()] == pytest.approx(average_precision(np.zeros(n), rel, ties="expected"))
+    assert metrics.random_ranking_ap(2, 5)[()] == pytest.approx(_brute_force(np.zeros(5), np.arange(5) < 2).mean())
+    with pytest.raises(ValueError):
+        metrics.random_ranking_ap(0, 5)
+
+
+def test_prevalence_counts_the_query():
+    q = np.array(["a", "b"])
+    g = np.array(["a", "a", "b", "c"])
+    np.testing.assert_allclose(metrics.prevalence(q, g), [0.5, 0.25])
+
+
+def test_pair_map_weighs_pairs_equally():
+    assert metrics.pair_map({"x": np.array([1.0, 1.0, 1.0, 0.0]), "y": np.array([0.5])}) == pytest.approx(0.625)
+    with pytest.raises(ValueError):
+        metrics.mean_ap(np.array([0.5, np.nan]))
+
+
+def test_bootstrap_is_seeded_and_brackets_the_mean():
+    values = np.random.default_rng(0).random(300)
+    a = metrics.bootstrap_ci(values, np.random.default_rng(42))
+    b = metrics.bootstrap_ci(values, np.random.default_rng(42))
+    c = metrics.bootstrap_ci(values, np.random.default_rng(43))
+    assert a == b and a != c
+    assert a[0] < values.mean() < a[1]
+    groups = np.repeat([0, 1, 2], 100)
+    low, high = metrics.bootstrap_ci(values, np.random.default_rng(1), groups=groups)
+    point = np.mean([values[groups == g].mean() for g in range(3)])
+    assert low < point < high
+    assert metrics.bootstrap_ci(np.full(10, 0.3), np.random.default_rng(0)) == pytest.approx((0.3, 0.3))
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="tie rule"):
+        average_precision_rows(np.zeros((1, 2)), np.ones((1, 2)), ties="random")
+    with pytest.raises(ValueError, match="finite"):
+        average_precision_rows(np.array([[np.nan, 1.0]]), np.ones((1, 2)))
+    assert np.isnan(average_precision_rows(np.zeros((1, 3)), np.zeros((1, 3)))[0])
+
+
+@pytest.mark.parametrize("levels", [3, 50, None])
+def test_float32_fast_path_matches_the_general_path(levels):
+    """float32 scores take a sort-and-search path; float64 scores a full stable argsort."""
+    rng = np.random.default_rng(levels or 0)
+    scores = rng.normal(size=(60, 80))
+    if levels:  # many exact ties, as repeated MLLM answers give
+        scores = np.round(scores * levels / 4) / levels
+    scores = scores.astype(np.float32)
+    relevant = rng.random(scores.shape) < 0.3
+    valid = rng.random(scores.shape) < 0.9
+    relevant[:, 0] = valid[:, 0] = True
+    fast = average_precision_rows(scores, relevant, valid)
+    general = average_precision_rows(scores.astype(np.float64), relevant, valid)
+    np.testing.assert_allclose(fast, general, atol=1e-12)
+    # and both agree with a plain stable sort, written out
+    for row in range(5):
+        keep = np.flatnonzero(valid[row])
+        order = keep[np.argsort(-scores[row, keep].astype(np.float64), kind="stable")]
+        rel = relevant[row, order]
+        expected = (rel * np.cumsum(rel) / np.arange(1, rel.size + 1)).sum() / rel.sum()
+        assert fast[row] == pytest.approx(expected, abs=1e-12)
