@@ -199,7 +199,7 @@ def similarity_heatmap(matrix, row_labels, col_labels=None, *, title: str = "", 
 
 # --------------------------------------------------------------------------- benchmark statistics
 
-def class_counts(counts, *, title: str = "Queries per class", xlabel: str = "clips (queries)"):
+def class_counts(counts, *, title: str = "Queries per class", xlabel: str = "clips (queries)", ylabel: str = "action"):
     """Horizontal bars of clips per class, stacked by source dataset.
 
     ``counts``: a DataFrame indexed by class with one column per source
@@ -217,9 +217,9 @@ def class_counts(counts, *, title: str = "Queries per class", xlabel: str = "cli
     ax.invert_yaxis()
     ax.set_xlim(0, left.max() * 1.12)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("class")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(title="source", loc="lower right")
+    ax.legend(title="source", loc="upper right")
     fig.tight_layout()
     return fig
 
@@ -251,14 +251,12 @@ def crop_sizes(widths, heights, *, title: str = "Crop sizes", min_side: int = 11
     """Scatter of crop width against height in pixels, with the minimum side drawn as dashed lines."""
     plt = _plt()
     widths, heights = np.asarray(widths, float), np.asarray(heights, float)
-    fig, ax = plt.subplots(figsize=(6, 5))
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
     ax.scatter(widths, heights, s=14, alpha=0.6, color="#1f77b4", edgecolors="none", label=f"clips (n = {widths.size})")
     ax.axvline(min_side, ls="--", color="0.5", lw=1)
     ax.axhline(min_side, ls="--", color="0.5", lw=1, label=f"minimum side ({min_side} px)")
-    top = max(float(widths.max(initial=0)), float(heights.max(initial=0)), min_side) * 1.05
-    ax.set_xlim(0, top)
-    ax.set_ylim(0, top)
-    ax.set_aspect("equal")
+    ax.set_xlim(0, max(float(widths.max(initial=0)), min_side) * 1.05)
+    ax.set_ylim(0, max(float(heights.max(initial=0)), min_side) * 1.15)
     ax.set_xlabel("crop width (px)")
     ax.set_ylabel("crop height (px)")
     ax.set_title(title)

@@ -90,19 +90,23 @@ def run_notebook(source: str | Path, executed: str | Path, parameters: dict | No
 
     The notebook runs in its own folder (so its relative default paths
     work), with this checkout first on the kernel's ``PYTHONPATH``.
-    ``parameters`` override the cell tagged ``parameters``. Returns the
-    executed notebook; a failing cell raises papermill's
-    ``PapermillExecutionError`` (the executed copy, written up to the
-    failure, shows where).
+    ``parameters`` override the cell tagged ``parameters``; names the
+    notebook does not declare are left out (so one set of folders can be
+    passed to every notebook). Returns the executed notebook; a failing cell
+    raises papermill's ``PapermillExecutionError`` (the executed copy,
+    written up to the failure, shows where).
     """
     import jupytext
+    import nbformat
     import papermill
 
     source, executed = Path(source), Path(executed)
     executed.parent.mkdir(parents=True, exist_ok=True)
-    nb = jupytext.read(source)
+    nbformat.write(jupytext.read(source), executed)  # the .py is the source; this copy is what runs
+    declared = papermill.inspect_notebook(str(executed))
+    wanted = {k: v for k, v in (parameters or {}).items() if k in declared}
     with _kernel_path(REPO_ROOT):
-        return papermill.execute_notebook(nb, str(executed), parameters=parameters or {}, kernel_name=kernel_name,
+        return papermill.execute_notebook(str(executed), str(executed), parameters=wanted, kernel_name=kernel_name,
                                           cwd=str(source.parent), progress_bar=False, execution_timeout=timeout)
 
 
