@@ -31,9 +31,10 @@
 cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches; embeddings are cached here too
 figures_dir = "../figures"  # where the tables (CSV + Markdown), figures and JSON go
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder of Tables 5, 7 and the aggregation table
-encoders = ["all-MiniLM-L6-v2", "Alibaba-NLP/gte-large-en-v1.5", "google/embeddinggemma-300m",
-            "intfloat/multilingual-e5-large-instruct", "Qwen/Qwen3-Embedding-0.6B",
-            "sentence-transformers/clip-ViT-L-14"]  # Table 6: tried in order; those that do not load are listed
+encoders = [  # Table 6: sentence encoders tried in order; one that does not load is listed with the reason
+    "all-MiniLM-L6-v2", "Alibaba-NLP/gte-large-en-v1.5", "google/embeddinggemma-300m",
+    "intfloat/multilingual-e5-large-instruct", "Qwen/Qwen3-Embedding-0.6B", "sentence-transformers/clip-ViT-L-14",
+]
 protocols = ["inter-pair", "intra-pair"]  # protocols of Tables 5, 7 and the aggregation table
 bootstrap = 200  # resamples of the queries for 95% confidence intervals (0: no intervals)
 seed = 0  # seed of the bootstrap

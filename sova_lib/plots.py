@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "GROUP_COLORS", "save_figure", "place_labels", "filmstrip", "similarity_heatmap",
+    "GROUP_COLORS", "save_figure", "place_labels", "filmstrip", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
     "class_counts", "duration_histogram", "crop_sizes", "pair_counts", "inter_vs_intra", "ablation_bars",
     "opposite_confusion_bars", "error_mode_bars",
 ]
@@ -53,13 +53,16 @@ def _plt():
     return plt
 
 
-def save_figure(fig, stem) -> list[Path]:
-    """Write ``fig`` as ``<stem>.png`` (150 dpi) and ``<stem>.pdf``; returns both paths."""
+def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
+    """Write ``fig`` as ``<stem>.png`` (``dpi`` dots per inch) and ``<stem>.pdf``; returns both paths.
+
+    The figure stays open (a notebook shows it inline at the end of the cell).
+    """
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
     for p in paths:
-        fig.savefig(p, dpi=150, bbox_inches="tight")
+        fig.savefig(p, dpi=dpi, bbox_inches="tight")
     return paths
 
 
@@ -174,26 +177,91 @@ def filmstrip(frames, timestamps=None, *, title: str = "", max_frames: int = 8, 
     return fig
 
 
-def similarity_heatmap(matrix, row_labels, col_labels=None, *, title: str = "", value_label="cosine similarity",
-                       annotate: bool = True, max_label: int = 38):
-    """A heatmap of a similarity matrix with its labels (shortened to ``max_label`` characters)."""
+def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 1.25):
+    """Several filmstrips, one row each: ``strips`` is a list of ``(label, frames, timestamps)``.
+
+    Each row shows at most ``max_frames`` evenly spaced frames, each
+    captioned with its time in seconds from the clip start; the row's label
+    is written on its left.
+    """
     plt = _plt()
+    cols = max(min(len(f), max_frames) for _, f, _ in strips)
+    first = np.asarray(strips[0][1][0])
+    aspect = first.shape[1] / first.shape[0]
+    fig, axes = plt.subplots(len(strips), cols, squeeze=False,
+                             figsize=(cols * height * aspect + 1.6, len(strips) * (height + 0.35) + 0.5))
+    for row, (label, frames, times) in zip(axes, strips):
+        keep = np.unique(np.rint(np.linspace(0, len(frames) - 1, min(len(frames), max_frames))).astype(int))
+        for ax in row:
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.axis("off")
+        for ax, k in zip(row, keep):
+            ax.axis("on")
+            ax.imshow(np.asarray(frames[k]))
+            ax.set_xlabel(f"{float(times[k]):.1f} s", fontsize=8, labelpad=2)
+        row[0].set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center", labelpad=6)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout(h_pad=0.4, w_pad=0.2)
+    return fig
+
+
+def _short(labels, limit):
+    return [s if len(s) <= limit else s[: limit - 1] + "…" for s in labels]
+
+
+def similarity_heatmap(matrix, row_labels, col_labels=None, *, title: str = "", value_label="cosine similarity",
+                       max_label: int = 48, highlight_max: bool = False, vmin: float = 0.0):
+    """A heatmap of a similarity matrix, each cell annotated with its value.
+
+    Labels longer than ``max_label`` characters are shortened with "…";
+    ``highlight_max`` outlines the largest cell (the maximum of Eq. 3). The
+    colour scale runs from ``vmin`` to 1.
+    """
+    plt = _plt()
+    from matplotlib.patches import Rectangle
+
     matrix = np.asarray(matrix, dtype=float)
     col_labels = row_labels if col_labels is None else col_labels
-    short = [s if len(s) <= max_label else s[: max_label - 1] + "…" for s in row_labels]
-    short_c = [s if len(s) <= max_label else s[: max_label - 1] + "…" for s in col_labels]
-    size = 0.42
-    fig, ax = plt.subplots(figsize=(max(5.0, 2.8 + size * matrix.shape[1]), max(3.5, 1.5 + size * matrix.shape[0])))
-    im = ax.imshow(matrix, cmap="viridis", vmin=min(0.0, float(np.nanmin(matrix))), vmax=1.0)
-    ax.set_xticks(range(matrix.shape[1]), short_c, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(matrix.shape[0]), short, fontsize=8)
-    if annotate and matrix.size <= 400:
-        for (i, j), v in np.ndenumerate(matrix):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5, color="white" if v < 0.6 else "black")
+    rows, cols = _short(row_labels, max_label), _short(col_labels, max_label)
+    cell = 0.55
+    left = 0.075 * max(len(r) for r in rows) + 0.4
+    bottom = 0.065 * max(len(c) for c in cols) + 0.6
+    fig, ax = plt.subplots(figsize=(left + cell * matrix.shape[1] + 1.6, bottom + cell * matrix.shape[0] + 0.7))
+    im = ax.imshow(matrix, cmap="viridis", vmin=vmin, vmax=1.0, aspect="equal")
+    ax.set_xticks(range(matrix.shape[1]), cols, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_yticks(range(matrix.shape[0]), rows, fontsize=8)
+    for (i, j), v in np.ndenumerate(matrix):
+        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                color="white" if v < vmin + 0.6 * (1 - vmin) else "black")
+    if highlight_max:
+        i, j = np.unravel_index(int(np.argmax(matrix)), matrix.shape)
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
     fig.colorbar(im, ax=ax, label=value_label, fraction=0.046, pad=0.03)
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=11)
     fig.tight_layout()
+    return fig
+
+
+def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float = 0.0, max_label: int = 40):
+    """Several square similarity matrices over the same ``labels``, side by side: ``panels`` = ``[(matrix, title)]``."""
+    plt = _plt()
+    n = len(labels)
+    names = _short(labels, max_label)
+    side = 0.6 * n + 0.075 * max(len(s) for s in names) + 0.8
+    fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.2, side + 0.4), squeeze=False)
+    for k, (ax, (matrix, title)) in enumerate(zip(axes[0], panels)):
+        matrix = np.asarray(matrix, dtype=float)
+        im = ax.imshow(matrix, cmap="viridis", vmin=vmin, vmax=1.0)
+        ax.set_xticks(range(n), names, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
+        ax.set_yticks(range(n), names if k == 0 else [""] * n, fontsize=8)
+        for (i, j), v in np.ndenumerate(matrix):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if v < vmin + 0.6 * (1 - vmin) else "black")
+        ax.set_title(title, fontsize=11)
+    fig.colorbar(im, ax=list(axes[0]), label=value_label, fraction=0.025, pad=0.02)
     return fig
 
 

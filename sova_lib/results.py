@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "NOT_COMPUTED", "MODEL_IDS", "DescriptionCache", "paper_results", "find_description_caches",
+    "NOT_COMPUTED", "MODEL_IDS", "FoundCache", "paper_results", "find_description_caches",
     "caches_frame", "source_label", "sovabench_caches", "baseline_rows", "cache_items", "evaluate_cache",
     "computed_rows", "compare_table", "format_table", "scatter_frame", "write_outputs", "write_json",
 ]
@@ -103,17 +103,21 @@ def _find_key(manifest: dict, *names, default=None):
 
 
 def _prompt_name(manifest: dict) -> str:
+    """The prompt preset of a manifest (``general``, ``task-aware``, ...), or the prompt's text."""
     named = _find_key(manifest, "prompt_name", "prompt_preset", "preset")
     if isinstance(named, str):
         return named
-    text = _find_key(manifest, "prompt", default="")
-    if not isinstance(text, str):
-        return str(text)
-    return _PROMPT_TEXTS.get(text.strip().lower(), text.strip())
+    prompt = manifest.get("prompt", "")
+    if isinstance(prompt, dict):  # the runner's manifest: {"name", "video", "image"}
+        if prompt.get("name") and prompt["name"] != "custom":
+            return str(prompt["name"])
+        prompt = prompt.get("video") or prompt.get("image") or ""
+    text = str(prompt).strip()
+    return _PROMPT_TEXTS.get(text.lower(), text)
 
 
 @dataclass
-class DescriptionCache:
+class FoundCache:
     """One description cache folder.
 
     ``texts`` maps id -> description; ``manifest`` is ``manifest.json`` (``{}``
@@ -173,7 +177,8 @@ def source_label(manifest: dict) -> str:
         return "motion describer (classical OpenCV motion analysis, not an MLLM)"
     paper = next((p for p, ids in MODEL_IDS.items() if model.lower() in (i.lower() for i in ids)), None)
     shown = f"{paper} [{model}]" if paper else model
-    return f"{shown} ({prompt}, {backend})" if prompt else f"{shown} ({backend})"
+    how = ", ".join(x for x in (prompt, backend, "imported descriptions" if manifest.get("imported") else "") if x)
+    return f"{shown} ({how})"
 
 
 def _protocol_ids() -> dict:
@@ -182,7 +187,7 @@ def _protocol_ids() -> dict:
     return {name: set(p.ids().tolist()) for name, p in PROTOCOLS.items()}
 
 
-def find_description_caches(cache_dir: str | Path) -> list[DescriptionCache]:
+def find_description_caches(cache_dir: str | Path) -> list[FoundCache]:
     """Every folder below ``<cache_dir>/descriptions`` holding a ``descriptions.jsonl``, sorted by path.
 
     A missing ``descriptions`` folder gives an empty list. An unreadable
@@ -207,11 +212,11 @@ def find_description_caches(cache_dir: str | Path) -> list[DescriptionCache]:
         texts = read_descriptions(folder)
         ids = set(texts)
         coverage = {p: (len(ids & need), len(need)) for p, need in wanted.items()}
-        caches.append(DescriptionCache(folder, texts, manifest, coverage, len(ids & every)))
+        caches.append(FoundCache(folder, texts, manifest, coverage, len(ids & every)))
     return caches
 
 
-def sovabench_caches(caches) -> list[DescriptionCache]:
+def sovabench_caches(caches) -> list[FoundCache]:
     """The caches whose ids are all SOVABench clips."""
     return [c for c in caches if c.is_sovabench]
 
@@ -265,14 +270,14 @@ def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int =
     return rows
 
 
-def cache_items(cache: DescriptionCache, encoder, *, sentences: bool = True):
+def cache_items(cache: FoundCache, encoder, *, sentences: bool = True):
     """The cache's descriptions split (or not) and embedded: ``ItemVectors`` keyed by clip id."""
     from .descriptions import embed_descriptions
 
     return embed_descriptions(cache.texts, encoder, sentences=sentences)
 
 
-def evaluate_cache(cache: DescriptionCache, encoder, protocols, *, aggregate: str = "max",
+def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "max",
                    sentences: bool = True, ties: str = "expected", bootstrap: int = 1000,
                    seed: int = 0, items=None) -> list[dict]:
     """Score ``cache`` on each of ``protocols`` it covers completely; one row per protocol.
