@@ -273,8 +273,8 @@ def write_labelling_sheet(frame, path, *, source: str, overwrite: bool = False) 
     if path.exists() and not overwrite:
         return path
     sheet = frame.assign(source=source).reindex(columns=_SHEET)
-    sheet["error_mode"] = sheet["error_mode"].fillna("")
-    sheet["note"] = sheet["note"].fillna("")
+    for col in ("error_mode", "note"):
+        sheet[col] = sheet[col].astype(object).where(sheet[col].notna(), "")
     path.parent.mkdir(parents=True, exist_ok=True)
     sheet.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
     return path
