@@ -133,6 +133,11 @@ plots.save_figure(fig, out / "00_quickstart_sentence_similarity")
 # the maximum finds an identical sentence in almost every pair of clips and rates them all about 1. The mean over
 # all sentence pairs (right panel; the paper's ablation) looks at every sentence and separates the clips more. MLLM
 # answers repeat themselves too, which is why the choice of aggregate matters.
+#
+# Now compare, in the right panel, each clip with its reversed copy. The describer wrote the opposite directions
+# down, yet the pair can score as high as the clip with itself: the sentence encoder barely registers "left to
+# right" against "right to left". Telling opposite actions apart is exactly what SOVABench's intra-pair protocol
+# measures, and where the paper finds every model close to chance.
 
 # %%
 items_vectors = embed_descriptions(texts, encoder)
