@@ -55,7 +55,6 @@ from sova_lib.describe import make_describer
 from sova_lib.descriptions import embed_descriptions, read_descriptions
 from sova_lib.embed import SentenceEncoder
 from sova_lib.prompts import resolve_prompt
-from sova_lib.runner import describe_items
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -79,22 +78,23 @@ explore.items_table(items)
 
 # %%
 strips = explore.sampled_frames(items, fps)
-fig = plots.filmstrips(strips, title=f"Frames sampled at {fps:g} per second (up to 6 shown per clip)", max_frames=6)
-plots.save_figure(fig, out / "00_quickstart_filmstrips", dpi=100)
+fig = plots.filmstrips(strips, title=f"Frames sampled at {fps:g} per second (up to 5 shown per clip)", max_frames=5,
+                       max_pixels=120)
+plots.save_figure(fig, out / "00_quickstart_filmstrips", dpi=90)
 
 # %% [markdown]
 # ## Step 1: describe
 #
 # The runner sends the sampled frames of each item to the describer and appends each answer to a cache folder named
 # after everything that changes the text (describer, its settings, prompt, sampling rate). Running this cell again
-# reuses the cache instead of describing again.
+# reuses the cache: only items missing from it are described.
 
 # %%
 describer = make_describer("motion")
-summary = describe_items(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps, show_progress=False)
-texts = read_descriptions(summary.folder)
+folder = explore.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
+texts = read_descriptions(folder)
 texts = {it.id: texts[it.id] for it in items}
-print(f"cache folder: {summary.folder}")
+print(f"cache folder: {folder}")
 
 # %%
 pd.DataFrame({"id": list(texts), "description": [t.replace("\n", " / ") for t in texts.values()]})
@@ -173,7 +173,7 @@ top_mean
 # %%
 summary_json = {
     "describer": "motion (classical OpenCV motion describer, not an MLLM)", "fps": fps, "prompt": prompt,
-    "cache": str(summary.folder), "items": len(items), "described": len(texts),
+    "cache": str(folder), "items": len(items), "described": len(texts),
     "sentences": sentences.groupby("id").size().to_dict(), "encoder": encoder_name,
     "query": query, "neighbours_max": top["id"].tolist(), "max_cosine": top["max cosine"].tolist(),
     "neighbours_mean": top_mean["id"].tolist(), "mean_cosine": top_mean["mean cosine"].tolist(),

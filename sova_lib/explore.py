@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["REVERSED_SUFFIX", "example_items", "items_table", "sampled_frames", "sentence_table", "sentence_similarity", "item_similarity",
+__all__ = ["REVERSED_SUFFIX", "example_items", "describe_missing", "items_table", "sampled_frames", "sentence_table", "sentence_similarity", "item_similarity",
            "neighbours"]
 
 #: Appended to a video's id for its time-reversed copy.
@@ -42,6 +42,30 @@ def example_items(videos=(), *, with_reversed: bool = True):
         if with_reversed:
             items.append(Item(path.stem + REVERSED_SUFFIX, path, reverse=True))
     return items
+
+
+def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_source: str = "none") -> Path:
+    """Describe, through the runner, the items its cache folder lacks; returns the folder.
+
+    The folder is the runner's (``runner.cache_folder`` of the configuration).
+    When it already holds every item, nothing runs and nothing is rewritten
+    (not even the manifest), so re-running a notebook leaves a committed
+    cache as it was. ``prompt`` is a ``prompts.Prompt``.
+    """
+    from .descriptions import read_descriptions
+    from .runner import cache_folder, cache_key, describe_items
+
+    folder = cache_folder(cache_dir, cache_key(describer.name, describer.config(), prompt, fps,
+                                                crop_source=crop_source))
+    try:
+        done = read_descriptions(folder)
+    except (FileNotFoundError, ValueError):  # no folder yet, or a torn line that the runner repairs
+        done = {}
+    if all(it.id in done for it in items):
+        return folder
+    summary = describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, crop_source=crop_source,
+                             show_progress=False)
+    return summary.folder
 
 
 def items_table(items):

@@ -177,14 +177,17 @@ def filmstrip(frames, timestamps=None, *, title: str = "", max_frames: int = 8, 
     return fig
 
 
-def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 1.25):
+def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 1.25, max_pixels: int = 160):
     """Several filmstrips, one row each: ``strips`` is a list of ``(label, frames, timestamps)``.
 
     Each row shows at most ``max_frames`` evenly spaced frames, each
     captioned with its time in seconds from the clip start; the row's label
-    is written on its left.
+    is written on its left. Frames are shrunk to at most ``max_pixels`` rows
+    first (the size they are shown at), which keeps the saved files small.
     """
     plt = _plt()
+    from PIL import Image
+
     cols = max(min(len(f), max_frames) for _, f, _ in strips)
     first = np.asarray(strips[0][1][0])
     aspect = first.shape[1] / first.shape[0]
@@ -198,7 +201,9 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
             ax.axis("off")
         for ax, k in zip(row, keep):
             ax.axis("on")
-            ax.imshow(np.asarray(frames[k]))
+            img = Image.fromarray(np.asarray(frames[k]))
+            img.thumbnail((10 * max_pixels, max_pixels))
+            ax.imshow(np.asarray(img))
             ax.set_xlabel(f"{float(times[k]):.1f} s", fontsize=8, labelpad=2)
         row[0].set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center", labelpad=6)
     if title:
@@ -510,7 +515,7 @@ def error_mode_bars(counts, paper=None, *, title: str = "Error modes", label: st
     ax.bar_label(bars, fontsize=8)
     if paper is not None:
         values = [float(paper.get(m, np.nan)) for m in modes]
-        pbars = ax.bar(x + width / 2, values, width=width, color="0.6", label="paper (Appendix E)")
+        pbars = ax.bar(x + width / 2, values, width=width, color="0.6", label="paper (Appendix E: MiniCPM-V 4.5, task-aware)")
         ax.bar_label(pbars, labels=["" if np.isnan(v) else f"{v:.0f}" for v in values], fontsize=8)
     ax.set_xticks(x, [m.replace(" ", "\n") for m in modes], fontsize=9)
     ax.set_xlabel("error mode")

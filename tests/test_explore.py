@@ -65,3 +65,38 @@ def test_neighbours_explain_the_match():
     assert ids == ["a", "b", "c"] and np.allclose(np.diag(matrix), 1) and matrix[0, 2] == 0
     with pytest.raises(ValueError, match="query 'q' is not among"):
         explore.neighbours(items, TEXTS, "q")
+
+
+class CountingDescriber:
+    """A describer that answers with the number of frames it was shown, and counts its calls."""
+
+    name = "counting"
+    max_batch_size = 1
+    max_concurrency = 1
+
+    def __init__(self):
+        self.calls = 0
+
+    def config(self):
+        return {"model": "counting"}
+
+    def describe(self, requests):
+        self.calls += len(requests)
+        return [f"{len(r.frames)} frames." for r in requests]
+
+
+def test_describe_missing_leaves_a_complete_cache_untouched(tmp_path):
+    from sova_lib.descriptions import read_descriptions
+    from sova_lib.prompts import resolve_prompt
+
+    items = explore.example_items()[:3]
+    describer = CountingDescriber()
+    folder = explore.describe_missing(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    assert describer.calls == 2 and set(read_descriptions(folder)) == {items[0].id, items[1].id}
+    manifest = (folder / "manifest.json").read_bytes()
+    again = explore.describe_missing(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    assert again == folder and describer.calls == 2 and (folder / "manifest.json").read_bytes() == manifest
+    explore.describe_missing(describer, items, tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    assert describer.calls == 3 and len(read_descriptions(folder)) == 3  # only the missing item
+    other = explore.describe_missing(describer, items[:1], tmp_path, prompt=resolve_prompt("general"), fps=2.0)
+    assert other != folder and describer.calls == 4  # another sampling rate is another cache

@@ -134,4 +134,4 @@ def test_error_analysis_figures():
     assert "(%)" in fig.axes[0].get_xlabel() and [t.get_text() for t in fig.axes[0].texts] == ["20.0%"]
     counts = pd.DataFrame({"error mode": ["hallucination", "correct"], "clips": [3, 4]})
     fig = plots.error_mode_bars(counts, {"hallucination": 34, "correct": 26}, label="demo")
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["demo", "paper (Appendix E)"]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["demo", "paper (Appendix E: MiniCPM-V 4.5, task-aware)"]
