@@ -119,27 +119,34 @@ def _order_key(scores: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return inverted
 
 
-def _stable_ap(scores, relevant, valid):
+def _stable_ap(scores, relevant, valid, *, max_tied: int = 8):
     """AP under the stable tie rule for float32 scores, without a full argsort.
 
-    Each row's negated scores are sorted once (invalid entries as +inf, last);
-    a relevant item's rank is then its insertion point. Rows where valid
-    scores tie fall back to unique keys (``_order_key``) so that ties follow
-    gallery order. AP = mean over relevant items of (hits so far) / rank.
+    Each row's negated scores are sorted once (invalid entries as +inf, last).
+    A relevant item's rank is one plus the number of scores above it, plus,
+    when it ties with others, the number of its ties earlier in the gallery.
+    Rows with more than ``max_tied`` tied relevant items use unique sort keys
+    (``_order_key``) instead. AP = mean over relevant items of (hits so far)
+    / rank.
     """
     neg = np.where(valid, -scores, np.float32(np.inf))
     ordered = np.sort(neg, axis=1)
-    tied = ((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:])).any(axis=1)
     out = np.full(scores.shape[0], np.nan)
     for row in range(scores.shape[0]):
-        if tied[row]:
+        where = np.flatnonzero(relevant[row])
+        if not where.size:
+            continue
+        values = neg[row, where]
+        above = np.searchsorted(ordered[row], values, side="left")
+        tied = np.flatnonzero(np.searchsorted(ordered[row], values, side="right") - above > 1)
+        if tied.size > max_tied:
             keys = _order_key(scores[row:row + 1], valid[row:row + 1])[0]
-            rel_keys, row_keys = np.sort(keys[relevant[row]]), np.sort(keys)
+            above = np.searchsorted(np.sort(keys), keys[where])
         else:
-            rel_keys, row_keys = np.sort(neg[row, relevant[row]]), ordered[row]
-        if rel_keys.size:
-            ranks = np.searchsorted(row_keys, rel_keys) + 1
-            out[row] = (np.arange(1, rel_keys.size + 1) / ranks).sum() / rel_keys.size
+            for k in tied:
+                above[k] += np.count_nonzero(neg[row, :where[k]] == values[k])
+        ranks = np.sort(above) + 1
+        out[row] = (np.arange(1, where.size + 1) / ranks).sum() / where.size
     return out
 
 
