@@ -228,7 +228,8 @@ def _items(args):
 def run_describe(args) -> int:
     from .describe import make_describer
     from .prompts import resolve_prompt
-    from .runner import CacheLockedError, describe_items
+    from .cache import CacheLockedError
+    from .runner import describe_items
 
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
@@ -258,7 +259,7 @@ def run_describe(args) -> int:
 def run_import(args) -> int:
     from . import __version__
     from .prompts import resolve_prompt
-    from .runner import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
+    from .cache import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
 
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
