@@ -40,7 +40,7 @@ from .cache import DescriptionCache, _now, cache_folder, cache_key, config_hash
 from .describe import DescribeRequest, Describer
 from .prompts import Prompt
 
-__all__ = ["IMAGE_SUFFIXES", "Item", "RunSummary", "describe_items", "load_item"]
+__all__ = ["IMAGE_SUFFIXES", "Item", "RunSummary", "describe_items", "load_item", "manifest_items"]
 
 #: File suffixes read as single images (``is_video=False``); anything else is a video.
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
@@ -51,9 +51,12 @@ class Item:
     """One thing to describe: a video or image file and its stable ``id``.
 
     ``window`` (first, last frame, inclusive), ``crop`` (x1, y1, x2, y2 in
-    pixels) and ``reverse`` select part of a video, so frames can come from a
-    cut clip or straight from a long source video. ``is_video=None`` decides
-    by the file suffix (``IMAGE_SUFFIXES``).
+    pixels, x2/y2 exclusive) and ``reverse`` select part of a video, so
+    frames can come from a cut clip or straight from a long source video
+    (see ``manifest_items``). ``is_video=None`` decides by the file suffix
+    (``IMAGE_SUFFIXES``). ``error``: a reason known before loading (a
+    planned clip with no region, a source video not found); the runner
+    records it in ``errors.jsonl`` and never loads the item.
     """
 
     id: int | str
@@ -62,6 +65,7 @@ class Item:
     crop: tuple[int, int, int, int] | None = None
     reverse: bool = False
     is_video: bool | None = None
+    error: str | None = None
 
     @property
     def video(self) -> bool:
@@ -79,6 +83,8 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
     decoder's error for an unreadable one.
     """
     path = Path(item.path)
+    if item.error is not None:
+        raise ValueError(item.error)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     if not item.video:
@@ -90,6 +96,67 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
 
     frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse)
     return list(frames.images), tuple(float(t) for t in frames.timestamps), True
+
+
+def manifest_items(manifest, video_root: str | Path) -> tuple[list[Item], str]:
+    """Items that read the clips of a clip manifest straight from their source videos.
+
+    ``manifest`` is the path of a manifest TSV (``sova clips plan``) or its
+    rows (``sova_lib.clips.ManifestRow``). Every row gives one ``Item`` whose
+    id is the benchmark index, in manifest order:
+
+    * an ``ok`` row reads its source video, found anywhere under
+      ``video_root`` (``clip_extract.find_source_videos``), with the row's
+      window, crop and reversal (``clips.manifest_frames_args``). The sampler
+      then sees exactly the frames of the clip ``sova clips extract`` cuts for
+      that row, before that clip is encoded: the window's end clamped to the
+      video's last frame, the crop clamped to the frame, x2/y2 exclusive, the
+      frames played backwards for a reversed row. (A lossless extraction,
+      ``--codec libx264rgb --crf 0``, decodes to the same pixels; the default
+      H.264 4:2:0 output is lossy and evens an odd crop side.)
+    * a row whose status is not ``ok`` gives an item whose ``error`` is its
+      status and what the status means; so does an ``ok`` row whose source
+      video is not under ``video_root``. The runner records these in
+      ``errors.jsonl``; they are never silently dropped.
+
+    Returns ``(items, crop_source)``, where ``crop_source`` is
+    ``"manifest:<SHA-256>"`` of the ``ok`` rows (all columns, sorted by index,
+    as JSON): a cache key part that no run on clip files shares, and that
+    changes when any planned window, region or reversal changes. Raises
+    ``ValueError`` for a malformed manifest or an index that appears twice.
+    """
+    import hashlib
+    import json
+    from dataclasses import astuple
+
+    from .clip_extract import VIDEO_EXTENSIONS, find_source_videos
+    from .clips import STATUSES, manifest_frames_args, read_manifest
+
+    if isinstance(manifest, (str, Path)):
+        rows, place = read_manifest(manifest), lambda k: f"{manifest}, line {k + 2}"  # line 1: the header
+    else:
+        rows, place = list(manifest), lambda k: f"manifest row {k}"
+    first: dict[int, int] = {}
+    for k, row in enumerate(rows):
+        if row.index in first:
+            raise ValueError(f"{place(k)}: index {row.index} appears again (first at {place(first[row.index])}); "
+                             "ids must be unique")
+        first[row.index] = k
+    ok = [r for r in rows if r.ok]
+    videos = find_source_videos(video_root, {r.source_video for r in ok}) if ok else {}
+    items = []
+    for row in rows:
+        if not row.ok:
+            items.append(Item(row.index, Path(row.source_video), is_video=True,
+                              error=f"manifest status {row.status}: {STATUSES.get(row.status, 'no clip')}"))
+        elif row.source_video not in videos:
+            items.append(Item(row.index, Path(row.source_video), is_video=True,
+                              error=f"source video {row.source_video} ({'/'.join(VIDEO_EXTENSIONS)}) "
+                                    f"not found under {video_root}"))
+        else:
+            items.append(Item(row.index, videos[row.source_video], is_video=True, **manifest_frames_args(row)))
+    used = json.dumps([astuple(r) for r in sorted(ok, key=lambda r: r.index)], separators=(",", ":"))
+    return items, "manifest:" + hashlib.sha256(used.encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -232,6 +299,8 @@ def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_w
         cache.write_manifest(manifest)
 
     def load(item: Item):
+        if item.error is not None:
+            return item.id, item.error
         try:
             frames, timestamps, is_video = loader(item, fps)
             return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,
