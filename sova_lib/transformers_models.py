@@ -167,9 +167,8 @@ def explain_load_error(what: str, error: Exception, *, model: str, revision: str
         cache = cache_dir or constants.HF_HUB_CACHE
         message += (f"HF_HUB_OFFLINE=1 is set and the model is not (completely) in the local Hugging Face "
                     f"cache ({cache}). Download it on a machine with internet "
-                    f"(`hf download {model}`"
-                    + (f" --revision {revision}" if revision else "")
-                    + "), copy the cache here and point HF_HUB_CACHE (or HF_HOME) at it, or pass the "
+                    f"(`hf download {model}" + (f" --revision {revision}" if revision else "")
+                    + "`), copy the cache here and point HF_HUB_CACHE (or HF_HOME) at it, or pass the "
                     "model's local folder as --model.")
     else:
         message += ("Check the model id and revision, your network access to the Hugging Face Hub and, for "

@@ -67,7 +67,7 @@ def test_load_error_advice_depends_on_the_cause(tmp_path, monkeypatch):
     assert isinstance(err, OSError)
     text = str(err)
     assert text.startswith("could not load the model of 'org/absent' at revision 'v2': OSError: not found\n")
-    assert f"local Hugging Face cache ({tmp_path})" in text and "(`hf download org/absent` --revision v2)" in text
+    assert f"local Hugging Face cache ({tmp_path})" in text and "(`hf download org/absent --revision v2`)" in text
     folder = explain_load_error("processor", ValueError("no config"), model=str(tmp_path / "m"))
     assert f"No usable model folder at {tmp_path / 'm'}" in str(folder)
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
