@@ -1,8 +1,9 @@
 """The one runner loop that drives every describer into a resumable cache.
 
 ``describe_items(describer, items, cache_dir, prompt=..., fps=...)`` describes
-each ``Item`` (a video or an image file) with any ``Describer`` and appends the
-answers to a cache folder::
+each ``Item`` (a video or an image file, or part of a video: a window, a crop,
+played backwards; ``manifest_items`` makes those of a clip manifest) with any
+``Describer`` and appends the answers to a cache folder::
 
     <cache_dir>/descriptions/<readable name>__<config hash>/
         descriptions.jsonl   one {"id": ..., "text": ...} line per item, in finishing order
