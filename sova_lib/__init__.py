@@ -20,6 +20,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from .cache import DescriptionCache
 from .clip_extract import extract_clips
 from .clips import (
     ManifestRow, class_counts, clip_durations, crop_sizes, manifest_frames_args, plan_clips, read_manifest,
@@ -38,7 +39,7 @@ from .metrics import (
 from .motion import MotionDescriber
 from .prompts import PROMPTS, SOVABENCH_SYSTEM_PROMPT, resolve_prompt
 from .protocols import PROTOCOLS, Protocol, Task, get_protocol, register_protocol
-from .runner import DescriptionCache, Item, RunSummary, describe_items
+from .runner import Item, RunSummary, describe_items
 from .sentences import split, split_many
 from .similarity import AGGREGATES, ItemVectors, l2_normalize, set_similarity
 from .sovabench import SPLITS, Clip, load_split, parse_clip_name, read_tsv
