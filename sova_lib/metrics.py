@@ -113,7 +113,23 @@ def _ordinal(values: np.ndarray, offset: np.ndarray) -> np.ndarray:
     return np.add(bits, offset, dtype=np.int64)
 
 
-def _stable_ap(scores, relevant, valid, *, max_tied: int = 8):
+def _stable_ap(scores, relevant, valid, *, max_tied: int = 8, rows_per_chunk: int = 256):
+    """``_stable_ap_chunk`` over chunks of rows, on as many threads as cores (numpy releases the GIL)."""
+    q = scores.shape[0]
+    if q <= rows_per_chunk:
+        return _stable_ap_chunk(scores, relevant, valid, max_tied=max_tied)
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    bounds = np.linspace(0, q, max(2, workers * 2) + 1).astype(int)
+    with ThreadPoolExecutor(workers) as pool:
+        parts = pool.map(lambda b: _stable_ap_chunk(scores[b[0]:b[1]], relevant[b[0]:b[1]], valid[b[0]:b[1]],
+                                                     max_tied=max_tied), zip(bounds[:-1], bounds[1:]))
+        return np.concatenate(list(parts))
+
+
+def _stable_ap_chunk(scores, relevant, valid, *, max_tied: int = 8):
     """AP under the stable tie rule for float32 scores, vectorised over rows.
 
     Each row's negated scores are sorted once (invalid entries as +inf, last)
