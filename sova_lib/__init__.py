@@ -3,12 +3,13 @@
 The pipeline, module by module:
 
 * ``sovabench``, ``labels``: the benchmark's clips and its label vocabulary;
-* ``kpf``, ``clips``, ``clip_extract``: from raw MEVA/VIRAT annotations to
-  cropped, trimmed clips;
-* ``video``: decoding and the paper's frame sampler;
-* ``describe``, ``runner``, ``prompts`` and the backends
-  (``transformers_backend``, ``openai_backend``, ``motion``): describing
-  clips, with a resumable cache;
+* ``kpf``, ``kpf_index``, ``clips``, ``clip_extract``: from raw MEVA/VIRAT
+  annotations to cropped, trimmed clips;
+* ``video`` (with ``video_decode``): decoding and the paper's frame sampler;
+* ``describe``, ``runner``, ``cache``, ``prompts`` and the backends
+  (``transformers_backend`` with ``transformers_models`` and
+  ``minicpm_backend``, ``openai_backend``, ``motion`` with
+  ``motion_tracking``): describing clips, with a resumable cache;
 * ``sentences``, ``embed``, ``similarity``: split, embed, compare (max cosine);
 * ``metrics``, ``protocols``, ``evaluate``: AP, mAP, Pair-mAP and the
   SOVABench protocols.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from .cache import DescriptionCache
 from .clip_extract import extract_clips
 from .clips import (
     ManifestRow, class_counts, clip_durations, crop_sizes, manifest_frames_args, plan_clips, read_manifest,
@@ -38,7 +40,7 @@ from .metrics import (
 from .motion import MotionDescriber
 from .prompts import PROMPTS, SOVABENCH_SYSTEM_PROMPT, resolve_prompt
 from .protocols import PROTOCOLS, Protocol, Task, get_protocol, register_protocol
-from .runner import DescriptionCache, Item, RunSummary, describe_items
+from .runner import Item, RunSummary, describe_items, manifest_items
 from .sentences import split, split_many
 from .similarity import AGGREGATES, ItemVectors, l2_normalize, set_similarity
 from .sovabench import SPLITS, Clip, load_split, parse_clip_name, read_tsv
@@ -58,7 +60,7 @@ __all__ = [
     # description
     "DESCRIBERS", "DescribeRequest", "Describer", "make_describer", "register_describer", "MotionDescriber",
     "PROMPTS", "SOVABENCH_SYSTEM_PROMPT", "resolve_prompt",
-    "DescriptionCache", "Item", "RunSummary", "describe_items",
+    "DescriptionCache", "Item", "RunSummary", "describe_items", "manifest_items",
     # split, embed, compare
     "split", "split_many", "DEFAULT_ENCODER", "SentenceEncoder",
     "AGGREGATES", "ItemVectors", "l2_normalize", "set_similarity",

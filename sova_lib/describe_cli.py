@@ -20,6 +20,15 @@ Sources of items (one of):
   column or any tail of it (``DIR/2018-03-05/<clip name>.mp4`` for a prefix
   ending in ``videos/2018-03-05``). A clip found nowhere is recorded as that
   item's error; the run goes on.
+* ``--manifest MANIFEST.tsv --video-root DIR``: the clips of a clip manifest
+  (``sova clips plan``), read straight from the source videos found anywhere
+  under ``DIR``, with no clip files written (``sova_lib.runner.manifest_items``):
+  each ``ok`` row's frames are those of the clip ``sova clips extract`` would
+  cut. Ids are the benchmark indices. A row whose status is not ``ok``, or
+  whose source video is not found, is recorded as that item's error. The
+  cache key's crop source is ``manifest:<SHA-256 of the ok rows>``, so such a
+  run never shares a folder with a run on clip files. Plan one manifest per
+  protocol's TSV (``--protocol`` does not apply).
 
 The exit code is 0 when at least one item has a description (failures are
 listed in ``errors.jsonl`` and the summary; ``--retry-errors`` retries them),
@@ -74,6 +83,10 @@ item sources:
                          the protocol's clips; ids are benchmark indices; a clip is read from
                          DIR/<clip name>.mp4 or DIR/<tail of the TSV prefix>/<clip name>.mp4;
                          a missing clip is recorded in errors.jsonl and the run goes on
+  --manifest MANIFEST.tsv --video-root DIR
+                         the clips of a clip manifest (sova clips plan), read straight from
+                         the source videos under DIR (no clip files); ids are benchmark indices;
+                         rows without a clip (status not ok) are recorded in errors.jsonl
 
 exit code: 0 when some item has a description, 1 when none has, 2 for a usage error"""
 
@@ -110,13 +123,13 @@ def add_commands(subparsers) -> None:
     src = d.add_mutually_exclusive_group(required=True)
     src.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
     src.add_argument("--benchmark", choices=["sovabench"], help="describe a benchmark's clips")
-    # A later `--manifest PLAN` (frames read straight from source videos through a
-    # clip plan) joins this group: it yields runner.Item records with window, crop
-    # and reverse set, and crop_source naming the plan; see _items().
+    src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
+                     help="a clip manifest (sova clips plan): clips read straight from the source videos")
     d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOL_SPLITS),
                    help=f"benchmark protocol: {', '.join(PROTOCOL_SPLITS)} (with --benchmark)")
     d.add_argument("--video-root", type=Path, metavar="DIR",
-                   help="folder holding the clip files (with --benchmark)")
+                   help="folder holding the clip files (with --benchmark), or the source videos, "
+                        "searched recursively (with --manifest)")
     d.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
     d.add_argument("--api-key-env", metavar="NAME",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
@@ -218,17 +231,37 @@ def _benchmark_items(args):
     return items, "clip-files"
 
 
+def _manifest_items(args):
+    from .runner import manifest_items
+
+    if args.video_root is None:
+        raise CliError("--manifest needs --video-root (the folder holding the source videos)")
+    if args.protocol is not None:
+        raise CliError("--protocol applies to --benchmark; a manifest describes the rows it was planned from")
+    if not args.manifest.is_file():
+        raise CliError(f"--manifest {args.manifest}: no such file")
+    if not args.video_root.is_dir():
+        raise CliError(f"--video-root {args.video_root} is not a folder")
+    try:
+        return manifest_items(args.manifest, args.video_root)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+
+
 def _items(args):
     """(items, crop source) of the chosen source."""
     if args.videos is not None:
         return _video_items(args.videos)
+    if args.manifest is not None:
+        return _manifest_items(args)
     return _benchmark_items(args)
 
 
 def run_describe(args) -> int:
     from .describe import make_describer
     from .prompts import resolve_prompt
-    from .runner import CacheLockedError, describe_items
+    from .cache import CacheLockedError
+    from .runner import describe_items
 
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
@@ -238,6 +271,10 @@ def run_describe(args) -> int:
         raise CliError(f"--fps must be positive, got {args.fps}")
     options = _describer_options(args)
     items, crop_source = _items(args)
+    extra = None
+    if args.manifest is not None:
+        extra = {"clip_manifest": {"file": args.manifest.name, "rows": len(items),
+                                   "sha256": hashlib.sha256(args.manifest.read_bytes()).hexdigest()}}
     try:
         describer = make_describer(args.backend, **options)
     except (TypeError, ValueError) as err:
@@ -245,7 +282,7 @@ def run_describe(args) -> int:
     try:
         summary = describe_items(describer, items, args.cache_dir, prompt=prompt, fps=args.fps,
                                  crop_source=crop_source, retry_errors=args.retry_errors,
-                                 show_progress=not args.no_progress)
+                                 show_progress=not args.no_progress, extra_manifest=extra)
     except (CacheLockedError, ValueError) as err:  # a busy folder, a broken cache file, duplicate ids
         raise CliError(str(err)) from None
     except KeyboardInterrupt:
@@ -258,7 +295,7 @@ def run_describe(args) -> int:
 def run_import(args) -> int:
     from . import __version__
     from .prompts import resolve_prompt
-    from .runner import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
+    from .cache import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
 
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)

@@ -75,7 +75,7 @@ def average_precision_rows(
         valid = np.asarray(valid, dtype=bool)
         if valid.shape != scores.shape:
             raise ValueError(f"valid has shape {valid.shape}, expected {scores.shape}")
-    if not np.isfinite(scores[valid]).all():
+    if not np.isfinite(scores).all() and not np.isfinite(scores[valid]).all():
         raise ValueError("scores must be finite for every valid gallery entry")
     relevant = relevant & valid
     if ties == "stable" and scores.dtype == np.float32:
@@ -101,45 +101,76 @@ def average_precision_rows(
         return np.where(n_rel > 0, ap / n_rel, np.nan)
 
 
-def _order_key(scores: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """uint64 keys whose ascending order is the stable descending-score order.
+def _ordinal(values: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """Order-preserving int64 images of float32 ``values``, plus ``offset``.
 
-    ``scores`` is float32. Each score maps to an order-preserving 32-bit
-    integer (its IEEE-754 bits, sign handled), inverted so that higher scores
-    come first; the gallery position breaks ties; invalid entries get the
-    lowest key of all. Keys are unique within a row.
+    The IEEE-754 bits read as int32 order positive floats correctly; flipping
+    the non-sign bits of negative ones orders those too. -0.0 is first made
+    +0.0, so equal floats get equal integers.
     """
-    n = scores.shape[1]
-    bits = (scores + np.float32(0.0)).view(np.uint32)  # -0.0 + 0.0 is +0.0: equal floats, equal bits
-    ordinal = np.where(bits >> 31, ~bits, bits | np.uint32(1 << 31))
-    ordinal[~valid] = 0
-    inverted = (np.uint32(0xFFFFFFFF) - ordinal).astype(np.uint64)
-    inverted *= np.uint64(n)
-    inverted += np.arange(n, dtype=np.uint64)[None, :]
-    return inverted
+    bits = (values + np.float32(0.0)).view(np.int32)
+    bits = bits ^ ((bits >> 31) & np.int32(0x7FFFFFFF))
+    return np.add(bits, offset, dtype=np.int64)
 
 
-def _stable_ap(scores, relevant, valid):
-    """AP under the stable tie rule for float32 scores, without a full argsort.
+def _stable_ap(scores, relevant, valid, *, max_tied: int = 8, rows_per_chunk: int = 256):
+    """``_stable_ap_chunk`` over chunks of rows, on as many threads as cores (numpy releases the GIL)."""
+    q = scores.shape[0]
+    if q <= rows_per_chunk:
+        return _stable_ap_chunk(scores, relevant, valid, max_tied=max_tied)
+    import os
+    from concurrent.futures import ThreadPoolExecutor
 
-    Each row's negated scores are sorted once (invalid entries as +inf, last);
-    a relevant item's rank is then its insertion point. Rows where valid
-    scores tie fall back to unique keys (``_order_key``) so that ties follow
-    gallery order. AP = mean over relevant items of (hits so far) / rank.
+    workers = max(1, min(4, os.cpu_count() or 1))
+    bounds = np.linspace(0, q, max(2, workers * 2) + 1).astype(int)
+    with ThreadPoolExecutor(workers) as pool:
+        parts = pool.map(lambda b: _stable_ap_chunk(scores[b[0]:b[1]], relevant[b[0]:b[1]], valid[b[0]:b[1]],
+                                                     max_tied=max_tied), zip(bounds[:-1], bounds[1:]))
+        return np.concatenate(list(parts))
+
+
+def _stable_ap_chunk(scores, relevant, valid, *, max_tied: int = 8):
+    """AP under the stable tie rule for float32 scores, vectorised over rows.
+
+    Each row's negated scores are sorted once (invalid entries as +inf, last)
+    and mapped to order-preserving integers offset by ``row * 2**32``, so all
+    rows form one sorted array. The relevant items, keyed the same way and
+    sorted (rows stay grouped; within a row, best score first, ties in gallery
+    order), then find their ranks with one ``searchsorted``. A relevant item
+    whose score ties with another moves behind its ties that come earlier in
+    the gallery (counted one by one; a row with more than ``max_tied`` such
+    items is ranked by a stable argsort instead). AP = mean over relevant
+    items of (hits so far) / rank.
     """
+    q, n = scores.shape
+    out = np.full(q, np.nan)
+    rows, cols = np.nonzero(relevant)
+    if not rows.size:
+        return out
     neg = np.where(valid, -scores, np.float32(np.inf))
-    ordered = np.sort(neg, axis=1)
-    tied = ((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:])).any(axis=1)
-    out = np.full(scores.shape[0], np.nan)
-    for row in range(scores.shape[0]):
-        if tied[row]:
-            keys = _order_key(scores[row:row + 1], valid[row:row + 1])[0]
-            rel_keys, row_keys = np.sort(keys[relevant[row]]), np.sort(keys)
-        else:
-            rel_keys, row_keys = np.sort(neg[row, relevant[row]]), ordered[row]
-        if rel_keys.size:
-            ranks = np.searchsorted(row_keys, rel_keys) + 1
-            out[row] = (np.arange(1, rel_keys.size + 1) / ranks).sum() / rel_keys.size
+    offset = np.arange(q, dtype=np.int64) << 32
+    flat = _ordinal(np.sort(neg, axis=1), offset[:, None]).ravel()
+    keys = _ordinal(neg[rows, cols], offset[rows])
+    order = np.argsort(keys, kind="stable")
+    keys, rows, cols = keys[order], rows[order], cols[order]
+    first = np.searchsorted(flat, keys)
+    above = first - rows * n
+    tied = np.flatnonzero(flat[np.minimum(first + 1, flat.size - 1)] == keys)
+    if tied.size:
+        per_row = np.bincount(rows[tied], minlength=q)
+        for k in tied[per_row[rows[tied]] <= max_tied]:
+            row, col = rows[k], cols[k]
+            above[k] += np.count_nonzero(neg[row, :col] == neg[row, col])
+        for row in np.flatnonzero(per_row > max_tied):
+            position = np.empty(n, dtype=np.int64)
+            position[np.argsort(neg[row], kind="stable")] = np.arange(n)
+            mine = rows == row
+            above[mine] = position[cols[mine]]
+    counts = np.bincount(rows, minlength=q)
+    starts = np.cumsum(counts) - counts
+    hits = np.arange(rows.size) - np.repeat(starts, counts) + 1  # ranks increase within each row
+    has = counts > 0
+    out[has] = np.add.reduceat(hits / (above + 1), starts[has]) / counts[has]
     return out
 
 

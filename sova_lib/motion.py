@@ -61,6 +61,9 @@ from typing import Sequence
 
 import numpy as np
 
+from .motion_tracking import (Blob, area_scale, find_blobs, ghost_events, is_person, link_blobs, prepare_frames,
+                              still_head)
+
 __all__ = ["MOTION_VERSION", "MovingObject", "MotionAnalysis", "MotionDescriber", "analyse_motion",
            "render_motion"]
 
@@ -77,7 +80,7 @@ class MovingObject:
     second; ``speed_rel``: the same in frame widths per second. ``starts_at``
     / ``stops_at``: seconds, or None when it is already moving at the start /
     still moving at the end. ``first_seen`` / ``last_seen``: seconds.
-    ``scale``: its blob area late in its track over early in it (``_scale``);
+    ``scale``: its blob area late in its track over early in it (``motion_tracking.area_scale``);
     ``size_trend``: "approaching" or "receding" when ``scale`` passes the
     describer's ``scale_change`` (a cue only), else "".
     """
@@ -116,122 +119,10 @@ class MotionAnalysis:
         return max(times) if times else None
 
 
-@dataclass
-class _Blob:
-    k: int  # frame number in the request
-    cx: float
-    cy: float
-    box: tuple[int, int, int, int]  # x, y, w, h in work pixels
-    area: float
-    ghost: bool
-
-
 #: Option -> default (see ``MotionDescriber``).
 _DEFAULTS = dict(work_size=320, diff_threshold=30.0, min_area=0.002, max_speed=0.4, max_area_ratio=3.0,
                  still_radius=0.03, min_travel=0.06, min_still=0.5, scale_change=1.5, hog_threshold=0.3,
                  max_objects=5, detect_people=True)
-
-
-def _prepare(frames, work_size: int):
-    import cv2
-
-    arrays = [np.asarray(f.convert("RGB") if hasattr(f, "convert") else f, dtype=np.uint8) for f in frames]
-    h, w = arrays[0].shape[:2]
-    scale = min(1.0, work_size / max(h, w))
-    size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    work = []
-    for a in arrays:
-        if a.shape[:2] != (h, w):
-            a = cv2.resize(a, (w, h), interpolation=cv2.INTER_AREA)
-        if scale < 1.0:
-            a = cv2.resize(a, size, interpolation=cv2.INTER_AREA)
-        work.append(cv2.GaussianBlur(a, (5, 5), 0))
-    return arrays, np.stack(work), (w, h), size[0] / w
-
-
-def _gradient(img: np.ndarray) -> np.ndarray:
-    import cv2
-
-    gray = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY).astype(np.float32)
-    return cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0), cv2.Sobel(gray, cv2.CV_32F, 0, 1))
-
-
-def _find_blobs(stack: np.ndarray, p: dict) -> list[list[_Blob]]:
-    import cv2
-
-    background = np.median(stack, axis=0).astype(np.uint8)
-    grad_bg = _gradient(background)
-    n, h, w = stack.shape[:3]
-    min_pixels = max(p["min_area"] * h * w, 16.0)  # at least 16 work pixels
-    open_k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
-    close_k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
-    out = []
-    for k in range(n):
-        diff = np.abs(stack[k].astype(np.int16) - background.astype(np.int16)).max(axis=2)
-        mask = (diff > p["diff_threshold"]).astype(np.uint8)
-        mask = cv2.morphologyEx(cv2.morphologyEx(mask, cv2.MORPH_OPEN, open_k), cv2.MORPH_CLOSE, close_k)
-        count, labels, stats, centroids = cv2.connectedComponentsWithStats(mask, connectivity=8)
-        grad = _gradient(stack[k])
-        blobs = []
-        for i in range(1, count):
-            x, y, bw, bh, area = (int(v) for v in stats[i])
-            if area < min_pixels:
-                continue
-            comp = (labels[y:y + bh, x:x + bw] == i).astype(np.uint8)
-            outline = cv2.morphologyEx(comp, cv2.MORPH_GRADIENT, open_k).astype(bool)
-            g_frame = float(grad[y:y + bh, x:x + bw][outline].mean()) if outline.any() else 0.0
-            g_back = float(grad_bg[y:y + bh, x:x + bw][outline].mean()) if outline.any() else 0.0
-            blobs.append(_Blob(k, float(centroids[i][0]), float(centroids[i][1]), (x, y, bw, bh),
-                               float(area), ghost=g_back > g_frame))
-        out.append(blobs)
-    return out
-
-
-def _link(blobs_per_frame: list[list[_Blob]], times: np.ndarray, diag: float, p: dict) -> list[list[_Blob]]:
-    """Greedy nearest-centroid tracking; a track may miss one frame.
-
-    A blob may join a track when it lies within ``max(max_speed * dt, 0.05)``
-    frame diagonals of the track's last blob and their areas differ by less
-    than ``max_area_ratio``; the closest pairs are joined first.
-    """
-    tracks: list[list[_Blob]] = []
-    max_log_area = np.log(p["max_area_ratio"])
-    for k, blobs in enumerate(blobs_per_frame):
-        live = [t for t in tracks if k - t[-1].k <= 2]
-        pairs = []
-        for ti, t in enumerate(live):
-            last = t[-1]
-            gate = max(p["max_speed"] * float(times[k] - times[last.k]), 0.05)
-            for bi, b in enumerate(blobs):
-                dist = np.hypot(b.cx - last.cx, b.cy - last.cy) / diag
-                log_area = abs(np.log(b.area / last.area))
-                if dist <= gate and log_area <= max_log_area:
-                    pairs.append((dist + 0.25 * log_area, ti, bi))
-        used_t, used_b = set(), set()
-        for _, ti, bi in sorted(pairs):
-            if ti not in used_t and bi not in used_b:
-                live[ti].append(blobs[bi])
-                used_t.add(ti)
-                used_b.add(bi)
-        tracks.extend([b] for bi, b in enumerate(blobs) if bi not in used_b)
-    return tracks
-
-
-def _still_head(track: list[_Blob], anchor: _Blob, radius: float, tight: float, diag: float) -> tuple[int, int]:
-    """``(run, last)``: how many blobs from the start stay within ``radius`` of ``anchor``, and the
-    index of the last of them still within ``tight`` of it (where it was last seen at rest)."""
-    dist = [np.hypot(b.cx - anchor.cx, b.cy - anchor.cy) / diag for b in track]
-    run = next((i for i, d in enumerate(dist) if d > radius), len(track))
-    last = max((i for i in range(run) if dist[i] <= tight), default=0)
-    return run, last
-
-
-def _scale(track: list[_Blob]) -> float:
-    """Median blob area over the last third of the track over that of the first third (1.0 under 3 blobs)."""
-    if len(track) < 3:
-        return 1.0
-    third = max(1, len(track) // 3)
-    return float(np.median([b.area for b in track[-third:]]) / np.median([b.area for b in track[:third]]))
 
 
 def _direction(dx: float, dy: float) -> str:
@@ -242,49 +133,6 @@ def _direction(dx: float, dy: float) -> str:
     if abs(dy) >= 2 * abs(dx):
         return vertical
     return f"{horizontal} and {vertical}"
-
-
-def _is_person(arrays, blob: _Blob, scale: float, threshold: float) -> bool:
-    """Whether OpenCV's HOG person detector finds a person over the blob's centre.
-
-    The blob's box (with a margin) is cut from the full-resolution frame and
-    resized so the blob is 160 px tall (a person fills 96 of the detector's
-    128 px window), then scanned at several scales.
-    """
-    import cv2
-
-    x, y, w, h = (v / scale for v in blob.box)
-    frame = arrays[blob.k]
-    x1, x2 = int(max(0, x - 0.5 * w - 8)), int(min(frame.shape[1], x + 1.5 * w + 8))
-    y1, y2 = int(max(0, y - 0.25 * h - 8)), int(min(frame.shape[0], y + 1.25 * h + 8))
-    factor = float(np.clip(160 / max(h, 1.0), 0.25, 4.0))
-    crop = cv2.resize(frame[y1:y2, x1:x2], (max(1, round((x2 - x1) * factor)), max(1, round((y2 - y1) * factor))),
-                      interpolation=cv2.INTER_LINEAR)
-    pad_x, pad_y = max(0, 80 - crop.shape[1]) // 2 + 8, max(0, 144 - crop.shape[0]) // 2 + 8
-    crop = cv2.copyMakeBorder(crop, pad_y, pad_y, pad_x, pad_x, cv2.BORDER_REPLICATE)
-    hog = cv2.HOGDescriptor()
-    hog.setSVMDetector(cv2.HOGDescriptor_getDefaultPeopleDetector())
-    rects, _ = hog.detectMultiScale(crop, hitThreshold=threshold, winStride=(8, 8), padding=(8, 8), scale=1.1)
-    cx, cy = (x + w / 2 - x1) * factor + pad_x, (y + h / 2 - y1) * factor + pad_y
-    return any(rx <= cx <= rx + rw and ry <= cy <= ry + rh for rx, ry, rw, rh in rects)
-
-
-def _ghost_events(ghosts: list[list[_Blob]], n: int, radius: float, diag: float) -> list[tuple[str, int, _Blob]]:
-    """Where still objects left or came to rest, from stationary ghost tracks.
-
-    ``("departs", k, blob)``: a ghost seen from frame k to the end (the object
-    left between frames k - 1 and k). ``("arrives", k, blob)``: a ghost seen
-    from the start to frame k - 1 (the object came to rest between k - 1 and k).
-    """
-    events = []
-    for g in ghosts:
-        if any(np.hypot(b.cx - g[0].cx, b.cy - g[0].cy) / diag > radius for b in g):
-            continue  # ghosts do not move
-        if g[0].k > 0 and g[-1].k == n - 1:
-            events.append(("departs", g[0].k, g[0]))
-        elif g[0].k == 0 and g[-1].k < n - 1:
-            events.append(("arrives", g[-1].k + 1, g[-1]))
-    return events
 
 
 def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, **options) -> MotionAnalysis:
@@ -303,18 +151,18 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
     times = np.asarray(timestamps if timestamps is not None and len(timestamps) == n else np.arange(n), float)
     if n < 2:
         return MotionAnalysis([], float(times[0]), float(times[0]), n)
-    arrays, stack, (width, height), scale = _prepare(frames, int(p["work_size"]))
+    arrays, stack, (width, height), scale = prepare_frames(frames, int(p["work_size"]))
     wh, ww = stack.shape[1:3]
     diag = float(np.hypot(ww, wh))
     radius, tight = p["still_radius"], p["still_radius"] / 4
-    blobs = _find_blobs(stack, p)
-    real = _link([[b for b in bs if not b.ghost] for bs in blobs], times, diag, p)
-    ghosts = _link([[b for b in bs if b.ghost] for bs in blobs], times, diag, p)
-    events = _ghost_events(ghosts, n, radius, diag)
+    blobs = find_blobs(stack, p)
+    real = link_blobs([[b for b in bs if not b.ghost] for bs in blobs], times, diag, p)
+    ghosts = link_blobs([[b for b in bs if b.ghost] for bs in blobs], times, diag, p)
+    events = ghost_events(ghosts, n, radius, diag)
     near = max(p["max_speed"] * float(np.median(np.diff(times))), 0.1)  # ghost-to-track radius
     mid = lambda i, j: float(times[i] + times[j]) / 2  # noqa: E731
 
-    def match(kind: str, k: int, blob: _Blob):
+    def match(kind: str, k: int, blob: Blob):
         for e in events:
             if e[0] == kind and abs(e[1] - k) <= 1 and np.hypot(blob.cx - e[2].cx, blob.cy - e[2].cy) / diag <= near:
                 return e
@@ -333,14 +181,14 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
         if dep:
             starts_at = mid(dep[1] - 1, dep[1])
         elif t[0].k == 0:
-            run, i = _still_head(t, t[0], radius, tight, diag)
+            run, i = still_head(t, t[0], radius, tight, diag)
             if run >= 2 and times[t[run - 1].k] - times[0] >= p["min_still"] and i + 1 < len(t):
                 starts_at = mid(t[i].k, t[i + 1].k)
         if arr:
             stops_at = mid(arr[1] - 1, arr[1])
         elif t[-1].k == n - 1:
             back = t[::-1]
-            run, i = _still_head(back, back[0], radius, tight, diag)
+            run, i = still_head(back, back[0], radius, tight, diag)
             if run >= 2 and times[-1] - times[back[run - 1].k] >= p["min_still"] and i + 1 < len(back):
                 stops_at = mid(back[i + 1].k, back[i].k)
         used.update(id(e) for e in (dep, arr) if e)
@@ -348,8 +196,8 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
         begin = starts_at if starts_at is not None else float(times[t[0].k])
         end = stops_at if stops_at is not None else float(times[t[-1].k])
         speed = float(np.hypot(dx, dy)) / max(end - begin, 1e-9)
-        size = _scale(t)
-        person = bool(p["detect_people"]) and _is_person(arrays, max(t, key=lambda b: (b.area, -b.k)), scale,
+        size = area_scale(t)
+        person = bool(p["detect_people"]) and is_person(arrays, max(t, key=lambda b: (b.area, -b.k)), scale,
                                                           p["hog_threshold"])
         objects.append(MovingObject(
             kind="person" if person else "object", direction=_direction(dx, dy),

@@ -56,7 +56,8 @@ class Task:
 
     def relevance(self) -> np.ndarray:
         """``(Q, N)`` bool: gallery item has the query's label."""
-        return self.labels[self.queries][:, None] == self.labels[self.gallery][None, :]
+        _, codes = np.unique(self.labels, return_inverse=True)  # compare small ints, not strings
+        return codes[self.queries][:, None] == codes[self.gallery][None, :]
 
     def valid(self) -> np.ndarray:
         """``(Q, N)`` bool: False where the gallery item is the query itself."""

@@ -1,8 +1,9 @@
-"""The one runner loop that drives every describer, and its resumable cache.
+"""The one runner loop that drives every describer into a resumable cache.
 
 ``describe_items(describer, items, cache_dir, prompt=..., fps=...)`` describes
-each ``Item`` (a video or an image file) with any ``Describer`` and appends the
-answers to a cache folder::
+each ``Item`` (a video or an image file, or part of a video: a window, a crop,
+played backwards; ``manifest_items`` makes those of a clip manifest) with any
+``Describer`` and appends the answers to a cache folder::
 
     <cache_dir>/descriptions/<readable name>__<config hash>/
         descriptions.jsonl   one {"id": ..., "text": ...} line per item, in finishing order
@@ -16,7 +17,8 @@ the sampler version and the crop source. A changed prompt or rate therefore
 gets a new folder and never reuses old text; the same configuration finds its
 folder again and resumes: ids already in ``descriptions.jsonl`` are skipped, as
 are ids that failed before unless ``retry_errors=True``. A line torn by a
-killed run is cut off on the next start; complete lines are never lost.
+killed run is cut off on the next start; complete lines are never lost. The
+cache folder itself (key, hash, locking, JSON Lines repair) is ``sova_lib.cache``.
 
 The loop: frames are decoded by ``load_workers`` background threads, at most
 ``prefetch`` items ahead, so decoding overlaps the model; requests go to the
@@ -27,32 +29,22 @@ end). A failing item is recorded and the run goes on; it ends with a summary.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
-import sys
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from .cache import DescriptionCache, _now, cache_folder, cache_key, config_hash
 from .describe import DescribeRequest, Describer
 from .prompts import Prompt
 
-__all__ = [
-    "IMAGE_SUFFIXES", "CacheLockedError", "DescriptionCache", "Item", "RunSummary",
-    "cache_folder", "cache_key", "config_hash", "describe_items", "load_item",
-]
+__all__ = ["IMAGE_SUFFIXES", "Item", "RunSummary", "describe_items", "load_item", "manifest_items"]
 
 #: File suffixes read as single images (``is_video=False``); anything else is a video.
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
-
-_SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "password", "secret",
-                          "authorization"})
 
 
 @dataclass(frozen=True)
@@ -60,9 +52,12 @@ class Item:
     """One thing to describe: a video or image file and its stable ``id``.
 
     ``window`` (first, last frame, inclusive), ``crop`` (x1, y1, x2, y2 in
-    pixels) and ``reverse`` select part of a video, so frames can come from a
-    cut clip or straight from a long source video. ``is_video=None`` decides
-    by the file suffix (``IMAGE_SUFFIXES``).
+    pixels, x2/y2 exclusive) and ``reverse`` select part of a video, so
+    frames can come from a cut clip or straight from a long source video
+    (see ``manifest_items``). ``is_video=None`` decides by the file suffix
+    (``IMAGE_SUFFIXES``). ``error``: a reason known before loading (a
+    planned clip with no region, a source video not found); the runner
+    records it in ``errors.jsonl`` and never loads the item.
     """
 
     id: int | str
@@ -71,6 +66,7 @@ class Item:
     crop: tuple[int, int, int, int] | None = None
     reverse: bool = False
     is_video: bool | None = None
+    error: str | None = None
 
     @property
     def video(self) -> bool:
@@ -88,6 +84,8 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
     decoder's error for an unreadable one.
     """
     path = Path(item.path)
+    if item.error is not None:
+        raise ValueError(item.error)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     if not item.video:
@@ -101,200 +99,65 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
     return list(frames.images), tuple(float(t) for t in frames.timestamps), True
 
 
-def config_hash(key: dict) -> str:
-    """12 hex digits of the SHA-256 of ``key`` as canonical JSON."""
-    blob = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+def manifest_items(manifest, video_root: str | Path) -> tuple[list[Item], str]:
+    """Items that read the clips of a clip manifest straight from their source videos.
 
+    ``manifest`` is the path of a manifest TSV (``sova clips plan``) or its
+    rows (``sova_lib.clips.ManifestRow``). Every row gives one ``Item`` whose
+    id is the benchmark index, in manifest order:
 
-def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float,
-              sampler_version: str | None = None, crop_source: str = "none") -> dict:
-    """Everything that changes the text; its ``config_hash`` names the cache folder.
+    * an ``ok`` row reads its source video, found anywhere under
+      ``video_root`` (``clip_extract.find_source_videos``), with the row's
+      window, crop and reversal (``clips.manifest_frames_args``). The sampler
+      then sees exactly the frames of the clip ``sova clips extract`` cuts for
+      that row, before that clip is encoded: the window's end clamped to the
+      video's last frame, the crop clamped to the frame, x2/y2 exclusive, the
+      frames played backwards for a reversed row. (A lossless extraction,
+      ``--codec libx264rgb --crf 0``, decodes to the same pixels; the default
+      H.264 4:2:0 output is lossy and evens an odd crop side.)
+    * a row whose status is not ``ok`` gives an item whose ``error`` is its
+      status and what the status means; so does an ``ok`` row whose source
+      video is not under ``video_root``. The runner records these in
+      ``errors.jsonl``; they are never silently dropped.
 
-    ``sampler_version`` defaults to ``sova_lib.video.SAMPLER_VERSION``.
+    Returns ``(items, crop_source)``, where ``crop_source`` is
+    ``"manifest:<SHA-256>"`` of the ``ok`` rows (all columns, sorted by index,
+    as JSON): a cache key part that no run on clip files shares, and that
+    changes when any planned window, region or reversal changes. Raises
+    ``ValueError`` for a malformed manifest or an index that appears twice.
     """
-    _check_no_secrets(describer_config)
-    if sampler_version is None:
-        from .video import SAMPLER_VERSION as sampler_version
-    return {
-        "backend": backend,
-        "describer": describer_config,
-        "prompt": {"name": prompt.name, "video": prompt.video, "image": prompt.image},
-        "system_prompt": prompt.system_prompt,
-        "fps": float(fps),
-        "sampler_version": sampler_version,
-        "crop_source": crop_source,
-    }
+    import hashlib
+    import json
+    from dataclasses import astuple
 
+    from .clip_extract import VIDEO_EXTENSIONS, find_source_videos
+    from .clips import STATUSES, manifest_frames_args, read_manifest
 
-def _check_no_secrets(obj: Any, where: str = "describer config") -> None:
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if str(k).lower() in _SECRET_KEYS:
-                raise ValueError(f"{where} holds {k!r}: secrets must never be written to a cache manifest")
-            _check_no_secrets(v, where)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            _check_no_secrets(v, where)
-
-
-def _slug(text: str, limit: int = 40) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:limit] or "x"
-
-
-def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "") -> Path:
-    """``<cache_dir>/descriptions/<prefix><backend>-<model>-<prompt>-<fps>fps__<config hash>``."""
-    model = str(key["describer"].get("model") or "")
-    parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], f"{key['fps']:g}fps"]
-    name = prefix + "-".join(_slug(p) for p in parts if p)
-    return Path(cache_dir) / "descriptions" / f"{name}__{config_hash(key)}"
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _read_jsonl(path: Path, repair: bool) -> list[dict]:
-    """The records of a JSON Lines file written by ``DescriptionCache``.
-
-    A last line with no line end, or one that does not parse, was cut short by
-    an interrupted run: with ``repair`` it is cut off the file (every complete
-    line before it is kept). A broken line elsewhere raises ``ValueError``
-    naming the file and line.
-    """
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    records: list[dict] = []
-    pos, number = 0, 0
-    while pos < len(data):
-        number += 1
-        end = data.find(b"\n", pos)
-        raw = data[pos:] if end < 0 else data[pos:end]
-        is_last = end < 0 or not data[end + 1:].strip()
-        try:
-            if end < 0:
-                raise ValueError("no line end")
-            if raw.strip():
-                rec = json.loads(raw)
-                if not isinstance(rec, dict) or "id" not in rec:
-                    raise ValueError("not an object with an 'id'")
-                records.append(rec)
-        except ValueError as err:
-            if not is_last:
-                raise ValueError(f"{path}, line {number}: broken record ({err}); "
-                                 "remove or fix that line, then run again") from None
-            if repair:
-                print(f"sova: {path}: cut off an incomplete last line ({len(data) - pos} bytes) "
-                      "left by an interrupted run", file=sys.stderr)
-                with open(path, "r+b") as f:
-                    f.truncate(pos)
-            break
-        pos = end + 1
-    return records
-
-
-class CacheLockedError(RuntimeError):
-    """Another process is writing to the same cache folder."""
-
-
-class DescriptionCache:
-    """One cache folder: append-only descriptions and errors, and the manifest.
-
-    ``open()`` takes an exclusive lock (a second run on the same folder fails
-    at once), repairs a torn last line and reads what is there: ``done`` (id ->
-    text) and ``failures`` (id -> reason, for ids not described since).
-    """
-
-    def __init__(self, folder: str | Path, sync_every: float = 5.0):
-        self.folder = Path(folder)
-        self.descriptions_path = self.folder / "descriptions.jsonl"
-        self.errors_path = self.folder / "errors.jsonl"
-        self.manifest_path = self.folder / "manifest.json"
-        self.sync_every = sync_every
-        self.done: dict[Any, str] = {}
-        self.failures: dict[Any, str] = {}
-        self._files: list = []
-        self._last_sync = time.monotonic()
-
-    def open(self) -> "DescriptionCache":
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._lock = open(self.folder / ".lock", "w")
-        try:
-            import fcntl
-
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:  # no advisory locks on this platform
-            pass
-        except OSError:
-            self._lock.close()
-            raise CacheLockedError(f"another run is writing to {self.folder}; "
-                                   "wait for it to finish or stop it") from None
-        try:
-            described = _read_jsonl(self.descriptions_path, repair=True)
-            failed = _read_jsonl(self.errors_path, repair=True)
-        except BaseException:
-            self._lock.close()
-            self._lock = None
-            raise
-        for rec in described:
-            self.done.setdefault(rec["id"], rec.get("text", ""))
-        for rec in failed:
-            self.failures[rec["id"]] = rec.get("error", "")
-        for key in self.done:
-            self.failures.pop(key, None)
-        self._desc = open(self.descriptions_path, "a", encoding="utf-8")
-        self._err = open(self.errors_path, "a", encoding="utf-8")
-        self._files = [self._desc, self._err]
-        return self
-
-    def manifest(self) -> dict:
-        """The manifest written last, or ``{}``."""
-        if not self.manifest_path.exists():
-            return {}
-        try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except ValueError as err:
-            raise ValueError(f"{self.manifest_path}: not valid JSON ({err}); delete it to have it rewritten") from None
-
-    def add(self, id: Any, text: str) -> None:
-        self._desc.write(json.dumps({"id": id, "text": text}, ensure_ascii=False) + "\n")
-        self._desc.flush()
-        self.done[id] = text
-        self.failures.pop(id, None)
-        self._maybe_sync()
-
-    def add_error(self, id: Any, reason: str) -> None:
-        self._err.write(json.dumps({"id": id, "error": reason, "time": _now()}, ensure_ascii=False) + "\n")
-        self._err.flush()
-        self.failures[id] = reason
-        self._maybe_sync()
-
-    def _maybe_sync(self) -> None:
-        if time.monotonic() - self._last_sync >= self.sync_every:
-            self.sync()
-
-    def sync(self) -> None:
-        for f in self._files:
-            f.flush()
-            os.fsync(f.fileno())
-        self._last_sync = time.monotonic()
-
-    def write_manifest(self, manifest: dict) -> None:
-        _check_no_secrets(manifest, "manifest")
-        tmp = self.manifest_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, self.manifest_path)
-
-    def close(self) -> None:
-        if self._files:
-            self.sync()
-            for f in self._files:
-                f.close()
-            self._files = []
-        if getattr(self, "_lock", None) is not None:
-            self._lock.close()
-            self._lock = None
+    if isinstance(manifest, (str, Path)):
+        rows, place = read_manifest(manifest), lambda k: f"{manifest}, line {k + 2}"  # line 1: the header
+    else:
+        rows, place = list(manifest), lambda k: f"manifest row {k}"
+    first: dict[int, int] = {}
+    for k, row in enumerate(rows):
+        if row.index in first:
+            raise ValueError(f"{place(k)}: index {row.index} appears again (first at {place(first[row.index])}); "
+                             "ids must be unique")
+        first[row.index] = k
+    ok = [r for r in rows if r.ok]
+    videos = find_source_videos(video_root, {r.source_video for r in ok}) if ok else {}
+    items = []
+    for row in rows:
+        if not row.ok:
+            items.append(Item(row.index, Path(row.source_video), is_video=True,
+                              error=f"manifest status {row.status}: {STATUSES.get(row.status, 'no clip')}"))
+        elif row.source_video not in videos:
+            items.append(Item(row.index, Path(row.source_video), is_video=True,
+                              error=f"source video {row.source_video} ({'/'.join(VIDEO_EXTENSIONS)}) "
+                                    f"not found under {video_root}"))
+        else:
+            items.append(Item(row.index, videos[row.source_video], is_video=True, **manifest_frames_args(row)))
+    used = json.dumps([astuple(r) for r in sorted(ok, key=lambda r: r.index)], separators=(",", ":"))
+    return items, "manifest:" + hashlib.sha256(used.encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -437,6 +300,8 @@ def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_w
         cache.write_manifest(manifest)
 
     def load(item: Item):
+        if item.error is not None:
+            return item.id, item.error
         try:
             frames, timestamps, is_video = loader(item, fps)
             return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,

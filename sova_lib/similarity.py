@@ -140,17 +140,22 @@ def set_similarity(
     n_g, dim = len(g_order), qv.shape[1]
     reduce = np.max if aggregate == "max" else np.sum
     out = np.empty((len(q_order), n_g), dtype=dtype)  # rows and columns in count order
-    for c_q, n_q, first_q, row_q in q_groups:
+
+    def run(block):
+        c_q, n_q, first_q, row_q, i0, b = block
         group = qv[row_q:row_q + c_q * n_q].reshape(c_q, n_q, dim)
-        step = max(1, block_vectors // c_q)
-        for i0 in range(0, n_q, step):
-            b = min(step, n_q - i0)
-            sims = group[:, i0:i0 + b].reshape(c_q * b, dim) @ gv.T  # (c_q * b, M_gallery)
-            per_gallery = np.empty((c_q * b, n_g), dtype=dtype)
-            for c_g, n, first_g, row_g in g_groups:
-                block = sims[:, row_g:row_g + c_g * n].reshape(c_q * b, c_g, n)
-                per_gallery[:, first_g:first_g + n] = reduce(block, axis=1)
-            out[first_q + i0:first_q + i0 + b] = reduce(per_gallery.reshape(c_q, b, n_g), axis=0)
+        sims = group[:, i0:i0 + b].reshape(c_q * b, dim) @ gv.T  # (c_q * b, M_gallery)
+        per_gallery = np.empty((c_q * b, n_g), dtype=dtype)
+        for c_g, n, first_g, row_g in g_groups:
+            part = sims[:, row_g:row_g + c_g * n].reshape(c_q * b, c_g, n)
+            per_gallery[:, first_g:first_g + n] = reduce(part, axis=1)
+        out[first_q + i0:first_q + i0 + b] = reduce(per_gallery.reshape(c_q, b, n_g), axis=0)
+
+    blocks = [(c_q, n_q, first_q, row_q, i0, min(step, n_q - i0))
+              for c_q, n_q, first_q, row_q in q_groups
+              for step in [max(1, block_vectors // c_q)]
+              for i0 in range(0, n_q, step)]
+    _run_blocks(run, blocks)
     if aggregate == "mean":
         q_counts = np.repeat([g[0] for g in q_groups], [g[1] for g in q_groups])
         g_counts = np.repeat([g[0] for g in g_groups], [g[1] for g in g_groups])
@@ -158,6 +163,28 @@ def set_similarity(
     result = np.empty_like(out)
     result[q_order] = out[:, np.argsort(g_order)]
     return result
+
+
+def _run_blocks(run, blocks) -> None:
+    """Run ``run`` on each block, on one thread per core with one BLAS thread each.
+
+    Each block does its own product and reductions, so the reductions (which
+    numpy runs on one thread) are spread over the cores too.
+    """
+    import os
+
+    workers = min(4, os.cpu_count() or 1, len(blocks))
+    if workers < 2:
+        for block in blocks:
+            run(block)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        for _ in pool.map(run, blocks):
+            pass
 
 
 def _median_similarity(qv, q_starts, q_counts, gv, g_starts, g_counts):

@@ -44,112 +44,24 @@ Video input, batching and what each family needs:
 
 Defaults: ``dtype="auto"`` is bfloat16 on a GPU and float32 on the CPU;
 ``device="auto"`` is ``cuda`` when available, else ``cpu``. The model loads on
-the first ``describe`` call (or ``load()``), so ``config()`` is cheap.
+the first ``describe`` call (or ``load()``), so ``config()`` is cheap. Which
+family, commit, device and dtype a model gets, and the advice when it does not
+load, come from ``sova_lib.transformers_models``.
 """
 from __future__ import annotations
 
 import logging
-import os
-import re
-from pathlib import Path
 from typing import Any, Sequence
 
 from .describe import DescribeRequest
+from .transformers_models import (explain_load_error, offline_mode, resolve_device, resolve_dtype, resolve_family,
+                                  resolve_revision)
 
-__all__ = [
-    "FAMILIES",
-    "TransformersDescriber",
-    "resolve_family",
-    "resolve_revision",
-    "video_metadata",
-]
+__all__ = ["TransformersDescriber", "video_metadata"]
 
 logger = logging.getLogger(__name__)
 
-FAMILIES = ("image-text-to-text", "minicpm-v")
-_DTYPES = ("bfloat16", "float16", "float32")
 _VIDEO_INPUTS = ("auto", "video", "images")
-_COMMIT = re.compile(r"[0-9a-f]{40}")
-
-
-def _env_true(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def offline_mode() -> bool:
-    """True when ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` is set (read now, not at import)."""
-    return _env_true("HF_HUB_OFFLINE") or _env_true("TRANSFORMERS_OFFLINE")
-
-
-def resolve_family(model: str, family: str | None = None) -> str:
-    """The describer path for ``model``: ``family`` if given, else from the id or folder.
-
-    ``openbmb/MiniCPM-V*`` ids (any case) and local folders whose
-    ``config.json`` has ``"model_type": "minicpmv"`` give ``"minicpm-v"``;
-    everything else ``"image-text-to-text"``.
-    """
-    if family is not None:
-        if family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r} for the transformers backend; choose one of {list(FAMILIES)}")
-        return family
-    if re.match(r"openbmb/minicpm-v", str(model), flags=re.IGNORECASE):
-        return "minicpm-v"
-    config = Path(str(model)).expanduser() / "config.json"
-    if config.is_file():
-        import json
-
-        try:
-            model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
-        except (OSError, ValueError):
-            model_type = None
-        if model_type == "minicpmv":
-            return "minicpm-v"
-    return "image-text-to-text"
-
-
-def resolve_revision(model: str, revision: str | None = None, cache_dir: str | None = None) -> str | None:
-    """The commit hash of ``model`` at ``revision``, when it can be known without a network.
-
-    * A 40-hex ``revision`` is returned as is.
-    * A local folder: the ``<hash>`` of a ``.../snapshots/<hash>`` folder of a
-      Hugging Face cache, or the commit checked out in a git clone; else
-      ``revision``.
-    * A hub id: the snapshot that the local Hugging Face cache (``cache_dir``,
-      default ``HF_HUB_CACHE``) holds for ``revision`` (default ``main``);
-      else ``revision`` (``None`` when not given).
-    """
-    if revision is not None and _COMMIT.fullmatch(revision):
-        return revision
-    folder = Path(str(model)).expanduser()
-    if folder.is_dir():
-        return _folder_commit(folder.resolve()) or revision
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        found = try_to_load_from_cache(str(model), "config.json", cache_dir=cache_dir, revision=revision)
-    except Exception:  # an id the cache cannot even parse: nothing to resolve
-        return revision
-    if isinstance(found, str):
-        match = re.search(r"snapshots[/\\]([0-9a-f]{40})[/\\]", found)
-        if match:
-            return match.group(1)
-    return revision
-
-
-def _folder_commit(folder: Path) -> str | None:
-    if folder.parent.name == "snapshots" and _COMMIT.fullmatch(folder.name):
-        return folder.name
-    head = folder / ".git" / "HEAD"
-    if not head.is_file():
-        return None
-    text = head.read_text(encoding="utf-8").strip()
-    if _COMMIT.fullmatch(text):
-        return text
-    if text.startswith("ref: "):
-        ref = folder / ".git" / text[5:]
-        if ref.is_file() and _COMMIT.fullmatch(commit := ref.read_text(encoding="utf-8").strip()):
-            return commit
-    return None
 
 
 def video_metadata(timestamps: Sequence[float], width: int, height: int) -> dict:
@@ -230,8 +142,8 @@ class TransformersDescriber:
             raise ValueError("frame_packing applies to the MiniCPM-V chat path only")
         self.max_new_tokens = int(max_new_tokens)
         self.batch_size = self.max_batch_size = int(batch_size)
-        self.device = _resolve_device(device)
-        self.dtype = _resolve_dtype(dtype, self.device)
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
         self.trust_remote_code = (self.family == "minicpm-v") if trust_remote_code is None else bool(trust_remote_code)
         self.attn_implementation = attn_implementation
         self.processor_kwargs = dict(processor_kwargs or {})
@@ -301,63 +213,9 @@ class TransformersDescriber:
         return kwargs
 
     def load_error(self, what: str, error: Exception) -> Exception:
-        """An error that says why ``what`` did not load and what to do."""
-        where = f"{self.model!r}" + (f" at revision {self.revision!r}" if self.revision else "")
-        message = f"could not load the {what} of {where}: {type(error).__name__}: {error}\n"
-        folder = Path(self.model).expanduser()
-        if _missing_torchvision(error):
-            message += ("This model's processor handles video, and transformers' video processors need "
-                        "torchvision: install the torchvision release that matches your torch "
-                        "(torch 2.13 -> torchvision 0.28; a build for the same CUDA or CPU variant), or use an "
-                        "image-only model.")
-        elif folder.is_absolute() or self.model.startswith((".", "~")) or folder.exists():
-            message += (f"No usable model folder at {folder}: check the path, or pass a hub id "
-                        "such as Qwen/Qwen2.5-VL-7B-Instruct.")
-        elif offline_mode():
-            from huggingface_hub import constants
-
-            cache = self.cache_dir or constants.HF_HUB_CACHE
-            message += (f"HF_HUB_OFFLINE=1 is set and the model is not (completely) in the local Hugging Face "
-                        f"cache ({cache}). Download it on a machine with internet "
-                        f"(`hf download {self.model}`"
-                        + (f" --revision {self.revision}" if self.revision else "")
-                        + "), copy the cache here and point HF_HUB_CACHE (or HF_HOME) at it, or pass the "
-                        "model's local folder as --model.")
-        else:
-            message += ("Check the model id and revision, your network access to the Hugging Face Hub and, for "
-                        "gated models, your login (`hf auth login`); or pass a local folder.")
-        if self.trust_remote_code is False and "trust_remote_code" in str(error):
-            message += " This model needs its own code: pass trust_remote_code=True."
-        return OSError(message)
-
-
-def _missing_torchvision(error: Exception) -> bool:
-    """Whether ``error`` comes from torchvision missing (or failing to import)."""
-    text = f"{type(error).__name__} {error}".lower()
-    if "torchvision" not in text and "video_processor" not in text:
-        return False
-    try:
-        import torchvision  # noqa: F401
-    except Exception:
-        return True
-    return False
-
-
-def _resolve_device(device: str) -> str:
-    if device != "auto":
-        return str(device)
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def _resolve_dtype(dtype: str, device: str) -> str:
-    if dtype == "auto":
-        return "float32" if device == "cpu" else "bfloat16"
-    name = str(dtype).removeprefix("torch.")
-    if name not in _DTYPES:
-        raise ValueError(f"dtype must be 'auto' or one of {list(_DTYPES)}, got {dtype!r}")
-    return name
+        """An error that says why ``what`` (e.g. ``"model"``) did not load and what to do."""
+        return explain_load_error(what, error, model=self.model, revision=self.revision, cache_dir=self.cache_dir,
+                                  trust_remote_code=self.trust_remote_code)
 
 
 class _ImageTextToText:

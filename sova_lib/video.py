@@ -1,31 +1,17 @@
-"""Video access: the paper's frame sampler, probing, and frame reading.
+"""Video access: the paper's frame sampler, probing, frame reading, and writing.
 
-Two decoders give the same frames:
-
-* ``"decord"``: the ``decord2`` build (imports as ``decord``), fast random access;
-* ``"pyav"``: PyAV (FFmpeg), always installed with ``av``;
-* ``"auto"``: decord, falling back to PyAV when decord is missing or cannot open
-  the file.
-
-Frame numbering. Frame ``i`` of a video is its ``i``-th frame in presentation
-order, counted from 0. The frame count is the number of non-empty video
-packets in the file, as decord indexes them; the count written in the
-container header is not trusted (a truncated AVI keeps the header of the
-complete file and may claim 60 frames where one can be decoded; msmpeg4/AVI
-headers are often wrong in the same way). The PyAV backend therefore demuxes
-the stream once (no decoding) to count and index the packets, exactly as
-decord does when it opens a file. A requested frame that then fails to decode
-raises ``VideoError`` naming the file and the frame.
+Decoding is ``sova_lib.video_decode``: two decoders (``backend="decord"``,
+``"pyav"``, or ``"auto"``: decord, falling back to PyAV), which number
+frames alike (frame ``i`` is the ``i``-th frame in presentation order,
+counted from 0; the frame count is the number of video packets, not the
+container header's claim) and return identical RGB pixels on the vendored
+excerpts.
 
 Clips. ``sample_frames(path, window=(start, end), reverse=..., crop=...)``
 returns the frames that the sampler would pick from the clip cut from
 ``path`` (frames ``start..end`` inclusive, optionally played backwards,
 optionally cropped), without writing that clip: frame ``k`` of the clip is
 source frame ``start + k`` (or ``end - k`` when reversed).
-
-Pixel agreement. Both backends convert YUV to RGB with FFmpeg's swscale; on
-the vendored excerpts they return identical arrays (checked in
-``tests/test_video.py``).
 """
 from __future__ import annotations
 
@@ -37,6 +23,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .video_decode import BACKENDS, VideoError, VideoInfo, decode_planned, open_video
+
 __all__ = [
     "SAMPLER_VERSION", "BACKENDS", "VideoError", "VideoInfo", "Frames",
     "sample_indices", "probe", "read_frames", "sample_frames", "write_video", "example_videos",
@@ -44,11 +32,6 @@ __all__ = [
 
 #: Bumped whenever ``sample_indices`` or the frame numbering changes (a cache key part).
 SAMPLER_VERSION = "1"
-BACKENDS = ("auto", "decord", "pyav")
-
-
-class VideoError(RuntimeError):
-    """A video that cannot be opened or decoded; the message names the file."""
 
 
 def sample_indices(num_frames: int, fps: float, rate: float = 1.0) -> np.ndarray:
@@ -91,20 +74,6 @@ def sample_indices(num_frames: int, fps: float, rate: float = 1.0) -> np.ndarray
     return np.rint(np.linspace(0, num_frames - 1, n)).astype(np.int64)
 
 
-@dataclass(frozen=True)
-class VideoInfo:
-    """What a video holds: frame count (see the module docstring), frame rate, size in pixels."""
-
-    num_frames: int
-    fps: float
-    width: int
-    height: int
-
-    @property
-    def duration(self) -> float:
-        """Seconds: ``num_frames / fps``."""
-        return self.num_frames / self.fps
-
 
 @dataclass(frozen=True)
 class Frames:
@@ -132,167 +101,14 @@ class Frames:
         return len(self.images)
 
 
-# --------------------------------------------------------------------------- backends
-
-class _DecordReader:
-    def __init__(self, path: str):
-        import decord
-
-        try:
-            self._vr = decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1)
-        except Exception as err:  # decord raises its own DECORDError, RuntimeError, ...
-            raise VideoError(f"cannot open video {path} with decord: {err}".strip()) from err
-        self.path = path
-        self.info = VideoInfo(len(self._vr), float(self._vr.get_avg_fps()), *self._size())
-
-    def _size(self) -> tuple[int, int]:
-        """Width and height from the stream header (PyAV), else by decoding frame 0."""
-        try:
-            import av
-
-            with av.open(self.path) as container:
-                ctx = container.streams.video[0].codec_context
-                if ctx.width and ctx.height:
-                    return int(ctx.width), int(ctx.height)
-        except Exception:  # noqa: BLE001 - any failure: decode a frame instead
-            pass
-        if not len(self._vr):
-            return 0, 0
-        height, width = self._vr[0].shape[:2]
-        self._vr.seek(0)
-        return int(width), int(height)
-
-    def read(self, indices: Sequence[int]) -> dict[int, np.ndarray]:
-        wanted = sorted(set(int(i) for i in indices))
-        try:
-            batch = self._vr.get_batch(wanted).asnumpy()
-        except Exception as err:
-            raise VideoError(f"cannot decode frames {wanted[:5]}... of {self.path} with decord: {err}") from err
-        return {i: np.ascontiguousarray(batch[k]) for k, i in enumerate(wanted)}
-
-    def close(self) -> None:
-        self._vr = None
-
-
-class _PyAVReader:
-    """Random access with PyAV: one demux pass indexes the packets, then seek + decode."""
-
-    def __init__(self, path: str):
-        import av
-
-        self.path = path
-        try:
-            with av.open(path) as container:
-                if not container.streams.video:
-                    raise VideoError(f"no video stream in {path}")
-                stream = container.streams.video[0]
-                pts, keys = [], []
-                for packet in container.demux(stream):
-                    if packet.size == 0:
-                        continue
-                    pts.append(packet.pts)
-                    keys.append(bool(packet.is_keyframe))
-                rate = stream.average_rate or stream.guessed_rate or stream.base_rate
-                width, height = stream.codec_context.width, stream.codec_context.height
-        except VideoError:
-            raise
-        except Exception as err:
-            raise VideoError(f"cannot open video {path} with PyAV: {err}") from err
-        if rate is None or float(rate) <= 0:
-            raise VideoError(f"video {path} has no frame rate")
-        self._seekable = bool(pts) and all(p is not None for p in pts)
-        if self._seekable:
-            order = np.argsort(np.asarray(pts, dtype=np.int64), kind="stable")
-            self._pts = [pts[i] for i in order]
-            self._key = [keys[i] for i in order]
-            self._index_of = {p: i for i, p in enumerate(self._pts)}
-        self.info = VideoInfo(len(pts), float(rate), int(width), int(height))
-
-    def read(self, indices: Sequence[int]) -> dict[int, np.ndarray]:
-        import av
-
-        wanted = sorted(set(int(i) for i in indices))
-        want = set(wanted)
-        out: dict[int, np.ndarray] = {}
-        try:
-            with av.open(self.path) as container:
-                stream = container.streams.video[0]
-                stream.thread_type = "AUTO"
-                if not self._seekable:  # no timestamps: number frames by decode order
-                    for k, frame in enumerate(container.decode(stream)):
-                        if k in want:
-                            out[k] = frame.to_ndarray(format="rgb24")
-                        if k >= wanted[-1]:
-                            break
-                else:
-                    self._read_seeking(container, stream, wanted, want, out)
-        except VideoError:
-            raise
-        except Exception as err:
-            raise VideoError(f"cannot decode {self.path} with PyAV: {err}") from err
-        missing = [i for i in wanted if i not in out]
-        if missing:
-            raise VideoError(f"frames {missing[:5]} of {self.path} could not be decoded "
-                             f"(the file indexes {self.info.num_frames} frames; is it truncated?)")
-        return out
-
-    def _read_seeking(self, container, stream, wanted, want, out) -> None:
-        last = -1  # index of the last frame decoded
-        decoder = None
-        for target in wanted:
-            if target in out:
-                continue
-            key = target
-            while key > 0 and not self._key[key]:
-                key -= 1
-            if decoder is None or last >= target or key > last + 1:
-                container.seek(self._pts[key], stream=stream, backward=True, any_frame=False)
-                decoder = container.decode(stream)
-            for frame in decoder:
-                i = self._index_of.get(frame.pts)
-                if i is None:
-                    continue
-                last = i
-                if i in want and i not in out:
-                    out[i] = frame.to_ndarray(format="rgb24")
-                if i >= target:
-                    break
-
-    def close(self) -> None:
-        pass
-
-
-def _open(path, backend: str):
-    path = os.fspath(path)
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown video backend {backend!r}; choose one of {BACKENDS}")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"video not found: {path}")
-    if backend == "pyav":
-        return _PyAVReader(path)
-    if backend == "decord":
-        return _DecordReader(path)
-    try:
-        import decord  # noqa: F401
-    except ImportError:
-        return _PyAVReader(path)
-    try:
-        return _DecordReader(path)
-    except VideoError as first:
-        try:
-            return _PyAVReader(path)
-        except VideoError as second:
-            raise VideoError(f"{first}; {second}") from second
-
-
 def probe(path, backend: str = "auto") -> VideoInfo:
     """Frame count, frame rate and size of the video at ``path``.
 
-    The frame count is the number of non-empty video packets (see the module
-    docstring), not the container header's claim. Raises ``FileNotFoundError``
+    The frame count is the number of non-empty video packets (see
+    ``sova_lib.video_decode``), not the container header's claim. Raises ``FileNotFoundError``
     for a missing file and ``VideoError`` for one that cannot be opened.
     """
-    reader = _open(path, backend)
+    reader = open_video(path, backend)
     info = reader.info
     reader.close()
     if info.num_frames < 1:
@@ -321,30 +137,6 @@ def _clip_range(window, num_frames: int, path) -> tuple[int, int]:
     return start, end
 
 
-def _decode(path, backend: str, plan) -> tuple[VideoInfo, list[int], dict[int, np.ndarray]]:
-    """Open ``path``, let ``plan(info)`` choose source frames, decode them.
-
-    With ``backend="auto"``, a file that decord opens but cannot decode is
-    retried with PyAV; the error names both failures.
-    """
-    reader = _open(path, backend)
-    try:
-        if reader.info.num_frames < 1:
-            raise VideoError(f"video {os.fspath(path)} holds no frames")
-        wanted = plan(reader.info)
-        try:
-            return reader.info, wanted, reader.read(wanted)
-        except VideoError as first:
-            if backend != "auto" or isinstance(reader, _PyAVReader):
-                raise
-            fallback = _PyAVReader(os.fspath(path))
-            try:
-                return fallback.info, plan(fallback.info), fallback.read(plan(fallback.info))
-            except VideoError as second:
-                raise VideoError(f"{first}; {second}") from second
-    finally:
-        reader.close()
-
 
 def _crop_all(arrays: list[np.ndarray], crop, path) -> list[np.ndarray]:
     if crop is None or not arrays:
@@ -370,7 +162,7 @@ def read_frames(path, source_indices: Sequence[int], *, crop=None, backend: str 
 
     if not wanted:
         return []
-    _, _, decoded = _decode(path, backend, plan)
+    _, _, decoded = decode_planned(path, backend, plan)
     return _crop_all([decoded[i] for i in wanted], crop, path)
 
 
@@ -400,7 +192,7 @@ def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = N
         chosen["indices"] = indices
         return ((end - indices) if reverse else (start + indices)).tolist()
 
-    info, source, decoded = _decode(path, backend, plan)
+    info, source, decoded = decode_planned(path, backend, plan)
     indices = chosen["indices"]
     arrays = _crop_all([decoded[i] for i in source], crop, path)
     return Frames(

@@ -8,9 +8,9 @@ import pytest
 from PIL import Image
 
 from sova_lib import describe
+from sova_lib.cache import DescriptionCache
 from sova_lib.cli import main
 from sova_lib.describe_cli import clip_path
-from sova_lib.runner import DescriptionCache
 from sova_lib.sovabench import load_split
 from sova_lib.video import example_videos
 

@@ -141,3 +141,32 @@ def test_float32_fast_path_matches_the_general_path(levels):
         rel = relevant[row, order]
         expected = (rel * np.cumsum(rel) / np.arange(1, rel.size + 1)).sum() / rel.sum()
         assert fast[row] == pytest.approx(expected, abs=1e-12)
+
+
+def test_both_tie_strategies_of_the_fast_path_agree():
+    from sova_lib.metrics import _stable_ap
+
+    rng = np.random.default_rng(9)
+    scores = (rng.integers(0, 6, size=(40, 50)) / 5).astype(np.float32)
+    relevant = rng.random(scores.shape) < 0.4
+    relevant[:, 1] = True
+    valid = np.ones(scores.shape, bool)
+    valid[:, 0] = False
+    relevant &= valid
+    general = average_precision_rows(scores.astype(np.float64), relevant, valid)
+    counted = _stable_ap(scores, relevant, valid, max_tied=10**9)  # count earlier ties one by one
+    keyed = _stable_ap(scores, relevant, valid, max_tied=0)  # unique keys for every tied row
+    np.testing.assert_allclose(counted, general, atol=1e-12)
+    np.testing.assert_allclose(keyed, general, atol=1e-12)
+
+
+def test_row_chunks_on_threads_give_the_same_values():
+    from sova_lib.metrics import _stable_ap, _stable_ap_chunk
+
+    rng = np.random.default_rng(12)
+    scores = (rng.integers(0, 20, size=(50, 30)) / 7).astype(np.float32)
+    relevant = rng.random(scores.shape) < 0.3
+    relevant[:, 0] = True
+    valid = np.ones(scores.shape, bool)
+    whole = _stable_ap_chunk(scores, relevant, valid)
+    np.testing.assert_array_equal(_stable_ap(scores, relevant, valid, rows_per_chunk=7), whole)

@@ -10,12 +10,12 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 from PIL import Image
 
 from sova_lib.prompts import resolve_prompt
-from sova_lib.runner import DescriptionCache, Item, cache_folder, config_hash, describe_items
+from sova_lib.cache import config_hash
+from sova_lib.runner import Item, describe_items
 from sova_lib.video import example_videos, probe, sample_indices
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,24 +148,6 @@ def test_torn_last_line_is_cut_and_the_item_redone(tmp_path):
     assert (summary.skipped_cached, summary.described) == (2, 2)
     records = read_lines(path)
     assert sorted(r["id"] for r in records) == [0, 1, 2, 3] and len(records) == 4
-
-
-def test_broken_line_in_the_middle_is_reported(tmp_path):
-    cache = DescriptionCache(tmp_path / "c")
-    (tmp_path / "c").mkdir()
-    cache.descriptions_path.write_text('{"id": 1, "text": "a"}\n{"id": 2, "te\n{"id": 3, "text": "c"}\n')
-    with pytest.raises(ValueError, match=r"descriptions\.jsonl, line 2: broken record"):
-        cache.open()
-
-
-def test_a_second_run_on_the_same_folder_is_refused(tmp_path):
-    first = DescriptionCache(tmp_path / "c").open()
-    try:
-        with pytest.raises(RuntimeError, match="another run is writing"):
-            DescriptionCache(tmp_path / "c").open()
-    finally:
-        first.close()
-    DescriptionCache(tmp_path / "c").open().close()  # free again once the first one is closed
 
 
 def test_batches_concurrency_and_background_loading(tmp_path):

@@ -22,8 +22,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from sova_lib.describe import DescribeRequest, make_describer  # noqa: E402
 from sova_lib.minicpm_backend import chat_arguments, temporal_ids  # noqa: E402
-from sova_lib.transformers_backend import (  # noqa: E402
-    TransformersDescriber, resolve_family, resolve_revision, video_metadata)
+from sova_lib.transformers_backend import TransformersDescriber, video_metadata  # noqa: E402
 
 FRAMES_DIR = Path(__file__).parent / "data" / "vtest_frames"
 SYSTEM = "You are an expert video analysis model specialized in action recognition."
@@ -104,44 +103,6 @@ def test_video_metadata_keeps_uneven_times_of_the_papers_sampler():
     assert meta["total_num_frames"] == 10300  # last frame at 9.4 s + the median gap of 0.9 s, in ms
     with pytest.raises(ValueError, match="must increase"):
         video_metadata([1.0, 1.0, 0.5], width=8, height=8)
-
-
-def test_resolve_family():
-    assert resolve_family("openbmb/MiniCPM-V-4_5") == "minicpm-v"
-    assert resolve_family("OpenBMB/minicpm-v-2_6") == "minicpm-v"
-    assert resolve_family("Qwen/Qwen2.5-VL-7B-Instruct") == "image-text-to-text"
-    assert resolve_family("Qwen/Qwen2.5-VL-7B-Instruct", family="minicpm-v") == "minicpm-v"
-    with pytest.raises(ValueError, match="unknown family"):
-        resolve_family("x/y", family="llama")
-
-
-def test_resolve_family_reads_a_local_folders_model_type(tmp_path):
-    (tmp_path / "config.json").write_text('{"model_type": "minicpmv"}')
-    assert resolve_family(str(tmp_path)) == "minicpm-v"
-
-
-def test_resolve_revision_from_cache_snapshot_and_git(tmp_path):
-    commit, other = "a" * 40, "b" * 40
-    repo = tmp_path / "hub" / "models--org--tiny"
-    (repo / "refs").mkdir(parents=True)
-    (repo / "refs" / "main").write_text(commit)
-    (repo / "refs" / "v1").write_text(other)
-    for c in (commit, other):
-        (repo / "snapshots" / c).mkdir(parents=True)
-        (repo / "snapshots" / c / "config.json").write_text("{}")
-    cache = str(tmp_path / "hub")
-    assert resolve_revision("org/tiny", None, cache_dir=cache) == commit
-    assert resolve_revision("org/tiny", "v1", cache_dir=cache) == other
-    assert resolve_revision("org/absent", "v2", cache_dir=cache) == "v2"
-    assert resolve_revision("org/absent", None, cache_dir=cache) is None
-    assert resolve_revision("org/absent", "c" * 40, cache_dir=cache) == "c" * 40
-    assert resolve_revision(str(repo / "snapshots" / other)) == other
-    clone = tmp_path / "clone"
-    (clone / ".git" / "refs" / "heads").mkdir(parents=True)
-    (clone / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    (clone / ".git" / "refs" / "heads" / "main").write_text(commit + "\n")
-    assert resolve_revision(str(clone)) == commit
-    assert resolve_revision(str(tmp_path)) is None
 
 
 def test_config_without_loading_and_option_checks():
