@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .label_placement import place_labels
+
 __all__ = [
-    "GROUP_COLORS", "save_figure", "place_labels", "filmstrip", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
+    "GROUP_COLORS", "save_figure", "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
     "class_counts", "duration_histogram", "crop_sizes", "pair_counts", "inter_vs_intra", "ablation_bars",
     "opposite_confusion_bars", "error_mode_bars",
 ]
@@ -66,116 +68,7 @@ def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
     return paths
 
 
-# --------------------------------------------------------------------------- label placement
-
-def _distance(box, x, y) -> float:
-    """Distance in pixels from point (x, y) to a box (0 inside)."""
-    dx = max(box.x0 - x, 0.0, x - box.x1)
-    dy = max(box.y0 - y, 0.0, y - box.y1)
-    return float(np.hypot(dx, dy))
-
-
-def _text_box(ann, renderer):
-    """Display box of an annotation's text alone (its leader line left out)."""
-    from matplotlib.text import Text
-
-    ann.update_positions(renderer)
-    return Text.get_window_extent(ann, renderer)
-
-
-def _overlaps(box, boxes, pad=1.0) -> bool:
-    return any(box.x0 < b.x1 + pad and box.x1 > b.x0 - pad and box.y0 < b.y1 + pad and box.y1 > b.y0 - pad
-               for b in boxes)
-
-
-def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clearance=12, avoid=(),
-                 obstacles=None):
-    """Annotate points ``(xs[i], ys[i])`` with ``texts[i]`` so that no label overlaps another or a point.
-
-    Greedy, most crowded point first: each label tries positions around its
-    point at growing distances (``radius`` points, then 2x, 3x, ... up to
-    12x) and takes the first whose box is inside the axes, clear of every
-    placed label, every point (a square of ``marker_size`` points) and every
-    box in ``avoid`` (display coordinates, e.g. a legend's), and nearer to
-    its own point than to any other by ``clearance`` points, so that a
-    reader cannot attach it to the wrong point. Where no position meets the
-    clearance, the nearest-point rule alone is used, then overlap alone. A
-    label placed away from its point, or under a relaxed rule, gets a thin
-    leader line. ``obstacles`` = ``(x, y)`` arrays of further points to keep
-    clear of, without labels. Returns the annotations in input order.
-    """
-    from matplotlib.transforms import Bbox
-
-    fig = ax.figure
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    pts = ax.transData.transform(np.column_stack([xs, ys])) if len(xs) else np.zeros((0, 2))
-    extra = ax.transData.transform(np.column_stack(obstacles)) if obstacles is not None and len(obstacles[0]) else np.zeros((0, 2))
-    px = fig.dpi / 72.0
-    half = marker_size * px
-    taken = [Bbox([[x - half, y - half], [x + half, y + half]]) for x, y in np.vstack([pts, extra])] + list(avoid)
-    frame = ax.get_window_extent(renderer)
-    directions = [(1, 0.6), (1, -0.6), (-1, 0.6), (-1, -0.6), (0, 1), (0, -1), (1.3, 0), (-1.3, 0)]
-    leader = {"arrowstyle": "-", "lw": 0.5, "color": "0.4", "shrinkA": 0, "shrinkB": 3}
-    gaps = np.linalg.norm(pts[:, None] - pts[None], axis=-1) + np.eye(len(pts)) * 1e9
-    order = np.argsort(gaps.min(axis=1), kind="stable") if len(pts) > 1 else np.arange(len(pts))
-    placed = {}
-
-    def attempt(i, margin):
-        x, y = xs[i], ys[i]
-        others = np.vstack([np.delete(pts, i, axis=0), extra])
-        for step in range(1, 13):
-            for dx, dy in directions:
-                offset = (dx * radius * step, dy * radius * step)
-                ha = "left" if dx > 0 else "right" if dx < 0 else "center"
-                va = "bottom" if dy > 0 else "top" if dy < 0 else "center"
-                ann = ax.annotate(texts[i], (x, y), xytext=offset, textcoords="offset points", fontsize=fontsize,
-                                  ha=ha, va=va, arrowprops=leader if step > 1 or margin is None or margin == 0 else None)
-                box = _text_box(ann, renderer)
-                inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
-                own = _distance(box, *pts[i])
-                clear = margin is None or all(_distance(box, *p) > own + margin for p in others)
-                if inside and clear and not _overlaps(box, taken):
-                    return ann, box
-                ann.remove()
-        return None
-
-    for i in order:
-        chosen = attempt(i, clearance * px) or attempt(i, 0.0) or attempt(i, None)
-        if chosen is None:  # nowhere free within reach: first position, with a leader line
-            ann = ax.annotate(texts[i], (xs[i], ys[i]), xytext=(radius, radius), textcoords="offset points",
-                              fontsize=fontsize, arrowprops=leader)
-            chosen = (ann, _text_box(ann, renderer))
-        taken.append(chosen[1])
-        placed[i] = chosen[0]
-    return [placed[i] for i in range(len(pts))]
-
-
 # --------------------------------------------------------------------------- quickstart
-
-def filmstrip(frames, timestamps=None, *, title: str = "", max_frames: int = 8, height: float = 1.6):
-    """One row of sampled frames, each captioned with its time in seconds from the clip start.
-
-    ``frames`` are PIL images or ``H x W x 3`` arrays; at most ``max_frames``
-    are shown, evenly spaced.
-    """
-    plt = _plt()
-    n = len(frames)
-    keep = np.unique(np.rint(np.linspace(0, n - 1, min(n, max_frames))).astype(int))
-    first = np.asarray(frames[0])
-    aspect = first.shape[1] / first.shape[0]
-    fig, axes = plt.subplots(1, len(keep), figsize=(len(keep) * height * aspect, height + 0.6), squeeze=False)
-    for ax, k in zip(axes[0], keep):
-        ax.imshow(np.asarray(frames[k]))
-        ax.set_xticks([])
-        ax.set_yticks([])
-        if timestamps is not None:
-            ax.set_xlabel(f"t = {float(timestamps[k]):.1f} s", fontsize=9)
-    if title:
-        fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    return fig
-
 
 def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 1.25, max_pixels: int = 160):
     """Several filmstrips, one row each: ``strips`` is a list of ``(label, frames, timestamps)``.

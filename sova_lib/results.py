@@ -54,13 +54,6 @@ MODEL_IDS: dict[str, tuple[str, ...]] = {
     "Qwen3-VL 235B A22B": ("Qwen/Qwen3-VL-235B-A22B-Instruct",),
 }
 
-#: The paper's SOVABench instructions (Appendix B), to name a prompt given as text.
-_PROMPT_TEXTS = {
-    "describe this video.": "general",
-    "describe the image.": "general",
-    "briefly classify the actions occurring in this video.": "task-aware",
-}
-
 PAPER_CSV = "paper_results/paper_results.csv"
 
 
@@ -113,7 +106,11 @@ def _prompt_name(manifest: dict) -> str:
             return str(prompt["name"])
         prompt = prompt.get("video") or prompt.get("image") or ""
     text = str(prompt).strip()
-    return _PROMPT_TEXTS.get(text.lower(), text)
+    from .prompts import PROMPTS
+
+    presets = {t.strip().lower(): name for name, p in PROMPTS.items() for t in (p.video, p.image)
+               if name in ("general", "task-aware")}
+    return presets.get(text.lower(), text)
 
 
 @dataclass
