@@ -168,12 +168,13 @@ top_mean
 # %% [markdown]
 # ## Headline numbers
 #
-# What the tests check: the cache folder, how many sentences each clip gave, and the query's neighbours.
+# What the tests check: the cache folder (under `cache_dir/descriptions`), how many sentences each clip gave, and the
+# query's neighbours.
 
 # %%
 summary_json = {
     "describer": "motion (classical OpenCV motion describer, not an MLLM)", "fps": fps, "prompt": prompt,
-    "cache": str(folder), "items": len(items), "described": len(texts),
+    "cache": folder.name, "items": len(items), "described": len(texts),
     "sentences": sentences.groupby("id").size().to_dict(), "encoder": encoder_name,
     "query": query, "neighbours_max": top["id"].tolist(), "max_cosine": top["max cosine"].tolist(),
     "neighbours_mean": top_mean["id"].tolist(), "mean_cosine": top_mean["mean cosine"].tolist(),

@@ -157,7 +157,7 @@ summary = {
     "source": source, "synthetic": synthetic, "pair": pair, "pair_map": result.value,
     "per_pair": result.per_pair,
     "top1_opposite": dict(zip(confusion.query("action == 'all'")["pair"], confusion.query("action == 'all'")["top-1 opposite (%)"])),
-    "worst_ids": worst["id"].tolist(), "sheet": str(sheet), "sheet_rows": len(pair_queries),
+    "worst_ids": worst["id"].tolist(), "sheet": sheet.name, "sheet_rows": len(pair_queries),
     "error_modes": dict(zip(counts["error mode"], counts["clips"])),
 }
 results.write_json(summary, out / "04_errors.json")

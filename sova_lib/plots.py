@@ -63,8 +63,8 @@ def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    for p in paths:
-        fig.savefig(p, dpi=dpi, bbox_inches="tight")
+    fig.savefig(paths[0], dpi=dpi, bbox_inches="tight")
+    fig.savefig(paths[1], dpi=dpi, bbox_inches="tight", metadata={"CreationDate": None})  # same figure, same bytes
     return paths
 
 

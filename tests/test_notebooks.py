@@ -113,9 +113,9 @@ def test_quickstart(executed):
     q = out["00_quickstart"]
     assert q["items"] == q["described"] == 6  # three excerpts, each also reversed
     assert "not an MLLM" in q["describer"]
-    assert Path(q["cache"]).name.startswith("motion-classical-motion-general-2fps__")
+    assert q["cache"].startswith("motion-classical-motion-general-2fps__")
     # every description was read back and split; the counts match the cache's own text
-    texts = read_descriptions(q["cache"])
+    texts = read_descriptions(QUICKSTART_CACHE / q["cache"])
     assert q["sentences"] == {k: len(split(v)) for k, v in texts.items()}
     assert q["query"] not in q["neighbours_max"] and len(q["neighbours_max"]) == 2
     assert q["mean_cosine"] == sorted(q["mean_cosine"], reverse=True)
@@ -184,7 +184,7 @@ def test_errors(executed):
                                   "turn"}
     assert e["pair_map"] == pytest.approx(np.mean(list(e["per_pair"].values())))
     assert e["sheet_rows"] == 97 and sum(e["error_modes"].values()) == 97  # the trunk pair
-    sheet = error_analysis.read_labels(e["sheet"])
+    sheet = error_analysis.read_labels(figures / e["sheet"])
     assert len(sheet) == 97 and (sheet["error_mode"] == "").all()  # left for a researcher to fill
     assert sheet["source"].str.startswith("SYNTHETIC").all()
     assert len(e["worst_ids"]) == 5
