@@ -88,8 +88,9 @@ ENCODER_IDS = {
 
 
 def no_cache_note(cache_dir) -> str:
-    """The sentence a table shows when no SOVABench description cache exists."""
-    return (f"no SOVABench description cache under {Path(cache_dir) / 'descriptions'}: nothing computed here "
+    """The sentence a table shows when no SOVABench description cache exists (names the folder, not its full path)."""
+    folder = Path(cache_dir).resolve().name or str(cache_dir)
+    return (f"no SOVABench description cache in {folder}/descriptions: nothing computed here "
             "(describe the benchmark with `sova describe --benchmark sovabench ...`, then re-run)")
 
 
