@@ -288,9 +288,12 @@ def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_w
     }
     start, last_update = time.monotonic(), time.monotonic()
 
-    def update_manifest() -> None:
+    def update_totals() -> None:
         summary.seconds = time.monotonic() - start
         summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
+
+    def update_manifest() -> None:
+        update_totals()
         rate = round(summary.items_per_s, 4)
         manifest.update(counts={"done": summary.total_done, "failed": summary.total_failed},
                         last_run={"described": summary.described, "failed": summary.failed,
@@ -324,13 +327,19 @@ def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_w
             update_manifest()
             last_update = time.monotonic()
 
-    update_manifest()
+    # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
+    changes = bool(todo) or not cache.manifest()
+    if changes:
+        update_manifest()
     with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not show_progress,
               dynamic_ncols=True) as bar:
         try:
             _schedule(describer, todo, load, record, load_workers, prefetch)
         finally:
-            update_manifest()
+            if changes:
+                update_manifest()
+            else:
+                update_totals()
     return summary
 
 

@@ -22,9 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AGGREGATES", "ItemVectors", "l2_normalize", "set_similarity"]
+__all__ = ["AGGREGATES", "IDENTICAL_TOLERANCE", "ItemVectors", "l2_normalize", "set_similarity"]
 
 AGGREGATES = ("max", "mean", "median")
+
+#: Similarities within this distance of 1 are set to exactly 1. A sentence's
+#: cosine with an identical sentence is 1, but float32 rounding returns
+#: 0.9999999 or 1.0000002 depending on the vector, which would break the ties
+#: between clips that share a sentence (common with MLLM answers).
+IDENTICAL_TOLERANCE = 1e-6
 
 
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
@@ -121,7 +127,12 @@ def set_similarity(
 
     Items are grouped by their number of vectors; the products of a block of
     query vectors with all gallery vectors then reduce group by group over
-    contiguous slices (no per-pair loop, no scatter). ``block_vectors``
+    contiguous slices (no per-pair loop). Identical gallery vectors (the same
+    sentence in several descriptions) are multiplied once, so they give
+    bit-identical scores and tie exactly, as the tie rules of
+    ``metrics`` assume; a blocked matrix product could otherwise round the
+    same dot product differently at different positions. Results within
+    ``IDENTICAL_TOLERANCE`` of 1 are set to 1, for the same reason. ``block_vectors``
     bounds the query vectors per block (memory is about
     ``block_vectors * M_gallery`` floats); any block size gives the same
     result. ``dtype`` is the precision of the products (float32 by default;
@@ -134,9 +145,10 @@ def set_similarity(
         raise ValueError(f"query vectors have {np.shape(queries.vectors)[1]} dimensions, "
                          f"gallery vectors {np.shape(gallery.vectors)[1]}")
     if aggregate == "median":
-        return _median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype))
+        return _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
     qv, q_order, q_groups = _by_count(queries, dtype)
     gv, g_order, g_groups = _by_count(gallery, dtype)
+    unique_gv, column = _unique_rows(gv)  # column[r]: where gallery row r lands in the product
     n_g, dim = len(g_order), qv.shape[1]
     reduce = np.max if aggregate == "max" else np.sum
     out = np.empty((len(q_order), n_g), dtype=dtype)  # rows and columns in count order
@@ -144,10 +156,11 @@ def set_similarity(
     def run(block):
         c_q, n_q, first_q, row_q, i0, b = block
         group = qv[row_q:row_q + c_q * n_q].reshape(c_q, n_q, dim)
-        sims = group[:, i0:i0 + b].reshape(c_q * b, dim) @ gv.T  # (c_q * b, M_gallery)
+        sims = group[:, i0:i0 + b].reshape(c_q * b, dim) @ unique_gv.T  # (c_q * b, unique gallery vectors)
         per_gallery = np.empty((c_q * b, n_g), dtype=dtype)
         for c_g, n, first_g, row_g in g_groups:
-            part = sims[:, row_g:row_g + c_g * n].reshape(c_q * b, c_g, n)
+            cols = slice(row_g, row_g + c_g * n) if column is None else column[row_g:row_g + c_g * n]
+            part = sims[:, cols].reshape(c_q * b, c_g, n)
             per_gallery[:, first_g:first_g + n] = reduce(part, axis=1)
         out[first_q + i0:first_q + i0 + b] = reduce(per_gallery.reshape(c_q, b, n_g), axis=0)
 
@@ -162,7 +175,24 @@ def set_similarity(
         out /= np.outer(q_counts, g_counts).astype(dtype)
     result = np.empty_like(out)
     result[q_order] = out[:, np.argsort(g_order)]
-    return result
+    return _snap_identical(result)
+
+
+def _snap_identical(sims: np.ndarray) -> np.ndarray:
+    """Set values within ``IDENTICAL_TOLERANCE`` of 1 to exactly 1, in place."""
+    sims[sims >= 1 - IDENTICAL_TOLERANCE] = 1
+    return sims
+
+
+def _unique_rows(vectors: np.ndarray):
+    """``(unique, column)``: the distinct rows of ``vectors`` and, for each row, its
+    position in ``unique``; ``column`` is None when every row is distinct."""
+    rows = np.ascontiguousarray(vectors)
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, column = np.unique(keys, return_index=True, return_inverse=True)
+    if first.size == rows.shape[0]:
+        return rows, None
+    return rows[first], column.ravel()
 
 
 def _run_blocks(run, blocks) -> None:
@@ -193,6 +223,9 @@ def _median_similarity(qv, q_starts, q_counts, gv, g_starts, g_counts):
     g_slot = g_starts[:, None] + np.arange(l_g)[None, :]
     pad = np.arange(l_g)[None, :] >= g_counts[:, None]
     g_slot[pad] = 0
+    gv, column = _unique_rows(gv)  # identical gallery vectors: one product, exact ties
+    if column is not None:
+        g_slot = column[g_slot]
     out = np.empty((q_counts.size, n_g), dtype=np.float32)
     for i, (start, count) in enumerate(zip(q_starts, q_counts)):
         sims = (qv[start:start + count] @ gv.T)[:, g_slot]  # (L_q, n_g, L_g)

@@ -54,9 +54,6 @@ def test_ablation_rows_on_a_cache(tmp_path, encoder):
     assert t7.iloc[-1]["fps"] == "not recorded" and t7.iloc[-1]["inter-pair mAP"] == results.NOT_COMPUTED
 
 
-@pytest.mark.xfail(strict=True, reason="set_similarity gives one sentence's cosine with itself as 1.0000001 or "
-                   "1.0000002 depending on where it sits in the matrix product, so exact ties are broken by float "
-                   "rounding (52.44 here instead of 51.20); sova_lib.similarity / metrics need a tie tolerance")
 def test_all_tied_clips_score_as_a_random_ranking(tmp_path, encoder):
     texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(0))
     texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # one sentence shared by all

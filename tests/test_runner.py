@@ -272,3 +272,30 @@ def test_a_run_killed_with_sigkill_resumes_with_one_line_per_item(tmp_path):
     assert sorted(r["id"] for r in records) == list(range(n))
     assert all(r["text"] == f"text of {r['id']}" for r in records)
     assert (folder / "descriptions.jsonl").read_bytes().endswith(b"\n")
+
+
+def test_a_run_with_nothing_to_do_leaves_the_manifest_alone(tmp_path):
+    from sova_lib.runner import Item, describe_items
+
+    class Echo:
+        name, max_batch_size, max_concurrency = "echo", 1, 1
+
+        def config(self):
+            return {"model": "echo"}
+
+        def describe(self, requests):
+            return [f"frames: {len(r.frames)}" for r in requests]
+
+    from PIL import Image
+
+    image = tmp_path / "a.png"
+    Image.new("RGB", (8, 8)).save(image)
+    items = [Item("a", image)]
+    first = describe_items(Echo(), items, tmp_path / "cache", prompt="Describe the image.", fps=1.0,
+                           show_progress=False)
+    manifest = next((tmp_path / "cache" / "descriptions").glob("*/manifest.json"))
+    before = manifest.read_text()
+    again = describe_items(Echo(), items, tmp_path / "cache", prompt="Describe the image.", fps=1.0,
+                           show_progress=False)
+    assert first.described == 1 and again.described == 0 and again.skipped_cached == 1
+    assert manifest.read_text() == before

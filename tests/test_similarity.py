@@ -53,3 +53,32 @@ def test_validation():
         set_similarity(a, b)
     with pytest.raises(ValueError, match="aggregate"):
         set_similarity(a, a, aggregate="min")
+
+
+@pytest.mark.parametrize("aggregate", ["max", "mean", "median"])
+def test_identical_gallery_vectors_tie_exactly(aggregate):
+    """The same sentence in many gallery items must give bit-identical scores."""
+    rng = np.random.default_rng(3)
+    shared = l2_normalize(rng.normal(size=(1, 384)))
+    n = 3000
+    owner = np.arange(n)
+    gallery = ItemVectors(np.arange(n), owner, np.repeat(shared, n, axis=0))
+    queries = ItemVectors(np.arange(5), np.arange(5), l2_normalize(rng.normal(size=(5, 384))))
+    for block in (1, 64, 4096):
+        sims = set_similarity(queries, gallery, aggregate=aggregate, block_vectors=block)
+        assert (sims == sims[:, :1]).all()
+    mixed = ItemVectors(np.arange(n), owner, np.where(rng.random((n, 1)) < 0.5, shared,
+                                                      l2_normalize(rng.normal(size=(n, 384)))))
+    sims = set_similarity(queries, mixed, aggregate=aggregate)
+    same = np.all(mixed.vectors == shared, axis=1)
+    assert (sims[:, same] == sims[:, same][:, :1]).all()
+
+
+def test_cosines_of_identical_sentences_are_exactly_one():
+    rng = np.random.default_rng(8)
+    vectors = l2_normalize(rng.normal(size=(50, 384)))
+    items = ItemVectors(np.arange(50), np.arange(50), vectors)
+    sims = set_similarity(items, items)
+    assert (np.diag(sims) == 1).all()  # float32 rounding alone would scatter them around 1
+    off = sims[~np.eye(50, dtype=bool)]
+    assert (off < 0.5).all()
