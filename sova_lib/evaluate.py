@@ -132,7 +132,7 @@ def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, boots
 
 def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "max", ties: str = "stable",
              allow_missing: bool = False, bootstrap: int = 0, seed: int = 0,
-             block_vectors: int = 1024, dtype=np.float32) -> Result:
+             block_vectors: int = 256, dtype=np.float32) -> Result:
     """Score ``items`` (vectors of clips, keyed by benchmark id) under ``protocol``.
 
     Clips of the protocol missing from ``items`` raise ``CoverageError``
@@ -150,10 +150,16 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     tasks, per_query_ap = [], []
     for task in protocol.tasks():
         task = _restrict(task, present)
-        sims = set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]),
-                              aggregate=aggregate, block_vectors=block_vectors, dtype=dtype)
+        relevance, valid = task.relevance(), task.valid()
+        ap = np.empty(task.queries.size)
+
+        def score(rows, sims, relevance=relevance, valid=valid, ap=ap):  # AP of each block as it is made
+            ap[rows] = metrics.average_precision_rows(sims, relevance[rows], valid[rows], ties=ties)
+
+        set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]), aggregate=aggregate,
+                       block_vectors=block_vectors, dtype=dtype, consume=score)
         tasks.append(task)
-        per_query_ap.append(metrics.average_precision_rows(sims, task.relevance(), task.valid(), ties=ties))
+        per_query_ap.append(ap)
     return _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
                         bootstrap=bootstrap, seed=seed, ids=ids)
 

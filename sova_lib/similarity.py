@@ -76,12 +76,18 @@ class ItemVectors:
     def select(self, positions: np.ndarray) -> "ItemVectors":
         """The items at ``positions`` (in that order), with their vectors grouped by item."""
         positions = np.asarray(positions, dtype=np.int64)
-        owner = np.asarray(self.owner, dtype=np.int64)
-        order = np.argsort(owner, kind="stable")
-        starts = np.concatenate([[0], np.cumsum(self.counts)])
-        rows = np.concatenate([order[starts[p]:starts[p + 1]] for p in positions]) if positions.size else np.zeros(0, np.int64)
-        new_owner = np.repeat(np.arange(positions.size), self.counts[positions])
+        order = np.argsort(np.asarray(self.owner, dtype=np.int64), kind="stable")
+        counts = self.counts
+        rows = order[_runs(np.cumsum(counts)[positions] - counts[positions], counts[positions])]
+        new_owner = np.repeat(np.arange(positions.size), counts[positions])
         return ItemVectors(np.asarray(self.ids)[positions], new_owner, np.asarray(self.vectors)[rows])
+
+
+def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated ranges ``starts[i] .. starts[i] + lengths[i] - 1``, as one int64 array."""
+    total = int(lengths.sum())
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(starts, lengths) + (np.arange(total) - np.repeat(offsets, lengths))
 
 
 def _grouped(items: ItemVectors, dtype):
@@ -103,7 +109,9 @@ def _by_count(items: ItemVectors, dtype):
     vector of the group's i-th item, so reductions over an item's vectors run
     over whole contiguous slices.
     """
-    vectors, starts, counts = _grouped(items, dtype)
+    counts = items.counts
+    by_owner = np.argsort(np.asarray(items.owner, dtype=np.int64), kind="stable")
+    starts = np.cumsum(counts) - counts  # each item's first row in owner order
     item_order = np.argsort(counts, kind="stable")
     values, first, sizes = np.unique(counts[item_order], return_index=True, return_counts=True)
     rows, groups, row0 = [], [], 0
@@ -112,7 +120,8 @@ def _by_count(items: ItemVectors, dtype):
         rows.append((item_starts[None, :] + np.arange(c)[:, None]).ravel())  # (c, n) vector-major
         groups.append((c, n, f, row0))
         row0 += c * n
-    return np.ascontiguousarray(vectors[np.concatenate(rows)]), item_order, groups
+    vectors = np.asarray(items.vectors)[by_owner[np.concatenate(rows)]]
+    return np.ascontiguousarray(vectors, dtype=dtype), item_order, groups
 
 
 def set_similarity(
@@ -120,9 +129,10 @@ def set_similarity(
     gallery: ItemVectors,
     *,
     aggregate: str = "max",
-    block_vectors: int = 1024,
+    block_vectors: int = 256,
     dtype=np.float32,
-) -> np.ndarray:
+    consume=None,
+) -> np.ndarray | None:
     """Item-to-item similarity matrix, ``(n_queries, n_gallery)``.
 
     Items are grouped by their number of vectors; the products of a block of
@@ -138,6 +148,11 @@ def set_similarity(
     result. ``dtype`` is the precision of the products (float32 by default;
     float64 for exact comparisons). Vectors are used as given: pass unit rows
     for cosines.
+
+    With ``consume``, the matrix is never assembled: each finished block of
+    rows is handed to ``consume(query_positions, rows)`` (possibly from
+    several threads at once, for disjoint positions) and the function
+    returns None. Scoring each block as it comes keeps it in cache.
     """
     if aggregate not in AGGREGATES:
         raise ValueError(f"unknown aggregate {aggregate!r}; choose one of {AGGREGATES}")
@@ -145,13 +160,19 @@ def set_similarity(
         raise ValueError(f"query vectors have {np.shape(queries.vectors)[1]} dimensions, "
                          f"gallery vectors {np.shape(gallery.vectors)[1]}")
     if aggregate == "median":
-        return _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
+        out = _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
+        if consume is None:
+            return out
+        consume(np.arange(out.shape[0]), out)
+        return None
     qv, q_order, q_groups = _by_count(queries, dtype)
     gv, g_order, g_groups = _by_count(gallery, dtype)
     unique_gv, column = _unique_rows(gv)  # column[r]: where gallery row r lands in the product
     n_g, dim = len(g_order), qv.shape[1]
     reduce = np.max if aggregate == "max" else np.sum
-    out = np.empty((len(q_order), n_g), dtype=dtype)  # rows and columns in count order
+    g_counts = np.repeat([g[0] for g in g_groups], [g[1] for g in g_groups])
+    column_of = np.argsort(g_order)  # count order -> the gallery's own order
+    out = np.empty((len(q_order), n_g), dtype=dtype) if consume is None else None
 
     def run(block):
         c_q, n_q, first_q, row_q, i0, b = block
@@ -162,20 +183,22 @@ def set_similarity(
             cols = slice(row_g, row_g + c_g * n) if column is None else column[row_g:row_g + c_g * n]
             part = sims[:, cols].reshape(c_q * b, c_g, n)
             per_gallery[:, first_g:first_g + n] = reduce(part, axis=1)
-        out[first_q + i0:first_q + i0 + b] = reduce(per_gallery.reshape(c_q, b, n_g), axis=0)
+        per_item = reduce(per_gallery.reshape(c_q, b, n_g), axis=0)
+        if aggregate == "mean":
+            per_item /= (c_q * g_counts).astype(dtype)
+        # Rows and columns back to the callers' order while the block is in cache.
+        positions, rows = q_order[first_q + i0:first_q + i0 + b], _snap_identical(per_item)[:, column_of]
+        if consume is None:
+            out[positions] = rows
+        else:
+            consume(positions, rows)
 
     blocks = [(c_q, n_q, first_q, row_q, i0, min(step, n_q - i0))
               for c_q, n_q, first_q, row_q in q_groups
               for step in [max(1, block_vectors // c_q)]
               for i0 in range(0, n_q, step)]
     _run_blocks(run, blocks)
-    if aggregate == "mean":
-        q_counts = np.repeat([g[0] for g in q_groups], [g[1] for g in q_groups])
-        g_counts = np.repeat([g[0] for g in g_groups], [g[1] for g in g_groups])
-        out /= np.outer(q_counts, g_counts).astype(dtype)
-    result = np.empty_like(out)
-    result[q_order] = out[:, np.argsort(g_order)]
-    return _snap_identical(result)
+    return out
 
 
 def _snap_identical(sims: np.ndarray) -> np.ndarray:
@@ -186,13 +209,28 @@ def _snap_identical(sims: np.ndarray) -> np.ndarray:
 
 def _unique_rows(vectors: np.ndarray):
     """``(unique, column)``: the distinct rows of ``vectors`` and, for each row, its
-    position in ``unique``; ``column`` is None when every row is distinct."""
+    position in ``unique``; ``column`` is None when every row is distinct.
+
+    Rows are first told apart by a random projection, summed row by row with
+    numpy's fixed summation order (not a BLAS product, whose rounding can
+    depend on a row's position), so equal rows always project alike; rows
+    that share a projection are then compared bit for bit, so the result is
+    exact.
+    """
     rows = np.ascontiguousarray(vectors)
-    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    _, first, column = np.unique(keys, return_index=True, return_inverse=True)
+    direction = np.random.default_rng(0).standard_normal(rows.shape[1]).astype(rows.dtype)
+    probe = (rows * direction).sum(axis=1, dtype=np.float64)
+    _, first, column = np.unique(probe, return_index=True, return_inverse=True)
     if first.size == rows.shape[0]:
         return rows, None
-    return rows[first], column.ravel()
+    column = column.ravel()
+    if not (rows[first[column]] == rows).all():  # a projection shared by different rows: sort the bytes
+        keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+        _, first, column = np.unique(keys, return_index=True, return_inverse=True)
+        if first.size == rows.shape[0]:
+            return rows, None
+        column = column.ravel()
+    return rows[first], column
 
 
 def _run_blocks(run, blocks) -> None:

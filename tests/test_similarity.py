@@ -82,3 +82,31 @@ def test_cosines_of_identical_sentences_are_exactly_one():
     assert (np.diag(sims) == 1).all()  # float32 rounding alone would scatter them around 1
     off = sims[~np.eye(50, dtype=bool)]
     assert (off < 0.5).all()
+
+
+def test_consume_receives_every_row_once():
+    rng = np.random.default_rng(6)
+    q, g = _items(rng, 40), _items(rng, 23)
+    whole = set_similarity(q, g, block_vectors=8)
+    got = np.full(whole.shape, np.nan, dtype=np.float32)
+    seen = []
+
+    def consume(positions, rows):
+        seen.extend(positions.tolist())
+        got[positions] = rows
+
+    assert set_similarity(q, g, block_vectors=8, consume=consume) is None
+    assert sorted(seen) == list(range(40))
+    np.testing.assert_array_equal(got, whole)
+
+
+def test_unique_rows_finds_copies_far_apart():
+    from sova_lib.similarity import _unique_rows
+
+    rng = np.random.default_rng(2)
+    rows = l2_normalize(rng.normal(size=(3000, 64)))
+    doubled = np.concatenate([rows, rows[::-1][:500]])
+    unique, column = _unique_rows(doubled)
+    assert unique.shape == (3000, 64)
+    np.testing.assert_array_equal(unique[column], doubled)
+    assert _unique_rows(rows)[1] is None
