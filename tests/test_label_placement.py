@@ -1,28 +1,10 @@
-import matplotlib
-
-matplotlib.use("Agg")
+from tests.figure_helpers import boxes as _boxes, close_figures, overlap as _overlap  # noqa: F401
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from sova_lib.label_placement import _distance, _text_box, place_labels  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
-
-
-def _boxes(fig, annotations):
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    return [_text_box(a, renderer) for a in annotations]
-
-
-def _overlap(a, b) -> bool:
-    return a.x0 < b.x1 and a.x1 > b.x0 and a.y0 < b.y1 and a.y1 > b.y0
+from sova_lib.label_placement import _distance, place_labels  # noqa: E402
 
 
 def test_place_labels_no_overlap_inside_axes_nearest_own_point():
