@@ -75,20 +75,22 @@ def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.nda
     wanted = protocol.ids()
     pos = np.array([where.get(i, -1) for i in wanted.tolist()], dtype=np.int64)
     notes = []
+    extra = set(where) - set(wanted.tolist())
+    outside = extra - _benchmark_ids() if extra else set()
     missing = wanted[pos < 0]
     if missing.size:
         message = (f"{missing.size} of the {wanted.size} clips of protocol {protocol.name!r} are missing "
                    f"from the input (e.g. ids {missing[:5].tolist()})")
         if not allow_missing:
-            raise CoverageError(message + "; describe them, or pass --allow-missing to score without them")
+            hint = (f"; {len(outside)} input id(s) are not SOVABench clip ids at all "
+                    f"(e.g. {sorted(outside, key=str)[:3]})" if outside else "")
+            raise CoverageError(message + hint + "; describe them, or pass --allow-missing to score without them")
         notes.append(message + "; they were left out of every ranking")
-    extra = set(where) - set(wanted.tolist())
-    if extra:
-        outside = extra - _benchmark_ids()
+    if len(extra) > len(outside):
         notes.append(f"{len(extra) - len(outside)} input id(s) belong to other SOVABench protocols and were ignored")
-        if outside:
-            shown = sorted(outside, key=str)[:5]
-            notes.append(f"{len(outside)} input id(s) are not SOVABench clips at all and were ignored (e.g. {shown})")
+    if outside:
+        shown = sorted(outside, key=str)[:5]
+        notes.append(f"{len(outside)} input id(s) are not SOVABench clips at all and were ignored (e.g. {shown})")
     return pos, notes
 
 

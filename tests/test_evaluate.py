@@ -116,6 +116,16 @@ def test_coverage_errors_and_notes():
     assert any("1 input id(s) are not SOVABench clips" in n and "99999999" in n for n in result.notes)
 
 
+def test_input_of_other_ids_is_explained():
+    rng = np.random.default_rng(1)
+    items = ItemVectors(np.array(["clip_a", "clip_b"], dtype=object), np.arange(2), l2_normalize(rng.normal(size=(2, 4))))
+    with pytest.raises(CoverageError, match=r"2 input id\(s\) are not SOVABench clip ids at all \(e.g. \['clip_a', 'clip_b'\]\)"):
+        evaluate("intra-pair", items)
+    ids = get_protocol("inter-pair-constrained").ids()
+    result = evaluate("inter-pair-constrained", _random_items(np.concatenate([ids, [99999999]]), rng))
+    assert not any("belong to other" in n for n in result.notes)
+
+
 def test_bootstrap_interval_is_reproducible():
     rng = np.random.default_rng(4)
     items = _random_items(get_protocol("intra-pair").ids(), rng)
