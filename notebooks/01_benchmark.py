@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -40,7 +42,7 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import benchmark_stats as stats
-from sova_lib import clips, plots, results
+from sova_lib import clip_stats, plots, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -91,12 +93,12 @@ durations["duration_s"].describe(percentiles=[0.05, 0.5, 0.95]).round(2)
 
 # %%
 if manifest:
-    planned, source = clips.manifest_frame(manifest), f"manifest {Path(manifest).name}"
+    planned, source = clip_stats.manifest_frame(manifest), f"manifest {Path(manifest).name}"
 else:
     planned, videos = stats.sample_manifest()
     source = f"MEVA annotation sample: {len(videos)} source videos only, not the whole benchmark"
-sizes = clips.crop_sizes(planned)
-results.write_outputs(sizes, clips.status_counts(planned), out / "01_benchmark_figure3c")
+sizes = clip_stats.crop_sizes(planned)
+results.write_outputs(sizes, clip_stats.status_counts(planned), out / "01_benchmark_figure3c")
 print(f"{len(sizes)} clips with a crop region ({source})")
 
 # %%

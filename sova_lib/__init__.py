@@ -3,8 +3,8 @@
 The pipeline, module by module:
 
 * ``sovabench``, ``labels``: the benchmark's clips and its label vocabulary;
-* ``kpf``, ``kpf_index``, ``clips``, ``clip_extract``: from raw MEVA/VIRAT
-  annotations to cropped, trimmed clips;
+* ``kpf``, ``kpf_index``, ``clips``, ``clip_extract``, ``clip_stats``: from
+  raw MEVA/VIRAT annotations to cropped, trimmed clips, and their statistics;
 * ``video`` (with ``video_decode``): decoding and the paper's frame sampler;
 * ``describe``, ``runner``, ``cache``, ``prompts`` and the backends
   (``transformers_backend`` with ``transformers_models`` and
@@ -23,10 +23,8 @@ __version__ = "0.1.0"
 
 from .cache import DescriptionCache
 from .clip_extract import extract_clips
-from .clips import (
-    ManifestRow, class_counts, clip_durations, crop_sizes, manifest_frames_args, plan_clips, read_manifest,
-    write_manifest,
-)
+from .clip_stats import class_counts, clip_durations, crop_sizes, manifest_frame
+from .clips import ManifestRow, manifest_frames_args, plan_clips, read_manifest, write_manifest
 from .describe import DESCRIBERS, DescribeRequest, Describer, make_describer, register_describer
 from .descriptions import embed_descriptions, read_descriptions, read_embeddings, write_embeddings
 from .embed import DEFAULT_ENCODER, SentenceEncoder
@@ -54,7 +52,7 @@ __all__ = [
     # clips from raw annotations
     "VIRAT_TO_MEVA", "KpfError", "find_annotation_files", "read_activities",
     "ManifestRow", "plan_clips", "read_manifest", "write_manifest", "manifest_frames_args", "extract_clips",
-    "class_counts", "clip_durations", "crop_sizes",
+    "class_counts", "clip_durations", "crop_sizes", "manifest_frame",
     # video
     "Frames", "VideoError", "VideoInfo", "example_videos", "probe", "sample_frames", "sample_indices",
     # description

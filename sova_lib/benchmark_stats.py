@@ -110,10 +110,11 @@ def sample_manifest(cache_dir=None):
     Every clip of the inter-pair and intra-pair files (each index once) is
     planned against ``sample_annotations()``; the rows of source videos
     outside the sample (status ``annotation_missing``) are dropped. Returns
-    ``(frame, videos)``: the manifest as ``clips.manifest_frame`` gives it,
+    ``(frame, videos)``: the manifest as ``clip_stats.manifest_frame`` gives it,
     and the sample's annotated source videos.
     """
-    from .clips import manifest_frame, plan_clips
+    from .clip_stats import manifest_frame
+    from .clips import plan_clips
     from .kpf import find_annotation_files
     from .sovabench import load_split
 

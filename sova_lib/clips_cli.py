@@ -126,20 +126,20 @@ def _extract(args) -> int:
 
 
 def _stats(args) -> int:
-    from . import clips
+    from . import clip_stats, clips
 
-    df = clips.manifest_frame(_read_manifest(args.manifest))
+    df = clip_stats.manifest_frame(_read_manifest(args.manifest))
     fps = clips.DEFAULT_FPS if args.fps is None else args.fps
     labelled = _clips_of(args.tsv) if args.tsv else None
     out = sys.stdout
     print("Rows per status and source dataset", file=out)
-    print(clips.status_counts(df).to_string(index=False), file=out)
+    print(clip_stats.status_counts(df).to_string(index=False), file=out)
     print("\nRows and clips per source dataset", file=out)
-    print(clips.dataset_counts(df).to_string(index=False), file=out)
+    print(clip_stats.dataset_counts(df).to_string(index=False), file=out)
     print("\nRows and clips per class", file=out)
-    print(clips.class_counts(df, labelled).to_string(index=False), file=out)
-    dur = clips.clip_durations(df, fps)
-    size = clips.crop_sizes(df)
+    print(clip_stats.class_counts(df, labelled).to_string(index=False), file=out)
+    dur = clip_stats.clip_durations(df, fps)
+    size = clip_stats.crop_sizes(df)
     if len(dur):
         rate = ", ".join(f"{k} {v:g}" for k, v in fps.items()) if isinstance(fps, dict) else f"{fps:g}"
         print(f"\nClip durations in seconds (Figure 3(b); fps: {rate})", file=out)

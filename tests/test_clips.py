@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
-from sova_lib import clip_extract, clips, kpf
+from sova_lib import clip_extract, clip_stats, clips, kpf
 from sova_lib.cli import main
 from sova_lib.sovabench import Clip, load_split
 
@@ -222,7 +222,7 @@ def test_manifest_frames_args():
 
 def _stats_manifest():
     R = clips.ManifestRow
-    return clips.manifest_frame([
+    return clip_stats.manifest_frame([
         R(0, "VIRAT_S_1.a.0.29", "VIRAT_S_1", "a", 0, 29, 0, 0, 200, 120, False, "ok"),
         R(1, "m.b.10.69", "m", "b", 10, 69, -10, 50, 1930, 250, False, "ok"),
         R(2, "m.c.0.9", "m", "c", 0, 9, 0, 0, 50, 50, False, "region_too_small"),
@@ -232,31 +232,31 @@ def _stats_manifest():
 
 def test_durations_and_crop_sizes():
     df = _stats_manifest()
-    d = clips.clip_durations(df)
+    d = clip_stats.clip_durations(df)
     assert d["index"].tolist() == [0, 1] and d["frames"].tolist() == [30, 60]
     assert d["duration_s"].tolist() == [1.0, 2.0]
-    d = clips.clip_durations(df, {"VIRAT": 15.0, "MEVA": 30.0})
+    d = clip_stats.clip_durations(df, {"VIRAT": 15.0, "MEVA": 30.0})
     assert d["duration_s"].tolist() == [2.0, 2.0]
-    assert clips.clip_durations(df, 60)["duration_s"].tolist() == [0.5, 1.0]
+    assert clip_stats.clip_durations(df, 60)["duration_s"].tolist() == [0.5, 1.0]
     with pytest.raises(ValueError, match="VIRAT"):
-        clips.clip_durations(df, {"MEVA": 30.0})
-    s = clips.crop_sizes(df)
+        clip_stats.clip_durations(df, {"MEVA": 30.0})
+    s = clip_stats.crop_sizes(df)
     assert s[["width", "height"]].values.tolist() == [[200, 120], [1940, 200]]
-    assert clips.crop_sizes(df, (1920, 1080))[["width", "height"]].values.tolist() == [[200, 120], [1920, 200]]
+    assert clip_stats.crop_sizes(df, (1920, 1080))[["width", "height"]].values.tolist() == [[200, 120], [1920, 200]]
 
 
 def test_counts_per_class_dataset_and_status():
     df = _stats_manifest()
     labelled = [_clip(0, "VIRAT_S_1.a.0.29", "starting"), _clip(1, "m.b.10.69", "starting"),
                 _clip(2, "m.c.0.9", "stopping")]
-    c = clips.class_counts(df, labelled)
+    c = clip_stats.class_counts(df, labelled)
     assert c.values.tolist() == [["starting", 2, 2], ["stopping", 1, 0], ["unknown", 1, 0]]
-    assert clips.dataset_counts(df).values.tolist() == [["MEVA", 2, 1], ["VIRAT", 2, 1]]
-    st = clips.status_counts(df)
+    assert clip_stats.dataset_counts(df).values.tolist() == [["MEVA", 2, 1], ["VIRAT", 2, 1]]
+    st = clip_stats.status_counts(df)
     assert st.values.tolist() == [["ok", 1, 1, 2], ["annotation_missing", 0, 1, 1], ["region_too_small", 1, 0, 1]]
     # default labels come from the packaged splits, by index
-    real = clips.manifest_frame([clips.ManifestRow(768, "x", "x", "a", 1, 2, 0, 0, 200, 200, False, "ok")])
-    assert clips.class_counts(real).values.tolist() == [["closing trunk", 1, 1]]
+    real = clip_stats.manifest_frame([clips.ManifestRow(768, "x", "x", "a", 1, 2, 0, 0, 200, 200, False, "ok")])
+    assert clip_stats.class_counts(real).values.tolist() == [["closing trunk", 1, 1]]
 
 
 # --------------------------------------------------------------------------- extraction, synthetic video
