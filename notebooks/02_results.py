@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -42,7 +44,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import plots, results
+from sova_lib import cache_scan, plots, results
 from sova_lib.embed import SentenceEncoder
 
 out = Path(figures_dir)
@@ -56,8 +58,8 @@ pd.set_option("display.max_colwidth", 80)
 # are scored, and only on the protocols whose clips they hold completely; the others are listed with the reason.
 
 # %%
-caches = results.find_description_caches(cache_dir)
-inventory = results.caches_frame(caches)
+caches = cache_scan.find_description_caches(cache_dir)
+inventory = cache_scan.caches_frame(caches)
 results.write_outputs(inventory, inventory, out / "02_results_caches")
 inventory if len(inventory) else print(f"no description cache under {Path(cache_dir) / 'descriptions'}")
 
@@ -118,7 +120,7 @@ plots.save_figure(fig, out / "02_results_figure2b")
 # %%
 summary = {
     "encoder": encoder_name, "ties": ties, "bootstrap": bootstrap,
-    "caches": len(caches), "sovabench_caches": len(results.sovabench_caches(caches)),
+    "caches": len(caches), "sovabench_caches": len(cache_scan.sovabench_caches(caches)),
     "computed": computed[["source", "protocol", "value", "ci_low", "ci_high"]].to_dict("records"),
     "table4_rows": len(table4), "table4_not_computed": int((table4["computed as"] == results.NOT_COMPUTED).sum()),
     "tableC1_rows": len(tableC1),

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -48,15 +50,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import ablations, plots, results
+from sova_lib import ablations, cache_scan, plots, results
 from sova_lib.embed import SentenceEncoder
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
 pd.set_option("display.max_colwidth", 100)
-caches = results.find_description_caches(cache_dir)
-scored = results.sovabench_caches(caches)
-results.caches_frame(caches) if caches else print(ablations.no_cache_note(cache_dir))
+caches = cache_scan.find_description_caches(cache_dir)
+scored = cache_scan.sovabench_caches(caches)
+cache_scan.caches_frame(caches) if caches else print(ablations.no_cache_note(cache_dir))
 
 # %% [markdown]
 # ## Table 5: splitting into sentences (maximum cosine) against the whole text

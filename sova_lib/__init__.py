@@ -12,7 +12,10 @@ The pipeline, module by module:
   ``motion_tracking``): describing clips, with a resumable cache;
 * ``sentences``, ``embed``, ``similarity``: split, embed, compare (max cosine);
 * ``metrics``, ``protocols``, ``evaluate``: AP, mAP, Pair-mAP and the
-  SOVABench protocols.
+  SOVABench protocols;
+* ``cache_scan``, ``results``, ``ablations``, ``benchmark_stats``,
+  ``error_analysis``, ``explore``, ``plots``: what the notebooks call to build
+  the paper's tables and figures.
 
 Heavy dependencies (torch, transformers, OpenCV, decoders) load only when a
 function that needs them runs.

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .results import NOT_COMPUTED, cache_items, evaluate_cache, paper_results, sovabench_caches
+from .cache_scan import sovabench_caches
+from .results import NOT_COMPUTED, cache_items, evaluate_cache, paper_results
 
 __all__ = [
     "ENCODER_IDS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",

@@ -128,7 +128,7 @@ def analysis_texts(cache_dir, cache_name: str = "", *, swap_fraction: float = 0.
     real cache). A named cache that is missing or incomplete raises
     ``ValueError``.
     """
-    from .results import find_description_caches
+    from .cache_scan import find_description_caches
 
     caches = find_description_caches(cache_dir)
     if cache_name:

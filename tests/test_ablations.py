@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sova_lib import ablations, error_analysis, results
+from sova_lib import ablations, cache_scan, error_analysis, results
 from sova_lib.evaluate import baseline
 
 
@@ -41,7 +41,7 @@ def test_ablation_rows_on_a_cache(tmp_path, encoder):
     texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(0))
     texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # two sentences each
     error_analysis.write_synthetic_cache(tmp_path, texts, description="two sentences")
-    caches = results.find_description_caches(tmp_path)
+    caches = cache_scan.find_description_caches(tmp_path)
     rows = ablations.ablation_rows(caches, encoder, ["intra-pair", "inter-pair"],
                                    [(True, "max"), (True, "mean"), (False, "max")], ties="expected")
     assert len(rows) == 6
@@ -58,7 +58,7 @@ def test_all_tied_clips_score_as_a_random_ranking(tmp_path, encoder):
     texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(0))
     texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # one sentence shared by all
     error_analysis.write_synthetic_cache(tmp_path, texts, description="shared sentence")
-    rows = ablations.ablation_rows(results.find_description_caches(tmp_path), encoder, ["intra-pair"],
+    rows = ablations.ablation_rows(cache_scan.find_description_caches(tmp_path), encoder, ["intra-pair"],
                                    [(True, "max")], ties="expected")
     # every pair's maximum is the shared sentence's cosine with itself: all clips tie, and the tie-aware AP of
     # a fully tied ranking is a random ranking's expected AP

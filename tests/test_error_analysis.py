@@ -46,7 +46,7 @@ def test_synthetic_texts_reject_bad_fractions():
 
 
 def test_synthetic_cache_is_marked_and_content_addressed(tmp_path):
-    from sova_lib.results import find_description_caches
+    from sova_lib.cache_scan import find_description_caches
 
     folder = ea.write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")
     again = ea.write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sova_lib import error_analysis, results
+from sova_lib import cache_scan, error_analysis, results
 from sova_lib.descriptions import embed_descriptions
 from sova_lib.evaluate import evaluate
 
@@ -70,7 +70,7 @@ def test_find_caches_coverage_and_status(tmp_path, intra_texts):
     _write_cache(tmp_path, "b-motion__2", {"vtest_lawn": "A person moves.", "vtest_square": "No motion is detected."},
                  _runner_manifest("classical-motion", "general", backend="motion", fps=2.0))
     _write_cache(tmp_path, "c-mixed__3", {0: "x", "clip-a": "y"}, {})
-    caches = results.find_description_caches(tmp_path)
+    caches = cache_scan.find_description_caches(tmp_path)
     assert [c.name for c in caches] == ["a-minicpm__1", "b-motion__2", "c-mixed__3"]
     a, b, c = caches
     assert a.coverage["intra-pair"] == (2300, 2300) and a.coverage["inter-pair"][1] == 9882
@@ -78,31 +78,31 @@ def test_find_caches_coverage_and_status(tmp_path, intra_texts):
     assert a.prompt == "task-aware" and a.fps == 1.0 and a.model == "openbmb/MiniCPM-V-4_5"
     assert not b.is_sovabench and b.benchmark_ids == 0 and b.fps == 2.0
     assert c.benchmark_ids == 1 and not c.is_sovabench
-    assert results.sovabench_caches(caches) == [a]
-    status = results.caches_frame(caches).set_index("cache")["status"]
+    assert cache_scan.sovabench_caches(caches) == [a]
+    status = cache_scan.caches_frame(caches).set_index("cache")["status"]
     assert status["a-minicpm__1"] == "scored on intra-pair"
     assert status["b-motion__2"] == "skipped: its ids are not SOVABench clips"
     assert status["c-mixed__3"] == "skipped: 1 ids are not SOVABench clips"
 
 
 def test_find_caches_without_folder_and_broken_manifest(tmp_path):
-    assert results.find_description_caches(tmp_path) == []
+    assert cache_scan.find_description_caches(tmp_path) == []
     folder = _write_cache(tmp_path, "x__1", {0: "a"}, {})
     (folder / "manifest.json").write_text("{not json")
     with pytest.raises(ValueError, match="manifest.json: not valid JSON"):
-        results.find_description_caches(tmp_path)
+        cache_scan.find_description_caches(tmp_path)
 
 
 def test_source_labels_say_what_made_the_text():
-    label = results.source_label(_runner_manifest("openbmb/MiniCPM-V-4_5", "task-aware"))
+    label = cache_scan.source_label(_runner_manifest("openbmb/MiniCPM-V-4_5", "task-aware"))
     assert label == "MiniCPM-V 4.5 [openbmb/MiniCPM-V-4_5] (task-aware, transformers)"
-    assert "not an MLLM" in results.source_label(_runner_manifest("classical-motion", "general", backend="motion"))
-    assert results.source_label({"backend": "synthetic", "description": "swapped"}) == "synthetic demonstration (swapped)"
-    imported = results.source_label(_runner_manifest("some/model", "general", imported=True))
+    assert "not an MLLM" in cache_scan.source_label(_runner_manifest("classical-motion", "general", backend="motion"))
+    assert cache_scan.source_label({"backend": "synthetic", "description": "swapped"}) == "synthetic demonstration (swapped)"
+    imported = cache_scan.source_label(_runner_manifest("some/model", "general", imported=True))
     assert imported == "some/model (general, transformers, imported descriptions)"
     custom = _runner_manifest("m", "custom")
-    assert results.source_label(custom) == "m (general, transformers)"  # the paper's general text, given as free text
-    assert results.source_label({"backend": "openai", "model": "x", "prompt": "Briefly classify the actions "
+    assert cache_scan.source_label(custom) == "m (general, transformers)"  # the paper's general text, given as free text
+    assert cache_scan.source_label({"backend": "openai", "model": "x", "prompt": "Briefly classify the actions "
                                  "occurring in this video."}) == "x (task-aware, openai)"
 
 
@@ -165,7 +165,7 @@ def test_scatter_frame_keeps_paper_rows_and_complete_computed_rows():
 
 def test_evaluate_cache_scores_only_covered_protocols(tmp_path, intra_texts, encoder):
     _write_cache(tmp_path, "s__1", intra_texts, {"backend": "synthetic", "description": "test"})
-    cache = results.find_description_caches(tmp_path)[0]
+    cache = cache_scan.find_description_caches(tmp_path)[0]
     rows = results.evaluate_cache(cache, encoder, ["inter-pair", "intra-pair"], bootstrap=0, ties="expected")
     inter, intra = rows
     assert np.isnan(inter["value"]) and inter["note"] == "8524 of 9882 clips missing: not scored"  # 1,358 clips are shared
