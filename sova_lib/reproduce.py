@@ -29,18 +29,13 @@ def baseline_table(*, encoder=None, bootstrap: int = 1000, seed: int = 0):
     """A DataFrame with one row per (protocol, baseline): value and 95% interval in percent."""
     import pandas as pd
 
-    from .evaluate import BASELINES, baseline
     from .protocols import PROTOCOLS
+    from .results import baseline_rows
 
-    rows = []
-    for protocol in PROTOCOLS:
-        for name in BASELINES:
-            if name == "oracle" and encoder is None:
-                continue
-            r = baseline(protocol, name, encoder=encoder, bootstrap=bootstrap, seed=seed)
-            rows.append({"protocol": protocol, "baseline": name, "metric": r.metric, "value": round(r.value, 2),
-                         "ci_low": round(r.ci[0], 2), "ci_high": round(r.ci[1], 2), "n_queries": r.n_queries})
-    return pd.DataFrame(rows)
+    rows = pd.DataFrame(baseline_rows(list(PROTOCOLS), encoder=encoder, bootstrap=bootstrap, seed=seed))
+    rows["order"] = rows["protocol"].map({name: k for k, name in enumerate(PROTOCOLS)})
+    rows = rows.sort_values("order", kind="stable").reset_index(drop=True)
+    return rows[["protocol", "baseline", "metric", "value", "ci_low", "ci_high", "n_queries"]]
 
 
 def write_table(frame, stem: str | Path) -> list[Path]:
