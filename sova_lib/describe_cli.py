@@ -62,15 +62,7 @@ from pathlib import Path
 from .cli import CliError
 from .describe import DESCRIBERS
 
-__all__ = ["add_commands", "PROTOCOL_SPLITS", "VIDEO_SUFFIXES"]
-
-#: SOVABench protocol -> packaged split whose clips it describes.
-PROTOCOL_SPLITS = {
-    "inter-pair": "interpair",
-    "inter-pair-constrained": "interpair_queries",
-    "intra-pair": "intrapair",
-    "two-class": "interpair",
-}
+__all__ = ["add_commands", "VIDEO_SUFFIXES"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``runner.IMAGE_SUFFIXES``).
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
@@ -105,6 +97,8 @@ _PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concu
 
 
 def add_commands(subparsers) -> None:
+    from .protocols import PROTOCOLS
+
     d = subparsers.add_parser(
         "describe", help="describe videos or images with an MLLM backend into a resumable cache",
         description="Describe videos or images with a describer backend into "
@@ -125,8 +119,8 @@ def add_commands(subparsers) -> None:
     src.add_argument("--benchmark", choices=["sovabench"], help="describe a benchmark's clips")
     src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
                      help="a clip manifest (sova clips plan): clips read straight from the source videos")
-    d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOL_SPLITS),
-                   help=f"benchmark protocol: {', '.join(PROTOCOL_SPLITS)} (with --benchmark)")
+    d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOLS),
+                   help=f"benchmark protocol: {', '.join(PROTOCOLS)} (with --benchmark)")
     d.add_argument("--video-root", type=Path, metavar="DIR",
                    help="folder holding the clip files (with --benchmark), or the source videos, "
                         "searched recursively (with --manifest)")
@@ -219,14 +213,14 @@ def clip_path(video_root: Path, name: str, prefix: str, suffix: str = ".mp4") ->
 
 
 def _benchmark_items(args):
+    from .protocols import get_protocol
     from .runner import Item
-    from .sovabench import load_split
 
     if args.protocol is None or args.video_root is None:
         raise CliError("--benchmark sovabench needs --protocol and --video-root")
     if not args.video_root.is_dir():
         raise CliError(f"--video-root {args.video_root} is not a folder")
-    clips = load_split(PROTOCOL_SPLITS[args.protocol])
+    clips = get_protocol(args.protocol).clips()
     items = [Item(c.index, clip_path(args.video_root, c.name, c.prefix), is_video=True) for c in clips]
     return items, "clip-files"
 
