@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .clips import _INT_COLUMNS, DEFAULT_FPS, MANIFEST_COLUMNS, STATUSES, ManifestRow, read_manifest
-from .sovabench import Clip
+from .sovabench import Clip, source_dataset_of
 
 __all__ = ["class_counts", "clip_durations", "crop_sizes", "dataset_counts", "manifest_frame", "status_counts"]
 
@@ -28,7 +28,7 @@ def manifest_frame(rows: Sequence[ManifestRow] | str | Path):
     for c in _INT_COLUMNS:
         df[c] = df[c].astype("Int64")
     df["reversed"] = df["reversed"].astype(bool)
-    df["source_dataset"] = ["VIRAT" if v.startswith("VIRAT_") else "MEVA" for v in df["source_video"]]
+    df["source_dataset"] = [source_dataset_of(v) for v in df["source_video"]]
     return df
 
 

@@ -37,7 +37,7 @@ from typing import Iterable, Mapping, Sequence
 
 from . import kpf
 from .kpf_index import VideoIndex, load_video_index
-from .sovabench import REVERSED_ACTIVITY, Clip
+from .sovabench import REVERSED_ACTIVITY, Clip, source_dataset_of
 
 __all__ = [
     "BUFFERED_ACTIVITIES",
@@ -111,7 +111,7 @@ class ManifestRow:
 
     @property
     def source_dataset(self) -> str:
-        return "VIRAT" if self.source_video.startswith("VIRAT_") else "MEVA"
+        return source_dataset_of(self.source_video)
 
     @property
     def region(self) -> tuple[int, int, int, int] | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import labels
 
-__all__ = ["SPLITS", "Clip", "load_split", "parse_clip_name", "read_tsv", "split_path"]
+__all__ = ["SPLITS", "Clip", "load_split", "parse_clip_name", "read_tsv", "source_dataset_of", "split_path"]
 
 #: Split name -> file name of the packaged TSV.
 SPLITS = {
@@ -66,6 +66,11 @@ class Clip:
         return self.label == labels.DISTRACTOR
 
 
+def source_dataset_of(source_video: str) -> str:
+    """``"VIRAT"`` for a ``VIRAT_S_...`` source video, else ``"MEVA"``."""
+    return "VIRAT" if source_video.startswith("VIRAT_") else "MEVA"
+
+
 def parse_clip_name(name: str) -> tuple[str, str, int, int]:
     """Split ``{source video}.{activity}.{a}.{b}`` into its parts.
 
@@ -114,7 +119,7 @@ def read_tsv(path: str | Path) -> tuple[Clip, ...]:
                     Clip(
                         index=int(row["index"]),
                         name=row["video"],
-                        source_dataset="VIRAT" if video.startswith("VIRAT_") else "MEVA",
+                        source_dataset=source_dataset_of(video),
                         source_video=video,
                         activity=activity,
                         start_frame=start,
