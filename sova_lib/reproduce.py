@@ -19,7 +19,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["add_commands", "baseline_table", "find_notebooks", "run_notebook", "write_table"]
+__all__ = ["add_commands", "baseline_table", "find_notebooks", "markdown_table", "run_notebook", "write_table"]
 
 #: Where the package's own notebooks are, in a source checkout.
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -38,16 +38,21 @@ def baseline_table(*, encoder=None, bootstrap: int = 1000, seed: int = 0):
     return rows[["protocol", "baseline", "metric", "value", "ci_low", "ci_high", "n_queries"]]
 
 
-def write_table(frame, stem: str | Path) -> list[Path]:
-    """Write ``frame`` as ``<stem>.csv`` and ``<stem>.md``; returns both paths."""
+def markdown_table(frame) -> str:
+    """``frame`` as a Markdown table (no index)."""
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    lines = ["| " + " | ".join(map(str, row)) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *lines]) + "\n"
+
+
+def write_table(frame, stem: str | Path, *, readable=None) -> list[Path]:
+    """Write ``frame`` as ``<stem>.csv`` and, as Markdown, ``readable`` (default ``frame``) as ``<stem>.md``."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     csv, md = stem.with_suffix(".csv"), stem.with_suffix(".md")
     frame.to_csv(csv, index=False)
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    lines = ["| " + " | ".join(map(str, row)) + " |" for row in frame.itertuples(index=False)]
-    md.write_text("\n".join([header, rule, *lines]) + "\n")
+    md.write_text(markdown_table(frame if readable is None else readable))
     return [csv, md]
 
 

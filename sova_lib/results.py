@@ -240,10 +240,7 @@ def write_outputs(numbers, readable, stem) -> list[Path]:
     """``numbers`` as ``<stem>.csv`` and ``readable`` as the Markdown table ``<stem>.md``."""
     from .reproduce import write_table
 
-    stem = Path(stem)
-    csv, md = write_table(readable, stem)
-    numbers.to_csv(csv, index=False)
-    return [csv, md]
+    return write_table(numbers, stem, readable=readable)
 
 
 def write_json(data: dict, path) -> Path:
