@@ -4,7 +4,9 @@ Synthetic data shaped like the real thing: the 9,882 inter-pair clips (their
 real ids and labels), each with 1-5 random unit vectors of 384 dimensions (the
 default sentence encoder's width). Prints, measured in one run:
 
-1. the in-process time of ``evaluate("inter-pair", items)``;
+1. the in-process time of ``evaluate("inter-pair", items)`` with the default
+   tie rule (tie-aware expected AP, plus the optimistic and pessimistic AP
+   that give ``Result.tie_spread``);
 2. the time of one plain matrix product of the same shape (the queries'
    vectors times all gallery vectors): the floor any exact method pays;
 3. a naive double loop over clip pairs (max cosine per pair, then AP per
@@ -12,7 +14,7 @@ default sentence encoder's width). Prints, measured in one run:
    evaluation of the same subset: the speed-up, and the largest difference
    between the two AP values (must be < 1e-6).
 
-Targets: within 1.5x of the floor; at least 100x faster than the naive loop.
+Targets: within 2x of the floor; at least 100x faster than the naive loop.
 Run: ``.venv/bin/python bench/bench_evaluate.py``.
 """
 from __future__ import annotations
@@ -69,7 +71,7 @@ def naive_ap(items: ItemVectors, protocol: Protocol) -> dict:
                 continue
             scores.append(float(np.max(vecs[q] @ vecs[g].T)))
             relevant.append(task.labels[g] == task.labels[q])
-        order = sorted(range(len(scores)), key=lambda k: -scores[k])  # stable, as our default rule
+        order = sorted(range(len(scores)), key=lambda k: -scores[k])  # random vectors: no ties, every rule agrees
         hits, total = 0, 0.0
         for rank, k in enumerate(order, start=1):
             if relevant[k]:
@@ -98,7 +100,7 @@ def main():
           f"{q.shape[0]} x {g.shape[0]} sentence vectors of {DIM} dims")
     print(f"  full evaluation           {t_eval:8.3f} s   (mAP {result.value:.3f})")
     print(f"  matrix-product floor      {t_floor:8.3f} s")
-    print(f"  ratio to floor            {t_eval / t_floor:8.2f} x   (target <= 1.5)")
+    print(f"  ratio to floor            {t_eval / t_floor:8.2f} x   (target <= 2)")
 
     sub = subset_protocol(SUBSET)
     sub_items = items.select(np.arange(SUBSET))

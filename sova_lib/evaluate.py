@@ -40,7 +40,13 @@ class CoverageError(ValueError):
 
 @dataclass
 class Result:
-    """One protocol's score. ``value``, ``per_class``, ``per_pair`` and ``ci`` are percentages."""
+    """One protocol's score. ``value``, ``per_class``, ``per_pair``, ``ci`` and ``tie_spread`` are percentages.
+
+    ``ties`` is the tie rule the score was computed under (``metrics.TIE_RULES``;
+    ``"n/a"`` for a baseline that ranks nothing). ``tie_spread`` is the score
+    with relevant items first in every tie minus the score with them last
+    (optimistic minus pessimistic): how far ties alone could move it.
+    """
 
     protocol: str
     metric: str
@@ -49,7 +55,8 @@ class Result:
     n_queries: int
     per_pair: dict | None = None
     ci: tuple | None = None
-    ties: str = "stable"
+    ties: str = "expected"
+    tie_spread: float | None = None
     aggregate: str = "max"
     notes: list = field(default_factory=list)
     per_query: dict = field(default_factory=dict, repr=False)  # id -> AP (0-1)
@@ -78,9 +85,12 @@ def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.nda
     if missing.size:
         message = (f"{missing.size} of the {wanted.size} clips of protocol {protocol.name!r} are missing "
                    f"from the input (e.g. ids {missing[:5].tolist()})")
+        hint = (f"; {len(outside)} input id(s) are not {protocol.benchmark} clip ids at all "
+                f"(e.g. {sorted(outside, key=str)[:3]})" if outside else "")
+        if missing.size == wanted.size:
+            raise CoverageError(f"the input covers none of the {wanted.size} clips of protocol {protocol.name!r} "
+                                f"(e.g. ids {wanted[:3].tolist()}){hint}; nothing to score")
         if not allow_missing:
-            hint = (f"; {len(outside)} input id(s) are not {protocol.benchmark} clip ids at all "
-                    f"(e.g. {sorted(outside, key=str)[:3]})" if outside else "")
             raise CoverageError(message + hint + "; describe them, or pass --allow-missing to score without them")
         notes.append(message + "; they were left out of every ranking")
     if len(extra) > len(outside):
@@ -98,71 +108,101 @@ def _restrict(task: Task, present: np.ndarray) -> Task:
     return Task(task.name, task.queries[present[task.queries]], task.gallery[present[task.gallery]], task.labels)
 
 
-def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, bootstrap, seed, ids):
+def _summary(protocol, tasks, per_query_ap) -> float:
+    """The protocol's score (percent) from each task's per-query AP: mAP, or Pair-mAP over the tasks."""
+    kept = [ap[~np.isnan(ap)] for ap in per_query_ap]
+    if protocol.metric == "Pair-mAP":
+        return 100 * metrics.pair_map({t.name: a for t, a in zip(tasks, kept) if a.size})
+    return 100 * metrics.mean_ap(np.concatenate(kept))
+
+
+def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, bootstrap, seed, ids, bounds=None):
     clips = protocol.clips()
     all_ap, groups, per_class, per_pair, per_query = [], [], {}, {}, {}
+    keys = ids.tolist()
     for t, (task, ap) in enumerate(zip(tasks, per_query_ap)):
         keep = ~np.isnan(ap)
         if (~keep).any():
             notes.append(f"{int((~keep).sum())} quer(ies) of task {task.name!r} have no relevant item and were skipped")
+        if not keep.any():
+            continue
         all_ap.append(ap[keep])
         groups.append(np.full(int(keep.sum()), t))
         for q, value in zip(task.queries[keep], ap[keep]):
             per_class.setdefault(protocol.query_class(clips[q]), []).append(value)
-            per_query[int(ids[q])] = float(value)
+            per_query[keys[q]] = float(value)
         if protocol.metric == "Pair-mAP":
             per_pair[task.name] = 100 * metrics.mean_ap(ap[keep])
+    if not all_ap:
+        raise CoverageError(f"no query of protocol {protocol.name!r} has a relevant item in the input")
     values = np.concatenate(all_ap)
-    if protocol.metric == "Pair-mAP":
-        value = 100 * metrics.pair_map({t.name: a for t, a in zip(tasks, all_ap)})
-    else:
-        value = 100 * metrics.mean_ap(values)
+    value = _summary(protocol, tasks, per_query_ap)
     ci = None
     if bootstrap:
         rng = np.random.default_rng(seed)
         g = np.concatenate(groups) if protocol.metric == "Pair-mAP" else None
         low, high = metrics.bootstrap_ci(values, rng, groups=g, n_resamples=bootstrap)
         ci = (100 * low, 100 * high)
+    spread = None if bounds is None else _summary(protocol, tasks, bounds[0]) - _summary(protocol, tasks, bounds[1])
     return Result(
         protocol=protocol.name, metric=protocol.metric, value=value,
         per_class={k: 100 * float(np.mean(v)) for k, v in sorted(per_class.items())},
-        n_queries=int(values.size), per_pair=per_pair or None, ci=ci, ties=ties,
+        n_queries=int(values.size), per_pair=per_pair or None, ci=ci, ties=ties, tie_spread=spread,
         aggregate=aggregate, notes=notes, per_query=per_query,
     )
 
 
-def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "max", ties: str = "stable",
+def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "max", ties: str = "expected",
              allow_missing: bool = False, bootstrap: int = 0, seed: int = 0,
              block_vectors: int = 256, dtype=np.float32) -> Result:
     """Score ``items`` (vectors of clips, keyed by benchmark id) under ``protocol``.
 
-    Clips of the protocol missing from ``items`` raise ``CoverageError``
-    unless ``allow_missing`` (then they are left out of every ranking and a
-    note says how many). Items the protocol does not use are ignored and
-    counted in ``notes``. ``bootstrap > 0`` adds a 95% percentile interval
-    from that many resamples of the queries (within each pair for Pair-mAP),
-    drawn from ``numpy.random.default_rng(seed)``. ``dtype`` is the precision
-    of the similarity products (float64 for exact comparisons).
+    ``ties`` is the AP tie rule (``metrics.TIE_RULES``; default the tie-aware
+    ``"expected"``); the optimistic and pessimistic scores are computed too,
+    and their difference is ``Result.tie_spread``. Clips of the protocol
+    missing from ``items`` raise ``CoverageError`` unless ``allow_missing``
+    (then they are left out of every ranking and a note says how many; an
+    input with none of them still raises). Items the protocol does not use
+    are ignored and counted in ``notes``. ``bootstrap > 0`` adds a 95%
+    percentile interval from that many resamples of the queries (within each
+    pair for Pair-mAP), drawn from ``numpy.random.default_rng(seed)``;
+    ``bootstrap`` must be 0 or at least 2. ``dtype`` is the precision of the
+    similarity products (float64 for exact comparisons).
     """
+    if ties not in metrics.TIE_RULES:
+        raise ValueError(f"unknown tie rule {ties!r}; choose one of {metrics.TIE_RULES}")
+    if bootstrap < 0 or bootstrap == 1:
+        raise ValueError(f"bootstrap must be 0 (no interval) or at least 2 resamples, got {bootstrap}")
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     pos, notes = _coverage(protocol, items.ids, allow_missing)
     present = pos >= 0
     ids = protocol.ids()
-    tasks, per_query_ap = [], []
+    rules = ("optimistic", "pessimistic") + ((ties,) if ties not in ("optimistic", "pessimistic") else ())
+    tasks, per_rule = [], {rule: [] for rule in rules}
     for task in protocol.tasks():
         task = _restrict(task, present)
+        if not task.queries.size:
+            notes.append(f"task {task.name!r} has no clip in the input and was left out")
+            continue
         relevance, valid = task.relevance(), task.valid()
-        ap = np.empty(task.queries.size)
+        ap = {rule: np.empty(task.queries.size) for rule in rules}
 
         def score(rows, sims, relevance=relevance, valid=valid, ap=ap):  # AP of each block as it is made
-            ap[rows] = metrics.average_precision_rows(sims, relevance[rows], valid[rows], ties=ties)
+            if ties == "stable":
+                ap["stable"][rows] = metrics.average_precision_rows(sims, relevance[rows], valid[rows], ties=ties)
+            found = metrics.average_precision_rules(sims, relevance[rows], valid[rows],
+                                                    rules=[r for r in rules if r != "stable"])
+            for rule, values in found.items():
+                ap[rule][rows] = values
 
         set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]), aggregate=aggregate,
                        block_vectors=block_vectors, dtype=dtype, consume=score)
         tasks.append(task)
-        per_query_ap.append(ap)
-    return _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
-                        bootstrap=bootstrap, seed=seed, ids=ids)
+        for rule in rules:
+            per_rule[rule].append(ap[rule])
+    return _score_tasks(protocol, tasks, per_rule[ties], notes, ties=ties, aggregate=aggregate,
+                        bootstrap=bootstrap, seed=seed, ids=ids,
+                        bounds=(per_rule["optimistic"], per_rule["pessimistic"]))
 
 
 def oracle_texts(protocol: str | Protocol) -> dict:
@@ -179,6 +219,8 @@ def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: in
     ``oracle`` needs a sentence ``encoder`` (e.g. ``SentenceEncoder()``).
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
+    if bootstrap < 0 or bootstrap == 1:
+        raise ValueError(f"bootstrap must be 0 (no interval) or at least 2 resamples, got {bootstrap}")
     if name == "oracle":
         if encoder is None:
             raise ValueError("the oracle baseline needs a sentence encoder")

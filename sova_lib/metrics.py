@@ -12,16 +12,20 @@ function here:
   with ``R == 0`` has no AP (``nan``); protocols never produce one.
 * Ties between scores are resolved by the ``ties`` rule:
 
-  ``"stable"`` (default)
-      tied items keep their gallery order (a stable sort by descending
-      score). Deterministic, and what a plain ``sorted(..., reverse=True)``
-      over the gallery gives.
-  ``"expected"``
+  ``"expected"`` (default)
       the expected AP over all orderings of each group of tied items, each
-      ordering equally likely (tie-aware AP). Independent of gallery order.
+      ordering equally likely (tie-aware AP). Independent of gallery order:
+      a scorer that gives every item the same score gets exactly the AP of a
+      random ranking (``random_ranking_ap``).
   ``"optimistic"`` / ``"pessimistic"``
       relevant items first / last within each tie: the upper and lower bound
-      of AP over all tie orderings.
+      of AP over all tie orderings. Their difference is how much the ties
+      alone can move a score.
+  ``"stable"``
+      tied items keep their gallery order (a stable sort by descending
+      score). Not a default: when the gallery is sorted by class (as
+      SOVABench's files are), tied items come out grouped by class and a
+      scorer that says nothing scores far above chance.
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ __all__ = [
     "TIE_RULES",
     "average_precision",
     "average_precision_rows",
+    "average_precision_rules",
     "bootstrap_ci",
     "mean_ap",
     "pair_map",
@@ -38,7 +43,26 @@ __all__ = [
     "random_ranking_ap",
 ]
 
-TIE_RULES = ("stable", "expected", "optimistic", "pessimistic")
+TIE_RULES = ("expected", "optimistic", "pessimistic", "stable")
+
+#: The rules ``average_precision_rules`` computes from one sort of each row.
+_RANK_RULES = ("expected", "optimistic", "pessimistic")
+
+
+def _checked(scores, relevant, valid):
+    scores = np.asarray(scores)
+    relevant = np.asarray(relevant, dtype=bool)
+    if scores.ndim != 2 or relevant.shape != scores.shape:
+        raise ValueError(f"scores and relevant must be (Q, N) arrays of one shape, got {scores.shape} and {relevant.shape}")
+    if valid is None:
+        valid = np.ones(scores.shape, dtype=bool)
+    else:
+        valid = np.asarray(valid, dtype=bool)
+        if valid.shape != scores.shape:
+            raise ValueError(f"valid has shape {valid.shape}, expected {scores.shape}")
+    if not np.isfinite(scores).all() and not np.isfinite(scores[valid]).all():
+        raise ValueError("scores must be finite for every valid gallery entry")
+    return scores, relevant & valid, valid
 
 
 def average_precision_rows(
@@ -46,7 +70,7 @@ def average_precision_rows(
     relevant: np.ndarray,
     valid: np.ndarray | None = None,
     *,
-    ties: str = "stable",
+    ties: str = "expected",
 ) -> np.ndarray:
     """AP of each query row.
 
@@ -56,155 +80,100 @@ def average_precision_rows(
     relevant : (Q, N) bool array; entries outside ``valid`` are ignored.
     valid : (Q, N) bool array or None (all valid). Mark each query's own
         entry False.
-    ties : one of ``TIE_RULES`` (see the module docstring).
+    ties : one of ``TIE_RULES`` (see the module docstring; default ``"expected"``).
 
     Returns
     -------
     (Q,) float64 array of AP values in [0, 1]; ``nan`` for a row without a
     valid relevant item.
     """
-    scores = np.asarray(scores)
-    relevant = np.asarray(relevant, dtype=bool)
-    if scores.ndim != 2 or relevant.shape != scores.shape:
-        raise ValueError(f"scores and relevant must be (Q, N) arrays of one shape, got {scores.shape} and {relevant.shape}")
     if ties not in TIE_RULES:
         raise ValueError(f"unknown tie rule {ties!r}; choose one of {TIE_RULES}")
-    if valid is None:
-        valid = np.ones(scores.shape, dtype=bool)
-    else:
-        valid = np.asarray(valid, dtype=bool)
-        if valid.shape != scores.shape:
-            raise ValueError(f"valid has shape {valid.shape}, expected {scores.shape}")
-    if not np.isfinite(scores).all() and not np.isfinite(scores[valid]).all():
-        raise ValueError("scores must be finite for every valid gallery entry")
-    relevant = relevant & valid
-    if ties == "stable" and scores.dtype == np.float32:
-        return _stable_ap(scores, relevant, valid)
-    # Invalid entries go last, below every valid score, and are never relevant.
-    key = np.where(valid, scores.astype(np.float64), -np.inf)
-    if ties in ("stable", "expected"):
-        order = np.argsort(-key, axis=1, kind="stable")
-    else:
-        # lexsort sorts by the last key first: score descending, then relevance.
-        first = 0 if ties == "optimistic" else 1
-        rel_key = np.where(relevant, first, 1 - first)
-        order = np.lexsort((rel_key, -key), axis=1)
+    if ties == "stable":
+        return _stable_ap(*_checked(scores, relevant, valid))
+    return average_precision_rules(scores, relevant, valid, rules=(ties,))[ties]
+
+
+def average_precision_rules(scores, relevant, valid=None, *, rules=_RANK_RULES) -> dict:
+    """AP of each query row under several of the rules ``expected``, ``optimistic``, ``pessimistic`` at once.
+
+    Shapes and meaning as in ``average_precision_rows``; returns
+    ``{rule: (Q,) float64}``. Each row is sorted once. For a relevant item
+    with ``a`` valid items scored strictly above it, ``n`` valid items tied
+    with it (itself included), ``b`` relevant items strictly above and ``r``
+    relevant items in its tie (itself included), being the ``i``-th of those
+    ``r`` in gallery order:
+
+    * optimistic: precision ``(b + i) / (a + i)``;
+    * pessimistic: precision ``(b + i) / (a + n - r + i)``;
+    * expected: it lands on each of the tie's ``n`` positions ``a + k`` with
+      probability ``1/n``, with ``b + 1 + (k-1)(r-1)/(n-1)`` relevant items at
+      or above it in expectation, so its expected precision is
+      ``(1/n) * [(b+1) * D + (r-1)/(n-1) * (n - (a+1) * D)]`` with
+      ``D = sum_{k=1..n} 1/(a+k)`` (a difference of harmonic numbers).
+    """
+    unknown = [r for r in rules if r not in _RANK_RULES]
+    if unknown:
+        raise ValueError(f"unknown tie rule(s) {unknown}; choose from {_RANK_RULES}")
+    scores, relevant, valid = _checked(scores, relevant, valid)
+    q, n_cols = scores.shape
+    out = {rule: np.full(q, np.nan) for rule in rules}
+    rows, cols = np.nonzero(relevant)
+    if not rows.size:
+        return out
+    # Negated scores sorted ascending per row; invalid entries are +inf, last, and never searched for.
+    neg = np.where(valid, -scores, np.inf)
+    keys = neg[rows, cols]
+    ranked = np.sort(neg, axis=1)
+    # Relevant items grouped by row (np.nonzero gives them so), best first within a row; stable, so a
+    # tie keeps gallery order.
+    order = np.lexsort((keys, rows))
+    rows, keys = rows[order], keys[order]
+    counts = np.bincount(rows, minlength=q)
+    row_start = np.cumsum(counts) - counts
+    above = np.empty(rows.size, dtype=np.int64)  # a: valid items strictly above
+    tied = np.empty(rows.size, dtype=np.int64)  # n: valid items tied, itself included
+    for row in np.flatnonzero(counts):
+        part = slice(row_start[row], row_start[row] + counts[row])
+        above[part] = np.searchsorted(ranked[row], keys[part], side="left")
+        tied[part] = np.searchsorted(ranked[row], keys[part], side="right") - above[part]
+    # Runs of equal (row, key) among the relevant items: b, r and i.
+    new = np.ones(rows.size, dtype=bool)
+    new[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1])
+    run_start = np.maximum.accumulate(np.where(new, np.arange(rows.size), 0))
+    run_len = np.diff(np.append(np.flatnonzero(new), rows.size))
+    rel_tied = np.repeat(run_len, run_len)  # r
+    rel_above = run_start - row_start[rows]  # b
+    i = np.arange(rows.size) - run_start + 1
+    precision = {}
+    if "optimistic" in rules:
+        precision["optimistic"] = (rel_above + i) / (above + i)
+    if "pessimistic" in rules:
+        precision["pessimistic"] = (rel_above + i) / (above + tied - rel_tied + i)
+    if "expected" in rules:
+        harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n_cols + 1))])
+        d = harmonic[above + tied] - harmonic[above]
+        spread = np.where(tied > 1, (rel_tied - 1) / np.maximum(tied - 1, 1), 0.0)
+        precision["expected"] = ((rel_above + 1) * d + spread * (tied - (above + 1) * d)) / tied
+    has = counts > 0
+    for rule in rules:
+        out[rule][has] = np.add.reduceat(precision[rule], row_start[has]) / counts[has]
+    return out
+
+
+def _stable_ap(scores, relevant, valid):
+    """AP with ties in gallery order: a stable argsort of each row (invalid entries last)."""
+    key = np.where(valid, -scores.astype(np.float64), np.inf)
+    order = np.argsort(key, axis=1, kind="stable")
     rel = np.take_along_axis(relevant, order, axis=1)
     n_rel = rel.sum(axis=1)
     ranks = np.arange(1, scores.shape[1] + 1, dtype=np.float64)
-    hits = np.cumsum(rel, axis=1)
-    if ties != "expected":
-        ap = (rel * hits / ranks).sum(axis=1)  # optimistic or pessimistic order
-    else:
-        ap = _expected_ap_sums(np.take_along_axis(key, order, axis=1), rel, hits, ranks)
+    ap = (rel * np.cumsum(rel, axis=1) / ranks).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n_rel > 0, ap / n_rel, np.nan)
 
 
-def _ordinal(values: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    """Order-preserving int64 images of float32 ``values``, plus ``offset``.
-
-    The IEEE-754 bits read as int32 order positive floats correctly; flipping
-    the non-sign bits of negative ones orders those too. -0.0 is first made
-    +0.0, so equal floats get equal integers.
-    """
-    bits = (values + np.float32(0.0)).view(np.int32)
-    bits = bits ^ ((bits >> 31) & np.int32(0x7FFFFFFF))
-    return np.add(bits, offset, dtype=np.int64)
-
-
-def _stable_ap(scores, relevant, valid, *, max_tied: int = 8, rows_per_chunk: int = 256):
-    """``_stable_ap_chunk`` over chunks of rows, on as many threads as cores (numpy releases the GIL)."""
-    q = scores.shape[0]
-    if q <= rows_per_chunk:
-        return _stable_ap_chunk(scores, relevant, valid, max_tied=max_tied)
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    workers = max(1, min(4, os.cpu_count() or 1))
-    bounds = np.linspace(0, q, max(2, workers * 2) + 1).astype(int)
-    with ThreadPoolExecutor(workers) as pool:
-        parts = pool.map(lambda b: _stable_ap_chunk(scores[b[0]:b[1]], relevant[b[0]:b[1]], valid[b[0]:b[1]],
-                                                     max_tied=max_tied), zip(bounds[:-1], bounds[1:]))
-        return np.concatenate(list(parts))
-
-
-def _stable_ap_chunk(scores, relevant, valid, *, max_tied: int = 8):
-    """AP under the stable tie rule for float32 scores, vectorised over rows.
-
-    Each row's negated scores are sorted once (invalid entries as +inf, last)
-    and mapped to order-preserving integers offset by ``row * 2**32``, so all
-    rows form one sorted array. The relevant items, keyed the same way and
-    sorted (rows stay grouped; within a row, best score first, ties in gallery
-    order), then find their ranks with one ``searchsorted``. A relevant item
-    whose score ties with another moves behind its ties that come earlier in
-    the gallery (counted one by one; a row with more than ``max_tied`` such
-    items is ranked by a stable argsort instead). AP = mean over relevant
-    items of (hits so far) / rank.
-    """
-    q, n = scores.shape
-    out = np.full(q, np.nan)
-    rows, cols = np.nonzero(relevant)
-    if not rows.size:
-        return out
-    neg = np.where(valid, -scores, np.float32(np.inf))
-    offset = np.arange(q, dtype=np.int64) << 32
-    flat = _ordinal(np.sort(neg, axis=1), offset[:, None]).ravel()
-    keys = _ordinal(neg[rows, cols], offset[rows])
-    order = np.argsort(keys, kind="stable")
-    keys, rows, cols = keys[order], rows[order], cols[order]
-    first = np.searchsorted(flat, keys)
-    above = first - rows * n
-    tied = np.flatnonzero(flat[np.minimum(first + 1, flat.size - 1)] == keys)
-    if tied.size:
-        per_row = np.bincount(rows[tied], minlength=q)
-        for k in tied[per_row[rows[tied]] <= max_tied]:
-            row, col = rows[k], cols[k]
-            above[k] += np.count_nonzero(neg[row, :col] == neg[row, col])
-        for row in np.flatnonzero(per_row > max_tied):
-            position = np.empty(n, dtype=np.int64)
-            position[np.argsort(neg[row], kind="stable")] = np.arange(n)
-            mine = rows == row
-            above[mine] = position[cols[mine]]
-    counts = np.bincount(rows, minlength=q)
-    starts = np.cumsum(counts) - counts
-    hits = np.arange(rows.size) - np.repeat(starts, counts) + 1  # ranks increase within each row
-    has = counts > 0
-    out[has] = np.add.reduceat(hits / (above + 1), starts[has]) / counts[has]
-    return out
-
-
-def _expected_ap_sums(sorted_key, rel, hits, ranks):
-    """Sum over relevant items of expected precision, ties shuffled uniformly.
-
-    For a tie group at 0-based positions ``a .. a+n-1`` holding ``r``
-    relevant items, with ``b`` relevant items ranked before it, a relevant
-    item of the group lands on position ``a+k-1`` (k = 1..n) with probability
-    ``1/n`` and then has ``b + 1 + (k-1)(r-1)/(n-1)`` relevant items at or
-    above it in expectation. The group contributes
-    ``(r/n) * sum_k (b + 1 + (k-1)(r-1)/(n-1)) / (a+k)``.
-    """
-    q, n = sorted_key.shape
-    pos = np.broadcast_to(np.arange(n), (q, n))
-    new_group = np.ones((q, n), dtype=bool)
-    new_group[:, 1:] = sorted_key[:, 1:] != sorted_key[:, :-1]
-    start = np.maximum.accumulate(np.where(new_group, pos, 0), axis=1)
-    end_mark = np.zeros((q, n), dtype=bool)
-    end_mark[:, :-1] = new_group[:, 1:]
-    end_mark[:, -1] = True
-    # Index of the last position of each group, propagated backwards.
-    end = np.minimum.accumulate(np.where(end_mark, pos, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    size = end - start + 1
-    hits_before = np.where(start > 0, np.take_along_axis(hits, np.maximum(start - 1, 0), axis=1), 0)
-    r = np.take_along_axis(hits, end, axis=1) - hits_before
-    k = pos - start + 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        spread = np.where(size > 1, (k - 1) * (r - 1) / np.maximum(size - 1, 1), 0.0)
-        term = (r / size) * (hits_before + 1 + spread) / ranks
-    return np.where(r > 0, term, 0.0).sum(axis=1)
-
-
-def average_precision(scores, relevant, *, ties: str = "stable") -> float:
+def average_precision(scores, relevant, *, ties: str = "expected") -> float:
     """AP of a single ranking (1-D ``scores`` and ``relevant`` of one length).
 
     Every entry takes part; remove the query itself before calling. Example:

@@ -87,8 +87,11 @@ class Protocol:
     oracle_text: Callable[[object], str] | None = None
 
     def ids(self) -> np.ndarray:
-        """Benchmark ids of the protocol's clips, ``(n,)`` int64, in clip-list order."""
-        return np.array([c.index for c in self.clips()], dtype=np.int64)
+        """Ids of the protocol's clips, ``(n,)``, in clip-list order: int64 when every id is an int, else str."""
+        ids = [c.index for c in self.clips()]
+        if all(isinstance(i, (int, np.integer)) for i in ids):
+            return np.array(ids, dtype=np.int64)
+        return np.array([str(i) for i in ids])
 
 
 PROTOCOLS: dict[str, Protocol] = {}

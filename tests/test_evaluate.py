@@ -4,6 +4,7 @@ from sklearn.metrics import average_precision_score
 
 from sova_lib.benchmarks.sovabench.splits import load_split
 from sova_lib.evaluate import CoverageError, baseline, evaluate, oracle_texts
+from sova_lib.items import embed_descriptions
 from sova_lib.protocols import PROTOCOLS, get_protocol
 from sova_lib.similarity import ItemVectors, l2_normalize
 
@@ -49,6 +50,84 @@ def test_constant_scorer_with_tie_aware_ap_equals_random_ranking():
     tied = evaluate("intra-pair", same, ties="expected")
     assert tied.value == pytest.approx(baseline("intra-pair", "random-ranking").value, abs=1e-9)
     assert tied.per_pair == pytest.approx(baseline("intra-pair", "random-ranking").per_pair, abs=1e-9)
+
+
+class _OneHotEncoder:
+    """Each distinct sentence gets its own axis: identical sentences give cosine 1, different ones 0."""
+
+    def __init__(self):
+        self.axis = {}
+
+    def encode(self, sentences):
+        for s in sentences:
+            self.axis.setdefault(s, len(self.axis))
+        out = np.zeros((len(sentences), 16), np.float32)
+        out[np.arange(len(sentences)), [self.axis[s] for s in sentences]] = 1
+        return out
+
+
+@pytest.mark.parametrize("protocol", sorted(EXPECTED_RANDOM))
+def test_constant_describer_scores_exactly_a_random_ranking_by_default(protocol):
+    """One sentence for every clip: the default rule gives the random-ranking value, not the gallery order's."""
+    texts = {i: "A car is parked." for i in get_protocol(protocol).ids().tolist()}
+    result = evaluate(protocol, embed_descriptions(texts, _OneHotEncoder()))
+    random = baseline(protocol, "random-ranking")
+    assert result.ties == "expected"
+    assert result.value == pytest.approx(random.value, abs=1e-9)
+    assert round(result.value, 2) == EXPECTED_RANDOM[protocol]
+    assert result.per_class == pytest.approx(random.per_class, abs=1e-9)
+    # every item ties: the spread runs from all relevant first (AP 1) to all relevant last (i / (N - R + i))
+    task_means = []
+    for task in get_protocol(protocol).tasks():
+        rel, n = (task.relevance() & task.valid()).sum(axis=1), task.valid().sum(axis=1)
+        task_means.append(np.mean([np.mean(np.arange(1, r + 1) / (m - r + np.arange(1, r + 1)))
+                                   for r, m in zip(rel, n)]))
+    assert result.tie_spread == pytest.approx(100 - 100 * np.mean(task_means), abs=1e-9)
+    assert result.to_json()["tie_spread"] == result.tie_spread
+
+
+def test_constant_describer_leaks_labels_only_under_the_gallery_order_rule():
+    texts = {i: "A car is parked." for i in get_protocol("inter-pair").ids().tolist()}
+    items = embed_descriptions(texts, _OneHotEncoder())
+    stable = evaluate("inter-pair", items, ties="stable")
+    assert stable.ties == "stable" and round(stable.value, 2) == 23.95  # the benchmark order, sorted by class
+    assert round(evaluate("inter-pair", items).value, 2) == 3.50
+
+
+def _expected_ap_by_groups(scores, relevant):
+    """Tie-aware AP of one ranking, tie group by tie group in plain Python (independent of metrics.py)."""
+    total, above, rel_above = 0.0, 0, 0
+    for value in sorted(set(scores.tolist()), reverse=True):
+        members = scores == value
+        n, r = int(members.sum()), int(relevant[members].sum())
+        for k in range(1, n + 1):
+            spread = (k - 1) * (r - 1) / (n - 1) if n > 1 else 0.0
+            total += (r / n) * (rel_above + 1 + spread) / (above + k)
+        above, rel_above = above + n, rel_above + r
+    return total / relevant.sum()
+
+
+def test_describer_that_ties_within_half_the_classes_gets_its_exact_expected_ap():
+    """Clips of three of the six pairs all say the same sentence; the others name their pair."""
+    protocol = get_protocol("inter-pair-constrained")
+    clips = protocol.clips()
+    pairs = sorted({c.pair for c in clips})
+    vague = set(pairs[::2])
+    texts = {c.index: "A vehicle moves." if c.pair in vague else f"The action is {c.pair}." for c in clips}
+    encoder = _OneHotEncoder()
+    result = evaluate(protocol, embed_descriptions(texts, encoder))
+    # Independent: scores are 1 for the same sentence and 0 otherwise; rank by hand, group by group.
+    sentence = np.array([texts[c.index] for c in clips])
+    label = np.array([c.pair for c in clips])
+    per_query = []
+    for q in range(len(clips)):
+        keep = np.arange(len(clips)) != q
+        scores = (sentence[keep] == sentence[q]).astype(float)
+        per_query.append(_expected_ap_by_groups(scores, label[keep] == label[q]))
+    assert result.value == pytest.approx(100 * np.mean(per_query), abs=1e-9)
+    assert 100 * np.mean(per_query) > baseline(protocol, "random-ranking").value + 10
+    assert result.per_query == pytest.approx(dict(zip([c.index for c in clips], per_query)), abs=1e-12)
+    assert result.tie_spread > 1
 
 
 def test_prevalence_cross_check_by_counting():

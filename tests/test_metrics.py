@@ -69,8 +69,17 @@ def test_tie_rules_against_all_orderings():
 
 def test_stable_rule_keeps_gallery_order():
     # all tied: stable keeps positions, so relevant at ranks 2 and 3
-    assert average_precision([0.5, 0.5, 0.5], [0, 1, 1]) == pytest.approx((1 / 2 + 2 / 3) / 2)
-    assert average_precision([0.5, 0.5, 0.5], [1, 1, 0]) == 1.0
+    assert average_precision([0.5, 0.5, 0.5], [0, 1, 1], ties="stable") == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert average_precision([0.5, 0.5, 0.5], [1, 1, 0], ties="stable") == 1.0
+
+
+def test_default_rule_is_tie_aware():
+    # all tied: whatever the gallery order, the default is the mean over orderings (random ranking, R=2, N=3)
+    expected = metrics.random_ranking_ap(2, 3)[()]
+    assert average_precision([0.5, 0.5, 0.5], [0, 1, 1]) == pytest.approx(expected, abs=1e-15)
+    assert average_precision([0.5, 0.5, 0.5], [1, 1, 0]) == pytest.approx(expected, abs=1e-15)
+    # (1/3) * [(1 + 0) / 1 + (1 + 1/2) / 2 + (1 + 1) / 3] = 0.7222...
+    assert expected == pytest.approx((1 + 0.75 + 2 / 3) / 3, abs=1e-15)
 
 
 def test_random_ranking_closed_form():
@@ -120,9 +129,28 @@ def test_bad_inputs():
     assert np.isnan(average_precision_rows(np.zeros((1, 3)), np.zeros((1, 3)))[0])
 
 
+def _expected_by_groups(scores, relevant):
+    """Tie-aware AP of one ranking, group by group in plain Python (the formula of the old vectorised path).
+
+    For a tie group at ranks a+1 .. a+n holding r relevant items with b relevant items above it, each of
+    its n positions holds a relevant item with probability r/n and then has b + 1 + (k-1)(r-1)/(n-1)
+    relevant items at or above it in expectation.
+    """
+    total, a, b = 0.0, 0, 0
+    for value in sorted(set(scores.tolist()), reverse=True):
+        members = scores == value
+        n, r = int(members.sum()), int(relevant[members].sum())
+        for k in range(1, n + 1):
+            spread = (k - 1) * (r - 1) / (n - 1) if n > 1 else 0.0
+            total += (r / n) * (b + 1 + spread) / (a + k)
+        a, b = a + n, b + r
+    return total / relevant.sum()
+
+
 @pytest.mark.parametrize("levels", [3, 50, None])
-def test_float32_fast_path_matches_the_general_path(levels):
-    """float32 scores take a sort-and-search path; float64 scores a full stable argsort."""
+@pytest.mark.parametrize("rule", metrics.TIE_RULES)
+def test_float32_and_float64_scores_agree(levels, rule):
+    """Ties between float32 scores are ties of their float64 images: both precisions give the same AP."""
     rng = np.random.default_rng(levels or 0)
     scores = rng.normal(size=(60, 80))
     if levels:  # many exact ties, as repeated MLLM answers give
@@ -131,42 +159,48 @@ def test_float32_fast_path_matches_the_general_path(levels):
     relevant = rng.random(scores.shape) < 0.3
     valid = rng.random(scores.shape) < 0.9
     relevant[:, 0] = valid[:, 0] = True
-    fast = average_precision_rows(scores, relevant, valid)
-    general = average_precision_rows(scores.astype(np.float64), relevant, valid)
-    np.testing.assert_allclose(fast, general, atol=1e-12)
-    # and both agree with a plain stable sort, written out
-    for row in range(5):
+    single = average_precision_rows(scores, relevant, valid, ties=rule)
+    double = average_precision_rows(scores.astype(np.float64), relevant, valid, ties=rule)
+    np.testing.assert_allclose(single, double, atol=1e-12)
+    for row in range(8):  # and against plain Python, written out, on the valid entries
         keep = np.flatnonzero(valid[row])
-        order = keep[np.argsort(-scores[row, keep].astype(np.float64), kind="stable")]
-        rel = relevant[row, order]
-        expected = (rel * np.cumsum(rel) / np.arange(1, rel.size + 1)).sum() / rel.sum()
-        assert fast[row] == pytest.approx(expected, abs=1e-12)
+        s, rel = scores[row, keep].astype(np.float64), relevant[row, keep]
+        if rule == "expected":
+            reference = _expected_by_groups(s, rel)
+        else:
+            if rule == "stable":
+                order = np.argsort(-s, kind="stable")
+            else:  # relevant first (optimistic) or last (pessimistic) within a tie
+                order = np.lexsort((~rel if rule == "optimistic" else rel, -s))
+            r = rel[order]
+            reference = (r * np.cumsum(r) / np.arange(1, r.size + 1)).sum() / r.sum()
+        assert single[row] == pytest.approx(reference, abs=1e-12)
 
 
-def test_both_tie_strategies_of_the_fast_path_agree():
-    from sova_lib.metrics import _stable_ap
+def test_expected_ap_of_large_ties_against_group_formula():
+    """Rows of 5,000 items in a handful of tie groups (what a describer with few distinct answers gives)."""
+    rng = np.random.default_rng(5)
+    scores = rng.integers(0, 4, size=(6, 5000)).astype(np.float32)
+    scores[0] = 1.0  # one row entirely tied: a random ranking
+    relevant = rng.random(scores.shape) < 0.05
+    relevant[:, 0] = True
+    got = metrics.average_precision_rules(scores, relevant)
+    for row in range(6):
+        assert got["expected"][row] == pytest.approx(_expected_by_groups(scores[row], relevant[row]), abs=1e-12)
+        assert got["optimistic"][row] >= got["expected"][row] >= got["pessimistic"][row]
+    r0 = relevant[0].sum()
+    assert got["expected"][0] == pytest.approx(metrics.random_ranking_ap(r0, 5000)[()], abs=1e-12)
+    assert got["optimistic"][0] == 1.0
+    assert got["pessimistic"][0] == pytest.approx(np.mean(np.arange(1, r0 + 1) / np.arange(5001 - r0, 5001)))
 
-    rng = np.random.default_rng(9)
-    scores = (rng.integers(0, 6, size=(40, 50)) / 5).astype(np.float32)
-    relevant = rng.random(scores.shape) < 0.4
-    relevant[:, 1] = True
-    valid = np.ones(scores.shape, bool)
-    valid[:, 0] = False
-    relevant &= valid
-    general = average_precision_rows(scores.astype(np.float64), relevant, valid)
-    counted = _stable_ap(scores, relevant, valid, max_tied=10**9)  # count earlier ties one by one
-    keyed = _stable_ap(scores, relevant, valid, max_tied=0)  # unique keys for every tied row
-    np.testing.assert_allclose(counted, general, atol=1e-12)
-    np.testing.assert_allclose(keyed, general, atol=1e-12)
 
-
-def test_row_chunks_on_threads_give_the_same_values():
-    from sova_lib.metrics import _stable_ap, _stable_ap_chunk
-
+def test_every_rule_is_computed_the_same_alone_or_together():
     rng = np.random.default_rng(12)
     scores = (rng.integers(0, 20, size=(50, 30)) / 7).astype(np.float32)
     relevant = rng.random(scores.shape) < 0.3
     relevant[:, 0] = True
-    valid = np.ones(scores.shape, bool)
-    whole = _stable_ap_chunk(scores, relevant, valid)
-    np.testing.assert_array_equal(_stable_ap(scores, relevant, valid, rows_per_chunk=7), whole)
+    together = metrics.average_precision_rules(scores, relevant)
+    for rule, values in together.items():
+        np.testing.assert_array_equal(average_precision_rows(scores, relevant, ties=rule), values)
+    with pytest.raises(ValueError, match="tie rule"):
+        metrics.average_precision_rules(scores, relevant, rules=("stable",))
