@@ -166,13 +166,13 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     are ignored and counted in ``notes``. ``bootstrap > 0`` adds a 95%
     percentile interval from that many resamples of the queries (within each
     pair for Pair-mAP), drawn from ``numpy.random.default_rng(seed)``;
-    ``bootstrap`` must be 0 or at least 2. ``dtype`` is the precision of the
+    ``bootstrap`` must not be negative. ``dtype`` is the precision of the
     similarity products (float64 for exact comparisons).
     """
     if ties not in metrics.TIE_RULES:
         raise ValueError(f"unknown tie rule {ties!r}; choose one of {metrics.TIE_RULES}")
-    if bootstrap < 0 or bootstrap == 1:
-        raise ValueError(f"bootstrap must be 0 (no interval) or at least 2 resamples, got {bootstrap}")
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     pos, notes = _coverage(protocol, items.ids, allow_missing)
     present = pos >= 0
@@ -219,8 +219,8 @@ def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: in
     ``oracle`` needs a sentence ``encoder`` (e.g. ``SentenceEncoder()``).
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
-    if bootstrap < 0 or bootstrap == 1:
-        raise ValueError(f"bootstrap must be 0 (no interval) or at least 2 resamples, got {bootstrap}")
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
     if name == "oracle":
         if encoder is None:
             raise ValueError("the oracle baseline needs a sentence encoder")

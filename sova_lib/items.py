@@ -16,6 +16,7 @@ clip) are scored.
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +64,13 @@ def read_descriptions(path: str | Path) -> dict:
         path = candidate
     if not path.exists():
         raise FileNotFoundError(f"description file {path} does not exist")
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        raise ValueError(f"{path}, line {line}: byte {raw[err.start]:#04x} is not UTF-8 text; "
+                         "expected a UTF-8 JSON Lines or JSON file") from None
     out: dict = {}
     sources: dict = {}
     stripped = text.lstrip()
@@ -97,19 +104,39 @@ def read_embeddings(path: str | Path) -> ItemVectors:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"embedding file {path} does not exist")
+    expected = "expected an .npz archive (numpy.savez) with arrays ids, owner and vectors"
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{path}: not an .npz archive; {expected}")
     try:
         data = np.load(path, allow_pickle=False)
-    except Exception as err:
-        raise ValueError(f"{path}: not a readable .npz file ({err})") from None
-    with data:
-        missing = [k for k in ("ids", "owner", "vectors") if k not in data.files]
-        if missing:
-            raise ValueError(f"{path}: missing array(s) {missing}; it holds {data.files}")
-        ids, owner, vectors = data["ids"], data["owner"], data["vectors"]
+        with data:
+            missing = [k for k in ("ids", "owner", "vectors") if k not in data.files]
+            if missing:
+                raise ValueError(f"{path}: missing array(s) {missing}; it holds {data.files}; {expected}")
+            ids, owner, vectors = data["ids"], data["owner"], data["vectors"]
+    except ValueError as err:
+        if str(err).startswith(str(path)):
+            raise
+        raise ValueError(f"{path}: an array cannot be read without unpickling objects ({err}); "
+                         f"{expected}, of numbers") from None
+    except (OSError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{path}: not a readable .npz archive ({err}); {expected}") from None
     if not np.issubdtype(ids.dtype, np.integer) or not np.issubdtype(owner.dtype, np.integer):
         raise ValueError(f"{path}: ids and owner must be integer arrays (got {ids.dtype}, {owner.dtype})")
+    if ids.ndim != 1 or owner.ndim != 1:
+        raise ValueError(f"{path}: ids and owner must be 1-D arrays (got shapes {ids.shape}, {owner.shape})")
+    if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.number):
+        raise ValueError(f"{path}: vectors must be a 2-D numeric array, one row per vector "
+                         f"(got shape {vectors.shape}, dtype {vectors.dtype})")
     if len(np.unique(ids)) != len(ids):
         raise ValueError(f"{path}: ids are not unique")
+    bad_rows = np.flatnonzero(~np.isfinite(vectors).all(axis=1))
+    if bad_rows.size:
+        row = int(bad_rows[0])
+        who = f"id {ids[owner[row]].item()}" if owner.shape == (vectors.shape[0],) and 0 <= owner[row] < ids.size \
+            else "an unknown id"
+        raise ValueError(f"{path}: {bad_rows.size} vector row(s) hold NaN or inf (first: row {row}, of {who}); "
+                         "expected finite numbers")
     try:
         return ItemVectors(ids.astype(np.int64), owner.astype(np.int64), l2_normalize(vectors))
     except ValueError as err:

@@ -73,7 +73,9 @@ class Protocol:
     AP is reported under. ``benchmark`` names the benchmark;
     ``known_ids()`` (optional) gives every id of that benchmark, so that an
     input's foreign ids can be told apart from ids of its other protocols;
-    ``oracle_text(clip)`` (optional) is the text of the oracle baseline.
+    ``oracle_text(clip)`` (optional) is the text of the oracle baseline;
+    ``class_name`` says what ``query_class`` returns ("pair", "action", ...),
+    for headings.
     """
 
     name: str
@@ -85,6 +87,7 @@ class Protocol:
     benchmark: str = "benchmark"
     known_ids: Callable[[], frozenset] | None = None
     oracle_text: Callable[[object], str] | None = None
+    class_name: str = "class"
 
     def ids(self) -> np.ndarray:
         """Ids of the protocol's clips, ``(n,)``, in clip-list order: int64 when every id is an int, else str."""

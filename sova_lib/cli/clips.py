@@ -2,12 +2,13 @@
 
 ::
 
-    sova clips plan    --tsv interpair --annotations MEVA_AND_VIRAT_ANNOTATIONS --out manifest.tsv
+    sova clips plan    --tsv inter-pair --annotations MEVA_AND_VIRAT_ANNOTATIONS --out manifest.tsv
     sova clips extract --manifest manifest.tsv --video-root MEVA_AND_VIRAT_VIDEOS --out clips/
     sova clips stats   --manifest manifest.tsv
 
-``--tsv`` takes a SOVABench-format TSV, or the name of a packaged split
-(``interpair``, ``interpair_queries``, ``intrapair``).
+``--tsv`` takes a SOVABench-format TSV, or the name of a protocol, whose
+clips are planned (``inter-pair``, ``inter-pair-constrained``, ``intra-pair``,
+``two-class``; the names ``sova evaluate --protocol`` takes).
 """
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips import plan as clips
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.clips.extract import extract_clips
-from sova_lib.benchmarks.sovabench.splits import SPLITS, load_split, read_tsv
+from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
+from sova_lib.benchmarks.sovabench.splits import load_split, read_tsv
 from sova_lib.cli import CliError
+from sova_lib.protocols import get_protocol
 
 __all__ = ["add_commands"]
 
@@ -32,7 +35,8 @@ def add_commands(subparsers) -> None:
     sub = p.add_subparsers(dest="clips_command", metavar="STEP", required=True)
 
     plan = sub.add_parser("plan", help="compute each row's crop region and frame window (no video needed)")
-    plan.add_argument("--tsv", required=True, help="SOVABench TSV file, or a packaged split name")
+    plan.add_argument("--tsv", required=True, metavar="TSV_OR_PROTOCOL",
+                      help=f"SOVABench TSV file, or a protocol: {', '.join(SOVABENCH_PROTOCOLS)}")
     plan.add_argument("--annotations", required=True, metavar="ROOT",
                       help="folder holding the KPF *.activities.yml / *.geom.yml / *.types.yml files (any depth)")
     plan.add_argument("--out", required=True, metavar="MANIFEST.tsv", help="clip manifest to write")
@@ -64,17 +68,26 @@ def add_commands(subparsers) -> None:
     st.add_argument("--manifest", required=True)
     st.add_argument("--fps", type=float, default=None,
                     help="frame rate for durations (default: 30 for MEVA and VIRAT)")
-    st.add_argument("--tsv", default=None,
-                    help="TSV (or split name) that gives each index its class (default: the packaged splits)")
+    st.add_argument("--tsv", default=None, metavar="TSV_OR_PROTOCOL",
+                    help="TSV (or protocol name) that gives each index its class (default: the packaged splits)")
     st.set_defaults(func=_stats)
+
+
+#: The packaged splits' former names, still accepted: split name -> protocol name.
+_OLD_NAMES = {"interpair": "inter-pair", "interpair_queries": "inter-pair-constrained", "intrapair": "intra-pair"}
 
 
 def _clips_of(tsv: str):
 
-    if not Path(tsv).exists() and tsv in SPLITS:
-        return load_split(tsv)
+    if not Path(tsv).exists():
+        if tsv in _OLD_NAMES:
+            print(f"sova: note: --tsv {tsv} is the old spelling; the protocol is named {_OLD_NAMES[tsv]}",
+                  file=sys.stderr)
+            return load_split(tsv)
+        if tsv in SOVABENCH_PROTOCOLS:
+            return get_protocol(tsv).clips()
     if not Path(tsv).is_file():
-        raise CliError(f"--tsv {tsv}: no such file (or give a packaged split: {', '.join(SPLITS)})")
+        raise CliError(f"--tsv {tsv}: no such file (or give a protocol: {', '.join(SOVABENCH_PROTOCOLS)})")
     try:
         return read_tsv(tsv)
     except ValueError as err:
@@ -99,6 +112,11 @@ def _plan(args) -> int:
     clips.write_manifest(planned, args.out)
     for line in clips.summary_lines(planned):
         print(line)
+    if planned and not any(r.ok for r in planned):
+        found = next(Path(args.annotations).rglob("*.yml"), None)
+        why = "it holds no KPF annotation file (*.yml)" if found is None else "no row matched its annotations"
+        print(f"sova: note: --annotations {args.annotations}: none of the {len(planned)} rows got a clip; {why}",
+              file=sys.stderr)
     print(f"manifest: {args.out}")
     return 0
 

@@ -151,7 +151,8 @@ def add_commands(subparsers) -> None:
     i.add_argument("--revision", help="model revision, if known")
     i.add_argument("--prompt", required=True, help="preset or free text the authors used")
     i.add_argument("--system-prompt")
-    i.add_argument("--fps", type=float, default=1.0)
+    i.add_argument("--fps", type=float, default=None,
+                   help="frames per second the authors sampled (recorded in the key; default 1, with a note)")
     i.set_defaults(func=run_import)
 
 
@@ -230,6 +231,8 @@ def _manifest_items(args):
 def _items(args):
     """(items, crop source) of the chosen source."""
     if args.videos is not None:
+        if args.protocol is not None:
+            print("sova: note: --protocol applies to --benchmark; it is ignored with --videos", file=sys.stderr)
         return _video_items(args.videos)
     if args.manifest is not None:
         return _manifest_items(args)
@@ -267,14 +270,36 @@ def run_describe(args) -> int:
     return 0 if summary.total_done > 0 or not items else 1
 
 
+def _authors_object(path: Path, raw: bytes):
+    """The parsed authors' JSON; a JSON Lines file or other bad input is a ``CliError`` naming the line."""
+    expected = 'expected one JSON object {"<index>": "<text>", ...}'
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise CliError(f"{path}, line {raw[:err.start].count(chr(10).encode()) + 1}: not UTF-8 text; {expected}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        if err.msg == "Extra data":
+            raise CliError(f"{path}, line {err.lineno}: a second JSON value after the first; this looks like "
+                           f"JSON Lines; {expected} (sova evaluate --descriptions reads JSON Lines directly)") from None
+        raise CliError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}); {expected}") from None
+
+
 def run_import(args) -> int:
 
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
         raw = args.authors_json.read_bytes()
-        data = json.loads(raw)
     except (OSError, ValueError) as err:
         raise CliError(f"{args.authors_json}: {err}") from None
+    data = _authors_object(args.authors_json, raw)
+    if args.fps is None:
+        args.fps = 1.0
+        print("sova: note: --fps not given; the import records 1 frame per second (the paper's rate)",
+              file=sys.stderr)
+    elif args.fps <= 0:
+        raise CliError(f"--fps must be positive, got {args.fps}")
     if not isinstance(data, dict):
         raise CliError(f'{args.authors_json}: expected one JSON object {{"<index>": "<text>"}}, '
                        f"found {type(data).__name__}")
@@ -283,6 +308,10 @@ def run_import(args) -> int:
         if not isinstance(v, str):
             raise CliError(f"{args.authors_json}: the value of {k!r} is {type(v).__name__}, not text")
         texts[int(k) if k.strip().lstrip("-").isdigit() else k] = v
+    named = [k for k in texts if not isinstance(k, int)]
+    if named:
+        print(f"sova: note: {args.authors_json}: {len(named)} key(s) are not benchmark indices (e.g. {named[:3]}); "
+              "they are imported as text ids, which no SOVABench protocol scores", file=sys.stderr)
     config = {"model": args.model, **({"revision": args.revision} if args.revision else {})}
     key = cache_key(args.backend, config, prompt, args.fps, sampler_version="authors", crop_source="authors-clips")
     try:

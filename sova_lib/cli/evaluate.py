@@ -31,16 +31,48 @@ def add_commands(sub) -> None:
                    help="sentence encoder: hub id or local folder (default: all-MiniLM-L6-v2, offline)")
     p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max, as the paper)")
     p.add_argument("--no-split", action="store_true", help="embed each answer whole instead of sentence by sentence")
-    p.add_argument("--ties", choices=TIE_RULES, default="stable", help="tie rule of AP (default: stable)")
+    p.add_argument("--ties", choices=TIE_RULES, default="expected",
+                   help="tie rule of AP (default: expected, the mean over all orderings of tied clips); "
+                        "optimistic / pessimistic bound it; stable keeps tied clips in the benchmark file's order, "
+                        "which is sorted by class, so it leaks the labels to a scorer that ties")
     p.add_argument("--allow-missing", action="store_true", help="score without the protocol clips missing from the input")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="add a 95%% interval from N resamples of queries")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="N",
+                   help="add a 95%% interval from N resamples of queries (0: none; 1000 is usual)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--cache-dir", default=None, help="embedding cache root (default: $SOVA_CACHE or ./cache)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_evaluate)
 
 
+#: Tie spread (points) above which a warning says the ties decide part of the score.
+TIE_WARNING_POINTS = 1.0
+
+
+def _note(text: str) -> None:
+    print(f"sova: note: {text}", file=sys.stderr)
+
+
+def _check_options(args) -> None:
+    if args.bootstrap < 0:
+        raise CliError(f"--bootstrap {args.bootstrap}: expected a number of resamples, 0 (none) or more")
+    if args.bootstrap == 1:
+        _note("--bootstrap 1 resamples the queries once: the interval has zero width; use 1000 or so")
+    if args.embeddings and args.embedder:
+        _note("--embedder does not apply to --embeddings (the vectors are already made); it is ignored")
+    if args.embeddings and args.no_split:
+        _note("--no-split does not apply to --embeddings; it is ignored")
+
+
+def _blank_note(texts: dict) -> None:
+    blank = [k for k, v in texts.items() if not v.strip()]
+    if blank:
+        _note(f"{len(blank)} description(s) are empty or whitespace only (e.g. ids {blank[:5]}); "
+              "each is scored as one empty sentence, so they all tie with each other")
+
+
 def run_evaluate(args) -> int:
+
+    _check_options(args)
 
     def encoder():
         return SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir or default_cache_dir(),
@@ -54,21 +86,33 @@ def run_evaluate(args) -> int:
             if args.embeddings:
                 items = read_embeddings(args.embeddings)
             else:
-                items = embed_descriptions(read_descriptions(args.descriptions), encoder(), sentences=not args.no_split)
+                texts = read_descriptions(args.descriptions)
+                _blank_note(texts)
+                items = embed_descriptions(texts, encoder(), sentences=not args.no_split)
             result = evaluate(args.protocol, items, aggregate=args.aggregate, ties=args.ties,
                               allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
     except (CoverageError, ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
+    if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
+        print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
+              f"points (optimistic minus pessimistic); the score uses the {result.ties!r} tie rule", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=None))
-        return 0
-    ci = f"  (95% CI {result.ci[0]:.1f}-{result.ci[1]:.1f})" if result.ci else ""
-    print(f"{result.protocol}: {result.metric} = {result.value:.2f}{ci}  over {result.n_queries} queries")
-    table = result.per_pair or result.per_class
-    title = "per pair (mAP)" if result.per_pair else "per class (AP)"
-    print(f"  {title}:")
-    for key, value in table.items():
-        print(f"    {key:<24} {value:6.2f}")
+    else:
+        _print_table(result, PROTOCOLS[result.protocol].class_name)
     for note in result.notes:
         print(f"  note: {note}", file=sys.stderr)
     return 0
+
+
+def _print_table(result, class_name: str) -> None:
+    ci = f"  (95% CI {result.ci[0]:.1f}-{result.ci[1]:.1f})" if result.ci else ""
+    print(f"{result.protocol}: {result.metric} = {result.value:.2f}{ci}  over {result.n_queries} queries"
+          f"  (ties: {result.ties})")
+    if result.per_pair:
+        title, table = "per pair (mAP over the pair's queries)", result.per_pair
+    else:  # what the protocol groups queries by: an opposite-action pair, an action, a group
+        title, table = f"per {class_name} (mean AP of its queries)", result.per_class
+    print(f"  {title}:")
+    for key, value in table.items():
+        print(f"    {key:<24} {value:6.2f}")

@@ -100,10 +100,15 @@ def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, boots
               skip_notebooks: bool = False, report=print) -> list[str]:
     """Write the baseline tables, then run every notebook; return the names of the notebooks that failed.
 
-    ``report`` receives one line per step (``print`` by default).
+    ``report`` receives one line per step (``print`` by default). A negative
+    ``bootstrap`` raises ``ValueError`` and a folder without notebooks
+    ``FileNotFoundError``, both before anything is written.
     """
     import papermill
 
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
+    sources = [] if skip_notebooks else find_notebooks(notebooks or REPO_ROOT / "notebooks")  # before any work
     start = time.time()
     out = Path(figures).resolve()
     cache = Path(cache_dir or default_cache_dir()).resolve()
@@ -113,7 +118,6 @@ def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, boots
     if skip_notebooks:
         report(f"done in {time.time() - start:.0f} s; outputs under {out}/")
         return []
-    sources = find_notebooks(notebooks or REPO_ROOT / "notebooks")
     build = Path(build).resolve()
     failed = []
     for k, source in enumerate(sources, start=1):

@@ -81,3 +81,26 @@ def test_usage_errors_exit_2():
 def test_module_entry_point():
     done = subprocess.run([sys.executable, "-m", "sova_lib", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "evaluate" in done.stdout
+
+
+def test_default_rule_is_tie_aware_and_ties_are_warned_about(capsys, tmp_path):
+    """Every clip with the same vector: the random-ranking value, a warning with the spread, pairs headed as pairs."""
+    ids = get_protocol("inter-pair").ids()
+    path = tmp_path / "same.npz"
+    np.savez(path, ids=ids, owner=np.arange(ids.size), vectors=np.ones((ids.size, 3)))
+    code, out, err = _run(capsys, "evaluate", "--protocol", "inter-pair", "--embeddings", str(path))
+    assert code == 0
+    assert out.startswith("inter-pair: mAP = 3.50  over 1423 queries  (ties: expected)\n  per pair (mean AP of its queries):")
+    assert "per class" not in out
+    warning = [x for x in err.splitlines() if x.startswith("sova: warning: ties")]
+    assert len(warning) == 1 and "the score uses the 'expected' tie rule" in warning[0]
+    code, out, err = _run(capsys, "evaluate", "--protocol", "inter-pair", "--embeddings", str(path), "--json")
+    result = json.loads(out)
+    assert result["ties"] == "expected" and result["tie_spread"] > 1 and "sova: warning: ties" in err
+
+
+def test_no_tie_warning_without_ties(capsys, tmp_path):
+    rng = np.random.default_rng(3)
+    path = _npz(tmp_path / "r.npz", get_protocol("intra-pair").ids(), rng)
+    code, out, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path)
+    assert code == 0 and "warning" not in err and "per pair (mAP over the pair's queries)" in out

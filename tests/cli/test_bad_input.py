@@ -1,0 +1,179 @@
+"""Bad input gets one line on stderr naming the file, line or id, exit status 2 and no traceback;
+odd but accepted input gets a one-line note. One test per case."""
+import json
+
+import numpy as np
+import pytest
+
+from sova_lib.cli import main
+from sova_lib.evaluate import oracle_texts
+from sova_lib.protocols import get_protocol
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def _error_line(err):
+    """The single 'sova: error:' line of stderr."""
+    lines = [x for x in err.splitlines() if x.startswith("sova: error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def _npz(path, **arrays):
+    np.savez(path, **arrays)
+    return path
+
+
+def _import_argv(src, tmp_path, *extra):
+    return ["import", "--authors-json", src, "--cache-dir", tmp_path / "cache", "--backend", "transformers",
+            "--model", "m", "--prompt", "general", *extra]
+
+
+# --------------------------------------------------------------------------- errors: exit 2, one line
+
+
+def test_allow_missing_with_a_file_that_covers_no_clip(capsys, tmp_path):
+    path = _npz(tmp_path / "other.npz", ids=np.array([90000001, 90000002]), owner=np.arange(2),
+                vectors=np.eye(2))
+    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path, "--allow-missing")
+    line = _error_line(err)
+    assert code == 2 and "covers none of the 2300 clips of protocol 'intra-pair'" in line and "90000001" in line
+
+
+def test_negative_bootstrap_in_evaluate(capsys):
+    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--bootstrap", -5)
+    assert code == 2 and "--bootstrap -5: expected a number of resamples, 0 (none) or more" in _error_line(err)
+
+
+def test_negative_bootstrap_in_reproduce(capsys, tmp_path):
+    code, _, err = _run(capsys, "reproduce", "--figures", tmp_path / "fig", "--bootstrap", -5, "--skip-notebooks")
+    assert code == 2 and "--bootstrap -5" in _error_line(err)
+    assert not (tmp_path / "fig").exists()
+
+
+def test_reproduce_with_a_missing_notebook_folder_writes_nothing(capsys, tmp_path):
+    code, _, err = _run(capsys, "reproduce", "--figures", tmp_path / "fig", "--notebooks", tmp_path / "nonexist")
+    assert code == 2 and f"--notebooks {tmp_path / 'nonexist'}: no such folder" in _error_line(err)
+    assert not (tmp_path / "fig").exists()
+
+
+def test_descriptions_that_are_not_utf8(capsys, tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes('{"id": 0, "text": "ok"}\n{"id": 1, "text": "caf\u00e9"}\n'.encode("latin-1"))
+    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--descriptions", path)
+    assert code == 2 and f"{path}, line 2: byte 0xe9 is not UTF-8 text" in _error_line(err)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_vectors_with_nan_or_inf_name_file_and_id(capsys, tmp_path, bad):
+    vectors = np.ones((3, 4))
+    vectors[2, 1] = bad
+    path = _npz(tmp_path / "v.npz", ids=np.array([7, 8, 9]), owner=np.arange(3), vectors=vectors)
+    with np.errstate(all="raise"):  # and no RuntimeWarning on the way
+        code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path)
+    line = _error_line(err)
+    assert code == 2 and str(path) in line and "row 2, of id 9" in line and "NaN or inf" in line
+
+
+def test_one_dimensional_vectors(capsys, tmp_path):
+    path = _npz(tmp_path / "flat.npz", ids=np.array([1, 2]), owner=np.arange(2), vectors=np.ones(2))
+    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path)
+    assert code == 2 and f"{path}: vectors must be a 2-D numeric array" in _error_line(err)
+
+
+def test_a_text_file_named_npz(capsys, tmp_path):
+    path = tmp_path / "notes.npz"
+    path.write_text("ids,owner,vectors\n1,0,0.5\n")
+    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path)
+    line = _error_line(err)
+    assert code == 2 and f"{path}: not an .npz archive" in line and "pickle" not in line
+
+
+def test_import_given_json_lines(capsys, tmp_path):
+    src = tmp_path / "d.jsonl"
+    src.write_text('{"id": 1, "text": "a"}\n{"id": 2, "text": "b"}\n')
+    code, _, err = _run(capsys, *_import_argv(src, tmp_path, "--fps", 1))
+    line = _error_line(err)
+    assert code == 2 and f"{src}, line 2:" in line and "looks like JSON Lines" in line
+    assert not (tmp_path / "cache").exists()
+
+
+# --------------------------------------------------------------------------- accepted, with a note
+
+
+def test_blank_answers_at_evaluation_get_a_note(capsys, tmp_path):
+    texts = oracle_texts("intra-pair")
+    first, second = list(texts)[:2]
+    texts[first], texts[second] = "", "  \n "
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in texts.items()))
+    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--descriptions", path,
+                        "--cache-dir", tmp_path / "cache")
+    assert code == 0
+    assert f"sova: note: 2 description(s) are empty or whitespace only (e.g. ids [{first}, {second}])" in err
+
+
+def test_plan_with_an_empty_annotation_folder_gets_a_note(capsys, tmp_path):
+    (tmp_path / "ann").mkdir()
+    code, _, err = _run(capsys, "clips", "plan", "--tsv", "intra-pair", "--annotations", tmp_path / "ann",
+                        "--out", tmp_path / "m.tsv", "--no-cache", "--quiet")
+    assert code == 0
+    assert f"--annotations {tmp_path / 'ann'}: none of the 2300 rows got a clip; it holds no KPF annotation" in err
+
+
+def test_bootstrap_of_one_resample_gets_a_note(capsys):
+    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--baseline", "prevalence",
+                        "--bootstrap", 1)
+    assert code == 0 and "sova: note: --bootstrap 1 resamples the queries once: the interval has zero width" in err
+
+
+def test_embedder_with_embeddings_gets_a_note(capsys, tmp_path):
+    ids = get_protocol("inter-pair-constrained").ids()
+    rng = np.random.default_rng(0)
+    path = _npz(tmp_path / "v.npz", ids=ids, owner=np.arange(ids.size), vectors=rng.normal(size=(ids.size, 4)))
+    code, _, err = _run(capsys, "evaluate", "--protocol", "inter-pair-constrained", "--embeddings", path,
+                        "--embedder", "some/model")
+    assert code == 0 and "sova: note: --embedder does not apply to --embeddings" in err
+
+
+def test_protocol_with_videos_gets_a_note(capsys, tmp_path, monkeypatch):
+    from sova_lib.describe import contract
+
+    monkeypatch.setitem(contract.DESCRIBERS, "fake-note", "tests.cli.test_describe:ModelFree")
+    frames = tmp_path / "v"
+    frames.mkdir()
+    from PIL import Image
+
+    Image.new("RGB", (8, 8)).save(frames / "one.png")
+    code, _, err = _run(capsys, "describe", "--backend", "fake-note", "--prompt", "general", "--videos", frames,
+                        "--protocol", "inter-pair", "--cache-dir", tmp_path / "cache", "--no-progress")
+    assert code == 0 and "sova: note: --protocol applies to --benchmark; it is ignored with --videos" in err
+
+
+def test_import_of_a_text_id_gets_a_note(capsys, tmp_path):
+    src = tmp_path / "a.json"
+    src.write_text(json.dumps({"3": "A car turns.", "abc": "A person walks."}))
+    code, _, err = _run(capsys, *_import_argv(src, tmp_path, "--fps", 1))
+    assert code == 0
+    assert f"sova: note: {src}: 1 key(s) are not benchmark indices (e.g. ['abc'])" in err
+
+
+def test_import_without_fps_gets_a_note(capsys, tmp_path):
+    src = tmp_path / "a.json"
+    src.write_text(json.dumps({"3": "A car turns."}))
+    code, _, err = _run(capsys, *_import_argv(src, tmp_path))
+    assert code == 0 and "sova: note: --fps not given; the import records 1 frame per second" in err
+    (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
+    assert json.loads((folder / "manifest.json").read_text())["fps"] == 1.0
+
+
+def test_old_split_name_in_clips_plan_gets_a_note(capsys, tmp_path):
+    (tmp_path / "ann").mkdir()
+    code, _, err = _run(capsys, "clips", "plan", "--tsv", "intrapair", "--annotations", tmp_path / "ann",
+                        "--out", tmp_path / "m.tsv", "--no-cache", "--quiet")
+    assert code == 0 and "sova: note: --tsv intrapair is the old spelling; the protocol is named intra-pair" in err
