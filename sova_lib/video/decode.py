@@ -8,7 +8,12 @@ readers of ``sova_lib.video.frames`` are built on these two.
 
 Backends:
 
-* ``"decord"``: the ``decord2`` build (imports as ``decord``), fast random access;
+* ``"decord"``: the ``decord2`` build (imports as ``decord``), fast random access.
+  Every batch it decodes is checked against the frame size the container
+  declares (``height x width x 3``, uint8): ``decord2`` 3.4.0 on CPUs with
+  AVX-512 fails, or returns 4-channel data, for some widths (32, 48, 96,
+  144 px). On a mismatch or a decoder error the reader switches that file to
+  PyAV for good and says so once (a ``DecoderFallbackWarning`` naming the file).
 * ``"pyav"``: PyAV (FFmpeg), always installed with ``av``;
 * ``"auto"``: decord, falling back to PyAV when decord is missing or cannot open
   the file (and, in ``decode_planned``, when it opens but cannot decode it).
@@ -35,13 +40,18 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["BACKENDS", "VideoError", "VideoInfo", "DecordReader", "PyAVReader", "open_video", "decode_planned"]
+__all__ = ["BACKENDS", "DecoderFallbackWarning", "VideoError", "VideoInfo", "DecordReader", "PyAVReader",
+           "open_video", "decode_planned"]
 
 BACKENDS = ("auto", "decord", "pyav")
 
 
 class VideoError(RuntimeError):
     """A video that cannot be opened or decoded; the message names the file."""
+
+
+class DecoderFallbackWarning(UserWarning):
+    """decord returned frames of the wrong shape or type, or failed: the file is read with PyAV instead."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,7 @@ class DecordReader:
             raise VideoError(f"cannot open video {path} with decord: {err}".strip()) from err
         self.path = path
         self.info = VideoInfo(len(self._vr), float(self._vr.get_avg_fps()), *self._size())
+        self._fallback: PyAVReader | None = None
 
     def _size(self) -> tuple[int, int]:
         """Width and height from the stream header (PyAV), else by decoding frame 0."""
@@ -91,14 +102,40 @@ class DecordReader:
 
     def read(self, indices: Sequence[int]) -> dict[int, np.ndarray]:
         wanted = sorted(set(int(i) for i in indices))
+        if self._fallback is None:
+            try:
+                batch = self._vr.get_batch(wanted).asnumpy()
+                problem = self._check(batch, len(wanted))
+            except Exception as err:  # decord raises its own DECORDError, RuntimeError, ...
+                problem = f"an error ({str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__})"
+            if problem is None:
+                return {i: np.ascontiguousarray(batch[k]) for k, i in enumerate(wanted)}
+            self._switch_to_pyav(problem)
+        return self._fallback.read(wanted)
+
+    def _check(self, batch, count: int) -> str | None:
+        """None when ``batch`` holds ``count`` frames of the declared size as RGB uint8, else what is wrong."""
+        height, width = self.info.height, self.info.width
+        want = (count, height, width, 3) if height and width else None
+        if batch.dtype != np.uint8 or batch.ndim != 4 or batch.shape[0] != count or batch.shape[3] != 3 or (
+                want is not None and batch.shape != want):
+            shape = want or (count, "H", "W", 3)
+            return f"frames of shape {batch.shape} and type {batch.dtype} where the file declares {shape} uint8"
+        return None
+
+    def _switch_to_pyav(self, problem: str) -> None:
+        import warnings
+
         try:
-            batch = self._vr.get_batch(wanted).asnumpy()
-        except Exception as err:
-            raise VideoError(f"cannot decode frames {wanted[:5]}... of {self.path} with decord: {err}") from err
-        return {i: np.ascontiguousarray(batch[k]) for k, i in enumerate(wanted)}
+            self._fallback = PyAVReader(self.path)
+        except VideoError as err:
+            raise VideoError(f"decord returned {problem} for {self.path}; {err}") from err
+        warnings.warn(f"{self.path}: decord returned {problem}; decoding this file with PyAV instead",
+                      DecoderFallbackWarning, stacklevel=3)
 
     def close(self) -> None:
         self._vr = None
+        self._fallback = None
 
 
 class PyAVReader:
