@@ -4,7 +4,8 @@ The MLLM-to-Embedding pipeline, stage by stage, with the names a notebook
 needs most; everything else is reached through its sub-package:
 
 1. a benchmark's items and protocols: ``load_split``, ``get_protocol``
-   (``sova_lib.benchmarks.sovabench``; its protocols are registered here);
+   (``sova_lib.benchmarks.sovabench``, and ``sova_lib.benchmarks.examples``
+   with the quickstart's small protocol; their protocols are registered here);
 2. frames: ``sample_indices`` (the paper's sampler), ``sample_frames``
    (``sova_lib.video``);
 3. descriptions: ``make_describer``, ``Item``, ``describe_items``
@@ -22,6 +23,7 @@ decoders) load only when a function that needs them runs.
 from __future__ import annotations
 
 from sova_lib._version import __version__
+from sova_lib.benchmarks import examples as _examples  # noqa: F401 - registers the quickstart protocol
 from sova_lib.benchmarks.sovabench.splits import load_split
 from sova_lib.describe import Item, describe_items, make_describer
 from sova_lib.embed import SentenceEncoder

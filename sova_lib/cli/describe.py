@@ -61,12 +61,12 @@ from pathlib import Path
 
 from sova_lib._version import __version__
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
+from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.cli import CliError
 from sova_lib.describe.cache import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
 from sova_lib.describe.contract import DESCRIBERS, make_describer
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
-from sova_lib.protocols import PROTOCOLS
 
 __all__ = ["add_commands", "VIDEO_SUFFIXES"]
 
@@ -124,8 +124,8 @@ def add_commands(subparsers) -> None:
     src.add_argument("--benchmark", choices=["sovabench"], help="describe a benchmark's clips")
     src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
                      help="a clip manifest (sova clips plan): clips read straight from the source videos")
-    d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOLS),
-                   help=f"benchmark protocol: {', '.join(PROTOCOLS)} (with --benchmark)")
+    d.add_argument("--protocol", metavar="P", choices=SOVABENCH_PROTOCOLS,
+                   help=f"benchmark protocol: {', '.join(SOVABENCH_PROTOCOLS)} (with --benchmark)")
     d.add_argument("--video-root", type=Path, metavar="DIR",
                    help="folder holding the clip files (with --benchmark), or the source videos, "
                         "searched recursively (with --manifest)")

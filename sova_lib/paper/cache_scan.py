@@ -129,7 +129,7 @@ def source_label(manifest: dict) -> str:
 
 def _protocol_ids() -> dict:
 
-    return {name: set(p.ids().tolist()) for name, p in PROTOCOLS.items()}
+    return {name: set(p.ids().tolist()) for name, p in PROTOCOLS.items() if p.benchmark == "SOVABench"}
 
 
 def find_description_caches(cache_dir: str | Path) -> list[FoundCache]:

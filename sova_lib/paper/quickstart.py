@@ -7,7 +7,10 @@
   every description (the numbers the maximum of Eq. 3 is taken over);
 * ``item_similarity``: the clip-to-clip similarity (maximum cosine);
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
-  that decided the match.
+  that decided the match;
+* ``direction_scores``: the clips scored under the built-in
+  ``quickstart-direction`` protocol (``sova_lib.benchmarks.examples``),
+  beside a random ranking.
 
 Sentences are cut with ``sentences.split`` and embedded with any encoder
 that has ``encode(list[str]) -> (n, D)`` unit vectors (``SentenceEncoder``).
@@ -18,17 +21,16 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.describe.runner import Item, cache_folder, cache_key, describe_items
+from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
+from sova_lib.describe.runner import cache_folder, cache_key, describe_items
+from sova_lib.evaluate import CoverageError, baseline, evaluate
 from sova_lib.items import read_descriptions
 from sova_lib.sentences import split
 from sova_lib.similarity import set_similarity
-from sova_lib.video.frames import example_videos, probe, sample_frames
+from sova_lib.video.frames import probe, sample_frames
 
-__all__ = ["REVERSED_SUFFIX", "example_items", "describe_missing", "items_table", "sampled_frames", "sentence_table", "sentence_similarity", "item_similarity",
-           "neighbours"]
-
-#: Appended to a video's id for its time-reversed copy.
-REVERSED_SUFFIX = "-reversed"
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_scores",
+           "items_table", "sampled_frames", "sentence_table", "sentence_similarity", "item_similarity", "neighbours"]
 
 
 def example_items(videos=(), *, with_reversed: bool = True):
@@ -39,13 +41,7 @@ def example_items(videos=(), *, with_reversed: bool = True):
     what tells opposite actions apart.
     """
 
-    paths = [Path(v) for v in videos] or example_videos()
-    items = []
-    for path in paths:
-        items.append(Item(path.stem, path))
-        if with_reversed:
-            items.append(Item(path.stem + REVERSED_SUFFIX, path, reverse=True))
-    return items
+    return [clip.item() for clip in example_clips(videos, with_reversed=with_reversed)]
 
 
 def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_source: str = "none") -> Path:
@@ -163,3 +159,29 @@ def neighbours(items, texts: dict, query, *, k: int = 3, aggregate: str = "max")
     frame = pd.DataFrame(rows).sort_values(f"{aggregate} cosine", ascending=False, kind="stable").head(k)
     frame.insert(0, "rank", range(1, len(frame) + 1))
     return frame.reset_index(drop=True).round({"max cosine": 3, "mean cosine": 3})
+
+
+def direction_scores(items, *, name: str = "described clips"):
+    """``items`` (``ItemVectors`` of the example clips) scored under ``quickstart-direction``, beside a random ranking.
+
+    One row per scorer: ``scorer``, ``mAP`` (percent, tie-aware expected AP),
+    ``tie spread`` (points) and ``queries``. Items that do not cover the
+    protocol's six clips (other videos, no reversed copies) give an empty
+    table with a note in its ``attrs["note"]``.
+    """
+    import pandas as pd
+
+    columns = ["scorer", "mAP", "tie spread", "queries"]
+    try:
+        result = evaluate(DIRECTION_PROTOCOL, items)
+    except CoverageError as err:
+        table = pd.DataFrame(columns=columns)
+        table.attrs["note"] = f"not scored: {err}"
+        return table
+    random = baseline(DIRECTION_PROTOCOL, "random-ranking")
+    return pd.DataFrame([
+        {"scorer": name, "mAP": round(result.value, 2), "tie spread": round(result.tie_spread, 2),
+         "queries": result.n_queries},
+        {"scorer": "random ranking (exact expected AP)", "mAP": round(random.value, 2), "tie spread": 0.0,
+         "queries": random.n_queries},
+    ], columns=columns)

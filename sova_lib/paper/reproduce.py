@@ -19,10 +19,10 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.embed import SentenceEncoder, default_cache_dir
 from sova_lib.paper.results import baseline_rows
 from sova_lib.paper.tables import write_table
-from sova_lib.protocols import PROTOCOLS
 
 __all__ = ["baseline_table", "find_notebooks", "reproduce", "run_notebook"]
 
@@ -31,12 +31,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def baseline_table(*, encoder=None, bootstrap: int = 1000, seed: int = 0):
-    """A DataFrame with one row per (protocol, baseline): value and 95% interval in percent."""
+    """A DataFrame with one row per (SOVABench protocol, baseline): value and 95% interval in percent."""
     import pandas as pd
 
 
-    rows = pd.DataFrame(baseline_rows(list(PROTOCOLS), encoder=encoder, bootstrap=bootstrap, seed=seed))
-    rows["order"] = rows["protocol"].map({name: k for k, name in enumerate(PROTOCOLS)})
+    rows = pd.DataFrame(baseline_rows(list(SOVABENCH_PROTOCOLS), encoder=encoder, bootstrap=bootstrap, seed=seed))
+    rows["order"] = rows["protocol"].map({name: k for k, name in enumerate(SOVABENCH_PROTOCOLS)})
     rows = rows.sort_values("order", kind="stable").reset_index(drop=True)
     return rows[["protocol", "baseline", "metric", "value", "ci_low", "ci_high", "n_queries"]]
 

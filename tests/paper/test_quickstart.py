@@ -100,3 +100,38 @@ def test_describe_missing_leaves_a_complete_cache_untouched(tmp_path):
     assert describer.calls == 3 and len(read_descriptions(folder)) == 3  # only the missing item
     other = quickstart.describe_missing(describer, items[:1], tmp_path, prompt=resolve_prompt("general"), fps=2.0)
     assert other != folder and describer.calls == 4  # another sampling rate is another cache
+
+
+def test_motion_describer_on_the_excerpts_gives_clips_that_differ(encoder, tmp_path):
+    """No sentence is shared by every answer, and the clip-similarity matrix is not constant."""
+    from sova_lib.describe.contract import make_describer
+    from sova_lib.describe.prompts import resolve_prompt
+    from sova_lib.items import read_descriptions
+    from sova_lib.sentences import split
+
+    items = quickstart.example_items()
+    folder = quickstart.describe_missing(make_describer("motion"), items, tmp_path, prompt=resolve_prompt("general"),
+                                         fps=2.0)
+    texts = read_descriptions(folder)
+    assert len(texts) == 6
+    assert not set.intersection(*(set(split(t)) for t in texts.values()))
+    matrix, ids = quickstart.item_similarity(embed_descriptions(texts, encoder))
+    off = matrix[~np.eye(len(ids), dtype=bool)]
+    assert off.max() - off.min() > 0.05 and (off < 0.999).sum() >= len(off) // 2
+
+
+def test_direction_scores_beside_a_random_ranking():
+    """Forward clips say one thing, reversed clips another: every query finds its two relevant clips first."""
+    ids = [it.id for it in quickstart.example_items()]
+    texts = {i: "It plays backwards." if i.endswith(quickstart.REVERSED_SUFFIX) else "It plays forwards." for i in ids}
+    table = quickstart.direction_scores(embed_descriptions(texts, AxisEncoder()), name="perfect")
+    # random ranking, 2 relevant of 5: (1/5) * sum_k (1 + (k-1)/4) / k
+    random = 100 * sum((1 + (k - 1) / 4) / k for k in range(1, 6)) / 5
+    assert table["scorer"].tolist() == ["perfect", "random ranking (exact expected AP)"]
+    assert table["mAP"].tolist() == [100.0, round(random, 2)] and round(random, 2) == 59.25
+    assert table["queries"].tolist() == [6, 6] and table["tie spread"].tolist() == [0.0, 0.0]
+    same = quickstart.direction_scores(embed_descriptions({i: "A clip." for i in ids}, AxisEncoder()))
+    assert same["mAP"].tolist() == [round(random, 2)] * 2  # all tied: exactly a random ranking
+    assert same["tie spread"][0] == round(100 - 100 * np.mean([1 / 4, 2 / 5]), 2)
+    other = quickstart.direction_scores(embed_descriptions({"x": "a", "y": "b"}, AxisEncoder()))
+    assert other.empty and other.attrs["note"].startswith("not scored: the input covers none of the 6 clips")

@@ -5,12 +5,10 @@
 whatever it is asked, it describes the motion it measures in the request's
 frames, as short template sentences, one per line::
 
-    A person moves from right to left at about 0.08 frame widths per second (31 px/s).
-    It is still at first and starts moving at about 1.5 s.
-    A moving object travels from left to right and downwards at about 0.15 frame widths per second (57 px/s).
-    It stops at about 3.5 s and stays still.
+    A person moves from right to left at about 0.08 frame widths per second (31 px/s); it is still at first and starts moving at about 1.5 s.
+    A moving object travels from left to right and downwards at about 0.15 frame widths per second (57 px/s); it stops at about 3.5 s and stays still.
     Motion starts at about 1.5 s.
-    2 moving objects are seen.
+    Of 2 moving objects, 1 travels from left to right and downwards, 1 from right to left.
 
 or ``No motion is detected.`` (``render_motion`` holds every template).
 
@@ -75,7 +73,7 @@ from sova_lib.describe.backends.motion_tracking import (
 __all__ = ["MOTION_VERSION", "MovingObject", "MotionAnalysis", "MotionDescriber", "analyse_motion",
            "render_motion"]
 
-MOTION_VERSION = "1"
+MOTION_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -234,39 +232,63 @@ def _seconds(t: float) -> str:
     return f"{t:.1f} s"
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _object_sentence(o: MovingObject) -> str:
+    """One sentence per object: what it is, where it goes, how fast, and its own start, stop and size change."""
+    if not o.direction:
+        if o.starts_at is not None:
+            return f"An object that was still leaves its place at about {_seconds(o.starts_at)}."
+        return f"An object arrives and stops at about {_seconds(o.stops_at)}."
+    subject, verb = ("A person", "moves") if o.kind == "person" else ("A moving object", "travels")
+    parts = [f"{subject} {verb} {o.direction} at about {o.speed_rel:.2f} frame widths per second "
+             f"({o.speed_px_s:.0f} px/s)"]
+    if o.starts_at is not None:
+        parts.append(f"it is still at first and starts moving at about {_seconds(o.starts_at)}")
+    if o.stops_at is not None:
+        parts.append(f"it stops at about {_seconds(o.stops_at)} and stays still")
+    if o.size_trend == "approaching":
+        parts.append("it grows larger in the frame, as if approaching the camera")
+    elif o.size_trend == "receding":
+        parts.append("it shrinks in the frame, as if moving away from the camera")
+    return "; ".join(parts) + "."
+
+
+def _summary_sentence(objects: list[MovingObject]) -> str:
+    """How many objects go each way, e.g. "Of 5 moving objects, 4 travel from right to left, 1 upwards."."""
+    ways: dict[str, int] = {}
+    for o in objects:
+        key = o.direction or ("leaves its place" if o.starts_at is not None else "arrives and stops")
+        ways[key] = ways.get(key, 0) + 1
+    told = []
+    for k, (way, n) in enumerate(sorted(ways.items(), key=lambda kv: (-kv[1], kv[0]))):
+        moving = bool(objects) and way not in ("leaves its place", "arrives and stops")
+        told.append(f"{n} {'travels' if n == 1 else 'travel'} {way}" if moving and k == 0 else f"{n} {way}")
+    return f"Of {_count(len(objects), 'moving object', 'moving objects')}, {', '.join(told)}."
+
+
 def render_motion(analysis: MotionAnalysis) -> list[str]:
-    """Template sentences for ``analysis``, one per line of the answer."""
+    """Template sentences for ``analysis``, one per line of the answer.
+
+    One sentence per object carries everything about it (direction, speed,
+    start, stop, size change), so two answers share a sentence only where
+    they tell the same motion; with several objects a last sentence counts
+    them by direction. No sentence is common to every clip.
+    """
     if analysis.num_frames < 2:
         return ["A single frame shows no motion."]
     if not analysis.objects:
         return ["No motion is detected."]
-    lines = []
-    for o in analysis.objects:
-        subject = "A person" if o.kind == "person" else "A moving object"
-        if not o.direction:
-            if o.starts_at is not None:
-                lines.append(f"An object that was still leaves its place at about {_seconds(o.starts_at)}.")
-            else:
-                lines.append(f"An object arrives and stops at about {_seconds(o.stops_at)}.")
-            continue
-        verb = "moves" if o.kind == "person" else "travels"
-        lines.append(f"{subject} {verb} {o.direction} at about {o.speed_rel:.2f} frame widths per second "
-                     f"({o.speed_px_s:.0f} px/s).")
-        if o.starts_at is not None:
-            lines.append(f"It is still at first and starts moving at about {_seconds(o.starts_at)}.")
-        if o.stops_at is not None:
-            lines.append(f"It stops at about {_seconds(o.stops_at)} and stays still.")
-        if o.size_trend == "approaching":
-            lines.append("It grows larger in the frame, as if approaching the camera.")
-        elif o.size_trend == "receding":
-            lines.append("It shrinks in the frame, as if moving away from the camera.")
+    lines = [_object_sentence(o) for o in analysis.objects]
     start, end = analysis.motion_start, analysis.motion_end
     if start is not None and start > analysis.clip_start:
         lines.append(f"Motion starts at about {_seconds(start)}.")
     if end is not None and end < analysis.clip_end:
         lines.append(f"Motion stops at about {_seconds(end)}.")
     if len(analysis.objects) > 1:
-        lines.append(f"{len(analysis.objects)} moving objects are seen.")
+        lines.append(_summary_sentence(analysis.objects))
     return lines
 
 

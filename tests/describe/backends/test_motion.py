@@ -63,7 +63,9 @@ def test_still_then_moves_starts_and_reverse_stops(xs, start):
     assert obj.direction == "from left to right"
     assert obj.starts_at == pytest.approx(start, abs=0.1) and obj.stops_at is None
     text = render_motion(got)
-    assert any(line.startswith("It is still at first and starts moving at about") for line in text)
+    assert text[0] == (f"A moving object travels from left to right at about {obj.speed_rel:.2f} frame widths per second "
+                       f"({obj.speed_px_s:.0f} px/s); it is still at first and starts moving at about "
+                       f"{obj.starts_at:.1f} s.")
     assert f"Motion starts at about {obj.starts_at:.1f} s." in text
 
     rev = analyse_motion(scene(xs)[::-1], TIMES)
@@ -79,6 +81,29 @@ def test_starts_at_one_frame_per_second(xs, start):
     # frames at 0, 1, 2, 3 s: the start lies between the last still and the first moved frame
     got = analyse_motion(scene(xs)[::10], TIMES[::10])
     assert [o.starts_at for o in got.objects] == [start]
+
+
+def test_several_objects_one_sentence_each_and_a_count_by_direction():
+    from sova_lib.describe.backends.motion import MotionAnalysis, MovingObject
+
+    left = MovingObject("person", "from right to left", (0.9, 0.5), (0.1, 0.5), 40.0, 0.25, 0.0, 4.0, stops_at=3.0)
+    right = MovingObject("object", "from left to right", (0.1, 0.5), (0.9, 0.5), 20.0, 0.125, 0.0, 4.0,
+                         size_trend="receding")
+    gone = MovingObject("object", "", (0.5, 0.5), (0.5, 0.5), 0.0, 0.0, 2.0, 2.0, starts_at=2.0)
+    lines = render_motion(MotionAnalysis([left, left, right, gone], 0.0, 4.0, 9))
+    assert lines == [
+        "A person moves from right to left at about 0.25 frame widths per second (40 px/s); "
+        "it stops at about 3.0 s and stays still.",
+        "A person moves from right to left at about 0.25 frame widths per second (40 px/s); "
+        "it stops at about 3.0 s and stays still.",
+        "A moving object travels from left to right at about 0.12 frame widths per second (20 px/s); "
+        "it shrinks in the frame, as if moving away from the camera.",
+        "An object that was still leaves its place at about 2.0 s.",
+        "Of 4 moving objects, 2 travel from right to left, 1 from left to right, 1 leaves its place.",
+    ]
+    back = MovingObject("person", "from left to right", (0.1, 0.5), (0.9, 0.5), 40.0, 0.25, 0.0, 4.0, starts_at=1.0)
+    mirrored = render_motion(MotionAnalysis([back, back, right, gone], 0.0, 4.0, 9))
+    assert set(mirrored) & set(lines) == {lines[2], lines[3]}  # only the sentences of the same motion are shared
 
 
 def test_no_motion_and_single_frame():

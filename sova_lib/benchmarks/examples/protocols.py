@@ -1,0 +1,75 @@
+"""``quickstart-direction``: a built-in protocol on the bundled example excerpts and their reversed copies.
+
+The package ships three short excerpts of a fixed street camera
+(``sova_lib/data/video``, from OpenCV's ``vtest.avi``). Each excerpt also
+appears played backwards, with id ``<stem>-reversed``: six clips in all.
+Every clip is a query ranked against the other five; a clip is relevant when
+it plays in the same direction (forward or reversed), so each query has two
+relevant clips. This is the question SOVABench's intra-pair protocol asks of
+opposite actions ("driving forward" clips are "reversing" clips played
+backwards; SOVABench paper, Section 3.2), at the size of a quickstart: it
+scores a describer on whether its text tells the direction of time. Metric:
+mAP; a random ranking scores ``random_ranking_ap(2, 5)`` = 59.25.
+
+The clips are not SOVABench clips and nothing scored here is a SOVABench
+result. Importing this module registers the protocol.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.describe.runner import Item
+from sova_lib.protocols import Protocol, Task, register_protocol
+from sova_lib.video.frames import example_videos
+
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "ExampleClip", "example_clips"]
+
+#: Name of the protocol this module registers.
+DIRECTION_PROTOCOL = "quickstart-direction"
+
+#: Appended to a video's id for its time-reversed copy.
+REVERSED_SUFFIX = "-reversed"
+
+
+@dataclass(frozen=True)
+class ExampleClip:
+    """One example clip: ``index`` (its id: the file stem, plus ``-reversed``), the file, and its direction."""
+
+    index: str
+    path: Path
+    reverse: bool = False
+
+    @property
+    def direction(self) -> str:
+        return "reversed" if self.reverse else "forward"
+
+    def item(self) -> Item:
+        """The runner ``Item`` that describes this clip."""
+        return Item(self.index, self.path, reverse=self.reverse)
+
+
+def example_clips(videos=(), *, with_reversed: bool = True) -> tuple[ExampleClip, ...]:
+    """Each of ``videos`` (default: the bundled excerpts), then (``with_reversed``) it played backwards."""
+    clips = []
+    for path in [Path(v) for v in videos] or example_videos():
+        clips.append(ExampleClip(path.stem, path))
+        if with_reversed:
+            clips.append(ExampleClip(path.stem + REVERSED_SUFFIX, path, reverse=True))
+    return tuple(clips)
+
+
+def _tasks() -> list[Task]:
+    clips = example_clips()
+    every = np.arange(len(clips), dtype=np.int64)
+    return [Task(DIRECTION_PROTOCOL, every, every, np.array([c.direction for c in clips]))]
+
+
+register_protocol(Protocol(
+    DIRECTION_PROTOCOL, "mAP", "the bundled example excerpts and their reversed copies, each against the other "
+    "five; relevant = same playing direction", example_clips, _tasks, lambda c: c.direction,
+    benchmark="the bundled examples", oracle_text=lambda c: f"The clip plays {c.direction}.",
+    class_name="direction",
+))
