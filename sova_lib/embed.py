@@ -98,7 +98,7 @@ class SentenceEncoder:
     cache_dir : root of the embedding cache, or None for no disk cache.
     batch_size : sentences per forward pass (128 is ~3x faster than 32 on a CPU).
     device : torch device string, or None to let sentence-transformers choose.
-    show_progress : show a progress bar while encoding new texts.
+    show_progress : show progress bars while loading the model and encoding new texts (False: none at all).
     """
 
     def __init__(self, name: str = DEFAULT_ENCODER, *, cache_dir: str | Path | None = None,
@@ -156,7 +156,12 @@ class SentenceEncoder:
         if self._model is None:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
 
+            # transformers draws a "Loading weights" bar of its own: off too when show_progress is False.
+            shown = transformers_logging.is_progress_bar_enabled()
+            if not self.show_progress:
+                transformers_logging.disable_progress_bar()
             try:
                 self._model = SentenceTransformer(self.path, device=self.device)
             except OSError as err:
@@ -164,6 +169,9 @@ class SentenceEncoder:
                     f"could not load sentence encoder {self.name!r} from {self.path!r}: {err}. "
                     "Without internet, use the default all-MiniLM-L6-v2 or a local folder."
                 ) from None
+            finally:
+                if shown and not self.show_progress:
+                    transformers_logging.enable_progress_bar()
         return self._model
 
     @property

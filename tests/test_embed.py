@@ -39,3 +39,15 @@ def test_identity_is_the_content_of_the_model_folder(tmp_path):
     assert one.identity != two.identity
     assert one.cache_path != two.cache_path
     assert resolve_encoder_path(str(folder)) == str(folder.resolve())
+
+
+def test_no_progress_bar_at_all_without_show_progress(tmp_path, capfd):
+    """Neither transformers' weight-loading bar nor sentence-transformers' batch bar; the global switch restored."""
+    from transformers.utils import logging as transformers_logging
+
+    before = transformers_logging.is_progress_bar_enabled()
+    encoder = SentenceEncoder(cache_dir=tmp_path, show_progress=False, batch_size=8)
+    encoder.encode([f"Sentence number {k}." for k in range(40)])  # five batches
+    out, err = capfd.readouterr()
+    assert "Loading weights" not in err + out and "Batches" not in err + out and "it/s" not in err + out
+    assert transformers_logging.is_progress_bar_enabled() == before

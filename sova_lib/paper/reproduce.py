@@ -88,11 +88,32 @@ def run_notebook(source: str | Path, executed: str | Path, parameters: dict | No
     source, executed = Path(source), Path(executed)
     executed.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(jupytext.read(source), executed)  # the .py is the source; this copy is what runs
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets.config import Config
+
     declared = papermill.inspect_notebook(str(executed))
     wanted = {k: v for k, v in (parameters or {}).items() if k in declared}
+    # Local sockets (ipc) instead of unencrypted TCP, of which the kernel warns at start.
+    config = Config({"KernelManager": {"transport": "ipc"}, "AsyncKernelManager": {"transport": "ipc"}})
     with _kernel_path(REPO_ROOT):
         return papermill.execute_notebook(str(executed), str(executed), parameters=wanted, kernel_name=kernel_name,
-                                          cwd=str(source.parent), progress_bar=False, execution_timeout=timeout)
+                                          cwd=str(source.parent), progress_bar=False, execution_timeout=timeout,
+                                          kernel_manager_class=_quiet_manager(AsyncKernelManager), config=config)
+
+
+def _quiet_manager(base):
+    """``base`` (a jupyter_client kernel manager) that shuts a finished kernel down without first interrupting it.
+
+    jupyter_client sends SIGINT before its shutdown request; an idle kernel
+    that catches it logs "KeyboardInterrupt caught in kernel" as an error.
+    The shutdown request alone stops the kernel (and a kernel that does not
+    stop is still killed after the manager's wait).
+    """
+    async def interrupt_unless_shutting_down(self):
+        if not self.shutting_down:
+            await base._async_interrupt_kernel(self)
+
+    return type("QuietShutdownKernelManager", (base,), {"_async_interrupt_kernel": interrupt_unless_shutting_down})
 
 
 def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, bootstrap: int = 1000,

@@ -19,3 +19,36 @@ def test_reproduce_command_options():
 
     args = build_parser().parse_args(["reproduce", "--skip-notebooks", "--build", "b"])
     assert args.skip_notebooks and args.build == "b" and Path(args.notebooks) == ROOT / "notebooks"
+
+
+def test_a_notebook_runs_without_kernel_log_lines(tmp_path, capfd, monkeypatch):
+    """No '[IPKernelApp] WARNING' (unencrypted TCP) or 'ERROR | KeyboardInterrupt' (shutdown) on stderr."""
+    from tests.test_notebooks import _kernel_env
+
+    _kernel_env(tmp_path, monkeypatch)
+    source = tmp_path / "00_tiny.py"
+    header = (ROOT / "notebooks" / "00_quickstart.py").read_text().split("# %%")[0]  # jupytext header, kernelspec
+    source.write_text(header + '# %% [markdown]\n# # Tiny\n\n# %% tags=["parameters"]\nfigures_dir = "."  # out\n\n'
+                      '# %%\nfrom pathlib import Path\n\nPath(figures_dir, "done.txt").write_text("ok")\n')
+    reproduce.run_notebook(source, tmp_path / "build" / "00_tiny.ipynb", {"figures_dir": str(tmp_path)})
+    assert (tmp_path / "done.txt").read_text() == "ok"
+    out, err = capfd.readouterr()
+    assert "IPKernelApp" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_quiet_manager_interrupts_only_a_running_kernel():
+    calls = []
+
+    class Base:
+        shutting_down = False
+
+        async def _async_interrupt_kernel(self):
+            calls.append("interrupt")
+
+    import asyncio
+
+    manager = reproduce._quiet_manager(Base)()
+    asyncio.run(manager._async_interrupt_kernel())
+    manager.shutting_down = True
+    asyncio.run(manager._async_interrupt_kernel())
+    assert calls == ["interrupt"]
