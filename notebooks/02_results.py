@@ -33,7 +33,7 @@ figures_dir = "../figures"  # where the tables (CSV + Markdown), figures (PNG + 
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder; the paper used GTE-Large, which needs the model hub
 bootstrap = 1000  # resamples of the queries for 95% confidence intervals (0: no intervals)
 seed = 0  # seed of the bootstrap resampling
-ties = "expected"  # AP tie rule: "expected" (mean over orderings of tied scores) or "stable" (gallery order)
+ties = "expected"  # AP tie rule: "expected" (mean over orderings of tied scores, the default), "optimistic", "pessimistic"
 include_oracle = True  # add the oracle upper bound (each clip described by its class name)
 
 # %% [markdown]

@@ -40,7 +40,7 @@ encoders = [  # Table 6: sentence encoders tried in order; one that does not loa
 protocols = ["inter-pair", "intra-pair"]  # protocols of Tables 5, 7 and the aggregation table
 bootstrap = 200  # resamples of the queries for 95% confidence intervals (0: no intervals)
 seed = 0  # seed of the bootstrap
-ties = "expected"  # AP tie rule: "expected" (mean over orderings of tied scores) or "stable"
+ties = "expected"  # AP tie rule: "expected" (mean over orderings of tied scores, the default), "optimistic", "pessimistic"
 
 # %% [markdown]
 # Imports, the output folder, and the description caches found.

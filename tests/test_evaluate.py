@@ -7,6 +7,7 @@ from sova_lib.evaluate import CoverageError, baseline, evaluate, oracle_texts
 from sova_lib.items import embed_descriptions
 from sova_lib.protocols import PROTOCOLS, get_protocol
 from sova_lib.similarity import ItemVectors, l2_normalize
+from tests.helpers_ranking import OneHotEncoder, expected_ap_by_groups
 
 PAPER_RANDOM = {"inter-pair": 3.4, "inter-pair-constrained": 23.7, "intra-pair": 50.3}
 # Exact values; 24.06 for the constrained protocol (confirmed by simulation) rounds to 24.1.
@@ -52,25 +53,11 @@ def test_constant_scorer_with_tie_aware_ap_equals_random_ranking():
     assert tied.per_pair == pytest.approx(baseline("intra-pair", "random-ranking").per_pair, abs=1e-9)
 
 
-class _OneHotEncoder:
-    """Each distinct sentence gets its own axis: identical sentences give cosine 1, different ones 0."""
-
-    def __init__(self):
-        self.axis = {}
-
-    def encode(self, sentences):
-        for s in sentences:
-            self.axis.setdefault(s, len(self.axis))
-        out = np.zeros((len(sentences), 16), np.float32)
-        out[np.arange(len(sentences)), [self.axis[s] for s in sentences]] = 1
-        return out
-
-
 @pytest.mark.parametrize("protocol", sorted(EXPECTED_RANDOM))
 def test_constant_describer_scores_exactly_a_random_ranking_by_default(protocol):
     """One sentence for every clip: the default rule gives the random-ranking value, not the gallery order's."""
     texts = {i: "A car is parked." for i in get_protocol(protocol).ids().tolist()}
-    result = evaluate(protocol, embed_descriptions(texts, _OneHotEncoder()))
+    result = evaluate(protocol, embed_descriptions(texts, OneHotEncoder()))
     random = baseline(protocol, "random-ranking")
     assert result.ties == "expected"
     assert result.value == pytest.approx(random.value, abs=1e-9)
@@ -88,23 +75,10 @@ def test_constant_describer_scores_exactly_a_random_ranking_by_default(protocol)
 
 def test_constant_describer_leaks_labels_only_under_the_gallery_order_rule():
     texts = {i: "A car is parked." for i in get_protocol("inter-pair").ids().tolist()}
-    items = embed_descriptions(texts, _OneHotEncoder())
+    items = embed_descriptions(texts, OneHotEncoder())
     stable = evaluate("inter-pair", items, ties="stable")
     assert stable.ties == "stable" and round(stable.value, 2) == 23.95  # the benchmark order, sorted by class
     assert round(evaluate("inter-pair", items).value, 2) == 3.50
-
-
-def _expected_ap_by_groups(scores, relevant):
-    """Tie-aware AP of one ranking, tie group by tie group in plain Python (independent of metrics.py)."""
-    total, above, rel_above = 0.0, 0, 0
-    for value in sorted(set(scores.tolist()), reverse=True):
-        members = scores == value
-        n, r = int(members.sum()), int(relevant[members].sum())
-        for k in range(1, n + 1):
-            spread = (k - 1) * (r - 1) / (n - 1) if n > 1 else 0.0
-            total += (r / n) * (rel_above + 1 + spread) / (above + k)
-        above, rel_above = above + n, rel_above + r
-    return total / relevant.sum()
 
 
 def test_describer_that_ties_within_half_the_classes_gets_its_exact_expected_ap():
@@ -114,7 +88,7 @@ def test_describer_that_ties_within_half_the_classes_gets_its_exact_expected_ap(
     pairs = sorted({c.pair for c in clips})
     vague = set(pairs[::2])
     texts = {c.index: "A vehicle moves." if c.pair in vague else f"The action is {c.pair}." for c in clips}
-    encoder = _OneHotEncoder()
+    encoder = OneHotEncoder()
     result = evaluate(protocol, embed_descriptions(texts, encoder))
     # Independent: scores are 1 for the same sentence and 0 otherwise; rank by hand, group by group.
     sentence = np.array([texts[c.index] for c in clips])
@@ -123,7 +97,7 @@ def test_describer_that_ties_within_half_the_classes_gets_its_exact_expected_ap(
     for q in range(len(clips)):
         keep = np.arange(len(clips)) != q
         scores = (sentence[keep] == sentence[q]).astype(float)
-        per_query.append(_expected_ap_by_groups(scores, label[keep] == label[q]))
+        per_query.append(expected_ap_by_groups(scores, label[keep] == label[q]))
     assert result.value == pytest.approx(100 * np.mean(per_query), abs=1e-9)
     assert 100 * np.mean(per_query) > baseline(protocol, "random-ranking").value + 10
     assert result.per_query == pytest.approx(dict(zip([c.index for c in clips], per_query)), abs=1e-12)

@@ -6,6 +6,7 @@ from sklearn.metrics import average_precision_score
 
 from sova_lib import metrics
 from sova_lib.metrics import average_precision, average_precision_rows
+from tests.helpers_ranking import expected_ap_by_groups
 
 
 def test_hand_computed_ap():
@@ -129,24 +130,6 @@ def test_bad_inputs():
     assert np.isnan(average_precision_rows(np.zeros((1, 3)), np.zeros((1, 3)))[0])
 
 
-def _expected_by_groups(scores, relevant):
-    """Tie-aware AP of one ranking, group by group in plain Python (the formula of the old vectorised path).
-
-    For a tie group at ranks a+1 .. a+n holding r relevant items with b relevant items above it, each of
-    its n positions holds a relevant item with probability r/n and then has b + 1 + (k-1)(r-1)/(n-1)
-    relevant items at or above it in expectation.
-    """
-    total, a, b = 0.0, 0, 0
-    for value in sorted(set(scores.tolist()), reverse=True):
-        members = scores == value
-        n, r = int(members.sum()), int(relevant[members].sum())
-        for k in range(1, n + 1):
-            spread = (k - 1) * (r - 1) / (n - 1) if n > 1 else 0.0
-            total += (r / n) * (b + 1 + spread) / (a + k)
-        a, b = a + n, b + r
-    return total / relevant.sum()
-
-
 @pytest.mark.parametrize("levels", [3, 50, None])
 @pytest.mark.parametrize("rule", metrics.TIE_RULES)
 def test_float32_and_float64_scores_agree(levels, rule):
@@ -166,7 +149,7 @@ def test_float32_and_float64_scores_agree(levels, rule):
         keep = np.flatnonzero(valid[row])
         s, rel = scores[row, keep].astype(np.float64), relevant[row, keep]
         if rule == "expected":
-            reference = _expected_by_groups(s, rel)
+            reference = expected_ap_by_groups(s, rel)
         else:
             if rule == "stable":
                 order = np.argsort(-s, kind="stable")
@@ -186,7 +169,7 @@ def test_expected_ap_of_large_ties_against_group_formula():
     relevant[:, 0] = True
     got = metrics.average_precision_rules(scores, relevant)
     for row in range(6):
-        assert got["expected"][row] == pytest.approx(_expected_by_groups(scores[row], relevant[row]), abs=1e-12)
+        assert got["expected"][row] == pytest.approx(expected_ap_by_groups(scores[row], relevant[row]), abs=1e-12)
         assert got["optimistic"][row] >= got["expected"][row] >= got["pessimistic"][row]
     r0 = relevant[0].sum()
     assert got["expected"][0] == pytest.approx(metrics.random_ranking_ap(r0, 5000)[()], abs=1e-12)

@@ -119,6 +119,15 @@ def test_quickstart(executed):
     assert q["sentences"] == {k: len(split(v)) for k, v in texts.items()}
     assert q["query"] not in q["neighbours_max"] and len(q["neighbours_max"]) == 2
     assert q["mean_cosine"] == sorted(q["mean_cosine"], reverse=True)
+    # the closing score: the cache's texts scored here under the same protocol, beside the exact random ranking
+    from sova_lib.evaluate import evaluate
+    from sova_lib.items import embed_descriptions
+
+    assert q["direction_protocol"] == "quickstart-direction"
+    described, random = q["direction_scores"]
+    own = evaluate("quickstart-direction", embed_descriptions(texts, SentenceEncoder(show_progress=False)))
+    assert described["mAP"] == round(own.value, 2) and described["queries"] == 6
+    assert random["mAP"] == round(100 * sum((1 + (k - 1) / 4) / k for k in range(1, 6)) / 5, 2) == 59.25
     for stem in ("filmstrips", "sentence_similarity", "clip_similarity"):
         assert (figures / f"00_quickstart_{stem}.png").stat().st_size > 10_000
         assert (figures / f"00_quickstart_{stem}.pdf").exists()

@@ -104,3 +104,21 @@ def test_no_tie_warning_without_ties(capsys, tmp_path):
     path = _npz(tmp_path / "r.npz", get_protocol("intra-pair").ids(), rng)
     code, out, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path)
     assert code == 0 and "warning" not in err and "per pair (mAP over the pair's queries)" in out
+
+
+def test_the_quickstart_cache_scores_under_its_protocol(capsys, tmp_path, encoder):
+    from sova_lib.evaluate import evaluate
+    from sova_lib.items import embed_descriptions, read_descriptions
+    from tests.paths import ROOT
+
+    (folder,) = sorted((ROOT / "cache" / "descriptions").glob("motion-*"))
+    code, out, err = _run(capsys, "evaluate", "--protocol", "quickstart-direction", "--descriptions", str(folder),
+                          "--cache-dir", str(tmp_path), "--json")
+    result = json.loads(out)
+    assert code == 0 and result["n_queries"] == 6 and result["ties"] == "expected"
+    direct = evaluate("quickstart-direction", embed_descriptions(read_descriptions(folder), encoder))
+    assert result["value"] == pytest.approx(direct.value, abs=1e-9)
+    assert set(result["per_class"]) == {"forward", "reversed"}
+    code, out, _ = _run(capsys, "evaluate", "--protocol", "quickstart-direction", "--descriptions", str(folder),
+                        "--cache-dir", str(tmp_path))
+    assert "per direction (mean AP of its queries):" in out

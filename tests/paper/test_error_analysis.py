@@ -7,22 +7,7 @@ from sova_lib.evaluate import evaluate
 from sova_lib.items import embed_descriptions
 from sova_lib.paper import error_analysis as ea
 from sova_lib.protocols import get_protocol
-
-
-class OneHotEncoder:
-    """A stand-in sentence encoder: each distinct text gets its own axis (cosine 1 if equal, else 0)."""
-
-    name = "one-hot"
-
-    def __init__(self):
-        self.axis = {}
-
-    def encode(self, texts):
-        for t in texts:
-            self.axis.setdefault(t, len(self.axis))
-        out = np.zeros((len(texts), 64), np.float32)
-        out[np.arange(len(texts)), [self.axis[t] for t in texts]] = 1
-        return out
+from tests.helpers_ranking import OneHotEncoder
 
 
 def test_synthetic_texts_are_reproducible_and_do_what_they_say():
