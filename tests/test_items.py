@@ -53,7 +53,7 @@ def test_embeddings_roundtrip_and_errors(tmp_path):
     with pytest.raises(ValueError, match=r"bad.npz: missing array\(s\) \['owner'\]"):
         read_embeddings(tmp_path / "bad.npz")
     (tmp_path / "junk.npz").write_text("not a zip")
-    with pytest.raises(ValueError, match="junk.npz: not a readable"):
+    with pytest.raises(ValueError, match="junk.npz: not an .npz archive"):
         read_embeddings(tmp_path / "junk.npz")
 
 
