@@ -3,7 +3,14 @@ import pytest
 
 from sova_lib.benchmarks.vantage.parse_boxes import parse_localization, parse_refex, parse_sot
 from sova_lib.benchmarks.vantage.parse_text import (
-    MODES, check_mode, parse_choice, parse_dvc, parse_pointing, parse_temporal, parse_time, parse_yes_no,
+    MODES,
+    check_mode,
+    parse_choice,
+    parse_dvc,
+    parse_pointing,
+    parse_temporal,
+    parse_time,
+    parse_yes_no,
 )
 
 

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks.vantage.captions import (
-    BertScoreSimilarity, CaptionModelUnavailable, MeteorSimilarity, exact_match_similarity, token_f1_similarity,
+    BertScoreSimilarity,
+    CaptionModelUnavailable,
+    MeteorSimilarity,
+    exact_match_similarity,
+    token_f1_similarity,
 )
 from sova_lib.benchmarks.vantage.soda import soda_alignment, soda_c, soda_video
 
