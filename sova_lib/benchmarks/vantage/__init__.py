@@ -18,13 +18,13 @@ submission JSONL), ``parse_text`` / ``parse_boxes`` (parsers), ``boxes``,
 """
 from __future__ import annotations
 
-from .captions import BertScoreSimilarity, CaptionModelUnavailable, MeteorSimilarity
-from .inputs import VantageDataError, VantageItem, read_items
-from .parse_text import MODES
-from .records import GroundTruth, read_ground_truth, read_submission, write_submission
-from .result import VantageResult
-from .scoring import score_answers
-from .tasks import TASKS, Task, get_task
+from sova_lib.benchmarks.vantage.captions import BertScoreSimilarity, CaptionModelUnavailable, MeteorSimilarity
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, read_items
+from sova_lib.benchmarks.vantage.parse_text import MODES
+from sova_lib.benchmarks.vantage.records import GroundTruth, read_ground_truth, read_submission, write_submission
+from sova_lib.benchmarks.vantage.result import VantageResult
+from sova_lib.benchmarks.vantage.scoring import score_answers
+from sova_lib.benchmarks.vantage.tasks import TASKS, Task, get_task
 
 __all__ = [
     "MODES",

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...metrics import bootstrap_ci
+from sova_lib.metrics import bootstrap_ci
 
 __all__ = ["DEFAULT_RESAMPLES", "bootstrap_mean", "bootstrap_weighted", "resample_weights"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "BERTSCORE_MODEL", "BertScoreSimilarity", "CaptionModelUnavailable", "MeteorSimilarity",
+    "BERTSCORE_MODEL", "SIMILARITIES", "make_similarity", "BertScoreSimilarity", "CaptionModelUnavailable", "MeteorSimilarity",
     "exact_match_similarity", "token_f1_similarity",
 ]
 
@@ -150,3 +150,20 @@ class MeteorSimilarity:
         if self._meteor is not None:
             self._meteor.__del__()  # ends the Java process
             self._meteor = None
+
+
+#: Caption similarities by name (``make_similarity``); ``bertscore`` is the leaderboard's.
+SIMILARITIES = ("bertscore", "meteor", "token-f1", "exact")
+
+
+def make_similarity(name: str, model: str | None = None):
+    """The caption similarity called ``name`` (one of ``SIMILARITIES``); ``model``: BERTScore's model or folder."""
+    if name == "bertscore":
+        return BertScoreSimilarity(model or BERTSCORE_MODEL)
+    if name == "meteor":
+        return MeteorSimilarity()
+    if name == "token-f1":
+        return token_f1_similarity
+    if name == "exact":
+        return exact_match_similarity
+    raise ValueError(f"unknown caption similarity {name!r}; choose one of {SIMILARITIES}")

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.metrics import f1_score
 
-from .boxes import box_iou_matrix, interval_iou, to_pixels
-from .parse_text import check_mode
-from .result import Score
+from sova_lib.benchmarks.vantage.boxes import box_iou_matrix, interval_iou, to_pixels
+from sova_lib.benchmarks.vantage.parse_text import check_mode
+from sova_lib.benchmarks.vantage.result import Score
 
 __all__ = ["accuracy", "macro_f1", "macro_f1_counts", "refex_iou", "temporal_iou"]
 
@@ -87,7 +87,8 @@ def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "p
     def stat(weights: np.ndarray) -> np.ndarray:
         return macro_f1_counts(ti, pi, 3, weights, labels=fixed)
 
-    notes = [] if mode == "strict" else [f"{len(truth) - len(t)} unreadable answers dropped (harness behaviour)"]
+    dropped = len(truth) - len(t)
+    notes = [f"{dropped} unreadable answers dropped (harness behaviour)"] if dropped else []
     return Score(value, n_units=len(t), stat=stat, notes=notes,
                  secondary={"share_yes_answers": float(np.mean([x == "yes" for x in p])) if p else float("nan")})
 

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .boxes import box_iou, box_iou_matrix, to_pixels
-from .parse_boxes import PERSON_LABELS
-from .parse_text import check_mode
-from .result import Score
+from sova_lib.benchmarks.vantage.boxes import box_iou, box_iou_matrix, to_pixels
+from sova_lib.benchmarks.vantage.parse_boxes import PERSON_LABELS
+from sova_lib.benchmarks.vantage.parse_text import check_mode
+from sova_lib.benchmarks.vantage.result import Score
 
 __all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "localization_f1", "match_greedy", "sot_success", "sot_tracklet"]
 

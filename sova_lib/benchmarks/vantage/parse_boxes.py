@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 
-from .boxes import clamp_box, valid_box
-from .parse_text import _json_objects, check_mode
+from sova_lib.benchmarks.vantage.boxes import clamp_box, valid_box
+from sova_lib.benchmarks.vantage.parse_text import _json_objects, check_mode
 
 __all__ = ["PERSON_LABELS", "parse_localization", "parse_refex", "parse_sot", "swap_yxyx"]
 

@@ -21,7 +21,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from .inputs import VantageItem
+from sova_lib.benchmarks.vantage.inputs import VantageItem
 
 __all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "RenderedPrompt", "rate_frame_plan", "render_prompt",
            "uniform_frame_plan"]

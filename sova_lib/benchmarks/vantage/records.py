@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .inputs import VantageDataError
-from .parse_text import parse_time
+from sova_lib.benchmarks.vantage.inputs import VantageDataError
+from sova_lib.benchmarks.vantage.parse_text import parse_time
 
 __all__ = ["GroundTruth", "read_ground_truth", "read_submission", "write_submission"]
 

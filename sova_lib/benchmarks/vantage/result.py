@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bootstrap import DEFAULT_RESAMPLES, bootstrap_mean, bootstrap_weighted
+from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES, bootstrap_mean, bootstrap_weighted
 
 __all__ = ["Score", "VantageResult", "interval"]
 

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .bootstrap import DEFAULT_RESAMPLES
-from .parse_boxes import swap_yxyx
-from .parse_text import check_mode
-from .records import GroundTruth
-from .result import VantageResult, interval
-from .tasks import get_task
+from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES
+from sova_lib.benchmarks.vantage.parse_boxes import swap_yxyx
+from sova_lib.benchmarks.vantage.parse_text import check_mode
+from sova_lib.benchmarks.vantage.records import GroundTruth
+from sova_lib.benchmarks.vantage.result import VantageResult, interval
+from sova_lib.benchmarks.vantage.tasks import get_task
 
 __all__ = ["parse_answers", "score_answers"]
 

@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .boxes import interval_iou_matrix
-from .parse_text import check_mode
-from .result import Score
+from sova_lib.benchmarks.vantage.boxes import interval_iou_matrix
+from sova_lib.benchmarks.vantage.parse_text import check_mode
+from sova_lib.benchmarks.vantage.result import Score
 
 __all__ = ["Similarity", "soda_alignment", "soda_c", "soda_video"]
 

@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import metrics_basic as mb
-from . import metrics_tracking as mt
-from .inputs import read_items
-from .parse_boxes import parse_localization, parse_refex, parse_sot
-from .parse_text import parse_choice, parse_dvc, parse_pointing, parse_temporal, parse_yes_no
-from .prompts import render_prompt
-from .soda import soda_c
+from sova_lib.benchmarks.vantage import metrics_basic as mb
+from sova_lib.benchmarks.vantage import metrics_tracking as mt
+from sova_lib.benchmarks.vantage.inputs import read_items
+from sova_lib.benchmarks.vantage.parse_boxes import parse_localization, parse_refex, parse_sot
+from sova_lib.benchmarks.vantage.parse_text import parse_choice, parse_dvc, parse_pointing, parse_temporal, parse_yes_no
+from sova_lib.benchmarks.vantage.prompts import render_prompt
+from sova_lib.benchmarks.vantage.soda import soda_c
 
 __all__ = ["TASKS", "Task", "get_task"]
 
