@@ -1,6 +1,7 @@
 """``sova vantage``: describe -> submission, score a submission, bad input exits 2 with one line."""
 import json
 
+import huggingface_hub.constants
 import pytest
 
 from sova_lib.benchmarks.vantage.synthetic import write_street_benchmark
@@ -60,7 +61,7 @@ def test_bad_input_exits_2_with_one_line(street, capsys):
 
 def test_dvc_without_bertscore_weights_says_what_to_download(street, capsys, monkeypatch):
     tmp, tsvs, root = street
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp / "empty-hf"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp / "empty-hf"))
     sub = tmp / "dvc.jsonl"
     sub.write_text(json.dumps({"id": "0", "task": "dvc", "conversations": [{"from": "assistant", "value": "[]"}],
                                "metadata": {"model": "m"}}) + "\n")

@@ -76,3 +76,38 @@ def test_meteor_tiny_case():
     finally:
         meteor.close()
     assert sim.shape == (1, 2) and sim[0, 0] == 1.0 and 0.0 < sim[0, 1] < 0.1
+
+
+def _byte_symbols() -> list[str]:
+    """The 256 printable stand-ins of byte-level BPE (bytes that print keep their character)."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    extra = [b for b in range(256) if b not in keep]
+    return [chr(b) for b in keep] + [chr(256 + k) for k in range(len(extra))]
+
+
+@pytest.mark.slow
+def test_bertscore_path_on_a_tiny_random_roberta(tmp_path):
+    """The BERTScore code path end to end on a tiny randomly initialised RoBERTa (not roberta-large)."""
+    import json
+
+    import torch
+    from bert_score import BERTScorer
+    from transformers import RobertaConfig, RobertaModel, RobertaTokenizer
+
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for ch in _byte_symbols():
+        vocab[ch] = len(vocab)
+    vocab["<mask>"] = len(vocab)
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab))
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n")
+    torch.manual_seed(0)
+    RobertaModel(RobertaConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=32, max_position_embeddings=130, pad_token_id=1)).save_pretrained(tmp_path)
+    tok = RobertaTokenizer(str(tmp_path / "vocab.json"), str(tmp_path / "merges.txt"))
+    tok.model_max_length = 128
+    tok.save_pretrained(tmp_path)
+    gt, answers = ["a man walks", "a car parks"], ["a car parks", "people wait", "a man walks"]
+    sim = BertScoreSimilarity(str(tmp_path), num_layers=2, device="cpu")(gt, answers)
+    assert sim.shape == (2, 3) and sim[0, 2] == pytest.approx(1.0, abs=1e-5) and sim[1, 0] == pytest.approx(1.0, abs=1e-5)
+    direct = BERTScorer(model_type=str(tmp_path), num_layers=2, device="cpu").score(["people wait"], ["a car parks"])[2]
+    assert sim[1, 1] == pytest.approx(float(direct[0]), abs=1e-6)
