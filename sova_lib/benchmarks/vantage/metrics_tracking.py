@@ -13,7 +13,8 @@ from sova_lib.benchmarks.vantage.parse_boxes import PERSON_LABELS
 from sova_lib.benchmarks.vantage.parse_text import check_mode
 from sova_lib.benchmarks.vantage.result import Score
 
-__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "localization_f1", "match_greedy", "sot_success", "sot_tracklet"]
+__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "localization_f1", "match_greedy", "sot_success", "sot_tracklet",
+           "success_curve"]
 
 #: IoU thresholds of the object-localization mean F1: 0.50, 0.55, ..., 0.95.
 OL_THRESHOLDS = np.round(np.linspace(0.5, 0.95, 10), 2)
@@ -79,6 +80,14 @@ def localization_f1(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: S
     return Score(float(point[0]), secondary, n_units=len(truth_boxes), stat=lambda w: f1(w)[:, 0])
 
 
+def success_curve(ious, *, inclusive: bool = True) -> np.ndarray:
+    """Success(t) for the 21 ``SUCCESS_THRESHOLDS``: the share of ``ious`` (``(K,)``, K >= 1) that are >= t
+    (``inclusive=False``: > t, the OTB toolkit's rule). Success AUC is its mean."""
+    ious = np.asarray(ious, dtype=np.float64)[:, None]
+    hits = ious >= SUCCESS_THRESHOLDS[None, :] if inclusive else ious > SUCCESS_THRESHOLDS[None, :]
+    return hits.mean(axis=0)
+
+
 def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[int, Sequence[float] | None] | None,
                  n_frames: int, *, inclusive: bool = True) -> dict | None:
     """Success AUC, null rate and freeze rate of one tracklet (harness ``vantage_sot.py:420-513``).
@@ -113,10 +122,8 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
             previous, have_previous = box, True
     if not ious:
         return None
-    ious = np.asarray(ious)
-    hits = ious[:, None] >= SUCCESS_THRESHOLDS[None, :] if inclusive else ious[:, None] > SUCCESS_THRESHOLDS[None, :]
-    return {"auc": float(hits.mean(axis=0).mean()), "null_rate": nulls / ious.size,
-            "freeze_rate": freezes / max(1, n_box - 1), "n_scored_frames": int(ious.size)}
+    return {"auc": float(success_curve(ious, inclusive=inclusive).mean()), "null_rate": nulls / len(ious),
+            "freeze_rate": freezes / max(1, n_box - 1), "n_scored_frames": len(ious)}
 
 
 def sot_success(truth: Sequence[Mapping], answers: Sequence[Mapping | None], n_frames: Sequence[int],

@@ -10,17 +10,18 @@ and scored as the mode says.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 
 from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES
 from sova_lib.benchmarks.vantage.parse_boxes import swap_yxyx
 from sova_lib.benchmarks.vantage.parse_text import check_mode
-from sova_lib.benchmarks.vantage.records import GroundTruth
+from sova_lib.benchmarks.vantage.records import GroundTruth, read_ground_truth, read_submission
 from sova_lib.benchmarks.vantage.result import VantageResult, interval
-from sova_lib.benchmarks.vantage.tasks import get_task
+from sova_lib.benchmarks.vantage.tasks import TASKS, get_task
 
-__all__ = ["parse_answers", "score_answers"]
+__all__ = ["parse_answers", "score_answers", "score_folder"]
 
 
 def _swap(task: str, parsed):
@@ -89,3 +90,19 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
                          n_parsed=n_parsed, n_scored=score.n_units, ci_unit=spec.unit, tie_rule=spec.tie_rule,
                          ci=None if ci is None else (100.0 * ci[0], 100.0 * ci[1]),
                          n_resamples=n_resamples if ci is not None else 0, secondary=secondary, notes=notes)
+
+
+def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "parity", similarity=None,
+                 rng: np.random.Generator | None = None, n_resamples: int = DEFAULT_RESAMPLES) -> dict:
+    """Task -> ``VantageResult`` for every task with both ``<task>_gt.jsonl`` in ``ground_truth_dir`` and a
+    submission ``<task>.jsonl`` in ``submissions_dir``. Dense captioning is scored only with a ``similarity``."""
+    out = {}
+    for task in TASKS:
+        gt_path, sub_path = Path(ground_truth_dir) / f"{task}_gt.jsonl", Path(submissions_dir) / f"{task}.jsonl"
+        if not (gt_path.is_file() and sub_path.is_file()) or (task == "dvc" and similarity is None):
+            continue
+        answers, info = read_submission(sub_path)
+        out[task] = score_answers(task, read_ground_truth(gt_path, task), answers, mode=mode, similarity=similarity,
+                                  box_coord_order=info.get("box_coord_order", "xyxy"), rng=rng,
+                                  n_resamples=n_resamples)
+    return out
