@@ -78,6 +78,10 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
     notes = list(score.notes)
     if missing:
         notes.insert(0, f"{missing} of {len(gts)} GT ids have no answer (scored as unreadable)")
+    if spec.left_out is not None:
+        dropped = sum(spec.left_out(answers[g.id], mode) for g in gts if isinstance(answers.get(g.id), str))
+        if dropped:
+            notes.append(f"{dropped} parts of readable answers left out (unreadable time or no caption)")
     extra = set(answers) - {g.id for g in gts}
     if extra:
         notes.append(f"{len(extra)} answers have no GT id and were ignored")

@@ -25,7 +25,9 @@ __all__ = ["TASKS", "Task", "get_task"]
 
 @dataclass(frozen=True)
 class Task:
-    """One task format. ``metric`` names the primary metric as the paper does; ``unit`` is the resampling unit."""
+    """One task format. ``metric`` names the primary metric as the paper does; ``unit`` is the resampling unit;
+    ``boxes``: answers hold boxes (swapped for a ``yxyx`` submission); ``left_out(text, mode)``: how many parts of
+    a readable answer the parser dropped (dense captioning: events with a bad time or no caption)."""
 
     key: str
     title: str
@@ -37,11 +39,17 @@ class Task:
     parse: Callable[[str, str, Any], Any]
     score: Callable[..., Any]
     boxes: bool = False
+    left_out: Callable[[str, str], int] | None = None
 
 
 def _dvc_parse(text, mode, gt):
     parsed = parse_dvc(text, mode)
     return None if parsed is None else parsed[0]
+
+
+def _dvc_left_out(text, mode):
+    parsed = parse_dvc(text, mode)
+    return 0 if parsed is None else parsed[1]
 
 
 TASKS: dict[str, Task] = {t.key: t for t in (
@@ -60,7 +68,8 @@ TASKS: dict[str, Task] = {t.key: t for t in (
     Task("dvc", "Dense video captioning", "SODA_c", "video",
          "DP argmax ties go up, then left, then diagonal (harness backtracking)",
          lambda p: read_items("dvc", p), render_prompt, _dvc_parse,
-         lambda gts, parsed, mode, sim=None: soda_c([g.value for g in gts], parsed, _need(sim), mode)),
+         lambda gts, parsed, mode, sim=None: soda_c([g.value for g in gts], parsed, _need(sim), mode),
+         left_out=_dvc_left_out),
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
          lambda p: read_items("refex", p), render_prompt, lambda text, mode, gt: parse_refex(text, mode),
          lambda gts, parsed, mode, sim=None: mb.refex_iou(

@@ -55,5 +55,8 @@ def test_dvc_chain_needs_a_similarity():
     answers = {"0": '[{"start": 0, "end": 10, "caption": "a"}, {"start": 10, "end": 20, "caption": "b"}]', "1": "?"}
     assert score_answers("dvc", truth, answers, similarity=exact_match_similarity).value == 100.0
     assert score_answers("dvc", truth, answers, similarity=exact_match_similarity, mode="strict").value == 50.0
+    bad = {**answers, "1": '[{"start": "soon", "end": 5, "caption": "c"}, {"start": 0, "end": 5, "caption": "c"}]'}
+    result = score_answers("dvc", truth, bad, similarity=exact_match_similarity)
+    assert result.value == 100.0 and "1 parts of readable answers left out" in result.notes[-1]
     with pytest.raises(ValueError, match="caption similarity"):
         score_answers("dvc", truth, answers)
