@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.metrics import f1_score
 
 from sova_lib.benchmarks.vantage.boxes import box_iou_matrix, interval_iou, to_pixels
 from sova_lib.benchmarks.vantage.parse_text import check_mode
@@ -66,6 +65,8 @@ def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "p
     ``"invalid"``, and the average runs over ``["no", "yes"]``.
     Truth y,y,n,n with answers yes,no,no,None: 0.6667 (parity), 0.5833 (strict).
     """
+    from sklearn.metrics import f1_score  # heavy (seconds): imported when used, so `sova --help` stays fast
+
     check_mode(mode)
     if len(truth) != len(answers):
         raise ValueError(f"{len(truth)} truths but {len(answers)} answers")
