@@ -139,9 +139,11 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
         return load_media(by_id[item.id], media_root, n_frames)
 
     template = Prompt(f"vantage-{task}", INSTRUCTIONS[task], INSTRUCTIONS[task], None)
-    return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=0.0,
-                          sampler_version=f"vantage-frames-{n_frames}", crop_source="none",
-                          retry_errors=retry_errors, loader=loader, show_progress=show_progress, verbose=verbose)
+    # No sampling rate: videos get a fixed number of frames, named by the sampler version.
+    return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=None,
+                          sampler_version=f"vantage-uniform-{n_frames}", crop_source="none",
+                          retry_errors=retry_errors, loader=loader, show_progress=show_progress, verbose=verbose,
+                          details={"benchmark": "vantage", **settings})
 
 
 def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT_FRAMES) -> dict[str, str]:
