@@ -35,6 +35,7 @@ from sova_lib.describe.cache import DescriptionCache
 from sova_lib.describe.contract import Describer, DescribeRequest
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.runner import Item, RunSummary, describe_items
+from sova_lib.video.frames import probe, read_frames, to_rgb_image
 
 __all__ = ["VIDEO_TASKS", "PromptedDescriber", "cache_id", "cached_answers", "describe_task", "load_media"]
 
@@ -86,8 +87,6 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES) ->
     for an unreadable one (the runner records them as the item's failure).
     """
     from PIL import Image, ImageDraw
-
-    from sova_lib.video.frames import probe, read_frames, to_rgb_image
 
     if item.task in VIDEO_TASKS:
         path = _resolve(media_root, item.media[0])
