@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from sova_lib.embed import SentenceEncoder
@@ -71,6 +72,8 @@ def executed(tmp_path_factory):
         "03_ablations": {**common, "cache_dir": str(cache), "protocols": ["intra-pair"], "bootstrap": 0,
                          "encoders": ["all-MiniLM-L6-v2", "no-such-org/no-such-encoder"]},
         "04_errors": {**common, "cache_dir": str(empty), "worst_k": 5},
+        "06_vantage": {**common, "answers_dir": str(tmp / "vantage-answers"), "work_dir": str(tmp / "vantage-street"),
+                       "n_resamples": 100},
     }
     assert sorted(runs) == [p.stem for p in reproduce.find_notebooks(NOTEBOOKS)]
     try:
@@ -169,6 +172,30 @@ def test_results(executed):
     assert (figures / "02_results_figure2b.png").exists() and (figures / "02_results_tableC1.csv").exists()
 
 
+def test_tables_are_read_from_the_collected_records(executed):
+    """One result flow: every computed number of Tables 4 and C.1 is a row of results.csv, built from the JSONs."""
+    from sova_lib import records
+
+    figures, _ = executed
+    collected = pd.read_csv(figures / "results.csv")
+    assert len(collected) == len(list((figures / "results").glob("*.json"))) > 0
+    assert collected.equals(pd.read_csv(figures / "results.csv"))  # the CSV is stable on a second read
+    rebuilt = records.collect_records(figures / "results")
+    assert rebuilt[["source", "protocol", "value"]].fillna(-1).equals(collected[["source", "protocol", "value"]]
+                                                                     .fillna(-1))
+    for name, columns in (("02_results_table4", ("inter-pair", "intra-pair")),
+                          ("02_results_tableC1", ("inter-pair-constrained",))):
+        table = pd.read_csv(figures / f"{name}.csv")
+        for protocol in columns:
+            here = table[["computed as", f"{protocol} here"]].dropna()
+            assert len(here) > 0
+            for source, value in here.itertuples(index=False):
+                source = source.split("; encoder")[0].split(" (")[0]
+                match = collected[(collected["protocol"] == protocol) & collected["source"].str.startswith(source)
+                                  & (collected["bootstrap"] == 20)]
+                assert value in match["value"].tolist(), (name, protocol, source, value)
+
+
 def test_ablations(executed):
     figures, out = executed
     a = out["03_ablations"]
@@ -183,6 +210,10 @@ def test_ablations(executed):
     table6 = (figures / "03_ablations_table6.md").read_text()
     assert "GTE-Large-8152" in table6 and "not computed here" in table6
     assert a["table7_rows"] == 5  # the paper's four sampling rates and the one cache
+    collected = pd.read_csv(figures / "results.csv")
+    ablation = collected[(collected["kind"] == "description cache") & (collected["bootstrap"] == 0)]
+    assert sorted(ablation["aggregate"].unique()) == ["max", "mean", "median"]
+    assert set(ablation["text_split"]) == {"sentences", "whole text"}
 
 
 def test_errors(executed):
@@ -197,3 +228,17 @@ def test_errors(executed):
     assert len(sheet) == 97 and (sheet["error_mode"] == "").all()  # left for a researcher to fill
     assert sheet["source"].str.startswith("SYNTHETIC").all()
     assert len(e["worst_ids"]) == 5
+
+
+def test_vantage(executed):
+    figures, out = executed
+    v = out["06_vantage"]
+    assert v["hand_cases_match"] and v["hand_cases"] == 17 and v["mode"] == "parity"
+    assert sorted(v["synthetic"]) == ["dvc", "event_verification", "temporal", "vqa"]
+    assert all(row["parse_rate"] == 1.0 for row in v["synthetic"].values())
+    assert "stand-in" in v["describer"] and v["computed_tasks"] == [] and v["published_rows"] == 19
+    ci = v["synthetic"]["temporal"]["ci"]
+    assert ci[0] <= v["synthetic"]["temporal"]["value"] <= ci[1]
+    published = (figures / "06_vantage_published.md").read_text()
+    assert "not computed here" in published and "55.71" in published
+    assert (figures / "06_vantage_success_curve.png").stat().st_size > 5_000

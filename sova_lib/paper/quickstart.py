@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
-from sova_lib.describe.runner import cache_folder, cache_key, describe_items
+from sova_lib.describe.cache import cache_folder, cache_key
+from sova_lib.describe.runner import describe_items
 from sova_lib.evaluate import CoverageError, baseline, evaluate
 from sova_lib.items import read_descriptions
 from sova_lib.sentences import split
