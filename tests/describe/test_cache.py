@@ -1,0 +1,98 @@
+"""The description cache folder: key and hash, torn and broken lines, the lock."""
+import json
+from pathlib import Path
+
+import pytest
+
+from sova_lib.describe.cache import DescriptionCache, cache_folder, cache_key, config_hash
+from sova_lib.describe.prompts import resolve_prompt
+
+
+def test_key_hash_and_folder_name(tmp_path):
+    key = cache_key("openai", {"model": "org/Some Model", "temperature": 0}, resolve_prompt("general"), 1,
+                    sampler_version="1", crop_source="clip-files")
+    assert sorted(key) == ["backend", "crop_source", "describer", "fps", "prompt", "sampler_version", "system_prompt"]
+    assert key["fps"] == 1.0 and isinstance(key["fps"], float)
+    digest = config_hash(key)
+    assert len(digest) == 12 and int(digest, 16) >= 0
+    assert config_hash(dict(reversed(list(key.items())))) == digest  # key order does not matter
+    assert config_hash({**key, "crop_source": "manifest:abc"}) != digest
+    folder = cache_folder(tmp_path, key)
+    assert folder == tmp_path / "descriptions" / f"openai-Some-Model-general-1fps__{digest}"
+    with pytest.raises(ValueError, match="secrets must never be written"):
+        cache_key("openai", {"model": "m", "headers": {"Authorization": "Bearer x"}}, resolve_prompt("general"), 1)
+
+
+def test_records_errors_and_manifest_round_trip(tmp_path):
+    cache = DescriptionCache(tmp_path / "c").open()
+    try:
+        cache.add(1, "a car turns left")
+        cache.add_error(2, "VideoError: broken")
+        cache.add_error(1, "late failure of an item already described")
+        cache.write_manifest({"counts": {"done": 1}})
+    finally:
+        cache.close()
+    again = DescriptionCache(tmp_path / "c").open()
+    try:
+        assert again.done == {1: "a car turns left"} and again.failures == {2: "VideoError: broken"}
+        assert again.manifest() == {"counts": {"done": 1}}
+    finally:
+        again.close()
+    errors = [json.loads(line) for line in (tmp_path / "c" / "errors.jsonl").read_text().splitlines()]
+    assert [e["id"] for e in errors] == [2, 1] and all("time" in e for e in errors)
+
+
+def test_broken_line_in_the_middle_is_reported(tmp_path):
+    cache = DescriptionCache(tmp_path / "c")
+    (tmp_path / "c").mkdir()
+    cache.descriptions_path.write_text('{"id": 1, "text": "a"}\n{"id": 2, "te\n{"id": 3, "text": "c"}\n')
+    with pytest.raises(ValueError, match=r"descriptions\.jsonl, line 2: broken record"):
+        cache.open()
+
+
+def test_a_second_run_on_the_same_folder_is_refused(tmp_path):
+    first = DescriptionCache(tmp_path / "c").open()
+    try:
+        with pytest.raises(RuntimeError, match="another run is writing"):
+            DescriptionCache(tmp_path / "c").open()
+    finally:
+        first.close()
+    DescriptionCache(tmp_path / "c").open().close()  # free again once the first one is closed
+
+
+def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_schema(tmp_path):
+    """The three ways a description cache is made all go through ``open_cache``: same manifest keys."""
+    from sova_lib.cli import main
+    from sova_lib.describe.runner import Item, describe_items
+    from sova_lib.paper.error_analysis import write_synthetic_cache
+
+    class Constant:
+        name, max_batch_size, max_concurrency = "constant", 4, 1
+
+        def config(self):
+            return {"model": "constant"}
+
+        def describe(self, requests):
+            return ["A car turns." for _ in requests]
+
+    run = describe_items(Constant(), [Item(k, Path(f"{k}.mp4")) for k in range(3)], tmp_path / "a",
+                         prompt="Say it.", loader=lambda item, fps: ([], [], True), show_progress=False,
+                         verbose=False).folder
+    authors = tmp_path / "authors.json"
+    authors.write_text(json.dumps({"0": "A car turns.", "1": "A car stops."}))
+    assert main(["import", "--authors-json", str(authors), "--cache-dir", str(tmp_path / "b"), "--backend",
+                 "transformers", "--model", "some/model", "--prompt", "general", "--fps", "1"]) == 0
+    (imported,) = (tmp_path / "b" / "descriptions").iterdir()
+    synthetic = write_synthetic_cache(tmp_path / "c", {0: "a", 1: "b"}, description="two letters")
+    manifests = {name: json.loads((folder / "manifest.json").read_text())
+                 for name, folder in [("run", run), ("import", imported), ("synthetic", synthetic)]}
+    base = {"schema", "backend", "describer", "prompt", "system_prompt", "fps", "sampler_version", "crop_source",
+            "config_hash", "hash_fields", "model", "revision", "source", "source_details", "versions", "device",
+            "counts", "created", "updated"}
+    for name, m in manifests.items():
+        assert base <= set(m), (name, base - set(m))
+        assert m["source"] == name and m["schema"] == 1
+        assert set(m) - base <= {"run", "started", "last_run", "throughput_items_per_s"}
+    assert manifests["import"]["counts"] == {"done": 2, "failed": 0}
+    assert manifests["synthetic"]["source_details"] == {"description": "two letters"}
+    assert manifests["import"]["source_details"]["imported_from"]["file"] == "authors.json"
