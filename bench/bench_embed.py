@@ -1,7 +1,7 @@
 """Benchmark: contrastive frame embedding and set scoring of per-frame vectors.
 
 1. Frames embedded per second by a tiny random CLIP (the test fixture of
-   ``tests/encode/tiny_contrastive.py``: 16-d towers, 32x32 input) on the CPU,
+   ``tests/tiny_contrastive.py``: 16-d towers, 32x32 input) on the CPU,
    in batches of 32 frames against one frame per call. The model is tiny, so
    this measures the per-call overhead that batching removes (processor and
    forward-pass set-up), not the speed of a real CLIP.
@@ -26,7 +26,7 @@ import numpy as np
 
 from sova_lib.similarity import ItemVectors, l2_normalize, set_similarity
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "encode"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tiny model of the tests
 
 FRAMES = 256
 CLIPS, QUERIES, PER_CLIP, DIM = 9882, 1423, 10, 768
@@ -46,9 +46,9 @@ def frames_per_second(model, images, batch_size: int) -> float:
 
 def embedding_speed() -> None:
     from PIL import Image
-    from tiny_contrastive import build_tiny_clip
 
-    from sova_lib.encode import ContrastiveModel
+    from sova_lib.describe.contrastive import ContrastiveModel
+    from tests.tiny_contrastive import build_tiny_clip
 
     rng = np.random.default_rng(0)
     images = [Image.fromarray(rng.integers(0, 256, (120, 160, 3), dtype=np.uint8)) for _ in range(FRAMES)]

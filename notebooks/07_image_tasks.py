@@ -40,9 +40,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import cache_scan, results
-from sova_lib.embed import SentenceEncoder
-from sova_lib.paper import table3
+from sova_lib import SentenceEncoder
+from sova_lib.paper import cache_scan, results, table3
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

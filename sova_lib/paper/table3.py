@@ -17,9 +17,14 @@ exposes the Visual7W-Count entry printed as 10.0 (spec: image-tasks).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from sova_lib.benchmarks import image_tasks as it
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["COLUMNS", "chance_by_construction", "description_rows", "oracle_rows", "random_row_check",
            "random_rows", "readable", "table3_frame"]
@@ -96,7 +101,7 @@ def description_rows(caches, encoder, annotations=None, *, sentences: bool = Tru
                      seed: int = 0) -> list[dict]:
     """Every description cache scored on every task whose images it describes completely.
 
-    ``caches``: ``sova_lib.cache_scan.FoundCache`` objects (texts keyed by
+    ``caches``: ``sova_lib.paper.cache_scan.FoundCache`` objects (texts keyed by
     image key). A task the cache covers in part is listed with a note, never
     scored on a subset.
     """
@@ -128,7 +133,7 @@ def description_rows(caches, encoder, annotations=None, *, sentences: bool = Tru
 def table3_frame(paper, computed: dict) -> "pd.DataFrame":
     """Paper rows and computed rows in Table 3's layout, with the three averages.
 
-    ``paper``: ``sova_lib.results.paper_results("Table 3")``. ``computed``:
+    ``paper``: ``sova_lib.paper.results.paper_results("Table 3")``. ``computed``:
     row name -> ``{column: value}``. A computed row's averages are computed
     only when every column they need has a value (NaN otherwise); a cell
     with no value is NaN.

@@ -5,10 +5,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sova_lib.cache_scan import FoundCache
 from sova_lib.benchmarks import image_tasks as it
+from sova_lib.describe.cache import cache_key, new_manifest
+from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.paper import table3
-from sova_lib.results import paper_results
+from sova_lib.paper.cache_scan import FoundCache
+from sova_lib.paper.results import paper_results
 
 
 class ConstantEncoder:
@@ -40,10 +42,13 @@ def test_random_row_check_exposes_the_visual7w_entry():
 
 def test_description_rows_score_complete_caches_only():
     items = it.load("vsr-zeroshot")
-    full = FoundCache(Path("full__abc"), {i.image_key: "A photo." for i in items}, {"model": "m"})
-    part = FoundCache(Path("part__abc"), {items[0].image_key: "A photo."}, {"model": "m"})
+    manifest = new_manifest(cache_key("transformers", {"model": "org/some-vlm"}, resolve_prompt("task-aware-vsr"),
+                                      None), source="run")
+    full = FoundCache(Path("full__abc"), {i.image_key: "A photo." for i in items}, manifest)
+    part = FoundCache(Path("part__abc"), {items[0].image_key: "A photo."}, manifest)
     rows = table3.description_rows([full, part], ConstantEncoder())
     assert [r["cache"] for r in rows] == ["full__abc", "part__abc"]
+    assert rows[0]["source"].startswith("org/some-vlm (task-aware-vsr")
     assert rows[0]["value"] == 50.0  # every choice ties: the expected accuracy is chance
     assert np.isnan(rows[1]["value"]) and "714 of 715 images not described" in rows[1]["note"]
 

@@ -10,12 +10,30 @@ from __future__ import annotations
 
 from .choices import NUMBER_WORDS, negate_caption, number_choices, visual7w_count_sentence, vsr_choices
 from .datasets import (
-    DATASETS, ChoiceItem, Dataset, annotation_path, image_key, load, load_countbench, load_visual7w_count,
-    load_vsr, load_whatsup, vendored_vsr,
+    DATASETS,
+    ChoiceItem,
+    Dataset,
+    annotation_path,
+    image_key,
+    load,
+    load_countbench,
+    load_visual7w_count,
+    load_vsr,
+    load_whatsup,
+    vendored_vsr,
 )
 from .scoring import (
-    TIE_RULE, ImageTaskResult, accuracy, chance, choice_scores, embed_choices, oracle, score_descriptions,
-    score_vectors, table3_averages, tie_credit,
+    TIE_RULE,
+    ImageTaskResult,
+    accuracy,
+    chance,
+    choice_scores,
+    embed_choices,
+    oracle,
+    score_descriptions,
+    score_vectors,
+    table3_averages,
+    tie_credit,
 )
 
 __all__ = [

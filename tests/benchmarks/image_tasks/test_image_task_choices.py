@@ -2,7 +2,11 @@
 import pytest
 
 from sova_lib.benchmarks.image_tasks import (
-    load_vsr, negate_caption, number_choices, visual7w_count_sentence, vsr_choices,
+    load_vsr,
+    negate_caption,
+    number_choices,
+    visual7w_count_sentence,
+    vsr_choices,
 )
 
 

@@ -8,7 +8,8 @@ folder::
     <cache_dir>/frame-embeddings/<model>-<pool>-<fps>fps__<config hash>/
         shard-<time>-<pid>-<n>-<random>.npz  items finished together: ids, counts, vectors, frames
         errors.jsonl                 one {"id", "error", "time"} line per failed item
-        manifest.json                the key, counts, throughput and times
+        manifest.json                the key, counts, versions, throughput and times (the schema of
+                                     sova_lib.describe.cache.new_manifest, ``backend`` "contrastive")
 
 A shard is written to a temporary name and renamed, so a killed run leaves
 either a whole shard or none (a stray ``*.tmp.npz`` is removed on the next
@@ -25,7 +26,6 @@ reads (``ids``, ``owner``, ``vectors``).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -36,6 +36,11 @@ from pathlib import Path
 
 import numpy as np
 
+from sova_lib.describe.cache import config_hash, new_manifest
+from sova_lib.items import write_embeddings
+from sova_lib.similarity import ItemVectors
+from sova_lib.video import SAMPLER_VERSION
+
 __all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "export", "read_cache"]
 
 #: ``mean``: one vector per clip, the mean of its frame vectors; ``none``: every frame vector;
@@ -45,25 +50,24 @@ POOLS = ("mean", "none", "video")
 
 def embedding_key(model_config: dict, fps: float, pool: str, *, sampler_version: str | None = None,
                   crop_source: str = "none") -> dict:
-    """Everything that changes the vectors of a run; its hash names the cache folder."""
+    """Everything that changes the vectors of a run; its ``config_hash`` names the cache folder.
+
+    Shaped like a description cache's key (``backend``, ``describer``: the
+    model's config), so the project's one manifest schema
+    (``sova_lib.describe.cache.new_manifest``) describes it too.
+    """
     if pool not in POOLS:
         raise ValueError(f"unknown pooling {pool!r}; choose one of {POOLS}")
-    if sampler_version is None:
-        from sova_lib.video import SAMPLER_VERSION as sampler_version
-    return {"kind": "frame-embeddings", "model": model_config, "fps": float(fps), "pool": pool,
-            "sampler_version": sampler_version, "crop_source": crop_source}
-
-
-def _hash(key: dict) -> str:
-    blob = json.dumps(key, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+    return {"backend": "contrastive", "describer": model_config, "fps": float(fps), "pool": pool,
+            "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
+            "crop_source": crop_source}
 
 
 def embedding_folder(cache_dir: str | Path, key: dict) -> Path:
-    """``<cache_dir>/frame-embeddings/<model>-<pool>-<fps>fps__<hash>``."""
-    model = str(key["model"].get("model", "model")).rstrip("/").rsplit("/", 1)[-1]
+    """``<cache_dir>/frame-embeddings/<model>-<pool>-<fps>fps__<config hash>``."""
+    model = str(key["describer"].get("model", "model")).rstrip("/").rsplit("/", 1)[-1]
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{model}-{key['pool']}-{key['fps']:g}fps").strip("-.")
-    return Path(cache_dir) / "frame-embeddings" / f"{name}__{_hash(key)}"
+    return Path(cache_dir) / "frame-embeddings" / f"{name}__{config_hash(key)}"
 
 
 def _now() -> str:
@@ -153,6 +157,17 @@ class EmbeddingCache:
             f.write(json.dumps({"id": item_id, "error": reason, "time": _now()}, ensure_ascii=False) + "\n")
         self.failures[item_id] = reason
 
+    def start_manifest(self, key: dict, device: str | None = None) -> None:
+        """Begin this run's manifest in the project's schema (``new_manifest``), keeping the folder's ``created``."""
+        previous = json.loads(self.manifest_path.read_text()) if self.manifest_path.exists() else {}
+        self.manifest_data = new_manifest(key, source="run", device=device, created=previous.get("created"))
+
+    def update_manifest(self, **fields) -> None:
+        """Set ``fields``, refresh the counts and time, and write ``manifest.json``."""
+        self.manifest_data.update(fields, counts={"done": len(self.done), "failed": len(self.failures)},
+                                  updated=_now())
+        self.write_manifest(self.manifest_data)
+
     def write_manifest(self, manifest: dict) -> None:
         tmp = self.manifest_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
@@ -172,9 +187,6 @@ def export(folder: str | Path, path: str | Path, ids=None) -> Path:
     --embeddings`` reads); other ids are written as strings. Raises
     ``KeyError`` naming ids the cache lacks.
     """
-    from sova_lib.descriptions import write_embeddings
-    from sova_lib.similarity import ItemVectors
-
     found = read_cache(folder)
     ids = sorted(found, key=lambda i: (isinstance(i, str), i)) if ids is None else list(ids)
     missing = [i for i in ids if i not in found]

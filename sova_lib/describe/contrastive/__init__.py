@@ -1,4 +1,4 @@
-"""Contrastive frame embeddings: the pipeline stage beside ``describe`` for contrastive models.
+"""Contrastive frame embeddings: what describing is for an MLLM, embedding frames is for a contrastive model.
 
 A contrastive model (CLIP, SigLIP, X-CLIP, ... through transformers'
 ``AutoModel``) turns the frames that the paper's sampler picks from a clip,
@@ -9,9 +9,16 @@ scores.
 """
 from __future__ import annotations
 
-from .model import ContrastiveModel, ModelLoadError, resolve_model_path, weights_identity
-from .runner import EmbedSummary, embed_items
-from .store import POOLS, EmbeddingCache, embedding_folder, embedding_key, export, read_cache
+from sova_lib.describe.contrastive.model import ContrastiveModel, ModelLoadError, resolve_model_path, weights_identity
+from sova_lib.describe.contrastive.runner import EmbedSummary, embed_items
+from sova_lib.describe.contrastive.store import (
+           POOLS,
+           EmbeddingCache,
+           embedding_folder,
+           embedding_key,
+           export,
+           read_cache,
+)
 
 __all__ = ["POOLS", "ContrastiveModel", "EmbedSummary", "EmbeddingCache", "ModelLoadError", "embed_items",
            "embedding_folder", "embedding_key", "export", "read_cache", "resolve_model_path", "weights_identity"]

@@ -12,13 +12,11 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from sova_lib.descriptions import read_embeddings  # noqa: E402
-from sova_lib.encode import ContrastiveModel, embed_items, export, read_cache  # noqa: E402
-from sova_lib.runner import Item  # noqa: E402
-from sova_lib.video import example_videos, sample_frames, sample_indices, probe  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny_contrastive import build_tiny_clip, build_tiny_siglip  # noqa: E402
+from sova_lib.describe.contrastive import ContrastiveModel, embed_items, export, read_cache  # noqa: E402
+from sova_lib.describe.runner import Item  # noqa: E402
+from sova_lib.items import read_embeddings  # noqa: E402
+from sova_lib.video import example_videos, probe, sample_frames, sample_indices  # noqa: E402
+from tests.tiny_contrastive import build_tiny_clip, build_tiny_siglip  # noqa: E402
 
 BUILDERS = {"clip": build_tiny_clip, "siglip": build_tiny_siglip}
 
@@ -93,7 +91,9 @@ def test_resume_skips_finished_items_and_export_round_trips(tiny, tmp_path):
     direct = tiny.image_features([__import__("PIL.Image").Image.open(i.path).convert("RGB") for i in items])
     np.testing.assert_allclose(back.vectors, direct / np.linalg.norm(direct, axis=1, keepdims=True), atol=1e-5)
     manifest = json.loads((second.folder / "manifest.json").read_text())
-    assert manifest["items"] == 7 and manifest["key"]["pool"] == "mean" and manifest["key"]["fps"] == 1.0
+    assert manifest["counts"] == {"done": 7, "failed": 0} and manifest["pool"] == "mean" and manifest["fps"] == 1.0
+    assert manifest["schema"] == 1 and manifest["backend"] == "contrastive" and manifest["source"] == "run"
+    assert manifest["model"] == tiny.name and manifest["last_run"]["skipped"] == 4
 
 
 def test_export_of_frame_sets_keeps_the_owner(tiny, tmp_path):
@@ -131,11 +131,10 @@ def test_settings_and_weights_name_different_folders(tmp_path):
 
 
 _CHILD = """
-import sys, time
-sys.path.insert(0, {tests!r})
+import time
 from pathlib import Path
-from sova_lib.encode import ContrastiveModel, embed_items
-from sova_lib.runner import Item
+from sova_lib.describe.contrastive import ContrastiveModel, embed_items
+from sova_lib.describe.runner import Item
 model = ContrastiveModel({model!r}, batch_size=1)
 real = model.image_features
 def slow(images):
@@ -151,13 +150,13 @@ def test_kill_9_mid_run_then_resume_gives_one_entry_per_item(tmp_path):
     model = build_tiny_clip(tmp_path / "model")
     n = 60
     _images(tmp_path / "img", n)
-    script = _CHILD.format(tests=str(Path(__file__).parent), model=str(model), images=str(tmp_path / "img"),
+    script = _CHILD.format(model=str(model), images=str(tmp_path / "img"),
                            n=n, cache=str(tmp_path / "cache"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")]))
     child = subprocess.Popen([sys.executable, "-c", script], env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and child.poll() is None:
-        if len(list((tmp_path / "cache").rglob("shard-*.npz"))) >= 5:
+        if len([p for p in (tmp_path / "cache").rglob("shard-*.npz") if not p.name.endswith(".tmp.npz")]) >= 5:
             break
         time.sleep(0.01)
     assert child.poll() is None, "the run ended before it could be killed"

@@ -26,10 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.runner import Item, load_item
+from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
+from sova_lib.describe.runner import Item, load_item
 from sova_lib.video import sample_frames
-
-from .store import EmbeddingCache, embedding_folder, embedding_key
 
 __all__ = ["EmbedSummary", "embed_items"]
 
@@ -70,6 +69,7 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
     cache = EmbeddingCache(embedding_folder(cache_dir, key)).open()
     summary = EmbedSummary(cache.folder)
     try:
+        cache.start_manifest(key, device=getattr(model, "device", None))
         seen = set()
         todo = []
         for item in items:
@@ -84,10 +84,10 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
         _run(model, todo, cache, summary, fps=fps, pool=pool, batch_frames=batch_frames, flush_items=flush_items,
              flush_seconds=flush_seconds, load_workers=load_workers, progress=progress)
         summary.seconds = time.monotonic() - started
-        cache.write_manifest({"key": key, "items": len(cache.done), "failed": len(cache.failures),
-                              "last_run": {"embedded": summary.embedded, "failed": summary.failed,
-                                           "frames": summary.frames, "seconds": round(summary.seconds, 3),
-                                           "items_per_second": round(summary.items_per_second, 3)}})
+        cache.update_manifest(last_run={"embedded": summary.embedded, "failed": summary.failed,
+                                        "skipped": summary.skipped, "frames": summary.frames,
+                                        "seconds": round(summary.seconds, 3), "batch_frames": batch_frames},
+                              throughput_items_per_s=round(summary.items_per_second, 3))
     finally:
         cache.close()
     return summary
