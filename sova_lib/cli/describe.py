@@ -12,6 +12,16 @@ Sources of items (one of):
 * ``--videos GLOB_OR_DIR``: every video or image file in a folder (not its
   sub-folders), or the files a glob matches (``**`` recurses). Ids are file
   stems, which must be unique.
+* ``--images GLOB_OR_DIR``: every image file in a folder (not its
+  sub-folders), or the images a glob matches. Ids are file stems, digit-only
+  stems as integers (``000000017697.jpg`` is 17697), the keys the image tasks
+  look descriptions up by (``sova_lib.benchmarks.image_tasks``). Use the
+  paper's task-aware image prompts (Appendix B): ``task-aware-vsr`` and
+  ``task-aware-whatsup`` ("List all pairwise spatial relations between
+  objects in the image."), ``task-aware-countbench`` and
+  ``task-aware-visual7w-count`` (a short caption stating the number of main
+  objects in words), ``task-aware-spatialbench``; ``general`` sends
+  "Describe the image.".
 * ``--benchmark sovabench --protocol P --video-root DIR``: the protocol's clips
   (inter-pair and two-class: all 9,882 inter-pair rows; inter-pair-constrained:
   the 1,423 queries; intra-pair: 2,300 rows). Ids are the benchmark indices.
@@ -66,7 +76,7 @@ from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
 from sova_lib.protocols import PROTOCOLS
 
-__all__ = ["add_commands", "VIDEO_SUFFIXES"]
+__all__ = ["add_commands", "add_item_options", "add_item_sources", "items_from_args", "VIDEO_SUFFIXES"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``runner.IMAGE_SUFFIXES``).
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
@@ -75,6 +85,9 @@ _SOURCES = """\
 item sources:
   --videos GLOB_OR_DIR   the video/image files of a folder (not its sub-folders) or of a glob
                          ('**' recurses); ids are file stems
+  --images GLOB_OR_DIR   the image files of a folder or of a glob; ids are file stems (digit-only
+                         stems as integers); for the image tasks use --prompt task-aware-vsr,
+                         task-aware-whatsup, task-aware-countbench or task-aware-visual7w-count
   --benchmark sovabench --protocol P --video-root DIR
                          the protocol's clips; ids are benchmark indices; a clip is read from
                          DIR/<clip name>.mp4 or DIR/<tail of the TSV prefix>/<clip name>.mp4;
@@ -118,15 +131,10 @@ def add_commands(subparsers) -> None:
     d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR",
                    help="cache root; results go to DIR/descriptions/")
     src = d.add_mutually_exclusive_group(required=True)
-    src.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
-    src.add_argument("--benchmark", choices=["sovabench"], help="describe a benchmark's clips")
+    add_item_sources(src)
     src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
                      help="a clip manifest (sova clips plan): clips read straight from the source videos")
-    d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOLS),
-                   help=f"benchmark protocol: {', '.join(PROTOCOLS)} (with --benchmark)")
-    d.add_argument("--video-root", type=Path, metavar="DIR",
-                   help="folder holding the clip files (with --benchmark), or the source videos, "
-                        "searched recursively (with --manifest)")
+    add_item_options(d)
     d.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
     d.add_argument("--api-key-env", metavar="NAME",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
@@ -183,6 +191,40 @@ def _describer_options(args) -> dict:
     return options
 
 
+def add_item_sources(group) -> None:
+    """The mutually exclusive item sources shared by ``sova describe`` and ``sova embed``."""
+    group.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
+    group.add_argument("--images", metavar="GLOB_OR_DIR", help="a folder of images, or a glob")
+    group.add_argument("--benchmark", choices=["sovabench"], help="a benchmark's clips")
+
+
+def add_item_options(parser) -> None:
+    """``--protocol`` and ``--video-root``, which go with ``--benchmark`` and ``--manifest``."""
+    parser.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOLS),
+                        help=f"benchmark protocol: {', '.join(PROTOCOLS)} (with --benchmark)")
+    parser.add_argument("--video-root", type=Path, metavar="DIR",
+                        help="folder holding the clip files (with --benchmark), or the source videos, "
+                             "searched recursively (with --manifest)")
+
+
+def _image_items(spec: str):
+    path = Path(spec)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    else:
+        files = sorted(Path(p) for p in glob.glob(spec, recursive=True)
+                       if Path(p).is_file() and Path(p).suffix.lower() in IMAGE_SUFFIXES)
+    if not files:
+        raise CliError(f"--images {spec!r} matches no image file ({', '.join(sorted(IMAGE_SUFFIXES))})")
+    owners: dict = {}
+    for f in files:
+        key = int(f.stem) if f.stem.isdigit() else f.stem
+        if key in owners:
+            raise CliError(f"--images: {owners[key]} and {f} have the same id {key!r}; ids are file stems")
+        owners[key] = f
+    return [Item(key, f, is_video=False) for key, f in owners.items()], "none"
+
+
 def _video_items(spec: str):
 
     path = Path(spec)
@@ -225,10 +267,12 @@ def _manifest_items(args):
         raise CliError(str(err)) from None
 
 
-def _items(args):
-    """(items, crop source) of the chosen source."""
+def items_from_args(args):
+    """(items, crop source) of the chosen source (``add_item_sources``, ``add_item_options``, ``--manifest``)."""
     if args.videos is not None:
         return _video_items(args.videos)
+    if args.images is not None:
+        return _image_items(args.images)
     if args.manifest is not None:
         return _manifest_items(args)
     return _benchmark_items(args)
@@ -243,7 +287,7 @@ def run_describe(args) -> int:
     if args.fps <= 0:
         raise CliError(f"--fps must be positive, got {args.fps}")
     options = _describer_options(args)
-    items, crop_source = _items(args)
+    items, crop_source = items_from_args(args)
     extra = None
     if args.manifest is not None:
         extra = {"clip_manifest": {"file": args.manifest.name, "rows": len(items),

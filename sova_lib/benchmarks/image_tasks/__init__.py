@@ -8,8 +8,14 @@ CLIP-style zero-shot scores.
 """
 from __future__ import annotations
 
-from .choices import NUMBER_WORDS, negate_caption, number_choices, visual7w_count_sentence, vsr_choices
-from .datasets import (
+from sova_lib.benchmarks.image_tasks.choices import (
+    NUMBER_WORDS,
+    negate_caption,
+    number_choices,
+    visual7w_count_sentence,
+    vsr_choices,
+)
+from sova_lib.benchmarks.image_tasks.datasets import (
     DATASETS,
     ChoiceItem,
     Dataset,
@@ -22,7 +28,7 @@ from .datasets import (
     load_whatsup,
     vendored_vsr,
 )
-from .scoring import (
+from sova_lib.benchmarks.image_tasks.scoring import (
     TIE_RULE,
     ImageTaskResult,
     accuracy,

@@ -27,10 +27,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from sova_lib import metrics
+from sova_lib.benchmarks.image_tasks.datasets import ChoiceItem, image_key
 from sova_lib.sentences import split
 from sova_lib.similarity import ItemVectors, l2_normalize, set_similarity
-
-from .datasets import ChoiceItem
 
 __all__ = ["TIE_RULE", "ImageTaskResult", "accuracy", "chance", "choice_scores", "embed_choices", "oracle",
            "score_descriptions", "score_vectors", "table3_averages", "tie_credit"]
@@ -138,7 +137,7 @@ def _result(task, items, credit, *, bootstrap, seed, text_split, notes) -> Image
 
 
 def _positions(items, vectors: ItemVectors, allow_missing: bool, what: str):
-    where = {k: p for p, k in enumerate(np.asarray(vectors.ids).tolist())}
+    where = {image_key(k) if isinstance(k, str) else k: p for p, k in enumerate(np.asarray(vectors.ids).tolist())}
     keys = [item.image_key for item in items]
     missing = sorted({k for k in keys if k not in where}, key=str)
     if missing and not allow_missing:
@@ -152,7 +151,8 @@ def _positions(items, vectors: ItemVectors, allow_missing: bool, what: str):
 def score_vectors(task: str, items: list[ChoiceItem], images: ItemVectors, choices: ItemVectors,
                   item_of: np.ndarray, *, allow_missing: bool = False, bootstrap: int = 0, seed: int = 0,
                   text_split: str = "sentences+max") -> ImageTaskResult:
-    """Accuracy of answering ``items`` from image vectors keyed by image key (``ChoiceItem.image_key``).
+    """Accuracy of answering ``items`` from image vectors keyed by image key (``ChoiceItem.image_key``;
+    string ids are read with the same rule, so "000000017697" finds image 17697).
 
     ``choices``/``item_of`` as made by ``embed_choices`` for the same items
     (for CLIP zero-shot, the model's text vectors of the choices).
