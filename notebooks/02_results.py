@@ -45,7 +45,7 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder
-from sova_lib.paper import cache_scan, plots, results
+from sova_lib.paper import cache_scan, contrastive, plots, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -76,6 +76,18 @@ protocols = ["inter-pair", "intra-pair", "inter-pair-constrained"]
 computed = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
                                  include_oracle=include_oracle)
 computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries"]]
+
+# %% [markdown]
+# Each frame-embedding cache (`sova embed`: CLIP, SigLIP2 ... frame vectors, mean-pooled or kept per frame) adds a
+# row per protocol whose clips it holds completely; a cache of CLIP ViT-L/14 or SigLIP2-Giant sits beside the
+# paper's contrastive row. Without such a cache those rows read "not computed here".
+
+# %%
+embedding_caches = contrastive.find_embedding_caches(cache_dir)
+contrastive_rows = pd.DataFrame(contrastive.embedding_rows(embedding_caches, protocols, ties=ties,
+                                                           bootstrap=bootstrap, seed=seed))
+computed = pd.concat([computed, contrastive_rows], ignore_index=True)
+print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) / 'frame-embeddings'}")
 
 # %% [markdown]
 # ## Table 4
@@ -123,7 +135,7 @@ summary = {
     "caches": len(caches), "sovabench_caches": len(cache_scan.sovabench_caches(caches)),
     "computed": computed[["source", "protocol", "value", "ci_low", "ci_high"]].to_dict("records"),
     "table4_rows": len(table4), "table4_not_computed": int((table4["computed as"] == results.NOT_COMPUTED).sum()),
-    "tableC1_rows": len(tableC1),
+    "tableC1_rows": len(tableC1), "embedding_caches": len(embedding_caches),
 }
 results.write_json(summary, out / "02_results.json")
 summary["table4_not_computed"], summary["sovabench_caches"]

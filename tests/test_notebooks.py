@@ -46,7 +46,7 @@ def _kernel_env(tmp: Path, monkeypatch) -> None:
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """Run the five notebooks with small parameters; returns ``(figures folder, {stem: JSON})``."""
+    """Run the notebooks with small parameters; returns ``(figures folder, {stem: JSON})``."""
     tmp = tmp_path_factory.mktemp("notebooks")
     monkeypatch = pytest.MonkeyPatch()
     _kernel_env(tmp, monkeypatch)
@@ -71,6 +71,7 @@ def executed(tmp_path_factory):
         "03_ablations": {**common, "cache_dir": str(cache), "protocols": ["intra-pair"], "bootstrap": 0,
                          "encoders": ["all-MiniLM-L6-v2", "no-such-org/no-such-encoder"]},
         "04_errors": {**common, "cache_dir": str(empty), "worst_k": 5},
+        "07_image_tasks": {**common, "cache_dir": str(empty), "oracle_items": 10, "bootstrap": 20},
     }
     assert sorted(runs) == [p.stem for p in reproduce.find_notebooks(NOTEBOOKS)]
     try:
@@ -188,3 +189,15 @@ def test_errors(executed):
     assert len(sheet) == 97 and (sheet["error_mode"] == "").all()  # left for a researcher to fill
     assert sheet["source"].str.startswith("SYNTHETIC").all()
     assert len(e["worst_ids"]) == 5
+
+
+def test_image_tasks(executed):
+    figures, out = executed
+    t = out["07_image_tasks"]
+    assert t["random"]["VSR"] == 50.0 and t["random"]["CountBench"] is None  # no CountBench file in the test
+    assert t["oracle"] == {"VSR": 100.0} and t["caches"] == 0 and t["ties"] == "expected"
+    check = {row["averages"]: row for row in t["random_check"]}
+    assert round(check["recomputed from the printed columns"]["Avg."], 2) == 20.96
+    assert round(check["recomputed with Visual7W-Count = 25.0 (4 options)"]["Avg."], 2) == 24.71
+    table = (figures / "07_image_tasks_table3.md").read_text()
+    assert "Random (recomputed from the choice lists)" in table and "not computed here" in table

@@ -8,6 +8,9 @@ Three kinds of rows meet here, and each keeps its name:
 * **baseline** rows, computed from the benchmark metadata alone
   (``baseline_rows``): ``prevalence`` (the paper's Random row),
   ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluate``).
+* **embedding cache** rows (``contrastive.find_embedding_caches``,
+  ``contrastive.embedding_rows``): frame vectors of a contrastive model
+  (``sova embed``), matched to the paper's contrastive rows by model id.
 * **description cache** rows (``cache_scan.find_description_caches``,
   ``evaluate_cache``): a folder ``<cache>/descriptions/<name>__<hash>/``
   holding ``descriptions.jsonl`` and ``manifest.json`` as ``sova describe``
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 from sova_lib.evaluate import BASELINES, baseline, evaluate
 from sova_lib.items import embed_descriptions
 from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
+from sova_lib.paper.contrastive import paper_model
 from sova_lib.paper.tables import write_table
 
 __all__ = [
@@ -189,6 +193,9 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
         elif r["kind"] == "description cache":
             key = _cache_key(r.get("model", ""), r.get("prompt", ""))
             key = key if key in out else None
+        elif r["kind"] == "embedding cache":
+            key = (paper_model(r.get("model", "")), "")
+            key = key if key in out else None
         else:
             key = None
         if key is None:
@@ -200,6 +207,8 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
             target["computed as"] = r["source"]
         if r["kind"] == "description cache":
             target["computed as"] = f"{r['source']}; encoder {r['encoder']}; cache {r['cache']}"
+        elif r["kind"] == "embedding cache":
+            target["computed as"] = f"{r['source']}; cache {r['cache']}"
         target[f"{r['protocol']} here"] = r["value"]
         target[f"{r['protocol']} CI low"] = r.get("ci_low", np.nan)
         target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
