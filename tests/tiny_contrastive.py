@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["build_tiny_clip", "build_tiny_siglip", "byte_level_tokenizer"]
+__all__ = ["build_tiny_clip", "build_tiny_siglip", "build_tiny_xclip", "byte_level_tokenizer"]
 
 _TEXT = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2)
 _VISION = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=32,
@@ -62,4 +62,25 @@ def build_tiny_siglip(folder: str | Path, seed: int = 0) -> Path:
     SiglipModel(config).eval().save_pretrained(folder)
     image_processor = SiglipImageProcessor(size={"height": 32, "width": 32})
     SiglipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
+    return folder
+
+
+def build_tiny_xclip(folder: str | Path, seed: int = 0, num_frames: int = 4) -> Path:
+    """An X-CLIP (video head over ``num_frames`` frames) with 16-d towers and 32x32 images in 8x8 patches."""
+    import torch
+    from transformers import VideoMAEImageProcessor, XCLIPConfig, XCLIPModel, XCLIPProcessor
+
+    folder = Path(folder)
+    tokenizer = byte_level_tokenizer(16, "<s>", "</s>", "<pad>")
+    config = XCLIPConfig(text_config=dict(_TEXT, vocab_size=len(tokenizer), max_position_embeddings=16,
+                                          eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
+                                          pad_token_id=tokenizer.pad_token_id),
+                         vision_config=dict(_VISION, num_frames=num_frames, mit_hidden_size=16,
+                                            mit_intermediate_size=32, mit_num_hidden_layers=1,
+                                            mit_num_attention_heads=2),
+                         projection_dim=16, prompt_layers=1, prompt_attention_heads=2, prompt_num_attention_heads=2)
+    torch.manual_seed(seed)
+    XCLIPModel(config).eval().save_pretrained(folder)
+    image_processor = VideoMAEImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    XCLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
     return folder

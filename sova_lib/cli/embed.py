@@ -80,6 +80,8 @@ def run_embed(args) -> int:
         raise CliError(str(err)) from None
     if args.pool == "video" and not model.has_video_features:
         raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_video_features; use --pool mean or none")
+    if args.pool != "video" and not model.has_image_features:
+        raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_image_features; use --pool video")
     try:
         summary = embed_items(model, items, args.cache_dir, fps=args.fps, pool=args.pool,
                               batch_frames=args.batch_frames, retry_errors=args.retry_errors,

@@ -16,7 +16,7 @@ from sova_lib.describe.contrastive import ContrastiveModel, embed_items, export,
 from sova_lib.describe.runner import Item  # noqa: E402
 from sova_lib.items import read_embeddings  # noqa: E402
 from sova_lib.video import example_videos, probe, sample_frames, sample_indices  # noqa: E402
-from tests.tiny_contrastive import build_tiny_clip, build_tiny_siglip  # noqa: E402
+from tests.tiny_contrastive import build_tiny_clip, build_tiny_siglip, build_tiny_xclip  # noqa: E402
 
 BUILDERS = {"clip": build_tiny_clip, "siglip": build_tiny_siglip}
 
@@ -173,3 +173,22 @@ def test_kill_9_mid_run_then_resume_gives_one_entry_per_item(tmp_path):
         with np.load(shard) as data:
             ids += [json.loads(i) for i in data["ids"].tolist()]
     assert sorted(ids) == list(range(n)) and not list(folder.glob("*.tmp.npz"))
+
+
+def test_pool_video_uses_get_video_features_on_evenly_spread_sampler_frames(tmp_path):
+    import torch
+
+    model = ContrastiveModel(str(build_tiny_xclip(tmp_path / "xclip", num_frames=4)))
+    path = example_videos()[0]
+    summary = embed_items(model, [Item(0, path)], tmp_path / "cache", pool="video", progress=False)
+    frames = list(sample_frames(path, rate=1.0).images)
+    assert len(frames) == 7  # the sampler's frames; the video head takes 4 of them: 0, 2, 4, 6
+    inputs = model.processor(videos=[[frames[i] for i in (0, 2, 4, 6)]], return_tensors="pt")
+    with torch.inference_mode():
+        out = model.model.get_video_features(pixel_values=inputs["pixel_values"])
+    expected = (out.pooler_output if hasattr(out, "pooler_output") else out)[0].numpy()
+    vectors, frame_ids = read_cache(summary.folder)[0]
+    assert frame_ids.tolist() == [-1] and np.abs(vectors[0] - expected).max() < 1e-5
+    assert json.loads((summary.folder / "manifest.json").read_text())["describer"]["video_frames"] == 4
+    with pytest.raises(ValueError, match="only a video head"):
+        embed_items(model, [Item(0, path)], tmp_path / "cache", pool="mean", progress=False)

@@ -1,7 +1,8 @@
 """A contrastive vision-language model loaded through Hugging Face transformers.
 
 ``ContrastiveModel(name)`` loads any checkpoint whose ``AutoModel`` has
-``get_image_features`` (CLIP, SigLIP, SigLIP2, X-CLIP, ...) with its
+``get_image_features`` (CLIP, SigLIP, SigLIP2) or ``get_video_features``
+(X-CLIP, which has no image head) with its
 ``AutoProcessor``, from a hub id (the local hub cache when offline) or a
 local folder. It gives:
 
@@ -89,9 +90,9 @@ class ContrastiveModel:
         except Exception as err:
             raise ModelLoadError(f"could not load {name!r} from {self.path} with AutoModel/AutoProcessor: "
                                  f"{type(err).__name__}: {err}") from None
-        if not hasattr(self.model, "get_image_features"):
-            raise ModelLoadError(f"{name!r} loads as {type(self.model).__name__}, which has no get_image_features: "
-                                 "not a contrastive image-text model")
+        if not (hasattr(self.model, "get_image_features") or hasattr(self.model, "get_video_features")):
+            raise ModelLoadError(f"{name!r} loads as {type(self.model).__name__}, which has neither "
+                                 "get_image_features nor get_video_features: not a contrastive vision-text model")
         self.model.to(self.device).eval()
         self.identity = weights_identity(self.path)
 
@@ -99,10 +100,14 @@ class ContrastiveModel:
     def has_video_features(self) -> bool:
         return hasattr(self.model, "get_video_features")
 
+    @property
+    def has_image_features(self) -> bool:
+        return hasattr(self.model, "get_image_features")
+
     def config(self) -> dict:
         """What identifies the vectors: name, revision, weights digest, class and precision."""
         return {"model": self.name, "revision": self.revision, "identity": self.identity,
-                "class": type(self.model).__name__, "dtype": self.dtype}
+                "class": type(self.model).__name__, "dtype": self.dtype, "video_frames": self.video_frames}
 
     def _run(self, method: str, inputs) -> np.ndarray:
         import torch
@@ -114,15 +119,32 @@ class ContrastiveModel:
 
     def image_features(self, images: list) -> np.ndarray:
         """``(n, D)`` float32 vectors of RGB PIL images, ``batch_size`` at a time."""
+        if not self.has_image_features:
+            raise ModelLoadError(f"{type(self.model).__name__} has no get_image_features (a video-only model such "
+                                 "as X-CLIP); use pool 'video'")
         parts = [self._run("get_image_features", self.processor(images=images[i:i + self.batch_size],
                                                                 return_tensors="pt"))
                  for i in range(0, len(images), self.batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
 
+    @property
+    def video_frames(self) -> int | None:
+        """The number of frames the model's video head takes (X-CLIP: ``vision_config.num_frames``), or None."""
+        vision = getattr(self.model.config, "vision_config", None)
+        return getattr(vision, "num_frames", None) if self.has_video_features else None
+
     def video_features(self, frames: list) -> np.ndarray:
-        """``(D,)`` float32: ``get_video_features`` of one clip's frames (RGB PIL images, in time order)."""
+        """``(D,)`` float32: ``get_video_features`` of one clip's frames (RGB PIL images, in time order).
+
+        A model whose video head takes a fixed number of frames (X-CLIP: 8)
+        gets that many, spread evenly over the given frames
+        (``rint(linspace(0, n - 1, video_frames))``; frames repeat when the
+        clip has fewer).
+        """
         if not self.has_video_features:
             raise ModelLoadError(f"{type(self.model).__name__} has no get_video_features; use pool 'mean' or 'none'")
+        if self.video_frames and len(frames) != self.video_frames:
+            frames = [frames[i] for i in np.rint(np.linspace(0, len(frames) - 1, self.video_frames)).astype(int)]
         return self._run("get_video_features", self.processor(videos=[frames], return_tensors="pt"))[0]
 
     def text_features(self, texts: list[str]) -> np.ndarray:

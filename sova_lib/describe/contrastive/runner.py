@@ -65,6 +65,10 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
                 load_workers: int = 2, retry_errors: bool = False, crop_source: str = "none",
                 progress: bool = True) -> EmbedSummary:
     """Embed ``items`` with ``model`` (a ``ContrastiveModel``) into the cache; see the module docstring."""
+    if pool == "video" and not getattr(model, "has_video_features", False):
+        raise ValueError(f"pool 'video' needs a model with get_video_features (X-CLIP); {model.name} has none")
+    if pool != "video" and not getattr(model, "has_image_features", True):
+        raise ValueError(f"pool {pool!r} needs a model with get_image_features; {model.name} has only a video head")
     key = embedding_key(model.config(), fps, pool, crop_source=crop_source)
     cache = EmbeddingCache(embedding_folder(cache_dir, key)).open()
     summary = EmbedSummary(cache.folder)
