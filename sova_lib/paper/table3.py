@@ -13,7 +13,7 @@ Computed rows:
 ``chance_by_construction`` gives the chance level that the choice
 construction fixes (2, 4, 9 or 10 choices), without any file, and
 ``random_row_check`` re-derives the paper's Random averages both ways, which
-exposes the Visual7W-Count entry printed as 10.0 (spec: image-tasks).
+exposes the Visual7W-Count entry printed as 10.0.
 """
 from __future__ import annotations
 
