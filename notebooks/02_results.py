@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import SentenceEncoder
+from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, contrastive, plots, results
 
 out = Path(figures_dir)
@@ -68,26 +68,34 @@ inventory if len(inventory) else print(f"no description cache under {Path(cache_
 #
 # The baselines are the paper's Random row (`prevalence`: the mean class prevalence, query counted), the exact
 # expected AP of a random ranking (query excluded), and the oracle (an upper bound that runs the whole pipeline:
-# splitting, encoder, maximum cosine, AP). Each SOVABench cache adds one row per protocol.
+# splitting, encoder, maximum cosine, AP). Each SOVABench cache adds one row per protocol. Every evaluation is
+# written as one small JSON under `figures_dir/results/`.
 
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
 protocols = ["inter-pair", "intra-pair", "inter-pair-constrained"]
-computed = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
-                                 include_oracle=include_oracle)
-computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries"]]
+rows = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
+                             include_oracle=include_oracle)
+results.record_rows(rows, out / "results")
 
 # %% [markdown]
 # Each frame-embedding cache (`sova embed`: CLIP, SigLIP2 ... frame vectors, mean-pooled or kept per frame) adds a
-# row per protocol whose clips it holds completely; a cache of CLIP ViT-L/14 or SigLIP2-Giant sits beside the
+# record per protocol whose clips it holds completely; a cache of CLIP ViT-L/14 or SigLIP2-Giant sits beside the
 # paper's contrastive row. Without such a cache those rows read "not computed here".
 
 # %%
 embedding_caches = contrastive.find_embedding_caches(cache_dir)
-contrastive_rows = pd.DataFrame(contrastive.embedding_rows(embedding_caches, protocols, ties=ties,
-                                                           bootstrap=bootstrap, seed=seed))
-computed = pd.concat([computed, contrastive_rows], ignore_index=True)
+results.record_rows(contrastive.embedding_rows(embedding_caches, protocols, ties=ties, bootstrap=bootstrap,
+                                               seed=seed), out / "results")
 print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) / 'frame-embeddings'}")
+
+# %% [markdown]
+# The JSON files are collected into one CSV, `results.csv`; every table and figure below is read from it.
+
+# %%
+collected = records.collect_records(out / "results", out / "results.csv")
+computed = results.main_rows(collected, encoder.name, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
+computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries", "ties"]]
 
 # %% [markdown]
 # ## Table 4

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from sova_lib.benchmarks import image_tasks
 from sova_lib.cli import CliError
@@ -23,7 +24,8 @@ from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
 from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
-from sova_lib.protocols import PROTOCOLS
+from sova_lib.protocols import PROTOCOLS, get_protocol
+from sova_lib.records import make_record, write_record
 from sova_lib.similarity import AGGREGATES
 
 __all__ = ["add_commands", "run_evaluate"]
@@ -56,6 +58,8 @@ def add_commands(sub) -> None:
     p.add_argument("--annotations", metavar="PATH", help="image tasks: the annotation file, or a folder holding it")
     p.add_argument("--text-model", metavar="ID_OR_PATH",
                    help="image tasks with --embeddings: the contrastive model that embeds the choice sentences")
+    p.add_argument("--results-dir", default=None, metavar="DIR",
+                   help="also write the result as one record JSON into DIR (collected by sova_lib.records)")
     p.set_defaults(func=run_evaluate)
 
 
@@ -85,6 +89,9 @@ def run_evaluate(args) -> int:
                               allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
     except (CoverageError, ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
+    if args.results_dir:
+        path = write_record(_record(args, result), args.results_dir)
+        print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=None))
         return 0
@@ -131,6 +138,17 @@ def _run_image_task(args, encoder) -> int:
             result.notes.append(f"zero-shot: choice sentences embedded by the text tower of {args.text_model}")
     except (ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
+    if args.results_dir:
+        kind = "baseline" if args.baseline else ("embeddings" if args.embeddings else "description cache")
+        source = args.baseline or str(args.embeddings or args.descriptions)
+        ci = result.ci or (None, None)
+        record = make_record(kind=kind, source=source, benchmark="image-tasks", protocol=task, metric="accuracy",
+                             value=result.value, ci_low=ci[0], ci_high=ci[1], n_queries=result.n_items,
+                             ties=result.ties, bootstrap=args.bootstrap, seed=args.seed, text_split=result.text_split,
+                             baseline=args.baseline, note="; ".join(result.notes) or None,
+                             encoder=None if args.embeddings or args.baseline == "random"
+                             else (args.embedder or DEFAULT_ENCODER))
+        print(f"wrote {write_record(record, args.results_dir)}", file=sys.stderr)
     if args.json:
         print(json.dumps({**result.to_json(), "protocol": task}, indent=None))
         return 0
@@ -139,3 +157,16 @@ def _run_image_task(args, encoder) -> int:
     for note in result.notes:
         print(f"  note: {note}", file=sys.stderr)
     return 0
+
+
+def _record(args, result) -> dict:
+    """The record of one ``sova evaluate`` run (``sova_lib.records``)."""
+    run = {"bootstrap": args.bootstrap, "seed": args.seed, "benchmark": get_protocol(args.protocol).benchmark}
+    if args.baseline:
+        return make_record(result, kind="baseline", source=args.baseline, baseline=args.baseline,
+                           encoder=(args.embedder or DEFAULT_ENCODER) if args.baseline == "oracle" else None, **run)
+    if args.embeddings:
+        return make_record(result, kind="embeddings", source=str(args.embeddings), **run)
+    return make_record(result, kind="description cache", source=str(args.descriptions),
+                       cache=Path(args.descriptions).name, encoder=args.embedder or DEFAULT_ENCODER,
+                       text_split="whole text" if args.no_split else "sentences", **run)

@@ -20,6 +20,7 @@ import numpy as np
 from sova_lib.describe.contrastive import read_cache
 from sova_lib.evaluate import evaluate
 from sova_lib.protocols import get_protocol
+from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, l2_normalize
 
 __all__ = ["CONTRASTIVE_IDS", "FoundEmbeddings", "embedding_rows", "find_embedding_caches", "paper_model"]
@@ -82,25 +83,24 @@ def find_embedding_caches(cache_dir: str | Path) -> list[FoundEmbeddings]:
 
 
 def embedding_rows(caches, protocols, *, ties: str = "expected", bootstrap: int = 1000, seed: int = 0) -> list[dict]:
-    """One row per cache and protocol, in the layout of ``sova_lib.paper.results`` rows (kind ``embedding cache``).
+    """One record (``sova_lib.records.make_record``, kind ``embeddings``) per cache and protocol.
 
-    A protocol whose clips the cache does not hold completely gives ``value``
-    NaN and a note; it is never scored on a subset.
+    A protocol whose clips the cache does not hold completely gives a record
+    without a value and with a note; it is never scored on a subset.
     """
     rows = []
     for cache in caches:
-        common = {"kind": "embedding cache", "source": cache.label, "cache": cache.name, "model": cache.model,
-                  "prompt": "", "encoder": "", "aggregate": "max", "ties": ties,
+        common = {"kind": "embeddings", "source": cache.label, "cache": cache.name, "model": cache.model,
+                  "config_hash": cache.manifest.get("config_hash"), "fps": cache.manifest.get("fps"),
+                  "benchmark": "sovabench", "aggregate": "max", "ties": ties, "bootstrap": bootstrap, "seed": seed,
                   "text_split": f"{cache.manifest.get('pool')} pooling"}
         for name in protocols:
             wanted = get_protocol(name).ids().tolist()
             missing = [i for i in wanted if i not in cache.vectors]
             if missing:
-                rows.append({**common, "protocol": name, "value": np.nan,
-                             "note": f"{len(missing)} of {len(wanted)} clips missing: not scored"})
+                rows.append(make_record(protocol=name, note=f"{len(missing)} of {len(wanted)} clips missing: "
+                                                            "not scored", **common))
                 continue
             r = evaluate(name, cache.items(wanted), ties=ties, bootstrap=bootstrap, seed=seed)
-            ci = r.ci or (np.nan, np.nan)
-            rows.append({**common, "protocol": name, "metric": r.metric, "value": round(r.value, 2),
-                         "ci_low": round(ci[0], 2), "ci_high": round(ci[1], 2), "n_queries": r.n_queries, "note": ""})
+            rows.append(make_record(r, **common))
     return rows

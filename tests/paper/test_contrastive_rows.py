@@ -2,6 +2,7 @@
 import numpy as np
 import pandas as pd
 
+from sova_lib import records
 from sova_lib.describe.contrastive import EmbeddingCache, embedding_folder, embedding_key
 from sova_lib.evaluate import evaluate
 from sova_lib.paper import contrastive, results
@@ -33,8 +34,15 @@ def test_embedding_rows_match_evaluate_and_sit_beside_the_paper_row(tmp_path):
     direct = evaluate("inter-pair-constrained", ItemVectors(np.array(ids), owner, l2_normalize(np.concatenate(vectors))),
                       ties="expected")
     assert rows[0]["value"] == round(direct.value, 2) and rows[0]["ties"] == "expected"
-    assert np.isnan(rows[1]["value"]) and "1413 of 1423 clips missing" in rows[1]["note"]
-    table = results.compare_table("Table C.1", pd.DataFrame(rows), ("inter-pair-constrained",),
+    assert rows[0]["kind"] == "embeddings" and rows[0]["text_split"] == "none pooling"
+    assert rows[1]["value"] is None and "1413 of 1423 clips missing" in rows[1]["note"]
+    results.record_rows(rows, tmp_path / "records")  # the notebooks' flow: records, then one collected table
+    records.collect_records(tmp_path / "records", tmp_path / "results.csv")
+    collected = pd.read_csv(tmp_path / "results.csv")
+    computed = results.main_rows(collected, "all-MiniLM-L6-v2", ["inter-pair-constrained"], ties="expected",
+                                 bootstrap=0, seed=0)
+    assert computed["model"].tolist() == ["openai/clip-vit-large-patch14", "some/other-model"]
+    table = results.compare_table("Table C.1", computed, ("inter-pair-constrained",),
                                   paper_only=("efficiency",)).set_index("model")
     assert table.loc["CLIP-ViT-L-14", "inter-pair-constrained paper"] == 37.4
     assert table.loc["CLIP-ViT-L-14", "inter-pair-constrained here"] == rows[0]["value"]
