@@ -34,7 +34,7 @@ __all__ = ["add_commands", "run_evaluate"]
 def add_commands(sub) -> None:
 
     p = sub.add_parser(
-        "evaluate", help="score descriptions, embeddings or a baseline under a SOVABench protocol",
+        "evaluate", help="score descriptions, embeddings or a baseline under a SOVABench protocol or an image task",
         description="Score descriptions (JSON Lines, the authors' JSON, or a describe cache folder), "
                     "an .npz of vectors, or a built-in baseline under a retrieval protocol.",
     )
