@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sova_lib.cli.embed",
     "sova_lib.cli.evaluate",
     "sova_lib.cli.clips",
+    "sova_lib.cli.vantage",
     "sova_lib.cli.reproduce",
 )
 
