@@ -82,7 +82,8 @@ def choice_scores(images: ItemVectors, choices: ItemVectors, item_of: np.ndarray
     of each choice. Returns ``(n, K)`` with ``K`` the largest number of
     choices of an item; an item's choices keep their order and the cells past
     its last choice are NaN. Items are scored ``block_items`` at a time (one
-    ``set_similarity`` call per block, its block-diagonal part kept).
+    ``set_similarity`` call per block, its block-diagonal part kept); the
+    choices are the gallery, so two choices with one sentence tie exactly.
     """
     item_of = np.asarray(item_of, dtype=np.int64)
     n = len(images.ids)
@@ -98,9 +99,10 @@ def choice_scores(images: ItemVectors, choices: ItemVectors, item_of: np.ndarray
         mine = order[(item_of[order] >= start) & (item_of[order] < stop)]
         if not mine.size:
             continue
-        sims = set_similarity(choices.select(mine), images.select(np.arange(start, stop)), aggregate="max",
+        # choices as the gallery: identical choice vectors are multiplied once, so they tie exactly
+        sims = set_similarity(images.select(np.arange(start, stop)), choices.select(mine), aggregate="max",
                               dtype=dtype)
-        out[item_of[mine], slot[mine]] = sims[np.arange(mine.size), item_of[mine] - start]
+        out[item_of[mine], slot[mine]] = sims[item_of[mine] - start, np.arange(mine.size)]
     return out
 
 

@@ -115,3 +115,28 @@ def test_table3_averages_reproduce_the_paper_rows():
     assert round(it.table3_averages({**random, "Visual7W-Count": 25.0})["Avg."], 1) == 24.7
     assert round(it.table3_averages({**random, "Visual7W-Count": 10.0})["Count Avg."], 1) == 10.0
     assert np.isnan(it.table3_averages({"VSR": 50.0})["Avg."])
+
+
+class HashEncoder:
+    """A fixed random unit vector per distinct text (seeded), 16-d."""
+
+    def __init__(self):
+        self.rng, self.seen = np.random.default_rng(5), {}
+
+    def encode(self, texts):
+        for t in texts:
+            if t not in self.seen:
+                self.seen[t] = l2_normalize(self.rng.standard_normal((1, 16)))[0]
+        return np.stack([self.seen[t] for t in texts])
+
+
+def test_two_choices_with_one_sentence_tie_exactly():
+    encoder = HashEncoder()
+    items = [ChoiceItem(i, f"{i}.jpg", ("same words.", "other words.", "same words."), 0) for i in range(300)]
+    texts = {i: f"description number {i}." for i in range(300)}
+    result = it.score_descriptions("toy", items, texts, encoder)
+    same, other = encoder.encode(["same words.", "other words."])
+    described = encoder.encode(list(texts.values())).astype(np.float64)
+    expected = np.where(described @ same > described @ other, 0.5, 0.0)  # the answer always shares its win
+    assert sorted(set(result.per_item.values())) == [0.0, 0.5]
+    assert [result.per_item[i] for i in range(300)] == expected.tolist()
