@@ -32,7 +32,10 @@ Sources of items (one of):
 
 The exit code is 0 when at least one item has a description (failures are
 listed in ``errors.jsonl`` and the summary; ``--retry-errors`` retries them),
-1 when none has, 2 for a usage error.
+1 when none has or when the run stopped on an environment error (the model
+cannot load, the server is down or does not serve the model, ...: one line
+on stderr names the cause and the fix, and no item is marked as failed), 2
+for a usage error.
 
 ``sova import`` turns the SOVABench authors' output, one JSON object
 ``{"<index>": "<text>", ...}``, into the same cache format::
@@ -61,7 +64,7 @@ from pathlib import Path
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.cli import CliError
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
-from sova_lib.describe.contract import DESCRIBERS, make_describer
+from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
 from sova_lib.protocols import PROTOCOLS
@@ -84,7 +87,8 @@ item sources:
                          the source videos under DIR (no clip files); ids are benchmark indices;
                          rows without a clip (status not ok) are recorded in errors.jsonl
 
-exit code: 0 when some item has a description, 1 when none has, 2 for a usage error"""
+exit code: 0 when some item has a description, 1 when none has or the run stopped on an
+environment error (model cannot load, server down; nothing is marked failed), 2 for a usage error"""
 
 _IMPORT = """\
 Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
@@ -256,6 +260,9 @@ def run_describe(args) -> int:
         summary = describe_items(describer, items, args.cache_dir, prompt=prompt, fps=args.fps,
                                  crop_source=crop_source, retry_errors=args.retry_errors,
                                  show_progress=not args.no_progress, details=extra)
+    except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items
+        print(f"sova: error: {err}", file=sys.stderr)
+        return 1
     except (CacheLockedError, ValueError) as err:  # a busy folder, a broken cache file, duplicate ids
         raise CliError(str(err)) from None
     except KeyboardInterrupt:

@@ -15,11 +15,17 @@ flight. Each request is::
 Frames are sent at their own size as JPEG (quality ``jpeg_quality``).
 Decoding is greedy (``temperature=0``).
 
-Failures: HTTP 408, 429 and 5xx, connection errors and time-outs are retried
-up to ``max_retries`` times, waiting ``Retry-After`` when the server sends it
-and otherwise ``min(backoff_max, backoff_base * 2**attempt)`` seconds times a
-jitter factor in [0.5, 1) drawn from ``rng``. Any other 4xx fails the item at
-once with the server's message.
+Failures about the server, not the item, stop the run at once
+(``DescriberEnvironmentError``, nothing recorded for the item): a refused
+connection (no server listening at ``base_url``), a host name that does not
+resolve, HTTP 401 / 403 (the API key), and HTTP 404 (a model the server does
+not serve, or a ``base_url`` without ``/v1``). HTTP 408, 429 and 5xx, other
+connection errors (reset, closed) and time-outs are retried up to
+``max_retries`` times, waiting ``Retry-After`` when the server sends it and
+otherwise ``min(backoff_max, backoff_base * 2**attempt)`` seconds times a
+jitter factor in [0.5, 1) drawn from ``rng``; then the item fails. Any other
+4xx (e.g. 400: a request too long for the model) fails the item at once with
+the server's message.
 
 The API key is read from the environment variable ``api_key_env``
 (``OPENAI_API_KEY`` by default, as the OpenAI client does) when each request
@@ -36,12 +42,13 @@ import http.client
 import io
 import json
 import os
+import socket
 import threading
 import time
 from typing import Any, Callable, Sequence
 from urllib.parse import urlsplit
 
-from sova_lib.describe.contract import DescribeRequest
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 
 __all__ = ["OpenAIDescriber", "OpenAIError", "encode_jpeg"]
 
@@ -191,6 +198,8 @@ class OpenAIDescriber:
                 self._local.conn = None
                 stale = reused and isinstance(err, (http.client.RemoteDisconnected, ConnectionResetError,
                                                     BrokenPipeError))
+                if isinstance(err, (ConnectionRefusedError, socket.gaierror)):
+                    raise self._unreachable(err) from None
                 if fresh or not stale:  # a kept-alive connection the server closed is reopened at once
                     raise _Retry(f"{type(err).__name__}: {err}") from None
         if status == 200:
@@ -198,7 +207,33 @@ class OpenAIDescriber:
         message = _server_message(data)
         if status in _RETRY_STATUS or status >= 500:
             raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(retry_after))
+        if status in (401, 403, 404):
+            raise self._refused(status, message)
         raise OpenAIError(f"HTTP {status} from {self.base_url}/chat/completions: {message}")
+
+
+    def _unreachable(self, err: OSError) -> DescriberEnvironmentError:
+        url = f"{self.base_url}/chat/completions"
+        if isinstance(err, socket.gaierror):
+            why = f"the host name {self._host!r} does not resolve ({err})"
+            fix = "check the host in --base-url"
+        else:
+            why = f"nothing accepts connections at {self._host}:{self._port or (443 if self._scheme == 'https' else 80)}"
+            fix = (f"start the server (e.g. `vllm serve {self.model} --port {self._port or 8000}`), wait until "
+                   f"{self.base_url}/models answers, or fix --base-url")
+        return DescriberEnvironmentError(f"cannot reach {url} for model {self.model!r}: {why}. Fix: {fix}.")
+
+    def _refused(self, status: int, message: str) -> DescriberEnvironmentError:
+        url = f"{self.base_url}/chat/completions"
+        if status == 404:
+            fix = (f"the server does not serve a model named {self.model!r} (see {self.base_url}/models for the "
+                   "names it serves; vLLM serves the id given to `vllm serve` unless --served-model-name is "
+                   "set), or --base-url lacks its /v1 path")
+        else:
+            fix = (f"the server refused the credentials: put a valid API key in the environment variable "
+                   f"{self.api_key_env} (--api-key-env names another variable)")
+        return DescriberEnvironmentError(f"HTTP {status} from {url} for model {self.model!r}: "
+                                         f"{message.rstrip('.')}. Fix: {fix}.")
 
 
 def _answer_text(data: bytes) -> str:
