@@ -101,7 +101,7 @@ _MODEL_FREE = frozenset({"motion"})
 
 #: Option -> describer keyword it sets (only when given on the command line).
 _PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concurrency",
-                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env"}
+                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env", "device_map": "device_map"}
 
 
 def add_commands(subparsers) -> None:
@@ -136,6 +136,9 @@ def add_commands(subparsers) -> None:
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
     d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight (openai backend)")
     d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens (default 1024)")
+    d.add_argument("--device-map", metavar="MAP",
+                   help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
+                        "(accelerate)")
     d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
     d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")

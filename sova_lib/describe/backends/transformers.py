@@ -57,6 +57,7 @@ from sova_lib.describe.backends.minicpm import MiniCPMVChat
 from sova_lib.describe.backends.transformers_models import (
     explain_load_error,
     offline_mode,
+    preflight,
     resolve_device,
     resolve_dtype,
     resolve_family,
@@ -204,6 +205,7 @@ class TransformersDescriber:
     def load(self) -> "TransformersDescriber":
         """Load the model now (``describe`` does it on first use)."""
         if self._engine is None:
+            preflight(self.model, revision=self.revision, cache_dir=self.cache_dir)
             if self.family == "minicpm-v":
                 engine = MiniCPMVChat(self)
             else:

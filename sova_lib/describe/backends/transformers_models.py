@@ -23,6 +23,7 @@ __all__ = [
     "missing_package",
     "missing_torchvision",
     "offline_mode",
+    "preflight",
     "resolve_device",
     "resolve_dtype",
     "resolve_family",
@@ -215,6 +216,32 @@ def load_error_cause(error: Exception, model: str) -> str:
     if folder.is_absolute() or model.startswith((".", "~")) or folder.exists():
         return "path"
     return "hub-offline" if offline_mode() else "hub"
+
+
+def preflight(model: str, *, revision: str | None = None, cache_dir: str | None = None) -> None:
+    """Fail in well under a second, before torch and transformers are imported, when the model cannot be there.
+
+    Raises ``DescriberEnvironmentError`` (``explain_load_error``) for a local path with no
+    ``config.json``, and, in offline mode, for a hub id whose ``config.json`` is not in the local Hugging
+    Face cache. Anything else is left to ``from_pretrained``.
+    """
+    folder = Path(str(model)).expanduser()
+    if folder.is_absolute() or str(model).startswith((".", "~")) or folder.exists():
+        if not (folder / "config.json").is_file():
+            raise explain_load_error("model", FileNotFoundError(f"{folder / 'config.json'} does not exist"),
+                                     model=str(model), revision=revision, cache_dir=cache_dir)
+        return
+    if not offline_mode():
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(str(model), "config.json", cache_dir=cache_dir, revision=revision)
+    except Exception:  # an id the cache cannot parse: from_pretrained will say what is wrong
+        return
+    if not isinstance(found, str):
+        raise explain_load_error("model", FileNotFoundError("config.json is not in the local Hugging Face cache"),
+                                 model=str(model), revision=revision, cache_dir=cache_dir)
 
 
 def explain_load_error(what: str, error: Exception, *, model: str, revision: str | None = None,
