@@ -15,6 +15,20 @@ flight. Each request is::
 Frames are sent at their own size as JPEG (quality ``jpeg_quality``).
 Decoding is greedy (``temperature=0``).
 
+``video_input="video"`` sends a video's frames as one video instead of one
+image per frame: a single ``{"type": "video_url", "video_url": {"url":
+"data:video/jpeg;base64,<frame 1>,<frame 2>,..."}}`` part, the form vLLM's
+OpenAI server reads as a list of JPEG frames (``VideoMediaIO.load_base64`` in
+``vllm/multimodal/media/video.py`` splits the data on commas; newer releases
+keep at most ``num_frames`` of them, 32 unless the server was started with
+``--media-io-kwargs '{"video": {"num_frames": -1}}'``). Images always go as
+``image_url``. With the default ``"frames"``, a multi-frame request needs a
+server that accepts that many images per prompt (vLLM:
+``--limit-mm-per-prompt '{"image": 64}'``). ``extra_body`` is merged into
+every request body (vLLM reads sampling options such as
+``repetition_penalty`` and ``mm_processor_kwargs`` there). Both are part of
+``config()``, so the cache key records them.
+
 Failures about the server, not the item, stop the run at once
 (``DescriberEnvironmentError``, nothing recorded for the item): a refused
 connection (no server listening at ``base_url``), a host name that does not
@@ -100,6 +114,8 @@ class OpenAIDescriber:
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
         jpeg_quality: int = 90,
+        video_input: str = "frames",
+        extra_body: dict | None = None,
         rng: Any = None,
         sleep: Callable[[float], None] = time.sleep,
     ):
@@ -123,6 +139,13 @@ class OpenAIDescriber:
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
         self.jpeg_quality = int(jpeg_quality)
+        if video_input not in ("frames", "video"):
+            raise ValueError(f"video_input must be 'frames' or 'video', got {video_input!r}")
+        self.video_input = video_input
+        self.extra_body = dict(extra_body or {})
+        reserved = {"model", "messages", "temperature", "max_tokens"} & set(self.extra_body)
+        if reserved:
+            raise ValueError(f"extra_body cannot set {sorted(reserved)}: they are options of the backend")
         self._rng = rng if rng is not None else np.random.default_rng(0)
         self._rng_lock = threading.Lock()
         self._sleep = sleep
@@ -132,8 +155,13 @@ class OpenAIDescriber:
 
     def config(self) -> dict:
         """The settings that change the text (hashed into the cache key)."""
-        return {"model": self.model, "max_new_tokens": self.max_new_tokens, "temperature": 0.0,
-                "image_format": "jpeg", "jpeg_quality": self.jpeg_quality}
+        config = {"model": self.model, "max_new_tokens": self.max_new_tokens, "temperature": 0.0,
+                  "image_format": "jpeg", "jpeg_quality": self.jpeg_quality}
+        if self.video_input != "frames":
+            config["video_input"] = self.video_input
+        if self.extra_body:
+            config["extra_body"] = dict(self.extra_body)
+        return config
 
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
@@ -145,13 +173,16 @@ class OpenAIDescriber:
         messages = []
         if request.system_prompt:
             messages.append({"role": "system", "content": request.system_prompt})
-        content: list[dict] = [
-            {"type": "image_url", "image_url": {"url": encode_jpeg(frame, self.jpeg_quality)}}
-            for frame in request.frames
-        ]
+        urls = [encode_jpeg(frame, self.jpeg_quality) for frame in request.frames]
+        if request.is_video and self.video_input == "video":
+            frames = ",".join(url.removeprefix("data:image/jpeg;base64,") for url in urls)
+            content: list[dict] = [{"type": "video_url", "video_url": {"url": "data:video/jpeg;base64," + frames}}]
+        else:
+            content = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
         content.append({"type": "text", "text": request.prompt})
         messages.append({"role": "user", "content": content})
-        return {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_new_tokens}
+        return {**self.extra_body, "model": self.model, "messages": messages, "temperature": 0,
+                "max_tokens": self.max_new_tokens}
 
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
         return [self._describe_one(r) for r in requests]

@@ -250,3 +250,28 @@ def test_through_the_runner_on_real_videos_key_never_written(server_factory, tmp
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert {p.name for p in written} >= {"descriptions.jsonl", "errors.jsonl", "manifest.json"}
     assert not [p for p in written if KEY.encode() in p.read_bytes()]
+
+
+def test_a_video_as_one_video_url_of_jpeg_frames_and_extra_body(server_factory):
+    server = server_factory()
+    d = OpenAIDescriber("m", server.url, video_input="video",
+                        extra_body={"repetition_penalty": 1.0, "mm_processor_kwargs": {"do_sample_frames": False}})
+    assert d.config()["video_input"] == "video" and d.config()["extra_body"]["repetition_penalty"] == 1.0
+    assert OpenAIDescriber("m", server.url).config() == {"model": "m", "max_new_tokens": 1024, "temperature": 0.0,
+                                                         "image_format": "jpeg", "jpeg_quality": 90}
+    d.describe([DescribeRequest(1, frames(), "Describe this video."),
+                DescribeRequest(2, frames()[:1], "Describe the image.", is_video=False)])
+    video, image = (r["body"] for r in server.requests)
+    (part, text) = video["messages"][-1]["content"]
+    assert part["type"] == "video_url" and text == {"type": "text", "text": "Describe this video."}
+    url = part["video_url"]["url"]
+    assert url.startswith("data:video/jpeg;base64,")
+    decoded = [Image.open(io.BytesIO(base64.b64decode(x))) for x in url.removeprefix("data:video/jpeg;base64,")
+               .split(",")]
+    assert [im.size for im in decoded] == [(32, 24), (32, 24)]
+    assert np.asarray(decoded[0])[12, 16, 0] > 200 and np.asarray(decoded[1])[12, 16, 2] > 200  # red, then blue
+    assert video["repetition_penalty"] == 1.0 and video["mm_processor_kwargs"] == {"do_sample_frames": False}
+    assert video["temperature"] == 0 and video["model"] == "m"
+    assert [p["type"] for p in image["messages"][-1]["content"]] == ["image_url", "text"]
+    with pytest.raises(ValueError, match="extra_body cannot set"):
+        OpenAIDescriber("m", server.url, extra_body={"temperature": 0.7})
