@@ -1,4 +1,4 @@
-"""More tiny, randomly initialised vision-language models for tests: Gemma 3, Idefics3, Qwen2-VL, SmolVLM2.
+"""More tiny, randomly initialised vision-language models for tests (Gemma 3, Idefics3 and five video models).
 
 Same idea as ``tests/tiny_vlm.py`` (whose byte-level tokenizer they share in
 spirit): a complete model folder built offline from a config, hidden size 32,
@@ -12,8 +12,11 @@ wiring is tested. What each builder adds:
 * ``build_tiny_idefics3``: Idefics3 (the template writes ``<|begin_of_text|>``
   literally; same double-BOS hazard), image splitting into a 2x2 grid plus a
   global view.
-* ``build_tiny_qwen2_vl`` and ``build_tiny_smolvlm``: video processors, so they
-  need an importable torchvision (``TORCHVISION_BUILDERS``).
+* ``build_tiny_qwen2_vl``, ``build_tiny_smolvlm``, ``build_tiny_llava_onevision``,
+  ``build_tiny_internvl`` (transformers' InternVL format, as the ``-HF``
+  checkpoints) and ``build_tiny_videollama3``: video processors, so they need an
+  importable torchvision (``TORCHVISION_BUILDERS``); where it does not import,
+  the tests that use them are skipped.
 
 The chat templates are written for these tests after the layout of the
 published ones (which tokens come where); they are not copies.
@@ -24,8 +27,9 @@ from pathlib import Path
 
 from tests.tiny_vlm import CHAT_TEMPLATE, QWEN_SPECIALS, _save_model
 
-__all__ = ["BUILDERS", "TORCHVISION_BUILDERS", "build_tiny_gemma3", "build_tiny_idefics3", "build_tiny_qwen2_vl",
-           "build_tiny_smolvlm", "named_byte_tokenizer"]
+__all__ = ["BUILDERS", "TORCHVISION_BUILDERS", "build_tiny_gemma3", "build_tiny_idefics3", "build_tiny_internvl",
+           "build_tiny_llava_onevision", "build_tiny_qwen2_vl", "build_tiny_smolvlm", "build_tiny_videollama3",
+           "named_byte_tokenizer"]
 
 GEMMA3_TEMPLATE = (
     "{{ bos_token }}"
@@ -211,6 +215,104 @@ def build_tiny_smolvlm(folder: str | Path, seed: int = 0) -> Path:
     return _finish(SmolVLMForConditionalGeneration(config), processor, tokenizer, Path(folder))
 
 
+def build_tiny_llava_onevision(folder: str | Path, seed: int = 0) -> Path:
+    """LLaVA-OneVision (needs torchvision): SigLIP tower on 32x32 views, Qwen2 text, videos as one tensor."""
+    import torch
+    from transformers import (
+        LlavaOnevisionConfig,
+        LlavaOnevisionForConditionalGeneration,
+        LlavaOnevisionImageProcessor,
+        LlavaOnevisionProcessor,
+        LlavaOnevisionVideoProcessor,
+    )
+
+    template = _template_with("<image>", "<video>")
+    tokenizer = named_byte_tokenizer(["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>"],
+                                     eos="<|im_end|>", pad="<|endoftext|>", chat_template=template)
+    pinpoints = [[32, 32], [32, 64], [64, 32], [64, 64]]
+    processor = LlavaOnevisionProcessor(
+        image_processor=LlavaOnevisionImageProcessor(size={"height": 32, "width": 32}, image_grid_pinpoints=pinpoints),
+        video_processor=LlavaOnevisionVideoProcessor(size={"height": 32, "width": 32}),
+        tokenizer=tokenizer, num_image_tokens=16, vision_feature_select_strategy="full", chat_template=template)
+    ids = tokenizer.convert_tokens_to_ids
+    config = LlavaOnevisionConfig(
+        vision_config=dict(model_type="siglip_vision_model", hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=1, num_attention_heads=2, image_size=32, patch_size=8),
+        text_config=dict(model_type="qwen2", vocab_size=len(tokenizer), **_TEXT, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id),
+        image_token_index=ids("<image>"), video_token_index=ids("<video>"), vision_feature_select_strategy="full",
+        vision_feature_layer=-1, image_grid_pinpoints=pinpoints)
+    torch.manual_seed(seed)
+    return _finish(LlavaOnevisionForConditionalGeneration(config), processor, tokenizer, Path(folder))
+
+
+def build_tiny_internvl(folder: str | Path, seed: int = 0) -> Path:
+    """InternVL in transformers' format, as the -HF checkpoints (needs torchvision): 32x32 tiles, 4 tokens each."""
+    import torch
+    from transformers import (
+        GotOcr2ImageProcessor,
+        InternVLConfig,
+        InternVLForConditionalGeneration,
+        InternVLProcessor,
+        InternVLVideoProcessor,
+    )
+
+    named = {"start_image_token": "<img>", "end_image_token": "</img>", "context_image_token": "<IMG_CONTEXT>",
+             "video_token": "<video>"}
+    template = _template_with("<IMG_CONTEXT>\n", "<video>\n")
+    tokenizer = named_byte_tokenizer(["<|endoftext|>", "<|im_start|>", "<|im_end|>", *named.values()],
+                                     eos="<|im_end|>", pad="<|endoftext|>", named=named, chat_template=template)
+    processor = InternVLProcessor(
+        image_processor=GotOcr2ImageProcessor(size={"height": 32, "width": 32}, crop_to_patches=True, max_patches=4,
+                                              min_patches=1),
+        video_processor=InternVLVideoProcessor(size={"height": 32, "width": 32}),
+        tokenizer=tokenizer, image_seq_length=4, chat_template=template)
+    config = InternVLConfig(
+        vision_config=dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                           image_size=[32, 32], patch_size=[8, 8]),
+        text_config=dict(model_type="qwen2", vocab_size=len(tokenizer), **_TEXT, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id),
+        image_token_id=tokenizer.convert_tokens_to_ids("<IMG_CONTEXT>"), image_seq_length=4, downsample_ratio=0.5)
+    torch.manual_seed(seed)
+    return _finish(InternVLForConditionalGeneration(config), processor, tokenizer, Path(folder))
+
+
+def build_tiny_videollama3(folder: str | Path, seed: int = 0) -> Path:
+    """VideoLLaMA3 in transformers' format (needs torchvision): 14-pixel patches, Qwen2 text."""
+    import torch
+    from transformers import (
+        VideoLlama3Config,
+        VideoLlama3ForConditionalGeneration,
+        VideoLlama3ImageProcessor,
+        VideoLlama3Processor,
+        VideoLlama3VideoProcessor,
+    )
+
+    template = _template_with("<|image_pad|>", "<|video_pad|>")
+    tokenizer = named_byte_tokenizer(QWEN_SPECIALS, eos="<|im_end|>", pad="<|endoftext|>", chat_template=template)
+    pixels = {"min_pixels": 28 * 28, "max_pixels": 56 * 56}
+    processor = VideoLlama3Processor(image_processor=VideoLlama3ImageProcessor(**pixels),
+                                     video_processor=VideoLlama3VideoProcessor(**pixels), tokenizer=tokenizer,
+                                     chat_template=template)
+    ids = tokenizer.convert_tokens_to_ids
+    config = VideoLlama3Config(
+        text_config=dict(model_type="qwen2", vocab_size=len(tokenizer), **_TEXT, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                           patch_size=14),
+        image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"))
+    torch.manual_seed(seed)
+    return _finish(VideoLlama3ForConditionalGeneration(config), processor, tokenizer, Path(folder))
+
+
+def _template_with(image: str, video: str) -> str:
+    """The ChatML template of ``tests/tiny_vlm.py`` with this architecture's image and video placeholders."""
+    return CHAT_TEMPLATE.replace("<|vision_start|><|image_pad|><|vision_end|>", image).replace(
+        "<|vision_start|><|video_pad|><|vision_end|>", video)
+
+
 #: Builders that need no torchvision (image-path models), and those whose video processor needs it.
 BUILDERS = {"gemma3": build_tiny_gemma3, "idefics3": build_tiny_idefics3}
-TORCHVISION_BUILDERS = {"qwen2-vl": build_tiny_qwen2_vl, "smolvlm": build_tiny_smolvlm}
+TORCHVISION_BUILDERS = {"qwen2-vl": build_tiny_qwen2_vl, "smolvlm": build_tiny_smolvlm,
+                        "llava-onevision": build_tiny_llava_onevision, "internvl": build_tiny_internvl,
+                        "videollama3": build_tiny_videollama3}

@@ -1,7 +1,8 @@
 """The transformers backend on tiny random models of several architectures (``tests/tiny_vlm*.py``).
 
-Gemma 3 and Idefics3 take a clip's frames as images and run everywhere. The
-video-processor architectures (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, SmolVLM2) need
+Gemma 3, Idefics3 and LLaVA take a clip's frames as images and run everywhere. The
+video-processor architectures (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, SmolVLM2,
+LLaVA-OneVision, InternVL in its -HF format, VideoLLaMA3) need
 an importable torchvision and are skipped, with that reason, where it is not.
 The models are random: the tests check what reaches the model (frames, tokens,
 BOS, padding) and that batching changes nothing, never the text's quality.
@@ -31,11 +32,10 @@ def _torchvision_works() -> bool:
 TORCHVISION = _torchvision_works()
 SKIP = pytest.mark.skipif(not TORCHVISION, reason="transformers' video processors need torchvision, which does "
                                                   "not import here")
-BUILDERS = {**tiny_vlm_zoo.BUILDERS, "llava": tiny_vlm.build_tiny_llava,
-            "qwen2-vl": tiny_vlm_zoo.build_tiny_qwen2_vl, "qwen2.5-vl": tiny_vlm.build_tiny_qwen2_5_vl,
-            "qwen3-vl": tiny_vlm.build_tiny_qwen3_vl, "smolvlm": tiny_vlm_zoo.build_tiny_smolvlm}
+BUILDERS = {**tiny_vlm_zoo.BUILDERS, "llava": tiny_vlm.build_tiny_llava, **tiny_vlm_zoo.TORCHVISION_BUILDERS,
+            "qwen2.5-vl": tiny_vlm.build_tiny_qwen2_5_vl, "qwen3-vl": tiny_vlm.build_tiny_qwen3_vl}
 IMAGE_PATH = ["gemma3", "idefics3", "llava"]
-VIDEO_PATH = ["qwen2-vl", "qwen2.5-vl", "qwen3-vl", "smolvlm"]
+VIDEO_PATH = ["qwen2-vl", "qwen2.5-vl", "qwen3-vl", "smolvlm", "llava-onevision", "internvl", "videollama3"]
 ALL = IMAGE_PATH + [pytest.param(name, marks=SKIP) for name in VIDEO_PATH]
 #: Architectures whose chat template writes BOS itself.
 BOS_IN_TEMPLATE = ["gemma3", "idefics3"]
