@@ -157,7 +157,7 @@ class TransformersDescriber:
         self.max_new_tokens = int(max_new_tokens)
         self.batch_size = self.max_batch_size = int(batch_size)
         self.device_map = device_map
-        self.device = resolve_device("cuda" if device_map is not None and device == "auto" else device)
+        self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.trust_remote_code = (self.family == "minicpm-v") if trust_remote_code is None else bool(trust_remote_code)
         self.attn_implementation = attn_implementation
@@ -196,10 +196,9 @@ class TransformersDescriber:
         info: dict = {"device": self.device}
         if self.device_map is not None:
             info["device_map"] = self.device_map
-        engine = self._engine
-        placed = getattr(getattr(engine, "model", None), "hf_device_map", None)
-        if placed:
-            info["devices_used"] = sorted({str(d) for d in placed.values()})
+        model = getattr(self._engine, "model", None)
+        if hasattr(model, "parameters"):
+            info["devices_used"] = sorted({str(p.device) for p in model.parameters()})
         return info
 
     def load(self) -> "TransformersDescriber":

@@ -378,3 +378,11 @@ def test_a_model_that_cannot_batch_falls_back_to_one_at_a_time(llava_folder, lla
     with pytest.raises(RuntimeError, match="a bad item"):
         describer.describe([requests[0], broken])
     assert engine.can_batch["image"] is True
+
+
+def test_device_map_auto_loads_through_accelerate_and_answers_the_same(llava_folder, llava, requests):
+    spread = TransformersDescriber(model=str(llava_folder), max_new_tokens=6, device="cpu", device_map="auto")
+    assert "device_map" not in spread.config()  # where the weights sit does not change the text's key
+    assert spread.describe(requests) == llava.describe(requests)
+    info = spread.run_info()
+    assert info["device_map"] == "auto" and info["devices_used"] == ["cpu"]
