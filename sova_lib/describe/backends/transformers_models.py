@@ -209,7 +209,7 @@ def load_error_cause(error: Exception, model: str) -> str:
         return "flash-attn"
     if missing_package(error) is not None:
         return "missing-package"
-    if (_model_type(model) in _OTHER_ROUTES or "trust_remote_code" in lower
+    if (_model_type(model) in _OTHER_ROUTES or "trust_remote_code" in lower or "remote code" in lower
             or "does not recognize this architecture" in lower or "unrecognized configuration class" in lower):
         return "remote-code"
     folder = Path(model).expanduser()
@@ -222,9 +222,15 @@ def preflight(model: str, *, revision: str | None = None, cache_dir: str | None 
     """Fail in well under a second, before torch and transformers are imported, when the model cannot be there.
 
     Raises ``DescriberEnvironmentError`` (``explain_load_error``) for a local path with no
-    ``config.json``, and, in offline mode, for a hub id whose ``config.json`` is not in the local Hugging
-    Face cache. Anything else is left to ``from_pretrained``.
+    ``config.json``; for the original InternVL checkpoints (``OpenGVLab/InternVL*`` ids not ending in
+    ``-HF``), whose own code transformers' image-text-to-text classes cannot run, before gigabytes are
+    downloaded; and, in offline mode, for a hub id whose ``config.json`` is not in the local Hugging Face
+    cache. Anything else is left to ``from_pretrained``.
     """
+    if re.match(r"opengvlab/internvl", str(model), flags=re.IGNORECASE) and not str(model).lower().endswith("-hf"):
+        raise explain_load_error("model", ValueError("the original InternVL checkpoints are remote code, not a "
+                                                     "transformers image-text-to-text model"),
+                                 model=str(model), revision=revision, cache_dir=cache_dir)
     folder = Path(str(model)).expanduser()
     if folder.is_absolute() or str(model).startswith((".", "~")) or folder.exists():
         if not (folder / "config.json").is_file():
@@ -280,7 +286,7 @@ def explain_load_error(what: str, error: Exception, *, model: str, revision: str
         model_type = _model_type(model)
         if model_type in _OTHER_ROUTES:
             fix = _OTHER_ROUTES[model_type]
-        elif re.search(r"internvl3_5-[^/]*$", model, flags=re.IGNORECASE) and not model.lower().endswith("-hf"):
+        elif re.match(r"opengvlab/internvl", model, flags=re.IGNORECASE) and not model.lower().endswith("-hf"):
             fix = _OTHER_ROUTES["internvl_chat"]
         else:
             fix = ("this model ships its own code, which this transformers cannot run as is: use a "

@@ -8,6 +8,7 @@ from sova_lib.describe.backends.transformers_models import (
     load_error_cause,
     missing_package,
     offline_mode,
+    preflight,
     resolve_device,
     resolve_dtype,
     resolve_family,
@@ -140,6 +141,22 @@ def test_remote_code_checkpoints_point_to_their_route(tmp_path):
     assert "(remote-code)" in folder and "family=minicpm-v" in folder and "vllm serve openbmb/MiniCPM-V-4_5" in folder
     other = str(explain_load_error("model", ValueError("set trust_remote_code=True"), model="org/custom"))
     assert "(remote-code)" in other and "--backend-option trust_remote_code=true" in other
+
+
+def test_preflight_stops_before_loading(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    with pytest.raises(DescriberEnvironmentError) as error:
+        preflight("OpenGVLab/InternVL3_5-8B")
+    assert "(remote-code)" in str(error.value) and "OpenGVLab/InternVL3_5-8B-HF" in str(error.value)
+    preflight("OpenGVLab/InternVL3_5-8B-HF")  # native: left to from_pretrained (online, nothing checked)
+    with pytest.raises(DescriberEnvironmentError, match=r"\(path\): FileNotFoundError: .*config.json does not exist"):
+        preflight(str(tmp_path))
+    (tmp_path / "config.json").write_text("{}")
+    preflight(str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(DescriberEnvironmentError, match=r"\(hub-offline\)"):
+        preflight("sova-tests/not-cached", cache_dir=str(tmp_path / "hub"))
 
 
 def test_minicpm_v_4_6_and_later_are_native():
