@@ -9,6 +9,7 @@ BOS, padding) and that batching changes nothing, never the text's quality.
 """
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -130,6 +131,9 @@ def test_a_one_frame_clip_from_a_real_video_through_the_runner(folders, tmp_path
     summary = describe_items(describer, items, tmp_path / "cache", prompt="Describe.", fps=1.0,
                              show_progress=False, verbose=False)
     assert (summary.described, summary.failed) == (2, 0)
+    records = [json.loads(line) for line in (summary.folder / "descriptions.jsonl").read_text().splitlines()]
+    flagged = [r["id"] for r in records if r.get("empty")]
+    assert flagged == [r["id"] for r in records if not r["text"].strip()] and summary.empty == len(flagged)
     sizes = sorted(len(c["videos"][0][0]) if "videos" in c else len(c["images"][0]) for c in calls)
     assert sizes == [2, 7]  # frames [0, 0] of the 1-frame clip; 60 frames at 10 fps, 1 fps: n = 7
 
