@@ -161,7 +161,8 @@ def add_commands(subparsers) -> None:
 
 
 def _describer_options(args) -> dict:
-    options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt) is not None}
+    # getattr with a default: other commands (e.g. sova vantage describe) reuse this with fewer options
+    options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt, None) is not None}
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
         print(f"sova: note: the {args.backend} backend has no model; --model is ignored", file=sys.stderr)
     for text in args.backend_option:
