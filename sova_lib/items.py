@@ -24,7 +24,7 @@ import numpy as np
 from sova_lib.sentences import split
 from sova_lib.similarity import ItemVectors, l2_normalize
 
-__all__ = ["embed_descriptions", "read_descriptions", "read_embeddings", "write_embeddings"]
+__all__ = ["embed_descriptions", "empty_note", "read_descriptions", "read_embeddings", "write_embeddings"]
 
 
 def _as_id(raw, where: str):
@@ -91,6 +91,19 @@ def read_descriptions(path: str | Path) -> dict:
             raise ValueError(f"{where}: expected an object with \"id\" and \"text\"")
         _put(out, sources, _as_id(record["id"], where), record["text"], where)
     return out
+
+
+def empty_note(texts: dict) -> list[str]:
+    """A note (a one-element list) when some descriptions are empty or whitespace only, else ``[]``.
+
+    Such an item has no sentence to embed; ``sova describe`` keeps it and flags it ``"empty": true``.
+    """
+    empty = [key for key, text in texts.items() if not text.strip()]
+    if not empty:
+        return []
+    shown = ", ".join(repr(key) for key in empty[:5]) + (", ..." if len(empty) > 5 else "")
+    return [f"{len(empty)} of {len(texts)} descriptions are empty or whitespace only (ids {shown}): the describer "
+            "gave no text for them"]
 
 
 def read_embeddings(path: str | Path) -> ItemVectors:

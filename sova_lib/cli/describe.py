@@ -42,7 +42,10 @@ Sources of items (one of):
 
 The exit code is 0 when at least one item has a description (failures are
 listed in ``errors.jsonl`` and the summary; ``--retry-errors`` retries them),
-1 when none has, 2 for a usage error.
+1 when none has or when the run stopped on an environment error (the model
+cannot load, the server is down or does not serve the model, ...: one line
+on stderr names the cause and the fix, and no item is marked as failed), 2
+for a usage error.
 
 ``sova import`` turns the SOVABench authors' output, one JSON object
 ``{"<index>": "<text>", ...}``, into the same cache format::
@@ -71,7 +74,7 @@ from pathlib import Path
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.cli import CliError
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
-from sova_lib.describe.contract import DESCRIBERS, make_describer
+from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
 from sova_lib.protocols import PROTOCOLS
@@ -97,7 +100,8 @@ item sources:
                          the source videos under DIR (no clip files); ids are benchmark indices;
                          rows without a clip (status not ok) are recorded in errors.jsonl
 
-exit code: 0 when some item has a description, 1 when none has, 2 for a usage error"""
+exit code: 0 when some item has a description, 1 when none has or the run stopped on an
+environment error (model cannot load, server down; nothing is marked failed), 2 for a usage error"""
 
 _IMPORT = """\
 Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
@@ -110,7 +114,7 @@ _MODEL_FREE = frozenset({"motion"})
 
 #: Option -> describer keyword it sets (only when given on the command line).
 _PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concurrency",
-                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env"}
+                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env", "device_map": "device_map"}
 
 
 def add_commands(subparsers) -> None:
@@ -140,6 +144,9 @@ def add_commands(subparsers) -> None:
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
     d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight (openai backend)")
     d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens (default 1024)")
+    d.add_argument("--device-map", metavar="MAP",
+                   help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
+                        "(accelerate)")
     d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
     d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
@@ -162,7 +169,8 @@ def add_commands(subparsers) -> None:
 
 
 def _describer_options(args) -> dict:
-    options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt) is not None}
+    # getattr with a default: other commands (e.g. sova vantage describe) reuse this with fewer options
+    options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt, None) is not None}
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
         print(f"sova: note: the {args.backend} backend has no model; --model is ignored", file=sys.stderr)
     for text in args.backend_option:
@@ -300,6 +308,9 @@ def run_describe(args) -> int:
         summary = describe_items(describer, items, args.cache_dir, prompt=prompt, fps=args.fps,
                                  crop_source=crop_source, retry_errors=args.retry_errors,
                                  show_progress=not args.no_progress, details=extra)
+    except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items
+        print(f"sova: error: {err}", file=sys.stderr)
+        return 1
     except (CacheLockedError, ValueError) as err:  # a busy folder, a broken cache file, duplicate ids
         raise CliError(str(err)) from None
     except KeyboardInterrupt:

@@ -22,7 +22,7 @@ from sova_lib.cli import CliError
 from sova_lib.describe.contrastive import ContrastiveModel
 from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
-from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
+from sova_lib.items import embed_descriptions, empty_note, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS, get_protocol
 from sova_lib.records import make_record, write_record
@@ -84,9 +84,12 @@ def run_evaluate(args) -> int:
             if args.embeddings:
                 items = read_embeddings(args.embeddings)
             else:
-                items = embed_descriptions(read_descriptions(args.descriptions), encoder(), sentences=not args.no_split)
+                texts = read_descriptions(args.descriptions)
+                items = embed_descriptions(texts, encoder(), sentences=not args.no_split)
             result = evaluate(args.protocol, items, aggregate=args.aggregate, ties=args.ties,
                               allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
+            if not args.embeddings:
+                result.notes.extend(empty_note(texts))
     except (CoverageError, ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
     if args.results_dir:
