@@ -115,7 +115,7 @@ def test_blank_answers_at_evaluation_get_a_note(capsys, tmp_path):
     code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--descriptions", path,
                         "--cache-dir", tmp_path / "cache")
     assert code == 0
-    assert f"sova: note: 2 description(s) are empty or whitespace only (e.g. ids [{first}, {second}])" in err
+    assert f"note: 2 of 2300 descriptions are empty or whitespace only (ids {first!r}, {second!r})" in err
 
 
 def test_plan_with_an_empty_annotation_folder_gets_a_note(capsys, tmp_path):
