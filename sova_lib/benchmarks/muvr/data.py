@@ -35,8 +35,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
-    "ALIASES", "ANNOTATION_FILES", "MuvrDataError", "MuvrQuery", "PARTITIONS", "Partition", "TagPrompt",
-    "canonical_partition", "load_partition", "partition_dir", "read_json",
+    "ALIASES",
+    "ANNOTATION_FILES",
+    "PARTITIONS",
+    "MuvrDataError",
+    "MuvrQuery",
+    "Partition",
+    "TagPrompt",
+    "canonical_partition",
+    "load_partition",
+    "partition_dir",
+    "read_json",
 ]
 
 #: The five partitions, in the column order of the paper's Tables 7 and 8 (N, O, I, R, D).
@@ -46,6 +55,7 @@ ALIASES = {"geng": "others", "animal": "instance"}
 ANNOTATION_FILES = ("videos.json", "queries_en.json", "query_rel_lists.json", "query_tag_lists.json",
                     "query_tags.json")
 _COMPOUND = re.compile(r"\b(AND|OR)\b")
+_MARKS = re.compile(r"\[?<(?:region|mask)[^>]*>\]?")
 
 
 class MuvrDataError(ValueError):
@@ -64,6 +74,15 @@ def canonical_partition(name: str) -> str:
         raise ValueError(f"unknown MUVR partition {name!r}; choose from {PARTITIONS} "
                          f"(aliases {sorted(ALIASES)})")
     return name
+
+
+def clean_description(text: str) -> str:
+    """The description without its ``[<region>]`` and ``<mask...>`` marks, spaces tidied.
+
+    Text encoders of the released features saw ``[<region>]`` (spec Sec. 3);
+    describers and sentence encoders get the cleaned text (spec Sec. 8.6).
+    """
+    return re.sub(r"\s+", " ", _MARKS.sub("", text)).strip()
 
 
 def partition_dir(root: str | Path, partition: str) -> Path:

@@ -22,7 +22,12 @@ import numpy as np
 from sova_lib import metrics as core_metrics
 from sova_lib.benchmarks.muvr import metrics
 from sova_lib.benchmarks.muvr.data import Partition
-from sova_lib.benchmarks.muvr.scoring import TAG_WEIGHT, QueryVectors, fused_rows, tag_rows
+from sova_lib.benchmarks.muvr.scoring import (
+    TAG_WEIGHT,
+    QueryVectors,
+    fused_rows,
+    tag_rows,
+)
 from sova_lib.similarity import ItemVectors
 
 __all__ = ["VERSIONS", "MuvrResult", "PartitionScore", "evaluate", "evaluate_partition", "random_ranking",

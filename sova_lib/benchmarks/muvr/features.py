@@ -13,6 +13,11 @@ queries. The pickles are read by a restricted unpickler that admits only
 dicts, lists, strings, numbers and NumPy arrays, so a file cannot run code.
 A ``tags`` value given as a list (not a dict) is matched with the query's
 phrases in ``query_tags.json``, in order.
+
+``write_vectors_npz`` / ``npz_vectors`` keep the same vectors in one ``.npz``:
+``ids`` (video ids, strings), ``owner``, ``vectors`` (frames or sentences of
+every video, queries included); optionally ``text_ids``, ``text_owner``,
+``text_vectors`` (query descriptions) and ``tag_phrases``, ``tag_vectors``.
 """
 from __future__ import annotations
 
@@ -22,12 +27,25 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.similarity import ItemVectors, l2_normalize
-from sova_lib.benchmarks.muvr.data import ALIASES, MuvrDataError, Partition, canonical_partition
+from sova_lib.benchmarks.muvr.data import (
+    ALIASES,
+    MuvrDataError,
+    Partition,
+    canonical_partition,
+)
 from sova_lib.benchmarks.muvr.scoring import QueryVectors
+from sova_lib.similarity import ItemVectors, l2_normalize
 
-__all__ = ["QUERY_DICT_SUFFIX", "feature_dir", "load_frames", "load_query_dicts", "read_query_dict",
-           "released_vectors"]
+__all__ = [
+    "QUERY_DICT_SUFFIX",
+    "feature_dir",
+    "load_frames",
+    "load_query_dicts",
+    "npz_vectors",
+    "read_query_dict",
+    "released_vectors",
+    "write_vectors_npz",
+]
 
 QUERY_DICT_SUFFIX = "_query_dict.pkl"
 
@@ -86,7 +104,7 @@ def load_frames(folder: str | Path, ids) -> tuple[ItemVectors | None, list]:
 class _ArrayUnpickler(pickle.Unpickler):
     """Admits NumPy array reconstruction and plain containers only."""
 
-    _ALLOWED = {"_reconstruct", "ndarray", "dtype", "scalar", "_frombuffer"}
+    _ALLOWED = frozenset({"_reconstruct", "ndarray", "dtype", "scalar", "_frombuffer"})
 
     def find_class(self, module, name):
         if module.split(".")[0] == "numpy" and name in self._ALLOWED:
@@ -169,5 +187,56 @@ def released_vectors(features: str | Path, *, query: str = "text+video", version
         if query != "video" or version == "filter":
             text, tags = load_query_dicts(folder, qids, partition.tags)
         return gallery, QueryVectors(frames, text, tags)
+
+    return vectors
+
+
+def write_vectors_npz(path: str | Path, videos: ItemVectors, texts: ItemVectors | None = None,
+                      tags: dict | None = None) -> Path:
+    """Write videos' (and optionally query texts' and tag phrases') vectors to one ``.npz``."""
+    arrays = {"ids": np.asarray(videos.ids).astype(str), "owner": np.asarray(videos.owner),
+              "vectors": np.asarray(videos.vectors, dtype=np.float32)}
+    if texts is not None:
+        arrays.update(text_ids=np.asarray(texts.ids).astype(str), text_owner=np.asarray(texts.owner),
+                      text_vectors=np.asarray(texts.vectors, dtype=np.float32))
+    if tags:
+        arrays.update(tag_phrases=np.array(list(tags), dtype=str),
+                      tag_vectors=np.stack([np.asarray(v, dtype=np.float32) for v in tags.values()]))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, **arrays)
+    return path
+
+
+def npz_vectors(path: str | Path):
+    """A ``vectors(partition) -> (gallery, QueryVectors)`` function over a ``write_vectors_npz`` file."""
+    path = Path(path)
+    if not path.is_file():
+        raise MuvrDataError(path, None, "file not found")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except Exception as err:  # noqa: BLE001 - any unreadable file is reported the same way
+        raise MuvrDataError(path, None, f"not a readable .npz ({err})") from None
+    for key in ("ids", "owner", "vectors"):
+        if key not in arrays:
+            raise MuvrDataError(path, key, f"missing; the file holds {sorted(arrays)}")
+    try:
+        videos = ItemVectors(arrays["ids"].astype(str), arrays["owner"], l2_normalize(arrays["vectors"]))
+        texts = (ItemVectors(arrays["text_ids"].astype(str), arrays["text_owner"], l2_normalize(arrays["text_vectors"]))
+                 if "text_ids" in arrays else None)
+        tags = (dict(zip(arrays["tag_phrases"].astype(str).tolist(), l2_normalize(arrays["tag_vectors"])))
+                if "tag_phrases" in arrays else {})
+    except ValueError as err:
+        raise MuvrDataError(path, "vectors", str(err)) from None
+    where = {v: i for i, v in enumerate(videos.ids.tolist())}
+
+    def vectors(partition: Partition):
+        found = [where[v] for v in partition.gallery if v in where]
+        if not found:
+            raise MuvrDataError(path, "ids", f"no video of partition {partition.name!r}")
+        qids = [q.id for q in partition.queries if q.id in where]
+        frames = videos.select(np.array([where[q] for q in qids])) if qids else None
+        return videos.select(np.array(found)), QueryVectors(frames, texts, tags)
 
     return vectors

@@ -53,7 +53,7 @@ def _positions(items: ItemVectors, ids, what: str) -> np.ndarray:
     where = {v: i for i, v in enumerate(np.asarray(items.ids).tolist())}
     missing = [i for i in ids if i not in where]
     if missing:
-        raise KeyError(f"{len(missing)} quer(ies) have no {what} vectors (e.g. {missing[:3]})")
+        raise ValueError(f"{len(missing)} quer(ies) have no {what} vectors (e.g. {missing[:3]})")
     return np.array([where[i] for i in ids], dtype=np.int64)
 
 
@@ -95,7 +95,7 @@ def tag_rows(gallery: ItemVectors, tags: dict, phrases, *, block_vectors: int = 
     phrases = list(phrases)
     missing = [p for p in phrases if p not in tags]
     if missing:
-        raise KeyError(f"{len(missing)} tag phrase(s) have no vector (e.g. {missing[:3]})")
+        raise ValueError(f"{len(missing)} tag phrase(s) have no vector (e.g. {missing[:3]})")
     blocks = [np.atleast_2d(np.asarray(tags[p], dtype=np.float32)) for p in phrases]
     owner = np.repeat(np.arange(len(phrases)), [b.shape[0] for b in blocks])
     items = ItemVectors(np.arange(len(phrases)), owner, np.concatenate(blocks))

@@ -70,7 +70,7 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
         feats.mkdir(parents=True, exist_ok=True)
         videos, queries, rel_lists, tag_lists, query_tags, qa = [], [], [], [], {}, []
 
-        def video(vid, array, is_query=0):
+        def video(vid, array, is_query=0, feats=feats, videos=videos, partition=partition):
             np.save(feats / f"{vid}.npy", array.astype(np.float32))
             videos.append({"id": len(videos), "frames_path": f"frames/{partition}/{vid}", "is_query": is_query})
 
@@ -85,24 +85,24 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
                 positive = rng.random() < 0.6 or v < 2
                 if positive:
                     start = int(rng.integers(0, frames - 3))
-                    array[start:start + 3] = [_near(rng, direction, 0.8) for _ in range(3)]
+                    array[start:start + 3] = [_near(rng, direction, 1.2) for _ in range(3)]
                     has_tag[vid] = [bool(rng.random() < 0.5) for _ in range(2)]
                     for k in range(2):
                         if has_tag[vid][k]:
-                            array[(start + 3 + k) % frames] = _near(rng, 0.5 * direction + tag_dirs[k], 0.5)
+                            array[(start + 3 + k) % frames] = _near(rng, 0.5 * direction + tag_dirs[k], 1.5)
                     members.append(vid)
                 video(vid, array)
             qids = [f"BVsyn{p}t{t}q{i}" for i in range(queries_per_topic)]
             for i, qid in enumerate(qids):
                 array = _unit(rng, frames, dims)
-                array[4:8] = [_near(rng, direction, 0.6) for _ in range(4)]
+                array[4:8] = [_near(rng, direction, 1.0) for _ in range(4)]
                 video(qid, array, is_query=1)
                 text = f"A synthetic {partition} video of topic {t}, query {i}, showing [<region>]."
                 queries.append({"id": len(queries), "frames_path": f"frames/{partition}/{qid}", "prompt_en": text,
                                 "Clip": "00.00.00-00.00.00", "is_query": 1})
                 tag_vectors = {ph: _near(rng, tag_dirs[k], 0.3).astype(np.float32) for k, ph in enumerate(phrases)}
                 with open(feats / f"{qid}_query_dict.pkl", "wb") as f:
-                    pickle.dump({"query_prompt": _near(rng, direction, 1.0).astype(np.float32)[None],
+                    pickle.dump({"query_prompt": _near(rng, direction, 1.5).astype(np.float32)[None],
                                  "tags": tag_vectors}, f)
                 kept = [m for m in members if rng.random() < 0.85] + [o for o in qids if o != qid]
                 rel_lists.append({"query_id": qid, "rel_lists": {"pos_all": {"id_list": kept}}})
