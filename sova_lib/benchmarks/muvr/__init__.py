@@ -3,13 +3,13 @@
 Modules: ``data`` (annotation loaders), ``features`` (released frame and text
 features), ``scoring`` (frame-set maximum cosine and score fusion),
 ``metrics`` (AP with misses, uAP, R@k, random baseline, QA parses and
-Reranking Score), ``evaluate`` (per partition and averaged), ``qa`` (QA
+Reranking Score), ``retrieval`` (Base and Filter evaluation, per partition and averaged), ``qa`` (QA
 questions, prompts, the describer runner), ``framework`` (MLLM-to-Embedding
 on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout),
 ``paper`` (the paper's Tables 7-9).
 """
 from sova_lib.benchmarks.muvr.data import PARTITIONS, MuvrDataError, load_partition
-from sova_lib.benchmarks.muvr.evaluate import MuvrResult, evaluate, random_ranking
+from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.synthetic import write_synthetic
 

@@ -58,7 +58,7 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
     """Write a synthetic dataset (see the module docstring) under ``root``; returns ``root``.
 
     Per partition: ``topics * queries_per_topic`` queries, ``topics *
-    videos_per_topic`` topic videos (about 60% positives), ``distractors``
+    videos_per_topic`` topic videos (the last two of each topic never positive), ``distractors``
     videos of no topic, two tags per topic. Same generator state, same files.
     """
     root = Path(root)
@@ -82,7 +82,7 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
             for v in range(videos_per_topic):
                 vid = f"BVsyn{p}t{t}v{v:02d}"
                 array = _unit(rng, frames, dims)
-                positive = rng.random() < 0.6 or v < 2
+                positive = v < 2 or (v < videos_per_topic - 2 and rng.random() < 0.75)
                 if positive:
                     start = int(rng.integers(0, frames - 3))
                     array[start:start + 3] = [_near(rng, direction, 1.2) for _ in range(3)]
