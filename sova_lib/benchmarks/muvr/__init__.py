@@ -9,8 +9,8 @@ on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout)
 ``paper`` (the paper's Tables 7-9).
 """
 from sova_lib.benchmarks.muvr.data import PARTITIONS, MuvrDataError, load_partition
-from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking
 from sova_lib.benchmarks.muvr.features import released_vectors
+from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking
 from sova_lib.benchmarks.muvr.synthetic import write_synthetic
 
 __all__ = ["PARTITIONS", "MuvrDataError", "MuvrResult", "evaluate", "load_partition", "random_ranking",

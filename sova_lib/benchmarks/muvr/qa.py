@@ -35,7 +35,12 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.muvr import metrics
-from sova_lib.benchmarks.muvr.data import PARTITIONS, MuvrDataError, canonical_partition, clean_description
+from sova_lib.benchmarks.muvr.data import (
+    PARTITIONS,
+    MuvrDataError,
+    canonical_partition,
+    clean_description,
+)
 from sova_lib.describe import DescribeRequest
 from sova_lib.prompts import Prompt
 from sova_lib.runner import Item, describe_items

@@ -9,7 +9,11 @@ import pytest
 
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import features, qa
-from sova_lib.benchmarks.muvr.data import MuvrDataError, clean_description, load_partition
+from sova_lib.benchmarks.muvr.data import (
+    MuvrDataError,
+    clean_description,
+    load_partition,
+)
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks import muvr
-from sova_lib.benchmarks.muvr import retrieval as ev
 from sova_lib.benchmarks.muvr import features, scoring
+from sova_lib.benchmarks.muvr import retrieval as ev
 from sova_lib.benchmarks.muvr.data import MuvrQuery, Partition, TagPrompt
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.similarity import ItemVectors
