@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh machine:
-#   make test       create/update .venv, install pinned dependencies, run the tests
+#   make test       create/update .venv, install pinned dependencies, lint (ruff, import-linter), run the tests
 #   make reproduce  the same set-up, then regenerate every table and figure under figures/
 PYTHON ?= python3
 VENV   ?= .venv
@@ -23,13 +23,15 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 reproduce: $(STAMP)
 	$(PY) -m sova_lib reproduce
 
 bench: $(STAMP)
-	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
 	rm -rf build .pytest_cache

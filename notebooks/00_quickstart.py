@@ -50,11 +50,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import explore, plots, results
-from sova_lib.describe import make_describer
-from sova_lib.descriptions import embed_descriptions, read_descriptions
-from sova_lib.embed import SentenceEncoder
-from sova_lib.prompts import resolve_prompt
+from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions
+from sova_lib.describe import resolve_prompt
+from sova_lib.paper import plots, quickstart, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -66,8 +64,8 @@ pd.set_option("display.max_colwidth", 160)
 # Each item is a file and an id; a reversed item is the same file read from its last frame to its first.
 
 # %%
-items = explore.example_items(videos, with_reversed=with_reversed)
-explore.items_table(items)
+items = quickstart.example_items(videos, with_reversed=with_reversed)
+quickstart.items_table(items)
 
 # %% [markdown]
 # ## Step 0: the frames the describer sees
@@ -77,7 +75,7 @@ explore.items_table(items)
 # from the start of the clip as it is played).
 
 # %%
-strips = explore.sampled_frames(items, fps)
+strips = quickstart.sampled_frames(items, fps)
 fig = plots.filmstrips(strips, title=f"Frames sampled at {fps:g} per second (up to 5 shown per clip)", max_frames=5,
                        max_pixels=120)
 plots.save_figure(fig, out / "00_quickstart_filmstrips", dpi=90)
@@ -91,7 +89,7 @@ plots.save_figure(fig, out / "00_quickstart_filmstrips", dpi=90)
 
 # %%
 describer = make_describer("motion")
-folder = explore.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
+folder = quickstart.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
 texts = read_descriptions(folder)
 texts = {it.id: texts[it.id] for it in items}
 print(f"cache folder: {folder}")
@@ -105,7 +103,7 @@ pd.DataFrame({"id": list(texts), "description": [t.replace("\n", " / ") for t in
 # Lines first, then NLTK's English sentence splitter on each line. Each sentence will get its own vector.
 
 # %%
-sentences = explore.sentence_table(texts)
+sentences = quickstart.sentence_table(texts)
 results.write_outputs(sentences, sentences, out / "00_quickstart_sentences")
 sentences
 
@@ -119,8 +117,8 @@ sentences
 
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
-other = query + explore.REVERSED_SUFFIX if query + explore.REVERSED_SUFFIX in texts else items[1].id
-matrix, rows, cols = explore.sentence_similarity(texts, encoder, query, other)
+other = query + quickstart.REVERSED_SUFFIX if query + quickstart.REVERSED_SUFFIX in texts else items[1].id
+matrix, rows, cols = quickstart.sentence_similarity(texts, encoder, query, other)
 fig = plots.similarity_heatmap(matrix, rows, cols, highlight_max=True,
                                title=f"Sentences of {query} (rows) against {other} (columns)")
 plots.save_figure(fig, out / "00_quickstart_sentence_similarity")
@@ -141,8 +139,8 @@ plots.save_figure(fig, out / "00_quickstart_sentence_similarity")
 
 # %%
 items_vectors = embed_descriptions(texts, encoder)
-max_matrix, clip_ids = explore.item_similarity(items_vectors, aggregate="max")
-mean_matrix, _ = explore.item_similarity(items_vectors, aggregate="mean")
+max_matrix, clip_ids = quickstart.item_similarity(items_vectors, aggregate="max")
+mean_matrix, _ = quickstart.item_similarity(items_vectors, aggregate="mean")
 fig = plots.similarity_heatmaps([(max_matrix, "maximum cosine (Eq. 3)"), (mean_matrix, "mean cosine")], clip_ids,
                                 value_label="clip similarity (cosine)")
 plots.save_figure(fig, out / "00_quickstart_clip_similarity")
@@ -154,7 +152,7 @@ plots.save_figure(fig, out / "00_quickstart_clip_similarity")
 # that gave the maximum, which is what makes these embeddings interpretable: one can read why a clip was retrieved.
 
 # %%
-top = explore.neighbours(items_vectors, texts, query, k=top_k, aggregate="max")
+top = quickstart.neighbours(items_vectors, texts, query, k=top_k, aggregate="max")
 results.write_outputs(top, top, out / "00_quickstart_neighbours")
 top
 
@@ -162,7 +160,7 @@ top
 # The same query ranked by the mean cosine.
 
 # %%
-top_mean = explore.neighbours(items_vectors, texts, query, k=top_k, aggregate="mean")
+top_mean = quickstart.neighbours(items_vectors, texts, query, k=top_k, aggregate="mean")
 top_mean
 
 # %% [markdown]

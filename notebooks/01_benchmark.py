@@ -39,10 +39,9 @@ fps = {"MEVA": 30.0, "VIRAT": 30.0}  # frame rate per source dataset, frames per
 # %%
 from pathlib import Path
 
-import pandas as pd
-
-from sova_lib import benchmark_stats as stats
-from sova_lib import clip_stats, plots, results
+from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
+from sova_lib.paper import benchmark_stats as stats
+from sova_lib.paper import plots, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

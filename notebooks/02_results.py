@@ -44,8 +44,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import cache_scan, plots, results
-from sova_lib.embed import SentenceEncoder
+from sova_lib import SentenceEncoder
+from sova_lib.paper import cache_scan, plots, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

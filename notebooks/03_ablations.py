@@ -50,8 +50,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import ablations, cache_scan, plots, results
-from sova_lib.embed import SentenceEncoder
+from sova_lib import SentenceEncoder
+from sova_lib.paper import ablations, cache_scan, plots, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

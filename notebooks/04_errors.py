@@ -55,11 +55,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sova_lib import error_analysis as ea
-from sova_lib import plots, results
-from sova_lib.descriptions import embed_descriptions
-from sova_lib.embed import SentenceEncoder
-from sova_lib.evaluate import evaluate
+from sova_lib import SentenceEncoder, embed_descriptions, evaluate
+from sova_lib.paper import error_analysis as ea
+from sova_lib.paper import plots, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

@@ -1,3 +1,3 @@
-from .cli import main
+from sova_lib.cli import main
 
 raise SystemExit(main())

@@ -24,10 +24,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from . import metrics
-from .protocols import Protocol, Task, get_protocol
-from .similarity import ItemVectors, set_similarity
-from .sovabench import SPLITS, load_split
+from sova_lib import metrics
+from sova_lib.items import embed_descriptions
+from sova_lib.protocols import Protocol, Task, get_protocol
+from sova_lib.similarity import ItemVectors, set_similarity
 
 __all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "oracle_texts"]
 
@@ -63,10 +63,6 @@ class Result:
         return out
 
 
-def _benchmark_ids() -> set:
-    return {c.index for split in SPLITS for c in load_split(split)}
-
-
 def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.ndarray, list]:
     """Position of each protocol clip in ``item_ids`` (-1 when missing), and notes."""
     where = {}
@@ -76,21 +72,24 @@ def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.nda
     pos = np.array([where.get(i, -1) for i in wanted.tolist()], dtype=np.int64)
     notes = []
     extra = set(where) - set(wanted.tolist())
-    outside = extra - _benchmark_ids() if extra else set()
+    known = protocol.known_ids() if protocol.known_ids is not None else frozenset(where)
+    outside = extra - known if extra else set()
     missing = wanted[pos < 0]
     if missing.size:
         message = (f"{missing.size} of the {wanted.size} clips of protocol {protocol.name!r} are missing "
                    f"from the input (e.g. ids {missing[:5].tolist()})")
         if not allow_missing:
-            hint = (f"; {len(outside)} input id(s) are not SOVABench clip ids at all "
+            hint = (f"; {len(outside)} input id(s) are not {protocol.benchmark} clip ids at all "
                     f"(e.g. {sorted(outside, key=str)[:3]})" if outside else "")
             raise CoverageError(message + hint + "; describe them, or pass --allow-missing to score without them")
         notes.append(message + "; they were left out of every ranking")
     if len(extra) > len(outside):
-        notes.append(f"{len(extra) - len(outside)} input id(s) belong to other SOVABench protocols and were ignored")
+        notes.append(f"{len(extra) - len(outside)} input id(s) belong to other {protocol.benchmark} protocols "
+                     "and were ignored")
     if outside:
         shown = sorted(outside, key=str)[:5]
-        notes.append(f"{len(outside)} input id(s) are not SOVABench clips at all and were ignored (e.g. {shown})")
+        notes.append(f"{len(outside)} input id(s) are not {protocol.benchmark} clips at all and were ignored "
+                     f"(e.g. {shown})")
     return pos, notes
 
 
@@ -167,13 +166,11 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
 
 
 def oracle_texts(protocol: str | Protocol) -> dict:
-    """id -> the text of the clip's class under ``protocol`` (distractors: their activity)."""
+    """id -> the oracle's text for each clip of ``protocol`` (its class; see ``Protocol.oracle_text``)."""
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
-    texts = {}
-    for c in protocol.clips():
-        label = c.activity if c.is_distractor else protocol.query_class(c)
-        texts[c.index] = label.replace("_", " ").replace("/", " or ")
-    return texts
+    if protocol.oracle_text is None:
+        raise ValueError(f"protocol {protocol.name!r} defines no oracle text")
+    return {c.index: protocol.oracle_text(c) for c in protocol.clips()}
 
 
 def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: int = 0, seed: int = 0) -> Result:
@@ -185,7 +182,6 @@ def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: in
     if name == "oracle":
         if encoder is None:
             raise ValueError("the oracle baseline needs a sentence encoder")
-        from .descriptions import embed_descriptions
 
         result = evaluate(protocol, embed_descriptions(oracle_texts(protocol), encoder),
                           bootstrap=bootstrap, seed=seed)

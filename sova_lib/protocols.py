@@ -7,8 +7,10 @@ relevant to a query when their labels are equal, and a query is never in its
 own ranking. The protocol's score is the mean of per-query AP over a task
 (mAP), or the mean over tasks of that (Pair-mAP).
 
-SOVABench protocols (spec section 3; SOVABench paper, Sections 3.1-3.2 and
-Appendix C):
+The registry is benchmark-agnostic: each benchmark package registers its
+own protocols when it is imported (``sova_lib.benchmarks.sovabench.protocols``
+registers SOVABench's, and ``import sova_lib`` imports it). SOVABench's
+protocols (spec section 3; SOVABench paper, Sections 3.1-3.2 and Appendix C):
 
 ``inter-pair``
     the 1,423 non-distractor clips of the inter-pair file are queries, each
@@ -33,9 +35,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-
-from . import labels
-from .sovabench import Clip, load_split
 
 __all__ = ["PROTOCOLS", "Protocol", "Task", "get_protocol", "register_protocol"]
 
@@ -69,16 +68,23 @@ class Protocol:
     """A named protocol over a list of clips.
 
     ``metric`` is ``"mAP"`` (one task) or ``"Pair-mAP"`` (mean over tasks);
-    ``clips()`` gives the clip records; ``tasks()`` the ranking tasks;
-    ``query_class(clip)`` the class a query's AP is reported under.
+    ``clips()`` gives the clip records (anything with an ``index`` id);
+    ``tasks()`` the ranking tasks; ``query_class(clip)`` the class a query's
+    AP is reported under. ``benchmark`` names the benchmark;
+    ``known_ids()`` (optional) gives every id of that benchmark, so that an
+    input's foreign ids can be told apart from ids of its other protocols;
+    ``oracle_text(clip)`` (optional) is the text of the oracle baseline.
     """
 
     name: str
     metric: str
     description: str
-    clips: Callable[[], tuple[Clip, ...]]
+    clips: Callable[[], tuple]
     tasks: Callable[[], list[Task]]
-    query_class: Callable[[Clip], str]
+    query_class: Callable[[object], str]
+    benchmark: str = "benchmark"
+    known_ids: Callable[[], frozenset] | None = None
+    oracle_text: Callable[[object], str] | None = None
 
     def ids(self) -> np.ndarray:
         """Benchmark ids of the protocol's clips, ``(n,)`` int64, in clip-list order."""
@@ -98,47 +104,3 @@ def get_protocol(name: str) -> Protocol:
     if name not in PROTOCOLS:
         raise ValueError(f"unknown protocol {name!r}; choose one of {sorted(PROTOCOLS)}")
     return PROTOCOLS[name]
-
-
-def _one_task(split: str, label_of: Callable[[Clip], str]) -> Callable[[], list[Task]]:
-    def tasks() -> list[Task]:
-        clips = load_split(split)
-        queries = np.array([i for i, c in enumerate(clips) if not c.is_distractor], dtype=np.int64)
-        # Distractors get their own position as label, so nothing is relevant to them.
-        lab = np.array([f"#distractor{i}" if c.is_distractor else label_of(c) for i, c in enumerate(clips)])
-        return [Task(split, queries, np.arange(len(clips), dtype=np.int64), lab)]
-
-    return tasks
-
-
-def _intra_pair_tasks() -> list[Task]:
-    clips = load_split("intrapair")
-    lab = np.array([c.label for c in clips])
-    pair = np.array([c.pair for c in clips])
-    tasks = []
-    for p in labels.PAIRS:
-        members = np.flatnonzero(pair == p.name)
-        tasks.append(Task(p.name, members, members, lab))
-    return tasks
-
-
-register_protocol(Protocol(
-    "inter-pair", "mAP",
-    "1,423 queries against all 9,882 clips; relevant = same opposite-action pair",
-    lambda: load_split("interpair"), _one_task("interpair", lambda c: c.pair), lambda c: c.pair,
-))
-register_protocol(Protocol(
-    "inter-pair-constrained", "mAP",
-    "the 1,423 queries against each other (no distractors); relevant = same pair",
-    lambda: load_split("interpair_queries"), _one_task("interpair_queries", lambda c: c.pair), lambda c: c.pair,
-))
-register_protocol(Protocol(
-    "intra-pair", "Pair-mAP",
-    "per opposite pair, every clip against the pair's other clips; relevant = same action",
-    lambda: load_split("intrapair"), _intra_pair_tasks, lambda c: c.label,
-))
-register_protocol(Protocol(
-    "two-class", "mAP",
-    "1,423 queries against all 9,882 clips; relevant = same group (human_vehicle / vehicle)",
-    lambda: load_split("interpair"), _one_task("interpair", lambda c: c.dim), lambda c: c.dim,
-))

@@ -1,10 +1,9 @@
 """environment.yml and requirements.txt must pin the same packages at the same versions."""
 import re
-from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT  # noqa: E402
 
 
 def _pins(lines):

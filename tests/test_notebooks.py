@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sova_lib import error_analysis, reproduce
-from sova_lib.descriptions import read_descriptions
 from sova_lib.embed import SentenceEncoder
+from sova_lib.items import read_descriptions
+from sova_lib.paper import error_analysis, reproduce
 from sova_lib.sentences import split
+from tests.paths import ROOT  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 QUICKSTART_CACHE = ROOT / "cache" / "descriptions"
 

@@ -74,8 +74,14 @@ def build_tiny_llava(folder: str | Path, seed: int = 0) -> Path:
     resized to 32x32 and cut into 8x8 patches (16 image tokens).
     """
     import torch
-    from transformers import (CLIPImageProcessor, CLIPVisionConfig, LlamaConfig, LlavaConfig,
-                              LlavaForConditionalGeneration, LlavaProcessor)
+    from transformers import (
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
 
     folder = Path(folder)
     specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>"]
@@ -121,8 +127,13 @@ def build_tiny_qwen2_5_vl(folder: str | Path, seed: int = 0) -> Path:
     the 2x2 merge); video frames are paired in time (temporal patch 2).
     """
     import torch
-    from transformers import (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor,
-                              Qwen2VLImageProcessor, Qwen2VLVideoProcessor)
+    from transformers import (
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2_5_VLProcessor,
+        Qwen2VLImageProcessor,
+        Qwen2VLVideoProcessor,
+    )
 
     folder = Path(folder)
     tokenizer = byte_tokenizer(QWEN_SPECIALS, eos="<|im_end|>", pad="<|endoftext|>", chat_template=CHAT_TEMPLATE)
@@ -153,8 +164,13 @@ def build_tiny_qwen3_vl(folder: str | Path, seed: int = 0) -> Path:
     visible in the tokens that reach the model.
     """
     import torch
-    from transformers import (Qwen2VLImageProcessor, Qwen3VLConfig, Qwen3VLForConditionalGeneration,
-                              Qwen3VLProcessor, Qwen3VLVideoProcessor)
+    from transformers import (
+        Qwen2VLImageProcessor,
+        Qwen3VLConfig,
+        Qwen3VLForConditionalGeneration,
+        Qwen3VLProcessor,
+        Qwen3VLVideoProcessor,
+    )
 
     folder = Path(folder)
     tokenizer = byte_tokenizer(QWEN_SPECIALS, eos="<|im_end|>", pad="<|endoftext|>", chat_template=CHAT_TEMPLATE)

@@ -1,0 +1,96 @@
+"""Items/s of the ``openai`` backend through the runner at concurrency 1 and 16.
+
+A local chat-completions server on 127.0.0.1 answers every request after a
+fixed 200 ms (at most 32 requests handled at once), standing in for a serving
+engine (vLLM, SGLang) whose batch latency does not grow with the number of
+requests. Each item sends the 6 frames that the paper's sampler takes at
+1 fps from a real 384x288 example excerpt (50 frames at 10 fps), JPEG-encoded per request as in a real run; frames are
+decoded once so the numbers measure the backend and the runner, not video
+decoding. Target: concurrency 16 at least 10x the items/s of concurrency 1.
+
+Run: ``python bench/bench_openai.py [--items 48] [--latency 0.2]``
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from sova_lib.describe.backends.openai import OpenAIDescriber
+from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.runner import Item, describe_items
+from sova_lib.video.frames import example_videos, sample_frames
+
+MAX_BODY = 64 << 20
+
+
+def start_server(latency: float, max_handlers: int = 32) -> ThreadingHTTPServer:
+    slots = threading.BoundedSemaphore(max_handlers)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # as serving engines do: no 40 ms delayed-ACK stalls
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length", 0))
+            if length > MAX_BODY:
+                self.send_error(413)
+                return
+            with slots:
+                body = json.loads(self.rfile.read(length))
+                time.sleep(latency)
+                images = sum(p["type"] == "image_url" for p in body["messages"][-1]["content"])
+                data = json.dumps({"choices": [{"message": {"content": f"{images} frames seen."}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=48)
+    parser.add_argument("--latency", type=float, default=0.2, help="server answer time in seconds")
+    args = parser.parse_args()
+
+    frames = sample_frames(next(p for p in example_videos() if "square" in p.name), rate=1.0)
+    loaded = (list(frames.images), tuple(frames.timestamps), True)
+    server = start_server(args.latency)
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    items = [Item(i, Path(f"item{i}.mp4")) for i in range(args.items)]
+    rates = {}
+    try:
+        for concurrency in (1, 16):
+            describer = OpenAIDescriber("bench/vlm", url, concurrency=concurrency)
+            with tempfile.TemporaryDirectory() as cache:
+                start = time.perf_counter()
+                summary = describe_items(describer, items, cache, prompt=resolve_prompt("general"),
+                                         loader=lambda item, fps: loaded, show_progress=False, verbose=False)
+                seconds = time.perf_counter() - start
+            assert summary.described == args.items, summary
+            rates[concurrency] = args.items / seconds
+            print(f"concurrency {concurrency:2d}: {args.items} items ({len(frames.images)} frames each) "
+                  f"in {seconds:.2f} s = {rates[concurrency]:.2f} items/s")
+    finally:
+        server.shutdown()
+        server.server_close()
+    ratio = rates[16] / rates[1]
+    print(f"speed-up at concurrency 16: {ratio:.1f}x (target >= 10x; "
+          f"ideal {min(16, args.items):d}x at {args.latency * 1000:.0f} ms per answer)")
+
+
+if __name__ == "__main__":
+    main()

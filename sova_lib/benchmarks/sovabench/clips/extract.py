@@ -1,0 +1,337 @@
+"""Cutting planned SOVABench clips out of the source videos.
+
+:func:`extract_clips` reads a clip manifest (``sova_lib.benchmarks.sovabench.clips.plan``) and writes
+each ``ok`` row's clip to ``<out>/<video>.mp4``: frames ``start_frame`` to
+``end_frame`` (both included, counted from 0 in decoding order), cropped to
+the region clamped to the frame, at the source frame rate, in reverse order
+where ``reversed`` is true. A window that runs past the video's last frame
+is clamped to it (the log records the frames written).
+
+Each source video is decoded once, from its first frame, for all of its
+clips (decoders cannot seek to an exact frame in every container), and only
+frames inside some window are converted to pixels. Forward clips are encoded
+as their frames arrive; reversed clips keep their cropped frames in memory
+until the window ends. A clip is written to a hidden temporary file and
+renamed when complete, so an interrupted run leaves no partial clip, and a
+rerun skips clips that exist. Every clip's outcome (written or failed, with
+the reason) is appended to ``<out>/extract_log.jsonl``; a failing clip or
+video does not stop the run.
+
+Output encoding: H.264 (``libx264``, CRF 18, ``yuv420p``) by default, or
+``mpeg4`` when the PyAV build lacks libx264. 4:2:0 pixel formats need even
+sides, so an odd crop width or height loses its last column or row there;
+``codec="libx264rgb", crf=0`` writes lossless RGB at the exact crop size.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Sequence
+
+from sova_lib.benchmarks.sovabench.clips.plan import ManifestRow, clamp_region
+
+__all__ = [
+    "VIDEO_EXTENSIONS",
+    "ExtractSummary",
+    "cut_clips",
+    "default_codec",
+    "extract_clips",
+    "find_source_videos",
+]
+
+#: File extensions searched for a source video, in order of preference.
+VIDEO_EXTENSIONS = (".avi", ".mp4", ".mkv", ".mov")
+LOG_NAME = "extract_log.jsonl"
+
+
+def default_codec() -> str:
+    """``libx264`` when this PyAV build can encode with it, else ``mpeg4``."""
+    import av
+
+    try:
+        av.Codec("libx264", "w")
+        return "libx264"
+    except Exception:  # noqa: BLE001  (PyAV raises several types for a missing codec)
+        return "mpeg4"
+
+
+def find_source_videos(root: str | Path, names) -> dict[str, Path]:
+    """Paths of the source videos ``names`` anywhere under ``root``.
+
+    A video ``NAME`` is the file ``NAME.avi`` / ``.mp4`` / ``.mkv`` / ``.mov``
+    (``VIDEO_EXTENSIONS`` order); where several folders hold it, the first
+    path in sorted order wins. Names not found are absent from the result.
+    """
+    wanted = set(names)
+    hits: dict[str, list[tuple[int, str]]] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for fn in filenames:
+            stem, ext = os.path.splitext(fn)
+            if stem in wanted and ext.lower() in VIDEO_EXTENSIONS:
+                hits.setdefault(stem, []).append((VIDEO_EXTENSIONS.index(ext.lower()), os.path.join(dirpath, fn)))
+    return {name: Path(sorted(v)[0][1]) for name, v in hits.items()}
+
+
+@dataclass
+class ExtractSummary:
+    """Outcome of :func:`extract_clips`: counts, and ``(index, video, reason)`` per failure."""
+
+    written: int = 0
+    skipped: int = 0
+    failed: int = 0
+    not_ok: int = 0
+    clamped: int = 0
+    errors: list[tuple[int, str, str]] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"clips written: {self.written}, already present: {self.skipped}, failed: {self.failed}, "
+               f"rows without a clip (status not ok): {self.not_ok}"]
+        if self.clamped:
+            out.append(f"  {self.clamped} window(s) ran past the video's end and were clamped")
+        for index, video, reason in self.errors[:10]:
+            out.append(f"  failed {index} {video}: {reason}")
+        if len(self.errors) > 10:
+            out.append(f"  ... and {len(self.errors) - 10} more (see {LOG_NAME})")
+        return out
+
+
+class _Writer:
+    """One clip being written to a temporary file, renamed on :meth:`close`."""
+
+    def __init__(self, row, path: Path, crop, rate, codec, pix_fmt, crf):
+        import av
+
+        self.row, self.path, self.rate = row, path, rate
+        x1, y1, x2, y2 = crop
+        w, h = x2 - x1, y2 - y1
+        if pix_fmt in ("yuv420p", "yuvj420p", "nv12") or codec == "mpeg4":
+            w, h = w - w % 2, h - h % 2  # 4:2:0 needs even sides
+        if w <= 0 or h <= 0:
+            raise ValueError(f"the crop {crop} leaves no pixels inside the frame")
+        self.crop = (x1, y1, x1 + w, y1 + h)
+        self.tmp = path.with_name(f".{path.stem}.partial{path.suffix}")
+        self.container = av.open(str(self.tmp), "w", format="mp4")
+        try:
+            self.stream = self.container.add_stream(codec, rate=rate)
+            self.stream.width, self.stream.height = w, h
+            if pix_fmt:
+                self.stream.pix_fmt = pix_fmt
+            if crf is not None and codec.startswith("libx264"):
+                self.stream.options = {"crf": str(crf)}
+        except Exception:
+            self.abort()
+            raise
+        self.buffer = [] if row.reversed else None
+        self.frames = 0
+
+    def add(self, rgb):
+        x1, y1, x2, y2 = self.crop
+        piece = rgb[y1:y2, x1:x2]
+        if self.buffer is not None:
+            self.buffer.append(piece.copy())
+        else:
+            self._encode(piece)
+        self.frames += 1
+
+    def _encode(self, piece):
+        import av
+        import numpy as np
+
+        frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(piece), format="rgb24")
+        for packet in self.stream.encode(frame):
+            self.container.mux(packet)
+
+    def close(self):
+        if self.buffer is not None:
+            for piece in reversed(self.buffer):
+                self._encode(piece)
+            self.buffer = None
+        for packet in self.stream.encode():
+            self.container.mux(packet)
+        self.container.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self):
+        try:
+            self.container.close()
+        except Exception:  # noqa: BLE001
+            pass
+        self.tmp.unlink(missing_ok=True)
+
+
+def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str | Path, *,
+              codec: str | None = None, pix_fmt: str | None = "yuv420p", crf: int | None = 18,
+              on_done=None) -> list[dict]:
+    """Cut ``rows`` (all ``ok``, all from this video) in one decoding pass.
+
+    Returns one record per row: ``{"index", "video", "status": "written" |
+    "failed", "frames", "window", "crop", "fps", "reason"}``; ``window`` is
+    the window actually written (clamped to the video), ``crop`` the crop
+    actually applied. ``on_done(record)`` is called as each clip finishes.
+    """
+    import av
+
+    codec = codec or default_codec()
+    if codec != "libx264rgb" and pix_fmt in ("rgb24", "bgr24"):
+        raise ValueError(f"pix_fmt {pix_fmt} needs codec libx264rgb")
+    if codec == "libx264rgb" and pix_fmt == "yuv420p":
+        pix_fmt = "rgb24"
+    out_dir = Path(out_dir)
+    records: list[dict] = []
+
+    def finish(row, status, reason="", writer=None, fps=None):
+        rec = {"index": row.index, "video": row.video, "status": status, "reason": reason,
+               "frames": writer.frames if writer else 0,
+               "window": [row.start_frame, row.start_frame + writer.frames - 1] if writer and writer.frames else None,
+               "crop": list(writer.crop) if writer else None, "fps": fps}
+        records.append(rec)
+        if on_done is not None:
+            on_done(rec)
+
+    pending = sorted(rows, key=lambda r: (r.start_frame, r.end_frame))
+    try:
+        container = av.open(str(video_path))
+    except Exception as err:  # noqa: BLE001
+        for row in pending:
+            finish(row, "failed", f"cannot open {video_path}: {err}")
+        return records
+    active: list[_Writer] = []
+    fps = None
+    try:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        rate = stream.average_rate or stream.guessed_rate or stream.base_rate
+        if not rate:
+            raise ValueError("the video stream has no frame rate")
+        rate = Fraction(rate)
+        fps = float(rate)
+        last = max(r.end_frame for r in pending)
+        nxt = decoded = 0
+        for i, frame in enumerate(container.decode(stream)):
+            decoded = i + 1
+            while nxt < len(pending) and pending[nxt].start_frame <= i:
+                row = pending[nxt]
+                nxt += 1
+                try:
+                    crop = clamp_region(row.region, (frame.width, frame.height))
+                    active.append(_Writer(row, out_dir / f"{row.video}.mp4", crop, rate, codec, pix_fmt, crf))
+                except Exception as err:  # noqa: BLE001
+                    finish(row, "failed", f"{type(err).__name__}: {err}", fps=fps)
+            if active:
+                rgb = frame.to_ndarray(format="rgb24")
+                for wr in list(active):
+                    try:
+                        wr.add(rgb)
+                        if i >= wr.row.end_frame:
+                            active.remove(wr)
+                            wr.close()
+                            finish(wr.row, "written", writer=wr, fps=fps)
+                    except Exception as err:  # noqa: BLE001
+                        active.remove(wr)
+                        wr.abort()
+                        finish(wr.row, "failed", f"{type(err).__name__}: {err}", fps=fps)
+            if i >= last:
+                break
+        # the video ended before some windows did: clamp them to its last frame
+        for wr in active:
+            try:
+                wr.close()
+                finish(wr.row, "written", f"window clamped at the video's last frame {wr.row.start_frame + wr.frames - 1}",
+                       writer=wr, fps=fps)
+            except Exception as err:  # noqa: BLE001
+                wr.abort()
+                finish(wr.row, "failed", f"{type(err).__name__}: {err}", fps=fps)
+        active = []
+        for row in pending[nxt:]:
+            finish(row, "failed", f"window starts at frame {row.start_frame}, but the video has "
+                                  f"{decoded} frames", fps=fps)
+    except Exception as err:  # noqa: BLE001  (a decoding error fails this video's open clips only)
+        done = {r["video"] for r in records}
+        for wr in active:
+            wr.abort()
+        for row in pending:
+            if row.video not in done:
+                finish(row, "failed", f"decoding {video_path} failed: {type(err).__name__}: {err}", fps=fps)
+    finally:
+        container.close()
+    return records
+
+
+def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: str | Path, *,
+                  codec: str | None = None, pix_fmt: str | None = "yuv420p", crf: int | None = 18,
+                  workers: int = 1, progress: bool = False) -> ExtractSummary:
+    """Write every ``ok`` row's clip to ``<out_dir>/<video>.mp4`` (see the module docstring).
+
+    Source videos are found under ``video_root`` by name
+    (:func:`find_source_videos`). Clips already present are skipped; rows
+    sharing a clip name are written once. With ``workers > 1``, that many
+    processes each decode one source video at a time. Returns an
+    :class:`ExtractSummary`; each outcome is also appended to
+    ``<out_dir>/extract_log.jsonl``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary = ExtractSummary(not_ok=sum(1 for r in rows if not r.ok))
+    todo: dict[str, list[ManifestRow]] = {}
+    seen = set()
+    for r in rows:
+        if not r.ok or r.video in seen:
+            continue
+        seen.add(r.video)
+        if (out_dir / f"{r.video}.mp4").exists():
+            summary.skipped += 1
+            continue
+        todo.setdefault(r.source_video, []).append(r)
+    n_todo = sum(len(v) for v in todo.values())
+    videos = find_source_videos(video_root, todo) if todo else {}
+
+    bar = None
+    if progress and n_todo:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_todo, desc="extracting clips", unit="clip")
+    with open(out_dir / LOG_NAME, "a", encoding="utf-8") as log:
+
+        def on_done(rec):
+            rec = {**rec, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            if rec["status"] == "written":
+                summary.written += 1
+                if rec["reason"]:
+                    summary.clamped += 1
+            else:
+                summary.failed += 1
+                summary.errors.append((rec["index"], rec["video"], rec["reason"]))
+            if bar is not None:
+                bar.update(1)
+
+        for source, group in todo.items():
+            if source not in videos:
+                for r in group:
+                    on_done({"index": r.index, "video": r.video, "status": "failed", "frames": 0,
+                             "window": None, "crop": None, "fps": None,
+                             "reason": f"source video {source} ({'/'.join(VIDEO_EXTENSIONS)}) not found under {video_root}"})
+        found = [(videos[source], group) for source, group in todo.items() if source in videos]
+        options = dict(codec=codec or default_codec(), pix_fmt=pix_fmt, crf=crf)
+        if workers > 1 and len(found) > 1:
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            with ProcessPoolExecutor(workers) as pool:
+                jobs = [pool.submit(cut_clips, path, group, out_dir, **options) for path, group in found]
+                for job in as_completed(jobs):
+                    for rec in job.result():
+                        on_done(rec)
+        else:
+            for path, group in found:
+                if bar is not None:
+                    bar.set_postfix_str(path.stem[-40:])
+                cut_clips(path, group, out_dir, on_done=on_done, **options)
+    if bar is not None:
+        bar.close()
+    return summary

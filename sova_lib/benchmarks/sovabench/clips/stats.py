@@ -1,0 +1,126 @@
+"""Statistics of a clip manifest: durations, crop sizes, counts (Figure 3(b), 3(c)).
+
+A manifest (``sova_lib.benchmarks.sovabench.clips.plan``) becomes a pandas DataFrame with
+``manifest_frame``; the other functions take that frame.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from sova_lib.benchmarks.sovabench.clips.plan import (
+    _INT_COLUMNS,
+    DEFAULT_FPS,
+    MANIFEST_COLUMNS,
+    STATUSES,
+    ManifestRow,
+    read_manifest,
+)
+from sova_lib.benchmarks.sovabench.splits import Clip, load_split, source_dataset_of
+
+__all__ = ["class_counts", "clip_durations", "crop_sizes", "dataset_counts", "manifest_frame", "status_counts"]
+
+
+def manifest_frame(rows: Sequence[ManifestRow] | str | Path):
+    """A manifest (rows, or the path of a manifest TSV) as a pandas DataFrame.
+
+    Columns: ``MANIFEST_COLUMNS`` plus ``source_dataset`` (``MEVA``/``VIRAT``).
+    Region and window columns are pandas nullable integers.
+    """
+    import pandas as pd
+
+    if isinstance(rows, (str, Path)):
+        rows = read_manifest(rows)
+    df = pd.DataFrame([{c: getattr(r, c) for c in MANIFEST_COLUMNS} for r in rows], columns=list(MANIFEST_COLUMNS))
+    for c in _INT_COLUMNS:
+        df[c] = df[c].astype("Int64")
+    df["reversed"] = df["reversed"].astype(bool)
+    df["source_dataset"] = [source_dataset_of(v) for v in df["source_video"]]
+    return df
+
+
+def _ok(df):
+    return df[df["status"] == "ok"]
+
+
+def clip_durations(df, fps: float | Mapping[str, float] = DEFAULT_FPS):
+    """Duration of every ``ok`` clip (Figure 3(b)).
+
+    ``df`` is a :func:`manifest_frame`; ``fps`` a frame rate, or one per
+    source dataset. Returns a DataFrame with ``index, video,
+    source_dataset, frames, duration_s`` where ``frames = end_frame -
+    start_frame + 1`` (the planned window, before any clamping to the
+    video's length) and ``duration_s = frames / fps``.
+    """
+    import pandas as pd
+
+    ok = _ok(df)
+    rates = ok["source_dataset"].map(fps) if isinstance(fps, Mapping) else pd.Series(float(fps), index=ok.index)
+    if rates.isna().any():
+        missing = sorted(set(ok["source_dataset"][rates.isna()]))
+        raise ValueError(f"no frame rate for source dataset(s) {missing}; pass fps for each")
+    frames = (ok["end_frame"] - ok["start_frame"] + 1).astype("int64")
+    return pd.DataFrame({"index": ok["index"].astype("int64"), "video": ok["video"],
+                         "source_dataset": ok["source_dataset"], "frames": frames,
+                         "duration_s": frames / rates.astype(float)}).reset_index(drop=True)
+
+
+def crop_sizes(df, frame_size: tuple[int, int] | None = None):
+    """Width and height in pixels of every ``ok`` clip's crop (Figure 3(c)).
+
+    ``width = x2 - x1``, ``height = y2 - y1`` of the region as annotated, or
+    clamped to a ``(width, height)`` frame when ``frame_size`` is given (what
+    extraction writes for a frame of that size). Returns ``index, video,
+    source_dataset, width, height``.
+    """
+    import pandas as pd
+
+    ok = _ok(df)
+    x1, y1, x2, y2 = (ok[c].astype("int64") for c in ("x1", "y1", "x2", "y2"))
+    if frame_size is not None:
+        w, h = frame_size
+        x1, x2 = x1.clip(0, w), x2.clip(0, w)
+        y1, y2 = y1.clip(0, h), y2.clip(0, h)
+    return pd.DataFrame({"index": ok["index"].astype("int64"), "video": ok["video"],
+                         "source_dataset": ok["source_dataset"],
+                         "width": x2 - x1, "height": y2 - y1}).reset_index(drop=True)
+
+
+def class_counts(df, clips: Iterable[Clip] | None = None):
+    """Rows and ``ok`` clips per class.
+
+    The class of a row is the SOVABench label of its ``index``, looked up in
+    ``clips`` (default: the packaged interpair and intrapair splits, where an
+    index names the same clip everywhere); an index found nowhere counts as
+    ``unknown``. Returns ``label, rows, ok`` sorted by label.
+    """
+    import pandas as pd
+
+    if clips is None:
+
+        clips = [*load_split("interpair"), *load_split("intrapair")]
+    label_of = {c.index: c.label for c in clips}
+    labels = df["index"].map(lambda i: label_of.get(int(i), "unknown"))
+    out = pd.DataFrame({"label": labels, "ok": df["status"] == "ok"})
+    return (out.groupby("label").agg(rows=("ok", "size"), ok=("ok", "sum")).reset_index()
+            .sort_values("label").reset_index(drop=True))
+
+
+def dataset_counts(df):
+    """Rows and ``ok`` clips per source dataset: ``source_dataset, rows, ok``."""
+    g = df.assign(ok=df["status"] == "ok").groupby("source_dataset")
+    return g.agg(rows=("ok", "size"), ok=("ok", "sum")).reset_index()
+
+
+def status_counts(df):
+    """Rows per status and source dataset: ``status, MEVA, VIRAT, total`` (statuses in ``STATUSES`` order)."""
+    import pandas as pd
+
+    t = pd.crosstab(df["status"], df["source_dataset"])
+    for d in DEFAULT_FPS:
+        if d not in t.columns:
+            t[d] = 0
+    t = t[[*DEFAULT_FPS, *[c for c in t.columns if c not in DEFAULT_FPS]]]
+    t["total"] = t.sum(axis=1)
+    order = [s for s in STATUSES if s in t.index]
+    return t.loc[order].reset_index().rename_axis(None, axis=1)

@@ -1,0 +1,314 @@
+"""The ``sova describe`` and ``sova import`` commands.
+
+``sova describe`` describes videos or images with a registered backend
+through the one runner (``sova_lib.runner.describe_items``)::
+
+    sova describe --backend openai --model Qwen/Qwen2.5-VL-7B-Instruct --base-url http://localhost:8000/v1 \\
+        --prompt task-aware --fps 1 --cache-dir cache --benchmark sovabench --protocol inter-pair \\
+        --video-root /data/sovabench_clips
+
+Sources of items (one of):
+
+* ``--videos GLOB_OR_DIR``: every video or image file in a folder (not its
+  sub-folders), or the files a glob matches (``**`` recurses). Ids are file
+  stems, which must be unique.
+* ``--benchmark sovabench --protocol P --video-root DIR``: the protocol's clips
+  (inter-pair and two-class: all 9,882 inter-pair rows; inter-pair-constrained:
+  the 1,423 queries; intra-pair: 2,300 rows). Ids are the benchmark indices.
+  A clip is read from ``DIR/<clip name>.mp4``, or else from
+  ``DIR/<prefix>/<clip name>.mp4`` where ``<prefix>`` is the TSV's prefix
+  column or any tail of it (``DIR/2018-03-05/<clip name>.mp4`` for a prefix
+  ending in ``videos/2018-03-05``). A clip found nowhere is recorded as that
+  item's error; the run goes on.
+* ``--manifest MANIFEST.tsv --video-root DIR``: the clips of a clip manifest
+  (``sova clips plan``), read straight from the source videos found anywhere
+  under ``DIR``, with no clip files written (``sova_lib.runner.manifest_items``):
+  each ``ok`` row's frames are those of the clip ``sova clips extract`` would
+  cut. Ids are the benchmark indices. A row whose status is not ``ok``, or
+  whose source video is not found, is recorded as that item's error. The
+  cache key's crop source is ``manifest:<SHA-256 of the ok rows>``, so such a
+  run never shares a folder with a run on clip files. Plan one manifest per
+  protocol's TSV (``--protocol`` does not apply).
+
+The exit code is 0 when at least one item has a description (failures are
+listed in ``errors.jsonl`` and the summary; ``--retry-errors`` retries them),
+1 when none has, 2 for a usage error.
+
+``sova import`` turns the SOVABench authors' output, one JSON object
+``{"<index>": "<text>", ...}``, into the same cache format::
+
+    sova import --authors-json minicpm_general.json --cache-dir cache --backend transformers \\
+        --model openbmb/MiniCPM-V-4_5 --prompt general --fps 1
+
+It writes ``<cache-dir>/descriptions/imported-<backend>-<model>-<prompt>-<fps>fps__<hash>/``
+(``descriptions.jsonl`` with integer ids, ``manifest.json`` with
+``"imported": true``, the source file's name and SHA-256). The key records
+``sampler_version = "authors"`` and ``crop_source = "authors-clips"``, so an
+import never shares a folder with a run of this library. Importing the same
+file again adds nothing; an id that is already there with another text is an
+error.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import inspect
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sova_lib._version import __version__
+from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
+from sova_lib.cli import CliError
+from sova_lib.describe.cache import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
+from sova_lib.describe.contract import DESCRIBERS, make_describer
+from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
+from sova_lib.protocols import PROTOCOLS
+
+__all__ = ["add_commands", "VIDEO_SUFFIXES"]
+
+#: Suffixes taken as videos when ``--videos`` names a folder (images: ``runner.IMAGE_SUFFIXES``).
+VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
+
+_SOURCES = """\
+item sources:
+  --videos GLOB_OR_DIR   the video/image files of a folder (not its sub-folders) or of a glob
+                         ('**' recurses); ids are file stems
+  --benchmark sovabench --protocol P --video-root DIR
+                         the protocol's clips; ids are benchmark indices; a clip is read from
+                         DIR/<clip name>.mp4 or DIR/<tail of the TSV prefix>/<clip name>.mp4;
+                         a missing clip is recorded in errors.jsonl and the run goes on
+  --manifest MANIFEST.tsv --video-root DIR
+                         the clips of a clip manifest (sova clips plan), read straight from
+                         the source videos under DIR (no clip files); ids are benchmark indices;
+                         rows without a clip (status not ok) are recorded in errors.jsonl
+
+exit code: 0 when some item has a description, 1 when none has, 2 for a usage error"""
+
+_IMPORT = """\
+Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
+CACHE_DIR/descriptions/imported-<backend>-<model>-<prompt>-<fps>fps__<hash>/ (descriptions.jsonl
+with integer ids, manifest.json with "imported": true and the source file's SHA-256). An import
+never shares a folder with a run of this library; importing the same file again adds nothing."""
+
+#: Backends that take no model: ``--model`` is optional and ignored for them.
+_MODEL_FREE = frozenset({"motion"})
+
+#: Option -> describer keyword it sets (only when given on the command line).
+_PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concurrency",
+                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env"}
+
+
+def add_commands(subparsers) -> None:
+
+    d = subparsers.add_parser(
+        "describe", help="describe videos or images with an MLLM backend into a resumable cache",
+        description="Describe videos or images with a describer backend into "
+                    "CACHE_DIR/descriptions/<name>__<config hash>/ (resumable; see sova_lib.describe.runner).",
+        epilog=_SOURCES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
+    d.add_argument("--model", metavar="NAME",
+                   help="model id (Hugging Face id, or the name a server serves); optional for motion")
+    d.add_argument("--prompt", required=True, metavar="PRESET_OR_TEXT",
+                   help="a preset (general, task-aware, task-aware-<dataset>; see sova_lib.describe.prompts) or free text")
+    d.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
+    d.add_argument("--fps", type=float, default=1.0, metavar="F",
+                   help="frames sampled per second of video (default 1)")
+    d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR",
+                   help="cache root; results go to DIR/descriptions/")
+    src = d.add_mutually_exclusive_group(required=True)
+    src.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
+    src.add_argument("--benchmark", choices=["sovabench"], help="describe a benchmark's clips")
+    src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
+                     help="a clip manifest (sova clips plan): clips read straight from the source videos")
+    d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOLS),
+                   help=f"benchmark protocol: {', '.join(PROTOCOLS)} (with --benchmark)")
+    d.add_argument("--video-root", type=Path, metavar="DIR",
+                   help="folder holding the clip files (with --benchmark), or the source videos, "
+                        "searched recursively (with --manifest)")
+    d.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    d.add_argument("--api-key-env", metavar="NAME",
+                   help="environment variable holding the API key (default OPENAI_API_KEY)")
+    d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight (openai backend)")
+    d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens (default 1024)")
+    d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
+    d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
+    d.add_argument("--no-progress", action="store_true", help="no progress bar")
+    d.set_defaults(func=run_describe)
+
+    i = subparsers.add_parser(
+        "import", help="turn the SOVABench authors' output JSON into a description cache",
+        description=_IMPORT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    i.add_argument("--authors-json", required=True, type=Path, metavar="FILE",
+                   help='one JSON object {"<index>": "<text>"}')
+    i.add_argument("--cache-dir", required=True, type=Path, metavar="DIR")
+    i.add_argument("--backend", required=True, help="backend that made the text (e.g. transformers)")
+    i.add_argument("--model", required=True, help="model that made the text (e.g. openbmb/MiniCPM-V-4_5)")
+    i.add_argument("--revision", help="model revision, if known")
+    i.add_argument("--prompt", required=True, help="preset or free text the authors used")
+    i.add_argument("--system-prompt")
+    i.add_argument("--fps", type=float, default=1.0)
+    i.set_defaults(func=run_import)
+
+
+def _describer_options(args) -> dict:
+    options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt) is not None}
+    if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
+        print(f"sova: note: the {args.backend} backend has no model; --model is ignored", file=sys.stderr)
+    for text in args.backend_option:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            raise CliError(f"--backend-option {text!r} is not KEY=VALUE")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    module, _, factory = DESCRIBERS[args.backend].partition(":")
+    try:
+        import importlib
+
+        params = inspect.signature(getattr(importlib.import_module(module), factory)).parameters
+    except (ImportError, AttributeError) as err:
+        raise CliError(f"backend {args.backend!r} cannot be loaded ({DESCRIBERS[args.backend]}): {err}") from None
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        for key in options:
+            if key not in params:
+                flag = next((f"--{o.replace('_', '-')}" for o, dst in _PASS_THROUGH.items() if dst == key), key)
+                raise CliError(f"{flag} does not apply to the {args.backend} backend")
+    for name, p in params.items():
+        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name not in options:
+            raise CliError(f"the {args.backend} backend needs --{name.replace('_', '-')}")
+    return options
+
+
+def _video_items(spec: str):
+
+    path = Path(spec)
+    if path.is_dir():
+        media = VIDEO_SUFFIXES | IMAGE_SUFFIXES
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in media)
+    else:
+        files = sorted(Path(p) for p in glob.glob(spec, recursive=True) if Path(p).is_file())
+    if not files:
+        raise CliError(f"--videos {spec!r} matches no video or image file")
+    owners: dict[str, Path] = {}
+    for f in files:
+        if f.stem in owners:
+            raise CliError(f"--videos: {owners[f.stem]} and {f} have the same id {f.stem!r}; ids are file stems")
+        owners[f.stem] = f
+    return [Item(f.stem, f) for f in files], "none"
+
+
+def _benchmark_items(args):
+
+    if args.protocol is None or args.video_root is None:
+        raise CliError("--benchmark sovabench needs --protocol and --video-root")
+    if not args.video_root.is_dir():
+        raise CliError(f"--video-root {args.video_root} is not a folder")
+    return protocol_items(args.protocol, args.video_root)
+
+
+def _manifest_items(args):
+    if args.video_root is None:
+        raise CliError("--manifest needs --video-root (the folder holding the source videos)")
+    if args.protocol is not None:
+        raise CliError("--protocol applies to --benchmark; a manifest describes the rows it was planned from")
+    if not args.manifest.is_file():
+        raise CliError(f"--manifest {args.manifest}: no such file")
+    if not args.video_root.is_dir():
+        raise CliError(f"--video-root {args.video_root} is not a folder")
+    try:
+        return manifest_items(args.manifest, args.video_root)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+
+
+def _items(args):
+    """(items, crop source) of the chosen source."""
+    if args.videos is not None:
+        return _video_items(args.videos)
+    if args.manifest is not None:
+        return _manifest_items(args)
+    return _benchmark_items(args)
+
+
+def run_describe(args) -> int:
+
+    try:
+        prompt = resolve_prompt(args.prompt, args.system_prompt)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    if args.fps <= 0:
+        raise CliError(f"--fps must be positive, got {args.fps}")
+    options = _describer_options(args)
+    items, crop_source = _items(args)
+    extra = None
+    if args.manifest is not None:
+        extra = {"clip_manifest": {"file": args.manifest.name, "rows": len(items),
+                                   "sha256": hashlib.sha256(args.manifest.read_bytes()).hexdigest()}}
+    try:
+        describer = make_describer(args.backend, **options)
+    except (TypeError, ValueError) as err:
+        raise CliError(f"cannot build the {args.backend} backend: {err}") from None
+    try:
+        summary = describe_items(describer, items, args.cache_dir, prompt=prompt, fps=args.fps,
+                                 crop_source=crop_source, retry_errors=args.retry_errors,
+                                 show_progress=not args.no_progress, extra_manifest=extra)
+    except (CacheLockedError, ValueError) as err:  # a busy folder, a broken cache file, duplicate ids
+        raise CliError(str(err)) from None
+    except KeyboardInterrupt:
+        print("sova: interrupted; every finished item is saved: run the same command again to resume",
+              file=sys.stderr)
+        return 130
+    return 0 if summary.total_done > 0 or not items else 1
+
+
+def run_import(args) -> int:
+
+    try:
+        prompt = resolve_prompt(args.prompt, args.system_prompt)
+        raw = args.authors_json.read_bytes()
+        data = json.loads(raw)
+    except (OSError, ValueError) as err:
+        raise CliError(f"{args.authors_json}: {err}") from None
+    if not isinstance(data, dict):
+        raise CliError(f'{args.authors_json}: expected one JSON object {{"<index>": "<text>"}}, '
+                       f"found {type(data).__name__}")
+    texts = {}
+    for k, v in data.items():
+        if not isinstance(v, str):
+            raise CliError(f"{args.authors_json}: the value of {k!r} is {type(v).__name__}, not text")
+        texts[int(k) if k.strip().lstrip("-").isdigit() else k] = v
+    config = {"model": args.model, **({"revision": args.revision} if args.revision else {})}
+    key = cache_key(args.backend, config, prompt, args.fps, sampler_version="authors", crop_source="authors-clips")
+    try:
+        cache = DescriptionCache(cache_folder(args.cache_dir, key, prefix="imported-")).open()
+    except (CacheLockedError, ValueError) as err:
+        raise CliError(str(err)) from None
+    added = 0
+    try:
+        for id, text in texts.items():
+            if id in cache.done:
+                if cache.done[id] != text:
+                    raise CliError(f"id {id!r} is already in {cache.descriptions_path} with another text; "
+                                   "import into a fresh --cache-dir")
+                continue
+            cache.add(id, text)
+            added += 1
+        previous, now = cache.manifest(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+        cache.write_manifest({
+            **key, "config_hash": config_hash(key), "hash_fields": sorted(key), "model": args.model,
+            "revision": args.revision, "library_version": __version__, "imported": True,
+            "imported_from": {"file": args.authors_json.name, "sha256": hashlib.sha256(raw).hexdigest()},
+            "counts": {"done": len(cache.done), "failed": 0},
+            "created": previous.get("created", now), "updated": now,
+        })
+    finally:
+        cache.close()
+    print(f"imported {added} descriptions ({len(texts) - added} already there) into {cache.descriptions_path}",
+          file=sys.stdout)
+    return 0

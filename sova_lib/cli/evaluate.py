@@ -1,0 +1,74 @@
+"""``sova evaluate``: score descriptions, vectors or a baseline under a protocol."""
+from __future__ import annotations
+
+import json
+import sys
+
+from sova_lib.cli import CliError
+from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
+from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
+from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
+from sova_lib.metrics import TIE_RULES
+from sova_lib.protocols import PROTOCOLS
+from sova_lib.similarity import AGGREGATES
+
+__all__ = ["add_commands", "run_evaluate"]
+
+
+def add_commands(sub) -> None:
+
+    p = sub.add_parser(
+        "evaluate", help="score descriptions, embeddings or a baseline under a SOVABench protocol",
+        description="Score descriptions (JSON Lines, the authors' JSON, or a describe cache folder), "
+                    "an .npz of vectors, or a built-in baseline under a retrieval protocol.",
+    )
+    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS))
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--descriptions", metavar="PATH", help="JSONL {id, text}, authors' JSON {id: text}, or a cache folder")
+    src.add_argument("--embeddings", metavar="FILE.npz", help="arrays ids, owner, vectors")
+    src.add_argument("--baseline", choices=BASELINES)
+    p.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
+                   help="sentence encoder: hub id or local folder (default: all-MiniLM-L6-v2, offline)")
+    p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max, as the paper)")
+    p.add_argument("--no-split", action="store_true", help="embed each answer whole instead of sentence by sentence")
+    p.add_argument("--ties", choices=TIE_RULES, default="stable", help="tie rule of AP (default: stable)")
+    p.add_argument("--allow-missing", action="store_true", help="score without the protocol clips missing from the input")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="add a 95%% interval from N resamples of queries")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    p.add_argument("--cache-dir", default=None, help="embedding cache root (default: $SOVA_CACHE or ./cache)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run_evaluate)
+
+
+def run_evaluate(args) -> int:
+
+    def encoder():
+        return SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir or default_cache_dir(),
+                               show_progress=not args.json)
+
+    try:
+        if args.baseline:
+            result = baseline(args.protocol, args.baseline, encoder=encoder() if args.baseline == "oracle" else None,
+                              bootstrap=args.bootstrap, seed=args.seed)
+        else:
+            if args.embeddings:
+                items = read_embeddings(args.embeddings)
+            else:
+                items = embed_descriptions(read_descriptions(args.descriptions), encoder(), sentences=not args.no_split)
+            result = evaluate(args.protocol, items, aggregate=args.aggregate, ties=args.ties,
+                              allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
+    except (CoverageError, ValueError, FileNotFoundError, RuntimeError) as err:
+        raise CliError(str(err)) from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=None))
+        return 0
+    ci = f"  (95% CI {result.ci[0]:.1f}-{result.ci[1]:.1f})" if result.ci else ""
+    print(f"{result.protocol}: {result.metric} = {result.value:.2f}{ci}  over {result.n_queries} queries")
+    table = result.per_pair or result.per_class
+    title = "per pair (mAP)" if result.per_pair else "per class (AP)"
+    print(f"  {title}:")
+    for key, value in table.items():
+        print(f"    {key:<24} {value:6.2f}")
+    for note in result.notes:
+        print(f"  note: {note}", file=sys.stderr)
+    return 0

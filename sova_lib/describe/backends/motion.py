@@ -1,0 +1,315 @@
+"""A classical, training-free motion describer (OpenCV): a CPU baseline, not an MLLM.
+
+``MotionDescriber`` implements the describer contract of ``sova_lib.describe.contract``
+(registered as ``"motion"``). It ignores the instruction and the system prompt:
+whatever it is asked, it describes the motion it measures in the request's
+frames, as short template sentences, one per line::
+
+    A person moves from right to left at about 0.08 frame widths per second (31 px/s).
+    It is still at first and starts moving at about 1.5 s.
+    A moving object travels from left to right and downwards at about 0.15 frame widths per second (57 px/s).
+    It stops at about 3.5 s and stays still.
+    Motion starts at about 1.5 s.
+    2 moving objects are seen.
+
+or ``No motion is detected.`` (``render_motion`` holds every template).
+
+It is a real baseline for the temporal-direction (intra-pair) protocol and the
+describer the CPU quickstart runs. Its output says nothing about appearance.
+
+Method (``analyse_motion``), for a fixed camera:
+
+1. Frames are downscaled so their longer side is at most ``work_size`` px and
+   blurred; the background is the per-pixel temporal median of the frames.
+2. Foreground: pixels whose largest RGB difference to the background exceeds
+   ``diff_threshold`` (0-255), cleaned by morphological opening and closing;
+   connected components of at least ``min_area`` (fraction of the frame area, and 16 px)
+   are blobs.
+3. Ghosts: a blob whose outline has stronger edges in the background than in
+   the frame is where a still object *was* (it sits in the median background
+   and has moved away). A ghost that appears part-way and stays marks where an
+   object started moving; one that is there from the start and vanishes marks
+   where an object came to rest.
+4. Blobs are linked frame to frame by greedy nearest-centroid matching (gated
+   at ``max_speed`` frame diagonals per second and an area ratio of
+   ``max_area_ratio``; one missed frame allowed).
+5. A track is moving when its net displacement (first to last position, or
+   from/to the ghost it left or reached) exceeds ``min_travel`` (fraction of
+   the diagonal). It "starts moving" when it stays within ``still_radius`` of
+   its first position for at least two frames and ``min_still`` seconds (or a
+   ghost shows it was parked there), and "stops" symmetrically at the end; the
+   time given is the midpoint between the last frame at rest and the first
+   frame in motion, so a time-reversed clip gives mirrored times. Direction is
+   the net displacement (left/right, up/down in the image), speed is net
+   displacement over moving time, and a size change by more than
+   ``scale_change`` is reported as approaching or receding "as if" (it is
+   only a cue).
+6. Each moving track's largest view (a padded crop of the full-resolution
+   frame, resized so the blob is 160 px tall) is scanned by OpenCV's HOG
+   person detector; a detection over the blob's centre with a score above
+   ``hog_threshold`` makes it "a person".
+
+Deterministic (no randomness; the same frames give the same text). Stateless
+and thread-safe: ``describe`` may be called from several threads at once, so
+``max_concurrency`` is the number of CPU cores.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from sova_lib.describe.backends.motion_tracking import (
+    Blob,
+    area_scale,
+    find_blobs,
+    ghost_events,
+    is_person,
+    link_blobs,
+    prepare_frames,
+    still_head,
+)
+
+__all__ = ["MOTION_VERSION", "MovingObject", "MotionAnalysis", "MotionDescriber", "analyse_motion",
+           "render_motion"]
+
+MOTION_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class MovingObject:
+    """One moving object. Positions are fractions of the frame width/height (0 = left/top).
+
+    ``kind``: "person" or "object". ``direction``: e.g. "from left to right",
+    "downwards", "from right to left and upwards", or "" when unknown.
+    ``speed_px_s``: net displacement over moving time in source pixels per
+    second; ``speed_rel``: the same in frame widths per second. ``starts_at``
+    / ``stops_at``: seconds, or None when it is already moving at the start /
+    still moving at the end. ``first_seen`` / ``last_seen``: seconds.
+    ``scale``: its blob area late in its track over early in it (``motion_tracking.area_scale``);
+    ``size_trend``: "approaching" or "receding" when ``scale`` passes the
+    describer's ``scale_change`` (a cue only), else "".
+    """
+
+    kind: str
+    direction: str
+    start: tuple[float, float]
+    end: tuple[float, float]
+    speed_px_s: float
+    speed_rel: float
+    first_seen: float
+    last_seen: float
+    starts_at: float | None = None
+    stops_at: float | None = None
+    scale: float = 1.0
+    size_trend: str = ""
+
+
+@dataclass(frozen=True)
+class MotionAnalysis:
+    """What ``analyse_motion`` measured: the moving objects and the clip's time span (s)."""
+
+    objects: list[MovingObject] = field(default_factory=list)
+    clip_start: float = 0.0
+    clip_end: float = 0.0
+    num_frames: int = 0
+
+    @property
+    def motion_start(self) -> float | None:
+        times = [o.starts_at if o.starts_at is not None else o.first_seen for o in self.objects]
+        return min(times) if times else None
+
+    @property
+    def motion_end(self) -> float | None:
+        times = [o.stops_at if o.stops_at is not None else o.last_seen for o in self.objects]
+        return max(times) if times else None
+
+
+#: Option -> default (see ``MotionDescriber``).
+_DEFAULTS = dict(work_size=320, diff_threshold=30.0, min_area=0.002, max_speed=0.4, max_area_ratio=3.0,
+                 still_radius=0.03, min_travel=0.06, min_still=0.5, scale_change=1.5, hog_threshold=0.3,
+                 max_objects=5, detect_people=True)
+
+
+def _direction(dx: float, dy: float) -> str:
+    horizontal = "from left to right" if dx > 0 else "from right to left"
+    vertical = "downwards" if dy > 0 else "upwards"
+    if abs(dx) >= 2 * abs(dy):
+        return horizontal
+    if abs(dy) >= 2 * abs(dx):
+        return vertical
+    return f"{horizontal} and {vertical}"
+
+
+def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, **options) -> MotionAnalysis:
+    """Measure the moving objects in ``frames`` (RGB PIL images or H x W x 3 uint8 arrays, time order).
+
+    ``timestamps``: seconds of each frame (default: one frame per second).
+    ``options``: see ``MotionDescriber``. One frame gives no objects; none raises ``ValueError``.
+    Start and stop times are midpoints between the last frame at rest and the
+    first frame in motion (or the reverse), so a time-reversed clip gives
+    mirrored times.
+    """
+    p = {**_DEFAULTS, **options}
+    n = len(frames)
+    if n == 0:
+        raise ValueError("analyse_motion needs at least one frame, got none")
+    times = np.asarray(timestamps if timestamps is not None and len(timestamps) == n else np.arange(n), float)
+    if n < 2:
+        return MotionAnalysis([], float(times[0]), float(times[0]), n)
+    arrays, stack, (width, height), scale = prepare_frames(frames, int(p["work_size"]))
+    wh, ww = stack.shape[1:3]
+    diag = float(np.hypot(ww, wh))
+    radius, tight = p["still_radius"], p["still_radius"] / 4
+    blobs = find_blobs(stack, p)
+    real = link_blobs([[b for b in bs if not b.ghost] for bs in blobs], times, diag, p)
+    ghosts = link_blobs([[b for b in bs if b.ghost] for bs in blobs], times, diag, p)
+    events = ghost_events(ghosts, n, radius, diag)
+    near = max(p["max_speed"] * float(np.median(np.diff(times))), 0.1)  # ghost-to-track radius
+    mid = lambda i, j: float(times[i] + times[j]) / 2  # noqa: E731
+
+    def match(kind: str, k: int, blob: Blob):
+        for e in events:
+            if e[0] == kind and abs(e[1] - k) <= 1 and np.hypot(blob.cx - e[2].cx, blob.cy - e[2].cy) / diag <= near:
+                return e
+        return None
+
+    objects, used = [], set()
+    for t in real:
+        dep = match("departs", t[0].k, t[0]) if t[0].k > 0 else None
+        arr = match("arrives", t[-1].k + 1, t[-1]) if t[-1].k < n - 1 else None
+        if len(t) < 2 and dep is None and arr is None:
+            continue
+        first, last = (dep[2] if dep else t[0]), (arr[2] if arr else t[-1])
+        if np.hypot(last.cx - first.cx, last.cy - first.cy) / diag <= p["min_travel"]:
+            continue
+        starts_at = stops_at = None
+        if dep:
+            starts_at = mid(dep[1] - 1, dep[1])
+        elif t[0].k == 0:
+            run, i = still_head(t, t[0], radius, tight, diag)
+            if run >= 2 and times[t[run - 1].k] - times[0] >= p["min_still"] and i + 1 < len(t):
+                starts_at = mid(t[i].k, t[i + 1].k)
+        if arr:
+            stops_at = mid(arr[1] - 1, arr[1])
+        elif t[-1].k == n - 1:
+            back = t[::-1]
+            run, i = still_head(back, back[0], radius, tight, diag)
+            if run >= 2 and times[-1] - times[back[run - 1].k] >= p["min_still"] and i + 1 < len(back):
+                stops_at = mid(back[i + 1].k, back[i].k)
+        used.update(id(e) for e in (dep, arr) if e)
+        dx, dy = (last.cx - first.cx) / scale, (last.cy - first.cy) / scale
+        begin = starts_at if starts_at is not None else float(times[t[0].k])
+        end = stops_at if stops_at is not None else float(times[t[-1].k])
+        speed = float(np.hypot(dx, dy)) / max(end - begin, 1e-9)
+        size = area_scale(t)
+        person = bool(p["detect_people"]) and is_person(arrays, max(t, key=lambda b: (b.area, -b.k)), scale,
+                                                          p["hog_threshold"])
+        objects.append(MovingObject(
+            kind="person" if person else "object", direction=_direction(dx, dy),
+            start=(first.cx / ww, first.cy / wh), end=(last.cx / ww, last.cy / wh),
+            speed_px_s=speed, speed_rel=speed / width, first_seen=float(times[t[0].k]),
+            last_seen=float(times[t[-1].k]), starts_at=starts_at, stops_at=stops_at, scale=size,
+            size_trend="approaching" if size >= p["scale_change"] else
+            "receding" if size <= 1 / p["scale_change"] else ""))
+    # A still object that left (or arrived) between two frames with no track of its motion.
+    for e in events:
+        kind, k, g = e
+        ends = [o.start if kind == "departs" else o.end for o in objects]
+        if id(e) in used or any(np.hypot((x - g.cx / ww) * ww, (y - g.cy / wh) * wh) / diag <= near
+                                for x, y in ends):
+            continue  # already told by a track that left from (or came to rest at) that place
+        pos, when = (g.cx / ww, g.cy / wh), mid(k - 1, k)
+        objects.append(MovingObject("object", "", pos, pos, 0.0, 0.0, when, when,
+                                    starts_at=when if kind == "departs" else None,
+                                    stops_at=when if kind == "arrives" else None))
+    objects.sort(key=lambda o: (-abs(o.end[0] - o.start[0]) - abs(o.end[1] - o.start[1]), o.first_seen))
+    objects = sorted(objects[: int(p["max_objects"])], key=lambda o: (o.first_seen, o.start))
+    return MotionAnalysis(objects, float(times[0]), float(times[-1]), n)
+
+
+def _seconds(t: float) -> str:
+    return f"{t:.1f} s"
+
+
+def render_motion(analysis: MotionAnalysis) -> list[str]:
+    """Template sentences for ``analysis``, one per line of the answer."""
+    if analysis.num_frames < 2:
+        return ["A single frame shows no motion."]
+    if not analysis.objects:
+        return ["No motion is detected."]
+    lines = []
+    for o in analysis.objects:
+        subject = "A person" if o.kind == "person" else "A moving object"
+        if not o.direction:
+            if o.starts_at is not None:
+                lines.append(f"An object that was still leaves its place at about {_seconds(o.starts_at)}.")
+            else:
+                lines.append(f"An object arrives and stops at about {_seconds(o.stops_at)}.")
+            continue
+        verb = "moves" if o.kind == "person" else "travels"
+        lines.append(f"{subject} {verb} {o.direction} at about {o.speed_rel:.2f} frame widths per second "
+                     f"({o.speed_px_s:.0f} px/s).")
+        if o.starts_at is not None:
+            lines.append(f"It is still at first and starts moving at about {_seconds(o.starts_at)}.")
+        if o.stops_at is not None:
+            lines.append(f"It stops at about {_seconds(o.stops_at)} and stays still.")
+        if o.size_trend == "approaching":
+            lines.append("It grows larger in the frame, as if approaching the camera.")
+        elif o.size_trend == "receding":
+            lines.append("It shrinks in the frame, as if moving away from the camera.")
+    start, end = analysis.motion_start, analysis.motion_end
+    if start is not None and start > analysis.clip_start:
+        lines.append(f"Motion starts at about {_seconds(start)}.")
+    if end is not None and end < analysis.clip_end:
+        lines.append(f"Motion stops at about {_seconds(end)}.")
+    if len(analysis.objects) > 1:
+        lines.append(f"{len(analysis.objects)} moving objects are seen.")
+    return lines
+
+
+class MotionDescriber:
+    """The classical motion describer (registry name ``"motion"``); not an MLLM.
+
+    It ignores the prompt and system prompt and always describes motion (see
+    the module docstring for the method). Options (keyword only; unknown names
+    raise ``TypeError``):
+
+    * ``work_size`` (320): longer side, in px, the frames are analysed at;
+    * ``diff_threshold`` (30): difference to the background (0-255) that counts as foreground;
+    * ``min_area`` (0.002): smallest blob, as a fraction of the frame area;
+    * ``max_speed`` (0.4): fastest motion followed, in frame diagonals per second (at least 0.05 per step);
+    * ``max_area_ratio`` (3): largest change of a blob's area between frames of one track;
+    * ``still_radius`` (0.03) / ``min_travel`` (0.06): fractions of the diagonal for "still" and "moved";
+    * ``min_still`` (0.5): seconds an object must stay put to "start" or "stop";
+    * ``scale_change`` (1.5): area ratio reported as approaching/receding;
+    * ``hog_threshold`` (0.3): HOG person-detector score for "a person"; ``detect_people`` (True);
+    * ``max_objects`` (5): most objects described, those that travel farthest.
+
+    ``max_batch_size`` is 1; ``describe`` is stateless and thread-safe, so
+    ``max_concurrency`` is the number of CPU cores.
+    """
+
+    name = "motion"
+    max_batch_size = 1
+
+    def __init__(self, **options):
+        unknown = sorted(set(options) - set(_DEFAULTS))
+        if unknown:
+            raise TypeError(f"unknown motion describer option(s) {unknown}; known: {sorted(_DEFAULTS)}")
+        self.options = {**_DEFAULTS, **options}
+        self.max_concurrency = os.cpu_count() or 1
+
+    def config(self) -> dict:
+        import cv2
+
+        return {"backend": self.name, "model": "classical-motion", "version": MOTION_VERSION,
+                "opencv": cv2.__version__, **self.options}
+
+    def analyse(self, request) -> MotionAnalysis:
+        return analyse_motion(list(request.frames), list(request.timestamps) or None, **self.options)
+
+    def describe(self, requests) -> list[str]:
+        return ["\n".join(render_motion(self.analyse(r))) for r in requests]

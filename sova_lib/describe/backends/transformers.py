@@ -1,0 +1,357 @@
+"""Describe images and videos with a local Hugging Face vision-language model.
+
+``TransformersDescriber`` (registered as the ``transformers`` backend) has two
+paths, chosen by ``family``:
+
+``"image-text-to-text"`` (the default)
+    The models that transformers supports natively through ``AutoProcessor`` +
+    ``AutoModelForImageTextToText``: Qwen2-VL, Qwen2.5-VL, Qwen3-VL,
+    InternVL3.5 in its ``-hf`` form, LLaVA-OneVision, Video-LLaVA-hf, LLaVA
+    and the like. Each request becomes one chat: the system prompt as a system
+    message, then a user turn holding the visual input and the instruction,
+    rendered with the processor's own chat template. A video is passed as a
+    video (its list of frames) together with its timestamps, and with
+    ``do_sample_frames=False``, so the processor neither resamples the frames
+    nor guesses their times (see ``video_metadata``). Decoding is greedy
+    (``do_sample=False``, ``num_beams=1``) for at most ``max_new_tokens`` new
+    tokens; other settings in the model's own ``generation_config.json`` (a
+    ``repetition_penalty``, for instance) apply, as they do in vLLM, unless
+    ``generate_kwargs`` overrides them. Only the new tokens are decoded, without
+    special tokens.
+
+``"minicpm-v"``
+    The remote-code chat API of MiniCPM-V (``openbmb/MiniCPM-V-4_5``, the
+    paper's best describer): see ``sova_lib.describe.backends.minicpm``. Chosen
+    automatically for ``openbmb/MiniCPM-V*`` ids and for folders whose
+    ``config.json`` says ``"model_type": "minicpmv"``.
+
+Video input, batching and what each family needs:
+
+* ``video_input="auto"`` passes videos as videos when the processor has a
+  video processor, else as their frames, one image each in time order (the
+  only way an image-only model such as LLaVA-1.5 can see a clip).
+  ``"video"`` and ``"images"`` force one or the other.
+* Video processors in transformers 5 need ``torchvision``; without it the
+  processors of video-capable families (Qwen-VL, LLaVA-OneVision,
+  InternVL-hf, ...) do not even load. The error says so.
+* ``batch_size > 1`` generates a batch at once with left padding. Qwen2-VL,
+  Qwen2.5-VL and Qwen3-VL flatten visual patches, so clips with different
+  frame counts share a batch; families that stack videos into one tensor
+  (LLaVA-OneVision, Video-LLaVA) cannot batch clips of different lengths.
+  When a batch fails and its items then succeed one at a time, the describer
+  keeps going one at a time for that kind of input (and logs it once). The
+  MiniCPM-V chat path describes one item at a time.
+
+Defaults: ``dtype="auto"`` is bfloat16 on a GPU and float32 on the CPU;
+``device="auto"`` is ``cuda`` when available, else ``cpu``. The model loads on
+the first ``describe`` call (or ``load()``), so ``config()`` is cheap. Which
+family, commit, device and dtype a model gets, and the advice when it does not
+load, come from ``sova_lib.describe.backends.transformers_models``.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Sequence
+
+from sova_lib.describe.backends.minicpm import MiniCPMVChat
+from sova_lib.describe.backends.transformers_models import (
+    explain_load_error,
+    offline_mode,
+    resolve_device,
+    resolve_dtype,
+    resolve_family,
+    resolve_revision,
+)
+from sova_lib.describe.contract import DescribeRequest
+from sova_lib.video.frames import to_rgb_image
+
+__all__ = ["TransformersDescriber", "video_metadata"]
+
+logger = logging.getLogger(__name__)
+
+_VIDEO_INPUTS = ("auto", "video", "images")
+
+
+def video_metadata(timestamps: Sequence[float], width: int, height: int) -> dict:
+    """Video metadata for already sampled frames, in the form transformers' processors read.
+
+    ``timestamps`` are the frames' times in seconds. They are written on a
+    millisecond clock: ``fps=1000`` and ``frames_indices`` = round(1000 * t),
+    so ``frames_indices / fps`` gives each frame's time back (to 1 ms) for the
+    processors that print times into the prompt (Qwen3-VL). The clip is taken
+    to last until one frame interval (the median spacing) after its last
+    frame, so ``n / duration`` = 1 / spacing is the sampling rate that
+    Qwen2.5-VL turns into its temporal position step. Without timestamps the
+    frames are taken as one second apart (the paper's default rate), with a
+    warning.
+    """
+    times = [float(t) for t in timestamps]
+    if len(times) < 2:
+        step = 1.0
+    else:
+        gaps = sorted(b - a for a, b in zip(times, times[1:]))
+        step = gaps[len(gaps) // 2]
+        if step <= 0:
+            raise ValueError(f"frame timestamps must increase; got {times}")
+    indices = [int(round(t * 1000.0)) for t in times]
+    total = max(int(round((times[-1] + step) * 1000.0)) if times else 1000, indices[-1] + 1 if indices else 1)
+    return {"total_num_frames": total, "fps": 1000.0, "duration": total / 1000.0, "frames_indices": indices,
+            "width": width, "height": height}
+
+
+class TransformersDescriber:
+    """A local Hugging Face vision-language model behind the describer contract.
+
+    Parameters (all keyword options of ``sova describe --backend transformers``):
+        model: hub id (``Qwen/Qwen2.5-VL-7B-Instruct``) or local folder.
+        revision: branch, tag or commit; ``config()`` records the commit when known.
+        max_new_tokens: at most this many generated tokens per answer (the paper: 1024).
+        dtype: ``"auto"`` (bfloat16 on GPU, float32 on CPU), ``"bfloat16"``, ``"float16"`` or ``"float32"``.
+        device: ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
+        batch_size: requests per ``generate`` call (``max_batch_size``).
+        family: ``"image-text-to-text"`` or ``"minicpm-v"``; default from the model id.
+        trust_remote_code: default ``True`` for MiniCPM-V, ``False`` otherwise.
+        attn_implementation: e.g. ``"sdpa"`` or ``"flash_attention_2"``; default: the library's choice.
+        processor_kwargs: passed to ``AutoProcessor.from_pretrained`` (e.g. ``{"max_pixels": 401408}``).
+        video_input: ``"auto"``, ``"video"`` or ``"images"`` (module docstring).
+        frame_packing: MiniCPM-V only (``sova_lib.describe.backends.minicpm``).
+        generate_kwargs: extra keyword arguments for ``generate`` (or MiniCPM-V's ``chat``).
+        cache_dir: a Hugging Face cache folder other than the default.
+    """
+
+    name = "transformers"
+    max_concurrency = 1
+
+    def __init__(self, model: str, revision: str | None = None, max_new_tokens: int | None = 1024,
+                 dtype: str | None = "auto", device: str | None = "auto", batch_size: int | None = 1,
+                 family: str | None = None,
+                 trust_remote_code: bool | None = None, attn_implementation: str | None = None,
+                 processor_kwargs: dict | None = None, video_input: str = "auto", frame_packing: int | None = None,
+                 generate_kwargs: dict | None = None, cache_dir: str | None = None):
+        if not model:
+            raise ValueError("the transformers backend needs a model: a hub id or a local folder (--model)")
+        # an option left unset on the command line may arrive as None: take the default
+        max_new_tokens = 1024 if max_new_tokens is None else max_new_tokens
+        batch_size = 1 if batch_size is None else batch_size
+        dtype, device = dtype or "auto", device or "auto"
+        if int(max_new_tokens) < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if video_input not in _VIDEO_INPUTS:
+            raise ValueError(f"video_input must be one of {list(_VIDEO_INPUTS)}, got {video_input!r}")
+        self.model = str(model)
+        self.revision = revision
+        self.family = resolve_family(self.model, family)
+        if self.family == "minicpm-v" and int(batch_size) != 1:
+            raise ValueError("the MiniCPM-V chat path describes one item at a time: use batch_size=1 "
+                             "(for throughput, serve the model with vLLM and use the openai backend)")
+        if frame_packing is not None and self.family != "minicpm-v":
+            raise ValueError("frame_packing applies to the MiniCPM-V chat path only")
+        self.max_new_tokens = int(max_new_tokens)
+        self.batch_size = self.max_batch_size = int(batch_size)
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.trust_remote_code = (self.family == "minicpm-v") if trust_remote_code is None else bool(trust_remote_code)
+        self.attn_implementation = attn_implementation
+        self.processor_kwargs = dict(processor_kwargs or {})
+        self.video_input = video_input
+        self.frame_packing = None if frame_packing is None else int(frame_packing)
+        self.generate_kwargs = dict(generate_kwargs or {})
+        self.cache_dir = cache_dir
+        self._engine: Any = None
+
+    def config(self) -> dict:
+        """Every setting that changes the text (hashed into the cache key); no secrets."""
+        config = {
+            "backend": self.name,
+            "model": self.model,
+            "revision": resolve_revision(self.model, self.revision, self.cache_dir),
+            "family": self.family,
+            "dtype": self.dtype,
+            "max_new_tokens": self.max_new_tokens,
+            "decoding": "greedy" if self.family == "image-text-to-text" else "chat(sampling=False)",
+            "batch_size": self.batch_size,
+            "video_input": self.video_input if self.family == "image-text-to-text" else "images",
+        }
+        if self.processor_kwargs:
+            config["processor_kwargs"] = dict(self.processor_kwargs)
+        if self.generate_kwargs:
+            config["generate_kwargs"] = dict(self.generate_kwargs)
+        if self.frame_packing is not None:
+            config["frame_packing"] = self.frame_packing
+        if self.attn_implementation:
+            config["attn_implementation"] = self.attn_implementation
+        return config
+
+    def load(self) -> "TransformersDescriber":
+        """Load the model now (``describe`` does it on first use)."""
+        if self._engine is None:
+            if self.family == "minicpm-v":
+                engine = MiniCPMVChat(self)
+            else:
+                engine = _ImageTextToText(self)
+            engine.load()
+            self._engine = engine
+        return self
+
+    def render_prompt(self, request: DescribeRequest) -> str:
+        """The chat-templated text of ``request`` as the model reads it (before visual tokens expand)."""
+        return self.load()._engine.render([request])[0]
+
+    def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
+        """One answer per request, in order (module docstring for batching)."""
+        requests = list(requests)
+        if not requests:
+            return []
+        for request in requests:
+            if not request.frames:
+                raise ValueError(f"request {request.id!r} has no frames: give the video's frames or the image")
+        return self.load()._engine.describe(requests)
+
+    def from_pretrained_kwargs(self) -> dict:
+        """Keyword arguments shared by every ``from_pretrained`` call of this describer."""
+        kwargs: dict = {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
+        if self.cache_dir:
+            kwargs["cache_dir"] = self.cache_dir
+        if offline_mode():
+            kwargs["local_files_only"] = True
+        return kwargs
+
+    def load_error(self, what: str, error: Exception) -> Exception:
+        """An error that says why ``what`` (e.g. ``"model"``) did not load and what to do."""
+        return explain_load_error(what, error, model=self.model, revision=self.revision, cache_dir=self.cache_dir,
+                                  trust_remote_code=self.trust_remote_code)
+
+
+class _ImageTextToText:
+    """The ``AutoProcessor`` + ``AutoModelForImageTextToText`` path (module docstring)."""
+
+    def __init__(self, owner: TransformersDescriber):
+        self.owner = owner
+        self.processor: Any = None
+        self.model: Any = None
+        self.videos_as_videos = False
+        #: kind of input ("video" or "image") -> whether batching works for it
+        self.can_batch = {"video": True, "image": True}
+
+    def load(self) -> None:
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        owner = self.owner
+        common = owner.from_pretrained_kwargs()
+        try:
+            self.processor = AutoProcessor.from_pretrained(owner.model, **common, **owner.processor_kwargs)
+        except Exception as error:
+            raise owner.load_error("processor", error) from error
+        tokenizer = getattr(self.processor, "tokenizer", None)
+        if tokenizer is None:
+            raise OSError(f"the processor of {owner.model!r} has no tokenizer: is it a vision-language model?")
+        tokenizer.padding_side = "left"
+        has_video = getattr(self.processor, "video_processor", None) is not None
+        if owner.video_input == "video" and not has_video:
+            raise ValueError(f"{owner.model!r} has no video processor: use video_input='images' or 'auto'")
+        self.videos_as_videos = has_video and owner.video_input != "images"
+
+        kwargs = dict(common, dtype=getattr(torch, owner.dtype))
+        if owner.attn_implementation:
+            kwargs["attn_implementation"] = owner.attn_implementation
+        use_device_map = owner.device != "cpu" and _accelerate_available()
+        if use_device_map:
+            kwargs["device_map"] = owner.device
+        try:
+            model = AutoModelForImageTextToText.from_pretrained(owner.model, **kwargs)
+        except Exception as error:
+            raise owner.load_error("model", error) from error
+        if not use_device_map:
+            model = model.to(owner.device)
+        self.model = model.eval()
+        generation = self.model.generation_config
+        if getattr(generation, "pad_token_id", None) is None:
+            generation.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+    def _kind(self, request: DescribeRequest) -> str:
+        return "video" if request.is_video and self.videos_as_videos else "image"
+
+    def conversation(self, request: DescribeRequest) -> list[dict]:
+        """System message (if any) + one user turn: the video or the images, then the instruction."""
+        messages = []
+        if request.system_prompt:
+            messages.append({"role": "system", "content": [{"type": "text", "text": request.system_prompt}]})
+        if self._kind(request) == "video":
+            content = [{"type": "video"}]
+        else:
+            content = [{"type": "image"} for _ in request.frames]
+        content.append({"type": "text", "text": request.prompt})
+        messages.append({"role": "user", "content": content})
+        return messages
+
+    def render(self, requests: Sequence[DescribeRequest]) -> list[str]:
+        conversations = [self.conversation(request) for request in requests]
+        return list(self.processor.apply_chat_template(conversations, add_generation_prompt=True, tokenize=False))
+
+    def inputs(self, requests: Sequence[DescribeRequest]):
+        """The processor's tensors for ``requests`` (one kind of input), on the model's device."""
+        import torch
+
+        kwargs: dict = {"text": self.render(requests), "padding": True, "return_tensors": "pt"}
+        frames = [[to_rgb_image(frame) for frame in request.frames] for request in requests]
+        if self._kind(requests[0]) == "video":
+            kwargs["videos"] = [[clip] for clip in frames]
+            kwargs["video_metadata"] = [[video_metadata(request.timestamps or range(len(clip)), *clip[0].size)]
+                                        for request, clip in zip(requests, frames)]
+            kwargs["do_sample_frames"] = False
+            for request in requests:
+                if request.is_video and not request.timestamps:
+                    logger.warning("request %r carries no timestamps: its frames are taken as 1 s apart", request.id)
+        else:
+            kwargs["images"] = frames
+        inputs = self.processor(**kwargs).to(self.model.device)
+        for key, value in inputs.items():
+            if key.startswith("pixel_values") and isinstance(value, torch.Tensor) and value.is_floating_point():
+                inputs[key] = value.to(self.model.dtype)
+        return inputs
+
+    def generate(self, requests: Sequence[DescribeRequest]) -> list[str]:
+        import torch
+
+        inputs = self.inputs(requests)
+        settings = {"do_sample": False, "num_beams": 1, "max_new_tokens": self.owner.max_new_tokens}
+        settings.update(self.owner.generate_kwargs)
+        with torch.inference_mode():
+            output = self.model.generate(**inputs, **settings)
+        new_tokens = output[:, inputs["input_ids"].shape[1]:]
+        texts = self.processor.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        return [text.strip() for text in texts]
+
+    def describe(self, requests: list[DescribeRequest]) -> list[str]:
+        answers: list[str | None] = [None] * len(requests)
+        for kind in ("video", "image"):
+            positions = [i for i, request in enumerate(requests) if self._kind(request) == kind]
+            for start in range(0, len(positions), self.owner.batch_size):
+                chunk = positions[start:start + self.owner.batch_size]
+                for i, text in zip(chunk, self._describe_chunk(kind, [requests[i] for i in chunk])):
+                    answers[i] = text
+        return [str(answer) for answer in answers]
+
+    def _describe_chunk(self, kind: str, chunk: list[DescribeRequest]) -> list[str]:
+        if len(chunk) == 1 or not self.can_batch[kind]:
+            return [text for request in chunk for text in self.generate([request])]
+        try:
+            return self.generate(chunk)
+        except Exception as error:
+            batch_error = error
+        # A failing batch: an item may be bad (then the single call below raises
+        # and the runner records it) or the model cannot batch this input.
+        texts = [text for request in chunk for text in self.generate([request])]
+        self.can_batch[kind] = False
+        logger.warning("%s cannot batch these %s inputs (%s: %s); describing them one at a time from now on",
+                       self.owner.model, kind, type(batch_error).__name__, batch_error)
+        return texts
+
+
+def _accelerate_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("accelerate") is not None

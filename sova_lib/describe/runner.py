@@ -1,0 +1,341 @@
+"""The one runner loop that drives every describer into a resumable cache.
+
+``describe_items(describer, items, cache_dir, prompt=..., fps=...)`` describes
+each ``Item`` (a video or an image file, or part of a video: a window, a crop,
+played backwards; ``sova_lib.benchmarks.sovabench.clips.items`` makes those of
+a clip manifest) with any
+``Describer`` and appends the answers to a cache folder::
+
+    <cache_dir>/descriptions/<readable name>__<config hash>/
+        descriptions.jsonl   one {"id": ..., "text": ...} line per item, in finishing order
+        errors.jsonl         one {"id": ..., "error": ..., "time": ...} line per failure
+        manifest.json        the configuration, counts, throughput and times
+
+The config hash (12 hex digits of a SHA-256) covers everything that changes
+the text: the backend name and ``describer.config()`` (model, revision,
+decoding settings), the prompt texts, the system prompt, the sampling rate,
+the sampler version and the crop source. A changed prompt or rate therefore
+gets a new folder and never reuses old text; the same configuration finds its
+folder again and resumes: ids already in ``descriptions.jsonl`` are skipped, as
+are ids that failed before unless ``retry_errors=True``. A line torn by a
+killed run is cut off on the next start; complete lines are never lost. The
+cache folder itself (key, hash, locking, JSON Lines repair) is ``sova_lib.describe.cache``.
+
+The loop: frames are decoded by ``load_workers`` background threads, at most
+``prefetch`` items ahead, so decoding overlaps the model; requests go to the
+describer in batches of up to ``describer.max_batch_size``, with up to
+``describer.max_concurrency`` calls in flight. Each answer is written and
+flushed as its call returns (fsync'd every ``sync_every`` seconds and at the
+end). A failing item is recorded and the run goes on; it ends with a summary.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from sova_lib._version import __version__
+from sova_lib.describe.cache import DescriptionCache, _now, cache_folder, cache_key, config_hash
+from sova_lib.describe.contract import Describer, DescribeRequest
+from sova_lib.describe.prompts import Prompt
+from sova_lib.video.frames import sample_frames
+
+__all__ = ["IMAGE_SUFFIXES", "Item", "RunSummary", "describe_items", "load_item"]
+
+#: File suffixes read as single images (``is_video=False``); anything else is a video.
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to describe: a video or image file and its stable ``id``.
+
+    ``window`` (first, last frame, inclusive), ``crop`` (x1, y1, x2, y2 in
+    pixels, x2/y2 exclusive) and ``reverse`` select part of a video, so
+    frames can come from a cut clip or straight from a long source video
+    (see ``sova_lib.benchmarks.sovabench.clips.items``). ``is_video=None`` decides by the file suffix
+    (``IMAGE_SUFFIXES``). ``error``: a reason known before loading (a
+    planned clip with no region, a source video not found); the runner
+    records it in ``errors.jsonl`` and never loads the item.
+    """
+
+    id: int | str
+    path: Path
+    window: tuple[int, int] | None = None
+    crop: tuple[int, int, int, int] | None = None
+    reverse: bool = False
+    is_video: bool | None = None
+    error: str | None = None
+
+    @property
+    def video(self) -> bool:
+        if self.is_video is not None:
+            return self.is_video
+        return Path(self.path).suffix.lower() not in IMAGE_SUFFIXES
+
+
+def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
+    """Frames of ``item``: ``(RGB PIL images, timestamps in s, is_video)``.
+
+    A video is sampled at ``fps`` frames per second of video with the paper's
+    sampler (``sova_lib.video.sample_frames``); an image is one frame with no
+    timestamp. Raises ``FileNotFoundError`` for a missing file and the
+    decoder's error for an unreadable one.
+    """
+    path = Path(item.path)
+    if item.error is not None:
+        raise ValueError(item.error)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    if not item.video:
+        from PIL import Image
+
+        with Image.open(path) as img:
+            return [img.convert("RGB")], (), False
+
+    frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse)
+    return list(frames.images), tuple(float(t) for t in frames.timestamps), True
+
+
+@dataclass
+class RunSummary:
+    """What one ``describe_items`` call did; ``str()`` is the printed summary."""
+
+    folder: Path
+    described: int = 0
+    failed: int = 0
+    skipped_cached: int = 0
+    skipped_failed: int = 0
+    total_done: int = 0
+    total_failed: int = 0
+    seconds: float = 0.0
+    failures: dict = field(default_factory=dict)
+
+    @property
+    def items_per_s(self) -> float:
+        return self.described / self.seconds if self.seconds > 0 else 0.0
+
+    def __str__(self) -> str:
+        lines = [
+            f"described {self.described}, skipped {self.skipped_cached} (already cached), "
+            f"failed {self.failed} in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s)",
+            f"  descriptions: {self.folder / 'descriptions.jsonl'} ({self.total_done} items)",
+        ]
+        if self.skipped_failed:
+            lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
+                            "--retry-errors (retry_errors=True) tries them again")
+        if self.total_failed:
+            lines.append(f"  errors: {self.folder / 'errors.jsonl'} ({self.total_failed} items without a description)")
+        lines.append(f"  manifest: {self.folder / 'manifest.json'}")
+        return "\n".join(lines)
+
+
+def _call(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any, str | None, str | None]]:
+    """Describe ``batch``; on failure retry item by item. Returns (id, text or None, error or None)."""
+    try:
+        texts = describer.describe(batch)
+        if len(texts) != len(batch):
+            raise RuntimeError(f"describer returned {len(texts)} answers for {len(batch)} requests")
+        out = []
+        for req, text in zip(batch, texts):
+            ok = isinstance(text, str)
+            out.append((req.id, text if ok else None, None if ok else f"answer is {type(text).__name__}, not text"))
+        return out
+    except Exception as err:  # noqa: BLE001 - a backend may raise anything; it is recorded
+        if len(batch) > 1:
+            return [r for req in batch for r in _call(describer, [req])]
+        return [(batch[0].id, None, f"{type(err).__name__}: {err}")]
+
+
+def describe_items(
+    describer: Describer,
+    items: Iterable[Item],
+    cache_dir: str | Path,
+    *,
+    prompt: Prompt | str,
+    system_prompt: str | None = None,
+    fps: float = 1.0,
+    crop_source: str = "none",
+    sampler_version: str | None = None,
+    retry_errors: bool = False,
+    loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
+    load_workers: int | None = None,
+    prefetch: int | None = None,
+    sync_every: float = 5.0,
+    show_progress: bool = True,
+    verbose: bool = True,
+    extra_manifest: dict | None = None,
+) -> RunSummary:
+    """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
+
+    ``prompt`` is a ``Prompt`` (see ``sova_lib.prompts.resolve_prompt``) or
+    plain text, with ``system_prompt`` then taken as its system prompt.
+    ``fps`` is the sampling rate in frames per second of video. ``crop_source``
+    says where crop boxes come from (``"none"``: whole frames of the given
+    files); it is part of the cache key. ``loader(item, fps)`` returns
+    ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
+    (default: half the CPU cores, 2 to 8). Ids must be unique.
+
+    Returns a ``RunSummary`` (also printed when ``verbose``).
+    """
+    if isinstance(prompt, str):
+        prompt = Prompt("custom", prompt, prompt, system_prompt or None)
+    elif system_prompt is not None:
+        raise ValueError("a Prompt carries its own system prompt; pass system_prompt only with plain text")
+    items = list(items)
+    seen: set = set()
+    for item in items:
+        if item.id in seen:
+            raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
+        seen.add(item.id)
+
+    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
+    cache = DescriptionCache(cache_folder(cache_dir, key), sync_every=sync_every).open()
+    try:
+        summary = _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_workers, prefetch,
+                       show_progress, extra_manifest)
+    finally:
+        cache.close()
+    if verbose:
+        print(summary)
+    return summary
+
+
+def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_workers, prefetch,
+         show_progress, extra_manifest) -> RunSummary:
+    """``describe_items`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
+    from tqdm.auto import tqdm
+
+    summary = RunSummary(cache.folder)
+    todo = []
+    for item in items:
+        if item.id in cache.done:
+            summary.skipped_cached += 1
+        elif item.id in cache.failures and not retry_errors:
+            summary.skipped_failed += 1
+        else:
+            todo.append(item)
+    run_info = getattr(describer, "run_info", None)
+    manifest = {
+        **key, "config_hash": config_hash(key), "hash_fields": sorted(key),
+        "model": key["describer"].get("model"), "revision": key["describer"].get("revision"),
+        "library_version": _library_version(), "run": run_info() if callable(run_info) else {},
+        "imported": False, **(extra_manifest or {}),
+        "created": cache.manifest().get("created", _now()), "started": _now(),
+    }
+    start, last_update = time.monotonic(), time.monotonic()
+
+    def update_totals() -> None:
+        summary.seconds = time.monotonic() - start
+        summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
+
+    def update_manifest() -> None:
+        update_totals()
+        rate = round(summary.items_per_s, 4)
+        manifest.update(counts={"done": summary.total_done, "failed": summary.total_failed},
+                        last_run={"described": summary.described, "failed": summary.failed,
+                                  "skipped_cached": summary.skipped_cached, "seconds": round(summary.seconds, 3),
+                                  "items_per_s": rate},
+                        throughput_items_per_s=rate, updated=_now())
+        cache.write_manifest(manifest)
+
+    def load(item: Item):
+        if item.error is not None:
+            return item.id, item.error
+        try:
+            frames, timestamps, is_video = loader(item, fps)
+            return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,
+                                   is_video, tuple(timestamps)), None
+        except Exception as err:  # noqa: BLE001 - recorded as the item's failure
+            return item.id, f"{type(err).__name__}: {err}"
+
+    def record(id: Any, text: str | None, error: str | None) -> None:
+        nonlocal last_update
+        if error is None:
+            cache.add(id, text)
+            summary.described += 1
+        else:
+            cache.add_error(id, error)
+            summary.failed += 1
+            summary.failures[id] = error
+            bar.set_postfix(failed=summary.failed, refresh=False)
+        bar.update(1)
+        if time.monotonic() - last_update >= cache.sync_every:
+            update_manifest()
+            last_update = time.monotonic()
+
+    # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
+    changes = bool(todo) or not cache.manifest()
+    if changes:
+        update_manifest()
+    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not show_progress,
+              dynamic_ncols=True) as bar:
+        try:
+            _schedule(describer, todo, load, record, load_workers, prefetch)
+        finally:
+            if changes:
+                update_manifest()
+            else:
+                update_totals()
+    return summary
+
+
+def _schedule(describer, todo, load, record, load_workers, prefetch) -> None:
+    """Run ``load`` on background threads and ``describer`` calls on a pool; ``record`` each outcome.
+
+    Up to ``prefetch`` items are loaded or waiting ahead of the model; a call
+    takes up to ``max_batch_size`` loaded requests and goes out when the batch
+    is full, when no call is in flight, or when nothing more is coming; at most
+    ``max_concurrency`` calls are in flight.
+    """
+    batch_size = max(1, int(describer.max_batch_size))
+    concurrency = max(1, int(describer.max_concurrency))
+    prefetch = max(1, prefetch if prefetch is not None else batch_size * (concurrency + 1))
+    if load_workers is None:
+        load_workers = min(8, max(2, (os.cpu_count() or 2) // 2))
+    load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
+    call_pool = ThreadPoolExecutor(concurrency, thread_name_prefix="sova-describe")
+    pending, exhausted = iter(todo), False
+    loads: set = set()
+    calls: dict = {}
+    ready: deque[DescribeRequest] = deque()
+    try:
+        while True:
+            while not exhausted and len(loads) + len(ready) < prefetch:
+                item = next(pending, None)
+                if item is None:
+                    exhausted = True
+                else:
+                    loads.add(load_pool.submit(load, item))
+            while ready and len(calls) < concurrency and (
+                len(ready) >= batch_size or not calls or (exhausted and not loads)
+            ):
+                batch = [ready.popleft() for _ in range(min(batch_size, len(ready)))]
+                calls[call_pool.submit(_call, describer, batch)] = batch
+            if not (loads or calls or ready):
+                return
+            finished, _ = wait(loads | set(calls), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                if fut in loads:
+                    loads.discard(fut)
+                    request, error = fut.result()
+                    if error is None:
+                        ready.append(request)
+                    else:
+                        record(request, None, error)  # ``request`` is the item's id here
+                else:
+                    calls.pop(fut)
+                    for id, text, error in fut.result():
+                        record(id, text, error)
+    finally:
+        load_pool.shutdown(wait=False, cancel_futures=True)
+        call_pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _library_version() -> str:
+
+    return __version__

@@ -1,0 +1,143 @@
+"""Reading description files and turning descriptions or vectors into ``ItemVectors``.
+
+Accepted description inputs (``read_descriptions``):
+
+* JSON Lines, one ``{"id": <index>, "text": "..."}`` object per line (what
+  ``sova describe`` writes);
+* the SOVABench authors' output: one JSON object ``{"<index>": "text", ...}``;
+* a description cache folder (one holding ``descriptions.jsonl``).
+
+Accepted vector input (``read_embeddings``): an ``.npz`` with ``ids`` (one int
+per item), ``owner`` (one int per vector: the position of its item in
+``ids``) and ``vectors`` (one float row per vector). Rows are L2-normalised on
+reading. This is also how contrastive baselines (one or many frame vectors per
+clip) are scored.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.sentences import split
+from sova_lib.similarity import ItemVectors, l2_normalize
+
+__all__ = ["embed_descriptions", "read_descriptions", "read_embeddings", "write_embeddings"]
+
+
+def _as_id(raw, where: str):
+    """Benchmark ids are ints; digit strings are accepted; other strings stay strings."""
+    if isinstance(raw, bool):
+        raise ValueError(f"{where}: id {raw!r} is not an integer or string")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, str):
+        return int(raw) if raw.strip().lstrip("-").isdigit() else raw
+    raise ValueError(f"{where}: id {raw!r} is not an integer or string")
+
+
+def _put(out: dict, sources: dict, key, text, where: str):
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: text of id {key!r} is {type(text).__name__}, expected a string")
+    if key in out and out[key] != text:
+        raise ValueError(f"{where}: id {key!r} appears again with a different text (first at {sources[key]})")
+    out.setdefault(key, text)
+    sources.setdefault(key, where)
+
+
+def read_descriptions(path: str | Path) -> dict:
+    """Map id -> description text from a JSONL file, an authors' JSON file or a cache folder.
+
+    Raises ``FileNotFoundError`` or ``ValueError`` naming the file and line of
+    the problem. An id repeated with the same text is kept once; repeated
+    with another text is an error.
+    """
+    path = Path(path)
+    if path.is_dir():
+        candidate = path / "descriptions.jsonl"
+        if not candidate.exists():
+            found = sorted(str(p.parent) for p in path.rglob("descriptions.jsonl"))[:5]
+            hint = f"; description folders below it: {', '.join(found)}" if found else ""
+            raise FileNotFoundError(f"{path} holds no descriptions.jsonl{hint}")
+        path = candidate
+    if not path.exists():
+        raise FileNotFoundError(f"description file {path} does not exist")
+    text = path.read_text(encoding="utf-8")
+    out: dict = {}
+    sources: dict = {}
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None  # not one object: read it as JSON Lines below
+        # One object keyed by ids is the authors' format; an object with "id"
+        # or "text" keys is a one-line JSON Lines file.
+        if isinstance(whole, dict) and not ({"id", "text"} & whole.keys()):
+            for key, value in whole.items():
+                _put(out, sources, _as_id(key, f"{path}"), value, f"{path}, key {key!r}")
+            return out
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{where}: not valid JSON ({err.msg}); expected {{\"id\": ..., \"text\": ...}}") from None
+        if not isinstance(record, dict) or "id" not in record or "text" not in record:
+            raise ValueError(f"{where}: expected an object with \"id\" and \"text\"")
+        _put(out, sources, _as_id(record["id"], where), record["text"], where)
+    return out
+
+
+def read_embeddings(path: str | Path) -> ItemVectors:
+    """``ItemVectors`` from an ``.npz`` with ``ids``, ``owner`` and ``vectors`` (rows normalised)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"embedding file {path} does not exist")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except Exception as err:
+        raise ValueError(f"{path}: not a readable .npz file ({err})") from None
+    with data:
+        missing = [k for k in ("ids", "owner", "vectors") if k not in data.files]
+        if missing:
+            raise ValueError(f"{path}: missing array(s) {missing}; it holds {data.files}")
+        ids, owner, vectors = data["ids"], data["owner"], data["vectors"]
+    if not np.issubdtype(ids.dtype, np.integer) or not np.issubdtype(owner.dtype, np.integer):
+        raise ValueError(f"{path}: ids and owner must be integer arrays (got {ids.dtype}, {owner.dtype})")
+    if len(np.unique(ids)) != len(ids):
+        raise ValueError(f"{path}: ids are not unique")
+    try:
+        return ItemVectors(ids.astype(np.int64), owner.astype(np.int64), l2_normalize(vectors))
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
+
+
+def write_embeddings(path: str | Path, items: ItemVectors) -> Path:
+    """Write ``items`` as an ``.npz`` that ``read_embeddings`` reads back."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, ids=np.asarray(items.ids), owner=np.asarray(items.owner), vectors=np.asarray(items.vectors))
+    return path
+
+
+def embed_descriptions(texts: dict, encoder, *, sentences: bool = True) -> ItemVectors:
+    """Split each text into sentences (or keep it whole) and embed each sentence.
+
+    ``texts`` maps id -> text; ``encoder`` has ``encode(list[str]) -> (n, D)``
+    unit vectors (e.g. ``SentenceEncoder``). Each distinct sentence is
+    encoded once.
+    """
+
+    ids = list(texts)
+    pieces = [split(texts[i], sentences=sentences) for i in ids]
+    owner = np.repeat(np.arange(len(ids)), [len(p) for p in pieces])
+    flat = [s for p in pieces for s in p]
+    unique = list(dict.fromkeys(flat))
+    row = {s: k for k, s in enumerate(unique)}
+    vectors = encoder.encode(unique) if unique else np.zeros((0, 1), np.float32)
+    id_array = np.array(ids) if all(isinstance(i, int) for i in ids) else np.array(ids, dtype=object)
+    return ItemVectors(id_array, owner, np.asarray(vectors, dtype=np.float32)[[row[s] for s in flat]])

@@ -1,0 +1,187 @@
+"""Finding description caches under a folder, and saying what made each one.
+
+A description cache is a folder ``<cache>/descriptions/<name>__<hash>/``
+holding ``descriptions.jsonl`` and ``manifest.json`` as ``sova describe``
+writes them (``sova_lib.describe.cache``). ``find_description_caches`` reads every
+one below a cache root and records which protocols' clips it covers;
+``source_label`` names what produced it (an MLLM by model id and prompt, the
+classical motion describer as such, a synthetic demonstration as synthetic).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sova_lib.describe.prompts import PROMPTS
+from sova_lib.items import read_descriptions
+from sova_lib.protocols import PROTOCOLS
+
+__all__ = ["MODEL_IDS", "FoundCache", "caches_frame", "find_description_caches", "source_label", "sovabench_caches"]
+
+#: Paper model name -> public model ids a description cache may name (case-insensitive).
+MODEL_IDS: dict[str, tuple[str, ...]] = {
+    "MiniCPM-V 4.5": ("openbmb/MiniCPM-V-4_5",),
+    "InternVL3.5 8B": ("OpenGVLab/InternVL3_5-8B", "OpenGVLab/InternVL3_5-8B-HF"),
+    "InternVL3.5 2B": ("OpenGVLab/InternVL3_5-2B", "OpenGVLab/InternVL3_5-2B-HF"),
+    "VideoLLaVA 7B": ("LanguageBind/Video-LLaVA-7B-hf", "LanguageBind/Video-LLaVA-7B"),
+    "VideoLlama3 7B": ("DAMO-NLP-SG/VideoLLaMA3-7B",),
+    "VideoChat-R1 7B": ("OpenGVLab/VideoChat-R1_7B",),
+    "Gemini 2.5 Flash": ("gemini-2.5-flash",),
+    "Qwen3-VL 235B A22B": ("Qwen/Qwen3-VL-235B-A22B-Instruct",),
+}
+
+
+def _find_key(manifest: dict, *names, default=None):
+    """First value stored under one of ``names``, at the top level or one level down."""
+    for name in names:
+        if name in manifest and manifest[name] not in (None, ""):
+            return manifest[name]
+    for value in manifest.values():
+        if isinstance(value, dict):
+            for name in names:
+                if name in value and value[name] not in (None, ""):
+                    return value[name]
+    return default
+
+
+def _prompt_name(manifest: dict) -> str:
+    """The prompt preset of a manifest (``general``, ``task-aware``, ...), or the prompt's text."""
+    named = _find_key(manifest, "prompt_name", "prompt_preset", "preset")
+    if isinstance(named, str):
+        return named
+    prompt = manifest.get("prompt", "")
+    if isinstance(prompt, dict):  # the runner's manifest: {"name", "video", "image"}
+        if prompt.get("name") and prompt["name"] != "custom":
+            return str(prompt["name"])
+        prompt = prompt.get("video") or prompt.get("image") or ""
+    text = str(prompt).strip()
+
+    presets = {t.strip().lower(): name for name, p in PROMPTS.items() for t in (p.video, p.image)
+               if name in ("general", "task-aware")}
+    return presets.get(text.lower(), text)
+
+
+@dataclass
+class FoundCache:
+    """One description cache folder.
+
+    ``texts`` maps id -> description; ``manifest`` is ``manifest.json`` (``{}``
+    when absent); ``coverage`` maps each protocol to ``(clips present, clips
+    needed)``; ``benchmark_ids`` counts the ids that are SOVABench clips.
+    """
+
+    path: Path
+    texts: dict
+    manifest: dict
+    coverage: dict = field(default_factory=dict)
+    benchmark_ids: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def backend(self) -> str:
+        return str(_find_key(self.manifest, "backend", default="unknown"))
+
+    @property
+    def model(self) -> str:
+        return str(_find_key(self.manifest, "model", "model_id", default="unknown"))
+
+    @property
+    def prompt(self) -> str:
+        return _prompt_name(self.manifest)
+
+    @property
+    def fps(self) -> float | None:
+        value = _find_key(self.manifest, "fps", "sampling_rate")
+        return float(value) if value is not None else None
+
+    @property
+    def label(self) -> str:
+        return source_label(self.manifest)
+
+    @property
+    def is_sovabench(self) -> bool:
+        """True when every id is a SOVABench clip index."""
+        return self.benchmark_ids > 0 and self.benchmark_ids == len(self.texts)
+
+    def covers(self, protocol: str) -> bool:
+        present, needed = self.coverage.get(protocol, (0, 1))
+        return present == needed
+
+
+def source_label(manifest: dict) -> str:
+    """A name that says what produced a cache: model and prompt, or what the describer is."""
+    backend = str(_find_key(manifest, "backend", default="unknown"))
+    model = str(_find_key(manifest, "model", "model_id", default="unknown model"))
+    prompt = _prompt_name(manifest)
+    if backend == "synthetic" or manifest.get("synthetic"):
+        return f"synthetic demonstration ({manifest.get('description', 'constructed texts, not a model')})"
+    if backend == "motion":
+        return "motion describer (classical OpenCV motion analysis, not an MLLM)"
+    paper = next((p for p, ids in MODEL_IDS.items() if model.lower() in (i.lower() for i in ids)), None)
+    shown = f"{paper} [{model}]" if paper else model
+    how = ", ".join(x for x in (prompt, backend, "imported descriptions" if manifest.get("imported") else "") if x)
+    return f"{shown} ({how})"
+
+
+def _protocol_ids() -> dict:
+
+    return {name: set(p.ids().tolist()) for name, p in PROTOCOLS.items()}
+
+
+def find_description_caches(cache_dir: str | Path) -> list[FoundCache]:
+    """Every folder below ``<cache_dir>/descriptions`` holding a ``descriptions.jsonl``, sorted by path.
+
+    A missing ``descriptions`` folder gives an empty list. An unreadable
+    ``manifest.json`` raises ``ValueError`` naming the file.
+    """
+
+    root = Path(cache_dir) / "descriptions"
+    if not root.is_dir():
+        return []
+    wanted = _protocol_ids()
+    every = set().union(*wanted.values())
+    caches = []
+    for jsonl in sorted(root.rglob("descriptions.jsonl")):
+        folder = jsonl.parent
+        manifest = {}
+        if (folder / "manifest.json").exists():
+            try:
+                manifest = json.loads((folder / "manifest.json").read_text())
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{folder / 'manifest.json'}: not valid JSON ({err.msg})") from None
+        texts = read_descriptions(folder)
+        ids = set(texts)
+        coverage = {p: (len(ids & need), len(need)) for p, need in wanted.items()}
+        caches.append(FoundCache(folder, texts, manifest, coverage, len(ids & every)))
+    return caches
+
+
+def sovabench_caches(caches) -> list[FoundCache]:
+    """The caches whose ids are all SOVABench clips."""
+    return [c for c in caches if c.is_sovabench]
+
+
+def caches_frame(caches, protocols=("inter-pair", "inter-pair-constrained", "intra-pair")):
+    """One row per cache: what made it, how many items, and which protocols it covers (or why it is skipped)."""
+    import pandas as pd
+
+    rows = []
+    for c in caches:
+        row = {"cache": c.name, "source": c.label, "fps": c.fps, "items": len(c.texts),
+               "SOVABench clips": c.benchmark_ids}
+        for p in protocols:
+            present, needed = c.coverage[p]
+            row[p] = f"{present}/{needed}"
+        if not c.benchmark_ids:
+            row["status"] = "skipped: its ids are not SOVABench clips"
+        elif not c.is_sovabench:
+            row["status"] = f"skipped: {len(c.texts) - c.benchmark_ids} ids are not SOVABench clips"
+        else:
+            full = [p for p in protocols if c.covers(p)]
+            row["status"] = "scored on " + ", ".join(full) if full else "skipped: covers no protocol completely"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["cache", "source", "fps", "items", "SOVABench clips", *protocols, "status"])

@@ -1,0 +1,419 @@
+"""Figures of the SOVABench paper and of the quickstart, drawn with matplotlib.
+
+Every function takes data (DataFrames, arrays, PIL images), returns the
+``matplotlib.figure.Figure`` it drew, labels its axes with units, and places
+text so that no two labels overlap (``place_labels``). ``save_figure`` writes
+a figure as PNG (150 dpi) and PDF.
+
+matplotlib is imported inside the functions with the non-interactive Agg
+backend unless a backend is already chosen (a notebook's inline backend is
+kept).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.paper.label_placement import place_labels
+
+__all__ = [
+    "GROUP_COLORS", "save_figure", "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
+    "class_counts", "duration_histogram", "crop_sizes", "pair_counts", "inter_vs_intra", "ablation_bars",
+    "opposite_confusion_bars", "error_mode_bars",
+]
+
+#: Colour of each row group of Table 4 (and of rows computed here).
+GROUP_COLORS = {
+    "Random": "#7f7f7f",
+    "Contrastive Image-VLMs": "#1f77b4",
+    "Contrastive Video-VLMs": "#17becf",
+    "General MLLMs": "#d62728",
+    "Video-MLLMs": "#ff7f0e",
+    "API MLLMs": "#9467bd",
+    "Computed here": "#2ca02c",
+}
+_DATASET_COLORS = {"MEVA": "#1f77b4", "VIRAT": "#ff7f0e"}
+
+
+def _plt():
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in ("agg",) and "inline" not in matplotlib.get_backend():
+        try:
+            import IPython  # noqa: F401  (inside a kernel: keep its backend)
+
+            if IPython.get_ipython() is None:
+                matplotlib.use("Agg")
+        except ImportError:
+            matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11,
+                         "legend.fontsize": 9, "xtick.labelsize": 10, "ytick.labelsize": 10,
+                         "pdf.fonttype": 42})
+    return plt
+
+
+def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
+    """Write ``fig`` as ``<stem>.png`` (``dpi`` dots per inch) and ``<stem>.pdf``; returns both paths.
+
+    The figure stays open (a notebook shows it inline at the end of the cell).
+    """
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    fig.savefig(paths[0], dpi=dpi, bbox_inches="tight")
+    fig.savefig(paths[1], dpi=dpi, bbox_inches="tight", metadata={"CreationDate": None})  # same figure, same bytes
+    return paths
+
+
+# --------------------------------------------------------------------------- quickstart
+
+def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 1.25, max_pixels: int = 160):
+    """Several filmstrips, one row each: ``strips`` is a list of ``(label, frames, timestamps)``.
+
+    Each row shows at most ``max_frames`` evenly spaced frames, each
+    captioned with its time in seconds from the clip start; the row's label
+    is written on its left. Frames are shrunk to at most ``max_pixels`` rows
+    first (the size they are shown at), which keeps the saved files small.
+    """
+    plt = _plt()
+    from PIL import Image
+
+    cols = max(min(len(f), max_frames) for _, f, _ in strips)
+    first = np.asarray(strips[0][1][0])
+    aspect = first.shape[1] / first.shape[0]
+    fig, axes = plt.subplots(len(strips), cols, squeeze=False,
+                             figsize=(cols * height * aspect + 1.6, len(strips) * (height + 0.35) + 0.5))
+    for row, (label, frames, times) in zip(axes, strips):
+        keep = np.unique(np.rint(np.linspace(0, len(frames) - 1, min(len(frames), max_frames))).astype(int))
+        for ax in row:
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.axis("off")
+        for ax, k in zip(row, keep):
+            ax.axis("on")
+            img = Image.fromarray(np.asarray(frames[k]))
+            img.thumbnail((10 * max_pixels, max_pixels))
+            ax.imshow(np.asarray(img))
+            ax.set_xlabel(f"{float(times[k]):.1f} s", fontsize=8, labelpad=2)
+        row[0].set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center", labelpad=6)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout(h_pad=0.4, w_pad=0.2)
+    return fig
+
+
+def _short(labels, limit):
+    return [s if len(s) <= limit else s[: limit - 1] + "…" for s in labels]
+
+
+def similarity_heatmap(matrix, row_labels, col_labels=None, *, title: str = "", value_label="cosine similarity",
+                       max_label: int = 48, highlight_max: bool = False, vmin: float = 0.0):
+    """A heatmap of a similarity matrix, each cell annotated with its value.
+
+    Labels longer than ``max_label`` characters are shortened with "…";
+    ``highlight_max`` outlines the largest cell (the maximum of Eq. 3). The
+    colour scale runs from ``vmin`` to 1.
+    """
+    plt = _plt()
+    from matplotlib.patches import Rectangle
+
+    matrix = np.asarray(matrix, dtype=float)
+    col_labels = row_labels if col_labels is None else col_labels
+    rows, cols = _short(row_labels, max_label), _short(col_labels, max_label)
+    cell = 0.55
+    left = 0.075 * max(len(r) for r in rows) + 0.4
+    bottom = 0.065 * max(len(c) for c in cols) + 0.6
+    fig, ax = plt.subplots(figsize=(left + cell * matrix.shape[1] + 1.6, bottom + cell * matrix.shape[0] + 0.7))
+    im = ax.imshow(matrix, cmap="viridis", vmin=vmin, vmax=1.0, aspect="equal")
+    ax.set_xticks(range(matrix.shape[1]), cols, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_yticks(range(matrix.shape[0]), rows, fontsize=8)
+    for (i, j), v in np.ndenumerate(matrix):
+        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                color="white" if v < vmin + 0.6 * (1 - vmin) else "black")
+    if highlight_max:
+        i, j = np.unravel_index(int(np.argmax(matrix)), matrix.shape)
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
+    fig.colorbar(im, ax=ax, label=value_label, fraction=0.046, pad=0.03)
+    if title:
+        ax.set_title(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float = 0.0, max_label: int = 40):
+    """Several square similarity matrices over the same ``labels``, side by side: ``panels`` = ``[(matrix, title)]``."""
+    plt = _plt()
+    n = len(labels)
+    names = _short(labels, max_label)
+    side = 0.6 * n + 0.075 * max(len(s) for s in names) + 0.8
+    fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.2, side + 0.4), squeeze=False)
+    for k, (ax, (matrix, title)) in enumerate(zip(axes[0], panels)):
+        matrix = np.asarray(matrix, dtype=float)
+        im = ax.imshow(matrix, cmap="viridis", vmin=vmin, vmax=1.0)
+        ax.set_xticks(range(n), names, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
+        ax.set_yticks(range(n), names if k == 0 else [""] * n, fontsize=8)
+        for (i, j), v in np.ndenumerate(matrix):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if v < vmin + 0.6 * (1 - vmin) else "black")
+        ax.set_title(title, fontsize=11)
+    fig.colorbar(im, ax=list(axes[0]), label=value_label, fraction=0.025, pad=0.02)
+    return fig
+
+
+# --------------------------------------------------------------------------- benchmark statistics
+
+def class_counts(counts, *, title: str = "Queries per class", xlabel: str = "clips (queries)", ylabel: str = "action"):
+    """Horizontal bars of clips per class, stacked by source dataset.
+
+    ``counts``: a DataFrame indexed by class with one column per source
+    dataset (e.g. ``MEVA``, ``VIRAT``). The total is written after each bar.
+    """
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(counts) + 1.4))
+    left = np.zeros(len(counts))
+    labels = list(counts.index)
+    for col in counts.columns:
+        ax.barh(labels, counts[col].to_numpy(), left=left, color=_DATASET_COLORS.get(col), label=str(col))
+        left += counts[col].to_numpy()
+    for y, total in enumerate(left):
+        ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
+    ax.invert_yaxis()
+    ax.set_xlim(0, left.max() * 1.12)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(title="source", loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def duration_histogram(seconds, groups=None, *, title: str = "Clip durations", bins=None):
+    """Histogram of clip durations in seconds, stacked by ``groups`` (same length) when given."""
+    plt = _plt()
+    seconds = np.asarray(seconds, dtype=float)
+    if bins is None:
+        top = float(np.quantile(seconds, 0.99)) if seconds.size else 1.0
+        bins = np.linspace(0, max(1.0, np.ceil(top)), 41)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    if groups is None:
+        ax.hist(np.clip(seconds, None, bins[-1]), bins=bins, color="#1f77b4", edgecolor="white")
+    else:
+        groups = np.asarray(groups)
+        names = list(dict.fromkeys(groups.tolist()))
+        ax.hist([np.clip(seconds[groups == g], None, bins[-1]) for g in names], bins=bins, stacked=True,
+                color=[_DATASET_COLORS.get(g) for g in names], label=names, edgecolor="white")
+        ax.legend(title="source")
+    ax.set_xlabel(f"duration (s); last bin holds everything above {bins[-1]:.0f} s")
+    ax.set_ylabel("clips")
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def crop_sizes(widths, heights, *, title: str = "Crop sizes", min_side: int = 112):
+    """Scatter of crop width against height in pixels, with the minimum side drawn as dashed lines."""
+    plt = _plt()
+    widths, heights = np.asarray(widths, float), np.asarray(heights, float)
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    ax.scatter(widths, heights, s=14, alpha=0.6, color="#1f77b4", edgecolors="none", label=f"clips (n = {widths.size})")
+    ax.axvline(min_side, ls="--", color="0.5", lw=1)
+    ax.axhline(min_side, ls="--", color="0.5", lw=1, label=f"minimum side ({min_side} px)")
+    ax.set_xlim(0, max(float(widths.max(initial=0)), min_side) * 1.05)
+    ax.set_ylim(0, max(float(heights.max(initial=0)), min_side) * 1.15)
+    ax.set_xlabel("crop width (px)")
+    ax.set_ylabel("crop height (px)")
+    ax.set_title(title)
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def pair_counts(frame, *, title: str = "Clips per action within each opposite pair (intra-pair)"):
+    """Figure A.1: one panel per pair with the clip count of each of its two actions.
+
+    ``frame`` has columns ``pair``, ``action``, ``clips`` (two rows per pair, in order).
+    """
+    plt = _plt()
+    pairs = list(dict.fromkeys(frame["pair"]))
+    ncols = 4
+    nrows = int(np.ceil(len(pairs) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows), squeeze=False)
+    top = float(frame["clips"].max()) * 1.2
+    for ax, pair in zip(axes.flat, pairs):
+        part = frame[frame["pair"] == pair]
+        bars = ax.bar(range(len(part)), part["clips"], color=["#1f77b4", "#ff7f0e"][: len(part)], width=0.6)
+        ax.bar_label(bars, fontsize=9)
+        ax.set_xticks(range(len(part)), [a.replace(" vehicle", "\nvehicle") for a in part["action"]], fontsize=9)
+        ax.set_ylim(0, top)
+        ax.set_ylabel("clips")
+        ax.set_title(pair, fontsize=11)
+    for ax in list(axes.flat)[len(pairs):]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- results
+
+def _draw_points(ax, frame):
+    for r in frame.itertuples(index=False):
+        color = GROUP_COLORS.get(r.group, GROUP_COLORS["Computed here"])
+        if r.source != "paper":
+            ax.scatter(r.inter, r.intra, marker="*", s=150, color=GROUP_COLORS["Computed here"], edgecolors="k",
+                       linewidths=0.5, zorder=3)
+        else:
+            hollow = r.prompt == "general"
+            ax.scatter(r.inter, r.intra, s=40, marker="o", zorder=3, linewidths=1.4,
+                       facecolors="white" if hollow else color, edgecolors=color)
+
+
+def _limits(values, pad_low, pad_high, floor=None):
+    low, high = float(np.min(values)), float(np.max(values))
+    span = max(high - low, 1.0)
+    low, high = low - pad_low * span, high + pad_high * span
+    return (max(low, floor) if floor is not None else low), high
+
+
+def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-pair", random=None):
+    """Figure 2(b): inter-pair mAP (x) against intra-pair Pair-mAP (y), one labelled point per row.
+
+    ``frame`` has columns ``label``, ``group``, ``prompt`` (``general``,
+    ``task-aware`` or empty), ``inter``, ``intra`` and ``source`` (``paper``
+    or ``computed here``). Colour = group; filled = task-aware, hollow =
+    general; stars = computed here. ``random`` = (inter, intra) draws the
+    paper's random levels as dashed lines. When a computed point lies far
+    from the paper's points, a second panel shows every point and labels the
+    computed ones, and the main panel zooms on the paper's points.
+    """
+    plt = _plt()
+    from matplotlib.lines import Line2D
+
+    paper = frame[frame["source"] == "paper"]
+    xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
+    box_x = _limits(paper["inter"], 0.08, 0.3, floor=0) if len(paper) else _limits(xs, 0.1, 0.3)
+    box_y = _limits(paper["intra"], 0.12, 0.2) if len(paper) else _limits(ys, 0.1, 0.2)
+    outside = (xs < box_x[0]) | (xs > box_x[1]) | (ys < box_y[0]) | (ys > box_y[1])
+    if outside.any():
+        fig, (ax, overview) = plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [2, 1]})
+    else:
+        fig, ax = plt.subplots(figsize=(9.5, 6.5))
+        overview = None
+    for a in [ax] + ([overview] if overview is not None else []):
+        if random is not None:
+            a.axvline(random[0], ls="--", lw=0.8, color="0.6")
+            a.axhline(random[1], ls="--", lw=0.8, color="0.6")
+        _draw_points(a, frame)
+        a.set_xlabel("inter-pair mAP (%)")
+        a.set_ylabel("intra-pair Pair-mAP (%)")
+    ax.set_xlim(*box_x)
+    ax.set_ylim(*box_y)
+    ax.set_title(title if overview is None else title + " (paper's range)")
+    handles = [Line2D([], [], marker="o", ls="", color=c, label=g) for g, c in GROUP_COLORS.items()
+               if g in set(frame["group"]) and g != "Computed here"]
+    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3", label="general prompt"),
+                Line2D([], [], marker="o", ls="", color="0.3", label="task-aware prompt")]
+    if (frame["source"] != "paper").any():
+        handles.append(Line2D([], [], marker="*", ls="", markersize=12, color=GROUP_COLORS["Computed here"],
+                              markeredgecolor="k", label="computed here"))
+    legend = ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.95)
+    if overview is not None:
+        overview.set_xlim(*_limits(xs, 0.05, 0.1, floor=0))
+        overview.set_ylim(*_limits(ys, 0.1, 0.25))
+        overview.add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0],
+                                         fill=False, ls=":", lw=1, color="0.3"))
+        overview.set_title("all points (dotted box: left panel)")
+    fig.tight_layout()
+    fig.canvas.draw()
+    inside = ~outside
+    place_labels(ax, xs[inside], ys[inside], list(frame["label"][inside]), fontsize=7.5,
+                 avoid=[legend.get_window_extent(fig.canvas.get_renderer())])
+    if overview is not None:
+        computed = (frame["source"] != "paper").to_numpy()
+        place_labels(overview, xs[computed], ys[computed], list(frame["label"][computed]), fontsize=7.5,
+                     obstacles=(xs[~computed], ys[~computed]))
+    return fig
+
+
+def ablation_bars(frame, *, value="value", category="setting", group="protocol", title="", ylabel="mAP (%)"):
+    """Grouped bars with 95% intervals (columns ``ci_low``/``ci_high`` when present)."""
+    plt = _plt()
+    groups = list(dict.fromkeys(frame[group]))
+    cats = list(dict.fromkeys(frame[category]))
+    width = 0.8 / max(1, len(cats))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(groups) * max(1, len(cats)) / 2 + 2), 4))
+    for k, cat in enumerate(cats):
+        part = frame[frame[category] == cat].set_index(group).reindex(groups)
+        x = np.arange(len(groups)) + (k - (len(cats) - 1) / 2) * width
+        err = None
+        if "ci_low" in part and part["ci_low"].notna().any():
+            err = np.vstack([part[value] - part["ci_low"], part["ci_high"] - part[value]])
+        bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat))
+        ax.bar_label(bars, fmt="%.1f", fontsize=8, padding=6 if err is not None else 2)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_xlabel(group)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, float(np.nanmax(frame[[value] + (["ci_high"] if "ci_high" in frame else [])].to_numpy())) * 1.2)
+    ax.legend(fontsize=9)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked neighbour is the opposite action"):
+    """Per pair, the share of intra-pair queries whose top neighbour is the opposite action.
+
+    ``frame`` is ``error_analysis.opposite_confusion``'s output; the ``all``
+    row of each pair gives the bar, the per-action rows the two dots, and
+    ``chance (%)`` a grey tick (what a random ranking gives).
+    """
+    plt = _plt()
+    from matplotlib.lines import Line2D
+
+    whole = frame[frame["action"] == "all"].reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(8, 0.55 * len(whole) + 1.8))
+    y = np.arange(len(whole))
+    ax.barh(y, whole["top-1 opposite (%)"], color="#d62728", alpha=0.75, height=0.6)
+    for k, pair in enumerate(whole["pair"]):
+        part = frame[(frame["pair"] == pair) & (frame["action"] != "all")]
+        ax.scatter(part["top-1 opposite (%)"], [k] * len(part), color="k", s=14, zorder=3)
+        ax.plot([whole.loc[k, "chance (%)"]] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
+        ax.text(101, k, f"{whole.loc[k, 'top-1 opposite (%)']:.1f}%", va="center", fontsize=9)
+    ax.set_yticks(y, whole["pair"])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 112)
+    ax.set_xlabel("queries whose top-ranked neighbour is the opposite action (%)")
+    ax.set_ylabel("opposite pair")
+    ax.set_title(title)
+    ax.legend(handles=[Line2D([], [], color="#d62728", lw=6, alpha=0.75, label="pair (all queries)"),
+                       Line2D([], [], marker="o", ls="", color="k", markersize=4, label="each action"),
+                       Line2D([], [], color="0.35", lw=2, label="random ranking")],
+              loc="lower right", fontsize=8, framealpha=0.95)
+    fig.tight_layout()
+    return fig
+
+
+def error_mode_bars(counts, paper=None, *, title: str = "Error modes", label: str = "here"):
+    """Clips per error mode: ``counts`` (``error mode``, ``clips``, legend ``label``) beside the paper's counts."""
+    plt = _plt()
+    modes = list(counts["error mode"])
+    fig, ax = plt.subplots(figsize=(8, 4))
+    x = np.arange(len(modes))
+    width = 0.4 if paper is not None else 0.6
+    bars = ax.bar(x - (width / 2 if paper is not None else 0), counts["clips"], width=width, label=label)
+    ax.bar_label(bars, fontsize=8)
+    if paper is not None:
+        values = [float(paper.get(m, np.nan)) for m in modes]
+        pbars = ax.bar(x + width / 2, values, width=width, color="0.6", label="paper (Appendix E: MiniCPM-V 4.5, task-aware)")
+        ax.bar_label(pbars, labels=["" if np.isnan(v) else f"{v:.0f}" for v in values], fontsize=8)
+    ax.set_xticks(x, [m.replace(" ", "\n") for m in modes], fontsize=9)
+    ax.set_xlabel("error mode")
+    ax.set_ylabel("clips")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,132 @@
+"""Regenerate what the repository can regenerate (the ``sova reproduce`` command).
+
+Step 1 writes the built-in baselines of every protocol as
+``figures/baselines.csv`` and ``figures/baselines.md``.
+
+Step 2 executes every notebook of ``notebooks/`` in name order through
+papermill, on its default parameters except the output and cache folders
+(``figures_dir``, ``cache_dir``), which come from the command line. The
+notebooks' jupytext sources (``notebooks/NN_name.py``) are what runs; the
+executed copies go to ``build/notebooks/`` (ignored by git). Each notebook
+writes its tables, figures and ``<notebook>.json`` under the figures folder.
+A failing notebook is reported and the others still run; the command then
+exits with status 1.
+"""
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from sova_lib.embed import SentenceEncoder, default_cache_dir
+from sova_lib.paper.results import baseline_rows
+from sova_lib.paper.tables import write_table
+from sova_lib.protocols import PROTOCOLS
+
+__all__ = ["baseline_table", "find_notebooks", "reproduce", "run_notebook"]
+
+#: Where the package's own notebooks are, in a source checkout.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def baseline_table(*, encoder=None, bootstrap: int = 1000, seed: int = 0):
+    """A DataFrame with one row per (protocol, baseline): value and 95% interval in percent."""
+    import pandas as pd
+
+
+    rows = pd.DataFrame(baseline_rows(list(PROTOCOLS), encoder=encoder, bootstrap=bootstrap, seed=seed))
+    rows["order"] = rows["protocol"].map({name: k for k, name in enumerate(PROTOCOLS)})
+    rows = rows.sort_values("order", kind="stable").reset_index(drop=True)
+    return rows[["protocol", "baseline", "metric", "value", "ci_low", "ci_high", "n_queries"]]
+
+
+def find_notebooks(folder: str | Path) -> list[Path]:
+    """The jupytext sources ``NN_*.py`` of ``folder``, in name order.
+
+    Raises ``FileNotFoundError`` when the folder holds none (the notebooks
+    ship with a source checkout, not with an installed wheel).
+    """
+    folder = Path(folder)
+    found = sorted(p for p in folder.glob("[0-9][0-9]_*.py"))
+    if not found:
+        raise FileNotFoundError(f"no notebooks (NN_name.py) in {folder}; run from a source checkout "
+                                "or pass --notebooks DIR")
+    return found
+
+
+@contextmanager
+def _kernel_path(root: Path):
+    """Put ``root`` first on the kernel's PYTHONPATH, so notebooks import this checkout's sova_lib."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(root), *([old] if old else [])])
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+def run_notebook(source: str | Path, executed: str | Path, parameters: dict | None = None, *,
+                 kernel_name: str = "python3", timeout: int = 600):
+    """Execute the jupytext notebook ``source`` with papermill; write the executed copy to ``executed``.
+
+    The notebook runs in its own folder (so its relative default paths
+    work), with this checkout first on the kernel's ``PYTHONPATH``.
+    ``parameters`` override the cell tagged ``parameters``; names the
+    notebook does not declare are left out (so one set of folders can be
+    passed to every notebook). Returns the executed notebook; a failing cell
+    raises papermill's ``PapermillExecutionError`` (the executed copy,
+    written up to the failure, shows where).
+    """
+    import jupytext
+    import nbformat
+    import papermill
+
+    source, executed = Path(source), Path(executed)
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(jupytext.read(source), executed)  # the .py is the source; this copy is what runs
+    declared = papermill.inspect_notebook(str(executed))
+    wanted = {k: v for k, v in (parameters or {}).items() if k in declared}
+    with _kernel_path(REPO_ROOT):
+        return papermill.execute_notebook(str(executed), str(executed), parameters=wanted, kernel_name=kernel_name,
+                                          cwd=str(source.parent), progress_bar=False, execution_timeout=timeout)
+
+
+def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, bootstrap: int = 1000,
+              notebooks: str | Path | None = None, build: str | Path = "build/notebooks",
+              skip_notebooks: bool = False, report=print) -> list[str]:
+    """Write the baseline tables, then run every notebook; return the names of the notebooks that failed.
+
+    ``report`` receives one line per step (``print`` by default).
+    """
+    import papermill
+
+    start = time.time()
+    out = Path(figures).resolve()
+    cache = Path(cache_dir or default_cache_dir()).resolve()
+    encoder = SentenceEncoder(cache_dir=cache, show_progress=False)
+    for path in write_table(baseline_table(encoder=encoder, bootstrap=bootstrap), out / "baselines"):
+        report(f"wrote {path}")
+    if skip_notebooks:
+        report(f"done in {time.time() - start:.0f} s; outputs under {out}/")
+        return []
+    sources = find_notebooks(notebooks or REPO_ROOT / "notebooks")
+    build = Path(build).resolve()
+    failed = []
+    for k, source in enumerate(sources, start=1):
+        executed = build / f"{source.stem}.ipynb"
+        t0 = time.time()
+        try:
+            run_notebook(source, executed, {"figures_dir": str(out), "cache_dir": str(cache)})
+            report(f"[{k}/{len(sources)}] {source.name} ... {time.time() - t0:.0f} s -> {executed}")
+        except papermill.PapermillExecutionError as err:
+            failed.append(source.name)
+            report(f"[{k}/{len(sources)}] {source.name} ... FAILED after {time.time() - t0:.0f} s: "
+                   f"{err.ename}: {err.evalue} (see {executed})")
+    report(f"done in {time.time() - start:.0f} s")
+    report(f"tables, figures and headline JSON: {out}/")
+    report(f"executed notebooks: {build}/")
+    return failed

@@ -1,0 +1,288 @@
+"""Result tables: the paper's reported numbers beside what this repository computes.
+
+Three kinds of rows meet here, and each keeps its name:
+
+* **paper** rows, read from ``sova_lib/paper/data/paper_results/paper_results.csv``
+  (``paper_results``): the numbers the SOVABench paper prints, with the table
+  each came from. They are never used in place of a computed number.
+* **baseline** rows, computed from the benchmark metadata alone
+  (``baseline_rows``): ``prevalence`` (the paper's Random row),
+  ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluate``).
+* **description cache** rows (``cache_scan.find_description_caches``,
+  ``evaluate_cache``): a folder ``<cache>/descriptions/<name>__<hash>/``
+  holding ``descriptions.jsonl`` and ``manifest.json`` as ``sova describe``
+  writes them, scored on every protocol whose clips it covers. Only caches
+  whose ids are SOVABench clip indices are scored; a cache of other videos
+  (the quickstart's) is listed with the reason it was skipped.
+
+A computed row is labelled by what made it (``cache_scan.source_label``): an MLLM run
+by its model id and prompt, the classical motion describer as such, a
+synthetic demonstration as synthetic. A paper row the repository has not
+computed says ``not computed here`` (``NOT_COMPUTED``).
+
+All values are percentages (0-100) unless the ``metric`` column says
+otherwise; confidence intervals are 95% percentile bootstrap intervals over
+queries (within each pair for Pair-mAP).
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+from sova_lib.evaluate import BASELINES, baseline, evaluate
+from sova_lib.items import embed_descriptions
+from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
+from sova_lib.paper.tables import write_table
+
+__all__ = [
+    "NOT_COMPUTED", "paper_results", "baseline_rows", "cache_items", "evaluate_cache",
+    "computed_rows", "compare_table", "format_table", "scatter_frame", "write_outputs", "write_json",
+]
+
+NOT_COMPUTED = "not computed here"
+
+PAPER_CSV = "paper_results/paper_results.csv"
+
+
+# --------------------------------------------------------------------------- paper numbers
+
+def paper_results(table: str | None = None):
+    """The paper's reported numbers as a DataFrame (one number per row).
+
+    Columns: ``table, group, model, prompt, encoder, fps, text_split, column,
+    metric, value`` (see the README beside the CSV). ``table`` selects one
+    table, e.g. ``"Table 4"``; an unknown name raises ``ValueError`` listing
+    the known ones.
+    """
+    import pandas as pd
+
+    path = Path(__file__).resolve().parent / "data" / PAPER_CSV
+    frame = pd.read_csv(path, dtype={"fps": str}, keep_default_na=False, na_values={"value": [""]})
+    if table is not None:
+        known = list(dict.fromkeys(frame["table"]))
+        if table not in known:
+            raise ValueError(f"the paper has no {table!r} in {PAPER_CSV}; known: {known}")
+        frame = frame[frame["table"] == table].reset_index(drop=True)
+    return frame
+
+
+# --------------------------------------------------------------------------- computing rows
+
+def _row(kind, label, result, **extra) -> dict:
+    ci = result.ci or (np.nan, np.nan)
+    return {"kind": kind, "source": label, "protocol": result.protocol, "metric": result.metric,
+            "value": round(result.value, 2), "ci_low": round(ci[0], 2), "ci_high": round(ci[1], 2),
+            "n_queries": result.n_queries, **extra}
+
+
+def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int = 0) -> list[dict]:
+    """Rows of the built-in baselines on ``protocols`` (``oracle`` only when an encoder is given)."""
+
+    names = {"prevalence": "prevalence (the paper's Random: mean class prevalence)",
+             "random-ranking": "random ranking (exact expected AP, query excluded)",
+             "oracle": "oracle (each clip described by its class name; an upper bound)"}
+    rows = []
+    for name in BASELINES:
+        if name == "oracle" and encoder is None:
+            continue
+        for p in protocols:
+            r = baseline(p, name, encoder=encoder, bootstrap=bootstrap, seed=seed)
+            rows.append(_row("baseline", names[name], r, baseline=name,
+                             encoder=getattr(encoder, "name", "") if name == "oracle" else ""))
+    return rows
+
+
+def cache_items(cache: FoundCache, encoder, *, sentences: bool = True):
+    """The cache's descriptions split (or not) and embedded: ``ItemVectors`` keyed by clip id."""
+
+    return embed_descriptions(cache.texts, encoder, sentences=sentences)
+
+
+def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "max",
+                   sentences: bool = True, ties: str = "expected", bootstrap: int = 1000,
+                   seed: int = 0, items=None) -> list[dict]:
+    """Score ``cache`` on each of ``protocols`` it covers completely; one row per protocol.
+
+    A protocol the cache does not cover gives a row with ``value`` NaN and a
+    ``note`` saying how many clips are missing (it is never scored on a
+    subset). ``encoder`` embeds the sentences (``SentenceEncoder``);
+    ``items`` passes vectors already made by ``cache_items`` with the same
+    encoder and ``sentences``.
+    """
+
+    rows = []
+    common = {"cache": cache.name, "model": cache.model, "prompt": cache.prompt, "fps": cache.fps,
+              "encoder": encoder.name, "aggregate": aggregate,
+              "text_split": "sentences" if sentences else "whole text", "ties": ties}
+    for p in protocols:
+        present, needed = cache.coverage[p]
+        if present < needed:
+            rows.append({"kind": "description cache", "source": cache.label, "protocol": p, "value": np.nan,
+                         "note": f"{needed - present} of {needed} clips missing: not scored", **common})
+            continue
+        if items is None:
+            items = cache_items(cache, encoder, sentences=sentences)
+        r = evaluate(p, items, aggregate=aggregate, ties=ties, bootstrap=bootstrap, seed=seed)
+        rows.append(_row("description cache", cache.label, r, note="", **common))
+    return rows
+
+
+def computed_rows(caches, encoder, protocols, *, bootstrap: int = 1000, seed: int = 0,
+                  ties: str = "expected", include_oracle: bool = True):
+    """Baselines plus every SOVABench cache scored on ``protocols``, as one long DataFrame."""
+    import pandas as pd
+
+    rows = baseline_rows(protocols, encoder=encoder if include_oracle else None, bootstrap=bootstrap, seed=seed)
+    for cache in sovabench_caches(caches):
+        rows += evaluate_cache(cache, encoder, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- paper beside computed
+
+def _paper_key(model: str, prompt: str) -> tuple:
+    return (model, prompt or "")
+
+
+def _cache_key(model: str, prompt: str):
+    for paper, ids in MODEL_IDS.items():
+        if model.lower() in (i.lower() for i in ids):
+            return (paper, prompt)
+    return None
+
+
+def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFrame":
+    """Every row of paper ``table`` beside the computed rows, then the computed rows the paper lacks.
+
+    ``columns`` are protocol names (e.g. ``("inter-pair", "intra-pair")``).
+    For each column the result has ``<col> paper``, ``<col> here``,
+    ``<col> CI low`` and ``<col> CI high`` (NaN where absent), plus
+    ``computed as`` (the computed source, or ``not computed here``).
+    A paper row is matched by a description cache of the same model id and
+    prompt, and the paper's Random row by the ``prevalence`` baseline.
+    ``paper_only`` names columns copied from the paper alone (e.g. Table
+    C.1's ``efficiency``): ``<col> paper``, shown before the others.
+    """
+    import pandas as pd
+
+    paper = paper_results(table)
+    paper = paper[paper["column"].isin([*paper_only, *columns])]
+    out: dict = {}
+    for r in paper.itertuples(index=False):
+        key = _paper_key(r.model, r.prompt)
+        row = out.setdefault(key, {"group": r.group, "model": r.model, "prompt": r.prompt or "-",
+                                   "computed as": NOT_COMPUTED})
+        row[f"{r.column} paper"] = float(r.value)
+    extra: dict = {}
+    for r in computed.to_dict("records"):
+        if r["protocol"] not in columns:
+            continue
+        if r["kind"] == "baseline" and r.get("baseline") == "prevalence":
+            key = ("Random", "")
+        elif r["kind"] == "description cache":
+            key = _cache_key(r.get("model", ""), r.get("prompt", ""))
+            key = key if key in out else None
+        else:
+            key = None
+        if key is None:
+            key = ("computed", r["source"], r.get("cache", ""))
+            target = extra.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
+                                            "prompt": r.get("prompt", "-") or "-", "computed as": r["source"]})
+        else:
+            target = out[key]
+            target["computed as"] = r["source"]
+        if r["kind"] == "description cache":
+            target["computed as"] = f"{r['source']}; encoder {r['encoder']}; cache {r['cache']}"
+        target[f"{r['protocol']} here"] = r["value"]
+        target[f"{r['protocol']} CI low"] = r.get("ci_low", np.nan)
+        target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
+        if isinstance(r.get("note"), str) and r["note"]:
+            target["computed as"] += f" ({r['protocol']}: {r['note']})"
+    order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only)]
+    for c in columns:
+        order += [f"{c} paper", f"{c} here", f"{c} CI low", f"{c} CI high"]
+    frame = pd.DataFrame([*out.values(), *extra.values()])
+    for col in order:
+        if col not in frame:
+            frame[col] = np.nan
+    return frame[order + ["computed as"]]
+
+
+def format_table(frame, columns, *, paper_only=()) -> "pd.DataFrame":
+    """``compare_table``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed here``."""
+    import pandas as pd
+
+    shown = frame[["group", "model", "prompt"]].copy()
+    for c in paper_only:
+        shown[f"{c} (paper)"] = [f"{v:g}" if pd.notna(v) else "-" for v in frame[f"{c} paper"]]
+    for c in columns:
+        paper = frame[f"{c} paper"]
+        shown[f"{c} (paper)"] = [f"{v:.1f}" if pd.notna(v) else "-" for v in paper]
+        cells = []
+        for v, lo, hi in zip(frame[f"{c} here"], frame[f"{c} CI low"], frame[f"{c} CI high"]):
+            if pd.isna(v):
+                cells.append(NOT_COMPUTED)
+            elif pd.isna(lo):
+                cells.append(f"{v:.1f}")
+            else:
+                cells.append(f"{v:.1f} [{lo:.1f}, {hi:.1f}]")
+        shown[f"{c} (here, 95% CI)"] = cells
+    shown["computed as"] = frame["computed as"]
+    return shown
+
+
+def write_outputs(numbers, readable, stem) -> list[Path]:
+    """``numbers`` as ``<stem>.csv`` and ``readable`` as the Markdown table ``<stem>.md``."""
+
+    return write_table(numbers, stem, readable=readable)
+
+
+def write_json(data: dict, path) -> Path:
+    """Write headline numbers as indented JSON (NaN written as null)."""
+    def clean(v):
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if isinstance(v, (np.floating, float)):
+            return None if np.isnan(v) else float(v)
+        if isinstance(v, np.integer):
+            return int(v)
+        return v
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(clean(data), indent=1) + "\n")
+    return path
+
+
+def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
+    """Points of Figure 2(b) from ``compare_table``: paper rows, then computed rows with both values.
+
+    Columns ``label, group, prompt, inter, intra, source``. The oracle (an
+    upper bound at 100) is left out; the Random row is drawn once, from the paper.
+    """
+    import pandas as pd
+
+    short = {"general": " (general)", "task-aware": " (task-aware)"}
+    rows = []
+    for r in comparison.to_dict("records"):
+        if pd.notna(r[f"{x} paper"]) and pd.notna(r[f"{y} paper"]):
+            rows.append({"label": r["model"] + short.get(r["prompt"], ""), "group": r["group"],
+                         "prompt": r["prompt"], "inter": r[f"{x} paper"], "intra": r[f"{y} paper"], "source": "paper"})
+        here = r[f"{x} here"], r[f"{y} here"]
+        if r["model"] != "Random" and pd.notna(here[0]) and pd.notna(here[1]) and "oracle" not in r["computed as"]:
+            if r["group"].startswith("Computed"):  # keep a prompt name, drop other explanations and model ids
+                label = re.sub(r" \((?!general|task-aware)[^)]*\)| \[[^]]*\]", "", r["computed as"].split(";")[0])
+            else:
+                label = r["model"] + short.get(r["prompt"], "")
+            rows.append({"label": label + " [here]", "group": "Computed here", "prompt": r["prompt"],
+                         "inter": here[0], "intra": here[1], "source": "computed here"})
+    return pd.DataFrame(rows, columns=["label", "group", "prompt", "inter", "intra", "source"])

@@ -1,0 +1,246 @@
+"""Video decoding: two decoders behind one small interface, and the frame numbering they share.
+
+``open_video(path, backend)`` returns a reader with ``.info`` (a
+``VideoInfo``), ``.read(indices) -> {index: H x W x 3 uint8 RGB array}`` and
+``.close()``; ``decode_planned(path, backend, plan)`` opens a file, lets
+``plan(info)`` choose the frames and decodes them. The frame sampler and
+readers of ``sova_lib.video.frames`` are built on these two.
+
+Backends:
+
+* ``"decord"``: the ``decord2`` build (imports as ``decord``), fast random access;
+* ``"pyav"``: PyAV (FFmpeg), always installed with ``av``;
+* ``"auto"``: decord, falling back to PyAV when decord is missing or cannot open
+  the file (and, in ``decode_planned``, when it opens but cannot decode it).
+
+Frame numbering. Frame ``i`` of a video is its ``i``-th frame in presentation
+order, counted from 0. The frame count is the number of non-empty video
+packets in the file, as decord indexes them; the count written in the
+container header is not trusted (a truncated AVI keeps the header of the
+complete file and may claim 60 frames where one can be decoded; msmpeg4/AVI
+headers are often wrong in the same way). The PyAV backend therefore demuxes
+the stream once (no decoding) to count and index the packets, exactly as
+decord does when it opens a file. A requested frame that then fails to decode
+raises ``VideoError`` naming the file and the frame.
+
+Pixel agreement. Both backends convert YUV to RGB with FFmpeg's swscale; on
+the vendored excerpts they return identical arrays (checked in
+``tests/test_video_decode.py``).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["BACKENDS", "VideoError", "VideoInfo", "DecordReader", "PyAVReader", "open_video", "decode_planned"]
+
+BACKENDS = ("auto", "decord", "pyav")
+
+
+class VideoError(RuntimeError):
+    """A video that cannot be opened or decoded; the message names the file."""
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What a video holds: frame count (see the module docstring), frame rate, size in pixels."""
+
+    num_frames: int
+    fps: float
+    width: int
+    height: int
+
+    @property
+    def duration(self) -> float:
+        """Seconds: ``num_frames / fps``."""
+        return self.num_frames / self.fps
+
+
+class DecordReader:
+    """Random access with decord (the ``decord2`` build): one ``VideoReader`` per file."""
+
+    def __init__(self, path: str):
+        import decord
+
+        try:
+            self._vr = decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1)
+        except Exception as err:  # decord raises its own DECORDError, RuntimeError, ...
+            raise VideoError(f"cannot open video {path} with decord: {err}".strip()) from err
+        self.path = path
+        self.info = VideoInfo(len(self._vr), float(self._vr.get_avg_fps()), *self._size())
+
+    def _size(self) -> tuple[int, int]:
+        """Width and height from the stream header (PyAV), else by decoding frame 0."""
+        try:
+            import av
+
+            with av.open(self.path) as container:
+                ctx = container.streams.video[0].codec_context
+                if ctx.width and ctx.height:
+                    return int(ctx.width), int(ctx.height)
+        except Exception:  # noqa: BLE001 - any failure: decode a frame instead
+            pass
+        if not len(self._vr):
+            return 0, 0
+        height, width = self._vr[0].shape[:2]
+        self._vr.seek(0)
+        return int(width), int(height)
+
+    def read(self, indices: Sequence[int]) -> dict[int, np.ndarray]:
+        wanted = sorted(set(int(i) for i in indices))
+        try:
+            batch = self._vr.get_batch(wanted).asnumpy()
+        except Exception as err:
+            raise VideoError(f"cannot decode frames {wanted[:5]}... of {self.path} with decord: {err}") from err
+        return {i: np.ascontiguousarray(batch[k]) for k, i in enumerate(wanted)}
+
+    def close(self) -> None:
+        self._vr = None
+
+
+class PyAVReader:
+    """Random access with PyAV: one demux pass indexes the packets, then seek + decode."""
+
+    def __init__(self, path: str):
+        import av
+
+        self.path = path
+        try:
+            with av.open(path) as container:
+                if not container.streams.video:
+                    raise VideoError(f"no video stream in {path}")
+                stream = container.streams.video[0]
+                pts, keys = [], []
+                for packet in container.demux(stream):
+                    if packet.size == 0:
+                        continue
+                    pts.append(packet.pts)
+                    keys.append(bool(packet.is_keyframe))
+                rate = stream.average_rate or stream.guessed_rate or stream.base_rate
+                width, height = stream.codec_context.width, stream.codec_context.height
+        except VideoError:
+            raise
+        except Exception as err:
+            raise VideoError(f"cannot open video {path} with PyAV: {err}") from err
+        if rate is None or float(rate) <= 0:
+            raise VideoError(f"video {path} has no frame rate")
+        self._seekable = bool(pts) and all(p is not None for p in pts)
+        if self._seekable:
+            order = np.argsort(np.asarray(pts, dtype=np.int64), kind="stable")
+            self._pts = [pts[i] for i in order]
+            self._key = [keys[i] for i in order]
+            self._index_of = {p: i for i, p in enumerate(self._pts)}
+        self.info = VideoInfo(len(pts), float(rate), int(width), int(height))
+
+    def read(self, indices: Sequence[int]) -> dict[int, np.ndarray]:
+        import av
+
+        wanted = sorted(set(int(i) for i in indices))
+        want = set(wanted)
+        out: dict[int, np.ndarray] = {}
+        try:
+            with av.open(self.path) as container:
+                stream = container.streams.video[0]
+                stream.thread_type = "AUTO"
+                if not self._seekable:  # no timestamps: number frames by decode order
+                    for k, frame in enumerate(container.decode(stream)):
+                        if k in want:
+                            out[k] = frame.to_ndarray(format="rgb24")
+                        if k >= wanted[-1]:
+                            break
+                else:
+                    self._read_seeking(container, stream, wanted, want, out)
+        except VideoError:
+            raise
+        except Exception as err:
+            raise VideoError(f"cannot decode {self.path} with PyAV: {err}") from err
+        missing = [i for i in wanted if i not in out]
+        if missing:
+            raise VideoError(f"frames {missing[:5]} of {self.path} could not be decoded "
+                             f"(the file indexes {self.info.num_frames} frames; is it truncated?)")
+        return out
+
+    def _read_seeking(self, container, stream, wanted, want, out) -> None:
+        last = -1  # index of the last frame decoded
+        decoder = None
+        for target in wanted:
+            if target in out:
+                continue
+            key = target
+            while key > 0 and not self._key[key]:
+                key -= 1
+            if decoder is None or last >= target or key > last + 1:
+                container.seek(self._pts[key], stream=stream, backward=True, any_frame=False)
+                decoder = container.decode(stream)
+            for frame in decoder:
+                i = self._index_of.get(frame.pts)
+                if i is None:
+                    continue
+                last = i
+                if i in want and i not in out:
+                    out[i] = frame.to_ndarray(format="rgb24")
+                if i >= target:
+                    break
+
+    def close(self) -> None:
+        pass
+
+
+def open_video(path, backend: str):
+    """A reader of ``path``: ``.info`` (``VideoInfo``), ``.read(indices)`` -> ``{index: RGB array}``, ``.close()``.
+
+    ``backend`` is one of ``BACKENDS``; ``"auto"`` takes decord, or PyAV when
+    decord is missing or cannot open the file. Raises ``ValueError`` for an
+    unknown backend, ``FileNotFoundError`` for a missing file and
+    ``VideoError`` (naming the file) for one that cannot be opened.
+    """
+    path = os.fspath(path)
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown video backend {backend!r}; choose one of {BACKENDS}")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"video not found: {path}")
+    if backend == "pyav":
+        return PyAVReader(path)
+    if backend == "decord":
+        return DecordReader(path)
+    try:
+        import decord  # noqa: F401
+    except ImportError:
+        return PyAVReader(path)
+    try:
+        return DecordReader(path)
+    except VideoError as first:
+        try:
+            return PyAVReader(path)
+        except VideoError as second:
+            raise VideoError(f"{first}; {second}") from second
+
+
+def decode_planned(path, backend: str, plan: Callable[[VideoInfo], list[int]]
+                   ) -> tuple[VideoInfo, list[int], dict[int, np.ndarray]]:
+    """Open ``path``, let ``plan(info)`` choose source frames, decode them.
+
+    With ``backend="auto"``, a file that decord opens but cannot decode is
+    retried with PyAV; the error names both failures.
+    """
+    reader = open_video(path, backend)
+    try:
+        if reader.info.num_frames < 1:
+            raise VideoError(f"video {os.fspath(path)} holds no frames")
+        wanted = plan(reader.info)
+        try:
+            return reader.info, wanted, reader.read(wanted)
+        except VideoError as first:
+            if backend != "auto" or isinstance(reader, PyAVReader):
+                raise
+            fallback = PyAVReader(os.fspath(path))
+            try:
+                wanted = plan(fallback.info)
+                return fallback.info, wanted, fallback.read(wanted)
+            except VideoError as second:
+                raise VideoError(f"{first}; {second}") from second
+    finally:
+        reader.close()

@@ -1,0 +1,264 @@
+"""Video access: the paper's frame sampler, probing, frame reading, and writing.
+
+Decoding is ``sova_lib.video.decode``: two decoders (``backend="decord"``,
+``"pyav"``, or ``"auto"``: decord, falling back to PyAV), which number
+frames alike (frame ``i`` is the ``i``-th frame in presentation order,
+counted from 0; the frame count is the number of video packets, not the
+container header's claim) and return identical RGB pixels on the vendored
+excerpts.
+
+Clips. ``sample_frames(path, window=(start, end), reverse=..., crop=...)``
+returns the frames that the sampler would pick from the clip cut from
+``path`` (frames ``start..end`` inclusive, optionally played backwards,
+optionally cropped), without writing that clip: frame ``k`` of the clip is
+source frame ``start + k`` (or ``end - k`` when reversed).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from sova_lib.video.decode import BACKENDS, VideoError, VideoInfo, decode_planned, open_video
+
+__all__ = [
+    "SAMPLER_VERSION", "BACKENDS", "VideoError", "VideoInfo", "Frames",
+    "sample_indices", "probe", "read_frames", "sample_frames", "write_video", "example_videos", "to_rgb_image",
+]
+
+#: Bumped whenever ``sample_indices`` or the frame numbering changes (a cache key part).
+SAMPLER_VERSION = "1"
+
+
+def sample_indices(num_frames: int, fps: float, rate: float = 1.0) -> np.ndarray:
+    """The paper's frame sampler (spec section 5): which frames of a clip to show.
+
+    ``num_frames`` is the clip's frame count F, ``fps`` its frame rate and
+    ``rate`` the sampling rate s in frames per second. With ``r = round(fps)``
+    (at least 1), ``n = max(round(F / r * s) + 1, 2)`` and the result is
+    ``rint(linspace(0, F - 1, n))`` as int64, shape ``(n,)``, non-decreasing,
+    first element 0 and last element F - 1.
+
+    Rounding: Python's ``round`` and numpy's ``rint`` both round half to even,
+    so fps 7.5 gives r = 8, fps 2.5 gives r = 2, fps 29.97 gives r = 30;
+    F = 25 at 10 fps gives round(2.5) + 1 = 3 frames; F = 95 at 29.97 fps and
+    s = 3 gives round(9.5) + 1 = 11 frames; a linspace point of 4.5 becomes
+    frame 4. ``F / r * s`` is evaluated in that order, in float64, and the
+    linspace points are numpy's float64 values, so a tie is decided by the
+    float, as in the authors' numpy code: F = 30, n = 15 puts point 7 at
+    14.500000000000002, which becomes frame 15, not 14.
+
+    Edge cases, kept exactly as the formula gives them (the paper's models saw
+    these frames):
+
+    * F = 1: ``[0, 0]`` (n is at least 2, so the single frame appears twice);
+    * whenever n > F (very short clips, or ``rate`` above the frame rate) some
+      frames repeat, e.g. F = 3 at 10 fps and s = 30 gives ``[0, 0, 0, 1, 1, 1, 1, 2, 2, 2]``;
+    * fps below 0.5 would round to r = 0; r is clamped to 1 instead.
+
+    Raises ``ValueError`` for F < 1, fps <= 0 or rate <= 0 (and non-finite values).
+    """
+    if int(num_frames) != num_frames or num_frames < 1:
+        raise ValueError(f"num_frames must be an integer >= 1, got {num_frames!r}")
+    if not np.isfinite(fps) or fps <= 0:
+        raise ValueError(f"fps must be a positive number, got {fps!r}")
+    if not np.isfinite(rate) or rate <= 0:
+        raise ValueError(f"rate must be a positive number of frames per second, got {rate!r}")
+    num_frames = int(num_frames)
+    r = max(round(float(fps)), 1)
+    n = max(round(num_frames / r * float(rate)) + 1, 2)
+    return np.rint(np.linspace(0, num_frames - 1, n)).astype(np.int64)
+
+
+
+@dataclass(frozen=True)
+class Frames:
+    """Sampled frames of one clip.
+
+    ``images``: RGB ``PIL.Image.Image`` objects in clip time order.
+    ``indices``: int64, shape ``(n,)``, each frame's index within the clip (0 .. clip length - 1).
+    ``timestamps``: float64, shape ``(n,)``, seconds from the clip start (``indices / fps``).
+    ``fps``: the source frame rate. ``source_indices``: each frame's number in the source file.
+    ``info``: the source video's ``VideoInfo``.
+    """
+
+    images: list
+    indices: np.ndarray
+    timestamps: np.ndarray
+    fps: float
+    source_indices: np.ndarray | None = None
+    info: VideoInfo | None = None
+
+    def arrays(self) -> list[np.ndarray]:
+        """The frames as ``H x W x 3`` uint8 arrays."""
+        return [np.asarray(img.convert("RGB"), dtype=np.uint8) for img in self.images]
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+
+def probe(path, backend: str = "auto") -> VideoInfo:
+    """Frame count, frame rate and size of the video at ``path``.
+
+    The frame count is the number of non-empty video packets (see
+    ``sova_lib.video.decode``), not the container header's claim. Raises ``FileNotFoundError``
+    for a missing file and ``VideoError`` for one that cannot be opened.
+    """
+    reader = open_video(path, backend)
+    info = reader.info
+    reader.close()
+    if info.num_frames < 1:
+        raise VideoError(f"video {os.fspath(path)} holds no frames")
+    return info
+
+
+def _clamp_crop(crop, width: int, height: int, path) -> tuple[int, int, int, int]:
+    x1, y1, x2, y2 = (int(round(v)) for v in crop)
+    x1, x2 = max(0, min(x1, width)), max(0, min(x2, width))
+    y1, y2 = max(0, min(y1, height)), max(0, min(y2, height))
+    if x2 <= x1 or y2 <= y1:
+        raise ValueError(f"crop {tuple(crop)} is empty inside the {width}x{height} frame of {os.fspath(path)}")
+    return x1, y1, x2, y2
+
+
+def _clip_range(window, num_frames: int, path) -> tuple[int, int]:
+    if window is None:
+        return 0, num_frames - 1
+    start, end = (int(v) for v in window)
+    if end < start:
+        raise ValueError(f"window {tuple(window)} ends before it starts (frames are inclusive: (start, end))")
+    start, end = max(start, 0), min(end, num_frames - 1)
+    if start > end:
+        raise ValueError(f"window {tuple(window)} lies outside the {num_frames} frames of {os.fspath(path)}")
+    return start, end
+
+
+
+def _crop_all(arrays: list[np.ndarray], crop, path) -> list[np.ndarray]:
+    if crop is None or not arrays:
+        return arrays
+    h, w = arrays[0].shape[:2]
+    x1, y1, x2, y2 = _clamp_crop(crop, w, h, path)
+    return [np.ascontiguousarray(a[y1:y2, x1:x2]) for a in arrays]
+
+
+def read_frames(path, source_indices: Sequence[int], *, crop=None, backend: str = "auto") -> list[np.ndarray]:
+    """Frames ``source_indices`` of the file (any order, repeats allowed) as ``H x W x 3`` uint8 arrays.
+
+    ``crop`` as in ``sample_frames``. Raises ``IndexError`` for a frame number
+    outside the video, and the errors of ``sample_frames``.
+    """
+    wanted = [int(i) for i in source_indices]
+
+    def plan(info: VideoInfo) -> list[int]:
+        bad = [i for i in wanted if not 0 <= i < info.num_frames]
+        if bad:
+            raise IndexError(f"frames {bad[:5]} are outside the {info.num_frames} frames of {os.fspath(path)}")
+        return wanted
+
+    if not wanted:
+        return []
+    _, _, decoded = decode_planned(path, backend, plan)
+    return _crop_all([decoded[i] for i in wanted], crop, path)
+
+
+def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = None,
+                  crop: tuple[int, int, int, int] | None = None, reverse: bool = False,
+                  backend: str = "auto") -> Frames:
+    """Sample a clip's frames with the paper's sampler (``sample_indices``).
+
+    ``window``: ``(start, end)`` inclusive frame numbers of the source video,
+    clamped to it (``None``: the whole video). ``reverse``: the clip is the
+    window played backwards. ``crop``: ``(x1, y1, x2, y2)`` pixel box, x2/y2
+    exclusive, clamped to the frame (``None``: full frame). The sampler sees
+    the clip exactly as if it had been cut to its own file: ``F = end - start + 1``
+    at the source frame rate. ``Frames.source_indices`` gives each frame's
+    number in the file.
+
+    Raises ``FileNotFoundError`` (missing file) or ``VideoError`` (cannot be
+    decoded), both naming the path; ``ValueError`` for an empty window or crop.
+    """
+    from PIL import Image
+
+    chosen = {}
+
+    def plan(info: VideoInfo) -> list[int]:
+        start, end = _clip_range(window, info.num_frames, path)
+        indices = sample_indices(end - start + 1, info.fps, rate)
+        chosen["indices"] = indices
+        return ((end - indices) if reverse else (start + indices)).tolist()
+
+    info, source, decoded = decode_planned(path, backend, plan)
+    indices = chosen["indices"]
+    arrays = _crop_all([decoded[i] for i in source], crop, path)
+    return Frames(
+        images=[Image.fromarray(a) for a in arrays],
+        indices=indices,
+        timestamps=indices / info.fps,
+        fps=info.fps,
+        source_indices=np.asarray(source, dtype=np.int64),
+        info=info,
+    )
+
+
+def write_video(path, frames, fps: float, *, codec: str = "libx264", crf: int = 23,
+                options: dict | None = None) -> Path:
+    """Write ``frames`` (``H x W x 3`` uint8 arrays or RGB PIL images, all one size) to ``path`` with PyAV.
+
+    ``codec``: any FFmpeg encoder PyAV carries (``"libx264"`` H.264, ``"mpeg4"``
+    MPEG-4 part 2, ``"ffv1"`` lossless in ``.mkv``/``.avi``). ``crf`` applies to
+    libx264 only (0 = lossless in 4:4:4, 23 = FFmpeg's default). ``fps`` may be
+    non-integer: it is written as the nearest fraction with a denominator up to
+    1001 (29.97 as 2997/100, 30000/1001 as itself). H.264 needs even width and
+    height in 4:2:0; odd sizes raise ``ValueError``. Returns ``path``.
+    """
+    from fractions import Fraction
+
+    import av
+
+    arrays = [np.asarray(f.convert("RGB") if hasattr(f, "convert") else f, dtype=np.uint8) for f in frames]
+    if not arrays:
+        raise ValueError(f"no frames to write to {os.fspath(path)}")
+    height, width = arrays[0].shape[:2]
+    if any(a.shape != (height, width, 3) for a in arrays):
+        raise ValueError(f"frames for {os.fspath(path)} must all be {height}x{width}x3 uint8")
+    opts = dict(options or {})
+    pix_fmt = "yuv420p"
+    if codec in ("libx264", "h264"):
+        opts.setdefault("crf", str(crf))
+        if crf == 0:
+            pix_fmt = "yuv444p"
+    elif codec == "ffv1":
+        pix_fmt = "yuv444p"
+    if pix_fmt == "yuv420p" and (width % 2 or height % 2):
+        raise ValueError(f"{codec} in 4:2:0 needs an even frame size, got {width}x{height} for {os.fspath(path)}")
+    rate = Fraction(fps).limit_denominator(1001)
+    path = Path(path)
+    with av.open(os.fspath(path), "w") as container:
+        stream = container.add_stream(codec, rate=rate, options=opts)
+        stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
+        for a in arrays:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(a), format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path
+
+
+def example_videos() -> list[Path]:
+    """The short real excerpts of OpenCV's ``vtest.avi`` shipped with the package (see their README)."""
+    folder = resources.files("sova_lib") / "data" / "video"
+    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".mp4"))
+
+
+def to_rgb_image(frame):
+    """A PIL RGB image from a PIL image or an HxWx3 uint8 array."""
+    from PIL import Image
+
+    if isinstance(frame, Image.Image):
+        return frame if frame.mode == "RGB" else frame.convert("RGB")
+    return Image.fromarray(frame).convert("RGB")

@@ -1,0 +1,226 @@
+"""The OpenAI-compatible backend against a real local HTTP server (127.0.0.1) speaking chat completions."""
+import base64
+import email.utils
+import io
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError, _parse_retry_after
+from sova_lib.describe.contract import DescribeRequest
+from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.runner import Item, describe_items
+from sova_lib.video.frames import example_videos
+
+KEY = "sk-test-9f8e7d6c5b4a-SECRET"
+
+
+class ChatServer:
+    """A chat-completions server on 127.0.0.1 that plays a script of answers, then answers normally.
+
+    Script entries: ("status", code, message, headers) or ("slow", seconds). The normal answer is
+    "images: N" (N = image parts in the request); ``reject_images`` answers 400 for that many images.
+    """
+
+    def __init__(self, script=(), reject_images=None, hang_up=False):
+        self.script, self.reject_images = list(script), reject_images
+        self.requests, self.lock = [], threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                    step = server.script.pop(0) if server.script else None
+                images = sum(p["type"] == "image_url" for p in body["messages"][-1]["content"])
+                if step and step[0] == "slow":
+                    time.sleep(step[1])
+                    step = None
+                if step is None and images == server.reject_images:
+                    step = ("status", 400, f"too many images: {images}", {})
+                if step is None:
+                    payload = {"choices": [{"index": 0, "message": {"role": "assistant",
+                                                                    "content": f"images: {images}"}}]}
+                    code, headers = 200, {}
+                else:
+                    _, code, message, headers = step
+                    payload = {"error": {"message": message, "type": "test"}}
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    self.close_connection = hang_up  # closes a kept-alive connection without saying so
+                except OSError:  # the client gave up waiting
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server_factory():
+    servers = []
+
+    def make(*args, **kwargs):
+        servers.append(ChatServer(*args, **kwargs))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def frames():
+    return [Image.new("RGB", (32, 24), (255, 0, 0)), Image.new("RGB", (32, 24), (0, 0, 255))]
+
+
+def test_wire_format_and_bearer_key(server_factory, monkeypatch):
+    monkeypatch.setenv("SOVA_TEST_KEY", KEY)
+    server = server_factory()
+    d = OpenAIDescriber("test/vlm-7b", server.url, api_key_env="SOVA_TEST_KEY", max_new_tokens=77)
+    prompt = resolve_prompt("task-aware")
+    out = d.describe([DescribeRequest(5, frames(), prompt.video, prompt.system_prompt)])
+    assert out == ["images: 2"]
+    (req,) = server.requests
+    assert req["path"] == "/v1/chat/completions"
+    assert req["headers"]["Authorization"] == f"Bearer {KEY}"
+    body = req["body"]
+    assert (body["model"], body["temperature"], body["max_tokens"]) == ("test/vlm-7b", 0, 77)
+    system, user = body["messages"]
+    assert system == {"role": "system", "content": prompt.system_prompt}
+    assert user["role"] == "user" and user["content"][-1] == {"type": "text", "text": prompt.video}
+    colours = []
+    for part in user["content"][:-1]:
+        url = part["image_url"]["url"]
+        assert part["type"] == "image_url" and url.startswith("data:image/jpeg;base64,")
+        img = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+        assert (img.format, img.size) == ("JPEG", (32, 24))
+        colours.append(np.asarray(img.convert("RGB"))[12, 16])
+    assert np.abs(colours[0].astype(int) - [255, 0, 0]).max() < 8
+    assert np.abs(colours[1].astype(int) - [0, 0, 255]).max() < 8
+
+
+def test_no_system_message_without_a_system_prompt_and_no_key_without_the_variable(server_factory, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = server_factory()
+    OpenAIDescriber("m", server.url).describe([DescribeRequest(1, frames()[:1], "Describe the image.",
+                                                               is_video=False)])
+    (req,) = server.requests
+    assert [m["role"] for m in req["body"]["messages"]] == ["user"]
+    assert "Authorization" not in req["headers"]
+
+
+def test_retries_429_with_retry_after_500_and_a_time_out(server_factory):
+    server = server_factory([("status", 429, "slow down", {"Retry-After": "3"}),
+                             ("status", 500, "overloaded", {}),
+                             ("slow", 0.6)])
+    waits = []
+    d = OpenAIDescriber("m", server.url, timeout=0.2, backoff_base=0.01, rng=np.random.default_rng(7),
+                        sleep=waits.append)
+    assert d.describe([DescribeRequest(1, frames(), "Describe this video.")]) == ["images: 2"]
+    assert len(server.requests) == 4
+    rng = np.random.default_rng(7)  # the backoff draws its jitter from this generator, in order
+    expected = [3.0, 0.01 * 2 * (0.5 + 0.5 * rng.random()), 0.01 * 4 * (0.5 + 0.5 * rng.random())]
+    assert waits == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_400_fails_at_once_with_the_servers_message(server_factory):
+    server = server_factory([("status", 400, "image too large for context", {})])
+    d = OpenAIDescriber("m", server.url, sleep=lambda s: pytest.fail("a 400 must not be retried"))
+    with pytest.raises(OpenAIError, match=r"HTTP 400 from http://127\.0\.0\.1:\d+/v1/chat/completions: "
+                                          r"image too large for context"):
+        d.describe([DescribeRequest(1, frames(), "Describe this video.")])
+    assert len(server.requests) == 1
+
+
+def test_gives_up_after_max_retries(server_factory):
+    server = server_factory([("status", 503, "down", {})] * 5)
+    waits = []
+    d = OpenAIDescriber("m", server.url, max_retries=2, backoff_base=0.001, sleep=waits.append)
+    with pytest.raises(OpenAIError, match="gave up after 3 attempts: HTTP 503: down"):
+        d.describe([DescribeRequest(1, frames(), "x y")])
+    assert len(server.requests) == 3 and len(waits) == 2
+
+
+def test_connection_refused_is_retried():
+    import socket
+
+    with socket.socket() as s:  # a port that nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    waits = []
+    d = OpenAIDescriber("m", f"http://127.0.0.1:{port}/v1", max_retries=1, sleep=waits.append)
+    with pytest.raises(OpenAIError, match="gave up after 2 attempts: ConnectionRefusedError"):
+        d.describe([DescribeRequest(1, frames(), "x y")])
+    assert len(waits) == 1
+
+
+def test_a_kept_alive_connection_the_server_closed_is_reopened_without_waiting(server_factory):
+    server = server_factory(hang_up=True)
+    d = OpenAIDescriber("m", server.url, sleep=lambda s: pytest.fail("a stale connection costs no back-off"))
+    out = [d.describe([DescribeRequest(i, frames()[:1], "x y")]) for i in range(3)]
+    assert out == [["images: 1"]] * 3 and len(server.requests) == 3
+
+
+def test_retry_after_forms():
+    assert _parse_retry_after("7") == 7.0 and _parse_retry_after(None) is None
+    assert _parse_retry_after("soon") is None
+    later = _parse_retry_after(email.utils.formatdate(time.time() + 30, usegmt=True))
+    assert 25 < later <= 30
+
+
+def test_config_and_run_info_hold_no_secret(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    d = OpenAIDescriber("m", "http://127.0.0.1:9/v1/", concurrency=3)
+    assert KEY not in json.dumps([d.config(), d.run_info(), vars(d)], default=str)
+    assert d.run_info()["base_url"] == "http://127.0.0.1:9/v1"
+    for url in ("http://user:pw123@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?token=abc"):
+        with pytest.raises(ValueError, match="put the API key in the environment variable OPENAI_API_KEY"):
+            OpenAIDescriber("m", url)
+    assert (d.max_batch_size, d.max_concurrency) == (1, 3)
+    assert d.config() == {"model": "m", "max_new_tokens": 1024, "temperature": 0.0, "image_format": "jpeg",
+                          "jpeg_quality": 90}
+
+
+def test_through_the_runner_on_real_videos_key_never_written(server_factory, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOVA_TEST_KEY", KEY)
+    server = server_factory(reject_images=6)  # the 50-frame excerpt is sampled to 6 frames and refused
+    d = OpenAIDescriber("test/vlm", server.url, api_key_env="SOVA_TEST_KEY", concurrency=4,
+                        rng=np.random.default_rng(0), sleep=lambda s: None)
+    items = [Item(p.stem, p) for p in example_videos()] + [Item("gone", tmp_path / "gone.mp4")]
+    s = describe_items(d, items, tmp_path / "cache", prompt=resolve_prompt("general"), show_progress=False,
+                       verbose=False)
+    assert (s.described, s.failed) == (2, 2)
+    texts = [json.loads(line)["text"] for line in (s.folder / "descriptions.jsonl").read_text().splitlines()]
+    assert texts == ["images: 7", "images: 7"]
+    assert "HTTP 400" in s.failures["vtest_square_0000-0049_half"] and "too many images: 6" in \
+        s.failures["vtest_square_0000-0049_half"]
+    assert all(r["headers"]["Authorization"] == f"Bearer {KEY}" for r in server.requests)
+    manifest = json.loads((s.folder / "manifest.json").read_text())
+    assert manifest["run"]["api_key_env"] == "SOVA_TEST_KEY" and manifest["model"] == "test/vlm"
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert {p.name for p in written} >= {"descriptions.jsonl", "errors.jsonl", "manifest.json"}
+    assert not [p for p in written if KEY.encode() in p.read_bytes()]

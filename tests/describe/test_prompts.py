@@ -1,0 +1,64 @@
+"""The paper's prompt presets (Appendix B) and the resolver."""
+import pytest
+
+from sova_lib.describe.prompts import PROMPTS, SOVABENCH_SYSTEM_PROMPT, Prompt, resolve_prompt
+
+SYSTEM = (
+    "You are an expert video analysis model specialized in action recognition. Focus on how subjects and "
+    "objects change and move over time rather than on static appearances or backgrounds. Infer the actions "
+    "by reasoning about motion, temporal progression, and interactions across the video frames."
+)
+SPATIAL_PAIRS = "List all pairwise spatial relations between objects in the image."
+COUNT = ("Describe the image in a short caption that accurately states the number of main objects (in words) "
+         "and includes a brief descriptive phrase.")
+
+
+def test_general_preset_texts():
+    p = PROMPTS["general"]
+    assert (p.video, p.image, p.system_prompt) == ("Describe this video.", "Describe the image.", None)
+    assert p.text_for(True) == "Describe this video." and p.text_for(False) == "Describe the image."
+
+
+def test_task_aware_sovabench_texts():
+    p = PROMPTS["task-aware"]
+    assert p.video == "Briefly classify the actions occurring in this video."
+    assert p.system_prompt == SYSTEM == SOVABENCH_SYSTEM_PROMPT
+    assert resolve_prompt("task-aware-sovabench") == p
+
+
+@pytest.mark.parametrize("name, text", [
+    ("task-aware-spatialbench", "List all spatial relationships between objects (e.g., position, size, distance, "
+                                "or orientation) in short sentences."),
+    ("task-aware-vsr", SPATIAL_PAIRS),
+    ("task-aware-whatsup", SPATIAL_PAIRS),
+    ("task-aware-countbench", COUNT),
+    ("task-aware-visual7w-count", COUNT),
+])
+def test_image_dataset_presets(name, text):
+    p = resolve_prompt(name)
+    assert (p.name, p.image, p.video, p.system_prompt) == (name, text, text, None)
+
+
+def test_preset_names_are_exactly_these():
+    assert sorted(PROMPTS) == sorted([
+        "general", "task-aware", "task-aware-spatialbench", "task-aware-vsr", "task-aware-whatsup",
+        "task-aware-countbench", "task-aware-visual7w-count"])
+
+
+def test_free_text_keeps_the_system_prompt():
+    assert resolve_prompt("What moves left?", "Be brief.") == Prompt("custom", "What moves left?",
+                                                                      "What moves left?", "Be brief.")
+    assert resolve_prompt("What moves left?").system_prompt is None
+
+
+def test_system_prompt_replaces_a_presets_and_empty_means_none():
+    assert resolve_prompt("general", "Be brief.") == Prompt("general", "Describe this video.",
+                                                             "Describe the image.", "Be brief.")
+    assert resolve_prompt("task-aware", "").system_prompt is None
+
+
+def test_mistyped_preset_is_an_error_with_a_suggestion():
+    with pytest.raises(ValueError, match=r"unknown prompt preset 'genral'\. Did you mean 'general'\?"):
+        resolve_prompt("genral")
+    with pytest.raises(ValueError, match="empty"):
+        resolve_prompt("  ")

@@ -1,0 +1,65 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from sova_lib.evaluate import baseline
+from sova_lib.paper import ablations, cache_scan, error_analysis, results
+
+
+def test_paper_tables_as_printed():
+    t7 = ablations.paper_wide("Table 7")
+    assert t7["fps"].tolist() == ["1", "3", "5", "7"]
+    assert t7["inter-pair"].tolist() == [38.3, 37.3, 36.3, 36.2] and t7["intra-pair"].tolist() == [53.6, 54.0, 53.8, 53.4]
+    t5 = ablations.paper_wide("Table 5")
+    assert len(t5) == 4 and t5.columns[-1] == "Avg."
+    assert t5.set_index(["prompt", "text_split"]).loc[("general", "whole text"), "Avg."] == 42.1
+
+
+def test_tables_without_any_cache_say_so(tmp_path):
+    note = ablations.no_cache_note(tmp_path)
+    assert f"in {tmp_path.name}/descriptions: nothing computed here" in note
+    assert ablations.settings_table(pd.DataFrame(), "aggregate", tmp_path)["source"].tolist() == [note]
+    t7 = ablations.fps_compare(pd.DataFrame(), tmp_path)
+    assert len(t7) == 5 and t7.iloc[-1]["inter-pair mAP"] == results.NOT_COMPUTED
+    available = pd.DataFrame([{"encoder": "all-MiniLM-L6-v2", "available": True, "reason": ""},
+                              {"encoder": "Alibaba-NLP/gte-large-en-v1.5", "available": False, "reason": "no hub"}])
+    t6 = ablations.encoder_table(available, pd.DataFrame(), tmp_path).set_index("encoder")
+    assert len(t6) == 6 and t6.loc["GTE-Large-8152", "inter-pair mAP (paper, MiniCPM-V 4.5 task-aware)"] == 38.3
+    assert t6.loc["GTE-Large-8152", "here"] == "not computed here: no hub"
+    assert t6.loc["all-MiniLM-L6-v2", "here"].startswith("not computed here: loads here, but")
+    assert t6.loc["EmbeddingGemma", "here"] == "not computed here (not tried)"
+    assert t6.loc["Qwen3 Embedding 0.6B", "params (M)"] == 596
+
+
+def test_encoder_rows_report_what_does_not_load(tmp_path):
+    frame, loaded = ablations.encoder_rows(["all-MiniLM-L6-v2", "no-such-org/no-such-model"], cache_dir=tmp_path)
+    assert frame["available"].tolist() == [True, False] and list(loaded) == ["all-MiniLM-L6-v2"]
+    assert frame.loc[1, "reason"] == "weights not on this machine and the model hub not reachable"
+
+
+def test_ablation_rows_on_a_cache(tmp_path, encoder):
+    texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(0))
+    texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # two sentences each
+    error_analysis.write_synthetic_cache(tmp_path, texts, description="two sentences")
+    caches = cache_scan.find_description_caches(tmp_path)
+    rows = ablations.ablation_rows(caches, encoder, ["intra-pair", "inter-pair"],
+                                   [(True, "max"), (True, "mean"), (False, "max")], ties="expected")
+    assert len(rows) == 6
+    intra = rows[rows["protocol"] == "intra-pair"].set_index(["text_split", "aggregate"])["value"]
+    assert intra[("sentences", "mean")] > intra[("sentences", "max")]
+    assert rows[rows["protocol"] == "inter-pair"]["value"].isna().all()
+    table = ablations.settings_table(rows[rows["aggregate"] == "max"], "text_split", tmp_path)
+    assert list(table.columns[:3]) == ["source", "cache", "protocol"] and "note" in table
+    t7 = ablations.fps_compare(rows[(rows["aggregate"] == "max") & (rows["text_split"] == "sentences")], tmp_path)
+    assert t7.iloc[-1]["fps"] == "not recorded" and t7.iloc[-1]["inter-pair mAP"] == results.NOT_COMPUTED
+
+
+def test_all_tied_clips_score_as_a_random_ranking(tmp_path, encoder):
+    texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(0))
+    texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # one sentence shared by all
+    error_analysis.write_synthetic_cache(tmp_path, texts, description="shared sentence")
+    rows = ablations.ablation_rows(cache_scan.find_description_caches(tmp_path), encoder, ["intra-pair"],
+                                   [(True, "max")], ties="expected")
+    # every pair's maximum is the shared sentence's cosine with itself: all clips tie, and the tie-aware AP of
+    # a fully tied ranking is a random ranking's expected AP
+    assert rows["value"].iloc[0] == pytest.approx(baseline("intra-pair", "random-ranking").value, abs=0.01)

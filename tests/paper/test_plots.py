@@ -1,0 +1,85 @@
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from sova_lib.paper import (
+    plots,
+    results,  # noqa: E402
+)
+from tests.figure_helpers import boxes as _boxes  # noqa: F401
+from tests.figure_helpers import overlap as _overlap
+
+
+def test_save_figure_writes_png_and_pdf(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    png, pdf = plots.save_figure(fig, tmp_path / "sub" / "fig")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+
+
+def test_inter_vs_intra_labels_every_point_and_zooms_on_outliers():
+    table = results.compare_table("Table 4", pd.DataFrame(columns=["kind", "protocol", "source", "value"]),
+                                  ("inter-pair", "intra-pair"))
+    points = results.scatter_frame(table)
+    fig = plots.inter_vs_intra(points, random=(3.4, 50.3))
+    (ax,) = fig.axes
+    assert ax.get_xlabel() == "inter-pair mAP (%)" and ax.get_ylabel() == "intra-pair Pair-mAP (%)"
+    labels = [t for t in ax.texts if t.get_text()]
+    assert sorted(t.get_text() for t in labels) == sorted(points["label"])
+    boxes = _boxes(fig, labels)
+    assert not any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    far = pd.concat([points, pd.DataFrame([{"label": "far [here]", "group": "Computed here", "prompt": "",
+                                            "inter": 90.0, "intra": 70.0, "source": "computed here"}])])
+    fig2 = plots.inter_vs_intra(far)
+    main, overview = fig2.axes[:2]
+    assert main.get_xlim()[1] < 90 < overview.get_xlim()[1]  # the paper's range stays readable
+    assert [t.get_text() for t in overview.texts] == ["far [here]"]
+
+
+def test_statistics_figures_have_units():
+    counts = pd.DataFrame({"MEVA": [3, 5], "VIRAT": [1, 0]}, index=["opening trunk", "closing trunk"])
+    fig = plots.class_counts(counts)
+    assert [t.get_text() for t in fig.axes[0].texts] == ["4", "5"]  # totals after the bars
+    assert fig.axes[0].get_xlabel() == "clips (queries)"
+    fig = plots.duration_histogram([1.0, 2.0, 30.0], ["MEVA", "VIRAT", "MEVA"])
+    assert "(s)" in fig.axes[0].get_xlabel() and fig.axes[0].get_ylabel() == "clips"
+    fig = plots.crop_sizes([120, 300], [150, 500])
+    assert fig.axes[0].get_xlabel() == "crop width (px)" and fig.axes[0].get_ylabel() == "crop height (px)"
+    pairs = pd.DataFrame({"pair": ["trunk", "trunk"], "action": ["opening trunk", "closing trunk"], "clips": [49, 48]})
+    fig = plots.pair_counts(pairs)
+    assert fig.axes[0].get_title() == "trunk" and fig.axes[0].get_ylabel() == "clips"
+
+
+def test_heatmaps_annotate_values_and_mark_the_maximum():
+    m = np.array([[0.2, 0.9], [0.5, 0.1]])
+    fig = plots.similarity_heatmap(m, ["a", "b" * 80], ["c", "d"], highlight_max=True)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["0.20", "0.90", "0.50", "0.10"]
+    assert ax.get_yticklabels()[1].get_text().endswith("…") and len(ax.get_yticklabels()[1].get_text()) == 48
+    (box,) = ax.patches
+    assert box.get_xy() == (0.5, -0.5)  # around cell (0, 1)
+    fig = plots.similarity_heatmaps([(m, "max"), (m.T, "mean")], ["a", "b"])
+    assert [a.get_title() for a in fig.axes[:2]] == ["max", "mean"]
+
+
+def test_filmstrips_one_row_per_clip_with_times():
+    frames = [np.full((4, 6, 3), k, np.uint8) for k in range(10)]
+    fig = plots.filmstrips([("clip-a", frames, np.arange(10) / 2), ("clip-b", frames[:3], np.arange(3) / 2)],
+                           max_frames=4)
+    visible = [a for a in fig.axes if a.axison]
+    assert len(visible) == 4 + 3
+    assert visible[0].get_ylabel() == "clip-a" and visible[3].get_xlabel() == "4.5 s"
+
+
+def test_error_analysis_figures():
+    confusion = pd.DataFrame([
+        {"pair": "trunk", "action": "opening trunk", "top-1 opposite (%)": 10.0, "chance (%)": 50.0},
+        {"pair": "trunk", "action": "closing trunk", "top-1 opposite (%)": 30.0, "chance (%)": 50.0},
+        {"pair": "trunk", "action": "all", "top-1 opposite (%)": 20.0, "chance (%)": 50.0},
+    ])
+    fig = plots.opposite_confusion_bars(confusion)
+    assert "(%)" in fig.axes[0].get_xlabel() and [t.get_text() for t in fig.axes[0].texts] == ["20.0%"]
+    counts = pd.DataFrame({"error mode": ["hallucination", "correct"], "clips": [3, 4]})
+    fig = plots.error_mode_bars(counts, {"hallucination": 34, "correct": 26}, label="demo")
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["demo", "paper (Appendix E: MiniCPM-V 4.5, task-aware)"]

@@ -1,0 +1,102 @@
+import numpy as np
+import pytest
+
+from sova_lib.items import embed_descriptions
+from sova_lib.paper import quickstart
+from sova_lib.video.frames import example_videos
+
+
+class AxisEncoder:
+    """Each distinct text on its own axis, except texts listed in ``same``, which share one."""
+
+    name = "axis"
+
+    def __init__(self, same=()):
+        self.same, self.axis = set(same), {}
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), 32), np.float32)
+        for k, t in enumerate(texts):
+            key = "shared" if t in self.same else t
+            self.axis.setdefault(key, len(self.axis))
+            out[k, self.axis[key]] = 1
+        return out
+
+
+TEXTS = {"a": "A person walks left. Two people are seen.", "b": "A car turns.\nTwo people are seen.",
+         "c": "Nothing moves."}
+
+
+def test_example_items_and_their_frames():
+    items = quickstart.example_items()
+    assert [it.id for it in items[:2]] == [example_videos()[0].stem, example_videos()[0].stem + "-reversed"]
+    assert len(items) == 2 * len(example_videos()) and [it.reverse for it in items[:2]] == [False, True]
+    assert [it.id for it in quickstart.example_items(with_reversed=False)] == [p.stem for p in example_videos()]
+    table = quickstart.items_table(items[:2])
+    assert table["frames"].tolist() == [table["frames"][0]] * 2 and table["fps"][0] == pytest.approx(10)
+    (fwd_id, fwd, t_fwd), (rev_id, rev, t_rev) = quickstart.sampled_frames(items[:2], fps=1.0)
+    assert rev_id.endswith("-reversed") and len(fwd) == len(rev) and t_fwd[0] == 0
+    assert np.array_equal(np.asarray(fwd[0]), np.asarray(rev[-1]))  # the reversed clip ends where the clip starts
+
+
+def test_sentence_table_and_similarity():
+    table = quickstart.sentence_table(TEXTS)
+    assert table["text"].tolist() == ["A person walks left.", "Two people are seen.", "A car turns.",
+                                      "Two people are seen.", "Nothing moves."]
+    assert table["sentence"].tolist() == [1, 2, 1, 2, 1]
+    matrix, rows, cols = quickstart.sentence_similarity(TEXTS, AxisEncoder(), "a", "b")
+    assert rows == ["#1 A person walks left.", "#2 Two people are seen."]
+    assert matrix.tolist() == [[0.0, 0.0], [0.0, 1.0]]
+    with pytest.raises(ValueError, match="no description with id 'z'"):
+        quickstart.sentence_similarity(TEXTS, AxisEncoder(), "a", "z")
+
+
+def test_neighbours_explain_the_match():
+    enc = AxisEncoder(same={"A car turns.", "Nothing moves."})
+    items = embed_descriptions(TEXTS, enc)
+    top = quickstart.neighbours(items, TEXTS, "b", k=2)
+    assert top["id"].tolist() == ["a", "c"]  # both reach 1; ties keep the order of the items
+    assert top.loc[0, "query sentence"] == top.loc[0, "matched sentence"] == "Two people are seen."
+    assert top.loc[1, "matched sentence"] == "Nothing moves." and top.loc[1, "max cosine"] == 1.0
+    assert top["mean cosine"].tolist() == [0.25, 0.5]  # 1 of 4 sentence pairs match; 1 of 2
+    by_mean = quickstart.neighbours(items, TEXTS, "b", k=2, aggregate="mean")
+    assert by_mean["id"].tolist() == ["c", "a"]
+    matrix, ids = quickstart.item_similarity(items)
+    assert ids == ["a", "b", "c"] and np.allclose(np.diag(matrix), 1) and matrix[0, 2] == 0
+    with pytest.raises(ValueError, match="query 'q' is not among"):
+        quickstart.neighbours(items, TEXTS, "q")
+
+
+class CountingDescriber:
+    """A describer that answers with the number of frames it was shown, and counts its calls."""
+
+    name = "counting"
+    max_batch_size = 1
+    max_concurrency = 1
+
+    def __init__(self):
+        self.calls = 0
+
+    def config(self):
+        return {"model": "counting"}
+
+    def describe(self, requests):
+        self.calls += len(requests)
+        return [f"{len(r.frames)} frames." for r in requests]
+
+
+def test_describe_missing_leaves_a_complete_cache_untouched(tmp_path):
+    from sova_lib.describe.prompts import resolve_prompt
+    from sova_lib.items import read_descriptions
+
+    items = quickstart.example_items()[:3]
+    describer = CountingDescriber()
+    folder = quickstart.describe_missing(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    assert describer.calls == 2 and set(read_descriptions(folder)) == {items[0].id, items[1].id}
+    manifest = (folder / "manifest.json").read_bytes()
+    again = quickstart.describe_missing(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    assert again == folder and describer.calls == 2 and (folder / "manifest.json").read_bytes() == manifest
+    quickstart.describe_missing(describer, items, tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    assert describer.calls == 3 and len(read_descriptions(folder)) == 3  # only the missing item
+    other = quickstart.describe_missing(describer, items[:1], tmp_path, prompt=resolve_prompt("general"), fps=2.0)
+    assert other != folder and describer.calls == 4  # another sampling rate is another cache

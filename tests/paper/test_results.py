@@ -1,0 +1,187 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sova_lib.evaluate import evaluate
+from sova_lib.items import embed_descriptions
+from sova_lib.paper import cache_scan, error_analysis, results
+
+# --------------------------------------------------------------------------- the paper's numbers
+
+def test_paper_numbers_spot_checks():
+    t4 = results.paper_results("Table 4")
+    assert len(t4) == 42  # 21 rows x (inter-pair, intra-pair)
+    get = {(r.model, r.prompt, r.column): r.value for r in t4.itertuples()}
+    assert get[("MiniCPM-V 4.5", "task-aware", "inter-pair")] == 38.3
+    assert get[("MiniCPM-V 4.5", "task-aware", "intra-pair")] == 53.6
+    assert get[("Qwen3-VL 235B A22B", "general", "inter-pair")] == 14.7
+    assert get[("Random", "", "intra-pair")] == 50.3
+    c1 = results.paper_results("Table C.1")
+    con = {(r.model, r.prompt): r.value for r in c1.itertuples() if r.column == "inter-pair-constrained"}
+    assert con[("Random", "")] == 23.7 and con[("VideoCLIP", "")] == 41.4 and len(con) == 21
+    eff = {(r.model, r.prompt): r.value for r in c1.itertuples() if r.column == "efficiency"}
+    assert eff[("CLIP-ViT-L-14", "")] == 22.88 and ("Gemini 2.5 Flash", "general") not in eff  # printed as "-"
+    t7 = results.paper_results("Table 7")
+    assert t7[t7["column"] == "inter-pair"]["value"].tolist() == [38.3, 37.3, 36.3, 36.2]
+    e = results.paper_results("Appendix E")
+    assert e["value"].sum() == 97  # the 97 clips of the trunk pair
+
+
+def test_paper_numbers_unknown_table():
+    with pytest.raises(ValueError, match="Table 99.*known"):
+        results.paper_results("Table 99")
+
+
+def test_every_paper_row_names_its_table_and_unit():
+    frame = results.paper_results()
+    assert set(frame["table"]) == {"Table 2", "Table 3", "Table 4", "Table 5", "Table 6", "Table 7", "Table C.1",
+                                   "Appendix E"}
+    assert frame["value"].notna().all() and (frame["metric"] != "").all()
+    percent = frame[frame["metric"].isin(["mAP", "Pair-mAP", "accuracy"])]["value"]
+    assert percent.between(0, 100).all()
+
+
+# --------------------------------------------------------------------------- caches
+
+def _runner_manifest(model, prompt_name, backend="transformers", fps=1.0, **extra):
+    return {"backend": backend, "describer": {"model": model}, "model": model, "fps": fps,
+            "prompt": {"name": prompt_name, "video": "Describe this video.", "image": "Describe the image."}, **extra}
+
+
+def _write_cache(root, name, texts, manifest):
+    folder = root / "descriptions" / name
+    folder.mkdir(parents=True)
+    (folder / "descriptions.jsonl").write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in texts.items()))
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def intra_texts():
+    texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(1))
+    return texts
+
+
+def test_find_caches_coverage_and_status(tmp_path, intra_texts):
+    _write_cache(tmp_path, "a-minicpm__1", intra_texts, _runner_manifest("openbmb/MiniCPM-V-4_5", "task-aware"))
+    _write_cache(tmp_path, "b-motion__2", {"vtest_lawn": "A person moves.", "vtest_square": "No motion is detected."},
+                 _runner_manifest("classical-motion", "general", backend="motion", fps=2.0))
+    _write_cache(tmp_path, "c-mixed__3", {0: "x", "clip-a": "y"}, {})
+    caches = cache_scan.find_description_caches(tmp_path)
+    assert [c.name for c in caches] == ["a-minicpm__1", "b-motion__2", "c-mixed__3"]
+    a, b, c = caches
+    assert a.coverage["intra-pair"] == (2300, 2300) and a.coverage["inter-pair"][1] == 9882
+    assert a.covers("intra-pair") and not a.covers("inter-pair") and a.is_sovabench
+    assert a.prompt == "task-aware" and a.fps == 1.0 and a.model == "openbmb/MiniCPM-V-4_5"
+    assert not b.is_sovabench and b.benchmark_ids == 0 and b.fps == 2.0
+    assert c.benchmark_ids == 1 and not c.is_sovabench
+    assert cache_scan.sovabench_caches(caches) == [a]
+    status = cache_scan.caches_frame(caches).set_index("cache")["status"]
+    assert status["a-minicpm__1"] == "scored on intra-pair"
+    assert status["b-motion__2"] == "skipped: its ids are not SOVABench clips"
+    assert status["c-mixed__3"] == "skipped: 1 ids are not SOVABench clips"
+
+
+def test_find_caches_without_folder_and_broken_manifest(tmp_path):
+    assert cache_scan.find_description_caches(tmp_path) == []
+    folder = _write_cache(tmp_path, "x__1", {0: "a"}, {})
+    (folder / "manifest.json").write_text("{not json")
+    with pytest.raises(ValueError, match="manifest.json: not valid JSON"):
+        cache_scan.find_description_caches(tmp_path)
+
+
+def test_source_labels_say_what_made_the_text():
+    label = cache_scan.source_label(_runner_manifest("openbmb/MiniCPM-V-4_5", "task-aware"))
+    assert label == "MiniCPM-V 4.5 [openbmb/MiniCPM-V-4_5] (task-aware, transformers)"
+    assert "not an MLLM" in cache_scan.source_label(_runner_manifest("classical-motion", "general", backend="motion"))
+    assert cache_scan.source_label({"backend": "synthetic", "description": "swapped"}) == "synthetic demonstration (swapped)"
+    imported = cache_scan.source_label(_runner_manifest("some/model", "general", imported=True))
+    assert imported == "some/model (general, transformers, imported descriptions)"
+    custom = _runner_manifest("m", "custom")
+    assert cache_scan.source_label(custom) == "m (general, transformers)"  # the paper's general text, given as free text
+    assert cache_scan.source_label({"backend": "openai", "model": "x", "prompt": "Briefly classify the actions "
+                                 "occurring in this video."}) == "x (task-aware, openai)"
+
+
+# --------------------------------------------------------------------------- paper beside computed
+
+def _computed():
+    return pd.DataFrame([
+        {"kind": "baseline", "baseline": "prevalence", "source": "prevalence (...)", "protocol": "inter-pair",
+         "value": 3.42, "ci_low": 3.35, "ci_high": 3.49},
+        {"kind": "baseline", "baseline": "prevalence", "source": "prevalence (...)", "protocol": "intra-pair",
+         "value": 50.31, "ci_low": 50.15, "ci_high": 50.47},
+        {"kind": "description cache", "source": "MiniCPM-V 4.5 [openbmb/MiniCPM-V-4_5] (task-aware, transformers)",
+         "model": "openbmb/MiniCPM-V-4_5", "prompt": "task-aware", "cache": "c1", "encoder": "all-MiniLM-L6-v2",
+         "protocol": "inter-pair", "value": 37.0, "ci_low": 36.0, "ci_high": 38.0, "note": ""},
+        {"kind": "description cache", "source": "motion describer (...)", "model": "classical-motion",
+         "prompt": "general", "cache": "c2", "encoder": "all-MiniLM-L6-v2", "protocol": "intra-pair",
+         "value": 51.0, "ci_low": 50.5, "ci_high": 51.5, "note": ""},
+    ])
+
+
+def test_compare_table_matches_rows_and_never_fills_in():
+    table = results.compare_table("Table 4", _computed(), ("inter-pair", "intra-pair"))
+    assert len(table) == 21 + 1  # every paper row, then the motion describer (not in the paper)
+    rows = table.set_index(["model", "prompt"])
+    assert rows.loc[("Random", "-"), "inter-pair here"] == 3.42
+    assert rows.loc[("Random", "-"), "intra-pair CI high"] == 50.47
+    minicpm = rows.loc[("MiniCPM-V 4.5", "task-aware")]
+    assert minicpm["inter-pair paper"] == 38.3 and minicpm["inter-pair here"] == 37.0
+    assert np.isnan(minicpm["intra-pair here"])  # this cache was not scored on intra-pair
+    assert "encoder all-MiniLM-L6-v2; cache c1" in minicpm["computed as"]
+    assert rows.loc[("CLIP4Clip", "-"), "computed as"] == results.NOT_COMPUTED
+    extra = table.iloc[-1]
+    assert extra["group"].startswith("Computed here") and np.isnan(extra["inter-pair paper"])
+    shown = results.format_table(table, ("inter-pair", "intra-pair")).set_index(["model", "prompt"])
+    assert shown.loc[("MiniCPM-V 4.5", "task-aware"), "inter-pair (here, 95% CI)"] == "37.0 [36.0, 38.0]"
+    assert shown.loc[("MiniCPM-V 4.5", "task-aware"), "intra-pair (here, 95% CI)"] == results.NOT_COMPUTED
+    assert shown.loc[("VideoCLIP", "-"), "inter-pair (paper)"] == "34.5"
+
+
+def test_compare_table_paper_only_column():
+    table = results.compare_table("Table C.1", _computed(), ("inter-pair-constrained",), paper_only=("efficiency",))
+    rows = table.set_index(["model", "prompt"])
+    assert rows.loc[("VideoCLIP", "-"), "efficiency paper"] == 0.47
+    assert np.isnan(rows.loc[("Random", "-"), "efficiency paper"])
+    assert (table["computed as"] == results.NOT_COMPUTED).sum() == 21  # nothing computed on this protocol
+
+
+def test_scatter_frame_keeps_paper_rows_and_complete_computed_rows():
+    computed = _computed()
+    computed.loc[len(computed)] = {"kind": "description cache", "source": "motion describer (...)",
+                                   "model": "classical-motion", "prompt": "general", "cache": "c2",
+                                   "encoder": "e", "protocol": "inter-pair", "value": 10.0, "note": ""}
+    table = results.compare_table("Table 4", computed, ("inter-pair", "intra-pair"))
+    points = results.scatter_frame(table)
+    assert (points["source"] == "paper").sum() == 21
+    here = points[points["source"] != "paper"]
+    assert here["label"].tolist() == ["motion describer [here]"]  # MiniCPM has no intra-pair value here
+    assert here[["inter", "intra"]].values.tolist() == [[10.0, 51.0]]
+
+
+def test_evaluate_cache_scores_only_covered_protocols(tmp_path, intra_texts, encoder):
+    _write_cache(tmp_path, "s__1", intra_texts, {"backend": "synthetic", "description": "test"})
+    cache = cache_scan.find_description_caches(tmp_path)[0]
+    rows = results.evaluate_cache(cache, encoder, ["inter-pair", "intra-pair"], bootstrap=0, ties="expected")
+    inter, intra = rows
+    assert np.isnan(inter["value"]) and inter["note"] == "8524 of 9882 clips missing: not scored"  # 1,358 clips are shared
+    direct = evaluate("intra-pair", embed_descriptions(intra_texts, encoder), ties="expected")
+    assert intra["value"] == round(direct.value, 2) and intra["n_queries"] == 2300
+    assert intra["source"] == "synthetic demonstration (test)"
+
+
+def test_write_json_writes_nan_as_null(tmp_path):
+    path = results.write_json({"a": np.float64("nan"), "b": [np.int64(3), 1.5], "c": {"d": np.float32(2.0)}},
+                              tmp_path / "x.json")
+    assert json.loads(path.read_text()) == {"a": None, "b": [3, 1.5], "c": {"d": 2.0}}
+
+
+def test_write_outputs_numbers_as_csv_readable_as_markdown(tmp_path):
+    numbers = pd.DataFrame({"v": [1.23456]})
+    shown = pd.DataFrame({"v": ["1.2"]})
+    csv, md = results.write_outputs(numbers, shown, tmp_path / "t")
+    assert pd.read_csv(csv)["v"].tolist() == [1.23456]
+    assert md.read_text().splitlines() == ["| v |", "|---|", "| 1.2 |"]
