@@ -25,8 +25,8 @@ import numpy as np
 from sova_lib.benchmarks.muvr.data import Partition, clean_description
 from sova_lib.benchmarks.muvr.qa import find_video
 from sova_lib.benchmarks.muvr.scoring import QueryVectors
-from sova_lib.descriptions import embed_descriptions
-from sova_lib.runner import Item, describe_items
+from sova_lib.describe import Item, describe_items
+from sova_lib.items import embed_descriptions
 from sova_lib.video import probe
 
 __all__ = ["MAX_WINDOWS", "WINDOW_SECONDS", "describe_windows", "framework_vectors",

@@ -41,10 +41,9 @@ from sova_lib.benchmarks.muvr.data import (
     canonical_partition,
     clean_description,
 )
-from sova_lib.describe import DescribeRequest
-from sova_lib.prompts import Prompt
-from sova_lib.runner import Item, describe_items
-from sova_lib.video import probe, read_frames
+from sova_lib.describe import DescribeRequest, Item, Prompt, describe_items
+from sova_lib.video import probe
+from sova_lib.video.frames import read_frames
 
 __all__ = [
     "MODES",
