@@ -62,6 +62,7 @@ from pathlib import Path
 from sova_lib._version import __version__
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.cli import CliError
+from sova_lib.cli import muvr as muvr_cli
 from sova_lib.describe.cache import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
 from sova_lib.describe.contract import DESCRIBERS, make_describer
 from sova_lib.describe.prompts import resolve_prompt
@@ -85,6 +86,9 @@ item sources:
                          the clips of a clip manifest (sova clips plan), read straight from
                          the source videos under DIR (no clip files); ids are benchmark indices;
                          rows without a clip (status not ok) are recorded in errors.jsonl
+  --benchmark muvr --data ROOT --video-root DIR [--muvr-task windows|qa]
+                         MUVR: every gallery video in fixed windows (ids <video>@<k>), or the
+                         QA questions with their frames (ids <partition>/<line>; no --prompt)
 
 exit code: 0 when some item has a description, 1 when none has, 2 for a usage error"""
 
@@ -112,7 +116,7 @@ def add_commands(subparsers) -> None:
     d.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
     d.add_argument("--model", metavar="NAME",
                    help="model id (Hugging Face id, or the name a server serves); optional for motion")
-    d.add_argument("--prompt", required=True, metavar="PRESET_OR_TEXT",
+    d.add_argument("--prompt", metavar="PRESET_OR_TEXT",
                    help="a preset (general, task-aware, task-aware-<dataset>; see sova_lib.describe.prompts) or free text")
     d.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
     d.add_argument("--fps", type=float, default=1.0, metavar="F",
@@ -121,7 +125,7 @@ def add_commands(subparsers) -> None:
                    help="cache root; results go to DIR/descriptions/")
     src = d.add_mutually_exclusive_group(required=True)
     src.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
-    src.add_argument("--benchmark", choices=["sovabench"], help="describe a benchmark's clips")
+    src.add_argument("--benchmark", choices=["sovabench", "muvr"], help="describe a benchmark's clips")
     src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
                      help="a clip manifest (sova clips plan): clips read straight from the source videos")
     d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOLS),
@@ -138,6 +142,7 @@ def add_commands(subparsers) -> None:
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
     d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
+    muvr_cli.add_describe_arguments(d)
     d.set_defaults(func=run_describe)
 
     i = subparsers.add_parser(
@@ -237,7 +242,14 @@ def _items(args):
 
 
 def run_describe(args) -> int:
-
+    if args.benchmark == "muvr":
+        try:
+            describer = make_describer(args.backend, **_describer_options(args))
+        except (TypeError, ValueError) as err:
+            raise CliError(f"cannot build the {args.backend} backend: {err}") from None
+        return muvr_cli.run_describe(args, describer)
+    if args.prompt is None:
+        raise CliError("--prompt is required")
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
     except ValueError as err:

@@ -1,10 +1,14 @@
-"""``sova evaluate``: score descriptions, vectors or a baseline under a protocol."""
+"""``sova evaluate``: score descriptions, vectors or a baseline under a protocol.
+
+``--benchmark muvr`` scores MUVR instead (its options: ``sova_lib.cli.muvr``).
+"""
 from __future__ import annotations
 
 import json
 import sys
 
 from sova_lib.cli import CliError
+from sova_lib.cli import muvr as muvr_cli
 from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
 from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
@@ -22,8 +26,10 @@ def add_commands(sub) -> None:
         description="Score descriptions (JSON Lines, the authors' JSON, or a describe cache folder), "
                     "an .npz of vectors, or a built-in baseline under a retrieval protocol.",
     )
-    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS))
-    src = p.add_mutually_exclusive_group(required=True)
+    p.add_argument("--benchmark", choices=("sovabench", "muvr"), default="sovabench",
+                   help="benchmark (default: sovabench)")
+    p.add_argument("--protocol", choices=sorted(PROTOCOLS), help="SOVABench protocol (required for sovabench)")
+    src = p.add_mutually_exclusive_group()
     src.add_argument("--descriptions", metavar="PATH", help="JSONL {id, text}, authors' JSON {id: text}, or a cache folder")
     src.add_argument("--embeddings", metavar="FILE.npz", help="arrays ids, owner, vectors")
     src.add_argument("--baseline", choices=BASELINES)
@@ -31,16 +37,27 @@ def add_commands(sub) -> None:
                    help="sentence encoder: hub id or local folder (default: all-MiniLM-L6-v2, offline)")
     p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max, as the paper)")
     p.add_argument("--no-split", action="store_true", help="embed each answer whole instead of sentence by sentence")
-    p.add_argument("--ties", choices=TIE_RULES, default="stable", help="tie rule of AP (default: stable)")
+    p.add_argument("--ties", choices=(*TIE_RULES, "official"), default=None,
+                   help="tie rule of AP (default: stable for sovabench, expected for muvr; official: muvr only)")
     p.add_argument("--allow-missing", action="store_true", help="score without the protocol clips missing from the input")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="add a 95%% interval from N resamples of queries")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--cache-dir", default=None, help="embedding cache root (default: $SOVA_CACHE or ./cache)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=run_evaluate)
+    muvr_cli.add_evaluate_arguments(p, src)
+    p.set_defaults(func=run_evaluate, parser=p)
 
 
 def run_evaluate(args) -> int:
+    if args.benchmark == "muvr":
+        return muvr_cli.run_evaluate(args)
+    if args.protocol is None:
+        args.parser.error("--protocol is required for sovabench")
+    if not (args.descriptions or args.embeddings or args.baseline):
+        args.parser.error("one of the arguments --descriptions --embeddings --baseline is required")
+    if args.features or args.answers or args.ties == "official":
+        raise CliError("--features, --answers and --ties official apply to --benchmark muvr")
+    args.ties = args.ties or "stable"
 
     def encoder():
         return SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir or default_cache_dir(),

@@ -272,9 +272,11 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     for key, value in tags.items():
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             raise MuvrDataError(gpath, repr(key), "expected a list of tag phrases")
-    notes = [f"{joined} listed id(s) missing from videos.json joined the gallery (official behaviour)"] if joined else []
+    notes = []
+    if joined:
+        notes.append(f"{name}: {joined} listed id(s) missing from videos.json joined the gallery (official behaviour)")
     if skipped:
-        notes.append(f"{skipped} AND/OR tag prompt(s) skipped, as in the official code")
+        notes.append(f"{name}: {skipped} AND/OR tag prompt(s) skipped, as in the official code")
     return Partition(name, folder, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)
 
 
