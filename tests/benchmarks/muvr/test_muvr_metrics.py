@@ -150,3 +150,14 @@ def test_bad_input_is_rejected():
         m.average_precision_misses(np.zeros((1, 2)), np.ones((1, 2), bool), None, [1])
     with pytest.raises(ValueError, match="0 or 1"):
         m.reranking_score([2], [0])
+
+
+def test_hand_case_table_matches_the_hand_values():
+    from fractions import Fraction
+
+    from sova_lib.benchmarks.muvr import examples
+
+    rows = examples.hand_cases()
+    assert len(rows) == 27
+    for r in rows:
+        assert r["computed"] == pytest.approx(float(Fraction(str(r["by hand"]))), abs=1e-4), r

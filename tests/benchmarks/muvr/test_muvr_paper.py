@@ -48,3 +48,18 @@ def test_compare_marks_what_was_not_computed():
     rows = paper.compare("Table 7", "video", {"EVA-CLIP": {"mAP": 50.66}}, models=["EVA-CLIP"])
     assert rows[0] == {"model": "EVA-CLIP", "column": "mAP", "paper": 50.7, "computed": 50.7}
     assert rows[1]["computed"] == paper.NOT_COMPUTED
+
+
+def test_released_feature_tables_on_synthetic_features(tmp_path):
+    from sova_lib.benchmarks import muvr
+    from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
+
+    root = muvr.write_synthetic(tmp_path, np.random.default_rng(2), partitions=("news",), topics=2,
+                                videos_per_topic=5, distractors=2)
+    tables = paper.released_feature_tables(root, root / "features" / "VLMs_1_15", models=[SYNTHETIC_MODEL, "EVA-CLIP"],
+                                           partitions=("news",))
+    assert set(tables) == {("Table 7", "text"), ("Table 7", "video"), ("Table 7", "text+video"),
+                           ("Table 8", "p=0"), ("Table 8", "p=0.3")}
+    assert list(tables[("Table 7", "video")]) == [SYNTHETIC_MODEL]  # no EVA-CLIP folder: not computed
+    row = tables[("Table 8", "p=0.3")][SYNTHETIC_MODEL]
+    assert row["news"] == row["mAP"] and "uAP" not in row
