@@ -192,9 +192,9 @@ def test_errors(executed):
 
 
 def test_muvr(executed, tmp_path):
-    from sova_lib.benchmarks import muvr
     from fractions import Fraction
 
+    from sova_lib.benchmarks import muvr
     from sova_lib.benchmarks.muvr import examples
 
     figures, out = executed
