@@ -165,7 +165,8 @@ def run_describe(args, describer) -> int:
         else:
             if args.prompt is None:
                 raise CliError("describing MUVR windows needs --prompt")
-            ids = list(dict.fromkeys(v for p in args.partitions for v in load_partition(args.data, p).gallery))
+            loaded = [load_partition(args.data, p) for p in args.partitions]
+            ids = list(dict.fromkeys([v for p in loaded for v in p.gallery] + [q.id for p in loaded for q in p.queries]))
             summary = framework.describe_windows(describer, ids, args.video_root, args.cache_dir,
                                                  prompt=resolve_prompt(args.prompt, args.system_prompt), fps=args.fps,
                                                  seconds=args.window_seconds, max_windows=args.max_windows, **common)
