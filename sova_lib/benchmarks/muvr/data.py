@@ -277,6 +277,9 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
         notes.append(f"{name}: {joined} listed id(s) missing from videos.json joined the gallery (official behaviour)")
     if skipped:
         notes.append(f"{name}: {skipped} AND/OR tag prompt(s) skipped, as in the official code")
+    clipped = sum(1 for q in queries if q.clip not in (None, "", "00.00.00-00.00.00"))
+    if clipped:
+        notes.append(f"{name}: {clipped} quer(ies) name a Clip segment; it is ignored, as the official evaluator does")
     return Partition(name, folder, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)
 
 

@@ -106,6 +106,11 @@ def test_listed_ids_can_join_the_gallery_as_the_official_code_does(root):
     assert any("1 gallery video(s) have no vectors" in n for n in score.notes)
 
 
+def test_a_query_clip_is_flagged(root):
+    _edit(root, "queries_en.json", lambda d: d[0].update(Clip="00.00.05-00.00.09"))
+    assert any("1 quer(ies) name a Clip segment" in n for n in load_partition(root, "news").notes)
+
+
 def test_missing_and_broken_files(root):
     _ann(root, "query_tags.json").unlink()
     with pytest.raises(MuvrDataError, match="query_tags.json: file not found"):
