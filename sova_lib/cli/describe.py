@@ -1,7 +1,7 @@
 """The ``sova describe`` and ``sova import`` commands.
 
 ``sova describe`` describes videos or images with a registered backend
-through the one runner (``sova_lib.runner.describe_items``)::
+through the one runner (``sova_lib.describe.runner.describe_items``)::
 
     sova describe --backend openai --model Qwen/Qwen2.5-VL-7B-Instruct --base-url http://localhost:8000/v1 \\
         --prompt task-aware --fps 1 --cache-dir cache --benchmark sovabench --protocol inter-pair \\
@@ -22,7 +22,7 @@ Sources of items (one of):
   item's error; the run goes on.
 * ``--manifest MANIFEST.tsv --video-root DIR``: the clips of a clip manifest
   (``sova clips plan``), read straight from the source videos found anywhere
-  under ``DIR``, with no clip files written (``sova_lib.runner.manifest_items``):
+  under ``DIR``, with no clip files written (``sova_lib.benchmarks.sovabench.clips.items.manifest_items``):
   each ``ok`` row's frames are those of the clip ``sova clips extract`` would
   cut. Ids are the benchmark indices. A row whose status is not ``ok``, or
   whose source video is not found, is recorded as that item's error. The
@@ -56,14 +56,12 @@ import hashlib
 import inspect
 import json
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
-from sova_lib._version import __version__
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.cli import CliError
 from sova_lib.cli import muvr as muvr_cli
-from sova_lib.describe.cache import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
+from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, make_describer
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
@@ -269,7 +267,7 @@ def run_describe(args) -> int:
     try:
         summary = describe_items(describer, items, args.cache_dir, prompt=prompt, fps=args.fps,
                                  crop_source=crop_source, retry_errors=args.retry_errors,
-                                 show_progress=not args.no_progress, extra_manifest=extra)
+                                 show_progress=not args.no_progress, details=extra)
     except (CacheLockedError, ValueError) as err:  # a busy folder, a broken cache file, duplicate ids
         raise CliError(str(err)) from None
     except KeyboardInterrupt:
@@ -297,30 +295,10 @@ def run_import(args) -> int:
         texts[int(k) if k.strip().lstrip("-").isdigit() else k] = v
     config = {"model": args.model, **({"revision": args.revision} if args.revision else {})}
     key = cache_key(args.backend, config, prompt, args.fps, sampler_version="authors", crop_source="authors-clips")
+    details = {"imported_from": {"file": args.authors_json.name, "sha256": hashlib.sha256(raw).hexdigest()}}
     try:
-        cache = DescriptionCache(cache_folder(args.cache_dir, key, prefix="imported-")).open()
+        folder, added = import_texts(args.cache_dir, key, texts, details=details)
     except (CacheLockedError, ValueError) as err:
         raise CliError(str(err)) from None
-    added = 0
-    try:
-        for id, text in texts.items():
-            if id in cache.done:
-                if cache.done[id] != text:
-                    raise CliError(f"id {id!r} is already in {cache.descriptions_path} with another text; "
-                                   "import into a fresh --cache-dir")
-                continue
-            cache.add(id, text)
-            added += 1
-        previous, now = cache.manifest(), datetime.now(timezone.utc).isoformat(timespec="seconds")
-        cache.write_manifest({
-            **key, "config_hash": config_hash(key), "hash_fields": sorted(key), "model": args.model,
-            "revision": args.revision, "library_version": __version__, "imported": True,
-            "imported_from": {"file": args.authors_json.name, "sha256": hashlib.sha256(raw).hexdigest()},
-            "counts": {"done": len(cache.done), "failed": 0},
-            "created": previous.get("created", now), "updated": now,
-        })
-    finally:
-        cache.close()
-    print(f"imported {added} descriptions ({len(texts) - added} already there) into {cache.descriptions_path}",
-          file=sys.stdout)
+    print(f"imported {added} descriptions ({len(texts) - added} already there) into {folder}")
     return 0

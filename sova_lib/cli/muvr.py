@@ -1,6 +1,6 @@
 """MUVR's options of ``sova evaluate`` and ``sova describe`` (``--benchmark muvr``).
 
-Evaluation (one small result JSON per run under ``--results``, named from its configuration)::
+Evaluation (``--results-dir DIR``: one record JSON per run, ``sova_lib.records``)::
 
     sova evaluate --benchmark muvr --data ROOT --version base --query text+video --features DIR [--json]
     sova evaluate --benchmark muvr --data ROOT --version filter --tag-weight 0.3 --embeddings FILE.npz
@@ -16,7 +16,6 @@ Describing (through the one runner into a description cache)::
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -31,8 +30,9 @@ from sova_lib.describe.cache import CacheLockedError
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.items import read_descriptions
+from sova_lib.records import make_record, write_record
 
-__all__ = ["add_describe_arguments", "add_evaluate_arguments", "result_path", "run_describe", "run_evaluate"]
+__all__ = ["add_describe_arguments", "add_evaluate_arguments", "run_describe", "run_evaluate"]
 
 VERSIONS = ("base", "filter", "qa")
 
@@ -52,15 +52,32 @@ def add_evaluate_arguments(p, sources) -> None:
     g.add_argument("--join-listed", action="store_true",
                    help="let listed ids missing from videos.json join the gallery (the official code's behaviour)")
     g.add_argument("--parse", choices=qa.PARSES, default="official", help="QA answer parse (default: official)")
-    g.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
-                   help="folder of the result JSON (default: ./results)")
 
 
-def result_path(folder: Path, config: dict) -> Path:
-    """``<folder>/muvr-<version>-<query>-<source>-<ties>[-p<weight>].json``: one file per configuration."""
-    parts = ["muvr", config["version"], config.get("query", ""), Path(str(config["source"])).name,
-             config.get("ties", ""), f"p{config['tag_weight']:g}" if config["version"] == "filter" else ""]
-    return folder / ("-".join(re.sub(r"[^A-Za-z0-9.+_-]+", "_", p) for p in parts if p) + ".json")
+def _record(args, out: dict) -> dict:
+    """The ``sova_lib.records`` record of one MUVR evaluation: mAP (or QA accuracy) per partition, the rest in ``note``."""
+    run = {"benchmark": "muvr", "bootstrap": args.bootstrap, "seed": args.seed}
+    if out["version"] == "qa":
+        rs = ", ".join(f"{k} {v:+.2f}" for k, v in out["reranking_score"].items())
+        return make_record(kind="description cache", source=str(args.answers), cache=Path(args.answers).name,
+                           protocol=f"qa ({out['parse']} parse)", metric="accuracy", value=out["accuracy"]["all"],
+                           n_queries=out["n_questions"]["all"], per_class={k: round(v, 2) for k, v in out["accuracy"].items()}, ties="n/a",
+                           note=f"reranking score {rs}; {len(out['unparseable'])} unparseable answer(s)", **run)
+    weight = f" p={out['tag_weight']:g}" if out["version"] == "filter" else ""
+    others = ", ".join(f"{k} {v:.2f}" for k, v in out["metrics"].items() if k != "mAP")
+    fields = {"protocol": f"{out['version']} {out['query']}{weight}", "metric": "mAP", "value": out["metrics"]["mAP"],
+              "n_queries": out["n_rows"], "per_class": {p: round(v["mAP"], 2) for p, v in out["per_partition"].items()},
+              "ties": out["ties"], "aggregate": "max", "note": "; ".join([others, *out["notes"]])}
+    if "mAP" in out["ci"]:
+        fields.update(ci_low=out["ci"]["mAP"][0], ci_high=out["ci"]["mAP"][1])
+    if args.baseline:
+        return make_record(kind="baseline", source=args.baseline, baseline=args.baseline, **fields, **run)
+    if args.descriptions:
+        return make_record(kind="description cache", source=str(args.descriptions), cache=Path(args.descriptions).name,
+                           encoder=args.embedder or DEFAULT_ENCODER,
+                           text_split="whole text" if args.no_split else "sentences", **fields, **run)
+    source = args.features or args.embeddings
+    return make_record(kind="embeddings", source=str(source), cache=Path(source).name, **fields, **run)
 
 
 def _partitions(args):
@@ -112,14 +129,13 @@ def _retrieval(args) -> dict:
 
 
 def run_evaluate(args) -> int:
-    """``sova evaluate --benchmark muvr``: score, write the result JSON, print it."""
+    """``sova evaluate --benchmark muvr``: score, print, and with ``--results-dir`` write the run's record."""
     try:
         out = _qa(args) if args.version == "qa" else _retrieval(args)
     except (ValueError, FileNotFoundError, OSError) as err:
         raise CliError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
-    path = result_path(args.results, out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    if args.results_dir:
+        print(f"wrote {write_record(_record(args, out), args.results_dir)}", file=sys.stderr)
     if args.json:
         print(json.dumps(out))
     elif out["version"] == "qa":
@@ -135,7 +151,6 @@ def run_evaluate(args) -> int:
             print(f"  {name:<9} mAP {values['mAP']:5.1f}  over {values['n_rows']} rows")
     for note in out.get("notes", []):
         print(f"  note: {note}", file=sys.stderr)
-    print(f"  result: {path}", file=sys.stderr)
     return 0
 
 

@@ -10,8 +10,11 @@ and ``cache_folder(cache_dir, key)`` the folder it names::
         errors.jsonl         one {"id": ..., "error": ..., "time": ...} line per failure
         manifest.json        the configuration, counts, throughput and times
 
-``DescriptionCache`` is one such folder, opened under an exclusive lock
-(``CacheLockedError`` when another process holds it). Lines are appended and
+``open_cache(cache_dir, key, source=...)`` is the one way a folder is made:
+the runner, ``sova import`` and the synthetic demonstration all call it, so
+every ``manifest.json`` has the same fields (``new_manifest``; the schema is
+in ``cache/README.md``). ``DescriptionCache`` is one such folder, opened under
+an exclusive lock (``CacheLockedError`` when another process holds it). Lines are appended and
 flushed one at a time, and fsync'd every ``sync_every`` seconds; a last line
 torn by a killed run is cut off when the folder is opened again, and complete
 lines are never lost. Nothing that looks like a secret (an API key, a token)
@@ -22,17 +25,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import re
 import sys
 import time
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from sova_lib._version import __version__
 from sova_lib.describe.prompts import Prompt
 from sova_lib.video.frames import SAMPLER_VERSION
 
-__all__ = ["CacheLockedError", "DescriptionCache", "cache_folder", "cache_key", "config_hash"]
+__all__ = ["MANIFEST_SCHEMA", "SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key",
+           "config_hash", "import_texts", "new_manifest", "open_cache", "software_versions"]
 
 _SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "password", "secret",
                           "authorization"})
@@ -44,11 +51,12 @@ def config_hash(key: dict) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
 
-def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float,
+def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float | None,
               sampler_version: str | None = None, crop_source: str = "none") -> dict:
     """Everything that changes the text; its ``config_hash`` names the cache folder.
 
-    ``sampler_version`` defaults to ``sova_lib.video.SAMPLER_VERSION``.
+    ``sampler_version`` defaults to ``sova_lib.video.SAMPLER_VERSION``;
+    ``fps`` is ``None`` for texts that were not made from sampled frames.
     """
     _check_no_secrets(describer_config)
     if sampler_version is None:
@@ -58,7 +66,7 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float,
         "describer": describer_config,
         "prompt": {"name": prompt.name, "video": prompt.video, "image": prompt.image},
         "system_prompt": prompt.system_prompt,
-        "fps": float(fps),
+        "fps": None if fps is None else float(fps),
         "sampler_version": sampler_version,
         "crop_source": crop_source,
     }
@@ -79,12 +87,86 @@ def _slug(text: str, limit: int = 40) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:limit] or "x"
 
 
-def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "") -> Path:
-    """``<cache_dir>/descriptions/<prefix><backend>-<model>-<prompt>-<fps>fps__<config hash>``."""
-    model = str(key["describer"].get("model") or "")
-    parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], f"{key['fps']:g}fps"]
-    name = prefix + "-".join(_slug(p) for p in parts if p)
-    return Path(cache_dir) / "descriptions" / f"{name}__{config_hash(key)}"
+def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "", name: str | None = None) -> Path:
+    """``<cache_dir>/descriptions/<prefix><name>__<config hash>``.
+
+    ``name`` defaults to ``<backend>-<model>-<prompt>-<fps>fps``, read from ``key``.
+    """
+    if name is None:
+        model = str(key["describer"].get("model") or "")
+        fps = "" if key["fps"] is None else f"{key['fps']:g}fps"
+        parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps]
+        name = "-".join(_slug(p) for p in parts if p)
+    return Path(cache_dir) / "descriptions" / f"{prefix}{_slug(name, 80)}__{config_hash(key)}"
+
+
+#: Version of the ``manifest.json`` layout written by ``new_manifest``.
+MANIFEST_SCHEMA = 1
+
+#: What can make a description cache: a describer run, an import of another tool's output, a construction.
+SOURCES = ("run", "import", "synthetic")
+
+
+def software_versions() -> dict:
+    """Versions of this library, Python, transformers and torch (``None`` where not installed).
+
+    Recorded in every manifest but never part of the key: upgrading a library
+    does not throw away cached descriptions.
+    """
+    found = {"sova_lib": __version__, "python": platform.python_version()}
+    for dist in ("transformers", "torch"):
+        try:
+            found[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            found[dist] = None
+    return found
+
+
+def new_manifest(key: dict, *, source: str, details: dict | None = None, device: str | None = None,
+                 created: str | None = None) -> dict:
+    """The manifest of a cache of ``key``: the one schema every writer uses.
+
+    Fields: ``schema``; the key's fields (``backend``, ``describer``,
+    ``prompt``, ``system_prompt``, ``fps``, ``sampler_version``,
+    ``crop_source``) with ``config_hash`` and ``hash_fields``; ``model`` and
+    ``revision`` (from the describer config); ``source`` (one of ``SOURCES``)
+    and ``source_details`` (what was imported, how texts were constructed,
+    the clip manifest); ``versions`` (``software_versions()``) and ``device``;
+    ``counts`` (``done``, ``failed``); ``created`` and ``updated``. The runner
+    adds ``run`` (the backend's run information) and ``last_run``.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"unknown cache source {source!r}; choose one of {SOURCES}")
+    now = _now()
+    return {
+        "schema": MANIFEST_SCHEMA, **key, "config_hash": config_hash(key), "hash_fields": sorted(key),
+        "model": key["describer"].get("model"), "revision": key["describer"].get("revision"),
+        "source": source, "source_details": details or {}, "versions": software_versions(), "device": device,
+        "counts": {"done": 0, "failed": 0}, "created": created or now, "updated": now,
+    }
+
+
+def open_cache(cache_dir: str | Path, key: dict, *, source: str, prefix: str = "", name: str | None = None,
+               details: dict | None = None, device: str | None = None, sync_every: float = 5.0) -> "DescriptionCache":
+    """Open (creating it if needed) the cache folder of ``key`` and write its manifest; the one cache writer.
+
+    The folder is ``cache_folder(cache_dir, key, prefix, name)``; its manifest
+    is ``new_manifest(key, ...)``, written at once for a new folder, and for an
+    existing one (keeping its ``created`` time) at the writer's first
+    ``update_manifest`` (so a run with nothing to do leaves it alone). Close
+    the returned cache (or use it in a ``with``).
+    """
+    cache = DescriptionCache(cache_folder(cache_dir, key, prefix, name), sync_every).open()
+    try:
+        previous = cache.manifest()
+        cache.manifest_data = new_manifest(key, source=source, details=details, device=device,
+                                           created=previous.get("created"))
+        if not previous:
+            cache.update_manifest()
+    except BaseException:
+        cache.close()
+        raise
+    return cache
 
 
 def _now() -> str:
@@ -153,6 +235,7 @@ class DescriptionCache:
         self.failures: dict[Any, str] = {}
         self._files: list = []
         self._last_sync = time.monotonic()
+        self.manifest_data: dict = {}
 
     def open(self) -> "DescriptionCache":
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -217,6 +300,12 @@ class DescriptionCache:
             os.fsync(f.fileno())
         self._last_sync = time.monotonic()
 
+    def update_manifest(self, **fields: Any) -> None:
+        """Set ``fields`` in the manifest, refresh its counts and time, and write it."""
+        self.manifest_data.update(fields, counts={"done": len(self.done), "failed": len(self.failures)},
+                                  updated=_now())
+        self.write_manifest(self.manifest_data)
+
     def write_manifest(self, manifest: dict) -> None:
         _check_no_secrets(manifest, "manifest")
         tmp = self.manifest_path.with_suffix(".json.tmp")
@@ -232,3 +321,31 @@ class DescriptionCache:
         if getattr(self, "_lock", None) is not None:
             self._lock.close()
             self._lock = None
+
+    def __enter__(self) -> "DescriptionCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def import_texts(cache_dir: str | Path, key: dict, texts: dict, *, details: dict | None = None,
+                 prefix: str = "imported-") -> tuple[Path, int]:
+    """Write descriptions made elsewhere (id -> text) into the cache folder of ``key``.
+
+    Returns the folder and how many texts were added; texts already there
+    are skipped. An id already there with another text raises ``ValueError``
+    (import into a fresh cache folder instead).
+    """
+    added = 0
+    with open_cache(cache_dir, key, source="import", prefix=prefix, details=details) as cache:
+        for id, text in texts.items():
+            if id in cache.done:
+                if cache.done[id] != text:
+                    raise ValueError(f"id {id!r} is already in {cache.descriptions_path} with another text; "
+                                     "import into a fresh --cache-dir")
+                continue
+            cache.add(id, text)
+            added += 1
+        cache.update_manifest()
+    return cache.folder, added

@@ -3,30 +3,18 @@
 ``describe_items(describer, items, cache_dir, prompt=..., fps=...)`` describes
 each ``Item`` (a video or an image file, or part of a video: a window, a crop,
 played backwards; ``sova_lib.benchmarks.sovabench.clips.items`` makes those of
-a clip manifest) with any
-``Describer`` and appends the answers to a cache folder::
-
-    <cache_dir>/descriptions/<readable name>__<config hash>/
-        descriptions.jsonl   one {"id": ..., "text": ...} line per item, in finishing order
-        errors.jsonl         one {"id": ..., "error": ..., "time": ...} line per failure
-        manifest.json        the configuration, counts, throughput and times
-
-The config hash (12 hex digits of a SHA-256) covers everything that changes
-the text: the backend name and ``describer.config()`` (model, revision,
-decoding settings), the prompt texts, the system prompt, the sampling rate,
-the sampler version and the crop source. A changed prompt or rate therefore
-gets a new folder and never reuses old text; the same configuration finds its
-folder again and resumes: ids already in ``descriptions.jsonl`` are skipped, as
-are ids that failed before unless ``retry_errors=True``. A line torn by a
-killed run is cut off on the next start; complete lines are never lost. The
-cache folder itself (key, hash, locking, JSON Lines repair) is ``sova_lib.describe.cache``.
+a clip manifest) with any ``Describer`` and appends the answers to the cache
+folder of its configuration (``sova_lib.describe.cache``: layout, key,
+manifest). The same configuration finds its folder again and resumes: ids
+already described are skipped, as are ids that failed before unless
+``retry_errors=True``.
 
 The loop: frames are decoded by ``load_workers`` background threads, at most
 ``prefetch`` items ahead, so decoding overlaps the model; requests go to the
 describer in batches of up to ``describer.max_batch_size``, with up to
 ``describer.max_concurrency`` calls in flight. Each answer is written and
-flushed as its call returns (fsync'd every ``sync_every`` seconds and at the
-end). A failing item is recorded and the run goes on; it ends with a summary.
+flushed as its call returns. A failing item is recorded and the run goes on;
+it ends with a summary.
 """
 from __future__ import annotations
 
@@ -38,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from sova_lib._version import __version__
-from sova_lib.describe.cache import DescriptionCache, _now, cache_folder, cache_key, config_hash
+from sova_lib.describe.cache import _now, cache_key, open_cache
 from sova_lib.describe.contract import Describer, DescribeRequest
 from sova_lib.describe.prompts import Prompt
 from sova_lib.video.frames import sample_frames
@@ -168,17 +155,18 @@ def describe_items(
     sync_every: float = 5.0,
     show_progress: bool = True,
     verbose: bool = True,
-    extra_manifest: dict | None = None,
+    details: dict | None = None,
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
-    ``prompt`` is a ``Prompt`` (see ``sova_lib.prompts.resolve_prompt``) or
+    ``prompt`` is a ``Prompt`` (see ``sova_lib.describe.prompts.resolve_prompt``) or
     plain text, with ``system_prompt`` then taken as its system prompt.
     ``fps`` is the sampling rate in frames per second of video. ``crop_source``
     says where crop boxes come from (``"none"``: whole frames of the given
     files); it is part of the cache key. ``loader(item, fps)`` returns
     ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
-    (default: half the CPU cores, 2 to 8). Ids must be unique.
+    (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
+    goes to the manifest's ``source_details`` (e.g. the clip manifest used).
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
@@ -194,19 +182,20 @@ def describe_items(
         seen.add(item.id)
 
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
-    cache = DescriptionCache(cache_folder(cache_dir, key), sync_every=sync_every).open()
-    try:
-        summary = _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_workers, prefetch,
-                       show_progress, extra_manifest)
-    finally:
-        cache.close()
+    run_info = getattr(describer, "run_info", None)
+    device = getattr(describer, "device", None)
+    with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every,
+                    device=None if device is None else str(device)) as cache:
+        cache.manifest_data.update(run=run_info() if callable(run_info) else {}, started=_now())
+        summary = _run(describer, items, cache, prompt, fps, retry_errors, loader, load_workers, prefetch,
+                       show_progress)
     if verbose:
         print(summary)
     return summary
 
 
-def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_workers, prefetch,
-         show_progress, extra_manifest) -> RunSummary:
+def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_workers, prefetch,
+         show_progress) -> RunSummary:
     """``describe_items`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
     from tqdm.auto import tqdm
 
@@ -219,14 +208,6 @@ def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_w
             summary.skipped_failed += 1
         else:
             todo.append(item)
-    run_info = getattr(describer, "run_info", None)
-    manifest = {
-        **key, "config_hash": config_hash(key), "hash_fields": sorted(key),
-        "model": key["describer"].get("model"), "revision": key["describer"].get("revision"),
-        "library_version": _library_version(), "run": run_info() if callable(run_info) else {},
-        "imported": False, **(extra_manifest or {}),
-        "created": cache.manifest().get("created", _now()), "started": _now(),
-    }
     start, last_update = time.monotonic(), time.monotonic()
 
     def update_totals() -> None:
@@ -236,12 +217,10 @@ def _run(describer, items, cache, key, prompt, fps, retry_errors, loader, load_w
     def update_manifest() -> None:
         update_totals()
         rate = round(summary.items_per_s, 4)
-        manifest.update(counts={"done": summary.total_done, "failed": summary.total_failed},
-                        last_run={"described": summary.described, "failed": summary.failed,
-                                  "skipped_cached": summary.skipped_cached, "seconds": round(summary.seconds, 3),
-                                  "items_per_s": rate},
-                        throughput_items_per_s=rate, updated=_now())
-        cache.write_manifest(manifest)
+        cache.update_manifest(last_run={"described": summary.described, "failed": summary.failed,
+                                        "skipped_cached": summary.skipped_cached,
+                                        "seconds": round(summary.seconds, 3), "items_per_s": rate},
+                              throughput_items_per_s=rate)
 
     def load(item: Item):
         if item.error is not None:
@@ -334,8 +313,3 @@ def _schedule(describer, todo, load, record, load_workers, prefetch) -> None:
     finally:
         load_pool.shutdown(wait=False, cancel_futures=True)
         call_pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _library_version() -> str:
-
-    return __version__

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sova_lib.describe.cache import MANIFEST_SCHEMA
 from sova_lib.describe.prompts import PROMPTS
 from sova_lib.items import read_descriptions
 from sova_lib.protocols import PROTOCOLS
@@ -32,34 +33,24 @@ MODEL_IDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _find_key(manifest: dict, *names, default=None):
-    """First value stored under one of ``names``, at the top level or one level down."""
-    for name in names:
-        if name in manifest and manifest[name] not in (None, ""):
-            return manifest[name]
-    for value in manifest.values():
-        if isinstance(value, dict):
-            for name in names:
-                if name in value and value[name] not in (None, ""):
-                    return value[name]
-    return default
-
-
 def _prompt_name(manifest: dict) -> str:
-    """The prompt preset of a manifest (``general``, ``task-aware``, ...), or the prompt's text."""
-    named = _find_key(manifest, "prompt_name", "prompt_preset", "preset")
-    if isinstance(named, str):
-        return named
-    prompt = manifest.get("prompt", "")
-    if isinstance(prompt, dict):  # the runner's manifest: {"name", "video", "image"}
-        if prompt.get("name") and prompt["name"] != "custom":
-            return str(prompt["name"])
-        prompt = prompt.get("video") or prompt.get("image") or ""
-    text = str(prompt).strip()
+    """The prompt preset of a manifest (``general``, ``task-aware``, ...), else the prompt's own text.
 
+    A free-text prompt that equals a preset's text is named by that preset.
+    """
+    prompt = manifest["prompt"]
+    if prompt["name"] != "custom":
+        return str(prompt["name"])
+    text = (prompt["video"] or prompt["image"] or "").strip()
     presets = {t.strip().lower(): name for name, p in PROMPTS.items() for t in (p.video, p.image)
                if name in ("general", "task-aware")}
     return presets.get(text.lower(), text)
+
+
+def _check_schema(manifest: dict, path: Path) -> None:
+    if manifest.get("schema") != MANIFEST_SCHEMA:
+        raise ValueError(f"{path}: manifest schema {manifest.get('schema')!r}, expected {MANIFEST_SCHEMA}; "
+                         "describe or import the cache again with this version of sova_lib")
 
 
 @dataclass
@@ -83,11 +74,11 @@ class FoundCache:
 
     @property
     def backend(self) -> str:
-        return str(_find_key(self.manifest, "backend", default="unknown"))
+        return str(self.manifest["backend"])
 
     @property
     def model(self) -> str:
-        return str(_find_key(self.manifest, "model", "model_id", default="unknown"))
+        return str(self.manifest["model"])
 
     @property
     def prompt(self) -> str:
@@ -95,8 +86,7 @@ class FoundCache:
 
     @property
     def fps(self) -> float | None:
-        value = _find_key(self.manifest, "fps", "sampling_rate")
-        return float(value) if value is not None else None
+        return None if self.manifest["fps"] is None else float(self.manifest["fps"])
 
     @property
     def label(self) -> str:
@@ -114,16 +104,15 @@ class FoundCache:
 
 def source_label(manifest: dict) -> str:
     """A name that says what produced a cache: model and prompt, or what the describer is."""
-    backend = str(_find_key(manifest, "backend", default="unknown"))
-    model = str(_find_key(manifest, "model", "model_id", default="unknown model"))
+    backend, model, source = manifest["backend"], str(manifest["model"]), manifest["source"]
+    if source == "synthetic":
+        return f"synthetic demonstration ({manifest['source_details'].get('description', 'constructed texts')})"
     prompt = _prompt_name(manifest)
-    if backend == "synthetic" or manifest.get("synthetic"):
-        return f"synthetic demonstration ({manifest.get('description', 'constructed texts, not a model')})"
     if backend == "motion":
         return "motion describer (classical OpenCV motion analysis, not an MLLM)"
     paper = next((p for p, ids in MODEL_IDS.items() if model.lower() in (i.lower() for i in ids)), None)
     shown = f"{paper} [{model}]" if paper else model
-    how = ", ".join(x for x in (prompt, backend, "imported descriptions" if manifest.get("imported") else "") if x)
+    how = ", ".join(x for x in (prompt, backend, "imported descriptions" if source == "import" else "") if x)
     return f"{shown} ({how})"
 
 
@@ -135,8 +124,8 @@ def _protocol_ids() -> dict:
 def find_description_caches(cache_dir: str | Path) -> list[FoundCache]:
     """Every folder below ``<cache_dir>/descriptions`` holding a ``descriptions.jsonl``, sorted by path.
 
-    A missing ``descriptions`` folder gives an empty list. An unreadable
-    ``manifest.json`` raises ``ValueError`` naming the file.
+    A missing ``descriptions`` folder gives an empty list. A missing,
+    unreadable or outdated ``manifest.json`` raises ``ValueError`` naming the file.
     """
 
     root = Path(cache_dir) / "descriptions"
@@ -147,12 +136,14 @@ def find_description_caches(cache_dir: str | Path) -> list[FoundCache]:
     caches = []
     for jsonl in sorted(root.rglob("descriptions.jsonl")):
         folder = jsonl.parent
-        manifest = {}
-        if (folder / "manifest.json").exists():
-            try:
-                manifest = json.loads((folder / "manifest.json").read_text())
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{folder / 'manifest.json'}: not valid JSON ({err.msg})") from None
+        path = folder / "manifest.json"
+        try:
+            manifest = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise ValueError(f"{folder}: no manifest.json; a cache folder is made by sova describe or sova import") from None
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: not valid JSON ({err.msg})") from None
+        _check_schema(manifest, path)
         texts = read_descriptions(folder)
         ids = set(texts)
         coverage = {p: (len(ids & need), len(need)) for p, need in wanted.items()}

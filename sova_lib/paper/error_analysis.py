@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.sovabench import labels
+from sova_lib.describe.cache import cache_key, open_cache
+from sova_lib.describe.prompts import Prompt
 from sova_lib.paper.cache_scan import find_description_caches
 from sova_lib.protocols import get_protocol
 from sova_lib.similarity import set_similarity
@@ -104,19 +106,21 @@ def synthetic_texts(protocol: str = "intra-pair", *, swap_fraction: float = 0.2,
 def write_synthetic_cache(cache_dir, texts: dict, *, name: str = "synthetic-demo", description: str) -> Path:
     """Write ``texts`` as a description cache marked synthetic; returns its folder.
 
-    The folder is ``<cache_dir>/descriptions/<name>__<hash of the texts>/``
-    with ``descriptions.jsonl`` and a ``manifest.json`` whose ``backend`` is
-    ``synthetic`` and whose ``description`` says how the texts were made.
+    It goes through the one cache writer (``sova_lib.describe.cache.open_cache``)
+    with ``source = "synthetic"``: backend ``synthetic``, no model, and the key
+    holding how the texts were made and their SHA-256, so other texts get
+    another folder. ``source_details.description`` says how they were made.
     """
     body = "".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in texts.items())
-    digest = hashlib.sha256(body.encode()).hexdigest()[:12]
-    folder = Path(cache_dir) / "descriptions" / f"{name}__{digest}"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "descriptions.jsonl").write_text(body)
-    manifest = {"backend": "synthetic", "synthetic": True, "model": "none (synthetic)", "prompt": "none",
-                "description": description, "items": len(texts)}
-    (folder / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    return folder
+    describer = {"model": "none (synthetic)", "construction": description,
+                 "texts_sha256": hashlib.sha256(body.encode()).hexdigest()}
+    key = cache_key("synthetic", describer, Prompt("none", "", ""), None, sampler_version="none", crop_source="none")
+    with open_cache(cache_dir, key, source="synthetic", name=name, details={"description": description}) as cache:
+        for k, v in texts.items():
+            if k not in cache.done:
+                cache.add(k, v)
+        cache.update_manifest()
+    return cache.folder
 
 
 def analysis_texts(cache_dir, cache_name: str = "", *, swap_fraction: float = 0.2, generic_fraction: float = 0.1,

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.describe.runner import Item, cache_folder, cache_key, describe_items
+from sova_lib.describe.cache import cache_folder, cache_key
+from sova_lib.describe.runner import Item, describe_items
 from sova_lib.items import read_descriptions
 from sova_lib.sentences import split
 from sova_lib.similarity import set_similarity

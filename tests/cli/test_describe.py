@@ -174,8 +174,9 @@ def test_import_the_authors_json(tmp_path, capsys):
     assert lines(folder / "descriptions.jsonl") == [{"id": 3, "text": "A car turns left."},
                                                     {"id": 2922, "text": "A person walks.\nThey carry a box."}]
     m = json.loads((folder / "manifest.json").read_text())
-    assert m["imported"] is True and m["model"] == "openbmb/MiniCPM-V-4_5" and m["counts"]["done"] == 2
-    assert m["imported_from"] == {"file": "authors.json", "sha256": hashlib.sha256(src.read_bytes()).hexdigest()}
+    assert m["source"] == "import" and m["model"] == "openbmb/MiniCPM-V-4_5" and m["counts"]["done"] == 2
+    assert m["source_details"]["imported_from"] == {"file": "authors.json",
+                                                    "sha256": hashlib.sha256(src.read_bytes()).hexdigest()}
     assert (m["sampler_version"], m["crop_source"]) == ("authors", "authors-clips")
     assert "imported 2 descriptions" in capsys.readouterr().out
     assert main(argv) == 0 and len(lines(folder / "descriptions.jsonl")) == 2  # again: nothing added

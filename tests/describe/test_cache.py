@@ -1,5 +1,6 @@
 """The description cache folder: key and hash, torn and broken lines, the lock."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,41 @@ def test_a_second_run_on_the_same_folder_is_refused(tmp_path):
     finally:
         first.close()
     DescriptionCache(tmp_path / "c").open().close()  # free again once the first one is closed
+
+
+def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_schema(tmp_path):
+    """The three ways a description cache is made all go through ``open_cache``: same manifest keys."""
+    from sova_lib.cli import main
+    from sova_lib.describe.runner import Item, describe_items
+    from sova_lib.paper.error_analysis import write_synthetic_cache
+
+    class Constant:
+        name, max_batch_size, max_concurrency = "constant", 4, 1
+
+        def config(self):
+            return {"model": "constant"}
+
+        def describe(self, requests):
+            return ["A car turns." for _ in requests]
+
+    run = describe_items(Constant(), [Item(k, Path(f"{k}.mp4")) for k in range(3)], tmp_path / "a",
+                         prompt="Say it.", loader=lambda item, fps: ([], [], True), show_progress=False,
+                         verbose=False).folder
+    authors = tmp_path / "authors.json"
+    authors.write_text(json.dumps({"0": "A car turns.", "1": "A car stops."}))
+    assert main(["import", "--authors-json", str(authors), "--cache-dir", str(tmp_path / "b"), "--backend",
+                 "transformers", "--model", "some/model", "--prompt", "general", "--fps", "1"]) == 0
+    (imported,) = (tmp_path / "b" / "descriptions").iterdir()
+    synthetic = write_synthetic_cache(tmp_path / "c", {0: "a", 1: "b"}, description="two letters")
+    manifests = {name: json.loads((folder / "manifest.json").read_text())
+                 for name, folder in [("run", run), ("import", imported), ("synthetic", synthetic)]}
+    base = {"schema", "backend", "describer", "prompt", "system_prompt", "fps", "sampler_version", "crop_source",
+            "config_hash", "hash_fields", "model", "revision", "source", "source_details", "versions", "device",
+            "counts", "created", "updated"}
+    for name, m in manifests.items():
+        assert base <= set(m), (name, base - set(m))
+        assert m["source"] == name and m["schema"] == 1
+        assert set(m) - base <= {"run", "started", "last_run", "throughput_items_per_s"}
+    assert manifests["import"]["counts"] == {"done": 2, "failed": 0}
+    assert manifests["synthetic"]["source_details"] == {"description": "two letters"}
+    assert manifests["import"]["source_details"]["imported_from"]["file"] == "authors.json"

@@ -109,8 +109,10 @@ def test_manifest_records_the_configuration_and_its_hash(media, tmp_path):
     assert m["backend"] == "fake" and m["describer"] == {"model": "frame-counter"} and m["model"] == "frame-counter"
     assert m["prompt"]["video"] == "Briefly classify the actions occurring in this video."
     assert m["system_prompt"].startswith("You are an expert video analysis model")
-    assert (m["fps"], m["sampler_version"], m["crop_source"], m["library_version"]) == (2.0, "1", "clip-files",
-                                                                                         "0.1.0")
+    assert (m["fps"], m["sampler_version"], m["crop_source"], m["versions"]["sova_lib"]) == (2.0, "1", "clip-files",
+                                                                                             "0.1.0")
+    assert m["schema"] == 1 and m["source"] == "run" and {"python", "torch", "transformers"} <= set(m["versions"])
+    assert "versions" not in m["hash_fields"] and "device" not in m["hash_fields"]  # an upgrade keeps the cache
     assert m["counts"] == {"done": 2, "failed": 0} and m["last_run"]["described"] == 2
     assert m["throughput_items_per_s"] > 0 and m["created"] <= m["started"] <= m["updated"]
     assert m["config_hash"] == config_hash({k: m[k] for k in m["hash_fields"]})

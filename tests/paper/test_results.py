@@ -4,6 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sova_lib.describe.cache import cache_key, new_manifest
+from sova_lib.describe.prompts import Prompt
 from sova_lib.evaluate import evaluate
 from sova_lib.items import embed_descriptions
 from sova_lib.paper import cache_scan, error_analysis, results
@@ -45,9 +47,10 @@ def test_every_paper_row_names_its_table_and_unit():
 
 # --------------------------------------------------------------------------- caches
 
-def _runner_manifest(model, prompt_name, backend="transformers", fps=1.0, **extra):
-    return {"backend": backend, "describer": {"model": model}, "model": model, "fps": fps,
-            "prompt": {"name": prompt_name, "video": "Describe this video.", "image": "Describe the image."}, **extra}
+def _runner_manifest(model, prompt_name, backend="transformers", fps=1.0, source="run", video="Describe this video."):
+    """A manifest as the one cache writer makes it (``sova_lib.describe.cache.new_manifest``)."""
+    key = cache_key(backend, {"model": model}, Prompt(prompt_name, video, "Describe the image."), fps)
+    return new_manifest(key, source=source)
 
 
 def _write_cache(root, name, texts, manifest):
@@ -68,7 +71,7 @@ def test_find_caches_coverage_and_status(tmp_path, intra_texts):
     _write_cache(tmp_path, "a-minicpm__1", intra_texts, _runner_manifest("openbmb/MiniCPM-V-4_5", "task-aware"))
     _write_cache(tmp_path, "b-motion__2", {"vtest_lawn": "A person moves.", "vtest_square": "No motion is detected."},
                  _runner_manifest("classical-motion", "general", backend="motion", fps=2.0))
-    _write_cache(tmp_path, "c-mixed__3", {0: "x", "clip-a": "y"}, {})
+    _write_cache(tmp_path, "c-mixed__3", {0: "x", "clip-a": "y"}, _runner_manifest("m", "general"))
     caches = cache_scan.find_description_caches(tmp_path)
     assert [c.name for c in caches] == ["a-minicpm__1", "b-motion__2", "c-mixed__3"]
     a, b, c = caches
@@ -90,19 +93,28 @@ def test_find_caches_without_folder_and_broken_manifest(tmp_path):
     (folder / "manifest.json").write_text("{not json")
     with pytest.raises(ValueError, match="manifest.json: not valid JSON"):
         cache_scan.find_description_caches(tmp_path)
+    (folder / "manifest.json").write_text('{"backend": "x"}')  # a manifest of another layout
+    with pytest.raises(ValueError, match="manifest schema None, expected 1"):
+        cache_scan.find_description_caches(tmp_path)
+    (folder / "manifest.json").unlink()
+    with pytest.raises(ValueError, match="no manifest.json"):
+        cache_scan.find_description_caches(tmp_path)
 
 
 def test_source_labels_say_what_made_the_text():
     label = cache_scan.source_label(_runner_manifest("openbmb/MiniCPM-V-4_5", "task-aware"))
     assert label == "MiniCPM-V 4.5 [openbmb/MiniCPM-V-4_5] (task-aware, transformers)"
     assert "not an MLLM" in cache_scan.source_label(_runner_manifest("classical-motion", "general", backend="motion"))
-    assert cache_scan.source_label({"backend": "synthetic", "description": "swapped"}) == "synthetic demonstration (swapped)"
-    imported = cache_scan.source_label(_runner_manifest("some/model", "general", imported=True))
+    synthetic = _runner_manifest("none", "none", backend="synthetic", source="synthetic")
+    synthetic["source_details"] = {"description": "swapped"}
+    assert cache_scan.source_label(synthetic) == "synthetic demonstration (swapped)"
+    imported = cache_scan.source_label(_runner_manifest("some/model", "general", source="import"))
     assert imported == "some/model (general, transformers, imported descriptions)"
     custom = _runner_manifest("m", "custom")
     assert cache_scan.source_label(custom) == "m (general, transformers)"  # the paper's general text, given as free text
-    assert cache_scan.source_label({"backend": "openai", "model": "x", "prompt": "Briefly classify the actions "
-                                 "occurring in this video."}) == "x (task-aware, openai)"
+    task_aware = _runner_manifest("x", "custom", backend="openai",
+                                  video="Briefly classify the actions occurring in this video.")
+    assert cache_scan.source_label(task_aware) == "x (task-aware, openai)"
 
 
 # --------------------------------------------------------------------------- paper beside computed
@@ -163,11 +175,13 @@ def test_scatter_frame_keeps_paper_rows_and_complete_computed_rows():
 
 
 def test_evaluate_cache_scores_only_covered_protocols(tmp_path, intra_texts, encoder):
-    _write_cache(tmp_path, "s__1", intra_texts, {"backend": "synthetic", "description": "test"})
+    synthetic = _runner_manifest("none", "none", backend="synthetic", source="synthetic")
+    synthetic["source_details"] = {"description": "test"}
+    _write_cache(tmp_path, "s__1", intra_texts, synthetic)
     cache = cache_scan.find_description_caches(tmp_path)[0]
     rows = results.evaluate_cache(cache, encoder, ["inter-pair", "intra-pair"], bootstrap=0, ties="expected")
     inter, intra = rows
-    assert np.isnan(inter["value"]) and inter["note"] == "8524 of 9882 clips missing: not scored"  # 1,358 clips are shared
+    assert inter["value"] is None and inter["note"] == "8524 of 9882 clips missing: not scored"  # 1,358 clips shared
     direct = evaluate("intra-pair", embed_descriptions(intra_texts, encoder), ties="expected")
     assert intra["value"] == round(direct.value, 2) and intra["n_queries"] == 2300
     assert intra["source"] == "synthetic demonstration (test)"

@@ -8,6 +8,7 @@ from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import qa
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.cli import main
+from sova_lib.records import collect_records
 
 
 @pytest.fixture(scope="module")
@@ -25,20 +26,24 @@ def _run(capsys, *argv):
 def test_evaluate_features_writes_one_result_json(capsys, data, tmp_path):
     features = data / "features" / "VLMs_1_15" / SYNTHETIC_MODEL
     code, out, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news", "dance",
-                          "--features", features, "--query", "video", "--results", tmp_path, "--json")
+                          "--features", features, "--query", "video", "--results-dir", tmp_path, "--json")
     assert code == 0
     result = json.loads(out)
     direct = muvr.evaluate([muvr.load_partition(data, p) for p in ("news", "dance")],
                            muvr.released_vectors(features, query="video"), query="video")
     assert result["metrics"]["mAP"] == pytest.approx(direct.metrics["mAP"])
     assert result["ties"] == "expected" and result["query"] == "video"
-    written = tmp_path / f"muvr-base-video-{SYNTHETIC_MODEL}-expected.json"
-    assert json.loads(written.read_text()) == result and str(written) in err
+    (written,) = tmp_path.glob("*.json")
+    record = json.loads(written.read_text())
+    assert str(written) in err and record["benchmark"] == "muvr" and record["protocol"] == "base video"
+    assert record["value"] == round(result["metrics"]["mAP"], 2) and record["ties"] == "expected"
+    assert record["per_class"] == {p: round(v["mAP"], 2) for p, v in result["per_partition"].items()}
+    assert collect_records(tmp_path)["value"].tolist() == [record["value"]]
     code, out, _ = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
                         "--version", "filter", "--tag-weight", "0", "--features", features, "--ties", "official",
-                        "--results", tmp_path, "--json")
+                        "--results-dir", tmp_path, "--json")
     assert code == 0 and json.loads(out)["tag_weight"] == 0 and "uAP" not in json.loads(out)["metrics"]
-    assert (tmp_path / f"muvr-filter-text+video-{SYNTHETIC_MODEL}-official-p0.json").is_file()
+    assert sorted(collect_records(tmp_path)["protocol"]) == ["base video", "filter text+video p=0"]
 
 
 def test_evaluate_qa_answers(capsys, data, tmp_path):
@@ -46,9 +51,11 @@ def test_evaluate_qa_answers(capsys, data, tmp_path):
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps({"id": q.id, "text": "Yes"}) + "\n" for q in questions))
     code, out, _ = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
-                        "--version", "qa", "--answers", answers, "--results", tmp_path, "--json")
+                        "--version", "qa", "--answers", answers, "--results-dir", tmp_path, "--json")
     result = json.loads(out)
     assert code == 0 and result["accuracy"]["all"] == 50.0 and result["reranking_score"]["all"] == 0.0
+    record = collect_records(tmp_path).iloc[0]
+    assert record["metric"] == "accuracy" and record["value"] == 50.0 and "reranking score all +0.00" in record["note"]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -65,7 +72,7 @@ def test_bad_input_exits_2_with_one_line(capsys, data, tmp_path, argv, message):
     argv = [a.replace("{data}", str(data)) for a in argv]
     if "--partitions" not in argv:
         argv += ["--partitions", "news", "dance"]
-    code, out, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--results", tmp_path, *argv)
+    code, out, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--results-dir", tmp_path, *argv)
     assert code == 2 and out == ""
     assert err.startswith("sova: error: ") and err.count("\n") == 1 and message in err
 

@@ -143,7 +143,8 @@ def test_cli_describes_ok_rows_and_records_the_rest(planned, tmp_path, capsys):
 
     m = json.loads((folder / "manifest.json").read_text())
     assert m["crop_source"] == manifest_items(with_gone, VTEST)[1] != "clip-files"
-    assert m["clip_manifest"]["file"] == "with_gone.tsv" and m["clip_manifest"]["rows"] == 6
+    assert m["source_details"]["clip_manifest"]["file"] == "with_gone.tsv"
+    assert m["source_details"]["clip_manifest"]["rows"] == 6
     assert m["counts"] == {"done": 2, "failed": 4}
 
     assert main(args) == 0  # resumes: nothing is described twice, the failures are not retried
