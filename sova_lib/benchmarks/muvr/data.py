@@ -243,8 +243,8 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     if missing_q:
         raise MuvrDataError(rpath, None, f"{len(missing_q)} quer(ies) of queries_en.json have no pos_all "
                             f"list (e.g. {missing_q[:3]})")
-    queries = tuple(MuvrQuery(q, _number(by_number, q), text, clip, positives[q])
-                    for q, (text, clip) in by_id.items())
+    numbers = {q: int(n) for n, q in by_number.items() if n.lstrip("-").isdigit()}
+    queries = tuple(MuvrQuery(q, numbers.get(q), text, clip, positives[q]) for q, (text, clip) in by_id.items())
 
     tpath = folder / "query_tag_lists.json"
     tag_lists = _list_of_dicts(read_json(tpath), tpath, {"tag_lists": dict})
@@ -282,9 +282,3 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
         notes.append(f"{name}: {clipped} quer(ies) name a Clip segment; it is ignored, as the official evaluator does")
     return Partition(name, folder, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)
 
-
-def _number(by_number: dict, qid: str) -> int | None:
-    for number, q in by_number.items():
-        if q == qid:
-            return int(number) if number.lstrip("-").isdigit() else None
-    return None

@@ -135,14 +135,14 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     phrase_row = {p: i for i, p in enumerate(phrases)}
     n = len(gallery_ids)
     ap, recall = np.zeros(len(rows)), np.zeros((len(rows), len(ks)))
-    kept = np.empty((len(rows), n), dtype=np.float32) if uap and version == "base" else None
+    kept = np.empty((len(rows), n), dtype=dtype) if uap and version == "base" else None
 
     def consume(positions, fused):
         indices = [r for p in positions for r in rows_by_query[p]]
-        block = fused[[k for k, p in enumerate(positions) for _ in rows_by_query[p]]].astype(np.float32)
+        block = fused[[k for k, p in enumerate(positions) for _ in rows_by_query[p]]].astype(dtype)
         if tags is not None:
-            signs = np.array([rows[r][4] for r in indices], dtype=np.float32)[:, None]
-            block = block + np.float32(weight) * signs * tags[[phrase_row[rows[r][3]] for r in indices]]
+            signs = np.array([rows[r][4] for r in indices], dtype=dtype)[:, None]
+            block = block + np.dtype(dtype).type(weight) * signs * tags[[phrase_row[rows[r][3]] for r in indices]]
         relevant, valid = _masks(indices, cols, own, n)
         ap[indices] = metrics.average_precision_misses(block, relevant, valid, n_positive[indices], ties=ties)
         recall[indices] = metrics.recall_at_k(block, relevant, valid, n_positive[indices], ks=ks, ties=ties)

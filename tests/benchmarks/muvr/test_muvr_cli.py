@@ -89,3 +89,26 @@ def test_sovabench_evaluate_keeps_its_contract(capsys):
 def test_describe_muvr_needs_data(capsys, tmp_path):
     code, _, err = _run(capsys, "describe", "--benchmark", "muvr", "--backend", "motion", "--cache-dir", tmp_path)
     assert code == 2 and "--benchmark muvr needs --data ROOT and --video-root DIR" in err
+
+
+def test_describe_muvr_qa_through_the_command(capsys, data, tmp_path, monkeypatch):
+    from PIL import Image
+
+    from sova_lib.describe.contract import DESCRIBERS
+
+    monkeypatch.setitem(DESCRIBERS, "fake-muvr", "tests.benchmarks.muvr.test_muvr_qa_framework:FakeDescriber")
+    questions = qa.load_qa(data, ["news"])
+    for vid in {q.query for q in questions} | {q.target for q in questions}:
+        (tmp_path / "v" / vid).mkdir(parents=True)
+        Image.fromarray(np.full((4, 4, 3), 200, np.uint8)).save(tmp_path / "v" / vid / "0000.png")
+    code, _, _ = _run(capsys, "describe", "--benchmark", "muvr", "--muvr-task", "qa", "--data", data, "--partitions",
+                      "news", "--video-root", tmp_path / "v", "--backend", "fake-muvr", "--cache-dir", tmp_path / "c",
+                      "--no-progress")
+    assert code == 0
+    (folder,) = (tmp_path / "c" / "descriptions").iterdir()
+    code, out, _ = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+                        "--version", "qa", "--answers", folder, "--json")
+    assert code == 0 and json.loads(out)["accuracy"]["all"] == 50.0  # every target bright: always Yes
+    code, _, err = _run(capsys, "describe", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+                        "--video-root", tmp_path / "v", "--backend", "fake-muvr", "--cache-dir", tmp_path / "c")
+    assert code == 2 and "describing MUVR windows needs --prompt" in err
