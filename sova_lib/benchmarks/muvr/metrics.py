@@ -28,7 +28,6 @@ unparseable), ``qa_accuracy`` (percent of questions) and ``reranking_score``
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma
 
 from sova_lib.metrics import average_precision_rows, random_ranking_ap
 
@@ -141,11 +140,20 @@ def unified_ap(scores, relevant, valid=None, n_positive=None, *, ties: str = "ex
     n = np.searchsorted(ordered, values, side="right") - np.searchsorted(ordered, values, side="left")
     a = (flat.size - np.searchsorted(ordered, values, side="right")).astype(np.float64)
     b = (r[::-1].cumsum()[::-1] - r).astype(np.float64)  # positives strictly above each value
-    s0 = np.where(n > 1, digamma(a + n + 1) - digamma(a + 1), 1 / (a + 1))  # sum_k 1/(a+k)
+    s0 = _harmonic_spans(a, n)  # sum_{k=1..n} 1/(a+k)
     s1 = n - (a + 1) * s0  # sum_k (k-1)/(a+k)
     with np.errstate(invalid="ignore", divide="ignore"):
         spread = np.where(n > 1, (r - 1) / np.maximum(n - 1, 1) * s1, 0.0)
     return float(((r / n) * ((b + 1) * s0 + spread)).sum() / total)
+
+
+def _harmonic_spans(a: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``sum_{k=1..n_i} 1 / (a_i + k)`` for each group, summed term by term (one array of all terms)."""
+    n = n.astype(np.int64)
+    starts = np.cumsum(n) - n
+    k = np.arange(int(n.sum())) - np.repeat(starts, n) + 1
+    terms = 1.0 / (np.repeat(a, n) + k)
+    return np.add.reduceat(terms, starts) if terms.size else np.zeros(n.shape)
 
 
 def random_baseline(n_positive, n_ranked, *, ks=KS) -> tuple[np.ndarray, np.ndarray]:
