@@ -73,6 +73,8 @@ def executed(tmp_path_factory):
                          "encoders": ["all-MiniLM-L6-v2", "no-such-org/no-such-encoder"]},
         "04_errors": {**common, "cache_dir": str(empty), "worst_k": 5},
         "05_muvr": {**common, "synthetic_dir": str(tmp / "muvr"), "bootstrap": 20},
+        "06_vantage": {**common, "answers_dir": str(tmp / "vantage-answers"), "work_dir": str(tmp / "vantage-street"),
+                       "n_resamples": 100},
     }
     assert sorted(runs) == [p.stem for p in reproduce.find_notebooks(NOTEBOOKS)]
     try:
@@ -239,3 +241,17 @@ def test_muvr(executed, tmp_path):
     assert always_yes["accuracy all"] == 50.0 and always_yes["reranking score all"] == 0.0
     assert m["table7_not_computed"] == 60 and m["table8_not_computed"] == 40  # no released data given
     assert "58.0" in (figures / "05_muvr_table7.md").read_text()
+
+
+def test_vantage(executed):
+    figures, out = executed
+    v = out["06_vantage"]
+    assert v["hand_cases_match"] and v["hand_cases"] == 17 and v["mode"] == "parity"
+    assert sorted(v["synthetic"]) == ["dvc", "event_verification", "temporal", "vqa"]
+    assert all(row["parse_rate"] == 1.0 for row in v["synthetic"].values())
+    assert "stand-in" in v["describer"] and v["computed_tasks"] == [] and v["published_rows"] == 19
+    ci = v["synthetic"]["temporal"]["ci"]
+    assert ci[0] <= v["synthetic"]["temporal"]["value"] <= ci[1]
+    published = (figures / "06_vantage_published.md").read_text()
+    assert "not computed here" in published and "55.71" in published
+    assert (figures / "06_vantage_success_curve.png").stat().st_size > 5_000
