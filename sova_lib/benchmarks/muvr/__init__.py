@@ -6,7 +6,8 @@ features), ``scoring`` (frame-set maximum cosine and score fusion),
 Reranking Score), ``retrieval`` (Base and Filter evaluation, per partition and averaged), ``qa`` (QA
 questions, prompts, the describer runner), ``framework`` (MLLM-to-Embedding
 on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout),
-``paper`` (the paper's Tables 7-9).
+``paper`` (the paper's Tables 7-9, and Tables 7-8 from released features),
+``examples`` (the spec's hand-computed cases, computed by the library).
 """
 from sova_lib.benchmarks.muvr.data import PARTITIONS, MuvrDataError, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors

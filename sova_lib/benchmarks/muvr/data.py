@@ -21,7 +21,10 @@ right types; every query has a ``pos_all`` list; every listed id is a gallery
 video (``videos.json``); every Filter ``id_list`` lies within its query's
 ``pos_all`` (spec Sec. 8.8). The official code instead lets listed ids that
 are missing from ``videos.json`` join the gallery (cuvr.py:150-156); pass
-``join_listed=True`` for that behaviour, recorded in ``Partition.notes``.
+``join_listed=True`` for that behaviour, recorded in ``Partition.notes``. The
+check is the default because an id listed as relevant but absent from the
+gallery file most often means mismatched or truncated files, which would
+otherwise change every AP silently.
 Prompts that combine tags with ``AND``/``OR`` are skipped as in the official
 code (cuvr.py:319,384) and counted in ``Partition.skipped_prompts``. The
 ``Clip`` field is kept but not used by scoring (spec Sec. 8.7).

@@ -7,11 +7,13 @@ Tag. ``Tag`` is ``""`` on Base pairs, else ``+phrase`` / ``-phrase``. A
 question's id is ``"<partition>/<line>"`` (line counted from 0). Use the
 released files; the selection is never regenerated (spec Sec. 8.1).
 
-Prompts (``TEMPLATES``; spec Sec. 8.2): ``"code"`` (default) follows the
-official code: no tag block when ``Tag`` is empty, and a tag becomes "must
-exist in [Target]: X" or "must not exist in [Target]: X".
-``"paper"`` is the InternVL2 text of the paper's Tables 11 and 12 with the
-tag as written. The images are attached by the describer backend, so the
+Prompts (``TEMPLATES``; spec Sec. 8.2): both use the InternVL2 wording of
+the paper's Tables 11 (text-only) and 12 (multi-image). ``"code"`` (default)
+handles the tag as the official code does (spec Sec. 4): no tag block when
+``Tag`` is empty, and a tag becomes "must exist in [Target]: X" or "must not
+exist in [Target]: X". ``"paper"`` keeps the paper's tag block, with the tag
+as written, on every question. (The code's own sentences are not
+reproduced word for word: only its tag handling is known here.) The images are attached by the describer backend, so the
 paper's ``<Query Video>`` / ``<Target Video>`` placeholders become a sentence
 saying which images are which, and the description loses its ``[<region>]``
 marks (``clean_description``; spec Sec. 8.6). Frames (spec Sec. 4): ``n_frames`` target frames
