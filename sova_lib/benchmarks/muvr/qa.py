@@ -38,6 +38,7 @@ import numpy as np
 
 from sova_lib.benchmarks.muvr import metrics
 from sova_lib.benchmarks.muvr.data import (
+    ALIASES,
     PARTITIONS,
     MuvrDataError,
     canonical_partition,
@@ -94,7 +95,10 @@ def load_qa(root: str | Path, partitions=PARTITIONS) -> list[QAQuestion]:
     out = []
     for partition in partitions:
         name = canonical_partition(partition)
-        path = Path(root) / "annotations" / "QA" / "annotations" / f"{partition}.jsonl"
+        folder = Path(root) / "annotations" / "QA" / "annotations"
+        names = [partition, name] + [a for a, p in ALIASES.items() if p == name]
+        path = next((folder / f"{n}.jsonl" for n in names if (folder / f"{n}.jsonl").is_file()),
+                    folder / f"{partition}.jsonl")
         if not path.is_file():
             raise MuvrDataError(path, None, "file not found; expected the released QA layout")
         lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]

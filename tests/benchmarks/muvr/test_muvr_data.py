@@ -181,3 +181,9 @@ def test_qa_questions(pristine):
     questions = qa.load_qa(pristine, ["news"])
     assert [q.id for q in questions] == ["news/0", "news/1", "news/2", "news/3"]
     assert [q.label for q in questions] == [1, 0, 1, 0] and questions[0].tag == "" and questions[2].tag.startswith("+")
+
+
+def test_qa_file_under_an_official_alias(root):
+    qa_dir = root / "annotations" / "QA" / "annotations"
+    (qa_dir / "news.jsonl").rename(qa_dir / "geng.jsonl")
+    assert [q.id for q in qa.load_qa(root, ["others"])][:2] == ["others/0", "others/1"]
