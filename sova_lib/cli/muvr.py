@@ -27,6 +27,7 @@ from sova_lib.benchmarks.muvr.retrieval import evaluate, random_ranking
 from sova_lib.benchmarks.muvr.scoring import QUERY_MODES, TAG_WEIGHT
 from sova_lib.cli import CliError
 from sova_lib.describe.cache import CacheLockedError
+from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.items import read_descriptions
@@ -185,6 +186,9 @@ def run_describe(args, describer) -> int:
             summary = framework.describe_windows(describer, ids, args.video_root, args.cache_dir,
                                                  prompt=resolve_prompt(args.prompt, args.system_prompt), fps=args.fps,
                                                  seconds=args.window_seconds, max_windows=args.max_windows, **common)
+    except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items
+        print(f"sova: error: {err}", file=sys.stderr)
+        return 1
     except (CacheLockedError, ValueError) as err:
         raise CliError(str(err)) from None
     return 0 if summary.total_done > 0 else 1

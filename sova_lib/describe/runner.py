@@ -14,10 +14,20 @@ The loop: frames are decoded by ``load_workers`` background threads, at most
 describer in batches of up to ``describer.max_batch_size``, with up to
 ``describer.max_concurrency`` calls in flight. Each answer is written and
 flushed as its call returns. A failing item is recorded and the run goes on;
-it ends with a summary.
+it ends with a summary. An empty or whitespace-only answer is kept, flagged
+``"empty": true`` in ``descriptions.jsonl`` and counted in the summary.
+
+Fail fast: a ``DescriberEnvironmentError`` from the describer (the model
+cannot load, the server is down, ...) stops the run at once; nothing is
+written to ``errors.jsonl`` for it, the manifest records ``stopped`` and the
+error goes to the caller. A run whose first ``stop_after_same_failures``
+described items all fail with one and the same message stops the same way
+(those failures are not recorded either), since that is rarely the items'
+fault. Failures while loading an item (a missing file) are always the item's.
 """
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections import deque
@@ -27,11 +37,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from sova_lib.describe.cache import _now, cache_key, open_cache
-from sova_lib.describe.contract import Describer, DescribeRequest
+from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.prompts import Prompt
 from sova_lib.video.frames import sample_frames
 
 __all__ = ["IMAGE_SUFFIXES", "Item", "RunSummary", "describe_items", "load_item"]
+
+logger = logging.getLogger(__name__)
+_CAPPED: set = set()  # (requested fps, video fps) pairs already warned about
 
 #: File suffixes read as single images (``is_video=False``); anything else is a video.
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
@@ -70,7 +83,10 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
 
     A video is sampled at ``fps`` frames per second of video with the paper's
     sampler (``sova_lib.video.sample_frames``); an image is one frame with no
-    timestamp. Raises ``FileNotFoundError`` for a missing file and the
+    timestamp. An ``fps`` above the video's own frame rate is capped at that
+    rate, with a warning (once per rate and video frame rate): sampling faster
+    than the video only repeats frames. The sampler's own repeats (a 1-frame
+    clip gives that frame twice) are kept. Raises ``FileNotFoundError`` for a missing file and the
     decoder's error for an unreadable one.
     """
     path = Path(item.path)
@@ -85,6 +101,13 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
             return [img.convert("RGB")], (), False
 
     frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse)
+    if fps > frames.fps:
+        key = (float(fps), float(frames.fps))
+        if key not in _CAPPED:
+            _CAPPED.add(key)
+            logger.warning("--fps %g is above the frame rate of %s (%g fps): sampling at %g fps instead "
+                           "(warned once per rate)", fps, path.name, frames.fps, frames.fps)
+        frames = sample_frames(path, rate=frames.fps, window=item.window, crop=item.crop, reverse=item.reverse)
     return list(frames.images), tuple(float(t) for t in frames.timestamps), True
 
 
@@ -95,6 +118,7 @@ class RunSummary:
     folder: Path
     described: int = 0
     failed: int = 0
+    empty: int = 0
     skipped_cached: int = 0
     skipped_failed: int = 0
     total_done: int = 0
@@ -112,6 +136,8 @@ class RunSummary:
             f"failed {self.failed} in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s)",
             f"  descriptions: {self.folder / 'descriptions.jsonl'} ({self.total_done} items)",
         ]
+        if self.empty:
+            lines.append(f"  {self.empty} of the {self.described} answers are empty (flagged \"empty\": true)")
         if self.skipped_failed:
             lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
                             "--retry-errors (retry_errors=True) tries them again")
@@ -132,6 +158,8 @@ def _call(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any,
             ok = isinstance(text, str)
             out.append((req.id, text if ok else None, None if ok else f"answer is {type(text).__name__}, not text"))
         return out
+    except DescriberEnvironmentError:
+        raise  # not the items' fault: the run stops
     except Exception as err:  # noqa: BLE001 - a backend may raise anything; it is recorded
         if len(batch) > 1:
             return [r for req in batch for r in _call(describer, [req])]
@@ -156,6 +184,7 @@ def describe_items(
     show_progress: bool = True,
     verbose: bool = True,
     details: dict | None = None,
+    stop_after_same_failures: int = 5,
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
@@ -167,6 +196,8 @@ def describe_items(
     ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
     (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
+    ``stop_after_same_failures`` (0: never) is the fail-fast rule of the
+    module docstring; a stop raises ``DescriberEnvironmentError``.
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
@@ -187,15 +218,19 @@ def describe_items(
     with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every,
                     device=None if device is None else str(device)) as cache:
         cache.manifest_data.update(run=run_info() if callable(run_info) else {}, started=_now())
-        summary = _run(describer, items, cache, prompt, fps, retry_errors, loader, load_workers, prefetch,
-                       show_progress)
+        try:
+            summary = _run(describer, items, cache, prompt, fps, retry_errors, loader, load_workers, prefetch,
+                           show_progress, stop_after_same_failures)
+        except DescriberEnvironmentError as err:
+            cache.update_manifest(stopped={"time": _now(), "reason": str(err)})
+            raise
     if verbose:
         print(summary)
     return summary
 
 
 def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_workers, prefetch,
-         show_progress) -> RunSummary:
+         show_progress, stop_after_same_failures=0) -> RunSummary:
     """``describe_items`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
     from tqdm.auto import tqdm
 
@@ -218,6 +253,7 @@ def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_worker
         update_totals()
         rate = round(summary.items_per_s, 4)
         cache.update_manifest(last_run={"described": summary.described, "failed": summary.failed,
+                                        "empty": summary.empty,
                                         "skipped_cached": summary.skipped_cached,
                                         "seconds": round(summary.seconds, 3), "items_per_s": rate},
                               throughput_items_per_s=rate)
@@ -232,17 +268,45 @@ def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_worker
         except Exception as err:  # noqa: BLE001 - recorded as the item's failure
             return item.id, f"{type(err).__name__}: {err}"
 
-    def record(id: Any, text: str | None, error: str | None) -> None:
+    held: list[tuple[Any, str]] = []  # describer failures held back while the fail-fast rule may apply
+    rule = {"on": stop_after_same_failures > 0}
+
+    def release() -> None:
+        rule["on"] = False
+        while held:
+            id, error = held.pop(0)
+            keep(id, None, error, shown=True)
+
+    def record(id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
+        if rule["on"] and by_describer:
+            if error is None:
+                release()
+            else:
+                held.append((id, error))
+                bar.update(1)
+                if len(held) < stop_after_same_failures:
+                    return
+                if len({message for _, message in held}) == 1:
+                    raise DescriberEnvironmentError(
+                        f"stopped: the first {len(held)} items all failed with the same error, which points at "
+                        f"the describer or its environment rather than the items: {error}")
+                release()
+                return
+        keep(id, text, error)
+
+    def keep(id: Any, text: str | None, error: str | None, shown: bool = False) -> None:
         nonlocal last_update
         if error is None:
             cache.add(id, text)
             summary.described += 1
+            summary.empty += not text.strip()
         else:
             cache.add_error(id, error)
             summary.failed += 1
             summary.failures[id] = error
             bar.set_postfix(failed=summary.failed, refresh=False)
-        bar.update(1)
+        if not shown:
+            bar.update(1)
         if time.monotonic() - last_update >= cache.sync_every:
             update_manifest()
             last_update = time.monotonic()
@@ -255,6 +319,7 @@ def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_worker
               dynamic_ncols=True) as bar:
         try:
             _schedule(describer, todo, load, record, load_workers, prefetch)
+            release()  # fewer held failures than the rule needs: they are the items'
         finally:
             if changes:
                 update_manifest()
@@ -305,7 +370,7 @@ def _schedule(describer, todo, load, record, load_workers, prefetch) -> None:
                     if error is None:
                         ready.append(request)
                     else:
-                        record(request, None, error)  # ``request`` is the item's id here
+                        record(request, None, error, False)  # ``request`` is the item's id here
                 else:
                     calls.pop(fut)
                     for id, text, error in fut.result():

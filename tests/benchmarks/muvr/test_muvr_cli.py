@@ -80,7 +80,7 @@ def test_bad_input_exits_2_with_one_line(capsys, data, tmp_path, argv, message):
 def test_sovabench_evaluate_keeps_its_contract(capsys):
     with pytest.raises(SystemExit) as info:
         main(["evaluate", "--baseline", "random-ranking"])
-    assert info.value.code == 2 and "--protocol is required" in capsys.readouterr().err
+    assert info.value.code == 2 and "required: --protocol" in capsys.readouterr().err
     code, _, err = _run(capsys, "evaluate", "--protocol", "inter-pair", "--baseline", "random-ranking", "--ties",
                         "official")
     assert code == 2 and "apply to --benchmark muvr" in err
