@@ -31,7 +31,8 @@ from sova_lib.describe.contract import Describer, DescribeRequest
 from sova_lib.describe.prompts import Prompt
 from sova_lib.video.frames import sample_frames
 
-__all__ = ["IMAGE_SUFFIXES", "Item", "RunSummary", "describe_items", "load_item"]
+__all__ = ["IMAGE_SUFFIXES", "DescriberStartError", "Item", "RunSummary", "build_request", "describe_batch",
+           "describe_items", "load_item", "prepare_run", "run_into_cache", "start_describer"]
 
 #: File suffixes read as single images (``is_video=False``); anything else is a video.
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
@@ -121,7 +122,42 @@ class RunSummary:
         return "\n".join(lines)
 
 
-def _call(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any, str | None, str | None]]:
+class DescriberStartError(RuntimeError):
+    """A describer that cannot start (its model does not load, its server is down or lacks the model).
+
+    Raised before any item is described; the run stops, since every item would fail the same way.
+    """
+
+
+def start_describer(describer: Describer) -> None:
+    """Call the describer's optional ``load()`` (load the weights, check the server) once, before any item.
+
+    A failure raises ``DescriberStartError`` naming the backend and the cause.
+    """
+    load = getattr(describer, "load", None)
+    if not callable(load):
+        return
+    try:
+        load()
+    except Exception as err:  # noqa: BLE001 - any failure to start stops the run with its cause
+        raise DescriberStartError(f"the {describer.name} backend cannot start: {err}") from err
+
+
+def build_request(item: Item, fps: float, prompt: Prompt,
+                  loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
+                  ) -> tuple[DescribeRequest | None, str | None]:
+    """``(request, None)`` for ``item`` with its frames loaded, or ``(None, reason)`` when it cannot be loaded."""
+    if item.error is not None:
+        return None, item.error
+    try:
+        frames, timestamps, is_video = loader(item, fps)
+        return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,
+                               is_video, tuple(timestamps)), None
+    except Exception as err:  # noqa: BLE001 - recorded as the item's failure
+        return None, f"{type(err).__name__}: {err}"
+
+
+def describe_batch(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any, str | None, str | None]]:
     """Describe ``batch``; on failure retry item by item. Returns (id, text or None, error or None)."""
     try:
         texts = describer.describe(batch)
@@ -134,8 +170,23 @@ def _call(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any,
         return out
     except Exception as err:  # noqa: BLE001 - a backend may raise anything; it is recorded
         if len(batch) > 1:
-            return [r for req in batch for r in _call(describer, [req])]
+            return [r for req in batch for r in describe_batch(describer, [req])]
         return [(batch[0].id, None, f"{type(err).__name__}: {err}")]
+
+
+def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable[Item]) -> tuple[Prompt, list[Item]]:
+    """The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt) and its items, checked for unique ids."""
+    if isinstance(prompt, str):
+        prompt = Prompt("custom", prompt, prompt, system_prompt or None)
+    elif system_prompt is not None:
+        raise ValueError("a Prompt carries its own system prompt; pass system_prompt only with plain text")
+    items = list(items)
+    seen: set = set()
+    for item in items:
+        if item.id in seen:
+            raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
+        seen.add(item.id)
+    return prompt, items
 
 
 def describe_items(
@@ -167,36 +218,54 @@ def describe_items(
     ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
     (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
+    Before the first item the describer's optional ``load()`` runs once
+    (``start_describer``); ``DescriberStartError`` stops the run.
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
-    if isinstance(prompt, str):
-        prompt = Prompt("custom", prompt, prompt, system_prompt or None)
-    elif system_prompt is not None:
-        raise ValueError("a Prompt carries its own system prompt; pass system_prompt only with plain text")
-    items = list(items)
-    seen: set = set()
-    for item in items:
-        if item.id in seen:
-            raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
-        seen.add(item.id)
-
+    prompt, items = prepare_run(prompt, system_prompt, items)
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
     device = getattr(describer, "device", None)
-    with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every,
-                    device=None if device is None else str(device)) as cache:
-        cache.manifest_data.update(run=run_info() if callable(run_info) else {}, started=_now())
-        summary = _run(describer, items, cache, prompt, fps, retry_errors, loader, load_workers, prefetch,
-                       show_progress)
+
+    def schedule(todo: list[Item], record: Callable[[Any, str | None, str | None], None]) -> None:
+        start_describer(describer)
+
+        def load(item: Item):
+            request, error = build_request(item, fps, prompt, loader)
+            return (request, None) if error is None else (item.id, error)
+
+        _schedule(describer, todo, load, record, load_workers, prefetch)
+
+    return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
+                          run_info=run_info() if callable(run_info) else {},
+                          device=None if device is None else str(device), show_progress=show_progress,
+                          verbose=verbose, details=details)
+
+
+def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path,
+                   schedule: Callable[[list[Item], Callable[[Any, str | None, str | None], None]], None], *,
+                   retry_errors: bool = False, sync_every: float = 5.0, run_info: dict | None = None,
+                   device: str | None = None, show_progress: bool = True, verbose: bool = True,
+                   details: dict | None = None) -> RunSummary:
+    """Open the cache folder of ``key``, have ``schedule`` describe what it lacks, record each outcome.
+
+    The part of a run that every engine shares: ``schedule(todo, record)``
+    gets the items not yet in the cache (nor failed before, unless
+    ``retry_errors``) and calls ``record(id, text, None)`` or
+    ``record(id, None, error)`` once per item, from this thread; each outcome
+    is appended to the cache at once, and the manifest is kept current.
+    """
+    with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every, device=device) as cache:
+        cache.manifest_data.update(run=run_info or {}, started=_now())
+        summary = _run(items, cache, retry_errors, schedule, show_progress)
     if verbose:
         print(summary)
     return summary
 
 
-def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_workers, prefetch,
-         show_progress) -> RunSummary:
-    """``describe_items`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
+def _run(items, cache, retry_errors, schedule, show_progress) -> RunSummary:
+    """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
     from tqdm.auto import tqdm
 
     summary = RunSummary(cache.folder)
@@ -222,16 +291,6 @@ def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_worker
                                         "seconds": round(summary.seconds, 3), "items_per_s": rate},
                               throughput_items_per_s=rate)
 
-    def load(item: Item):
-        if item.error is not None:
-            return item.id, item.error
-        try:
-            frames, timestamps, is_video = loader(item, fps)
-            return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,
-                                   is_video, tuple(timestamps)), None
-        except Exception as err:  # noqa: BLE001 - recorded as the item's failure
-            return item.id, f"{type(err).__name__}: {err}"
-
     def record(id: Any, text: str | None, error: str | None) -> None:
         nonlocal last_update
         if error is None:
@@ -254,7 +313,8 @@ def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_worker
     with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not show_progress,
               dynamic_ncols=True) as bar:
         try:
-            _schedule(describer, todo, load, record, load_workers, prefetch)
+            if todo:
+                schedule(todo, record)
         finally:
             if changes:
                 update_manifest()
@@ -294,7 +354,7 @@ def _schedule(describer, todo, load, record, load_workers, prefetch) -> None:
                 len(ready) >= batch_size or not calls or (exhausted and not loads)
             ):
                 batch = [ready.popleft() for _ in range(min(batch_size, len(ready)))]
-                calls[call_pool.submit(_call, describer, batch)] = batch
+                calls[call_pool.submit(describe_batch, describer, batch)] = batch
             if not (loads or calls or ready):
                 return
             finished, _ = wait(loads | set(calls), return_when=FIRST_COMPLETED)
