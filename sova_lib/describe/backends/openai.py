@@ -2,8 +2,13 @@
 
 Works with ``vllm serve``, SGLang, and hosted APIs that speak
 ``POST {base_url}/chat/completions``. One request per item
-(``max_batch_size = 1``); the runner keeps up to ``concurrency`` requests in
-flight. Each request is::
+(``max_batch_size = 1``). ``base_url`` may name several endpoints (replicas
+of one model, e.g. one ``vllm serve`` per GPU): each request goes to the
+endpoint with the fewest requests in flight, with at most ``concurrency``
+in flight per endpoint, so the runner keeps ``concurrency`` x endpoints
+requests in flight. A retried request may go to another endpoint. The
+endpoints are not part of the cache key (the same model gives the same
+text wherever it is served). Each request is::
 
     {"model": MODEL, "temperature": 0, "max_tokens": MAX_NEW_TOKENS,
      "messages": [{"role": "system", "content": SYSTEM_PROMPT},        # when there is one
@@ -14,6 +19,11 @@ flight. Each request is::
 
 Frames are sent at their own size as JPEG (quality ``jpeg_quality``).
 Decoding is greedy (``temperature=0``).
+
+``load()`` (run once before the first item) asks each endpoint for
+``GET {base_url}/models``: an endpoint that cannot be reached, or that lists
+its models without ``model``, raises ``OpenAIError`` and the run stops; an
+endpoint without that route is taken as it is.
 
 Failures: HTTP 408, 429 and 5xx, connection errors and time-outs are retried
 up to ``max_retries`` times, waiting ``Retry-After`` when the server sends it
@@ -63,6 +73,22 @@ def encode_jpeg(image: Any, quality: int = 90) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+class _Endpoint:
+    """One server: its URL parts and the number of requests in flight to it."""
+
+    def __init__(self, base_url: str, api_key_env: str):
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base_url {base_url!r} is not an http(s) URL such as http://localhost:8000/v1")
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ValueError("base_url must be scheme://host[:port]/path with no user name, password or query: "
+                             f"put the API key in the environment variable {api_key_env} instead")
+        self.url = base_url.rstrip("/")
+        self.scheme, self.host, self.port = parts.scheme, parts.hostname, parts.port
+        self.root = parts.path.rstrip("/")
+        self.in_flight = 0
+
+
 class _Retry(Exception):
     def __init__(self, reason: str, wait: float | None = None):
         super().__init__(reason)
@@ -73,7 +99,8 @@ class OpenAIDescriber:
     """Describe frames through an OpenAI-compatible chat-completions endpoint.
 
     ``model`` is the name the server knows the model by; ``base_url`` ends
-    before ``/chat/completions`` (e.g. ``http://localhost:8000/v1``).
+    before ``/chat/completions`` (e.g. ``http://localhost:8000/v1``), or is a
+    list of such URLs (replicas); ``concurrency`` is per endpoint.
     ``timeout`` (s) applies to connecting and to each wait for data.
     ``sleep`` is the function used to wait between attempts.
     """
@@ -84,7 +111,7 @@ class OpenAIDescriber:
     def __init__(
         self,
         model: str,
-        base_url: str = "http://localhost:8000/v1",
+        base_url: str | Sequence[str] = "http://localhost:8000/v1",
         api_key_env: str = "OPENAI_API_KEY",
         concurrency: int = 8,
         max_new_tokens: int = 1024,
@@ -100,16 +127,17 @@ class OpenAIDescriber:
 
         if not model:
             raise ValueError("the openai backend needs --model: the model name the server serves")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url {base_url!r} is not an http(s) URL such as http://localhost:8000/v1")
-        if parts.username or parts.password or parts.query or parts.fragment:
-            raise ValueError("base_url must be scheme://host[:port]/path with no user name, password or query: "
-                             f"put the API key in the environment variable {api_key_env} instead")
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        if not urls:
+            raise ValueError("the openai backend needs at least one base_url")
+        self._endpoints = [_Endpoint(url, api_key_env) for url in urls]
+        if len({e.url for e in self._endpoints}) < len(urls):
+            raise ValueError(f"base_url names the same endpoint twice: {urls}")
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_url = self._endpoints[0].url if len(urls) == 1 else [e.url for e in self._endpoints]
         self.api_key_env = api_key_env
-        self.max_concurrency = max(1, int(concurrency))
+        self.concurrency = max(1, int(concurrency))
+        self.max_concurrency = self.concurrency * len(self._endpoints)
         self.max_new_tokens = int(max_new_tokens)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
@@ -119,8 +147,8 @@ class OpenAIDescriber:
         self._rng = rng if rng is not None else np.random.default_rng(0)
         self._rng_lock = threading.Lock()
         self._sleep = sleep
-        self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
-        self._path = parts.path.rstrip("/") + "/chat/completions"
+        self._slots = threading.Condition()
+        self._next = 0
         self._local = threading.local()
 
     def config(self) -> dict:
@@ -130,7 +158,7 @@ class OpenAIDescriber:
 
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
-        return {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.max_concurrency,
+        return {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
                 "timeout_s": self.timeout, "max_retries": self.max_retries}
 
     def request_body(self, request: DescribeRequest) -> dict:
@@ -149,15 +177,62 @@ class OpenAIDescriber:
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
         return [self._describe_one(r) for r in requests]
 
+    def load(self) -> "OpenAIDescriber":
+        """Check that every endpoint answers and, where it lists its models, serves ``model``."""
+        for endpoint in self._endpoints:
+            cls = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
+            conn = cls(endpoint.host, endpoint.port, timeout=min(self.timeout, 30.0))
+            try:
+                conn.request("GET", endpoint.root + "/models", headers=self._headers())
+                response = conn.getresponse()
+                status, data = response.status, response.read()
+            except (OSError, http.client.HTTPException) as err:
+                raise OpenAIError(f"cannot reach {endpoint.url}: {type(err).__name__}: {err}") from None
+            finally:
+                conn.close()
+            if status != 200:
+                continue  # a server without the listing route: its answers will tell
+            try:
+                served = [m["id"] for m in json.loads(data)["data"]]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if self.model not in served:
+                raise OpenAIError(f"{endpoint.url} does not serve the model {self.model!r}; "
+                                  f"it serves {', '.join(map(repr, served)) or 'no model'}")
+        return self
+
+    def _acquire(self) -> _Endpoint:
+        """The endpoint with the fewest requests in flight (round-robin among ties), waiting for a free slot."""
+        with self._slots:
+            while True:
+                n = len(self._endpoints)
+                order = [self._endpoints[(self._next + k) % n] for k in range(n)]
+                free = [e for e in order if e.in_flight < self.concurrency]
+                if free:
+                    endpoint = min(free, key=lambda e: e.in_flight)
+                    endpoint.in_flight += 1
+                    self._next = (self._endpoints.index(endpoint) + 1) % n
+                    return endpoint
+                self._slots.wait()
+
+    def _release(self, endpoint: _Endpoint) -> None:
+        with self._slots:
+            endpoint.in_flight -= 1
+            self._slots.notify()
+
     def _describe_one(self, request: DescribeRequest) -> str:
         body = json.dumps(self.request_body(request)).encode("utf-8")
         for attempt in range(self.max_retries + 1):
+            endpoint = self._acquire()
             try:
-                return self._post(body)
+                return self._post(endpoint, body)
             except _Retry as err:
-                if attempt == self.max_retries:
-                    raise OpenAIError(f"gave up after {attempt + 1} attempts: {err}") from None
-                self._sleep(err.wait if err.wait is not None else self._backoff(attempt))
+                failure = err
+            finally:
+                self._release(endpoint)  # no slot is held while waiting to retry
+            if attempt == self.max_retries:
+                raise OpenAIError(f"gave up after {attempt + 1} attempts: {failure}") from None
+            self._sleep(failure.wait if failure.wait is not None else self._backoff(attempt))
         raise AssertionError("unreachable")
 
     def _backoff(self, attempt: int) -> float:
@@ -165,30 +240,38 @@ class OpenAIDescriber:
             jitter = 0.5 + 0.5 * float(self._rng.random())
         return min(self.backoff_max, self.backoff_base * 2.0**attempt) * jitter
 
-    def _connection(self) -> http.client.HTTPConnection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-            conn = self._local.conn = cls(self._host, self._port, timeout=self.timeout)
-        return conn
+    def _connections(self) -> dict:
+        """This thread's kept-alive connections, one per endpoint URL."""
+        conns = getattr(self._local, "conns", None)
+        if conns is None:
+            conns = self._local.conns = {}
+        return conns
 
-    def _post(self, body: bytes) -> str:
+    def _headers(self) -> dict:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = os.environ.get(self.api_key_env)
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _post(self, endpoint: _Endpoint, body: bytes) -> str:
+        headers = self._headers()
+        conns = self._connections()
         for fresh in (False, True):
-            reused = getattr(self._local, "conn", None) is not None
-            conn = self._connection()
+            reused = endpoint.url in conns
+            if not reused:
+                cls = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
+                conns[endpoint.url] = cls(endpoint.host, endpoint.port, timeout=self.timeout)
+            conn = conns[endpoint.url]
             try:
-                conn.request("POST", self._path, body=body, headers=headers)
+                conn.request("POST", endpoint.root + "/chat/completions", body=body, headers=headers)
                 response = conn.getresponse()
                 status, data = response.status, response.read()
                 retry_after = response.getheader("Retry-After")
                 break
             except (OSError, http.client.HTTPException) as err:  # refused, reset, time-out, bad answer
                 conn.close()
-                self._local.conn = None
+                conns.pop(endpoint.url, None)
                 stale = reused and isinstance(err, (http.client.RemoteDisconnected, ConnectionResetError,
                                                     BrokenPipeError))
                 if fresh or not stale:  # a kept-alive connection the server closed is reopened at once
@@ -198,7 +281,7 @@ class OpenAIDescriber:
         message = _server_message(data)
         if status in _RETRY_STATUS or status >= 500:
             raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(retry_after))
-        raise OpenAIError(f"HTTP {status} from {self.base_url}/chat/completions: {message}")
+        raise OpenAIError(f"HTTP {status} from {endpoint.url}/chat/completions: {message}")
 
 
 def _answer_text(data: bytes) -> str:
