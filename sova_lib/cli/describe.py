@@ -30,6 +30,15 @@ Sources of items (one of):
   run never shares a folder with a run on clip files. Plan one manifest per
   protocol's TSV (``--protocol`` does not apply).
 
+Engines: ``--engine local`` (the default) describes in this process
+(``sova_lib.describe.runner``); ``--engine ray`` runs the describer in a pool
+of ``--workers`` Ray actors (``--gpus-per-worker``, ``--cpus-per-worker``,
+``--batch-size`` items per call), on the cluster at ``--address`` (``auto``:
+the one ``ray start`` made on this machine) or on a local Ray instance
+(``--num-cpus``, ``--num-gpus``), into the same cache folder
+(``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
+(replicas of one model) in either engine.
+
 The exit code is 0 when at least one item has a description (failures are
 listed in ``errors.jsonl`` and the summary; ``--retry-errors`` retries them),
 1 when none has, 2 for a usage error.
@@ -63,7 +72,7 @@ from sova_lib.cli import CliError
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, make_describer
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
+from sova_lib.describe.runner import IMAGE_SUFFIXES, DescriberStartError, Item, describe_items
 from sova_lib.protocols import PROTOCOLS
 
 __all__ = ["add_commands", "VIDEO_SUFFIXES"]
@@ -127,15 +136,18 @@ def add_commands(subparsers) -> None:
     d.add_argument("--video-root", type=Path, metavar="DIR",
                    help="folder holding the clip files (with --benchmark), or the source videos, "
                         "searched recursively (with --manifest)")
-    d.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    d.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
+                   help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "
+                        "the requests, --concurrency each")
     d.add_argument("--api-key-env", metavar="NAME",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
-    d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight (openai backend)")
+    d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight per server (openai backend)")
     d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens (default 1024)")
     d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
     d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_engine_options(d)
     d.set_defaults(func=run_describe)
 
     i = subparsers.add_parser(
@@ -153,8 +165,51 @@ def add_commands(subparsers) -> None:
     i.set_defaults(func=run_import)
 
 
+#: Options of the ray engine: (flag, dest, type, default, help).
+_RAY_OPTIONS = (
+    ("--workers", "workers", int, 1, "actors in the pool (default 1)"),
+    ("--gpus-per-worker", "gpus_per_worker", float, 0.0, "GPUs each actor holds (default 0)"),
+    ("--cpus-per-worker", "cpus_per_worker", float, 1.0, "CPUs each actor holds (default 1)"),
+    ("--batch-size", "batch_size", int, 8, "items per actor call (default 8)"),
+    ("--address", "address", str, None, "join this Ray cluster ('auto': the one started on this machine); "
+                                          "default: start a local Ray instance"),
+    ("--num-cpus", "num_cpus", int, None, "CPUs of a local Ray instance (default: all)"),
+    ("--num-gpus", "num_gpus", int, None, "GPUs of a local Ray instance (default: all)"),
+)
+
+
+def add_engine_options(parser) -> None:
+    """``--engine`` and the ray engine's options (shared by commands that describe or embed)."""
+    group = parser.add_argument_group("engine")
+    group.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="local: this process; ray: a pool of Ray actors (sova_lib.describe.ray_engine)")
+    for flag, dest, kind, _, text in _RAY_OPTIONS:
+        group.add_argument(flag, dest=dest, type=kind, default=None, metavar=dest.split("_")[0].upper(),
+                           help=f"(ray) {text}")
+
+
+def engine_options(args) -> dict:
+    """The ray engine's keyword options from ``args``; a ray option with ``--engine local`` is a usage error."""
+    given = {dest: getattr(args, dest) for _, dest, _, _, _ in _RAY_OPTIONS if getattr(args, dest) is not None}
+    if args.engine != "ray":
+        if given:
+            flag = next(f for f, dest, _, _, _ in _RAY_OPTIONS if dest in given)
+            raise CliError(f"{flag} applies to --engine ray")
+        return {}
+    options = {dest: default for _, dest, _, default, _ in _RAY_OPTIONS} | given
+    for name in ("workers", "batch_size"):
+        if options[name] < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be at least 1, got {options[name]}")
+    for name in ("gpus_per_worker", "cpus_per_worker"):
+        if options[name] < 0:
+            raise CliError(f"--{name.replace('_', '-')} must not be negative, got {options[name]}")
+    return options
+
+
 def _describer_options(args) -> dict:
     options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt) is not None}
+    if isinstance(options.get("base_url"), list) and len(options["base_url"]) == 1:
+        options["base_url"] = options["base_url"][0]
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
         print(f"sova: note: the {args.backend} backend has no model; --model is ignored", file=sys.stderr)
     for text in args.backend_option:
@@ -243,6 +298,7 @@ def run_describe(args) -> int:
     if args.fps <= 0:
         raise CliError(f"--fps must be positive, got {args.fps}")
     options = _describer_options(args)
+    engine = engine_options(args)
     items, crop_source = _items(args)
     extra = None
     if args.manifest is not None:
@@ -252,11 +308,21 @@ def run_describe(args) -> int:
         describer = make_describer(args.backend, **options)
     except (TypeError, ValueError) as err:
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
+    common = dict(prompt=prompt, fps=args.fps, crop_source=crop_source, retry_errors=args.retry_errors,
+                  show_progress=not args.no_progress, details=extra)
     try:
-        summary = describe_items(describer, items, args.cache_dir, prompt=prompt, fps=args.fps,
-                                 crop_source=crop_source, retry_errors=args.retry_errors,
-                                 show_progress=not args.no_progress, details=extra)
-    except (CacheLockedError, ValueError) as err:  # a busy folder, a broken cache file, duplicate ids
+        if args.engine == "ray":
+            try:
+                import ray.data  # noqa: F401
+
+                from sova_lib.describe.ray_engine import describe_items_ray
+            except ImportError as err:
+                raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): {err}") from None
+            summary = describe_items_ray(args.backend, options, items, args.cache_dir, **engine, **common)
+        else:
+            summary = describe_items(describer, items, args.cache_dir, **common)
+    except (CacheLockedError, ValueError, DescriberStartError) as err:
+        # a busy folder, a broken cache file, duplicate ids, a model or server that cannot start
         raise CliError(str(err)) from None
     except KeyboardInterrupt:
         print("sova: interrupted; every finished item is saved: run the same command again to resume",

@@ -32,7 +32,7 @@ from sova_lib.describe.prompts import Prompt
 from sova_lib.video.frames import sample_frames
 
 __all__ = ["IMAGE_SUFFIXES", "DescriberStartError", "Item", "RunSummary", "build_request", "describe_batch",
-           "describe_items", "load_item", "prepare_run", "run_into_cache", "start_describer"]
+           "describe_items", "load_item", "prepare_run", "run_into_cache", "schedule_requests", "start_describer"]
 
 #: File suffixes read as single images (``is_video=False``); anything else is a video.
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
@@ -235,7 +235,7 @@ def describe_items(
             request, error = build_request(item, fps, prompt, loader)
             return (request, None) if error is None else (item.id, error)
 
-        _schedule(describer, todo, load, record, load_workers, prefetch)
+        schedule_requests(describer, todo, load, record, load_workers, prefetch)
 
     return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
                           run_info=run_info() if callable(run_info) else {},
@@ -323,7 +323,7 @@ def _run(items, cache, retry_errors, schedule, show_progress) -> RunSummary:
     return summary
 
 
-def _schedule(describer, todo, load, record, load_workers, prefetch) -> None:
+def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> None:
     """Run ``load`` on background threads and ``describer`` calls on a pool; ``record`` each outcome.
 
     Up to ``prefetch`` items are loaded or waiting ahead of the model; a call

@@ -1,0 +1,258 @@
+"""Describe on Ray Data: many GPUs, many machines or many endpoints, into the same resumable cache.
+
+``describe_items_ray(backend, options, items, cache_dir, prompt=..., fps=...)``
+does what ``sova_lib.describe.runner.describe_items`` does, with the work
+spread over a pool of Ray actors:
+
+* The driver (this process) opens the cache folder of the run's key, exactly
+  as the local engine does (``runner.run_into_cache``, the one cache writer),
+  and leaves out the items already described (and, unless ``retry_errors``,
+  those that failed before). Items with a reason known before loading go
+  straight to ``errors.jsonl``.
+* The rest become a Ray dataset of small rows (a position and the item as
+  JSON: its path, window, crop, direction); no frames leave the driver.
+* ``Dataset.map_batches`` runs ``DescribeWorker`` in a pool of ``workers``
+  actors, each with ``gpus_per_worker`` GPUs and ``cpus_per_worker`` CPUs.
+  An actor builds its describer once (``make_describer(backend, **options)``)
+  and loads it once (``runner.start_describer``: the weights, or the
+  endpoint check); a failure there stops the whole run with the describer's
+  own message. For each batch of ``batch_size`` items the actor decodes the
+  frames itself (the runner's loader threads) and calls the describer with
+  its own batching and concurrency (the runner's scheduler).
+* Outcomes stream back as they finish (``iter_rows``), and the driver alone
+  appends each to the cache. A killed driver loses only the items in flight;
+  the same command resumes.
+
+The cache key is computed on the driver from a describer built but not
+loaded (``config()`` is cheap for every backend), so a Ray run and a local
+run of the same configuration share one cache folder and, for a
+deterministic describer, write the same texts.
+
+Ray: with ``address`` (``"auto"``, or ``host:port``) the run joins that
+cluster; otherwise it uses the Ray instance this process already has, or
+starts a local one with ``num_cpus`` / ``num_gpus`` (default: the machine's)
+and shuts it down at the end.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from sova_lib.describe.cache import cache_key
+from sova_lib.describe.contract import make_describer
+from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.runner import (
+    Item,
+    RunSummary,
+    build_request,
+    prepare_run,
+    run_into_cache,
+    schedule_requests,
+    start_describer,
+)
+
+__all__ = ["DescribeWorker", "describe_items_ray", "item_from_json", "item_to_json", "ray_session"]
+
+
+def item_to_json(item: Item) -> str:
+    """``item`` as one JSON text (a dataset row); ``item_from_json`` reads it back."""
+    return json.dumps({"id": item.id, "path": str(item.path), "window": item.window, "crop": item.crop,
+                       "reverse": item.reverse, "is_video": item.is_video})
+
+
+def item_from_json(text: str) -> Item:
+    d = json.loads(text)
+    return Item(d["id"], Path(d["path"]), window=None if d["window"] is None else tuple(d["window"]),
+                crop=None if d["crop"] is None else tuple(d["crop"]), reverse=d["reverse"], is_video=d["is_video"])
+
+
+class DescribeWorker:
+    """A Ray Data actor: one describer, built and loaded once, describing batches of dataset rows.
+
+    A batch holds ``row`` (positions in the driver's list) and ``item``
+    (``item_to_json``); the answer holds ``row``, ``text`` and ``error``
+    (``""`` when there is none), one per input row. Frames are decoded here,
+    by ``load_workers`` threads.
+    """
+
+    def __init__(self, backend: str, options: dict, prompt: Prompt, fps: float, load_workers: int | None = None):
+        self.describer = make_describer(backend, **options)
+        start_describer(self.describer)
+        self.prompt, self.fps, self.load_workers = prompt, fps, load_workers
+
+    def __call__(self, batch: dict) -> dict:
+        items = [item_from_json(str(text)) for text in batch["item"]]
+        position = {item.id: int(row) for item, row in zip(items, batch["row"])}
+        done: dict[int, tuple[str, str]] = {}
+
+        def load(item: Item):
+            request, error = build_request(item, self.fps, self.prompt)
+            return (request, None) if error is None else (item.id, error)
+
+        def record(id: Any, text: str | None, error: str | None) -> None:
+            done[position[id]] = (text or "", "" if error is None else error)
+
+        schedule_requests(self.describer, items, load, record, self.load_workers, None)
+        rows = [int(row) for row in batch["row"]]
+        return {"row": rows, "text": [done[r][0] for r in rows], "error": [done[r][1] for r in rows]}
+
+
+class ray_session:
+    """Context manager: join ``address``, or reuse this process's Ray, or start a local instance and stop it after.
+
+    A local start is tried up to ``start_attempts`` times: Ray's node
+    manager gives its agent process a fixed 15 s to come up, which a machine
+    whose cores are all busy can miss.
+    """
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None,
+                 start_attempts: int = 3):
+        self.address, self.num_cpus, self.num_gpus = address, num_cpus, num_gpus
+        self.start_attempts = max(1, int(start_attempts))
+        self.started = False
+        self.start_seconds = 0.0
+
+    def __enter__(self) -> "ray_session":
+        import logging
+        import time
+
+        import ray
+
+        if ray.is_initialized():
+            return self
+        start = time.monotonic()
+        if self.address:
+            ray.init(address=self.address, logging_level=logging.WARNING)
+        else:
+            for attempt in range(self.start_attempts):
+                try:
+                    ray.init(num_cpus=self.num_cpus, num_gpus=self.num_gpus, include_dashboard=False,
+                             logging_level=logging.WARNING)
+                    break
+                except Exception as err:  # noqa: BLE001 - Ray raises a bare Exception when its node is late
+                    ray.shutdown()
+                    if attempt + 1 == self.start_attempts or "timed out during startup" not in str(err):
+                        raise
+        self.started, self.start_seconds = True, time.monotonic() - start
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.started:
+            import ray
+
+            ray.shutdown()
+
+
+def _original(err: BaseException) -> BaseException:
+    """The exception a Ray error carries (an actor's or a task's own), or ``err`` itself."""
+    seen = set()
+    while id(err) not in seen:
+        seen.add(id(err))
+        inner = getattr(err, "cause", None) or err.__cause__
+        if not isinstance(inner, BaseException):
+            break
+        err = inner
+        if not type(err).__module__.startswith("ray."):
+            break
+    return err
+
+
+def describe_items_ray(
+    backend: str,
+    options: dict,
+    items: Iterable[Item],
+    cache_dir: str | Path,
+    *,
+    prompt: Prompt | str,
+    system_prompt: str | None = None,
+    fps: float = 1.0,
+    crop_source: str = "none",
+    sampler_version: str | None = None,
+    retry_errors: bool = False,
+    workers: int = 1,
+    gpus_per_worker: float = 0.0,
+    cpus_per_worker: float = 1.0,
+    batch_size: int = 8,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    num_gpus: int | None = None,
+    load_workers: int | None = None,
+    sync_every: float = 5.0,
+    show_progress: bool = True,
+    verbose: bool = True,
+    details: dict | None = None,
+    on_start: Callable[[float], None] | None = None,
+) -> RunSummary:
+    """Describe ``items`` with the ``backend`` describer on a Ray actor pool into ``cache_dir`` (module docstring).
+
+    ``options`` are the describer's keyword options (as for ``make_describer``).
+    ``workers`` actors, each with ``gpus_per_worker`` GPUs and
+    ``cpus_per_worker`` CPUs, take ``batch_size`` items per call;
+    ``load_workers`` decoding threads per actor. ``address``, ``num_cpus``
+    and ``num_gpus``: see ``ray_session``. ``on_start(seconds)`` is told how
+    long Ray took to start (0 when it was running). Other arguments as for
+    ``runner.describe_items``. ``DescriberStartError`` (or the describer's
+    own error) stops the run when an actor's describer cannot start.
+    """
+    if workers < 1 or batch_size < 1:
+        raise ValueError(f"workers and batch_size must be at least 1, got {workers} and {batch_size}")
+    prompt, items = prepare_run(prompt, system_prompt, items)
+    describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
+    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
+    run_info = getattr(describer, "run_info", None)
+    run = {**(run_info() if callable(run_info) else {}),
+           "engine": {"name": "ray", "workers": workers, "gpus_per_worker": gpus_per_worker,
+                      "cpus_per_worker": cpus_per_worker, "batch_size": batch_size}}
+
+    def schedule(todo: list[Item], record: Callable[[Any, str | None, str | None], None]) -> None:
+        ready = []
+        for item in todo:
+            if item.error is not None:
+                record(item.id, None, item.error)
+            else:
+                ready.append(item)
+        if not ready:
+            return
+        with ray_session(address, num_cpus, num_gpus) as session:
+            if on_start is not None:
+                on_start(session.start_seconds)
+            for row, id, text, error in _stream(ready, backend, options, prompt, fps, workers, gpus_per_worker,
+                                                cpus_per_worker, batch_size, load_workers):
+                record(id, None if error else text, error or None)
+
+    return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
+                          run_info=run, device=f"ray: {workers} x ({gpus_per_worker:g} GPU, {cpus_per_worker:g} CPU)",
+                          show_progress=show_progress, verbose=verbose, details=details)
+
+
+def _stream(ready, backend, options, prompt, fps, workers, gpus_per_worker, cpus_per_worker, batch_size,
+            load_workers):
+    """Yield ``(row, id, text, error)`` for each of ``ready`` as the actor pool finishes it."""
+    import ray
+    import ray.data
+
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(ready)]
+    blocks = max(1, min(len(rows), -(-len(rows) // batch_size)))
+    dataset = ray.data.from_items(rows, override_num_blocks=blocks)
+    threads = load_workers if load_workers is not None else max(1, min(8, int(cpus_per_worker) or 1,
+                                                                       os.cpu_count() or 1))
+    mapped = dataset.map_batches(
+        DescribeWorker, batch_size=batch_size, batch_format="numpy",
+        fn_constructor_kwargs={"backend": backend, "options": options, "prompt": prompt, "fps": fps,
+                               "load_workers": threads},
+        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None,
+        max_restarts=0)
+    try:
+        for out in mapped.iter_rows():
+            row = int(out["row"])
+            yield row, ready[row].id, str(out["text"]), str(out["error"])
+    except Exception as err:  # noqa: BLE001 - Ray wraps the actor's error: raise the describer's own
+        original = _original(err)
+        if original is err:
+            raise
+        raise original from None
