@@ -15,8 +15,8 @@ spread over a pool of Ray actors:
   actors, each with ``gpus_per_worker`` GPUs and ``cpus_per_worker`` CPUs.
   An actor builds its describer once (``make_describer(backend, **options)``)
   and loads it once (``runner.start_describer``: the weights, or the
-  endpoint check); a failure there stops the whole run with the describer's
-  own message. For each batch of ``batch_size`` items the actor decodes the
+  endpoint check); a failure there stops the whole run with the same
+  exception and message as the local engine. For each batch of ``batch_size`` items the actor decodes the
   frames itself (the runner's loader threads) and calls the describer with
   its own batching and concurrency (the runner's scheduler).
 * Outcomes stream back as they finish (``iter_rows``), and the driver alone
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -73,16 +74,36 @@ class DescribeWorker:
 
     A batch holds ``row`` (positions in the driver's list) and ``item``
     (``item_to_json``); the answer holds ``row``, ``text`` and ``error``
-    (``""`` when there is none), one per input row. Frames are decoded here,
-    by ``load_workers`` threads.
+    (``""`` when there is none), one per input row, and ``fatal``: empty, or
+    the pickled exception that stops the run (the describer could not be
+    built or loaded, or raised past the runner's per-item handling). The
+    driver raises that exception itself, so a run on Ray stops with the same
+    error and message as a local run. Frames are decoded here, by
+    ``load_workers`` threads.
     """
 
     def __init__(self, backend: str, options: dict, prompt: Prompt, fps: float, load_workers: int | None = None):
-        self.describer = make_describer(backend, **options)
-        start_describer(self.describer)
         self.prompt, self.fps, self.load_workers = prompt, fps, load_workers
+        self.fatal = b""
+        try:
+            self.describer = make_describer(backend, **options)
+            start_describer(self.describer)
+        except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
+            self.fatal = _pickled(err)
 
     def __call__(self, batch: dict) -> dict:
+        rows = [int(row) for row in batch["row"]]
+        if self.fatal:
+            return {"row": rows, "text": [""] * len(rows), "error": [""] * len(rows), "fatal": [self.fatal] * len(rows)}
+        try:
+            done = self._describe(batch)
+        except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
+            self.fatal = _pickled(err)
+            return self(batch)
+        return {"row": rows, "text": [done[r][0] for r in rows], "error": [done[r][1] for r in rows],
+                "fatal": [b""] * len(rows)}
+
+    def _describe(self, batch: dict) -> dict[int, tuple[str, str]]:
         items = [item_from_json(str(text)) for text in batch["item"]]
         position = {item.id: int(row) for item, row in zip(items, batch["row"])}
         done: dict[int, tuple[str, str]] = {}
@@ -95,8 +116,17 @@ class DescribeWorker:
             done[position[id]] = (text or "", "" if error is None else error)
 
         schedule_requests(self.describer, items, load, record, self.load_workers, None)
-        rows = [int(row) for row in batch["row"]]
-        return {"row": rows, "text": [done[r][0] for r in rows], "error": [done[r][1] for r in rows]}
+        return done
+
+
+def _pickled(err: BaseException) -> bytes:
+    """``err`` as bytes for the driver; an exception that cannot be pickled becomes a ``RuntimeError`` with its text."""
+    try:
+        data = pickle.dumps(err)
+        pickle.loads(data)
+        return data
+    except Exception:  # noqa: BLE001 - any pickling failure
+        return pickle.dumps(RuntimeError(f"{type(err).__name__}: {err}"))
 
 
 class ray_session:
@@ -143,20 +173,6 @@ class ray_session:
             import ray
 
             ray.shutdown()
-
-
-def _original(err: BaseException) -> BaseException:
-    """The exception a Ray error carries (an actor's or a task's own), or ``err`` itself."""
-    seen = set()
-    while id(err) not in seen:
-        seen.add(id(err))
-        inner = getattr(err, "cause", None) or err.__cause__
-        if not isinstance(inner, BaseException):
-            break
-        err = inner
-        if not type(err).__module__.startswith("ray."):
-            break
-    return err
 
 
 def describe_items_ray(
@@ -245,14 +261,9 @@ def _stream(ready, backend, options, prompt, fps, workers, gpus_per_worker, cpus
         DescribeWorker, batch_size=batch_size, batch_format="numpy",
         fn_constructor_kwargs={"backend": backend, "options": options, "prompt": prompt, "fps": fps,
                                "load_workers": threads},
-        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None,
-        max_restarts=0)
-    try:
-        for out in mapped.iter_rows():
-            row = int(out["row"])
-            yield row, ready[row].id, str(out["text"]), str(out["error"])
-    except Exception as err:  # noqa: BLE001 - Ray wraps the actor's error: raise the describer's own
-        original = _original(err)
-        if original is err:
-            raise
-        raise original from None
+        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None)
+    for out in mapped.iter_rows():
+        if out["fatal"]:
+            raise pickle.loads(out["fatal"])
+        row = int(out["row"])
+        yield row, ready[row].id, str(out["text"]), str(out["error"])
