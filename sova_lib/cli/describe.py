@@ -72,6 +72,7 @@ from sova_lib.cli import CliError
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, make_describer
 from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import IMAGE_SUFFIXES, DescriberStartError, Item, describe_items
 from sova_lib.protocols import PROTOCOLS
 
@@ -314,8 +315,6 @@ def run_describe(args) -> int:
         if args.engine == "ray":
             try:
                 import ray.data  # noqa: F401
-
-                from sova_lib.describe.ray_engine import describe_items_ray
             except ImportError as err:
                 raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): {err}") from None
             summary = describe_items_ray(args.backend, options, items, args.cache_dir, **engine, **common)
