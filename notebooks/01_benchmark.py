@@ -66,7 +66,7 @@ table2
 # %%
 counts = stats.query_counts("interpair")
 results.write_outputs(counts.reset_index(), counts.reset_index(), out / "01_benchmark_figure3a")
-fig = plots.class_counts(counts, title=f"Inter-pair queries per action (n = {int(counts.values.sum()):,})",
+fig = plots.class_count_bars(counts, title=f"Inter-pair queries per action (n = {int(counts.values.sum()):,})",
                          xlabel="queries (clips)")
 plots.save_figure(fig, out / "01_benchmark_figure3a")
 
@@ -101,7 +101,7 @@ results.write_outputs(sizes, clip_stats.status_counts(planned), out / "01_benchm
 print(f"{len(sizes)} clips with a crop region ({source})")
 
 # %%
-fig = plots.crop_sizes(sizes["width"], sizes["height"], title=f"Crop sizes ({source})")
+fig = plots.crop_size_scatter(sizes["width"], sizes["height"], title=f"Crop sizes ({source})")
 plots.save_figure(fig, out / "01_benchmark_figure3c")
 
 # %% [markdown]
@@ -110,7 +110,7 @@ plots.save_figure(fig, out / "01_benchmark_figure3c")
 # %%
 pairs = stats.pair_counts()
 results.write_outputs(pairs, pairs, out / "01_benchmark_figureA1")
-fig = plots.pair_counts(pairs)
+fig = plots.pair_count_bars(pairs)
 plots.save_figure(fig, out / "01_benchmark_figureA1")
 
 # %% [markdown]

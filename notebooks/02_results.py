@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import SentenceEncoder
+from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, plots, results
 
 out = Path(figures_dir)
@@ -68,14 +68,23 @@ inventory if len(inventory) else print(f"no description cache under {Path(cache_
 #
 # The baselines are the paper's Random row (`prevalence`: the mean class prevalence, query counted), the exact
 # expected AP of a random ranking (query excluded), and the oracle (an upper bound that runs the whole pipeline:
-# splitting, encoder, maximum cosine, AP). Each SOVABench cache adds one row per protocol.
+# splitting, encoder, maximum cosine, AP). Each SOVABench cache adds one row per protocol. Every evaluation is
+# written as one small JSON under `figures_dir/results/`.
 
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
 protocols = ["inter-pair", "intra-pair", "inter-pair-constrained"]
-computed = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
-                                 include_oracle=include_oracle)
-computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries"]]
+rows = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
+                             include_oracle=include_oracle)
+results.record_rows(rows, out / "results")
+
+# %% [markdown]
+# The JSON files are collected into one CSV, `results.csv`; every table and figure below is read from it.
+
+# %%
+collected = records.collect_records(out / "results", out / "results.csv")
+computed = results.main_rows(collected, encoder.name, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
+computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries", "ties"]]
 
 # %% [markdown]
 # ## Table 4

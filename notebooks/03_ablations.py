@@ -50,7 +50,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import SentenceEncoder
+from sova_lib import SentenceEncoder, records
 from sova_lib.paper import ablations, cache_scan, plots, results
 
 out = Path(figures_dir)
@@ -61,19 +61,37 @@ scored = cache_scan.sovabench_caches(caches)
 cache_scan.caches_frame(caches) if caches else print(ablations.no_cache_note(cache_dir))
 
 # %% [markdown]
+# ## Scoring every setting
+#
+# Each SOVABench cache is scored under every setting of the ablations: sentences or the whole text, the three
+# set aggregations, and (inter-pair) every sentence encoder that loads here; one that cannot be loaded (no model
+# hub) is listed with the reason. Each evaluation is written as one JSON under `figures_dir/results/`; they are
+# collected into `results.csv`, and the tables below read their rows from it.
+
+# %%
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
+available, loaded = ablations.encoder_rows(encoders, cache_dir=cache_dir)
+settings = [(True, "max"), (False, "max"), (True, "mean"), (True, "median")]
+setting_rows = ablations.ablation_rows(caches, encoder, protocols, settings, ties=ties, bootstrap=bootstrap, seed=seed)
+by_encoder = ablations.ablation_rows(caches, list(loaded.values()), ["inter-pair"], [(True, "max")],
+                                     ties=ties, bootstrap=bootstrap, seed=seed)
+results.record_rows(pd.concat([setting_rows, by_encoder], ignore_index=True), out / "results")
+collected = records.collect_records(out / "results", out / "results.csv")
+run = {"kind": "description cache", "ties": ties, "bootstrap": bootstrap, "seed": seed}
+available
+
+# %% [markdown]
 # ## Table 5: splitting into sentences (maximum cosine) against the whole text
 #
 # First the paper's table as printed (accuracy in % on image benchmarks), then the same comparison computed on
 # SOVABench here.
 
 # %%
-encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
 table5_paper = ablations.paper_wide("Table 5")
 table5_paper
 
 # %%
-split_rows = ablations.ablation_rows(caches, encoder, protocols, [(True, "max"), (False, "max")],
-                                     ties=ties, bootstrap=bootstrap, seed=seed)
+split_rows = results.select_rows(collected, encoder=encoder.name, aggregate="max", protocol=tuple(protocols), **run)
 table5 = ablations.settings_table(split_rows, "text_split", cache_dir)
 results.write_outputs(table5_paper, table5_paper, out / "03_ablations_table5_paper")
 results.write_outputs(split_rows if len(split_rows) else table5, table5, out / "03_ablations_table5_sovabench")
@@ -85,8 +103,8 @@ table5
 # The similarity of two clips is an aggregate of the cosines between their sentences; the paper uses the maximum.
 
 # %%
-agg_rows = ablations.ablation_rows(caches, encoder, protocols, [(True, "max"), (True, "mean"), (True, "median")],
-                                   ties=ties, bootstrap=bootstrap, seed=seed)
+agg_rows = results.select_rows(collected, encoder=encoder.name, text_split="sentences", protocol=tuple(protocols),
+                              **run)
 aggregation = ablations.settings_table(agg_rows, "aggregate", cache_dir)
 results.write_outputs(agg_rows if len(agg_rows) else aggregation, aggregation, out / "03_ablations_aggregation")
 aggregation
@@ -105,16 +123,12 @@ if len(agg_rows) and agg_rows["value"].notna().any():
 # %% [markdown]
 # ## Table 6: the sentence encoder
 #
-# Each encoder of the paper is tried; one that cannot be loaded here (no model hub) is listed with the reason.
-# The inter-pair mAP is computed for every SOVABench cache with every encoder that loads.
+# Each encoder of the paper was tried above; the inter-pair mAP of every SOVABench cache with every encoder that
+# loads.
 
 # %%
-available, loaded = ablations.encoder_rows(encoders, cache_dir=cache_dir)
-available
-
-# %%
-encoder_scores = ablations.ablation_rows(caches, list(loaded.values()), ["inter-pair"], [(True, "max")],
-                                         ties=ties, bootstrap=bootstrap, seed=seed)
+encoder_scores = results.select_rows(collected, text_split="sentences", aggregate="max", protocol="inter-pair",
+                                     **run)
 table6 = ablations.encoder_table(available, encoder_scores, cache_dir)
 results.write_outputs(table6, table6, out / "03_ablations_table6")
 table6

@@ -1,7 +1,7 @@
 """The ``sova describe`` and ``sova import`` commands.
 
 ``sova describe`` describes videos or images with a registered backend
-through the one runner (``sova_lib.runner.describe_items``)::
+through the one runner (``sova_lib.describe.runner.describe_items``)::
 
     sova describe --backend openai --model Qwen/Qwen2.5-VL-7B-Instruct --base-url http://localhost:8000/v1 \\
         --prompt task-aware --fps 1 --cache-dir cache --benchmark sovabench --protocol inter-pair \\
@@ -22,7 +22,7 @@ Sources of items (one of):
   item's error; the run goes on.
 * ``--manifest MANIFEST.tsv --video-root DIR``: the clips of a clip manifest
   (``sova clips plan``), read straight from the source videos found anywhere
-  under ``DIR``, with no clip files written (``sova_lib.runner.manifest_items``):
+  under ``DIR``, with no clip files written (``sova_lib.benchmarks.sovabench.clips.items.manifest_items``):
   each ``ok`` row's frames are those of the clip ``sova clips extract`` would
   cut. Ids are the benchmark indices. A row whose status is not ``ok``, or
   whose source video is not found, is recorded as that item's error. The

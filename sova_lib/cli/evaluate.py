@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
 from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
-from sova_lib.protocols import PROTOCOLS
+from sova_lib.protocols import PROTOCOLS, get_protocol
+from sova_lib.records import make_record, write_record
 from sova_lib.similarity import AGGREGATES
 
 __all__ = ["add_commands", "run_evaluate"]
@@ -37,6 +39,8 @@ def add_commands(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--cache-dir", default=None, help="embedding cache root (default: $SOVA_CACHE or ./cache)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--results-dir", default=None, metavar="DIR",
+                   help="also write the result as one record JSON into DIR (collected by sova_lib.records)")
     p.set_defaults(func=run_evaluate)
 
 
@@ -59,6 +63,9 @@ def run_evaluate(args) -> int:
                               allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
     except (CoverageError, ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
+    if args.results_dir:
+        path = write_record(_record(args, result), args.results_dir)
+        print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=None))
         return 0
@@ -72,3 +79,16 @@ def run_evaluate(args) -> int:
     for note in result.notes:
         print(f"  note: {note}", file=sys.stderr)
     return 0
+
+
+def _record(args, result) -> dict:
+    """The record of one ``sova evaluate`` run (``sova_lib.records``)."""
+    run = {"bootstrap": args.bootstrap, "seed": args.seed, "benchmark": get_protocol(args.protocol).benchmark}
+    if args.baseline:
+        return make_record(result, kind="baseline", source=args.baseline, baseline=args.baseline,
+                           encoder=(args.embedder or DEFAULT_ENCODER) if args.baseline == "oracle" else None, **run)
+    if args.embeddings:
+        return make_record(result, kind="embeddings", source=str(args.embeddings), **run)
+    return make_record(result, kind="description cache", source=str(args.descriptions),
+                       cache=Path(args.descriptions).name, encoder=args.embedder or DEFAULT_ENCODER,
+                       text_split="whole text" if args.no_split else "sentences", **run)

@@ -210,7 +210,7 @@ def describe_items(
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
-    ``prompt`` is a ``Prompt`` (see ``sova_lib.prompts.resolve_prompt``) or
+    ``prompt`` is a ``Prompt`` (see ``sova_lib.describe.prompts.resolve_prompt``) or
     plain text, with ``system_prompt`` then taken as its system prompt.
     ``fps`` is the sampling rate in frames per second of video. ``crop_source``
     says where crop boxes come from (``"none"``: whole frames of the given

@@ -24,6 +24,7 @@ import numpy as np
 from sova_lib.embed import SentenceEncoder
 from sova_lib.paper.cache_scan import sovabench_caches
 from sova_lib.paper.results import NOT_COMPUTED, cache_items, evaluate_cache, paper_results
+from sova_lib.records import format_cell
 
 __all__ = [
     "ENCODER_IDS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
@@ -38,7 +39,7 @@ def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expecte
     ``encoders`` is one ``SentenceEncoder`` or a list of them; ``settings``
     a list of ``(sentences: bool, aggregate: str)``. Each cache is embedded
     once per encoder and splitting mode. Returns a long DataFrame of
-    ``evaluate_cache`` rows (no rows when no SOVABench cache is given).
+    ``evaluate_cache`` records (no rows when no SOVABench cache is given).
     """
     import pandas as pd
 
@@ -95,14 +96,6 @@ def no_cache_note(cache_dir) -> str:
             "(describe the benchmark with `sova describe --benchmark sovabench ...`, then re-run)")
 
 
-def _cell(v, lo=np.nan, hi=np.nan) -> str:
-    import pandas as pd
-
-    if pd.isna(v):
-        return NOT_COMPUTED
-    return f"{v:.1f}" if pd.isna(lo) else f"{v:.1f} [{lo:.1f}, {hi:.1f}]"
-
-
 def paper_wide(table: str):
     """A paper table as printed: one row per configuration, one column per table column."""
     paper = paper_results(table)
@@ -127,7 +120,7 @@ def settings_table(rows, setting: str, cache_dir):
     for (source, cache, protocol), part in rows.groupby(["source", "cache", "protocol"], sort=False):
         row = {"source": source, "cache": cache, "protocol": protocol}
         for r in part.to_dict("records"):
-            row[str(r[setting])] = _cell(r["value"], r.get("ci_low", np.nan), r.get("ci_high", np.nan))
+            row[str(r[setting])] = format_cell(r["value"], r.get("ci_low", np.nan), r.get("ci_high", np.nan))
             if isinstance(r.get("note"), str) and r["note"]:
                 row["note"] = r["note"]
         out.append(row)
@@ -164,7 +157,7 @@ def encoder_table(availability, rows, cache_dir):
             row["here"] = f"{NOT_COMPUTED}: loads here, but there is no SOVABench description cache"
         else:
             part = rows[(rows["encoder"] == enc_id) & (rows["protocol"] == "inter-pair")]
-            row["here"] = "; ".join(f"{r['source']} [{r['cache']}]: {_cell(r['value'], r.get('ci_low'), r.get('ci_high'))}"
+            row["here"] = "; ".join(f"{r['source']} [{r['cache']}]: {format_cell(r['value'], r.get('ci_low'), r.get('ci_high'))}"
                                     for r in part.to_dict("records")) or NOT_COMPUTED
         out.append(row)
     return pd.DataFrame(out)
@@ -191,7 +184,7 @@ def fps_compare(rows, cache_dir):
         return pd.DataFrame(out)
     key = ["source", "cache", "fps"]
     for (source, cache, fps), part in rows.sort_values(["model", "prompt", "fps"], na_position="last").groupby(key, sort=False, dropna=False):
-        cells = {r["protocol"]: _cell(r["value"], r.get("ci_low", np.nan), r.get("ci_high", np.nan))
+        cells = {r["protocol"]: format_cell(r["value"], r.get("ci_low", np.nan), r.get("ci_high", np.nan))
                  for r in part.to_dict("records")}
         out.append({"source": f"here: {source} [{cache}], encoder {part['encoder'].iloc[0]}",
                     "fps": "not recorded" if fps is None or fps != fps else fps,

@@ -19,7 +19,7 @@ from sova_lib.paper.label_placement import place_labels
 
 __all__ = [
     "GROUP_COLORS", "save_figure", "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
-    "class_counts", "duration_histogram", "crop_sizes", "pair_counts", "inter_vs_intra", "ablation_bars",
+    "class_count_bars", "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
     "opposite_confusion_bars", "error_mode_bars",
 ]
 
@@ -165,7 +165,7 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float
 
 # --------------------------------------------------------------------------- benchmark statistics
 
-def class_counts(counts, *, title: str = "Queries per class", xlabel: str = "clips (queries)", ylabel: str = "action"):
+def class_count_bars(counts, *, title: str = "Queries per class", xlabel: str = "clips (queries)", ylabel: str = "action"):
     """Horizontal bars of clips per class, stacked by source dataset.
 
     ``counts``: a DataFrame indexed by class with one column per source
@@ -213,7 +213,7 @@ def duration_histogram(seconds, groups=None, *, title: str = "Clip durations", b
     return fig
 
 
-def crop_sizes(widths, heights, *, title: str = "Crop sizes", min_side: int = 112):
+def crop_size_scatter(widths, heights, *, title: str = "Crop sizes", min_side: int = 112):
     """Scatter of crop width against height in pixels, with the minimum side drawn as dashed lines."""
     plt = _plt()
     widths, heights = np.asarray(widths, float), np.asarray(heights, float)
@@ -231,7 +231,7 @@ def crop_sizes(widths, heights, *, title: str = "Crop sizes", min_side: int = 11
     return fig
 
 
-def pair_counts(frame, *, title: str = "Clips per action within each opposite pair (intra-pair)"):
+def pair_count_bars(frame, *, title: str = "Clips per action within each opposite pair (intra-pair)"):
     """Figure A.1: one panel per pair with the clip count of each of its two actions.
 
     ``frame`` has columns ``pair``, ``action``, ``clips`` (two rows per pair, in order).

@@ -40,13 +40,19 @@ from sova_lib.evaluate import BASELINES, baseline, evaluate
 from sova_lib.items import embed_descriptions
 from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
 from sova_lib.paper.tables import write_table
+from sova_lib.protocols import get_protocol
+from sova_lib.records import format_cell, make_record, write_record
 
 __all__ = [
     "NOT_COMPUTED", "paper_results", "baseline_rows", "cache_items", "evaluate_cache",
-    "computed_rows", "compare_table", "format_table", "scatter_frame", "write_outputs", "write_json",
+    "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "scatter_frame",
+    "write_outputs", "write_json",
 ]
 
 NOT_COMPUTED = "not computed here"
+
+#: The benchmark these tables are about (the ``benchmark`` field of their records).
+BENCHMARK = "SOVABench"
 
 PAPER_CSV = "paper_results/paper_results.csv"
 
@@ -75,13 +81,6 @@ def paper_results(table: str | None = None):
 
 # --------------------------------------------------------------------------- computing rows
 
-def _row(kind, label, result, **extra) -> dict:
-    ci = result.ci or (np.nan, np.nan)
-    return {"kind": kind, "source": label, "protocol": result.protocol, "metric": result.metric,
-            "value": round(result.value, 2), "ci_low": round(ci[0], 2), "ci_high": round(ci[1], 2),
-            "n_queries": result.n_queries, **extra}
-
-
 def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int = 0) -> list[dict]:
     """Rows of the built-in baselines on ``protocols`` (``oracle`` only when an encoder is given)."""
 
@@ -94,8 +93,9 @@ def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int =
             continue
         for p in protocols:
             r = baseline(p, name, encoder=encoder, bootstrap=bootstrap, seed=seed)
-            rows.append(_row("baseline", names[name], r, baseline=name,
-                             encoder=getattr(encoder, "name", "") if name == "oracle" else ""))
+            rows.append(make_record(r, kind="baseline", source=names[name], benchmark=BENCHMARK, baseline=name,
+                                    encoder=encoder.name if name == "oracle" else None, bootstrap=bootstrap,
+                                    seed=seed))
     return rows
 
 
@@ -118,31 +118,73 @@ def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "m
     """
 
     rows = []
-    common = {"cache": cache.name, "model": cache.model, "prompt": cache.prompt, "fps": cache.fps,
-              "encoder": encoder.name, "aggregate": aggregate,
-              "text_split": "sentences" if sentences else "whole text", "ties": ties}
+    common = {"benchmark": BENCHMARK, "cache": cache.name, "config_hash": cache.manifest.get("config_hash"),
+              "model": cache.model, "prompt": cache.prompt, "fps": cache.fps, "encoder": encoder.name,
+              "aggregate": aggregate, "text_split": "sentences" if sentences else "whole text", "ties": ties,
+              "bootstrap": bootstrap, "seed": seed}
     for p in protocols:
         present, needed = cache.coverage[p]
         if present < needed:
-            rows.append({"kind": "description cache", "source": cache.label, "protocol": p, "value": np.nan,
-                         "note": f"{needed - present} of {needed} clips missing: not scored", **common})
+            rows.append(make_record(kind="description cache", source=cache.label, protocol=p,
+                                    metric=get_protocol(p).metric,
+                                    note=f"{needed - present} of {needed} clips missing: not scored", **common))
             continue
         if items is None:
             items = cache_items(cache, encoder, sentences=sentences)
         r = evaluate(p, items, aggregate=aggregate, ties=ties, bootstrap=bootstrap, seed=seed)
-        rows.append(_row("description cache", cache.label, r, note="", **common))
+        rows.append(make_record(r, kind="description cache", source=cache.label, note="", **common))
     return rows
 
 
 def computed_rows(caches, encoder, protocols, *, bootstrap: int = 1000, seed: int = 0,
-                  ties: str = "expected", include_oracle: bool = True):
-    """Baselines plus every SOVABench cache scored on ``protocols``, as one long DataFrame."""
-    import pandas as pd
-
+                  ties: str = "expected", include_oracle: bool = True) -> list[dict]:
+    """Records of the baselines plus every SOVABench cache scored on ``protocols`` (the paper's settings)."""
     rows = baseline_rows(protocols, encoder=encoder if include_oracle else None, bootstrap=bootstrap, seed=seed)
     for cache in sovabench_caches(caches):
         rows += evaluate_cache(cache, encoder, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
-    return pd.DataFrame(rows)
+    return rows
+
+
+def record_rows(rows, folder) -> list[Path]:
+    """Write each record of ``rows`` (a list of dicts or a DataFrame of them) as its JSON file under ``folder``."""
+    rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+    return [write_record(r, folder) for r in rows]
+
+
+def select_rows(frame, **settings):
+    """The rows of a collected record table whose fields equal ``settings`` (a tuple value: any of its items).
+
+    ``None`` in a tuple matches an empty field.
+    """
+    keep = np.ones(len(frame), dtype=bool)
+    for field, wanted in settings.items():
+        wanted = wanted if isinstance(wanted, tuple) else (wanted,)
+        column = frame[field]
+        match = column.isin([w for w in wanted if w is not None]).to_numpy(copy=True)
+        if None in wanted:
+            match |= column.isna().to_numpy()
+        keep &= match
+    return frame[keep].reset_index(drop=True)
+
+
+def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed: int):
+    """The records of the paper's setting (sentences, maximum cosine) and the baselines, from a collected table.
+
+    Rows come in the order they were computed: baselines (in ``BASELINES``
+    order), then caches by folder name, each over ``protocols`` in order.
+    """
+    import pandas as pd
+
+    run = {"bootstrap": bootstrap, "seed": seed, "protocol": tuple(protocols)}
+    baselines = select_rows(frame, kind="baseline", encoder=(encoder, None), **run)
+    caches = select_rows(frame, kind="description cache", encoder=encoder, aggregate="max",
+                         text_split="sentences", ties=ties, **run)
+    where = {p: k for k, p in enumerate(protocols)}
+    baselines = baselines.assign(_a=baselines["baseline"].map({b: k for k, b in enumerate(BASELINES)}),
+                                 _b=baselines["protocol"].map(where))
+    caches = caches.assign(_a=caches["cache"], _b=caches["protocol"].map(where))
+    ordered = [part.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"]) for part in (baselines, caches)]
+    return pd.concat(ordered, ignore_index=True)
 
 
 # --------------------------------------------------------------------------- paper beside computed
@@ -223,17 +265,9 @@ def format_table(frame, columns, *, paper_only=()) -> "pd.DataFrame":
     for c in paper_only:
         shown[f"{c} (paper)"] = [f"{v:g}" if pd.notna(v) else "-" for v in frame[f"{c} paper"]]
     for c in columns:
-        paper = frame[f"{c} paper"]
-        shown[f"{c} (paper)"] = [f"{v:.1f}" if pd.notna(v) else "-" for v in paper]
-        cells = []
-        for v, lo, hi in zip(frame[f"{c} here"], frame[f"{c} CI low"], frame[f"{c} CI high"]):
-            if pd.isna(v):
-                cells.append(NOT_COMPUTED)
-            elif pd.isna(lo):
-                cells.append(f"{v:.1f}")
-            else:
-                cells.append(f"{v:.1f} [{lo:.1f}, {hi:.1f}]")
-        shown[f"{c} (here, 95% CI)"] = cells
+        shown[f"{c} (paper)"] = [format_cell(v, missing="-") for v in frame[f"{c} paper"]]
+        shown[f"{c} (here, 95% CI)"] = [format_cell(v, lo, hi, missing=NOT_COMPUTED) for v, lo, hi
+                                        in zip(frame[f"{c} here"], frame[f"{c} CI low"], frame[f"{c} CI high"])]
     shown["computed as"] = frame["computed as"]
     return shown
 

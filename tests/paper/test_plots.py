@@ -39,15 +39,15 @@ def test_inter_vs_intra_labels_every_point_and_zooms_on_outliers():
 
 def test_statistics_figures_have_units():
     counts = pd.DataFrame({"MEVA": [3, 5], "VIRAT": [1, 0]}, index=["opening trunk", "closing trunk"])
-    fig = plots.class_counts(counts)
+    fig = plots.class_count_bars(counts)
     assert [t.get_text() for t in fig.axes[0].texts] == ["4", "5"]  # totals after the bars
     assert fig.axes[0].get_xlabel() == "clips (queries)"
     fig = plots.duration_histogram([1.0, 2.0, 30.0], ["MEVA", "VIRAT", "MEVA"])
     assert "(s)" in fig.axes[0].get_xlabel() and fig.axes[0].get_ylabel() == "clips"
-    fig = plots.crop_sizes([120, 300], [150, 500])
+    fig = plots.crop_size_scatter([120, 300], [150, 500])
     assert fig.axes[0].get_xlabel() == "crop width (px)" and fig.axes[0].get_ylabel() == "crop height (px)"
     pairs = pd.DataFrame({"pair": ["trunk", "trunk"], "action": ["opening trunk", "closing trunk"], "clips": [49, 48]})
-    fig = plots.pair_counts(pairs)
+    fig = plots.pair_count_bars(pairs)
     assert fig.axes[0].get_title() == "trunk" and fig.axes[0].get_ylabel() == "clips"
 
 

@@ -181,7 +181,7 @@ def test_evaluate_cache_scores_only_covered_protocols(tmp_path, intra_texts, enc
     cache = cache_scan.find_description_caches(tmp_path)[0]
     rows = results.evaluate_cache(cache, encoder, ["inter-pair", "intra-pair"], bootstrap=0, ties="expected")
     inter, intra = rows
-    assert np.isnan(inter["value"]) and inter["note"] == "8524 of 9882 clips missing: not scored"  # 1,358 clips are shared
+    assert inter["value"] is None and inter["note"] == "8524 of 9882 clips missing: not scored"  # 1,358 clips shared
     direct = evaluate("intra-pair", embed_descriptions(intra_texts, encoder), ties="expected")
     assert intra["value"] == round(direct.value, 2) and intra["n_queries"] == 2300
     assert intra["source"] == "synthetic demonstration (test)"

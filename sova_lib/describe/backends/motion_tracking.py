@@ -9,7 +9,7 @@ still objects left or came to rest), ``still_head`` (how long a track stays
 put), ``area_scale`` (growth of a track's blob) and ``is_person`` (OpenCV's
 HOG person detector over a blob). ``analyse_motion`` in ``sova_lib.describe.backends.motion``
 turns their output into moving objects. ``p`` is the describer's option
-dict (``sova_lib.motion.MotionDescriber``). Deterministic and stateless.
+dict (``sova_lib.describe.backends.motion.MotionDescriber``). Deterministic and stateless.
 """
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def manifest_items(manifest, video_root: str | Path) -> tuple[list[Item], str]:
     """Items that read the clips of a clip manifest straight from their source videos.
 
     ``manifest`` is the path of a manifest TSV (``sova clips plan``) or its
-    rows (``sova_lib.clips.ManifestRow``). Every row gives one ``Item`` whose
+    rows (``sova_lib.benchmarks.sovabench.clips.plan.ManifestRow``). Every row gives one ``Item`` whose
     id is the benchmark index, in manifest order:
 
     * an ``ok`` row reads its source video, found anywhere under

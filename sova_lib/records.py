@@ -1,0 +1,151 @@
+"""One small JSON per evaluation, and the builder that collects them into one CSV.
+
+Every score this library reports travels the same way: an evaluation
+(``sova evaluate --results-dir``, a notebook scoring a cache, a baseline)
+becomes one flat **record** (``make_record``) written as one JSON file
+(``write_record``) whose name comes from its configuration, so that the same
+configuration overwrites its own file and any other gets a new one; the
+builder (``collect_records``) reads a folder of them into one table, sorted
+by file name, and writes it as one CSV. Tables and figures are made from that
+table alone.
+
+A record's fields (``RECORD_FIELDS``; absent ones are empty):
+
+``kind``
+    ``baseline``, ``description cache`` or ``embeddings``;
+``source``
+    what made the scores, in words (a model and prompt, a baseline, a synthetic demonstration);
+``benchmark``, ``protocol``, ``metric``
+    where and how it was scored (``mAP``, ``Pair-mAP``, ...);
+``value``, ``ci_low``, ``ci_high``
+    the score and its 95% bootstrap interval, in percent (2 decimals);
+``n_queries``, ``per_class``
+    the number of queries scored and the per-class (or per-pair) values;
+``ties``, ``bootstrap``, ``seed``
+    the AP tie rule, the number of bootstrap resamples and their seed;
+``encoder``, ``aggregate``, ``text_split``
+    the sentence encoder, the set similarity, ``sentences`` or ``whole text``;
+``baseline``, ``cache``, ``config_hash``, ``model``, ``prompt``, ``fps``
+    the baseline's name, or the description cache's folder, key hash, model id, prompt and sampling rate;
+``note``
+    why a row has no value, or what to know about it;
+``library_version``
+    the sova_lib version that computed it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+from sova_lib._version import __version__
+
+__all__ = ["RECORD_FIELDS", "collect_records", "format_cell", "make_record", "record_name", "write_record"]
+
+RECORD_FIELDS = (
+    "kind", "source", "benchmark", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries", "per_class",
+    "ties", "bootstrap", "seed", "encoder", "aggregate", "text_split", "baseline", "cache", "config_hash", "model",
+    "prompt", "fps", "note", "library_version",
+)
+
+#: The fields that name a record's file: its configuration, not its numbers.
+_NAME_FIELDS = ("kind", "benchmark", "protocol", "baseline", "cache", "encoder", "aggregate", "text_split", "ties",
+                "bootstrap", "seed")
+
+
+def _rounded(value, digits: int = 2):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return round(float(value), digits)
+
+
+def make_record(result=None, *, kind: str, source: str, **fields) -> dict:
+    """A record (all of ``RECORD_FIELDS``) of ``result`` (a ``sova_lib.evaluate.Result``) and ``fields``.
+
+    Without ``result``, the record holds ``fields`` alone (a protocol that
+    was not scored: give ``protocol`` and a ``note``). Values are rounded to
+    2 decimals; NaN becomes ``None``. Unknown field names raise ``ValueError``.
+    """
+    unknown = set(fields) - set(RECORD_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown record fields {sorted(unknown)}; known: {RECORD_FIELDS}")
+    record = dict.fromkeys(RECORD_FIELDS)
+    record.update(kind=kind, source=source, library_version=__version__)
+    if result is not None:
+        low, high = result.ci or (None, None)
+        per_class = result.per_pair or result.per_class
+        record.update(protocol=result.protocol, metric=result.metric, value=_rounded(result.value),
+                      ci_low=_rounded(low), ci_high=_rounded(high), n_queries=result.n_queries,
+                      per_class={k: _rounded(v) for k, v in per_class.items()}, ties=result.ties,
+                      aggregate=result.aggregate)
+    record.update({k: v for k, v in fields.items()})
+    for key in ("value", "ci_low", "ci_high", "fps"):
+        record[key] = _rounded(record[key], 2 if key != "fps" else 6)
+    return record
+
+
+def _slug(text) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-.")[:48]
+
+
+def record_name(record: dict) -> str:
+    """The file name of ``record``: readable parts of its configuration and 10 hex digits of all of it."""
+    config = {k: record.get(k) for k in _NAME_FIELDS}
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    readable = [record.get("cache") or record.get("baseline") or record.get("kind"), record.get("protocol"),
+                record.get("encoder"), record.get("aggregate"), record.get("text_split")]
+    return "__".join(_slug(p) for p in readable if p) + f"__{digest}.json"
+
+
+def write_record(record: dict, folder: str | Path) -> Path:
+    """Write ``record`` as ``folder/record_name(record)`` (indented JSON, keys in ``RECORD_FIELDS`` order)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / record_name(record)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({k: record.get(k) for k in RECORD_FIELDS}, indent=1, ensure_ascii=False) + "\n",
+                   encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def collect_records(folder: str | Path, csv: str | Path | None = None):
+    """Every record JSON of ``folder`` as one DataFrame (``RECORD_FIELDS`` columns), sorted by file name.
+
+    ``per_class`` is kept as a JSON string. With ``csv``, the frame is also
+    written there. A file that is not a record raises ``ValueError`` naming it.
+    """
+    import pandas as pd
+
+    rows = []
+    for path in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else []:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path}: not a result record ({err})") from None
+        if not isinstance(data, dict) or set(data) != set(RECORD_FIELDS):
+            raise ValueError(f"{path}: not a result record (expected the fields {RECORD_FIELDS})")
+        data["per_class"] = json.dumps(data["per_class"]) if data["per_class"] is not None else None
+        rows.append(data)
+    frame = pd.DataFrame(rows, columns=list(RECORD_FIELDS))
+    for col in ("value", "ci_low", "ci_high", "fps"):
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+    if csv is not None:
+        Path(csv).parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(csv, index=False)
+    return frame
+
+
+def format_cell(value, low=None, high=None, *, digits: int = 1, missing: str = "not computed here") -> str:
+    """One table cell: ``value [low, high]``, ``value`` without an interval, or ``missing`` without a value."""
+    def absent(x):
+        return x is None or (isinstance(x, float) and math.isnan(x))
+
+    if absent(value):
+        return missing
+    if absent(low) or absent(high):
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
