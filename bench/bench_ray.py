@@ -66,6 +66,10 @@ def start_server(latency: float) -> ThreadingHTTPServer:
 
 def bench_motion(args) -> None:
     items = motion_items(args.items)
+    # Ray's processes skip the slow import explained in tests/ray_lean/ (as the tests' do).
+    root = Path(__file__).resolve().parents[1]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root / "tests" / "ray_lean"), str(root),
+                                                           os.environ.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         s = describe_items(make_describer("motion"), items, Path(tmp) / "local", prompt="Describe.",

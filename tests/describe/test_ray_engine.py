@@ -29,17 +29,25 @@ pytestmark = pytest.mark.slow
 def ray_address():
     """One local Ray instance (2 CPUs, no dashboard) for the whole module; its GCS address for other drivers.
 
-    Ray's processes start at a higher priority (the machine may be busy), then run at this process's.
-    A machine too busy for Ray's node to come up at all (its agent has a fixed 15 s) skips the module.
+    Ray's processes start at a higher priority (the machine may be busy), then run at this process's,
+    without the slow import that tests/ray_lean/ explains. A machine too busy for Ray's node to come up
+    at all (its agent has a fixed 15 s) skips the module.
     """
     nice = os.getpriority(os.PRIO_PROCESS, 0)
     session = ray_session(num_cpus=2, start_nice=-10 if os.geteuid() == 0 else None)
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "tests" / "ray_lean"), str(ROOT), saved) if p)
     try:
         session.__enter__()
     except Exception as err:  # noqa: BLE001 - Ray raises a bare Exception when its node does not come up
         if "timed out during startup" not in str(err):
             raise
         pytest.skip(f"a local Ray instance did not start on this machine: {err}")
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
     try:
         assert session.started and os.getpriority(os.PRIO_PROCESS, 0) == nice
         yield ray.get_runtime_context().gcs_address
@@ -120,7 +128,7 @@ def test_kill_9_of_the_driver_then_a_rerun_loses_and_repeats_nothing(ray_address
     repeats = 12  # 36 items
     items = [Item(f"{p.stem}-{k}", p) for k in range(repeats) for p in example_videos()]
     cache = tmp_path / "cache"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "ray_lean"), str(ROOT)])}
     proc = subprocess.Popen([sys.executable, "-c", _DRIVER, ray_address, str(cache), str(repeats)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
