@@ -72,6 +72,8 @@ def executed(tmp_path_factory):
         "03_ablations": {**common, "cache_dir": str(cache), "protocols": ["intra-pair"], "bootstrap": 0,
                          "encoders": ["all-MiniLM-L6-v2", "no-such-org/no-such-encoder"]},
         "04_errors": {**common, "cache_dir": str(empty), "worst_k": 5},
+        "06_vantage": {**common, "answers_dir": str(tmp / "vantage-answers"), "work_dir": str(tmp / "vantage-street"),
+                       "n_resamples": 100},
     }
     assert sorted(runs) == [p.stem for p in reproduce.find_notebooks(NOTEBOOKS)]
     try:
@@ -217,3 +219,17 @@ def test_errors(executed):
     assert len(sheet) == 97 and (sheet["error_mode"] == "").all()  # left for a researcher to fill
     assert sheet["source"].str.startswith("SYNTHETIC").all()
     assert len(e["worst_ids"]) == 5
+
+
+def test_vantage(executed):
+    figures, out = executed
+    v = out["06_vantage"]
+    assert v["hand_cases_match"] and v["hand_cases"] == 17 and v["mode"] == "parity"
+    assert sorted(v["synthetic"]) == ["dvc", "event_verification", "temporal", "vqa"]
+    assert all(row["parse_rate"] == 1.0 for row in v["synthetic"].values())
+    assert "stand-in" in v["describer"] and v["computed_tasks"] == [] and v["published_rows"] == 19
+    ci = v["synthetic"]["temporal"]["ci"]
+    assert ci[0] <= v["synthetic"]["temporal"]["value"] <= ci[1]
+    published = (figures / "06_vantage_published.md").read_text()
+    assert "not computed here" in published and "55.71" in published
+    assert (figures / "06_vantage_success_curve.png").stat().st_size > 5_000

@@ -1,0 +1,189 @@
+"""The public VANTAGE-Bench inputs: one ``VantageItem`` per question, read from the released files.
+
+Formats (spec section 3; harness ``scripts/RUN_LMUData.md``), all paths
+relative to a media root chosen by the caller:
+
+===================  ==========================================================
+task                 file and columns
+===================  ==========================================================
+vqa                  TSV ``index, video, question, options``
+event_verification   TSV ``index, video, system_prompt, question``
+temporal, dvc        TSV ``index, video, question``
+pointing             TSV ``index, question_id, image_path, question, A, B, C, D``
+astro                TSV ``index, image_path`` (``question`` optional; the
+                     release documents no table for this task)
+refex                ``annotations.json``: a list of ``{image, sentence, width,
+                     height}`` (``id`` optional; else the list position)
+sot                  a folder of ``<sequence>/gt.json`` ``{frame_ids,
+                     init_bbox}`` with ``<sequence>/frames/fNN.png`` (NN = position, 00 = the anchor)
+===================  ==========================================================
+
+Item ids are the ``index`` column (the sequence name for tracking), as text.
+A malformed file raises ``VantageDataError``, whose message names the file,
+the line and the field.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["TSV_COLUMNS", "VantageDataError", "VantageItem", "read_items", "read_refex", "read_sot", "read_tsv"]
+
+#: Required TSV columns per task.
+TSV_COLUMNS = {
+    "vqa": ("index", "video", "question", "options"),
+    "event_verification": ("index", "video", "system_prompt", "question"),
+    "temporal": ("index", "video", "question"),
+    "dvc": ("index", "video", "question"),
+    "pointing": ("index", "question_id", "image_path", "question", "A", "B", "C", "D"),
+    "astro": ("index", "image_path"),
+}
+
+
+class VantageDataError(ValueError):
+    """A malformed input, ground-truth or submission file: ``<file>, line <n>, field '<name>': <what>``."""
+
+    def __init__(self, path, line: int | None, field_name: str | None, message: str):
+        self.path, self.line, self.field = str(path), line, field_name
+        where = str(path) + (f", line {line}" if line is not None else "")
+        where += f", field '{field_name}'" if field_name else ""
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class VantageItem:
+    """One question of one task.
+
+    ``media``: the video, the image, or (tracking) the frame files in order,
+    frame 0 first, as given (relative to the media root). ``options``: the
+    lettered options (VQA: as listed in the TSV; pointing: the texts of A-D).
+    ``extra``: task data the prompt or metric needs (``width``/``height``,
+    ``init_bbox`` and ``frame_ids`` for tracking, ``question_id``).
+    """
+
+    id: str
+    task: str
+    media: tuple[str, ...]
+    question: str = ""
+    options: tuple[str, ...] = ()
+    system_prompt: str | None = None
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+def _split_options(text: str, path, line: int) -> tuple[str, ...]:
+    text = text.strip()
+    if text.startswith("["):
+        try:
+            value = json.loads(text)
+        except ValueError as err:
+            raise VantageDataError(path, line, "options", f"a JSON list of option texts did not parse ({err})") from None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise VantageDataError(path, line, "options", "expected a JSON list of option texts")
+        return tuple(v.strip() for v in value)
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError as err:
+            raise VantageDataError(path, line, "options", f"a JSON object of options did not parse ({err})") from None
+        return tuple(f"{k}. {v}" for k, v in value.items())
+    return tuple(row.strip() for row in text.splitlines() if row.strip())
+
+
+def read_tsv(path, task: str) -> list[VantageItem]:
+    """The items of a task's public TSV (columns ``TSV_COLUMNS[task]``; extra columns are ignored)."""
+    if task not in TSV_COLUMNS:
+        raise ValueError(f"task {task!r} has no TSV; choose one of {sorted(TSV_COLUMNS)}")
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    items, seen = [], {}
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f, delimiter="\t")
+        missing = [c for c in TSV_COLUMNS[task] if c not in (reader.fieldnames or [])]
+        if missing:
+            raise VantageDataError(path, 1, missing[0], f"the header lacks column(s) {missing} of a {task} TSV "
+                                                        f"({', '.join(TSV_COLUMNS[task])})")
+        for row in reader:
+            line = reader.line_num
+            for col in TSV_COLUMNS[task]:
+                if row.get(col) is None or (col in ("index", "video", "image_path") and not row[col].strip()):
+                    raise VantageDataError(path, line, col, "empty or missing value")
+            idx = row["index"].strip()
+            if idx in seen:
+                raise VantageDataError(path, line, "index", f"id {idx} appears again (first on line {seen[idx]})")
+            seen[idx] = line
+            items.append(_tsv_item(task, idx, row, path, line))
+    return items
+
+
+def _tsv_item(task: str, idx: str, row: dict, path, line: int) -> VantageItem:
+    if task == "vqa":
+        return VantageItem(idx, task, (row["video"],), row["question"], _split_options(row["options"], path, line))
+    if task == "event_verification":
+        return VantageItem(idx, task, (row["video"],), row["question"], system_prompt=row["system_prompt"])
+    if task in ("temporal", "dvc"):
+        return VantageItem(idx, task, (row["video"],), row["question"])
+    if task == "pointing":
+        return VantageItem(idx, task, (row["image_path"],), row["question"], tuple(row[c] for c in "ABCD"),
+                           extra={"question_id": row["question_id"]})
+    return VantageItem(idx, task, (row["image_path"],), row.get("question") or "")
+
+
+def read_refex(path) -> list[VantageItem]:
+    """The referring-expression items of ``annotations.json``."""
+    path = Path(path)
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise
+    except ValueError as err:
+        raise VantageDataError(path, getattr(err, "lineno", None), None, f"not valid JSON ({err})") from None
+    if not isinstance(entries, list):
+        raise VantageDataError(path, None, None, "expected a JSON list of annotations")
+    items = []
+    for k, entry in enumerate(entries):
+        where = f"entry {k}"
+        for key in ("image", "sentence", "width", "height"):
+            if not isinstance(entry, dict) or key not in entry:
+                raise VantageDataError(path, None, key, f"{where} lacks it")
+        try:
+            size = {"width": float(entry["width"]), "height": float(entry["height"])}
+        except (TypeError, ValueError):
+            raise VantageDataError(path, None, "width", f"{where}: width and height must be numbers") from None
+        items.append(VantageItem(str(entry.get("id", k)), "refex", (entry["image"],), entry["sentence"], extra=size))
+    return items
+
+
+def read_sot(folder) -> list[VantageItem]:
+    """The tracking items of a folder of ``<sequence>/gt.json`` files, in sequence-name order."""
+    folder = Path(folder)
+    files = sorted(folder.glob("*/gt.json"))
+    if not files:
+        raise FileNotFoundError(f"no <sequence>/gt.json under {folder}")
+    items = []
+    for path in files:
+        try:
+            gt = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as err:
+            raise VantageDataError(path, getattr(err, "lineno", None), None, f"not valid JSON ({err})") from None
+        ids, init = gt.get("frame_ids") if isinstance(gt, dict) else None, gt.get("init_bbox") if isinstance(gt, dict) else None
+        if not isinstance(ids, list) or len(ids) < 2:
+            raise VantageDataError(path, None, "frame_ids", "expected a list of at least two frame ids")
+        if not (isinstance(init, list) and len(init) == 4 and all(isinstance(v, (int, float)) for v in init)):
+            raise VantageDataError(path, None, "init_bbox", "expected four numbers [x1, y1, x2, y2]")
+        seq = path.parent.name
+        media = tuple(f"{seq}/frames/f{k:02d}.png" for k in range(len(ids)))
+        items.append(VantageItem(seq, "sot", media, extra={"frame_ids": [str(f) for f in ids],
+                                                            "init_bbox": [float(v) for v in init]}))
+    return items
+
+
+def read_items(task: str, path) -> list[VantageItem]:
+    """The public items of ``task`` from ``path`` (a TSV, ``annotations.json``, or the tracking folder)."""
+    if task == "refex":
+        return read_refex(path)
+    if task == "sot":
+        return read_sot(path)
+    return read_tsv(path, task)

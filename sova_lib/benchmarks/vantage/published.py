@@ -1,0 +1,46 @@
+"""The paper's published VANTAGE-Bench numbers and the chance baselines a user can compute.
+
+``published_numbers()`` reads ``data/published.csv``: one row per number the
+paper reports (arXiv:2609.09396, sections 4, 5, C.1 and D.3; spec section 4),
+x100, with the section it comes from. ``PUBLISHED_HALF_WIDTHS`` are the
+median bootstrap half-widths of appendix G.1.
+
+Chance baselines (spec section 4): VQA and pointing random = mean over items
+of 1 / number of options; event verification all-"yes" Macro F1 = p / (1 + p)
+with p the share of "yes" in the truth; temporal whole-video mIoU = the
+parity score of answers that are all unreadable.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["PUBLISHED_HALF_WIDTHS", "all_yes_macro_f1", "published_numbers", "random_choice_accuracy"]
+
+_DATA = Path(__file__).resolve().parent / "data" / "published.csv"
+
+#: Median 95% bootstrap half-widths (paper appendix G.1), x100.
+PUBLISHED_HALF_WIDTHS = {"refex": 1.00, "astro": 1.27, "event_verification": 7.47}
+
+
+def published_numbers() -> list[dict]:
+    """Rows ``{task, model, setting, metric, value, source}`` of the paper's numbers (``value`` as float)."""
+    with open(_DATA, newline="", encoding="utf-8") as f:
+        return [{**row, "value": float(row["value"])} for row in csv.DictReader(f)]
+
+
+def random_choice_accuracy(n_options: Sequence[int]) -> float:
+    """Expected accuracy of a uniformly random letter: the mean of ``1 / n_options`` over items."""
+    n = np.asarray(n_options, dtype=np.float64)
+    if n.size == 0 or (n < 1).any():
+        raise ValueError("need at least one item, each with at least one option")
+    return float((1.0 / n).mean())
+
+
+def all_yes_macro_f1(truth: Sequence[str]) -> float:
+    """Macro F1 of answering "yes" to every item: ``p / (1 + p)``, p = share of "yes" (1.0 when all are "yes")."""
+    p = float(np.mean([str(t).lower() == "yes" for t in truth]))
+    return 1.0 if p == 1.0 else p / (1 + p)

@@ -1,0 +1,160 @@
+"""Run a describer backend over VANTAGE-Bench items, caching the raw answers like descriptions.
+
+``describe_task(describer, task, items, cache_dir, media_root=...)`` renders
+each item's prompt (``prompts.render_prompt``), loads its images in order
+(``load_media``) and drives the one runner loop
+(``sova_lib.describe.runner.describe_items``), so resuming, concurrency,
+error records and the manifest are the same as for descriptions. The cache
+key covers the backend and its config, the task, its instruction text and
+the frame plan (the folder's hash); each cache line's id is
+``<item id>@<first 12 hex digits of the rendered prompt's SHA-256>``, so an
+item whose prompt changed is asked again and never reuses an old answer.
+``cached_answers`` reads the answers back by item id.
+
+Images per task: a video task sends ``n_frames`` frames at
+``uniform_frame_plan`` (in time order); an image task sends its image;
+tracking sends the target cut out of frame 0, frame 0 with the target boxed,
+then frames 1 .. N-1.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+from sova_lib.benchmarks.vantage.inputs import VantageItem
+from sova_lib.benchmarks.vantage.prompts import (
+    DEFAULT_FRAMES,
+    FRAME_PREFIX,
+    INSTRUCTIONS,
+    RenderedPrompt,
+    render_prompt,
+    uniform_frame_plan,
+)
+from sova_lib.describe.cache import DescriptionCache
+from sova_lib.describe.contract import Describer, DescribeRequest
+from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.runner import Item, RunSummary, describe_items
+from sova_lib.video.frames import probe, read_frames, to_rgb_image
+
+__all__ = ["VIDEO_TASKS", "PromptedDescriber", "cache_id", "cached_answers", "describe_task", "load_media"]
+
+#: Tasks whose input is a video.
+VIDEO_TASKS = frozenset({"vqa", "event_verification", "temporal", "dvc"})
+
+
+def cache_id(item: VantageItem, prompt: RenderedPrompt) -> str:
+    """The id of ``item``'s answer in the cache: ``<item id>@<prompt SHA-256, 12 hex digits>``."""
+    return f"{item.id}@{prompt.sha256[:12]}"
+
+
+class PromptedDescriber:
+    """A ``Describer`` that sends each request with its own item's rendered prompt.
+
+    Wraps ``inner``; ``prompts`` maps a cache id to its ``RenderedPrompt``.
+    ``config()`` is the inner config plus the VANTAGE settings, so they enter
+    the cache key.
+    """
+
+    def __init__(self, inner: Describer, prompts: dict, settings: dict):
+        self.inner, self.prompts, self.settings = inner, prompts, settings
+        self.name = inner.name
+        self.max_batch_size = inner.max_batch_size
+        self.max_concurrency = inner.max_concurrency
+
+    def config(self) -> dict:
+        return {**self.inner.config(), "vantage": self.settings}
+
+    def run_info(self) -> dict:
+        info = getattr(self.inner, "run_info", None)
+        return info() if callable(info) else {}
+
+    def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
+        sent = [replace(r, prompt=self.prompts[r.id].text, system_prompt=self.prompts[r.id].system_prompt)
+                for r in requests]
+        return self.inner.describe(sent)
+
+
+def _resolve(media_root, name: str) -> Path:
+    path = Path(name)
+    return path if path.is_absolute() or media_root is None else Path(media_root) / path
+
+
+def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES) -> tuple[list, tuple, bool]:
+    """``(RGB PIL images, timestamps in s, is_video)`` of ``item``, in the order they are sent.
+
+    Raises ``FileNotFoundError`` for a missing file and the decoder's errors
+    for an unreadable one (the runner records them as the item's failure).
+    """
+    from PIL import Image, ImageDraw
+
+    if item.task in VIDEO_TASKS:
+        path = _resolve(media_root, item.media[0])
+        if not path.is_file():
+            raise FileNotFoundError(f"no such video: {path}")
+        info = probe(path)
+        plan = uniform_frame_plan(info.num_frames, n_frames)
+        frames = [to_rgb_image(a) for a in read_frames(path, plan)]
+        return frames, tuple(i / info.fps for i in plan), True
+    images = []
+    for name in item.media:
+        path = _resolve(media_root, name)
+        if not path.is_file():
+            raise FileNotFoundError(f"no such image: {path}")
+        with Image.open(path) as img:
+            images.append(img.convert("RGB"))
+    if item.task != "sot":
+        return images, (), False
+    first = images[0]
+    w, h = first.size
+    x1, y1, x2, y2 = item.extra["init_bbox"]
+    box = (int(x1 * w / 1000), int(y1 * h / 1000), max(int(x2 * w / 1000), int(x1 * w / 1000) + 1),
+           max(int(y2 * h / 1000), int(y1 * h / 1000) + 1))
+    boxed = first.copy()
+    ImageDraw.Draw(boxed).rectangle(box, outline=(255, 0, 0), width=max(2, w // 300))
+    return [first.crop(box), boxed, *images[1:]], (), False
+
+
+def describe_task(describer: Describer, task: str, items: Sequence[VantageItem], cache_dir, *, media_root=None,
+                  n_frames: int = DEFAULT_FRAMES, retry_errors: bool = False, show_progress: bool = True,
+                  verbose: bool = True) -> RunSummary:
+    """Ask ``describer`` every item of ``task``; answers go to a description cache folder under ``cache_dir``."""
+    items = [it for it in items if it.task == task]
+    if not items:
+        raise ValueError(f"no {task} items to describe")
+    prompts, by_id = {}, {}
+    for it in items:
+        prompt = render_prompt(it, n_frames)
+        key = cache_id(it, prompt)
+        prompts[key], by_id[key] = prompt, it
+    settings = {"task": task, "instruction": INSTRUCTIONS[task], "frame_prefix": FRAME_PREFIX,
+                "frames": n_frames if task in VIDEO_TASKS else None,
+                "frame_plan": "int(i*F/(n+1)), i=1..n" if task in VIDEO_TASKS else "item images in order"}
+    wrapped = PromptedDescriber(describer, prompts, settings)
+    runner_items = [Item(key, _resolve(media_root, it.media[0]), is_video=it.task in VIDEO_TASKS)
+                    for key, it in by_id.items()]
+
+    def loader(item: Item, fps: float):
+        return load_media(by_id[item.id], media_root, n_frames)
+
+    template = Prompt(f"vantage-{task}", INSTRUCTIONS[task], INSTRUCTIONS[task], None)
+    # No sampling rate: videos get a fixed number of frames, named by the sampler version.
+    return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=None,
+                          sampler_version=f"vantage-uniform-{n_frames}", crop_source="none",
+                          retry_errors=retry_errors, loader=loader, show_progress=show_progress, verbose=verbose,
+                          details={"benchmark": "vantage", **settings})
+
+
+def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT_FRAMES) -> dict[str, str]:
+    """Item id -> cached raw answer, for the items whose current prompt has an answer in ``folder``."""
+    cache = DescriptionCache(folder).open()
+    try:
+        done = dict(cache.done)
+    finally:
+        cache.close()
+    out = {}
+    for it in items:
+        key = cache_id(it, render_prompt(it, n_frames))
+        if key in done:
+            out[it.id] = done[key]
+    return out

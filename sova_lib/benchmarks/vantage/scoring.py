@@ -1,0 +1,112 @@
+"""Score a task's raw answers against its ground truth: parse, count, score, bootstrap.
+
+``score_answers(task, ground_truth, answers, mode=...)`` is the whole chain
+for any registered task: every GT id is looked up in ``answers`` (a missing
+answer is an unreadable one), each answer is parsed in ``mode``, the task's
+metric scores the parsed answers, and an item-level bootstrap gives the 95%
+interval. Malformed answers never raise: they are counted in the parse rate
+and scored as the mode says.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES
+from sova_lib.benchmarks.vantage.parse_boxes import swap_yxyx
+from sova_lib.benchmarks.vantage.parse_text import check_mode
+from sova_lib.benchmarks.vantage.records import GroundTruth, read_ground_truth, read_submission
+from sova_lib.benchmarks.vantage.result import VantageResult, interval
+from sova_lib.benchmarks.vantage.tasks import TASKS, get_task
+
+__all__ = ["parse_answers", "score_answers", "score_folder"]
+
+
+def _swap(task: str, parsed):
+    if parsed is None:
+        return None
+    if task == "refex":
+        return [swap_yxyx(b) for b in parsed]
+    if task == "astro":
+        return [(swap_yxyx(b), label) for b, label in parsed]
+    return {k: swap_yxyx(b) for k, b in parsed.items()}
+
+
+def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str], mode: str = "parity",
+                  box_coord_order: str = "xyxy") -> tuple[list, int, int]:
+    """Parsed answers in the order of ``gts``, the number read, and the number missing from ``answers``."""
+    spec = get_task(task)
+    parsed, n_parsed, missing = [], 0, 0
+    for gt in gts:
+        text = answers.get(gt.id)
+        if text is None:
+            missing += 1
+        try:
+            value = spec.parse(text, mode, gt) if isinstance(text, str) else None
+        except Exception:  # noqa: BLE001 - a parser bug must not stop a scoring run; the answer counts as unread
+            value = None
+        if value is not None and spec.boxes and box_coord_order == "yxyx":
+            value = _swap(task, value)
+        n_parsed += value is not None
+        parsed.append(value)
+    return parsed, n_parsed, missing
+
+
+def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[GroundTruth],
+                  answers: Mapping[str, str], *, mode: str = "parity", similarity=None,
+                  box_coord_order: str = "xyxy", rng: np.random.Generator | None = None,
+                  n_resamples: int = DEFAULT_RESAMPLES) -> VantageResult:
+    """Score raw ``answers`` (id -> text) of ``task`` against ``ground_truth`` in ``mode``.
+
+    ``similarity``: the caption similarity (dense captioning only).
+    ``box_coord_order="yxyx"`` swaps answer boxes to x-first before scoring.
+    ``rng``: the bootstrap's generator (``None``: no interval). Values are x100.
+    """
+    check_mode(mode)
+    spec = get_task(task)
+    gts = list(ground_truth.values()) if isinstance(ground_truth, Mapping) else list(ground_truth)
+    if not gts:
+        raise ValueError(f"no {task} ground truth to score against")
+    wrong = [g.id for g in gts if g.task != task]
+    if wrong:
+        raise ValueError(f"ground truth of id {wrong[0]} is a {gts[0].task} item, not {task}")
+    parsed, n_parsed, missing = parse_answers(task, gts, answers, mode, box_coord_order)
+    score = spec.score(gts, parsed, mode, similarity)
+    ci = interval(score, rng, n_resamples) if rng is not None and n_resamples > 0 else None
+    notes = list(score.notes)
+    if missing:
+        notes.insert(0, f"{missing} of {len(gts)} GT ids have no answer (scored as unreadable)")
+    if spec.left_out is not None:
+        dropped = sum(spec.left_out(answers[g.id], mode) for g in gts if isinstance(answers.get(g.id), str))
+        if dropped:
+            notes.append(f"{dropped} parts of readable answers left out (unreadable time or no caption)")
+    extra = set(answers) - {g.id for g in gts}
+    if extra:
+        notes.append(f"{len(extra)} answers have no GT id and were ignored")
+
+    def pct(v):
+        return 100.0 * v if isinstance(v, float) else v
+
+    secondary = {k: (v if k.startswith("n_") or k == "boxes_per_answer" else pct(v)) for k, v in score.secondary.items()}
+    return VantageResult(task=task, metric=spec.metric, value=100.0 * score.value, mode=mode, n_items=len(gts),
+                         n_parsed=n_parsed, n_scored=score.n_units, ci_unit=spec.unit, tie_rule=spec.tie_rule,
+                         ci=None if ci is None else (100.0 * ci[0], 100.0 * ci[1]),
+                         n_resamples=n_resamples if ci is not None else 0, secondary=secondary, notes=notes)
+
+
+def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "parity", similarity=None,
+                 rng: np.random.Generator | None = None, n_resamples: int = DEFAULT_RESAMPLES) -> dict:
+    """Task -> ``VantageResult`` for every task with both ``<task>_gt.jsonl`` in ``ground_truth_dir`` and a
+    submission ``<task>.jsonl`` in ``submissions_dir``. Dense captioning is scored only with a ``similarity``."""
+    out = {}
+    for task in TASKS:
+        gt_path, sub_path = Path(ground_truth_dir) / f"{task}_gt.jsonl", Path(submissions_dir) / f"{task}.jsonl"
+        if not (gt_path.is_file() and sub_path.is_file()) or (task == "dvc" and similarity is None):
+            continue
+        answers, info = read_submission(sub_path)
+        out[task] = score_answers(task, read_ground_truth(gt_path, task), answers, mode=mode, similarity=similarity,
+                                  box_coord_order=info.get("box_coord_order", "xyxy"), rng=rng,
+                                  n_resamples=n_resamples)
+    return out

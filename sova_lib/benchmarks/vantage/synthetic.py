@@ -1,0 +1,127 @@
+"""A synthetic VANTAGE-style run on the bundled street footage, for teaching and tests.
+
+Nothing here is VANTAGE-Bench data or a model. ``write_street_benchmark``
+writes public-format TSVs and a ground-truth JSONL for the four video tasks
+over the three ``vtest`` excerpts shipped with the package; the questions and
+answer keys are synthetic, written for this library. ``RuleBasedStandIn`` is
+a rule-based stand-in describer (not an MLLM): it measures frame-to-frame
+change and answers each task's format from it, so the whole chain (prompt,
+frames, runner, cache, parser, metric, bootstrap) runs on a CPU in seconds.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.describe.contract import DescribeRequest
+
+__all__ = ["RuleBasedStandIn", "write_street_benchmark"]
+
+_VQA = [("What moves through the scene?", ["A. pedestrians", "B. a forklift", "C. a train", "D. nothing"], "A"),
+        ("Where is the camera?", ["A. inside a car", "B. fixed above a public space", "C. hand-held",
+                                  "D. on a drone"], "B")]
+_EV = [("Does a person walk through the scene?", "Yes"), ("Does a vehicle drive through the scene?", "No")]
+_EV_SYSTEM = "You verify whether an event happens in a fixed-camera video. Answer Yes or No."
+
+
+def _gt_line(key: str, task: str, media: str, value, extra: dict | None = None) -> str:
+    rec = {"id": key, "media": media, "category": task,
+           "conversations": [{"from": "human", "value": "<question>"}, {"from": "gpt", "value": value}],
+           "metadata": {"extra": extra or {}}}
+    return json.dumps(rec)
+
+
+def _mmss(t: float) -> str:
+    return f"{int(t // 60):02d}:{t % 60:05.2f}"
+
+
+def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[float]) -> dict[str, Path]:
+    """Write ``<task>.tsv`` and ``<task>_gt.jsonl`` for vqa, event_verification, temporal and dvc under ``folder``.
+
+    ``videos`` are the clip files (named in the TSVs by file name, so the
+    media root is their folder); ``durations`` their lengths in seconds.
+    The synthetic temporal key is the middle half of each clip; the dense
+    captions key is two events, first and second half. Returns task -> TSV path.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = {"vqa": [], "event_verification": [], "temporal": [], "dvc": []}
+    gt = {task: [] for task in rows}
+    for v, (video, d) in enumerate(zip(videos, durations)):
+        name = Path(video).name
+        for q, (question, options, answer) in enumerate(_VQA):
+            key = f"{v}{q}"
+            rows["vqa"].append([key, name, question, json.dumps(options)])
+            gt["vqa"].append(_gt_line(key, "vqa", name, answer))
+        for q, (question, answer) in enumerate(_EV):
+            key = f"{v}{q}"
+            rows["event_verification"].append([key, name, _EV_SYSTEM, question])
+            gt["event_verification"].append(_gt_line(key, "event_verification", name, answer))
+        rows["temporal"].append([str(v), name, "When do the people in the scene move the most?"])
+        span = {"start": _mmss(d / 4), "end": _mmss(3 * d / 4)}
+        gt["temporal"].append(_gt_line(str(v), "temporal", name, json.dumps(span), {"duration": d}))
+        rows["dvc"].append([str(v), name, "Describe the events of the video."])
+        events = [{"start": 0, "end": round(d / 2, 2), "caption": "people walk across the scene"},
+                  {"start": round(d / 2, 2), "end": d, "caption": "people keep walking through the scene"}]
+        gt["dvc"].append(_gt_line(str(v), "dvc", name, json.dumps(events)))
+    header = {"vqa": ["index", "video", "question", "options"],
+              "event_verification": ["index", "video", "system_prompt", "question"],
+              "temporal": ["index", "video", "question"], "dvc": ["index", "video", "question"]}
+    out = {}
+    for task, table in rows.items():
+        out[task] = folder / f"{task}.tsv"
+        with open(out[task], "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f, delimiter="\t")
+            writer.writerow(header[task])
+            writer.writerows(table)
+        (folder / f"{task}_gt.jsonl").write_text("\n".join(gt[task]) + "\n", encoding="utf-8")
+    return out
+
+
+class RuleBasedStandIn:
+    """A rule-based stand-in describer (not an MLLM) that answers VANTAGE video-task prompts from frame change.
+
+    Motion per step = mean absolute grey-level change between consecutive
+    frames. It answers multiple choice with A when the mean motion exceeds
+    ``threshold`` (else D), yes/no with Yes when it does, a temporal interval
+    from the first to the last step at or above the median motion, and two
+    dense-caption events (first and second half). Anything else: "I cannot tell".
+    """
+
+    name = "rule-based-stand-in"
+    max_batch_size = 1
+    max_concurrency = 1
+
+    def __init__(self, threshold: float = 2.0):
+        self.threshold = float(threshold)
+
+    def config(self) -> dict:
+        return {"model": "rule-based-stand-in", "threshold": self.threshold}
+
+    def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
+        return [self._answer(r) for r in requests]
+
+    def _answer(self, request: DescribeRequest) -> str:
+        grey = [np.asarray(f.convert("L"), dtype=np.float64) for f in request.frames]
+        motion = np.array([np.abs(b - a).mean() for a, b in zip(grey, grey[1:])]) if len(grey) > 1 else np.zeros(1)
+        moving = bool(motion.mean() > self.threshold)
+        times = list(request.timestamps) or list(range(len(grey)))
+        text = request.prompt
+        if "option's letter" in text:
+            return "Answer: A" if moving else "Answer: D"
+        if "Answer Yes or No" in text:
+            return "Yes." if moving else "No."
+        if '"start": "mm:ss.ss"' in text:
+            busy = np.flatnonzero(motion >= np.median(motion))
+            start, end = times[busy[0]], times[min(busy[-1] + 1, len(times) - 1)]
+            return json.dumps({"start": _mmss(start), "end": _mmss(end)})
+        if '"caption"' in text:
+            mid = times[len(times) // 2]
+            caption = "people walk across the scene" if moving else "the scene is still"
+            return json.dumps([{"start": times[0], "end": mid, "caption": caption},
+                               {"start": mid, "end": times[-1], "caption": caption}])
+        return "I cannot tell"

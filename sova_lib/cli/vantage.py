@@ -1,0 +1,173 @@
+"""``sova vantage describe|score|submit``: run a describer on VANTAGE-Bench items, score answers, write a submission.
+
+::
+
+    sova vantage describe --task vqa --items vqa.tsv --media-root videos/ --backend openai --model M \\
+        --base-url http://localhost:8000/v1 --cache-dir cache [--ground-truth vqa_gt.jsonl]
+    sova vantage score --task vqa --ground-truth vqa_gt.jsonl --submission vqa_submission.jsonl
+    sova vantage submit --task vqa --items vqa.tsv --answers cache/descriptions/<folder> --model M --out sub.jsonl
+
+``describe`` caches raw answers (resumable), then scores them when
+``--ground-truth`` is given and otherwise writes the submission JSONL.
+Exit status: 0 done, 1 no answer at all, 2 bad input (one line on stderr).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES
+from sova_lib.benchmarks.vantage.captions import SIMILARITIES, CaptionModelUnavailable, make_similarity
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
+from sova_lib.benchmarks.vantage.parse_text import MODES
+from sova_lib.benchmarks.vantage.prompts import DEFAULT_FRAMES
+from sova_lib.benchmarks.vantage.records import read_ground_truth, read_submission, write_submission
+from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
+from sova_lib.benchmarks.vantage.scoring import score_answers
+from sova_lib.benchmarks.vantage.tasks import TASKS
+from sova_lib.cli import CliError
+from sova_lib.cli.describe import _describer_options
+from sova_lib.describe.cache import CacheLockedError
+from sova_lib.describe.contract import DESCRIBERS, make_describer
+
+__all__ = ["add_commands"]
+
+_INPUT_ERRORS = (VantageDataError, FileNotFoundError, ValueError, CaptionModelUnavailable, CacheLockedError)
+
+
+def _task_args(p, *, items: bool) -> None:
+    p.add_argument("--task", required=True, choices=sorted(TASKS), help="task key")
+    if items:
+        p.add_argument("--items", required=True, type=Path, metavar="PATH",
+                       help="public items: the task's TSV, refex annotations.json, or the sot folder")
+    p.add_argument("--frames", type=int, default=DEFAULT_FRAMES, metavar="N", help="frames per video (default 8)")
+
+
+def _score_args(p) -> None:
+    p.add_argument("--mode", choices=MODES, default="parity", help="parity (harness, default) or strict")
+    p.add_argument("--similarity", choices=SIMILARITIES, default="bertscore",
+                   help="dense captioning's caption similarity (default bertscore, the leaderboard's)")
+    p.add_argument("--bertscore-model", metavar="NAME_OR_DIR", help="roberta-large folder or cached id")
+    p.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N", help="resamples (0: no interval)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def add_commands(sub) -> None:
+    v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, score answers, write a submission",
+                       description="VANTAGE-Bench's eight task formats (sova_lib.benchmarks.vantage).")
+    vs = v.add_subparsers(dest="vantage_command", metavar="COMMAND", required=True)
+
+    d = vs.add_parser("describe", help="ask a describer every item; score (--ground-truth) or write a submission")
+    _task_args(d, items=True)
+    d.add_argument("--media-root", type=Path, metavar="DIR", help="folder the items' media paths are relative to")
+    d.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
+    d.add_argument("--model", metavar="NAME", help="model id or served name")
+    d.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server")
+    d.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
+    d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight (openai backend)")
+    d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens")
+    d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="any other describer keyword (repeatable)")
+    d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR", help="cache root")
+    d.add_argument("--ground-truth", type=Path, metavar="GT.jsonl", help="score against this answer key")
+    d.add_argument("--submission", type=Path, metavar="OUT.jsonl",
+                   help="submission file (default: submission.jsonl in the cache folder)")
+    d.add_argument("--retry-errors", action="store_true", help="retry items that failed before")
+    d.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _score_args(d)
+    d.set_defaults(func=run_describe)
+
+    s = vs.add_parser("score", help="score a submission or cached answers against a ground-truth JSONL")
+    _task_args(s, items=False)
+    s.add_argument("--ground-truth", required=True, type=Path, metavar="GT.jsonl")
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument("--submission", type=Path, metavar="FILE.jsonl", help="a submission JSONL")
+    src.add_argument("--answers", type=Path, metavar="CACHE_FOLDER", help="a vantage describe cache folder")
+    s.add_argument("--items", type=Path, metavar="PATH", help="public items (with --answers)")
+    _score_args(s)
+    s.set_defaults(func=run_score)
+
+    u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers")
+    _task_args(u, items=True)
+    u.add_argument("--answers", required=True, type=Path, metavar="CACHE_FOLDER")
+    u.add_argument("--model", required=True, metavar="NAME", help="model name written into the submission")
+    u.add_argument("--box-order", choices=("xyxy", "yxyx"), default="xyxy", help="order of box coordinates")
+    u.add_argument("--out", required=True, type=Path, metavar="OUT.jsonl")
+    u.set_defaults(func=run_submit)
+
+
+def _score(args, answers: dict, box_order: str = "xyxy") -> int:
+    gt = read_ground_truth(args.ground_truth, args.task)
+    similarity = make_similarity(args.similarity, args.bertscore_model) if args.task == "dvc" else None
+    rng = np.random.default_rng(args.seed) if args.bootstrap > 0 else None
+    result = score_answers(args.task, gt, answers, mode=args.mode, similarity=similarity, box_coord_order=box_order,
+                           rng=rng, n_resamples=args.bootstrap)
+    if args.json:
+        print(json.dumps(result.to_json()))
+        return 0
+    ci = f"  (95% CI {result.ci[0]:.2f}-{result.ci[1]:.2f}, {result.ci_unit}s)" if result.ci else ""
+    print(f"{result.task}: {result.metric} = {result.value:.2f}{ci}  [{result.mode}; parsed "
+          f"{result.n_parsed}/{result.n_items} = {100 * result.parse_rate:.1f}%]")
+    for key, value in result.secondary.items():
+        print(f"  {key:<24} {value:.4g}")
+    for note in result.notes:
+        print(f"  note: {note}", file=sys.stderr)
+    return 0
+
+
+def _items(args):
+    if not args.items.exists():
+        raise CliError(f"--items {args.items}: no such file or folder")
+    return read_items(args.task, args.items)
+
+
+def run_describe(args) -> int:
+    try:
+        items = _items(args)
+        describer = make_describer(args.backend, **_describer_options(args))
+        summary = describe_task(describer, args.task, items, args.cache_dir, media_root=args.media_root,
+                                n_frames=args.frames, retry_errors=args.retry_errors,
+                                show_progress=not args.no_progress)
+        answers = cached_answers(summary.folder, items, args.frames)
+        if not answers:
+            print("sova: no item has an answer; see errors.jsonl in the cache folder", file=sys.stderr)
+            return 1
+        if args.ground_truth is not None:
+            return _score(args, answers)
+        out = args.submission or summary.folder / "submission.jsonl"
+        write_submission(out, args.task, answers, model=args.model or args.backend)
+    except _INPUT_ERRORS as err:
+        raise CliError(str(err)) from None
+    except TypeError as err:
+        raise CliError(f"cannot build the {args.backend} backend: {err}") from None
+    print(f"submission: {out} ({len(answers)} of {len(items)} items)")
+    return 0
+
+
+def run_score(args) -> int:
+    try:
+        if args.submission is not None:
+            answers, info = read_submission(args.submission)
+            if info and info["task"] != args.task:
+                raise CliError(f"{args.submission}: holds task {info['task']!r}, not {args.task!r}")
+            return _score(args, answers, info.get("box_coord_order", "xyxy"))
+        if args.items is None:
+            raise CliError("--answers needs --items (the prompts name each cached answer)")
+        return _score(args, cached_answers(args.answers, _items(args), args.frames))
+    except _INPUT_ERRORS as err:
+        raise CliError(str(err)) from None
+
+
+def run_submit(args) -> int:
+    try:
+        items = _items(args)
+        answers = cached_answers(args.answers, items, args.frames)
+        write_submission(args.out, args.task, answers, model=args.model, box_coord_order=args.box_order)
+    except _INPUT_ERRORS as err:
+        raise CliError(str(err)) from None
+    print(f"submission: {args.out} ({len(answers)} of {len(items)} items have an answer)")
+    return 0 if answers else 1

@@ -1,0 +1,113 @@
+"""Every parser on the spec's example answers (section 5), in both modes, and on malformed input."""
+import pytest
+
+from sova_lib.benchmarks.vantage.parse_boxes import parse_localization, parse_refex, parse_sot
+from sova_lib.benchmarks.vantage.parse_text import (
+    MODES,
+    check_mode,
+    parse_choice,
+    parse_dvc,
+    parse_pointing,
+    parse_temporal,
+    parse_time,
+    parse_yes_no,
+)
+
+
+@pytest.mark.parametrize("text, parity, strict", [
+    ("Answer: C", "C", "C"), ("I pick b.", "B", "B"), ("The forklift is a machine", "A", None),
+    ("(D) the red truck", "D", "D"), ("B. a pallet", "B", "B"), ("The answer is (c).", "C", "C"), ("", None, None),
+])
+def test_vqa_choice(text, parity, strict):
+    assert parse_choice(text, "parity") == parity
+    assert parse_choice(text, "strict") == strict
+
+
+@pytest.mark.parametrize("text, parity, strict", [
+    ("The answer is (C).", "C", "C"), ("No idea", "D", None), ("none", None, None), ("a or (b)", "B", None),
+])
+def test_pointing(text, parity, strict):
+    assert parse_pointing(text, "parity") == parity
+    assert parse_pointing(text, "strict") == strict
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Yes.", "yes"), ("No", "no"), ("no", "no"), ("I cannot tell", None), ("Nobody", None), ("YES, and no", "yes"),
+])
+def test_yes_no(text, want):
+    for mode in MODES:
+        assert parse_yes_no(text, mode) == want
+
+
+def test_time_formats():
+    assert parse_time("01:05.5") == 65.5
+    assert parse_time("12") == 12.0
+    assert parse_time(7) == 7.0
+    assert parse_time("01:02:03", "parity") == 1.0  # the harness keeps the first field
+    assert parse_time("01:02:03", "strict") == 3723.0
+    assert parse_time("abc") is None and parse_time(None) is None and parse_time(True) is None
+    assert parse_time(float("nan")) is None
+
+
+def test_temporal_parser():
+    assert parse_temporal("00:08-00:12") == (8.0, 12.0)
+    assert parse_temporal('{"start": "00:08.50", "end": "00:12"}') == (8.5, 12.0)
+    assert parse_temporal('{"start": 8, "end": 12}', "parity") is None  # harness: whole video
+    assert parse_temporal('{"start": 8, "end": 12}', "strict") == (8.0, 12.0)
+    assert parse_temporal("I don't know") is None
+    assert parse_temporal("from 00:14 to 00:10, then 00:20-00:25") == (14.0, 10.0)  # first interval only
+    assert parse_temporal("00:05 only") is None
+
+
+def test_dvc_parser_json_object_and_lines():
+    events, bad = parse_dvc('Here: [{"start": 5, "end": "00:10", "caption": "b"}, {"start": 0, "end": 4, '
+                            '"caption": "a"}, {"start": 1, "end": 2}]')
+    assert events == [(0.0, 4.0, "a"), (5.0, 10.0, "b")] and bad == 1
+    assert parse_dvc('{"events": [{"start": 1, "end": 2, "caption": "x"}]}') == ([(1.0, 2.0, "x")], 0)
+    assert parse_dvc('{"start": 1, "end": 2, "caption": "x"}') == ([(1.0, 2.0, "x")], 0)
+    assert parse_dvc("00:01 - 00:04: a man walks\n0:05 to 0:09 a car parks\nnothing") == (
+        [(1.0, 4.0, "a man walks"), (5.0, 9.0, "a car parks")], 0)
+    assert parse_dvc('[{"start": "soon", "end": 3, "caption": "x"}]') is None
+    assert parse_dvc("no events") is None
+
+
+def test_refex_parser():
+    assert parse_refex("[[100,100,200,300]]") == [(100.0, 100.0, 200.0, 300.0)]
+    assert parse_refex("[[100,100,150,300],[600,600,700,700]]") == [(100, 100, 150, 300), (600, 600, 700, 700)]
+    assert parse_refex('{"bbox_2d": [1, 2, 3, 4.5]}') == [(1.0, 2.0, 3.0, 4.5)]
+    assert parse_refex('{"box": {"coords": [[1, 2, 3, 4]]}} trailing') == [(1, 2, 3, 4)]
+    assert parse_refex("none") is None
+
+
+def test_localization_parser():
+    text = '```json\n[{"bbox_2d": [0, 0, 100, 100], "label": "Person"}, {"bbox_2d": [1, 2]}, {"bbox_2d": [5, 5, 9, 9]}]\n```'
+    assert parse_localization(text) == [((0, 0, 100, 100), "person"), ((5, 5, 9, 9), None)]
+    assert parse_localization('I see [{"bbox_2d": [1, 1, 2, 2], "label": "car"}] here') == [((1, 1, 2, 2), "car")]
+    assert parse_localization("[not json]") is None and parse_localization("nothing") is None
+
+
+def test_sot_parser():
+    assert parse_sot('```json\n{"frame_1": [-10, 0, 1200, 50], "frame_2": null, "frame_3": [5, 5, 5, 9]}\n```', 5) == {
+        1: (0.0, 0.0, 1000.0, 50.0), 2: None, 3: None, 4: None}
+    assert parse_sot("frame_1: [1, 2, 3, 4]\nframe_2: null\n frame_3: [10, 10, 20, 20]", 4) == {
+        1: (1.0, 2.0, 3.0, 4.0), 2: None, 3: (10.0, 10.0, 20.0, 20.0)}
+    assert parse_sot("lost it", 4) is None
+
+
+MALFORMED = ["", " ", "{", "[", "[[1,2,3]]", '{"start": [1], "end": {}}', "```json", "```", "\x00\ud800", "9" * 400,
+             '[{"start": null, "end": null, "caption": 3}]', '{"frame_x": 1}', "[" * 50 + "]" * 50, "NaN", None, 5,
+             ["A"], {"a": 1}, '{"frame_1": [1e400, 0, 1, 1]}', "Answer:", "00:00:00:00-99"]
+
+
+@pytest.mark.parametrize("text", MALFORMED)
+@pytest.mark.parametrize("mode", MODES)
+def test_malformed_answers_never_raise(text, mode):
+    for parse in (parse_choice, parse_pointing, parse_yes_no, parse_temporal, parse_dvc, parse_refex,
+                  parse_localization):
+        parse(text, mode)
+    parse_sot(text, 4, mode)
+
+
+def test_unknown_mode():
+    with pytest.raises(ValueError, match="unknown mode"):
+        check_mode("lenient")
