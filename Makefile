@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make test       create/update .venv, install pinned dependencies, lint (ruff, import-linter), run the tests
 #   make reproduce  the same set-up, then regenerate every table and figure under figures/
+#   make gpu-env    the same set-up plus the GPU additions (requirements-gpu.txt: torchvision for video processors)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -10,7 +11,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: venv test reproduce bench clean
+.PHONY: venv gpu-env test reproduce bench clean
 
 venv: $(STAMP)
 
@@ -21,6 +22,10 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
 	touch $(STAMP)
+
+gpu-env: $(STAMP) requirements-gpu.txt
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-gpu.txt
+	$(PY) -c "import torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__, 'cuda', torch.cuda.is_available())"
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -45,7 +45,7 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.paper import cache_scan, plots, results
+from sova_lib.paper import cache_scan, contrastive, plots, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -77,6 +77,17 @@ protocols = ["inter-pair", "intra-pair", "inter-pair-constrained"]
 rows = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
                              include_oracle=include_oracle)
 results.record_rows(rows, out / "results")
+
+# %% [markdown]
+# Each frame-embedding cache (`sova embed`: CLIP, SigLIP2 ... frame vectors, mean-pooled or kept per frame) adds a
+# record per protocol whose clips it holds completely; a cache of CLIP ViT-L/14 or SigLIP2-Giant sits beside the
+# paper's contrastive row. Without such a cache those rows read "not computed here".
+
+# %%
+embedding_caches = contrastive.find_embedding_caches(cache_dir)
+results.record_rows(contrastive.embedding_rows(embedding_caches, protocols, ties=ties, bootstrap=bootstrap,
+                                               seed=seed), out / "results")
+print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) / 'frame-embeddings'}")
 
 # %% [markdown]
 # The JSON files are collected into one CSV, `results.csv`; every table and figure below is read from it.
@@ -132,7 +143,7 @@ summary = {
     "caches": len(caches), "sovabench_caches": len(cache_scan.sovabench_caches(caches)),
     "computed": computed[["source", "protocol", "value", "ci_low", "ci_high"]].to_dict("records"),
     "table4_rows": len(table4), "table4_not_computed": int((table4["computed as"] == results.NOT_COMPUTED).sum()),
-    "tableC1_rows": len(tableC1),
+    "tableC1_rows": len(tableC1), "embedding_caches": len(embedding_caches),
 }
 results.write_json(summary, out / "02_results.json")
 summary["table4_not_computed"], summary["sovabench_caches"]

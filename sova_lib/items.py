@@ -8,7 +8,8 @@ Accepted description inputs (``read_descriptions``):
 * a description cache folder (one holding ``descriptions.jsonl``).
 
 Accepted vector input (``read_embeddings``): an ``.npz`` with ``ids`` (one int
-per item), ``owner`` (one int per vector: the position of its item in
+per item; strings for items named by file, such as the images of the image
+tasks), ``owner`` (one int per vector: the position of its item in
 ``ids``) and ``vectors`` (one float row per vector). Rows are L2-normalised on
 reading. This is also how contrastive baselines (one or many frame vectors per
 clip) are scored.
@@ -23,7 +24,7 @@ import numpy as np
 from sova_lib.sentences import split
 from sova_lib.similarity import ItemVectors, l2_normalize
 
-__all__ = ["embed_descriptions", "read_descriptions", "read_embeddings", "write_embeddings"]
+__all__ = ["embed_descriptions", "empty_note", "read_descriptions", "read_embeddings", "write_embeddings"]
 
 
 def _as_id(raw, where: str):
@@ -92,6 +93,19 @@ def read_descriptions(path: str | Path) -> dict:
     return out
 
 
+def empty_note(texts: dict) -> list[str]:
+    """A note (a one-element list) when some descriptions are empty or whitespace only, else ``[]``.
+
+    Such an item has no sentence to embed; ``sova describe`` keeps it and flags it ``"empty": true``.
+    """
+    empty = [key for key, text in texts.items() if not text.strip()]
+    if not empty:
+        return []
+    shown = ", ".join(repr(key) for key in empty[:5]) + (", ..." if len(empty) > 5 else "")
+    return [f"{len(empty)} of {len(texts)} descriptions are empty or whitespace only (ids {shown}): the describer "
+            "gave no text for them"]
+
+
 def read_embeddings(path: str | Path) -> ItemVectors:
     """``ItemVectors`` from an ``.npz`` with ``ids``, ``owner`` and ``vectors`` (rows normalised)."""
     path = Path(path)
@@ -106,12 +120,14 @@ def read_embeddings(path: str | Path) -> ItemVectors:
         if missing:
             raise ValueError(f"{path}: missing array(s) {missing}; it holds {data.files}")
         ids, owner, vectors = data["ids"], data["owner"], data["vectors"]
-    if not np.issubdtype(ids.dtype, np.integer) or not np.issubdtype(owner.dtype, np.integer):
-        raise ValueError(f"{path}: ids and owner must be integer arrays (got {ids.dtype}, {owner.dtype})")
+    named = ids.dtype.kind == "U"
+    if not (named or np.issubdtype(ids.dtype, np.integer)) or not np.issubdtype(owner.dtype, np.integer):
+        raise ValueError(f"{path}: ids must be an integer or string array and owner an integer array "
+                         f"(got {ids.dtype}, {owner.dtype})")
     if len(np.unique(ids)) != len(ids):
         raise ValueError(f"{path}: ids are not unique")
     try:
-        return ItemVectors(ids.astype(np.int64), owner.astype(np.int64), l2_normalize(vectors))
+        return ItemVectors(ids if named else ids.astype(np.int64), owner.astype(np.int64), l2_normalize(vectors))
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
 

@@ -47,7 +47,7 @@ def _kernel_env(tmp: Path, monkeypatch) -> None:
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """Run the five notebooks with small parameters; returns ``(figures folder, {stem: JSON})``."""
+    """Run the notebooks with small parameters; returns ``(figures folder, {stem: JSON})``."""
     tmp = tmp_path_factory.mktemp("notebooks")
     monkeypatch = pytest.MonkeyPatch()
     _kernel_env(tmp, monkeypatch)
@@ -74,6 +74,7 @@ def executed(tmp_path_factory):
         "04_errors": {**common, "cache_dir": str(empty), "worst_k": 5},
         "06_vantage": {**common, "answers_dir": str(tmp / "vantage-answers"), "work_dir": str(tmp / "vantage-street"),
                        "n_resamples": 100},
+        "07_image_tasks": {**common, "cache_dir": str(empty), "oracle_items": 10, "bootstrap": 20},
     }
     assert sorted(runs) == [p.stem for p in reproduce.find_notebooks(NOTEBOOKS)]
     try:
@@ -233,3 +234,15 @@ def test_vantage(executed):
     published = (figures / "06_vantage_published.md").read_text()
     assert "not computed here" in published and "55.71" in published
     assert (figures / "06_vantage_success_curve.png").stat().st_size > 5_000
+
+
+def test_image_tasks(executed):
+    figures, out = executed
+    t = out["07_image_tasks"]
+    assert t["random"]["VSR"] == 50.0 and t["random"]["CountBench"] is None  # no CountBench file in the test
+    assert t["oracle"] == {"VSR": 100.0} and t["caches"] == 0 and t["ties"] == "expected"
+    check = {row["averages"]: row for row in t["random_check"]}
+    assert round(check["recomputed from the printed columns"]["Avg."], 2) == 20.96
+    assert round(check["recomputed with Visual7W-Count = 25.0 (4 options)"]["Avg."], 2) == 24.71
+    table = (figures / "07_image_tasks_table3.md").read_text()
+    assert "Random (recomputed from the choice lists)" in table and "not computed here" in table

@@ -1,6 +1,6 @@
 """The ``sova`` command line.
 
-One module per command group (``describe``, ``evaluate``, ``clips``,
+One module per command group (``describe``, ``embed``, ``evaluate``, ``clips``,
 ``reproduce``), each defining ``add_commands(subparsers)``, which adds its
 sub-commands with ``set_defaults(func=...)``; ``func(args)`` returns the
 process exit code. Command modules parse arguments and print; the work is
@@ -20,6 +20,7 @@ __all__ = ["main", "build_parser", "CliError"]
 #: Modules whose ``add_commands`` contribute sub-commands, in help order.
 COMMAND_MODULES: tuple[str, ...] = (
     "sova_lib.cli.describe",
+    "sova_lib.cli.embed",
     "sova_lib.cli.evaluate",
     "sova_lib.cli.clips",
     "sova_lib.cli.vantage",

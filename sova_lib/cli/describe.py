@@ -12,6 +12,16 @@ Sources of items (one of):
 * ``--videos GLOB_OR_DIR``: every video or image file in a folder (not its
   sub-folders), or the files a glob matches (``**`` recurses). Ids are file
   stems, which must be unique.
+* ``--images GLOB_OR_DIR``: every image file in a folder (not its
+  sub-folders), or the images a glob matches. Ids are file stems, digit-only
+  stems as integers (``000000017697.jpg`` is 17697), the keys the image tasks
+  look descriptions up by (``sova_lib.benchmarks.image_tasks``). Use the
+  paper's task-aware image prompts (Appendix B): ``task-aware-vsr`` and
+  ``task-aware-whatsup`` ("List all pairwise spatial relations between
+  objects in the image."), ``task-aware-countbench`` and
+  ``task-aware-visual7w-count`` (a short caption stating the number of main
+  objects in words), ``task-aware-spatialbench``; ``general`` sends
+  "Describe the image.".
 * ``--benchmark sovabench --protocol P --video-root DIR``: the protocol's clips
   (inter-pair and two-class: all 9,882 inter-pair rows; inter-pair-constrained:
   the 1,423 queries; intra-pair: 2,300 rows). Ids are the benchmark indices.
@@ -41,7 +51,10 @@ the one ``ray start`` made on this machine) or on a local Ray instance
 
 The exit code is 0 when at least one item has a description (failures are
 listed in ``errors.jsonl`` and the summary; ``--retry-errors`` retries them),
-1 when none has, 2 for a usage error.
+1 when none has or when the run stopped on an environment error (the model
+cannot load, the server is down or does not serve the model, ...: one line
+on stderr names the cause and the fix, and no item is marked as failed), 2
+for a usage error.
 
 ``sova import`` turns the SOVABench authors' output, one JSON object
 ``{"<index>": "<text>", ...}``, into the same cache format::
@@ -70,13 +83,13 @@ from pathlib import Path
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.cli import CliError
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
-from sova_lib.describe.contract import DESCRIBERS, make_describer
+from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
-from sova_lib.describe.runner import IMAGE_SUFFIXES, DescriberStartError, Item, describe_items
+from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
 from sova_lib.protocols import PROTOCOLS
 
-__all__ = ["add_commands", "VIDEO_SUFFIXES"]
+__all__ = ["add_commands", "add_item_options", "add_item_sources", "items_from_args", "VIDEO_SUFFIXES"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``runner.IMAGE_SUFFIXES``).
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
@@ -85,6 +98,9 @@ _SOURCES = """\
 item sources:
   --videos GLOB_OR_DIR   the video/image files of a folder (not its sub-folders) or of a glob
                          ('**' recurses); ids are file stems
+  --images GLOB_OR_DIR   the image files of a folder or of a glob; ids are file stems (digit-only
+                         stems as integers); for the image tasks use --prompt task-aware-vsr,
+                         task-aware-whatsup, task-aware-countbench or task-aware-visual7w-count
   --benchmark sovabench --protocol P --video-root DIR
                          the protocol's clips; ids are benchmark indices; a clip is read from
                          DIR/<clip name>.mp4 or DIR/<tail of the TSV prefix>/<clip name>.mp4;
@@ -94,7 +110,8 @@ item sources:
                          the source videos under DIR (no clip files); ids are benchmark indices;
                          rows without a clip (status not ok) are recorded in errors.jsonl
 
-exit code: 0 when some item has a description, 1 when none has, 2 for a usage error"""
+exit code: 0 when some item has a description, 1 when none has or the run stopped on an
+environment error (model cannot load, server down; nothing is marked failed), 2 for a usage error"""
 
 _IMPORT = """\
 Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
@@ -107,7 +124,7 @@ _MODEL_FREE = frozenset({"motion"})
 
 #: Option -> describer keyword it sets (only when given on the command line).
 _PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concurrency",
-                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env"}
+                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env", "device_map": "device_map"}
 
 
 def add_commands(subparsers) -> None:
@@ -128,15 +145,10 @@ def add_commands(subparsers) -> None:
     d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR",
                    help="cache root; results go to DIR/descriptions/")
     src = d.add_mutually_exclusive_group(required=True)
-    src.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
-    src.add_argument("--benchmark", choices=["sovabench"], help="describe a benchmark's clips")
+    add_item_sources(src)
     src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
                      help="a clip manifest (sova clips plan): clips read straight from the source videos")
-    d.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOLS),
-                   help=f"benchmark protocol: {', '.join(PROTOCOLS)} (with --benchmark)")
-    d.add_argument("--video-root", type=Path, metavar="DIR",
-                   help="folder holding the clip files (with --benchmark), or the source videos, "
-                        "searched recursively (with --manifest)")
+    add_item_options(d)
     d.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
                    help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "
                         "the requests, --concurrency each")
@@ -144,6 +156,9 @@ def add_commands(subparsers) -> None:
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
     d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight per server (openai backend)")
     d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens (default 1024)")
+    d.add_argument("--device-map", metavar="MAP",
+                   help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
+                        "(accelerate)")
     d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
     d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
@@ -208,7 +223,8 @@ def engine_options(args) -> dict:
 
 
 def _describer_options(args) -> dict:
-    options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt) is not None}
+    # getattr with a default: other commands (e.g. sova vantage describe) reuse this with fewer options
+    options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt, None) is not None}
     if isinstance(options.get("base_url"), list) and len(options["base_url"]) == 1:
         options["base_url"] = options["base_url"][0]
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
@@ -237,6 +253,40 @@ def _describer_options(args) -> dict:
         if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name not in options:
             raise CliError(f"the {args.backend} backend needs --{name.replace('_', '-')}")
     return options
+
+
+def add_item_sources(group) -> None:
+    """The mutually exclusive item sources shared by ``sova describe`` and ``sova embed``."""
+    group.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
+    group.add_argument("--images", metavar="GLOB_OR_DIR", help="a folder of images, or a glob")
+    group.add_argument("--benchmark", choices=["sovabench"], help="a benchmark's clips")
+
+
+def add_item_options(parser) -> None:
+    """``--protocol`` and ``--video-root``, which go with ``--benchmark`` and ``--manifest``."""
+    parser.add_argument("--protocol", metavar="P", choices=sorted(PROTOCOLS),
+                        help=f"benchmark protocol: {', '.join(PROTOCOLS)} (with --benchmark)")
+    parser.add_argument("--video-root", type=Path, metavar="DIR",
+                        help="folder holding the clip files (with --benchmark), or the source videos, "
+                             "searched recursively (with --manifest)")
+
+
+def _image_items(spec: str):
+    path = Path(spec)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    else:
+        files = sorted(Path(p) for p in glob.glob(spec, recursive=True)
+                       if Path(p).is_file() and Path(p).suffix.lower() in IMAGE_SUFFIXES)
+    if not files:
+        raise CliError(f"--images {spec!r} matches no image file ({', '.join(sorted(IMAGE_SUFFIXES))})")
+    owners: dict = {}
+    for f in files:
+        key = int(f.stem) if f.stem.isdigit() else f.stem
+        if key in owners:
+            raise CliError(f"--images: {owners[key]} and {f} have the same id {key!r}; ids are file stems")
+        owners[key] = f
+    return [Item(key, f, is_video=False) for key, f in owners.items()], "none"
 
 
 def _video_items(spec: str):
@@ -281,10 +331,12 @@ def _manifest_items(args):
         raise CliError(str(err)) from None
 
 
-def _items(args):
-    """(items, crop source) of the chosen source."""
+def items_from_args(args):
+    """(items, crop source) of the chosen source (``add_item_sources``, ``add_item_options``, ``--manifest``)."""
     if args.videos is not None:
         return _video_items(args.videos)
+    if args.images is not None:
+        return _image_items(args.images)
     if args.manifest is not None:
         return _manifest_items(args)
     return _benchmark_items(args)
@@ -300,7 +352,7 @@ def run_describe(args) -> int:
         raise CliError(f"--fps must be positive, got {args.fps}")
     options = _describer_options(args)
     engine = engine_options(args)
-    items, crop_source = _items(args)
+    items, crop_source = items_from_args(args)
     extra = None
     if args.manifest is not None:
         extra = {"clip_manifest": {"file": args.manifest.name, "rows": len(items),
@@ -320,8 +372,10 @@ def run_describe(args) -> int:
             summary = describe_items_ray(args.backend, options, items, args.cache_dir, **engine, **common)
         else:
             summary = describe_items(describer, items, args.cache_dir, **common)
-    except (CacheLockedError, ValueError, DescriberStartError) as err:
-        # a busy folder, a broken cache file, duplicate ids, a model or server that cannot start
+    except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items
+        print(f"sova: error: {err}", file=sys.stderr)
+        return 1
+    except (CacheLockedError, ValueError) as err:  # a busy folder, a broken cache file, duplicate ids
         raise CliError(str(err)) from None
     except KeyboardInterrupt:
         print("sova: interrupted; every finished item is saved: run the same command again to resume",

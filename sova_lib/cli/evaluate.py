@@ -1,14 +1,28 @@
-"""``sova evaluate``: score descriptions, vectors or a baseline under a protocol."""
+"""``sova evaluate``: score descriptions, vectors or a baseline under a protocol.
+
+Protocols are the retrieval protocols of SOVABench (``sova_lib.protocols``)
+and the image tasks of Table 3 (``sova_lib.benchmarks.image_tasks``:
+``vsr-zeroshot``, ``vsr-random``, ``whatsup-a``, ``whatsup-b``,
+``countbench``, ``visual7w-count``), scored by tie-aware accuracy. For an
+image task, descriptions and vectors are keyed by image file stem
+(``sova describe --images``, ``sova embed --images``); ``--embeddings`` then
+needs ``--text-model``, the contrastive model whose text tower embeds the
+choice sentences (the CLIP zero-shot row); ``--baseline random`` is the
+chance row, ``--baseline oracle`` the upper bound; ``--annotations`` gives
+the annotation file (VSR ships with the package).
+"""
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
 
+from sova_lib.benchmarks import image_tasks
 from sova_lib.cli import CliError
+from sova_lib.describe.contrastive import ContrastiveModel
 from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
-from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
+from sova_lib.items import embed_descriptions, empty_note, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS, get_protocol
 from sova_lib.records import make_record, write_record
@@ -20,15 +34,17 @@ __all__ = ["add_commands", "run_evaluate"]
 def add_commands(sub) -> None:
 
     p = sub.add_parser(
-        "evaluate", help="score descriptions, embeddings or a baseline under a SOVABench protocol",
+        "evaluate", help="score descriptions, embeddings or a baseline under a SOVABench protocol or an image task",
         description="Score descriptions (JSON Lines, the authors' JSON, or a describe cache folder), "
                     "an .npz of vectors, or a built-in baseline under a retrieval protocol.",
     )
-    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS))
+    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS) + sorted(image_tasks.DATASETS),
+                   help="a SOVABench retrieval protocol or an image task (Table 3)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--descriptions", metavar="PATH", help="JSONL {id, text}, authors' JSON {id: text}, or a cache folder")
     src.add_argument("--embeddings", metavar="FILE.npz", help="arrays ids, owner, vectors")
-    src.add_argument("--baseline", choices=BASELINES)
+    src.add_argument("--baseline", choices=(*BASELINES, "random"),
+                     help="retrieval: prevalence, random-ranking, oracle; image tasks: random, oracle")
     p.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
                    help="sentence encoder: hub id or local folder (default: all-MiniLM-L6-v2, offline)")
     p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max, as the paper)")
@@ -39,6 +55,9 @@ def add_commands(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--cache-dir", default=None, help="embedding cache root (default: $SOVA_CACHE or ./cache)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--annotations", metavar="PATH", help="image tasks: the annotation file, or a folder holding it")
+    p.add_argument("--text-model", metavar="ID_OR_PATH",
+                   help="image tasks with --embeddings: the contrastive model that embeds the choice sentences")
     p.add_argument("--results-dir", default=None, metavar="DIR",
                    help="also write the result as one record JSON into DIR (collected by sova_lib.records)")
     p.set_defaults(func=run_evaluate)
@@ -50,6 +69,13 @@ def run_evaluate(args) -> int:
         return SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir or default_cache_dir(),
                                show_progress=not args.json)
 
+    if args.protocol in image_tasks.DATASETS:
+        return _run_image_task(args, encoder)
+    if args.baseline == "random":
+        raise CliError("--baseline random applies to the image tasks; a retrieval protocol has prevalence "
+                       "(the paper's Random row) and random-ranking")
+    if args.text_model or args.annotations:
+        raise CliError("--text-model and --annotations apply to the image tasks")
     try:
         if args.baseline:
             result = baseline(args.protocol, args.baseline, encoder=encoder() if args.baseline == "oracle" else None,
@@ -58,9 +84,12 @@ def run_evaluate(args) -> int:
             if args.embeddings:
                 items = read_embeddings(args.embeddings)
             else:
-                items = embed_descriptions(read_descriptions(args.descriptions), encoder(), sentences=not args.no_split)
+                texts = read_descriptions(args.descriptions)
+                items = embed_descriptions(texts, encoder(), sentences=not args.no_split)
             result = evaluate(args.protocol, items, aggregate=args.aggregate, ties=args.ties,
                               allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
+            if not args.embeddings:
+                result.notes.extend(empty_note(texts))
     except (CoverageError, ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
     if args.results_dir:
@@ -76,6 +105,58 @@ def run_evaluate(args) -> int:
     print(f"  {title}:")
     for key, value in table.items():
         print(f"    {key:<24} {value:6.2f}")
+    for note in result.notes:
+        print(f"  note: {note}", file=sys.stderr)
+    return 0
+
+
+def _run_image_task(args, encoder) -> int:
+    """Accuracy of descriptions, vectors or a baseline on one image task (see the module docstring)."""
+    task = args.protocol
+    if args.baseline == "prevalence" or args.baseline == "random-ranking":
+        raise CliError(f"--baseline {args.baseline} is a retrieval baseline; an image task has random and oracle")
+    if args.embeddings and not args.text_model:
+        raise CliError("--embeddings on an image task needs --text-model, the model whose text tower embeds "
+                       "the choice sentences")
+    if args.text_model and not args.embeddings:
+        raise CliError("--text-model goes with --embeddings")
+    if args.aggregate != "max":
+        raise CliError("an image task scores each choice by its maximum cosine; --aggregate does not apply")
+    try:
+        items = image_tasks.load(task, args.annotations)
+        common = dict(allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
+        if args.baseline == "random":
+            result = image_tasks.ImageTaskResult(task, image_tasks.chance(items), len(items), ties="n/a",
+                                                 text_split="n/a", notes=["random: mean over items of 1/(choices)"])
+        elif args.baseline == "oracle":
+            result = image_tasks.oracle(task, items, encoder(), bootstrap=args.bootstrap, seed=args.seed)
+        elif args.descriptions:
+            result = image_tasks.score_descriptions(task, items, read_descriptions(args.descriptions), encoder(),
+                                                    sentences=not args.no_split, **common)
+        else:
+            model = ContrastiveModel(args.text_model, batch_size=256)
+            choices, item_of = image_tasks.embed_choices(items, model.text_features)
+            result = image_tasks.score_vectors(task, items, read_embeddings(args.embeddings), choices, item_of,
+                                               text_split="n/a (contrastive)", **common)
+            result.notes.append(f"zero-shot: choice sentences embedded by the text tower of {args.text_model}")
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        raise CliError(str(err)) from None
+    if args.results_dir:
+        kind = "baseline" if args.baseline else ("embeddings" if args.embeddings else "description cache")
+        source = args.baseline or str(args.embeddings or args.descriptions)
+        ci = result.ci or (None, None)
+        record = make_record(kind=kind, source=source, benchmark="image-tasks", protocol=task, metric="accuracy",
+                             value=result.value, ci_low=ci[0], ci_high=ci[1], n_queries=result.n_items,
+                             ties=result.ties, bootstrap=args.bootstrap, seed=args.seed, text_split=result.text_split,
+                             baseline=args.baseline, note="; ".join(result.notes) or None,
+                             encoder=None if args.embeddings or args.baseline == "random"
+                             else (args.embedder or DEFAULT_ENCODER))
+        print(f"wrote {write_record(record, args.results_dir)}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({**result.to_json(), "protocol": task}, indent=None))
+        return 0
+    ci = f"  (95% CI {result.ci[0]:.1f}-{result.ci[1]:.1f})" if result.ci else ""
+    print(f"{task}: accuracy = {result.value:.2f}{ci}  over {result.n_items} items (ties: {result.ties})")
     for note in result.notes:
         print(f"  note: {note}", file=sys.stderr)
     return 0

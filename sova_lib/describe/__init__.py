@@ -9,10 +9,18 @@ servers, the motion describer).
 from __future__ import annotations
 
 from sova_lib.describe.cache import CacheLockedError, DescriptionCache
-from sova_lib.describe.contract import DESCRIBERS, Describer, DescribeRequest, make_describer, register_describer
+from sova_lib.describe.contract import (
+    DESCRIBERS,
+    Describer,
+    DescriberEnvironmentError,
+    DescribeRequest,
+    make_describer,
+    register_describer,
+)
 from sova_lib.describe.prompts import PROMPTS, SOVABENCH_SYSTEM_PROMPT, Prompt, resolve_prompt
 from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, RunSummary, describe_items
 
-__all__ = ["CacheLockedError", "DescriptionCache", "DESCRIBERS", "DescribeRequest", "Describer", "make_describer",
+__all__ = ["CacheLockedError", "DescriptionCache", "DESCRIBERS", "DescribeRequest", "Describer",
+           "DescriberEnvironmentError", "make_describer",
            "register_describer", "PROMPTS", "SOVABENCH_SYSTEM_PROMPT", "Prompt", "resolve_prompt", "IMAGE_SUFFIXES",
            "Item", "RunSummary", "describe_items"]

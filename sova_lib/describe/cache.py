@@ -278,7 +278,11 @@ class DescriptionCache:
             raise ValueError(f"{self.manifest_path}: not valid JSON ({err}); delete it to have it rewritten") from None
 
     def add(self, id: Any, text: str) -> None:
-        self._desc.write(json.dumps({"id": id, "text": text}, ensure_ascii=False) + "\n")
+        """Append ``id``'s description; an empty or whitespace-only text is flagged ``"empty": true``."""
+        record = {"id": id, "text": text}
+        if not text.strip():
+            record["empty"] = True
+        self._desc.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._desc.flush()
         self.done[id] = text
         self.failures.pop(id, None)

@@ -19,6 +19,15 @@ Contract (``Describer``):
 * ``describe(requests) -> list[str]``: one answer per request, in order. It
   raises on failure; the runner then retries the batch item by item and
   records each item that still fails.
+
+Two kinds of failure. An error about an item (a video that does not decode,
+a request the server rejects for that item, time-outs after retries) is
+recorded in the cache's ``errors.jsonl`` and the run goes on. An error about
+the environment (the model or its processor cannot load, a package is
+missing, the server refuses connections or does not know the model, the
+credentials are refused, the GPU runs out of memory while loading) is a
+``DescriberEnvironmentError``: the runner stops at once, records nothing for
+the item, and the error's message names the model or URL and the likely fix.
 """
 from __future__ import annotations
 
@@ -26,7 +35,20 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-__all__ = ["DESCRIBERS", "DescribeRequest", "Describer", "make_describer", "register_describer"]
+__all__ = ["DESCRIBERS", "DescribeRequest", "Describer", "DescriberEnvironmentError", "make_describer",
+           "register_describer"]
+
+
+class DescriberEnvironmentError(OSError):
+    """The describer cannot work in this environment; no item is to blame.
+
+    Backends raise it for a model or processor that cannot load, a missing
+    package, a server that refuses connections or cannot be resolved, a 401 /
+    403 answer, a model the server does not serve, or running out of GPU
+    memory while loading. The runner stops the run on it (nothing goes to
+    ``errors.jsonl``) and ``sova describe`` prints the message and exits with
+    status 1. The message names the model or URL and the likely fix.
+    """
 
 
 @dataclass(frozen=True)

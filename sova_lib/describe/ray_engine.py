@@ -94,26 +94,27 @@ class DescribeWorker:
     def __call__(self, batch: dict) -> dict:
         rows = [int(row) for row in batch["row"]]
         if self.fatal:
-            return {"row": rows, "text": [""] * len(rows), "error": [""] * len(rows), "fatal": [self.fatal] * len(rows)}
+            return {"row": rows, "text": [""] * len(rows), "error": [""] * len(rows), "loaded": [True] * len(rows),
+                    "fatal": [self.fatal] * len(rows)}
         try:
             done = self._describe(batch)
         except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
             self.fatal = _pickled(err)
             return self(batch)
         return {"row": rows, "text": [done[r][0] for r in rows], "error": [done[r][1] for r in rows],
-                "fatal": [b""] * len(rows)}
+                "loaded": [done[r][2] for r in rows], "fatal": [b""] * len(rows)}
 
-    def _describe(self, batch: dict) -> dict[int, tuple[str, str]]:
+    def _describe(self, batch: dict) -> dict[int, tuple[str, str, bool]]:
         items = [item_from_json(str(text)) for text in batch["item"]]
         position = {item.id: int(row) for item, row in zip(items, batch["row"])}
-        done: dict[int, tuple[str, str]] = {}
+        done: dict[int, tuple[str, str, bool]] = {}
 
         def load(item: Item):
             request, error = build_request(item, self.fps, self.prompt)
             return (request, None) if error is None else (item.id, error)
 
-        def record(id: Any, text: str | None, error: str | None) -> None:
-            done[position[id]] = (text or "", "" if error is None else error)
+        def record(id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
+            done[position[id]] = (text or "", "" if error is None else error, by_describer)
 
         schedule_requests(self.describer, items, load, record, self.load_workers, None)
         return done
@@ -230,6 +231,7 @@ def describe_items_ray(
     show_progress: bool = True,
     verbose: bool = True,
     details: dict | None = None,
+    stop_after_same_failures: int = 5,
     on_start: Callable[[float], None] | None = None,
 ) -> RunSummary:
     """Describe ``items`` with the ``backend`` describer on a Ray actor pool into ``cache_dir`` (module docstring).
@@ -240,7 +242,7 @@ def describe_items_ray(
     ``load_workers`` decoding threads per actor. ``address``, ``num_cpus``
     and ``num_gpus``: see ``ray_session``. ``on_start(seconds)`` is told how
     long Ray took to start (0 when it was running). Other arguments as for
-    ``runner.describe_items``. ``DescriberStartError`` (or the describer's
+    ``runner.describe_items``. ``DescriberEnvironmentError`` (or the describer's
     own error) stops the run when an actor's describer cannot start.
     """
     if workers < 1 or batch_size < 1:
@@ -253,11 +255,11 @@ def describe_items_ray(
            "engine": {"name": "ray", "workers": workers, "gpus_per_worker": gpus_per_worker,
                       "cpus_per_worker": cpus_per_worker, "batch_size": batch_size}}
 
-    def schedule(todo: list[Item], record: Callable[[Any, str | None, str | None], None]) -> None:
+    def schedule(todo: list[Item], record: Callable[..., None]) -> None:
         ready = []
         for item in todo:
             if item.error is not None:
-                record(item.id, None, item.error)
+                record(item.id, None, item.error, False)
             else:
                 ready.append(item)
         if not ready:
@@ -265,18 +267,22 @@ def describe_items_ray(
         with ray_session(address, num_cpus, num_gpus) as session:
             if on_start is not None:
                 on_start(session.start_seconds)
-            for row, id, text, error in _stream(ready, backend, options, prompt, fps, workers, gpus_per_worker,
-                                                cpus_per_worker, batch_size, load_workers):
-                record(id, None if error else text, error or None)
+            for row, id, text, error, loaded in _stream(ready, backend, options, prompt, fps, workers,
+                                                        gpus_per_worker, cpus_per_worker, batch_size, load_workers):
+                record(id, None if error else text, error or None, loaded)
 
     return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
                           run_info=run, device=f"ray: {workers} x ({gpus_per_worker:g} GPU, {cpus_per_worker:g} CPU)",
-                          show_progress=show_progress, verbose=verbose, details=details)
+                          show_progress=show_progress, verbose=verbose, details=details,
+                          stop_after_same_failures=stop_after_same_failures)
 
 
 def _stream(ready, backend, options, prompt, fps, workers, gpus_per_worker, cpus_per_worker, batch_size,
             load_workers):
-    """Yield ``(row, id, text, error)`` for each of ``ready`` as the actor pool finishes it."""
+    """Yield ``(row, id, text, error, loaded)`` for each of ``ready`` as the actor pool finishes it.
+
+    ``loaded`` is false for an item whose frames could not be loaded (the runner's fail-fast rule leaves those out).
+    """
     import ray
     import ray.data
 
@@ -297,4 +303,4 @@ def _stream(ready, backend, options, prompt, fps, workers, gpus_per_worker, cpus
         if out["fatal"]:
             raise pickle.loads(out["fatal"])
         row = int(out["row"])
-        yield row, ready[row].id, str(out["text"]), str(out["error"])
+        yield row, ready[row].id, str(out["text"]), str(out["error"]), bool(out["loaded"])

@@ -14,10 +14,30 @@ The loop: frames are decoded by ``load_workers`` background threads, at most
 describer in batches of up to ``describer.max_batch_size``, with up to
 ``describer.max_concurrency`` calls in flight. Each answer is written and
 flushed as its call returns. A failing item is recorded and the run goes on;
-it ends with a summary.
+it ends with a summary. An empty or whitespace-only answer is kept, flagged
+``"empty": true`` in ``descriptions.jsonl`` and counted in the summary.
+
+Fail fast: a ``DescriberEnvironmentError`` from the describer (the model
+cannot load, the server is down, ...) stops the run at once; nothing is
+written to ``errors.jsonl`` for it, the manifest records ``stopped`` and the
+error goes to the caller. A run whose first ``stop_after_same_failures``
+described items all fail with one and the same message stops the same way
+(those failures are not recorded either), since that is rarely the items'
+fault. Failures while loading an item (a missing file) are always the item's.
+
+Engines: ``describe_items`` schedules the work in this process. The pieces
+that any engine shares are public: ``prepare_run`` (prompt and unique ids),
+``start_describer`` (the describer's optional ``load()``, once, before the
+first item), ``build_request`` (an item's frames into a request),
+``describe_batch`` (one describer call, item by item on failure),
+``schedule_requests`` (the loader threads and the call pool) and
+``run_into_cache`` (the cache folder, what is left to do, the fail-fast rule,
+each outcome appended, the manifest). ``sova_lib.describe.ray_engine`` runs the
+same pieces on a pool of Ray actors.
 """
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections import deque
@@ -27,12 +47,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from sova_lib.describe.cache import _now, cache_key, open_cache
-from sova_lib.describe.contract import Describer, DescribeRequest
+from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.prompts import Prompt
 from sova_lib.video.frames import sample_frames
 
-__all__ = ["IMAGE_SUFFIXES", "DescriberStartError", "Item", "RunSummary", "build_request", "describe_batch",
-           "describe_items", "load_item", "prepare_run", "run_into_cache", "schedule_requests", "start_describer"]
+__all__ = ["IMAGE_SUFFIXES", "Item", "RunSummary", "build_request", "describe_batch", "describe_items", "load_item",
+           "prepare_run", "run_into_cache", "schedule_requests", "start_describer"]
+
+logger = logging.getLogger(__name__)
+_CAPPED: set = set()  # (requested fps, video fps) pairs already warned about
 
 #: File suffixes read as single images (``is_video=False``); anything else is a video.
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
@@ -71,7 +94,10 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
 
     A video is sampled at ``fps`` frames per second of video with the paper's
     sampler (``sova_lib.video.sample_frames``); an image is one frame with no
-    timestamp. Raises ``FileNotFoundError`` for a missing file and the
+    timestamp. An ``fps`` above the video's own frame rate is capped at that
+    rate, with a warning (once per rate and video frame rate): sampling faster
+    than the video only repeats frames. The sampler's own repeats (a 1-frame
+    clip gives that frame twice) are kept. Raises ``FileNotFoundError`` for a missing file and the
     decoder's error for an unreadable one.
     """
     path = Path(item.path)
@@ -86,6 +112,13 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
             return [img.convert("RGB")], (), False
 
     frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse)
+    if fps > frames.fps:
+        key = (float(fps), float(frames.fps))
+        if key not in _CAPPED:
+            _CAPPED.add(key)
+            logger.warning("--fps %g is above the frame rate of %s (%g fps): sampling at %g fps instead "
+                           "(warned once per rate)", fps, path.name, frames.fps, frames.fps)
+        frames = sample_frames(path, rate=frames.fps, window=item.window, crop=item.crop, reverse=item.reverse)
     return list(frames.images), tuple(float(t) for t in frames.timestamps), True
 
 
@@ -96,6 +129,7 @@ class RunSummary:
     folder: Path
     described: int = 0
     failed: int = 0
+    empty: int = 0
     skipped_cached: int = 0
     skipped_failed: int = 0
     total_done: int = 0
@@ -113,6 +147,8 @@ class RunSummary:
             f"failed {self.failed} in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s)",
             f"  descriptions: {self.folder / 'descriptions.jsonl'} ({self.total_done} items)",
         ]
+        if self.empty:
+            lines.append(f"  {self.empty} of the {self.described} answers are empty (flagged \"empty\": true)")
         if self.skipped_failed:
             lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
                             "--retry-errors (retry_errors=True) tries them again")
@@ -122,25 +158,22 @@ class RunSummary:
         return "\n".join(lines)
 
 
-class DescriberStartError(RuntimeError):
-    """A describer that cannot start (its model does not load, its server is down or lacks the model).
-
-    Raised before any item is described; the run stops, since every item would fail the same way.
-    """
-
-
 def start_describer(describer: Describer) -> None:
     """Call the describer's optional ``load()`` (load the weights, check the server) once, before any item.
 
-    A failure raises ``DescriberStartError`` naming the backend and the cause.
+    Any failure raises ``DescriberEnvironmentError`` (a backend's own one as it is; any other error
+    named with the backend), which stops the run: every item would fail the same way.
     """
     load = getattr(describer, "load", None)
     if not callable(load):
         return
     try:
         load()
+    except DescriberEnvironmentError:
+        raise
     except Exception as err:  # noqa: BLE001 - any failure to start stops the run with its cause
-        raise DescriberStartError(f"the {describer.name} backend cannot start: {err}") from err
+        raise DescriberEnvironmentError(f"the {describer.name} backend cannot start: {type(err).__name__}: {err}") \
+            from err
 
 
 def build_request(item: Item, fps: float, prompt: Prompt,
@@ -168,25 +201,12 @@ def describe_batch(describer: Describer, batch: list[DescribeRequest]) -> list[t
             ok = isinstance(text, str)
             out.append((req.id, text if ok else None, None if ok else f"answer is {type(text).__name__}, not text"))
         return out
+    except DescriberEnvironmentError:
+        raise  # not the items' fault: the run stops
     except Exception as err:  # noqa: BLE001 - a backend may raise anything; it is recorded
         if len(batch) > 1:
             return [r for req in batch for r in describe_batch(describer, [req])]
         return [(batch[0].id, None, f"{type(err).__name__}: {err}")]
-
-
-def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable[Item]) -> tuple[Prompt, list[Item]]:
-    """The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt) and its items, checked for unique ids."""
-    if isinstance(prompt, str):
-        prompt = Prompt("custom", prompt, prompt, system_prompt or None)
-    elif system_prompt is not None:
-        raise ValueError("a Prompt carries its own system prompt; pass system_prompt only with plain text")
-    items = list(items)
-    seen: set = set()
-    for item in items:
-        if item.id in seen:
-            raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
-        seen.add(item.id)
-    return prompt, items
 
 
 def describe_items(
@@ -207,6 +227,7 @@ def describe_items(
     show_progress: bool = True,
     verbose: bool = True,
     details: dict | None = None,
+    stop_after_same_failures: int = 5,
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
@@ -218,8 +239,10 @@ def describe_items(
     ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
     (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
-    Before the first item the describer's optional ``load()`` runs once
-    (``start_describer``); ``DescriberStartError`` stops the run.
+    ``stop_after_same_failures`` (0: never) is the fail-fast rule of the
+    module docstring; a stop raises ``DescriberEnvironmentError``.
+
+    Before the first item the describer's optional ``load()`` runs once (``start_describer``).
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
@@ -228,7 +251,7 @@ def describe_items(
     run_info = getattr(describer, "run_info", None)
     device = getattr(describer, "device", None)
 
-    def schedule(todo: list[Item], record: Callable[[Any, str | None, str | None], None]) -> None:
+    def schedule(todo: list[Item], record: Callable[..., None]) -> None:
         start_describer(describer)
 
         def load(item: Item):
@@ -240,31 +263,53 @@ def describe_items(
     return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
                           run_info=run_info() if callable(run_info) else {},
                           device=None if device is None else str(device), show_progress=show_progress,
-                          verbose=verbose, details=details)
+                          verbose=verbose, details=details, stop_after_same_failures=stop_after_same_failures)
 
 
-def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path,
-                   schedule: Callable[[list[Item], Callable[[Any, str | None, str | None], None]], None], *,
+def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable[Item]) -> tuple[Prompt, list[Item]]:
+    """The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt) and its items, checked for unique ids."""
+    if isinstance(prompt, str):
+        prompt = Prompt("custom", prompt, prompt, system_prompt or None)
+    elif system_prompt is not None:
+        raise ValueError("a Prompt carries its own system prompt; pass system_prompt only with plain text")
+    items = list(items)
+    seen: set = set()
+    for item in items:
+        if item.id in seen:
+            raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
+        seen.add(item.id)
+    return prompt, items
+
+
+def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule: Callable[..., None], *,
                    retry_errors: bool = False, sync_every: float = 5.0, run_info: dict | None = None,
                    device: str | None = None, show_progress: bool = True, verbose: bool = True,
-                   details: dict | None = None) -> RunSummary:
+                   details: dict | None = None, stop_after_same_failures: int = 5) -> RunSummary:
     """Open the cache folder of ``key``, have ``schedule`` describe what it lacks, record each outcome.
 
     The part of a run that every engine shares: ``schedule(todo, record)``
     gets the items not yet in the cache (nor failed before, unless
-    ``retry_errors``) and calls ``record(id, text, None)`` or
-    ``record(id, None, error)`` once per item, from this thread; each outcome
-    is appended to the cache at once, and the manifest is kept current.
+    ``retry_errors``), only when there are some, and calls
+    ``record(id, text, None)`` or ``record(id, None, error)`` once per item
+    from this thread (``record(id, None, error, False)`` for an item that
+    could not be loaded, which the fail-fast rule leaves out). Each outcome is
+    appended at once and the manifest is kept current; a
+    ``DescriberEnvironmentError`` is written to the manifest as ``stopped`` and
+    raised.
     """
     with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every, device=device) as cache:
         cache.manifest_data.update(run=run_info or {}, started=_now())
-        summary = _run(items, cache, retry_errors, schedule, show_progress)
+        try:
+            summary = _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures)
+        except DescriberEnvironmentError as err:
+            cache.update_manifest(stopped={"time": _now(), "reason": str(err)})
+            raise
     if verbose:
         print(summary)
     return summary
 
 
-def _run(items, cache, retry_errors, schedule, show_progress) -> RunSummary:
+def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures=0) -> RunSummary:
     """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
     from tqdm.auto import tqdm
 
@@ -287,21 +332,50 @@ def _run(items, cache, retry_errors, schedule, show_progress) -> RunSummary:
         update_totals()
         rate = round(summary.items_per_s, 4)
         cache.update_manifest(last_run={"described": summary.described, "failed": summary.failed,
+                                        "empty": summary.empty,
                                         "skipped_cached": summary.skipped_cached,
                                         "seconds": round(summary.seconds, 3), "items_per_s": rate},
                               throughput_items_per_s=rate)
 
-    def record(id: Any, text: str | None, error: str | None) -> None:
+    held: list[tuple[Any, str]] = []  # describer failures held back while the fail-fast rule may apply
+    rule = {"on": stop_after_same_failures > 0}
+
+    def release() -> None:
+        rule["on"] = False
+        while held:
+            id, error = held.pop(0)
+            keep(id, None, error, shown=True)
+
+    def record(id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
+        if rule["on"] and by_describer:
+            if error is None:
+                release()
+            else:
+                held.append((id, error))
+                bar.update(1)
+                if len(held) < stop_after_same_failures:
+                    return
+                if len({message for _, message in held}) == 1:
+                    raise DescriberEnvironmentError(
+                        f"stopped: the first {len(held)} items all failed with the same error, which points at "
+                        f"the describer or its environment rather than the items: {error}")
+                release()
+                return
+        keep(id, text, error)
+
+    def keep(id: Any, text: str | None, error: str | None, shown: bool = False) -> None:
         nonlocal last_update
         if error is None:
             cache.add(id, text)
             summary.described += 1
+            summary.empty += not text.strip()
         else:
             cache.add_error(id, error)
             summary.failed += 1
             summary.failures[id] = error
             bar.set_postfix(failed=summary.failed, refresh=False)
-        bar.update(1)
+        if not shown:
+            bar.update(1)
         if time.monotonic() - last_update >= cache.sync_every:
             update_manifest()
             last_update = time.monotonic()
@@ -315,6 +389,7 @@ def _run(items, cache, retry_errors, schedule, show_progress) -> RunSummary:
         try:
             if todo:
                 schedule(todo, record)
+            release()  # fewer held failures than the rule needs: they are the items'
         finally:
             if changes:
                 update_manifest()
@@ -365,7 +440,7 @@ def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> 
                     if error is None:
                         ready.append(request)
                     else:
-                        record(request, None, error)  # ``request`` is the item's id here
+                        record(request, None, error, False)  # ``request`` is the item's id here
                 else:
                     calls.pop(fut)
                     for id, text, error in fut.result():

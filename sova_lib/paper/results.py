@@ -8,6 +8,9 @@ Three kinds of rows meet here, and each keeps its name:
 * **baseline** rows, computed from the benchmark metadata alone
   (``baseline_rows``): ``prevalence`` (the paper's Random row),
   ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluate``).
+* **embeddings** rows (``contrastive.find_embedding_caches``,
+  ``contrastive.embedding_rows``): frame vectors of a contrastive model
+  (``sova embed``), matched to the paper's contrastive rows by model id.
 * **description cache** rows (``cache_scan.find_description_caches``,
   ``evaluate_cache``): a folder ``<cache>/descriptions/<name>__<hash>/``
   holding ``descriptions.jsonl`` and ``manifest.json`` as ``sova describe``
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 from sova_lib.evaluate import BASELINES, baseline, evaluate
 from sova_lib.items import embed_descriptions
 from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
+from sova_lib.paper.contrastive import paper_model
 from sova_lib.paper.tables import write_table
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, write_record
@@ -171,7 +175,8 @@ def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed
     """The records of the paper's setting (sentences, maximum cosine) and the baselines, from a collected table.
 
     Rows come in the order they were computed: baselines (in ``BASELINES``
-    order), then caches by folder name, each over ``protocols`` in order.
+    order), then description and frame-embedding caches by folder name, each
+    over ``protocols`` in order.
     """
     import pandas as pd
 
@@ -179,6 +184,8 @@ def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed
     baselines = select_rows(frame, kind="baseline", encoder=(encoder, None), **run)
     caches = select_rows(frame, kind="description cache", encoder=encoder, aggregate="max",
                          text_split="sentences", ties=ties, **run)
+    vectors = select_rows(frame, kind="embeddings", ties=ties, **run)
+    caches = pd.concat([caches, vectors[vectors["cache"].notna()]], ignore_index=True)
     where = {p: k for k, p in enumerate(protocols)}
     baselines = baselines.assign(_a=baselines["baseline"].map({b: k for k, b in enumerate(BASELINES)}),
                                  _b=baselines["protocol"].map(where))
@@ -231,6 +238,9 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
         elif r["kind"] == "description cache":
             key = _cache_key(r.get("model", ""), r.get("prompt", ""))
             key = key if key in out else None
+        elif r["kind"] == "embeddings":
+            key = (paper_model(r.get("model") or ""), "")
+            key = key if key in out else None
         else:
             key = None
         if key is None:
@@ -242,6 +252,8 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
             target["computed as"] = r["source"]
         if r["kind"] == "description cache":
             target["computed as"] = f"{r['source']}; encoder {r['encoder']}; cache {r['cache']}"
+        elif r["kind"] == "embeddings" and r.get("cache"):
+            target["computed as"] = f"{r['source']}; cache {r['cache']}"
         target[f"{r['protocol']} here"] = r["value"]
         target[f"{r['protocol']} CI low"] = r.get("ci_low", np.nan)
         target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from sova_lib.cli import main
-from sova_lib.describe.contract import make_describer
+from sova_lib.describe.contract import DescriberEnvironmentError, make_describer
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray, item_from_json, item_to_json, ray_session
-from sova_lib.describe.runner import DescriberStartError, Item, describe_items
+from sova_lib.describe.runner import Item, describe_items
 from sova_lib.video.frames import example_videos
 from tests.describe.backends.test_openai import ChatServer
 from tests.paths import ROOT
@@ -182,15 +182,15 @@ def test_a_wrong_model_id_stops_the_run_with_the_local_engines_message(ray_addre
     try:
         items = [Item(p.stem, p) for p in example_videos()]
         options = {"model": "org/other", "base_url": server.url}
-        with pytest.raises(DescriberStartError) as local:
+        with pytest.raises(DescriberEnvironmentError) as local:
             describe_items(make_describer("openai", **options), items, tmp_path / "local", prompt="Describe.",
                            show_progress=False, verbose=False)
-        with pytest.raises(DescriberStartError) as remote:
+        with pytest.raises(DescriberEnvironmentError) as remote:
             describe_items_ray("openai", options, items, tmp_path / "ray", prompt="Describe.", workers=1,
                                show_progress=False, verbose=False)
         assert str(remote.value) == str(local.value) == (
-            f"the openai backend cannot start: {server.url} does not serve the model 'org/other'; "
-            "it serves 'org/vlm'")
+            f"{server.url} does not serve the model 'org/other'; it serves 'org/vlm'. "
+            "Fix: pass one of those names as --model, or start the server with this model")
         assert not [r for r in server.requests if r["path"].endswith("/chat/completions")]
         (folder,) = (tmp_path / "ray" / "descriptions").iterdir()
         assert (folder / "descriptions.jsonl").read_text() == "" and (folder / "errors.jsonl").read_text() == ""

@@ -20,16 +20,37 @@ text wherever it is served). Each request is::
 Frames are sent at their own size as JPEG (quality ``jpeg_quality``).
 Decoding is greedy (``temperature=0``).
 
-``load()`` (run once before the first item) asks each endpoint for
-``GET {base_url}/models``: an endpoint that cannot be reached, or that lists
-its models without ``model``, raises ``OpenAIError`` and the run stops; an
-endpoint without that route is taken as it is.
+``video_input="video"`` sends a video's frames as one video instead of one
+image per frame: a single ``{"type": "video_url", "video_url": {"url":
+"data:video/jpeg;base64,<frame 1>,<frame 2>,..."}}`` part, the form vLLM's
+OpenAI server reads as a list of JPEG frames (``VideoMediaIO.load_base64`` in
+``vllm/multimodal/media/video.py`` splits the data on commas; newer releases
+keep at most ``num_frames`` of them, 32 unless the server was started with
+``--media-io-kwargs '{"video": {"num_frames": -1}}'``). Images always go as
+``image_url``. With the default ``"frames"``, a multi-frame request needs a
+server that accepts that many images per prompt (vLLM:
+``--limit-mm-per-prompt '{"image": 64}'``). ``extra_body`` is merged into
+every request body (vLLM reads sampling options such as
+``repetition_penalty`` and ``mm_processor_kwargs`` there). Both are part of
+``config()``, so the cache key records them.
 
-Failures: HTTP 408, 429 and 5xx, connection errors and time-outs are retried
-up to ``max_retries`` times, waiting ``Retry-After`` when the server sends it
-and otherwise ``min(backoff_max, backoff_base * 2**attempt)`` seconds times a
-jitter factor in [0.5, 1) drawn from ``rng``. Any other 4xx fails the item at
-once with the server's message.
+Failures about the server, not the item, stop the run at once
+(``DescriberEnvironmentError``, nothing recorded for the item): a refused
+connection (no server listening at ``base_url``), a host name that does not
+resolve, HTTP 401 / 403 (the API key), and HTTP 404 (a model the server does
+not serve, or a ``base_url`` without ``/v1``). HTTP 408, 429 and 5xx, other
+connection errors (reset, closed) and time-outs are retried up to
+``max_retries`` times, waiting ``Retry-After`` when the server sends it and
+otherwise ``min(backoff_max, backoff_base * 2**attempt)`` seconds times a
+jitter factor in [0.5, 1) drawn from ``rng``; then the item fails. Any other
+4xx (e.g. 400: a request too long for the model) fails the item at once with
+the server's message.
+
+``load()`` (run once before the first item) asks each endpoint for
+``GET {base_url}/models``: an endpoint that refuses the connection, or that
+lists its models without ``model``, raises ``DescriberEnvironmentError`` and
+the run stops before any request; an endpoint without that route is taken as
+it is (its answers will tell).
 
 The API key is read from the environment variable ``api_key_env``
 (``OPENAI_API_KEY`` by default, as the OpenAI client does) when each request
@@ -46,12 +67,13 @@ import http.client
 import io
 import json
 import os
+import socket
 import threading
 import time
 from typing import Any, Callable, Sequence
 from urllib.parse import urlsplit
 
-from sova_lib.describe.contract import DescribeRequest
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 
 __all__ = ["OpenAIDescriber", "OpenAIError", "encode_jpeg"]
 
@@ -120,6 +142,8 @@ class OpenAIDescriber:
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
         jpeg_quality: int = 90,
+        video_input: str = "frames",
+        extra_body: dict | None = None,
         rng: Any = None,
         sleep: Callable[[float], None] = time.sleep,
     ):
@@ -144,6 +168,13 @@ class OpenAIDescriber:
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
         self.jpeg_quality = int(jpeg_quality)
+        if video_input not in ("frames", "video"):
+            raise ValueError(f"video_input must be 'frames' or 'video', got {video_input!r}")
+        self.video_input = video_input
+        self.extra_body = dict(extra_body or {})
+        reserved = {"model", "messages", "temperature", "max_tokens"} & set(self.extra_body)
+        if reserved:
+            raise ValueError(f"extra_body cannot set {sorted(reserved)}: they are options of the backend")
         self._rng = rng if rng is not None else np.random.default_rng(0)
         self._rng_lock = threading.Lock()
         self._sleep = sleep
@@ -153,8 +184,13 @@ class OpenAIDescriber:
 
     def config(self) -> dict:
         """The settings that change the text (hashed into the cache key)."""
-        return {"model": self.model, "max_new_tokens": self.max_new_tokens, "temperature": 0.0,
-                "image_format": "jpeg", "jpeg_quality": self.jpeg_quality}
+        config = {"model": self.model, "max_new_tokens": self.max_new_tokens, "temperature": 0.0,
+                  "image_format": "jpeg", "jpeg_quality": self.jpeg_quality}
+        if self.video_input != "frames":
+            config["video_input"] = self.video_input
+        if self.extra_body:
+            config["extra_body"] = dict(self.extra_body)
+        return config
 
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
@@ -166,13 +202,16 @@ class OpenAIDescriber:
         messages = []
         if request.system_prompt:
             messages.append({"role": "system", "content": request.system_prompt})
-        content: list[dict] = [
-            {"type": "image_url", "image_url": {"url": encode_jpeg(frame, self.jpeg_quality)}}
-            for frame in request.frames
-        ]
+        urls = [encode_jpeg(frame, self.jpeg_quality) for frame in request.frames]
+        if request.is_video and self.video_input == "video":
+            frames = ",".join(url.removeprefix("data:image/jpeg;base64,") for url in urls)
+            content: list[dict] = [{"type": "video_url", "video_url": {"url": "data:video/jpeg;base64," + frames}}]
+        else:
+            content = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
         content.append({"type": "text", "text": request.prompt})
         messages.append({"role": "user", "content": content})
-        return {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_new_tokens}
+        return {**self.extra_body, "model": self.model, "messages": messages, "temperature": 0,
+                "max_tokens": self.max_new_tokens}
 
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
         return [self._describe_one(r) for r in requests]
@@ -186,8 +225,10 @@ class OpenAIDescriber:
                 conn.request("GET", endpoint.root + "/models", headers=self._headers())
                 response = conn.getresponse()
                 status, data = response.status, response.read()
-            except (OSError, http.client.HTTPException) as err:
-                raise OpenAIError(f"cannot reach {endpoint.url}: {type(err).__name__}: {err}") from None
+            except (ConnectionRefusedError, socket.gaierror) as err:
+                raise self._unreachable(endpoint, err) from None  # the message a first request would give
+            except (OSError, http.client.HTTPException):
+                continue  # a slow or flaky answer: the requests themselves retry
             finally:
                 conn.close()
             if status != 200:
@@ -197,8 +238,10 @@ class OpenAIDescriber:
             except (ValueError, KeyError, TypeError):
                 continue
             if self.model not in served:
-                raise OpenAIError(f"{endpoint.url} does not serve the model {self.model!r}; "
-                                  f"it serves {', '.join(map(repr, served)) or 'no model'}")
+                raise DescriberEnvironmentError(
+                    f"{endpoint.url} does not serve the model {self.model!r}; it serves "
+                    f"{', '.join(map(repr, served)) or 'no model'}. Fix: pass one of those names as --model, "
+                    "or start the server with this model")
         return self
 
     def _acquire(self) -> _Endpoint:
@@ -274,6 +317,8 @@ class OpenAIDescriber:
                 conns.pop(endpoint.url, None)
                 stale = reused and isinstance(err, (http.client.RemoteDisconnected, ConnectionResetError,
                                                     BrokenPipeError))
+                if isinstance(err, (ConnectionRefusedError, socket.gaierror)):
+                    raise self._unreachable(endpoint, err) from None
                 if fresh or not stale:  # a kept-alive connection the server closed is reopened at once
                     raise _Retry(f"{type(err).__name__}: {err}") from None
         if status == 200:
@@ -281,7 +326,34 @@ class OpenAIDescriber:
         message = _server_message(data)
         if status in _RETRY_STATUS or status >= 500:
             raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(retry_after))
+        if status in (401, 403, 404):
+            raise self._refused(endpoint, status, message)
         raise OpenAIError(f"HTTP {status} from {endpoint.url}/chat/completions: {message}")
+
+
+    def _unreachable(self, endpoint: _Endpoint, err: OSError) -> DescriberEnvironmentError:
+        url = f"{endpoint.url}/chat/completions"
+        if isinstance(err, socket.gaierror):
+            why = f"the host name {endpoint.host!r} does not resolve ({err})"
+            fix = "check the host in --base-url"
+        else:
+            port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+            why = f"nothing accepts connections at {endpoint.host}:{port}"
+            fix = (f"start the server (e.g. `vllm serve {self.model} --port {endpoint.port or 8000}`), wait until "
+                   f"{endpoint.url}/models answers, or fix --base-url")
+        return DescriberEnvironmentError(f"cannot reach {url} for model {self.model!r}: {why}. Fix: {fix}.")
+
+    def _refused(self, endpoint: _Endpoint, status: int, message: str) -> DescriberEnvironmentError:
+        url = f"{endpoint.url}/chat/completions"
+        if status == 404:
+            fix = (f"the server does not serve a model named {self.model!r} (see {endpoint.url}/models for the "
+                   "names it serves; vLLM serves the id given to `vllm serve` unless --served-model-name is "
+                   "set), or --base-url lacks its /v1 path")
+        else:
+            fix = (f"the server refused the credentials: put a valid API key in the environment variable "
+                   f"{self.api_key_env} (--api-key-env names another variable)")
+        return DescriberEnvironmentError(f"HTTP {status} from {url} for model {self.model!r}: "
+                                         f"{message.rstrip('.')}. Fix: {fix}.")
 
 
 def _answer_text(data: bytes) -> str:

@@ -57,12 +57,13 @@ from sova_lib.describe.backends.minicpm import MiniCPMVChat
 from sova_lib.describe.backends.transformers_models import (
     explain_load_error,
     offline_mode,
+    preflight,
     resolve_device,
     resolve_dtype,
     resolve_family,
     resolve_revision,
 )
-from sova_lib.describe.contract import DescribeRequest
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.video.frames import to_rgb_image
 
 __all__ = ["TransformersDescriber", "video_metadata"]
@@ -83,16 +84,18 @@ def video_metadata(timestamps: Sequence[float], width: int, height: int) -> dict
     frame, so ``n / duration`` = 1 / spacing is the sampling rate that
     Qwen2.5-VL turns into its temporal position step. Without timestamps the
     frames are taken as one second apart (the paper's default rate), with a
-    warning.
+    warning. Repeated times (the sampler's repeated frames) are allowed and
+    kept; decreasing ones are not.
     """
     times = [float(t) for t in timestamps]
-    if len(times) < 2:
-        step = 1.0
-    else:
-        gaps = sorted(b - a for a, b in zip(times, times[1:]))
-        step = gaps[len(gaps) // 2]
-        if step <= 0:
-            raise ValueError(f"frame timestamps must increase; got {times}")
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    if any(gap < 0 for gap in gaps):
+        raise ValueError(f"frame timestamps must not decrease; got {times}")
+    # The paper's sampler repeats frames when it asks for more than the clip has (a 1-frame clip gives
+    # frames [0, 0]; a rate above the video's): repeats are shown as sampled, and the spacing is that of
+    # the distinct times (1 s when there is only one).
+    steps = sorted(gap for gap in gaps if gap > 0)
+    step = steps[len(steps) // 2] if steps else 1.0
     indices = [int(round(t * 1000.0)) for t in times]
     total = max(int(round((times[-1] + step) * 1000.0)) if times else 1000, indices[-1] + 1 if indices else 1)
     return {"total_num_frames": total, "fps": 1000.0, "duration": total / 1000.0, "frames_indices": indices,
@@ -108,6 +111,9 @@ class TransformersDescriber:
         max_new_tokens: at most this many generated tokens per answer (the paper: 1024).
         dtype: ``"auto"`` (bfloat16 on GPU, float32 on CPU), ``"bfloat16"``, ``"float16"`` or ``"float32"``.
         device: ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
+        device_map: ``"auto"`` spreads a model too large for one GPU over every visible GPU (and CPU
+            memory after them) with accelerate (``sova describe --device-map auto``); also
+            ``"balanced"``, ``"sequential"`` or a dict as ``from_pretrained`` takes it. Overrides ``device``.
         batch_size: requests per ``generate`` call (``max_batch_size``).
         family: ``"image-text-to-text"`` or ``"minicpm-v"``; default from the model id.
         trust_remote_code: default ``True`` for MiniCPM-V, ``False`` otherwise.
@@ -124,7 +130,7 @@ class TransformersDescriber:
 
     def __init__(self, model: str, revision: str | None = None, max_new_tokens: int | None = 1024,
                  dtype: str | None = "auto", device: str | None = "auto", batch_size: int | None = 1,
-                 family: str | None = None,
+                 family: str | None = None, device_map: str | dict | None = None,
                  trust_remote_code: bool | None = None, attn_implementation: str | None = None,
                  processor_kwargs: dict | None = None, video_input: str = "auto", frame_packing: int | None = None,
                  generate_kwargs: dict | None = None, cache_dir: str | None = None):
@@ -150,6 +156,7 @@ class TransformersDescriber:
             raise ValueError("frame_packing applies to the MiniCPM-V chat path only")
         self.max_new_tokens = int(max_new_tokens)
         self.batch_size = self.max_batch_size = int(batch_size)
+        self.device_map = device_map
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.trust_remote_code = (self.family == "minicpm-v") if trust_remote_code is None else bool(trust_remote_code)
@@ -184,9 +191,20 @@ class TransformersDescriber:
             config["attn_implementation"] = self.attn_implementation
         return config
 
+    def run_info(self) -> dict:
+        """Where the model runs (manifest, not the cache key): device, device_map, attention."""
+        info: dict = {"device": self.device}
+        if self.device_map is not None:
+            info["device_map"] = self.device_map
+        model = getattr(self._engine, "model", None)
+        if hasattr(model, "parameters"):
+            info["devices_used"] = sorted({str(p.device) for p in model.parameters()})
+        return info
+
     def load(self) -> "TransformersDescriber":
         """Load the model now (``describe`` does it on first use)."""
         if self._engine is None:
+            preflight(self.model, revision=self.revision, cache_dir=self.cache_dir)
             if self.family == "minicpm-v":
                 engine = MiniCPMVChat(self)
             else:
@@ -221,7 +239,8 @@ class TransformersDescriber:
     def load_error(self, what: str, error: Exception) -> Exception:
         """An error that says why ``what`` (e.g. ``"model"``) did not load and what to do."""
         return explain_load_error(what, error, model=self.model, revision=self.revision, cache_dir=self.cache_dir,
-                                  trust_remote_code=self.trust_remote_code)
+                                  trust_remote_code=self.trust_remote_code,
+                                  device=self.device if self.device_map is None else "the GPUs")
 
 
 class _ImageTextToText:
@@ -247,18 +266,26 @@ class _ImageTextToText:
             raise owner.load_error("processor", error) from error
         tokenizer = getattr(self.processor, "tokenizer", None)
         if tokenizer is None:
-            raise OSError(f"the processor of {owner.model!r} has no tokenizer: is it a vision-language model?")
+            raise DescriberEnvironmentError(
+                f"the processor of {owner.model!r} has no tokenizer: is it a vision-language model?")
         tokenizer.padding_side = "left"
         has_video = getattr(self.processor, "video_processor", None) is not None
         if owner.video_input == "video" and not has_video:
-            raise ValueError(f"{owner.model!r} has no video processor: use video_input='images' or 'auto'")
+            raise DescriberEnvironmentError(
+                f"{owner.model!r} has no video processor: use video_input='images' or 'auto'")
         self.videos_as_videos = has_video and owner.video_input != "images"
 
         kwargs = dict(common, dtype=getattr(torch, owner.dtype))
         if owner.attn_implementation:
             kwargs["attn_implementation"] = owner.attn_implementation
-        use_device_map = owner.device != "cpu" and _accelerate_available()
-        if use_device_map:
+        use_device_map = owner.device_map is not None or (owner.device != "cpu" and _accelerate_available())
+        if owner.device_map is not None:
+            if not _accelerate_available():
+                raise DescriberEnvironmentError(
+                    f"device_map={owner.device_map!r} for {owner.model!r} needs the accelerate package: "
+                    "pip install -r requirements.txt")
+            kwargs["device_map"] = owner.device_map
+        elif use_device_map:
             kwargs["device_map"] = owner.device
         try:
             model = AutoModelForImageTextToText.from_pretrained(owner.model, **kwargs)
@@ -295,7 +322,13 @@ class _ImageTextToText:
         """The processor's tensors for ``requests`` (one kind of input), on the model's device."""
         import torch
 
-        kwargs: dict = {"text": self.render(requests), "padding": True, "return_tensors": "pt"}
+        texts = self.render(requests)
+        kwargs: dict = {"text": texts, "padding": True, "return_tensors": "pt"}
+        # As apply_chat_template(tokenize=True) does: a template that renders BOS itself must not get a
+        # second one from the tokenizer (Gemma 3, Idefics3 and other Llama-style tokenizers add one).
+        bos = getattr(self.processor.tokenizer, "bos_token", None)
+        if bos and all(text.startswith(bos) for text in texts):
+            kwargs["add_special_tokens"] = False
         frames = [[to_rgb_image(frame) for frame in request.frames] for request in requests]
         if self._kind(requests[0]) == "video":
             kwargs["videos"] = [[clip] for clip in frames]

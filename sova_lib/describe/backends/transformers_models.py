@@ -14,11 +14,16 @@ import os
 import re
 from pathlib import Path
 
+from sova_lib.describe.contract import DescriberEnvironmentError
+
 __all__ = [
     "FAMILIES",
     "explain_load_error",
+    "load_error_cause",
+    "missing_package",
     "missing_torchvision",
     "offline_mode",
+    "preflight",
     "resolve_device",
     "resolve_dtype",
     "resolve_family",
@@ -40,30 +45,35 @@ def offline_mode() -> bool:
     return _env_true("HF_HUB_OFFLINE") or _env_true("TRANSFORMERS_OFFLINE")
 
 
+def _remote_code_minicpm(model: str) -> bool:
+    """Whether a hub id names a MiniCPM-V release that runs only through its own code (up to 4.5).
+
+    transformers has MiniCPM-V 4.6 and later natively (``minicpmv4_6``, ``minicpmv4_7``), so
+    ``openbmb/MiniCPM-V-4_6`` takes the image-text-to-text path like any native model.
+    """
+    found = re.match(r"openbmb/minicpm-(?:llama3-)?v(?:-(\d+)(?:[._](\d+))?)?(?![.\d])", str(model),
+                     flags=re.IGNORECASE)
+    if not found:
+        return False
+    major, minor = int(found.group(1) or 0), int(found.group(2) or 0)
+    return (major, minor) < (4, 6)
+
+
 def resolve_family(model: str, family: str | None = None) -> str:
     """The describer path for ``model``: ``family`` if given, else from the id or folder.
 
-    ``openbmb/MiniCPM-V*`` ids (any case) and local folders whose
-    ``config.json`` has ``"model_type": "minicpmv"`` give ``"minicpm-v"``;
-    everything else ``"image-text-to-text"``.
+    Hub ids of MiniCPM-V up to 4.5 (``openbmb/MiniCPM-V-4_5``, ``openbmb/MiniCPM-V-2_6``,
+    ``openbmb/MiniCPM-Llama3-V-2_5``; any case) and local folders whose ``config.json`` has
+    ``"model_type": "minicpmv"`` give ``"minicpm-v"``; everything else, MiniCPM-V 4.6 and later
+    included (native in transformers), ``"image-text-to-text"``.
     """
     if family is not None:
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r} for the transformers backend; choose one of {list(FAMILIES)}")
         return family
-    if re.match(r"openbmb/minicpm-v", str(model), flags=re.IGNORECASE):
+    if _remote_code_minicpm(model):
         return "minicpm-v"
-    config = Path(str(model)).expanduser() / "config.json"
-    if config.is_file():
-        import json
-
-        try:
-            model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
-        except (OSError, ValueError):
-            model_type = None
-        if model_type == "minicpmv":
-            return "minicpm-v"
-    return "image-text-to-text"
+    return "minicpm-v" if _model_type(model) == "minicpmv" else "image-text-to-text"
 
 
 def resolve_revision(model: str, revision: str | None = None, cache_dir: str | None = None) -> str | None:
@@ -142,37 +152,160 @@ def resolve_dtype(dtype: str, device: str) -> str:
     return name
 
 
-def explain_load_error(what: str, error: Exception, *, model: str, revision: str | None = None,
-                       cache_dir: str | None = None, trust_remote_code: bool | None = None) -> OSError:
-    """An ``OSError`` that says why the ``what`` (e.g. ``"model"``) of ``model`` did not load and what to do.
+#: Remote-code model types this backend knows another route for (README, "Models of the paper").
+_OTHER_ROUTES = {
+    "internvl_chat": ("the original InternVL checkpoints ship their own code; use the transformers-native "
+                      "checkpoint of the same model (its id ends in -HF, e.g. OpenGVLab/InternVL3_5-8B-HF), or "
+                      "serve the original with `vllm serve OpenGVLab/InternVL3_5-8B --trust-remote-code` and "
+                      "describe with --backend openai"),
+    "minicpmv": ("MiniCPM-V up to 4.5 runs through its own code: --backend-option family=minicpm-v in an "
+                 "environment with the transformers version its model card names, or `vllm serve "
+                 "openbmb/MiniCPM-V-4_5 --trust-remote-code` and --backend openai"),
+}
+_CAUSES = ("out-of-memory", "flash-attn", "missing-package", "remote-code", "path", "hub-offline", "hub")
 
-    The advice depends on the cause: torchvision missing for a video processor, a local folder that holds
-    no model, offline mode with the model not in the Hugging Face cache, a hub id that could not be
-    fetched, or model code that needs ``trust_remote_code=True``.
-    """
-    where = f"{model!r}" + (f" at revision {revision!r}" if revision else "")
-    message = f"could not load the {what} of {where}: {type(error).__name__}: {error}\n"
-    folder = Path(model).expanduser()
+
+def _model_type(model: str) -> str | None:
+    config = Path(str(model)).expanduser() / "config.json"
+    if config.is_file():
+        import json
+
+        try:
+            return json.loads(config.read_text(encoding="utf-8")).get("model_type")
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+def missing_package(error: Exception) -> str | None:
+    """The name of the package whose absence caused ``error``, or None."""
     if missing_torchvision(error):
-        message += ("This model's processor handles video, and transformers' video processors need "
-                    "torchvision: install the torchvision release that matches your torch "
-                    "(torch 2.13 -> torchvision 0.28; a build for the same CUDA or CPU variant), or use an "
-                    "image-only model.")
-    elif folder.is_absolute() or model.startswith((".", "~")) or folder.exists():
-        message += (f"No usable model folder at {folder}: check the path, or pass a hub id "
-                    "such as Qwen/Qwen2.5-VL-7B-Instruct.")
-    elif offline_mode():
+        return "torchvision"
+    text = str(error)
+    found = re.search(r"No module named '([A-Za-z0-9_]+)", text)
+    if found:
+        return found.group(1).replace("_", "-")
+    found = re.search(r"(?:requires? the following packages?|packages? that (?:were|was) not found in your "
+                      r"environment)[^:]*:\s*([A-Za-z0-9_.\-]+)", text)
+    if found:
+        return found.group(1).rstrip(".")
+    found = re.search(r"requires? the ([A-Za-z0-9_\-]+) library", text)
+    if found:
+        return found.group(1)
+    if isinstance(error, ImportError) and getattr(error, "name", None):
+        return str(error.name).split(".")[0].replace("_", "-")
+    return None
+
+
+def load_error_cause(error: Exception, model: str) -> str:
+    """Why ``model`` did not load: one of ``out-of-memory``, ``flash-attn``, ``missing-package``,
+    ``remote-code``, ``path``, ``hub-offline`` (offline and not in the local cache) or ``hub`` (anything
+    else about fetching it: a wrong id, no network, a gated model)."""
+    text = f"{type(error).__name__}: {error}"
+    lower = text.lower()
+    if type(error).__name__ == "OutOfMemoryError" or "out of memory" in lower:
+        return "out-of-memory"
+    if "flash_attn" in lower or "flash-attn" in lower or "flashattention" in lower:
+        return "flash-attn"
+    if missing_package(error) is not None:
+        return "missing-package"
+    if (_model_type(model) in _OTHER_ROUTES or "trust_remote_code" in lower or "remote code" in lower
+            or "does not recognize this architecture" in lower or "unrecognized configuration class" in lower):
+        return "remote-code"
+    folder = Path(model).expanduser()
+    if folder.is_absolute() or model.startswith((".", "~")) or folder.exists():
+        return "path"
+    return "hub-offline" if offline_mode() else "hub"
+
+
+def preflight(model: str, *, revision: str | None = None, cache_dir: str | None = None) -> None:
+    """Fail in well under a second, before torch and transformers are imported, when the model cannot be there.
+
+    Raises ``DescriberEnvironmentError`` (``explain_load_error``) for a local path with no
+    ``config.json``; for the original InternVL checkpoints (``OpenGVLab/InternVL*`` ids not ending in
+    ``-HF``), whose own code transformers' image-text-to-text classes cannot run, before gigabytes are
+    downloaded; and, in offline mode, for a hub id whose ``config.json`` is not in the local Hugging Face
+    cache. Anything else is left to ``from_pretrained``.
+    """
+    if re.match(r"opengvlab/internvl", str(model), flags=re.IGNORECASE) and not str(model).lower().endswith("-hf"):
+        raise explain_load_error("model", ValueError("the original InternVL checkpoints are remote code, not a "
+                                                     "transformers image-text-to-text model"),
+                                 model=str(model), revision=revision, cache_dir=cache_dir)
+    folder = Path(str(model)).expanduser()
+    if folder.is_absolute() or str(model).startswith((".", "~")) or folder.exists():
+        if not (folder / "config.json").is_file():
+            raise explain_load_error("model", FileNotFoundError(f"{folder / 'config.json'} does not exist"),
+                                     model=str(model), revision=revision, cache_dir=cache_dir)
+        return
+    if not offline_mode():
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(str(model), "config.json", cache_dir=cache_dir, revision=revision)
+    except Exception:  # an id the cache cannot parse: from_pretrained will say what is wrong
+        return
+    if not isinstance(found, str):
+        raise explain_load_error("model", FileNotFoundError("config.json is not in the local Hugging Face cache"),
+                                 model=str(model), revision=revision, cache_dir=cache_dir)
+
+
+def explain_load_error(what: str, error: Exception, *, model: str, revision: str | None = None,
+                       cache_dir: str | None = None, trust_remote_code: bool | None = None,
+                       device: str | None = None) -> DescriberEnvironmentError:
+    """A ``DescriberEnvironmentError`` (an ``OSError``) saying why the ``what`` (e.g. ``"model"``) of
+    ``model`` did not load and what to do, by cause (``load_error_cause``): a missing package (torchvision
+    for video processors, num2words, accelerate, ...), flash-attn, running out of GPU memory, model code
+    this transformers cannot run (remote code, the original InternVL and MiniCPM-V checkpoints), a local
+    folder that holds no model, offline mode with the model not in the local cache, or the Hub.
+    """
+    cause = load_error_cause(error, model)
+    where = f"{model!r}" + (f" at revision {revision!r}" if revision else "")
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    detail = (detail if len(detail) <= 300 else detail[:297] + "...").rstrip(".")
+    head = f"could not load the {what} of {where} ({cause}): {type(error).__name__}: {detail}"
+    folder = Path(model).expanduser()
+    if cause == "out-of-memory":
+        fix = (f"the model does not fit in the memory of {device or 'the device'}: split it over every visible "
+               "GPU with --device-map auto, use dtype=bfloat16, free the GPU (nvidia-smi), or take a smaller "
+               "model")
+    elif cause == "flash-attn":
+        fix = ("attn_implementation=flash_attention_2 needs the flash-attn package built for this torch and CUDA "
+               "(pip install flash-attn --no-build-isolation; not pinned, see requirements-gpu.txt), or leave "
+               "attn_implementation unset to use PyTorch's sdpa attention")
+    elif cause == "missing-package":
+        package = missing_package(error)
+        if package == "torchvision":
+            fix = ("this model's processor handles video, and transformers' video processors need torchvision: "
+                   "install the release that matches torch (torch 2.13 -> torchvision 0.28: "
+                   "pip install -r requirements-gpu.txt, or make gpu-env), or use an image-only model")
+        else:
+            fix = (f"install {package} (pip install -r requirements.txt -r requirements-gpu.txt installs every "
+                   "package this project's describers use)")
+    elif cause == "remote-code":
+        model_type = _model_type(model)
+        if model_type in _OTHER_ROUTES:
+            fix = _OTHER_ROUTES[model_type]
+        elif re.match(r"opengvlab/internvl", model, flags=re.IGNORECASE) and not model.lower().endswith("-hf"):
+            fix = _OTHER_ROUTES["internvl_chat"]
+        else:
+            fix = ("this model ships its own code, which this transformers cannot run as is: use a "
+                   "transformers-native checkpoint of it if there is one, or pass "
+                   "--backend-option trust_remote_code=true (only for code you trust) in the transformers "
+                   "version its model card names, or serve it with vLLM and use --backend openai")
+    elif cause == "path":
+        fix = (f"no usable model folder at {folder} (it needs config.json, the weights and the processor files): "
+               "check the path, or pass a hub id such as Qwen/Qwen2.5-VL-7B-Instruct")
+    elif cause == "hub-offline":
         from huggingface_hub import constants
 
         cache = cache_dir or constants.HF_HUB_CACHE
-        message += (f"HF_HUB_OFFLINE=1 is set and the model is not (completely) in the local Hugging Face "
-                    f"cache ({cache}). Download it on a machine with internet "
-                    f"(`hf download {model}" + (f" --revision {revision}" if revision else "")
-                    + "`), copy the cache here and point HF_HUB_CACHE (or HF_HOME) at it, or pass the "
-                    "model's local folder as --model.")
+        fix = (f"HF_HUB_OFFLINE=1 is set and the model is not (completely) in the local Hugging Face cache "
+               f"({cache}): check the id's spelling, download it on a machine with internet (`hf download {model}"
+               + (f" --revision {revision}" if revision else "")
+               + "`), copy the cache here and point HF_HUB_CACHE (or HF_HOME) at it, or pass the model's "
+               "local folder as --model")
     else:
-        message += ("Check the model id and revision, your network access to the Hugging Face Hub and, for "
-                    "gated models, your login (`hf auth login`); or pass a local folder.")
-    if trust_remote_code is False and "trust_remote_code" in str(error):
-        message += " This model needs its own code: pass trust_remote_code=True."
-    return OSError(message)
+        fix = ("check the model id and revision, your network access to the Hugging Face Hub and, for gated "
+               "models, your login (`hf auth login`); or pass a local folder")
+    return DescriberEnvironmentError(f"{head}. Fix: {fix}.")

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError, _parse_retry_after
-from sova_lib.describe.contract import DescribeRequest
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.runner import Item, describe_items
 from sova_lib.video.frames import example_videos
@@ -183,17 +183,43 @@ def test_gives_up_after_max_retries(server_factory):
     assert len(server.requests) == 3 and len(waits) == 2
 
 
-def test_connection_refused_is_retried():
+def _closed_port() -> int:
     import socket
 
     with socket.socket() as s:  # a port that nobody listens on
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    waits = []
-    d = OpenAIDescriber("m", f"http://127.0.0.1:{port}/v1", max_retries=1, sleep=waits.append)
-    with pytest.raises(OpenAIError, match="gave up after 2 attempts: ConnectionRefusedError"):
+        return s.getsockname()[1]
+
+
+def test_connection_refused_stops_at_once_naming_the_url():
+    port = _closed_port()
+    d = OpenAIDescriber("m", f"http://127.0.0.1:{port}/v1", max_retries=3,
+                        sleep=lambda s: pytest.fail("a refused connection is not retried"))
+    with pytest.raises(DescriberEnvironmentError) as error:
         d.describe([DescribeRequest(1, frames(), "x y")])
-    assert len(waits) == 1
+    message = str(error.value)
+    assert message.startswith(f"cannot reach http://127.0.0.1:{port}/v1/chat/completions for model 'm': "
+                              f"nothing accepts connections at 127.0.0.1:{port}. Fix: start the server")
+    assert f"vllm serve m --port {port}" in message
+
+
+def test_a_host_that_does_not_resolve_stops_at_once():
+    d = OpenAIDescriber("m", "http://no-such-host.invalid/v1", sleep=lambda s: pytest.fail("not retried"))
+    with pytest.raises(DescriberEnvironmentError, match=r"host name 'no-such-host\.invalid' does not resolve"):
+        d.describe([DescribeRequest(1, frames(), "x y")])
+
+
+@pytest.mark.parametrize("status, fix", [(401, "put a valid API key in the environment variable OPENAI_API_KEY"),
+                                         (403, "refused the credentials"),
+                                         (404, "does not serve a model named 'm'")])
+def test_401_403_404_are_about_the_server_not_the_item(server_factory, status, fix):
+    server = server_factory([("status", status, "The model `m` does not exist.", {})])
+    d = OpenAIDescriber("m", server.url, sleep=lambda s: pytest.fail("not retried"))
+    with pytest.raises(DescriberEnvironmentError) as error:
+        d.describe([DescribeRequest(1, frames(), "x y")])
+    assert str(error.value).startswith(f"HTTP {status} from {server.url}/chat/completions for model 'm': "
+                                       "The model `m` does not exist. Fix: ")
+    assert fix in str(error.value) and len(server.requests) == 1
 
 
 def test_a_kept_alive_connection_the_server_closed_is_reopened_without_waiting(server_factory):
@@ -264,28 +290,52 @@ def test_several_endpoints_share_the_requests_with_bounded_concurrency_each(serv
 def test_load_checks_every_endpoint_for_the_model(server_factory):
     listed, bare = server_factory(models=["org/vlm-7b"]), server_factory()
     assert OpenAIDescriber("org/vlm-7b", [listed.url, bare.url]).load() is not None
-    with pytest.raises(OpenAIError) as err:
+    with pytest.raises(DescriberEnvironmentError) as err:
         OpenAIDescriber("org/vlm-8b", [bare.url, listed.url]).load()
-    assert str(err.value) == f"{listed.url} does not serve the model 'org/vlm-8b'; it serves 'org/vlm-7b'"
+    assert str(err.value) == (f"{listed.url} does not serve the model 'org/vlm-8b'; it serves 'org/vlm-7b'. "
+                              "Fix: pass one of those names as --model, or start the server with this model")
     import socket
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    with pytest.raises(OpenAIError, match=rf"cannot reach http://127\.0\.0\.1:{port}/v1: ConnectionRefusedError"):
+    with pytest.raises(DescriberEnvironmentError, match=rf"cannot reach http://127\.0\.0\.1:{port}/v1/chat/completions "
+                                                        rf"for model 'org/vlm-7b': nothing accepts connections"):
         OpenAIDescriber("org/vlm-7b", [listed.url, f"http://127.0.0.1:{port}/v1"]).load()
 
 
 def test_a_wrong_model_id_stops_the_run_before_any_item(server_factory, tmp_path):
-    from sova_lib.describe.runner import DescriberStartError
-
     server = server_factory(models=["org/vlm-7b"])
     items = [Item(p.stem, p) for p in example_videos()]
-    with pytest.raises(DescriberStartError) as err:
+    with pytest.raises(DescriberEnvironmentError) as err:
         describe_items(OpenAIDescriber("org/vlm-8b", server.url), items, tmp_path / "cache", prompt="Describe.",
                        show_progress=False, verbose=False)
-    assert str(err.value) == (f"the openai backend cannot start: {server.url} does not serve the model "
-                              "'org/vlm-8b'; it serves 'org/vlm-7b'")
+    assert str(err.value).startswith(f"{server.url} does not serve the model 'org/vlm-8b'; it serves 'org/vlm-7b'.")
     assert server.requests == []  # no chat request was sent
     (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
     assert (folder / "descriptions.jsonl").read_text() == "" and (folder / "errors.jsonl").read_text() == ""
+
+
+def test_a_video_as_one_video_url_of_jpeg_frames_and_extra_body(server_factory):
+    server = server_factory()
+    d = OpenAIDescriber("m", server.url, video_input="video",
+                        extra_body={"repetition_penalty": 1.0, "mm_processor_kwargs": {"do_sample_frames": False}})
+    assert d.config()["video_input"] == "video" and d.config()["extra_body"]["repetition_penalty"] == 1.0
+    assert OpenAIDescriber("m", server.url).config() == {"model": "m", "max_new_tokens": 1024, "temperature": 0.0,
+                                                         "image_format": "jpeg", "jpeg_quality": 90}
+    d.describe([DescribeRequest(1, frames(), "Describe this video."),
+                DescribeRequest(2, frames()[:1], "Describe the image.", is_video=False)])
+    video, image = (r["body"] for r in server.requests)
+    (part, text) = video["messages"][-1]["content"]
+    assert part["type"] == "video_url" and text == {"type": "text", "text": "Describe this video."}
+    url = part["video_url"]["url"]
+    assert url.startswith("data:video/jpeg;base64,")
+    decoded = [Image.open(io.BytesIO(base64.b64decode(x))) for x in url.removeprefix("data:video/jpeg;base64,")
+               .split(",")]
+    assert [im.size for im in decoded] == [(32, 24), (32, 24)]
+    assert np.asarray(decoded[0])[12, 16, 0] > 200 and np.asarray(decoded[1])[12, 16, 2] > 200  # red, then blue
+    assert video["repetition_penalty"] == 1.0 and video["mm_processor_kwargs"] == {"do_sample_frames": False}
+    assert video["temperature"] == 0 and video["model"] == "m"
+    assert [p["type"] for p in image["messages"][-1]["content"]] == ["image_url", "text"]
+    with pytest.raises(ValueError, match="extra_body cannot set"):
+        OpenAIDescriber("m", server.url, extra_body={"temperature": 0.7})

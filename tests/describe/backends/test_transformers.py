@@ -21,7 +21,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from sova_lib.describe.backends.minicpm import chat_arguments, temporal_ids  # noqa: E402
 from sova_lib.describe.backends.transformers import TransformersDescriber, video_metadata  # noqa: E402
-from sova_lib.describe.contract import DescribeRequest, make_describer  # noqa: E402
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, make_describer  # noqa: E402
 from tests.paths import DATA
 
 FRAMES_DIR = DATA / "vtest_frames"
@@ -101,8 +101,19 @@ def test_video_metadata_keeps_uneven_times_of_the_papers_sampler():
     meta = video_metadata(times, width=8, height=8)
     assert [i / meta["fps"] for i in meta["frames_indices"]] == pytest.approx(times, abs=1e-9)
     assert meta["total_num_frames"] == 10300  # last frame at 9.4 s + the median gap of 0.9 s, in ms
-    with pytest.raises(ValueError, match="must increase"):
+    with pytest.raises(ValueError, match="must not decrease"):
         video_metadata([1.0, 1.0, 0.5], width=8, height=8)
+
+
+def test_video_metadata_keeps_the_samplers_repeated_frames():
+    # a 1-frame clip: the sampler gives frames [0, 0]; spacing unknown, so 1 s
+    assert video_metadata([0.0, 0.0], width=8, height=8)["frames_indices"] == [0, 0]
+    assert video_metadata([0.0, 0.0], width=8, height=8)["total_num_frames"] == 1000
+    # F = 3 at 10 fps sampled at 30 fps: [0, 0, 0, 1, 1, 1, 1, 2, 2, 2] / 10; distinct spacing 0.1 s
+    times = [i / 10 for i in [0, 0, 0, 1, 1, 1, 1, 2, 2, 2]]
+    meta = video_metadata(times, width=8, height=8)
+    assert meta["frames_indices"] == [0, 0, 0, 100, 100, 100, 100, 200, 200, 200]
+    assert meta["total_num_frames"] == 300 and meta["duration"] == 0.3
 
 
 def test_config_without_loading_and_option_checks():
@@ -137,7 +148,7 @@ def test_model_missing_offline_says_what_to_do(tmp_path, monkeypatch, frames):
     message = str(error.value)
     assert "sova-tests/not-in-any-cache" in message and "HF_HUB_OFFLINE=1" in message
     assert "hf download sova-tests/not-in-any-cache" in message and str(tmp_path) in message
-    with pytest.raises(OSError, match="No usable model folder"):
+    with pytest.raises(DescriberEnvironmentError, match=r"\(path\).*Fix: no usable model folder"):
         TransformersDescriber(str(tmp_path / "nowhere"), device="cpu").load()
 
 
@@ -201,7 +212,7 @@ def test_llava_image_request_has_no_system_message(llava, requests):
 
 
 def test_llava_cannot_take_videos_as_videos(llava_folder):
-    with pytest.raises(ValueError, match="no video processor"):
+    with pytest.raises(DescriberEnvironmentError, match="no video processor"):
         TransformersDescriber(model=str(llava_folder), device="cpu", video_input="video").load()
 
 
@@ -292,6 +303,8 @@ def fake_minicpm(monkeypatch):
 
     for name, result in [("AutoModel", "model"), ("AutoTokenizer", "tokenizer"), ("AutoProcessor", "processor")]:
         monkeypatch.setattr(getattr(transformers, name), "from_pretrained", loader(result))
+    # the id is not in any local cache: skip the check that would stop it before from_pretrained
+    monkeypatch.setattr("sova_lib.describe.backends.transformers.preflight", lambda *args, **kwargs: None)
     return fake, loads
 
 
@@ -365,3 +378,11 @@ def test_a_model_that_cannot_batch_falls_back_to_one_at_a_time(llava_folder, lla
     with pytest.raises(RuntimeError, match="a bad item"):
         describer.describe([requests[0], broken])
     assert engine.can_batch["image"] is True
+
+
+def test_device_map_auto_loads_through_accelerate_and_answers_the_same(llava_folder, llava, requests):
+    spread = TransformersDescriber(model=str(llava_folder), max_new_tokens=6, device="cpu", device_map="auto")
+    assert "device_map" not in spread.config()  # where the weights sit does not change the text's key
+    assert spread.describe(requests) == llava.describe(requests)
+    info = spread.run_info()
+    assert info["device_map"] == "auto" and info["devices_used"] == ["cpu"]

@@ -1,0 +1,101 @@
+"""The ``sova embed`` command: frame vectors of a contrastive model into a resumable cache.
+
+``sova embed`` samples each item's frames with the paper's sampler (as
+``sova describe`` does), embeds them with any transformers checkpoint whose
+``AutoModel`` has ``get_image_features`` (``sova_lib.describe.contrastive``),
+and appends them to ``CACHE_DIR/frame-embeddings/<model>-<pool>-<fps>fps__<hash>/``::
+
+    sova embed --model openai/clip-vit-large-patch14 --fps 1 --pool mean \\
+        --benchmark sovabench --protocol inter-pair --video-root clips/ --cache-dir cache --export clip-l14.npz
+    sova evaluate --protocol inter-pair --embeddings clip-l14.npz --ties expected
+
+``--pool mean`` keeps the mean of the frame vectors (one vector per clip),
+``--pool none`` every frame vector (a clip is a set; scoring takes its best
+pair of frames), ``--pool video`` the model's own clip vector
+(``get_video_features``, X-CLIP). ``--export FILE.npz`` writes the vectors of
+the items of this run in the format ``sova evaluate --embeddings`` reads.
+
+Exit code: 0 when some item has vectors, 1 when none has, 2 for a usage
+error or a model that cannot be loaded.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sova_lib.cli import CliError
+from sova_lib.cli.describe import add_item_options, add_item_sources, items_from_args
+from sova_lib.describe.contrastive import POOLS, ContrastiveModel, ModelLoadError, embed_items, export, read_cache
+
+__all__ = ["add_commands", "run_embed"]
+
+_SOURCES = """\
+item sources (as for sova describe):
+  --videos GLOB_OR_DIR   videos/images of a folder or a glob; ids are file stems
+  --images GLOB_OR_DIR   images of a folder or a glob; ids are file stems (digit-only stems as integers)
+  --benchmark sovabench --protocol P --video-root DIR     the protocol's clip files
+  --manifest MANIFEST.tsv --video-root DIR                 clips read straight from the source videos
+
+exit code: 0 when some item has vectors, 1 when none has, 2 for a usage error"""
+
+
+def add_commands(subparsers) -> None:
+    e = subparsers.add_parser(
+        "embed", help="embed sampled frames with a contrastive model (CLIP, SigLIP, X-CLIP) into a resumable cache",
+        description="Embed the sampled frames of videos or images with a contrastive model into "
+                    "CACHE_DIR/frame-embeddings/<model>-<pool>-<fps>fps__<hash>/ (resumable).",
+        epilog=_SOURCES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("--model", required=True, metavar="ID_OR_PATH", help="Hugging Face id or local model folder")
+    e.add_argument("--revision", metavar="REV", help="hub revision (branch, tag or commit)")
+    e.add_argument("--fps", type=float, default=1.0, metavar="F", help="frames sampled per second of video (default 1)")
+    e.add_argument("--pool", choices=POOLS, default="mean",
+                   help="mean: mean of frame vectors; none: every frame vector; video: get_video_features")
+    e.add_argument("--cache-dir", required=True, type=Path, metavar="DIR",
+                   help="cache root; vectors go to DIR/frame-embeddings/")
+    src = e.add_mutually_exclusive_group(required=True)
+    add_item_sources(src)
+    src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv", help="a clip manifest (sova clips plan)")
+    add_item_options(e)
+    e.add_argument("--export", type=Path, metavar="FILE.npz", help="write this run's items' vectors for sova evaluate")
+    e.add_argument("--batch-frames", type=int, default=64, metavar="N", help="frames per forward pass (default 64)")
+    e.add_argument("--device", metavar="DEV", help="torch device (default: cuda when available, else cpu)")
+    e.add_argument("--dtype", choices=["bfloat16", "float16", "float32"],
+                   help="weights' precision (default: bfloat16 on a GPU, float32 on a CPU)")
+    e.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
+    e.add_argument("--no-progress", action="store_true", help="no progress bar")
+    e.set_defaults(func=run_embed)
+
+
+def run_embed(args) -> int:
+    if args.fps <= 0:
+        raise CliError(f"--fps must be positive, got {args.fps}")
+    if args.batch_frames < 1:
+        raise CliError(f"--batch-frames must be at least 1, got {args.batch_frames}")
+    items, crop_source = items_from_args(args)
+    try:
+        model = ContrastiveModel(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
+                                 batch_size=args.batch_frames)
+    except ModelLoadError as err:
+        raise CliError(str(err)) from None
+    if args.pool == "video" and not model.has_video_features:
+        raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_video_features; use --pool mean or none")
+    if args.pool != "video" and not model.has_image_features:
+        raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_image_features; use --pool video")
+    try:
+        summary = embed_items(model, items, args.cache_dir, fps=args.fps, pool=args.pool,
+                              batch_frames=args.batch_frames, retry_errors=args.retry_errors,
+                              crop_source=crop_source, progress=not args.no_progress)
+    except (RuntimeError, ValueError) as err:  # a busy folder, duplicate ids
+        raise CliError(str(err)) from None
+    except KeyboardInterrupt:
+        print("sova: interrupted; finished shards are saved: run the same command again to resume", file=sys.stderr)
+        return 130
+    print(summary.line())
+    for item_id, error in list(summary.errors.items())[:10]:
+        print(f"  failed {item_id!r}: {error}", file=sys.stderr)
+    found = read_cache(summary.folder)
+    have = [i.id for i in items if i.id in found]
+    if args.export is not None and have:
+        print(f"exported {len(have)} items to {export(summary.folder, args.export, ids=have)}")
+    return 0 if have else 1

@@ -1,0 +1,24 @@
+"""Contrastive frame embeddings: what describing is for an MLLM, embedding frames is for a contrastive model.
+
+A contrastive model (CLIP, SigLIP, X-CLIP, ... through transformers'
+``AutoModel``) turns the frames that the paper's sampler picks from a clip,
+or a single image, into vectors (``model``); ``runner.embed_items`` writes
+them, pooled per clip or kept per frame, to a resumable cache (``store``),
+and ``store.export`` writes the ``.npz`` that ``sova evaluate --embeddings``
+scores.
+"""
+from __future__ import annotations
+
+from sova_lib.describe.contrastive.model import ContrastiveModel, ModelLoadError, resolve_model_path, weights_identity
+from sova_lib.describe.contrastive.runner import EmbedSummary, embed_items
+from sova_lib.describe.contrastive.store import (
+           POOLS,
+           EmbeddingCache,
+           embedding_folder,
+           embedding_key,
+           export,
+           read_cache,
+)
+
+__all__ = ["POOLS", "ContrastiveModel", "EmbedSummary", "EmbeddingCache", "ModelLoadError", "embed_items",
+           "embedding_folder", "embedding_key", "export", "read_cache", "resolve_model_path", "weights_identity"]

@@ -1,0 +1,157 @@
+"""A contrastive vision-language model loaded through Hugging Face transformers.
+
+``ContrastiveModel(name)`` loads any checkpoint whose ``AutoModel`` has
+``get_image_features`` (CLIP, SigLIP, SigLIP2) or ``get_video_features``
+(X-CLIP, which has no image head) with its
+``AutoProcessor``, from a hub id (the local hub cache when offline) or a
+local folder. It gives:
+
+* ``image_features(images)``: one vector per RGB image, ``(n, D)`` float32,
+  computed in batches of ``batch_size`` images;
+* ``video_features(frames)``: one vector per clip from ``get_video_features``,
+  for models that have it (X-CLIP);
+* ``text_features(texts)``: one vector per text (the CLIP zero-shot baseline).
+
+Vectors are returned as the model gives them (not normalised). On a GPU the
+weights run in bfloat16, on a CPU in float32 (``dtype`` overrides);
+``identity`` is the SHA-256 of the checkpoint's files, so a cache never
+mixes two sets of weights under one name.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ContrastiveModel", "ModelLoadError", "resolve_model_path", "weights_identity"]
+
+
+class ModelLoadError(RuntimeError):
+    """A model or its processor could not be found or loaded."""
+
+
+def resolve_model_path(name: str, revision: str | None = None) -> Path:
+    """The local folder of ``name``: itself when it is a folder, else its hub snapshot."""
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        return folder.resolve()
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, revision=revision,
+                                      local_files_only=os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0")))
+    except Exception as err:
+        raise ModelLoadError(f"model {name!r} is neither a local folder nor in the Hugging Face cache, and could "
+                             f"not be downloaded ({type(err).__name__}); download it on a machine with internet "
+                             "(huggingface-cli download NAME) or pass its local folder") from None
+
+
+def weights_identity(folder: Path) -> str:
+    """SHA-256 over the relative names and contents of every file below ``folder``."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file() and ".cache" not in p.parts):
+        digest.update(str(path.relative_to(folder)).encode())
+        with open(path, "rb") as f:
+            digest.update(hashlib.file_digest(f, "sha256").digest())
+    return digest.hexdigest()
+
+
+def _features(output):
+    """The feature tensor of a ``get_*_features`` call (a tensor, or an output with ``pooler_output``)."""
+    return output.pooler_output if hasattr(output, "pooler_output") else output
+
+
+class ContrastiveModel:
+    """A contrastive model and its processor (see the module docstring).
+
+    Parameters
+    ----------
+    name : hub id or local folder.
+    revision : hub revision (branch, tag or commit); part of the cache key.
+    device : torch device string, or None for CUDA when available, else CPU.
+    dtype : ``"bfloat16"``, ``"float16"`` or ``"float32"``; None picks bfloat16 on CUDA, float32 otherwise.
+    batch_size : images per forward pass.
+    """
+
+    def __init__(self, name: str, *, revision: str | None = None, device: str | None = None,
+                 dtype: str | None = None, batch_size: int = 32):
+        import torch
+        from transformers import AutoModel, AutoProcessor
+
+        self.name, self.revision, self.batch_size = name, revision, int(batch_size)
+        self.path = resolve_model_path(name, revision)
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.dtype = dtype or ("bfloat16" if self.device.startswith("cuda") else "float32")
+        try:
+            self.processor = AutoProcessor.from_pretrained(self.path)
+            self.model = AutoModel.from_pretrained(self.path, dtype=getattr(torch, self.dtype))
+        except Exception as err:
+            raise ModelLoadError(f"could not load {name!r} from {self.path} with AutoModel/AutoProcessor: "
+                                 f"{type(err).__name__}: {err}") from None
+        if not (hasattr(self.model, "get_image_features") or hasattr(self.model, "get_video_features")):
+            raise ModelLoadError(f"{name!r} loads as {type(self.model).__name__}, which has neither "
+                                 "get_image_features nor get_video_features: not a contrastive vision-text model")
+        self.model.to(self.device).eval()
+        self.identity = weights_identity(self.path)
+
+    @property
+    def has_video_features(self) -> bool:
+        return hasattr(self.model, "get_video_features")
+
+    @property
+    def has_image_features(self) -> bool:
+        return hasattr(self.model, "get_image_features")
+
+    def config(self) -> dict:
+        """What identifies the vectors: name, revision, weights digest, class and precision."""
+        return {"model": self.name, "revision": self.revision, "identity": self.identity,
+                "class": type(self.model).__name__, "dtype": self.dtype, "video_frames": self.video_frames}
+
+    def _run(self, method: str, inputs) -> np.ndarray:
+        import torch
+
+        floating = {k: v.to(self.device, getattr(torch, self.dtype)) if v.is_floating_point() else v.to(self.device)
+                    for k, v in inputs.items()}
+        with torch.inference_mode():
+            return _features(getattr(self.model, method)(**floating)).float().cpu().numpy()
+
+    def image_features(self, images: list) -> np.ndarray:
+        """``(n, D)`` float32 vectors of RGB PIL images, ``batch_size`` at a time."""
+        if not self.has_image_features:
+            raise ModelLoadError(f"{type(self.model).__name__} has no get_image_features (a video-only model such "
+                                 "as X-CLIP); use pool 'video'")
+        parts = [self._run("get_image_features", self.processor(images=images[i:i + self.batch_size],
+                                                                return_tensors="pt"))
+                 for i in range(0, len(images), self.batch_size)]
+        return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+    @property
+    def video_frames(self) -> int | None:
+        """The number of frames the model's video head takes (X-CLIP: ``vision_config.num_frames``), or None."""
+        vision = getattr(self.model.config, "vision_config", None)
+        return getattr(vision, "num_frames", None) if self.has_video_features else None
+
+    def video_features(self, frames: list) -> np.ndarray:
+        """``(D,)`` float32: ``get_video_features`` of one clip's frames (RGB PIL images, in time order).
+
+        A model whose video head takes a fixed number of frames (X-CLIP: 8)
+        gets that many, spread evenly over the given frames
+        (``rint(linspace(0, n - 1, video_frames))``; frames repeat when the
+        clip has fewer).
+        """
+        if not self.has_video_features:
+            raise ModelLoadError(f"{type(self.model).__name__} has no get_video_features; use pool 'mean' or 'none'")
+        if self.video_frames and len(frames) != self.video_frames:
+            frames = [frames[i] for i in np.rint(np.linspace(0, len(frames) - 1, self.video_frames)).astype(int)]
+        return self._run("get_video_features", self.processor(videos=[frames], return_tensors="pt"))[0]
+
+    def text_features(self, texts: list[str]) -> np.ndarray:
+        """``(n, D)`` float32 vectors of texts (padded to the processor's maximum length)."""
+        parts = []
+        for i in range(0, len(texts), self.batch_size):
+            inputs = self.processor(text=texts[i:i + self.batch_size], padding="max_length", truncation=True,
+                                    return_tensors="pt")
+            parts.append(self._run("get_text_features", {k: v for k, v in inputs.items() if k != "pixel_values"}))
+        return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)

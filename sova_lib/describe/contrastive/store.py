@@ -1,0 +1,200 @@
+"""The frame-embedding cache: one folder per configuration, append-only shards, kill -9 safe.
+
+``embedding_key(model_config, fps, pool, ...)`` gathers everything that
+changes the vectors (model name, revision, weights digest, class, precision,
+sampling rate, sampler version, pooling, crop source); its hash names the
+folder::
+
+    <cache_dir>/frame-embeddings/<model>-<pool>-<fps>fps__<config hash>/
+        shard-<time>-<pid>-<n>-<random>.npz  items finished together: ids, counts, vectors, frames
+        errors.jsonl                 one {"id", "error", "time"} line per failed item
+        manifest.json                the key, counts, versions, throughput and times (the schema of
+                                     sova_lib.describe.cache.new_manifest, ``backend`` "contrastive")
+
+A shard is written to a temporary name and renamed, so a killed run leaves
+either a whole shard or none (a stray ``*.tmp.npz`` is removed on the next
+open); items of a lost shard are embedded again, and an item is in at most
+one shard, because finished ids are skipped and the folder is locked against
+a second writer.
+
+Shard arrays: ``ids`` (``n`` JSON-encoded ids, so int and str ids survive),
+``counts`` (``n``: vectors per item; 1 for ``pool="mean"``), ``vectors``
+(``sum(counts) x D`` float32, as the model gave them), ``frames``
+(``sum(counts)``: each vector's frame index within its clip, -1 for a pooled
+vector). ``export`` writes the ``.npz`` that ``sova evaluate --embeddings``
+reads (``ids``, ``owner``, ``vectors``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.describe.cache import config_hash, new_manifest
+from sova_lib.items import write_embeddings
+from sova_lib.similarity import ItemVectors
+from sova_lib.video import SAMPLER_VERSION
+
+__all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "export", "read_cache"]
+
+#: ``mean``: one vector per clip, the mean of its frame vectors; ``none``: every frame vector;
+#: ``video``: the model's own clip vector (``get_video_features``).
+POOLS = ("mean", "none", "video")
+
+
+def embedding_key(model_config: dict, fps: float, pool: str, *, sampler_version: str | None = None,
+                  crop_source: str = "none") -> dict:
+    """Everything that changes the vectors of a run; its ``config_hash`` names the cache folder.
+
+    Shaped like a description cache's key (``backend``, ``describer``: the
+    model's config), so the project's one manifest schema
+    (``sova_lib.describe.cache.new_manifest``) describes it too.
+    """
+    if pool not in POOLS:
+        raise ValueError(f"unknown pooling {pool!r}; choose one of {POOLS}")
+    return {"backend": "contrastive", "describer": model_config, "fps": float(fps), "pool": pool,
+            "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
+            "crop_source": crop_source}
+
+
+def embedding_folder(cache_dir: str | Path, key: dict) -> Path:
+    """``<cache_dir>/frame-embeddings/<model>-<pool>-<fps>fps__<config hash>``."""
+    model = str(key["describer"].get("model", "model")).rstrip("/").rsplit("/", 1)[-1]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{model}-{key['pool']}-{key['fps']:g}fps").strip("-.")
+    return Path(cache_dir) / "frame-embeddings" / f"{name}__{config_hash(key)}"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def read_cache(folder: str | Path) -> dict:
+    """id -> ``(vectors (c, D) float32, frames (c,) int64)`` of every finished item of a cache folder."""
+    out = {}
+    for shard in sorted(Path(folder).glob("shard-*.npz")):
+        if shard.name.endswith(".tmp.npz"):
+            continue
+        with np.load(shard, allow_pickle=False) as data:
+            ids, counts, vectors, frames = data["ids"], data["counts"], data["vectors"], data["frames"]
+        starts = np.cumsum(counts) - counts
+        for raw, start, count in zip(ids.tolist(), starts.tolist(), counts.tolist()):
+            out[json.loads(raw)] = (vectors[start:start + count], frames[start:start + count])
+    return out
+
+
+class EmbeddingCache:
+    """One cache folder, opened for writing under an exclusive lock.
+
+    ``done``: ids with vectors; ``failures``: id -> reason, for ids that failed
+    and were not embedded since.
+    """
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.errors_path = self.folder / "errors.jsonl"
+        self.manifest_path = self.folder / "manifest.json"
+        self.done: set = set()
+        self.failures: dict = {}
+        self._lock = None
+        self._shards = 0
+
+    def open(self) -> "EmbeddingCache":
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock = open(self.folder / ".lock", "w")
+        try:
+            import fcntl
+
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:
+            pass
+        except OSError:
+            self._lock.close()
+            self._lock = None
+            raise RuntimeError(f"another run is writing to {self.folder}; wait for it or stop it") from None
+        for stray in self.folder.glob("*.tmp.npz"):
+            stray.unlink()
+        self.done = set(read_cache(self.folder))
+        if self.errors_path.exists():
+            lines = self.errors_path.read_text(encoding="utf-8").splitlines()
+            for line in lines:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue  # a line torn by a killed run
+                self.failures[record["id"]] = record.get("error", "")
+        for key in self.done:
+            self.failures.pop(key, None)
+        return self
+
+    def add(self, ids: list, vectors: list[np.ndarray], frames: list[np.ndarray]) -> None:
+        """Write one shard holding ``ids`` with their vectors ``(c_i, D)`` and frame indices ``(c_i,)``."""
+        if not ids:
+            return
+        self._shards += 1
+        # a fresh random part: a shard never replaces one written by an earlier run
+        stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{self._shards:05d}-{uuid.uuid4().hex[:8]}"
+        tmp = self.folder / f"{stem}.tmp.npz"
+        with open(tmp, "wb") as f:
+            np.savez(f, ids=np.array([json.dumps(i) for i in ids]),
+                     counts=np.array([len(v) for v in vectors], dtype=np.int64),
+                     vectors=np.concatenate(vectors).astype(np.float32),
+                     frames=np.concatenate(frames).astype(np.int64))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.folder / f"{stem}.npz")
+        self.done.update(ids)
+        for i in ids:
+            self.failures.pop(i, None)
+
+    def add_error(self, item_id, reason: str) -> None:
+        with open(self.errors_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"id": item_id, "error": reason, "time": _now()}, ensure_ascii=False) + "\n")
+        self.failures[item_id] = reason
+
+    def start_manifest(self, key: dict, device: str | None = None) -> None:
+        """Begin this run's manifest in the project's schema (``new_manifest``), keeping the folder's ``created``."""
+        previous = json.loads(self.manifest_path.read_text()) if self.manifest_path.exists() else {}
+        self.manifest_data = new_manifest(key, source="run", device=device, created=previous.get("created"))
+
+    def update_manifest(self, **fields) -> None:
+        """Set ``fields``, refresh the counts and time, and write ``manifest.json``."""
+        self.manifest_data.update(fields, counts={"done": len(self.done), "failed": len(self.failures)},
+                                  updated=_now())
+        self.write_manifest(self.manifest_data)
+
+    def write_manifest(self, manifest: dict) -> None:
+        tmp = self.manifest_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, self.manifest_path)
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+
+def export(folder: str | Path, path: str | Path, ids=None) -> Path:
+    """Write a cache folder's vectors as the ``.npz`` of ``sova_lib.descriptions.write_embeddings``.
+
+    ``ids``: the items to export, in that order (default: every finished item,
+    sorted). Integer ids give an integer ``ids`` array (what ``sova evaluate
+    --embeddings`` reads); other ids are written as strings. Raises
+    ``KeyError`` naming ids the cache lacks.
+    """
+    found = read_cache(folder)
+    ids = sorted(found, key=lambda i: (isinstance(i, str), i)) if ids is None else list(ids)
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise KeyError(f"{len(missing)} id(s) have no vectors in {folder} (e.g. {missing[:5]})")
+    if not ids:
+        raise ValueError(f"{folder} holds no vectors to export")
+    counts = [len(found[i][0]) for i in ids]
+    array = np.array(ids, dtype=np.int64) if all(isinstance(i, int) for i in ids) else np.array([str(i) for i in ids])
+    items = ItemVectors(array, np.repeat(np.arange(len(ids)), counts), np.concatenate([found[i][0] for i in ids]))
+    return write_embeddings(path, items)

@@ -1,0 +1,106 @@
+"""The contrastive rows of Table 4 and Table C.1, from frame-embedding caches (``sova embed``).
+
+``find_embedding_caches(cache_dir)`` reads every folder below
+``<cache_dir>/frame-embeddings/`` (``sova_lib.describe.contrastive.store``)
+with its manifest and the ids it holds. ``embedding_rows`` scores each cache
+on every SOVABench protocol whose clips it holds completely (a cache is never
+scored on a subset) and labels the row by the model id and pooling.
+``paper_model(model_id)`` names the paper row a model id reproduces
+(``CONTRASTIVE_IDS``); ``sova_lib.paper.results.compare_table`` puts such a row
+beside the paper's number.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.describe.contrastive import read_cache
+from sova_lib.evaluate import evaluate
+from sova_lib.protocols import get_protocol
+from sova_lib.records import make_record
+from sova_lib.similarity import ItemVectors, l2_normalize
+
+__all__ = ["CONTRASTIVE_IDS", "FoundEmbeddings", "embedding_rows", "find_embedding_caches", "paper_model"]
+
+#: Paper row (Table 4 / C.1) -> public checkpoints that load through transformers' AutoModel as that model.
+CONTRASTIVE_IDS: dict[str, tuple[str, ...]] = {
+    "CLIP-ViT-L-14": ("openai/clip-vit-large-patch14",),
+    "SigLIP2-Giant": ("google/siglip2-giant-opt-patch16-384",),
+}
+
+
+def paper_model(model_id: str) -> str | None:
+    """The paper's name of the model ``model_id`` (case-insensitive), or None."""
+    for paper, ids in CONTRASTIVE_IDS.items():
+        if model_id.lower() in (i.lower() for i in ids):
+            return paper
+    return None
+
+
+@dataclass
+class FoundEmbeddings:
+    """One frame-embedding cache folder: its manifest and vectors (id -> (vectors, frames))."""
+
+    path: Path
+    manifest: dict
+    vectors: dict
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def model(self) -> str:
+        return str(self.manifest.get("model"))
+
+    @property
+    def label(self) -> str:
+        paper = paper_model(self.model)
+        shown = f"{paper} [{self.model}]" if paper else self.model
+        return f"{shown} (contrastive, {self.manifest.get('pool')} pooling, {self.manifest.get('fps'):g} fps)"
+
+    def items(self, ids) -> ItemVectors:
+        """The vectors of ``ids`` (all present), unit rows, one item per id."""
+        parts = [self.vectors[i][0] for i in ids]
+        owner = np.repeat(np.arange(len(parts)), [len(p) for p in parts])
+        return ItemVectors(np.asarray(list(ids)), owner, l2_normalize(np.concatenate(parts)))
+
+
+def find_embedding_caches(cache_dir: str | Path) -> list[FoundEmbeddings]:
+    """Every folder below ``<cache_dir>/frame-embeddings`` that holds a manifest, sorted by path."""
+    root = Path(cache_dir) / "frame-embeddings"
+    found = []
+    for manifest in sorted(root.glob("*/manifest.json")) if root.is_dir() else []:
+        try:
+            data = json.loads(manifest.read_text())
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{manifest}: not valid JSON ({err.msg})") from None
+        found.append(FoundEmbeddings(manifest.parent, data, read_cache(manifest.parent)))
+    return found
+
+
+def embedding_rows(caches, protocols, *, ties: str = "expected", bootstrap: int = 1000, seed: int = 0) -> list[dict]:
+    """One record (``sova_lib.records.make_record``, kind ``embeddings``) per cache and protocol.
+
+    A protocol whose clips the cache does not hold completely gives a record
+    without a value and with a note; it is never scored on a subset.
+    """
+    rows = []
+    for cache in caches:
+        common = {"kind": "embeddings", "source": cache.label, "cache": cache.name, "model": cache.model,
+                  "config_hash": cache.manifest.get("config_hash"), "fps": cache.manifest.get("fps"),
+                  "benchmark": "sovabench", "aggregate": "max", "ties": ties, "bootstrap": bootstrap, "seed": seed,
+                  "text_split": f"{cache.manifest.get('pool')} pooling"}
+        for name in protocols:
+            wanted = get_protocol(name).ids().tolist()
+            missing = [i for i in wanted if i not in cache.vectors]
+            if missing:
+                rows.append(make_record(protocol=name, note=f"{len(missing)} of {len(wanted)} clips missing: "
+                                                            "not scored", **common))
+                continue
+            r = evaluate(name, cache.items(wanted), ties=ties, bootstrap=bootstrap, seed=seed)
+            rows.append(make_record(r, **common))
+    return rows

@@ -1,0 +1,50 @@
+"""Contrastive rows of Table 4 / C.1 from frame-embedding caches."""
+import numpy as np
+import pandas as pd
+
+from sova_lib import records
+from sova_lib.describe.contrastive import EmbeddingCache, embedding_folder, embedding_key
+from sova_lib.evaluate import evaluate
+from sova_lib.paper import contrastive, results
+from sova_lib.protocols import get_protocol
+from sova_lib.similarity import ItemVectors, l2_normalize
+
+
+def _cache(cache_dir, model, ids, per_clip, rng):
+    key = embedding_key({"model": model, "revision": None, "identity": "test", "class": "CLIPModel",
+                         "dtype": "float32"}, 1.0, "none" if per_clip > 1 else "mean")
+    cache = EmbeddingCache(embedding_folder(cache_dir, key)).open()
+    cache.start_manifest(key)
+    vectors = [rng.standard_normal((per_clip, 6)).astype(np.float32) for _ in ids]
+    cache.add(list(ids), vectors, [np.arange(per_clip)] * len(ids))
+    cache.update_manifest()
+    cache.close()
+    return vectors
+
+
+def test_embedding_rows_match_evaluate_and_sit_beside_the_paper_row(tmp_path):
+    rng = np.random.default_rng(0)
+    ids = get_protocol("inter-pair-constrained").ids().tolist()
+    vectors = _cache(tmp_path, "openai/clip-vit-large-patch14", ids, 3, rng)
+    _cache(tmp_path, "some/other-model", ids[:10], 1, rng)
+    caches = contrastive.find_embedding_caches(tmp_path)
+    assert [c.model for c in caches] == ["openai/clip-vit-large-patch14", "some/other-model"]
+    rows = contrastive.embedding_rows(caches, ["inter-pair-constrained"], bootstrap=0)
+    owner = np.repeat(np.arange(len(ids)), 3)
+    direct = evaluate("inter-pair-constrained", ItemVectors(np.array(ids), owner, l2_normalize(np.concatenate(vectors))),
+                      ties="expected")
+    assert rows[0]["value"] == round(direct.value, 2) and rows[0]["ties"] == "expected"
+    assert rows[0]["kind"] == "embeddings" and rows[0]["text_split"] == "none pooling"
+    assert rows[1]["value"] is None and "1413 of 1423 clips missing" in rows[1]["note"]
+    results.record_rows(rows, tmp_path / "records")  # the notebooks' flow: records, then one collected table
+    records.collect_records(tmp_path / "records", tmp_path / "results.csv")
+    collected = pd.read_csv(tmp_path / "results.csv")
+    computed = results.main_rows(collected, "all-MiniLM-L6-v2", ["inter-pair-constrained"], ties="expected",
+                                 bootstrap=0, seed=0)
+    assert computed["model"].tolist() == ["openai/clip-vit-large-patch14", "some/other-model"]
+    table = results.compare_table("Table C.1", computed, ("inter-pair-constrained",),
+                                  paper_only=("efficiency",)).set_index("model")
+    assert table.loc["CLIP-ViT-L-14", "inter-pair-constrained paper"] == 37.4
+    assert table.loc["CLIP-ViT-L-14", "inter-pair-constrained here"] == rows[0]["value"]
+    assert "none pooling" in table.loc["CLIP-ViT-L-14", "computed as"]
+    assert table.loc["SigLIP2-Giant", "computed as"] == results.NOT_COMPUTED
