@@ -16,12 +16,14 @@ spread over a pool of Ray actors:
   An actor builds its describer once (``make_describer(backend, **options)``)
   and loads it once (``runner.start_describer``: the weights, or the
   endpoint check); a failure there stops the whole run with the same
-  exception and message as the local engine. For each batch of ``batch_size`` items the actor decodes the
-  frames itself (the runner's loader threads) and calls the describer with
-  its own batching and concurrency (the runner's scheduler).
+  exception and message as the local engine. For each batch of
+  ``batch_size`` items the actor decodes the frames itself (the runner's
+  loader threads) and calls the describer with its own batching and
+  concurrency (the runner's scheduler).
 * Outcomes stream back as they finish (``iter_rows``), and the driver alone
-  appends each to the cache. A killed driver loses only the items in flight;
-  the same command resumes.
+  appends each to the cache, applying the runner's fail-fast rule as a local
+  run does. A killed driver loses only the items in flight; the same command
+  resumes.
 
 The cache key is computed on the driver from a describer built but not
 loaded (``config()`` is cheap for every backend), so a Ray run and a local
