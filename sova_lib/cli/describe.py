@@ -82,6 +82,7 @@ from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.cli import CliError
+from sova_lib.cli import muvr as muvr_cli
 from sova_lib.cli.engine import add_engine_options, engine_options
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
@@ -110,6 +111,9 @@ item sources:
                          the clips of a clip manifest (sova clips plan), read straight from
                          the source videos under DIR (no clip files); ids are benchmark indices;
                          rows without a clip (status not ok) are recorded in errors.jsonl
+  --benchmark muvr --data ROOT --video-root DIR [--muvr-task windows|qa]
+                         MUVR: every gallery video in fixed windows (ids <video>@<k>), or the
+                         QA questions with their frames (ids <partition>/<line>; no --prompt)
 
 exit code: 0 when some item has a description, 1 when none has or the run stopped on an
 environment error (model cannot load, server down; nothing is marked failed), 2 for a usage error"""
@@ -138,7 +142,7 @@ def add_commands(subparsers) -> None:
     d.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
     d.add_argument("--model", metavar="NAME",
                    help="model id (Hugging Face id, or the name a server serves); optional for motion")
-    d.add_argument("--prompt", required=True, metavar="PRESET_OR_TEXT",
+    d.add_argument("--prompt", metavar="PRESET_OR_TEXT",
                    help="a preset (general, task-aware, task-aware-<dataset>; see sova_lib.describe.prompts) or free text")
     d.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
     d.add_argument("--fps", type=float, default=1.0, metavar="F",
@@ -146,7 +150,7 @@ def add_commands(subparsers) -> None:
     d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR",
                    help="cache root; results go to DIR/descriptions/")
     src = d.add_mutually_exclusive_group(required=True)
-    add_item_sources(src)
+    add_item_sources(src, benchmarks=("sovabench", "muvr"))
     src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
                      help="a clip manifest (sova clips plan): clips read straight from the source videos")
     add_item_options(d)
@@ -165,6 +169,7 @@ def add_commands(subparsers) -> None:
     d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_engine_options(d)
+    muvr_cli.add_describe_arguments(d)
     d.set_defaults(func=run_describe)
 
     i = subparsers.add_parser(
@@ -215,11 +220,11 @@ def _describer_options(args) -> dict:
     return options
 
 
-def add_item_sources(group) -> None:
+def add_item_sources(group, benchmarks=("sovabench",)) -> None:
     """The mutually exclusive item sources shared by ``sova describe`` and ``sova embed``."""
     group.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
     group.add_argument("--images", metavar="GLOB_OR_DIR", help="a folder of images, or a glob")
-    group.add_argument("--benchmark", choices=["sovabench"], help="a benchmark's clips")
+    group.add_argument("--benchmark", choices=list(benchmarks), help="a benchmark's clips")
 
 
 def add_item_options(parser) -> None:
@@ -303,7 +308,16 @@ def items_from_args(args):
 
 
 def run_describe(args) -> int:
-
+    if args.benchmark == "muvr":
+        if engine_options(args):
+            raise CliError("--engine ray does not apply to --benchmark muvr, which describes in this process")
+        try:
+            describer = make_describer(args.backend, **_describer_options(args))
+        except (TypeError, ValueError) as err:
+            raise CliError(f"cannot build the {args.backend} backend: {err}") from None
+        return muvr_cli.run_describe(args, describer)
+    if args.prompt is None:
+        raise CliError("--prompt is required")
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
     except ValueError as err:

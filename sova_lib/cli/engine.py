@@ -27,7 +27,7 @@ _RAY_OPTIONS = (
 
 
 def add_engine_options(parser) -> None:
-    """``--engine`` and the ray engine's options (shared by commands that describe or embed)."""
+    """``--engine`` and the ray engine's options, in an argument group of their own."""
     group = parser.add_argument_group("engine")
     group.add_argument("--engine", choices=["local", "ray"], default="local",
                        help="local: this process; ray: a pool of Ray actors (sova_lib.describe.ray_engine)")

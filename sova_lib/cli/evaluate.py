@@ -10,6 +10,8 @@ needs ``--text-model``, the contrastive model whose text tower embeds the
 choice sentences (the CLIP zero-shot row); ``--baseline random`` is the
 chance row, ``--baseline oracle`` the upper bound; ``--annotations`` gives
 the annotation file (VSR ships with the package).
+
+``--benchmark muvr`` scores MUVR instead (its options: ``sova_lib.cli.muvr``).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from sova_lib.benchmarks import image_tasks
 from sova_lib.cli import CliError
+from sova_lib.cli import muvr as muvr_cli
 from sova_lib.describe.contrastive import ContrastiveModel
 from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
@@ -38,9 +41,11 @@ def add_commands(sub) -> None:
         description="Score descriptions (JSON Lines, the authors' JSON, or a describe cache folder), "
                     "an .npz of vectors, or a built-in baseline under a retrieval protocol.",
     )
-    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS) + sorted(image_tasks.DATASETS),
-                   help="a SOVABench retrieval protocol or an image task (Table 3)")
-    src = p.add_mutually_exclusive_group(required=True)
+    p.add_argument("--benchmark", choices=("sovabench", "muvr"), default="sovabench",
+                   help="sovabench (its protocols and the image tasks; the default) or muvr")
+    p.add_argument("--protocol", choices=sorted(PROTOCOLS) + sorted(image_tasks.DATASETS),
+                   help="a SOVABench retrieval protocol or an image task (Table 3); required unless --benchmark muvr")
+    src = p.add_mutually_exclusive_group()
     src.add_argument("--descriptions", metavar="PATH", help="JSONL {id, text}, authors' JSON {id: text}, or a cache folder")
     src.add_argument("--embeddings", metavar="FILE.npz", help="arrays ids, owner, vectors")
     src.add_argument("--baseline", choices=(*BASELINES, "random"),
@@ -49,7 +54,8 @@ def add_commands(sub) -> None:
                    help="sentence encoder: hub id or local folder (default: all-MiniLM-L6-v2, offline)")
     p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max, as the paper)")
     p.add_argument("--no-split", action="store_true", help="embed each answer whole instead of sentence by sentence")
-    p.add_argument("--ties", choices=TIE_RULES, default="stable", help="tie rule of AP (default: stable)")
+    p.add_argument("--ties", choices=(*TIE_RULES, "official"), default=None,
+                   help="tie rule of AP (default: stable for sovabench, expected for muvr; official: muvr only)")
     p.add_argument("--allow-missing", action="store_true", help="score without the protocol clips missing from the input")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="add a 95%% interval from N resamples of queries")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
@@ -60,10 +66,20 @@ def add_commands(sub) -> None:
                    help="image tasks with --embeddings: the contrastive model that embeds the choice sentences")
     p.add_argument("--results-dir", default=None, metavar="DIR",
                    help="also write the result as one record JSON into DIR (collected by sova_lib.records)")
-    p.set_defaults(func=run_evaluate)
+    muvr_cli.add_evaluate_arguments(p, src)
+    p.set_defaults(func=run_evaluate, parser=p)
 
 
 def run_evaluate(args) -> int:
+    if args.benchmark == "muvr":
+        return muvr_cli.run_evaluate(args)
+    if args.protocol is None:
+        args.parser.error("the following arguments are required: --protocol")
+    if not (args.descriptions or args.embeddings or args.baseline):
+        args.parser.error("one of the arguments --descriptions --embeddings --baseline is required")
+    if args.features or args.answers or args.ties == "official":
+        raise CliError("--features, --answers and --ties official apply to --benchmark muvr")
+    args.ties = args.ties or "stable"
 
     def encoder():
         return SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir or default_cache_dir(),

@@ -9,7 +9,7 @@ from tests.paths import ROOT  # noqa: E402
 def test_find_notebooks_in_order(tmp_path):
     found = reproduce.find_notebooks(ROOT / "notebooks")
     assert [p.name for p in found] == ["00_quickstart.py", "01_benchmark.py", "02_results.py", "03_ablations.py",
-                                       "04_errors.py", "06_vantage.py", "07_image_tasks.py"]
+                                       "04_errors.py", "05_muvr.py", "06_vantage.py", "07_image_tasks.py"]
     with pytest.raises(FileNotFoundError, match="no notebooks"):
         reproduce.find_notebooks(tmp_path)
 

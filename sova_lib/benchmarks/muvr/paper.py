@@ -1,0 +1,75 @@
+"""The MUVR paper's Tables 7, 8 and 9 (``data/paper_tables.csv``), and tables that put computed values beside them.
+
+``paper_rows(table)`` reads the paper's numbers; ``compare(table, group,
+computed)`` gives, for each model of a table group, the paper's value of
+every column and the computed one (``NOT_COMPUTED`` where none was given).
+Computed values are keyed by the paper's model name (e.g. ``"EVA-CLIP"``).
+"""
+from __future__ import annotations
+
+import csv
+from importlib import resources
+from pathlib import Path
+
+from sova_lib.benchmarks.muvr.data import PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.features import released_vectors
+from sova_lib.benchmarks.muvr.retrieval import evaluate
+
+__all__ = ["NOT_COMPUTED", "RELEASED_FEATURES", "compare", "paper_rows", "released_feature_tables"]
+
+NOT_COMPUTED = "not computed here"
+#: Folder of the released features (features/VLMs_1_15/<folder>) -> the paper's model name.
+RELEASED_FEATURES = {"EVA-CLIP": "EVA-CLIP", "OpenCLIP": "OpenCLIP (ViT-H-14)"}
+
+
+def paper_rows(table: str | None = None) -> list[dict]:
+    """Rows ``{table, group, model, column, value}`` of the CSV, for one table or all."""
+    text = (resources.files("sova_lib.benchmarks.muvr") / "data" / "paper_tables.csv").read_text(encoding="utf-8")
+    rows = [{**r, "value": float(r["value"])} for r in csv.DictReader(text.splitlines())]
+    return [r for r in rows if table is None or r["table"] == table]
+
+
+def compare(table: str, group: str, computed: dict, *, models=None) -> list[dict]:
+    """One row per (model, column): the paper's value and the computed one (percent) or ``NOT_COMPUTED``.
+
+    ``computed`` maps a model name to ``{column: value}`` (the columns of the
+    table: ``mAP``, ``uAP``, ``R@200``, ..., and partition names).
+    """
+    out = []
+    for r in paper_rows(table):
+        if r["group"] != group or (models is not None and r["model"] not in models):
+            continue
+        value = computed.get(r["model"], {}).get(r["column"])
+        out.append({"model": r["model"], "column": r["column"], "paper": r["value"],
+                    "computed": NOT_COMPUTED if value is None else round(float(value), 1)})
+    return out
+
+
+def _flatten(result) -> dict:
+    values = dict(result.metrics)
+    values.update({p: v["mAP"] for p, v in result.per_partition.items()})
+    return values
+
+
+def released_feature_tables(data_root, features_root, *, models=tuple(RELEASED_FEATURES), partitions=PARTITIONS,
+                            ties: str = "expected") -> dict:
+    """Tables 7 and 8 computed from the released features: ``{(table, group): {paper model: {column: value}}}``.
+
+    ``features_root`` holds one folder per model (``<features_root>/<model>/<partition>/``);
+    a model whose folder is missing is left out (its rows stay "not computed here").
+    """
+    loaded = [load_partition(data_root, p) for p in partitions]
+    out: dict = {}
+    for folder in models:
+        features = Path(features_root) / folder
+        if not features.is_dir():
+            continue
+        name = RELEASED_FEATURES.get(folder, folder)
+        for query in ("text", "video", "text+video"):
+            result = evaluate(loaded, released_vectors(features, query=query), query=query, ties=ties)
+            out.setdefault(("Table 7", query), {})[name] = _flatten(result)
+        for weight in (0.0, 0.3):
+            result = evaluate(loaded, released_vectors(features, version="filter"), version="filter",
+                              tag_weight=weight, ties=ties)
+            out.setdefault(("Table 8", f"p={weight:g}"), {})[name] = _flatten(result)
+    return out

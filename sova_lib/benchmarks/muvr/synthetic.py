@@ -1,0 +1,131 @@
+"""A small SYNTHETIC dataset written in MUVR's exact released layout, for tests, the notebook and benchmarks.
+
+``write_synthetic(root, rng)`` writes, under ``root``::
+
+    SYNTHETIC.md                                   says what this is
+    annotations/retrieval/<partition>/{videos,queries_en,query_rel_lists,query_tag_lists,query_tags}.json
+    annotations/QA/annotations/<partition>.jsonl
+    features/VLMs_1_15/<model>/<partition>/<video id>.npy        (frames, dims) float32
+    features/VLMs_1_15/<model>/<partition>/<query id>_query_dict.pkl
+
+Nothing here comes from MUVR: every vector is random. Each topic has a
+direction; its positive videos hold a short run of frames near it (the
+"relevant segment") and, for each of the topic's tags, maybe a frame near the
+tag's direction; each query's video and description lie near the direction
+too. Filter prompts ``+tag`` / ``-tag`` keep the positives with / without the
+tag, and one ``AND`` prompt per query is there to be skipped. The numbers it
+gives measure the code, never a model.
+"""
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.benchmarks.muvr.data import PARTITIONS
+
+__all__ = ["SYNTHETIC_MODEL", "write_synthetic"]
+
+SYNTHETIC_MODEL = "synthetic-clip"
+_NOTE = """# SYNTHETIC MUVR-layout data
+
+Written by `sova_lib.benchmarks.muvr.write_synthetic`. Every id, text and vector is made up
+(random directions plus noise); only the folder layout and the file formats follow the released
+MUVR data. Scores computed on it measure the code, never a model.
+"""
+
+
+def _unit(rng, *shape):
+    v = rng.standard_normal(shape)
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def _near(rng, direction, noise):
+    v = direction + noise * rng.standard_normal(direction.shape) / np.sqrt(direction.size)
+    return v / np.linalg.norm(v)
+
+
+def _dump(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PARTITIONS, topics: int = 3,
+                    queries_per_topic: int = 3, videos_per_topic: int = 10, distractors: int = 6,
+                    frames: int = 15, dims: int = 32, model: str = SYNTHETIC_MODEL) -> Path:
+    """Write a synthetic dataset (see the module docstring) under ``root``; returns ``root``.
+
+    Per partition: ``topics * queries_per_topic`` queries, ``topics *
+    videos_per_topic`` topic videos (the last two of each topic never positive), ``distractors``
+    videos of no topic, two tags per topic. Same generator state, same files.
+    """
+    root = Path(root)
+    (root).mkdir(parents=True, exist_ok=True)
+    (root / "SYNTHETIC.md").write_text(_NOTE, encoding="utf-8")
+    for p, partition in enumerate(partitions):
+        ann = root / "annotations" / "retrieval" / partition
+        feats = root / "features" / "VLMs_1_15" / model / partition
+        feats.mkdir(parents=True, exist_ok=True)
+        videos, queries, rel_lists, tag_lists, query_tags, qa = [], [], [], [], {}, []
+
+        def video(vid, array, is_query=0, feats=feats, videos=videos, partition=partition):
+            np.save(feats / f"{vid}.npy", array.astype(np.float32))
+            videos.append({"id": len(videos), "frames_path": f"frames/{partition}/{vid}", "is_query": is_query})
+
+        for t in range(topics):
+            direction = _unit(rng, dims)
+            tag_dirs = _unit(rng, 2, dims)
+            phrases = [f"synthetic tag {partition} {t} {k}" for k in range(2)]
+            members, has_tag = [], {}
+            for v in range(videos_per_topic):
+                vid = f"BVsyn{p}t{t}v{v:02d}"
+                array = _unit(rng, frames, dims)
+                positive = v < 2 or (v < videos_per_topic - 2 and rng.random() < 0.75)
+                if positive:
+                    start = int(rng.integers(0, frames - 3))
+                    array[start:start + 3] = [_near(rng, direction, 1.2) for _ in range(3)]
+                    has_tag[vid] = [bool(rng.random() < 0.5) for _ in range(2)]
+                    for k in range(2):
+                        if has_tag[vid][k]:
+                            array[(start + 3 + k) % frames] = _near(rng, 0.5 * direction + tag_dirs[k], 1.5)
+                    members.append(vid)
+                video(vid, array)
+            qids = [f"BVsyn{p}t{t}q{i}" for i in range(queries_per_topic)]
+            for i, qid in enumerate(qids):
+                array = _unit(rng, frames, dims)
+                array[4:8] = [_near(rng, direction, 1.0) for _ in range(4)]
+                video(qid, array, is_query=1)
+                text = f"A synthetic {partition} video of topic {t}, query {i}, showing [<region>]."
+                queries.append({"id": len(queries), "frames_path": f"frames/{partition}/{qid}", "prompt_en": text,
+                                "Clip": "00.00.00-00.00.00", "is_query": 1})
+                tag_vectors = {ph: _near(rng, tag_dirs[k], 0.3).astype(np.float32) for k, ph in enumerate(phrases)}
+                with open(feats / f"{qid}_query_dict.pkl", "wb") as f:
+                    pickle.dump({"query_prompt": _near(rng, direction, 1.5).astype(np.float32)[None],
+                                 "tags": tag_vectors}, f)
+                kept = [m for m in members if rng.random() < 0.85] + [o for o in qids if o != qid]
+                rel_lists.append({"query_id": qid, "rel_lists": {"pos_all": {"id_list": kept}}})
+                prompts = {}
+                for k, phrase in enumerate(phrases):
+                    prompts[f"+{phrase}"] = {"id_list": [m for m in kept if has_tag.get(m, [False] * 2)[k]]}
+                    prompts[f"-{phrase}"] = {"id_list": [m for m in kept if not has_tag.get(m, [False] * 2)[k]]}
+                prompts[f"+{phrases[0]} AND +{phrases[1]}"] = {"id_list": []}
+                tag_lists.append({"query_id": qid, "tag_lists": prompts})
+                query_tags[qid] = phrases
+                negatives = [m for m in (f"BVsyn{p}t{t}v{v:02d}" for v in range(videos_per_topic)) if m not in kept]
+                if i == 0 and negatives:
+                    tag = "" if t % 2 == 0 else f"+{phrases[0]}"
+                    for target, label in ((kept[0], 1), (negatives[0], 0)):
+                        qa.append({"Query": qid, "Target": target, "Tag": tag, "Label": label, "prompt_en": text})
+        for d in range(distractors):
+            video(f"BVsyn{p}d{d:02d}", _unit(rng, frames, dims))
+        _dump(ann / "videos.json", videos)
+        _dump(ann / "queries_en.json", queries)
+        _dump(ann / "query_rel_lists.json", rel_lists)
+        _dump(ann / "query_tag_lists.json", tag_lists)
+        _dump(ann / "query_tags.json", query_tags)
+        qa_path = root / "annotations" / "QA" / "annotations" / f"{partition}.jsonl"
+        qa_path.parent.mkdir(parents=True, exist_ok=True)
+        qa_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in qa), encoding="utf-8")
+    return root

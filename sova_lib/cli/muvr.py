@@ -1,0 +1,194 @@
+"""MUVR's options of ``sova evaluate`` and ``sova describe`` (``--benchmark muvr``).
+
+Evaluation (``--results-dir DIR``: one record JSON per run, ``sova_lib.records``)::
+
+    sova evaluate --benchmark muvr --data ROOT --version base --query text+video --features DIR [--json]
+    sova evaluate --benchmark muvr --data ROOT --version filter --tag-weight 0.3 --embeddings FILE.npz
+    sova evaluate --benchmark muvr --data ROOT --version base --descriptions CACHE     (described windows)
+    sova evaluate --benchmark muvr --data ROOT --version base --baseline random-ranking
+    sova evaluate --benchmark muvr --data ROOT --version qa --answers CACHE [--parse strict]
+
+Describing (through the one runner into a description cache)::
+
+    sova describe --benchmark muvr --data ROOT --video-root DIR --backend B --model M --prompt P --cache-dir C
+    sova describe --benchmark muvr --version qa --data ROOT --video-root DIR --backend B --model M --cache-dir C
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from sova_lib.benchmarks.muvr import framework, qa
+from sova_lib.benchmarks.muvr.data import PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.features import npz_vectors, released_vectors
+from sova_lib.benchmarks.muvr.metrics import KS, TIES
+from sova_lib.benchmarks.muvr.retrieval import evaluate, random_ranking
+from sova_lib.benchmarks.muvr.scoring import QUERY_MODES, TAG_WEIGHT
+from sova_lib.cli import CliError
+from sova_lib.describe.cache import CacheLockedError
+from sova_lib.describe.contract import DescriberEnvironmentError
+from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
+from sova_lib.items import read_descriptions
+from sova_lib.records import make_record, write_record
+
+__all__ = ["add_describe_arguments", "add_evaluate_arguments", "run_describe", "run_evaluate"]
+
+VERSIONS = ("base", "filter", "qa")
+
+
+def add_evaluate_arguments(p, sources) -> None:
+    """MUVR's options of ``sova evaluate``; ``sources`` is the command's group of input options."""
+    sources.add_argument("--features", metavar="DIR", help="MUVR: one model's released features, DIR/<partition>/*.npy")
+    sources.add_argument("--answers", metavar="CACHE", help="MUVR-QA: answers (a describe cache folder or JSONL)")
+    g = p.add_argument_group("MUVR (--benchmark muvr)")
+    g.add_argument("--data", type=Path, metavar="ROOT", help="MUVR data root (holds annotations/)")
+    g.add_argument("--version", choices=VERSIONS, default="base", help="MUVR version (default: base)")
+    g.add_argument("--query", choices=QUERY_MODES, default="text+video", help="query modality (default: text+video)")
+    g.add_argument("--tag-weight", type=float, default=TAG_WEIGHT, metavar="P",
+                   help="Filter: weight p of the signed tag score (default 0.3; 0 = without tag prompt)")
+    g.add_argument("--partitions", nargs="+", default=list(PARTITIONS), metavar="NAME",
+                   help=f"partitions to score (default: all; {', '.join(PARTITIONS)}; aliases geng, animal)")
+    g.add_argument("--join-listed", action="store_true",
+                   help="let listed ids missing from videos.json join the gallery (the official code's behaviour)")
+    g.add_argument("--parse", choices=qa.PARSES, default="official", help="QA answer parse (default: official)")
+
+
+def _record(args, out: dict) -> dict:
+    """The ``sova_lib.records`` record of one MUVR evaluation: mAP (or QA accuracy) per partition, the rest in ``note``."""
+    run = {"benchmark": "muvr", "bootstrap": args.bootstrap, "seed": args.seed}
+    if out["version"] == "qa":
+        rs = ", ".join(f"{k} {v:+.2f}" for k, v in out["reranking_score"].items())
+        return make_record(kind="description cache", source=str(args.answers), cache=Path(args.answers).name,
+                           protocol=f"qa ({out['parse']} parse)", metric="accuracy", value=out["accuracy"]["all"],
+                           n_queries=out["n_questions"]["all"], per_class={k: round(v, 2) for k, v in out["accuracy"].items()}, ties="n/a",
+                           note=f"reranking score {rs}; {len(out['unparseable'])} unparseable answer(s)", **run)
+    weight = f" p={out['tag_weight']:g}" if out["version"] == "filter" else ""
+    others = ", ".join(f"{k} {v:.2f}" for k, v in out["metrics"].items() if k != "mAP")
+    fields = {"protocol": f"{out['version']} {out['query']}{weight}", "metric": "mAP", "value": out["metrics"]["mAP"],
+              "n_queries": out["n_rows"], "per_class": {p: round(v["mAP"], 2) for p, v in out["per_partition"].items()},
+              "ties": out["ties"], "aggregate": "max", "note": "; ".join([others, *out["notes"]])}
+    if "mAP" in out["ci"]:
+        fields.update(ci_low=out["ci"]["mAP"][0], ci_high=out["ci"]["mAP"][1])
+    if args.baseline:
+        return make_record(kind="baseline", source=args.baseline, baseline=args.baseline, **fields, **run)
+    if args.descriptions:
+        return make_record(kind="description cache", source=str(args.descriptions), cache=Path(args.descriptions).name,
+                           encoder=args.embedder or DEFAULT_ENCODER,
+                           text_split="whole text" if args.no_split else "sentences", **fields, **run)
+    source = args.features or args.embeddings
+    return make_record(kind="embeddings", source=str(source), cache=Path(source).name, **fields, **run)
+
+
+def _partitions(args):
+    if args.data is None:
+        raise CliError("--benchmark muvr needs --data ROOT (the folder holding annotations/)")
+    return [load_partition(args.data, p, join_listed=args.join_listed) for p in args.partitions]
+
+
+def _qa(args) -> dict:
+    if args.answers is None:
+        raise CliError("--version qa needs --answers CACHE (a describe cache folder or a JSON Lines file)")
+    if args.data is None:
+        raise CliError("--benchmark muvr needs --data ROOT (the folder holding annotations/)")
+    result = qa.score_answers(qa.load_qa(args.data, args.partitions), read_descriptions(args.answers),
+                              parse=args.parse)
+    return {"benchmark": "muvr", "version": "qa", "source": str(args.answers), **result.to_json()}
+
+
+def _retrieval(args) -> dict:
+    ties = args.ties or "expected"
+    if ties not in TIES:
+        raise CliError(f"--ties {ties} does not apply to MUVR; choose one of {', '.join(TIES)}")
+    if args.answers:
+        raise CliError("--answers applies to --version qa")
+    if args.aggregate != "max" or args.allow_missing:
+        raise CliError("MUVR scores with the maximum cosine over all gallery videos; drop --aggregate/--allow-missing")
+    if args.baseline and args.baseline != "random-ranking":
+        raise CliError(f"--baseline {args.baseline} does not apply to MUVR; use random-ranking")
+    if not (args.baseline or args.features or args.embeddings or args.descriptions):
+        raise CliError("--benchmark muvr needs one of --features, --embeddings, --descriptions, --baseline")
+    partitions = _partitions(args)
+    options = {"version": args.version, "ks": KS, "bootstrap": args.bootstrap, "seed": args.seed}
+    if args.baseline:
+        result = random_ranking(partitions, **options)
+    else:
+        if args.features:
+            source, vectors = args.features, released_vectors(args.features, query=args.query, version=args.version)
+        elif args.embeddings:
+            source, vectors = args.embeddings, npz_vectors(args.embeddings)
+        else:
+            encoder = SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir or default_cache_dir(),
+                                      show_progress=not args.json)
+            source = args.descriptions
+            vectors = framework.framework_vectors(read_descriptions(args.descriptions), encoder,
+                                                  split_query=not args.no_split)
+        result = evaluate(partitions, vectors, query=args.query, tag_weight=args.tag_weight, ties=ties,
+                          source=str(source), **options)
+    return {"benchmark": "muvr", **result.to_json()}
+
+
+def run_evaluate(args) -> int:
+    """``sova evaluate --benchmark muvr``: score, print, and with ``--results-dir`` write the run's record."""
+    try:
+        out = _qa(args) if args.version == "qa" else _retrieval(args)
+    except (ValueError, FileNotFoundError, OSError) as err:
+        raise CliError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
+    if args.results_dir:
+        print(f"wrote {write_record(_record(args, out), args.results_dir)}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(out))
+    elif out["version"] == "qa":
+        for subset in out["accuracy"]:
+            print(f"MUVR-QA {subset}: accuracy {out['accuracy'][subset]:.1f}%  reranking score "
+                  f"{out['reranking_score'][subset]:+.2f}  over {out['n_questions'][subset]} questions")
+        if out["unparseable"]:
+            print(f"  {len(out['unparseable'])} unparseable answer(s), e.g. {out['unparseable'][:3]}", file=sys.stderr)
+    else:
+        head = "  ".join(f"{k} {v:.1f}" for k, v in out["metrics"].items())
+        print(f"MUVR-{out['version']} ({out['query']}, ties {out['ties']}): {head}")
+        for name, values in out["per_partition"].items():
+            print(f"  {name:<9} mAP {values['mAP']:5.1f}  over {values['n_rows']} rows")
+    for note in out.get("notes", []):
+        print(f"  note: {note}", file=sys.stderr)
+    return 0
+
+
+def add_describe_arguments(d) -> None:
+    """MUVR's options of ``sova describe``."""
+    g = d.add_argument_group("MUVR (--benchmark muvr)")
+    g.add_argument("--data", type=Path, metavar="ROOT", help="MUVR data root (holds annotations/)")
+    g.add_argument("--muvr-task", choices=("windows", "qa"), default="windows",
+                   help="windows: describe every video in fixed windows; qa: ask the QA questions (default: windows)")
+    g.add_argument("--partitions", nargs="+", default=list(PARTITIONS), metavar="NAME")
+    g.add_argument("--window-seconds", type=float, default=framework.WINDOW_SECONDS, metavar="S")
+    g.add_argument("--max-windows", type=int, default=framework.MAX_WINDOWS, metavar="N")
+    g.add_argument("--qa-mode", choices=qa.MODES, default="multi-image")
+    g.add_argument("--qa-template", choices=qa.TEMPLATES, default="code")
+
+
+def run_describe(args, describer) -> int:
+    """``sova describe --benchmark muvr``: windows of every video of the partitions, or the QA questions."""
+    if args.data is None or args.video_root is None:
+        raise CliError("--benchmark muvr needs --data ROOT and --video-root DIR")
+    common = {"retry_errors": args.retry_errors, "show_progress": not args.no_progress}
+    try:
+        if args.muvr_task == "qa":
+            questions = qa.load_qa(args.data, args.partitions)
+            summary = qa.run_qa(describer, questions, args.video_root, args.cache_dir, mode=args.qa_mode,
+                                template=args.qa_template, **common)
+        else:
+            if args.prompt is None:
+                raise CliError("describing MUVR windows needs --prompt")
+            loaded = [load_partition(args.data, p) for p in args.partitions]
+            ids = list(dict.fromkeys([v for p in loaded for v in p.gallery] + [q.id for p in loaded for q in p.queries]))
+            summary = framework.describe_windows(describer, ids, args.video_root, args.cache_dir,
+                                                 prompt=resolve_prompt(args.prompt, args.system_prompt), fps=args.fps,
+                                                 seconds=args.window_seconds, max_windows=args.max_windows, **common)
+    except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items
+        print(f"sova: error: {err}", file=sys.stderr)
+        return 1
+    except (CacheLockedError, ValueError) as err:
+        raise CliError(str(err)) from None
+    return 0 if summary.total_done > 0 else 1

@@ -1,0 +1,114 @@
+"""``sova evaluate --benchmark muvr`` and ``sova describe --benchmark muvr``: results, result JSON, bad input."""
+import json
+
+import numpy as np
+import pytest
+
+from sova_lib.benchmarks import muvr
+from sova_lib.benchmarks.muvr import qa
+from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
+from sova_lib.cli import main
+from sova_lib.records import collect_records
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return muvr.write_synthetic(tmp_path_factory.mktemp("cli"), np.random.default_rng(1), partitions=("news", "dance"),
+                                topics=2, videos_per_topic=5, distractors=2)
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_evaluate_features_writes_one_result_json(capsys, data, tmp_path):
+    features = data / "features" / "VLMs_1_15" / SYNTHETIC_MODEL
+    code, out, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news", "dance",
+                          "--features", features, "--query", "video", "--results-dir", tmp_path, "--json")
+    assert code == 0
+    result = json.loads(out)
+    direct = muvr.evaluate([muvr.load_partition(data, p) for p in ("news", "dance")],
+                           muvr.released_vectors(features, query="video"), query="video")
+    assert result["metrics"]["mAP"] == pytest.approx(direct.metrics["mAP"])
+    assert result["ties"] == "expected" and result["query"] == "video"
+    (written,) = tmp_path.glob("*.json")
+    record = json.loads(written.read_text())
+    assert str(written) in err and record["benchmark"] == "muvr" and record["protocol"] == "base video"
+    assert record["value"] == round(result["metrics"]["mAP"], 2) and record["ties"] == "expected"
+    assert record["per_class"] == {p: round(v["mAP"], 2) for p, v in result["per_partition"].items()}
+    assert collect_records(tmp_path)["value"].tolist() == [record["value"]]
+    code, out, _ = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+                        "--version", "filter", "--tag-weight", "0", "--features", features, "--ties", "official",
+                        "--results-dir", tmp_path, "--json")
+    assert code == 0 and json.loads(out)["tag_weight"] == 0 and "uAP" not in json.loads(out)["metrics"]
+    assert sorted(collect_records(tmp_path)["protocol"]) == ["base video", "filter text+video p=0"]
+
+
+def test_evaluate_qa_answers(capsys, data, tmp_path):
+    questions = qa.load_qa(data, ["news"])
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"id": q.id, "text": "Yes"}) + "\n" for q in questions))
+    code, out, _ = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+                        "--version", "qa", "--answers", answers, "--results-dir", tmp_path, "--json")
+    result = json.loads(out)
+    assert code == 0 and result["accuracy"]["all"] == 50.0 and result["reranking_score"]["all"] == 0.0
+    record = collect_records(tmp_path).iloc[0]
+    assert record["metric"] == "accuracy" and record["value"] == 50.0 and "reranking score all +0.00" in record["note"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--features", "nowhere"], "--benchmark muvr needs --data ROOT"),
+    (["--data", "{data}", "--features", "{data}/nowhere"], "nowhere/news: no such folder"),
+    (["--data", "{data}", "--baseline", "prevalence"], "--baseline prevalence does not apply to MUVR"),
+    (["--data", "{data}", "--ties", "stable", "--baseline", "random-ranking"], "--ties stable does not apply"),
+    (["--data", "{data}"], "needs one of --features"),
+    (["--data", "{data}", "--version", "qa"], "--version qa needs --answers"),
+    (["--data", "{data}", "--partitions", "sports", "--baseline", "random-ranking"], "unknown MUVR partition"),
+    (["--data", "{data}", "--embeddings", "{data}/none.npz"], "none.npz: file not found"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, data, tmp_path, argv, message):
+    argv = [a.replace("{data}", str(data)) for a in argv]
+    if "--partitions" not in argv:
+        argv += ["--partitions", "news", "dance"]
+    code, out, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--results-dir", tmp_path, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("sova: error: ") and err.count("\n") == 1 and message in err
+
+
+def test_sovabench_evaluate_keeps_its_contract(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["evaluate", "--baseline", "random-ranking"])
+    assert info.value.code == 2 and "required: --protocol" in capsys.readouterr().err
+    code, _, err = _run(capsys, "evaluate", "--protocol", "inter-pair", "--baseline", "random-ranking", "--ties",
+                        "official")
+    assert code == 2 and "apply to --benchmark muvr" in err
+
+
+def test_describe_muvr_needs_data(capsys, tmp_path):
+    code, _, err = _run(capsys, "describe", "--benchmark", "muvr", "--backend", "motion", "--cache-dir", tmp_path)
+    assert code == 2 and "--benchmark muvr needs --data ROOT and --video-root DIR" in err
+
+
+def test_describe_muvr_qa_through_the_command(capsys, data, tmp_path, monkeypatch):
+    from PIL import Image
+
+    from sova_lib.describe.contract import DESCRIBERS
+
+    monkeypatch.setitem(DESCRIBERS, "fake-muvr", "tests.benchmarks.muvr.test_muvr_qa_framework:FakeDescriber")
+    questions = qa.load_qa(data, ["news"])
+    for vid in {q.query for q in questions} | {q.target for q in questions}:
+        (tmp_path / "v" / vid).mkdir(parents=True)
+        Image.fromarray(np.full((4, 4, 3), 200, np.uint8)).save(tmp_path / "v" / vid / "0000.png")
+    code, _, _ = _run(capsys, "describe", "--benchmark", "muvr", "--muvr-task", "qa", "--data", data, "--partitions",
+                      "news", "--video-root", tmp_path / "v", "--backend", "fake-muvr", "--cache-dir", tmp_path / "c",
+                      "--no-progress")
+    assert code == 0
+    (folder,) = (tmp_path / "c" / "descriptions").iterdir()
+    code, out, _ = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+                        "--version", "qa", "--answers", folder, "--json")
+    assert code == 0 and json.loads(out)["accuracy"]["all"] == 50.0  # every target bright: always Yes
+    code, _, err = _run(capsys, "describe", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+                        "--video-root", tmp_path / "v", "--backend", "fake-muvr", "--cache-dir", tmp_path / "c")
+    assert code == 2 and "describing MUVR windows needs --prompt" in err
