@@ -40,6 +40,15 @@ Sources of items (one of):
   run never shares a folder with a run on clip files. Plan one manifest per
   protocol's TSV (``--protocol`` does not apply).
 
+Engines: ``--engine local`` (the default) describes in this process
+(``sova_lib.describe.runner``); ``--engine ray`` runs the describer in a pool
+of ``--workers`` Ray actors (``--gpus-per-worker``, ``--cpus-per-worker``,
+``--batch-size`` items per call), on the cluster at ``--address`` (``auto``:
+the one ``ray start`` made on this machine) or on a local Ray instance
+(``--num-cpus``, ``--num-gpus``), into the same cache folder
+(``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
+(replicas of one model) in either engine.
+
 The exit code is 0 when at least one item has a description (failures are
 listed in ``errors.jsonl`` and the summary; ``--retry-errors`` retries them),
 1 when none has or when the run stopped on an environment error (the model
@@ -75,9 +84,11 @@ from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_i
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.cli import CliError
 from sova_lib.cli import muvr as muvr_cli
+from sova_lib.cli.engine import add_engine_options, engine_options
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
 from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
 
 __all__ = ["add_commands", "add_item_options", "add_item_sources", "items_from_args", "VIDEO_SUFFIXES"]
@@ -143,10 +154,12 @@ def add_commands(subparsers) -> None:
     src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
                      help="a clip manifest (sova clips plan): clips read straight from the source videos")
     add_item_options(d)
-    d.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    d.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
+                   help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "
+                        "the requests, --concurrency each")
     d.add_argument("--api-key-env", metavar="NAME",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
-    d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight (openai backend)")
+    d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight per server (openai backend)")
     d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens (default 1024)")
     d.add_argument("--device-map", metavar="MAP",
                    help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
@@ -155,6 +168,7 @@ def add_commands(subparsers) -> None:
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
     d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_engine_options(d)
     muvr_cli.add_describe_arguments(d)
     d.set_defaults(func=run_describe)
 
@@ -177,6 +191,8 @@ def add_commands(subparsers) -> None:
 def _describer_options(args) -> dict:
     # getattr with a default: other commands (e.g. sova vantage describe) reuse this with fewer options
     options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt, None) is not None}
+    if isinstance(options.get("base_url"), list) and len(options["base_url"]) == 1:
+        options["base_url"] = options["base_url"][0]
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
         print(f"sova: note: the {args.backend} backend has no model; --model is ignored", file=sys.stderr)
     for text in args.backend_option:
@@ -296,6 +312,8 @@ def items_from_args(args):
 
 def run_describe(args) -> int:
     if args.benchmark == "muvr":
+        if engine_options(args):
+            raise CliError("--engine ray does not apply to --benchmark muvr, which describes in this process")
         try:
             describer = make_describer(args.backend, **_describer_options(args))
         except (TypeError, ValueError) as err:
@@ -310,6 +328,7 @@ def run_describe(args) -> int:
     if args.fps <= 0:
         raise CliError(f"--fps must be positive, got {args.fps}")
     options = _describer_options(args)
+    engine = engine_options(args)
     items, crop_source = items_from_args(args)
     extra = None
     if args.manifest is not None:
@@ -319,10 +338,17 @@ def run_describe(args) -> int:
         describer = make_describer(args.backend, **options)
     except (TypeError, ValueError) as err:
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
+    common = dict(prompt=prompt, fps=args.fps, crop_source=crop_source, retry_errors=args.retry_errors,
+                  show_progress=not args.no_progress, details=extra)
     try:
-        summary = describe_items(describer, items, args.cache_dir, prompt=prompt, fps=args.fps,
-                                 crop_source=crop_source, retry_errors=args.retry_errors,
-                                 show_progress=not args.no_progress, details=extra)
+        if args.engine == "ray":
+            try:
+                import ray.data  # noqa: F401
+            except ImportError as err:
+                raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): {err}") from None
+            summary = describe_items_ray(args.backend, options, items, args.cache_dir, **engine, **common)
+        else:
+            summary = describe_items(describer, items, args.cache_dir, **common)
     except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items
         print(f"sova: error: {err}", file=sys.stderr)
         return 1

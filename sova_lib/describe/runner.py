@@ -24,6 +24,16 @@ error goes to the caller. A run whose first ``stop_after_same_failures``
 described items all fail with one and the same message stops the same way
 (those failures are not recorded either), since that is rarely the items'
 fault. Failures while loading an item (a missing file) are always the item's.
+
+Engines: ``describe_items`` schedules the work in this process. The pieces
+that any engine shares are public: ``prepare_run`` (prompt and unique ids),
+``start_describer`` (the describer's optional ``load()``, once, before the
+first item), ``build_request`` (an item's frames into a request),
+``describe_batch`` (one describer call, item by item on failure),
+``schedule_requests`` (the loader threads and the call pool) and
+``run_into_cache`` (the cache folder, what is left to do, the fail-fast rule,
+each outcome appended, the manifest). ``sova_lib.describe.ray_engine`` runs the
+same pieces on a pool of Ray actors.
 """
 from __future__ import annotations
 
@@ -41,7 +51,8 @@ from sova_lib.describe.contract import Describer, DescriberEnvironmentError, Des
 from sova_lib.describe.prompts import Prompt
 from sova_lib.video.frames import sample_frames
 
-__all__ = ["IMAGE_SUFFIXES", "Item", "RunSummary", "describe_items", "load_item"]
+__all__ = ["IMAGE_SUFFIXES", "Item", "RunSummary", "build_request", "describe_batch", "describe_items", "load_item",
+           "prepare_run", "run_into_cache", "schedule_requests", "start_describer"]
 
 logger = logging.getLogger(__name__)
 _CAPPED: set = set()  # (requested fps, video fps) pairs already warned about
@@ -147,7 +158,39 @@ class RunSummary:
         return "\n".join(lines)
 
 
-def _call(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any, str | None, str | None]]:
+def start_describer(describer: Describer) -> None:
+    """Call the describer's optional ``load()`` (load the weights, check the server) once, before any item.
+
+    Any failure raises ``DescriberEnvironmentError`` (a backend's own one as it is; any other error
+    named with the backend), which stops the run: every item would fail the same way.
+    """
+    load = getattr(describer, "load", None)
+    if not callable(load):
+        return
+    try:
+        load()
+    except DescriberEnvironmentError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any failure to start stops the run with its cause
+        raise DescriberEnvironmentError(f"the {describer.name} backend cannot start: {type(err).__name__}: {err}") \
+            from err
+
+
+def build_request(item: Item, fps: float, prompt: Prompt,
+                  loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
+                  ) -> tuple[DescribeRequest | None, str | None]:
+    """``(request, None)`` for ``item`` with its frames loaded, or ``(None, reason)`` when it cannot be loaded."""
+    if item.error is not None:
+        return None, item.error
+    try:
+        frames, timestamps, is_video = loader(item, fps)
+        return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,
+                               is_video, tuple(timestamps)), None
+    except Exception as err:  # noqa: BLE001 - recorded as the item's failure
+        return None, f"{type(err).__name__}: {err}"
+
+
+def describe_batch(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any, str | None, str | None]]:
     """Describe ``batch``; on failure retry item by item. Returns (id, text or None, error or None)."""
     try:
         texts = describer.describe(batch)
@@ -162,7 +205,7 @@ def _call(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any,
         raise  # not the items' fault: the run stops
     except Exception as err:  # noqa: BLE001 - a backend may raise anything; it is recorded
         if len(batch) > 1:
-            return [r for req in batch for r in _call(describer, [req])]
+            return [r for req in batch for r in describe_batch(describer, [req])]
         return [(batch[0].id, None, f"{type(err).__name__}: {err}")]
 
 
@@ -199,8 +242,32 @@ def describe_items(
     ``stop_after_same_failures`` (0: never) is the fail-fast rule of the
     module docstring; a stop raises ``DescriberEnvironmentError``.
 
+    Before the first item the describer's optional ``load()`` runs once (``start_describer``).
+
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
+    prompt, items = prepare_run(prompt, system_prompt, items)
+    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
+    run_info = getattr(describer, "run_info", None)
+    device = getattr(describer, "device", None)
+
+    def schedule(todo: list[Item], record: Callable[..., None]) -> None:
+        start_describer(describer)
+
+        def load(item: Item):
+            request, error = build_request(item, fps, prompt, loader)
+            return (request, None) if error is None else (item.id, error)
+
+        schedule_requests(describer, todo, load, record, load_workers, prefetch)
+
+    return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
+                          run_info=run_info() if callable(run_info) else {},
+                          device=None if device is None else str(device), show_progress=show_progress,
+                          verbose=verbose, details=details, stop_after_same_failures=stop_after_same_failures)
+
+
+def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable[Item]) -> tuple[Prompt, list[Item]]:
+    """The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt) and its items, checked for unique ids."""
     if isinstance(prompt, str):
         prompt = Prompt("custom", prompt, prompt, system_prompt or None)
     elif system_prompt is not None:
@@ -211,16 +278,29 @@ def describe_items(
         if item.id in seen:
             raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
         seen.add(item.id)
+    return prompt, items
 
-    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
-    run_info = getattr(describer, "run_info", None)
-    device = getattr(describer, "device", None)
-    with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every,
-                    device=None if device is None else str(device)) as cache:
-        cache.manifest_data.update(run=run_info() if callable(run_info) else {}, started=_now())
+
+def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule: Callable[..., None], *,
+                   retry_errors: bool = False, sync_every: float = 5.0, run_info: dict | None = None,
+                   device: str | None = None, show_progress: bool = True, verbose: bool = True,
+                   details: dict | None = None, stop_after_same_failures: int = 5) -> RunSummary:
+    """Open the cache folder of ``key``, have ``schedule`` describe what it lacks, record each outcome.
+
+    The part of a run that every engine shares: ``schedule(todo, record)``
+    gets the items not yet in the cache (nor failed before, unless
+    ``retry_errors``), only when there are some, and calls
+    ``record(id, text, None)`` or ``record(id, None, error)`` once per item
+    from this thread (``record(id, None, error, False)`` for an item that
+    could not be loaded, which the fail-fast rule leaves out). Each outcome is
+    appended at once and the manifest is kept current; a
+    ``DescriberEnvironmentError`` is written to the manifest as ``stopped`` and
+    raised.
+    """
+    with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every, device=device) as cache:
+        cache.manifest_data.update(run=run_info or {}, started=_now())
         try:
-            summary = _run(describer, items, cache, prompt, fps, retry_errors, loader, load_workers, prefetch,
-                           show_progress, stop_after_same_failures)
+            summary = _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures)
         except DescriberEnvironmentError as err:
             cache.update_manifest(stopped={"time": _now(), "reason": str(err)})
             raise
@@ -229,9 +309,8 @@ def describe_items(
     return summary
 
 
-def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_workers, prefetch,
-         show_progress, stop_after_same_failures=0) -> RunSummary:
-    """``describe_items`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
+def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures=0) -> RunSummary:
+    """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
     from tqdm.auto import tqdm
 
     summary = RunSummary(cache.folder)
@@ -257,16 +336,6 @@ def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_worker
                                         "skipped_cached": summary.skipped_cached,
                                         "seconds": round(summary.seconds, 3), "items_per_s": rate},
                               throughput_items_per_s=rate)
-
-    def load(item: Item):
-        if item.error is not None:
-            return item.id, item.error
-        try:
-            frames, timestamps, is_video = loader(item, fps)
-            return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,
-                                   is_video, tuple(timestamps)), None
-        except Exception as err:  # noqa: BLE001 - recorded as the item's failure
-            return item.id, f"{type(err).__name__}: {err}"
 
     held: list[tuple[Any, str]] = []  # describer failures held back while the fail-fast rule may apply
     rule = {"on": stop_after_same_failures > 0}
@@ -318,7 +387,8 @@ def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_worker
     with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not show_progress,
               dynamic_ncols=True) as bar:
         try:
-            _schedule(describer, todo, load, record, load_workers, prefetch)
+            if todo:
+                schedule(todo, record)
             release()  # fewer held failures than the rule needs: they are the items'
         finally:
             if changes:
@@ -328,7 +398,7 @@ def _run(describer, items, cache, prompt, fps, retry_errors, loader, load_worker
     return summary
 
 
-def _schedule(describer, todo, load, record, load_workers, prefetch) -> None:
+def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> None:
     """Run ``load`` on background threads and ``describer`` calls on a pool; ``record`` each outcome.
 
     Up to ``prefetch`` items are loaded or waiting ahead of the model; a call
@@ -359,7 +429,7 @@ def _schedule(describer, todo, load, record, load_workers, prefetch) -> None:
                 len(ready) >= batch_size or not calls or (exhausted and not loads)
             ):
                 batch = [ready.popleft() for _ in range(min(batch_size, len(ready)))]
-                calls[call_pool.submit(_call, describer, batch)] = batch
+                calls[call_pool.submit(describe_batch, describer, batch)] = batch
             if not (loads or calls or ready):
                 return
             finished, _ = wait(loads | set(calls), return_when=FIRST_COMPLETED)

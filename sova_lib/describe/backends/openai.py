@@ -2,8 +2,13 @@
 
 Works with ``vllm serve``, SGLang, and hosted APIs that speak
 ``POST {base_url}/chat/completions``. One request per item
-(``max_batch_size = 1``); the runner keeps up to ``concurrency`` requests in
-flight. Each request is::
+(``max_batch_size = 1``). ``base_url`` may name several endpoints (replicas
+of one model, e.g. one ``vllm serve`` per GPU): each request goes to the
+endpoint with the fewest requests in flight, with at most ``concurrency``
+in flight per endpoint, so the runner keeps ``concurrency`` x endpoints
+requests in flight. A retried request may go to another endpoint. The
+endpoints are not part of the cache key (the same model gives the same
+text wherever it is served). Each request is::
 
     {"model": MODEL, "temperature": 0, "max_tokens": MAX_NEW_TOKENS,
      "messages": [{"role": "system", "content": SYSTEM_PROMPT},        # when there is one
@@ -40,6 +45,12 @@ otherwise ``min(backoff_max, backoff_base * 2**attempt)`` seconds times a
 jitter factor in [0.5, 1) drawn from ``rng``; then the item fails. Any other
 4xx (e.g. 400: a request too long for the model) fails the item at once with
 the server's message.
+
+``load()`` (run once before the first item) asks each endpoint for
+``GET {base_url}/models``: an endpoint that refuses the connection, or that
+lists its models without ``model``, raises ``DescriberEnvironmentError`` and
+the run stops before any request; an endpoint without that route is taken as
+it is (its answers will tell).
 
 The API key is read from the environment variable ``api_key_env``
 (``OPENAI_API_KEY`` by default, as the OpenAI client does) when each request
@@ -84,6 +95,22 @@ def encode_jpeg(image: Any, quality: int = 90) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+class _Endpoint:
+    """One server: its URL parts and the number of requests in flight to it."""
+
+    def __init__(self, base_url: str, api_key_env: str):
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base_url {base_url!r} is not an http(s) URL such as http://localhost:8000/v1")
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ValueError("base_url must be scheme://host[:port]/path with no user name, password or query: "
+                             f"put the API key in the environment variable {api_key_env} instead")
+        self.url = base_url.rstrip("/")
+        self.scheme, self.host, self.port = parts.scheme, parts.hostname, parts.port
+        self.root = parts.path.rstrip("/")
+        self.in_flight = 0
+
+
 class _Retry(Exception):
     def __init__(self, reason: str, wait: float | None = None):
         super().__init__(reason)
@@ -94,7 +121,8 @@ class OpenAIDescriber:
     """Describe frames through an OpenAI-compatible chat-completions endpoint.
 
     ``model`` is the name the server knows the model by; ``base_url`` ends
-    before ``/chat/completions`` (e.g. ``http://localhost:8000/v1``).
+    before ``/chat/completions`` (e.g. ``http://localhost:8000/v1``), or is a
+    list of such URLs (replicas); ``concurrency`` is per endpoint.
     ``timeout`` (s) applies to connecting and to each wait for data.
     ``sleep`` is the function used to wait between attempts.
     """
@@ -105,7 +133,7 @@ class OpenAIDescriber:
     def __init__(
         self,
         model: str,
-        base_url: str = "http://localhost:8000/v1",
+        base_url: str | Sequence[str] = "http://localhost:8000/v1",
         api_key_env: str = "OPENAI_API_KEY",
         concurrency: int = 8,
         max_new_tokens: int = 1024,
@@ -123,16 +151,17 @@ class OpenAIDescriber:
 
         if not model:
             raise ValueError("the openai backend needs --model: the model name the server serves")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url {base_url!r} is not an http(s) URL such as http://localhost:8000/v1")
-        if parts.username or parts.password or parts.query or parts.fragment:
-            raise ValueError("base_url must be scheme://host[:port]/path with no user name, password or query: "
-                             f"put the API key in the environment variable {api_key_env} instead")
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        if not urls:
+            raise ValueError("the openai backend needs at least one base_url")
+        self._endpoints = [_Endpoint(url, api_key_env) for url in urls]
+        if len({e.url for e in self._endpoints}) < len(urls):
+            raise ValueError(f"base_url names the same endpoint twice: {urls}")
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_url = self._endpoints[0].url if len(urls) == 1 else [e.url for e in self._endpoints]
         self.api_key_env = api_key_env
-        self.max_concurrency = max(1, int(concurrency))
+        self.concurrency = max(1, int(concurrency))
+        self.max_concurrency = self.concurrency * len(self._endpoints)
         self.max_new_tokens = int(max_new_tokens)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
@@ -149,8 +178,8 @@ class OpenAIDescriber:
         self._rng = rng if rng is not None else np.random.default_rng(0)
         self._rng_lock = threading.Lock()
         self._sleep = sleep
-        self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
-        self._path = parts.path.rstrip("/") + "/chat/completions"
+        self._slots = threading.Condition()
+        self._next = 0
         self._local = threading.local()
 
     def config(self) -> dict:
@@ -165,7 +194,7 @@ class OpenAIDescriber:
 
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
-        return {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.max_concurrency,
+        return {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
                 "timeout_s": self.timeout, "max_retries": self.max_retries}
 
     def request_body(self, request: DescribeRequest) -> dict:
@@ -187,15 +216,66 @@ class OpenAIDescriber:
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
         return [self._describe_one(r) for r in requests]
 
+    def load(self) -> "OpenAIDescriber":
+        """Check that every endpoint answers and, where it lists its models, serves ``model``."""
+        for endpoint in self._endpoints:
+            cls = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
+            conn = cls(endpoint.host, endpoint.port, timeout=min(self.timeout, 30.0))
+            try:
+                conn.request("GET", endpoint.root + "/models", headers=self._headers())
+                response = conn.getresponse()
+                status, data = response.status, response.read()
+            except (ConnectionRefusedError, socket.gaierror) as err:
+                raise self._unreachable(endpoint, err) from None  # the message a first request would give
+            except (OSError, http.client.HTTPException):
+                continue  # a slow or flaky answer: the requests themselves retry
+            finally:
+                conn.close()
+            if status != 200:
+                continue  # a server without the listing route: its answers will tell
+            try:
+                served = [m["id"] for m in json.loads(data)["data"]]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if self.model not in served:
+                raise DescriberEnvironmentError(
+                    f"{endpoint.url} does not serve the model {self.model!r}; it serves "
+                    f"{', '.join(map(repr, served)) or 'no model'}. Fix: pass one of those names as --model, "
+                    "or start the server with this model")
+        return self
+
+    def _acquire(self) -> _Endpoint:
+        """The endpoint with the fewest requests in flight (round-robin among ties), waiting for a free slot."""
+        with self._slots:
+            while True:
+                n = len(self._endpoints)
+                order = [self._endpoints[(self._next + k) % n] for k in range(n)]
+                free = [e for e in order if e.in_flight < self.concurrency]
+                if free:
+                    endpoint = min(free, key=lambda e: e.in_flight)
+                    endpoint.in_flight += 1
+                    self._next = (self._endpoints.index(endpoint) + 1) % n
+                    return endpoint
+                self._slots.wait()
+
+    def _release(self, endpoint: _Endpoint) -> None:
+        with self._slots:
+            endpoint.in_flight -= 1
+            self._slots.notify()
+
     def _describe_one(self, request: DescribeRequest) -> str:
         body = json.dumps(self.request_body(request)).encode("utf-8")
         for attempt in range(self.max_retries + 1):
+            endpoint = self._acquire()
             try:
-                return self._post(body)
+                return self._post(endpoint, body)
             except _Retry as err:
-                if attempt == self.max_retries:
-                    raise OpenAIError(f"gave up after {attempt + 1} attempts: {err}") from None
-                self._sleep(err.wait if err.wait is not None else self._backoff(attempt))
+                failure = err
+            finally:
+                self._release(endpoint)  # no slot is held while waiting to retry
+            if attempt == self.max_retries:
+                raise OpenAIError(f"gave up after {attempt + 1} attempts: {failure}") from None
+            self._sleep(failure.wait if failure.wait is not None else self._backoff(attempt))
         raise AssertionError("unreachable")
 
     def _backoff(self, attempt: int) -> float:
@@ -203,34 +283,42 @@ class OpenAIDescriber:
             jitter = 0.5 + 0.5 * float(self._rng.random())
         return min(self.backoff_max, self.backoff_base * 2.0**attempt) * jitter
 
-    def _connection(self) -> http.client.HTTPConnection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-            conn = self._local.conn = cls(self._host, self._port, timeout=self.timeout)
-        return conn
+    def _connections(self) -> dict:
+        """This thread's kept-alive connections, one per endpoint URL."""
+        conns = getattr(self._local, "conns", None)
+        if conns is None:
+            conns = self._local.conns = {}
+        return conns
 
-    def _post(self, body: bytes) -> str:
+    def _headers(self) -> dict:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = os.environ.get(self.api_key_env)
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _post(self, endpoint: _Endpoint, body: bytes) -> str:
+        headers = self._headers()
+        conns = self._connections()
         for fresh in (False, True):
-            reused = getattr(self._local, "conn", None) is not None
-            conn = self._connection()
+            reused = endpoint.url in conns
+            if not reused:
+                cls = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
+                conns[endpoint.url] = cls(endpoint.host, endpoint.port, timeout=self.timeout)
+            conn = conns[endpoint.url]
             try:
-                conn.request("POST", self._path, body=body, headers=headers)
+                conn.request("POST", endpoint.root + "/chat/completions", body=body, headers=headers)
                 response = conn.getresponse()
                 status, data = response.status, response.read()
                 retry_after = response.getheader("Retry-After")
                 break
             except (OSError, http.client.HTTPException) as err:  # refused, reset, time-out, bad answer
                 conn.close()
-                self._local.conn = None
+                conns.pop(endpoint.url, None)
                 stale = reused and isinstance(err, (http.client.RemoteDisconnected, ConnectionResetError,
                                                     BrokenPipeError))
                 if isinstance(err, (ConnectionRefusedError, socket.gaierror)):
-                    raise self._unreachable(err) from None
+                    raise self._unreachable(endpoint, err) from None
                 if fresh or not stale:  # a kept-alive connection the server closed is reopened at once
                     raise _Retry(f"{type(err).__name__}: {err}") from None
         if status == 200:
@@ -239,25 +327,26 @@ class OpenAIDescriber:
         if status in _RETRY_STATUS or status >= 500:
             raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(retry_after))
         if status in (401, 403, 404):
-            raise self._refused(status, message)
-        raise OpenAIError(f"HTTP {status} from {self.base_url}/chat/completions: {message}")
+            raise self._refused(endpoint, status, message)
+        raise OpenAIError(f"HTTP {status} from {endpoint.url}/chat/completions: {message}")
 
 
-    def _unreachable(self, err: OSError) -> DescriberEnvironmentError:
-        url = f"{self.base_url}/chat/completions"
+    def _unreachable(self, endpoint: _Endpoint, err: OSError) -> DescriberEnvironmentError:
+        url = f"{endpoint.url}/chat/completions"
         if isinstance(err, socket.gaierror):
-            why = f"the host name {self._host!r} does not resolve ({err})"
+            why = f"the host name {endpoint.host!r} does not resolve ({err})"
             fix = "check the host in --base-url"
         else:
-            why = f"nothing accepts connections at {self._host}:{self._port or (443 if self._scheme == 'https' else 80)}"
-            fix = (f"start the server (e.g. `vllm serve {self.model} --port {self._port or 8000}`), wait until "
-                   f"{self.base_url}/models answers, or fix --base-url")
+            port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+            why = f"nothing accepts connections at {endpoint.host}:{port}"
+            fix = (f"start the server (e.g. `vllm serve {self.model} --port {endpoint.port or 8000}`), wait until "
+                   f"{endpoint.url}/models answers, or fix --base-url")
         return DescriberEnvironmentError(f"cannot reach {url} for model {self.model!r}: {why}. Fix: {fix}.")
 
-    def _refused(self, status: int, message: str) -> DescriberEnvironmentError:
-        url = f"{self.base_url}/chat/completions"
+    def _refused(self, endpoint: _Endpoint, status: int, message: str) -> DescriberEnvironmentError:
+        url = f"{endpoint.url}/chat/completions"
         if status == 404:
-            fix = (f"the server does not serve a model named {self.model!r} (see {self.base_url}/models for the "
+            fix = (f"the server does not serve a model named {self.model!r} (see {endpoint.url}/models for the "
                    "names it serves; vLLM serves the id given to `vllm serve` unless --served-model-name is "
                    "set), or --base-url lacks its /v1 path")
         else:

@@ -25,11 +25,14 @@ class ChatServer:
 
     Script entries: ("status", code, message, headers) or ("slow", seconds). The normal answer is
     "images: N" (N = image parts in the request); ``reject_images`` answers 400 for that many images.
+    ``latency``: seconds every answer waits; ``peak`` is the most requests it handled at once.
+    ``models``: the ids ``GET /v1/models`` lists (None: that route answers 404, as a bare server does).
     """
 
-    def __init__(self, script=(), reject_images=None, hang_up=False):
-        self.script, self.reject_images = list(script), reject_images
+    def __init__(self, script=(), reject_images=None, hang_up=False, latency=0.0, models=None):
+        self.script, self.reject_images, self.latency, self.models = list(script), reject_images, latency, models
         self.requests, self.lock = [], threading.Lock()
+        self.active = self.peak = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,11 +42,26 @@ class ChatServer:
             def log_message(self, *args):
                 pass
 
+            def do_GET(self):
+                listing = server.models is not None and self.path == "/v1/models"
+                data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
+                                  if listing else {"error": {"message": "not found"}}).encode()
+                self.send_response(200 if listing else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
                     server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                     step = server.script.pop(0) if server.script else None
+                    server.active += 1
+                    server.peak = max(server.peak, server.active)
+                time.sleep(server.latency)
+                with server.lock:
+                    server.active -= 1
                 images = sum(p["type"] == "image_url" for p in body["messages"][-1]["content"])
                 if step and step[0] == "slow":
                     time.sleep(step[1])
@@ -250,6 +268,52 @@ def test_through_the_runner_on_real_videos_key_never_written(server_factory, tmp
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert {p.name for p in written} >= {"descriptions.jsonl", "errors.jsonl", "manifest.json"}
     assert not [p for p in written if KEY.encode() in p.read_bytes()]
+
+
+def test_several_endpoints_share_the_requests_with_bounded_concurrency_each(server_factory, tmp_path):
+    servers = [server_factory(latency=0.1), server_factory(latency=0.1)]
+    d = OpenAIDescriber("m", [s.url for s in servers], concurrency=2)
+    assert (d.max_concurrency, d.run_info()["base_url"]) == (4, [s.url for s in servers])
+    items = [Item(i, tmp_path / f"{i}.mp4") for i in range(12)]
+    s = describe_items(d, items, tmp_path / "cache", prompt="Describe.", loader=lambda item, fps: (frames(), (0, 1), True),
+                       show_progress=False, verbose=False)
+    assert (s.described, s.failed) == (12, 0)
+    counts = [len(server.requests) for server in servers]
+    assert sum(counts) == 12 and min(counts) >= 4  # least-in-flight: neither replica idles
+    assert max(server.peak for server in servers) == 2  # never more than concurrency=2 at one endpoint
+    one = OpenAIDescriber("m", servers[0].url, concurrency=2)
+    assert one.config() == d.config()  # the endpoints do not change the cache key
+    with pytest.raises(ValueError, match="names the same endpoint twice"):
+        OpenAIDescriber("m", [servers[0].url, servers[0].url + "/"])
+
+
+def test_load_checks_every_endpoint_for_the_model(server_factory):
+    listed, bare = server_factory(models=["org/vlm-7b"]), server_factory()
+    assert OpenAIDescriber("org/vlm-7b", [listed.url, bare.url]).load() is not None
+    with pytest.raises(DescriberEnvironmentError) as err:
+        OpenAIDescriber("org/vlm-8b", [bare.url, listed.url]).load()
+    assert str(err.value) == (f"{listed.url} does not serve the model 'org/vlm-8b'; it serves 'org/vlm-7b'. "
+                              "Fix: pass one of those names as --model, or start the server with this model")
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(DescriberEnvironmentError, match=rf"cannot reach http://127\.0\.0\.1:{port}/v1/chat/completions "
+                                                        rf"for model 'org/vlm-7b': nothing accepts connections"):
+        OpenAIDescriber("org/vlm-7b", [listed.url, f"http://127.0.0.1:{port}/v1"]).load()
+
+
+def test_a_wrong_model_id_stops_the_run_before_any_item(server_factory, tmp_path):
+    server = server_factory(models=["org/vlm-7b"])
+    items = [Item(p.stem, p) for p in example_videos()]
+    with pytest.raises(DescriberEnvironmentError) as err:
+        describe_items(OpenAIDescriber("org/vlm-8b", server.url), items, tmp_path / "cache", prompt="Describe.",
+                       show_progress=False, verbose=False)
+    assert str(err.value).startswith(f"{server.url} does not serve the model 'org/vlm-8b'; it serves 'org/vlm-7b'.")
+    assert server.requests == []  # no chat request was sent
+    (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
+    assert (folder / "descriptions.jsonl").read_text() == "" and (folder / "errors.jsonl").read_text() == ""
 
 
 def test_a_video_as_one_video_url_of_jpeg_frames_and_extra_body(server_factory):

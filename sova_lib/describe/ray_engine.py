@@ -1,0 +1,308 @@
+"""Describe on Ray Data: many GPUs, many machines or many endpoints, into the same resumable cache.
+
+``describe_items_ray(backend, options, items, cache_dir, prompt=..., fps=...)``
+does what ``sova_lib.describe.runner.describe_items`` does, with the work
+spread over a pool of Ray actors:
+
+* The driver (this process) opens the cache folder of the run's key, exactly
+  as the local engine does (``runner.run_into_cache``, the one cache writer),
+  and leaves out the items already described (and, unless ``retry_errors``,
+  those that failed before). Items with a reason known before loading go
+  straight to ``errors.jsonl``.
+* The rest become a Ray dataset of small rows (a position and the item as
+  JSON: its path, window, crop, direction); no frames leave the driver.
+* ``Dataset.map_batches`` runs ``DescribeWorker`` in a pool of ``workers``
+  actors, each with ``gpus_per_worker`` GPUs and ``cpus_per_worker`` CPUs.
+  An actor builds its describer once (``make_describer(backend, **options)``)
+  and loads it once (``runner.start_describer``: the weights, or the
+  endpoint check); a failure there stops the whole run with the same
+  exception and message as the local engine. For each batch of
+  ``batch_size`` items the actor decodes the frames itself (the runner's
+  loader threads) and calls the describer with its own batching and
+  concurrency (the runner's scheduler).
+* Outcomes stream back as they finish (``iter_rows``), and the driver alone
+  appends each to the cache, applying the runner's fail-fast rule as a local
+  run does. A killed driver loses only the items in flight; the same command
+  resumes.
+
+The cache key is computed on the driver from a describer built but not
+loaded (``config()`` is cheap for every backend), so a Ray run and a local
+run of the same configuration share one cache folder and, for a
+deterministic describer, write the same texts.
+
+Ray: with ``address`` (``"auto"``, or ``host:port``) the run joins that
+cluster; otherwise it uses the Ray instance this process already has, or
+starts a local one with ``num_cpus`` / ``num_gpus`` (default: the machine's)
+and shuts it down at the end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from sova_lib.describe.cache import cache_key
+from sova_lib.describe.contract import make_describer
+from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.runner import (
+    Item,
+    RunSummary,
+    build_request,
+    prepare_run,
+    run_into_cache,
+    schedule_requests,
+    start_describer,
+)
+
+__all__ = ["DescribeWorker", "describe_items_ray", "item_from_json", "item_to_json", "ray_session"]
+
+
+def item_to_json(item: Item) -> str:
+    """``item`` as one JSON text (a dataset row); ``item_from_json`` reads it back."""
+    return json.dumps({"id": item.id, "path": str(item.path), "window": item.window, "crop": item.crop,
+                       "reverse": item.reverse, "is_video": item.is_video})
+
+
+def item_from_json(text: str) -> Item:
+    d = json.loads(text)
+    return Item(d["id"], Path(d["path"]), window=None if d["window"] is None else tuple(d["window"]),
+                crop=None if d["crop"] is None else tuple(d["crop"]), reverse=d["reverse"], is_video=d["is_video"])
+
+
+class DescribeWorker:
+    """A Ray Data actor: one describer, built and loaded once, describing batches of dataset rows.
+
+    A batch holds ``row`` (positions in the driver's list) and ``item``
+    (``item_to_json``); the answer holds ``row``, ``text`` and ``error``
+    (``""`` when there is none), one per input row, and ``fatal``: empty, or
+    the pickled exception that stops the run (the describer could not be
+    built or loaded, or raised past the runner's per-item handling). The
+    driver raises that exception itself, so a run on Ray stops with the same
+    error and message as a local run. Frames are decoded here, by
+    ``load_workers`` threads.
+    """
+
+    def __init__(self, backend: str, options: dict, prompt: Prompt, fps: float, load_workers: int | None = None):
+        self.prompt, self.fps, self.load_workers = prompt, fps, load_workers
+        self.fatal = b""
+        try:
+            self.describer = make_describer(backend, **options)
+            start_describer(self.describer)
+        except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
+            self.fatal = _pickled(err)
+
+    def __call__(self, batch: dict) -> dict:
+        rows = [int(row) for row in batch["row"]]
+        if self.fatal:
+            return {"row": rows, "text": [""] * len(rows), "error": [""] * len(rows), "loaded": [True] * len(rows),
+                    "fatal": [self.fatal] * len(rows)}
+        try:
+            done = self._describe(batch)
+        except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
+            self.fatal = _pickled(err)
+            return self(batch)
+        return {"row": rows, "text": [done[r][0] for r in rows], "error": [done[r][1] for r in rows],
+                "loaded": [done[r][2] for r in rows], "fatal": [b""] * len(rows)}
+
+    def _describe(self, batch: dict) -> dict[int, tuple[str, str, bool]]:
+        items = [item_from_json(str(text)) for text in batch["item"]]
+        position = {item.id: int(row) for item, row in zip(items, batch["row"])}
+        done: dict[int, tuple[str, str, bool]] = {}
+
+        def load(item: Item):
+            request, error = build_request(item, self.fps, self.prompt)
+            return (request, None) if error is None else (item.id, error)
+
+        def record(id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
+            done[position[id]] = (text or "", "" if error is None else error, by_describer)
+
+        schedule_requests(self.describer, items, load, record, self.load_workers, None)
+        return done
+
+
+def _pickled(err: BaseException) -> bytes:
+    """``err`` as bytes for the driver; an exception that cannot be pickled becomes a ``RuntimeError`` with its text."""
+    try:
+        data = pickle.dumps(err)
+        pickle.loads(data)
+        return data
+    except Exception:  # noqa: BLE001 - any pickling failure
+        return pickle.dumps(RuntimeError(f"{type(err).__name__}: {err}"))
+
+
+class ray_session:
+    """Context manager: join ``address``, or reuse this process's Ray, or start a local instance and stop it after.
+
+    A local start is tried up to ``start_attempts`` times: Ray's node
+    manager gives its agent process a fixed 15 s to come up, which a machine
+    whose cores are all busy can miss. ``start_nice`` (e.g. -10; needs the
+    right to raise priority) runs Ray's processes at that niceness while
+    they start, then puts them back to this process's niceness.
+    """
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None,
+                 start_attempts: int = 3, start_nice: int | None = None):
+        self.address, self.num_cpus, self.num_gpus = address, num_cpus, num_gpus
+        self.start_attempts = max(1, int(start_attempts))
+        self.start_nice = start_nice
+        self.started = False
+        self.start_seconds = 0.0
+
+    def __enter__(self) -> "ray_session":
+        import logging
+        import time
+
+        import ray
+
+        if ray.is_initialized():
+            return self
+        start = time.monotonic()
+        if self.address:
+            ray.init(address=self.address, logging_level=logging.WARNING)
+        else:
+            nice = os.getpriority(os.PRIO_PROCESS, 0)
+            if self.start_nice is not None:
+                os.setpriority(os.PRIO_PROCESS, 0, self.start_nice)  # inherited by the processes Ray starts
+            try:
+                for attempt in range(self.start_attempts):
+                    try:
+                        ray.init(num_cpus=self.num_cpus, num_gpus=self.num_gpus, include_dashboard=False,
+                                 logging_level=logging.WARNING)
+                        break
+                    except Exception as err:  # noqa: BLE001 - Ray raises a bare Exception when its node is late
+                        ray.shutdown()
+                        if attempt + 1 == self.start_attempts or "timed out during startup" not in str(err):
+                            raise
+            finally:
+                if self.start_nice is not None:
+                    for pid in [os.getpid(), *_descendants(os.getpid())]:
+                        try:
+                            os.setpriority(os.PRIO_PROCESS, pid, nice)
+                        except OSError:  # gone already
+                            pass
+        self.started, self.start_seconds = True, time.monotonic() - start
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.started:
+            import ray
+
+            ray.shutdown()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Ids of the processes below ``pid`` (from ``/proc``; none where there is no ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def describe_items_ray(
+    backend: str,
+    options: dict,
+    items: Iterable[Item],
+    cache_dir: str | Path,
+    *,
+    prompt: Prompt | str,
+    system_prompt: str | None = None,
+    fps: float = 1.0,
+    crop_source: str = "none",
+    sampler_version: str | None = None,
+    retry_errors: bool = False,
+    workers: int = 1,
+    gpus_per_worker: float = 0.0,
+    cpus_per_worker: float = 1.0,
+    batch_size: int = 8,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    num_gpus: int | None = None,
+    load_workers: int | None = None,
+    sync_every: float = 5.0,
+    show_progress: bool = True,
+    verbose: bool = True,
+    details: dict | None = None,
+    stop_after_same_failures: int = 5,
+    on_start: Callable[[float], None] | None = None,
+) -> RunSummary:
+    """Describe ``items`` with the ``backend`` describer on a Ray actor pool into ``cache_dir`` (module docstring).
+
+    ``options`` are the describer's keyword options (as for ``make_describer``).
+    ``workers`` actors, each with ``gpus_per_worker`` GPUs and
+    ``cpus_per_worker`` CPUs, take ``batch_size`` items per call;
+    ``load_workers`` decoding threads per actor. ``address``, ``num_cpus``
+    and ``num_gpus``: see ``ray_session``. ``on_start(seconds)`` is told how
+    long Ray took to start (0 when it was running). Other arguments as for
+    ``runner.describe_items``. ``DescriberEnvironmentError`` (or the describer's
+    own error) stops the run when an actor's describer cannot start.
+    """
+    if workers < 1 or batch_size < 1:
+        raise ValueError(f"workers and batch_size must be at least 1, got {workers} and {batch_size}")
+    prompt, items = prepare_run(prompt, system_prompt, items)
+    describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
+    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
+    run_info = getattr(describer, "run_info", None)
+    run = {**(run_info() if callable(run_info) else {}),
+           "engine": {"name": "ray", "workers": workers, "gpus_per_worker": gpus_per_worker,
+                      "cpus_per_worker": cpus_per_worker, "batch_size": batch_size}}
+
+    def schedule(todo: list[Item], record: Callable[..., None]) -> None:
+        ready = []
+        for item in todo:
+            if item.error is not None:
+                record(item.id, None, item.error, False)
+            else:
+                ready.append(item)
+        if not ready:
+            return
+        with ray_session(address, num_cpus, num_gpus) as session:
+            if on_start is not None:
+                on_start(session.start_seconds)
+            for row, id, text, error, loaded in _stream(ready, backend, options, prompt, fps, workers,
+                                                        gpus_per_worker, cpus_per_worker, batch_size, load_workers):
+                record(id, None if error else text, error or None, loaded)
+
+    return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
+                          run_info=run, device=f"ray: {workers} x ({gpus_per_worker:g} GPU, {cpus_per_worker:g} CPU)",
+                          show_progress=show_progress, verbose=verbose, details=details,
+                          stop_after_same_failures=stop_after_same_failures)
+
+
+def _stream(ready, backend, options, prompt, fps, workers, gpus_per_worker, cpus_per_worker, batch_size,
+            load_workers):
+    """Yield ``(row, id, text, error, loaded)`` for each of ``ready`` as the actor pool finishes it.
+
+    ``loaded`` is false for an item whose frames could not be loaded (the runner's fail-fast rule leaves those out).
+    """
+    import ray
+    import ray.data
+
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(ready)]
+    blocks = max(1, min(len(rows), -(-len(rows) // batch_size)))
+    dataset = ray.data.from_items(rows, override_num_blocks=blocks)
+    threads = load_workers if load_workers is not None else max(1, min(8, int(cpus_per_worker) or 1,
+                                                                       os.cpu_count() or 1))
+    mapped = dataset.map_batches(
+        DescribeWorker, batch_size=batch_size, batch_format="numpy",
+        fn_constructor_kwargs={"backend": backend, "options": options, "prompt": prompt, "fps": fps,
+                               "load_workers": threads},
+        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None)
+    for out in mapped.iter_rows():
+        if out["fatal"]:
+            raise pickle.loads(out["fatal"])
+        row = int(out["row"])
+        yield row, ready[row].id, str(out["text"]), str(out["error"]), bool(out["loaded"])
