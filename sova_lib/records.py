@@ -21,8 +21,10 @@ A record's fields (``RECORD_FIELDS``; absent ones are empty):
     the score and its 95% bootstrap interval, in percent (2 decimals);
 ``n_queries``, ``per_class``
     the number of queries scored and the per-class (or per-pair) values;
-``ties``, ``bootstrap``, ``seed``
-    the AP tie rule, the number of bootstrap resamples and their seed;
+``ties``, ``tie_spread``, ``bootstrap``, ``seed``
+    the AP tie rule, how far the score moves between the optimistic and the
+    pessimistic order of tied items (points), the number of bootstrap
+    resamples and their seed;
 ``encoder``, ``aggregate``, ``text_split``
     the sentence encoder, the set similarity, ``sentences`` or ``whole text``;
 ``baseline``, ``cache``, ``config_hash``, ``model``, ``prompt``, ``fps``
@@ -47,8 +49,8 @@ __all__ = ["RECORD_FIELDS", "collect_records", "format_cell", "make_record", "re
 
 RECORD_FIELDS = (
     "kind", "source", "benchmark", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries", "per_class",
-    "ties", "bootstrap", "seed", "encoder", "aggregate", "text_split", "baseline", "cache", "config_hash", "model",
-    "prompt", "fps", "note", "library_version",
+    "ties", "tie_spread", "bootstrap", "seed", "encoder", "aggregate", "text_split", "baseline", "cache",
+    "config_hash", "model", "prompt", "fps", "note", "library_version",
 )
 
 #: The fields that name a record's file: its configuration, not its numbers.
@@ -80,9 +82,10 @@ def make_record(result=None, *, kind: str, source: str, **fields) -> dict:
         record.update(protocol=result.protocol, metric=result.metric, value=_rounded(result.value),
                       ci_low=_rounded(low), ci_high=_rounded(high), n_queries=result.n_queries,
                       per_class={k: _rounded(v) for k, v in per_class.items()}, ties=result.ties,
+                      tie_spread=_rounded(result.tie_spread),
                       aggregate=result.aggregate)
     record.update({k: v for k, v in fields.items()})
-    for key in ("value", "ci_low", "ci_high", "fps"):
+    for key in ("value", "ci_low", "ci_high", "tie_spread", "fps"):
         record[key] = _rounded(record[key], 2 if key != "fps" else 6)
     return record
 
@@ -131,7 +134,7 @@ def collect_records(folder: str | Path, csv: str | Path | None = None):
         data["per_class"] = json.dumps(data["per_class"]) if data["per_class"] is not None else None
         rows.append(data)
     frame = pd.DataFrame(rows, columns=list(RECORD_FIELDS))
-    for col in ("value", "ci_low", "ci_high", "fps"):
+    for col in ("value", "ci_low", "ci_high", "tie_spread", "fps"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
     if csv is not None:
         Path(csv).parent.mkdir(parents=True, exist_ok=True)

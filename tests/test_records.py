@@ -12,7 +12,7 @@ from sova_lib.evaluate import Result, baseline
 def _result(**kw):
     base = dict(protocol="intra-pair", metric="Pair-mAP", value=51.2049, per_class={"turn": 51.0712},
                 n_queries=2300, per_pair={"turn": 51.0712, "door": 50.4167}, ci=(50.111, 52.339), ties="expected",
-                aggregate="max")
+                aggregate="max", tie_spread=0.1234)
     base.update(kw)
     return Result(**base)
 
@@ -24,6 +24,7 @@ def test_make_record_flattens_and_rounds_a_result():
     assert (r["value"], r["ci_low"], r["ci_high"]) == (51.2, 50.11, 52.34)
     assert r["per_class"] == {"turn": 51.07, "door": 50.42}  # per pair, when the protocol reports pairs
     assert (r["ties"], r["aggregate"], r["n_queries"], r["fps"]) == ("expected", "max", 2300, 2.0)
+    assert r["tie_spread"] == 0.12
     assert r["baseline"] is None and r["library_version"] == "0.1.0"
     unscored = records.make_record(kind="description cache", source="m", protocol="inter-pair", value=float("nan"),
                                    note="8524 of 9882 clips missing: not scored")
