@@ -290,15 +290,19 @@ def write_outputs(numbers, readable, stem) -> list[Path]:
     return write_table(numbers, stem, readable=readable)
 
 
-def write_json(data: dict, path) -> Path:
-    """Write headline numbers as indented JSON (NaN written as null)."""
+def write_json(data: dict, path, *, digits: int | None = None) -> Path:
+    """Write headline numbers as indented JSON (NaN written as null).
+
+    ``digits`` rounds every float to that many decimals, for numbers whose
+    last bits depend on the order of a parallel sum.
+    """
     def clean(v):
         if isinstance(v, dict):
             return {str(k): clean(x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
             return [clean(x) for x in v]
         if isinstance(v, (np.floating, float)):
-            return None if np.isnan(v) else float(v)
+            return None if np.isnan(v) else float(v) if digits is None else round(float(v), digits)
         if isinstance(v, np.integer):
             return int(v)
         return v
