@@ -21,8 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from sova_lib.describe.backends.openai import OpenAIDescriber
+from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import Item, describe_items
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos, sample_frames
 
 MAX_BODY = 64 << 20

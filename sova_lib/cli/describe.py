@@ -87,13 +87,14 @@ from sova_lib.cli import muvr as muvr_cli
 from sova_lib.cli.engine import add_engine_options, engine_options
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
+from sova_lib.describe.item import IMAGE_SUFFIXES, Item
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
-from sova_lib.describe.runner import IMAGE_SUFFIXES, Item, describe_items
+from sova_lib.describe.runner import describe_items
 
 __all__ = ["add_commands", "add_item_options", "add_item_sources", "items_from_args", "VIDEO_SUFFIXES"]
 
-#: Suffixes taken as videos when ``--videos`` names a folder (images: ``runner.IMAGE_SUFFIXES``).
+#: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
 
 _SOURCES = """\

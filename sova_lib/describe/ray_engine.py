@@ -45,9 +45,9 @@ from typing import Any, Callable, Iterable
 
 from sova_lib.describe.cache import cache_key
 from sova_lib.describe.contract import make_describer
+from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.runner import (
-    Item,
     RunSummary,
     build_request,
     prepare_run,

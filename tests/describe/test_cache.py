@@ -63,7 +63,8 @@ def test_a_second_run_on_the_same_folder_is_refused(tmp_path):
 def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_schema(tmp_path):
     """The three ways a description cache is made all go through ``open_cache``: same manifest keys."""
     from sova_lib.cli import main
-    from sova_lib.describe.runner import Item, describe_items
+    from sova_lib.describe.item import Item
+    from sova_lib.describe.runner import describe_items
     from sova_lib.paper.error_analysis import write_synthetic_cache
 
     class Constant:

@@ -134,7 +134,7 @@ _CHILD = """
 import time
 from pathlib import Path
 from sova_lib.describe.contrastive import ContrastiveModel, embed_items
-from sova_lib.describe.runner import Item
+from sova_lib.describe.item import Item
 model = ContrastiveModel({model!r}, batch_size=1)
 real = model.image_features
 def slow(images):

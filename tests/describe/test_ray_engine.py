@@ -13,9 +13,10 @@ import pytest
 
 from sova_lib.cli import main
 from sova_lib.describe.contract import DescriberEnvironmentError, make_describer
+from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray, item_from_json, item_to_json, ray_session
-from sova_lib.describe.runner import Item, describe_items
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
 from tests.describe.backends.test_openai import ChatServer
 from tests.paths import ROOT
@@ -116,7 +117,7 @@ _DRIVER = textwrap.dedent("""
     import sys
     from pathlib import Path
     from sova_lib.describe.ray_engine import describe_items_ray
-    from sova_lib.describe.runner import Item
+    from sova_lib.describe.item import Item
     from sova_lib.video.frames import example_videos
     items = [Item(f"{p.stem}-{k}", p) for k in range(int(sys.argv[3])) for p in example_videos()]
     describe_items_ray("motion", {}, items, sys.argv[2], prompt="Describe.", fps=2.0, workers=1, batch_size=1,

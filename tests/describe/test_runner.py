@@ -14,8 +14,9 @@ import pytest
 from PIL import Image
 
 from sova_lib.describe.cache import config_hash
+from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import Item, describe_items
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos, probe, sample_indices
 from tests.paths import ROOT  # noqa: E402
 
@@ -224,7 +225,8 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
 SLOW_RUN = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from sova_lib.describe.runner import Item, describe_items
+    from sova_lib.describe.item import Item
+    from sova_lib.describe.runner import describe_items
 
     class Slow:
         name, max_batch_size, max_concurrency = "slow", 1, 2
@@ -276,7 +278,8 @@ def test_a_run_killed_with_sigkill_resumes_with_one_line_per_item(tmp_path):
 
 
 def test_a_run_with_nothing_to_do_leaves_the_manifest_alone(tmp_path):
-    from sova_lib.describe.runner import Item, describe_items
+    from sova_lib.describe.item import Item
+    from sova_lib.describe.runner import describe_items
 
     class Echo:
         name, max_batch_size, max_concurrency = "echo", 1, 1

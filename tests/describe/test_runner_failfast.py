@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from sova_lib.describe.contract import DescriberEnvironmentError
-from sova_lib.describe.runner import Item, describe_items, load_item
+from sova_lib.describe.item import Item, load_item
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos, sample_indices
 
 
@@ -124,7 +125,7 @@ def test_a_one_frame_clip_keeps_the_samplers_repeat(tmp_path):
 
 def test_an_fps_above_the_videos_rate_is_capped_with_a_warning(tmp_path, caplog):
     video = shutil.copy(example_videos()[0], tmp_path / "v.mp4")  # 60 frames at 10 fps
-    with caplog.at_level(logging.WARNING, logger="sova_lib.describe.runner"):
+    with caplog.at_level(logging.WARNING, logger="sova_lib.describe.item"):
         frames, times, _ = load_item(Item("fast", video), fps=25.0)
     expected = sample_indices(60, 10.0, 10.0)  # n = round(60 / 10 * 10) + 1 = 61: one frame repeats
     assert len(expected) == 61 and len(frames) == 61

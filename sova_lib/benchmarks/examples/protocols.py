@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.describe.runner import Item
+from sova_lib.describe.item import Item
 from sova_lib.protocols import Protocol, Task, register_protocol
 from sova_lib.video.frames import example_videos
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
-from sova_lib.describe.runner import Item, load_item
+from sova_lib.describe.item import Item, load_item
 from sova_lib.video import sample_frames
 
 __all__ = ["EmbedSummary", "embed_items"]

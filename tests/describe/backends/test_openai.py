@@ -13,8 +13,9 @@ from PIL import Image
 
 from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError, _parse_retry_after
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
+from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import Item, describe_items
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
 
 KEY = "sk-test-9f8e7d6c5b4a-SECRET"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.clips.extract import VIDEO_EXTENSIONS, find_source_videos
 from sova_lib.benchmarks.sovabench.clips.plan import STATUSES, manifest_frames_args, read_manifest
-from sova_lib.describe.runner import Item
+from sova_lib.describe.item import Item
 from sova_lib.protocols import get_protocol
 
 __all__ = ["clip_path", "manifest_items", "protocol_items"]

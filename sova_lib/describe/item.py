@@ -1,0 +1,77 @@
+"""What the runner describes: an ``Item`` (a video, part of one, or an image) and how its frames are loaded."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from sova_lib.video.frames import sample_frames
+
+__all__ = ["IMAGE_SUFFIXES", "Item", "load_item"]
+
+logger = logging.getLogger(__name__)
+_CAPPED: set = set()  # (requested fps, video fps) pairs already warned about
+
+#: File suffixes read as single images (``is_video=False``); anything else is a video.
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to describe: a video or image file and its stable ``id``.
+
+    ``window`` (first, last frame, inclusive), ``crop`` (x1, y1, x2, y2 in
+    pixels, x2/y2 exclusive) and ``reverse`` select part of a video, so
+    frames can come from a cut clip or straight from a long source video
+    (see ``sova_lib.benchmarks.sovabench.clips.items``). ``is_video=None`` decides by the file suffix
+    (``IMAGE_SUFFIXES``). ``error``: a reason known before loading (a
+    planned clip with no region, a source video not found); the runner
+    records it in ``errors.jsonl`` and never loads the item.
+    """
+
+    id: int | str
+    path: Path
+    window: tuple[int, int] | None = None
+    crop: tuple[int, int, int, int] | None = None
+    reverse: bool = False
+    is_video: bool | None = None
+    error: str | None = None
+
+    @property
+    def video(self) -> bool:
+        if self.is_video is not None:
+            return self.is_video
+        return Path(self.path).suffix.lower() not in IMAGE_SUFFIXES
+
+
+def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
+    """Frames of ``item``: ``(RGB PIL images, timestamps in s, is_video)``.
+
+    A video is sampled at ``fps`` frames per second of video with the paper's
+    sampler (``sova_lib.video.sample_frames``); an image is one frame with no
+    timestamp. An ``fps`` above the video's own frame rate is capped at that
+    rate, with a warning (once per rate and video frame rate): sampling faster
+    than the video only repeats frames. The sampler's own repeats (a 1-frame
+    clip gives that frame twice) are kept. Raises ``FileNotFoundError`` for a missing file and the
+    decoder's error for an unreadable one.
+    """
+    path = Path(item.path)
+    if item.error is not None:
+        raise ValueError(item.error)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    if not item.video:
+        from PIL import Image
+
+        with Image.open(path) as img:
+            return [img.convert("RGB")], (), False
+
+    frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse)
+    if fps > frames.fps:
+        key = (float(fps), float(frames.fps))
+        if key not in _CAPPED:
+            _CAPPED.add(key)
+            logger.warning("--fps %g is above the frame rate of %s (%g fps): sampling at %g fps instead "
+                           "(warned once per rate)", fps, path.name, frames.fps, frames.fps)
+        frames = sample_frames(path, rate=frames.fps, window=item.window, crop=item.crop, reverse=item.reverse)
+    return list(frames.images), tuple(float(t) for t in frames.timestamps), True
