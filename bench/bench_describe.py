@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sova_lib.describe.backends.transformers import TransformersDescriber  # noqa: E402
-from sova_lib.describe.runner import Item, describe_items  # noqa: E402
+from sova_lib.describe.item import Item  # noqa: E402
+from sova_lib.describe.runner import describe_items  # noqa: E402
 from sova_lib.video.frames import example_videos  # noqa: E402
 from tests import tiny_vlm, tiny_vlm_zoo  # noqa: E402
 

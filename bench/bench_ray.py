@@ -16,52 +16,27 @@ Run: ``python bench/bench_ray.py [--items 102] [--num-cpus 2]``
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_openai import start_server  # noqa: E402  (the same local server, answering after a fixed latency)
+
 from sova_lib.describe.backends.openai import OpenAIDescriber  # noqa: E402
 from sova_lib.describe.contract import make_describer  # noqa: E402
+from sova_lib.describe.item import Item  # noqa: E402
 from sova_lib.describe.ray_engine import describe_items_ray, ray_session  # noqa: E402
-from sova_lib.describe.runner import Item, describe_items  # noqa: E402
+from sova_lib.describe.runner import describe_items  # noqa: E402
 from sova_lib.video.frames import example_videos, sample_frames  # noqa: E402
 
 
 def motion_items(n: int) -> list[Item]:
     paths = example_videos()
     return [Item(f"{paths[i % len(paths)].stem}-{i}", paths[i % len(paths)]) for i in range(n)]
-
-
-def start_server(latency: float) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, *args):
-            pass
-
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            time.sleep(latency)
-            images = sum(p["type"] == "image_url" for p in body["messages"][-1]["content"])
-            data = json.dumps({"choices": [{"message": {"content": f"{images} frames seen."}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    return server
 
 
 def bench_motion(args) -> None:
