@@ -84,7 +84,7 @@ def make_record(result=None, *, kind: str, source: str, **fields) -> dict:
                       per_class={k: _rounded(v) for k, v in per_class.items()}, ties=result.ties,
                       tie_spread=_rounded(result.tie_spread),
                       aggregate=result.aggregate)
-    record.update({k: v for k, v in fields.items()})
+    record.update(fields)
     for key in ("value", "ci_low", "ci_high", "tie_spread", "fps"):
         record[key] = _rounded(record[key], 2 if key != "fps" else 6)
     return record
