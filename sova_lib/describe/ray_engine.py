@@ -56,7 +56,7 @@ from sova_lib.describe.runner import (
     start_describer,
 )
 
-__all__ = ["DescribeWorker", "describe_items_ray", "item_from_json", "item_to_json", "ray_session"]
+__all__ = ["DescribeWorker", "describe_items_ray", "item_from_json", "item_to_json", "pickled_error", "ray_session"]
 
 
 def item_to_json(item: Item) -> str:
@@ -91,7 +91,7 @@ class DescribeWorker:
             self.describer = make_describer(backend, **options)
             start_describer(self.describer)
         except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
-            self.fatal = _pickled(err)
+            self.fatal = pickled_error(err)
 
     def __call__(self, batch: dict) -> dict:
         rows = [int(row) for row in batch["row"]]
@@ -101,7 +101,7 @@ class DescribeWorker:
         try:
             done = self._describe(batch)
         except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
-            self.fatal = _pickled(err)
+            self.fatal = pickled_error(err)
             return self(batch)
         return {"row": rows, "text": [done[r][0] for r in rows], "error": [done[r][1] for r in rows],
                 "loaded": [done[r][2] for r in rows], "fatal": [b""] * len(rows)}
@@ -122,7 +122,7 @@ class DescribeWorker:
         return done
 
 
-def _pickled(err: BaseException) -> bytes:
+def pickled_error(err: BaseException) -> bytes:
     """``err`` as bytes for the driver; an exception that cannot be pickled becomes a ``RuntimeError`` with its text."""
     try:
         data = pickle.dumps(err)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ContrastiveModel", "ModelLoadError", "resolve_model_path", "weights_identity"]
+__all__ = ["ContrastiveModel", "ModelLoadError", "planned_config", "resolve_model_path", "weights_identity"]
 
 
 class ModelLoadError(RuntimeError):
@@ -56,6 +56,39 @@ def weights_identity(folder: Path) -> str:
         with open(path, "rb") as f:
             digest.update(hashlib.file_digest(f, "sha256").digest())
     return digest.hexdigest()
+
+
+def _config(name, revision, identity, model_class, dtype, video_frames) -> dict:
+    return {"model": name, "revision": revision, "identity": identity, "class": model_class.__name__,
+            "dtype": dtype, "video_frames": video_frames}
+
+
+def _video_frames(model_class, config) -> int | None:
+    vision = getattr(config, "vision_config", None)
+    return getattr(vision, "num_frames", None) if hasattr(model_class, "get_video_features") else None
+
+
+def planned_config(name: str, *, revision: str | None = None, device: str = "cpu",
+                   dtype: str | None = None) -> tuple[dict, type]:
+    """``(config(), model class)`` of ``ContrastiveModel(name, ...)`` on ``device``, without loading the weights.
+
+    Reads the checkpoint's ``config.json`` (``AutoConfig``) and hashes its
+    files, so a process that never loads the model (the Ray engine's driver)
+    names the same cache folder as one that does. Raises ``ModelLoadError``
+    as ``ContrastiveModel`` does for a model it cannot find.
+    """
+    from transformers import AutoConfig, AutoModel
+
+    path = resolve_model_path(name, revision)
+    try:
+        config = AutoConfig.from_pretrained(path)
+        model_class = AutoModel._model_mapping[type(config)]
+    except Exception as err:
+        raise ModelLoadError(f"could not load {name!r} from {path} with AutoConfig/AutoModel: "
+                             f"{type(err).__name__}: {err}") from None
+    dtype = dtype or ("bfloat16" if device.startswith("cuda") else "float32")
+    return (_config(name, revision, weights_identity(path), model_class, dtype, _video_frames(model_class, config)),
+            model_class)
 
 
 def _features(output):
@@ -106,8 +139,7 @@ class ContrastiveModel:
 
     def config(self) -> dict:
         """What identifies the vectors: name, revision, weights digest, class and precision."""
-        return {"model": self.name, "revision": self.revision, "identity": self.identity,
-                "class": type(self.model).__name__, "dtype": self.dtype, "video_frames": self.video_frames}
+        return _config(self.name, self.revision, self.identity, type(self.model), self.dtype, self.video_frames)
 
     def _run(self, method: str, inputs) -> np.ndarray:
         import torch
@@ -130,8 +162,7 @@ class ContrastiveModel:
     @property
     def video_frames(self) -> int | None:
         """The number of frames the model's video head takes (X-CLIP: ``vision_config.num_frames``), or None."""
-        vision = getattr(self.model.config, "vision_config", None)
-        return getattr(vision, "num_frames", None) if self.has_video_features else None
+        return _video_frames(type(self.model), self.model.config)
 
     def video_features(self, frames: list) -> np.ndarray:
         """``(D,)`` float32: ``get_video_features`` of one clip's frames (RGB PIL images, in time order).

@@ -30,7 +30,7 @@ from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder
 from sova_lib.describe.item import Item, load_item
 from sova_lib.video import sample_frames
 
-__all__ = ["EmbedSummary", "embed_items"]
+__all__ = ["EmbedSummary", "check_pool", "embed_items", "embed_stream", "run_into_store"]
 
 
 @dataclass
@@ -65,15 +65,42 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
                 load_workers: int = 2, retry_errors: bool = False, crop_source: str = "none",
                 progress: bool = True) -> EmbedSummary:
     """Embed ``items`` with ``model`` (a ``ContrastiveModel``) into the cache; see the module docstring."""
-    if pool == "video" and not getattr(model, "has_video_features", False):
-        raise ValueError(f"pool 'video' needs a model with get_video_features (X-CLIP); {model.name} has none")
-    if pool != "video" and not getattr(model, "has_image_features", True):
-        raise ValueError(f"pool {pool!r} needs a model with get_image_features; {model.name} has only a video head")
+    check_pool(model, pool)
     key = embedding_key(model.config(), fps, pool, crop_source=crop_source)
+
+    def stream(todo):
+        return embed_stream(model, todo, fps=fps, pool=pool, batch_frames=batch_frames, load_workers=load_workers)
+
+    return run_into_store(key, items, cache_dir, stream, device=getattr(model, "device", None),
+                          retry_errors=retry_errors, flush_items=flush_items, flush_seconds=flush_seconds,
+                          progress=progress, last_run={"batch_frames": batch_frames})
+
+
+def check_pool(model, pool: str, name: str | None = None) -> None:
+    """``ValueError`` when ``model`` (a ``ContrastiveModel``, or a transformers model class) lacks ``pool``'s head."""
+    name = name or getattr(model, "name", "the model")
+    if pool == "video" and not getattr(model, "has_video_features", hasattr(model, "get_video_features")):
+        raise ValueError(f"pool 'video' needs a model with get_video_features (X-CLIP); {name} has none")
+    if pool != "video" and not getattr(model, "has_image_features", hasattr(model, "get_image_features")):
+        raise ValueError(f"pool {pool!r} needs a model with get_image_features; {name} has only a video head")
+
+
+def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, *, device: str | None = None,
+                   retry_errors: bool = False, flush_items: int = 64, flush_seconds: float = 30.0,
+                   progress: bool = True, last_run: dict | None = None, **manifest_fields) -> EmbedSummary:
+    """Open the cache folder of ``key``, leave out finished items, and append what ``stream(todo)`` yields.
+
+    The one writer of an embedding cache, for every engine. ``stream`` is
+    called once with the items to embed (not at all when there are none) and
+    yields ``(item, vectors, frame indices, frames decoded, error)`` per item,
+    ``error`` a text (then no vectors) or None. Vectors are written in shards
+    of ``flush_items`` items or every ``flush_seconds`` seconds; errors at
+    once. ``last_run`` and ``manifest_fields`` go to the manifest.
+    """
     cache = EmbeddingCache(embedding_folder(cache_dir, key)).open()
     summary = EmbedSummary(cache.folder)
     try:
-        cache.start_manifest(key, device=getattr(model, "device", None))
+        cache.start_manifest(key, device=device)
         seen = set()
         todo = []
         for item in items:
@@ -85,16 +112,43 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
             else:
                 todo.append(item)
         started = time.monotonic()
-        _run(model, todo, cache, summary, fps=fps, pool=pool, batch_frames=batch_frames, flush_items=flush_items,
-             flush_seconds=flush_seconds, load_workers=load_workers, progress=progress)
+        if todo:
+            _record(stream(todo), len(todo), cache, summary, flush_items, flush_seconds, progress)
         summary.seconds = time.monotonic() - started
         cache.update_manifest(last_run={"embedded": summary.embedded, "failed": summary.failed,
                                         "skipped": summary.skipped, "frames": summary.frames,
-                                        "seconds": round(summary.seconds, 3), "batch_frames": batch_frames},
-                              throughput_items_per_s=round(summary.items_per_second, 3))
+                                        "seconds": round(summary.seconds, 3), **(last_run or {})},
+                              throughput_items_per_s=round(summary.items_per_second, 3), **manifest_fields)
     finally:
         cache.close()
     return summary
+
+
+def _record(results, total, cache, summary, flush_items, flush_seconds, progress) -> None:
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, unit="item", disable=not progress, desc="embed")
+    ready = ([], [], [])  # finished ids, vectors, frame indices
+    last_flush = time.monotonic()
+    try:
+        for item, vectors, indices, frames, error in results:
+            bar.update(1)
+            if error is not None:
+                cache.add_error(item.id, error)
+                summary.failed += 1
+                summary.errors[item.id] = error
+                continue
+            ready[0].append(item.id)
+            ready[1].append(vectors)
+            ready[2].append(indices)
+            summary.embedded += 1
+            summary.frames += frames
+            if len(ready[0]) >= flush_items or time.monotonic() - last_flush >= flush_seconds:
+                cache.add(*ready)
+                ready, last_flush = ([], [], []), time.monotonic()
+        cache.add(*ready)
+    finally:
+        bar.close()
 
 
 def _load(item: Item, fps: float):
@@ -121,50 +175,36 @@ def _prefetched(todo, fps, workers: int, ahead: int):
             yield queue.popleft().result()
 
 
-def _run(model, todo, cache, summary, *, fps, pool, batch_frames, flush_items, flush_seconds, load_workers,
-         progress):
-    from tqdm.auto import tqdm
+def embed_stream(model, items: list[Item], *, fps: float, pool: str, batch_frames: int = 64, load_workers: int = 2):
+    """Yield ``(item, vectors, frame indices, frames decoded, error)`` for each of ``items``.
 
-    bar = tqdm(total=len(todo), unit="item", disable=not progress, desc="embed")
-    waiting, ready = [], ([], [], [])  # items whose frames wait for a batch; finished (ids, vectors, frames)
-    last_flush = time.monotonic()
-
-    def flush():
-        nonlocal ready, last_flush
-        cache.add(*ready)
-        ready, last_flush = ([], [], []), time.monotonic()
+    Frames are decoded by ``load_workers`` threads (the sampler's frames of a
+    video, or the one image); frames of several items share a forward pass of
+    at least ``batch_frames`` frames. An item that cannot be read is yielded
+    at once with its error; the others once their batch has run.
+    """
+    waiting = []  # (item, images, indices) whose frames wait for a batch
 
     def run_batch():
         frames = [img for _, images, _ in waiting for img in images]
         vectors = model.image_features(frames) if pool != "video" else None
-        offset = 0
+        offset, out = 0, []
         for item, images, indices in waiting:
             if pool == "video":
                 vecs, idx = model.video_features(images)[None], np.array([-1])
             else:
                 vecs, idx = _pool(vectors[offset:offset + len(images)], indices, pool)
             offset += len(images)
-            ready[0].append(item.id)
-            ready[1].append(vecs)
-            ready[2].append(idx)
-            summary.embedded += 1
-            summary.frames += len(images)
-        bar.update(len(waiting))
+            out.append((item, vecs, idx, len(images), None))
         waiting.clear()
+        return out
 
-    for item, images, indices, error in _prefetched(todo, fps, load_workers, ahead=4 * max(1, load_workers)):
+    for item, images, indices, error in _prefetched(items, fps, load_workers, ahead=4 * max(1, load_workers)):
         if error is not None:
-            cache.add_error(item.id, error)
-            summary.failed += 1
-            summary.errors[item.id] = error
-            bar.update(1)
+            yield item, None, None, 0, error
             continue
         waiting.append((item, images, indices))
         if sum(len(w[1]) for w in waiting) >= batch_frames:
-            run_batch()
-        if len(ready[0]) >= flush_items or (ready[0] and time.monotonic() - last_flush >= flush_seconds):
-            flush()
+            yield from run_batch()
     if waiting:
-        run_batch()
-    flush()
-    bar.close()
+        yield from run_batch()

@@ -1,0 +1,172 @@
+"""Frame embeddings on Ray Data: a pool of actors, each with the contrastive model loaded once, into the same cache.
+
+``embed_items_ray(model_options, items, cache_dir, fps=..., pool=...)`` does
+what ``runner.embed_items`` does, with the work spread over Ray actors, the
+way ``sova_lib.describe.ray_engine`` spreads describing:
+
+* The driver names the cache folder from the model's configuration read
+  without loading the weights (``model.planned_config``: ``config.json`` and
+  the weights' digest), opens it through the one cache writer
+  (``runner.run_into_store``) and leaves out the items already embedded (and,
+  unless ``retry_errors``, those that failed before).
+* The rest become a Ray dataset of small JSON rows (``item_to_json``); no
+  frames leave the driver. ``map_batches`` runs ``EmbedWorker`` in a pool
+  of ``workers`` actors (``gpus_per_worker`` GPUs, ``cpus_per_worker``
+  CPUs each). An actor loads ``ContrastiveModel(**model_options)`` once and
+  checks that its ``config()`` is the driver's; a failure stops the run with
+  the same exception and message as a local run. For each batch of
+  ``batch_size`` items it decodes the sampler's frames and computes the
+  vectors with the local engine's own loop (``runner.embed_stream``).
+* Vectors and per-item errors stream back (``iter_rows``) and the driver
+  alone appends them to the shards and ``errors.jsonl``: a killed driver
+  loses only unwritten items, and the same command resumes.
+
+The model's device is fixed on the driver (``cuda`` when the actors hold
+GPUs, else ``cpu``, unless ``model_options["device"]`` says otherwise), so
+its precision, part of the cache key, is the same in every actor.
+"""
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
+from sova_lib.describe.contrastive.runner import EmbedSummary, check_pool, embed_stream, run_into_store
+from sova_lib.describe.contrastive.store import embedding_key
+from sova_lib.describe.item import Item
+from sova_lib.describe.ray_engine import item_from_json, item_to_json, pickled_error, ray_session
+
+__all__ = ["EmbedWorker", "embed_items_ray"]
+
+
+class EmbedWorker:
+    """A Ray Data actor: one ``ContrastiveModel``, loaded once, embedding batches of dataset rows.
+
+    A batch holds ``row`` (positions in the driver's list) and ``item``
+    (``item_to_json``); the answer holds, per row, ``row``, ``vectors`` (the
+    pickled ``(vectors, frame indices)``, empty on error), ``frames`` (frames
+    decoded), ``error`` (``""`` when none) and ``fatal``: empty, or the
+    pickled exception that stops the run (the model could not load, its
+    configuration is not the driver's, or a forward pass failed).
+    """
+
+    def __init__(self, model_options: dict, expected_config: dict, fps: float, pool: str, batch_frames: int,
+                 load_workers: int = 1):
+        self.fps, self.pool, self.batch_frames, self.load_workers = fps, pool, batch_frames, load_workers
+        self.fatal = b""
+        try:
+            self.model = ContrastiveModel(**model_options)
+            if self.model.config() != expected_config:
+                raise RuntimeError(f"the model loaded on a Ray worker is not the one the driver named the cache "
+                                   f"after: {self.model.config()} != {expected_config}")
+        except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
+            self.fatal = pickled_error(err)
+
+    def __call__(self, batch: dict) -> dict:
+        rows = [int(row) for row in batch["row"]]
+        if not self.fatal:
+            try:
+                return self._embed(rows, batch)
+            except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
+                self.fatal = pickled_error(err)
+        return {"row": rows, "vectors": [b""] * len(rows), "frames": [0] * len(rows), "error": [""] * len(rows),
+                "fatal": [self.fatal] * len(rows)}
+
+    def _embed(self, rows: list[int], batch: dict) -> dict:
+        items = [item_from_json(str(text)) for text in batch["item"]]
+        done = {}
+        for item, vectors, indices, frames, error in embed_stream(
+                self.model, items, fps=self.fps, pool=self.pool, batch_frames=self.batch_frames,
+                load_workers=self.load_workers):
+            done[item.id] = (b"" if error else pickle.dumps((vectors, indices)), frames, error or "")
+        answers = [done[item.id] for item in items]
+        return {"row": rows, "vectors": [a[0] for a in answers], "frames": [a[1] for a in answers],
+                "error": [a[2] for a in answers], "fatal": [b""] * len(rows)}
+
+
+def embed_items_ray(
+    model_options: dict,
+    items: Iterable[Item],
+    cache_dir: str | Path,
+    *,
+    fps: float = 1.0,
+    pool: str = "mean",
+    batch_frames: int = 64,
+    flush_items: int = 64,
+    flush_seconds: float = 30.0,
+    retry_errors: bool = False,
+    crop_source: str = "none",
+    progress: bool = True,
+    workers: int = 1,
+    gpus_per_worker: float = 0.0,
+    cpus_per_worker: float = 1.0,
+    batch_size: int = 8,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    num_gpus: int | None = None,
+    load_workers: int | None = None,
+    on_start: Callable[[float], None] | None = None,
+) -> EmbedSummary:
+    """Embed ``items`` on a Ray actor pool into ``cache_dir`` (module docstring); returns the run's ``EmbedSummary``.
+
+    ``model_options``: ``ContrastiveModel``'s keyword options (``name``,
+    ``revision``, ``device``, ``dtype``, ``batch_size``). The Ray options
+    are those of ``sova_lib.describe.ray_engine.describe_items_ray``;
+    ``on_start(seconds)`` is told how long Ray took to start, and is not
+    called when nothing is left to embed (Ray is then not started). Other
+    arguments as for ``runner.embed_items``. ``ModelLoadError`` stops the run
+    when the model cannot be found (on the driver) or loaded (in an actor).
+    """
+    if workers < 1 or batch_size < 1:
+        raise ValueError(f"workers and batch_size must be at least 1, got {workers} and {batch_size}")
+    device = model_options.get("device") or ("cuda" if gpus_per_worker else "cpu")
+    model_options = {**model_options, "device": device}
+    expected, model_class = planned_config(model_options["name"], revision=model_options.get("revision"),
+                                           device=device, dtype=model_options.get("dtype"))
+    check_pool(model_class, pool, name=model_options["name"])
+    key = embedding_key(expected, fps, pool, crop_source=crop_source)
+    engine = {"name": "ray", "workers": workers, "gpus_per_worker": gpus_per_worker,
+              "cpus_per_worker": cpus_per_worker, "batch_size": batch_size}
+    threads = load_workers if load_workers is not None else max(1, min(8, int(cpus_per_worker) or 1))
+
+    def stream(todo: list[Item]):
+        with ray_session(address, num_cpus, num_gpus) as session:
+            if on_start is not None:
+                on_start(session.start_seconds)
+            yield from _stream(todo, model_options, expected, fps, pool, batch_frames, threads, workers,
+                               gpus_per_worker, cpus_per_worker, batch_size)
+
+    return run_into_store(key, list(items), cache_dir, stream,
+                          device=f"ray: {workers} x ({gpus_per_worker:g} GPU, {cpus_per_worker:g} CPU), {device}",
+                          retry_errors=retry_errors, flush_items=flush_items, flush_seconds=flush_seconds,
+                          progress=progress, last_run={"batch_frames": batch_frames}, run={"engine": engine})
+
+
+def _stream(todo, model_options, expected, fps, pool, batch_frames, threads, workers, gpus_per_worker,
+            cpus_per_worker, batch_size):
+    """Yield ``(item, vectors, frame indices, frames decoded, error)`` for each of ``todo`` as the pool finishes it."""
+    import ray.data
+
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(todo)]
+    dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), -(-len(rows) // batch_size))))
+    mapped = dataset.map_batches(
+        EmbedWorker, batch_size=batch_size, batch_format="numpy",
+        fn_constructor_kwargs={"model_options": model_options, "expected_config": expected, "fps": fps,
+                               "pool": pool, "batch_frames": batch_frames, "load_workers": threads},
+        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None)
+    for out in mapped.iter_rows():
+        if out["fatal"]:
+            raise pickle.loads(out["fatal"])
+        item = todo[int(out["row"])]
+        if out["error"]:
+            yield item, None, None, 0, str(out["error"])
+        else:
+            vectors, indices = pickle.loads(out["vectors"])
+            yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None
+
