@@ -12,7 +12,10 @@ and appends them to ``CACHE_DIR/frame-embeddings/<model>-<pool>-<fps>fps__<hash>
 ``--pool mean`` keeps the mean of the frame vectors (one vector per clip),
 ``--pool none`` every frame vector (a clip is a set; scoring takes its best
 pair of frames), ``--pool video`` the model's own clip vector
-(``get_video_features``, X-CLIP). ``--export FILE.npz`` writes the vectors of
+(``get_video_features``, X-CLIP). ``--engine ray`` (with ``--workers``,
+``--gpus-per-worker``, ``--batch-size``, ``--address``, as for ``sova
+describe``) spreads the work over Ray actors that each load the model once
+(``sova_lib.describe.contrastive.ray_engine``). ``--export FILE.npz`` writes the vectors of
 the items of this run in the format ``sova evaluate --embeddings`` reads.
 
 Exit code: 0 when some item has vectors, 1 when none has, 2 for a usage
@@ -26,7 +29,9 @@ from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.cli.describe import add_item_options, add_item_sources, items_from_args
+from sova_lib.cli.engine import add_engine_options, engine_options
 from sova_lib.describe.contrastive import POOLS, ContrastiveModel, ModelLoadError, embed_items, export, read_cache
+from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 
 __all__ = ["add_commands", "run_embed"]
 
@@ -64,6 +69,7 @@ def add_commands(subparsers) -> None:
                    help="weights' precision (default: bfloat16 on a GPU, float32 on a CPU)")
     e.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
     e.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_engine_options(e)
     e.set_defaults(func=run_embed)
 
 
@@ -72,22 +78,13 @@ def run_embed(args) -> int:
         raise CliError(f"--fps must be positive, got {args.fps}")
     if args.batch_frames < 1:
         raise CliError(f"--batch-frames must be at least 1, got {args.batch_frames}")
+    engine = engine_options(args)
     items, crop_source = items_from_args(args)
     try:
-        model = ContrastiveModel(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
-                                 batch_size=args.batch_frames)
-    except ModelLoadError as err:
-        raise CliError(str(err)) from None
-    if args.pool == "video" and not model.has_video_features:
-        raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_video_features; use --pool mean or none")
-    if args.pool != "video" and not model.has_image_features:
-        raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_image_features; use --pool video")
-    try:
-        summary = embed_items(model, items, args.cache_dir, fps=args.fps, pool=args.pool,
-                              batch_frames=args.batch_frames, retry_errors=args.retry_errors,
-                              crop_source=crop_source, progress=not args.no_progress)
-    except (RuntimeError, ValueError) as err:  # a busy folder, duplicate ids
-        raise CliError(str(err)) from None
+        if engine:
+            summary = _embed_on_ray(args, engine, items, crop_source)
+        else:
+            summary = _embed_locally(args, items, crop_source)
     except KeyboardInterrupt:
         print("sova: interrupted; finished shards are saved: run the same command again to resume", file=sys.stderr)
         return 130
@@ -99,3 +96,32 @@ def run_embed(args) -> int:
     if args.export is not None and have:
         print(f"exported {len(have)} items to {export(summary.folder, args.export, ids=have)}")
     return 0 if have else 1
+
+
+def _embed_on_ray(args, engine: dict, items, crop_source: str):
+    options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
+               "batch_size": args.batch_frames}
+    try:
+        return embed_items_ray(options, items, args.cache_dir, fps=args.fps, pool=args.pool,
+                               batch_frames=args.batch_frames, retry_errors=args.retry_errors,
+                               crop_source=crop_source, progress=not args.no_progress, **engine)
+    except (ModelLoadError, RuntimeError, ValueError) as err:  # no model, a busy folder, duplicate ids, a wrong pool
+        raise CliError(str(err)) from None
+
+
+def _embed_locally(args, items, crop_source: str):
+    try:
+        model = ContrastiveModel(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
+                                 batch_size=args.batch_frames)
+    except ModelLoadError as err:
+        raise CliError(str(err)) from None
+    if args.pool == "video" and not model.has_video_features:
+        raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_video_features; use --pool mean or none")
+    if args.pool != "video" and not model.has_image_features:
+        raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_image_features; use --pool video")
+    try:
+        return embed_items(model, items, args.cache_dir, fps=args.fps, pool=args.pool,
+                           batch_frames=args.batch_frames, retry_errors=args.retry_errors,
+                           crop_source=crop_source, progress=not args.no_progress)
+    except (RuntimeError, ValueError) as err:  # a busy folder, duplicate ids
+        raise CliError(str(err)) from None

@@ -1,10 +1,11 @@
-"""The ``--engine`` options shared by commands that describe: local, or a pool of Ray actors.
+"""The ``--engine`` options shared by ``sova describe`` and ``sova embed``: local, or a pool of Ray actors.
 
 ``add_engine_options(parser)`` adds ``--engine {local,ray}`` and the ray
 engine's options (``--workers``, ``--gpus-per-worker``, ``--cpus-per-worker``,
 ``--batch-size``, ``--address``, ``--num-cpus``, ``--num-gpus``);
 ``engine_options(args)`` turns them into the keyword options of
-``sova_lib.describe.ray_engine.describe_items_ray``.
+``sova_lib.describe.ray_engine.describe_items_ray`` and
+``sova_lib.describe.contrastive.ray_engine.embed_items_ray``.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def add_engine_options(parser) -> None:
     """``--engine`` and the ray engine's options, in an argument group of their own."""
     group = parser.add_argument_group("engine")
     group.add_argument("--engine", choices=["local", "ray"], default="local",
-                       help="local: this process; ray: a pool of Ray actors (sova_lib.describe.ray_engine)")
+                       help="local: this process; ray: a pool of Ray actors, each loading the model once")
     for flag, dest, kind, _, text in _RAY_OPTIONS:
         group.add_argument(flag, dest=dest, type=kind, default=None, metavar=dest.split("_")[0].upper(),
                            help=f"(ray) {text}")
