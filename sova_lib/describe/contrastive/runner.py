@@ -15,6 +15,11 @@ Pooling: ``mean`` keeps one vector per item, the mean of its frame vectors
 vector, so an item is a set of vectors and ``set_similarity`` scores it by
 its best pair of frames; ``video`` keeps the model's own clip vector
 (``get_video_features``, X-CLIP).
+
+Both engines share two pieces: ``embed_stream`` (decode, batch, embed, pool:
+the loop of this process, and of each Ray actor of ``ray_engine``) and
+``run_into_store`` (the one writer of the cache: skipping, shards, errors,
+manifest), which the Ray engine runs on its driver.
 """
 from __future__ import annotations
 
