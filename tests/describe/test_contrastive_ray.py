@@ -96,3 +96,10 @@ def test_a_model_that_cannot_load_stops_the_ray_run_with_the_local_message(ray_a
         # Ray's executor may log its own shutdown to stderr too; the command's one line is the local one
         assert message.strip() in ray_err.splitlines()
         assert not list((tmp_path / "cache").rglob("shard-*.npz"))
+
+
+def test_ray_options_of_embed_need_the_ray_engine(tiny_clip, media, tmp_path, capsys):
+    code = main(["embed", "--model", str(tiny_clip), "--videos", str(media), "--cache-dir", str(tmp_path),
+                 "--batch-size", "2"])
+    assert code == 2 and "sova: error: --batch-size applies to --engine ray" in capsys.readouterr().err
+    assert not (tmp_path / "frame-embeddings").exists()
