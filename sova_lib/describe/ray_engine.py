@@ -56,7 +56,8 @@ from sova_lib.describe.runner import (
     start_describer,
 )
 
-__all__ = ["DescribeWorker", "describe_items_ray", "item_from_json", "item_to_json", "pickled_error", "ray_session"]
+__all__ = ["DescribeWorker", "describe_items_ray", "item_from_json", "item_to_json", "map_on_actors", "pickled_error",
+           "ray_session"]
 
 
 def item_to_json(item: Item) -> str:
@@ -279,30 +280,39 @@ def describe_items_ray(
                           stop_after_same_failures=stop_after_same_failures)
 
 
+def map_on_actors(items, worker, constructor_kwargs: dict, *, workers: int, gpus_per_worker: float,
+                  cpus_per_worker: float, batch_size: int):
+    """Run the actor class ``worker`` over ``items`` on a pool of ``workers``; yield ``(position, output row)``.
+
+    Items travel as small JSON rows (``item_to_json``); each output row comes
+    back as the pool finishes it. An output whose ``fatal`` field is set (an
+    actor that could not start) is raised on the driver.
+    """
+    import ray.data
+
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(items)]
+    dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), -(-len(rows) // batch_size))))
+    mapped = dataset.map_batches(
+        worker, batch_size=batch_size, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,
+        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None)
+    for out in mapped.iter_rows():
+        if out["fatal"]:
+            raise pickle.loads(out["fatal"])
+        yield int(out["row"]), out
+
+
 def _stream(ready, backend, options, prompt, fps, workers, gpus_per_worker, cpus_per_worker, batch_size,
             load_workers):
     """Yield ``(row, id, text, error, loaded)`` for each of ``ready`` as the actor pool finishes it.
 
     ``loaded`` is false for an item whose frames could not be loaded (the runner's fail-fast rule leaves those out).
     """
-    import ray
-    import ray.data
-
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
-    rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(ready)]
-    blocks = max(1, min(len(rows), -(-len(rows) // batch_size)))
-    dataset = ray.data.from_items(rows, override_num_blocks=blocks)
     threads = load_workers if load_workers is not None else max(1, min(8, int(cpus_per_worker) or 1,
                                                                        os.cpu_count() or 1))
-    mapped = dataset.map_batches(
-        DescribeWorker, batch_size=batch_size, batch_format="numpy",
-        fn_constructor_kwargs={"backend": backend, "options": options, "prompt": prompt, "fps": fps,
-                               "load_workers": threads},
-        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None)
-    for out in mapped.iter_rows():
-        if out["fatal"]:
-            raise pickle.loads(out["fatal"])
-        row = int(out["row"])
+    kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": threads}
+    for row, out in map_on_actors(ready, DescribeWorker, kwargs, workers=workers, gpus_per_worker=gpus_per_worker,
+                                  cpus_per_worker=cpus_per_worker, batch_size=batch_size):
         yield row, ready[row].id, str(out["text"]), str(out["error"]), bool(out["loaded"])

@@ -37,7 +37,7 @@ from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
 from sova_lib.describe.contrastive.runner import EmbedSummary, check_pool, embed_stream, run_into_store
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item
-from sova_lib.describe.ray_engine import item_from_json, item_to_json, pickled_error, ray_session
+from sova_lib.describe.ray_engine import item_from_json, map_on_actors, pickled_error, ray_session
 
 __all__ = ["EmbedWorker", "embed_items_ray"]
 
@@ -148,22 +148,11 @@ def embed_items_ray(
 def _stream(todo, model_options, expected, fps, pool, batch_frames, threads, workers, gpus_per_worker,
             cpus_per_worker, batch_size):
     """Yield ``(item, vectors, frame indices, frames decoded, error)`` for each of ``todo`` as the pool finishes it."""
-    import ray.data
-
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
-    rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(todo)]
-    dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), -(-len(rows) // batch_size))))
-    mapped = dataset.map_batches(
-        EmbedWorker, batch_size=batch_size, batch_format="numpy",
-        fn_constructor_kwargs={"model_options": model_options, "expected_config": expected, "fps": fps,
-                               "pool": pool, "batch_frames": batch_frames, "load_workers": threads},
-        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None)
-    for out in mapped.iter_rows():
-        if out["fatal"]:
-            raise pickle.loads(out["fatal"])
-        item = todo[int(out["row"])]
+    kwargs = {"model_options": model_options, "expected_config": expected, "fps": fps, "pool": pool,
+              "batch_frames": batch_frames, "load_workers": threads}
+    for row, out in map_on_actors(todo, EmbedWorker, kwargs, workers=workers, gpus_per_worker=gpus_per_worker,
+                                  cpus_per_worker=cpus_per_worker, batch_size=batch_size):
+        item = todo[row]
         if out["error"]:
             yield item, None, None, 0, str(out["error"])
         else:
