@@ -64,7 +64,7 @@ for a usage error.
 
 It writes ``<cache-dir>/descriptions/imported-<backend>-<model>-<prompt>-<fps>fps__<hash>/``
 (``descriptions.jsonl`` with integer ids, ``manifest.json`` with
-``"imported": true``, the source file's name and SHA-256). The key records
+``"source": "import"`` and the source file's name and SHA-256 in ``source_details``). The key records
 ``sampler_version = "authors"`` and ``crop_source = "authors-clips"``, so an
 import never shares a folder with a run of this library. Importing the same
 file again adds nothing; an id that is already there with another text is an
@@ -122,7 +122,7 @@ environment error (model cannot load, server down; nothing is marked failed), 2 
 _IMPORT = """\
 Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
 CACHE_DIR/descriptions/imported-<backend>-<model>-<prompt>-<fps>fps__<hash>/ (descriptions.jsonl
-with integer ids, manifest.json with "imported": true and the source file's SHA-256). An import
+with integer ids, manifest.json with "source": "import" and the source file's SHA-256). An import
 never shares a folder with a run of this library; importing the same file again adds nothing."""
 
 #: Backends that take no model: ``--model`` is optional and ignored for them.
