@@ -1,18 +1,24 @@
-"""``sova vantage describe|score|submit``: run a describer on VANTAGE-Bench items, score answers, write a submission.
+"""``sova vantage describe|score|submit|validate``: VANTAGE-Bench answers, scores and leaderboard files.
 
 ::
 
     sova vantage describe --task vqa --items vqa.tsv --media-root videos/ --backend openai --model M \\
         --base-url http://localhost:8000/v1 --cache-dir cache [--ground-truth vqa_gt.jsonl]
-    sova vantage score --task vqa --ground-truth vqa_gt.jsonl --submission vqa_submission.jsonl
-    sova vantage submit --task vqa --items vqa.tsv --answers cache/descriptions/<folder> --model M --out sub.jsonl
+    sova vantage score --task vqa --ground-truth vqa_gt.jsonl --submission vqa.jsonl [--items vqa.tsv]
+    sova vantage submit --task vqa --items vqa.tsv --answers cache/descriptions/<folder> --model M --out vqa.jsonl
+    sova vantage validate vqa.jsonl --task vqa [--ground-truth vqa_gt.jsonl | --items vqa.tsv]
 
-``describe`` caches raw answers (resumable), then scores them when
-``--ground-truth`` is given and otherwise writes the submission JSONL.
-Exit status: 0 done, 1 no answer at all, 2 bad input (one line on stderr).
+``--task`` takes the library key (``vqa``), the harness key (``grounding``)
+or the canonical task string (``video_qa``). ``describe`` caches raw answers
+(resumable), then scores them when ``--ground-truth`` is given and
+otherwise writes the submission JSONL; every submission written is checked
+as the leaderboard checks it. Exit status: 0 done, 1 no answer at all, 2 bad
+input (one line on stderr; one line per problem of an invalid submission,
+naming the file, line and id).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -21,13 +27,15 @@ import numpy as np
 
 from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES
 from sova_lib.benchmarks.vantage.captions import SIMILARITIES, CaptionModelUnavailable, make_similarity
+from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, canonical_task, submission_answers, task_key
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
 from sova_lib.benchmarks.vantage.parse_text import MODES
 from sova_lib.benchmarks.vantage.prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.records import read_ground_truth, read_submission, write_submission
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import score_answers
-from sova_lib.benchmarks.vantage.tasks import TASKS
+from sova_lib.benchmarks.vantage.submission import align_answers, expected_ids
+from sova_lib.benchmarks.vantage.validate import MAX_LISTED, InvalidSubmission, check_submission
 from sova_lib.cli import CliError
 from sova_lib.cli.describe import _describer_options
 from sova_lib.describe.cache import CacheLockedError
@@ -38,8 +46,18 @@ __all__ = ["add_commands"]
 _INPUT_ERRORS = (VantageDataError, FileNotFoundError, ValueError, CaptionModelUnavailable, CacheLockedError)
 
 
+def _task(name: str) -> str:
+    try:
+        return task_key(name)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+_TASK_HELP = "task: " + ", ".join(f"{k} ({v})" for k, v in CANONICAL_TASKS.items()) + "; grounding = refex"
+
+
 def _task_args(p, *, items: bool) -> None:
-    p.add_argument("--task", required=True, choices=sorted(TASKS), help="task key")
+    p.add_argument("--task", required=True, type=_task, metavar="TASK", help=_TASK_HELP)
     if items:
         p.add_argument("--items", required=True, type=Path, metavar="PATH",
                        help="public items: the task's TSV, refex annotations.json, or the sot folder")
@@ -87,21 +105,40 @@ def add_commands(sub) -> None:
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--submission", type=Path, metavar="FILE.jsonl", help="a submission JSONL")
     src.add_argument("--answers", type=Path, metavar="CACHE_FOLDER", help="a vantage describe cache folder")
-    s.add_argument("--items", type=Path, metavar="PATH", help="public items (with --answers)")
+    s.add_argument("--items", type=Path, metavar="PATH",
+                   help="public items: needed with --answers, and to match ids of an earlier layout")
     _score_args(s)
     s.set_defaults(func=run_score)
 
-    u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers")
+    u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers, then check it")
     _task_args(u, items=True)
     u.add_argument("--answers", required=True, type=Path, metavar="CACHE_FOLDER")
     u.add_argument("--model", required=True, metavar="NAME", help="model name written into the submission")
-    u.add_argument("--box-order", choices=("xyxy", "yxyx"), default="xyxy", help="order of box coordinates")
-    u.add_argument("--out", required=True, type=Path, metavar="OUT.jsonl")
+    u.add_argument("--box-order", choices=("xyxy", "yxyx"), default="xyxy",
+                   help="order the model writes box coordinates in, recorded in the file (default xyxy)")
+    u.add_argument("--out", required=True, type=Path, metavar="OUT.jsonl",
+                   help="the task's file, named <harness key>.jsonl inside the leaderboard's archive")
     u.set_defaults(func=run_submit)
 
+    c = vs.add_parser("validate", help="check a submission JSONL as the leaderboard does")
+    c.add_argument("file", type=Path, metavar="FILE.jsonl")
+    c.add_argument("--task", required=True, type=_task, metavar="TASK", help=_TASK_HELP)
+    ids = c.add_mutually_exclusive_group()
+    ids.add_argument("--ground-truth", type=Path, metavar="GT.jsonl", help="require exactly its ids, once each")
+    ids.add_argument("--items", type=Path, metavar="PATH", help="require exactly the public items' ids, once each")
+    c.set_defaults(func=run_validate)
 
-def _score(args, answers: dict, box_order: str = "xyxy") -> int:
+
+def _note(lines) -> None:
+    for line in lines:
+        print(f"note: {line}", file=sys.stderr)
+
+
+def _score(args, answers: dict, box_order: str = "xyxy", items=None) -> int:
     gt = read_ground_truth(args.ground_truth, args.task)
+    _note(gt.notes)
+    answers, notes = align_answers(gt, answers, items)
+    _note(notes)
     similarity = make_similarity(args.similarity, args.bertscore_model) if args.task == "dvc" else None
     rng = np.random.default_rng(args.seed) if args.bootstrap > 0 else None
     result = score_answers(args.task, gt, answers, mode=args.mode, similarity=similarity, box_coord_order=box_order,
@@ -125,6 +162,20 @@ def _items(args):
     return read_items(args.task, args.items)
 
 
+def _invalid(err: InvalidSubmission) -> CliError:
+    """Print each problem on stderr (at most ``MAX_LISTED``) and return the error that ends the command."""
+    for line in err.problems[:MAX_LISTED]:
+        print(line, file=sys.stderr)
+    if len(err.problems) > MAX_LISTED:
+        print(f"... and {len(err.problems) - MAX_LISTED} more problems", file=sys.stderr)
+    return CliError(str(err))
+
+
+def _write(args, out, items, answers, model, box_order="xyxy"):
+    write_submission(out, args.task, submission_answers(items, answers), model=model, box_coord_order=box_order,
+                     expected_ids=expected_ids(items))
+
+
 def run_describe(args) -> int:
     try:
         items = _items(args)
@@ -137,9 +188,11 @@ def run_describe(args) -> int:
             print("sova: no item has an answer; see errors.jsonl in the cache folder", file=sys.stderr)
             return 1
         if args.ground_truth is not None:
-            return _score(args, answers)
+            return _score(args, submission_answers(items, answers), items=items)
         out = args.submission or summary.folder / "submission.jsonl"
-        write_submission(out, args.task, answers, model=args.model or args.backend)
+        _write(args, out, items, answers, args.model or args.backend)
+    except InvalidSubmission as err:
+        raise _invalid(err) from None
     except _INPUT_ERRORS as err:
         raise CliError(str(err)) from None
     except TypeError as err:
@@ -153,11 +206,15 @@ def run_score(args) -> int:
         if args.submission is not None:
             answers, info = read_submission(args.submission)
             if info and info["task"] != args.task:
-                raise CliError(f"{args.submission}: holds task {info['task']!r}, not {args.task!r}")
-            return _score(args, answers, info.get("box_coord_order", "xyxy"))
+                raise CliError(f"{args.submission}: holds task {info['written_task']!r}, not "
+                               f"{canonical_task(args.task)!r} ({args.task})")
+            _note(info.get("notes", []))
+            items = _items(args) if args.items is not None else None
+            return _score(args, answers, info.get("box_coord_order", "xyxy"), items)
         if args.items is None:
             raise CliError("--answers needs --items (the prompts name each cached answer)")
-        return _score(args, cached_answers(args.answers, _items(args), args.frames))
+        items = _items(args)
+        return _score(args, submission_answers(items, cached_answers(args.answers, items, args.frames)), items=items)
     except _INPUT_ERRORS as err:
         raise CliError(str(err)) from None
 
@@ -166,8 +223,34 @@ def run_submit(args) -> int:
     try:
         items = _items(args)
         answers = cached_answers(args.answers, items, args.frames)
-        write_submission(args.out, args.task, answers, model=args.model, box_coord_order=args.box_order)
+        if not answers:
+            print(f"sova: no item has an answer in {args.answers}", file=sys.stderr)
+            return 1
+        _write(args, args.out, items, answers, args.model, args.box_order)
+    except InvalidSubmission as err:
+        raise _invalid(err) from None
     except _INPUT_ERRORS as err:
         raise CliError(str(err)) from None
-    print(f"submission: {args.out} ({len(answers)} of {len(items)} items have an answer)")
-    return 0 if answers else 1
+    print(f"submission: {args.out} ({len(answers)} {canonical_task(args.task)} answers; valid)")
+    return 0
+
+
+def run_validate(args) -> int:
+    try:
+        if args.ground_truth is not None:
+            ids = list(read_ground_truth(args.ground_truth, args.task))
+        elif args.items is not None:
+            ids = expected_ids(_items(args))
+        else:
+            ids = None
+        if not args.file.is_file():
+            raise CliError(f"{args.file}: no such file")
+        problems = check_submission(args.file, args.task, ids)
+    except _INPUT_ERRORS as err:
+        raise CliError(str(err)) from None
+    if problems:
+        raise _invalid(InvalidSubmission(args.file, problems))
+    n = sum(1 for line in args.file.read_text(encoding="utf-8").splitlines() if line.strip())
+    against = "" if ids is None else f", each of the {len(ids)} expected ids once"
+    print(f"{args.file}: valid {canonical_task(args.task)} submission ({n} records{against})")
+    return 0

@@ -24,7 +24,9 @@ def test_describe_submit_and_score(street, capsys):
             "--media-root", str(root), "--backend", "stand-in", "--cache-dir", str(tmp / "cache"), "--no-progress"]
     assert main([*base, "--submission", str(tmp / "sub.jsonl")]) == 0
     lines = [json.loads(x) for x in (tmp / "sub.jsonl").read_text().splitlines()]
-    assert [x["id"] for x in lines] == ["00", "01"] and lines[0]["task"] == "event_verification"
+    # Leaderboard ids of TSV rows 0 and 1 of the clip vtest_lawn_0600-0659.mp4 (id_rules.py: <stem>__ev_<index:06d>).
+    assert [x["id"] for x in lines] == ["vtest_lawn_0600-0659__ev_000000", "vtest_lawn_0600-0659__ev_000001"]
+    assert lines[0]["task"] == "event_verification"
     capsys.readouterr()
     gt = str(tmp / "bench" / "event_verification_gt.jsonl")
     assert main(["vantage", "score", "--task", "event_verification", "--ground-truth", gt, "--submission",
@@ -63,8 +65,9 @@ def test_dvc_without_bertscore_weights_says_what_to_download(street, capsys, mon
     tmp, tsvs, root = street
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp / "empty-hf"))
     sub = tmp / "dvc.jsonl"
-    sub.write_text(json.dumps({"id": "0", "task": "dvc", "conversations": [{"from": "assistant", "value": "[]"}],
-                               "metadata": {"model": "m"}}) + "\n")
+    sub.write_text(json.dumps({"id": "vtest_lawn_0600-0659__dvc_000000", "task": "dense_video_captioning",
+                               "conversations": [{"from": "assistant", "value": "[]"}],
+                               "metadata": {"model": "m", "box_coord_order": "xyxy", "extra": {}}}) + "\n")
     argv = ["vantage", "score", "--task", "dvc", "--ground-truth", str(tmp / "bench" / "dvc_gt.jsonl"),
             "--submission", str(sub)]
     assert main(argv) == 2

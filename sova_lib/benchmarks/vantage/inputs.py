@@ -18,7 +18,9 @@ sot                  a folder of ``<sequence>/gt.json`` ``{frame_ids,
                      init_bbox}`` with ``<sequence>/frames/fNN.png`` (NN = position, 00 = the anchor)
 ===================  ==========================================================
 
-Item ids are the ``index`` column (the sequence name for tracking), as text.
+Item ids are the ``index`` column (the sequence name for tracking), as text;
+they name cached answers. The leaderboard's ids are built from them by
+``ids.submission_id``.
 A malformed file raises ``VantageDataError``, whose message names the file,
 the line and the field.
 """
@@ -152,7 +154,9 @@ def read_refex(path) -> list[VantageItem]:
             size = {"width": float(entry["width"]), "height": float(entry["height"])}
         except (TypeError, ValueError):
             raise VantageDataError(path, None, "width", f"{where}: width and height must be numbers") from None
-        items.append(VantageItem(str(entry.get("id", k)), "refex", (entry["image"],), entry["sentence"], extra=size))
+        # ``position``: the list position, the index of the leaderboard id (``ids.submission_id``).
+        items.append(VantageItem(str(entry.get("id", k)), "refex", (entry["image"],), entry["sentence"],
+                                 extra={**size, "position": k}))
     return items
 
 

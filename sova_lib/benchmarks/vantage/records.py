@@ -1,45 +1,64 @@
-"""The private ground-truth JSONL and the leaderboard's submission JSONL (spec section 3).
+"""The ground-truth JSONL and the leaderboard's submission JSONL, as the VANTAGE-Bench harness writes and reads them.
 
-Ground truth, one object per line::
+Ground truth, one object per line (the records the harness's adapters read,
+``vlmeval/dataset/utils/vantagebench/adapter_*.py``)::
 
-    {"id": ..., "media": ..., "category": ..., "conversations": [..., {"from": "gpt", "value": V}],
-     "metadata": {"extra": {...}}}
+    {"id": <leaderboard id>, "task": <canonical task string>, "media": ..., "category": ...,
+     "conversations": [..., {"from": "gpt", "value": V}], "metadata": {"extra": {...}}}
 
-where ``V`` (JSON text or a JSON value) is, per task: the letter (vqa,
-pointing); "Yes"/"No" (event_verification); ``{"start", "end"}`` with
-``extra.duration`` in seconds (temporal; 30 when absent); a list of
-``{start, end, caption}`` (dvc); ``{frame_id: box or null}`` with
-``extra.frame_ids``, frame 0 first (sot); and, for the box tasks, a list of
-pixel boxes ``[x1, y1, x2, y2]`` (or ``{"bbox_2d": box}``) with
-``extra.width``/``extra.height`` (refex, astro; the release documents no
-layout for these two, so this is the library's).
+``V`` is JSON text (a JSON value is read too) holding, per task: the letter
+(vqa, pointing; ``extra.question_id`` for pointing, ``extra.task_type`` for
+vqa); "Yes"/"No" (event verification); ``{"start", "end"}`` with
+``extra.duration`` in seconds (temporal; 30 when absent, adapter_temporal.py
+lines 66-71); a list of ``{start, end, caption}`` (dvc); a list of pixel
+boxes ``[x1, y1, x2, y2]`` with ``extra.image_width`` / ``image_height``
+(referring expressions, adapter_grounding.py lines 73-78); a list of
+``{"label", "bbox"}`` pixel objects with ``extra.image_filename``,
+``image_path`` and ``min_bbox_area`` (object localization, adapter_astro.py
+lines 74-130); ``{frame_id: box or null}`` with ``extra.frame_ids``, the
+anchor first (tracking, adapter_sot.py lines 58-95).
 
-Submission, one object per GT id::
+Earlier versions of this library wrote ``extra.width`` / ``extra.height``
+and plain boxes for object localization; both are still read, with a note.
+Without any size, referring expressions take 1000 x 1000 and object
+localization opens ``extra.image_path`` or takes 640 x 480, as the harness
+does (grounding_2d_dataset.py lines 813-822, astro_2d_dataset.py lines
+481-489), with a note.
 
-    {"id": ..., "task": ..., "conversations": [{"from": "assistant", "value": "<raw answer>"}],
-     "metadata": {"model": ..., "box_coord_order": "xyxy" or "yxyx"}}
+Submission, one object per ground-truth id (harness ``emit.py`` lines 227-240)::
+
+    {"id": <leaderboard id>, "task": <canonical task string>,
+     "conversations": [{"from": "assistant", "value": "<raw answer>"}],
+     "metadata": {"model": ..., "box_coord_order": "xyxy" or "yxyx", "extra": {}}}
+
+``ids`` builds the ids and names the tasks; ``validate`` checks a file.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, task_key
 from sova_lib.benchmarks.vantage.inputs import VantageDataError
 from sova_lib.benchmarks.vantage.parse_text import parse_time
+from sova_lib.benchmarks.vantage.validate import InvalidSubmission, check_submission
 
-__all__ = ["GroundTruth", "read_ground_truth", "read_submission", "write_submission"]
+__all__ = ["GroundTruth", "GroundTruthSet", "read_ground_truth", "read_submission", "write_submission"]
 
-_TASKS = ("vqa", "event_verification", "temporal", "dvc", "refex", "pointing", "astro", "sot")
+_TASKS = tuple(CANONICAL_TASKS)
 
 
 @dataclass(frozen=True)
 class GroundTruth:
     """One item's answer key. ``value`` by task: letter; "yes"/"no"; ``(start, end)`` s; a list of
     ``(start, end, caption)``; a list of pixel boxes; ``{k: box or None}`` for frames k = 1 .. N-1.
-    ``extra``: ``duration``, ``width``/``height``, ``n_frames``, ... ."""
+    ``extra``: the record's ``metadata.extra`` plus ``duration`` (temporal), ``width``/``height`` in pixels
+    (referring expressions, object localization), ``labels`` (object localization: each box's label, ``None``
+    where the file gives none), ``min_bbox_area`` (object localization: the file's first record's, as the
+    harness takes it) and ``n_frames`` (tracking)."""
 
     id: str
     task: str
@@ -115,11 +134,12 @@ def _gt_value(task: str, raw, extra: dict, path, line: int):
             events.append((start, end, ev["caption"]))
         return events
     if task in ("refex", "astro"):
+        if task == "refex" and isinstance(value, list) and value and isinstance(value[0], (int, float)):
+            value = [value]  # one box stored flat (grounding_2d_dataset.py lines 801-804)
         if not isinstance(value, list):
             raise VantageDataError(path, line, "value", "expected a list of pixel boxes")
-        for key in ("width", "height"):
-            if not isinstance(extra.get(key), (int, float)):
-                raise VantageDataError(path, line, f"metadata.extra.{key}", "expected the image size in pixels")
+        if task == "astro":
+            extra["labels"] = [v.get("label") if isinstance(v, dict) else None for v in value]
         return [_box(b, path, line) for b in value]
     ids = extra.get("frame_ids")
     if not isinstance(ids, list) or len(ids) < 2:
@@ -133,71 +153,193 @@ def _gt_value(task: str, raw, extra: dict, path, line: int):
     return boxes
 
 
-def read_ground_truth(path, task: str | None = None) -> dict[str, GroundTruth]:
+#: Image size the harness assumes when a record gives none and no image opens.
+_FALLBACK_SIZE = {"refex": (1000.0, 1000.0), "astro": (640.0, 480.0)}
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def _image_size(task: str, extra: dict, path, line: int) -> str:
+    """Set ``extra['width']`` / ``extra['height']``; return where they came from: harness, legacy, image, fallback."""
+    if "image_width" in extra or "image_height" in extra:
+        w, h = extra.get("image_width"), extra.get("image_height")
+        if not (_number(w) and _number(h)):
+            raise VantageDataError(path, line, "metadata.extra.image_width",
+                                   f"expected the image size in pixels, got {w!r} x {h!r}")
+        extra["width"], extra["height"] = float(w), float(h)
+        return "harness"
+    if "width" in extra or "height" in extra:
+        w, h = extra.get("width"), extra.get("height")
+        if not (_number(w) and _number(h)):
+            raise VantageDataError(path, line, "metadata.extra.width",
+                                   f"expected the image size in pixels, got {w!r} x {h!r}")
+        extra["width"], extra["height"] = float(w), float(h)
+        return "legacy"
+    image = extra.get("image_path")
+    if task == "astro" and isinstance(image, str) and image and Path(image).is_file():
+        from PIL import Image, ImageOps
+
+        with Image.open(image) as img:
+            w, h = ImageOps.exif_transpose(img).size
+        extra["width"], extra["height"] = float(w), float(h)
+        return "image"
+    extra["width"], extra["height"] = _FALLBACK_SIZE[task]
+    return "fallback"
+
+
+class GroundTruthSet(dict):
+    """``read_ground_truth``'s result: id -> ``GroundTruth`` in file order, with ``notes`` (one line each) on
+    what the file needed that the harness's layout does not (earlier field names, assumed image sizes)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.notes: list[str] = []
+
+
+def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     """The GT records of a JSONL file, by id (file order kept).
 
     The task is ``task`` or, per line, the record's ``task`` field or its
-    ``category`` when that names a task. Raises ``VantageDataError`` naming
-    the file, line and field of the first malformed record.
+    ``category`` when that names a task; any name ``ids.task_key`` accepts.
+    Raises ``VantageDataError`` naming the file, line and field of the first
+    malformed record; ``.notes`` of the result says what was read from an
+    earlier layout or assumed.
     """
     path = Path(path)
-    out: dict[str, GroundTruth] = {}
+    out = GroundTruthSet()
+    sizes: dict[str, int] = {}
+    min_area = None
+    fixed = task_key(task) if task is not None else None
     for line, rec in _lines(path):
         if "id" not in rec:
             raise VantageDataError(path, line, "id", "missing")
-        this = task or rec.get("task") or rec.get("category")
-        if this not in _TASKS:
-            raise VantageDataError(path, line, "task", f"unknown task {this!r}; pass the task, one of {_TASKS}")
+        this = fixed
+        if this is None:
+            for name in (rec.get("task"), rec.get("category")):
+                try:
+                    this = task_key(name) if isinstance(name, str) else None
+                except ValueError:
+                    this = None
+                if this is not None:
+                    break
+        if this is None:
+            raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
+                                                       f"{_TASKS} or its canonical string")
         meta = rec.get("metadata") or {}
         extra = dict(meta.get("extra") or {}) if isinstance(meta, dict) else {}
         value = _gt_value(this, _value_of(rec, "gpt", path, line), extra, path, line)
         if this == "temporal":
-            extra["duration"] = float(extra.get("duration", 30.0))
+            duration = extra.get("duration")
+            extra["duration"] = 30.0 if duration is None else float(duration)
+        if this in ("refex", "astro"):
+            where = _image_size(this, extra, path, line)
+            sizes[where] = sizes.get(where, 0) + 1
+        if this == "astro":
+            if min_area is None:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
+                min_area = int(extra.get("min_bbox_area", 0) or 0)
+            extra["min_bbox_area"] = min_area
         if this == "sot":
             extra["n_frames"] = len(extra["frame_ids"])
         key = str(rec["id"])
         if key in out:
             raise VantageDataError(path, line, "id", f"id {key} appears twice")
         out[key] = GroundTruth(key, this, value, str(rec.get("media", "")), str(rec.get("category", "")), extra)
+    if sizes.get("legacy"):
+        out.notes.append(f"{path}: {sizes['legacy']} records give the image size as metadata.extra.width/height "
+                         "(an earlier layout of this library; the harness reads image_width/image_height)")
+    if sizes.get("fallback"):
+        task_name = next(iter(out.values())).task
+        w, h = _FALLBACK_SIZE[task_name]
+        out.notes.append(f"{path}: {sizes['fallback']} records give no image size; {w:g} x {h:g} assumed, "
+                         "as the harness does")
     return out
 
 
-def write_submission(path, task: str, answers: Mapping[str, str], *, model: str,
-                     box_coord_order: str = "xyxy") -> Path:
-    """Write the leaderboard's submission JSONL: one line per id of ``answers`` (id -> raw answer text)."""
+def write_submission(path, task: str, answers: Mapping[str, str], *, model: str, box_coord_order: str = "xyxy",
+                     expected_ids: Iterable[str] | None = None) -> Path:
+    """Write the leaderboard's submission JSONL for ``task`` (any accepted name), then check it.
+
+    ``answers``: leaderboard id (``ids.submission_id``) -> raw answer text,
+    written in that order exactly as the harness's emitter writes records.
+    The written file is checked with ``validate.check_submission`` against
+    ``expected_ids`` (every id that needs an answer; ``None``: ids and shapes
+    only) and ``InvalidSubmission`` lists its problems when it fails; the
+    file stays on disk for inspection.
+    """
     if box_coord_order not in ("xyxy", "yxyx"):
         raise ValueError("box_coord_order must be 'xyxy' or 'yxyx'")
+    canonical = CANONICAL_TASKS[task_key(task)]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
         for key, text in answers.items():
-            rec = {"id": key, "task": task, "conversations": [{"from": "assistant", "value": text}],
-                   "metadata": {"model": model, "box_coord_order": box_coord_order}}
+            rec = {"id": key, "task": canonical, "conversations": [{"from": "assistant", "value": str(text)}],
+                   "metadata": {"model": model, "box_coord_order": box_coord_order, "extra": {}}}
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    problems = check_submission(path, task, expected_ids)
+    if problems:
+        raise InvalidSubmission(path, problems)
     return path
 
 
-def read_submission(path) -> tuple[dict[str, str], dict]:
-    """``(answers, info)`` of a submission JSONL: id -> raw answer, and ``{task, model, box_coord_order}``.
+def _assistant_text(rec: dict, path, line: int) -> tuple[str, bool]:
+    """The assistant answer and whether it was written {role, content} (an earlier, wrongly documented shape)."""
+    turns = rec.get("conversations")
+    if not isinstance(turns, list):
+        raise VantageDataError(path, line, "conversations", "expected a list of {from, value} turns")
+    for turn in turns:
+        if isinstance(turn, dict) and turn.get("from") == "assistant" and "value" in turn:
+            value = turn["value"]
+            return (value if isinstance(value, str) else json.dumps(value)), False
+    for turn in turns:
+        if isinstance(turn, dict) and turn.get("role") == "assistant" and isinstance(turn.get("content"), str):
+            return turn["content"], True
+    raise VantageDataError(path, line, "conversations", "no turn from 'assistant' with a 'value'")
 
-    Every line must share one task, model and box order; an id may appear once.
+
+def read_submission(path) -> tuple[dict[str, str], dict]:
+    """``(answers, info)`` of a submission JSONL: id -> raw answer, and ``{task, model, box_coord_order, notes}``.
+
+    ``task`` is the library key of the file's task, read from the canonical
+    string or from the short key earlier versions of this library wrote
+    (with a note). Every line must share one task, model and box order; an id
+    may appear once. ``notes``: one line per thing read from an earlier layout.
     """
     path = Path(path)
     answers: dict[str, str] = {}
     info: dict = {}
+    written_as = None
+    legacy_turns = 0
     for line, rec in _lines(path):
         for key in ("id", "task"):
             if key not in rec:
                 raise VantageDataError(path, line, key, "missing")
+        try:
+            this_task = task_key(str(rec["task"]))
+        except ValueError as err:
+            raise VantageDataError(path, line, "task", str(err)) from None
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-        this = {"task": rec["task"], "model": meta.get("model"), "box_coord_order": meta.get("box_coord_order", "xyxy")}
+        this = {"task": this_task, "model": meta.get("model"), "box_coord_order": meta.get("box_coord_order", "xyxy")}
         if this["box_coord_order"] not in ("xyxy", "yxyx"):
             raise VantageDataError(path, line, "metadata.box_coord_order", "expected 'xyxy' or 'yxyx'")
         if info and this != info:
             raise VantageDataError(path, line, "task", f"expected {info}, got {this}: one task and model per file")
-        info = this
-        value = _value_of(rec, "assistant", path, line)
+        info, written_as = this, rec["task"]
+        value, legacy = _assistant_text(rec, path, line)
+        legacy_turns += legacy
         if str(rec["id"]) in answers:
             raise VantageDataError(path, line, "id", f"id {rec['id']} appears twice")
-        answers[str(rec["id"])] = value if isinstance(value, str) else json.dumps(value)
+        answers[str(rec["id"])] = value
+    notes = []
+    if info and written_as != CANONICAL_TASKS[info["task"]]:
+        notes.append(f"{path}: task written {written_as!r} (an earlier layout of this library); the leaderboard "
+                     f"needs {CANONICAL_TASKS[info['task']]!r}")
+    if legacy_turns:
+        notes.append(f"{path}: {legacy_turns} answers written {{role, content}}; the leaderboard reads "
+                     "{from: assistant, value}")
+    if info:
+        info["written_task"] = written_as
+        info["notes"] = notes
     return answers, info

@@ -1,9 +1,11 @@
 """A synthetic VANTAGE-style run on the bundled street footage, for teaching and tests.
 
 Nothing here is VANTAGE-Bench data or a model. ``write_street_benchmark``
-writes public-format TSVs and a ground-truth JSONL for the four video tasks
-over the three ``vtest`` excerpts shipped with the package; the questions and
-answer keys are synthetic, written for this library. ``RuleBasedStandIn`` is
+writes public-format TSVs and ground-truth JSONLs in the harness's layout
+(leaderboard ids, canonical task strings, answers as JSON text; see
+``records``) for the four video tasks over the three ``vtest`` excerpts
+shipped with the package; the questions and answer keys are synthetic,
+written for this library. ``RuleBasedStandIn`` is
 a rule-based stand-in describer (not an MLLM): it measures frame-to-frame
 change and answers each task's format from it, so the whole chain (prompt,
 frames, runner, cache, parser, metric, bootstrap) runs on a CPU in seconds.
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, make_id
 from sova_lib.describe.contract import DescribeRequest
 
 __all__ = ["RuleBasedStandIn", "write_street_benchmark"]
@@ -28,8 +31,9 @@ _EV = [("Does a person walk through the scene?", "Yes"), ("Does a vehicle drive 
 _EV_SYSTEM = "You verify whether an event happens in a fixed-camera video. Answer Yes or No."
 
 
-def _gt_line(key: str, task: str, media: str, value, extra: dict | None = None) -> str:
-    rec = {"id": key, "media": media, "category": task,
+def _gt_line(index: int, task: str, media: str, value: str, extra: dict | None = None) -> str:
+    """One ground-truth record as the harness's adapters read it: leaderboard id, canonical task, text answer."""
+    rec = {"id": make_id(task, media, index), "task": CANONICAL_TASKS[task], "media": media, "category": "street",
            "conversations": [{"from": "human", "value": "<question>"}, {"from": "gpt", "value": value}],
            "metadata": {"extra": extra or {}}}
     return json.dumps(rec)
@@ -45,7 +49,8 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
     ``videos`` are the clip files (named in the TSVs by file name, so the
     media root is their folder); ``durations`` their lengths in seconds.
     The synthetic temporal key is the middle half of each clip; the dense
-    captions key is two events, first and second half. Returns task -> TSV path.
+    captions key is two events, first and second half. Each TSV's ``index``
+    runs 0, 1, ... . Returns task -> TSV path.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -53,21 +58,21 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
     gt = {task: [] for task in rows}
     for v, (video, d) in enumerate(zip(videos, durations)):
         name = Path(video).name
-        for q, (question, options, answer) in enumerate(_VQA):
-            key = f"{v}{q}"
+        for question, options, answer in _VQA:
+            key = len(rows["vqa"])
             rows["vqa"].append([key, name, question, json.dumps(options)])
             gt["vqa"].append(_gt_line(key, "vqa", name, answer))
-        for q, (question, answer) in enumerate(_EV):
-            key = f"{v}{q}"
+        for question, answer in _EV:
+            key = len(rows["event_verification"])
             rows["event_verification"].append([key, name, _EV_SYSTEM, question])
             gt["event_verification"].append(_gt_line(key, "event_verification", name, answer))
-        rows["temporal"].append([str(v), name, "When do the people in the scene move the most?"])
+        rows["temporal"].append([v, name, "When do the people in the scene move the most?"])
         span = {"start": _mmss(d / 4), "end": _mmss(3 * d / 4)}
-        gt["temporal"].append(_gt_line(str(v), "temporal", name, json.dumps(span), {"duration": d}))
-        rows["dvc"].append([str(v), name, "Describe the events of the video."])
+        gt["temporal"].append(_gt_line(v, "temporal", name, json.dumps(span), {"duration": d}))
+        rows["dvc"].append([v, name, "Describe the events of the video."])
         events = [{"start": 0, "end": round(d / 2, 2), "caption": "people walk across the scene"},
                   {"start": round(d / 2, 2), "end": d, "caption": "people keep walking through the scene"}]
-        gt["dvc"].append(_gt_line(str(v), "dvc", name, json.dumps(events)))
+        gt["dvc"].append(_gt_line(v, "dvc", name, json.dumps(events)))
     header = {"vqa": ["index", "video", "question", "options"],
               "event_verification": ["index", "video", "system_prompt", "question"],
               "temporal": ["index", "video", "question"], "dvc": ["index", "video", "question"]}

@@ -43,7 +43,8 @@ def test_refex_and_sot_loaders(tmp_path):
     ann = write(tmp_path / "annotations.json", json.dumps([{"image": "a.jpg", "sentence": "the red car",
                                                             "width": 2000, "height": 1000}]))
     item = read_items("refex", ann)[0]
-    assert item.id == "0" and item.extra == {"width": 2000.0, "height": 1000.0} and item.question == "the red car"
+    assert item.id == "0" and item.extra == {"width": 2000.0, "height": 1000.0, "position": 0}
+    assert item.question == "the red car"
     (tmp_path / "sot" / "seq1").mkdir(parents=True)
     write(tmp_path / "sot" / "seq1" / "gt.json", json.dumps({"frame_ids": [0, 15, 30], "init_bbox": [1, 2, 3, 4]}))
     item = read_items("sot", tmp_path / "sot")[0]
@@ -79,10 +80,10 @@ def test_ground_truth_per_task(tmp_path):
 
 @pytest.mark.parametrize("line, field", [
     ('{"id": 1, "conversations": []}', "conversations"), ('{"conversations": []}', "id"),
-    (gt_line(1, "E"), "value"), ("not json", None), (gt_line(1, [[1, 2, 3, 4]]), "metadata.extra.width"),
+    (gt_line(1, "E"), "value"), ("not json", None), (gt_line(1, [[1, 2, 3, 4]], {"image_width": "wide", "image_height": 9}), "metadata.extra.image_width"),
 ])
 def test_ground_truth_errors(tmp_path, line, field):
-    task = "refex" if "extra.width" in str(field) else "vqa"
+    task = "refex" if "extra.image_width" in str(field) else "vqa"
     first = gt_line(0, [[1, 2, 3, 4]], {"width": 9, "height": 9}) if task == "refex" else gt_line(0, "A")
     path = write(tmp_path / "gt.jsonl", first + "\n\n" + line + "\n")
     with pytest.raises(VantageDataError) as err:
@@ -91,13 +92,17 @@ def test_ground_truth_errors(tmp_path, line, field):
 
 
 def test_submission_round_trip(tmp_path):
-    answers = {"1": "Answer: C", "2": '{"start": "00:01", "end": "00:02"}', "3": "ünïcode\nlines"}
+    answers = {"a__q_000001": "Answer: C", "a__q_000002": '{"start": "00:01", "end": "00:02"}',
+               "b__q_000003": "ünïcode\nlines"}
     path = write_submission(tmp_path / "s.jsonl", "vqa", answers, model="m", box_coord_order="yxyx")
     got, info = read_submission(path)
-    assert got == answers and info == {"task": "vqa", "model": "m", "box_coord_order": "yxyx"}
+    assert got == answers and info == {"task": "vqa", "model": "m", "box_coord_order": "yxyx",
+                                       "written_task": "video_qa", "notes": []}
     rec = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
-    assert rec == {"id": "1", "task": "vqa", "conversations": [{"from": "assistant", "value": "Answer: C"}],
-                   "metadata": {"model": "m", "box_coord_order": "yxyx"}}
-    write(path, path.read_text(encoding="utf-8") + json.dumps({**rec, "task": "dvc"}) + "\n")
+    # The record exactly as the harness's emitter writes it (emit.py lines 227-240).
+    assert rec == {"id": "a__q_000001", "task": "video_qa",
+                   "conversations": [{"from": "assistant", "value": "Answer: C"}],
+                   "metadata": {"model": "m", "box_coord_order": "yxyx", "extra": {}}}
+    write(path, path.read_text(encoding="utf-8") + json.dumps({**rec, "task": "dense_video_captioning"}) + "\n")
     with pytest.raises(VantageDataError, match=r"line 4, field 'task'"):
         read_submission(path)

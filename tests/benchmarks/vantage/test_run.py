@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from sova_lib.benchmarks.vantage.ids import submission_answers
 from sova_lib.benchmarks.vantage.inputs import VantageItem, read_items
 from sova_lib.benchmarks.vantage.prompts import FRAME_PREFIX, render_prompt
 from sova_lib.benchmarks.vantage.records import read_ground_truth
@@ -111,7 +112,7 @@ def test_rule_based_stand_in_run_scores_every_video_task(street, tmp_path):
         items = read_items(task, tsvs[task])
         summary = describe_task(RuleBasedStandIn(), task, items, tmp_path, media_root=root, show_progress=False,
                                 verbose=False)
-        answers = cached_answers(summary.folder, items)
+        answers = submission_answers(items, cached_answers(summary.folder, items))
         result = score_answers(task, read_ground_truth(folder / f"{task}_gt.jsonl", task), answers)
         assert result.parse_rate == 1.0 and 0 <= result.value <= 100
     assert result.task == "temporal" and result.secondary["n_videos"] == 3

@@ -1,0 +1,164 @@
+"""VANTAGE-Bench's names for its tasks and its submission ids, as the leaderboard reads them.
+
+Three names per task: this library's short key (``TASKS``' keys, used in
+the code and accepted on the command line), the harness's short key (the
+member name inside the leaderboard's archive, ``grounding.jsonl`` for
+referring expressions) and the canonical task string every submission and
+ground-truth record carries (harness ``vlmeval/dataset/utils/vantagebench/
+validate.py`` lines 38-47, ``emit.py`` lines 97-163):
+
+===================  ====================  ===========================
+library key          harness key           canonical task string
+===================  ====================  ===========================
+vqa                  vqa                   video_qa
+event_verification   event_verification    event_verification
+temporal             temporal              temporal_grounding
+dvc                  dvc                   dense_video_captioning
+refex                grounding             referring_expressions
+pointing             pointing              spatial_pointing
+astro                astro                 object_localization
+sot                  sot                   single_object_tracking
+===================  ====================  ===========================
+
+Submission ids (harness ``id_rules.py``): ``<stem>__<tag>_<index:06d>``
+with the tags ``q``, ``ev``, ``tg``, ``dvc`` (video tasks: the stem is the
+TSV's ``video`` with one trailing ``.mp4`` removed, lines 17-22), ``rx``
+(the annotation's ``image``), ``sp`` (the base name of ``image_path``) and
+``ol`` (the image file's base name); the image stem drops one trailing
+``.jpg``/``.jpeg``/``.png`` in any case (lines 69-80). Tracking ids are the
+sequence folder's name, with the public dataset's spelling
+``<prefix>__<frame>__obj<id>`` rewritten to ``<prefix>_<frame:07d>__obj<id>``
+(lines 11-14, 125-156). ``ID_PATTERNS`` are the id shapes the harness's
+``scripts/validate_submission.py`` (lines 76-85) requires.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+from sova_lib.benchmarks.vantage.inputs import VantageItem
+
+__all__ = [
+    "CANONICAL_TASKS",
+    "HARNESS_KEYS",
+    "ID_PATTERNS",
+    "canonical_task",
+    "image_stem",
+    "make_id",
+    "sot_id",
+    "submission_answers",
+    "submission_id",
+    "task_key",
+    "video_stem",
+]
+
+#: Library key -> the canonical task string of submission and ground-truth records.
+CANONICAL_TASKS = {
+    "vqa": "video_qa",
+    "event_verification": "event_verification",
+    "temporal": "temporal_grounding",
+    "dvc": "dense_video_captioning",
+    "refex": "referring_expressions",
+    "pointing": "spatial_pointing",
+    "astro": "object_localization",
+    "sot": "single_object_tracking",
+}
+
+#: Library key -> the harness's short key (the archive member ``<key>.jsonl``).
+HARNESS_KEYS = {key: ("grounding" if key == "refex" else key) for key in CANONICAL_TASKS}
+
+_TAGS = {"vqa": "q", "event_verification": "ev", "temporal": "tg", "dvc": "dvc", "refex": "rx", "pointing": "sp",
+         "astro": "ol"}
+
+#: Library key -> the id shape the leaderboard requires.
+ID_PATTERNS = {key: re.compile(rf"^.+__{tag}_\d{{6}}$") for key, tag in _TAGS.items()}
+ID_PATTERNS["sot"] = re.compile(r"^.+_\d{7}__obj.+$")
+
+_ALIASES = {**{k: k for k in CANONICAL_TASKS}, **{v: k for k, v in HARNESS_KEYS.items()},
+            **{v: k for k, v in CANONICAL_TASKS.items()}}
+_SOT_PUBLIC = re.compile(r"^(?P<prefix>.+)__(?P<frame>\d+)__obj(?P<obj>.+)$")
+
+
+def task_key(name: str) -> str:
+    """The library key of a task named by its library key, harness key or canonical string; ``ValueError`` else."""
+    if name not in _ALIASES:
+        raise ValueError(f"unknown VANTAGE-Bench task {name!r}; choose one of {sorted(CANONICAL_TASKS)} "
+                         f"or a canonical task string ({', '.join(CANONICAL_TASKS.values())})")
+    return _ALIASES[name]
+
+
+def canonical_task(name: str) -> str:
+    """The canonical task string (``video_qa``, ...) of a task named any accepted way."""
+    return CANONICAL_TASKS[task_key(name)]
+
+
+def video_stem(video: str) -> str:
+    """``video`` without one trailing ``.mp4`` (nothing else changes: folders stay)."""
+    video = str(video)
+    return video[:-4] if video.endswith(".mp4") else video
+
+
+def image_stem(image: str) -> str:
+    """``image`` without one trailing ``.jpg``, ``.jpeg`` or ``.png`` (any case)."""
+    image = str(image)
+    for ext in (".jpeg", ".jpg", ".png"):
+        if image.lower().endswith(ext):
+            return image[: -len(ext)]
+    return image
+
+
+def sot_id(sequence: str) -> str:
+    """A tracking sequence's id: its folder name, the public ``__<frame>__obj`` spelling made canonical."""
+    m = _SOT_PUBLIC.match(str(sequence))
+    if m is None:
+        return str(sequence)
+    return f"{m.group('prefix')}_{int(m.group('frame')):07d}__obj{m.group('obj')}"
+
+
+def make_id(task: str, media: str, index) -> str:
+    """The submission id of row ``index`` of ``task`` whose video or image is ``media`` (see the module text).
+
+    ``index`` must be an integer or integer text (the TSV's ``index``; the
+    list position for referring expressions); ``ValueError`` otherwise.
+    Tracking takes the sequence name as ``media`` and ignores ``index``.
+    """
+    key = task_key(task)
+    if key == "sot":
+        return sot_id(media)
+    try:
+        number = int(index)
+    except (TypeError, ValueError):
+        raise ValueError(f"a {CANONICAL_TASKS[key]} id needs an integer index, got {index!r}") from None
+    if key in ("vqa", "event_verification", "temporal", "dvc"):
+        stem = video_stem(media)
+    elif key in ("pointing", "astro"):
+        stem = image_stem(os.path.basename(str(media)))
+    else:
+        stem = image_stem(media)
+    return f"{stem}__{_TAGS[key]}_{number:06d}"
+
+
+def submission_id(item: VantageItem) -> str:
+    """The leaderboard id of a public item (``inputs.read_items``)."""
+    if item.task == "sot":
+        return sot_id(item.id)
+    index = item.extra.get("position", item.id) if item.task == "refex" else item.id
+    return make_id(item.task, item.media[0], index)
+
+
+def submission_answers(items: Iterable[VantageItem], answers: Mapping[str, str]) -> dict[str, str]:
+    """``answers`` keyed by item id -> the same answers keyed by leaderboard id, in item order.
+
+    Items without an answer are left out. ``ValueError`` when two items share one leaderboard id.
+    """
+    out: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for it in items:
+        key = submission_id(it)
+        if key in owner:
+            raise ValueError(f"items {owner[key]!r} and {it.id!r} both have the leaderboard id {key}")
+        owner[key] = it.id
+        if it.id in answers:
+            out[key] = answers[it.id]
+    return out

@@ -1,0 +1,117 @@
+"""Check a submission JSONL against the leaderboard's rules before it is uploaded.
+
+``check_submission(path, task, expected_ids)`` returns one line per problem,
+each naming the file, the line and the id, and an empty list for a file the
+leaderboard accepts. The rules are those of the harness's two validators
+(``vlmeval/dataset/utils/vantagebench/validate.py`` lines 119-189, the
+server-side check; ``scripts/validate_submission.py`` lines 306-390, the
+pre-upload check):
+
+- every non-blank line is one JSON object with ``id``, ``task``,
+  ``conversations`` and ``metadata``;
+- ``id`` is a non-empty string of the task's shape (``ids.ID_PATTERNS``)
+  and appears once;
+- ``task`` is the canonical task string (``video_qa``, ..., never the short
+  key);
+- ``conversations`` holds a ``{"from": "assistant", "value": <string>}`` turn
+  (a ``{"role", "content"}`` turn is not read by the leaderboard's scorer);
+- ``metadata.box_coord_order``, where given, is ``xyxy`` or ``yxyx`` and the
+  same on every line (the scorer reads it from the first record only);
+- with ``expected_ids`` (the ground truth's or the public items' ids): each
+  of them has a record and no record has another id.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, ID_PATTERNS, task_key
+
+__all__ = ["InvalidSubmission", "check_submission"]
+
+#: Problems listed one by one before the rest are only counted.
+MAX_LISTED = 50
+
+
+class InvalidSubmission(ValueError):
+    """A submission the leaderboard would refuse; ``problems`` holds one line per problem."""
+
+    def __init__(self, path, problems: list[str]):
+        self.path, self.problems = str(path), list(problems)
+        super().__init__(f"{path} is not a valid VANTAGE-Bench submission ({len(problems)} problem"
+                         f"{'s' if len(problems) != 1 else ''}; first: {problems[0]})")
+
+
+def _turn_problem(turns) -> str | None:
+    if not isinstance(turns, list) or not turns:
+        return "'conversations' must be a non-empty list of turns"
+    for turn in turns:
+        if isinstance(turn, dict) and turn.get("from") == "assistant":
+            if isinstance(turn.get("value"), str):
+                return None
+            return "the assistant turn's 'value' must be a string (the raw answer text)"
+    if any(isinstance(t, dict) and t.get("role") == "assistant" for t in turns):
+        return "the assistant turn is written {role, content}; the leaderboard reads {\"from\": \"assistant\", \"value\"}"
+    return "no {\"from\": \"assistant\", \"value\"} turn"
+
+
+def check_submission(path, task: str, expected_ids: Iterable[str] | None = None) -> list[str]:
+    """The problems of submission ``path`` for ``task`` (any accepted task name), one line each; [] if valid."""
+    path = Path(path)
+    key = task_key(task)
+    want_task, pattern = CANONICAL_TASKS[key], ID_PATTERNS[key]
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    first_order: tuple[int, str] | None = None
+    with open(path, encoding="utf-8") as f:
+        lines = list(enumerate(f, start=1))
+    for number, raw in lines:
+        if not raw.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            rec = json.loads(raw)
+        except ValueError as err:
+            problems.append(f"{where}: not valid JSON ({err})")
+            continue
+        if not isinstance(rec, dict):
+            problems.append(f"{where}: not a JSON object")
+            continue
+        rid = rec.get("id")
+        if not isinstance(rid, str) or not rid:
+            problems.append(f"{where}: 'id' must be a non-empty string, got {rid!r}")
+            continue
+        where = f"{where}, id {rid}"
+        if rid in seen:
+            problems.append(f"{where}: id appears again (first on line {seen[rid]})")
+        else:
+            seen[rid] = number
+        if rec.get("task") != want_task:
+            problems.append(f"{where}: task {rec.get('task')!r}; the leaderboard needs {want_task!r}")
+        if not pattern.match(rid):
+            problems.append(f"{where}: id does not have the {want_task} shape {pattern.pattern}")
+        turn = _turn_problem(rec.get("conversations"))
+        if turn:
+            problems.append(f"{where}: {turn}")
+        meta = rec.get("metadata")
+        if not isinstance(meta, dict):
+            problems.append(f"{where}: 'metadata' must be an object ({{model, box_coord_order, extra}})")
+            continue
+        order = meta.get("box_coord_order", "xyxy")
+        if order not in ("xyxy", "yxyx"):
+            problems.append(f"{where}: metadata.box_coord_order must be 'xyxy' or 'yxyx', got {order!r}")
+        elif first_order is None:
+            first_order = (number, order)
+        elif order != first_order[1]:
+            problems.append(f"{where}: metadata.box_coord_order {order!r} differs from line {first_order[0]}'s "
+                            f"{first_order[1]!r} (the scorer reads the first record's for the whole file)")
+    if not seen and not problems:
+        problems.append(f"{path}: no record")
+    if expected_ids is not None:
+        expected = set(expected_ids)
+        for rid in sorted(expected - set(seen)):
+            problems.append(f"{path}, id {rid}: no record for this ground-truth id")
+        for rid in sorted(set(seen) - expected):
+            problems.append(f"{path}, line {seen[rid]}, id {rid}: not an id of the ground truth")
+    return problems
