@@ -142,7 +142,7 @@ for task, tsv in tsvs.items():
     items = vantage.read_items(task, tsv)
     run = describe_task(stand_in, task, items, answers_dir, media_root=videos[0].parent, n_frames=n_frames,
                         show_progress=False, verbose=False)
-    answers = cached_answers(run.folder, items, n_frames)
+    answers = vantage.submission_answers(items, cached_answers(run.folder, items, n_frames))  # by leaderboard id
     answers_shown[task] = next(iter(answers.values()))
     truth = vantage.read_ground_truth(Path(work_dir) / f"{task}_gt.jsonl", task)
     result = vantage.score_answers(task, truth, answers, mode=mode, rng=rng, n_resamples=n_resamples,

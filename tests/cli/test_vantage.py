@@ -74,3 +74,89 @@ def test_dvc_without_bertscore_weights_says_what_to_download(street, capsys, mon
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "FacebookAI/roberta-large" in err
     assert main([*argv, "--similarity", "token-f1", "--bootstrap", "0"]) == 0
+
+
+def _emitted(path, task_string, answers, model):
+    """A submission as the harness's emitter writes it (emit.py lines 227-240; io.py write_jsonl)."""
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for rid, text in answers.items():
+            f.write(json.dumps({"id": rid, "task": task_string,
+                                "conversations": [{"from": "assistant", "value": str(text)}],
+                                "metadata": {"model": model, "box_coord_order": "xyxy", "extra": {}}},
+                               ensure_ascii=False) + "\n")
+    return path
+
+
+def test_submit_validate_and_score_the_harness_files(street, capsys):
+    tmp, tsvs, root = street
+    items = ["--items", str(tsvs["vqa"])]
+    assert main(["vantage", "describe", "--task", "video_qa", *items, "--media-root", str(root), "--backend",
+                 "stand-in", "--cache-dir", str(tmp / "cache"), "--no-progress", "--ground-truth",
+                 str(tmp / "bench" / "vqa_gt.jsonl"), "--bootstrap", "0", "--json"]) == 0
+    described = json.loads(capsys.readouterr().out.splitlines()[-1])
+    folder = next((tmp / "cache" / "descriptions").iterdir())
+    sub = tmp / "vqa.jsonl"
+    assert main(["vantage", "submit", "--task", "vqa", *items, "--answers", str(folder), "--model", "M",
+                 "--out", str(sub)]) == 0
+    assert "valid" in capsys.readouterr().out
+    records = [json.loads(x) for x in sub.read_text(encoding="utf-8").splitlines()]
+    answers = {r["id"]: r["conversations"][0]["value"] for r in records}
+    assert list(answers) == ["vtest_lawn_0600-0659__q_000000", "vtest_lawn_0600-0659__q_000001"]
+    theirs = _emitted(tmp / "theirs.jsonl", "video_qa", answers, "M")
+    assert sub.read_bytes() == theirs.read_bytes()
+    gt = ["--ground-truth", str(tmp / "bench" / "vqa_gt.jsonl")]
+    assert main(["vantage", "validate", str(sub), "--task", "vqa", *gt]) == 0
+    assert capsys.readouterr().out == f"{sub}: valid video_qa submission (2 records, each of the 2 expected ids once)\n"
+    assert main(["vantage", "validate", str(theirs), "--task", "video_qa", *items]) == 0
+    scores = []
+    for path in (sub, theirs):
+        capsys.readouterr()
+        assert main(["vantage", "score", "--task", "video_qa", *gt, "--submission", str(path), "--bootstrap", "0",
+                     "--json"]) == 0
+        out = capsys.readouterr()
+        assert out.err == ""
+        scores.append(json.loads(out.out))
+    assert scores[0] == scores[1] and scores[0]["value"] == described["value"] and scores[0]["parse_rate"] == 1.0
+    # An earlier layout: short task key, TSV-index ids, no metadata.extra; scores the same with notes.
+    old = tmp / "old.jsonl"
+    old.write_text("".join(json.dumps({"id": str(k), "task": "vqa", "conversations": [{"from": "assistant",
+                                       "value": v}], "metadata": {"model": "M"}}) + "\n"
+                           for k, v in enumerate(answers.values())))
+    assert main(["vantage", "score", "--task", "vqa", *gt, "--submission", str(old), *items, "--bootstrap", "0",
+                 "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["value"] == scores[0]["value"]
+    assert out.err.splitlines() == [
+        f"note: {old}: task written 'vqa' (an earlier layout of this library); the leaderboard needs 'video_qa'",
+        "note: 2 answers keyed by the items' index (an earlier layout) were matched to leaderboard ids through "
+        "the items"]
+    assert main(["vantage", "score", "--task", "vqa", *gt, "--submission", str(old)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("sova: error: none of the 2 answer ids is a ground-truth id") and "--items" in err[-1]
+
+
+def test_invalid_submissions_exit_2_with_one_line_per_problem(street, capsys):
+    tmp, tsvs, root = street
+    bad = tmp / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "0", "task": "vqa", "conversations": [{"from": "assistant", "value": "A"}],
+                               "metadata": {"model": "m"}}) + "\n")
+    assert main(["vantage", "validate", str(bad), "--task", "vqa", "--items", str(tsvs["vqa"])]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"{bad}, line 1, id 0: task 'vqa'; the leaderboard needs 'video_qa'",
+        rf"{bad}, line 1, id 0: id does not have the video_qa shape ^.+__q_\d{{6}}$",
+        f"{bad}, id vtest_lawn_0600-0659__q_000000: no record for this ground-truth id",
+        f"{bad}, id vtest_lawn_0600-0659__q_000001: no record for this ground-truth id",
+        f"{bad}, line 1, id 0: not an id of the ground truth",
+        f"sova: error: {bad} is not a valid VANTAGE-Bench submission (5 problems; first: {err[0]})",
+    ]
+    # describe writes a submission and checks it: an item whose video is missing has no answer, so it is refused.
+    tsv = tmp / "vqa_plus.tsv"
+    tsv.write_text(tsvs["vqa"].read_text() + '9\tabsent.mp4\tWhat?\t["A. x", "B. y"]\n')
+    assert main(["vantage", "describe", "--task", "vqa", "--items", str(tsv), "--media-root", str(root),
+                 "--backend", "stand-in", "--cache-dir", str(tmp / "c2"), "--no-progress", "--submission",
+                 str(tmp / "s.jsonl")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-2:] == [f"{tmp / 's.jsonl'}, id absent__q_000009: no record for this ground-truth id",
+                        f"sova: error: {tmp / 's.jsonl'} is not a valid VANTAGE-Bench submission (1 problem; first: "
+                        f"{tmp / 's.jsonl'}, id absent__q_000009: no record for this ground-truth id)"]

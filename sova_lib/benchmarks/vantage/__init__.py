@@ -21,7 +21,7 @@ leaderboard ids), ``validate`` (the leaderboard's checks of a submission),
 from __future__ import annotations
 
 from sova_lib.benchmarks.vantage.captions import BertScoreSimilarity, CaptionModelUnavailable, MeteorSimilarity
-from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, canonical_task, submission_id, task_key
+from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, canonical_task, submission_answers, submission_id, task_key
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, read_items
 from sova_lib.benchmarks.vantage.parse_text import MODES
 from sova_lib.benchmarks.vantage.records import (
@@ -60,6 +60,7 @@ __all__ = [
     "read_items",
     "read_submission",
     "score_answers",
+    "submission_answers",
     "submission_id",
     "task_key",
     "write_submission",
