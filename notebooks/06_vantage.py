@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -161,6 +163,25 @@ synthetic_table
 
 # %%
 answers_shown
+
+# %% [markdown]
+# ## The leaderboard's files
+#
+# A submission is one JSONL per task, written record for record as the harness's emitter writes it: the
+# leaderboard id of each item (here `<video stem>__q_<index:06d>`), the canonical task string (`video_qa`), the raw
+# answer as the assistant turn, the model and the box coordinate order. It is checked as the leaderboard checks
+# it (`vantage.check_submission`: every id of the items once, the id shape, the task string, the turn shape) and
+# refused otherwise. `docs/vantage.md` lists what each `sova vantage` command reads and writes.
+
+# %%
+vqa_items = vantage.read_items("vqa", tsvs["vqa"])
+vqa_answers = vantage.submission_answers(vqa_items, cached_answers(
+    describe_task(stand_in, "vqa", vqa_items, answers_dir, media_root=videos[0].parent, n_frames=n_frames,
+                  show_progress=False, verbose=False).folder, vqa_items, n_frames))
+submission = vantage.write_submission(Path(work_dir) / "submission" / "vqa.jsonl", "vqa", vqa_answers,
+                                      model=stand_in.name, expected_ids=vantage.expected_ids(vqa_items))
+print(submission.read_text(encoding="utf-8").splitlines()[0])
+vantage.check_submission(submission, "video_qa", vantage.read_ground_truth(Path(work_dir) / "vqa_gt.jsonl"))
 
 # %% [markdown]
 # ## Published numbers

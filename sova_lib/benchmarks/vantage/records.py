@@ -211,6 +211,7 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     out = GroundTruthSet()
     sizes: dict[str, int] = {}
     min_area = None
+    unlabelled = 0
     fixed = task_key(task) if task is not None else None
     for line, rec in _lines(path):
         if "id" not in rec:
@@ -237,6 +238,7 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
             where = _image_size(this, extra, path, line)
             sizes[where] = sizes.get(where, 0) + 1
         if this == "astro":
+            unlabelled += sum(label is None for label in extra["labels"])
             if min_area is None:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
                 min_area = int(extra.get("min_bbox_area", 0) or 0)
             extra["min_bbox_area"] = min_area
@@ -249,6 +251,9 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     if sizes.get("legacy"):
         out.notes.append(f"{path}: {sizes['legacy']} records give the image size as metadata.extra.width/height "
                          "(an earlier layout of this library; the harness reads image_width/image_height)")
+    if unlabelled:
+        out.notes.append(f"{path}: {unlabelled} object-localization boxes have no label (an earlier layout of this "
+                         "library; the harness's records are {\"label\", \"bbox\"})")
     if sizes.get("fallback"):
         task_name = next(iter(out.values())).task
         w, h = _FALLBACK_SIZE[task_name]

@@ -235,3 +235,14 @@ def test_bad_ground_truth_task_names_the_line(tmp_path):
     path.write_text(gt_record("a__q_000000", "video_qa", "A", {}) + "\n" + gt_record("b", "qa", "A", {}) + "\n")
     with pytest.raises(VantageDataError, match=r"line 2, field 'task'"):
         read_ground_truth(path)
+
+
+def test_earlier_object_localization_boxes_without_labels_are_noted(tmp_path):
+    path = tmp_path / "astro_gt.jsonl"
+    path.write_text(json.dumps({"id": "0", "conversations": [{"from": "gpt", "value": [[1, 2, 3, 4],
+                                                                                       {"bbox_2d": [5, 6, 7, 8]}]}],
+                                "metadata": {"extra": {"image_width": 10, "image_height": 10}}}) + "\n")
+    gts = read_ground_truth(path, "astro")
+    assert gts["0"].value == [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]] and gts["0"].extra["labels"] == [None, None]
+    assert gts.notes == [f'{path}: 2 object-localization boxes have no label (an earlier layout of this library; the '
+                         'harness\'s records are {"label", "bbox"})']
