@@ -1,6 +1,7 @@
 """Every parser on the spec's example answers (section 5), in both modes, and on malformed input."""
 import pytest
 
+from sova_lib.benchmarks.vantage.metrics_basic import accuracy
 from sova_lib.benchmarks.vantage.parse_boxes import Detection, parse_localization, parse_refex, parse_sot
 from sova_lib.benchmarks.vantage.parse_text import (
     MODES,
@@ -107,10 +108,27 @@ MALFORMED = ["", " ", "{", "[", "[[1,2,3]]", '{"start": [1], "end": {}}', "```js
 @pytest.mark.parametrize("text", MALFORMED)
 @pytest.mark.parametrize("mode", MODES)
 def test_malformed_answers_never_raise(text, mode):
-    for parse in (parse_choice, parse_pointing, parse_yes_no, parse_temporal, parse_dvc, parse_refex,
-                  parse_localization):
-        parse(text, mode)
-    parse_sot(text, 4, mode)
+    # None of these holds a readable answer: every parser returns None (localization: None or no box), and
+    # the scorer counts the item as unread (accuracy 0 on a one-item set whose truth is "A").
+    for parse in (parse_yes_no, parse_temporal, parse_dvc, parse_refex):
+        assert parse(text, mode) is None, (parse.__name__, text)
+    assert parse_localization(text, mode) in (None, [])
+    assert parse_sot(text, 4, mode) in (None, {1: None, 2: None, 3: None})
+    letter = parse_choice(text, mode)
+    assert letter is None, text
+    assert accuracy(["A"], [letter]).value == 0.0
+
+
+def test_malformed_letters_parity_fallback():
+    # Pointing's parity fallback takes the first A-D character of the upper-cased text (image_mcq.py:3025-3029):
+    # each of these strings has an "a" before any b/c/d ("NaN", "Answer:", "stArt", "frAme", twice), so parity gives "A"
+    # and strict nothing; the other strings hold no A-D at all, and non-strings are never read.
+    with_a = {"NaN", "Answer:", '{"start": [1], "end": {}}', '[{"start": null, "end": null, "caption": 3}]',
+              '{"frame_x": 1}', '{"frame_1": [1e400, 0, 1, 1]}'}
+    for text in MALFORMED:
+        want = "A" if isinstance(text, str) and text in with_a else None
+        assert parse_pointing(text, "parity") == want, text
+        assert parse_pointing(text, "strict") is None, text
 
 
 def test_unknown_mode():
