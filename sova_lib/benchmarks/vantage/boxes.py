@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["box_iou", "box_iou_matrix", "clamp_box", "interval_iou", "interval_iou_matrix", "to_pixels", "valid_box"]
+__all__ = ["box_iou", "box_iou_matrix", "clamp_box", "interval_iou", "interval_iou_matrix", "image_size", "to_pixels",
+           "valid_box"]
 
 
 def valid_box(box) -> bool:
@@ -86,3 +87,16 @@ def interval_iou_matrix(a, b) -> np.ndarray:
     union = np.clip(a[:, 1] - a[:, 0], 0, None)[:, None] + np.clip(b[:, 1] - b[:, 0], 0, None)[None, :] - inter
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+
+
+def image_size(extra: dict, default: tuple[float, float]) -> tuple[float, float]:
+    """``(width, height)`` of an item from its ``metadata.extra``: ``image_width`` / ``image_height`` (the
+    harness's keys, ``adapter_grounding.py:77-78``) or ``width`` / ``height``; each one missing takes its
+    ``default`` (the harness falls back to 1000 x 1000 for referring expressions, ``grounding_2d_dataset.py:815-825``,
+    and to 640 x 480 for object localization when the image does not open, ``astro_2d_dataset.py:480-487``)."""
+    out = []
+    for keys, fallback in ((("image_width", "width"), default[0]), (("image_height", "height"), default[1])):
+        value = next((extra[k] for k in keys if isinstance(extra.get(k), (int, float))
+                      and not isinstance(extra.get(k), bool)), None)
+        out.append(float(value) if value is not None else float(fallback))
+    return out[0], out[1]

@@ -31,7 +31,7 @@ HAND_CASES = [
      _gt("event_verification", ["yes", "yes", "no", "no"]),
      ["Yes.", "No", "no", "I cannot tell"], 2 / 3, 7 / 12),
     ("vqa", "'Answer: C', 'I pick b.', 'The forklift is a machine' vs C, B, A",
-     _gt("vqa", ["C", "B", "A"]), ["Answer: C", "I pick b.", "The forklift is a machine"], 1.0, 2 / 3),
+     _gt("vqa", ["C", "B", "A"]), ["Answer: C", "I pick b.", "The forklift is a machine"], 1.0, 1 / 3),
     ("pointing", "'The answer is (C).', 'No idea', 'none' vs C, D, A",
      _gt("pointing", ["C", "D", "A"]), ["The answer is (C).", "No idea", "none"], 2 / 3, 1 / 3),
     ("temporal", "GT 00:10-00:14, d=30; answer 00:08-00:12", _gt("temporal", [(10, 14)], duration=30),

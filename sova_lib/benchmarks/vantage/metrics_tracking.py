@@ -8,76 +8,140 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.boxes import box_iou, box_iou_matrix, to_pixels
-from sova_lib.benchmarks.vantage.parse_boxes import PERSON_LABELS
+from sova_lib.benchmarks.vantage.boxes import box_iou, box_iou_matrix
+from sova_lib.benchmarks.vantage.parse_boxes import person_label
 from sova_lib.benchmarks.vantage.parse_text import check_mode
 from sova_lib.benchmarks.vantage.result import Score
 
-__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "localization_f1", "match_greedy", "sot_success", "sot_tracklet",
-           "success_curve"]
+__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "gt_person_boxes", "localization_f1", "match_at_threshold",
+           "scale_box", "sot_success", "sot_tracklet", "success_curve"]
 
-#: IoU thresholds of the object-localization mean F1: 0.50, 0.55, ..., 0.95.
-OL_THRESHOLDS = np.round(np.linspace(0.5, 0.95, 10), 2)
+#: IoU thresholds of the object-localization F1: 0.5 + 0.05 i, i = 0 .. 9, computed as the harness does
+#: (``astro_2d_dataset.py:555``; 0.5 + 0.05 * 3 is 0.6500000000000001 there and here).
+OL_THRESHOLDS = np.array([0.5 + 0.05 * i for i in range(10)])
 #: IoU thresholds of Success AUC: 0, 0.05, ..., 1 (21 values).
 SUCCESS_THRESHOLDS = np.linspace(0.0, 1.0, 21)
+# GT labels the KITTI reader skips (harness ``vantage2d/utils.py:103-105``).
+_IGNORED_LABELS = ("dontcare", "misc", "ignore")
 
 
-def match_greedy(pred_boxes, gt_boxes) -> list[float]:
-    """IoU of each answer box with the GT box it takes; 0 for a box that takes none.
+def scale_box(box, width: float, height: float) -> tuple[float, float, float, float]:
+    """A 0-1000 grid box in pixels as the object-localization scorer computes it (harness ``vantage2d/utils.py:56-80``).
 
-    Answer boxes, in answer order, each take the not yet taken GT box of
-    largest IoU, provided that IoU is above 0 (equal IoU: the earlier GT box).
-    Matching does not depend on a threshold; a match counts as a true
-    positive at threshold t when its IoU >= t.
+    Each coordinate becomes ``int(v / 1000 * size)`` (truncated toward 0, in
+    that order of operations); then ``x1, y1`` are raised to 0 and ``x2, y2``
+    lowered to the width and height. Nothing else is clipped and a degenerate
+    box is kept (it can only be a false positive).
+    Example: ``(-50, 100, 1200, 288)`` on 640 x 480 -> ``(0, 48, 640, 138)``.
     """
-    if not len(pred_boxes):
-        return []
-    if not len(gt_boxes):
-        return [0.0] * len(pred_boxes)
-    iou = box_iou_matrix(pred_boxes, gt_boxes)
-    free = np.ones(iou.shape[1], dtype=bool)
+    x1, y1, x2, y2 = (float(v) for v in box)
+    x1, x2 = int(x1 / 1000 * width), int(x2 / 1000 * width)
+    y1, y2 = int(y1 / 1000 * height), int(y2 / 1000 * height)
+    return (float(max(x1, 0)), float(max(y1, 0)), float(min(x2, width)), float(min(y2, height)))
+
+
+def _area(box) -> float:
+    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
+
+
+def gt_person_boxes(objects, min_area: float = 0.0) -> list[tuple[float, ...]]:
+    """The GT boxes the object-localization scorer keeps (harness ``astro_2d_dataset.py:277-310,540-548``).
+
+    ``objects``: one image's GT, each a box ``[x1, y1, x2, y2]`` in pixels
+    (a person), a ``{"label", "bbox"}`` object as the harness's GT holds, or
+    a ``(box, label)`` pair. Labels are lower-cased; ``dontcare``/``misc``/
+    ``ignore`` objects are skipped, person/people/pedestrian become person,
+    and only persons with area >= ``min_area`` are kept.
+    """
     out = []
-    for row in iou:
-        cand = np.where(free, row, -1.0)
-        j = int(np.argmax(cand))
-        if cand[j] > 0:
-            free[j] = False
-            out.append(float(row[j]))
+    for obj in objects:
+        if isinstance(obj, dict):
+            if "label" not in obj or "bbox" not in obj:
+                continue
+            box, label = obj["bbox"], obj["label"]
+        elif len(obj) == 2 and not isinstance(obj[1], (int, float)):
+            box, label = obj
         else:
-            out.append(0.0)
+            box, label = obj, "person"
+        if not isinstance(box, (list, tuple)) or len(box) < 4:
+            continue
+        label = str(label).lower()
+        if label in _IGNORED_LABELS or person_label(label) != "person":
+            continue
+        box = tuple(float(v) for v in box[:4])
+        if _area(box) >= min_area:
+            out.append(box)
     return out
 
 
-def localization_f1(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequence[list | None],
-                    sizes: Sequence[tuple[float, float]], mode: str = "parity") -> Score:
-    """Pooled object-localization F1 at IoU 0.5, and the mean F1 over 0.50:0.05:0.95 (harness ``astro_2d_dataset.py:369-418``).
+def match_at_threshold(pred_boxes, gt_boxes, threshold: float) -> int:
+    """True positives of one image at one IoU threshold (harness ``astro_2d_dataset.py:369-418``).
 
-    ``truth_boxes``: per image its GT person boxes in pixels; ``answers``: per
-    image the parsed ``(box, label)`` pairs (0-1000 grid) or ``None``
-    (no boxes, in both modes); ``sizes``: ``(width, height)``. Answer boxes
-    labelled person/people/pedestrian or unlabelled are kept, converted to
-    pixels by ``int(v / 1000 * W)`` and clipped; degenerate ones are dropped.
-    Per image ``match_greedy``; TP, FP, FN are summed over images and
-    F1 = 2TP / (2TP + FP + FN) (0 when that is 0). Resampling unit: the
-    image; intervals re-sum the per-image counts.
+    Answer boxes in the given order (the caller sorts them by score) each
+    look for the not yet matched GT box of largest IoU, counting only IoU > 0
+    and keeping the earlier GT box on equal IoU; the pair is a true positive,
+    and the GT box is taken, only when that IoU >= ``threshold``; otherwise
+    the answer box is a false positive and takes nothing. Matching is thus
+    redone at each threshold.
+    """
+    if not len(pred_boxes) or not len(gt_boxes):
+        return 0
+    iou = box_iou_matrix(pred_boxes, gt_boxes)
+    free = np.ones(iou.shape[1], dtype=bool)
+    tp = 0
+    for row in iou:
+        cand = np.where(free, row, 0.0)
+        j = int(np.argmax(cand))
+        if cand[j] > 0 and cand[j] >= threshold:
+            free[j] = False
+            tp += 1
+    return tp
+
+
+def _f1(tp, fp, n_gt):
+    """Precision, recall and F1 as the harness computes them (``astro_2d_dataset.py:413-416``), elementwise."""
+    tp, fp, n_gt = (np.asarray(v, dtype=np.float64) for v in (tp, fp, n_gt))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(tp + fp > 0, tp / np.where(tp + fp > 0, tp + fp, 1), 0.0)
+        r = np.where(n_gt > 0, tp / np.where(n_gt > 0, n_gt, 1), 0.0)
+        return np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), 0.0)
+
+
+def localization_f1(truth: Sequence[Sequence], answers: Sequence[list | None],
+                    sizes: Sequence[tuple[float, float]], mode: str = "parity", *, min_area: float = 0.0) -> Score:
+    """Pooled object-localization F1 at IoU 0.5 and its mean over 0.50:0.05:0.95 (harness ``vantage2d/astro_2d_dataset.py:369-418,420-600``).
+
+    ``truth``: per image its GT objects (see ``gt_person_boxes``; pixels);
+    ``answers``: per image the parsed ``Detection``s (0-1000 grid) or
+    ``None`` (no boxes, in both modes); ``sizes``: ``(width, height)``;
+    ``min_area``: the smallest kept box area in pixels, GT and answers
+    (``metadata.extra.min_bbox_area``, 0 by default). Answer boxes labelled
+    person are kept, sorted by score (stable), put in pixels by ``scale_box``
+    (a degenerate box stays, as a false positive). Per image and threshold
+    ``match_at_threshold``; TP, FP and the GT count are summed over images;
+    P = TP / (TP + FP), R = TP / GT, F1 = 2PR / (P + R) (0 when undefined).
+    Resampling unit: the image; intervals re-sum the per-image counts.
     """
     check_mode(mode)
-    counts = np.zeros((len(truth_boxes), len(OL_THRESHOLDS), 3))  # per image, threshold: TP, FP, FN
-    for k, (gt, ans, (w, h)) in enumerate(zip(truth_boxes, answers, sizes)):
-        kept = [box for box, label in ans or [] if label is None or label in PERSON_LABELS]
-        px = [b for b in (to_pixels(box, w, h, floor=True) for box in kept) if b is not None]
-        ious = np.asarray(match_greedy(px, gt))
-        tp = (ious[None, :] >= OL_THRESHOLDS[:, None]).sum(axis=1) if ious.size else np.zeros(len(OL_THRESHOLDS))
-        counts[k, :, 0], counts[k, :, 1], counts[k, :, 2] = tp, len(px) - tp, len(gt) - tp
+    counts = np.zeros((len(truth), len(OL_THRESHOLDS), 3))  # per image, threshold: TP, FP, GT
+    n_boxes = 0
+    for k, (gt, ans, (w, h)) in enumerate(zip(truth, answers, sizes)):
+        gt_boxes = gt_person_boxes(gt, min_area)
+        people = sorted((d for d in ans or [] if d.label == "person"), key=lambda d: d.score, reverse=True)
+        px = [b for b in (scale_box(d.xyxy(), w, h) for d in people) if _area(b) >= min_area]
+        n_boxes += len(px)
+        for t, threshold in enumerate(OL_THRESHOLDS):
+            tp = match_at_threshold(px, gt_boxes, threshold)
+            counts[k, t] = (tp, len(px) - tp, len(gt_boxes))
 
     def f1(weights: np.ndarray) -> np.ndarray:  # (B, n) -> (B, thresholds)
-        tp, fp, fn = np.moveaxis(np.tensordot(weights, counts, axes=(1, 0)), -1, 0)
-        denom = 2 * tp + fp + fn
-        return np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), 0.0)
+        tp, fp, n_gt = np.moveaxis(np.tensordot(weights, counts, axes=(1, 0)), -1, 0)
+        return _f1(tp, fp, n_gt)
 
-    point = f1(np.ones((1, len(truth_boxes))))[0] if len(truth_boxes) else np.full(len(OL_THRESHOLDS), np.nan)
-    secondary = {"F1_mean_0.50:0.95": float(point.mean()), "F1@0.95": float(point[-1])}
-    return Score(float(point[0]), secondary, n_units=len(truth_boxes), stat=lambda w: f1(w)[:, 0])
+    point = f1(np.ones((1, len(truth))))[0] if len(truth) else np.full(len(OL_THRESHOLDS), np.nan)
+    secondary = {"F1_mean_0.50:0.95": float(np.mean(point)), "F1@0.95": float(point[-1]),
+                 "n_answer_boxes": int(n_boxes)}
+    return Score(float(point[0]), secondary, n_units=len(truth), stat=lambda w: f1(w)[:, 0])
 
 
 def success_curve(ious, *, inclusive: bool = True) -> np.ndarray:

@@ -8,17 +8,23 @@ the same way here (the harness's failure behaviour is in the metrics).
 from __future__ import annotations
 
 import json
+import math
 import re
+from typing import NamedTuple
 
 from sova_lib.benchmarks.vantage.boxes import clamp_box, valid_box
 from sova_lib.benchmarks.vantage.parse_text import _json_objects, check_mode
 
-__all__ = ["PERSON_LABELS", "parse_localization", "parse_refex", "parse_sot", "swap_yxyx"]
+__all__ = ["PERSON_LABELS", "Detection", "parse_localization", "parse_refex", "parse_sot", "swap_yxyx"]
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _BOX = re.compile(rf"\[\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*\]")
+# The referring-expression scorer's box pattern: any run of digits, dots and minus signs as a number
+# (harness ``vantage2d/grounding_2d_dataset.py:336-351``); a run that is not a number is skipped.
+_LOOSE_BOX = re.compile(r"\[\s*([-\d.]+)\s*,\s*([-\d.]+)\s*,\s*([-\d.]+)\s*,\s*([-\d.]+)\s*\]")
 
-#: Labels the object-localization scorer counts as a person (an answer with no label counts too).
+#: Labels the object-localization scorer counts as a person, compared after ``strip().lower()``
+#: (harness ``vantage2d/astro_2d_dataset.py:30,115-135``); an answer with no label counts too.
 PERSON_LABELS = frozenset({"person", "people", "pedestrian"})
 
 
@@ -34,79 +40,271 @@ def _box_of(value) -> tuple[float, ...] | None:
     return None
 
 
-def _boxes_in_json(value, out: list) -> None:
-    box = _box_of(value)
-    if box is not None:
-        out.append(box)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _boxes_in_json(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _boxes_in_json(v, out)
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float))  # bool counts, as the harness's isinstance test lets it
+
+
+def _four(value) -> tuple[float, ...] | None:
+    """The first four entries of a list whose first four are numbers (harness ``value[:4]`` rule)."""
+    if isinstance(value, list) and len(value) >= 4 and all(_is_num(x) for x in value[:4]):
+        return tuple(float(x) for x in value[:4])
+    return None
+
+
+def _list_of_fours(value) -> list[tuple[float, ...]]:
+    """``[b[:4] for b in value if ...]`` of the harness; an entry without a length ends the answer (it raises there)."""
+    out = []
+    for b in value:
+        if not hasattr(b, "__len__"):
+            raise TypeError("entry without a length")
+        if len(b) >= 4 and all(_is_num(x) for x in b[:4]):
+            out.append(tuple(float(x) for x in b[:4]))
+    return out
+
+
+def _refex_dict_boxes(d) -> list[tuple[float, ...]] | None:
+    """Boxes of one JSON object (harness ``grounding_2d_dataset.py:311-333``); ``None`` when it names none.
+
+    Keys ``bbox``, ``bbox_2d``, ``bounding_box``, ``box``, ``coordinates`` in
+    that order: four numbers, or a list of such lists; then ``box_2d``
+    (``[y1, x1, y2, x2]``, swapped to x-first); then ``x1, y1, x2, y2`` and
+    ``xmin, ymin, xmax, ymax`` keys.
+    """
+    if not isinstance(d, dict):
+        return None
+    for key in ("bbox", "bbox_2d", "bounding_box", "box", "coordinates"):
+        if key in d and isinstance(d[key], list):
+            val = d[key]
+            box = _four(val)
+            if box is not None:
+                return [box]
+            if val and isinstance(val[0], list):
+                return _list_of_fours(val)
+    if "box_2d" in d:
+        box = _four(d["box_2d"])
+        if box is not None:
+            return [swap_yxyx(box)]
+    for keys in (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax")):
+        if all(k in d for k in keys):
+            vals = [d[k] for k in keys]
+            if not all(_is_num(v) for v in vals):
+                raise TypeError("non-numeric corner")  # the harness fails on the arithmetic that follows
+            return [tuple(float(v) for v in vals)]
+    return None
+
+
+def _refex_json_text(text: str) -> str | None:
+    """The JSON part the harness reads (``grounding_2d_dataset.py:368-384``)."""
+    if "```json" in text:
+        start = text.find("```json")
+        end = text.find("```", start + 7)
+        return text[start + 7:end].strip() if end != -1 else text[start + 7:].strip()
+    start = text.find("{")
+    if start == -1:
+        start = text.find("[")
+    end = text.rfind("}")
+    if end == -1:
+        end = text.rfind("]")
+    return text[start:end + 1] if start != -1 and end != -1 else None
+
+
+def _refex_json_boxes(data) -> list[tuple[float, ...]]:
+    """Boxes of the parsed JSON value (harness ``grounding_2d_dataset.py:388-441``, same branch order)."""
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        for val in data[0].values():  # {"query": [boxes]} answers: the first list value of the first object
+            if isinstance(val, list):
+                if val and isinstance(val[0], list):
+                    return _list_of_fours(val)
+                box = _four(val)
+                if box is not None:
+                    return [box]
+    if isinstance(data, list):
+        if len(data) == 4 and all(_is_num(x) for x in data):
+            return [tuple(float(x) for x in data)]
+        if data and isinstance(data[0], list):
+            return _list_of_fours(data)
+        if data and isinstance(data[0], dict):
+            out = []
+            for item in data:
+                found = _refex_dict_boxes(item)
+                if found is None:
+                    continue
+                if not found:
+                    raise IndexError("empty box list")  # the harness indexes extracted[0]
+                out.extend(found)
+            if out:
+                return out
+        if data and isinstance(data[0], str):
+            out = [box for s in data for box in _loose_boxes(s)]
+            if out:
+                return out
+    if isinstance(data, dict):
+        val = data.get("bboxes")
+        if isinstance(val, list):
+            if val and isinstance(val[0], list):
+                return _list_of_fours(val)
+            if len(val) == 4 and all(_is_num(x) for x in val):
+                return [tuple(float(x) for x in val)]
+        found = _refex_dict_boxes(data)
+        if found is not None:
+            if not found:
+                raise IndexError("empty box list")
+            return found
+    return []
+
+
+def _loose_boxes(text: str) -> list[tuple[float, ...]]:
+    out = []
+    for m in _LOOSE_BOX.finditer(text):
+        try:
+            box = tuple(float(m.group(k)) for k in range(1, 5))
+        except ValueError:
+            continue
+        if all(math.isfinite(v) for v in box):
+            out.append(box)
+    return out
 
 
 def parse_refex(text: str, mode: str = "parity") -> list[tuple[float, ...]] | None:
-    """Every box of a referring-expression answer (harness ``grounding_2d_dataset.py:354-449``).
+    """Every box of a referring-expression answer (harness ``vantage2d/grounding_2d_dataset.py:354-449``).
 
-    Each ``[a, b, c, d]`` of four numbers anywhere in the text, in order;
-    when there is none, the four-number lists inside any JSON value of the
-    text. Boxes are returned as written (0-1000 grid); ``None`` when there is
-    no box. Example: "[[100,100,150,300],[600,600,700,700]]" gives two boxes.
+    Both modes read as the harness does: every ``[a, b, c, d]`` of four
+    numbers in the text, in order; when there is none, the JSON of a
+    ```` ```json ```` block (else from the first ``{``, or ``[``, to the last
+    ``}``, or ``]``) read by ``_refex_json_boxes``, which also takes
+    ``{"x1", "y1", "x2", "y2"}`` objects and Gemini's ``box_2d`` (y first).
+    Boxes are returned x-first on the 0-1000 grid; ``None`` when there is none.
+    Examples: "[[100,100,150,300],[600,600,700,700]]" gives two boxes;
+    '{"x1": 10, "y1": 20, "x2": 30, "y2": 40}' gives ``[(10, 20, 30, 40)]``.
     """
     check_mode(mode)
     if not isinstance(text, str):
         return None
-    boxes = [tuple(float(v) for v in m.groups()) for m in _BOX.finditer(text)]
-    if not boxes:
-        for value in _json_objects(text):
-            _boxes_in_json(value, boxes)
-            if boxes:
-                break
-    return boxes or None
+    boxes = _loose_boxes(text)
+    if boxes:
+        return boxes
+    body = _refex_json_text(text)
+    if body is None:
+        return None
+    try:
+        boxes = _refex_json_boxes(json.loads(body))
+    except (ValueError, IndexError, KeyError, TypeError, RecursionError):
+        return None
+    return [b for b in boxes if all(math.isfinite(v) for v in b)] or None
 
 
-def _fenced_json(text: str):
-    m = re.search(r"```(?:json)?\s*(.*?)```", text, flags=re.DOTALL | re.IGNORECASE)
-    if m:
-        body = m.group(1)
+class Detection(NamedTuple):
+    """One box of an object-localization answer: ``box`` on the 0-1000 grid as written, ``label`` after the
+    harness's person mapping, ``score`` (sort key, 1.0 by default) and ``yx`` (``box`` is ``[y1, x1, y2, x2]``)."""
+
+    box: tuple[float, ...]
+    label: str
+    score: float = 1.0
+    yx: bool = False
+
+    def xyxy(self) -> tuple[float, ...]:
+        """The box x-first."""
+        return swap_yxyx(self.box) if self.yx else self.box
+
+
+def person_label(label) -> str:
+    """``"person"`` for no label or a person word, else the label stripped and lower-cased
+    (harness ``astro_2d_dataset.py:115-135``)."""
+    if label is None or isinstance(label, (list, tuple, dict)):
+        return "person"
+    label = str(label).strip().lower()
+    return "person" if label in PERSON_LABELS else label
+
+
+def _to_float(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _loc_box(value) -> tuple[float, ...] | None:
+    """A box of an object-localization answer (harness ``astro_2d_dataset.py:39-88``).
+
+    A list of at least four numbers or numeric strings (the first four); or
+    an object holding one under ``bbox``, ``box``, ``pred_bbox``, ``bbox_2d``
+    or ``box_2d`` (taken as written), or ``x1..y2`` / ``xmin..ymax`` keys.
+    """
+    def four(vals):
+        out = [_to_float(v) for v in vals]
+        return tuple(out) if all(v is not None for v in out) else None
+
+    if isinstance(value, (list, tuple)):
+        return four(value[:4]) if len(value) >= 4 else None
+    if isinstance(value, dict):
+        for key in ("bbox", "box", "pred_bbox", "bbox_2d", "box_2d"):
+            val = value.get(key)
+            if isinstance(val, (list, tuple)) and len(val) >= 4:
+                box = four(val[:4])
+                if box is not None:
+                    return box
+        for keys in (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax")):
+            if all(k in value for k in keys):
+                box = four([value[k] for k in keys])
+                if box is not None:
+                    return box
+    return None
+
+
+def _localization_json(text: str):
+    """The JSON value of an object-localization answer (harness ``vantage2d/utils.py:124-163``): the text
+    of a ```` ```json ```` block (to the end when unclosed), else from the first ``[`` to the last ``]``."""
+    if "```json" in text:
+        start = text.find("```json")
+        end = text.find("```", start + 7)
+        body = text[start + 7:end].strip() if end != -1 else text[start + 7:].strip()
     else:
-        first, last = text.find("["), text.rfind("]")
-        if first < 0 or last <= first:
+        start, end = text.find("["), text.rfind("]")
+        if start == -1 or end == -1:
             return None
-        body = text[first:last + 1]
+        body = text[start:end + 1]
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
-def parse_localization(text: str, mode: str = "parity") -> list[tuple[tuple[float, ...], str | None]] | None:
-    """``(box, label)`` pairs of an object-localization answer (harness ``astro_2d_dataset.py``).
+def parse_localization(text: str, mode: str = "parity") -> list[Detection] | None:
+    """The boxes of an object-localization answer (harness ``vantage2d/astro_2d_dataset.py:490-536``).
 
-    The JSON of a fenced ```` ```json ```` block, else of the text from its
-    first ``[`` to its last ``]``: a list of ``{"bbox_2d": [x1, y1, x2, y2],
-    "label": ...}``. Entries without a four-number ``bbox_2d`` are left out;
-    ``label`` is lower-cased (``None`` when absent). ``None`` when no JSON list reads.
+    The JSON value (``_localization_json``) as a list (an object is a list
+    of one). A list entry is a box labelled person; an object entry takes
+    its box from the first of ``bbox_2d``, ``box_2d`` (``[y1, x1, y2, x2]``,
+    so ``yx`` is set) and ``bbox`` it has (an unreadable one drops the entry),
+    its ``label`` through ``person_label`` and its ``score`` (else
+    ``confidence``, else 1). Other entries are left out. Both modes read
+    alike. ``None`` when no JSON value reads; ``[]`` when it holds no box.
+    Example: '[{"box_2d": [10, 20, 30, 40], "label": "Pedestrian"}]' gives
+    ``[Detection((10, 20, 30, 40), "person", 1.0, yx=True)]``.
     """
     check_mode(mode)
     if not isinstance(text, str):
         return None
-    value = _fenced_json(text)
+    value = _localization_json(text)
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):
         return None
     out = []
     for entry in value:
-        if not isinstance(entry, dict):
-            continue
-        box = _box_of(entry.get("bbox_2d"))
-        if box is None:
-            continue
-        label = entry.get("label")
-        out.append((box, label.strip().lower() if isinstance(label, str) else None))
-    return out
+        if isinstance(entry, list):
+            box = _loc_box(entry)
+            if box is not None:
+                out.append(Detection(box, "person"))
+        elif isinstance(entry, dict):
+            key = next((k for k in ("bbox_2d", "box_2d", "bbox") if k in entry), None)
+            box = _loc_box(entry[key]) if key is not None else None
+            if box is None:
+                continue
+            score = entry.get("score", entry.get("confidence", 1.0))
+            score = float(score) if isinstance(score, (int, float)) else 1.0
+            out.append(Detection(box, person_label(entry.get("label", "person")), score, key == "box_2d"))
+    return [d for d in out if all(math.isfinite(v) for v in d.box)]
 
 
 def _sot_box(value) -> tuple[float, ...] | None:

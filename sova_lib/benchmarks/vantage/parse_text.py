@@ -6,13 +6,14 @@ value or ``None`` for an answer it cannot read; none raises on any string.
 ``parity`` follows the public harness (spec section 1, file:line there);
 ``strict`` differs only where the spec's section 8 names a harness quirk:
 
-* multiple choice (VQA, pointing): a bare letter counts only in upper case
+* multiple choice (VQA, pointing): a letter counts only in upper case
   (parity also takes "a" in "is a machine" as option A), and pointing's last
   resort, the first A-D character anywhere in the upper-cased answer ("No
   idea" -> D), is dropped;
 * temporal: numeric JSON values are read as seconds (parity: unreadable, so
   the whole video), and ``h:m:s`` times are read in full (parity keeps the
-  first field only).
+  first field only);
+* dense captioning: a missing event time is unreadable (parity: 0 s).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import math
 import re
 
 __all__ = [
-    "MODES", "check_mode", "parse_choice", "parse_dvc", "parse_pointing", "parse_temporal", "parse_time", "parse_yes_no",
+    "MODES", "check_mode", "dvc_time", "parse_choice", "parse_dvc", "parse_pointing", "parse_temporal", "parse_time", "parse_yes_no",
 ]
 
 #: The scoring modes: ``parity`` reproduces the harness (the leaderboard), ``strict`` scores every unreadable
@@ -41,24 +42,29 @@ def check_mode(mode: str) -> str:
 def parse_choice(text: str, mode: str = "parity", letters: str = _LETTERS) -> str | None:
     """The option letter of a multiple-choice answer (VQA; harness ``vantage_vqa.py:29-55``).
 
-    First match wins, case-insensitive: ``Answer: X``; a leading ``X.`` or
-    ``(X)``; ``answer is`` / ``option`` / ``choose`` / ``select`` / ``pick``
-    followed by ``X``; else the last standalone letter (upper case only in
-    ``strict``). Examples: "Answer: C" -> C, "I pick b." -> B, "The forklift
-    is a machine" -> A (``strict``: None).
+    On the stripped text, first match wins: ``Answer:`` then the letter
+    (whole word); the text starting with the letter, optionally in
+    parentheses, followed by ``.``, ``:`` or a space; ``answer is`` /
+    ``option`` / ``choose`` / ``select`` / ``pick``, an optional ``:`` and
+    ``(``, then the letter (no word boundary after it); else the last
+    standalone letter. ``parity`` reads the letter in either case, as the
+    harness does; ``strict`` only in upper case (spec section 8.6), the
+    key words still in either case. Examples: "Answer: C" -> C;
+    "I pick b." -> B (``strict``: None); "The forklift is a machine" -> A
+    (``strict``: None).
     """
     check_mode(mode)
     if not isinstance(text, str):
         return None
-    cls = f"[{letters}]"
-    patterns = (rf"answer\s*:\s*\(?({cls})\b", rf"^\s*\(?({cls})(?:\.|\))",
-                rf"(?:answer\s+is|option|choose|select|pick)\s*:?\s*\(?({cls})\b")
-    for pattern in patterns:
-        m = re.search(pattern, text, flags=re.IGNORECASE | re.MULTILINE)
+    text = text.strip()
+    cls = f"([{letters}])" if mode == "strict" else f"([{letters}{letters.lower()}])"
+    patterns = ((re.search, rf"(?i:Answer:)\s*{cls}\b"), (re.match, rf"^\(?{cls}\)?[.:\s]"),
+                (re.search, rf"(?i:answer is|option|choose|select|pick)\s*:?\s*\(?{cls}\)?"))
+    for find, pattern in patterns:
+        m = find(pattern, text)
         if m:
             return m.group(1).upper()
-    flags = re.IGNORECASE if mode == "parity" else 0
-    found = re.findall(rf"\b({cls})\b", text, flags=flags)
+    found = re.findall(rf"\b{cls}\b", text)
     return found[-1].upper() if found else None
 
 
@@ -152,61 +158,99 @@ def parse_temporal(text: str, mode: str = "parity") -> tuple[float, float] | Non
     return None if start is None or end is None else (start, end)
 
 
-def _events_from_json(value) -> list | None:
-    if isinstance(value, dict):
-        if "start" in value or "end" in value:
-            return [value]
-        lists = [v for v in value.values() if isinstance(v, list)]
-        return lists[0] if lists else None
-    return value if isinstance(value, list) else None
+def dvc_time(value, mode: str = "parity") -> float | None:
+    """Seconds of a dense-captioning time (harness ``vantage_dvc.py:168-183``), full ``h:m:s``.
+
+    A number as is; a string stripped: ``m:s`` -> 60m + s, ``h:m:s`` ->
+    3600h + 60m + s, else a plain number ("0:00:33" -> 33, "01:05.5" -> 65.5).
+    A missing or empty time is 0 in ``parity`` and unreadable in ``strict``.
+    ``None`` for what the harness cannot read (it stops there). Unlike the
+    temporal task's parser (``parse_time``), no field is dropped.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 0.0 if mode == "parity" else None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    else:
+        text = str(value).strip()
+        parts = text.split(":") if ":" in text else [text]
+        if len(parts) > 3:
+            return None
+        try:
+            fields = [float(p) for p in parts]
+        except ValueError:
+            return None
+        number = sum(f * 60 ** (len(fields) - 1 - k) for k, f in enumerate(fields))
+    return number if math.isfinite(number) else None
+
+
+def _dvc_raw(text: str):
+    """The event records of an answer (harness ``vantage_dvc.py:186-207``), in four tries.
+
+    1. the text from its first ``[`` to its last ``]`` as JSON;
+    2. from its first ``{`` to its last ``}`` as JSON (an object is one event);
+    3. each ``"start": "..." ... "end": "..." ... "caption": "..."`` run of
+       quoted strings (objects written one after another, or broken JSON);
+    4. each ``<hh:mm:ss><hh:mm:ss> caption`` (two-digit fields), caption to the line's end.
+    A try that reads stops the search, even when it holds no event.
+    """
+    text = text.strip()
+    for pattern in (r"\[[\s\S]*\]", r"\{[\s\S]*\}"):
+        m = re.search(pattern, text)
+        if m:
+            try:
+                value = json.loads(m.group())
+            except (ValueError, RecursionError):
+                continue
+            return [value] if isinstance(value, dict) else value
+    out = [{"start": s, "end": e, "caption": c} for s, e, c in re.findall(
+        r'"start":\s*"([^"]+)".*?"end":\s*"([^"]+)".*?"caption":\s*"([^"]*)"', text, re.DOTALL)]
+    if not out:
+        out = [{"start": s, "end": e, "caption": c.strip()} for s, e, c in re.findall(
+            r"<(\d{2}:\d{2}:\d{2})><(\d{2}:\d{2}:\d{2})>\s*(.+)", text)]
+    return out
+
+
+def _field(ev: dict, key: str, mode: str):
+    """``ev[key] or ev[key + "_time"]`` as the harness reads a time (``"0"`` when both are missing); in
+    ``strict`` a time of 0 is kept and a missing one stays missing."""
+    if mode == "parity":
+        return ev.get(key) or ev.get(f"{key}_time", "0")
+    value = ev.get(key)
+    return value if value is not None and value != "" else ev.get(f"{key}_time")
 
 
 def parse_dvc(text: str, mode: str = "parity") -> tuple[list[tuple[float, float, str]], int] | None:
-    """Events ``(start, end, caption)`` of a dense-captioning answer, sorted by start, and a count of bad ones.
+    """Events ``(start, end, caption)`` of a dense-captioning answer, sorted by start (stable), and a count of bad ones.
 
-    A JSON list ``[{"start", "end", "caption"}, ...]`` first, then a JSON
-    object (a single event, or its first list value), then one
-    ``<time> - <time>: caption`` per line (harness ``vantage_dvc.py:186-207``).
-    Times are seconds, ``m:s`` or ``h:m:s`` (see ``parse_time``). An event
-    with an unreadable time (the harness stops on one) or no caption is left
-    out and counted. Returns ``(events, n_bad)``, or ``None`` when no event is
-    readable.
+    Records come from ``_dvc_raw``. Per record (harness
+    ``vantage_dvc.py:231-239``): ``start`` (else ``start_time``), ``end``
+    (else ``end_time``) through ``dvc_time``; ``caption`` (else
+    ``description``), kept as written. A record with no caption is left out,
+    as the harness does; one that is not an object, has an unreadable time or
+    a caption that is not text is left out too (the harness stops on those)
+    and all of these are counted. Returns ``(events, n_bad)``, or ``None``
+    when no event is readable. Example:
+    ``'{"start": "0:00:33", "end": "0:00:40", "caption": "a"}'`` -> ``([(33.0, 40.0, "a")], 0)``.
     """
     check_mode(mode)
     if not isinstance(text, str):
         return None
-    raw = None
-    for opener in ("[", "{"):
-        for value in _json_objects(text):
-            if (opener == "[" and isinstance(value, list)) or (opener == "{" and isinstance(value, dict)):
-                raw = _events_from_json(value)
-                if raw:
-                    break
-        if raw:
-            break
+    raw = _dvc_raw(text)
+    if not isinstance(raw, list):
+        return None
     events, bad = [], 0
-    if raw:
-        for ev in raw:
-            if not isinstance(ev, dict):
-                bad += 1
-                continue
-            start, end = parse_time(ev.get("start"), mode), parse_time(ev.get("end"), mode)
-            caption = ev.get("caption") if isinstance(ev.get("caption"), str) else ""
-            if start is None or end is None or not caption.strip():
-                bad += 1
-                continue
-            events.append((start, end, caption.strip()))
-    else:
-        line = re.compile(rf"({_TIME})\s*s?\s*(?:-|–|to)\s*({_TIME})\s*s?\s*[\]\):,\-–]*\s*(.*)")
-        for row in text.splitlines():
-            m = line.search(row)
-            if not m:
-                continue
-            start, end = parse_time(m.group(1), mode), parse_time(m.group(2), mode)
-            if start is None or end is None or not m.group(3).strip():
-                bad += 1
-                continue
-            events.append((start, end, m.group(3).strip()))
+    for ev in raw:
+        if not isinstance(ev, dict):
+            bad += 1
+            continue
+        start = dvc_time(_field(ev, "start", mode), mode)
+        end = dvc_time(_field(ev, "end", mode), mode)
+        caption = ev.get("caption", "") or ev.get("description", "") or ""
+        if start is None or end is None or not caption or not isinstance(caption, str):
+            bad += 1
+            continue
+        events.append((start, end, caption))
     if not events:
         return None
     events.sort(key=lambda e: e[0])

@@ -29,8 +29,8 @@ def _swap(task: str, parsed):
         return None
     if task == "refex":
         return [swap_yxyx(b) for b in parsed]
-    if task == "astro":
-        return [(swap_yxyx(b), label) for b, label in parsed]
+    if task == "astro":  # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
+        return [d._replace(yx=True) for d in parsed]
     return {k: swap_yxyx(b) for k, b in parsed.items()}
 
 

@@ -66,15 +66,26 @@ def soda_alignment(scores) -> tuple[float, list[tuple[int, int]]]:
     return float(dp[m - 1, n - 1]), pairs[::-1]
 
 
+def _harmonic(total: float, m: int, n: int) -> float:
+    """``2 (total / n) (total / m) / (total / n + total / m)`` when ``total > 0``, else 0: the harness's
+    F1 of a matched sum over ``m`` GT and ``n`` answer events (``vantage_dvc.py:315-317``), which equals
+    ``2 total / (m + n)`` up to rounding."""
+    if not total > 0:
+        return 0.0
+    p, r = total / n, total / m
+    return float(2 * p * r / (p + r))
+
+
 def soda_video(truth: Sequence[tuple[float, float, str]], answer: Sequence[tuple[float, float, str]],
                similarity: Similarity) -> dict:
-    """SODA_c of one video and its secondary values.
+    """SODA_c of one video and its secondary values (harness ``vantage_dvc.py:289-322``).
 
     ``truth``: GT events ``(start, end, caption)`` in file order; ``answer``:
     parsed events sorted by start. Returns ``soda_c`` = 2S/(M+N), ``S``, the
-    matched ``pairs``, ``iou_f1`` = 2 * sum of matched IoU / (M+N),
-    ``caption_f1`` = 2 * sum of matched similarity / (M+N) (the harness's
-    BERT_F1) and ``pair_miou`` (mean IoU over pairs, ``nan`` with none).
+    matched ``pairs``, their ``pair_ious``, ``iou_f1`` = 2 * sum of matched
+    IoU / (M+N), ``caption_f1`` = 2 * sum of matched similarity / (M+N) (the
+    harness's BertScore_F1) and ``pair_miou`` (mean IoU over this video's
+    pairs, ``nan`` with none); the three F1s as ``_harmonic`` computes them.
     """
     m, n = len(truth), len(answer)
     iou = interval_iou_matrix([e[:2] for e in truth], [e[:2] for e in answer])
@@ -82,10 +93,11 @@ def soda_video(truth: Sequence[tuple[float, float, str]], answer: Sequence[tuple
     if sim.shape != (m, n):
         raise ValueError(f"similarity returned shape {sim.shape}, expected {(m, n)}")
     s, pairs = soda_alignment(iou * sim)
-    matched_iou = [iou[i, j] for i, j in pairs]
-    return {"soda_c": 2 * s / (m + n), "S": s, "pairs": pairs,
-            "iou_f1": 2 * float(np.sum(matched_iou)) / (m + n),
-            "caption_f1": 2 * float(sum(sim[i, j] for i, j in pairs)) / (m + n),
+    matched_iou = [float(iou[i, j]) for i, j in pairs]
+    rows, cols = [i for i, _ in pairs], [j for _, j in pairs]
+    return {"soda_c": _harmonic(s, m, n), "S": s, "pairs": pairs, "pair_ious": matched_iou,
+            "iou_f1": _harmonic(float(np.sum(iou[rows, cols])) if pairs else 0.0, m, n),
+            "caption_f1": _harmonic(float(np.sum(sim[rows, cols])) if pairs else 0.0, m, n),
             "pair_miou": float(np.mean(matched_iou)) if pairs else float("nan")}
 
 
@@ -97,10 +109,13 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
     events or ``None``. ``parity`` averages over videos with a GT event and a
     parsed event (harness ``vantage_dvc.py:257``); ``strict`` scores a video
     without a parsed event 0 and averages over every video with a GT event.
-    Secondary: the means of ``iou_f1``, ``caption_f1`` and ``pair_miou``.
+    Secondary: the means over those videos of ``iou_f1`` and ``caption_f1``,
+    and ``pair_miou``, the mean IoU over the matched pairs of all videos
+    pooled (harness ``vantage_dvc.py:312,328``; 0 with no pair, as there).
     """
     check_mode(mode)
-    values, extra = [], {"iou_f1": [], "caption_f1": [], "pair_miou": []}
+    values, extra = [], {"iou_f1": [], "caption_f1": []}
+    pooled: list[float] = []
     no_gt = dropped = 0
     for gt, ans in zip(truth, answers):
         if not gt:
@@ -116,10 +131,13 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
             continue
         video = soda_video(gt, ans, similarity)
         values.append(video["soda_c"])
+        pooled.extend(video["pair_ious"])
         for key, column in extra.items():
             column.append(video[key])
     values = np.asarray(values, dtype=np.float64)
-    secondary = {k: float(np.nanmean(v)) if np.isfinite(v).any() else float("nan") for k, v in extra.items()}
+    secondary = {k: float(np.mean(v)) if v else float("nan") for k, v in extra.items()}
+    secondary["pair_miou"] = float(np.mean(pooled)) if pooled else 0.0
+    secondary["n_pairs"] = len(pooled)
     notes = []
     if no_gt:
         notes.append(f"{no_gt} videos without a GT event left out")

@@ -14,6 +14,7 @@ from typing import Any
 
 from sova_lib.benchmarks.vantage import metrics_basic as mb
 from sova_lib.benchmarks.vantage import metrics_tracking as mt
+from sova_lib.benchmarks.vantage.boxes import image_size
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.parse_boxes import parse_localization, parse_refex, parse_sot
 from sova_lib.benchmarks.vantage.parse_text import parse_choice, parse_dvc, parse_pointing, parse_temporal, parse_yes_no
@@ -73,7 +74,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
          lambda p: read_items("refex", p), render_prompt, lambda text, mode, gt: parse_refex(text, mode),
          lambda gts, parsed, mode, sim=None: mb.refex_iou(
-             [g.value for g in gts], parsed, [(g.extra["width"], g.extra["height"]) for g in gts], mode),
+             [g.value for g in gts], parsed, [image_size(g.extra, (1000, 1000)) for g in gts], mode),
          boxes=True),
     Task("pointing", "2D spatial pointing", "accuracy", "item", "none (one letter per answer)",
          lambda p: read_items("pointing", p), render_prompt, lambda text, mode, gt: parse_pointing(text, mode),
@@ -82,7 +83,8 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          "greedy in answer order; equal IoU takes the earlier GT box",
          lambda p: read_items("astro", p), render_prompt, lambda text, mode, gt: parse_localization(text, mode),
          lambda gts, parsed, mode, sim=None: mt.localization_f1(
-             [g.value for g in gts], parsed, [(g.extra["width"], g.extra["height"]) for g in gts], mode),
+             [g.value for g in gts], parsed, [image_size(g.extra, (640, 480)) for g in gts], mode,
+             min_area=int(gts[0].extra.get("min_bbox_area", 0)) if gts else 0),
          boxes=True),
     Task("sot", "Single object tracking", "Success AUC", "tracklet", "none (IoU >= threshold counts)",
          lambda p: read_items("sot", p), render_prompt,
