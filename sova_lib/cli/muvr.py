@@ -1,6 +1,7 @@
 """MUVR's options of ``sova evaluate`` and ``sova describe`` (``--benchmark muvr``).
 
-Evaluation (``--results-dir DIR``: one record JSON per run, ``sova_lib.records``)::
+Evaluation (``--results-dir DIR``: one record JSON per run, ``sova_lib.records``; the files read and
+written are listed in docs/muvr.md)::
 
     sova evaluate --benchmark muvr --data ROOT --version base --query text+video --features DIR [--json]
     sova evaluate --benchmark muvr --data ROOT --version filter --tag-weight 0.3 --embeddings FILE.npz
@@ -66,7 +67,8 @@ def add_evaluate_arguments(p, sources) -> None:
     g.add_argument("--partitions", nargs="+", default=list(PARTITIONS), metavar="NAME",
                    help=f"partitions to score (default: all; {', '.join(PARTITIONS)}; aliases geng, animal)")
     g.add_argument("--join-listed", action="store_true",
-                   help="let listed ids missing from videos.json join the gallery (the official code's behaviour)")
+                   help="keep a listed id that is in no videos.json record as a gallery entry without features "
+                        "(a positive listed so is a miss); by default it is an error, as it is for the official loader")
     g.add_argument("--parse", choices=qa.PARSES, default="official", help="QA answer parse (default: official)")
 
 
