@@ -54,11 +54,11 @@ def add_commands(sub) -> None:
                    help="sentence encoder: hub id or local folder (default: all-MiniLM-L6-v2, offline)")
     p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max, as the paper)")
     p.add_argument("--no-split", action="store_true", help="embed each answer whole instead of sentence by sentence")
-    p.add_argument("--ties", choices=(*TIE_RULES, "official"), default=None,
-                   help="tie rule of AP (default: expected, the mean over all orderings of tied items, for every "
-                        "benchmark); optimistic / pessimistic bound it; stable keeps tied clips in the benchmark "
+    p.add_argument("--ties", choices=muvr_cli.TieChoices(TIE_RULES), default=None, metavar="RULE",
+                   help="tie rule of AP: expected (default, the mean over all orderings of tied items, for every "
+                        "benchmark), optimistic, pessimistic (its bounds); stable keeps tied clips in the benchmark "
                         "file's order, which SOVABench sorts by class, so it leaks the labels to a scorer that ties; "
-                        "official: muvr only")
+                        "gallery-order: muvr only, tied videos in videos.json order")
     p.add_argument("--allow-missing", action="store_true", help="score without the protocol clips missing from the input")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N",
                    help="add a 95%% interval from N resamples of queries (0: none; 1000 is usual)")
@@ -100,8 +100,8 @@ def run_evaluate(args) -> int:
         args.parser.error("the following arguments are required: --protocol")
     if not (args.descriptions or args.embeddings or args.baseline):
         args.parser.error("one of the arguments --descriptions --embeddings --baseline is required")
-    if args.features or args.answers or args.ties == "official":
-        raise CliError("--features, --answers and --ties official apply to --benchmark muvr")
+    if args.features or args.answers or args.ties in muvr_cli.EXTRA_TIES:
+        raise CliError("--features, --answers and --ties gallery-order apply to --benchmark muvr")
     args.ties = args.ties or "expected"
 
     _check_options(args)

@@ -1,6 +1,7 @@
 """MUVR's options of ``sova evaluate`` and ``sova describe`` (``--benchmark muvr``).
 
-Evaluation (``--results-dir DIR``: one record JSON per run, ``sova_lib.records``)::
+Evaluation (``--results-dir DIR``: one record JSON per run, ``sova_lib.records``; the files read and
+written are listed in docs/muvr.md)::
 
     sova evaluate --benchmark muvr --data ROOT --version base --query text+video --features DIR [--json]
     sova evaluate --benchmark muvr --data ROOT --version filter --tag-weight 0.3 --embeddings FILE.npz
@@ -33,9 +34,24 @@ from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.items import read_descriptions
 from sova_lib.records import make_record, write_record
 
-__all__ = ["add_describe_arguments", "add_evaluate_arguments", "run_describe", "run_evaluate"]
+__all__ = ["EXTRA_TIES", "TieChoices", "add_describe_arguments", "add_evaluate_arguments", "run_describe",
+           "run_evaluate"]
 
 VERSIONS = ("base", "filter", "qa")
+#: Former spelling -> rule; accepted with a note on stderr, listed nowhere.
+TIE_ALIASES = {"official": "gallery-order"}
+#: ``--ties`` values only MUVR takes (the shared rules come from ``sova_lib.metrics.TIE_RULES``).
+EXTRA_TIES = ("gallery-order", *TIE_ALIASES)
+
+
+class TieChoices(tuple):
+    """``--ties`` choices: the shared rules plus ``gallery-order``; a former alias is accepted but never listed."""
+
+    def __new__(cls, shared):
+        return super().__new__(cls, (*shared, "gallery-order"))
+
+    def __contains__(self, value):
+        return tuple.__contains__(self, value) or value in TIE_ALIASES
 
 
 def add_evaluate_arguments(p, sources) -> None:
@@ -51,7 +67,8 @@ def add_evaluate_arguments(p, sources) -> None:
     g.add_argument("--partitions", nargs="+", default=list(PARTITIONS), metavar="NAME",
                    help=f"partitions to score (default: all; {', '.join(PARTITIONS)}; aliases geng, animal)")
     g.add_argument("--join-listed", action="store_true",
-                   help="let listed ids missing from videos.json join the gallery (the official code's behaviour)")
+                   help="keep a listed id that is in no videos.json record as a gallery entry without features "
+                        "(a positive listed so is a miss); by default it is an error, as it is for the official loader")
     g.add_argument("--parse", choices=qa.PARSES, default="official", help="QA answer parse (default: official)")
 
 
@@ -99,6 +116,11 @@ def _qa(args) -> dict:
 
 def _retrieval(args) -> dict:
     ties = args.ties or "expected"
+    if ties in TIE_ALIASES:
+        print(f"sova: note: --ties {ties} is a former name of --ties {TIE_ALIASES[ties]} (tied videos in "
+              "videos.json order); it is not the official scripts' order, which varies from run to run",
+              file=sys.stderr)
+        ties = TIE_ALIASES[ties]
     if ties not in TIES:
         raise CliError(f"--ties {ties} does not apply to MUVR; choose one of {', '.join(TIES)}")
     if args.answers:

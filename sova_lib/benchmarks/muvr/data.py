@@ -2,29 +2,37 @@
 
 One partition lives in ``<root>/annotations/retrieval/<partition>/``::
 
-    videos.json           [{"id": int, "frames_path": str, "is_query": ...}, ...]
-    queries_en.json       [{"id", "frames_path", "prompt_en", "Clip", "is_query", ...}, ...]
-    query_rel_lists.json  [{"query_id": ..., "rel_lists": {"pos_all": {"id_list": [...]}, ...}}, ...]
-    query_tag_lists.json  [{"query_id": ..., "tag_lists": {"+<tag>": {"id_list": [...]}, ...}}, ...]
-    query_tags.json       {"<query id>": ["<tag phrase>", ...], ...}
+    videos.json           [{"id": 17, "frames_path": ".../BV1xx", "is_query": 0}, ...]
+    queries_en.json       [{"id": 3, "frames_path": ".../BV1qq", "prompt_en": str, "Clip": str, ...}, ...]
+    query_rel_lists.json  [{"query_id": 3, "rel_lists": {"pos_all": {"id_list": [17, 42, ...]}, ...}}, ...]
+    query_tag_lists.json  [{"query_id": 3, "tag_lists": {"+<tag>": {"id_list": [17, ...]}, ...}}, ...]
+    query_tags.json       {"3": ["<tag phrase>", ...], ...}      (keyed by str of the queries_en.json id)
 
-A video's id is the base name of its ``frames_path`` (``BV...`` or
-``BV..._HH.MM.SS-HH.MM.SS`` for a piece of an upload); a ``query_id`` is
-matched against the queries' ids and, failing that, their integer ``id``.
+A video's name is the base name of its ``frames_path`` (``BV...`` or
+``BV..._HH.MM.SS-HH.MM.SS`` for a piece of an upload); features are stored
+and results reported under that name. ``query_id`` and every ``id_list``
+entry are the ``id`` of a ``videos.json`` record, resolved to its name as
+the official loader does (``vid_name``, cuvr.py:88-96,114-140): by the
+JSON value, so ``17`` resolves and ``"17"`` does not, and a video name is
+accepted only where some record's ``id`` is that very string.
 
-Partitions are ``PARTITIONS``; the official code's folder names ``geng``
-(others) and ``animal`` (instance) are accepted as aliases (``ALIASES``).
+The gallery of a partition is, as in the official loader, the videos listed
+in its ``query_rel_lists.json`` (every relation kind, cuvr.py:120-122,174), in
+``videos.json`` order; a ``videos.json`` video that no list names is left
+out, with a note. Partitions are ``PARTITIONS``; the official code's folder
+names ``geng`` (others) and ``animal`` (instance) are accepted as aliases
+(``ALIASES``).
 
 Checks on load (each failure raises ``MuvrDataError`` naming the file and the
 key): every file exists and parses; every record has its fields with the
-right types; every query has a ``pos_all`` list; every listed id is a gallery
-video (``videos.json``); every Filter ``id_list`` lies within its query's
-``pos_all`` (spec Sec. 8.8). The official code instead lets listed ids that
-are missing from ``videos.json`` join the gallery (cuvr.py:150-156); pass
-``join_listed=True`` for that behaviour, recorded in ``Partition.notes``. The
-check is the default because an id listed as relevant but absent from the
-gallery file most often means mismatched or truncated files, which would
-otherwise change every AP silently.
+right types; ``videos.json`` ids are unique; every query has a ``pos_all``
+list; every listed id is the id of a ``videos.json`` record (a video name
+where an id belongs is named as such); every ``query_id`` is a query of
+``queries_en.json``; every Filter ``id_list`` lies within its query's
+``pos_all`` (spec Sec. 8.8). The official loader stops with a ``KeyError`` on
+an id in no ``videos.json`` record; ``join_listed=True`` instead keeps each
+such id as a gallery entry named ``#<id>`` that has no features (so, when
+listed as a positive, it is a miss), recorded in ``Partition.notes``.
 Prompts that combine tags with ``AND``/``OR`` are skipped as in the official
 code (cuvr.py:319,384) and counted in ``Partition.skipped_prompts``. The
 ``Clip`` field is kept but not used by scoring (spec Sec. 8.7).
@@ -170,34 +178,69 @@ def _video_id(frames_path: str) -> str:
     return posixpath.basename(frames_path.replace("\\", "/").rstrip("/"))
 
 
-def _id_list(value, path: Path, key: str) -> tuple:
+def _hashable_id(value) -> bool:
+    return isinstance(value, (int, float, str)) and not isinstance(value, bool)
+
+
+class _Names:
+    """``videos.json``: its ``id`` -> video name map, and the resolution of listed ids through it.
+
+    The official loader keys ``vid_name`` by each record's ``id`` as JSON
+    gives it and looks every ``query_id`` and ``id_list`` entry up in it
+    (cuvr.py:88-96,114-140): the integer ``3`` names a video, the string
+    ``"3"`` does not, and a video name (``"BV..."``) resolves only if some
+    record's ``id`` is that string.
+    """
+
+    def __init__(self, records: list, path: Path):
+        self.path, self.by_id, self.names = path, {}, []
+        for k, rec in enumerate(records):
+            if "id" not in rec:
+                raise MuvrDataError(path, f"[{k}].id", "missing; listed ids are resolved through it")
+            if not _hashable_id(rec["id"]):
+                raise MuvrDataError(path, f"[{k}].id", f"expected an integer id, got {type(rec['id']).__name__}")
+            if rec["id"] in self.by_id:
+                raise MuvrDataError(path, f"[{k}].id", f"id {rec['id']!r} appears twice")
+            name = _video_id(rec["frames_path"])
+            self.by_id[rec["id"]] = name
+            self.names.append(name)
+        self.known_names = set(self.names)
+
+    def name(self, raw, path: Path, key: str, *, join_listed: bool = False) -> str | None:
+        """The video name of listed id ``raw``; None for an id in no record when ``join_listed``."""
+        if _hashable_id(raw) and raw in self.by_id:
+            return self.by_id[raw]
+        if isinstance(raw, str) and raw in self.known_names:
+            raise MuvrDataError(path, key, f"lists the video name {raw!r}; the released files list the integer "
+                                f"ids of {self.path.name} (its 'id' field), which the official loader resolves")
+        if not _hashable_id(raw):
+            raise MuvrDataError(path, key, f"expected an id of {self.path.name}, got {type(raw).__name__}")
+        if join_listed:
+            return None
+        raise MuvrDataError(path, key, f"id {raw!r} is in no record of {self.path.name}; pass join_listed=True "
+                            "(--join-listed) to keep it as a gallery entry without features")
+
+
+def _id_list(value, path: Path, key: str) -> list:
     ids = value.get("id_list") if isinstance(value, dict) else None
-    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        raise MuvrDataError(path, key, "expected an object {\"id_list\": [video id strings]}")
-    return tuple(dict.fromkeys(ids))
+    if not isinstance(ids, list):
+        raise MuvrDataError(path, key, "expected an object {\"id_list\": [ids of videos.json]}")
+    return ids
 
 
-def _queries(folder: Path) -> tuple[dict, dict]:
+def _queries(folder: Path) -> dict:
     path = folder / "queries_en.json"
     records = _list_of_dicts(read_json(path), path, {"frames_path": str, "prompt_en": str})
-    by_id, by_number = {}, {}
+    by_id = {}
     for k, rec in enumerate(records):
         qid = _video_id(rec["frames_path"])
         if qid in by_id:
             raise MuvrDataError(path, f"[{k}].frames_path", f"query id {qid!r} appears twice")
         clip = rec.get("Clip")
-        by_id[qid] = (rec["prompt_en"], clip if isinstance(clip, str) else None)
-        if isinstance(rec.get("id"), (int, str)):
-            by_number[str(rec["id"])] = qid
-    return by_id, by_number
-
-
-def _resolve_query(raw, by_id: dict, by_number: dict, path: Path, key: str) -> str:
-    if str(raw) in by_id:
-        return str(raw)
-    if str(raw) in by_number:
-        return by_number[str(raw)]
-    raise MuvrDataError(path, key, f"query {raw!r} is not in queries_en.json")
+        number = rec.get("id") if isinstance(rec.get("id"), int) and not isinstance(rec.get("id"), bool) else None
+        by_id[qid] = (rec["prompt_en"], clip if isinstance(clip, str) else None, number,
+                      str(rec["id"]) if "id" in rec else None)
+    return by_id
 
 
 def _parse_prompt(prompt: str, path: Path, key: str) -> tuple[int, str] | None:
@@ -215,49 +258,56 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     name = canonical_partition(partition)
     folder = partition_dir(root, name)
     vpath = folder / "videos.json"
-    videos = _list_of_dicts(read_json(vpath), vpath, {"frames_path": str})
-    gallery = list(dict.fromkeys(_video_id(v["frames_path"]) for v in videos))
-    in_gallery = set(gallery)
-    by_id, by_number = _queries(folder)
+    names = _Names(_list_of_dicts(read_json(vpath), vpath, {"frames_path": str}), vpath)
+    by_id = _queries(folder)
+    listed, unknown = set(), {}
 
-    def check_listed(ids, path, key):
-        missing = [i for i in ids if i not in in_gallery]
-        if missing and not join_listed:
-            raise MuvrDataError(path, key, f"{len(missing)} listed id(s) are not in videos.json "
-                                f"(e.g. {missing[:3]}); pass join_listed=True to add them to the gallery")
-        for i in missing:
-            gallery.append(i)
-            in_gallery.add(i)
-        return len(missing)
+    def resolve(ids, path, key):
+        out = []
+        for j, raw in enumerate(ids):
+            vid = names.name(raw, path, f"{key}[{j}]", join_listed=join_listed)
+            if vid is None:
+                vid = unknown.setdefault(raw, f"#{raw}")
+            out.append(vid)
+        return tuple(dict.fromkeys(out))
+
+    def resolve_query(raw, path, key):
+        if not _hashable_id(raw) or raw not in names.by_id:
+            names.name(raw, path, key)  # raises the reason (a video name, or an id in no record)
+            raise MuvrDataError(path, key, f"query {raw!r} is in no record of videos.json")
+        qid = names.by_id[raw]
+        if qid not in by_id:
+            raise MuvrDataError(path, key, f"query {raw!r} (video {qid!r}) is not in queries_en.json")
+        return qid
 
     rpath = folder / "query_rel_lists.json"
     rel = _list_of_dicts(read_json(rpath), rpath, {"rel_lists": dict})
-    positives, joined = {}, 0
+    positives = {}
     for k, rec in enumerate(rel):
-        qid = _resolve_query(rec.get("query_id"), by_id, by_number, rpath, f"[{k}].query_id")
+        qid = resolve_query(rec.get("query_id"), rpath, f"[{k}].query_id")
         if "pos_all" not in rec["rel_lists"]:
             raise MuvrDataError(rpath, f"[{k}].rel_lists.pos_all", "missing")
         for kind, value in rec["rel_lists"].items():
-            ids = _id_list(value, rpath, f"[{k}].rel_lists.{kind}")
-            joined += check_listed(ids, rpath, f"[{k}].rel_lists.{kind}")
+            ids = resolve(_id_list(value, rpath, f"[{k}].rel_lists.{kind}"), rpath, f"[{k}].rel_lists.{kind}")
+            listed.update(ids)
             if kind == "pos_all":
                 positives[qid] = ids
     missing_q = [q for q in by_id if q not in positives]
     if missing_q:
         raise MuvrDataError(rpath, None, f"{len(missing_q)} quer(ies) of queries_en.json have no pos_all "
                             f"list (e.g. {missing_q[:3]})")
-    numbers = {q: int(n) for n, q in by_number.items() if n.lstrip("-").isdigit()}
-    queries = tuple(MuvrQuery(q, numbers.get(q), text, clip, positives[q]) for q, (text, clip) in by_id.items())
+    queries = tuple(MuvrQuery(q, number, text, clip, positives[q]) for q, (text, clip, number, _) in by_id.items())
+    gallery = [v for v in dict.fromkeys(names.names) if v in listed] + list(unknown.values())
 
     tpath = folder / "query_tag_lists.json"
     tag_lists = _list_of_dicts(read_json(tpath), tpath, {"tag_lists": dict})
     prompts, skipped = [], 0
     for k, rec in enumerate(tag_lists):
-        qid = _resolve_query(rec.get("query_id"), by_id, by_number, tpath, f"[{k}].query_id")
+        qid = resolve_query(rec.get("query_id"), tpath, f"[{k}].query_id")
         base = set(positives[qid])
         for prompt, value in rec["tag_lists"].items():
             key = f"[{k}].tag_lists[{prompt!r}]"
-            ids = _id_list(value, tpath, key)
+            ids = resolve(_id_list(value, tpath, key), tpath, key)
             parsed = _parse_prompt(prompt, tpath, key)
             if parsed is None:
                 skipped += 1
@@ -275,13 +325,18 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     for key, value in tags.items():
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             raise MuvrDataError(gpath, repr(key), "expected a list of tag phrases")
+    tags = {q: tags.get(key, []) for q, (_, _, _, key) in by_id.items()}  # str(queries_en id), cuvr.py:82-83
     notes = []
-    if joined:
-        notes.append(f"{name}: {joined} listed id(s) missing from videos.json joined the gallery (official behaviour)")
+    unlisted = len(set(names.names) - listed)
+    if unlisted:
+        notes.append(f"{name}: {unlisted} video(s) of videos.json are listed by no query in query_rel_lists.json; "
+                     "left out of the gallery, which the official loader builds from the lists")
+    if unknown:
+        notes.append(f"{name}: {len(unknown)} listed id(s) in no record of videos.json kept as gallery entries "
+                     f"without features, named '#<id>' (--join-listed)")
     if skipped:
         notes.append(f"{name}: {skipped} AND/OR tag prompt(s) skipped, as in the official code")
     clipped = sum(1 for q in queries if q.clip not in (None, "", "00.00.00-00.00.00"))
     if clipped:
         notes.append(f"{name}: {clipped} quer(ies) name a Clip segment; it is ignored, as the official evaluator does")
     return Partition(name, folder, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)
-

@@ -98,5 +98,9 @@ def hand_cases() -> list[dict]:
     add(6, "random E[AP], N = 4, R = 2", metrics.random_baseline([2], [4])[0][0], Fraction(49, 72))
     s7, r7 = np.array([[.9, .5, .5]]), np.array([[1, 0, 1]], bool)
     add(7, "AP, expected ties", metrics.average_precision_misses(s7, r7)[0], Fraction(11, 12))
-    add(7, "AP, official order", metrics.average_precision_misses(s7, r7, ties="official")[0], 1.0)
+    add(7, "AP, optimistic ties (c before b)", metrics.average_precision_misses(s7, r7, ties="optimistic")[0], 1.0)
+    add(7, "AP, pessimistic ties (b before c)", metrics.average_precision_misses(s7, r7, ties="pessimistic")[0],
+        Fraction(5, 6))
+    add(7, "AP, gallery order (b before c)", metrics.average_precision_misses(s7, r7, ties="gallery-order")[0],
+        Fraction(5, 6))
     return rows

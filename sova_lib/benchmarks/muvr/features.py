@@ -9,7 +9,8 @@ The released archives ``features/VLMs_1_15/<model>.tar`` unpack to::
 ``ItemVectors`` (one item per video, one unit row per frame; rows are
 L2-normalised here, as the official evaluator does, evaluate_all_vlm_mul.py:124-136).
 ``load_query_dicts`` reads the description and tag-phrase vectors of the
-queries. The pickles are read by a restricted unpickler that admits only
+queries, each query's tag vectors kept apart (the Filter score of a query
+uses the vector of its own file, as the official evaluator does). The pickles are read by a restricted unpickler that admits only
 dicts, lists, strings, numbers and NumPy arrays, so a file cannot run code.
 A ``tags`` value given as a list (not a dict) is matched with the query's
 phrases in ``query_tags.json``, in order.
@@ -17,7 +18,8 @@ phrases in ``query_tags.json``, in order.
 ``write_vectors_npz`` / ``npz_vectors`` keep the same vectors in one ``.npz``:
 ``ids`` (video ids, strings), ``owner``, ``vectors`` (frames or sentences of
 every video, queries included); optionally ``text_ids``, ``text_owner``,
-``text_vectors`` (query descriptions) and ``tag_phrases``, ``tag_vectors``.
+``text_vectors`` (query descriptions) and ``tag_phrases``, ``tag_vectors``
+(one vector per phrase, shared by every query).
 """
 from __future__ import annotations
 
@@ -145,21 +147,21 @@ def read_query_dict(path: Path, phrases: list | None = None) -> tuple[np.ndarray
 def load_query_dicts(folder: str | Path, query_ids, tag_phrases: dict | None = None) -> tuple[ItemVectors, dict]:
     """Description vectors of the queries (one unit row each, in the order of ``query_ids``) and tag vectors.
 
-    Tag vectors are keyed by phrase (unit rows); a phrase met in several
-    queries' files keeps its first vector. A missing file raises ``MuvrDataError``.
+    Returns ``(items, {query id: {tag phrase: unit vector}})``: each query
+    keeps the tag vectors of its own file, as the official evaluator reads
+    them (evaluate_all_vlm_mul.py:139-147). A missing file raises ``MuvrDataError``.
     """
     folder, tag_phrases = Path(folder), tag_phrases or {}
     rows, tags = [], {}
     for qid in query_ids:
         text, phrase_vectors = read_query_dict(folder / f"{qid}{QUERY_DICT_SUFFIX}", tag_phrases.get(qid))
         rows.append(text)
-        for phrase, vector in phrase_vectors.items():
-            tags.setdefault(phrase, vector)
-    widths = {r.size for r in rows} | {v.size for v in tags.values()}
+        tags[qid] = {phrase: l2_normalize(vector[None])[0] for phrase, vector in phrase_vectors.items()}
+    widths = {r.size for r in rows} | {v.size for own in tags.values() for v in own.values()}
     if len(widths) > 1:
         raise MuvrDataError(folder, "query_prompt", f"vectors of several widths {sorted(widths)}")
     items = ItemVectors(np.array(list(query_ids)), np.arange(len(rows)), l2_normalize(np.stack(rows)))
-    return items, {k: l2_normalize(v[None])[0] for k, v in tags.items()}
+    return items, tags
 
 
 def released_vectors(features: str | Path, *, query: str = "text+video", version: str = "base"):
@@ -178,15 +180,15 @@ def released_vectors(features: str | Path, *, query: str = "text+video", version
         qids = list(dict.fromkeys(q.id for q in partition.queries) if version == "base"
                     else dict.fromkeys(p.query_id for p in partition.prompts))
         frames = text = None
-        tags: dict = {}
+        query_tags: dict = {}
         if query != "text":
             frames, missing = load_frames(folder, qids)
             if missing:
                 raise MuvrDataError(folder / f"{missing[0]}.npy", None,
                                     f"file not found; {len(missing)} query video(s) have no frame features")
         if query != "video" or version == "filter":
-            text, tags = load_query_dicts(folder, qids, partition.tags)
-        return gallery, QueryVectors(frames, text, tags)
+            text, query_tags = load_query_dicts(folder, qids, partition.tags)
+        return gallery, QueryVectors(frames, text, query_tags=query_tags)
 
     return vectors
 

@@ -11,9 +11,15 @@ partition's gallery; ``n_positive`` is ``(Q,)``):
   denominator, cuvr.py:211-217). A query with ``|G_q| = 0`` gets AP 0 and
   R@k 0, and is averaged in (spec Sec. 8.5).
 * Tie rules (``TIES``): ``"expected"`` (default) is the expected value over
-  all orders of tied scores; ``"official"`` is the order of the official
-  code, ``numpy.argsort(s, kind="stable")[::-1]``: among tied scores the one
-  later in the gallery comes first (spec Sec. 8.4).
+  all orders of tied scores, each equally likely; ``"optimistic"`` /
+  ``"pessimistic"`` put the positives of each tie first / last (the bounds
+  of the value over all orders); ``"gallery-order"`` keeps tied videos in
+  the order of the gallery (``videos.json``), the earlier first. None of
+  them is the official scripts' order, which is not fixed: they rank
+  a set of video names (its order follows Python's string hashing, so
+  ``PYTHONHASHSEED``; cuvr.py:122,174) with numpy's default, unstable
+  ``argsort`` (cuvr.py:192,211), so on tied scores their numbers change from one process to
+  the next; their mean over runs is the expected value.
 
 ``average_precision_misses`` -> AP per query; ``recall_at_k`` -> R@k per
 query; ``unified_ap`` -> uAP of all (query, video) pairs of a partition in
@@ -36,7 +42,7 @@ __all__ = [
     "random_baseline", "recall_at_k", "reranking_score", "unified_ap",
 ]
 
-TIES = ("expected", "official")
+TIES = ("expected", "optimistic", "pessimistic", "gallery-order")
 #: Cut-offs of R@k (Tables 7 and 8; cuvr.py:222-225,501).
 KS = (200, 500, 1000, 2000)
 
@@ -70,10 +76,8 @@ def average_precision_misses(scores, relevant, valid=None, n_positive=None, *, t
     """
     _tie_rule(ties)
     scores, relevant, valid, n_positive, n_scored = _arrays(scores, relevant, valid, n_positive)
-    if ties == "expected":
-        ap = average_precision_rows(scores, relevant, valid, ties="expected")
-    else:  # a stable descending sort of the reversed row puts later gallery entries first among ties
-        ap = average_precision_rows(scores[:, ::-1], relevant[:, ::-1], valid[:, ::-1], ties="stable")
+    rule = "stable" if ties == "gallery-order" else ties  # a stable descending sort keeps gallery order
+    ap = average_precision_rows(scores, relevant, valid, ties=rule)
     sums = np.where(n_scored > 0, np.nan_to_num(ap) * n_scored, 0.0)
     return np.where(n_positive > 0, sums / np.maximum(n_positive, 1), 0.0)
 
@@ -81,32 +85,39 @@ def average_precision_misses(scores, relevant, valid=None, n_positive=None, *, t
 def recall_at_k(scores, relevant, valid=None, n_positive=None, *, ks=KS, ties: str = "expected") -> np.ndarray:
     """R@k of each query, ``(Q, len(ks))`` in [0, 1]: positives among the first ``k`` ranked, over ``|G_q|``.
 
-    With ``"expected"`` ties, a tie group that straddles rank ``k`` (``n``
-    tied videos, ``r`` positives, ``m`` of its places inside the top ``k``)
-    adds ``r * m / n``. A ``k`` beyond the ranked count takes every ranked positive.
+    A tie group that straddles rank ``k`` (``n`` tied videos, ``r``
+    positives, ``m`` of its places inside the top ``k``) adds ``r * m / n``
+    (expected), ``min(r, m)`` (optimistic) or ``max(0, m - (n - r))``
+    (pessimistic). A ``k`` beyond the ranked count takes every ranked positive.
     """
     _tie_rule(ties)
     scores, relevant, valid, n_positive, n_scored = _arrays(scores, relevant, valid, n_positive)
     key = np.where(valid, scores.astype(np.float64), -np.inf)
     n_valid = valid.sum(axis=1)
     out = np.zeros((scores.shape[0], len(ks)))
-    if ties == "official":
-        order = np.argsort(key, axis=1, kind="stable")[:, ::-1]
+    if ties == "gallery-order":
+        order = np.argsort(-key, axis=1, kind="stable")
         hits = np.cumsum(np.take_along_axis(relevant, order, axis=1), axis=1)
     else:
         ordered = -np.sort(-key, axis=1)
     for j, k in enumerate(ks):
         if k < 1:
             raise ValueError(f"k must be positive, got {k}")
-        if ties == "official":
+        if ties == "gallery-order":
             got = hits[:, min(k, scores.shape[1]) - 1] if scores.shape[1] else np.zeros(scores.shape[0])
         else:
             cut = ordered[:, min(k, scores.shape[1]) - 1][:, None] if scores.shape[1] else key[:, :0]
             above, tied = key > cut, key == cut
             n_above, n_tied = above.sum(axis=1), tied.sum(axis=1)
             r_tied = (relevant & tied).sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                partial = np.where(n_tied > 0, r_tied * (k - n_above) / np.maximum(n_tied, 1), 0.0)
+            places = k - n_above  # places of the tie group inside the top k
+            if ties == "optimistic":
+                partial = np.minimum(r_tied, places)
+            elif ties == "pessimistic":
+                partial = np.maximum(0, places - (n_tied - r_tied))
+            else:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    partial = np.where(n_tied > 0, r_tied * places / np.maximum(n_tied, 1), 0.0)
             got = (relevant & above).sum(axis=1) + partial
         got = np.where(k >= n_valid, n_scored, got)
         out[:, j] = np.where(n_positive > 0, got / np.maximum(n_positive, 1), 0.0)
@@ -117,9 +128,8 @@ def unified_ap(scores, relevant, valid=None, n_positive=None, *, ties: str = "ex
     """uAP: AP of all valid (query, video) pairs of the matrix in one ranking by raw score, in [0, 1].
 
     The denominator is ``sum(n_positive)`` (unscored positives are misses;
-    cuvr.py:260-275). ``"official"`` ties order the pairs row by row, then by
-    gallery position, and take later pairs first among equal scores. The
-    expected rule uses the closed form per tie group (``a`` pairs above, ``n``
+    cuvr.py:260-275). ``"gallery-order"`` orders tied pairs row by row (query
+    order), then by gallery position, the earlier first. The expected rule uses the closed form per tie group (``a`` pairs above, ``n``
     tied, ``r`` positives tied, ``b`` positives above):
     ``(r/n) * sum_{k=1..n} (b + 1 + (k-1)(r-1)/(n-1)) / (a+k)``.
     """
@@ -130,11 +140,14 @@ def unified_ap(scores, relevant, valid=None, n_positive=None, *, ties: str = "ex
         return 0.0
     flat = scores[valid].astype(np.float64)
     rel = relevant[valid]
-    if ties == "official":
-        order = np.lexsort((np.arange(flat.size), flat))[::-1]
+    if ties == "gallery-order":
+        order = np.lexsort((np.arange(flat.size), -flat))
         ranked = rel[order]
         ranks = np.flatnonzero(ranked) + 1.0
         return float((np.arange(1, ranks.size + 1) / ranks).sum() / total)
+    if ties in ("optimistic", "pessimistic"):
+        ap = average_precision_rows(flat[None], rel[None], ties=ties)[0]
+        return float(np.nan_to_num(ap) * rel.sum() / total)
     ordered = np.sort(flat)  # ascending
     values, r = np.unique(flat[rel], return_counts=True)  # ascending
     n = np.searchsorted(ordered, values, side="right") - np.searchsorted(ordered, values, side="left")

@@ -8,9 +8,9 @@ runs the partitions and reports the mean over partitions of each metric
 (evaluate_all_vlm_mul.py:309-316) with each partition's values beside, in
 percent. ``random_ranking`` is the exact expected value of a random ranking.
 
-Gallery: the partition's ``videos.json`` ids in file order (the order the
-``"official"`` tie rule refers to), each query's own video left out of its
-ranking. ``|G_q|`` counts a query's positives in the gallery, scored or not;
+Gallery: ``Partition.gallery`` (the listed videos in ``videos.json`` order,
+the order the ``"gallery-order"`` tie rule keeps), each query's own video
+left out of its ranking. ``|G_q|`` counts a query's positives in the gallery, scored or not;
 a gallery video without vectors is never ranked and a note says how many.
 """
 from __future__ import annotations
@@ -130,9 +130,13 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     for r, row in enumerate(rows):
         rows_by_query[q_index[row[1]]].append(r)
     weight = tag_weight if version == "filter" else 0.0
-    phrases = sorted({r[3] for r in rows if r[3] is not None}) if weight else []
-    tags = tag_rows(gallery, queries.tags, phrases, block_vectors=block_vectors, dtype=dtype) if phrases else None
-    phrase_row = {p: i for i, p in enumerate(phrases)}
+    pairs = list(dict.fromkeys((r[1], r[3]) for r in rows if r[3] is not None)) if weight else []
+    try:
+        vectors = {k: queries.tag_vector(*pair) for k, pair in enumerate(pairs)}
+    except KeyError as err:
+        raise ValueError(f"{partition.name}: {err.args[0]}") from None
+    tags = tag_rows(gallery, vectors, range(len(pairs)), block_vectors=block_vectors, dtype=dtype) if pairs else None
+    pair_row = {pair: k for k, pair in enumerate(pairs)}
     n = len(gallery_ids)
     ap, recall = np.zeros(len(rows)), np.zeros((len(rows), len(ks)))
     kept = np.empty((len(rows), n), dtype=dtype) if uap and version == "base" else None
@@ -142,7 +146,7 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
         block = fused[[k for k, p in enumerate(positions) for _ in rows_by_query[p]]].astype(dtype)
         if tags is not None:
             signs = np.array([rows[r][4] for r in indices], dtype=dtype)[:, None]
-            block = block + np.dtype(dtype).type(weight) * signs * tags[[phrase_row[rows[r][3]] for r in indices]]
+            block = block + np.dtype(dtype).type(weight) * signs * tags[[pair_row[(rows[r][1], rows[r][3])] for r in indices]]
         relevant, valid = _masks(indices, cols, own, n)
         ap[indices] = metrics.average_precision_misses(block, relevant, valid, n_positive[indices], ties=ties)
         recall[indices] = metrics.recall_at_k(block, relevant, valid, n_positive[indices], ks=ks, ties=ties)

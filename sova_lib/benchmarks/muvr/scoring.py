@@ -10,11 +10,12 @@ described windows). ``Score(A, B)`` is the largest cosine between a vector of
 * ``S_tv`` = ``(S_v + S_t) / 2``: query ``"text+video"`` (scores fused, not features);
 * Filter: ``S = S_q + p * s * Score({tag phrase}, target frames)`` with
   ``s = +1`` for ``+tag`` and ``-1`` for ``-tag``, ``p = 0.3`` with the tag
-  prompt and 0 without (cuvr.py:313-341).
+  prompt and 0 without (cuvr.py:313-341); the tag phrase's vector is the
+  query's own (``QueryVectors.tag_vector``).
 
 No score is normalised. Only the rows that queries need are computed: the
 description rows (one vector per query) and the tag rows (one per distinct
-phrase) are whole ``(rows, N)`` matrices, which are small; the frame rows go
+(query, phrase) vector) are whole ``(rows, N)`` matrices, which are small; the frame rows go
 through ``set_similarity`` in blocks of ``block_vectors`` query vectors and
 are fused and handed to ``consume`` block by block, so no ``(Q*15, N*15)``
 product is ever held.
@@ -41,12 +42,30 @@ class QueryVectors:
     ``frames``: the query videos' vectors (ids = query ids), needed for
     ``"video"`` and ``"text+video"``; ``text``: each query's description
     vectors (ids = query ids; one row for CLIP features, several for split
-    sentences); ``tags``: tag phrase -> one unit vector (or ``(k, D)`` rows).
+    sentences); ``tags``: tag phrase -> one unit vector (or ``(k, D)`` rows),
+    one vector per phrase for every query; ``query_tags``: query id ->
+    {tag phrase: vector}, each query's own tag vectors (the released
+    ``<query id>_query_dict.pkl``). A query listed in ``query_tags`` takes
+    its phrases from there only, as the official evaluator does
+    (evaluate_all_vlm_mul.py:139-147,189-195); the others from ``tags``.
     """
 
     frames: ItemVectors | None = None
     text: ItemVectors | None = None
     tags: dict = field(default_factory=dict)
+    query_tags: dict = field(default_factory=dict)
+
+    def tag_vector(self, query_id, phrase):
+        """The vector of ``phrase`` for ``query_id``: its own if it has any, else the shared one; KeyError if none."""
+        if query_id in self.query_tags:
+            own = self.query_tags[query_id]
+            if phrase not in own:
+                raise KeyError(f"query {query_id!r} has no vector of its tag phrase {phrase!r} "
+                               f"(it has {sorted(own)[:5]})")
+            return own[phrase]
+        if phrase not in self.tags:
+            raise KeyError(f"tag phrase {phrase!r} of query {query_id!r} has no vector")
+        return self.tags[phrase]
 
 
 def _positions(items: ItemVectors, ids, what: str) -> np.ndarray:

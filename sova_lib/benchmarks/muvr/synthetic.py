@@ -15,6 +15,12 @@ tag's direction; each query's video and description lie near the direction
 too. Filter prompts ``+tag`` / ``-tag`` keep the positives with / without the
 tag, and one ``AND`` prompt per query is there to be skipped. The numbers it
 gives measure the code, never a model.
+
+The annotation files are written by ``write_annotations`` in the released form:
+integer ``videos.json`` ids in every ``query_id`` and ``id_list``. Videos that
+no query lists (the distractors and the never-positive topic videos) are in
+``videos.json`` but, as the official loader builds the gallery from the lists,
+not in the gallery; they exercise that rule.
 """
 from __future__ import annotations
 
@@ -26,7 +32,10 @@ import numpy as np
 
 from sova_lib.benchmarks.muvr.data import PARTITIONS
 
-__all__ = ["SYNTHETIC_MODEL", "write_synthetic"]
+__all__ = ["FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_synthetic"]
+
+#: ``videos.json`` ids start here, so that an id is never a list position by accident.
+FIRST_ID = 100
 
 SYNTHETIC_MODEL = "synthetic-clip"
 _NOTE = """# SYNTHETIC MUVR-layout data
@@ -52,6 +61,36 @@ def _dump(path: Path, data) -> None:
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def write_annotations(folder: str | Path, videos, queries, positives: dict, prompts: dict | None = None,
+                      tags: dict | None = None, *, first_id: int = FIRST_ID) -> dict:
+    """Write one partition's five annotation files in the released form; returns ``{video name: id}``.
+
+    ``videos``: ``(name, is_query)`` pairs in gallery order, each written as
+    ``{"id", "frames_path": "frames/<name>", "is_query"}`` with integer ids
+    ``first_id, first_id + 1, ...``; ``queries``: ``(name, prompt_en)``
+    pairs (the query's ``queries_en.json`` id is its video's id);
+    ``positives``: query name -> ``pos_all`` names; ``prompts``: query
+    name -> {tag prompt: names}; ``tags``: query name -> tag phrases. Every
+    ``query_id`` and ``id_list`` entry is written as the integer id, and
+    ``query_tags.json`` is keyed by the id as a string, as the released files
+    are (cuvr.py:82-83,88-96,114-140). Names outside ``videos`` raise ``KeyError``.
+    """
+    folder = Path(folder)
+    ids = {}
+    for name, _ in videos:
+        ids.setdefault(name, first_id + len(ids))
+    _dump(folder / "videos.json", [{"id": ids[n], "frames_path": f"frames/{n}", "is_query": int(q)} for n, q in videos])
+    _dump(folder / "queries_en.json", [{"id": ids[n], "frames_path": f"frames/{n}", "prompt_en": text,
+                                        "Clip": "00.00.00-00.00.00", "is_query": 1} for n, text in queries])
+    _dump(folder / "query_rel_lists.json", [{"query_id": ids[q], "rel_lists": {"pos_all": {"id_list": [
+        ids[v] for v in names]}}} for q, names in positives.items()])
+    _dump(folder / "query_tag_lists.json", [{"query_id": ids[q], "tag_lists": {
+        prompt: {"id_list": [ids[v] for v in names]} for prompt, names in by_prompt.items()}}
+        for q, by_prompt in (prompts or {}).items()])
+    _dump(folder / "query_tags.json", {str(ids[q]): list(phrases) for q, phrases in (tags or {}).items()})
+    return ids
+
+
 def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PARTITIONS, topics: int = 3,
                     queries_per_topic: int = 3, videos_per_topic: int = 10, distractors: int = 6,
                     frames: int = 15, dims: int = 32, model: str = SYNTHETIC_MODEL) -> Path:
@@ -59,7 +98,7 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
 
     Per partition: ``topics * queries_per_topic`` queries, ``topics *
     videos_per_topic`` topic videos (the last two of each topic never positive), ``distractors``
-    videos of no topic, two tags per topic. Same generator state, same files.
+    videos of no topic (the last two kinds in ``videos.json`` only), two tags per topic. Same generator state, same files.
     """
     root = Path(root)
     (root).mkdir(parents=True, exist_ok=True)
@@ -68,11 +107,11 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
         ann = root / "annotations" / "retrieval" / partition
         feats = root / "features" / "VLMs_1_15" / model / partition
         feats.mkdir(parents=True, exist_ok=True)
-        videos, queries, rel_lists, tag_lists, query_tags, qa = [], [], [], [], {}, []
+        videos, queries, rel_lists, tag_lists, query_tags, qa = [], [], {}, {}, {}, []
 
-        def video(vid, array, is_query=0, feats=feats, videos=videos, partition=partition):
+        def video(vid, array, is_query=0, feats=feats, videos=videos):
             np.save(feats / f"{vid}.npy", array.astype(np.float32))
-            videos.append({"id": len(videos), "frames_path": f"frames/{partition}/{vid}", "is_query": is_query})
+            videos.append((vid, is_query))
 
         for t in range(topics):
             direction = _unit(rng, dims)
@@ -98,20 +137,19 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
                 array[4:8] = [_near(rng, direction, 1.0) for _ in range(4)]
                 video(qid, array, is_query=1)
                 text = f"A synthetic {partition} video of topic {t}, query {i}, showing [<region>]."
-                queries.append({"id": len(queries), "frames_path": f"frames/{partition}/{qid}", "prompt_en": text,
-                                "Clip": "00.00.00-00.00.00", "is_query": 1})
+                queries.append((qid, text))
                 tag_vectors = {ph: _near(rng, tag_dirs[k], 0.3).astype(np.float32) for k, ph in enumerate(phrases)}
                 with open(feats / f"{qid}_query_dict.pkl", "wb") as f:
                     pickle.dump({"query_prompt": _near(rng, direction, 1.5).astype(np.float32)[None],
                                  "tags": tag_vectors}, f)
                 kept = [m for m in members if rng.random() < 0.85] + [o for o in qids if o != qid]
-                rel_lists.append({"query_id": qid, "rel_lists": {"pos_all": {"id_list": kept}}})
+                rel_lists[qid] = kept
                 prompts = {}
                 for k, phrase in enumerate(phrases):
-                    prompts[f"+{phrase}"] = {"id_list": [m for m in kept if has_tag.get(m, [False] * 2)[k]]}
-                    prompts[f"-{phrase}"] = {"id_list": [m for m in kept if not has_tag.get(m, [False] * 2)[k]]}
-                prompts[f"+{phrases[0]} AND +{phrases[1]}"] = {"id_list": []}
-                tag_lists.append({"query_id": qid, "tag_lists": prompts})
+                    prompts[f"+{phrase}"] = [m for m in kept if has_tag.get(m, [False] * 2)[k]]
+                    prompts[f"-{phrase}"] = [m for m in kept if not has_tag.get(m, [False] * 2)[k]]
+                prompts[f"+{phrases[0]} AND +{phrases[1]}"] = []
+                tag_lists[qid] = prompts
                 query_tags[qid] = phrases
                 negatives = [m for m in (f"BVsyn{p}t{t}v{v:02d}" for v in range(videos_per_topic)) if m not in kept]
                 if i == 0 and negatives:
@@ -120,11 +158,7 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
                         qa.append({"Query": qid, "Target": target, "Tag": tag, "Label": label, "prompt_en": text})
         for d in range(distractors):
             video(f"BVsyn{p}d{d:02d}", _unit(rng, frames, dims))
-        _dump(ann / "videos.json", videos)
-        _dump(ann / "queries_en.json", queries)
-        _dump(ann / "query_rel_lists.json", rel_lists)
-        _dump(ann / "query_tag_lists.json", tag_lists)
-        _dump(ann / "query_tags.json", query_tags)
+        write_annotations(ann, videos, queries, rel_lists, tag_lists, query_tags)
         qa_path = root / "annotations" / "QA" / "annotations" / f"{partition}.jsonl"
         qa_path.parent.mkdir(parents=True, exist_ok=True)
         qa_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in qa), encoding="utf-8")

@@ -9,11 +9,13 @@ from sova_lib.benchmarks.muvr import qa
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.cli import main
 from sova_lib.records import collect_records
+from tests.benchmarks.muvr import fixtures
+from tests.benchmarks.muvr.fixtures import synthetic
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    return muvr.write_synthetic(tmp_path_factory.mktemp("cli"), np.random.default_rng(1), partitions=("news", "dance"),
+    return synthetic(tmp_path_factory.mktemp("cli"), 1, partitions=("news", "dance"),
                                 topics=2, videos_per_topic=5, distractors=2)
 
 
@@ -39,10 +41,15 @@ def test_evaluate_features_writes_one_result_json(capsys, data, tmp_path):
     assert record["value"] == round(result["metrics"]["mAP"], 2) and record["ties"] == "expected"
     assert record["per_class"] == {p: round(v["mAP"], 2) for p, v in result["per_partition"].items()}
     assert collect_records(tmp_path)["value"].tolist() == [record["value"]]
-    code, out, _ = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+    code, out, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
                         "--version", "filter", "--tag-weight", "0", "--features", features, "--ties", "official",
                         "--results-dir", tmp_path, "--json")
     assert code == 0 and json.loads(out)["tag_weight"] == 0 and "uAP" not in json.loads(out)["metrics"]
+    # the former spelling is gallery-order, said in one note line
+    assert json.loads(out)["ties"] == "gallery-order"
+    assert [line for line in err.splitlines() if "--ties official" in line] == [
+        "sova: note: --ties official is a former name of --ties gallery-order (tied videos in videos.json order); "
+        "it is not the official scripts' order, which varies from run to run"]
     assert sorted(collect_records(tmp_path)["protocol"]) == ["base video", "filter text+video p=0"]
 
 
@@ -112,3 +119,23 @@ def test_describe_muvr_qa_through_the_command(capsys, data, tmp_path, monkeypatc
     code, _, err = _run(capsys, "describe", "--benchmark", "muvr", "--data", data, "--partitions", "news",
                         "--video-root", tmp_path / "v", "--backend", "fake-muvr", "--cache-dir", tmp_path / "c")
     assert code == 2 and "describing MUVR windows needs --prompt" in err
+
+
+def test_video_names_where_the_released_files_hold_ids_exit_2(capsys, tmp_path):
+    ids = fixtures.write_partition(tmp_path, videos=["A", "B", "q1"], queries={"q1": "one"}, positives={"q1": ["A"]})
+    code, _, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", tmp_path, "--partitions", "news",
+                        "--baseline", "random-ranking", "--json")
+    assert code == 0 and ids == {"A": 100, "B": 101, "q1": 102}
+    path = fixtures.annotations_dir(tmp_path) / "query_rel_lists.json"
+    path.write_text(json.dumps([{"query_id": 102, "rel_lists": {"pos_all": {"id_list": ["A"]}}}]))
+    code, _, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", tmp_path, "--partitions", "news",
+                        "--baseline", "random-ranking")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"{path}: [0].rel_lists.pos_all[0]: lists the video name 'A'" in err
+    path.write_text(json.dumps([{"query_id": 102, "rel_lists": {"pos_all": {"id_list": [7]}}}]))
+    code, _, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", tmp_path, "--partitions", "news",
+                        "--baseline", "random-ranking")
+    assert code == 2 and f"{path}: [0].rel_lists.pos_all[0]: id 7 is in no record of videos.json" in err
+    code, _, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", tmp_path, "--partitions", "news",
+                        "--baseline", "random-ranking", "--join-listed")
+    assert code == 0 and "kept as gallery entries without features" in err

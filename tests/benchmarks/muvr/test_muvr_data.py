@@ -15,11 +15,12 @@ from sova_lib.benchmarks.muvr.data import (
     load_partition,
 )
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
+from tests.benchmarks.muvr.fixtures import synthetic
 
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
-    return muvr.write_synthetic(tmp_path_factory.mktemp("muvr"), np.random.default_rng(0), partitions=("news",),
+    return synthetic(tmp_path_factory.mktemp("muvr"), 0, partitions=("news",),
                                 topics=2, videos_per_topic=5, distractors=2)
 
 
@@ -42,11 +43,20 @@ def _edit(root, name, change):
 
 def test_synthetic_layout_counts_and_determinism(pristine, tmp_path):
     part = load_partition(pristine, "news")
-    assert len(part.queries) == 6 and len(part.gallery) == 2 * 5 + 6 + 2
+    videos = json.loads(_ann(pristine, "videos.json").read_text())
+    assert len(part.queries) == 6 and len(videos) == 2 * 5 + 6 + 2
+    # released form: integer ids of videos.json everywhere; the gallery is the listed videos in videos.json order
+    name = {v["id"]: v["frames_path"].rsplit("/", 1)[-1] for v in videos}
+    rel = json.loads(_ann(pristine, "query_rel_lists.json").read_text())
+    assert all(isinstance(r["query_id"], int) and all(isinstance(i, int) for i in r["rel_lists"]["pos_all"]["id_list"])
+               for r in rel)
+    listed = {name[i] for r in rel for i in r["rel_lists"]["pos_all"]["id_list"]}
+    assert part.gallery == tuple(name[v["id"]] for v in videos if name[v["id"]] in listed)
+    assert f"{len(videos) - len(listed)} video(s) of videos.json are listed by no query" in part.notes[0]
     assert part.skipped_prompts == 6 and len(part.prompts) == 6 * 4
     assert all(set(p.positives) <= set(part.query(p.query_id).positives) for p in part.prompts)
     assert "SYNTHETIC" in (pristine / "SYNTHETIC.md").read_text()
-    again = muvr.write_synthetic(tmp_path / "again", np.random.default_rng(0), partitions=("news",), topics=2,
+    again = synthetic(tmp_path / "again", 0, partitions=("news",), topics=2,
                                  videos_per_topic=5, distractors=2)
     for rel in ("annotations/retrieval/news/query_rel_lists.json", "annotations/QA/annotations/news.jsonl"):
         assert (again / rel).read_bytes() == (pristine / rel).read_bytes()
@@ -76,17 +86,32 @@ def _first_query(data):
     ("videos.json", lambda d: d[0].pop("frames_path"), "[0].frames_path", "missing"),
     ("videos.json", lambda d: d[0].update(frames_path=3), "[0].frames_path", "expected str"),
     ("queries_en.json", lambda d: d[1].update(frames_path=d[0]["frames_path"]), "[1].frames_path", "appears twice"),
-    ("query_rel_lists.json", lambda d: d[0].update(query_id="nope"), "[0].query_id", "not in queries_en.json"),
+    ("videos.json", lambda d: d[0].pop("id"), "[0].id", "missing"),
+    ("videos.json", lambda d: d[1].update(id=d[0]["id"]), "[1].id", "appears twice"),
+    ("query_rel_lists.json", lambda d: d[0].update(query_id=99999), "[0].query_id", "in no record of videos.json"),
+    ("query_rel_lists.json", lambda d: d[0].update(query_id=d[0]["rel_lists"]["pos_all"]["id_list"][0]),
+     "[0].query_id", "is not in queries_en.json"),
+    ("query_rel_lists.json", lambda d: d[0].update(query_id=str(d[0]["query_id"])), "[0].query_id",
+     "in no record of videos.json"),
     ("query_rel_lists.json", lambda d: d[0]["rel_lists"].pop("pos_all"), "[0].rel_lists.pos_all", "missing"),
-    ("query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"].update(id_list=[1]), "[0].rel_lists.pos_all",
+    ("query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"].update(id_list=7), "[0].rel_lists.pos_all",
      "id_list"),
-    ("query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"]["id_list"].append("BVghost"),
-     "[0].rel_lists.pos_all", "not in videos.json"),
+    ("query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"]["id_list"].append(99999),
+     "[0].rel_lists.pos_all[", "id 99999 is in no record of videos.json"),
+    ("query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"]["id_list"].append("100"),
+     "[0].rel_lists.pos_all[", "id '100' is in no record of videos.json"),
+    ("query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"]["id_list"].append("BVsyn0t0v00"),
+     "[0].rel_lists.pos_all[", "lists the video name 'BVsyn0t0v00'"),
+    ("query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"]["id_list"].append([1]),
+     "[0].rel_lists.pos_all[", "got list"),
     ("query_rel_lists.json", lambda d: d.pop(), None, "have no pos_all"),
     ("query_tag_lists.json", lambda d: d[0]["tag_lists"].update({"tag without sign": {"id_list": []}}),
      "[0].tag_lists['tag without sign']", "'+<tag>' or '-<tag>'"),
-    ("query_tag_lists.json", lambda d: next(iter(d[0]["tag_lists"].values()))["id_list"].append("BVsyn0d00"),
+    ("query_tag_lists.json", lambda d: next(iter(d[0]["tag_lists"].values()))["id_list"].append(d[3]["query_id"]),
      "[0].tag_lists[", "not Base positives"),
+    ("query_tag_lists.json", lambda d: next(iter(d[0]["tag_lists"].values()))["id_list"].append("BVsyn0d00"),
+     "[0].tag_lists[", "lists the video name 'BVsyn0d00'"),
+    ("query_tag_lists.json", lambda d: d[0].update(query_id=99999), "[0].query_id", "in no record of videos.json"),
     ("query_tags.json", lambda d: d.update(x=[1]), "'x'", "list of tag phrases"),
 ])
 def test_annotation_errors_name_file_and_key(root, name, change, key, problem):
@@ -98,12 +123,42 @@ def test_annotation_errors_name_file_and_key(root, name, change, key, problem):
         assert key in str(err.value)
 
 
-def test_listed_ids_can_join_the_gallery_as_the_official_code_does(root):
-    _edit(root, "query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"]["id_list"].append("BVghost"))
+def test_an_id_in_no_videos_json_record_joins_the_gallery_only_when_asked(root):
+    _edit(root, "query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"]["id_list"].extend([99999, 99999]))
     part = load_partition(root, "news", join_listed=True)
-    assert part.gallery[-1] == "BVghost" and "joined the gallery" in part.notes[0]
+    assert part.gallery[-1] == "#99999" and part.gallery.count("#99999") == 1
+    assert "#99999" in part.queries[0].positives and any("1 listed id(s) in no record" in n for n in part.notes)
     score = muvr.evaluate([part], muvr.released_vectors(root / "features/VLMs_1_15" / SYNTHETIC_MODEL))
     assert any("1 gallery video(s) have no vectors" in n for n in score.notes)
+    # a video name is never joined: the released files hold ids, and the official loader resolves only ids
+    _edit(root, "query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"]["id_list"].append("BVsyn0t0v00"))
+    with pytest.raises(MuvrDataError, match="lists the video name"):
+        load_partition(root, "news", join_listed=True)
+
+
+def test_string_ids_resolve_only_when_videos_json_uses_them(root):
+    """The official loader keys vid_name by videos.json's own id values (cuvr.py:96): string ids work if they are those."""
+    before = load_partition(root, "news")
+    as_text = {}
+
+    def videos(d):
+        for v in d:
+            as_text[v["id"]] = f"v{v['id']}"
+            v["id"] = as_text[v["id"]]
+
+    _edit(root, "videos.json", videos)
+
+    def lists(d):
+        for r in d:
+            r["query_id"] = as_text[r["query_id"]]
+            for key in ("rel_lists", "tag_lists"):
+                for value in r.get(key, {}).values():
+                    value["id_list"] = [as_text[i] for i in value["id_list"]]
+
+    _edit(root, "query_rel_lists.json", lists)
+    _edit(root, "query_tag_lists.json", lists)
+    after = load_partition(root, "news")
+    assert after.gallery == before.gallery and after.queries == before.queries and after.prompts == before.prompts
 
 
 def test_a_query_clip_is_flagged(root):

@@ -25,7 +25,8 @@ def test_case2_map_and_uap():
     np.testing.assert_allclose(ap, [5 / 6, 1 / 4])
     assert ap.mean() == pytest.approx(13 / 24)
     assert m.unified_ap(scores, relevant) == pytest.approx(44 / 63)
-    assert m.unified_ap(scores, relevant, ties="official") == pytest.approx(44 / 63)
+    for rule in m.TIES:  # no tie: every rule gives the same ranking
+        assert m.unified_ap(scores, relevant, ties=rule) == pytest.approx(44 / 63)
 
 
 def test_case6_random_ranking_closed_form():
@@ -36,14 +37,19 @@ def test_case6_random_ranking_closed_form():
     assert ap0[0] == 0 and recall0[0, 0] == 0
 
 
-def test_case7_ties_expected_and_official():
+def test_case7_every_tie_rule():
+    # a .9 rel, b .5, c .5 rel. Orders: (a, b, c) gives (1 + 2/3) / 2 = 5/6, (a, c, b) gives 1;
+    # expected = (5/6 + 1) / 2 = 11/12. Gallery order keeps b before c: 5/6.
     scores, relevant = np.array([[.9, .5, .5]]), np.array([[1, 0, 1]], bool)
-    assert m.average_precision_misses(scores, relevant)[0] == pytest.approx(11 / 12)
-    assert m.average_precision_misses(scores, relevant, ties="official")[0] == pytest.approx(1.0)
-    assert m.unified_ap(scores, relevant) == pytest.approx(11 / 12)
-    assert m.unified_ap(scores, relevant, ties="official") == pytest.approx(1.0)
-    np.testing.assert_allclose(m.recall_at_k(scores, relevant, ks=(2,)), [[0.75]])
-    np.testing.assert_allclose(m.recall_at_k(scores, relevant, ks=(2,), ties="official"), [[1.0]])
+    hand = {"expected": 11 / 12, "optimistic": 1.0, "pessimistic": 5 / 6, "gallery-order": 5 / 6}
+    # R@2: the top two hold a and one of the tie {b, c}: expected 1/2 + 1/2 * 1/2 = 3/4
+    hand_r2 = {"expected": 0.75, "optimistic": 1.0, "pessimistic": 0.5, "gallery-order": 0.5}
+    for rule in m.TIES:
+        assert m.average_precision_misses(scores, relevant, ties=rule)[0] == pytest.approx(hand[rule])
+        assert m.unified_ap(scores, relevant, ties=rule) == pytest.approx(hand[rule])
+        np.testing.assert_allclose(m.recall_at_k(scores, relevant, ks=(2,), ties=rule), [[hand_r2[rule]]])
+    # reversed gallery (c before b): gallery order now ranks c second
+    assert m.average_precision_misses(scores[:, [0, 2, 1]], relevant[:, [0, 2, 1]], ties="gallery-order")[0] == 1.0
 
 
 def _orders(row, valid):
@@ -74,16 +80,23 @@ def test_against_brute_force_with_ties():
         n_pos = (relevant & valid).sum(1) + rng.integers(0, 2, q)  # some unscored positives
         ap = m.average_precision_misses(scores, relevant, valid, n_pos)
         rk = m.recall_at_k(scores, relevant, valid, n_pos, ks=(1, 3))
-        ap_off = m.average_precision_misses(scores, relevant, valid, n_pos, ties="official")
-        rk_off = m.recall_at_k(scores, relevant, valid, n_pos, ks=(1, 3), ties="official")
+        by_rule = {rule: (m.average_precision_misses(scores, relevant, valid, n_pos, ties=rule),
+                          m.recall_at_k(scores, relevant, valid, n_pos, ks=(1, 3), ties=rule))
+                   for rule in ("optimistic", "pessimistic", "gallery-order")}
         for i in range(q):
             outcomes = [[_naive(o, relevant[i], n_pos[i], k) for k in (1, 3)] for o in _orders(scores[i], valid[i])]
             assert ap[i] == pytest.approx(np.mean([o[0][0] for o in outcomes]))
             np.testing.assert_allclose(rk[i], np.mean([[o[0][1], o[1][1]] for o in outcomes], axis=0))
-            key = np.where(valid[i], scores[i], -np.inf)
-            official = [j for j in np.argsort(key, kind="stable")[::-1] if valid[i, j]]
-            assert ap_off[i] == pytest.approx(_naive(official, relevant[i], n_pos[i], 1)[0])
-            np.testing.assert_allclose(rk_off[i], [_naive(official, relevant[i], n_pos[i], k)[1] for k in (1, 3)])
+            aps = [o[0][0] for o in outcomes]
+            recalls = np.array([[o[0][1], o[1][1]] for o in outcomes])
+            assert by_rule["optimistic"][0][i] == pytest.approx(max(aps))
+            assert by_rule["pessimistic"][0][i] == pytest.approx(min(aps))
+            np.testing.assert_allclose(by_rule["optimistic"][1][i], recalls.max(axis=0))
+            np.testing.assert_allclose(by_rule["pessimistic"][1][i], recalls.min(axis=0))
+            in_gallery_order = sorted((j for j in range(n) if valid[i, j]), key=lambda j: -scores[i, j])  # stable
+            assert by_rule["gallery-order"][0][i] == pytest.approx(_naive(in_gallery_order, relevant[i], n_pos[i], 1)[0])
+            np.testing.assert_allclose(by_rule["gallery-order"][1][i],
+                                       [_naive(in_gallery_order, relevant[i], n_pos[i], k)[1] for k in (1, 3)])
 
 
 def test_uap_against_brute_force():
@@ -97,9 +110,37 @@ def test_uap_against_brute_force():
         total = n_pos.sum()
         outcomes = [_naive(o, rel, total, 1)[0] for o in _orders(flat, np.ones(flat.size, bool))]
         assert m.unified_ap(scores, relevant, valid, n_pos) == pytest.approx(np.mean(outcomes) if total else 0.0)
-        official = np.argsort(flat, kind="stable")[::-1]
-        assert m.unified_ap(scores, relevant, valid, n_pos, ties="official") == pytest.approx(
-            _naive(list(official), rel, total, 1)[0] if total else 0.0)
+        in_order = sorted(range(flat.size), key=lambda j: -flat[j])  # row by row, then gallery position
+        assert m.unified_ap(scores, relevant, valid, n_pos, ties="gallery-order") == pytest.approx(
+            _naive(in_order, rel, total, 1)[0] if total else 0.0)
+        for rule, pick in (("optimistic", max), ("pessimistic", min)):
+            assert m.unified_ap(scores, relevant, valid, n_pos, ties=rule) == pytest.approx(
+                pick(outcomes) if total else 0.0)
+
+
+def test_expected_value_is_the_mean_over_random_tie_orders():
+    """The official scripts break ties by a hash-dependent gallery order and an unstable sort: a random order.
+
+    Simulated here independently: shuffle the gallery, sort by descending
+    score (stable, so the shuffle decides ties), AP by the plain loop
+    ``_naive``; the mean over 2,000 draws lies within 3 standard errors of
+    the expected value, and the draws do spread (the ties matter).
+    """
+    rng = np.random.default_rng(11)
+    scores = rng.integers(0, 3, (1, 40)) / 2.0  # three score levels: big tie groups
+    relevant = rng.random((1, 40)) < 0.3
+    n_pos = int(relevant.sum())
+    draws = []
+    for _ in range(2000):
+        shuffled = rng.permutation(40)
+        order = sorted(shuffled, key=lambda j: -scores[0, j])
+        draws.append(_naive(order, relevant[0], n_pos, 1)[0])
+    draws = np.array(draws)
+    expected = m.average_precision_misses(scores, relevant)[0]
+    assert abs(draws.mean() - expected) < 3 * draws.std(ddof=1) / math.sqrt(draws.size)
+    assert draws.max() - draws.min() > 0.05
+    assert m.average_precision_misses(scores, relevant, ties="pessimistic")[0] <= draws.min() <= draws.max() <= \
+        m.average_precision_misses(scores, relevant, ties="optimistic")[0]
 
 
 def test_uap_closed_form_on_large_tie_groups():
@@ -145,7 +186,7 @@ def test_qa_parses(answer, official, strict):
 
 def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="tie rule"):
-        m.average_precision_misses(np.zeros((1, 2)), np.ones((1, 2), bool), ties="stable")
+        m.average_precision_misses(np.zeros((1, 2)), np.ones((1, 2), bool), ties="official")
     with pytest.raises(ValueError, match="n_positive"):
         m.average_precision_misses(np.zeros((1, 2)), np.ones((1, 2), bool), None, [1])
     with pytest.raises(ValueError, match="0 or 1"):
@@ -158,6 +199,6 @@ def test_hand_case_table_matches_the_hand_values():
     from sova_lib.benchmarks.muvr import examples
 
     rows = examples.hand_cases()
-    assert len(rows) == 27
+    assert len(rows) == 29
     for r in rows:
         assert r["computed"] == pytest.approx(float(Fraction(str(r["by hand"]))), abs=1e-4), r

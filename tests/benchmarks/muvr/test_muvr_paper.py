@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks.muvr import paper
+from tests.benchmarks.muvr.fixtures import synthetic
 
 PARTS = ("news", "others", "instance", "region", "dance")
 
@@ -51,10 +52,9 @@ def test_compare_marks_what_was_not_computed():
 
 
 def test_released_feature_tables_on_synthetic_features(tmp_path):
-    from sova_lib.benchmarks import muvr
     from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 
-    root = muvr.write_synthetic(tmp_path, np.random.default_rng(2), partitions=("news",), topics=2,
+    root = synthetic(tmp_path, 2, partitions=("news",), topics=2,
                                 videos_per_topic=5, distractors=2)
     tables = paper.released_feature_tables(root, root / "features" / "VLMs_1_15", models=[SYNTHETIC_MODEL, "EVA-CLIP"],
                                            partitions=("news",))

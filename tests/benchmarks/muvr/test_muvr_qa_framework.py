@@ -11,6 +11,7 @@ from sova_lib.benchmarks.muvr import framework, qa
 from sova_lib.benchmarks.muvr.data import MuvrQuery, Partition
 from sova_lib.items import read_descriptions
 from sova_lib.video import example_videos
+from tests.benchmarks.muvr.fixtures import synthetic
 
 
 class FakeDescriber:
@@ -31,7 +32,7 @@ class FakeDescriber:
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    return muvr.write_synthetic(tmp_path_factory.mktemp("qa"), np.random.default_rng(0), partitions=("news",),
+    return synthetic(tmp_path_factory.mktemp("qa"), 0, partitions=("news",),
                                 topics=2, videos_per_topic=5, distractors=2)
 
 

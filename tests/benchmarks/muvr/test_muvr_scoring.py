@@ -1,4 +1,5 @@
 """MUVR scoring and evaluation: hand cases 3 and 4 (spec Sec. 6), blocks, and the synthetic set end to end."""
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ from sova_lib.benchmarks.muvr import retrieval as ev
 from sova_lib.benchmarks.muvr.data import MuvrQuery, Partition, TagPrompt
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.similarity import ItemVectors
+from tests.benchmarks.muvr import fixtures
 
 R2 = np.sqrt(0.5)
 
@@ -70,7 +72,7 @@ def test_case4_filter_prompts(weight, expected):
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
-    root = muvr.write_synthetic(tmp_path_factory.mktemp("muvr"), np.random.default_rng(0))
+    root = fixtures.synthetic(tmp_path_factory.mktemp("muvr"), 0)
     return root, [muvr.load_partition(root, p) for p in muvr.PARTITIONS]
 
 
@@ -157,3 +159,38 @@ def test_npz_vectors_give_the_same_result(synthetic, tmp_path):
     b = ev.evaluate_partition(part, *features.npz_vectors(path)(part))
     np.testing.assert_allclose(a.ap, b.ap)
     assert a.uap == pytest.approx(b.uap)
+
+
+def _write_frames(folder, name, rows):
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / f"{name}.npy", np.asarray(rows, dtype=np.float32))
+
+
+def test_filter_uses_each_querys_own_tag_vector(tmp_path):
+    """Two queries, one phrase "red", encoded e2 in q1's file and e3 in q2's (evaluate_all_vlm_mul.py:139-147).
+
+    Description e1 for both; A = 0.6 e1 + 0.8 e2, B = 0.6 e1 + 0.8 e3, so S_t = 0.6 for both.
+    ``+red`` keeps A (pos_all {A, B}); p = 1. q1 (e2): A 0.6 + 0.8 = 1.4, B 0.6 -> AP 1.
+    q2 (e3): A 0.6, B 1.4 -> A second, AP 1/2. mAP = 3/4 (one shared vector per phrase would give 1).
+    """
+    e = np.eye(3)
+    fixtures.write_partition(tmp_path, videos=["A", "B", "q1", "q2"], queries={"q1": "one", "q2": "two"},
+                             positives={"q1": ["A", "B"], "q2": ["A", "B"]},
+                             prompts={"q1": {"+red": ["A"]}, "q2": {"+red": ["A"]}},
+                             tags={"q1": ["red"], "q2": ["red"]})
+    folder = tmp_path / "features" / "news"
+    _write_frames(folder, "A", [0.6 * e[0] + 0.8 * e[1]])
+    _write_frames(folder, "B", [0.6 * e[0] + 0.8 * e[2]])
+    for qid, own in (("q1", e[1]), ("q2", e[2])):
+        (folder / f"{qid}_query_dict.pkl").write_bytes(pickle.dumps({"query_prompt": e[0][None], "tags": {"red": own}}))
+    part = muvr.load_partition(tmp_path, "news")
+    assert part.gallery == ("A", "B")
+    result = muvr.evaluate([part], muvr.released_vectors(folder.parent, query="text", version="filter"),
+                           version="filter", query="text", tag_weight=1.0, dtype=np.float64)
+    assert result.per_row == pytest.approx({"news/q1 +red": 1.0, "news/q2 +red": 0.5})
+    assert result.metrics["mAP"] == pytest.approx(75.0)
+    # a query whose own file lacks the phrase is an error naming the query and the phrase
+    (folder / "q2_query_dict.pkl").write_bytes(pickle.dumps({"query_prompt": e[0][None], "tags": {"blue": e[2]}}))
+    with pytest.raises(ValueError, match="query 'q2' has no vector of its tag phrase 'red'"):
+        muvr.evaluate([part], muvr.released_vectors(folder.parent, query="text", version="filter"),
+                      version="filter", query="text", tag_weight=1.0)
