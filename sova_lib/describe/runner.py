@@ -45,10 +45,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from sova_lib.describe.cache import _now, cache_key, open_cache
+from sova_lib.describe.cache import cache_key, open_cache
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
+from sova_lib.storage import now
 
 __all__ = ["RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
            "schedule_requests", "start_describer"]
@@ -229,11 +230,11 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
     raised.
     """
     with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every, device=device) as cache:
-        cache.manifest_data.update(run=run_info or {}, started=_now())
+        cache.manifest_data.update(run=run_info or {}, started=now())
         try:
             summary = _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures)
         except DescriberEnvironmentError as err:
-            cache.update_manifest(stopped={"time": _now(), "reason": str(err)})
+            cache.update_manifest(stopped={"time": now(), "reason": str(err)})
             raise
     if verbose:
         print(summary)
