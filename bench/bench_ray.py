@@ -29,9 +29,10 @@ from bench_openai import start_server  # noqa: E402  (the same local server, ans
 from sova_lib.describe.backends.openai import OpenAIDescriber  # noqa: E402
 from sova_lib.describe.contract import make_describer  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
-from sova_lib.describe.ray_engine import describe_items_ray, ray_session  # noqa: E402
+from sova_lib.describe.ray_engine import describe_items_ray  # noqa: E402
 from sova_lib.describe.runner import describe_items  # noqa: E402
 from sova_lib.video.frames import example_videos, sample_frames  # noqa: E402
+from tests.ray_support import local_ray  # noqa: E402  (Ray started as the tests start it)
 
 
 def motion_items(n: int) -> list[Item]:
@@ -52,7 +53,7 @@ def bench_motion(args) -> None:
         local = time.perf_counter() - start
         assert s.described == len(items), s
         print(f"motion, local engine: {len(items)} items in {local:.1f} s = {len(items) / local:.2f} items/s")
-        with ray_session(num_cpus=args.num_cpus, start_nice=-10 if os.geteuid() == 0 else None) as session:
+        with local_ray(num_cpus=args.num_cpus, nice=-10 if os.geteuid() == 0 else None) as session:
             print(f"Ray start-up (ray.init, local instance of {args.num_cpus} CPUs): {session.start_seconds:.1f} s")
             for workers in (1, 2):
                 start = time.perf_counter()

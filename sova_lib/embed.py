@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sova_lib.storage import folder_digest
+
 __all__ = ["DEFAULT_ENCODER", "SentenceEncoder", "default_cache_dir", "resolve_encoder_path"]
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
@@ -71,14 +73,8 @@ def resolve_encoder_path(name: str) -> str:
 
 
 def _folder_digest(folder: Path) -> str:
-    """SHA-256 over the relative names and contents of every file in ``folder``."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        h.update(str(path.relative_to(folder)).encode())
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()
+    """SHA-256 over the relative names and contents of every file in ``folder`` (``storage.folder_digest``)."""
+    return folder_digest(folder)
 
 
 def _folder_stamp(folder: Path) -> str:

@@ -107,6 +107,7 @@ def register_protocol(protocol: Protocol) -> Protocol:
 
 
 def get_protocol(name: str) -> Protocol:
+    """The registered protocol called ``name``; ``ValueError`` listing the known names otherwise."""
     if name not in PROTOCOLS:
         raise ValueError(f"unknown protocol {name!r}; choose one of {sorted(PROTOCOLS)}")
     return PROTOCOLS[name]

@@ -39,11 +39,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 from pathlib import Path
 
 from sova_lib._version import __version__
+from sova_lib.storage import write_text
 
 __all__ = ["RECORD_FIELDS", "collect_records", "format_cell", "make_record", "record_name", "write_record"]
 
@@ -108,11 +108,7 @@ def write_record(record: dict, folder: str | Path) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / record_name(record)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({k: record.get(k) for k in RECORD_FIELDS}, indent=1, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text(path, json.dumps({k: record.get(k) for k in RECORD_FIELDS}, indent=1, ensure_ascii=False) + "\n")
 
 
 def collect_records(folder: str | Path, csv: str | Path | None = None):

@@ -1,5 +1,6 @@
-"""environment.yml and requirements.txt must pin the same packages at the same versions."""
+"""environment.yml and requirements.txt pin the same packages at the same versions, and this environment has them."""
 import re
+from importlib import metadata
 
 import yaml
 
@@ -15,15 +16,37 @@ def test_conda_and_pip_pins_agree():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert _pins(pip) == req
-    assert req["torch"] == "2.13.0"
+
+
+def _requirements() -> dict:
+    return _pins(l.strip() for l in (ROOT / "requirements.txt").read_text().splitlines() if not l.startswith("#"))
+
+
+def test_installed_versions_are_the_pinned_ones():
+    """The environment the tests run in is the one requirements.txt describes (a drifted install fails here)."""
+    req = _requirements()
+    assert {"torch", "numpy", "filelock", "tenacity", "httpx"} <= set(req)
+    installed = {}
+    for name in req:
+        try:
+            installed[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            installed[name] = None
+    # a local build tag (torch's "+cpu", "+cu128") is the same release
+    assert {n: (v or "").split("+")[0] for n, v in installed.items()} == req
 
 
 def test_gpu_additions_match_torch():
-    """requirements-gpu.txt pins the torchvision built for the pinned torch (0.28 <-> 2.13) and nothing twice."""
-    req = _pins(l.strip() for l in (ROOT / "requirements.txt").read_text().splitlines() if not l.startswith("#"))
+    """requirements-gpu.txt pins the torchvision built for the pinned torch and nothing twice.
+
+    torchvision 0.N is built for torch 2.(N - 15), patch for patch (0.15 <-> 2.0, ..., 0.28 <-> 2.13).
+    """
+    req = _requirements()
     gpu = _pins(l.strip() for l in (ROOT / "requirements-gpu.txt").read_text().splitlines() if not l.startswith("#"))
-    assert gpu == {"torchvision": "0.28.0"}
-    assert req["torch"] == "2.13.0" and not set(gpu) & set(req)
+    assert set(gpu) == {"torchvision"} and not set(gpu) & set(req)
+    torch_major, torch_minor, torch_patch = map(int, req["torch"].split("."))
+    vision_major, vision_minor, vision_patch = map(int, gpu["torchvision"].split("."))
+    assert (torch_major, vision_major, vision_minor - torch_minor, vision_patch) == (2, 0, 15, torch_patch)
     assert {"accelerate", "num2words"} <= set(req)
     env = yaml.safe_load((ROOT / "environment-gpu.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))

@@ -14,7 +14,7 @@ and ``cache_folder(cache_dir, key)`` the folder it names::
 the runner, ``sova import`` and the synthetic demonstration all call it, so
 every ``manifest.json`` has the same fields (``new_manifest``; the schema is
 in ``cache/README.md``). ``DescriptionCache`` is one such folder, opened under
-an exclusive lock (``CacheLockedError`` when another process holds it). Lines are appended and
+an exclusive lock (``sova_lib.storage``: ``CacheLockedError`` when another process holds it). Lines are appended and
 flushed one at a time, and fsync'd every ``sync_every`` seconds; a last line
 torn by a killed run is cut off when the folder is opened again, and complete
 lines are never lost. Nothing that looks like a secret (an API key, a token)
@@ -29,13 +29,13 @@ import platform
 import re
 import sys
 import time
-from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from sova_lib._version import __version__
 from sova_lib.describe.prompts import Prompt
+from sova_lib.storage import CacheLockedError, LockedFolder, now
 from sova_lib.video.frames import SAMPLER_VERSION
 
 __all__ = ["MANIFEST_SCHEMA", "SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key",
@@ -137,12 +137,12 @@ def new_manifest(key: dict, *, source: str, details: dict | None = None, device:
     """
     if source not in SOURCES:
         raise ValueError(f"unknown cache source {source!r}; choose one of {SOURCES}")
-    now = _now()
+    created_now = now()
     return {
         "schema": MANIFEST_SCHEMA, **key, "config_hash": config_hash(key), "hash_fields": sorted(key),
         "model": key["describer"].get("model"), "revision": key["describer"].get("revision"),
         "source": source, "source_details": details or {}, "versions": software_versions(), "device": device,
-        "counts": {"done": 0, "failed": 0}, "created": created or now, "updated": now,
+        "counts": {"done": 0, "failed": 0}, "created": created or created_now, "updated": created_now,
     }
 
 
@@ -167,10 +167,6 @@ def open_cache(cache_dir: str | Path, key: dict, *, source: str, prefix: str = "
         cache.close()
         raise
     return cache
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _read_jsonl(path: Path, repair: bool) -> list[dict]:
@@ -213,11 +209,7 @@ def _read_jsonl(path: Path, repair: bool) -> list[dict]:
     return records
 
 
-class CacheLockedError(RuntimeError):
-    """Another process is writing to the same cache folder."""
-
-
-class DescriptionCache:
+class DescriptionCache(LockedFolder):
     """One cache folder: append-only descriptions and errors, and the manifest.
 
     ``open()`` takes an exclusive lock (a second run on the same folder fails
@@ -226,36 +218,22 @@ class DescriptionCache:
     """
 
     def __init__(self, folder: str | Path, sync_every: float = 5.0):
-        self.folder = Path(folder)
+        super().__init__(folder)
         self.descriptions_path = self.folder / "descriptions.jsonl"
         self.errors_path = self.folder / "errors.jsonl"
-        self.manifest_path = self.folder / "manifest.json"
         self.sync_every = sync_every
         self.done: dict[Any, str] = {}
         self.failures: dict[Any, str] = {}
         self._files: list = []
         self._last_sync = time.monotonic()
-        self.manifest_data: dict = {}
 
     def open(self) -> "DescriptionCache":
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._lock = open(self.folder / ".lock", "w")
-        try:
-            import fcntl
-
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:  # no advisory locks on this platform
-            pass
-        except OSError:
-            self._lock.close()
-            raise CacheLockedError(f"another run is writing to {self.folder}; "
-                                   "wait for it to finish or stop it") from None
+        self.lock()
         try:
             described = _read_jsonl(self.descriptions_path, repair=True)
             failed = _read_jsonl(self.errors_path, repair=True)
         except BaseException:
-            self._lock.close()
-            self._lock = None
+            self.unlock()
             raise
         for rec in described:
             self.done.setdefault(rec["id"], rec.get("text", ""))
@@ -267,15 +245,6 @@ class DescriptionCache:
         self._err = open(self.errors_path, "a", encoding="utf-8")
         self._files = [self._desc, self._err]
         return self
-
-    def manifest(self) -> dict:
-        """The manifest written last, or ``{}``."""
-        if not self.manifest_path.exists():
-            return {}
-        try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except ValueError as err:
-            raise ValueError(f"{self.manifest_path}: not valid JSON ({err}); delete it to have it rewritten") from None
 
     def add(self, id: Any, text: str) -> None:
         """Append ``id``'s description; an empty or whitespace-only text is flagged ``"empty": true``."""
@@ -289,7 +258,7 @@ class DescriptionCache:
         self._maybe_sync()
 
     def add_error(self, id: Any, reason: str) -> None:
-        self._err.write(json.dumps({"id": id, "error": reason, "time": _now()}, ensure_ascii=False) + "\n")
+        self._err.write(json.dumps({"id": id, "error": reason, "time": now()}, ensure_ascii=False) + "\n")
         self._err.flush()
         self.failures[id] = reason
         self._maybe_sync()
@@ -304,17 +273,10 @@ class DescriptionCache:
             os.fsync(f.fileno())
         self._last_sync = time.monotonic()
 
-    def update_manifest(self, **fields: Any) -> None:
-        """Set ``fields`` in the manifest, refresh its counts and time, and write it."""
-        self.manifest_data.update(fields, counts={"done": len(self.done), "failed": len(self.failures)},
-                                  updated=_now())
-        self.write_manifest(self.manifest_data)
-
     def write_manifest(self, manifest: dict) -> None:
+        """Write ``manifest`` (``LockedFolder.write_manifest``) after checking it holds no secret."""
         _check_no_secrets(manifest, "manifest")
-        tmp = self.manifest_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, self.manifest_path)
+        super().write_manifest(manifest)
 
     def close(self) -> None:
         if self._files:
@@ -322,9 +284,7 @@ class DescriptionCache:
             for f in self._files:
                 f.close()
             self._files = []
-        if getattr(self, "_lock", None) is not None:
-            self._lock.close()
-            self._lock = None
+        self.unlock()
 
     def __enter__(self) -> "DescriptionCache":
         return self

@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -56,8 +57,64 @@ from sova_lib.describe.runner import (
     start_describer,
 )
 
-__all__ = ["DescribeWorker", "describe_items_ray", "item_from_json", "item_to_json", "map_on_actors", "pickled_error",
+__all__ = ["DescribeWorker", "RayOptions", "describe_items_ray", "item_from_json", "item_to_json", "map_on_actors", "pickled_error",
            "ray_session"]
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """Where and how wide a Ray run goes; the same for describing and embedding.
+
+    ``workers`` actors, each with ``gpus_per_worker`` GPUs and
+    ``cpus_per_worker`` CPUs, take ``batch_size`` items per call;
+    ``load_workers`` decoding threads per actor (default: its CPUs, 1 to 8).
+    ``address``, ``num_cpus`` and ``num_gpus``: see ``ray_session``.
+    """
+
+    workers: int = 1
+    gpus_per_worker: float = 0.0
+    cpus_per_worker: float = 1.0
+    batch_size: int = 8
+    address: str | None = None
+    num_cpus: int | None = None
+    num_gpus: int | None = None
+    load_workers: int | None = None
+
+    def __post_init__(self):
+        if self.workers < 1 or self.batch_size < 1:
+            raise ValueError(f"workers and batch_size must be at least 1, got {self.workers} and {self.batch_size}")
+
+    @classmethod
+    def of(cls, ray: "RayOptions | None" = None, **given) -> "RayOptions":
+        """``ray`` (default: the defaults) with each option of ``given`` that is not None put in."""
+        names = {f.name for f in fields(cls)}
+        unknown = set(given) - names
+        if unknown:
+            raise TypeError(f"unknown Ray options {sorted(unknown)}")
+        return replace(ray or cls(), **{k: v for k, v in given.items() if v is not None})
+
+    def engine(self) -> dict:
+        """The manifest's ``engine`` entry."""
+        return {"name": "ray", "workers": self.workers, "gpus_per_worker": self.gpus_per_worker,
+                "cpus_per_worker": self.cpus_per_worker, "batch_size": self.batch_size}
+
+    def device(self) -> str:
+        return f"ray: {self.workers} x ({self.gpus_per_worker:g} GPU, {self.cpus_per_worker:g} CPU)"
+
+    def threads(self) -> int:
+        """Decoding threads per actor."""
+        if self.load_workers is not None:
+            return self.load_workers
+        return max(1, min(8, int(self.cpus_per_worker) or 1, os.cpu_count() or 1))
+
+    def session(self) -> "ray_session":
+        return ray_session(self.address, self.num_cpus, self.num_gpus)
+
+    def map(self, items, worker, constructor_kwargs: dict):
+        """``map_on_actors`` of ``items`` with these options."""
+        return map_on_actors(items, worker, constructor_kwargs, workers=self.workers,
+                             gpus_per_worker=self.gpus_per_worker, cpus_per_worker=self.cpus_per_worker,
+                             batch_size=self.batch_size)
 
 
 def item_to_json(item: Item) -> str:
@@ -136,18 +193,11 @@ def pickled_error(err: BaseException) -> bytes:
 class ray_session:
     """Context manager: join ``address``, or reuse this process's Ray, or start a local instance and stop it after.
 
-    A local start is tried up to ``start_attempts`` times: Ray's node
-    manager gives its agent process a fixed 15 s to come up, which a machine
-    whose cores are all busy can miss. ``start_nice`` (e.g. -10; needs the
-    right to raise priority) runs Ray's processes at that niceness while
-    they start, then puts them back to this process's niceness.
+    ``start_seconds`` is how long Ray took to start (0 when it was running).
     """
 
-    def __init__(self, address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None,
-                 start_attempts: int = 3, start_nice: int | None = None):
+    def __init__(self, address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None):
         self.address, self.num_cpus, self.num_gpus = address, num_cpus, num_gpus
-        self.start_attempts = max(1, int(start_attempts))
-        self.start_nice = start_nice
         self.started = False
         self.start_seconds = 0.0
 
@@ -163,26 +213,8 @@ class ray_session:
         if self.address:
             ray.init(address=self.address, logging_level=logging.WARNING)
         else:
-            nice = os.getpriority(os.PRIO_PROCESS, 0)
-            if self.start_nice is not None:
-                os.setpriority(os.PRIO_PROCESS, 0, self.start_nice)  # inherited by the processes Ray starts
-            try:
-                for attempt in range(self.start_attempts):
-                    try:
-                        ray.init(num_cpus=self.num_cpus, num_gpus=self.num_gpus, include_dashboard=False,
-                                 logging_level=logging.WARNING)
-                        break
-                    except Exception as err:  # noqa: BLE001 - Ray raises a bare Exception when its node is late
-                        ray.shutdown()
-                        if attempt + 1 == self.start_attempts or "timed out during startup" not in str(err):
-                            raise
-            finally:
-                if self.start_nice is not None:
-                    for pid in [os.getpid(), *_descendants(os.getpid())]:
-                        try:
-                            os.setpriority(os.PRIO_PROCESS, pid, nice)
-                        except OSError:  # gone already
-                            pass
+            ray.init(num_cpus=self.num_cpus, num_gpus=self.num_gpus, include_dashboard=False,
+                     logging_level=logging.WARNING)
         self.started, self.start_seconds = True, time.monotonic() - start
         return self
 
@@ -191,23 +223,6 @@ class ray_session:
             import ray
 
             ray.shutdown()
-
-
-def _descendants(pid: int) -> list[int]:
-    """Ids of the processes below ``pid`` (from ``/proc``; none where there is no ``/proc``)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = entry.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def describe_items_ray(
@@ -222,10 +237,11 @@ def describe_items_ray(
     crop_source: str = "none",
     sampler_version: str | None = None,
     retry_errors: bool = False,
-    workers: int = 1,
-    gpus_per_worker: float = 0.0,
-    cpus_per_worker: float = 1.0,
-    batch_size: int = 8,
+    ray: RayOptions | None = None,
+    workers: int | None = None,
+    gpus_per_worker: float | None = None,
+    cpus_per_worker: float | None = None,
+    batch_size: int | None = None,
     address: str | None = None,
     num_cpus: int | None = None,
     num_gpus: int | None = None,
@@ -240,23 +256,20 @@ def describe_items_ray(
     """Describe ``items`` with the ``backend`` describer on a Ray actor pool into ``cache_dir`` (module docstring).
 
     ``options`` are the describer's keyword options (as for ``make_describer``).
-    ``workers`` actors, each with ``gpus_per_worker`` GPUs and
-    ``cpus_per_worker`` CPUs, take ``batch_size`` items per call;
-    ``load_workers`` decoding threads per actor. ``address``, ``num_cpus``
-    and ``num_gpus``: see ``ray_session``. ``on_start(seconds)`` is told how
-    long Ray took to start (0 when it was running). Other arguments as for
-    ``runner.describe_items``. ``DescriberEnvironmentError`` (or the describer's
-    own error) stops the run when an actor's describer cannot start.
+    ``ray``: the pool and the cluster (``RayOptions``); each of its fields may
+    also be given by name, which overrides it. ``on_start(seconds)`` is told
+    how long Ray took to start (0 when it was running). Other arguments as for
+    ``runner.describe_items``. ``DescriberEnvironmentError`` (or the
+    describer's own error) stops the run when an actor's describer cannot start.
     """
-    if workers < 1 or batch_size < 1:
-        raise ValueError(f"workers and batch_size must be at least 1, got {workers} and {batch_size}")
+    ray = RayOptions.of(ray, workers=workers, gpus_per_worker=gpus_per_worker, cpus_per_worker=cpus_per_worker,
+                        batch_size=batch_size, address=address, num_cpus=num_cpus, num_gpus=num_gpus,
+                        load_workers=load_workers)
     prompt, items = prepare_run(prompt, system_prompt, items)
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
-    run = {**(run_info() if callable(run_info) else {}),
-           "engine": {"name": "ray", "workers": workers, "gpus_per_worker": gpus_per_worker,
-                      "cpus_per_worker": cpus_per_worker, "batch_size": batch_size}}
+    run = {**(run_info() if callable(run_info) else {}), "engine": ray.engine()}
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
         ready = []
@@ -267,17 +280,15 @@ def describe_items_ray(
                 ready.append(item)
         if not ready:
             return
-        with ray_session(address, num_cpus, num_gpus) as session:
+        with ray.session() as session:
             if on_start is not None:
                 on_start(session.start_seconds)
-            for row, id, text, error, loaded in _stream(ready, backend, options, prompt, fps, workers,
-                                                        gpus_per_worker, cpus_per_worker, batch_size, load_workers):
+            for row, id, text, error, loaded in _stream(ready, backend, options, prompt, fps, ray):
                 record(id, None if error else text, error or None, loaded)
 
     return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
-                          run_info=run, device=f"ray: {workers} x ({gpus_per_worker:g} GPU, {cpus_per_worker:g} CPU)",
-                          show_progress=show_progress, verbose=verbose, details=details,
-                          stop_after_same_failures=stop_after_same_failures)
+                          run_info=run, device=ray.device(), show_progress=show_progress, verbose=verbose,
+                          details=details, stop_after_same_failures=stop_after_same_failures)
 
 
 def map_on_actors(items, worker, constructor_kwargs: dict, *, workers: int, gpus_per_worker: float,
@@ -304,15 +315,11 @@ def map_on_actors(items, worker, constructor_kwargs: dict, *, workers: int, gpus
         yield int(out["row"]), out
 
 
-def _stream(ready, backend, options, prompt, fps, workers, gpus_per_worker, cpus_per_worker, batch_size,
-            load_workers):
+def _stream(ready, backend, options, prompt, fps, ray: RayOptions):
     """Yield ``(row, id, text, error, loaded)`` for each of ``ready`` as the actor pool finishes it.
 
     ``loaded`` is false for an item whose frames could not be loaded (the runner's fail-fast rule leaves those out).
     """
-    threads = load_workers if load_workers is not None else max(1, min(8, int(cpus_per_worker) or 1,
-                                                                       os.cpu_count() or 1))
-    kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": threads}
-    for row, out in map_on_actors(ready, DescribeWorker, kwargs, workers=workers, gpus_per_worker=gpus_per_worker,
-                                  cpus_per_worker=cpus_per_worker, batch_size=batch_size):
+    kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": ray.threads()}
+    for row, out in ray.map(ready, DescribeWorker, kwargs):
         yield row, ready[row].id, str(out["text"]), str(out["error"]), bool(out["loaded"])

@@ -45,22 +45,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from sova_lib.describe.cache import _now, cache_key, open_cache
+from sova_lib.describe.cache import cache_key, open_cache
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
+from sova_lib.storage import now
 
 __all__ = ["RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
            "schedule_requests", "start_describer"]
 
 @dataclass
 class RunSummary:
-    """What one ``describe_items`` call did; ``str()`` is the printed summary."""
+    """What one run of any engine did, describing (``verb`` "described") or embedding ("embedded").
+
+    ``done``: items finished this run; ``skipped_cached``: items already in
+    the cache; ``skipped_failed``: items that failed before and were not
+    retried; ``failures``: id -> reason of this run's failures; ``total_done``
+    and ``total_failed``: the cache folder's counts after the run; ``empty``:
+    empty answers (describing); ``frames``: frames decoded (embedding).
+    ``str()`` is the printed summary, ``line()`` the same in one line.
+    ``described``/``embedded``, ``skipped`` (both kinds) and ``errors`` are
+    the names each engine's callers have read these counts by.
+    """
 
     folder: Path
-    described: int = 0
+    verb: str = "described"
+    done: int = 0
     failed: int = 0
     empty: int = 0
+    frames: int = 0
     skipped_cached: int = 0
     skipped_failed: int = 0
     total_done: int = 0
@@ -69,22 +82,49 @@ class RunSummary:
     failures: dict = field(default_factory=dict)
 
     @property
+    def described(self) -> int:
+        return self.done
+
+    @property
+    def embedded(self) -> int:
+        return self.done
+
+    @property
+    def skipped(self) -> int:
+        """Items left out: already in the cache, or failed before."""
+        return self.skipped_cached + self.skipped_failed
+
+    @property
+    def errors(self) -> dict:
+        return self.failures
+
+    @property
     def items_per_s(self) -> float:
-        return self.described / self.seconds if self.seconds > 0 else 0.0
+        return self.done / self.seconds if self.seconds > 0 else 0.0
+
+    items_per_second = items_per_s
+
+    def line(self) -> str:
+        frames = f"{self.frames} frames " if self.frames or self.verb == "embedded" else ""
+        return (f"{self.done} {self.verb}, {self.skipped} already cached, {self.failed} failed; "
+                f"{frames}in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s) -> {self.folder}")
 
     def __str__(self) -> str:
+        output = (f"descriptions: {self.folder / 'descriptions.jsonl'}" if self.verb == "described"
+                  else f"vectors: {self.folder}")
         lines = [
-            f"described {self.described}, skipped {self.skipped_cached} (already cached), "
+            f"{self.verb} {self.done}, skipped {self.skipped_cached} (already cached), "
             f"failed {self.failed} in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s)",
-            f"  descriptions: {self.folder / 'descriptions.jsonl'} ({self.total_done} items)",
+            f"  {output} ({self.total_done} items)",
         ]
         if self.empty:
-            lines.append(f"  {self.empty} of the {self.described} answers are empty (flagged \"empty\": true)")
+            lines.append(f"  {self.empty} of the {self.done} answers are empty (flagged \"empty\": true)")
         if self.skipped_failed:
             lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
                             "--retry-errors (retry_errors=True) tries them again")
         if self.total_failed:
-            lines.append(f"  errors: {self.folder / 'errors.jsonl'} ({self.total_failed} items without a description)")
+            lines.append(f"  errors: {self.folder / 'errors.jsonl'} ({self.total_failed} items without a "
+                         f"{'description' if self.verb == 'described' else 'vector'})")
         lines.append(f"  manifest: {self.folder / 'manifest.json'}")
         return "\n".join(lines)
 
@@ -229,11 +269,11 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
     raised.
     """
     with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every, device=device) as cache:
-        cache.manifest_data.update(run=run_info or {}, started=_now())
+        cache.manifest_data.update(run=run_info or {}, started=now())
         try:
             summary = _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures)
         except DescriberEnvironmentError as err:
-            cache.update_manifest(stopped={"time": _now(), "reason": str(err)})
+            cache.update_manifest(stopped={"time": now(), "reason": str(err)})
             raise
     if verbose:
         print(summary)
@@ -262,7 +302,7 @@ def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_fa
     def update_manifest() -> None:
         update_totals()
         rate = round(summary.items_per_s, 4)
-        cache.update_manifest(last_run={"described": summary.described, "failed": summary.failed,
+        cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed,
                                         "empty": summary.empty,
                                         "skipped_cached": summary.skipped_cached,
                                         "seconds": round(summary.seconds, 3), "items_per_s": rate},
@@ -298,7 +338,7 @@ def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_fa
         nonlocal last_update
         if error is None:
             cache.add(id, text)
-            summary.described += 1
+            summary.done += 1
             summary.empty += not text.strip()
         else:
             cache.add_error(id, error)

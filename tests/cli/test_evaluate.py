@@ -78,9 +78,18 @@ def test_usage_errors_exit_2():
         main(["evaluate", "--protocol", "nope", "--baseline", "prevalence"])
 
 
-def test_module_entry_point():
-    done = subprocess.run([sys.executable, "-m", "sova_lib", "--help"], capture_output=True, text=True)
-    assert done.returncode == 0 and "evaluate" in done.stdout
+def test_module_entry_point_runs_a_command_and_exits_with_its_code():
+    """``python -m sova_lib`` runs the command itself: its output and its exit status, 0 and 2, come through."""
+    def sova(*argv):
+        return subprocess.run([sys.executable, "-m", "sova_lib", *argv], capture_output=True, text=True)
+
+    done = sova("evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)  # the same number as the in-process call of test_baseline_json_contract
+    assert (result["protocol"], result["metric"], round(result["value"], 1)) == ("intra-pair", "Pair-mAP", 50.3)
+    bad = sova("evaluate", "--protocol", "nope", "--baseline", "prevalence")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert "argument --protocol: invalid choice: 'nope'" in bad.stderr.strip().splitlines()[-1]
 
 
 def test_default_rule_is_tie_aware_and_ties_are_warned_about(capsys, tmp_path):

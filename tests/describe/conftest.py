@@ -4,9 +4,9 @@ import shutil
 
 import pytest
 
-from sova_lib.describe.ray_engine import ray_session
 from sova_lib.video.frames import example_videos
 from tests.paths import ROOT
+from tests.ray_support import local_ray
 
 
 @pytest.fixture(scope="module")
@@ -14,12 +14,12 @@ def ray_address():
     """One local Ray instance (2 CPUs, no dashboard) for the whole module; its GCS address for other drivers.
 
     Ray's processes start at a higher priority (the machine may be busy), then run at this process's,
-    without the slow import that tests/ray_lean/ explains. A machine too busy for Ray's node to come up
+    without the slow import that tests/ray_lean/ explains (``tests.ray_support``). A machine too busy for Ray's node to come up
     at all (its agent has a fixed 15 s) skips the module.
     """
     ray = pytest.importorskip("ray")
     nice = os.getpriority(os.PRIO_PROCESS, 0)
-    session = ray_session(num_cpus=2, start_nice=-10 if os.geteuid() == 0 else None)
+    session = local_ray(num_cpus=2, nice=-10 if os.geteuid() == 0 else None)
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "tests" / "ray_lean"), str(ROOT), saved) if p)
     try:

@@ -52,6 +52,18 @@ lists its models without ``model``, raises ``DescriberEnvironmentError`` and
 the run stops before any request; an endpoint without that route is taken as
 it is (its answers will tell).
 
+HTTP goes through ``httpx`` (one thread-safe ``Client``: its pool keeps
+connections alive and reopens those the server closed) and the retries
+through ``tenacity``. These two rather than the official ``openai`` client:
+that client serialises the request body itself and retries on its own
+schedule, while the body must stay byte for byte what it is (its bytes are
+what the cache key stands for) and the retries must keep this module's
+rules (``Retry-After``, the jitter drawn from ``rng``, an ``OpenAIError``
+after ``max_retries``, and fail-fast errors never retried). ``httpx`` is
+pinned already; the routing and the per-endpoint limit are this module's.
+A connection that breaks before any answer (a kept-alive connection the
+server had closed) is used again once at once, without a back-off.
+
 The API key is read from the environment variable ``api_key_env``
 (``OPENAI_API_KEY`` by default, as the OpenAI client does) when each request
 is sent, and goes only into the ``Authorization: Bearer`` header: it is never
@@ -63,7 +75,6 @@ from __future__ import annotations
 
 import base64
 import email.utils
-import http.client
 import io
 import json
 import os
@@ -72,6 +83,9 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 from urllib.parse import urlsplit
+
+import httpx
+import tenacity
 
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 
@@ -180,7 +194,10 @@ class OpenAIDescriber:
         self._sleep = sleep
         self._slots = threading.Condition()
         self._next = 0
-        self._local = threading.local()
+        # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but the key
+        self._client = httpx.Client(timeout=httpx.Timeout(self.timeout), trust_env=False,
+                                    limits=httpx.Limits(max_connections=None,
+                                                        max_keepalive_connections=self.max_concurrency))
 
     def config(self) -> dict:
         """The settings that change the text (hashed into the cache key)."""
@@ -219,22 +236,20 @@ class OpenAIDescriber:
     def load(self) -> "OpenAIDescriber":
         """Check that every endpoint answers and, where it lists its models, serves ``model``."""
         for endpoint in self._endpoints:
-            cls = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
-            conn = cls(endpoint.host, endpoint.port, timeout=min(self.timeout, 30.0))
             try:
-                conn.request("GET", endpoint.root + "/models", headers=self._headers())
-                response = conn.getresponse()
-                status, data = response.status, response.read()
-            except (ConnectionRefusedError, socket.gaierror) as err:
-                raise self._unreachable(endpoint, err) from None  # the message a first request would give
-            except (OSError, http.client.HTTPException):
+                response = self._client.get(endpoint.url + "/models", headers=self._headers(),
+                                            timeout=min(self.timeout, 30.0))
+            except httpx.ConnectError as err:
+                cause = _os_error(err)
+                if isinstance(cause, (ConnectionRefusedError, socket.gaierror)):
+                    raise self._unreachable(endpoint, cause) from None  # the message a first request would give
+                continue
+            except httpx.HTTPError:
                 continue  # a slow or flaky answer: the requests themselves retry
-            finally:
-                conn.close()
-            if status != 200:
+            if response.status_code != 200:
                 continue  # a server without the listing route: its answers will tell
             try:
-                served = [m["id"] for m in json.loads(data)["data"]]
+                served = [m["id"] for m in json.loads(response.content)["data"]]
             except (ValueError, KeyError, TypeError):
                 continue
             if self.model not in served:
@@ -265,30 +280,31 @@ class OpenAIDescriber:
 
     def _describe_one(self, request: DescribeRequest) -> str:
         body = json.dumps(self.request_body(request)).encode("utf-8")
-        for attempt in range(self.max_retries + 1):
-            endpoint = self._acquire()
-            try:
-                return self._post(endpoint, body)
-            except _Retry as err:
-                failure = err
-            finally:
-                self._release(endpoint)  # no slot is held while waiting to retry
-            if attempt == self.max_retries:
-                raise OpenAIError(f"gave up after {attempt + 1} attempts: {failure}") from None
-            self._sleep(failure.wait if failure.wait is not None else self._backoff(attempt))
-        raise AssertionError("unreachable")
+        attempts = tenacity.Retrying(retry=tenacity.retry_if_exception_type(_Retry),
+                                     stop=tenacity.stop_after_attempt(self.max_retries + 1),
+                                     wait=self._wait, sleep=self._sleep)
+        try:
+            return attempts(self._attempt, body)
+        except tenacity.RetryError as err:
+            last = err.last_attempt
+            raise OpenAIError(f"gave up after {last.attempt_number} attempts: {last.exception()}") from None
+
+    def _attempt(self, body: bytes) -> str:
+        endpoint = self._acquire()
+        try:
+            return self._post(endpoint, body)
+        finally:
+            self._release(endpoint)  # no slot is held while waiting to retry
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """Seconds before the next attempt: the server's ``Retry-After``, else the jittered back-off."""
+        failure = state.outcome.exception()
+        return failure.wait if failure.wait is not None else self._backoff(state.attempt_number - 1)
 
     def _backoff(self, attempt: int) -> float:
         with self._rng_lock:
             jitter = 0.5 + 0.5 * float(self._rng.random())
         return min(self.backoff_max, self.backoff_base * 2.0**attempt) * jitter
-
-    def _connections(self) -> dict:
-        """This thread's kept-alive connections, one per endpoint URL."""
-        conns = getattr(self._local, "conns", None)
-        if conns is None:
-            conns = self._local.conns = {}
-        return conns
 
     def _headers(self) -> dict:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -298,38 +314,30 @@ class OpenAIDescriber:
         return headers
 
     def _post(self, endpoint: _Endpoint, body: bytes) -> str:
-        headers = self._headers()
-        conns = self._connections()
-        for fresh in (False, True):
-            reused = endpoint.url in conns
-            if not reused:
-                cls = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
-                conns[endpoint.url] = cls(endpoint.host, endpoint.port, timeout=self.timeout)
-            conn = conns[endpoint.url]
+        for again in (False, True):
             try:
-                conn.request("POST", endpoint.root + "/chat/completions", body=body, headers=headers)
-                response = conn.getresponse()
-                status, data = response.status, response.read()
-                retry_after = response.getheader("Retry-After")
+                response = self._client.post(endpoint.url + "/chat/completions", content=body,
+                                             headers=self._headers())
                 break
-            except (OSError, http.client.HTTPException) as err:  # refused, reset, time-out, bad answer
-                conn.close()
-                conns.pop(endpoint.url, None)
-                stale = reused and isinstance(err, (http.client.RemoteDisconnected, ConnectionResetError,
-                                                    BrokenPipeError))
-                if isinstance(err, (ConnectionRefusedError, socket.gaierror)):
-                    raise self._unreachable(endpoint, err) from None
-                if fresh or not stale:  # a kept-alive connection the server closed is reopened at once
+            except httpx.ConnectError as err:
+                cause = _os_error(err)
+                if isinstance(cause, (ConnectionRefusedError, socket.gaierror)):
+                    raise self._unreachable(endpoint, cause) from None
+                raise _Retry(f"{type(err).__name__}: {err}") from None
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as err:
+                if again:  # broken twice: not a stale connection
                     raise _Retry(f"{type(err).__name__}: {err}") from None
+            except httpx.TransportError as err:  # time-outs and the like
+                raise _Retry(f"{type(err).__name__}: {err}") from None
+        status, data = response.status_code, response.content
         if status == 200:
             return _answer_text(data)
         message = _server_message(data)
         if status in _RETRY_STATUS or status >= 500:
-            raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(retry_after))
+            raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(response.headers.get("Retry-After")))
         if status in (401, 403, 404):
             raise self._refused(endpoint, status, message)
         raise OpenAIError(f"HTTP {status} from {endpoint.url}/chat/completions: {message}")
-
 
     def _unreachable(self, endpoint: _Endpoint, err: OSError) -> DescriberEnvironmentError:
         url = f"{endpoint.url}/chat/completions"
@@ -354,6 +362,14 @@ class OpenAIDescriber:
                    f"{self.api_key_env} (--api-key-env names another variable)")
         return DescriberEnvironmentError(f"HTTP {status} from {url} for model {self.model!r}: "
                                          f"{message.rstrip('.')}. Fix: {fix}.")
+
+
+def _os_error(err: BaseException) -> BaseException | None:
+    """The operating system's error under an ``httpx`` error (its cause chain), or None."""
+    seen = err
+    while seen is not None and not isinstance(seen, OSError):
+        seen = seen.__cause__ or seen.__context__
+    return seen
 
 
 def _answer_text(data: bytes) -> str:

@@ -10,7 +10,7 @@ scores. ``ray_engine.embed_items_ray`` does the same on a pool of Ray actors.
 from __future__ import annotations
 
 from sova_lib.describe.contrastive.model import ContrastiveModel, ModelLoadError, resolve_model_path, weights_identity
-from sova_lib.describe.contrastive.runner import EmbedSummary, embed_items
+from sova_lib.describe.contrastive.runner import embed_items
 from sova_lib.describe.contrastive.store import (
            POOLS,
            EmbeddingCache,
@@ -20,5 +20,5 @@ from sova_lib.describe.contrastive.store import (
            read_cache,
 )
 
-__all__ = ["POOLS", "ContrastiveModel", "EmbedSummary", "EmbeddingCache", "ModelLoadError", "embed_items",
+__all__ = ["POOLS", "ContrastiveModel", "EmbeddingCache", "ModelLoadError", "embed_items",
            "embedding_folder", "embedding_key", "export", "read_cache", "resolve_model_path", "weights_identity"]

@@ -19,11 +19,12 @@ mixes two sets of weights under one name.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import numpy as np
+
+from sova_lib.storage import folder_digest
 
 __all__ = ["ContrastiveModel", "ModelLoadError", "planned_config", "resolve_model_path", "weights_identity"]
 
@@ -49,13 +50,11 @@ def resolve_model_path(name: str, revision: str | None = None) -> Path:
 
 
 def weights_identity(folder: Path) -> str:
-    """SHA-256 over the relative names and contents of every file below ``folder``."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file() and ".cache" not in p.parts):
-        digest.update(str(path.relative_to(folder)).encode())
-        with open(path, "rb") as f:
-            digest.update(hashlib.file_digest(f, "sha256").digest())
-    return digest.hexdigest()
+    """SHA-256 over the relative names and file digests of every file below ``folder`` (``.cache`` left out).
+
+    ``sova_lib.storage.folder_digest(folder, skip=(".cache",), by_file=True)``: it names frame-embedding caches.
+    """
+    return folder_digest(folder, skip=(".cache",), by_file=True)
 
 
 def _config(name, revision, identity, model_class, dtype, video_frames) -> dict:

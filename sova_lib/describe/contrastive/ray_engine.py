@@ -34,10 +34,11 @@ from typing import Callable, Iterable
 import numpy as np
 
 from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
-from sova_lib.describe.contrastive.runner import EmbedSummary, check_pool, embed_stream, run_into_store
+from sova_lib.describe.contrastive.runner import check_pool, embed_stream, run_into_store
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item
-from sova_lib.describe.ray_engine import item_from_json, map_on_actors, pickled_error, ray_session
+from sova_lib.describe.ray_engine import RayOptions, item_from_json, pickled_error
+from sova_lib.describe.runner import RunSummary
 
 __all__ = ["EmbedWorker", "embed_items_ray"]
 
@@ -99,63 +100,58 @@ def embed_items_ray(
     flush_seconds: float = 30.0,
     retry_errors: bool = False,
     crop_source: str = "none",
-    progress: bool = True,
-    workers: int = 1,
-    gpus_per_worker: float = 0.0,
-    cpus_per_worker: float = 1.0,
-    batch_size: int = 8,
+    show_progress: bool = True,
+    ray: RayOptions | None = None,
+    workers: int | None = None,
+    gpus_per_worker: float | None = None,
+    cpus_per_worker: float | None = None,
+    batch_size: int | None = None,
     address: str | None = None,
     num_cpus: int | None = None,
     num_gpus: int | None = None,
     load_workers: int | None = None,
     on_start: Callable[[float], None] | None = None,
-) -> EmbedSummary:
-    """Embed ``items`` on a Ray actor pool into ``cache_dir`` (module docstring); returns the run's ``EmbedSummary``.
+    progress: bool | None = None,
+) -> RunSummary:
+    """Embed ``items`` on a Ray actor pool into ``cache_dir`` (module docstring); returns the run's ``RunSummary``.
 
     ``model_options``: ``ContrastiveModel``'s keyword options (``name``,
-    ``revision``, ``device``, ``dtype``, ``batch_size``). The Ray options
-    are those of ``sova_lib.describe.ray_engine.describe_items_ray``;
+    ``revision``, ``device``, ``dtype``, ``batch_size``). ``ray`` and the
+    Ray options by name are those of
+    ``sova_lib.describe.ray_engine.describe_items_ray`` (``RayOptions``);
     ``on_start(seconds)`` is told how long Ray took to start, and is not
     called when nothing is left to embed (Ray is then not started). Other
-    arguments as for ``runner.embed_items``. ``ModelLoadError`` stops the run
-    when the model cannot be found (on the driver) or loaded (in an actor).
+    arguments as for ``runner.embed_items`` (``progress`` is the former name
+    of ``show_progress``). ``ModelLoadError`` stops the run when the model
+    cannot be found (on the driver) or loaded (in an actor).
     """
-    if workers < 1 or batch_size < 1:
-        raise ValueError(f"workers and batch_size must be at least 1, got {workers} and {batch_size}")
-    device = model_options.get("device") or ("cuda" if gpus_per_worker else "cpu")
+    ray = RayOptions.of(ray, workers=workers, gpus_per_worker=gpus_per_worker, cpus_per_worker=cpus_per_worker,
+                        batch_size=batch_size, address=address, num_cpus=num_cpus, num_gpus=num_gpus,
+                        load_workers=load_workers)
+    device = model_options.get("device") or ("cuda" if ray.gpus_per_worker else "cpu")
     model_options = {**model_options, "device": device}
     expected, model_class = planned_config(model_options["name"], revision=model_options.get("revision"),
                                            device=device, dtype=model_options.get("dtype"))
     check_pool(model_class, pool, name=model_options["name"])
     key = embedding_key(expected, fps, pool, crop_source=crop_source)
-    engine = {"name": "ray", "workers": workers, "gpus_per_worker": gpus_per_worker,
-              "cpus_per_worker": cpus_per_worker, "batch_size": batch_size}
-    threads = load_workers if load_workers is not None else max(1, min(8, int(cpus_per_worker) or 1))
+    # as before: the actors' decoding threads follow their CPUs, not this machine's core count
+    threads = ray.load_workers if ray.load_workers is not None else max(1, min(8, int(ray.cpus_per_worker) or 1))
 
     def stream(todo: list[Item]):
-        with ray_session(address, num_cpus, num_gpus) as session:
+        with ray.session() as session:
             if on_start is not None:
                 on_start(session.start_seconds)
-            yield from _stream(todo, model_options, expected, fps, pool, batch_frames, threads, workers,
-                               gpus_per_worker, cpus_per_worker, batch_size)
+            kwargs = {"model_options": model_options, "expected_config": expected, "fps": fps, "pool": pool,
+                      "batch_frames": batch_frames, "load_workers": threads}
+            for row, out in ray.map(todo, EmbedWorker, kwargs):
+                item = todo[row]
+                if out["error"]:
+                    yield item, None, None, 0, str(out["error"])
+                else:
+                    vectors, indices = pickle.loads(out["vectors"])
+                    yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None
 
-    return run_into_store(key, list(items), cache_dir, stream,
-                          device=f"ray: {workers} x ({gpus_per_worker:g} GPU, {cpus_per_worker:g} CPU), {device}",
+    return run_into_store(key, list(items), cache_dir, stream, device=f"{ray.device()}, {device}",
                           retry_errors=retry_errors, flush_items=flush_items, flush_seconds=flush_seconds,
-                          progress=progress, last_run={"batch_frames": batch_frames}, run={"engine": engine})
-
-
-def _stream(todo, model_options, expected, fps, pool, batch_frames, threads, workers, gpus_per_worker,
-            cpus_per_worker, batch_size):
-    """Yield ``(item, vectors, frame indices, frames decoded, error)`` for each of ``todo`` as the pool finishes it."""
-    kwargs = {"model_options": model_options, "expected_config": expected, "fps": fps, "pool": pool,
-              "batch_frames": batch_frames, "load_workers": threads}
-    for row, out in map_on_actors(todo, EmbedWorker, kwargs, workers=workers, gpus_per_worker=gpus_per_worker,
-                                  cpus_per_worker=cpus_per_worker, batch_size=batch_size):
-        item = todo[row]
-        if out["error"]:
-            yield item, None, None, 0, str(out["error"])
-        else:
-            vectors, indices = pickle.loads(out["vectors"])
-            yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None
-
+                          show_progress=show_progress if progress is None else progress,
+                          last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})

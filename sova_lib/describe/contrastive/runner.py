@@ -26,37 +26,16 @@ from __future__ import annotations
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
 from sova_lib.describe.item import Item, load_item
+from sova_lib.describe.runner import RunSummary
 from sova_lib.video import sample_frames
 
-__all__ = ["EmbedSummary", "check_pool", "embed_items", "embed_stream", "run_into_store"]
-
-
-@dataclass
-class EmbedSummary:
-    """What a run did: counts, its folder and its speed (items and frames per second)."""
-
-    folder: Path
-    embedded: int = 0
-    skipped: int = 0
-    failed: int = 0
-    frames: int = 0
-    seconds: float = 0.0
-    errors: dict = field(default_factory=dict)
-
-    @property
-    def items_per_second(self) -> float:
-        return self.embedded / self.seconds if self.seconds else 0.0
-
-    def line(self) -> str:
-        return (f"{self.embedded} embedded, {self.skipped} already cached, {self.failed} failed; "
-                f"{self.frames} frames in {self.seconds:.1f} s ({self.items_per_second:.2f} items/s) -> {self.folder}")
+__all__ = ["check_pool", "embed_items", "embed_stream", "run_into_store"]
 
 
 def _pool(frame_vectors: np.ndarray, indices: np.ndarray, pool: str):
@@ -68,8 +47,11 @@ def _pool(frame_vectors: np.ndarray, indices: np.ndarray, pool: str):
 def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float = 1.0, pool: str = "mean",
                 batch_frames: int = 64, flush_items: int = 64, flush_seconds: float = 30.0,
                 load_workers: int = 2, retry_errors: bool = False, crop_source: str = "none",
-                progress: bool = True) -> EmbedSummary:
-    """Embed ``items`` with ``model`` (a ``ContrastiveModel``) into the cache; see the module docstring."""
+                show_progress: bool = True, progress: bool | None = None) -> RunSummary:
+    """Embed ``items`` with ``model`` (a ``ContrastiveModel``) into the cache; see the module docstring.
+
+    ``show_progress`` draws a progress bar (``progress`` is its former name, still accepted).
+    """
     check_pool(model, pool)
     key = embedding_key(model.config(), fps, pool, crop_source=crop_source)
 
@@ -78,7 +60,8 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
 
     return run_into_store(key, items, cache_dir, stream, device=getattr(model, "device", None),
                           retry_errors=retry_errors, flush_items=flush_items, flush_seconds=flush_seconds,
-                          progress=progress, last_run={"batch_frames": batch_frames})
+                          show_progress=show_progress if progress is None else progress,
+                          last_run={"batch_frames": batch_frames})
 
 
 def check_pool(model, pool: str, name: str | None = None) -> None:
@@ -92,7 +75,7 @@ def check_pool(model, pool: str, name: str | None = None) -> None:
 
 def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, *, device: str | None = None,
                    retry_errors: bool = False, flush_items: int = 64, flush_seconds: float = 30.0,
-                   progress: bool = True, last_run: dict | None = None, **manifest_fields) -> EmbedSummary:
+                   show_progress: bool = True, last_run: dict | None = None, **manifest_fields) -> RunSummary:
     """Open the cache folder of ``key``, leave out finished items, and append what ``stream(todo)`` yields.
 
     The one writer of an embedding cache, for every engine. ``stream`` is
@@ -103,7 +86,7 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
     once. ``last_run`` and ``manifest_fields`` go to the manifest.
     """
     cache = EmbeddingCache(embedding_folder(cache_dir, key)).open()
-    summary = EmbedSummary(cache.folder)
+    summary = RunSummary(cache.folder, verb="embedded")
     try:
         cache.start_manifest(key, device=device)
         seen = set()
@@ -112,15 +95,18 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
             if item.id in seen:
                 raise ValueError(f"item id {item.id!r} appears twice; ids must be unique")
             seen.add(item.id)
-            if item.id in cache.done or (item.id in cache.failures and not retry_errors):
-                summary.skipped += 1
+            if item.id in cache.done:
+                summary.skipped_cached += 1
+            elif item.id in cache.failures and not retry_errors:
+                summary.skipped_failed += 1
             else:
                 todo.append(item)
         started = time.monotonic()
         if todo:
-            _record(stream(todo), len(todo), cache, summary, flush_items, flush_seconds, progress)
+            _record(stream(todo), len(todo), cache, summary, flush_items, flush_seconds, show_progress)
         summary.seconds = time.monotonic() - started
-        cache.update_manifest(last_run={"embedded": summary.embedded, "failed": summary.failed,
+        summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
+        cache.update_manifest(last_run={"embedded": summary.done, "failed": summary.failed,
                                         "skipped": summary.skipped, "frames": summary.frames,
                                         "seconds": round(summary.seconds, 3), **(last_run or {})},
                               throughput_items_per_s=round(summary.items_per_second, 3), **manifest_fields)
@@ -129,10 +115,10 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
     return summary
 
 
-def _record(results, total, cache, summary, flush_items, flush_seconds, progress) -> None:
+def _record(results, total, cache, summary, flush_items, flush_seconds, show_progress) -> None:
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, unit="item", disable=not progress, desc="embed")
+    bar = tqdm(total=total, unit="item", disable=not show_progress, desc="embed")
     ready = ([], [], [])  # finished ids, vectors, frame indices
     last_flush = time.monotonic()
     try:
@@ -141,12 +127,12 @@ def _record(results, total, cache, summary, flush_items, flush_seconds, progress
             if error is not None:
                 cache.add_error(item.id, error)
                 summary.failed += 1
-                summary.errors[item.id] = error
+                summary.failures[item.id] = error
                 continue
             ready[0].append(item.id)
             ready[1].append(vectors)
             ready[2].append(indices)
-            summary.embedded += 1
+            summary.done += 1
             summary.frames += frames
             if len(ready[0]) >= flush_items or time.monotonic() - last_flush >= flush_seconds:
                 cache.add(*ready)

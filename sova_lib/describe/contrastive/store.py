@@ -31,7 +31,6 @@ import os
 import re
 import time
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,7 @@ import numpy as np
 from sova_lib.describe.cache import config_hash, new_manifest
 from sova_lib.items import write_embeddings
 from sova_lib.similarity import ItemVectors
+from sova_lib.storage import LockedFolder, atomic_file, now
 from sova_lib.video import SAMPLER_VERSION
 
 __all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "export", "read_cache"]
@@ -70,10 +70,6 @@ def embedding_folder(cache_dir: str | Path, key: dict) -> Path:
     return Path(cache_dir) / "frame-embeddings" / f"{name}__{config_hash(key)}"
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 def read_cache(folder: str | Path) -> dict:
     """id -> ``(vectors (c, D) float32, frames (c,) int64)`` of every finished item of a cache folder."""
     out = {}
@@ -88,35 +84,22 @@ def read_cache(folder: str | Path) -> dict:
     return out
 
 
-class EmbeddingCache:
-    """One cache folder, opened for writing under an exclusive lock.
+class EmbeddingCache(LockedFolder):
+    """One cache folder, opened for writing under an exclusive lock (``sova_lib.storage.LockedFolder``).
 
     ``done``: ids with vectors; ``failures``: id -> reason, for ids that failed
-    and were not embedded since.
+    and were not embedded since. A second writer gets ``CacheLockedError``.
     """
 
     def __init__(self, folder: str | Path):
-        self.folder = Path(folder)
+        super().__init__(folder)
         self.errors_path = self.folder / "errors.jsonl"
-        self.manifest_path = self.folder / "manifest.json"
         self.done: set = set()
         self.failures: dict = {}
-        self._lock = None
         self._shards = 0
 
     def open(self) -> "EmbeddingCache":
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._lock = open(self.folder / ".lock", "w")
-        try:
-            import fcntl
-
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except ImportError:
-            pass
-        except OSError:
-            self._lock.close()
-            self._lock = None
-            raise RuntimeError(f"another run is writing to {self.folder}; wait for it or stop it") from None
+        self.lock()
         for stray in self.folder.glob("*.tmp.npz"):
             stray.unlink()
         self.done = set(read_cache(self.folder))
@@ -139,48 +122,30 @@ class EmbeddingCache:
         self._shards += 1
         # a fresh random part: a shard never replaces one written by an earlier run
         stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{self._shards:05d}-{uuid.uuid4().hex[:8]}"
-        tmp = self.folder / f"{stem}.tmp.npz"
-        with open(tmp, "wb") as f:
+        with atomic_file(self.folder / f"{stem}.npz", tmp=self.folder / f"{stem}.tmp.npz", sync=True) as f:
             np.savez(f, ids=np.array([json.dumps(i) for i in ids]),
                      counts=np.array([len(v) for v in vectors], dtype=np.int64),
                      vectors=np.concatenate(vectors).astype(np.float32),
                      frames=np.concatenate(frames).astype(np.int64))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.folder / f"{stem}.npz")
         self.done.update(ids)
         for i in ids:
             self.failures.pop(i, None)
 
     def add_error(self, item_id, reason: str) -> None:
         with open(self.errors_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"id": item_id, "error": reason, "time": _now()}, ensure_ascii=False) + "\n")
+            f.write(json.dumps({"id": item_id, "error": reason, "time": now()}, ensure_ascii=False) + "\n")
         self.failures[item_id] = reason
 
     def start_manifest(self, key: dict, device: str | None = None) -> None:
         """Begin this run's manifest in the project's schema (``new_manifest``), keeping the folder's ``created``."""
-        previous = json.loads(self.manifest_path.read_text()) if self.manifest_path.exists() else {}
-        self.manifest_data = new_manifest(key, source="run", device=device, created=previous.get("created"))
-
-    def update_manifest(self, **fields) -> None:
-        """Set ``fields``, refresh the counts and time, and write ``manifest.json``."""
-        self.manifest_data.update(fields, counts={"done": len(self.done), "failed": len(self.failures)},
-                                  updated=_now())
-        self.write_manifest(self.manifest_data)
-
-    def write_manifest(self, manifest: dict) -> None:
-        tmp = self.manifest_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, self.manifest_path)
+        self.manifest_data = new_manifest(key, source="run", device=device, created=self.manifest().get("created"))
 
     def close(self) -> None:
-        if self._lock is not None:
-            self._lock.close()
-            self._lock = None
+        self.unlock()
 
 
 def export(folder: str | Path, path: str | Path, ids=None) -> Path:
-    """Write a cache folder's vectors as the ``.npz`` of ``sova_lib.descriptions.write_embeddings``.
+    """Write a cache folder's vectors as the ``.npz`` of ``sova_lib.items.write_embeddings``.
 
     ``ids``: the items to export, in that order (default: every finished item,
     sorted). Integer ids give an integer ``ids`` array (what ``sova evaluate

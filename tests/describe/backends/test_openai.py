@@ -340,3 +340,25 @@ def test_a_video_as_one_video_url_of_jpeg_frames_and_extra_body(server_factory):
     assert [p["type"] for p in image["messages"][-1]["content"]] == ["image_url", "text"]
     with pytest.raises(ValueError, match="extra_body cannot set"):
         OpenAIDescriber("m", server.url, extra_body={"temperature": 0.7})
+
+
+def test_the_posted_bytes_are_the_json_of_the_request_body_in_its_key_order():
+    """The body on the wire, byte for byte: json.dumps of model, messages, temperature, max_tokens (in that order)."""
+    import httpx
+
+    from sova_lib.describe.backends.openai import encode_jpeg
+
+    seen = []
+
+    def answer(request):
+        seen.append(request.content)
+        return httpx.Response(200, json={"choices": [{"message": {"content": "ok"}}]})
+
+    d = OpenAIDescriber("m", "http://127.0.0.1:9/v1", max_new_tokens=5, extra_body={"seed": 1})
+    d._client = httpx.Client(transport=httpx.MockTransport(answer))
+    image = frames()[0]
+    assert d.describe([DescribeRequest(1, [image], "Describe the image.", "Be brief.", is_video=False)]) == ["ok"]
+    expected = ('{"seed": 1, "model": "m", "messages": [{"role": "system", "content": "Be brief."}, '
+                '{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "' + encode_jpeg(image)
+                + '"}}, {"type": "text", "text": "Describe the image."}]}], "temperature": 0, "max_tokens": 5}')
+    assert seen == [expected.encode("utf-8")]

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.sovabench.clips.kpf import AnnotationFiles, iter_geom, read_activities, read_types
+from sova_lib.storage import write_text
 
 __all__ = [
     "INDEX_VERSION",
@@ -202,8 +203,5 @@ def load_video_index(files: AnnotationFiles, cache_dir: str | Path | None = None
         pass
     index = build_video_index(files)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = cache_path.with_suffix(f".{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(index.to_json(), f)
-    os.replace(tmp, cache_path)
+    write_text(cache_path, json.dumps(index.to_json()))
     return index

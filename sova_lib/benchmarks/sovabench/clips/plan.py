@@ -42,6 +42,7 @@ from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source
 __all__ = [
     "BUFFERED_ACTIVITIES",
     "DEFAULT_FPS",
+    "INT_COLUMNS",
     "MANIFEST_COLUMNS",
     "MIN_REGION_SIZE",
     "REVERSED_SOURCE_ACTIVITY",
@@ -225,7 +226,8 @@ def write_manifest(rows: Iterable[ManifestRow], path: str | Path) -> Path:
     return path
 
 
-_INT_COLUMNS = {"index", "start_frame", "end_frame", "x1", "y1", "x2", "y2"}
+#: The manifest columns that hold integers (empty where there is none).
+INT_COLUMNS = ("index", "start_frame", "end_frame", "x1", "y1", "x2", "y2")
 
 
 def read_manifest(path: str | Path) -> list[ManifestRow]:
@@ -244,7 +246,7 @@ def read_manifest(path: str | Path) -> list[ManifestRow]:
                 values = {}
                 for c in MANIFEST_COLUMNS:
                     v = rec[c]
-                    if c in _INT_COLUMNS:
+                    if c in INT_COLUMNS:
                         values[c] = None if v in ("", None) else int(v)
                     elif c == "reversed":
                         if v not in ("True", "False"):

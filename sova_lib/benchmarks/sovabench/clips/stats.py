@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from sova_lib.benchmarks.sovabench.clips.plan import (
-    _INT_COLUMNS,
     DEFAULT_FPS,
+    INT_COLUMNS,
     MANIFEST_COLUMNS,
     STATUSES,
     ManifestRow,
@@ -32,7 +32,7 @@ def manifest_frame(rows: Sequence[ManifestRow] | str | Path):
     if isinstance(rows, (str, Path)):
         rows = read_manifest(rows)
     df = pd.DataFrame([{c: getattr(r, c) for c in MANIFEST_COLUMNS} for r in rows], columns=list(MANIFEST_COLUMNS))
-    for c in _INT_COLUMNS:
+    for c in INT_COLUMNS:
         df[c] = df[c].astype("Int64")
     df["reversed"] = df["reversed"].astype(bool)
     df["source_dataset"] = [source_dataset_of(v) for v in df["source_video"]]

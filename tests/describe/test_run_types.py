@@ -1,0 +1,51 @@
+"""One summary type for describing and embedding, and one Ray options type for both engines."""
+from pathlib import Path
+
+import pytest
+
+from sova_lib.describe.ray_engine import RayOptions, describe_items_ray
+from sova_lib.describe.runner import RunSummary
+
+
+def test_one_summary_reads_the_same_for_both_engines():
+    folder = Path("/c/f")
+    embed = RunSummary(folder, verb="embedded", done=3, failed=1, frames=12, skipped_cached=1, skipped_failed=1,
+                       total_done=4, total_failed=1, seconds=2.0, failures={"x": "bad"})
+    # by hand: 3 items in 2.0 s = 1.50 items/s; skipped = 1 cached + 1 failed before
+    assert embed.line() == "3 embedded, 2 already cached, 1 failed; 12 frames in 2.0 s (1.50 items/s) -> /c/f"
+    assert (embed.embedded, embed.skipped, embed.errors, embed.items_per_second) == (3, 2, {"x": "bad"}, 1.5)
+    assert str(embed).splitlines() == [
+        "embedded 3, skipped 1 (already cached), failed 1 in 2.0 s (1.50 items/s)",
+        "  skipped 1 items that failed before: --retry-errors (retry_errors=True) tries them again",
+        "  vectors: /c/f (4 items)",
+        "  errors: /c/f/errors.jsonl (1 items without a vector)",
+        "  manifest: /c/f/manifest.json"]
+    describe = RunSummary(folder, done=4, empty=1, seconds=0.0, total_done=4)
+    assert describe.described == 4 and describe.items_per_s == 0.0
+    assert str(describe).splitlines() == [
+        "described 4, skipped 0 (already cached), failed 0 in 0.0 s (0.00 items/s)",
+        "  descriptions: /c/f/descriptions.jsonl (4 items)",
+        '  1 of the 4 answers are empty (flagged "empty": true)',
+        "  manifest: /c/f/manifest.json"]
+
+
+def test_ray_options_by_object_or_by_name():
+    base = RayOptions(workers=2, gpus_per_worker=1.0, batch_size=4)
+    merged = RayOptions.of(base, batch_size=16, address=None)
+    assert (merged.workers, merged.gpus_per_worker, merged.batch_size, merged.address) == (2, 1.0, 16, None)
+    assert merged.engine() == {"name": "ray", "workers": 2, "gpus_per_worker": 1.0, "cpus_per_worker": 1.0,
+                               "batch_size": 16}
+    assert merged.device() == "ray: 2 x (1 GPU, 1 CPU)"
+    assert RayOptions(cpus_per_worker=3.0, load_workers=None).threads() == min(3, __import__("os").cpu_count())
+    assert RayOptions.of(None) == RayOptions()
+    with pytest.raises(ValueError, match="workers and batch_size must be at least 1, got 0 and 8"):
+        RayOptions.of(base, workers=0, batch_size=8)
+    with pytest.raises(TypeError, match="unknown Ray options"):
+        RayOptions.of(base, worker=3)
+
+
+@pytest.mark.parametrize("kwargs", [{"workers": 0}, {"ray": RayOptions(), "batch_size": 0}])
+def test_bad_ray_options_stop_before_anything_starts(tmp_path, kwargs):
+    with pytest.raises(ValueError, match="workers and batch_size must be at least 1"):
+        describe_items_ray("motion", {}, [], tmp_path, prompt="Describe.", **kwargs)
+    assert not (tmp_path / "descriptions").exists()

@@ -1,0 +1,97 @@
+"""sova_lib.storage: digests worked out by hand, atomic writes, the lock; committed cache keys unchanged."""
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from sova_lib import storage
+from sova_lib.describe.cache import cache_folder, cache_key, config_hash
+from sova_lib.describe.contrastive.model import weights_identity
+from sova_lib.describe.contrastive.store import EmbeddingCache
+from sova_lib.describe.prompts import resolve_prompt
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _model_folder(root: Path) -> Path:
+    (root / "sub").mkdir(parents=True)
+    (root / ".cache").mkdir()
+    (root / "config.json").write_bytes(b'{"a": 1}')
+    (root / "sub" / "weights.bin").write_bytes(bytes(range(256)) * 3)
+    (root / ".cache" / "note").write_bytes(b"download bookkeeping")
+    return root
+
+
+def test_folder_digest_bytes_form_is_names_then_contents_in_sorted_order(tmp_path):
+    folder = _model_folder(tmp_path / "m")
+    # by hand: sorted paths are .cache/note, config.json, sub/weights.bin; each adds its name then its bytes
+    expected = hashlib.sha256(b".cache/note" + b"download bookkeeping" + b"config.json" + b'{"a": 1}'
+                              + b"sub/weights.bin" + bytes(range(256)) * 3).hexdigest()
+    assert storage.folder_digest(folder) == expected
+
+
+def test_folder_digest_by_file_skipping_cache_is_the_weights_identity(tmp_path):
+    folder = _model_folder(tmp_path / "m")
+    # by hand: .cache is left out; each file adds its name then the 32-byte SHA-256 of its bytes
+    expected = hashlib.sha256(b"config.json" + hashlib.sha256(b'{"a": 1}').digest()
+                              + b"sub/weights.bin" + hashlib.sha256(bytes(range(256)) * 3).digest()).hexdigest()
+    assert storage.folder_digest(folder, skip=(".cache",), by_file=True) == expected
+    assert weights_identity(folder) == expected
+    assert storage.file_digest(folder / "config.json") == hashlib.sha256(b'{"a": 1}').hexdigest()
+
+
+def test_sentence_encoder_digest_is_the_bytes_form(tmp_path):
+    from sova_lib.embed import _folder_digest  # the name the encoder's identity is built from
+
+    folder = _model_folder(tmp_path / "m")
+    assert _folder_digest(folder) == storage.folder_digest(folder) != weights_identity(folder)
+
+
+def test_committed_quickstart_cache_key_recomputes_equal():
+    folders = sorted((REPO / "cache" / "descriptions").glob("motion-*__*"))
+    assert folders, "the quickstart's description cache is committed under cache/descriptions"
+    for folder in folders:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        key = {k: manifest[k] for k in manifest["hash_fields"]}
+        assert config_hash(key) == manifest["config_hash"] == folder.name.rsplit("__", 1)[1]
+        # the same key built the way the quickstart builds it names the same folder
+        rebuilt = cache_key(manifest["backend"], manifest["describer"], resolve_prompt(manifest["prompt"]["name"]),
+                            manifest["fps"], manifest["sampler_version"], manifest["crop_source"])
+        assert rebuilt == key and cache_folder(REPO / "cache", rebuilt) == folder
+
+
+def test_atomic_file_replaces_whole_or_leaves_the_old_file(tmp_path):
+    path = tmp_path / "a.json"
+    storage.write_json(path, {"x": "é"})
+    assert path.read_bytes() == '{\n  "x": "é"\n}\n'.encode()
+    with pytest.raises(RuntimeError, match="boom"):
+        with storage.atomic_file(path) as f:
+            f.write(b"half")
+            raise RuntimeError("boom")
+    assert json.loads(path.read_text(encoding="utf-8")) == {"x": "é"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]  # no temporary file left behind
+
+
+def test_now_is_utc_to_the_second():
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", storage.now())
+
+
+def test_one_lock_error_for_both_caches(tmp_path):
+    from sova_lib.describe.cache import CacheLockedError, DescriptionCache
+
+    assert CacheLockedError is storage.CacheLockedError
+    with DescriptionCache(tmp_path / "d").open():
+        with pytest.raises(storage.CacheLockedError, match="another run is writing to"):
+            DescriptionCache(tmp_path / "d").open()
+    first = EmbeddingCache(tmp_path / "e").open()
+    try:
+        with pytest.raises(storage.CacheLockedError, match="another run is writing to"):
+            EmbeddingCache(tmp_path / "e").open()
+    finally:
+        first.close()
+    again = EmbeddingCache(tmp_path / "e").open()  # released: a later writer gets it
+    again.close()
+    assert (tmp_path / "e" / ".lock").exists() and os.listdir(tmp_path / "e") == [".lock"]
