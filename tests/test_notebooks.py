@@ -201,6 +201,10 @@ def test_quickstart(executed):
     own = evaluate("quickstart-direction", embed_descriptions(texts, SentenceEncoder(show_progress=False)))
     assert described["mAP"] == round(own.value, 2) and described["queries"] == 6
     assert random["mAP"] == round(100 * sum((1 + (k - 1) / 4) / k for k in range(1, 6)) / 5, 2) == 59.25
+    # the explorer's static view (papermill): the query's AP is the evaluation's own for that query
+    shown = q["explorer"]
+    assert shown["query"] == q["query"] and len(shown["top"]) == 2 and len(shown["relevant"]) == 2
+    assert shown["AP"] == round(100 * own.per_query[q["query"]], 2)
     for stem in ("filmstrips", "sentence_similarity", "clip_similarity"):
         assert (figures / f"00_quickstart_{stem}.png").stat().st_size > 10_000
         assert (figures / f"00_quickstart_{stem}.pdf").exists()
@@ -227,6 +231,7 @@ def test_results(executed):
     figures, out = executed
     r = out["02_results"]
     assert r["caches"] == 2 and r["sovabench_caches"] == 1  # the quickstart cache is not SOVABench
+    assert r["comparisons"] == [] and "a paired comparison needs two" in r["comparison_note"]
     values = {(c["source"].split(" (")[0], c["protocol"]): c["value"] for c in r["computed"]}
     assert values[("prevalence", "inter-pair")] == 3.42
     assert values[("prevalence", "inter-pair-constrained")] == 23.75
