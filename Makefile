@@ -2,6 +2,7 @@
 #   make test       create/update .venv, install pinned dependencies, lint (ruff, import-linter), run the tests
 #   make reproduce  the same set-up, then regenerate every table and figure under figures/
 #   make gpu-env    the same set-up plus the GPU additions (requirements-gpu.txt: torchvision for video processors)
+#   make lab        the same set-up, the notebooks' .ipynb made from their .py sources, then JupyterLab on notebooks/
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -11,7 +12,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: venv gpu-env test reproduce bench clean
+.PHONY: venv gpu-env test reproduce bench clean notebooks lab
 
 venv: $(STAMP)
 
@@ -34,6 +35,17 @@ test: $(STAMP)
 
 reproduce: $(STAMP)
 	$(PY) -m sova_lib reproduce
+
+# The .py sources are the notebooks; their paired .ipynb (ignored by git) is made or brought in step here.
+notebooks: $(STAMP)
+	$(VENV)/bin/jupytext --sync notebooks/[0-9][0-9]_*.py
+
+# JupyterLab on notebooks/ with the project's kernel (installed into the venv by the set-up) and this checkout
+# first on the kernel's path; as root (containers) it needs --allow-root. More options: make lab LAB_ARGS=...
+LAB_ARGS ?=
+lab: notebooks
+	PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

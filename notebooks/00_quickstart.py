@@ -41,6 +41,7 @@ figures_dir = "../figures"  # where the figures (PNG + PDF), tables and JSON go
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder (loads offline)
 query = "vtest_walkway_0200-0259"  # id of the clip to search with (and whose sentences are compared)
 top_k = 3  # neighbours to list for the query
+interactive = True  # the explorer as widgets (JupyterLab); False: its static view (papermill, sova reproduce)
 
 # %% [markdown]
 # Imports and the output folder. Everything below is a call into `sova_lib`.
@@ -52,7 +53,7 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions
 from sova_lib.describe import resolve_prompt
-from sova_lib.paper import plots, quickstart, results
+from sova_lib.paper import explore, plots, quickstart, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -65,6 +66,7 @@ pd.set_option("display.max_colwidth", 160)
 
 # %%
 items = quickstart.example_items(videos, with_reversed=with_reversed)
+videos_by_id = {it.id: it for it in items}
 quickstart.items_table(items)
 
 # %% [markdown]
@@ -92,7 +94,7 @@ describer = make_describer("motion")
 folder = quickstart.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
 texts = read_descriptions(folder)
 texts = {it.id: texts[it.id] for it in items}
-print(f"cache folder: {folder}")
+print(f"cache folder: {folder.name}")
 
 # %%
 pd.DataFrame({"id": list(texts), "description": [t.replace("\n", " / ") for t in texts.values()]})
@@ -143,7 +145,9 @@ items_vectors = embed_descriptions(texts, encoder)
 max_matrix, clip_ids = quickstart.item_similarity(items_vectors, aggregate="max")
 mean_matrix, _ = quickstart.item_similarity(items_vectors, aggregate="mean")
 fig = plots.similarity_heatmaps([(max_matrix, "maximum cosine (Eq. 3)"), (mean_matrix, "mean cosine")], clip_ids,
-                                value_label="clip similarity (cosine)")
+                                value_label="clip similarity (cosine)",
+                                title=f"Clip similarity: descriptions by the classical motion describer (not an MLLM), "
+                                      f"sentences by {encoder_name}")
 plots.save_figure(fig, out / "00_quickstart_clip_similarity")
 
 # %% [markdown]
@@ -180,6 +184,19 @@ results.write_outputs(scores, scores, out / "00_quickstart_direction")
 print(scores.attrs.get("note", scores.to_string(index=False)))
 
 # %% [markdown]
+# ## Explore: why a clip is retrieved
+#
+# The retrieval explorer puts the steps together for one query at a time: its AP under `quickstart-direction`, its
+# nearest clips with their relevance (same playing direction or not), each clip's description with the sentence
+# that matched the query marked, and the first sampled frame of each clip. In JupyterLab pick another query by id
+# or among the worst ones; a papermill run (`interactive = False`) shows the same view for `query` as a table and a
+# figure. The same call explores any description cache on a SOVABench protocol.
+
+# %%
+view = explore.show({"motion describer": (items_vectors, texts)}, [quickstart.DIRECTION_PROTOCOL], videos=videos_by_id,
+                    query=query, k=top_k, interactive=interactive)
+
+# %% [markdown]
 # ## Headline numbers
 #
 # What the tests check: the cache folder (under `cache_dir/descriptions`), how many sentences each clip gave, the
@@ -193,6 +210,8 @@ summary_json = {
     "query": query, "neighbours_max": top["id"].tolist(), "max_cosine": top["max cosine"].tolist(),
     "neighbours_mean": top_mean["id"].tolist(), "mean_cosine": top_mean["mean cosine"].tolist(),
     "direction_protocol": quickstart.DIRECTION_PROTOCOL, "direction_scores": scores.to_dict("records"),
+    "explorer": {"query": view.query, "AP": round(100 * view.ap, 2), "top": view.hits["id"].tolist(),
+                 "relevant": view.hits["relevant"].tolist()},
 }
 results.write_json(summary_json, out / "00_quickstart.json")
 summary_json["neighbours_max"], summary_json["neighbours_mean"]

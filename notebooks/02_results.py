@@ -5,8 +5,6 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
-#       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -46,6 +44,7 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, contrastive, plots, results
+from sova_lib.paper.compare import comparison_record
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -88,6 +87,23 @@ embedding_caches = contrastive.find_embedding_caches(cache_dir)
 results.record_rows(contrastive.embedding_rows(embedding_caches, protocols, ties=ties, bootstrap=bootstrap,
                                                seed=seed), out / "results")
 print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) / 'frame-embeddings'}")
+
+# %% [markdown]
+# ## Two describers on the same queries
+#
+# Two separate intervals that overlap do not say that two describers are equal. A paired comparison scores both
+# on the same intra-pair queries: the per-query AP difference, a paired bootstrap interval over the queries
+# (within each pair, as the single intervals), and the queries where they disagree most. The paper's own example
+# is Table 5, the task-aware against the general prompt of one model; the note says which caches are compared.
+# From the command line: `sova compare --protocol intra-pair A B`.
+
+# %%
+comparisons, comparison_note = results.paired_comparisons(caches, encoder, "intra-pair", ties=ties,
+                                                          bootstrap=bootstrap, seed=seed)
+results.record_rows([comparison_record(c, encoder=encoder.name, text_split="sentences", benchmark="SOVABench")
+                     for c in comparisons], out / "results")
+print(comparison_note)
+pd.DataFrame([c.summary() for c in comparisons])
 
 # %% [markdown]
 # The JSON files are collected into one CSV, `results.csv`; every table and figure below is read from it.
@@ -144,6 +160,7 @@ summary = {
     "computed": computed[["source", "protocol", "value", "ci_low", "ci_high"]].to_dict("records"),
     "table4_rows": len(table4), "table4_not_computed": int((table4["computed as"] == results.NOT_COMPUTED).sum()),
     "tableC1_rows": len(tableC1), "embedding_caches": len(embedding_caches),
+    "comparisons": [c.summary() for c in comparisons], "comparison_note": comparison_note,
 }
 results.write_json(summary, out / "02_results.json")
 summary["table4_not_computed"], summary["sovabench_caches"]

@@ -37,6 +37,7 @@ __all__ = [
     "average_precision_rows",
     "average_precision_rules",
     "bootstrap_ci",
+    "paired_bootstrap_ci",
     "mean_ap",
     "pair_map",
     "prevalence",
@@ -283,3 +284,31 @@ def bootstrap_ci(
     alpha = (1 - confidence) / 2
     low, high = np.quantile(stats, [alpha, 1 - alpha])
     return float(low), float(high)
+
+
+def paired_bootstrap_ci(
+    values_a: np.ndarray,
+    values_b: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    groups: np.ndarray | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the difference of two scorers' means over the same queries.
+
+    ``values_a`` and ``values_b`` are the per-query scores ``(Q,)`` of two
+    scorers on the same queries, in the same order. Each resample draws one
+    set of queries (with replacement; within each group when ``groups`` is
+    given, as ``bootstrap_ci`` does) and scores both scorers on it, so the
+    interval is that of ``statistic(a) - statistic(b)`` over the same draws:
+    a paired interval. The statistic is linear in the values, so this is
+    ``bootstrap_ci`` of ``values_a - values_b`` with the same generator
+    draws; a scorer compared with itself gets exactly ``(0.0, 0.0)``.
+    Returns ``(low, high)`` in the units of the values.
+    """
+    a = np.asarray(values_a, dtype=np.float64)
+    b = np.asarray(values_b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"the two scorers must have one value per query each, got shapes {a.shape} and {b.shape}")
+    return bootstrap_ci(a - b, rng, groups=groups, n_resamples=n_resamples, confidence=confidence)

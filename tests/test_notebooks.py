@@ -2,8 +2,9 @@
 
 The notebooks execute once per module into a temporary folder (``executed``
 fixture); each test reads one notebook's JSON of headline numbers and checks
-numbers that the library computes independently here. The paired ``.ipynb``
-files must match their ``.py`` sources and carry no outputs.
+numbers that the library computes independently here. The ``.py`` sources are
+the notebooks (the paired ``.ipynb`` is ignored by git); running and saving one
+as JupyterLab does leaves every tracked file as it was.
 """
 import json
 import shutil
@@ -86,16 +87,18 @@ def executed(tmp_path_factory):
     return figures, {stem: json.loads((figures / f"{stem}.json").read_text()) for stem in runs}
 
 
-def test_paired_ipynb_match_sources_and_have_no_outputs(tmp_path):
+def _check_sources(folder: Path, tmp_path: Path) -> None:
+    """The rules every notebook source ``NN_name.py`` of ``folder`` follows (notebooks/README.md)."""
     import jupytext
     import nbformat
     import papermill
 
-    for source in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")):
-        paired = jupytext.read(source.with_suffix(".ipynb"))
+    sources = sorted(folder.glob("[0-9][0-9]_*.py"))
+    assert sources, folder
+    for source in sources:
         text = jupytext.read(source)
-        assert [c.source for c in paired.cells] == [c.source for c in text.cells], source.name
-        assert all(not c.get("outputs") for c in paired.cells), f"{source.with_suffix('.ipynb').name} has outputs"
+        header = source.read_text().split("# %%")[0]
+        assert "jupytext_version" not in header and "format_version" not in header, source.name
         first, params = text.cells[0], text.cells[1]
         assert first.cell_type == "markdown" and first.source.startswith("# "), source.name
         assert "parameters" in params.metadata.get("tags", []), source.name
@@ -111,6 +114,71 @@ def test_paired_ipynb_match_sources_and_have_no_outputs(tmp_path):
             if cell.cell_type == "code":
                 assert "def " not in cell.source and "lambda" not in cell.source, source.name
                 assert len(cell.source.splitlines()) <= 20, f"{source.name}: a cell over 20 lines"
+
+
+def _git(folder: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def test_sources_follow_the_notebook_rules(tmp_path):
+    _check_sources(NOTEBOOKS, tmp_path)
+
+
+def test_only_the_sources_are_tracked():
+    """The .py is the notebook; a paired .ipynb (outputs and all) is ignored by git wherever it is made."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = _git(ROOT, "ls-files", "notebooks").split()
+    assert not [t for t in tracked if t.endswith(".ipynb")], tracked
+    for source in reproduce.find_notebooks(NOTEBOOKS):
+        assert f"notebooks/{source.name}" in tracked
+        ipynb = f"notebooks/{source.stem}.ipynb"
+        assert _git(ROOT, "check-ignore", "--no-index", ipynb).strip() == ipynb
+
+
+def test_run_and_save_in_jupyterlab_changes_no_tracked_file(tmp_path, monkeypatch):
+    """Open the quickstart as JupyterLab does (jupytext's contents manager), run every cell in a live kernel, save.
+
+    A git repository made of the notebooks, the root .gitignore and the
+    quickstart's description cache stands for a fresh clone. After the run
+    and the save, ``git status`` lists only the figures folder, which the
+    notebook writes by design; the .py is byte for byte what it was, the
+    saved .ipynb holds the outputs, and the sources still pass the rules.
+    """
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    repo = tmp_path / "repo"
+    shutil.copytree(NOTEBOOKS, repo / "notebooks", ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+    shutil.copy(ROOT / ".gitignore", repo / ".gitignore")
+    shutil.copytree(QUICKSTART_CACHE, repo / "cache" / "descriptions")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "clone")
+    before = (repo / "notebooks" / "00_quickstart.py").read_bytes()
+    # The sentence vectors, made here once, so the kernel finds them in the (ignored) embedding cache.
+    texts = read_descriptions(next((repo / "cache" / "descriptions").glob("motion-*")))
+    SentenceEncoder(cache_dir=repo / "cache", show_progress=False).encode(
+        sorted({s for t in texts.values() for s in split(t)}))
+    _kernel_env(tmp_path, monkeypatch)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    manager = jupytext.TextFileContentsManager(root_dir=str(repo / "notebooks"))
+    for opened in ("00_quickstart.py", "00_quickstart.ipynb"):  # first open, then the paired notebook it made
+        nb = nbformat.from_dict(manager.get(opened)["content"])
+        NotebookClient(nb, kernel_name="python3", timeout=600,
+                       resources={"metadata": {"path": str(repo / "notebooks")}}).execute()
+        assert any(c.get("outputs") for c in nb.cells)
+        manager.save({"type": "notebook", "content": nb}, opened)
+        assert (repo / "notebooks" / "00_quickstart.py").read_bytes() == before, opened
+        assert _git(repo, "status", "--porcelain", "--untracked-files=normal").splitlines() == ["?? figures/"]
+    saved = nbformat.read(repo / "notebooks" / "00_quickstart.ipynb", as_version=4)
+    assert sum(bool(c.get("outputs")) for c in saved.cells) >= 10
+    assert [c.source for c in saved.cells] == [c.source for c in jupytext.read(repo / "notebooks" / "00_quickstart.py").cells]
+    _check_sources(repo / "notebooks", tmp_path)
 
 
 def test_quickstart(executed):
@@ -133,6 +201,10 @@ def test_quickstart(executed):
     own = evaluate("quickstart-direction", embed_descriptions(texts, SentenceEncoder(show_progress=False)))
     assert described["mAP"] == round(own.value, 2) and described["queries"] == 6
     assert random["mAP"] == round(100 * sum((1 + (k - 1) / 4) / k for k in range(1, 6)) / 5, 2) == 59.25
+    # the explorer's static view (papermill): the query's AP is the evaluation's own for that query
+    shown = q["explorer"]
+    assert shown["query"] == q["query"] and len(shown["top"]) == 2 and len(shown["relevant"]) == 2
+    assert shown["AP"] == round(100 * own.per_query[q["query"]], 2)
     for stem in ("filmstrips", "sentence_similarity", "clip_similarity"):
         assert (figures / f"00_quickstart_{stem}.png").stat().st_size > 10_000
         assert (figures / f"00_quickstart_{stem}.pdf").exists()
@@ -159,6 +231,7 @@ def test_results(executed):
     figures, out = executed
     r = out["02_results"]
     assert r["caches"] == 2 and r["sovabench_caches"] == 1  # the quickstart cache is not SOVABench
+    assert r["comparisons"] == [] and "a paired comparison needs two" in r["comparison_note"]
     values = {(c["source"].split(" (")[0], c["protocol"]): c["value"] for c in r["computed"]}
     assert values[("prevalence", "inter-pair")] == 3.42
     assert values[("prevalence", "inter-pair-constrained")] == 23.75

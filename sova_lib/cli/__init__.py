@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sova_lib.cli.describe",
     "sova_lib.cli.embed",
     "sova_lib.cli.evaluate",
+    "sova_lib.cli.compare",
     "sova_lib.cli.clips",
     "sova_lib.cli.vantage",
     "sova_lib.cli.reproduce",

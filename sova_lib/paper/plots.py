@@ -55,17 +55,25 @@ def _plt():
     return plt
 
 
+class SavedFiles(list):
+    """The paths ``save_figure`` wrote; a notebook cell ending with it prints one line, not a list of paths."""
+
+    def __repr__(self) -> str:
+        return "saved " + ", ".join(str(p) for p in self)
+
+
 def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
     """Write ``fig`` as ``<stem>.png`` (``dpi`` dots per inch) and ``<stem>.pdf``; returns both paths.
 
     The figure stays open (a notebook shows it inline at the end of the cell).
+    The list prints as one line (``SavedFiles``).
     """
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
     fig.savefig(paths[0], dpi=dpi, bbox_inches="tight")
     fig.savefig(paths[1], dpi=dpi, bbox_inches="tight", metadata={"CreationDate": None})  # same figure, same bytes
-    return paths
+    return SavedFiles(paths)
 
 
 # --------------------------------------------------------------------------- quickstart
@@ -143,23 +151,43 @@ def similarity_heatmap(matrix, row_labels, col_labels=None, *, title: str = "", 
     return fig
 
 
-def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float = 0.0, max_label: int = 40):
-    """Several square similarity matrices over the same ``labels``, side by side: ``panels`` = ``[(matrix, title)]``."""
+def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float | None = None, max_label: int = 40,
+                        title: str = ""):
+    """Several square similarity matrices over the same ``labels``, side by side: ``panels`` = ``[(matrix, title)]``.
+
+    Each panel has its own colour scale. With ``vmin=None`` (default) it
+    spans the panel's off-diagonal values (the clip pairs; the diagonal,
+    each clip with itself, is drawn grey and marked "self"), so that values
+    close together (0.89 to 1.00, say) still get distinct colours; a number
+    gives a fixed scale from ``vmin`` to 1 instead. ``title`` goes above all
+    panels (name the describer and encoder there).
+    """
     plt = _plt()
     n = len(labels)
     names = _short(labels, max_label)
     side = 0.6 * n + 0.075 * max(len(s) for s in names) + 0.8
-    fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.2, side + 0.4), squeeze=False)
-    for k, (ax, (matrix, title)) in enumerate(zip(axes[0], panels)):
+    fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.6 * len(panels), side + 0.8),
+                             squeeze=False)
+    for k, (ax, (matrix, panel_title)) in enumerate(zip(axes[0], panels)):
         matrix = np.asarray(matrix, dtype=float)
-        im = ax.imshow(matrix, cmap="viridis", vmin=vmin, vmax=1.0)
+        self_cells = np.eye(n, dtype=bool) if vmin is None else np.zeros((n, n), dtype=bool)
+        off = matrix[~self_cells] if (~self_cells).any() else matrix.ravel()
+        low, high = (float(off.min()), float(off.max())) if vmin is None else (vmin, 1.0)
+        if high - low < 1e-6:
+            low, high = low - 0.005, high + 0.005
+        cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
+        im = ax.imshow(np.ma.masked_array(matrix, self_cells), cmap=cmap, vmin=low, vmax=high)
         ax.set_xticks(range(n), names, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
         ax.set_yticks(range(n), names if k == 0 else [""] * n, fontsize=8)
         for (i, j), v in np.ndenumerate(matrix):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
-                    color="white" if v < vmin + 0.6 * (1 - vmin) else "black")
-        ax.set_title(title, fontsize=11)
-    fig.colorbar(im, ax=list(axes[0]), label=value_label, fraction=0.025, pad=0.02)
+            text = "self" if self_cells[i, j] else f"{v:.2f}"
+            dark = self_cells[i, j] or v >= low + 0.6 * (high - low)
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="black" if dark else "white")
+        ax.set_title(panel_title, fontsize=11)
+        fig.colorbar(im, ax=ax, label=f"{value_label}" + (" (scale: the clip pairs' range)" if vmin is None else ""),
+                     fraction=0.046, pad=0.03)
+    if title:
+        fig.suptitle(title, fontsize=11)
     return fig
 
 
@@ -311,11 +339,14 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
         a.set_ylabel("intra-pair Pair-mAP (%)")
     ax.set_xlim(*box_x)
     ax.set_ylim(*box_y)
-    ax.set_title(title if overview is None else title + " (paper's range)")
-    handles = [Line2D([], [], marker="o", ls="", color=c, label=g) for g, c in GROUP_COLORS.items()
+    ax.set_title((title if overview is None else title + " (paper's range)")
+                 + "\ncircles: the paper's published values" + ("; stars: computed here" if
+                                                                 (frame["source"] != "paper").any() else ""))
+    handles = [Line2D([], [], marker="o", ls="", color=c, label=f"{g} (paper's value)") for g, c in GROUP_COLORS.items()
                if g in set(frame["group"]) and g != "Computed here"]
-    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3", label="general prompt"),
-                Line2D([], [], marker="o", ls="", color="0.3", label="task-aware prompt")]
+    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3",
+                       label="general prompt (paper's value)"),
+                Line2D([], [], marker="o", ls="", color="0.3", label="task-aware prompt (paper's value)")]
     if (frame["source"] != "paper").any():
         handles.append(Line2D([], [], marker="*", ls="", markersize=12, color=GROUP_COLORS["Computed here"],
                               markeredgecolor="k", label="computed here"))
@@ -381,6 +412,9 @@ def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked nei
     for k, pair in enumerate(whole["pair"]):
         part = frame[(frame["pair"] == pair) & (frame["action"] != "all")]
         ax.scatter(part["top-1 opposite (%)"], [k] * len(part), color="k", s=14, zorder=3)
+        for n, (action, x) in enumerate(zip(part["action"], part["top-1 opposite (%)"])):  # above, then below
+            ax.annotate(action, (x, k), xytext=(0, 7 if n % 2 == 0 else -9),
+                        textcoords="offset points", ha="center", fontsize=6.5, color="0.15")
         ax.plot([whole.loc[k, "chance (%)"]] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
         ax.text(101, k, f"{whole.loc[k, 'top-1 opposite (%)']:.1f}%", va="center", fontsize=9)
     ax.set_yticks(y, whole["pair"])

@@ -77,7 +77,10 @@ def run_notebook(source: str | Path, executed: str | Path, parameters: dict | No
     work), with this checkout first on the kernel's ``PYTHONPATH``.
     ``parameters`` override the cell tagged ``parameters``; names the
     notebook does not declare are left out (so one set of folders can be
-    passed to every notebook). Returns the executed notebook; a failing cell
+    passed to every notebook). A notebook that declares ``interactive`` gets
+    ``interactive = False`` unless ``parameters`` say otherwise: a papermill
+    run has no browser, so widgets give way to their static view. Returns the
+    executed notebook; a failing cell
     raises papermill's ``PapermillExecutionError`` (the executed copy,
     written up to the failure, shows where).
     """
@@ -92,7 +95,7 @@ def run_notebook(source: str | Path, executed: str | Path, parameters: dict | No
     from traitlets.config import Config
 
     declared = papermill.inspect_notebook(str(executed))
-    wanted = {k: v for k, v in (parameters or {}).items() if k in declared}
+    wanted = {k: v for k, v in {"interactive": False, **(parameters or {})}.items() if k in declared}
     # Local sockets (ipc) instead of unencrypted TCP, of which the kernel warns at start.
     config = Config({"KernelManager": {"transport": "ipc"}, "AsyncKernelManager": {"transport": "ipc"}})
     with _kernel_path(REPO_ROOT):

@@ -149,6 +149,39 @@ def computed_rows(caches, encoder, protocols, *, bootstrap: int = 1000, seed: in
     return rows
 
 
+def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: str = "expected",
+                       bootstrap: int = 1000, seed: int = 0):
+    """Paired comparisons (``paper.compare``) of the SOVABench caches that cover ``protocol``: ``(comparisons, note)``.
+
+    The paper's own question first (Table 5): for each model with a
+    ``general`` and a ``task-aware`` cache, task-aware (A) against general
+    (B). Without such a pair, the covering caches in folder-name order, each
+    against the next. Fewer than two covering caches give no comparison;
+    ``note`` says which case applied.
+    """
+    from sova_lib.paper.compare import compare
+
+    covering = [c for c in sovabench_caches(caches) if c.coverage[protocol][0] == c.coverage[protocol][1]]
+    by_model = {}
+    for c in covering:
+        by_model.setdefault(c.model, {})[c.prompt] = c
+    pairs = [(m["task-aware"], m["general"]) for m in by_model.values() if {"task-aware", "general"} <= set(m)]
+    note = "task-aware against general prompt, per model (the paper's Table 5)"
+    if not pairs:
+        pairs = list(zip(covering, covering[1:]))
+        note = ("no model has both a general and a task-aware cache; each cache against the next, by folder name"
+                if pairs else f"{len(covering)} cache(s) cover {protocol}: a paired comparison needs two")
+    vectors = {}
+    out = []
+    for a, b in pairs:
+        for c in (a, b):
+            if c.name not in vectors:
+                vectors[c.name] = cache_items(c, encoder)
+        out.append(compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
+                           bootstrap=bootstrap, seed=seed))
+    return out, note
+
+
 def record_rows(rows, folder) -> list[Path]:
     """Write each record of ``rows`` (a list of dicts or a DataFrame of them) as its JSON file under ``folder``."""
     rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows

@@ -51,7 +51,7 @@ def test_statistics_figures_have_units():
     assert fig.axes[0].get_title() == "trunk" and fig.axes[0].get_ylabel() == "clips"
 
 
-def test_heatmaps_annotate_values_and_mark_the_maximum():
+def test_heatmaps_annotate_values_and_mark_the_maximum(tmp_path):
     m = np.array([[0.2, 0.9], [0.5, 0.1]])
     fig = plots.similarity_heatmap(m, ["a", "b" * 80], ["c", "d"], highlight_max=True)
     ax = fig.axes[0]
@@ -59,8 +59,14 @@ def test_heatmaps_annotate_values_and_mark_the_maximum():
     assert ax.get_yticklabels()[1].get_text().endswith("…") and len(ax.get_yticklabels()[1].get_text()) == 48
     (box,) = ax.patches
     assert box.get_xy() == (0.5, -0.5)  # around cell (0, 1)
-    fig = plots.similarity_heatmaps([(m, "max"), (m.T, "mean")], ["a", "b"])
-    assert [a.get_title() for a in fig.axes[:2]] == ["max", "mean"]
+    fig = plots.similarity_heatmaps([(m, "max"), (m.T, "mean")], ["a", "b"], title="describer X")
+    assert [a.get_title() for a in fig.axes if a.get_title()] == ["max", "mean"] and fig._suptitle.get_text() == "describer X"
+    # each panel's colour scale spans its off-diagonal cells (0.9 and 0.5 in the first), the diagonal marked "self"
+    first = fig.axes[0]
+    assert first.images[0].get_clim() == (0.5, 0.9)
+    assert [t.get_text() for t in first.texts] == ["self", "0.90", "0.50", "self"]
+    paths = plots.save_figure(fig, tmp_path / "h")
+    assert repr(paths) == f"saved {tmp_path / 'h.png'}, {tmp_path / 'h.pdf'}" and paths[0].exists()
 
 
 def test_filmstrips_one_row_per_clip_with_times():
@@ -79,7 +85,9 @@ def test_error_analysis_figures():
         {"pair": "trunk", "action": "all", "top-1 opposite (%)": 20.0, "chance (%)": 50.0},
     ])
     fig = plots.opposite_confusion_bars(confusion)
-    assert "(%)" in fig.axes[0].get_xlabel() and [t.get_text() for t in fig.axes[0].texts] == ["20.0%"]
+    assert "(%)" in fig.axes[0].get_xlabel()
+    # each per-action dot carries its action's name, then the pair's value
+    assert [t.get_text() for t in fig.axes[0].texts] == ["opening trunk", "closing trunk", "20.0%"]
     counts = pd.DataFrame({"error mode": ["hallucination", "correct"], "clips": [3, 4]})
     fig = plots.error_mode_bars(counts, {"hallucination": 34, "correct": 26}, label="demo")
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["demo", "paper (Appendix E: MiniCPM-V 4.5, task-aware)"]

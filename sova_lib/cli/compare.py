@@ -1,0 +1,101 @@
+"""``sova compare``: two caches on the same protocol, query by query (a paired comparison).
+
+``sova compare --protocol intra-pair A B`` scores ``A`` and ``B`` (each
+descriptions: JSON Lines, the authors' JSON or a describe cache folder; or an
+``.npz`` of vectors) and prints the score of each, the difference ``A - B``
+with a paired bootstrap interval over the same queries (within each pair for
+Pair-mAP, as ``sova evaluate --bootstrap``), and the queries where the two
+disagree most. The work is done by ``sova_lib.paper.compare``.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from sova_lib.cli import CliError
+from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
+from sova_lib.evaluate import CoverageError
+from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
+from sova_lib.metrics import TIE_RULES
+from sova_lib.paper.compare import compare, comparison_record
+from sova_lib.protocols import PROTOCOLS
+from sova_lib.records import write_record
+from sova_lib.similarity import AGGREGATES
+
+__all__ = ["add_commands", "run_compare"]
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser(
+        "compare", help="compare two caches on the same protocol, query by query (paired bootstrap)",
+        description="Score two description or vector caches under one protocol and compare them on the same "
+                    "queries: the difference A - B with a paired bootstrap interval, and the queries where "
+                    "they disagree most.",
+    )
+    p.add_argument("a", metavar="A", help="descriptions (JSONL, authors' JSON, cache folder) or vectors (.npz)")
+    p.add_argument("b", metavar="B", help="the same for the second scorer")
+    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS), help="retrieval protocol")
+    p.add_argument("--names", nargs=2, metavar=("NAME_A", "NAME_B"), help="names to print (default: the paths)")
+    p.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
+                   help="sentence encoder for descriptions (default: all-MiniLM-L6-v2, offline)")
+    p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max)")
+    p.add_argument("--ties", choices=TIE_RULES, default="expected", help="tie rule of AP (default: expected)")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="resamples of the paired interval (default 1000; 0: none)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    p.add_argument("--top", type=int, default=10, metavar="K", help="queries of largest disagreement to list")
+    p.add_argument("--allow-missing", action="store_true", help="score without clips missing from both inputs")
+    p.add_argument("--cache-dir", default=None, help="embedding cache root (default: $SOVA_CACHE or ./cache)")
+    p.add_argument("--results-dir", default=None, metavar="DIR",
+                   help="also write the comparison as one record JSON into DIR (collected by sova_lib.records)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run_compare)
+
+
+def _items(path: str, encoder):
+    if not Path(path).exists():
+        raise CliError(f"{path}: no such file or folder")
+    if path.endswith(".npz"):
+        return read_embeddings(path)
+    return embed_descriptions(read_descriptions(path), encoder())
+
+
+def run_compare(args) -> int:
+    if args.bootstrap < 0:
+        raise CliError(f"--bootstrap {args.bootstrap}: expected a number of resamples, 0 (none) or more")
+    if args.top < 0:
+        raise CliError(f"--top {args.top}: expected 0 or more")
+    made = []
+
+    def encoder():
+        if not made:
+            made.append(SentenceEncoder(args.embedder or DEFAULT_ENCODER,
+                                        cache_dir=args.cache_dir or default_cache_dir(), show_progress=False))
+        return made[0]
+
+    name_a, name_b = args.names or (args.a, args.b)
+    try:
+        result = compare(args.protocol, _items(args.a, encoder), _items(args.b, encoder), name_a=name_a,
+                         name_b=name_b, aggregate=args.aggregate, ties=args.ties, bootstrap=args.bootstrap,
+                         seed=args.seed, allow_missing=args.allow_missing)
+    except (CoverageError, ValueError, FileNotFoundError) as err:
+        raise CliError(str(err)) from None
+    if args.results_dir:
+        vectors = args.a.endswith(".npz") and args.b.endswith(".npz")
+        record = comparison_record(result, encoder=None if vectors else (args.embedder or DEFAULT_ENCODER),
+                                   text_split=None if vectors else "sentences")
+        print(f"wrote {write_record(record, args.results_dir)}", file=sys.stderr)
+    top = result.disagreements(args.top)
+    if args.json:
+        print(json.dumps({**result.summary(), "disagreements": top.round(2).to_dict("records")}))
+        return 0
+    s = result.summary()
+    ci = f"  (95% paired CI {s['ci'][0]:+.2f} to {s['ci'][1]:+.2f})" if s["ci"] else ""
+    print(f"{result.protocol}: {result.metric}  A = {s['A value']:.2f}  B = {s['B value']:.2f}  "
+          f"A - B = {s['difference']:+.2f}{ci}  over {s['queries']} queries")
+    print(f"  A: {name_a}\n  B: {name_b}")
+    print(f"  A better on {s['A better']} queries, B on {s['B better']}, equal on {s['equal']}")
+    if len(top):
+        print(f"largest disagreements (AP in percent):\n{top.round(2).to_string(index=False)}")
+    return 0

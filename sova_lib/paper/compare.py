@@ -1,0 +1,156 @@
+"""A paired comparison of two scorers (description or vector caches) on the same protocol.
+
+``compare(protocol, items_a, items_b)`` scores both under one protocol and
+answers the paper's comparative question ("does the task-aware prompt beat
+the general one?") on the same queries:
+
+* the per-query AP difference ``A - B`` (points);
+* the difference of the protocol's scores (mAP, or Pair-mAP: the mean over
+  pairs of the mean per-query difference) and a paired percentile bootstrap
+  interval (``metrics.paired_bootstrap_ci``): each resample draws one set of
+  queries, within each pair for Pair-mAP, the same unit as the single-scorer
+  intervals of ``evaluate``, from ``numpy.random.default_rng(seed)``;
+* the queries where the two disagree most.
+
+``comparison_record`` turns the result into one record of
+``sova_lib.records`` (kind ``paired comparison``), so it is collected into
+``figures/results.csv`` with every other score.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sova_lib import metrics
+from sova_lib.evaluate import evaluate
+from sova_lib.protocols import Protocol, get_protocol
+from sova_lib.records import make_record
+
+__all__ = ["Comparison", "compare", "compare_results", "comparison_record"]
+
+
+@dataclass
+class Comparison:
+    """Two scorers on one protocol. ``value_*``, ``difference`` and ``ci`` are in points (percent).
+
+    ``per_query`` is a DataFrame with one row per query (``id``, ``class``,
+    ``AP A``, ``AP B``, ``difference``, in points), largest disagreement first.
+    """
+
+    protocol: str
+    metric: str
+    name_a: str
+    name_b: str
+    value_a: float
+    value_b: float
+    difference: float
+    ci: tuple | None
+    n_queries: int
+    bootstrap: int
+    seed: int
+    ties: str
+    aggregate: str
+    per_query: object = field(repr=False)
+    per_class: dict = field(default_factory=dict)
+
+    def disagreements(self, k: int = 10):
+        """The ``k`` queries with the largest absolute AP difference (ties kept in id order)."""
+        return self.per_query.head(k).reset_index(drop=True)
+
+    def summary(self) -> dict:
+        """A JSON-ready dict of the numbers (per-query values left out)."""
+        return {"protocol": self.protocol, "metric": self.metric, "A": self.name_a, "B": self.name_b,
+                "A value": round(self.value_a, 2), "B value": round(self.value_b, 2),
+                "difference": round(self.difference, 2),
+                "ci": None if self.ci is None else [round(self.ci[0], 2), round(self.ci[1], 2)],
+                "queries": self.n_queries, "A better": int((self.per_query["difference"] > 0).sum()),
+                "B better": int((self.per_query["difference"] < 0).sum()),
+                "equal": int((self.per_query["difference"] == 0).sum()), "bootstrap": self.bootstrap,
+                "seed": self.seed, "ties": self.ties}
+
+
+def _query_groups(protocol: Protocol) -> dict:
+    """id -> the name of the one task the clip is a query of."""
+    ids = protocol.ids().tolist()
+    out = {}
+    for task in protocol.tasks():
+        for q in task.queries.tolist():
+            if ids[q] in out and out[ids[q]] != task.name:
+                raise ValueError(f"clip {ids[q]!r} is a query of two tasks of {protocol.name!r}; "
+                                 "a paired comparison needs one query per clip")
+            out[ids[q]] = task.name
+    return out
+
+
+def compare_results(result_a, result_b, *, name_a: str = "A", name_b: str = "B", bootstrap: int = 1000,
+                    seed: int = 0) -> Comparison:
+    """Compare two ``evaluate.Result`` of the same protocol, query by query.
+
+    Both must have scored the same queries (same protocol, same coverage);
+    otherwise ``ValueError`` says how many differ. ``bootstrap = 0`` gives
+    no interval.
+    """
+    import pandas as pd
+
+    if result_a.protocol != result_b.protocol:
+        raise ValueError(f"the two results are of different protocols: {result_a.protocol!r} and "
+                         f"{result_b.protocol!r}")
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
+    only_a = set(result_a.per_query) - set(result_b.per_query)
+    only_b = set(result_b.per_query) - set(result_a.per_query)
+    if only_a or only_b:
+        raise ValueError(f"the two results scored different queries ({len(only_a)} only in {name_a}, "
+                         f"{len(only_b)} only in {name_b}); a paired comparison needs the same queries")
+    protocol = get_protocol(result_a.protocol)
+    groups = _query_groups(protocol)
+    clips = {c.index: c for c in protocol.clips()}
+    ids = [i for i in protocol.ids().tolist() if i in result_a.per_query]
+    a = np.array([result_a.per_query[i] for i in ids])
+    b = np.array([result_b.per_query[i] for i in ids])
+    diff = a - b
+    frame = pd.DataFrame({"id": ids, "class": [protocol.query_class(clips[i]) for i in ids],
+                          "AP A": 100 * a, "AP B": 100 * b, "difference": 100 * diff})
+    frame = frame.iloc[np.argsort(-np.abs(diff), kind="stable")].reset_index(drop=True)
+    g = np.array([groups[i] for i in ids]) if protocol.metric == "Pair-mAP" else None
+    if g is None:
+        difference = 100 * float(diff.mean())
+    else:
+        difference = 100 * float(np.mean([diff[g == name].mean() for name in np.unique(g)]))
+    ci = None
+    if bootstrap:
+        low, high = metrics.paired_bootstrap_ci(a, b, np.random.default_rng(seed), groups=g, n_resamples=bootstrap)
+        ci = (100 * low, 100 * high)
+    per_class = frame.groupby("class", sort=True)["difference"].mean().to_dict()
+    return Comparison(protocol=protocol.name, metric=protocol.metric, name_a=name_a, name_b=name_b,
+                      value_a=result_a.value, value_b=result_b.value, difference=difference, ci=ci,
+                      n_queries=len(ids), bootstrap=bootstrap, seed=seed, ties=result_a.ties,
+                      aggregate=result_a.aggregate, per_query=frame, per_class=per_class)
+
+
+def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str = "B", aggregate: str = "max",
+            ties: str = "expected", bootstrap: int = 1000, seed: int = 0, allow_missing: bool = False) -> Comparison:
+    """Score ``items_a`` and ``items_b`` (``ItemVectors``) under ``protocol`` and compare them query by query.
+
+    Evaluation errors (``evaluate.CoverageError``) propagate; with
+    ``allow_missing`` both must still leave the same queries.
+    """
+    kwargs = dict(aggregate=aggregate, ties=ties, allow_missing=allow_missing)
+    return compare_results(evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs),
+                           name_a=name_a, name_b=name_b, bootstrap=bootstrap, seed=seed)
+
+
+def comparison_record(comparison: Comparison, *, encoder: str | None = None, text_split: str | None = None,
+                      benchmark: str | None = None) -> dict:
+    """The comparison as one record (``sova_lib.records``): ``value`` is A minus B in points, with its interval."""
+    c = comparison
+    low, high = c.ci or (None, None)
+    return make_record(
+        kind="paired comparison", source=f"{c.name_a} minus {c.name_b}", benchmark=benchmark, protocol=c.protocol,
+        metric=f"{c.metric} difference", value=c.difference, ci_low=low, ci_high=high, n_queries=c.n_queries,
+        per_class={k: round(float(v), 2) for k, v in c.per_class.items()}, ties=c.ties, bootstrap=c.bootstrap,
+        seed=c.seed, encoder=encoder, aggregate=c.aggregate, text_split=text_split,
+        cache=f"{c.name_a} vs {c.name_b}",
+        note=f"{c.name_a}: {c.value_a:.2f}, {c.name_b}: {c.value_b:.2f}; paired bootstrap over the same queries",
+    )
