@@ -41,7 +41,6 @@ tie_orders = 200  # random tie orders drawn in the section on ties
 # Imports and the output folder.
 
 # %%
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +49,7 @@ import pandas as pd
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import examples, paper, qa
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
+from sova_lib.benchmarks.muvr.ties import tie_study
 from sova_lib.paper.results import write_json, write_outputs
 
 out = Path(figures_dir)
@@ -135,30 +135,8 @@ filter_table
 # `gallery-order`), whose mean agrees with the expected value within its standard error.
 
 # %%
-tied_root = Path(synthetic_dir + "_ties")
-shutil.rmtree(tied_root, ignore_errors=True)
-muvr.write_synthetic(tied_root, np.random.default_rng(seed), partitions=("news",), topics=4, videos_per_topic=12)
-tied = [muvr.load_partition(tied_root, "news")]
-tied_features = tied_root / "features" / "VLMs_1_15" / SYNTHETIC_MODEL
-for i in range(0, len(tied[0].gallery), 4):
-    for vid in tied[0].gallery[i + 1:i + 4]:
-        shutil.copy(tied_features / "news" / f"{tied[0].gallery[i]}.npy", tied_features / "news" / f"{vid}.npy")
-tie_vectors = muvr.released_vectors(tied_features)
-by_rule = {rule: muvr.evaluate(tied, tie_vectors, ties=rule).metrics for rule in ("expected", "optimistic",
-                                                                                  "pessimistic", "gallery-order")}
-order_rng = np.random.default_rng(seed)
-
-
-def shuffled(partition):
-    gallery, queries = tie_vectors(partition)
-    return gallery.select(order_rng.permutation(len(gallery.ids))), queries
-
-
-draws = pd.DataFrame([muvr.evaluate(tied, shuffled, ties="gallery-order").metrics for _ in range(tie_orders)])
-random_orders = {"mean": draws.mean(), "standard error": draws.std(ddof=1) / np.sqrt(len(draws)),
-                 "min": draws.min(), "max": draws.max()}
-tie_table = pd.concat([pd.DataFrame(by_rule).T, pd.DataFrame(random_orders).T.rename(
-    index=lambda k: f"{tie_orders} random orders: {k}")]).round(3)
+study = tie_study(Path(synthetic_dir + "_ties"), seed=seed, orders=tie_orders)
+tie_table = pd.DataFrame(study.rows()).T.round(3)
 write_outputs(tie_table.reset_index(names="tie rule (synthetic, tied)"),
               tie_table.reset_index(names="tie rule (synthetic, tied)"), out / "05_muvr_ties")
 tie_table
@@ -219,7 +197,7 @@ summary = {
     "table7_not_computed": int((table7["computed"] == paper.NOT_COMPUTED).sum()),
     "table8_not_computed": int((table8["computed"] == paper.NOT_COMPUTED).sum()),
     "ties": ties,
-    "tie_rules": by_rule,
-    "random_tie_orders": {k: v.to_dict() for k, v in random_orders.items()},
+    "tie_rules": study.rules,
+    "random_tie_orders": study.random_orders,
 }
 write_json(summary, out / "05_muvr.json", digits=10)  # the last bits of a parallel sum vary

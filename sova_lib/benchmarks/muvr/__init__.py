@@ -7,6 +7,7 @@ Reranking Score), ``retrieval`` (Base and Filter evaluation, per partition and a
 questions, prompts, the describer runner), ``framework`` (MLLM-to-Embedding
 on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout),
 ``paper`` (the paper's Tables 7-9, and Tables 7-8 from released features),
+``ties`` (every tie rule beside random tie orders on a tied synthetic set),
 ``examples`` (the spec's hand-computed cases, computed by the library).
 """
 from sova_lib.benchmarks.muvr.data import PARTITIONS, MuvrDataError, load_partition

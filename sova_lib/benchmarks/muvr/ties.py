@@ -1,0 +1,95 @@
+"""Tied scores in MUVR: every tie rule beside the spread of random tie orders.
+
+The official ``CuVR.evaluate`` ranks a gallery built with ``list(set(...))``
+over video names (its order follows Python's string hashing) with numpy's
+default, unstable ``argsort``: on tied scores its numbers change from one
+process to the next. This module builds a synthetic partition in the released
+layout whose gallery videos share frames in groups (so their scores tie), and
+scores it under each tie rule of :func:`~sova_lib.benchmarks.muvr.retrieval.evaluate`
+and under ``orders`` random orders of the gallery (each scored with
+``gallery-order``). The mean of the random orders estimates the expected value
+that the ``expected`` rule computes exactly.
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.benchmarks.muvr.data import load_partition
+from sova_lib.benchmarks.muvr.features import released_vectors
+from sova_lib.benchmarks.muvr.retrieval import evaluate
+from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL, write_synthetic
+
+__all__ = ["TIE_RULES", "TieStudy", "tie_study", "write_tied_synthetic"]
+
+#: The tie rules of ``evaluate``, in the order the study reports them.
+TIE_RULES = ("expected", "optimistic", "pessimistic", "gallery-order")
+
+
+def write_tied_synthetic(root: Path, rng: np.random.Generator, *, group: int = 4) -> list:
+    """Write a synthetic ``news`` partition whose gallery ties in groups of ``group`` videos.
+
+    Every ``group`` consecutive gallery videos get the first one's frame features,
+    so each scores the same against every query. Returns the loaded partitions
+    (one) for :func:`evaluate`; the folder ``root`` is replaced.
+    """
+    root = Path(root)
+    shutil.rmtree(root, ignore_errors=True)
+    write_synthetic(root, rng, partitions=("news",), topics=4, videos_per_topic=12)
+    partition = load_partition(root, "news")
+    folder = root / "features" / "VLMs_1_15" / SYNTHETIC_MODEL / "news"
+    for start in range(0, len(partition.gallery), group):
+        first = partition.gallery[start]
+        for vid in partition.gallery[start + 1:start + group]:
+            shutil.copy(folder / f"{first}.npy", folder / f"{vid}.npy")
+    return [partition]
+
+
+@dataclass(frozen=True)
+class TieStudy:
+    """Metrics of one tied dataset under each tie rule and over random tie orders.
+
+    ``rules``: rule name -> metric name -> value (as ``MuvrResult.metrics``).
+    ``random_orders``: statistic (``mean``, ``standard error``, ``min``, ``max``)
+    -> metric name -> value, over ``orders`` random orders of the gallery.
+    """
+
+    rules: dict[str, dict[str, float]]
+    random_orders: dict[str, dict[str, float]]
+    orders: int
+
+    def rows(self) -> dict[str, dict[str, float]]:
+        """One row per rule, then one per statistic named ``"<orders> random orders: <statistic>"``."""
+        return {**self.rules, **{f"{self.orders} random orders: {stat}": values
+                                 for stat, values in self.random_orders.items()}}
+
+
+def tie_study(root: Path, *, seed: int = 0, orders: int = 200) -> TieStudy:
+    """Score a tied synthetic dataset (written to ``root``) under each rule and ``orders`` random orders.
+
+    Same ``seed``, same study.
+    """
+    rng = np.random.default_rng(seed)
+    partitions = write_tied_synthetic(root, rng)
+    vectors = released_vectors(Path(root) / "features" / "VLMs_1_15" / SYNTHETIC_MODEL)
+    rules = {rule: dict(evaluate(partitions, vectors, ties=rule).metrics) for rule in TIE_RULES}
+
+    order_rng = np.random.default_rng(seed)
+
+    def shuffled(partition):
+        gallery, queries = vectors(partition)
+        return gallery.select(order_rng.permutation(len(gallery.ids))), queries
+
+    draws = [evaluate(partitions, shuffled, ties="gallery-order").metrics for _ in range(orders)]
+    stats: dict[str, dict[str, float]] = {"mean": {}, "standard error": {}, "min": {}, "max": {}}
+    for name in (draws[0] if draws else ()):
+        values = np.array([draw[name] for draw in draws], dtype=np.float64)
+        stats["mean"][name] = float(values.mean())
+        stats["standard error"][name] = float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 \
+            else float("nan")
+        stats["min"][name] = float(values.min())
+        stats["max"][name] = float(values.max())
+    return TieStudy(rules=rules, random_orders=stats, orders=orders)
