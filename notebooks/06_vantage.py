@@ -36,8 +36,8 @@ mode = "parity"  # scoring mode: "parity" (the harness, the leaderboard's) or "s
 n_resamples = 2000  # bootstrap resamples per interval (the paper uses 10000)
 seed = 0  # seed of the bootstrap generator
 n_frames = 8  # frames sent per video (the harness default)
-ground_truth_dir = ""  # folder of VANTAGE-Bench answer keys <task>_gt.jsonl; empty: nothing computed
-submissions_dir = ""  # folder of your model's submissions <task>.jsonl, scored against those keys
+ground_truth_dir = ""  # folder of answer keys <harness key>_gt.jsonl (grounding_gt.jsonl, ...); empty: nothing computed
+submissions_dir = ""  # folder of submissions named as in the archive (vqa.jsonl, grounding.jsonl, ...)
 similarity = "token-f1"  # dense-captioning similarity for your data: bertscore (leaderboard), meteor or token-f1
 
 # %% [markdown]

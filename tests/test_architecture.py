@@ -40,7 +40,6 @@ def test_public_api_is_small_documented_and_made_of_the_sub_packages_own_objects
 #: Private names still imported across modules, in code others own at present: (importing module, imported name).
 PRIVATE_IMPORTS_ALLOWED = {
     ("sova_lib.cli.vantage", "sova_lib.cli.describe._describer_options"),  # the command line, being restructured
-    ("sova_lib.benchmarks.vantage.parse_boxes", "sova_lib.benchmarks.vantage.parse_text._json_objects"),  # VANTAGE
 }
 
 

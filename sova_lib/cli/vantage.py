@@ -4,7 +4,8 @@
 
     sova vantage describe --task vqa --items vqa.tsv --media-root videos/ --backend openai --model M \\
         --base-url http://localhost:8000/v1 --cache-dir cache [--ground-truth vqa_gt.jsonl]
-    sova vantage score --task vqa --ground-truth vqa_gt.jsonl --submission vqa.jsonl [--items vqa.tsv]
+    sova vantage score --task vqa --ground-truth vqa_gt.jsonl --submission vqa.jsonl [--items vqa.tsv] \\
+        [--results-dir results/]
     sova vantage submit --task vqa --items vqa.tsv --answers cache/descriptions/<folder> --model M --out vqa.jsonl
     sova vantage validate vqa.jsonl --task vqa [--ground-truth vqa_gt.jsonl | --items vqa.tsv]
 
@@ -26,12 +27,18 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES
-from sova_lib.benchmarks.vantage.captions import SIMILARITIES, CaptionModelUnavailable, make_similarity
+from sova_lib.benchmarks.vantage.captions import (
+    BERTSCORE_MODEL,
+    SIMILARITIES,
+    CaptionModelUnavailable,
+    make_similarity,
+)
 from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, canonical_task, submission_answers, task_key
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
 from sova_lib.benchmarks.vantage.parse_text import MODES
 from sova_lib.benchmarks.vantage.prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.records import read_ground_truth, read_submission, write_submission
+from sova_lib.benchmarks.vantage.result import result_record
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.submission import align_answers, expected_ids
@@ -40,6 +47,7 @@ from sova_lib.cli import CliError
 from sova_lib.cli.describe import _describer_options
 from sova_lib.describe.cache import CacheLockedError
 from sova_lib.describe.contract import DESCRIBERS, make_describer
+from sova_lib.records import write_record
 
 __all__ = ["add_commands"]
 
@@ -108,6 +116,7 @@ def add_commands(sub) -> None:
     s.add_argument("--items", type=Path, metavar="PATH",
                    help="public items: needed with --answers, and to match ids of an earlier layout")
     _score_args(s)
+    s.add_argument("--results-dir", type=Path, metavar="DIR", help="also write the score as one record JSON there")
     s.set_defaults(func=run_score)
 
     u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers, then check it")
@@ -134,7 +143,23 @@ def _note(lines) -> None:
         print(f"note: {line}", file=sys.stderr)
 
 
-def _score(args, answers: dict, box_order: str = "xyxy", items=None) -> int:
+def _record(args, result, model=None) -> dict:
+    """The results record of a ``sova vantage score`` run (``result_record``)."""
+    if args.submission is not None:
+        source = args.submission
+        return result_record(result, kind="submission", source=str(source), model=model, seed=args.seed,
+                             cache=f"{source.parent.name}-{source.stem}", similarity=_similarity_name(args))
+    return result_record(result, kind="description cache", source=str(args.answers), cache=args.answers.name,
+                         seed=args.seed, similarity=_similarity_name(args))
+
+
+def _similarity_name(args):
+    if args.task != "dvc":
+        return None
+    return args.similarity + (f" {args.bertscore_model or BERTSCORE_MODEL}" if args.similarity == "bertscore" else "")
+
+
+def _score(args, answers: dict, box_order: str = "xyxy", items=None, model=None) -> int:
     gt = read_ground_truth(args.ground_truth, args.task)
     _note(gt.notes)
     answers, notes = align_answers(gt, answers, items)
@@ -143,11 +168,13 @@ def _score(args, answers: dict, box_order: str = "xyxy", items=None) -> int:
     rng = np.random.default_rng(args.seed) if args.bootstrap > 0 else None
     result = score_answers(args.task, gt, answers, mode=args.mode, similarity=similarity, box_coord_order=box_order,
                            rng=rng, n_resamples=args.bootstrap)
+    if getattr(args, "results_dir", None):
+        print(f"wrote {write_record(_record(args, result, model), args.results_dir)}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
     ci = f"  (95% CI {result.ci[0]:.2f}-{result.ci[1]:.2f}, {result.ci_unit}s)" if result.ci else ""
-    print(f"{result.task}: {result.metric} = {result.value:.2f}{ci}  [{result.mode}; parsed "
+    print(f"{result.canonical_task} ({result.task}): {result.metric} = {result.value:.2f}{ci}  [{result.mode}; parsed "
           f"{result.n_parsed}/{result.n_items} = {100 * result.parse_rate:.1f}%]")
     for key, value in result.secondary.items():
         print(f"  {key:<24} {value:.4g}")
@@ -210,7 +237,7 @@ def run_score(args) -> int:
                                f"{canonical_task(args.task)!r} ({args.task})")
             _note(info.get("notes", []))
             items = _items(args) if args.items is not None else None
-            return _score(args, answers, info.get("box_coord_order", "xyxy"), items)
+            return _score(args, answers, info.get("box_coord_order", "xyxy"), items, info.get("model"))
         if args.items is None:
             raise CliError("--answers needs --items (the prompts name each cached answer)")
         items = _items(args)

@@ -13,7 +13,7 @@ import re
 from typing import NamedTuple
 
 from sova_lib.benchmarks.vantage.boxes import clamp_box, valid_box
-from sova_lib.benchmarks.vantage.parse_text import _json_objects, check_mode
+from sova_lib.benchmarks.vantage.parse_text import check_mode, json_objects
 
 __all__ = ["PERSON_LABELS", "Detection", "parse_localization", "parse_refex", "parse_sot", "swap_yxyx"]
 
@@ -326,7 +326,7 @@ def parse_sot(text: str, n_frames: int, mode: str = "parity") -> dict[int, tuple
         return None
     body = re.sub(r"```(?:json)?", "", text, flags=re.IGNORECASE)
     found: dict[int, tuple[float, ...] | None] = {}
-    for value in _json_objects(body):
+    for value in json_objects(body):
         if isinstance(value, dict):
             for key, box in value.items():
                 m = re.fullmatch(r"\s*frame_?(\d+)\s*", str(key), flags=re.IGNORECASE)

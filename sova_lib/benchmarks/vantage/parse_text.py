@@ -22,7 +22,8 @@ import math
 import re
 
 __all__ = [
-    "MODES", "check_mode", "dvc_time", "parse_choice", "parse_dvc", "parse_pointing", "parse_temporal", "parse_time", "parse_yes_no",
+    "MODES", "check_mode", "dvc_time", "json_objects", "parse_choice", "parse_dvc", "parse_pointing", "parse_temporal",
+    "parse_time", "parse_yes_no",
 ]
 
 #: The scoring modes: ``parity`` reproduces the harness (the leaderboard), ``strict`` scores every unreadable
@@ -121,7 +122,7 @@ def parse_time(value, mode: str = "parity") -> float | None:
     return parts[0] if mode == "parity" else 3600 * parts[0] + 60 * parts[1] + parts[2]
 
 
-def _json_objects(text: str):
+def json_objects(text: str):
     """Every JSON value that starts at a ``{`` or ``[`` of ``text``, in order."""
     decoder = json.JSONDecoder()
     for m in re.finditer(r"[\[{]", text):
@@ -144,7 +145,7 @@ def parse_temporal(text: str, mode: str = "parity") -> tuple[float, float] | Non
     check_mode(mode)
     if not isinstance(text, str):
         return None
-    for obj in _json_objects(text):
+    for obj in json_objects(text):
         if isinstance(obj, dict) and "start" in obj and "end" in obj:
             start, end = obj["start"], obj["end"]
             if mode == "parity" and not (isinstance(start, str) and isinstance(end, str)):

@@ -10,19 +10,24 @@ Ground truth, one object per line (the records the harness's adapters read,
 (vqa, pointing; ``extra.question_id`` for pointing, ``extra.task_type`` for
 vqa); "Yes"/"No" (event verification); ``{"start", "end"}`` with
 ``extra.duration`` in seconds (temporal; 30 when absent, adapter_temporal.py
-lines 66-71); a list of ``{start, end, caption}`` (dvc); a list of pixel
+lines 66-71); a list of ``{start, end, caption}`` (dvc; an event without a
+caption is left out and a missing time is 0 s, as the harness reads its key,
+vantage_dvc.py lines 240-250, each with a note); a list of pixel
 boxes ``[x1, y1, x2, y2]`` with ``extra.image_width`` / ``image_height``
 (referring expressions, adapter_grounding.py lines 73-78); a list of
 ``{"label", "bbox"}`` pixel objects with ``extra.image_filename``,
 ``image_path`` and ``min_bbox_area`` (object localization, adapter_astro.py
-lines 74-130); ``{frame_id: box or null}`` with ``extra.frame_ids``, the
+lines 74-130: each label lower-cased as the harness's KITTI reader returns
+it, an object without ``label`` or ``bbox`` left out; the metric keeps
+persons only); ``{frame_id: box or null}`` with ``extra.frame_ids``, the
 anchor first (tracking, adapter_sot.py lines 58-95).
 
 Earlier versions of this library wrote ``extra.width`` / ``extra.height``
 and plain boxes for object localization; both are still read, with a note.
-Without any size, referring expressions take 1000 x 1000 and object
-localization opens ``extra.image_path`` or takes 640 x 480, as the harness
-does (grounding_2d_dataset.py lines 813-822, astro_2d_dataset.py lines
+Object localization's image size is that of the image at ``extra.image_path``
+when it opens (the harness reads it there alone), else ``image_width`` /
+``image_height`` (with a note). Without any size, referring expressions take
+1000 x 1000 and object localization 640 x 480, as the harness does (grounding_2d_dataset.py lines 813-822, astro_2d_dataset.py lines
 481-489), with a note.
 
 Submission, one object per ground-truth id (harness ``emit.py`` lines 227-240)::
@@ -126,12 +131,29 @@ def _gt_value(task: str, raw, extra: dict, path, line: int):
     if task == "dvc":
         if not isinstance(value, list):
             raise VantageDataError(path, line, "value", "expected a list of {start, end, caption} events")
+        # As the harness reads its answer key (vantage_dvc.py lines 240-250): the caption is "caption", else
+        # "description"; an event with neither is left out (counted, with a note); a missing or empty time is
+        # 0 s; a time is seconds, m:s or h:m:s in full.
         events = []
         for ev in value:
-            start, end = (parse_time(ev.get(k), "strict") if isinstance(ev, dict) else None for k in ("start", "end"))
-            if start is None or end is None or not isinstance(ev.get("caption"), str):
-                raise VantageDataError(path, line, "value", f"event {ev!r} lacks start, end or caption")
-            events.append((start, end, ev["caption"]))
+            if not isinstance(ev, dict):
+                raise VantageDataError(path, line, "value", f"event {ev!r} is not a {{start, end, caption}} object")
+            caption = ev.get("caption") or ev.get("description") or ""
+            if not caption:
+                extra["dropped_events"] = extra.get("dropped_events", 0) + 1
+                continue
+            times = []
+            for k in ("start", "end"):
+                raw_time = ev.get(k)
+                if raw_time is None or (isinstance(raw_time, str) and not raw_time.strip()):
+                    extra["zero_times"] = extra.get("zero_times", 0) + 1
+                    times.append(0.0)
+                    continue
+                seconds = parse_time(raw_time, "strict")
+                if seconds is None:
+                    raise VantageDataError(path, line, "value", f"event {ev!r}: {k} {raw_time!r} is not a time")
+                times.append(seconds)
+            events.append((times[0], times[1], str(caption)))
         return events
     if task in ("refex", "astro"):
         if task == "refex" and isinstance(value, list) and value and isinstance(value[0], (int, float)):
@@ -139,7 +161,22 @@ def _gt_value(task: str, raw, extra: dict, path, line: int):
         if not isinstance(value, list):
             raise VantageDataError(path, line, "value", "expected a list of pixel boxes")
         if task == "astro":
-            extra["labels"] = [v.get("label") if isinstance(v, dict) else None for v in value]
+            # The harness writes each {"label", "bbox"} object as a KITTI line and reads the label back
+            # lower-cased (adapter_astro.py lines 62-95, vantage2d/utils.py lines 99-121): a null label is
+            # "none", and an object lacking "label" or a four-number "bbox" is not written at all.
+            kept, labels = [], []
+            for v in value:
+                if isinstance(v, dict) and "label" in v:
+                    if not (isinstance(v.get("bbox"), (list, tuple)) and len(v["bbox"]) >= 4):
+                        extra["skipped_objects"] = extra.get("skipped_objects", 0) + 1
+                        continue
+                    kept.append(list(v["bbox"][:4]))
+                    labels.append(str(v["label"]).lower())
+                else:  # an earlier layout of this library: a plain box, or an object without a label (a person)
+                    kept.append(v)
+                    labels.append(None)
+            extra["labels"] = labels
+            value = kept
         return [_box(b, path, line) for b in value]
     ids = extra.get("frame_ids")
     if not isinstance(ids, list) or len(ids) < 2:
@@ -162,7 +199,20 @@ def _number(v) -> bool:
 
 
 def _image_size(task: str, extra: dict, path, line: int) -> str:
-    """Set ``extra['width']`` / ``extra['height']``; return where they came from: harness, legacy, image, fallback."""
+    """Set ``extra['width']`` / ``extra['height']``; return where they came from: image, harness, legacy, fallback.
+
+    Object localization takes the size of the image at ``extra.image_path`` first, as the harness does (it
+    opens that image and never reads ``image_width``, astro_2d_dataset.py lines 478-489); where it does not
+    open here, ``image_width`` / ``image_height`` stand for it.
+    """
+    image = extra.get("image_path")
+    if task == "astro" and isinstance(image, str) and image and Path(image).is_file():
+        from PIL import Image, ImageOps
+
+        with Image.open(image) as img:
+            w, h = ImageOps.exif_transpose(img.convert("RGB")).size
+        extra["width"], extra["height"] = float(w), float(h)
+        return "image"
     if "image_width" in extra or "image_height" in extra:
         w, h = extra.get("image_width"), extra.get("image_height")
         if not (_number(w) and _number(h)):
@@ -177,14 +227,6 @@ def _image_size(task: str, extra: dict, path, line: int) -> str:
                                    f"expected the image size in pixels, got {w!r} x {h!r}")
         extra["width"], extra["height"] = float(w), float(h)
         return "legacy"
-    image = extra.get("image_path")
-    if task == "astro" and isinstance(image, str) and image and Path(image).is_file():
-        from PIL import Image, ImageOps
-
-        with Image.open(image) as img:
-            w, h = ImageOps.exif_transpose(img).size
-        extra["width"], extra["height"] = float(w), float(h)
-        return "image"
     extra["width"], extra["height"] = _FALLBACK_SIZE[task]
     return "fallback"
 
@@ -211,7 +253,7 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     out = GroundTruthSet()
     sizes: dict[str, int] = {}
     min_area = None
-    unlabelled = 0
+    unlabelled = skipped = dropped_events = zero_times = unopened = 0
     fixed = task_key(task) if task is not None else None
     for line, rec in _lines(path):
         if "id" not in rec:
@@ -237,11 +279,17 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
         if this in ("refex", "astro"):
             where = _image_size(this, extra, path, line)
             sizes[where] = sizes.get(where, 0) + 1
+            if this == "astro" and where in ("harness", "legacy") and extra.get("image_path"):
+                unopened += 1
         if this == "astro":
             unlabelled += sum(label is None for label in extra["labels"])
+            skipped += extra.pop("skipped_objects", 0)
             if min_area is None:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
                 min_area = int(extra.get("min_bbox_area", 0) or 0)
             extra["min_bbox_area"] = min_area
+        if this == "dvc":
+            dropped_events += extra.pop("dropped_events", 0)
+            zero_times += extra.pop("zero_times", 0)
         if this == "sot":
             extra["n_frames"] = len(extra["frame_ids"])
         key = str(rec["id"])
@@ -254,6 +302,18 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     if unlabelled:
         out.notes.append(f"{path}: {unlabelled} object-localization boxes have no label (an earlier layout of this "
                          "library; the harness's records are {\"label\", \"bbox\"})")
+    if skipped:
+        out.notes.append(f"{path}: {skipped} object-localization objects have a label but no [x1, y1, x2, y2] "
+                         "\"bbox\" and are left out, as the harness leaves them out")
+    if dropped_events:
+        out.notes.append(f"{path}: {dropped_events} dense-captioning events have no caption and are left out, "
+                         "as the harness leaves them out")
+    if zero_times:
+        out.notes.append(f"{path}: {zero_times} dense-captioning event times are missing or empty and read as "
+                         "0 s, as the harness reads them")
+    if unopened:
+        out.notes.append(f"{path}: {unopened} object-localization images at metadata.extra.image_path do not open "
+                         "here; the size the record gives is used instead (the harness opens the image)")
     if sizes.get("fallback"):
         task_name = next(iter(out.values())).task
         w, h = _FALLBACK_SIZE[task_name]

@@ -14,8 +14,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES, bootstrap_mean, bootstrap_weighted
+from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, HARNESS_KEYS
+from sova_lib.records import make_record
 
-__all__ = ["Score", "VantageResult", "interval"]
+__all__ = ["BENCHMARK", "Score", "VantageResult", "interval", "result_record"]
+
+#: The ``benchmark`` field of a VANTAGE-Bench record (``result_record``).
+BENCHMARK = "VANTAGE-Bench"
 
 
 @dataclass
@@ -84,12 +89,44 @@ class VantageResult:
     def half_width(self) -> float | None:
         return None if self.ci is None else (self.ci[1] - self.ci[0]) / 2
 
+    @property
+    def canonical_task(self) -> str:
+        """The task's canonical string (``video_qa``, ...), as the harness's files name it."""
+        return CANONICAL_TASKS[self.task]
+
     def to_json(self) -> dict:
-        """A JSON-ready dict of every field, with ``parse_rate`` and ``half_width``."""
+        """A JSON-ready dict of every field, with ``canonical_task``, ``harness_key``, ``parse_rate`` and
+        ``half_width``."""
         return {
-            "task": self.task, "metric": self.metric, "value": self.value, "mode": self.mode,
+            "task": self.task, "canonical_task": self.canonical_task, "harness_key": HARNESS_KEYS[self.task],
+            "metric": self.metric, "value": self.value, "mode": self.mode,
             "n_items": self.n_items, "n_parsed": self.n_parsed, "parse_rate": self.parse_rate,
             "n_scored": self.n_scored, "ci": list(self.ci) if self.ci else None, "half_width": self.half_width,
             "ci_unit": self.ci_unit, "n_resamples": self.n_resamples, "tie_rule": self.tie_rule,
             "secondary": self.secondary, "notes": list(self.notes),
         }
+
+
+def result_record(result: VantageResult, *, kind: str, source: str, cache: str | None = None,
+                  model: str | None = None, similarity: str | None = None, seed: int | None = None) -> dict:
+    """The ``sova_lib.records`` record of one scored task (one row of ``figures/results.csv``).
+
+    ``benchmark`` is ``VANTAGE-Bench``; ``protocol`` the canonical task
+    string and the mode (``video_qa (parity)``), so each task and mode has a
+    file of its own; ``metric``, ``value`` and the interval as scored (x100);
+    ``n_queries`` the ground-truth items; ``per_class`` the secondary values
+    (rates x100, counts as they are); ``ties`` the task's tie rule;
+    ``encoder`` the caption similarity (dense captioning); ``note`` the parse
+    rate and every note of the result. ``kind``, ``source``, ``cache`` and
+    ``model`` say what was scored (``cache``: a short name of the answers,
+    which names the file).
+    """
+    low, high = result.ci or (None, None)
+    per_class = {k: (round(float(v), 2) if isinstance(v, float) else v) for k, v in result.secondary.items()}
+    note = "; ".join([f"parsed {result.n_parsed}/{result.n_items} answers, {result.n_scored} "
+                      f"{result.ci_unit}s scored", *result.notes])
+    return make_record(kind=kind, source=source, benchmark=BENCHMARK,
+                       protocol=f"{result.canonical_task} ({result.mode})", metric=result.metric,
+                       value=result.value, ci_low=low, ci_high=high, n_queries=result.n_items, per_class=per_class,
+                       ties=result.tie_rule, bootstrap=result.n_resamples, seed=seed if result.ci else None,
+                       encoder=similarity, cache=cache, model=model, note=note)

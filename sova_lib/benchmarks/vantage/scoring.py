@@ -15,10 +15,13 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES
+from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, HARNESS_KEYS
+from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.parse_boxes import swap_yxyx
 from sova_lib.benchmarks.vantage.parse_text import check_mode
 from sova_lib.benchmarks.vantage.records import GroundTruth, read_ground_truth, read_submission
 from sova_lib.benchmarks.vantage.result import VantageResult, interval
+from sova_lib.benchmarks.vantage.submission import align_answers
 from sova_lib.benchmarks.vantage.tasks import TASKS, get_task
 
 __all__ = ["parse_answers", "score_answers", "score_folder"]
@@ -96,17 +99,57 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
                          n_resamples=n_resamples if ci is not None else 0, secondary=secondary, notes=notes)
 
 
+def _task_file(folder: Path, names: list[str], earlier: list[str], notes: list[str]) -> Path | None:
+    """The first of ``names`` in ``folder``, else the first of ``earlier`` (with a note), else ``None``."""
+    for name in names:
+        if (folder / name).is_file():
+            return folder / name
+    for name in earlier:
+        if (folder / name).is_file():
+            notes.append(f"{folder / name}: read under the name an earlier version of this library used; the "
+                         f"harness's name is {names[0]}")
+            return folder / name
+    return None
+
+
 def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "parity", similarity=None,
-                 rng: np.random.Generator | None = None, n_resamples: int = DEFAULT_RESAMPLES) -> dict:
-    """Task -> ``VantageResult`` for every task with both ``<task>_gt.jsonl`` in ``ground_truth_dir`` and a
-    submission ``<task>.jsonl`` in ``submissions_dir``. Dense captioning is scored only with a ``similarity``."""
+                 rng: np.random.Generator | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+                 items: Mapping | None = None) -> dict:
+    """Task -> ``VantageResult`` for every task with an answer key and a submission in the two folders.
+
+    File names are those of the leaderboard's archive, the harness key of each
+    task (``ids.HARNESS_KEYS``): the submission ``<key>.jsonl``
+    (``grounding.jsonl`` for referring expressions) and the answer key
+    ``<key>_gt.jsonl`` (or ``<key>.jsonl``). The library's earlier names
+    (``refex.jsonl``, ``refex_gt.jsonl``) are read too, with a note. Answers
+    are matched to the answer key by leaderboard id; ``items`` (task -> public
+    items path) also matches answers keyed by the TSV index (an earlier
+    layout). Each result's ``notes`` start with what was read from an earlier
+    layout. Dense captioning is scored only with a ``similarity``. A
+    submission of another task, or ids that match no answer-key id, raise
+    ``ValueError`` (``VantageDataError`` for a malformed file).
+    """
+    gt_dir, sub_dir = Path(ground_truth_dir), Path(submissions_dir)
     out = {}
     for task in TASKS:
-        gt_path, sub_path = Path(ground_truth_dir) / f"{task}_gt.jsonl", Path(submissions_dir) / f"{task}.jsonl"
-        if not (gt_path.is_file() and sub_path.is_file()) or (task == "dvc" and similarity is None):
+        if task == "dvc" and similarity is None:
+            continue
+        key = HARNESS_KEYS[task]
+        notes: list[str] = []
+        earlier = [f"{task}_gt.jsonl"] if task != key else []
+        gt_path = _task_file(gt_dir, [f"{key}_gt.jsonl", f"{key}.jsonl"], earlier, notes)
+        sub_path = _task_file(sub_dir, [f"{key}.jsonl"], [f"{task}.jsonl"] if task != key else [], notes)
+        if gt_path is None or sub_path is None or gt_path == sub_path:
             continue
         answers, info = read_submission(sub_path)
-        out[task] = score_answers(task, read_ground_truth(gt_path, task), answers, mode=mode, similarity=similarity,
-                                  box_coord_order=info.get("box_coord_order", "xyxy"), rng=rng,
-                                  n_resamples=n_resamples)
+        if info and info["task"] != task:
+            raise ValueError(f"{sub_path}: holds task {info['written_task']!r}, not {CANONICAL_TASKS[task]!r}")
+        truth = read_ground_truth(gt_path, task)
+        task_items = read_items(task, items[task]) if items and task in items else None
+        answers, aligned = align_answers(truth, answers, task_items)
+        result = score_answers(task, truth, answers, mode=mode, similarity=similarity,
+                               box_coord_order=info.get("box_coord_order", "xyxy"), rng=rng,
+                               n_resamples=n_resamples)
+        result.notes[:0] = [*notes, *truth.notes, *info.get("notes", []), *aligned]
+        out[task] = result
     return out

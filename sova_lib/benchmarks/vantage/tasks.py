@@ -83,7 +83,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          "greedy in answer order; equal IoU takes the earlier GT box",
          lambda p: read_items("astro", p), render_prompt, lambda text, mode, gt: parse_localization(text, mode),
          lambda gts, parsed, mode, sim=None: mt.localization_f1(
-             [g.value for g in gts], parsed, [image_size(g.extra, (640, 480)) for g in gts], mode,
+             [_objects(g) for g in gts], parsed, [image_size(g.extra, (640, 480)) for g in gts], mode,
              min_area=int(gts[0].extra.get("min_bbox_area", 0)) if gts else 0),
          boxes=True),
     Task("sot", "Single object tracking", "Success AUC", "tracklet", "none (IoU >= threshold counts)",
@@ -93,6 +93,13 @@ TASKS: dict[str, Task] = {t.key: t for t in (
              [g.value for g in gts], parsed, [g.extra["n_frames"] for g in gts], mode),
          boxes=True),
 )}
+
+
+def _objects(gt) -> list:
+    """An object-localization GT item's objects for ``metrics_tracking.gt_person_boxes``: ``{"label", "bbox"}``
+    where the file gives a label (``extra["labels"]``, ``records.read_ground_truth``), else the plain box (a person)."""
+    labels = gt.extra.get("labels") or [None] * len(gt.value)
+    return [box if label is None else {"label": label, "bbox": box} for box, label in zip(gt.value, labels)]
 
 
 def _need(similarity):

@@ -129,7 +129,7 @@ def test_ground_truth_in_the_harness_layout(tmp_path):
     assert one["pointing"].extra["question_id"] == "q7"
     astro = list(got["astro"].values())
     assert astro[0].value == [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]
-    assert astro[0].extra["labels"] == ["Pedestrian", "Car"]
+    assert astro[0].extra["labels"] == ["pedestrian", "car"]  # lower-cased, as the harness reads its KITTI lines back
     assert (astro[0].extra["width"], astro[0].extra["height"]) == (320.0, 200.0)  # opened from image_path
     assert (astro[1].extra["width"], astro[1].extra["height"]) == (640.0, 480.0)  # the harness's fallback
     assert astro[1].extra["min_bbox_area"] == 400  # the first record's, for the whole file
