@@ -13,7 +13,7 @@ direction; its positive videos hold a short run of frames near it (the
 "relevant segment") and, for each of the topic's tags, maybe a frame near the
 tag's direction; each query's video and description lie near the direction
 too. Filter prompts ``+tag`` / ``-tag`` keep the positives with / without the
-tag, and one ``AND`` prompt per query is there to be skipped. The numbers it
+tag, and one ``AND +a +b`` prompt per query is there to be skipped. The numbers it
 gives measure the code, never a model.
 
 The annotation files are written by ``write_annotations`` in the released form:
@@ -148,7 +148,7 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
                 for k, phrase in enumerate(phrases):
                     prompts[f"+{phrase}"] = [m for m in kept if has_tag.get(m, [False] * 2)[k]]
                     prompts[f"-{phrase}"] = [m for m in kept if not has_tag.get(m, [False] * 2)[k]]
-                prompts[f"+{phrases[0]} AND +{phrases[1]}"] = []
+                prompts[f"AND +{phrases[0]} +{phrases[1]}"] = []  # the form the official parser skips (cuvr.py:279-281)
                 tag_lists[qid] = prompts
                 query_tags[qid] = phrases
                 negatives = [m for m in (f"BVsyn{p}t{t}v{v:02d}" for v in range(videos_per_topic)) if m not in kept]
