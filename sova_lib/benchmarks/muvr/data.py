@@ -16,26 +16,46 @@ the official loader does (``vid_name``, cuvr.py:88-96,114-140): by the
 JSON value, so ``17`` resolves and ``"17"`` does not, and a video name is
 accepted only where some record's ``id`` is that very string.
 
-The gallery of a partition is, as in the official loader, the videos listed
-in its ``query_rel_lists.json`` (every relation kind, cuvr.py:120-122,174), in
-``videos.json`` order; a ``videos.json`` video that no list names is left
-out, with a note. Partitions are ``PARTITIONS``; the official code's folder
-names ``geng`` (others) and ``animal`` (instance) are accepted as aliases
-(``ALIASES``).
+Which queries a partition has follows the official loader (cuvr.py:64-103):
+a ``queries_en.json`` record is kept when it passes the ``split`` filter
+(its ``split`` field equals ``split``; ``"all"`` keeps every record,
+cuvr.py:68-73) and a ``videos.json`` record of the same video has
+``is_query == 1`` (cuvr.py:100-101); the queries are in ``videos.json``
+order. Entries of ``query_rel_lists.json`` and ``query_tag_lists.json``
+whose ``query_id`` is not such a query (an id of another video, or an id in
+no ``videos.json`` record, which the loader looks up with ``dict.get``) are
+skipped unread (cuvr.py:113-116,132-135). Each drop is counted in
+``Partition.notes``. A query without a ``pos_all`` list keeps
+``positives=None``: the official ``evaluate`` leaves it out of mAP and R@k
+(cuvr.py:546-547) but ranks its pairs, all negatives, in uAP
+(cuvr.py:262-273).
+
+The gallery of a partition is, as in the official loader for one topic
+(``get_database(topic)``, cuvr.py:120-122,171-174, the call of
+evaluate_all_vlm_mul.py:164,206-212), the videos listed in the
+``query_rel_lists.json`` entries of its queries (every relation kind), in
+``videos.json`` order; query videos listed there stay in it (they are ranked
+for the other queries and can be their positives). A ``videos.json`` video
+that no list names is left out, with a note. Partitions are ``PARTITIONS``;
+the official code's folder names ``geng`` (others) and ``animal``
+(instance) are accepted as aliases (``ALIASES``).
 
 Checks on load (each failure raises ``MuvrDataError`` naming the file and the
 key): every file exists and parses; every record has its fields with the
-right types; ``videos.json`` ids are unique; every query has a ``pos_all``
-list; every listed id is the id of a ``videos.json`` record (a video name
-where an id belongs is named as such); every ``query_id`` is a query of
-``queries_en.json``; every Filter ``id_list`` lies within its query's
-``pos_all`` (spec Sec. 8.8). The official loader stops with a ``KeyError`` on
-an id in no ``videos.json`` record; ``join_listed=True`` instead keeps each
-such id as a gallery entry named ``#<id>`` that has no features (so, when
-listed as a positive, it is a miss), recorded in ``Partition.notes``.
-Prompts that combine tags with ``AND``/``OR`` are skipped as in the official
-code (cuvr.py:319,384) and counted in ``Partition.skipped_prompts``. The
-``Clip`` field is kept but not used by scoring (spec Sec. 8.7).
+right types; ``videos.json`` ids are unique; every listed id of a kept entry
+is the id of a ``videos.json`` record (a video name where an id belongs is
+named as such, in ``query_id`` too). The official loader stops with a
+``KeyError`` on an ``id_list`` id in no ``videos.json`` record;
+``join_listed=True`` instead keeps each such id as a gallery entry named
+``#<id>`` that has no features (so, when listed as a positive, it is a
+miss), recorded in ``Partition.notes``. Tag prompts are parsed as the
+official ``parse_expression`` does (cuvr.py:277-291): a prompt that starts
+with ``AND`` or ``OR`` is skipped (cuvr.py:383-385) and counted in
+``Partition.skipped_prompts``; any other is a sum of signed conditions
+`` +<tag>`` / `` -<tag>`` (``"+a -b"`` is two). Filter positives are the
+prompt's ``id_list`` as listed (the official code does not require them to
+be ``pos_all`` videos); those outside the gallery are not counted at scoring.
+The ``Clip`` field is kept but not used by scoring (spec Sec. 8.7).
 """
 from __future__ import annotations
 
@@ -55,6 +75,7 @@ __all__ = [
     "TagPrompt",
     "canonical_partition",
     "load_partition",
+    "parse_prompt",
     "partition_dir",
     "read_json",
 ]
@@ -65,7 +86,7 @@ PARTITIONS = ("news", "others", "instance", "region", "dance")
 ALIASES = {"geng": "others", "animal": "instance"}
 ANNOTATION_FILES = ("videos.json", "queries_en.json", "query_rel_lists.json", "query_tag_lists.json",
                     "query_tags.json")
-_COMPOUND = re.compile(r"\b(AND|OR)\b")
+_CONDITION = re.compile(r"( [+-])(.+?)(?=\s* [+-]|$)")  # cuvr.py:289
 _MARKS = re.compile(r"\[?<(?:region|mask)[^>]*>\]?")
 
 
@@ -119,7 +140,10 @@ def read_json(path: Path):
 
 @dataclass(frozen=True)
 class MuvrQuery:
-    """One Base query: its video id, integer ``number``, English description, ``Clip`` and ``pos_all``."""
+    """One Base query: its video id, integer ``number``, English description, ``Clip`` and ``pos_all``.
+
+    ``positives`` is None for a query without a ``pos_all`` list (not scored by mAP and R@k; in uAP as negatives).
+    """
 
     id: str
     number: int | None
@@ -130,13 +154,23 @@ class MuvrQuery:
 
 @dataclass(frozen=True)
 class TagPrompt:
-    """One single-literal Filter prompt: ``+phrase`` (sign +1) or ``-phrase`` (sign -1) and its positives."""
+    """One Filter prompt and its positives: ``+phrase`` (sign +1) or ``-phrase`` (sign -1).
+
+    ``conditions`` holds every ``(sign, phrase)`` of the prompt (``"+a -b"``
+    has two, a prompt without a sign none); None means the one condition
+    ``(sign, phrase)``.
+    """
 
     query_id: str
     prompt: str
     phrase: str
     sign: int
     positives: tuple
+    conditions: tuple | None = None
+
+    def terms(self) -> tuple:
+        """The ``(sign, phrase)`` conditions whose tag scores the Filter score adds (cuvr.py:322-336)."""
+        return ((self.sign, self.phrase),) if self.conditions is None else self.conditions
 
 
 @dataclass
@@ -228,38 +262,59 @@ def _id_list(value, path: Path, key: str) -> list:
     return ids
 
 
-def _queries(folder: Path) -> dict:
+def _queries(folder: Path, split: str) -> tuple[dict, int]:
+    """The ``queries_en.json`` records that pass the ``split`` filter (cuvr.py:68-73), and how many do not."""
     path = folder / "queries_en.json"
     records = _list_of_dicts(read_json(path), path, {"frames_path": str, "prompt_en": str})
-    by_id = {}
+    by_id, seen, filtered = {}, set(), 0
     for k, rec in enumerate(records):
         qid = _video_id(rec["frames_path"])
-        if qid in by_id:
+        if qid in seen:
             raise MuvrDataError(path, f"[{k}].frames_path", f"query id {qid!r} appears twice")
+        seen.add(qid)
+        if split != "all" and rec.get("split") != split:
+            filtered += 1
+            continue
         clip = rec.get("Clip")
         number = rec.get("id") if isinstance(rec.get("id"), int) and not isinstance(rec.get("id"), bool) else None
         by_id[qid] = (rec["prompt_en"], clip if isinstance(clip, str) else None, number,
                       str(rec["id"]) if "id" in rec else None)
-    return by_id
+    return by_id, filtered
 
 
-def _parse_prompt(prompt: str, path: Path, key: str) -> tuple[int, str] | None:
-    """``(sign, phrase)`` of ``+phrase`` / ``-phrase``; None for an AND/OR combination."""
-    if _COMPOUND.search(prompt):
+def parse_prompt(prompt: str) -> tuple | None:
+    """The ``(sign, phrase)`` conditions of a tag prompt; None for one that starts with ``AND`` / ``OR``.
+
+    As the official ``parse_expression`` (cuvr.py:277-291): a prompt starting
+    with ``AND`` or ``OR`` is a combination (skipped by the evaluator,
+    cuvr.py:383-385); any other gets a space in front and each `` +`` or
+    `` -`` starts a condition that runs to the next one (``"+a -b"`` -> (+1,
+    "a"), (-1, "b"); ``"+a-b"`` -> (+1, "a-b")); a prompt without one has no
+    condition (its Filter score is the Base score).
+    """
+    if prompt.startswith(("AND", "OR")):
         return None
-    text = prompt.strip()
-    if len(text) < 2 or text[0] not in "+-" or not text[1:].strip():
-        raise MuvrDataError(path, key, "expected a tag prompt '+<tag>' or '-<tag>'")
-    return (1 if text[0] == "+" else -1), text[1:].strip()
+    return tuple((1 if sign == " +" else -1, phrase.strip()) for sign, phrase in _CONDITION.findall(" " + prompt))
 
 
-def load_partition(root: str | Path, partition: str, *, join_listed: bool = False) -> Partition:
-    """Read and check one partition of the released annotations under ``root`` (see the module docstring)."""
+def load_partition(root: str | Path, partition: str, *, join_listed: bool = False, split: str = "all") -> Partition:
+    """Read and check one partition of the released annotations under ``root`` (see the module docstring).
+
+    ``split`` keeps the ``queries_en.json`` records whose ``split`` field is
+    that value (``"all"``, the official evaluator's choice, keeps every one;
+    cuvr.py:68-73, evaluate_all_vlm_mul.py:280).
+    """
     name = canonical_partition(partition)
     folder = partition_dir(root, name)
     vpath = folder / "videos.json"
-    names = _Names(_list_of_dicts(read_json(vpath), vpath, {"frames_path": str}), vpath)
-    by_id = _queries(folder)
+    records = _list_of_dicts(read_json(vpath), vpath, {"frames_path": str})
+    names = _Names(records, vpath)
+    by_id, filtered = _queries(folder, split)
+    # a query is a videos.json record with is_query == 1 whose video has a kept queries_en.json record (cuvr.py:100)
+    marked = [_video_id(r["frames_path"]) for r in records if r.get("is_query", 0) == 1]
+    query_order = [q for q in dict.fromkeys(marked) if q in by_id]
+    not_marked = [q for q in by_id if q not in set(query_order)]
+    by_id = {q: by_id[q] for q in query_order}
     listed, unknown = set(), {}
 
     def resolve(ids, path, key):
@@ -271,52 +326,56 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
             out.append(vid)
         return tuple(dict.fromkeys(out))
 
-    def resolve_query(raw, path, key):
-        if not _hashable_id(raw) or raw not in names.by_id:
-            names.name(raw, path, key)  # raises the reason (a video name, or an id in no record)
-            raise MuvrDataError(path, key, f"query {raw!r} is in no record of videos.json")
-        qid = names.by_id[raw]
-        if qid not in by_id:
-            raise MuvrDataError(path, key, f"query {raw!r} (video {qid!r}) is not in queries_en.json")
-        return qid
+    def kept_query(raw, path, key):
+        """The query's video name, or None for an entry the official loader skips (``vid_name.get``, cuvr.py:113-116)."""
+        if isinstance(raw, str) and raw in names.known_names and raw not in names.by_id:
+            names.name(raw, path, key)  # raises: a video name where the released files hold an id
+        if not _hashable_id(raw):
+            raise MuvrDataError(path, key, f"expected an id of videos.json, got {type(raw).__name__}")
+        qid = names.by_id.get(raw)
+        return qid if qid in by_id else None
 
     rpath = folder / "query_rel_lists.json"
     rel = _list_of_dicts(read_json(rpath), rpath, {"rel_lists": dict})
-    positives = {}
+    positives, skipped_rel = {}, 0
     for k, rec in enumerate(rel):
-        qid = resolve_query(rec.get("query_id"), rpath, f"[{k}].query_id")
-        if "pos_all" not in rec["rel_lists"]:
-            raise MuvrDataError(rpath, f"[{k}].rel_lists.pos_all", "missing")
+        if "query_id" not in rec:
+            raise MuvrDataError(rpath, f"[{k}].query_id", "missing")
+        qid = kept_query(rec["query_id"], rpath, f"[{k}].query_id")
+        if qid is None:
+            skipped_rel += 1
+            continue
         for kind, value in rec["rel_lists"].items():
             ids = resolve(_id_list(value, rpath, f"[{k}].rel_lists.{kind}"), rpath, f"[{k}].rel_lists.{kind}")
             listed.update(ids)
             if kind == "pos_all":
-                positives[qid] = ids
-    missing_q = [q for q in by_id if q not in positives]
-    if missing_q:
-        raise MuvrDataError(rpath, None, f"{len(missing_q)} quer(ies) of queries_en.json have no pos_all "
-                            f"list (e.g. {missing_q[:3]})")
-    queries = tuple(MuvrQuery(q, number, text, clip, positives[q]) for q, (text, clip, number, _) in by_id.items())
+                positives[qid] = ids  # a later entry of the same query replaces it (cuvr.py:125)
+    queries = tuple(MuvrQuery(q, number, text, clip, positives.get(q))
+                    for q, (text, clip, number, _) in by_id.items())
     gallery = [v for v in dict.fromkeys(names.names) if v in listed] + list(unknown.values())
 
     tpath = folder / "query_tag_lists.json"
     tag_lists = _list_of_dicts(read_json(tpath), tpath, {"tag_lists": dict})
-    prompts, skipped = [], 0
+    by_query, skipped, skipped_tag, no_sign = {}, 0, 0, 0
     for k, rec in enumerate(tag_lists):
-        qid = resolve_query(rec.get("query_id"), tpath, f"[{k}].query_id")
-        base = set(positives[qid])
+        if "query_id" not in rec:
+            raise MuvrDataError(tpath, f"[{k}].query_id", "missing")
+        qid = kept_query(rec["query_id"], tpath, f"[{k}].query_id")
+        if qid is None:
+            skipped_tag += 1
+            continue
+        by_query[qid] = []  # a later entry of the same query replaces it (cuvr.py:138)
         for prompt, value in rec["tag_lists"].items():
             key = f"[{k}].tag_lists[{prompt!r}]"
             ids = resolve(_id_list(value, tpath, key), tpath, key)
-            parsed = _parse_prompt(prompt, tpath, key)
-            if parsed is None:
+            conditions = parse_prompt(prompt)
+            if conditions is None:
                 skipped += 1
                 continue
-            outside = [i for i in ids if i not in base]
-            if outside:
-                raise MuvrDataError(tpath, key, f"{len(outside)} id(s) are not Base positives (pos_all) of "
-                                    f"query {qid!r} (e.g. {outside[:3]})")
-            prompts.append(TagPrompt(qid, prompt, parsed[1], parsed[0], ids))
+            no_sign += not conditions
+            first = conditions[0] if conditions else (0, "")
+            by_query[qid].append(TagPrompt(qid, prompt, first[1], first[0], ids, conditions))
+    prompts = [p for q in by_id if q in by_query for p in by_query[q]]
 
     gpath = folder / "query_tags.json"
     tags = read_json(gpath)
@@ -327,6 +386,21 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
             raise MuvrDataError(gpath, repr(key), "expected a list of tag phrases")
     tags = {q: tags.get(key, []) for q, (_, _, _, key) in by_id.items()}  # str(queries_en id), cuvr.py:82-83
     notes = []
+    if filtered:
+        notes.append(f"{name}: {filtered} quer(ies) of queries_en.json left out by the split filter {split!r}")
+    if not_marked:
+        notes.append(f"{name}: {len(not_marked)} quer(ies) of queries_en.json have no videos.json record with "
+                     f"is_query 1 (e.g. {not_marked[:3]}); not queries, as in the official loader")
+    if skipped_rel or skipped_tag:
+        notes.append(f"{name}: {skipped_rel} query_rel_lists.json and {skipped_tag} query_tag_lists.json entr(ies) "
+                     "name no kept query; skipped, as in the official loader")
+    no_pos = sum(q.positives is None for q in queries)
+    if no_pos:
+        notes.append(f"{name}: {no_pos} quer(ies) have no pos_all list; left out of mAP and R@k, their pairs "
+                     "ranked as negatives in uAP, as in the official evaluate")
+    if no_sign:
+        notes.append(f"{name}: {no_sign} tag prompt(s) hold no +/- tag; scored as the Base ranking, as in the "
+                     "official code")
     unlisted = len(set(names.names) - listed)
     if unlisted:
         notes.append(f"{name}: {unlisted} video(s) of videos.json are listed by no query in query_rel_lists.json; "

@@ -10,8 +10,22 @@ percent. ``random_ranking`` is the exact expected value of a random ranking.
 
 Gallery: ``Partition.gallery`` (the listed videos in ``videos.json`` order,
 the order the ``"gallery-order"`` tie rule keeps), each query's own video
-left out of its ranking. ``|G_q|`` counts a query's positives in the gallery, scored or not;
-a gallery video without vectors is never ranked and a note says how many.
+left out of its ranking (cuvr.py:250) while other query videos listed in the
+gallery are ranked. ``|G_q|`` counts a row's positives in the gallery, scored
+or not (``set(positives).intersection(all_db)``, cuvr.py:245,266): a query
+listed in its own list counts as a positive it can never rank (a miss), as
+in the official evaluator for one topic; a listed positive outside the
+gallery (only possible for a Filter list) is not counted. A gallery video
+without vectors is never ranked and a note says how many. Base rows are the
+queries with a ``pos_all`` list (cuvr.py:546-547); uAP also ranks the pairs
+of the queries without one, as negatives (cuvr.py:262-273).
+
+Filter score (``get_final_similarities``, cuvr.py:293-341, with ``mode`` =
+``tag_weight``): ``T`` = the sum of the prompt's signed tag scores;
+``0 <= p <= 1``: ``S + p * T``; ``p > 1``: with ``K = int(p)``, ``T`` for
+the videos whose Base score is at least the ``K``-th largest of the row (the
+query's own video included, as it is in the official similarity dict), and
+``S - 2`` for the others.
 """
 from __future__ import annotations
 
@@ -72,24 +86,29 @@ class MuvrResult:
 
 
 def rows_of(partition: Partition, version: str) -> list[tuple]:
-    """The ranked rows: ``(row id, query id, positives, tag phrase or None, sign)``.
+    """The scored rows: ``(row id, query id, positives, (sign, tag phrase) conditions)``.
 
-    Base: one row per query (``pos_all``). Filter: one per single-literal
-    prompt, its id ``"<query id> <prompt>"``.
+    Base: one row per query with a ``pos_all`` list. Filter: one per prompt
+    that is not an AND/OR combination, its id ``"<query id> <prompt>"``.
     """
     if version == "base":
-        return [(q.id, q.id, q.positives, None, 0) for q in partition.queries]
+        return [(q.id, q.id, q.positives, ()) for q in partition.queries if q.positives is not None]
     if version == "filter":
-        return [(f"{p.query_id} {p.prompt}", p.query_id, p.positives, p.phrase, p.sign) for p in partition.prompts]
+        return [(f"{p.query_id} {p.prompt}", p.query_id, p.positives, p.terms()) for p in partition.prompts]
     raise ValueError(f"unknown version {version!r}; choose one of {VERSIONS}")
+
+
+def _uap_only_rows(partition: Partition) -> list[tuple]:
+    """Base: the queries without a ``pos_all`` list, ranked in uAP only, every pair a negative (cuvr.py:262-273)."""
+    return [(q.id, q.id, (), ()) for q in partition.queries if q.positives is None]
 
 
 def _targets(rows, gallery_ids: list, in_partition: set):
     """Column lists of each row's scored positives, ``|G_q|``, and each row's own column (-1: none)."""
     column = {v: j for j, v in enumerate(gallery_ids)}
     cols, n_positive, own = [], [], []
-    for _, qid, positives, _, _ in rows:
-        kept = [p for p in positives if p in in_partition and p != qid]
+    for _, qid, positives, _ in rows:
+        kept = [p for p in positives if p in in_partition]  # its own video stays: a miss (cuvr.py:245,250)
         n_positive.append(len(kept))
         cols.append(np.array([column[p] for p in kept if p in column], dtype=np.int64))
         own.append(column.get(qid, -1))
@@ -114,14 +133,21 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     ``tag_weight`` is ``p`` (Filter only; 0 scores without the tag prompt).
     ``uap`` is computed for Base only (the paper reports none for Filter).
     """
-    rows = rows_of(partition, version)
+    if tag_weight < 0:
+        raise ValueError(f"tag_weight must be at least 0 (the official mode is), got {tag_weight}")
+    reported = rows_of(partition, version)
+    rows = reported + (_uap_only_rows(partition) if uap and version == "base" else [])
     gallery_ids = np.asarray(gallery.ids).tolist()
     notes = list(partition.notes)
     unscored = len(set(partition.gallery) - set(gallery_ids))
     if unscored:
         notes.append(f"{partition.name}: {unscored} gallery video(s) have no vectors; their positives count as misses")
     cols, n_positive, own = _targets(rows, gallery_ids, set(partition.gallery))
-    empty = int((n_positive == 0).sum())
+    outside = sum(len(set(r[2]) - set(partition.gallery)) for r in reported)
+    if outside:
+        notes.append(f"{partition.name}: {outside} listed positive(s) are in no query_rel_lists.json list, so not in "
+                     "the gallery; not counted, as in the official evaluator")
+    empty = int((n_positive[:len(reported)] == 0).sum())
     if empty:
         notes.append(f"{partition.name}: {empty} row(s) have no positive in the gallery; AP 0, averaged in")
     query_ids = list(dict.fromkeys(r[1] for r in rows))
@@ -130,13 +156,17 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     for r, row in enumerate(rows):
         rows_by_query[q_index[row[1]]].append(r)
     weight = tag_weight if version == "filter" else 0.0
-    pairs = list(dict.fromkeys((r[1], r[3]) for r in rows if r[3] is not None)) if weight else []
+    pairs = list(dict.fromkeys((r[1], phrase) for r in rows for _, phrase in r[3])) if weight else []
     try:
         vectors = {k: queries.tag_vector(*pair) for k, pair in enumerate(pairs)}
     except KeyError as err:
         raise ValueError(f"{partition.name}: {err.args[0]}") from None
     tags = tag_rows(gallery, vectors, range(len(pairs)), block_vectors=block_vectors, dtype=dtype) if pairs else None
+    signs = np.zeros((len(rows), len(pairs)), dtype=dtype)  # row -> signed sum over its conditions' tag rows
     pair_row = {pair: k for k, pair in enumerate(pairs)}
+    for r, row in enumerate(rows):
+        for sign, phrase in (row[3] if pairs else ()):
+            signs[r, pair_row[(row[1], phrase)]] += sign
     n = len(gallery_ids)
     ap, recall = np.zeros(len(rows)), np.zeros((len(rows), len(ks)))
     kept = np.empty((len(rows), n), dtype=dtype) if uap and version == "base" else None
@@ -144,9 +174,13 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     def consume(positions, fused):
         indices = [r for p in positions for r in rows_by_query[p]]
         block = fused[[k for k, p in enumerate(positions) for _ in rows_by_query[p]]].astype(dtype)
-        if tags is not None:
-            signs = np.array([rows[r][4] for r in indices], dtype=dtype)[:, None]
-            block = block + np.dtype(dtype).type(weight) * signs * tags[[pair_row[(rows[r][1], rows[r][3])] for r in indices]]
+        if weight:
+            term = signs[indices] @ tags if tags is not None else np.zeros_like(block)
+            if weight <= 1:
+                block = block + np.dtype(dtype).type(weight) * term
+            else:  # top-K mode (cuvr.py:293-311,332-341): K-th largest Base score of the whole row, own video included
+                kth = -np.sort(-block, axis=1)[:, min(int(weight), n) - 1][:, None]
+                block = np.where(block >= kth, term, block - 2).astype(dtype)
         relevant, valid = _masks(indices, cols, own, n)
         ap[indices] = metrics.average_precision_misses(block, relevant, valid, n_positive[indices], ties=ties)
         recall[indices] = metrics.recall_at_k(block, relevant, valid, n_positive[indices], ks=ks, ties=ties)
@@ -158,7 +192,8 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     if kept is not None:
         relevant, valid = _masks(range(len(rows)), cols, own, n)
         value = metrics.unified_ap(kept, relevant, valid, n_positive, ties=ties)
-    return PartitionScore(partition.name, [r[0] for r in rows], ap, recall, value, notes)
+    m = len(reported)
+    return PartitionScore(partition.name, [r[0] for r in reported], ap[:m], recall[:m], value, notes)
 
 
 def _summarise(scores: list[PartitionScore], *, version, query, source, ties, tag_weight, ks, bootstrap, seed,
@@ -217,11 +252,17 @@ def random_ranking(partitions: list[Partition], *, version: str = "base", ks=met
         rows = rows_of(partition, version)
         gallery = set(partition.gallery)
         _, n_positive, _ = _targets(rows, [], gallery)
+        # a query listed in its own list is a positive it never ranks: the ranking holds the others
+        ranked = np.array([len([p for p in r[2] if p in gallery and p != r[1]]) for r in rows], dtype=np.int64)
         n_ranked = np.array([len(gallery) - (r[1] in gallery) for r in rows], dtype=np.int64)
-        ap, recall = metrics.random_baseline(n_positive, n_ranked, ks=ks)
+        share = np.where(n_positive > 0, ranked / np.maximum(n_positive, 1), 0.0)
+        ap, recall = metrics.random_baseline(ranked, n_ranked, ks=ks)
+        ap, recall = ap * share, recall * share[:, None]
         uap = None
         if version == "base" and n_positive.sum():
-            uap = float(core_metrics.random_ranking_ap(n_positive.sum(), n_ranked.sum()))
+            extra = sum(len(gallery) - (r[1] in gallery) for r in _uap_only_rows(partition))
+            uap = (float(core_metrics.random_ranking_ap(ranked.sum(), n_ranked.sum() + extra)
+                         * ranked.sum() / n_positive.sum()) if ranked.sum() else 0.0)
         scores.append(PartitionScore(partition.name, [r[0] for r in rows], ap, recall, uap, list(partition.notes)))
     return _summarise(scores, version=version, query="none", source="random-ranking", ties="n/a", tag_weight=0.0,
                       ks=ks, bootstrap=bootstrap, seed=seed,

@@ -13,7 +13,7 @@ direction; its positive videos hold a short run of frames near it (the
 "relevant segment") and, for each of the topic's tags, maybe a frame near the
 tag's direction; each query's video and description lie near the direction
 too. Filter prompts ``+tag`` / ``-tag`` keep the positives with / without the
-tag, and one ``AND`` prompt per query is there to be skipped. The numbers it
+tag, and one ``AND +a +b`` prompt per query is there to be skipped. The numbers it
 gives measure the code, never a model.
 
 The annotation files are written by ``write_annotations`` in the released form:
@@ -62,7 +62,7 @@ def _dump(path: Path, data) -> None:
 
 
 def write_annotations(folder: str | Path, videos, queries, positives: dict, prompts: dict | None = None,
-                      tags: dict | None = None, *, first_id: int = FIRST_ID) -> dict:
+                      tags: dict | None = None, *, first_id: int = FIRST_ID, splits: dict | None = None) -> dict:
     """Write one partition's five annotation files in the released form; returns ``{video name: id}``.
 
     ``videos``: ``(name, is_query)`` pairs in gallery order, each written as
@@ -73,18 +73,26 @@ def write_annotations(folder: str | Path, videos, queries, positives: dict, prom
     name -> {tag prompt: names}; ``tags``: query name -> tag phrases. Every
     ``query_id`` and ``id_list`` entry is written as the integer id, and
     ``query_tags.json`` is keyed by the id as a string, as the released files
-    are (cuvr.py:82-83,88-96,114-140). Names outside ``videos`` raise ``KeyError``.
+    are (cuvr.py:82-83,88-96,114-140). An integer key of ``positives`` or
+    ``prompts`` is written as that raw ``query_id``; other names outside
+    ``videos`` raise ``KeyError``. ``splits``: query name -> the ``split``
+    field of its ``queries_en.json`` record (default ``"test"``).
     """
     folder = Path(folder)
     ids = {}
     for name, _ in videos:
         ids.setdefault(name, first_id + len(ids))
+
+    def ref(name):
+        return name if isinstance(name, int) else ids[name]
+
     _dump(folder / "videos.json", [{"id": ids[n], "frames_path": f"frames/{n}", "is_query": int(q)} for n, q in videos])
     _dump(folder / "queries_en.json", [{"id": ids[n], "frames_path": f"frames/{n}", "prompt_en": text,
-                                        "Clip": "00.00.00-00.00.00", "is_query": 1} for n, text in queries])
-    _dump(folder / "query_rel_lists.json", [{"query_id": ids[q], "rel_lists": {"pos_all": {"id_list": [
+                                        "Clip": "00.00.00-00.00.00", "is_query": 1,
+                                        "split": (splits or {}).get(n, "test")} for n, text in queries])
+    _dump(folder / "query_rel_lists.json", [{"query_id": ref(q), "rel_lists": {"pos_all": {"id_list": [
         ids[v] for v in names]}}} for q, names in positives.items()])
-    _dump(folder / "query_tag_lists.json", [{"query_id": ids[q], "tag_lists": {
+    _dump(folder / "query_tag_lists.json", [{"query_id": ref(q), "tag_lists": {
         prompt: {"id_list": [ids[v] for v in names]} for prompt, names in by_prompt.items()}}
         for q, by_prompt in (prompts or {}).items()])
     _dump(folder / "query_tags.json", {str(ids[q]): list(phrases) for q, phrases in (tags or {}).items()})
@@ -148,7 +156,7 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
                 for k, phrase in enumerate(phrases):
                     prompts[f"+{phrase}"] = [m for m in kept if has_tag.get(m, [False] * 2)[k]]
                     prompts[f"-{phrase}"] = [m for m in kept if not has_tag.get(m, [False] * 2)[k]]
-                prompts[f"+{phrases[0]} AND +{phrases[1]}"] = []
+                prompts[f"AND +{phrases[0]} +{phrases[1]}"] = []  # the form the official parser skips (cuvr.py:279-281)
                 tag_lists[qid] = prompts
                 query_tags[qid] = phrases
                 negatives = [m for m in (f"BVsyn{p}t{t}v{v:02d}" for v in range(videos_per_topic)) if m not in kept]
