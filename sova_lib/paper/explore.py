@@ -22,6 +22,7 @@ import numpy as np
 from sova_lib import metrics
 from sova_lib.evaluate import evaluate
 from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
+from sova_lib.paper.plots import pyplot
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.sentences import split
 from sova_lib.similarity import ItemVectors
@@ -188,9 +189,8 @@ def static_view(view: QueryView, videos: dict | None = None, *, max_chars: int =
     ``videos`` (id -> runner ``Item``) a row of first sampled frames (the
     query, then each hit) is drawn above them.
     """
-    from sova_lib.paper.plots import _plt
 
-    plt = _plt()
+    plt = pyplot()
     table = view.hits.drop(columns=["description", "sentence pair"]).copy()
     for col in ("query sentence", "item sentence"):
         table[col] = [None if s is None else (s if len(s) <= max_chars else s[:max_chars - 1] + "…")
@@ -282,7 +282,6 @@ class Explorer:
 
     def update(self):
         """Recompute the view of the current query and redraw the text and the figure."""
-        from sova_lib.paper.plots import _plt
 
         items, texts = self._items()
         self.view = query_view(self.protocol.value, items, self.query.value, texts=texts, k=self.k.value)
@@ -292,7 +291,7 @@ class Explorer:
 
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=80)
-        _plt().close(fig)
+        pyplot().close(fig)
         self.image.value = buffer.getvalue()
         return self.view
 
@@ -322,7 +321,6 @@ def show(caches: dict, protocols, *, encoder=None, videos=None, query=None, k: i
     table, fig = static_view(view, videos)
     display(HTML(view_html(view)))
     display(fig)
-    from sova_lib.paper.plots import _plt
 
-    _plt().close(fig)
+    pyplot().close(fig)
     return view

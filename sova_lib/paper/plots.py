@@ -18,7 +18,7 @@ import numpy as np
 from sova_lib.paper.label_placement import place_labels
 
 __all__ = [
-    "GROUP_COLORS", "save_figure", "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
+    "GROUP_COLORS", "pyplot", "save_figure", "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
     "class_count_bars", "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
     "opposite_confusion_bars", "error_mode_bars",
 ]
@@ -36,7 +36,8 @@ GROUP_COLORS = {
 _DATASET_COLORS = {"MEVA": "#1f77b4", "VIRAT": "#ff7f0e"}
 
 
-def _plt():
+def pyplot():
+    """matplotlib.pyplot with the figures' font sizes; Agg outside a kernel (no display needed)."""
     import matplotlib
 
     if matplotlib.get_backend().lower() not in ("agg",) and "inline" not in matplotlib.get_backend():
@@ -86,7 +87,7 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
     is written on its left. Frames are shrunk to at most ``max_pixels`` rows
     first (the size they are shown at), which keeps the saved files small.
     """
-    plt = _plt()
+    plt = pyplot()
     from PIL import Image
 
     cols = max(min(len(f), max_frames) for _, f, _ in strips)
@@ -125,7 +126,7 @@ def similarity_heatmap(matrix, row_labels, col_labels=None, *, title: str = "", 
     ``highlight_max`` outlines the largest cell (the maximum of Eq. 3). The
     colour scale runs from ``vmin`` to 1.
     """
-    plt = _plt()
+    plt = pyplot()
     from matplotlib.patches import Rectangle
 
     matrix = np.asarray(matrix, dtype=float)
@@ -162,7 +163,7 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float
     gives a fixed scale from ``vmin`` to 1 instead. ``title`` goes above all
     panels (name the describer and encoder there).
     """
-    plt = _plt()
+    plt = pyplot()
     n = len(labels)
     names = _short(labels, max_label)
     side = 0.6 * n + 0.075 * max(len(s) for s in names) + 0.8
@@ -199,7 +200,7 @@ def class_count_bars(counts, *, title: str = "Queries per class", xlabel: str = 
     ``counts``: a DataFrame indexed by class with one column per source
     dataset (e.g. ``MEVA``, ``VIRAT``). The total is written after each bar.
     """
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(counts) + 1.4))
     left = np.zeros(len(counts))
     labels = list(counts.index)
@@ -220,7 +221,7 @@ def class_count_bars(counts, *, title: str = "Queries per class", xlabel: str = 
 
 def duration_histogram(seconds, groups=None, *, title: str = "Clip durations", bins=None):
     """Histogram of clip durations in seconds, stacked by ``groups`` (same length) when given."""
-    plt = _plt()
+    plt = pyplot()
     seconds = np.asarray(seconds, dtype=float)
     if bins is None:
         top = float(np.quantile(seconds, 0.99)) if seconds.size else 1.0
@@ -243,7 +244,7 @@ def duration_histogram(seconds, groups=None, *, title: str = "Clip durations", b
 
 def crop_size_scatter(widths, heights, *, title: str = "Crop sizes", min_side: int = 112):
     """Scatter of crop width against height in pixels, with the minimum side drawn as dashed lines."""
-    plt = _plt()
+    plt = pyplot()
     widths, heights = np.asarray(widths, float), np.asarray(heights, float)
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     ax.scatter(widths, heights, s=14, alpha=0.6, color="#1f77b4", edgecolors="none", label=f"clips (n = {widths.size})")
@@ -264,7 +265,7 @@ def pair_count_bars(frame, *, title: str = "Clips per action within each opposit
 
     ``frame`` has columns ``pair``, ``action``, ``clips`` (two rows per pair, in order).
     """
-    plt = _plt()
+    plt = pyplot()
     pairs = list(dict.fromkeys(frame["pair"]))
     ncols = 4
     nrows = int(np.ceil(len(pairs) / ncols))
@@ -317,7 +318,7 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
     from the paper's points, a second panel shows every point and labels the
     computed ones, and the main panel zooms on the paper's points.
     """
-    plt = _plt()
+    plt = pyplot()
     from matplotlib.lines import Line2D
 
     paper = frame[frame["source"] == "paper"]
@@ -371,7 +372,7 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
 
 def ablation_bars(frame, *, value="value", category="setting", group="protocol", title="", ylabel="mAP (%)"):
     """Grouped bars with 95% intervals (columns ``ci_low``/``ci_high`` when present)."""
-    plt = _plt()
+    plt = pyplot()
     groups = list(dict.fromkeys(frame[group]))
     cats = list(dict.fromkeys(frame[category]))
     width = 0.8 / max(1, len(cats))
@@ -402,7 +403,7 @@ def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked nei
     row of each pair gives the bar, the per-action rows the two dots, and
     ``chance (%)`` a grey tick (what a random ranking gives).
     """
-    plt = _plt()
+    plt = pyplot()
     from matplotlib.lines import Line2D
 
     whole = frame[frame["action"] == "all"].reset_index(drop=True)
@@ -433,7 +434,7 @@ def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked nei
 
 def error_mode_bars(counts, paper=None, *, title: str = "Error modes", label: str = "here"):
     """Clips per error mode: ``counts`` (``error mode``, ``clips``, legend ``label``) beside the paper's counts."""
-    plt = _plt()
+    plt = pyplot()
     modes = list(counts["error mode"])
     fig, ax = plt.subplots(figsize=(8, 4))
     x = np.arange(len(modes))
