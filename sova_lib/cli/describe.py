@@ -80,11 +80,20 @@ import json
 import sys
 from pathlib import Path
 
+from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL, example_clips
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.cli import CliError
-from sova_lib.cli import muvr as muvr_cli
 from sova_lib.cli.engine import add_engine_options, engine_options
+from sova_lib.cli.options import (
+    add_cache_options,
+    add_describer_options,
+    add_fps_option,
+    add_output_options,
+    existing_file,
+    existing_folder,
+    positive_rate,
+)
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item
@@ -92,32 +101,16 @@ from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
 
-__all__ = ["add_commands", "add_item_options", "add_item_sources", "items_from_args", "VIDEO_SUFFIXES"]
+__all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
+           "VIDEO_SUFFIXES"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
 
-_SOURCES = """\
-item sources:
-  --videos GLOB_OR_DIR   the video/image files of a folder (not its sub-folders) or of a glob
-                         ('**' recurses); ids are file stems
-  --images GLOB_OR_DIR   the image files of a folder or of a glob; ids are file stems (digit-only
-                         stems as integers); for the image tasks use --prompt task-aware-vsr,
-                         task-aware-whatsup, task-aware-countbench or task-aware-visual7w-count
-  --benchmark sovabench --protocol P --video-root DIR
-                         the protocol's clips; ids are benchmark indices; a clip is read from
-                         DIR/<clip name>.mp4 or DIR/<tail of the TSV prefix>/<clip name>.mp4;
-                         a missing clip is recorded in errors.jsonl and the run goes on
-  --manifest MANIFEST.tsv --video-root DIR
-                         the clips of a clip manifest (sova clips plan), read straight from
-                         the source videos under DIR (no clip files); ids are benchmark indices;
-                         rows without a clip (status not ok) are recorded in errors.jsonl
-  --benchmark muvr --data ROOT --video-root DIR [--muvr-task windows|qa]
-                         MUVR: every gallery video in fixed windows (ids <video>@<k>), or the
-                         QA questions with their frames (ids <partition>/<line>; no --prompt)
-
+_EXIT = """\
 exit code: 0 when some item has a description, 1 when none has or the run stopped on an
-environment error (model cannot load, server down; nothing is marked failed), 2 for a usage error"""
+environment error (model cannot load, server down, every first item missing its file; nothing is
+marked failed), 2 for a usage error"""
 
 _IMPORT = """\
 Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
@@ -134,59 +127,47 @@ _PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concu
 
 
 def add_commands(subparsers) -> None:
-
+    """``sova describe`` (any folder of videos or images, or the bundled examples) and ``sova import``."""
     d = subparsers.add_parser(
-        "describe", help="describe videos or images with an MLLM backend into a resumable cache",
+        "describe", help="describe any videos or images (or the bundled examples) into a resumable cache",
         description="Describe videos or images with a describer backend into "
-                    "CACHE_DIR/descriptions/<name>__<config hash>/ (resumable; see sova_lib.describe.runner).",
-        epilog=_SOURCES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    d.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
-    d.add_argument("--model", metavar="NAME",
-                   help="model id (Hugging Face id, or the name a server serves); optional for motion")
-    d.add_argument("--prompt", metavar="PRESET_OR_TEXT",
-                   help="a preset (general, task-aware, task-aware-<dataset>; see sova_lib.describe.prompts) or free text")
-    d.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
-    d.add_argument("--fps", type=float, default=1.0, metavar="F",
-                   help="frames sampled per second of video (default 1)")
-    d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR",
-                   help="cache root; results go to DIR/descriptions/")
-    src = d.add_mutually_exclusive_group(required=True)
-    add_item_sources(src, benchmarks=("sovabench", "muvr"))
-    src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
-                     help="a clip manifest (sova clips plan): clips read straight from the source videos")
-    add_item_options(d)
-    d.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
-                   help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "
-                        "the requests, --concurrency each")
-    d.add_argument("--api-key-env", metavar="NAME",
-                   help="environment variable holding the API key (default OPENAI_API_KEY)")
-    d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight per server (openai backend)")
-    d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens (default 1024)")
-    d.add_argument("--device-map", metavar="MAP",
-                   help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
-                        "(accelerate)")
-    d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
-    d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
-    d.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_engine_options(d)
-    muvr_cli.add_describe_arguments(d)
-    d.set_defaults(func=run_describe)
+                    "CACHE_DIR/descriptions/<name>__<config hash>/ (resumable; see sova_lib.describe.runner). "
+                    "A benchmark's items: sova sovabench|image-tasks|muvr|vantage describe.",
+        epilog=_EXIT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = d.add_argument_group("items").add_mutually_exclusive_group(required=True)
+    src.add_argument("--videos", metavar="GLOB_OR_DIR",
+                     help="the video/image files of a folder (not its sub-folders) or of a glob ('**' recurses); "
+                          "ids are file stems")
+    src.add_argument("--protocol", choices=(DIRECTION_PROTOCOL,),
+                     help=f"{DIRECTION_PROTOCOL}: the bundled excerpts and their time-reversed copies (ids "
+                          "<stem> and <stem>-reversed)")
+    add_describe_options(d)
+    d.set_defaults(func=run_describe, benchmark=None, images=None, manifest=None, video_root=None)
 
     i = subparsers.add_parser(
         "import", help="turn the SOVABench authors' output JSON into a description cache",
         description=_IMPORT, formatter_class=argparse.RawDescriptionHelpFormatter)
-    i.add_argument("--authors-json", required=True, type=Path, metavar="FILE",
+    i.add_argument("--authors-json", required=True, type=existing_file, metavar="FILE",
                    help='one JSON object {"<index>": "<text>"}')
-    i.add_argument("--cache-dir", required=True, type=Path, metavar="DIR")
+    add_cache_options(i, what="the texts go to DIR/descriptions/", retry=False)
     i.add_argument("--backend", required=True, help="backend that made the text (e.g. transformers)")
     i.add_argument("--model", required=True, help="model that made the text (e.g. openbmb/MiniCPM-V-4_5)")
     i.add_argument("--revision", help="model revision, if known")
     i.add_argument("--prompt", required=True, help="preset or free text the authors used")
     i.add_argument("--system-prompt")
-    i.add_argument("--fps", type=float, default=None,
+    i.add_argument("--fps", type=positive_rate, default=None,
                    help="frames per second the authors sampled (recorded in the key; default 1, with a note)")
     i.set_defaults(func=run_import)
+
+
+def add_describe_options(d, *, engine: bool = True) -> None:
+    """The options every describing command shares: describer, frame rate, cache, engine, progress."""
+    add_describer_options(d)
+    add_fps_option(d)
+    add_cache_options(d, what="results go to DIR/descriptions/")
+    if engine:
+        add_engine_options(d)
+    add_output_options(d, progress=True)
 
 
 def _describer_options(args) -> dict:
@@ -222,20 +203,27 @@ def _describer_options(args) -> dict:
     return options
 
 
-def add_item_sources(group, benchmarks=("sovabench",)) -> None:
-    """The mutually exclusive item sources shared by ``sova describe`` and ``sova embed``."""
-    group.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
-    group.add_argument("--images", metavar="GLOB_OR_DIR", help="a folder of images, or a glob")
-    group.add_argument("--benchmark", choices=list(benchmarks), help="a benchmark's clips")
+def add_sovabench_sources(parser) -> None:
+    """SOVABench's items: ``--protocol P`` (clip files) or ``--manifest M`` (source videos), under ``--video-root``."""
+    g = parser.add_argument_group("items")
+    src = g.add_mutually_exclusive_group(required=True)
+    src.add_argument("--protocol", metavar="P", choices=SOVABENCH_PROTOCOLS,
+                     help=f"a protocol's clip files: {', '.join(SOVABENCH_PROTOCOLS)}; ids are benchmark indices")
+    src.add_argument("--manifest", type=existing_file, metavar="MANIFEST.tsv",
+                     help="a clip manifest (sova sovabench clips plan): clips read straight from the source videos")
+    g.add_argument("--video-root", required=True, type=existing_folder, metavar="DIR",
+                   help="folder holding the clip files DIR/<clip name>.mp4 or DIR/<tail of the TSV prefix>/<clip "
+                        "name>.mp4 (with --protocol), or the source videos, searched recursively (with --manifest)")
+    parser.set_defaults(benchmark="sovabench", videos=None, images=None)
 
 
-def add_item_options(parser) -> None:
-    """``--protocol`` and ``--video-root``, which go with ``--benchmark`` and ``--manifest``."""
-    parser.add_argument("--protocol", metavar="P", choices=SOVABENCH_PROTOCOLS,
-                        help=f"benchmark protocol: {', '.join(SOVABENCH_PROTOCOLS)} (with --benchmark)")
-    parser.add_argument("--video-root", type=Path, metavar="DIR",
-                        help="folder holding the clip files (with --benchmark), or the source videos, "
-                             "searched recursively (with --manifest)")
+def add_image_sources(parser) -> None:
+    """The image tasks' items: ``--images GLOB_OR_DIR``, ids the file stems (digit-only stems as integers)."""
+    parser.add_argument_group("items").add_argument(
+        "--images", required=True, metavar="GLOB_OR_DIR",
+        help="the image files of a folder or of a glob; ids are file stems (digit-only stems as integers), the "
+             "keys the image tasks look descriptions up by")
+    parser.set_defaults(benchmark="image-tasks", videos=None, protocol=None, manifest=None, video_root=None)
 
 
 def _image_items(spec: str):
@@ -275,23 +263,10 @@ def _video_items(spec: str):
 
 
 def _benchmark_items(args):
-
-    if args.protocol is None or args.video_root is None:
-        raise CliError("--benchmark sovabench needs --protocol and --video-root")
-    if not args.video_root.is_dir():
-        raise CliError(f"--video-root {args.video_root} is not a folder")
     return protocol_items(args.protocol, args.video_root)
 
 
 def _manifest_items(args):
-    if args.video_root is None:
-        raise CliError("--manifest needs --video-root (the folder holding the source videos)")
-    if args.protocol is not None:
-        raise CliError("--protocol applies to --benchmark; a manifest describes the rows it was planned from")
-    if not args.manifest.is_file():
-        raise CliError(f"--manifest {args.manifest}: no such file")
-    if not args.video_root.is_dir():
-        raise CliError(f"--video-root {args.video_root} is not a folder")
     try:
         return manifest_items(args.manifest, args.video_root)
     except ValueError as err:
@@ -299,35 +274,36 @@ def _manifest_items(args):
 
 
 def items_from_args(args):
-    """(items, crop source) of the chosen source (``add_item_sources``, ``add_item_options``, ``--manifest``)."""
+    """(items, crop source) of the chosen source (``--videos``, ``--images``, ``--protocol``, ``--manifest``)."""
     if args.videos is not None:
-        if args.protocol is not None:
-            print("sova: note: --protocol applies to --benchmark; it is ignored with --videos", file=sys.stderr)
         return _video_items(args.videos)
     if args.images is not None:
         return _image_items(args.images)
     if args.manifest is not None:
         return _manifest_items(args)
+    if args.protocol == DIRECTION_PROTOCOL:
+        return [clip.item() for clip in example_clips()], "none"
     return _benchmark_items(args)
 
 
+def make_describer_from_args(args):
+    """The describer the describer options name; a bad option is a ``CliError``."""
+    try:
+        return make_describer(args.backend, **_describer_options(args))
+    except (TypeError, ValueError) as err:
+        raise CliError(f"cannot build the {args.backend} backend: {err}") from None
+
+
 def run_describe(args) -> int:
-    if args.benchmark == "muvr":
-        if engine_options(args):
-            raise CliError("--engine ray does not apply to --benchmark muvr, which describes in this process")
-        try:
-            describer = make_describer(args.backend, **_describer_options(args))
-        except (TypeError, ValueError) as err:
-            raise CliError(f"cannot build the {args.backend} backend: {err}") from None
-        return muvr_cli.run_describe(args, describer)
     if args.prompt is None:
-        raise CliError("--prompt is required")
+        if args.backend not in _MODEL_FREE:
+            raise CliError(f"--prompt: the {args.backend} backend needs a prompt; give a preset (general, "
+                           "task-aware, ...) or free text")
+        args.prompt = "general"  # the motion describer does not read it; the key records 'general'
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
     except ValueError as err:
         raise CliError(str(err)) from None
-    if args.fps <= 0:
-        raise CliError(f"--fps must be positive, got {args.fps}")
     options = _describer_options(args)
     engine = engine_options(args)
     items, crop_source = items_from_args(args)
