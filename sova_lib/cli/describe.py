@@ -96,7 +96,8 @@ from sova_lib.cli.options import (
 )
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
-from sova_lib.describe.item import IMAGE_SUFFIXES, Item
+from sova_lib.describe.hub import offline_unless_reachable
+from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
@@ -286,8 +287,39 @@ def items_from_args(args):
     return _benchmark_items(args)
 
 
+#: Backends that load a model in this process (from the Hugging Face hub or its local cache).
+_LOCAL_MODEL = frozenset({"transformers"})
+
+#: Items checked up front: when the first ones all lack their file, --video-root is wrong.
+FIRST_ITEMS = 5
+
+
+def check_video_root(args, items) -> None:
+    """Stop, naming ``--video-root``, when the first ``FIRST_ITEMS`` items all miss their video."""
+    if getattr(args, "video_root", None) is None or not items:
+        return
+    first = items[:FIRST_ITEMS]
+    missing = [i for i in first if (i.error is not None and "not found" in i.error)
+               or (i.error is None and not Path(i.path).is_file())]
+    if len(missing) == len(first):
+        example = missing[0].error or f"no file {missing[0].path}"
+        raise CliError(f"--video-root {args.video_root}: the first {len(first)} items all miss their video "
+                       f"(e.g. {example}); give the folder that holds them")
+
+
+def sampling_rate(args, items) -> float:
+    """``--fps``, or the highest frame rate of the items' videos when that is lower (with a note)."""
+    fps = effective_rate(items, args.fps)
+    if fps < args.fps:
+        print(f"sova: note: --fps {args.fps:g} is above every video's own frame rate; sampling (and the cache key) "
+              f"use {fps:g} fps", file=sys.stderr)
+    return fps
+
+
 def make_describer_from_args(args):
     """The describer the describer options name; a bad option is a ``CliError``."""
+    if args.backend in _LOCAL_MODEL:
+        offline_unless_reachable(getattr(args, "model", None))
     try:
         return make_describer(args.backend, **_describer_options(args))
     except (TypeError, ValueError) as err:
@@ -307,15 +339,19 @@ def run_describe(args) -> int:
     options = _describer_options(args)
     engine = engine_options(args)
     items, crop_source = items_from_args(args)
+    check_video_root(args, items)
+    fps = sampling_rate(args, items)
     extra = None
     if args.manifest is not None:
         extra = {"clip_manifest": {"file": args.manifest.name, "rows": len(items),
                                    "sha256": hashlib.sha256(args.manifest.read_bytes()).hexdigest()}}
+    if args.backend in _LOCAL_MODEL:
+        offline_unless_reachable(options.get("model"))
     try:
         describer = make_describer(args.backend, **options)
     except (TypeError, ValueError) as err:
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
-    common = dict(prompt=prompt, fps=args.fps, crop_source=crop_source, retry_errors=args.retry_errors,
+    common = dict(prompt=prompt, fps=fps, crop_source=crop_source, retry_errors=args.retry_errors,
                   show_progress=not args.no_progress, details=extra)
     try:
         if args.engine == "ray":

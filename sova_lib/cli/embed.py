@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 from sova_lib.cli import CliError
-from sova_lib.cli.describe import items_from_args
+from sova_lib.cli.describe import check_video_root, items_from_args, sampling_rate
 from sova_lib.cli.engine import add_engine_options, engine_options
 from sova_lib.cli.options import (
     add_cache_options,
@@ -38,6 +38,7 @@ from sova_lib.cli.options import (
 )
 from sova_lib.describe.contrastive import POOLS, ContrastiveModel, ModelLoadError, embed_items, export, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
+from sova_lib.describe.hub import offline_unless_reachable
 
 __all__ = ["add_commands", "add_embed_options", "run_embed"]
 
@@ -80,6 +81,9 @@ def add_embed_options(e) -> None:
 def run_embed(args) -> int:
     engine = engine_options(args)
     items, crop_source = items_from_args(args)
+    check_video_root(args, items)
+    args.fps = sampling_rate(args, items)
+    offline_unless_reachable(args.model)
     try:
         if engine:
             summary = _embed_on_ray(args, engine, items, crop_source)

@@ -128,7 +128,10 @@ def run_evaluate(args) -> int:
                               allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
             if not args.embeddings:
                 result.notes.extend(empty_note(texts))
-    except (CoverageError, ValueError, FileNotFoundError, RuntimeError) as err:
+    except CoverageError as err:  # name the file whose ids do not match
+        flag, path = ("--embeddings", args.embeddings) if args.embeddings else ("--descriptions", args.descriptions)
+        raise CliError(f"{flag} {path}: {err}") from None
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
     if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
         print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
