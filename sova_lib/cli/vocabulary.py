@@ -129,12 +129,12 @@ OLD_COMMANDS: dict[str, str] = {
     "sova evaluate --protocol P": "sova sovabench evaluate --protocol P",
     "sova evaluate --protocol <image task>": "sova image-tasks evaluate --task <image task>",
     "sova evaluate --benchmark muvr": "sova muvr evaluate",
-    "sova describe --benchmark sovabench | --manifest": "sova sovabench describe",
+    "sova describe --benchmark sovabench (or --manifest)": "sova sovabench describe",
     "sova describe --benchmark muvr": "sova muvr describe",
     "sova describe --images": "sova image-tasks describe --images",
-    "sova embed --benchmark sovabench | --manifest": "sova sovabench embed",
+    "sova embed --benchmark sovabench (or --manifest)": "sova sovabench embed",
     "sova embed --images": "sova image-tasks embed --images",
-    "sova clips plan|extract|stats": "sova sovabench clips plan|extract|stats",
+    "sova clips plan/extract/stats": "sova sovabench clips plan/extract/stats",
     "sova vantage score": "sova vantage evaluate",
 }
 
