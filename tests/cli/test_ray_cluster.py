@@ -91,8 +91,13 @@ def test_two_nodes_with_the_heads_token_write_the_local_engines_texts(tmp_path):
         shutil.copy(token, node_home / ".ray" / "auth_token")  # the recipe's scp
         node = run([str(RAY), "start", f"--address=127.0.0.1:{port}", *common], node_env)
         assert node.returncode == 0, node.stderr[-2000:]
-        status = run([str(RAY), "status", f"--address=127.0.0.1:{port}"], node_env, timeout=60)
-        assert status.returncode == 0 and status.stdout.count(" node_") == 2, status.stdout + status.stderr[-2000:]
+        for _ in range(10):  # ray status, with the token, lists both nodes once the autoscaler has seen them
+            status = run([str(RAY), "status", f"--address=127.0.0.1:{port}"], node_env, timeout=60)
+            assert status.returncode == 0, status.stderr[-2000:]
+            if status.stdout.count(" node_") == 2:
+                break
+            time.sleep(3)
+        assert status.stdout.count(" node_") == 2, status.stdout
 
         describe = [sys.executable, "-m", "sova_lib", "describe", "--backend", "motion", "--fps", "2",
                     "--protocol", "quickstart-direction", "--no-progress"]
