@@ -371,7 +371,17 @@ def run_describe(args) -> int:
         print("sova: interrupted; every finished item is saved: run the same command again to resume",
               file=sys.stderr)
         return 130
+    _print_failures(summary)
     return 0 if summary.total_done > 0 or not items else 1
+
+
+def _print_failures(summary, shown: int = 5) -> None:
+    """The reason of this run's first failures, one line each (all of them are in errors.jsonl)."""
+    failures = list(getattr(summary, "failures", {}).items())
+    for item_id, error in failures[:shown]:
+        print(f"  failed {item_id!r}: {str(error).splitlines()[0][:300]}", file=sys.stderr)
+    if len(failures) > shown:
+        print(f"  ... and {len(failures) - shown} more in errors.jsonl", file=sys.stderr)
 
 
 def _authors_object(path: Path, raw: bytes):

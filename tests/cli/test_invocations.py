@@ -186,3 +186,17 @@ def test_nothing_to_do_prints_no_empty_progress_bar(capsys, tmp_path):
     assert _run(capsys, *argv)[0] == 0
     code, out, err = _run(capsys, *argv)
     assert code == 0 and "described 0, skipped 3" in out and "item/s" not in err and "0item" not in err
+
+
+def test_a_text_file_named_mp4_is_one_reason_in_the_summary(capfd, tmp_path):
+    """No raw decoder lines on stderr; the item's reason is in the summary and errors.jsonl; the run goes on."""
+    folder = tmp_path / "v"
+    folder.mkdir()
+    (folder / "a.mp4").write_text("not a video\n")
+    (folder / "b.mp4").write_bytes(example_videos()[0].read_bytes())
+    code = main(["describe", "--backend", "motion", "--videos", str(folder), "--cache-dir", str(tmp_path / "c"),
+                 "--no-progress"])
+    out, err = capfd.readouterr()
+    assert code == 0 and "described 1" in out and "failed 1" in out
+    assert "moov atom" not in err and "video_reader.cc" not in err and "ERROR opening" not in err
+    assert f"  failed 'a': VideoError: cannot open video {folder / 'a.mp4'} with decord" in err
