@@ -19,7 +19,7 @@ from pathlib import Path
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips import plan as clips
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
-from sova_lib.benchmarks.sovabench.clips.extract import extract_clips
+from sova_lib.benchmarks.sovabench.clips.extract import extract_clips, find_source_videos
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.benchmarks.sovabench.splits import load_split, read_tsv
 from sova_lib.cli import CliError
@@ -150,6 +150,10 @@ def _read_manifest(path):
 def _extract(args) -> int:
 
     rows = _read_manifest(args.manifest)
+    needed = sorted({r.source_video for r in rows if r.ok and not (Path(args.out) / f"{r.video}.mp4").exists()})
+    if needed and not find_source_videos(args.video_root, needed):
+        raise CliError(f"--video-root {args.video_root}: none of the {len(needed)} source videos the manifest needs "
+                       f"is under it (e.g. {needed[0]}); give the folder that holds the MEVA/VIRAT videos")
     summary = extract_clips(rows, args.video_root, args.out, codec=args.codec, pix_fmt=args.pix_fmt,
                             crf=args.crf, workers=args.workers, progress=not args.no_progress)
     for line in summary.lines():

@@ -200,3 +200,17 @@ def test_a_text_file_named_mp4_is_one_reason_in_the_summary(capfd, tmp_path):
     assert code == 0 and "described 1" in out and "failed 1" in out
     assert "moov atom" not in err and "video_reader.cc" not in err and "ERROR opening" not in err
     assert f"  failed 'a': VideoError: cannot open video {folder / 'a.mp4'} with decord" in err
+
+
+def test_clips_extract_with_a_video_root_without_the_sources(capsys, tmp_path):
+    """Planned from the bundled MEVA sample, extracted against a folder that holds no source video: one line."""
+    manifest = tmp_path / "m.tsv"
+    ann = ROOT / "sova_lib" / "benchmarks" / "sovabench" / "data" / "meva-annotations-sample"
+    assert main(["sovabench", "clips", "plan", "--tsv", "inter-pair", "--annotations", str(ann), "--out",
+                 str(manifest), "--no-index", "--no-progress"]) == 0
+    capsys.readouterr()
+    (tmp_path / "empty").mkdir()
+    code, _, err = _run(capsys, "sovabench", "clips", "extract", "--manifest", manifest, "--video-root",
+                        tmp_path / "empty", "--out", tmp_path / "clips")
+    line = _one_error(err)
+    assert code == 2 and f"--video-root {tmp_path / 'empty'}: none of the" in line and "source videos" in line
