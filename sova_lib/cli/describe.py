@@ -1,60 +1,69 @@
-"""The ``sova describe`` and ``sova import`` commands.
+"""``sova describe`` and ``sova import``, and the describing options every benchmark's ``describe`` shares.
 
-``sova describe`` describes videos or images with a registered backend
-through the one runner (``sova_lib.describe.runner.describe_items``)::
+Every describing command goes through the one runner
+(``sova_lib.describe.runner.describe_items``) into
+``CACHE_DIR/descriptions/<name>__<config hash>/``::
 
-    sova describe --backend openai --model Qwen/Qwen2.5-VL-7B-Instruct --base-url http://localhost:8000/v1 \\
-        --prompt task-aware --fps 1 --cache-dir cache --benchmark sovabench --protocol inter-pair \\
-        --video-root /data/sovabench_clips
+    sova describe --backend motion --fps 2 --protocol quickstart-direction --cache-dir cache
+    sova describe --backend openai --model M --base-url http://localhost:8000/v1 --prompt general --videos DIR
+    sova sovabench describe --backend B --model M --prompt task-aware --protocol inter-pair --video-root clips/
+    sova image-tasks describe --backend B --model M --prompt task-aware-vsr --images coco/
 
-Sources of items (one of):
+Sources of items:
 
-* ``--videos GLOB_OR_DIR``: every video or image file in a folder (not its
-  sub-folders), or the files a glob matches (``**`` recurses). Ids are file
-  stems, which must be unique.
-* ``--images GLOB_OR_DIR``: every image file in a folder (not its
-  sub-folders), or the images a glob matches. Ids are file stems, digit-only
-  stems as integers (``000000017697.jpg`` is 17697), the keys the image tasks
-  look descriptions up by (``sova_lib.benchmarks.image_tasks``). Use the
-  paper's task-aware image prompts (Appendix B): ``task-aware-vsr`` and
-  ``task-aware-whatsup`` ("List all pairwise spatial relations between
-  objects in the image."), ``task-aware-countbench`` and
-  ``task-aware-visual7w-count`` (a short caption stating the number of main
-  objects in words), ``task-aware-spatialbench``; ``general`` sends
-  "Describe the image.".
-* ``--benchmark sovabench --protocol P --video-root DIR``: the protocol's clips
-  (inter-pair and two-class: all 9,882 inter-pair rows; inter-pair-constrained:
-  the 1,423 queries; intra-pair: 2,300 rows). Ids are the benchmark indices.
-  A clip is read from ``DIR/<clip name>.mp4``, or else from
-  ``DIR/<prefix>/<clip name>.mp4`` where ``<prefix>`` is the TSV's prefix
+* ``sova describe --videos GLOB_OR_DIR``: every video or image file in a
+  folder (not its sub-folders), or the files a glob matches (``**``
+  recurses). Ids are file stems, which must be unique.
+* ``sova describe --protocol quickstart-direction``: the bundled excerpts and
+  their time-reversed copies (ids ``<stem>`` and ``<stem>-reversed``), the
+  six clips the quickstart scores.
+* ``sova image-tasks describe --images GLOB_OR_DIR``: image files; ids are
+  file stems, digit-only stems as integers (``000000017697.jpg`` is 17697),
+  the keys the image tasks look descriptions up by
+  (``sova_lib.benchmarks.image_tasks``). Use the paper's task-aware image
+  prompts (Appendix B): ``task-aware-vsr`` and ``task-aware-whatsup`` ("List
+  all pairwise spatial relations between objects in the image."),
+  ``task-aware-countbench`` and ``task-aware-visual7w-count`` (a short caption
+  stating the number of main objects in words), ``task-aware-spatialbench``;
+  ``general`` sends "Describe the image.".
+* ``sova sovabench describe --protocol P --video-root DIR``: the protocol's
+  clips (inter-pair and two-class: all 9,882 inter-pair rows;
+  inter-pair-constrained: the 1,423 queries; intra-pair: 2,300 rows). Ids are
+  the benchmark indices. A clip is read from ``DIR/<clip name>.mp4``, or else
+  from ``DIR/<prefix>/<clip name>.mp4`` where ``<prefix>`` is the TSV's prefix
   column or any tail of it (``DIR/2018-03-05/<clip name>.mp4`` for a prefix
   ending in ``videos/2018-03-05``). A clip found nowhere is recorded as that
-  item's error; the run goes on.
-* ``--manifest MANIFEST.tsv --video-root DIR``: the clips of a clip manifest
-  (``sova clips plan``), read straight from the source videos found anywhere
-  under ``DIR``, with no clip files written (``sova_lib.benchmarks.sovabench.clips.items.manifest_items``):
-  each ``ok`` row's frames are those of the clip ``sova clips extract`` would
+  item's error and the run goes on; when the first ``FIRST_ITEMS`` clips are
+  all missing, ``--video-root`` is wrong and the run stops before it starts.
+* ``sova sovabench describe --manifest MANIFEST.tsv --video-root DIR``: the
+  clips of a clip manifest (``sova sovabench clips plan``), read straight from
+  the source videos found anywhere under ``DIR``, with no clip files written
+  (``sova_lib.benchmarks.sovabench.clips.items.manifest_items``): each ``ok``
+  row's frames are those of the clip ``sova sovabench clips extract`` would
   cut. Ids are the benchmark indices. A row whose status is not ``ok``, or
   whose source video is not found, is recorded as that item's error. The
   cache key's crop source is ``manifest:<SHA-256 of the ok rows>``, so such a
   run never shares a folder with a run on clip files. Plan one manifest per
-  protocol's TSV (``--protocol`` does not apply).
+  protocol's TSV.
 
-Engines: ``--engine local`` (the default) describes in this process
-(``sova_lib.describe.runner``); ``--engine ray`` runs the describer in a pool
-of ``--workers`` Ray actors (``--gpus-per-worker``, ``--cpus-per-worker``,
-``--batch-size`` items per call), on the cluster at ``--address`` (``auto``:
-the one ``ray start`` made on this machine) or on a local Ray instance
-(``--num-cpus``, ``--num-gpus``), into the same cache folder
-(``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
+``--fps`` above every video's own frame rate is lowered to the highest of
+their rates (``sova_lib.describe.item.effective_rate``), in the frames and in
+the cache key, with a note. Engines: ``--engine local`` (the default)
+describes in this process (``sova_lib.describe.runner``); ``--engine ray``
+runs the describer in a pool of ``--workers`` Ray actors
+(``--gpus-per-worker``, ``--cpus-per-worker``, ``--batch-size`` items per
+call), on the cluster at ``--address`` (``auto``: the one ``ray start`` made on
+this machine; its token is found as ``sova_lib.cli.engine`` says) or on a
+local Ray instance (``--num-cpus``, ``--num-gpus``), into the same cache
+folder (``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
 (replicas of one model) in either engine.
 
 The exit code is 0 when at least one item has a description (failures are
-listed in ``errors.jsonl`` and the summary; ``--retry-errors`` retries them),
-1 when none has or when the run stopped on an environment error (the model
-cannot load, the server is down or does not serve the model, ...: one line
-on stderr names the cause and the fix, and no item is marked as failed), 2
-for a usage error.
+listed in ``errors.jsonl``, and the first reasons in the summary;
+``--retry-errors`` retries them), 1 when none has or when the run stopped on
+an environment error (the model cannot load, the server is down or does not
+serve the model, ...: one line on stderr names the cause and the fix, and no
+item is marked as failed), 2 for a usage error.
 
 ``sova import`` turns the SOVABench authors' output, one JSON object
 ``{"<index>": "<text>", ...}``, into the same cache format::
