@@ -69,8 +69,8 @@ def test_format_cell():
 
 
 def test_sova_evaluate_writes_its_record(tmp_path, capsys):
-    assert main(["evaluate", "--protocol", "inter-pair-constrained", "--baseline", "random-ranking",
-                 "--results-dir", str(tmp_path)]) == 0
+    assert main(["sovabench", "evaluate", "--protocol", "inter-pair-constrained", "--baseline", "random-ranking",
+                 "--out", str(tmp_path)]) == 0
     (path,) = tmp_path.glob("*.json")
     record = json.loads(path.read_text())
     assert record["value"] == 24.06 and record["baseline"] == "random-ranking" and record["benchmark"] == "SOVABench"

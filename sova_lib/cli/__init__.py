@@ -17,14 +17,16 @@ from sova_lib._version import __version__
 
 __all__ = ["main", "build_parser", "CliError"]
 
-#: Modules whose ``add_commands`` contribute sub-commands, in help order.
+#: Modules whose ``add_commands`` contribute sub-commands, in help order: the benchmarks
+#: (``sova <benchmark> <verb>``), then the commands that belong to no benchmark.
 COMMAND_MODULES: tuple[str, ...] = (
+    "sova_lib.cli.sovabench",
+    "sova_lib.cli.image_tasks",
+    "sova_lib.cli.muvr",
+    "sova_lib.cli.vantage",
     "sova_lib.cli.describe",
     "sova_lib.cli.embed",
-    "sova_lib.cli.evaluate",
     "sova_lib.cli.compare",
-    "sova_lib.cli.clips",
-    "sova_lib.cli.vantage",
     "sova_lib.cli.reproduce",
 )
 
@@ -34,9 +36,12 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from sova_lib.cli.options import SovaParser
+
+    parser = SovaParser(
         prog="sova",
-        description="SOVABench and the MLLM-to-Embedding framework.",
+        description="SOVABench and the MLLM-to-Embedding framework. Every benchmark is reached as "
+                    "'sova <benchmark> <verb>'; describe, embed, import and reproduce also work on their own.",
     )
     parser.add_argument("--version", action="version", version=f"sova_lib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -45,11 +50,81 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Image task names (``sova_lib.benchmarks.image_tasks.DATASETS``), for old spellings; kept here to stay light.
+_IMAGE_TASKS = ("vsr-zeroshot", "vsr-random", "whatsup-a", "whatsup-b", "countbench", "visual7w-count")
+
+
+def _option_value(argv: list[str], flag: str) -> str | None:
+    for k, arg in enumerate(argv):
+        if arg == flag and k + 1 < len(argv):
+            return argv[k + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _without(argv: list[str], flag: str) -> list[str]:
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == flag:
+            skip = True
+        elif not arg.startswith(flag + "="):
+            out.append(arg)
+    return out
+
+
+def old_command(argv: list[str]) -> list[str]:
+    """``argv`` of a former spelling (``sova evaluate --benchmark muvr``, ``sova clips plan``, ...) in the new one.
+
+    The former spellings still work for this release; each prints one note naming the new command.
+    """
+    if not argv or argv[0] not in ("describe", "embed", "evaluate", "clips"):
+        return argv
+    verb, rest = argv[0], argv[1:]
+    if any(a in ("-h", "--help") for a in rest) and verb != "clips" and "--benchmark" not in rest:
+        return argv if verb != "evaluate" else ["sovabench", "evaluate", *rest]
+    benchmark = _option_value(rest, "--benchmark")
+    if verb == "clips":
+        new = ["sovabench", "clips", *rest]
+    elif benchmark is not None:
+        new = [benchmark, verb, *_without(rest, "--benchmark")]
+    elif verb == "evaluate":
+        if _option_value(rest, "--protocol") in _IMAGE_TASKS:
+            new = ["image-tasks", verb, *("--task" if a == "--protocol" else a for a in rest)]
+        else:
+            new = ["sovabench", verb, *rest]
+    elif "--images" in rest:
+        new = ["image-tasks", verb, *rest]
+    elif "--manifest" in rest:
+        new = ["sovabench", verb, *rest]
+    else:
+        return argv
+    print(f"sova: note: 'sova {verb}{' --benchmark ' + benchmark if benchmark else ''}' is the old spelling; "
+          f"it is now 'sova {new[0]} {new[1]}'", file=sys.stderr)
+    return new
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = old_command(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
-    except CliError as err:
-        print(f"sova: error: {err}", file=sys.stderr)
-        return 2
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as done:  # --help, --version, or a usage error already printed in one line
+            return done.code if isinstance(done.code, int) else 2
+        try:
+            return int(args.func(args) or 0)
+        except CliError as err:
+            print(f"sova: error: {err}", file=sys.stderr)
+            return 2
+        finally:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader (e.g. `| head -1`) has gone: what it read is what it wanted; exit quietly
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

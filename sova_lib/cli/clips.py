@@ -1,14 +1,14 @@
-"""``sova clips plan | extract | stats``: from MEVA/VIRAT downloads to SOVABench clips.
+"""``sova sovabench clips plan | extract | stats``: from MEVA/VIRAT downloads to SOVABench clips.
 
 ::
 
-    sova clips plan    --tsv inter-pair --annotations MEVA_AND_VIRAT_ANNOTATIONS --out manifest.tsv
-    sova clips extract --manifest manifest.tsv --video-root MEVA_AND_VIRAT_VIDEOS --out clips/
-    sova clips stats   --manifest manifest.tsv
+    sova sovabench clips plan    --tsv inter-pair --annotations MEVA_AND_VIRAT_ANNOTATIONS --out manifest.tsv
+    sova sovabench clips extract --manifest manifest.tsv --video-root MEVA_AND_VIRAT_VIDEOS --out clips/
+    sova sovabench clips stats   --manifest manifest.tsv
 
 ``--tsv`` takes a SOVABench-format TSV, or the name of a protocol, whose
 clips are planned (``inter-pair``, ``inter-pair-constrained``, ``intra-pair``,
-``two-class``; the names ``sova evaluate --protocol`` takes).
+``two-class``; the names ``sova sovabench evaluate --protocol`` takes).
 """
 from __future__ import annotations
 
@@ -19,16 +19,27 @@ from pathlib import Path
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips import plan as clips
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
-from sova_lib.benchmarks.sovabench.clips.extract import extract_clips
+from sova_lib.benchmarks.sovabench.clips.extract import extract_clips, find_source_videos
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.benchmarks.sovabench.splits import load_split, read_tsv
 from sova_lib.cli import CliError
+from sova_lib.cli.options import (
+    add_output_options,
+    cache_root,
+    count,
+    existing_file,
+    existing_folder,
+    old_spelling,
+    positive_count,
+    positive_rate,
+)
 from sova_lib.protocols import get_protocol
 
 __all__ = ["add_commands"]
 
 
 def add_commands(subparsers) -> None:
+    """``clips plan|extract|stats`` under ``subparsers`` (``sova sovabench clips``)."""
     p = subparsers.add_parser("clips", help="build SOVABench clips from MEVA/VIRAT: plan, extract, stats",
                               description=__doc__.replace("``", "").replace("::\n", ""),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,40 +48,49 @@ def add_commands(subparsers) -> None:
     plan = sub.add_parser("plan", help="compute each row's crop region and frame window (no video needed)")
     plan.add_argument("--tsv", required=True, metavar="TSV_OR_PROTOCOL",
                       help=f"SOVABench TSV file, or a protocol: {', '.join(SOVABENCH_PROTOCOLS)}")
-    plan.add_argument("--annotations", required=True, metavar="ROOT",
+    plan.add_argument("--annotations", required=True, type=existing_folder, metavar="ROOT",
                       help="folder holding the KPF *.activities.yml / *.geom.yml / *.types.yml files (any depth)")
-    plan.add_argument("--out", required=True, metavar="MANIFEST.tsv", help="clip manifest to write")
-    plan.add_argument("--cache-dir", default=None,
+    plan.add_argument("--index-dir", type=cache_root, default=None, metavar="DIR",
                       help="where per-video annotation indexes are cached "
                            "(default $SOVA_KPF_INDEX_DIR or ~/.cache/sova_lib/kpf-index)")
-    plan.add_argument("--no-cache", action="store_true", help="re-read every annotation file, write no index")
-    plan.add_argument("--min-size", type=int, default=None, help="smallest region side in pixels (default 112)")
-    plan.add_argument("--buffer-frames", type=int, default=None,
+    old_spelling(plan, "--cache-dir", "--index-dir", dest="index_dir", type=cache_root)
+    plan.add_argument("--no-index", action="store_true", help="re-read every annotation file, write no index")
+    old_spelling(plan, "--no-cache", "--no-index", dest="no_index", flag=True)
+    plan.add_argument("--min-size", type=count, default=None, metavar="PIXELS",
+                      help="smallest region side in pixels (default 112)")
+    plan.add_argument("--buffer-frames", type=count, default=None, metavar="N",
                       help="frames added before vehicle_starts / after vehicle_stops (default 90)")
-    plan.add_argument("--workers", type=int, default=1, help="processes reading annotation files (default 1)")
-    plan.add_argument("--quiet", action="store_true", help="no progress bar")
+    _processes(plan, "processes reading annotation files (default 1)")
+    add_output_options(plan, out=("MANIFEST.tsv", "clip manifest to write"), required=True, progress=True)
     plan.set_defaults(func=_plan)
 
     ext = sub.add_parser("extract", help="cut, crop and write each planned clip from the source videos")
-    ext.add_argument("--manifest", required=True, help="manifest written by 'sova clips plan'")
-    ext.add_argument("--video-root", required=True, metavar="DIR",
+    ext.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv",
+                     help="manifest written by 'sova sovabench clips plan'")
+    ext.add_argument("--video-root", required=True, type=existing_folder, metavar="DIR",
                      help="folder holding the source videos <name>.avi/.mp4 (any depth)")
-    ext.add_argument("--out", required=True, metavar="DIR", help="folder for <clip name>.mp4 and extract_log.jsonl")
     ext.add_argument("--codec", default=None, help="encoder (default libx264, else mpeg4); "
                                                    "libx264rgb with --crf 0 is lossless")
     ext.add_argument("--pix-fmt", default="yuv420p", help="output pixel format (default yuv420p)")
-    ext.add_argument("--crf", type=int, default=18, help="x264 constant rate factor (default 18; 0 = lossless)")
-    ext.add_argument("--workers", type=int, default=1, help="processes, each decoding one source video (default 1)")
-    ext.add_argument("--quiet", action="store_true", help="no progress bar")
+    ext.add_argument("--crf", type=count, default=18, help="x264 constant rate factor (default 18; 0 = lossless)")
+    _processes(ext, "processes, each decoding one source video (default 1)")
+    add_output_options(ext, out=("DIR", "folder for <clip name>.mp4 and extract_log.jsonl"), required=True,
+                       progress=True)
     ext.set_defaults(func=_extract)
 
     st = sub.add_parser("stats", help="clip durations, crop sizes, counts per class and source dataset")
-    st.add_argument("--manifest", required=True)
-    st.add_argument("--fps", type=float, default=None,
-                    help="frame rate for durations (default: 30 for MEVA and VIRAT)")
+    st.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv")
+    st.add_argument("--source-fps", dest="fps", type=positive_rate, default=None, metavar="F",
+                    help="the source videos' own frame rate, for durations (default: 30 for MEVA and VIRAT)")
+    old_spelling(st, "--fps", "--source-fps", dest="fps", type=positive_rate)
     st.add_argument("--tsv", default=None, metavar="TSV_OR_PROTOCOL",
                     help="TSV (or protocol name) that gives each index its class (default: the packaged splits)")
     st.set_defaults(func=_stats)
+
+
+def _processes(parser, text: str) -> None:
+    parser.add_argument("--processes", dest="workers", type=positive_count, default=1, metavar="N", help=text)
+    old_spelling(parser, "--workers", "--processes", dest="workers", type=positive_count)
 
 
 #: The packaged splits' former names, still accepted: split name -> protocol name.
@@ -97,16 +117,14 @@ def _clips_of(tsv: str):
 def _plan(args) -> int:
 
     rows = _clips_of(args.tsv)
-    if not Path(args.annotations).is_dir():
-        raise CliError(f"--annotations {args.annotations} is not a directory")
     kw = {}
     if args.min_size is not None:
         kw["min_size"] = args.min_size
     if args.buffer_frames is not None:
         kw["buffer_frames"] = args.buffer_frames
     try:
-        planned = clips.plan_clips(rows, args.annotations, cache_dir=False if args.no_cache else args.cache_dir,
-                                   workers=args.workers, progress=not args.quiet, **kw)
+        planned = clips.plan_clips(rows, args.annotations, cache_dir=False if args.no_index else args.index_dir,
+                                   workers=args.workers, progress=not args.no_progress, **kw)
     except kpf.KpfError as err:
         raise CliError(f"{err}\n  fix or remove that annotation file and run the command again") from None
     clips.write_manifest(planned, args.out)
@@ -126,16 +144,18 @@ def _read_manifest(path):
     try:
         return clips.read_manifest(path)
     except (OSError, ValueError) as err:
-        raise CliError(str(err)) from None
+        raise CliError(f"--manifest {path}: {err}") from None
 
 
 def _extract(args) -> int:
 
     rows = _read_manifest(args.manifest)
-    if not Path(args.video_root).is_dir():
-        raise CliError(f"--video-root {args.video_root} is not a directory")
+    needed = sorted({r.source_video for r in rows if r.ok and not (Path(args.out) / f"{r.video}.mp4").exists()})
+    if needed and not find_source_videos(args.video_root, needed):
+        raise CliError(f"--video-root {args.video_root}: none of the {len(needed)} source videos the manifest needs "
+                       f"is under it (e.g. {needed[0]}); give the folder that holds the MEVA/VIRAT videos")
     summary = extract_clips(rows, args.video_root, args.out, codec=args.codec, pix_fmt=args.pix_fmt,
-                            crf=args.crf, workers=args.workers, progress=not args.quiet)
+                            crf=args.crf, workers=args.workers, progress=not args.no_progress)
     for line in summary.lines():
         print(line)
     print(f"clips and extract_log.jsonl: {args.out}")

@@ -1,60 +1,69 @@
-"""The ``sova describe`` and ``sova import`` commands.
+"""``sova describe`` and ``sova import``, and the describing options every benchmark's ``describe`` shares.
 
-``sova describe`` describes videos or images with a registered backend
-through the one runner (``sova_lib.describe.runner.describe_items``)::
+Every describing command goes through the one runner
+(``sova_lib.describe.runner.describe_items``) into
+``CACHE_DIR/descriptions/<name>__<config hash>/``::
 
-    sova describe --backend openai --model Qwen/Qwen2.5-VL-7B-Instruct --base-url http://localhost:8000/v1 \\
-        --prompt task-aware --fps 1 --cache-dir cache --benchmark sovabench --protocol inter-pair \\
-        --video-root /data/sovabench_clips
+    sova describe --backend motion --fps 2 --protocol quickstart-direction --cache-dir cache
+    sova describe --backend openai --model M --base-url http://localhost:8000/v1 --prompt general --videos DIR
+    sova sovabench describe --backend B --model M --prompt task-aware --protocol inter-pair --video-root clips/
+    sova image-tasks describe --backend B --model M --prompt task-aware-vsr --images coco/
 
-Sources of items (one of):
+Sources of items:
 
-* ``--videos GLOB_OR_DIR``: every video or image file in a folder (not its
-  sub-folders), or the files a glob matches (``**`` recurses). Ids are file
-  stems, which must be unique.
-* ``--images GLOB_OR_DIR``: every image file in a folder (not its
-  sub-folders), or the images a glob matches. Ids are file stems, digit-only
-  stems as integers (``000000017697.jpg`` is 17697), the keys the image tasks
-  look descriptions up by (``sova_lib.benchmarks.image_tasks``). Use the
-  paper's task-aware image prompts (Appendix B): ``task-aware-vsr`` and
-  ``task-aware-whatsup`` ("List all pairwise spatial relations between
-  objects in the image."), ``task-aware-countbench`` and
-  ``task-aware-visual7w-count`` (a short caption stating the number of main
-  objects in words), ``task-aware-spatialbench``; ``general`` sends
-  "Describe the image.".
-* ``--benchmark sovabench --protocol P --video-root DIR``: the protocol's clips
-  (inter-pair and two-class: all 9,882 inter-pair rows; inter-pair-constrained:
-  the 1,423 queries; intra-pair: 2,300 rows). Ids are the benchmark indices.
-  A clip is read from ``DIR/<clip name>.mp4``, or else from
-  ``DIR/<prefix>/<clip name>.mp4`` where ``<prefix>`` is the TSV's prefix
+* ``sova describe --videos GLOB_OR_DIR``: every video or image file in a
+  folder (not its sub-folders), or the files a glob matches (``**``
+  recurses). Ids are file stems, which must be unique.
+* ``sova describe --protocol quickstart-direction``: the bundled excerpts and
+  their time-reversed copies (ids ``<stem>`` and ``<stem>-reversed``), the
+  six clips the quickstart scores.
+* ``sova image-tasks describe --images GLOB_OR_DIR``: image files; ids are
+  file stems, digit-only stems as integers (``000000017697.jpg`` is 17697),
+  the keys the image tasks look descriptions up by
+  (``sova_lib.benchmarks.image_tasks``). Use the paper's task-aware image
+  prompts (Appendix B): ``task-aware-vsr`` and ``task-aware-whatsup`` ("List
+  all pairwise spatial relations between objects in the image."),
+  ``task-aware-countbench`` and ``task-aware-visual7w-count`` (a short caption
+  stating the number of main objects in words), ``task-aware-spatialbench``;
+  ``general`` sends "Describe the image.".
+* ``sova sovabench describe --protocol P --video-root DIR``: the protocol's
+  clips (inter-pair and two-class: all 9,882 inter-pair rows;
+  inter-pair-constrained: the 1,423 queries; intra-pair: 2,300 rows). Ids are
+  the benchmark indices. A clip is read from ``DIR/<clip name>.mp4``, or else
+  from ``DIR/<prefix>/<clip name>.mp4`` where ``<prefix>`` is the TSV's prefix
   column or any tail of it (``DIR/2018-03-05/<clip name>.mp4`` for a prefix
   ending in ``videos/2018-03-05``). A clip found nowhere is recorded as that
-  item's error; the run goes on.
-* ``--manifest MANIFEST.tsv --video-root DIR``: the clips of a clip manifest
-  (``sova clips plan``), read straight from the source videos found anywhere
-  under ``DIR``, with no clip files written (``sova_lib.benchmarks.sovabench.clips.items.manifest_items``):
-  each ``ok`` row's frames are those of the clip ``sova clips extract`` would
+  item's error and the run goes on; when the first ``FIRST_ITEMS`` clips are
+  all missing, ``--video-root`` is wrong and the run stops before it starts.
+* ``sova sovabench describe --manifest MANIFEST.tsv --video-root DIR``: the
+  clips of a clip manifest (``sova sovabench clips plan``), read straight from
+  the source videos found anywhere under ``DIR``, with no clip files written
+  (``sova_lib.benchmarks.sovabench.clips.items.manifest_items``): each ``ok``
+  row's frames are those of the clip ``sova sovabench clips extract`` would
   cut. Ids are the benchmark indices. A row whose status is not ``ok``, or
   whose source video is not found, is recorded as that item's error. The
   cache key's crop source is ``manifest:<SHA-256 of the ok rows>``, so such a
   run never shares a folder with a run on clip files. Plan one manifest per
-  protocol's TSV (``--protocol`` does not apply).
+  protocol's TSV.
 
-Engines: ``--engine local`` (the default) describes in this process
-(``sova_lib.describe.runner``); ``--engine ray`` runs the describer in a pool
-of ``--workers`` Ray actors (``--gpus-per-worker``, ``--cpus-per-worker``,
-``--batch-size`` items per call), on the cluster at ``--address`` (``auto``:
-the one ``ray start`` made on this machine) or on a local Ray instance
-(``--num-cpus``, ``--num-gpus``), into the same cache folder
-(``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
+``--fps`` above every video's own frame rate is lowered to the highest of
+their rates (``sova_lib.describe.item.effective_rate``), in the frames and in
+the cache key, with a note. Engines: ``--engine local`` (the default)
+describes in this process (``sova_lib.describe.runner``); ``--engine ray``
+runs the describer in a pool of ``--workers`` Ray actors
+(``--gpus-per-worker``, ``--cpus-per-worker``, ``--batch-size`` items per
+call), on the cluster at ``--address`` (``auto``: the one ``ray start`` made on
+this machine; its token is found as ``sova_lib.cli.engine`` says) or on a
+local Ray instance (``--num-cpus``, ``--num-gpus``), into the same cache
+folder (``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
 (replicas of one model) in either engine.
 
 The exit code is 0 when at least one item has a description (failures are
-listed in ``errors.jsonl`` and the summary; ``--retry-errors`` retries them),
-1 when none has or when the run stopped on an environment error (the model
-cannot load, the server is down or does not serve the model, ...: one line
-on stderr names the cause and the fix, and no item is marked as failed), 2
-for a usage error.
+listed in ``errors.jsonl``, and the first reasons in the summary;
+``--retry-errors`` retries them), 1 when none has or when the run stopped on
+an environment error (the model cannot load, the server is down or does not
+serve the model, ...: one line on stderr names the cause and the fix, and no
+item is marked as failed), 2 for a usage error.
 
 ``sova import`` turns the SOVABench authors' output, one JSON object
 ``{"<index>": "<text>", ...}``, into the same cache format::
@@ -80,44 +89,39 @@ import json
 import sys
 from pathlib import Path
 
+from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL, example_clips
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.cli import CliError
-from sova_lib.cli import muvr as muvr_cli
 from sova_lib.cli.engine import add_engine_options, engine_options
+from sova_lib.cli.options import (
+    add_cache_options,
+    add_describer_options,
+    add_fps_option,
+    add_output_options,
+    existing_file,
+    existing_folder,
+    positive_rate,
+)
 from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
-from sova_lib.describe.item import IMAGE_SUFFIXES, Item
+from sova_lib.describe.hub import offline_unless_reachable
+from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
 
-__all__ = ["add_commands", "add_item_options", "add_item_sources", "items_from_args", "VIDEO_SUFFIXES"]
+__all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
+           "VIDEO_SUFFIXES", "EXIT_STATUS_HELP"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
 
-_SOURCES = """\
-item sources:
-  --videos GLOB_OR_DIR   the video/image files of a folder (not its sub-folders) or of a glob
-                         ('**' recurses); ids are file stems
-  --images GLOB_OR_DIR   the image files of a folder or of a glob; ids are file stems (digit-only
-                         stems as integers); for the image tasks use --prompt task-aware-vsr,
-                         task-aware-whatsup, task-aware-countbench or task-aware-visual7w-count
-  --benchmark sovabench --protocol P --video-root DIR
-                         the protocol's clips; ids are benchmark indices; a clip is read from
-                         DIR/<clip name>.mp4 or DIR/<tail of the TSV prefix>/<clip name>.mp4;
-                         a missing clip is recorded in errors.jsonl and the run goes on
-  --manifest MANIFEST.tsv --video-root DIR
-                         the clips of a clip manifest (sova clips plan), read straight from
-                         the source videos under DIR (no clip files); ids are benchmark indices;
-                         rows without a clip (status not ok) are recorded in errors.jsonl
-  --benchmark muvr --data ROOT --video-root DIR [--muvr-task windows|qa]
-                         MUVR: every gallery video in fixed windows (ids <video>@<k>), or the
-                         QA questions with their frames (ids <partition>/<line>; no --prompt)
-
+#: The exit codes of a describe command, shown at the end of its --help.
+EXIT_STATUS_HELP = """\
 exit code: 0 when some item has a description, 1 when none has or the run stopped on an
-environment error (model cannot load, server down; nothing is marked failed), 2 for a usage error"""
+environment error (model cannot load, server down, every first item missing its file; nothing is
+marked failed), 2 for a usage error"""
 
 _IMPORT = """\
 Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
@@ -134,59 +138,47 @@ _PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concu
 
 
 def add_commands(subparsers) -> None:
-
+    """``sova describe`` (any folder of videos or images, or the bundled examples) and ``sova import``."""
     d = subparsers.add_parser(
-        "describe", help="describe videos or images with an MLLM backend into a resumable cache",
+        "describe", help="describe any videos or images (or the bundled examples) into a resumable cache",
         description="Describe videos or images with a describer backend into "
-                    "CACHE_DIR/descriptions/<name>__<config hash>/ (resumable; see sova_lib.describe.runner).",
-        epilog=_SOURCES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    d.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
-    d.add_argument("--model", metavar="NAME",
-                   help="model id (Hugging Face id, or the name a server serves); optional for motion")
-    d.add_argument("--prompt", metavar="PRESET_OR_TEXT",
-                   help="a preset (general, task-aware, task-aware-<dataset>; see sova_lib.describe.prompts) or free text")
-    d.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
-    d.add_argument("--fps", type=float, default=1.0, metavar="F",
-                   help="frames sampled per second of video (default 1)")
-    d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR",
-                   help="cache root; results go to DIR/descriptions/")
-    src = d.add_mutually_exclusive_group(required=True)
-    add_item_sources(src, benchmarks=("sovabench", "muvr"))
-    src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv",
-                     help="a clip manifest (sova clips plan): clips read straight from the source videos")
-    add_item_options(d)
-    d.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
-                   help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "
-                        "the requests, --concurrency each")
-    d.add_argument("--api-key-env", metavar="NAME",
-                   help="environment variable holding the API key (default OPENAI_API_KEY)")
-    d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight per server (openai backend)")
-    d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens (default 1024)")
-    d.add_argument("--device-map", metavar="MAP",
-                   help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
-                        "(accelerate)")
-    d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
-    d.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
-    d.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_engine_options(d)
-    muvr_cli.add_describe_arguments(d)
-    d.set_defaults(func=run_describe)
+                    "CACHE_DIR/descriptions/<name>__<config hash>/ (resumable; see sova_lib.describe.runner). "
+                    "A benchmark's items: sova sovabench|image-tasks|muvr|vantage describe.",
+        epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = d.add_argument_group("items").add_mutually_exclusive_group(required=True)
+    src.add_argument("--videos", metavar="GLOB_OR_DIR",
+                     help="the video/image files of a folder (not its sub-folders) or of a glob ('**' recurses); "
+                          "ids are file stems")
+    src.add_argument("--protocol", choices=(DIRECTION_PROTOCOL,),
+                     help=f"{DIRECTION_PROTOCOL}: the bundled excerpts and their time-reversed copies (ids "
+                          "<stem> and <stem>-reversed)")
+    add_describe_options(d)
+    d.set_defaults(func=run_describe, benchmark=None, images=None, manifest=None, video_root=None)
 
     i = subparsers.add_parser(
         "import", help="turn the SOVABench authors' output JSON into a description cache",
         description=_IMPORT, formatter_class=argparse.RawDescriptionHelpFormatter)
-    i.add_argument("--authors-json", required=True, type=Path, metavar="FILE",
+    i.add_argument("--authors-json", required=True, type=existing_file, metavar="FILE",
                    help='one JSON object {"<index>": "<text>"}')
-    i.add_argument("--cache-dir", required=True, type=Path, metavar="DIR")
+    add_cache_options(i, what="the texts go to DIR/descriptions/", retry=False)
     i.add_argument("--backend", required=True, help="backend that made the text (e.g. transformers)")
     i.add_argument("--model", required=True, help="model that made the text (e.g. openbmb/MiniCPM-V-4_5)")
     i.add_argument("--revision", help="model revision, if known")
     i.add_argument("--prompt", required=True, help="preset or free text the authors used")
     i.add_argument("--system-prompt")
-    i.add_argument("--fps", type=float, default=None,
+    i.add_argument("--fps", type=positive_rate, default=None,
                    help="frames per second the authors sampled (recorded in the key; default 1, with a note)")
     i.set_defaults(func=run_import)
+
+
+def add_describe_options(d, *, engine: bool = True) -> None:
+    """The options every describing command shares: describer, frame rate, cache, engine, progress."""
+    add_describer_options(d)
+    add_fps_option(d)
+    add_cache_options(d, what="results go to DIR/descriptions/")
+    if engine:
+        add_engine_options(d)
+    add_output_options(d, progress=True)
 
 
 def _describer_options(args) -> dict:
@@ -222,20 +214,27 @@ def _describer_options(args) -> dict:
     return options
 
 
-def add_item_sources(group, benchmarks=("sovabench",)) -> None:
-    """The mutually exclusive item sources shared by ``sova describe`` and ``sova embed``."""
-    group.add_argument("--videos", metavar="GLOB_OR_DIR", help="a folder of videos/images, or a glob")
-    group.add_argument("--images", metavar="GLOB_OR_DIR", help="a folder of images, or a glob")
-    group.add_argument("--benchmark", choices=list(benchmarks), help="a benchmark's clips")
+def add_sovabench_sources(parser) -> None:
+    """SOVABench's items: ``--protocol P`` (clip files) or ``--manifest M`` (source videos), under ``--video-root``."""
+    g = parser.add_argument_group("items")
+    src = g.add_mutually_exclusive_group(required=True)
+    src.add_argument("--protocol", metavar="P", choices=SOVABENCH_PROTOCOLS,
+                     help=f"a protocol's clip files: {', '.join(SOVABENCH_PROTOCOLS)}; ids are benchmark indices")
+    src.add_argument("--manifest", type=existing_file, metavar="MANIFEST.tsv",
+                     help="a clip manifest (sova sovabench clips plan): clips read straight from the source videos")
+    g.add_argument("--video-root", required=True, type=existing_folder, metavar="DIR",
+                   help="folder holding the clip files DIR/<clip name>.mp4 or DIR/<tail of the TSV prefix>/<clip "
+                        "name>.mp4 (with --protocol), or the source videos, searched recursively (with --manifest)")
+    parser.set_defaults(benchmark="sovabench", videos=None, images=None)
 
 
-def add_item_options(parser) -> None:
-    """``--protocol`` and ``--video-root``, which go with ``--benchmark`` and ``--manifest``."""
-    parser.add_argument("--protocol", metavar="P", choices=SOVABENCH_PROTOCOLS,
-                        help=f"benchmark protocol: {', '.join(SOVABENCH_PROTOCOLS)} (with --benchmark)")
-    parser.add_argument("--video-root", type=Path, metavar="DIR",
-                        help="folder holding the clip files (with --benchmark), or the source videos, "
-                             "searched recursively (with --manifest)")
+def add_image_sources(parser) -> None:
+    """The image tasks' items: ``--images GLOB_OR_DIR``, ids the file stems (digit-only stems as integers)."""
+    parser.add_argument_group("items").add_argument(
+        "--images", required=True, metavar="GLOB_OR_DIR",
+        help="the image files of a folder or of a glob; ids are file stems (digit-only stems as integers), the "
+             "keys the image tasks look descriptions up by")
+    parser.set_defaults(benchmark="image-tasks", videos=None, protocol=None, manifest=None, video_root=None)
 
 
 def _image_items(spec: str):
@@ -275,23 +274,10 @@ def _video_items(spec: str):
 
 
 def _benchmark_items(args):
-
-    if args.protocol is None or args.video_root is None:
-        raise CliError("--benchmark sovabench needs --protocol and --video-root")
-    if not args.video_root.is_dir():
-        raise CliError(f"--video-root {args.video_root} is not a folder")
     return protocol_items(args.protocol, args.video_root)
 
 
 def _manifest_items(args):
-    if args.video_root is None:
-        raise CliError("--manifest needs --video-root (the folder holding the source videos)")
-    if args.protocol is not None:
-        raise CliError("--protocol applies to --benchmark; a manifest describes the rows it was planned from")
-    if not args.manifest.is_file():
-        raise CliError(f"--manifest {args.manifest}: no such file")
-    if not args.video_root.is_dir():
-        raise CliError(f"--video-root {args.video_root} is not a folder")
     try:
         return manifest_items(args.manifest, args.video_root)
     except ValueError as err:
@@ -299,47 +285,83 @@ def _manifest_items(args):
 
 
 def items_from_args(args):
-    """(items, crop source) of the chosen source (``add_item_sources``, ``add_item_options``, ``--manifest``)."""
+    """(items, crop source) of the chosen source (``--videos``, ``--images``, ``--protocol``, ``--manifest``)."""
     if args.videos is not None:
-        if args.protocol is not None:
-            print("sova: note: --protocol applies to --benchmark; it is ignored with --videos", file=sys.stderr)
         return _video_items(args.videos)
     if args.images is not None:
         return _image_items(args.images)
     if args.manifest is not None:
         return _manifest_items(args)
+    if args.protocol == DIRECTION_PROTOCOL:
+        return [clip.item() for clip in example_clips()], "none"
     return _benchmark_items(args)
 
 
+#: Backends that load a model in this process (from the Hugging Face hub or its local cache).
+_LOCAL_MODEL = frozenset({"transformers"})
+
+#: Items checked up front: when the first ones all lack their file, --video-root is wrong.
+FIRST_ITEMS = 5
+
+
+def check_video_root(args, items) -> None:
+    """Stop, naming ``--video-root``, when the first ``FIRST_ITEMS`` items all miss their video."""
+    if getattr(args, "video_root", None) is None or not items:
+        return
+    first = items[:FIRST_ITEMS]
+    missing = [i for i in first if (i.error is not None and "not found" in i.error)
+               or (i.error is None and not Path(i.path).is_file())]
+    if len(missing) == len(first):
+        example = missing[0].error or f"no file {missing[0].path}"
+        raise CliError(f"--video-root {args.video_root}: the first {len(first)} items all miss their video "
+                       f"(e.g. {example}); give the folder that holds them")
+
+
+def sampling_rate(args, items) -> float:
+    """``--fps``, or the highest frame rate of the items' videos when that is lower (with a note)."""
+    fps = effective_rate(items, args.fps)
+    if fps < args.fps:
+        print(f"sova: note: --fps {args.fps:g} is above every video's own frame rate; sampling (and the cache key) "
+              f"use {fps:g} fps", file=sys.stderr)
+    return fps
+
+
+def make_describer_from_args(args):
+    """The describer the describer options name; a bad option is a ``CliError``."""
+    if args.backend in _LOCAL_MODEL:
+        offline_unless_reachable(getattr(args, "model", None))
+    try:
+        return make_describer(args.backend, **_describer_options(args))
+    except (TypeError, ValueError) as err:
+        raise CliError(f"cannot build the {args.backend} backend: {err}") from None
+
+
 def run_describe(args) -> int:
-    if args.benchmark == "muvr":
-        if engine_options(args):
-            raise CliError("--engine ray does not apply to --benchmark muvr, which describes in this process")
-        try:
-            describer = make_describer(args.backend, **_describer_options(args))
-        except (TypeError, ValueError) as err:
-            raise CliError(f"cannot build the {args.backend} backend: {err}") from None
-        return muvr_cli.run_describe(args, describer)
     if args.prompt is None:
-        raise CliError("--prompt is required")
+        if args.backend not in _MODEL_FREE:
+            raise CliError(f"--prompt: the {args.backend} backend needs a prompt; give a preset (general, "
+                           "task-aware, ...) or free text")
+        args.prompt = "general"  # the motion describer does not read it; the key records 'general'
     try:
         prompt = resolve_prompt(args.prompt, args.system_prompt)
     except ValueError as err:
         raise CliError(str(err)) from None
-    if args.fps <= 0:
-        raise CliError(f"--fps must be positive, got {args.fps}")
     options = _describer_options(args)
     engine = engine_options(args)
     items, crop_source = items_from_args(args)
+    check_video_root(args, items)
+    fps = sampling_rate(args, items)
     extra = None
     if args.manifest is not None:
         extra = {"clip_manifest": {"file": args.manifest.name, "rows": len(items),
                                    "sha256": hashlib.sha256(args.manifest.read_bytes()).hexdigest()}}
+    if args.backend in _LOCAL_MODEL:
+        offline_unless_reachable(options.get("model"))
     try:
         describer = make_describer(args.backend, **options)
     except (TypeError, ValueError) as err:
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
-    common = dict(prompt=prompt, fps=args.fps, crop_source=crop_source, retry_errors=args.retry_errors,
+    common = dict(prompt=prompt, fps=fps, crop_source=crop_source, retry_errors=args.retry_errors,
                   show_progress=not args.no_progress, details=extra)
     try:
         if args.engine == "ray":
@@ -359,7 +381,17 @@ def run_describe(args) -> int:
         print("sova: interrupted; every finished item is saved: run the same command again to resume",
               file=sys.stderr)
         return 130
+    _print_failures(summary)
     return 0 if summary.total_done > 0 or not items else 1
+
+
+def _print_failures(summary, shown: int = 5) -> None:
+    """The reason of this run's first failures, one line each (all of them are in errors.jsonl)."""
+    failures = list(getattr(summary, "failures", {}).items())
+    for item_id, error in failures[:shown]:
+        print(f"  failed {item_id!r}: {str(error).splitlines()[0][:300]}", file=sys.stderr)
+    if len(failures) > shown:
+        print(f"  ... and {len(failures) - shown} more in errors.jsonl", file=sys.stderr)
 
 
 def _authors_object(path: Path, raw: bytes):

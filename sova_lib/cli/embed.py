@@ -5,9 +5,9 @@
 ``AutoModel`` has ``get_image_features`` (``sova_lib.describe.contrastive``),
 and appends them to ``CACHE_DIR/frame-embeddings/<model>-<pool>-<fps>fps__<hash>/``::
 
-    sova embed --model openai/clip-vit-large-patch14 --fps 1 --pool mean \\
-        --benchmark sovabench --protocol inter-pair --video-root clips/ --cache-dir cache --export clip-l14.npz
-    sova evaluate --protocol inter-pair --embeddings clip-l14.npz --ties expected
+    sova sovabench embed --model openai/clip-vit-large-patch14 --fps 1 --pool mean \\
+        --protocol inter-pair --video-root clips/ --cache-dir cache --out clip-l14.npz
+    sova sovabench evaluate --protocol inter-pair --embeddings clip-l14.npz --ties expected
 
 ``--pool mean`` keeps the mean of the frame vectors (one vector per clip),
 ``--pool none`` every frame vector (a clip is a set; scoring takes its best
@@ -15,7 +15,7 @@ pair of frames), ``--pool video`` the model's own clip vector
 (``get_video_features``, X-CLIP). ``--engine ray`` (with ``--workers``,
 ``--gpus-per-worker``, ``--batch-size``, ``--address``, as for ``sova
 describe``) spreads the work over Ray actors that each load the model once
-(``sova_lib.describe.contrastive.ray_engine``). ``--export FILE.npz`` writes the vectors of
+(``sova_lib.describe.contrastive.ray_engine``). ``--out FILE.npz`` writes the vectors of
 the items of this run in the format ``sova evaluate --embeddings`` reads.
 
 Exit code: 0 when some item has vectors, 1 when none has, 2 for a usage
@@ -23,63 +23,67 @@ error or a model that cannot be loaded.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from sova_lib.cli import CliError
-from sova_lib.cli.describe import add_item_options, add_item_sources, items_from_args
+from sova_lib.cli.describe import check_video_root, items_from_args, sampling_rate
 from sova_lib.cli.engine import add_engine_options, engine_options
+from sova_lib.cli.options import (
+    add_cache_options,
+    add_fps_option,
+    add_output_options,
+    old_spelling,
+    positive_count,
+)
 from sova_lib.describe.contrastive import POOLS, ContrastiveModel, ModelLoadError, embed_items, export, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
+from sova_lib.describe.hub import offline_unless_reachable
 
-__all__ = ["add_commands", "run_embed"]
-
-_SOURCES = """\
-item sources (as for sova describe):
-  --videos GLOB_OR_DIR   videos/images of a folder or a glob; ids are file stems
-  --images GLOB_OR_DIR   images of a folder or a glob; ids are file stems (digit-only stems as integers)
-  --benchmark sovabench --protocol P --video-root DIR     the protocol's clip files
-  --manifest MANIFEST.tsv --video-root DIR                 clips read straight from the source videos
-
-exit code: 0 when some item has vectors, 1 when none has, 2 for a usage error"""
-
+__all__ = ["add_commands", "add_embed_options", "run_embed"]
 
 def add_commands(subparsers) -> None:
+    """``sova embed``: any folder of videos or images (a benchmark's items: ``sova <benchmark> embed``)."""
     e = subparsers.add_parser(
-        "embed", help="embed sampled frames with a contrastive model (CLIP, SigLIP, X-CLIP) into a resumable cache",
+        "embed", help="embed sampled frames of any videos or images with a contrastive model into a resumable cache",
         description="Embed the sampled frames of videos or images with a contrastive model into "
-                    "CACHE_DIR/frame-embeddings/<model>-<pool>-<fps>fps__<hash>/ (resumable).",
-        epilog=_SOURCES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("--model", required=True, metavar="ID_OR_PATH", help="Hugging Face id or local model folder")
-    e.add_argument("--revision", metavar="REV", help="hub revision (branch, tag or commit)")
-    e.add_argument("--fps", type=float, default=1.0, metavar="F", help="frames sampled per second of video (default 1)")
-    e.add_argument("--pool", choices=POOLS, default="mean",
+                    "CACHE_DIR/frame-embeddings/<model>-<pool>-<fps>fps__<hash>/ (resumable). A benchmark's items: "
+                    "sova sovabench|image-tasks embed.",
+        epilog="exit code: 0 when some item has vectors, 1 when none has, 2 for a usage error")
+    e.add_argument_group("items").add_argument(
+        "--videos", required=True, metavar="GLOB_OR_DIR",
+        help="the video/image files of a folder (not its sub-folders) or of a glob; ids are file stems")
+    e.set_defaults(benchmark=None, images=None, protocol=None, manifest=None, video_root=None)
+    add_embed_options(e)
+
+
+def add_embed_options(e) -> None:
+    """The options every embedding command shares: model, frame rate, pooling, cache, engine, output."""
+    g = e.add_argument_group("contrastive model")
+    g.add_argument("--model", required=True, metavar="ID_OR_PATH", help="Hugging Face id or local model folder")
+    g.add_argument("--revision", metavar="REV", help="hub revision (branch, tag or commit)")
+    g.add_argument("--pool", choices=POOLS, default="mean",
                    help="mean: mean of frame vectors; none: every frame vector; video: get_video_features")
-    e.add_argument("--cache-dir", required=True, type=Path, metavar="DIR",
-                   help="cache root; vectors go to DIR/frame-embeddings/")
-    src = e.add_mutually_exclusive_group(required=True)
-    add_item_sources(src)
-    src.add_argument("--manifest", type=Path, metavar="MANIFEST.tsv", help="a clip manifest (sova clips plan)")
-    add_item_options(e)
-    e.add_argument("--export", type=Path, metavar="FILE.npz", help="write this run's items' vectors for sova evaluate")
-    e.add_argument("--batch-frames", type=int, default=64, metavar="N", help="frames per forward pass (default 64)")
-    e.add_argument("--device", metavar="DEV", help="torch device (default: cuda when available, else cpu)")
-    e.add_argument("--dtype", choices=["bfloat16", "float16", "float32"],
+    g.add_argument("--batch-frames", type=positive_count, default=64, metavar="N",
+                   help="frames per forward pass (default 64)")
+    g.add_argument("--device", metavar="DEV", help="torch device (default: cuda when available, else cpu)")
+    g.add_argument("--dtype", choices=["bfloat16", "float16", "float32"],
                    help="weights' precision (default: bfloat16 on a GPU, float32 on a CPU)")
-    e.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
-    e.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_fps_option(e)
+    add_cache_options(e, what="vectors go to DIR/frame-embeddings/")
     add_engine_options(e)
+    add_output_options(e, out=("FILE.npz", "also write this run's items' vectors, the format evaluate "
+                                           "--embeddings reads"), progress=True, dest="export")
+    old_spelling(e, "--export", "--out", dest="export", type=Path)
     e.set_defaults(func=run_embed)
 
 
 def run_embed(args) -> int:
-    if args.fps <= 0:
-        raise CliError(f"--fps must be positive, got {args.fps}")
-    if args.batch_frames < 1:
-        raise CliError(f"--batch-frames must be at least 1, got {args.batch_frames}")
     engine = engine_options(args)
     items, crop_source = items_from_args(args)
+    check_video_root(args, items)
+    args.fps = sampling_rate(args, items)
+    offline_unless_reachable(args.model)
     try:
         if engine:
             summary = _embed_on_ray(args, engine, items, crop_source)

@@ -9,9 +9,13 @@ engine's options (``--workers``, ``--gpus-per-worker``, ``--cpus-per-worker``,
 """
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 from sova_lib.cli import CliError
 
-__all__ = ["add_engine_options", "engine_options"]
+__all__ = ["add_engine_options", "engine_options", "cluster_token", "use_cluster_token"]
 
 
 #: Options of the ray engine: (flag, dest, type, default, help).
@@ -46,6 +50,8 @@ def engine_options(args) -> dict:
             raise CliError(f"{flag} applies to --engine ray")
         return {}
     options = {dest: default for _, dest, _, default, _ in _RAY_OPTIONS} | given
+    if options["address"] is not None:
+        use_cluster_token()
     for name in ("workers", "batch_size"):
         if options[name] < 1:
             raise CliError(f"--{name.replace('_', '-')} must be at least 1, got {options[name]}")
@@ -53,3 +59,30 @@ def engine_options(args) -> dict:
         if options[name] < 0:
             raise CliError(f"--{name.replace('_', '-')} must not be negative, got {options[name]}")
     return options
+
+
+def cluster_token() -> str | None:
+    """Where Ray would read a cluster's token from: ``$RAY_AUTH_TOKEN``, ``$RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "$RAY_AUTH_TOKEN"
+    for path in (os.environ.get("RAY_AUTH_TOKEN_PATH"), Path.home() / ".ray" / "auth_token"):
+        if path and Path(path).is_file():
+            return str(path)
+    return None
+
+
+def use_cluster_token() -> None:
+    """Joining a cluster (``--address``): with ``RAY_AUTH_MODE`` unset and a token at hand, use token authentication.
+
+    ``ray start --head`` of Ray 2.60 turns token authentication on whenever a token exists, and a driver that
+    joins without ``RAY_AUTH_MODE=token`` is refused (``InvalidAuthToken``). Ray reads the token itself from the
+    places ``cluster_token`` names; this sets ``RAY_AUTH_MODE=token`` for this process (and the actors it starts)
+    when one of them holds one. ``RAY_AUTH_MODE`` set by the user is left as it is.
+    """
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    where = cluster_token()
+    if where is not None:
+        os.environ["RAY_AUTH_MODE"] = "token"
+        print(f"sova: note: joining the Ray cluster with token authentication (the token of {where}; "
+              "RAY_AUTH_MODE=disabled turns it off)", file=sys.stderr)

@@ -1,17 +1,18 @@
-"""``sova evaluate``: score descriptions, vectors or a baseline under a protocol.
+"""``sova sovabench evaluate`` and ``sova image-tasks evaluate``: score descriptions, vectors or a baseline.
 
-Protocols are the retrieval protocols of SOVABench (``sova_lib.protocols``)
-and the image tasks of Table 3 (``sova_lib.benchmarks.image_tasks``:
-``vsr-zeroshot``, ``vsr-random``, ``whatsup-a``, ``whatsup-b``,
-``countbench``, ``visual7w-count``), scored by tie-aware accuracy. For an
-image task, descriptions and vectors are keyed by image file stem
-(``sova describe --images``, ``sova embed --images``); ``--embeddings`` then
-needs ``--text-model``, the contrastive model whose text tower embeds the
-choice sentences (the CLIP zero-shot row); ``--baseline random`` is the
-chance row, ``--baseline oracle`` the upper bound; ``--annotations`` gives
-the annotation file (VSR ships with the package).
-
-``--benchmark muvr`` scores MUVR instead (its options: ``sova_lib.cli.muvr``).
+``sova sovabench evaluate --protocol P`` scores a retrieval protocol
+(``sova_lib.protocols``: SOVABench's four and the bundled
+``quickstart-direction``) by mAP, and prints beside it what a random ranking
+scores. ``sova image-tasks evaluate --task T`` scores an image task of
+Table 3 (``sova_lib.benchmarks.image_tasks``: ``vsr-zeroshot``,
+``vsr-random``, ``whatsup-a``, ``whatsup-b``, ``countbench``,
+``visual7w-count``) by tie-aware accuracy. For an image task, descriptions
+and vectors are keyed by image file stem (``sova image-tasks describe``,
+``sova image-tasks embed``); ``--embeddings`` then needs ``--text-model``, the
+contrastive model whose text tower embeds the choice sentences (the CLIP
+zero-shot row); ``--baseline random`` is the chance row, ``--baseline
+oracle`` the upper bound; ``--annotations`` gives the annotation file (VSR
+ships with the package). Each command accepts only its own options.
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from pathlib import Path
 
 from sova_lib.benchmarks import image_tasks
 from sova_lib.cli import CliError
-from sova_lib.cli import muvr as muvr_cli
+from sova_lib.cli.options import add_bootstrap_options, add_cache_options, add_output_options, old_spelling
 from sova_lib.describe.contrastive import ContrastiveModel
-from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
+from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
 from sova_lib.items import embed_descriptions, empty_note, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
@@ -31,47 +32,60 @@ from sova_lib.protocols import PROTOCOLS, get_protocol
 from sova_lib.records import make_record, write_record
 from sova_lib.similarity import AGGREGATES
 
-__all__ = ["add_commands", "run_evaluate"]
+__all__ = ["add_sovabench_evaluate", "add_image_task_evaluate", "add_input_options", "run_evaluate"]
 
 
-def add_commands(sub) -> None:
+def add_input_options(p, *, baselines, embedder: bool = True):
+    """The scored input (one of ``--descriptions``, ``--embeddings``, ``--baseline``) and the sentence encoder."""
+    g = p.add_argument_group("input")
+    src = g.add_mutually_exclusive_group(required=True)
+    src.add_argument("--descriptions", metavar="PATH",
+                     help="descriptions: JSONL {id, text}, the authors' JSON {id: text}, or a describe cache folder")
+    src.add_argument("--embeddings", metavar="FILE.npz", help="vectors: arrays ids, owner, vectors")
+    src.add_argument("--baseline", choices=baselines, help="a built-in baseline")
+    if embedder:
+        g.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
+                       help="sentence encoder for --descriptions: hub id or local folder (default: the packaged "
+                            "all-MiniLM-L6-v2, offline)")
+        g.add_argument("--no-split", action="store_true", help="embed each description whole, not sentence by sentence")
+    return src
 
-    p = sub.add_parser(
-        "evaluate", help="score descriptions, embeddings or a baseline under a SOVABench protocol or an image task",
-        description="Score descriptions (JSON Lines, the authors' JSON, or a describe cache folder), "
-                    "an .npz of vectors, or a built-in baseline under a retrieval protocol.",
-    )
-    p.add_argument("--benchmark", choices=("sovabench", "muvr"), default="sovabench",
-                   help="sovabench (its protocols and the image tasks; the default) or muvr")
-    p.add_argument("--protocol", choices=sorted(PROTOCOLS) + sorted(image_tasks.DATASETS),
-                   help="a SOVABench retrieval protocol or an image task (Table 3); required unless --benchmark muvr")
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--descriptions", metavar="PATH", help="JSONL {id, text}, authors' JSON {id: text}, or a cache folder")
-    src.add_argument("--embeddings", metavar="FILE.npz", help="arrays ids, owner, vectors")
-    src.add_argument("--baseline", choices=(*BASELINES, "random"),
-                     help="retrieval: prevalence, random-ranking, oracle; image tasks: random, oracle")
-    p.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
-                   help="sentence encoder: hub id or local folder (default: all-MiniLM-L6-v2, offline)")
+
+def add_sovabench_evaluate(p) -> None:
+    """``sova sovabench evaluate``: a retrieval protocol."""
+    p.add_argument("--protocol", required=True, choices=sorted(n for n in PROTOCOLS if n not in image_tasks.DATASETS),
+                   help="a retrieval protocol")
+    add_input_options(p, baselines=BASELINES)
     p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max, as the paper)")
-    p.add_argument("--no-split", action="store_true", help="embed each answer whole instead of sentence by sentence")
-    p.add_argument("--ties", choices=muvr_cli.TieChoices(TIE_RULES), default=None, metavar="RULE",
-                   help="tie rule of AP: expected (default, the mean over all orderings of tied items, for every "
-                        "benchmark), optimistic, pessimistic (its bounds); stable keeps tied clips in the benchmark "
-                        "file's order, which SOVABench sorts by class, so it leaks the labels to a scorer that ties; "
-                        "gallery-order: muvr only, tied videos in videos.json order")
+    p.add_argument("--ties", choices=TIE_RULES, default="expected",
+                   help="tie rule of AP (default: expected, the mean over all orderings of tied items); optimistic / "
+                        "pessimistic bound it; stable keeps tied clips in the benchmark file's order, which SOVABench "
+                        "sorts by class, so it leaks the labels to a scorer that ties")
     p.add_argument("--allow-missing", action="store_true", help="score without the protocol clips missing from the input")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                   help="add a 95%% interval from N resamples of queries (0: none; 1000 is usual)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
-    p.add_argument("--cache-dir", default=None, help="embedding cache root (default: $SOVA_CACHE or ./cache)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--annotations", metavar="PATH", help="image tasks: the annotation file, or a folder holding it")
+    _common(p)
+    p.set_defaults(func=run_evaluate, benchmark="sovabench", annotations=None, text_model=None)
+
+
+def add_image_task_evaluate(p) -> None:
+    """``sova image-tasks evaluate``: one image task of Table 3."""
+    p.add_argument("--task", dest="protocol", required=True, choices=sorted(image_tasks.DATASETS),
+                   help="an image task (Table 3)")
+    add_input_options(p, baselines=("random", "oracle"))
+    p.add_argument("--annotations", metavar="PATH", help="the annotation file, or a folder holding it "
+                                                          "(VSR ships with the package)")
     p.add_argument("--text-model", metavar="ID_OR_PATH",
-                   help="image tasks with --embeddings: the contrastive model that embeds the choice sentences")
-    p.add_argument("--results-dir", default=None, metavar="DIR",
-                   help="also write the result as one record JSON into DIR (collected by sova_lib.records)")
-    muvr_cli.add_evaluate_arguments(p, src)
-    p.set_defaults(func=run_evaluate, parser=p)
+                   help="with --embeddings: the contrastive model whose text tower embeds the choice sentences")
+    p.add_argument("--allow-missing", action="store_true", help="score without the items missing from the input")
+    _common(p)
+    p.set_defaults(func=run_evaluate, benchmark="image-tasks", aggregate="max", ties="expected")
+
+
+def _common(p) -> None:
+    add_bootstrap_options(p)
+    add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
+    add_output_options(p, out=("DIR", "also write the result as one record JSON into DIR (collected by "
+                                      "sova_lib.records)"), json=True, dest="results_dir")
+    old_spelling(p, "--results-dir", "--out", dest="results_dir")
 
 
 #: Tie spread (points) above which a warning says the ties decide part of the score.
@@ -83,8 +97,6 @@ def _note(text: str) -> None:
 
 
 def _check_options(args) -> None:
-    if args.bootstrap < 0:
-        raise CliError(f"--bootstrap {args.bootstrap}: expected a number of resamples, 0 (none) or more")
     if args.bootstrap == 1:
         _note("--bootstrap 1 resamples the queries once: the interval has zero width; use 1000 or so")
     if args.embeddings and args.embedder:
@@ -94,29 +106,14 @@ def _check_options(args) -> None:
 
 
 def run_evaluate(args) -> int:
-    if args.benchmark == "muvr":
-        return muvr_cli.run_evaluate(args)
-    if args.protocol is None:
-        args.parser.error("the following arguments are required: --protocol")
-    if not (args.descriptions or args.embeddings or args.baseline):
-        args.parser.error("one of the arguments --descriptions --embeddings --baseline is required")
-    if args.features or args.answers or args.ties in muvr_cli.EXTRA_TIES:
-        raise CliError("--features, --answers and --ties gallery-order apply to --benchmark muvr")
-    args.ties = args.ties or "expected"
-
     _check_options(args)
 
     def encoder():
-        return SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir or default_cache_dir(),
+        return SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
                                show_progress=not args.json)
 
     if args.protocol in image_tasks.DATASETS:
         return _run_image_task(args, encoder)
-    if args.baseline == "random":
-        raise CliError("--baseline random applies to the image tasks; a retrieval protocol has prevalence "
-                       "(the paper's Random row) and random-ranking")
-    if args.text_model or args.annotations:
-        raise CliError("--text-model and --annotations apply to the image tasks")
     try:
         if args.baseline:
             result = baseline(args.protocol, args.baseline, encoder=encoder() if args.baseline == "oracle" else None,
@@ -131,7 +128,10 @@ def run_evaluate(args) -> int:
                               allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
             if not args.embeddings:
                 result.notes.extend(empty_note(texts))
-    except (CoverageError, ValueError, FileNotFoundError, RuntimeError) as err:
+    except CoverageError as err:  # name the file whose ids do not match
+        flag, path = ("--embeddings", args.embeddings) if args.embeddings else ("--descriptions", args.descriptions)
+        raise CliError(f"{flag} {path}: {err}") from None
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
     if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
         print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
@@ -143,6 +143,9 @@ def run_evaluate(args) -> int:
         print(json.dumps(result.to_json(), indent=None))
     else:
         _print_table(result, PROTOCOLS[result.protocol].class_name)
+        if not args.baseline:
+            chance = baseline(args.protocol, "random-ranking")
+            print(f"  a random ranking scores {chance.value:.2f} {chance.metric} (--baseline random-ranking)")
     for note in result.notes:
         print(f"  note: {note}", file=sys.stderr)
     return 0
@@ -151,15 +154,11 @@ def run_evaluate(args) -> int:
 def _run_image_task(args, encoder) -> int:
     """Accuracy of descriptions, vectors or a baseline on one image task (see the module docstring)."""
     task = args.protocol
-    if args.baseline == "prevalence" or args.baseline == "random-ranking":
-        raise CliError(f"--baseline {args.baseline} is a retrieval baseline; an image task has random and oracle")
     if args.embeddings and not args.text_model:
         raise CliError("--embeddings on an image task needs --text-model, the model whose text tower embeds "
                        "the choice sentences")
     if args.text_model and not args.embeddings:
         raise CliError("--text-model goes with --embeddings")
-    if args.aggregate != "max":
-        raise CliError("an image task scores each choice by its maximum cosine; --aggregate does not apply")
     try:
         items = image_tasks.load(task, args.annotations)
         common = dict(allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)

@@ -1,21 +1,22 @@
-"""MUVR's options of ``sova evaluate`` and ``sova describe`` (``--benchmark muvr``).
+"""``sova muvr describe | evaluate``: MUVR.
 
-Evaluation (``--results-dir DIR``: one record JSON per run, ``sova_lib.records``; the files read and
+Evaluation (``--out DIR``: one record JSON per run, ``sova_lib.records``; the files read and
 written are listed in docs/muvr.md)::
 
-    sova evaluate --benchmark muvr --data ROOT --version base --query text+video --features DIR [--json]
-    sova evaluate --benchmark muvr --data ROOT --version filter --tag-weight 0.3 --embeddings FILE.npz
-    sova evaluate --benchmark muvr --data ROOT --version base --descriptions CACHE     (described windows)
-    sova evaluate --benchmark muvr --data ROOT --version base --baseline random-ranking
-    sova evaluate --benchmark muvr --data ROOT --version qa --answers CACHE [--parse strict]
+    sova muvr evaluate --data ROOT --version base --query text+video --features DIR [--json]
+    sova muvr evaluate --data ROOT --version filter --tag-weight 0.3 --embeddings FILE.npz
+    sova muvr evaluate --data ROOT --version base --descriptions CACHE     (described windows)
+    sova muvr evaluate --data ROOT --version base --baseline random-ranking
+    sova muvr evaluate --data ROOT --version qa --answers CACHE [--scoring strict]
 
 Describing (through the one runner into a description cache)::
 
-    sova describe --benchmark muvr --data ROOT --video-root DIR --backend B --model M --prompt P --cache-dir C
-    sova describe --benchmark muvr --version qa --data ROOT --video-root DIR --backend B --model M --cache-dir C
+    sova muvr describe --data ROOT --video-root DIR --backend B --model M --prompt P --cache-dir C
+    sova muvr describe --version qa --data ROOT --video-root DIR --backend B --model M --cache-dir C
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -27,49 +28,85 @@ from sova_lib.benchmarks.muvr.metrics import KS, TIES
 from sova_lib.benchmarks.muvr.retrieval import evaluate, random_ranking
 from sova_lib.benchmarks.muvr.scoring import QUERY_MODES, TAG_WEIGHT
 from sova_lib.cli import CliError
+from sova_lib.cli.options import (
+    add_bootstrap_options,
+    add_cache_options,
+    add_output_options,
+    existing_folder,
+    nonnegative_number,
+    old_spelling,
+    positive_count,
+    positive_rate,
+)
 from sova_lib.describe.cache import CacheLockedError
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
+from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.items import read_descriptions
 from sova_lib.records import make_record, write_record
 
-__all__ = ["EXTRA_TIES", "TieChoices", "add_describe_arguments", "add_evaluate_arguments", "run_describe",
-           "run_evaluate"]
+__all__ = ["TIE_ALIASES", "TieChoices", "add_commands", "add_describe_arguments", "add_evaluate_arguments",
+           "run_describe", "run_evaluate"]
 
 VERSIONS = ("base", "filter", "qa")
 #: Former spelling -> rule; accepted with a note on stderr, listed nowhere.
 TIE_ALIASES = {"official": "gallery-order"}
-#: ``--ties`` values only MUVR takes (the shared rules come from ``sova_lib.metrics.TIE_RULES``).
-EXTRA_TIES = ("gallery-order", *TIE_ALIASES)
 
 
 class TieChoices(tuple):
-    """``--ties`` choices: the shared rules plus ``gallery-order``; a former alias is accepted but never listed."""
-
-    def __new__(cls, shared):
-        return super().__new__(cls, (*shared, "gallery-order"))
+    """``--ties`` choices: the rules listed in help, plus the former spellings of ``TIE_ALIASES``, accepted unlisted."""
 
     def __contains__(self, value):
         return tuple.__contains__(self, value) or value in TIE_ALIASES
 
 
-def add_evaluate_arguments(p, sources) -> None:
-    """MUVR's options of ``sova evaluate``; ``sources`` is the command's group of input options."""
-    sources.add_argument("--features", metavar="DIR", help="MUVR: one model's released features, DIR/<partition>/*.npy")
-    sources.add_argument("--answers", metavar="CACHE", help="MUVR-QA: answers (a describe cache folder or JSONL)")
-    g = p.add_argument_group("MUVR (--benchmark muvr)")
-    g.add_argument("--data", type=Path, metavar="ROOT", help="MUVR data root (holds annotations/)")
+def add_commands(subparsers) -> None:
+    """``sova muvr describe | evaluate``."""
+    m = subparsers.add_parser("muvr", help="MUVR: describe the gallery in windows or ask the QA questions; evaluate",
+                              description=__doc__.replace("``", "").replace("::\n", ""),
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = m.add_subparsers(dest="verb", metavar="VERB", required=True)
+    d = verbs.add_parser("describe", help="describe every gallery video in fixed windows, or ask the QA questions")
+    add_describe_arguments(d)
+    v = verbs.add_parser("evaluate", help="score released features, vectors, descriptions, QA answers or a baseline")
+    add_evaluate_arguments(v)
+
+
+def _data_option(g) -> None:
+    g.add_argument("--data", type=existing_folder, required=True, metavar="ROOT",
+                   help="MUVR data root (holds annotations/)")
+    g.add_argument("--partitions", nargs="+", default=list(PARTITIONS), metavar="NAME",
+                   help=f"partitions (default: all; {', '.join(PARTITIONS)}; aliases geng, animal)")
+
+
+def add_evaluate_arguments(p) -> None:
+    """The options of ``sova muvr evaluate``."""
+    from sova_lib.cli.evaluate import add_input_options
+
+    src = add_input_options(p, baselines=("random-ranking",))
+    src.add_argument("--features", metavar="DIR", help="one model's released features, DIR/<partition>/*.npy")
+    src.add_argument("--answers", metavar="CACHE", help="QA answers (a describe cache folder or JSONL; --version qa)")
+    g = p.add_argument_group("MUVR")
+    _data_option(g)
     g.add_argument("--version", choices=VERSIONS, default="base", help="MUVR version (default: base)")
     g.add_argument("--query", choices=QUERY_MODES, default="text+video", help="query modality (default: text+video)")
-    g.add_argument("--tag-weight", type=float, default=TAG_WEIGHT, metavar="P",
+    g.add_argument("--tag-weight", type=nonnegative_number, default=TAG_WEIGHT, metavar="P",
                    help="Filter: weight p of the signed tag score (default 0.3; 0 = without tag prompt)")
-    g.add_argument("--partitions", nargs="+", default=list(PARTITIONS), metavar="NAME",
-                   help=f"partitions to score (default: all; {', '.join(PARTITIONS)}; aliases geng, animal)")
     g.add_argument("--join-listed", action="store_true",
                    help="keep a listed id that is in no videos.json record as a gallery entry without features "
                         "(a positive listed so is a miss); by default it is an error, as it is for the official loader")
-    g.add_argument("--parse", choices=qa.PARSES, default="official", help="QA answer parse (default: official)")
+    g.add_argument("--ties", choices=TieChoices(TIES), default=None, metavar="RULE",
+                   help="tie rule of AP: expected (default; the mean over all orders of tied videos), optimistic, "
+                        "pessimistic (its bounds), gallery-order (tied videos in videos.json order)")
+    g.add_argument("--scoring", dest="parse", choices=qa.PARSES, default="official",
+                   help="QA answer parse (default: official)")
+    old_spelling(g, "--parse", "--scoring", dest="parse")
+    add_bootstrap_options(p)
+    add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
+    add_output_options(p, out=("DIR", "also write the result as one record JSON into DIR (collected by "
+                                      "sova_lib.records)"), json=True, dest="results_dir")
+    old_spelling(p, "--results-dir", "--out", dest="results_dir")
+    p.set_defaults(func=run_evaluate, benchmark="muvr", aggregate="max", allow_missing=False)
 
 
 def _record(args, out: dict) -> dict:
@@ -141,7 +178,7 @@ def _retrieval(args) -> dict:
         elif args.embeddings:
             source, vectors = args.embeddings, npz_vectors(args.embeddings)
         else:
-            encoder = SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir or default_cache_dir(),
+            encoder = SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
                                       show_progress=not args.json)
             source = args.descriptions
             vectors = framework.framework_vectors(read_descriptions(args.descriptions), encoder,
@@ -177,17 +214,37 @@ def run_evaluate(args) -> int:
     return 0
 
 
+def _describe_version(text: str) -> str:
+    """``--version`` of ``sova muvr describe``: base and filter score described windows, qa asks the questions."""
+    if text in ("base", "filter", "windows"):
+        return "windows"
+    if text == "qa":
+        return "qa"
+    raise argparse.ArgumentTypeError(f"{text!r}: choose base, filter (describe windows) or qa (ask the questions)")
+
+
 def add_describe_arguments(d) -> None:
-    """MUVR's options of ``sova describe``."""
-    g = d.add_argument_group("MUVR (--benchmark muvr)")
-    g.add_argument("--data", type=Path, metavar="ROOT", help="MUVR data root (holds annotations/)")
-    g.add_argument("--muvr-task", choices=("windows", "qa"), default="windows",
-                   help="windows: describe every video in fixed windows; qa: ask the QA questions (default: windows)")
-    g.add_argument("--partitions", nargs="+", default=list(PARTITIONS), metavar="NAME")
-    g.add_argument("--window-seconds", type=float, default=framework.WINDOW_SECONDS, metavar="S")
-    g.add_argument("--max-windows", type=int, default=framework.MAX_WINDOWS, metavar="N")
+    """The options of ``sova muvr describe``."""
+    from sova_lib.cli.describe import add_describe_options
+
+    g = d.add_argument_group("MUVR")
+    _data_option(g)
+    g.add_argument("--video-root", type=existing_folder, required=True, metavar="DIR", help="folder of the videos")
+    g.add_argument("--version", dest="muvr_task", type=_describe_version, default="windows", metavar="{base,filter,qa}",
+                   help="base, filter: describe every video in fixed windows (default); qa: ask the QA questions")
+    old_spelling(g, "--muvr-task", "--version", dest="muvr_task", type=_describe_version)
+    g.add_argument("--window-seconds", type=positive_rate, default=framework.WINDOW_SECONDS, metavar="S")
+    g.add_argument("--max-windows", type=positive_count, default=framework.MAX_WINDOWS, metavar="N")
     g.add_argument("--qa-mode", choices=qa.MODES, default="multi-image")
     g.add_argument("--qa-template", choices=qa.TEMPLATES, default="code")
+    add_describe_options(d, engine=False)
+    d.set_defaults(func=_describe, benchmark="muvr")
+
+
+def _describe(args) -> int:
+    from sova_lib.cli.describe import make_describer_from_args
+
+    return run_describe(args, make_describer_from_args(args))
 
 
 def run_describe(args, describer) -> int:

@@ -5,14 +5,13 @@ import sys
 from pathlib import Path
 
 from sova_lib.cli import CliError
+from sova_lib.cli.options import DEFAULT_BOOTSTRAP, add_cache_options, add_output_options, count, old_spelling
 from sova_lib.paper.reproduce import REPO_ROOT, reproduce
 
 __all__ = ["add_commands"]
 
 
 def run_reproduce(args) -> int:
-    if args.bootstrap < 0:
-        raise CliError(f"--bootstrap {args.bootstrap}: expected a number of resamples, 0 (none) or more")
     if args.bootstrap == 1:
         print("sova: note: --bootstrap 1 resamples the queries once: every interval has zero width", file=sys.stderr)
     if not args.skip_notebooks and not Path(args.notebooks).is_dir():
@@ -30,9 +29,12 @@ def run_reproduce(args) -> int:
 
 def add_commands(sub) -> None:
     p = sub.add_parser("reproduce", help="regenerate every table and figure the repository can make")
-    p.add_argument("--figures", default="figures", help="output folder (default: figures)")
-    p.add_argument("--cache-dir", default=None, help="cache root (default: $SOVA_CACHE or ./cache)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for intervals")
+    add_output_options(p, out=("DIR", "output folder (default: figures)"), dest="figures")
+    p.set_defaults(figures="figures")
+    old_spelling(p, "--figures", "--out", dest="figures")
+    add_cache_options(p, what="the cached model outputs are read from it", retry=False)
+    p.add_argument("--bootstrap", type=count, default=DEFAULT_BOOTSTRAP, metavar="N",
+                   help=f"resamples for 95%% intervals (default {DEFAULT_BOOTSTRAP}; 0: no interval)")
     p.add_argument("--notebooks", default=str(REPO_ROOT / "notebooks"), help="folder of the NN_name.py notebooks")
     p.add_argument("--build", default="build/notebooks", help="folder for the executed notebooks")
     p.add_argument("--skip-notebooks", action="store_true", help="write the baseline tables only")

@@ -1,11 +1,11 @@
-"""``sova vantage describe|score|submit|validate``: VANTAGE-Bench answers, scores and leaderboard files.
+"""``sova vantage describe|evaluate|submit|validate``: VANTAGE-Bench answers, scores and leaderboard files.
 
 ::
 
     sova vantage describe --task vqa --items vqa.tsv --media-root videos/ --backend openai --model M \\
         --base-url http://localhost:8000/v1 --cache-dir cache [--ground-truth vqa_gt.jsonl]
-    sova vantage score --task vqa --ground-truth vqa_gt.jsonl --submission vqa.jsonl [--items vqa.tsv] \\
-        [--results-dir results/]
+    sova vantage evaluate --task vqa --ground-truth vqa_gt.jsonl --submission vqa.jsonl [--items vqa.tsv] \\
+        [--out results/]
     sova vantage submit --task vqa --items vqa.tsv --answers cache/descriptions/<folder> --model M --out vqa.jsonl
     sova vantage validate vqa.jsonl --task vqa [--ground-truth vqa_gt.jsonl | --items vqa.tsv]
 
@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES
 from sova_lib.benchmarks.vantage.captions import (
     BERTSCORE_MODEL,
     SIMILARITIES,
@@ -35,7 +34,6 @@ from sova_lib.benchmarks.vantage.captions import (
 )
 from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, canonical_task, submission_answers, task_key
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
-from sova_lib.benchmarks.vantage.parse_text import MODES
 from sova_lib.benchmarks.vantage.prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.records import read_ground_truth, read_submission, write_submission
 from sova_lib.benchmarks.vantage.result import result_record
@@ -45,8 +43,18 @@ from sova_lib.benchmarks.vantage.submission import align_answers, expected_ids
 from sova_lib.benchmarks.vantage.validate import MAX_LISTED, InvalidSubmission, check_submission
 from sova_lib.cli import CliError
 from sova_lib.cli.describe import _describer_options
+from sova_lib.cli.options import (
+    add_bootstrap_options,
+    add_cache_options,
+    add_describer_options,
+    add_output_options,
+    existing_file,
+    existing_folder,
+    old_spelling,
+    positive_count,
+)
 from sova_lib.describe.cache import CacheLockedError
-from sova_lib.describe.contract import DESCRIBERS, make_describer
+from sova_lib.describe.contract import make_describer
 from sova_lib.records import write_record
 
 __all__ = ["add_commands"]
@@ -69,64 +77,71 @@ def _task_args(p, *, items: bool) -> None:
     if items:
         p.add_argument("--items", required=True, type=Path, metavar="PATH",
                        help="public items: the task's TSV, refex annotations.json, or the sot folder")
-    p.add_argument("--frames", type=int, default=DEFAULT_FRAMES, metavar="N", help="frames per video (default 8)")
+    p.add_argument("--frames", type=positive_count, default=DEFAULT_FRAMES, metavar="N",
+                   help="frames per video (default 8)")
+
+
+def _scoring(text: str) -> str:
+    """``--scoring``: official (the harness's parse; the library calls it parity) or strict."""
+    if text in ("official", "parity"):
+        return "parity"
+    if text == "strict":
+        return "strict"
+    raise argparse.ArgumentTypeError(f"{text!r}: choose official (the harness's parse) or strict")
 
 
 def _score_args(p) -> None:
-    p.add_argument("--mode", choices=MODES, default="parity", help="parity (harness, default) or strict")
+    p.add_argument("--scoring", dest="mode", type=_scoring, default="parity", metavar="{official,strict}",
+                   help="official: parse answers as the harness does (default); strict: only well-formed answers")
+    old_spelling(p, "--mode", "--scoring", dest="mode", type=_scoring)
     p.add_argument("--similarity", choices=SIMILARITIES, default="bertscore",
                    help="dense captioning's caption similarity (default bertscore, the leaderboard's)")
     p.add_argument("--bertscore-model", metavar="NAME_OR_DIR", help="roberta-large folder or cached id")
-    p.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N", help="resamples (0: no interval)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_bootstrap_options(p)
+    add_output_options(p, json=True)
 
 
 def add_commands(sub) -> None:
-    v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, score answers, write a submission",
+    v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, evaluate answers, write a submission",
                        description="VANTAGE-Bench's eight task formats (sova_lib.benchmarks.vantage).")
     vs = v.add_subparsers(dest="vantage_command", metavar="COMMAND", required=True)
 
     d = vs.add_parser("describe", help="ask a describer every item; score (--ground-truth) or write a submission")
     _task_args(d, items=True)
-    d.add_argument("--media-root", type=Path, metavar="DIR", help="folder the items' media paths are relative to")
-    d.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
-    d.add_argument("--model", metavar="NAME", help="model id or served name")
-    d.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server")
-    d.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
-    d.add_argument("--concurrency", type=int, metavar="N", help="requests in flight (openai backend)")
-    d.add_argument("--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens")
-    d.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="any other describer keyword (repeatable)")
-    d.add_argument("--cache-dir", required=True, type=Path, metavar="DIR", help="cache root")
-    d.add_argument("--ground-truth", type=Path, metavar="GT.jsonl", help="score against this answer key")
-    d.add_argument("--submission", type=Path, metavar="OUT.jsonl",
-                   help="submission file (default: submission.jsonl in the cache folder)")
-    d.add_argument("--retry-errors", action="store_true", help="retry items that failed before")
-    d.add_argument("--no-progress", action="store_true", help="no progress bar")
+    d.add_argument("--media-root", type=existing_folder, metavar="DIR",
+                   help="folder the items' media paths are relative to")
+    add_describer_options(d, prompt=False)
+    add_cache_options(d, what="answers go to DIR/descriptions/")
+    d.add_argument("--ground-truth", type=existing_file, metavar="GT.jsonl", help="score against this answer key")
+    add_output_options(d, out=("OUT.jsonl", "submission file (default: submission.jsonl in the cache folder)"),
+                       progress=True, dest="submission")
+    old_spelling(d, "--submission", "--out", dest="submission", type=Path)
     _score_args(d)
     d.set_defaults(func=run_describe)
 
-    s = vs.add_parser("score", help="score a submission or cached answers against a ground-truth JSONL")
+    s = vs.add_parser("evaluate", aliases=["score"], help="score a submission or cached answers against a "
+                                                          "ground-truth JSONL")
     _task_args(s, items=False)
-    s.add_argument("--ground-truth", required=True, type=Path, metavar="GT.jsonl")
+    s.add_argument("--ground-truth", required=True, type=existing_file, metavar="GT.jsonl")
     src = s.add_mutually_exclusive_group(required=True)
-    src.add_argument("--submission", type=Path, metavar="FILE.jsonl", help="a submission JSONL")
-    src.add_argument("--answers", type=Path, metavar="CACHE_FOLDER", help="a vantage describe cache folder")
+    src.add_argument("--submission", type=existing_file, metavar="FILE.jsonl", help="a submission JSONL")
+    src.add_argument("--answers", type=existing_folder, metavar="CACHE_FOLDER", help="a vantage describe cache folder")
     s.add_argument("--items", type=Path, metavar="PATH",
                    help="public items: needed with --answers, and to match ids of an earlier layout")
     _score_args(s)
-    s.add_argument("--results-dir", type=Path, metavar="DIR", help="also write the score as one record JSON there")
+    s.add_argument("--out", dest="results_dir", type=Path, metavar="DIR",
+                   help="also write the score as one record JSON into DIR (collected by sova_lib.records)")
+    old_spelling(s, "--results-dir", "--out", dest="results_dir", type=Path)
     s.set_defaults(func=run_score)
 
     u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers, then check it")
     _task_args(u, items=True)
-    u.add_argument("--answers", required=True, type=Path, metavar="CACHE_FOLDER")
+    u.add_argument("--answers", required=True, type=existing_folder, metavar="CACHE_FOLDER")
     u.add_argument("--model", required=True, metavar="NAME", help="model name written into the submission")
     u.add_argument("--box-order", choices=("xyxy", "yxyx"), default="xyxy",
                    help="order the model writes box coordinates in, recorded in the file (default xyxy)")
-    u.add_argument("--out", required=True, type=Path, metavar="OUT.jsonl",
-                   help="the task's file, named <harness key>.jsonl inside the leaderboard's archive")
+    add_output_options(u, out=("OUT.jsonl", "the task's file, named <harness key>.jsonl inside the leaderboard's "
+                                            "archive"), required=True)
     u.set_defaults(func=run_submit)
 
     c = vs.add_parser("validate", help="check a submission JSONL as the leaderboard does")
@@ -185,7 +200,7 @@ def _score(args, answers: dict, box_order: str = "xyxy", items=None, model=None)
 
 def _items(args):
     if not args.items.exists():
-        raise CliError(f"--items {args.items}: no such file or folder")
+        raise CliError(f"--items {args.items}: no such file or folder; give the task's public items")
     return read_items(args.task, args.items)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sova_lib.video.frames import sample_frames
 
-__all__ = ["IMAGE_SUFFIXES", "Item", "load_item"]
+__all__ = ["IMAGE_SUFFIXES", "Item", "effective_rate", "load_item"]
 
 logger = logging.getLogger(__name__)
 _CAPPED: set = set()  # (requested fps, video fps) pairs already warned about
@@ -66,12 +66,37 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
         with Image.open(path) as img:
             return [img.convert("RGB")], (), False
 
-    frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse)
-    if fps > frames.fps:
+    frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse, cap_rate=True)
+    if fps > frames.fps:  # capped before decoding: no frame beyond the video's own rate was read
         key = (float(fps), float(frames.fps))
         if key not in _CAPPED:
             _CAPPED.add(key)
             logger.warning("--fps %g is above the frame rate of %s (%g fps): sampling at %g fps instead "
                            "(warned once per rate)", fps, path.name, frames.fps, frames.fps)
-        frames = sample_frames(path, rate=frames.fps, window=item.window, crop=item.crop, reverse=item.reverse)
     return list(frames.images), tuple(float(t) for t in frames.timestamps), True
+
+
+def effective_rate(items, fps: float) -> float:
+    """The sampling rate a run at ``fps`` really uses: ``fps``, or the highest frame rate of its videos if lower.
+
+    ``load_item`` caps ``fps`` at each video's own rate, so a run asking more
+    than any of its videos has samples at most the highest of their rates; the
+    cache key records that rate, so asking 1000 fps of 30 fps clips shares the
+    30 fps cache. Videos are probed in order until one is at least as fast as
+    ``fps`` (one probe in the usual case); unreadable or missing files and
+    images are skipped. ``fps`` when no video can be probed.
+    """
+    from sova_lib.video.frames import probe
+
+    fastest = None
+    for item in items:
+        if item.error is not None or not item.video or not Path(item.path).is_file():
+            continue
+        try:
+            rate = float(probe(item.path).fps)
+        except Exception:  # noqa: BLE001 - an unreadable file is that item's error later, not this probe's
+            continue
+        if rate >= fps:
+            return fps
+        fastest = rate if fastest is None else max(fastest, rate)
+    return fps if fastest is None else fastest

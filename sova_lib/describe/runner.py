@@ -355,7 +355,8 @@ def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_fa
     changes = bool(todo) or not cache.manifest()
     if changes:
         update_manifest()
-    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not show_progress,
+    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0],
+              disable=not show_progress or not todo,
               dynamic_ncols=True) as bar:
         try:
             if todo:

@@ -34,7 +34,11 @@ the vendored excerpts they return identical arrays (checked in
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -69,14 +73,53 @@ class VideoInfo:
         return self.num_frames / self.fps
 
 
+_NATIVE_STDERR = threading.Lock()
+
+
+@contextlib.contextmanager
+def _native_stderr_held():
+    """Hold what native code writes to file descriptor 2; yields a list: put True in it to drop the held text.
+
+    decord's C++ code logs a file it cannot open (``video_reader.cc:86: ERROR opening ...``) straight to
+    the process's stderr, a line the caller's ``VideoError`` already carries. While a file is opened, fd 2
+    goes to a temporary file; afterwards the held text is written back to stderr (nothing another thread
+    wrote meanwhile is lost), unless the open failed and the caller dropped it.
+    """
+    drop: list[bool] = []
+    fd = 2  # native code writes to the descriptor, whatever sys.stderr is
+    with _NATIVE_STDERR, tempfile.TemporaryFile() as held:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            sys.stderr.flush()
+        saved = os.dup(fd)
+        os.dup2(held.fileno(), fd)
+        try:
+            yield drop
+        finally:
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                sys.stderr.flush()
+            os.dup2(saved, fd)
+            os.close(saved)
+            if not drop:
+                held.seek(0)
+                text = held.read()
+                if text:
+                    os.write(fd, text)
+
+
 class DecordReader:
     """Random access with decord (the ``decord2`` build): one ``VideoReader`` per file."""
 
     def __init__(self, path: str):
         import decord
 
+        decord.logging.set_level(decord.logging.QUIET)  # its FFmpeg's own lines ("moov atom not found")
         try:
-            self._vr = decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1)
+            with _native_stderr_held() as drop:
+                try:
+                    self._vr = decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1)
+                except Exception:
+                    drop.append(True)  # the decoder's lines: the VideoError below says the same
+                    raise
         except Exception as err:  # decord raises its own DECORDError, RuntimeError, ...
             raise VideoError(f"cannot open video {path} with decord: {err}".strip()) from err
         self.path = path

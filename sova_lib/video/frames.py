@@ -168,7 +168,7 @@ def read_frames(path, source_indices: Sequence[int], *, crop=None, backend: str 
 
 def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = None,
                   crop: tuple[int, int, int, int] | None = None, reverse: bool = False,
-                  backend: str = "auto") -> Frames:
+                  backend: str = "auto", cap_rate: bool = False) -> Frames:
     """Sample a clip's frames with the paper's sampler (``sample_indices``).
 
     ``window``: ``(start, end)`` inclusive frame numbers of the source video,
@@ -177,7 +177,9 @@ def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = N
     exclusive, clamped to the frame (``None``: full frame). The sampler sees
     the clip exactly as if it had been cut to its own file: ``F = end - start + 1``
     at the source frame rate. ``Frames.source_indices`` gives each frame's
-    number in the file.
+    number in the file. ``cap_rate``: a ``rate`` above the video's own frame
+    rate is lowered to that rate before any frame is decoded (sampling faster
+    than the video only repeats frames).
 
     Raises ``FileNotFoundError`` (missing file) or ``VideoError`` (cannot be
     decoded), both naming the path; ``ValueError`` for an empty window or crop.
@@ -188,7 +190,7 @@ def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = N
 
     def plan(info: VideoInfo) -> list[int]:
         start, end = _clip_range(window, info.num_frames, path)
-        indices = sample_indices(end - start + 1, info.fps, rate)
+        indices = sample_indices(end - start + 1, info.fps, min(rate, info.fps) if cap_rate else rate)
         chosen["indices"] = indices
         return ((end - indices) if reverse else (start + indices)).tolist()
 

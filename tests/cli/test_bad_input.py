@@ -40,19 +40,19 @@ def _import_argv(src, tmp_path, *extra):
 def test_allow_missing_with_a_file_that_covers_no_clip(capsys, tmp_path):
     path = _npz(tmp_path / "other.npz", ids=np.array([90000001, 90000002]), owner=np.arange(2),
                 vectors=np.eye(2))
-    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path, "--allow-missing")
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "intra-pair", "--embeddings", path, "--allow-missing")
     line = _error_line(err)
     assert code == 2 and "covers none of the 2300 clips of protocol 'intra-pair'" in line and "90000001" in line
 
 
 def test_negative_bootstrap_in_evaluate(capsys):
-    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--bootstrap", -5)
-    assert code == 2 and "--bootstrap -5: expected a number of resamples, 0 (none) or more" in _error_line(err)
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--bootstrap", -5)
+    assert code == 2 and "argument --bootstrap: -5 is negative; give 0 or more" in _error_line(err)
 
 
 def test_negative_bootstrap_in_reproduce(capsys, tmp_path):
-    code, _, err = _run(capsys, "reproduce", "--figures", tmp_path / "fig", "--bootstrap", -5, "--skip-notebooks")
-    assert code == 2 and "--bootstrap -5" in _error_line(err)
+    code, _, err = _run(capsys, "reproduce", "--out", tmp_path / "fig", "--bootstrap", -5, "--skip-notebooks")
+    assert code == 2 and "argument --bootstrap: -5 is negative" in _error_line(err)
     assert not (tmp_path / "fig").exists()
 
 
@@ -65,7 +65,7 @@ def test_reproduce_with_a_missing_notebook_folder_writes_nothing(capsys, tmp_pat
 def test_descriptions_that_are_not_utf8(capsys, tmp_path):
     path = tmp_path / "latin1.jsonl"
     path.write_bytes('{"id": 0, "text": "ok"}\n{"id": 1, "text": "caf\u00e9"}\n'.encode("latin-1"))
-    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--descriptions", path)
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "intra-pair", "--descriptions", path)
     assert code == 2 and f"{path}, line 2: byte 0xe9 is not UTF-8 text" in _error_line(err)
 
 
@@ -75,21 +75,21 @@ def test_vectors_with_nan_or_inf_name_file_and_id(capsys, tmp_path, bad):
     vectors[2, 1] = bad
     path = _npz(tmp_path / "v.npz", ids=np.array([7, 8, 9]), owner=np.arange(3), vectors=vectors)
     with np.errstate(all="raise"):  # and no RuntimeWarning on the way
-        code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path)
+        code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "intra-pair", "--embeddings", path)
     line = _error_line(err)
     assert code == 2 and str(path) in line and "row 2, of id 9" in line and "NaN or inf" in line
 
 
 def test_one_dimensional_vectors(capsys, tmp_path):
     path = _npz(tmp_path / "flat.npz", ids=np.array([1, 2]), owner=np.arange(2), vectors=np.ones(2))
-    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path)
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "intra-pair", "--embeddings", path)
     assert code == 2 and f"{path}: vectors must be a 2-D numeric array" in _error_line(err)
 
 
 def test_a_text_file_named_npz(capsys, tmp_path):
     path = tmp_path / "notes.npz"
     path.write_text("ids,owner,vectors\n1,0,0.5\n")
-    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--embeddings", path)
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "intra-pair", "--embeddings", path)
     line = _error_line(err)
     assert code == 2 and f"{path}: not an .npz archive" in line and "pickle" not in line
 
@@ -112,7 +112,7 @@ def test_blank_answers_at_evaluation_get_a_note(capsys, tmp_path):
     texts[first], texts[second] = "", "  \n "
     path = tmp_path / "d.jsonl"
     path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in texts.items()))
-    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--descriptions", path,
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "intra-pair", "--descriptions", path,
                         "--cache-dir", tmp_path / "cache")
     assert code == 0
     assert f"note: 2 of 2300 descriptions are empty or whitespace only (ids {first!r}, {second!r})" in err
@@ -120,14 +120,14 @@ def test_blank_answers_at_evaluation_get_a_note(capsys, tmp_path):
 
 def test_plan_with_an_empty_annotation_folder_gets_a_note(capsys, tmp_path):
     (tmp_path / "ann").mkdir()
-    code, _, err = _run(capsys, "clips", "plan", "--tsv", "intra-pair", "--annotations", tmp_path / "ann",
+    code, _, err = _run(capsys, "sovabench", "clips", "plan", "--tsv", "intra-pair", "--annotations", tmp_path / "ann",
                         "--out", tmp_path / "m.tsv", "--no-cache", "--quiet")
     assert code == 0
     assert f"--annotations {tmp_path / 'ann'}: none of the 2300 rows got a clip; it holds no KPF annotation" in err
 
 
 def test_bootstrap_of_one_resample_gets_a_note(capsys):
-    code, _, err = _run(capsys, "evaluate", "--protocol", "intra-pair", "--baseline", "prevalence",
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "intra-pair", "--baseline", "prevalence",
                         "--bootstrap", 1)
     assert code == 0 and "sova: note: --bootstrap 1 resamples the queries once: the interval has zero width" in err
 
@@ -136,23 +136,17 @@ def test_embedder_with_embeddings_gets_a_note(capsys, tmp_path):
     ids = get_protocol("inter-pair-constrained").ids()
     rng = np.random.default_rng(0)
     path = _npz(tmp_path / "v.npz", ids=ids, owner=np.arange(ids.size), vectors=rng.normal(size=(ids.size, 4)))
-    code, _, err = _run(capsys, "evaluate", "--protocol", "inter-pair-constrained", "--embeddings", path,
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "inter-pair-constrained", "--embeddings", path,
                         "--embedder", "some/model")
     assert code == 0 and "sova: note: --embedder does not apply to --embeddings" in err
 
 
-def test_protocol_with_videos_gets_a_note(capsys, tmp_path, monkeypatch):
-    from sova_lib.describe import contract
-
-    monkeypatch.setitem(contract.DESCRIBERS, "fake-note", "tests.cli.test_describe:ModelFree")
-    frames = tmp_path / "v"
-    frames.mkdir()
-    from PIL import Image
-
-    Image.new("RGB", (8, 8)).save(frames / "one.png")
-    code, _, err = _run(capsys, "describe", "--backend", "fake-note", "--prompt", "general", "--videos", frames,
-                        "--protocol", "inter-pair", "--cache-dir", tmp_path / "cache", "--no-progress")
-    assert code == 0 and "sova: note: --protocol applies to --benchmark; it is ignored with --videos" in err
+def test_protocol_with_videos_is_refused_by_the_parser(capsys, tmp_path):
+    """Two item sources: refused while parsing (they are one mutually exclusive group), nothing written."""
+    code, _, err = _run(capsys, "describe", "--backend", "motion", "--videos", tmp_path,
+                        "--protocol", "quickstart-direction", "--cache-dir", tmp_path / "cache")
+    assert code == 2 and "argument --protocol: not allowed with argument --videos" in _error_line(err)
+    assert not (tmp_path / "cache").exists()
 
 
 def test_import_of_a_text_id_gets_a_note(capsys, tmp_path):
@@ -174,6 +168,6 @@ def test_import_without_fps_gets_a_note(capsys, tmp_path):
 
 def test_old_split_name_in_clips_plan_gets_a_note(capsys, tmp_path):
     (tmp_path / "ann").mkdir()
-    code, _, err = _run(capsys, "clips", "plan", "--tsv", "intrapair", "--annotations", tmp_path / "ann",
+    code, _, err = _run(capsys, "sovabench", "clips", "plan", "--tsv", "intrapair", "--annotations", tmp_path / "ann",
                         "--out", tmp_path / "m.tsv", "--no-cache", "--quiet")
     assert code == 0 and "sova: note: --tsv intrapair is the old spelling; the protocol is named intra-pair" in err

@@ -158,8 +158,8 @@ def test_more_usage_errors(tmp_path, capsys):
     assert "the fake-cli backend needs --model" in capsys.readouterr().err
     assert main([*base, "--backend", "fake-free", "--videos", str(tmp_path / "none*.mp4")]) == 2
     assert "matches no video or image file" in capsys.readouterr().err
-    assert main([*base, "--backend", "fake-free", "--benchmark", "sovabench", "--video-root", str(tmp_path)]) == 2
-    assert "needs --protocol and --video-root" in capsys.readouterr().err
+    assert main(["sovabench", *base, "--backend", "fake-free", "--video-root", str(tmp_path)]) == 2
+    assert "one of the arguments --protocol --manifest is required" in capsys.readouterr().err
     assert not (tmp_path / "c").exists()
 
 

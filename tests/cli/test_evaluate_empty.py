@@ -20,7 +20,7 @@ def test_evaluate_prints_a_note_for_empty_descriptions(capsys, tmp_path):
     texts[first], texts[second] = "", "  "
     path = tmp_path / "d.jsonl"
     path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in texts.items()))
-    code = main(["evaluate", "--protocol", "intra-pair", "--descriptions", str(path),
+    code = main(["sovabench", "evaluate", "--protocol", "intra-pair", "--descriptions", str(path),
                  "--cache-dir", str(tmp_path / "cache")])
     err = capsys.readouterr().err
     assert code == 0

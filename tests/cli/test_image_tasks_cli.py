@@ -27,7 +27,7 @@ def _vsr_file(tmp_path):
 
 
 def test_random_baseline_over_the_vendored_zeroshot_split(capsys):
-    code, out, _ = _run(capsys, "evaluate", "--protocol", "vsr-zeroshot", "--baseline", "random", "--json")
+    code, out, _ = _run(capsys, "image-tasks", "evaluate", "--task", "vsr-zeroshot", "--baseline", "random", "--json")
     result = json.loads(out)
     lines = it.vendored_vsr("zeroshot").read_text().splitlines()
     assert code == 0 and result["value"] == 50.0 and result["n_items"] == len(lines) == 1222
@@ -36,14 +36,14 @@ def test_random_baseline_over_the_vendored_zeroshot_split(capsys):
 
 def test_oracle_and_descriptions(capsys, tmp_path):
     path = _vsr_file(tmp_path)
-    code, out, _ = _run(capsys, "evaluate", "--protocol", "vsr-zeroshot", "--annotations", path, "--baseline",
+    code, out, _ = _run(capsys, "image-tasks", "evaluate", "--task", "vsr-zeroshot", "--annotations", path, "--baseline",
                         "oracle", "--json")
     assert code == 0 and json.loads(out)["value"] == 100.0
     texts = tmp_path / "descriptions.jsonl"  # ids: image stems as sova describe --images writes them
     texts.write_text(json.dumps({"id": 1, "text": "A kitchen.\nThe cat is on the bed."}) + "\n"
                      + json.dumps({"id": 2, "text": "The dog is not left of the car."}) + "\n"
                      + json.dumps({"id": 3, "text": "The cat is not under the bed. It sleeps."}) + "\n")
-    code, out, _ = _run(capsys, "evaluate", "--protocol", "vsr-zeroshot", "--annotations", path,
+    code, out, _ = _run(capsys, "image-tasks", "evaluate", "--task", "vsr-zeroshot", "--annotations", path,
                         "--descriptions", texts, "--json")
     result = json.loads(out)
     # each image holds one choice verbatim (cosine 1): items 0 and 1 right, item 2 (a true caption) wrong
@@ -53,11 +53,11 @@ def test_oracle_and_descriptions(capsys, tmp_path):
 
 def test_usage_errors_are_one_line_and_status_2(capsys, tmp_path, monkeypatch):
     monkeypatch.delenv("SOVA_IMAGE_TASKS", raising=False)
-    code, out, err = _run(capsys, "evaluate", "--protocol", "whatsup-a", "--baseline", "random")
+    code, out, err = _run(capsys, "image-tasks", "evaluate", "--task", "whatsup-a", "--baseline", "random")
     assert code == 2 and "controlled_images_dataset.json" in err and len(err.strip().splitlines()) == 1
-    code, _, err = _run(capsys, "evaluate", "--protocol", "inter-pair", "--baseline", "random")
-    assert code == 2 and "image tasks" in err
-    code, _, err = _run(capsys, "evaluate", "--protocol", "vsr-zeroshot", "--embeddings", tmp_path / "x.npz")
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "inter-pair", "--baseline", "random")
+    assert code == 2 and "argument --baseline: invalid choice: 'random'" in err
+    code, _, err = _run(capsys, "image-tasks", "evaluate", "--task", "vsr-zeroshot", "--embeddings", tmp_path / "x.npz")
     assert code == 2 and "--text-model" in err
 
 
@@ -79,12 +79,12 @@ def test_embed_images_then_zero_shot(capsys, tmp_path, tiny_clip):
         Image.fromarray(rng.integers(0, 256, (40, 48, 3), dtype=np.uint8)).save(images / f"{stem}.jpg")
     out_npz = tmp_path / "images.npz"
     code, out, _ = _run(capsys, "embed", "--model", tiny_clip, "--images", images, "--pool", "mean",
-                        "--cache-dir", tmp_path / "cache", "--export", out_npz, "--no-progress")
+                        "--cache-dir", tmp_path / "cache", "--out", out_npz, "--no-progress")
     assert code == 0 and "3 embedded" in out
     vectors = read_embeddings(out_npz)
     assert vectors.ids.tolist() == [1, 2, 3]
     path = _vsr_file(tmp_path)
-    code, out, _ = _run(capsys, "evaluate", "--protocol", "vsr-zeroshot", "--annotations", path, "--embeddings",
+    code, out, _ = _run(capsys, "image-tasks", "evaluate", "--task", "vsr-zeroshot", "--annotations", path, "--embeddings",
                         out_npz, "--text-model", tiny_clip, "--json")
     assert code == 0
     # independent: cosine of each image vector with each choice's text vector, argmax with ties shared
@@ -102,7 +102,7 @@ def test_embed_images_then_zero_shot(capsys, tmp_path, tiny_clip):
 def test_embed_videos_pool_none_exports_every_sampled_frame(capsys, tmp_path, tiny_clip):
     out_npz = tmp_path / "frames.npz"
     code, out, _ = _run(capsys, "embed", "--model", tiny_clip, "--videos", example_videos()[0].parent, "--pool",
-                        "none", "--fps", 1, "--cache-dir", tmp_path / "cache", "--export", out_npz, "--no-progress")
+                        "none", "--fps", 1, "--cache-dir", tmp_path / "cache", "--out", out_npz, "--no-progress")
     assert code == 0
     back = np.load(out_npz)
     counts = np.bincount(back["owner"]).tolist()

@@ -146,7 +146,8 @@ def _load(item: Item, fps: float):
     """``(item, images, frame indices, error)``: the sampler's frames of a video, or the one image."""
     try:
         if item.video and item.error is None and Path(item.path).is_file():
-            frames = sample_frames(item.path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse)
+            frames = sample_frames(item.path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse,
+                                   cap_rate=True)
             return item, list(frames.images), np.asarray(frames.indices, dtype=np.int64), None
         images, _, _ = load_item(item, fps)  # an image, or the error of a missing/planned-bad item
         return item, images, np.zeros(len(images), dtype=np.int64), None

@@ -27,8 +27,8 @@ def _run(capsys, *argv):
 
 def test_evaluate_features_writes_one_result_json(capsys, data, tmp_path):
     features = data / "features" / "VLMs_1_15" / SYNTHETIC_MODEL
-    code, out, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news", "dance",
-                          "--features", features, "--query", "video", "--results-dir", tmp_path, "--json")
+    code, out, err = _run(capsys, "muvr", "evaluate", "--data", data, "--partitions", "news", "dance",
+                          "--features", features, "--query", "video", "--out", tmp_path, "--json")
     assert code == 0
     result = json.loads(out)
     direct = muvr.evaluate([muvr.load_partition(data, p) for p in ("news", "dance")],
@@ -41,9 +41,9 @@ def test_evaluate_features_writes_one_result_json(capsys, data, tmp_path):
     assert record["value"] == round(result["metrics"]["mAP"], 2) and record["ties"] == "expected"
     assert record["per_class"] == {p: round(v["mAP"], 2) for p, v in result["per_partition"].items()}
     assert collect_records(tmp_path)["value"].tolist() == [record["value"]]
-    code, out, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+    code, out, err = _run(capsys, "muvr", "evaluate", "--data", data, "--partitions", "news",
                         "--version", "filter", "--tag-weight", "0", "--features", features, "--ties", "official",
-                        "--results-dir", tmp_path, "--json")
+                        "--out", tmp_path, "--json")
     assert code == 0 and json.loads(out)["tag_weight"] == 0 and "uAP" not in json.loads(out)["metrics"]
     # the former spelling is gallery-order, said in one note line
     assert json.loads(out)["ties"] == "gallery-order"
@@ -57,8 +57,8 @@ def test_evaluate_qa_answers(capsys, data, tmp_path):
     questions = qa.load_qa(data, ["news"])
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps({"id": q.id, "text": "Yes"}) + "\n" for q in questions))
-    code, out, _ = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
-                        "--version", "qa", "--answers", answers, "--results-dir", tmp_path, "--json")
+    code, out, _ = _run(capsys, "muvr", "evaluate", "--data", data, "--partitions", "news",
+                        "--version", "qa", "--answers", answers, "--out", tmp_path, "--json")
     result = json.loads(out)
     assert code == 0 and result["accuracy"]["all"] == 50.0 and result["reranking_score"]["all"] == 0.0
     record = collect_records(tmp_path).iloc[0]
@@ -66,12 +66,12 @@ def test_evaluate_qa_answers(capsys, data, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--features", "nowhere"], "--benchmark muvr needs --data ROOT"),
+    (["--features", "nowhere"], "the following arguments are required: --data"),
     (["--data", "{data}", "--features", "{data}/nowhere"], "nowhere/news: no such folder"),
-    (["--data", "{data}", "--baseline", "prevalence"], "--baseline prevalence does not apply to MUVR"),
-    (["--data", "{data}", "--ties", "stable", "--baseline", "random-ranking"], "--ties stable does not apply"),
-    (["--data", "{data}"], "needs one of --features"),
-    (["--data", "{data}", "--version", "qa"], "--version qa needs --answers"),
+    (["--data", "{data}", "--baseline", "prevalence"], "argument --baseline: invalid choice: 'prevalence'"),
+    (["--data", "{data}", "--ties", "stable", "--baseline", "random-ranking"], "argument --ties: invalid choice: 'stable'"),
+    (["--data", "{data}"], "one of the arguments --descriptions --embeddings --baseline --features --answers is required"),
+    (["--data", "{data}", "--version", "qa", "--features", "{data}"], "--version qa needs --answers"),
     (["--data", "{data}", "--partitions", "sports", "--baseline", "random-ranking"], "unknown MUVR partition"),
     (["--data", "{data}", "--embeddings", "{data}/none.npz"], "none.npz: file not found"),
 ])
@@ -79,23 +79,22 @@ def test_bad_input_exits_2_with_one_line(capsys, data, tmp_path, argv, message):
     argv = [a.replace("{data}", str(data)) for a in argv]
     if "--partitions" not in argv:
         argv += ["--partitions", "news", "dance"]
-    code, out, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--results-dir", tmp_path, *argv)
+    code, out, err = _run(capsys, "muvr", "evaluate", "--out", tmp_path, *argv)
     assert code == 2 and out == ""
     assert err.startswith("sova: error: ") and err.count("\n") == 1 and message in err
 
 
 def test_sovabench_evaluate_keeps_its_contract(capsys):
-    with pytest.raises(SystemExit) as info:
-        main(["evaluate", "--baseline", "random-ranking"])
-    assert info.value.code == 2 and "required: --protocol" in capsys.readouterr().err
-    code, _, err = _run(capsys, "evaluate", "--protocol", "inter-pair", "--baseline", "random-ranking", "--ties",
+    assert main(["sovabench", "evaluate", "--baseline", "random-ranking"]) == 2
+    assert "required: --protocol" in capsys.readouterr().err
+    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "inter-pair", "--baseline", "random-ranking", "--ties",
                         "official")
-    assert code == 2 and "apply to --benchmark muvr" in err
+    assert code == 2 and "argument --ties: invalid choice: 'official'" in err
 
 
 def test_describe_muvr_needs_data(capsys, tmp_path):
-    code, _, err = _run(capsys, "describe", "--benchmark", "muvr", "--backend", "motion", "--cache-dir", tmp_path)
-    assert code == 2 and "--benchmark muvr needs --data ROOT and --video-root DIR" in err
+    code, _, err = _run(capsys, "muvr", "describe", "--backend", "motion", "--cache-dir", tmp_path)
+    assert code == 2 and "the following arguments are required: --data, --video-root" in err
 
 
 def test_describe_muvr_qa_through_the_command(capsys, data, tmp_path, monkeypatch):
@@ -108,34 +107,34 @@ def test_describe_muvr_qa_through_the_command(capsys, data, tmp_path, monkeypatc
     for vid in {q.query for q in questions} | {q.target for q in questions}:
         (tmp_path / "v" / vid).mkdir(parents=True)
         Image.fromarray(np.full((4, 4, 3), 200, np.uint8)).save(tmp_path / "v" / vid / "0000.png")
-    code, _, _ = _run(capsys, "describe", "--benchmark", "muvr", "--muvr-task", "qa", "--data", data, "--partitions",
+    code, _, _ = _run(capsys, "muvr", "describe", "--muvr-task", "qa", "--data", data, "--partitions",
                       "news", "--video-root", tmp_path / "v", "--backend", "fake-muvr", "--cache-dir", tmp_path / "c",
                       "--no-progress")
     assert code == 0
     (folder,) = (tmp_path / "c" / "descriptions").iterdir()
-    code, out, _ = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+    code, out, _ = _run(capsys, "muvr", "evaluate", "--data", data, "--partitions", "news",
                         "--version", "qa", "--answers", folder, "--json")
     assert code == 0 and json.loads(out)["accuracy"]["all"] == 50.0  # every target bright: always Yes
-    code, _, err = _run(capsys, "describe", "--benchmark", "muvr", "--data", data, "--partitions", "news",
+    code, _, err = _run(capsys, "muvr", "describe", "--data", data, "--partitions", "news",
                         "--video-root", tmp_path / "v", "--backend", "fake-muvr", "--cache-dir", tmp_path / "c")
     assert code == 2 and "describing MUVR windows needs --prompt" in err
 
 
 def test_video_names_where_the_released_files_hold_ids_exit_2(capsys, tmp_path):
     ids = fixtures.write_partition(tmp_path, videos=["A", "B", "q1"], queries={"q1": "one"}, positives={"q1": ["A"]})
-    code, _, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", tmp_path, "--partitions", "news",
+    code, _, err = _run(capsys, "muvr", "evaluate", "--data", tmp_path, "--partitions", "news",
                         "--baseline", "random-ranking", "--json")
     assert code == 0 and ids == {"A": 100, "B": 101, "q1": 102}
     path = fixtures.annotations_dir(tmp_path) / "query_rel_lists.json"
     path.write_text(json.dumps([{"query_id": 102, "rel_lists": {"pos_all": {"id_list": ["A"]}}}]))
-    code, _, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", tmp_path, "--partitions", "news",
+    code, _, err = _run(capsys, "muvr", "evaluate", "--data", tmp_path, "--partitions", "news",
                         "--baseline", "random-ranking")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert f"{path}: [0].rel_lists.pos_all[0]: lists the video name 'A'" in err
     path.write_text(json.dumps([{"query_id": 102, "rel_lists": {"pos_all": {"id_list": [7]}}}]))
-    code, _, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", tmp_path, "--partitions", "news",
+    code, _, err = _run(capsys, "muvr", "evaluate", "--data", tmp_path, "--partitions", "news",
                         "--baseline", "random-ranking")
     assert code == 2 and f"{path}: [0].rel_lists.pos_all[0]: id 7 is in no record of videos.json" in err
-    code, _, err = _run(capsys, "evaluate", "--benchmark", "muvr", "--data", tmp_path, "--partitions", "news",
+    code, _, err = _run(capsys, "muvr", "evaluate", "--data", tmp_path, "--partitions", "news",
                         "--baseline", "random-ranking", "--join-listed")
     assert code == 0 and "kept as gallery entries without features" in err

@@ -51,7 +51,7 @@ def planned(tmp_path_factory):
     rows = list(clips.plan_clips(read_tsv(VTEST / "vtest_excerpt.tsv"), VTEST, cache_dir=False)) + EXTRA_ROWS
     assert [r.status for r in rows[:4]] == ["ok", "region_too_small", "activity_not_found", "annotation_missing"]
     manifest = clips.write_manifest(rows, root / "manifest.tsv")
-    code = main(["clips", "extract", "--manifest", str(manifest), "--video-root", str(VTEST),
+    code = main(["sovabench", "clips", "extract", "--manifest", str(manifest), "--video-root", str(VTEST),
                  "--out", str(root / "clips"), "--codec", "libx264rgb", "--crf", "0", "--quiet"])
     assert code == 0
     return root, manifest, rows
@@ -158,13 +158,13 @@ def test_cli_describes_ok_rows_and_records_the_rest(planned, tmp_path, capsys):
 
 def test_cli_usage_errors(planned, tmp_path, capsys):
     _, manifest, _ = planned
-    base = ["describe", "--backend", "motion", "--prompt", "general", "--cache-dir", str(tmp_path)]
+    base = ["sovabench", "describe", "--backend", "motion", "--prompt", "general", "--cache-dir", str(tmp_path)]
     assert main([*base, "--manifest", str(manifest)]) == 2
-    assert "--manifest needs --video-root" in capsys.readouterr().err
+    assert "the following arguments are required: --video-root" in capsys.readouterr().err
     assert main([*base, "--manifest", str(manifest), "--video-root", str(VTEST), "--protocol", "intra-pair"]) == 2
-    assert "--protocol applies to --benchmark" in capsys.readouterr().err
+    assert "argument --protocol: not allowed with argument --manifest" in capsys.readouterr().err
     assert main([*base, "--manifest", str(tmp_path / "none.tsv"), "--video-root", str(VTEST)]) == 2
-    assert "none.tsv: no such file" in capsys.readouterr().err
+    assert "argument --manifest: " + str(tmp_path / "none.tsv") + ": no such file" in capsys.readouterr().err
     bad = tmp_path / "bad.tsv"
     bad.write_text(manifest.read_text().replace("\tok\n", "\tfine\n", 1))
     assert main([*base, "--manifest", str(bad), "--video-root", str(VTEST)]) == 2

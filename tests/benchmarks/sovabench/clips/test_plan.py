@@ -452,7 +452,7 @@ def test_unknown_encoder_fails_each_clip_and_leaves_no_file(synth, tmp_path):
 
 def test_cli_plan_extract_stats_on_real_footage(tmp_path, capsys):
     manifest = tmp_path / "manifest.tsv"
-    assert main(["clips", "plan", "--tsv", str(VTEST / "vtest_excerpt.tsv"), "--annotations", str(VTEST),
+    assert main(["sovabench", "clips", "plan", "--tsv", str(VTEST / "vtest_excerpt.tsv"), "--annotations", str(VTEST),
                  "--out", str(manifest), "--cache-dir", str(tmp_path / "idx"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "4 rows: 1 clips planned" in out and "annotation_missing: 1" in out
@@ -461,7 +461,7 @@ def test_cli_plan_extract_stats_on_real_footage(tmp_path, capsys):
     assert rows[0].region == (426, 159, 665, 320) and (rows[0].start_frame, rows[0].end_frame) == (2, 17)
     assert rows[1].region == (463, 161, 514, 240)
 
-    code = main(["clips", "extract", "--manifest", str(manifest), "--video-root", str(VTEST),
+    code = main(["sovabench", "clips", "extract", "--manifest", str(manifest), "--video-root", str(VTEST),
                  "--out", str(tmp_path / "clips"), "--codec", "libx264rgb", "--crf", "0", "--pix-fmt", "rgb24",
                  "--quiet"])
     assert code == 0
@@ -478,14 +478,14 @@ def test_cli_plan_extract_stats_on_real_footage(tmp_path, capsys):
     got_rev, _ = _decode(tmp_path / "rev" / "rev.mp4")
     assert len(got_rev) == 16 and all((a == b).all() for a, b in zip(got_rev, got[::-1]))
 
-    assert main(["clips", "stats", "--manifest", str(manifest), "--tsv", str(VTEST / "vtest_excerpt.tsv")]) == 0
+    assert main(["sovabench", "clips", "stats", "--manifest", str(manifest), "--tsv", str(VTEST / "vtest_excerpt.tsv")]) == 0
     out = capsys.readouterr().out
     assert "distractor     4   1" in out
     assert "0.53" in out  # 16 frames at 30 fps
 
 
 def test_cli_reports_bad_inputs(tmp_path, capsys):
-    assert main(["clips", "plan", "--tsv", str(tmp_path / "none.tsv"), "--annotations", str(VTEST),
+    assert main(["sovabench", "clips", "plan", "--tsv", str(tmp_path / "none.tsv"), "--annotations", str(VTEST),
                  "--out", str(tmp_path / "m.tsv")]) == 2
     assert "no such file" in capsys.readouterr().err
     bad = tmp_path / "bad.geom.yml"
@@ -495,6 +495,6 @@ def test_cli_reports_bad_inputs(tmp_path, capsys):
     tsv = tmp_path / "t.tsv"
     tsv.write_text("subdim\tprefix\tvideo\tsuffix\tdim\ttask_type\tnegative\tpositive\tindex\n"
                    "distractor\tp\tbad.a.1.5\t.mp4\tdistractor\tretrieval\td\td\t0\n")
-    assert main(["clips", "plan", "--tsv", str(tsv), "--annotations", str(tmp_path), "--out",
+    assert main(["sovabench", "clips", "plan", "--tsv", str(tsv), "--annotations", str(tmp_path), "--out",
                  str(tmp_path / "m.tsv"), "--no-cache", "--quiet"]) == 2
     assert "bad.geom.yml, line 1" in capsys.readouterr().err

@@ -1,0 +1,43 @@
+"""``sova image-tasks describe | embed | evaluate``: the image tasks of Table 3.
+
+::
+
+    sova image-tasks describe --images coco/ --backend B --model M --prompt task-aware-vsr
+    sova image-tasks embed    --images coco/ --model openai/clip-vit-base-patch32 --out coco.npz
+    sova image-tasks evaluate --task vsr-zeroshot --descriptions cache/descriptions/<folder>
+    sova image-tasks evaluate --task vsr-zeroshot --embeddings coco.npz --text-model openai/clip-vit-base-patch32
+
+Ids are image file stems (digit-only stems as integers: ``000000017697.jpg``
+is 17697), the keys the tasks look descriptions up by. The paper's
+task-aware image prompts (Appendix B): ``task-aware-vsr``,
+``task-aware-whatsup``, ``task-aware-countbench``,
+``task-aware-visual7w-count``, ``task-aware-spatialbench``.
+"""
+from __future__ import annotations
+
+import argparse
+
+from sova_lib.cli import describe, embed, evaluate
+from sova_lib.cli.describe import EXIT_STATUS_HELP
+
+__all__ = ["add_commands"]
+
+
+def add_commands(subparsers) -> None:
+    b = subparsers.add_parser("image-tasks", help="the image tasks of Table 3: describe, embed, evaluate",
+                              description=__doc__.replace("``", "").replace("::\n", ""),
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = b.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    d = verbs.add_parser("describe", help="describe images with a task-aware prompt into a resumable cache",
+                         epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    describe.add_image_sources(d)
+    describe.add_describe_options(d)
+    d.set_defaults(func=describe.run_describe)
+
+    e = verbs.add_parser("embed", help="embed images with a contrastive model (the CLIP zero-shot row)")
+    describe.add_image_sources(e)
+    embed.add_embed_options(e)
+
+    v = verbs.add_parser("evaluate", help="score descriptions, vectors or a baseline on one image task")
+    evaluate.add_image_task_evaluate(v)

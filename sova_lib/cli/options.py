@@ -1,0 +1,229 @@
+"""Option groups and value types shared by every ``sova`` command, defined once.
+
+Every command builds its parser from these pieces, so one concept has one
+spelling, one help text and one default everywhere (the table of spellings is
+``sova_lib.cli.vocabulary``):
+
+* ``add_describer_options``: ``--backend``, ``--model``, ``--prompt`` and the
+  backend's keywords;
+* ``add_cache_options``: ``--cache-dir`` (the cache root, default
+  ``$SOVA_CACHE`` or ``./cache``) and ``--retry-errors``;
+* ``add_output_options``: ``--out``, ``--json``, ``--no-progress``;
+* ``add_bootstrap_options``: ``--bootstrap N`` (default ``DEFAULT_BOOTSTRAP``)
+  and ``--seed``;
+* ``old_spelling``: a hidden alias for a former spelling, which still works and
+  prints a one-line note naming the new one.
+
+Value types (``positive_rate``, ``count``, ...) reject bad values while the
+command line is parsed; ``SovaParser`` turns every parse error into one line
+on stderr naming the option, and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from sova_lib.embed import default_cache_dir
+
+__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "old_spelling", "add_describer_options", "add_cache_options",
+           "add_output_options", "add_bootstrap_options", "add_fps_option", "positive_rate", "count",
+           "positive_count", "nonnegative_number", "existing_file", "existing_folder", "note"]
+
+#: Bootstrap resamples of every command that reports an interval (0: no interval).
+DEFAULT_BOOTSTRAP = 1000
+
+
+def note(text: str) -> None:
+    """One ``sova: note:`` line on stderr."""
+    print(f"sova: note: {text}", file=sys.stderr)
+
+
+class SovaParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line: ``sova: error: <command>: <what>; see <command> --help``."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        self.exit(2, f"sova: error: {self.prog}: {message}; see '{self.prog} --help'\n")
+
+
+# --------------------------------------------------------------------------- value types
+
+def positive_rate(text: str) -> float:
+    """A finite number above 0 (frames per second)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give frames per second, e.g. 1") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number above 0; give frames per second, e.g. 1")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def count(text: str) -> int:
+    """A whole number, 0 or more."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; give 0 or more")
+    return value
+
+
+def positive_count(text: str) -> int:
+    """A whole number, 1 or more."""
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1; give 1 or more")
+    return value
+
+
+def nonnegative_number(text: str) -> float:
+    """A finite number, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
+    return value
+
+
+def existing_file(text: str) -> Path:
+    """A path naming a regular, non-empty file (``/dev/null`` and folders are refused)."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such file")
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text} is not a regular file")
+    if path.stat().st_size == 0:
+        raise argparse.ArgumentTypeError(f"{text} is empty")
+    return path
+
+
+def existing_folder(text: str) -> Path:
+    """A path naming an existing folder."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such folder")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not a folder")
+    return path
+
+
+def cache_root(text: str) -> Path:
+    """A cache root: a folder, or a path not yet made; an existing file is refused."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder; give a folder for the cache")
+    return path
+
+
+# --------------------------------------------------------------------------- old spellings
+
+class _OldSpelling(argparse.Action):
+    """Stores like the new option, after a note naming the new spelling."""
+
+    def __init__(self, option_strings, dest, new: str, value=None, **kwargs):
+        self.new, self.value = new, value
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        note(f"{option_string} is the old spelling of {self.new}; it still works for this release")
+        if self.nargs == 0:
+            values = self.value
+        elif self.value is not None:
+            values = self.value(values) if callable(self.value) else self.value
+        if isinstance(getattr(namespace, self.dest, None), list) and isinstance(values, list):
+            values = getattr(namespace, self.dest) + values
+        setattr(namespace, self.dest, values)
+
+
+def old_spelling(parser, old: str, new: str, *, dest: str, flag: bool = False, type=None, nargs=None,
+                 convert=None) -> None:
+    """A hidden alias ``old`` for the option ``new`` (same ``dest``), with a one-line note when used.
+
+    ``flag``: a ``store_true`` option. ``convert``: maps the old value onto the new one.
+    """
+    kwargs = dict(dest=dest, action=_OldSpelling, new=new, help=argparse.SUPPRESS, default=argparse.SUPPRESS)
+    if flag:
+        kwargs.update(nargs=0, value=True)
+    else:
+        kwargs.update(type=type, value=convert)
+        if nargs is not None:
+            kwargs["nargs"] = nargs
+    parser.add_argument(old, **kwargs)
+
+
+# --------------------------------------------------------------------------- shared groups
+
+def add_describer_options(parser, *, prompt: bool = True, device_map: bool = True) -> None:
+    """The describer: backend, model, prompt and the backend's keywords (``sova_lib.describe``)."""
+    from sova_lib.describe.contract import DESCRIBERS
+
+    g = parser.add_argument_group("describer")
+    g.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
+    g.add_argument("--model", metavar="NAME",
+                   help="model id (Hugging Face id, or the name a server serves); not used by motion")
+    if prompt:
+        g.add_argument("--prompt", metavar="PRESET_OR_TEXT",
+                       help="a preset (general, task-aware, task-aware-<dataset>; see sova_lib.describe.prompts) "
+                            "or free text (default: general; not used by motion)")
+        g.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
+    g.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
+                   help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "
+                        "the requests, --concurrency each")
+    g.add_argument("--api-key-env", metavar="NAME",
+                   help="environment variable holding the API key (default OPENAI_API_KEY)")
+    g.add_argument("--concurrency", type=positive_count, metavar="N",
+                   help="requests in flight per server (openai backend)")
+    g.add_argument("--max-new-tokens", type=positive_count, metavar="N",
+                   help="answer length limit in tokens (default 1024)")
+    if device_map:
+        g.add_argument("--device-map", metavar="MAP",
+                       help="transformers backend: 'auto' splits a model too large for one GPU over every visible "
+                            "GPU (accelerate)")
+    g.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
+
+
+def add_fps_option(parser) -> None:
+    """``--fps``: frames sampled per second of video (capped at a video's own frame rate)."""
+    parser.add_argument("--fps", type=positive_rate, default=1.0, metavar="F",
+                        help="frames sampled per second of video (default 1; above a video's own frame rate it is "
+                             "capped at that rate)")
+
+
+def add_cache_options(parser, *, what: str, retry: bool = True) -> None:
+    """``--cache-dir`` (the cache root) and, for resumable runs, ``--retry-errors``."""
+    g = parser.add_argument_group("cache")
+    g.add_argument("--cache-dir", type=cache_root, default=default_cache_dir(), metavar="DIR",
+                   help=f"cache root; {what} (default: $SOVA_CACHE or ./cache)")
+    if retry:
+        g.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
+
+
+def add_output_options(parser, *, out: tuple[str, str] | None = None, json: bool = False,
+                       progress: bool = False, required: bool = False, dest: str = "out") -> None:
+    """``--out`` (``(metavar, help)``), ``--json`` and ``--no-progress``, as the command has them."""
+    g = parser.add_argument_group("output")
+    if out is not None:
+        g.add_argument("--out", dest=dest, type=Path, metavar=out[0], help=out[1], required=required)
+    if json:
+        g.add_argument("--json", action="store_true", help="print one JSON object")
+    if progress:
+        g.add_argument("--no-progress", action="store_true", help="no progress bar")
+        old_spelling(g, "--quiet", "--no-progress", dest="no_progress", flag=True)
+
+
+def add_bootstrap_options(parser) -> None:
+    """``--bootstrap N`` resamples for a 95% interval (one default everywhere) and its ``--seed``."""
+    g = parser.add_argument_group("bootstrap")
+    g.add_argument("--bootstrap", type=count, default=DEFAULT_BOOTSTRAP, metavar="N",
+                   help=f"resamples for a 95%% interval (default {DEFAULT_BOOTSTRAP}; 0: no interval)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")

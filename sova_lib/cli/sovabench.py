@@ -1,0 +1,52 @@
+"""``sova sovabench describe | embed | evaluate | clips``: SOVABench from the downloads to a score.
+
+::
+
+    sova sovabench clips plan    --tsv inter-pair --annotations ANN --out manifest.tsv
+    sova sovabench clips extract --manifest manifest.tsv --video-root VID --out clips/
+    sova sovabench describe --protocol inter-pair --video-root clips/ --backend B --model M --prompt task-aware
+    sova sovabench embed    --protocol inter-pair --video-root clips/ --model openai/clip-vit-large-patch14 --out v.npz
+    sova sovabench evaluate --protocol inter-pair --descriptions cache/descriptions/<folder>
+
+Items are a protocol's clip files (``--protocol P --video-root DIR``: a clip is
+read from ``DIR/<clip name>.mp4``, or else from ``DIR/<prefix>/<clip
+name>.mp4`` where ``<prefix>`` is the TSV's prefix column or any tail of it)
+or a clip manifest's rows read straight from the source videos
+(``--manifest M --video-root DIR``; the cache key's crop source is
+``manifest:<SHA-256 of the ok rows>``, so such a run never shares a folder
+with a run on clip files). Ids are the benchmark indices.
+"""
+from __future__ import annotations
+
+import argparse
+
+from sova_lib.cli import clips, describe, embed, evaluate
+from sova_lib.cli.describe import EXIT_STATUS_HELP
+
+__all__ = ["add_commands"]
+
+
+def add_commands(subparsers) -> None:
+    b = subparsers.add_parser("sovabench", help="SOVABench: clips, describe, embed, evaluate",
+                              description=__doc__.replace("``", "").replace("::\n", ""),
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = b.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    d = verbs.add_parser("describe", help="describe a protocol's clips (or a manifest's) into a resumable cache",
+                         description="Describe SOVABench clips into CACHE_DIR/descriptions/<name>__<hash>/.",
+                         epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    describe.add_sovabench_sources(d)
+    describe.add_describe_options(d)
+    d.set_defaults(func=describe.run_describe)
+
+    e = verbs.add_parser("embed", help="embed sampled frames with a contrastive model (CLIP, SigLIP, X-CLIP)",
+                         description="Embed SOVABench clips' frames into CACHE_DIR/frame-embeddings/.")
+    describe.add_sovabench_sources(e)
+    embed.add_embed_options(e)
+
+    v = verbs.add_parser("evaluate", help="score descriptions, vectors or a baseline under a retrieval protocol",
+                         description="Score descriptions (JSON Lines, the authors' JSON, or a describe cache folder), "
+                                     "an .npz of vectors, or a built-in baseline under a retrieval protocol.")
+    evaluate.add_sovabench_evaluate(v)
+
+    clips.add_commands(verbs)

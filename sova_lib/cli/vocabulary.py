@@ -1,0 +1,146 @@
+"""The words of the ``sova`` command line: one spelling per concept, one concept per spelling.
+
+``VOCABULARY`` maps every option a ``sova`` command shows in its ``--help``
+to the one concept it names; ``OLD_SPELLINGS`` maps each former spelling,
+still accepted for one release as a hidden alias with a note, to its new
+spelling. ``tests/cli/test_vocabulary.py`` walks every sub-parser and fails on
+an option outside ``VOCABULARY`` (or an alias outside ``OLD_SPELLINGS``), so a
+new option has to be placed here, next to the words it could be confused
+with. ``docs/architecture.md`` prints the same table.
+"""
+from __future__ import annotations
+
+__all__ = ["VOCABULARY", "OLD_SPELLINGS", "OLD_COMMANDS", "table"]
+
+#: Option -> the concept it names (the same in every command that has it).
+VOCABULARY: dict[str, str] = {
+    # what is described, embedded or scored
+    "--protocol": "a retrieval protocol (SOVABench's four, or the bundled quickstart-direction)",
+    "--task": "a benchmark's task: an image task of Table 3, or a VANTAGE-Bench task key",
+    "--version": "the MUVR version (base, filter, qa); on 'sova' alone, the package's version",
+    "--videos": "input: any folder or glob of video/image files (ids: file stems)",
+    "--images": "input: a folder or glob of images for the image tasks (ids: file stems, digit-only as integers)",
+    "--manifest": "input: a clip manifest written by 'sova sovabench clips plan'",
+    "--items": "input: VANTAGE-Bench's public items (a TSV, annotations.json or a folder)",
+    "--data": "input: the MUVR data root (holds annotations/)",
+    "--annotations": "input: annotation files (KPF for clips plan; an image task's annotation file)",
+    "--tsv": "input: a SOVABench-format TSV, or a protocol name",
+    "--authors-json": "input: the SOVABench authors' JSON of descriptions",
+    "--ground-truth": "input: a VANTAGE-Bench answer key",
+    "--video-root": "folder holding the videos the items read",
+    "--media-root": "folder VANTAGE-Bench items' media paths are relative to",
+    "--partitions": "MUVR partitions",
+    "--descriptions": "input: texts a describer wrote, to be embedded (JSONL, authors' JSON or a cache folder)",
+    "--answers": "input: answers a describer gave to questions, to be parsed and scored (a cache folder)",
+    "--submission": "input: a VANTAGE-Bench leaderboard submission file",
+    "--embeddings": "input: an .npz of vectors (ids, owner, vectors)",
+    "--features": "input: MUVR's released feature files",
+    "--baseline": "input: a built-in baseline instead of a model's output",
+    # the describer
+    "--backend": "describer backend",
+    "--model": "the model (hub id, local folder, or served name)",
+    "--revision": "the model's hub revision",
+    "--prompt": "the describer's prompt (a preset or free text)",
+    "--system-prompt": "the describer's system prompt",
+    "--base-url": "OpenAI-compatible server URL(s)",
+    "--api-key-env": "environment variable holding the API key",
+    "--concurrency": "requests in flight per server",
+    "--max-new-tokens": "answer length limit in tokens",
+    "--device-map": "how a transformers model is split over GPUs",
+    "--backend-option": "any other describer keyword (KEY=VALUE)",
+    "--qa-mode": "MUVR-QA: how frames are sent",
+    "--qa-template": "MUVR-QA: the question template",
+    "--window-seconds": "MUVR: length of a described window",
+    "--max-windows": "MUVR: most windows per video",
+    # frames
+    "--fps": "frame rate: frames sampled per second of video",
+    "--source-fps": "a source video's own frame rate",
+    "--frames": "frame count: frames sampled per video",
+    "--batch-frames": "frames per forward pass of a contrastive model",
+    # the contrastive model
+    "--pool": "how frame vectors make a clip's vector",
+    "--device": "torch device",
+    "--dtype": "weights' precision",
+    "--text-model": "the contrastive model whose text tower embeds choice sentences",
+    # scoring
+    "--embedder": "the sentence encoder that embeds descriptions",
+    "--no-split": "embed each description whole",
+    "--aggregate": "set similarity of two clips' sentence sets",
+    "--ties": "tie rule of average precision",
+    "--scoring": "scoring mode: official (as the benchmark's own code scores) or strict",
+    "--allow-missing": "score without the items missing from the input",
+    "--query": "MUVR query modality",
+    "--tag-weight": "MUVR Filter: weight of the tag score",
+    "--join-listed": "MUVR: let listed ids missing from videos.json join the gallery",
+    "--similarity": "VANTAGE-Bench dense captioning: caption similarity",
+    "--bertscore-model": "VANTAGE-Bench dense captioning: the BERTScore model",
+    "--box-order": "order of box coordinates in a submission",
+    "--bootstrap": "bootstrap resamples for a 95% interval (one default everywhere; 0: none)",
+    "--seed": "seed of the bootstrap",
+    # where things go
+    "--cache-dir": "cache root (default $SOVA_CACHE or ./cache)",
+    "--index-dir": "where clips plan caches its annotation indexes",
+    "--no-index": "clips plan: re-read every annotation file, write no index",
+    "--retry-errors": "retry items that failed in earlier runs",
+    "--out": "output path: the file or folder the command writes",
+    "--json": "print one JSON object",
+    "--no-progress": "no progress bar",
+    # parallel work
+    "--engine": "local (this process) or ray (a pool of Ray actors)",
+    "--workers": "Ray actors in the pool",
+    "--processes": "operating-system processes (clips plan, clips extract)",
+    "--gpus-per-worker": "GPUs each Ray actor holds",
+    "--cpus-per-worker": "CPUs each Ray actor holds",
+    "--batch-size": "items per Ray actor call",
+    "--address": "the Ray cluster to join",
+    "--num-cpus": "CPUs of a local Ray instance",
+    "--num-gpus": "GPUs of a local Ray instance",
+    # clips
+    "--min-size": "clips plan: smallest region side in pixels",
+    "--buffer-frames": "clips plan: frames added around start/stop activities",
+    "--codec": "clips extract: video encoder",
+    "--pix-fmt": "clips extract: output pixel format",
+    "--crf": "clips extract: x264 constant rate factor",
+    # reproduce
+    "--notebooks": "folder of the notebooks",
+    "--build": "folder for the executed notebooks",
+    "--skip-notebooks": "write the baseline tables only",
+    "--help": "help", "-h": "help",
+}
+
+#: Former option spellings, accepted for one release (hidden; a note names the new one).
+OLD_SPELLINGS: dict[str, str] = {
+    "--quiet": "--no-progress",
+    "--export": "--out",
+    "--results-dir": "--out",
+    "--figures": "--out",
+    "--submission": "--out",  # vantage describe's output; as an input of vantage evaluate it stays --submission
+    "--cache-dir": "--index-dir",  # clips plan only; everywhere else --cache-dir is the cache root
+    "--no-cache": "--no-index",
+    "--workers": "--processes",  # clips only; --workers is Ray actors
+    "--fps": "--source-fps",  # clips stats only; --fps is the sampling rate
+    "--muvr-task": "--version",
+    "--parse": "--scoring",
+    "--mode": "--scoring",
+}
+
+#: Former commands, rewritten with a note (``sova_lib.cli.old_command``).
+OLD_COMMANDS: dict[str, str] = {
+    "sova evaluate --protocol P": "sova sovabench evaluate --protocol P",
+    "sova evaluate --protocol <image task>": "sova image-tasks evaluate --task <image task>",
+    "sova evaluate --benchmark muvr": "sova muvr evaluate",
+    "sova describe --benchmark sovabench (or --manifest)": "sova sovabench describe",
+    "sova describe --benchmark muvr": "sova muvr describe",
+    "sova describe --images": "sova image-tasks describe --images",
+    "sova embed --benchmark sovabench (or --manifest)": "sova sovabench embed",
+    "sova embed --images": "sova image-tasks embed --images",
+    "sova clips plan/extract/stats": "sova sovabench clips plan/extract/stats",
+    "sova vantage score": "sova vantage evaluate",
+}
+
+
+def table() -> str:
+    """The vocabulary as a Markdown table (printed in docs/architecture.md)."""
+    rows = ["| option | concept |", "| --- | --- |"]
+    rows += [f"| `{k}` | {v} |" for k, v in VOCABULARY.items() if k not in ("-h", "--help")]
+    return "\n".join(rows)

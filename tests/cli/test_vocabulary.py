@@ -1,0 +1,85 @@
+"""One word per concept: every option every sova command shows is in the vocabulary table, every hidden
+one is a former spelling that still works with a note; shared options have one default everywhere."""
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from sova_lib.cli import build_parser, main
+from sova_lib.cli.options import DEFAULT_BOOTSTRAP
+from sova_lib.cli.vocabulary import OLD_SPELLINGS, VOCABULARY
+from tests.paths import ROOT
+
+
+def _leaves(parser, path=()):
+    """(command path, parser) of every parser, the leaves and the groups above them."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _leaves(sub, (*path, name))
+
+
+LEAVES = list(_leaves(build_parser()))
+
+
+def test_the_walk_reaches_every_command():
+    names = {" ".join(p) for p, _ in LEAVES}
+    for command in ("sovabench describe", "sovabench embed", "sovabench evaluate", "sovabench clips plan",
+                    "sovabench clips extract", "sovabench clips stats", "image-tasks describe", "image-tasks embed",
+                    "image-tasks evaluate", "muvr describe", "muvr evaluate", "vantage describe", "vantage evaluate",
+                    "vantage submit", "describe", "embed", "import", "reproduce"):
+        assert command in names, command
+
+
+@pytest.mark.parametrize("path, parser", LEAVES, ids=[" ".join(p) or "sova" for p, _ in LEAVES])
+def test_every_option_is_a_word_of_the_vocabulary(path, parser):
+    for action in parser._actions:
+        for flag in action.option_strings:
+            if action.help == argparse.SUPPRESS:
+                assert flag in OLD_SPELLINGS, f"sova {' '.join(path)}: hidden {flag} is not a former spelling"
+                assert OLD_SPELLINGS[flag] in VOCABULARY
+            else:
+                assert flag in VOCABULARY, f"sova {' '.join(path)}: {flag} is not in sova_lib.cli.vocabulary"
+
+
+def test_a_spelling_outside_the_vocabulary_is_caught():
+    """The check above can fail: a parser with a stray spelling does not pass it."""
+    stray = argparse.ArgumentParser()
+    stray.add_argument("--quiet", action="store_true", help="no progress bar")
+    with pytest.raises(AssertionError, match="--quiet is not in"):
+        test_every_option_is_a_word_of_the_vocabulary(("stray",), stray)
+
+
+def test_bootstrap_has_one_default_everywhere():
+    defaults = {" ".join(p): a.default for p, parser in LEAVES for a in parser._actions if a.dest == "bootstrap"}
+    assert len(defaults) >= 6 and set(defaults.values()) == {DEFAULT_BOOTSTRAP} == {1000}, defaults
+
+
+def test_old_spellings_still_work_with_a_note(capsys, tmp_path):
+    code = main(["evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--bootstrap", "0",
+                 "--results-dir", str(tmp_path), "--json"])
+    err = capsys.readouterr().err
+    assert code == 0 and len(list(tmp_path.glob("*.json"))) == 1
+    assert "sova: note: 'sova evaluate' is the old spelling; it is now 'sova sovabench evaluate'" in err
+    assert "sova: note: --results-dir is the old spelling of --out" in err
+
+
+def test_help_shows_only_the_commands_options(capsys):
+    assert main(["muvr", "evaluate", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "--tag-weight" in text and "--protocol" not in text and "--aggregate" not in text
+    assert main(["sovabench", "evaluate", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "--aggregate" in text and "--tag-weight" not in text and "--results-dir" not in text
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["sovabench", "evaluate", "--protocol", "intra-pair", "--baseline",
+                                                "prevalence", "--bootstrap", "0"]])
+def test_a_closed_pipe_is_not_an_error(argv):
+    """`sova ... | head` : the reader goes away before sova writes; sova exits 0 without a traceback."""
+    command = " ".join([sys.executable, "-m", "sova_lib", *argv]) + " | head -c0"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
