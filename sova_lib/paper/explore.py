@@ -356,6 +356,14 @@ def _mark(text: str | None, sentence: str | None) -> str:
     return safe
 
 
+def _short(text: str, limit: int) -> str:
+    """``text`` cut in the middle to ``limit`` characters (both ends of an id are what tell clips apart)."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+
+
 def _ap_text(view: QueryView) -> str:
     return "AP undefined (no relevant item)" if np.isnan(view.ap) else f"AP = {100 * view.ap:.1f}"
 
@@ -398,8 +406,11 @@ def static_view(view: QueryView, videos: dict | None = None, *, max_chars: int =
     frames = [_first_frame(videos[i]) if i in videos else None for i in shown]
     has_frames = any(f is not None for f in frames)
     rows = 2 if has_frames else 1
-    fig = plt.figure(figsize=(max(6.0, 1.6 * len(shown)), 2.0 * rows + 1.2), constrained_layout=True)
-    grid = fig.add_gridspec(rows, max(1, len(shown)) if has_frames else 1)
+    n_hits = len(view.hits)
+    fig = plt.figure(figsize=(max(7.0, 1.7 * len(shown)), (2.0 if has_frames else 0) + 1.4 + 0.35 * n_hits),
+                     constrained_layout=True)
+    grid = fig.add_gridspec(rows, max(1, len(shown)) if has_frames else 1,
+                            height_ratios=[2.0, 1.0 + 0.35 * n_hits] if has_frames else None)
     if has_frames:
         for n, (i, image) in enumerate(zip(shown, frames)):
             ax = fig.add_subplot(grid[0, n])
@@ -408,17 +419,22 @@ def static_view(view: QueryView, videos: dict | None = None, *, max_chars: int =
                 ax.imshow(image)
             hit = view.hits.iloc[n - 1] if n else None
             label = "query" if hit is None else f"#{hit['rank']} {'relevant' if hit['relevant'] else 'not relevant'}"
-            ax.set_title(f"{label}\n{i}", fontsize=7, color="black" if hit is None or hit["relevant"] else "#b2182b")
+            ax.set_title(f"{label}\n{_short(str(i), 17)}", fontsize=7,
+                         color="black" if hit is None or hit["relevant"] else "#b2182b")
     ax = fig.add_subplot(grid[rows - 1, :])
     colours = ["#1a9850" if r else "#b2182b" for r in view.hits["relevant"]]
-    ax.barh([f"#{r} {i}" for r, i in zip(view.hits["rank"], view.hits["id"])], view.hits["similarity"],
-            color=colours)
+    bars = ax.barh([f"#{r} {_short(str(i), 36)}" for r, i in zip(view.hits["rank"], view.hits["id"])],
+                   view.hits["similarity"], color=colours)
+    ax.bar_label(bars, labels=[f"{v:.3f}" for v in view.hits["similarity"]], label_type="edge", padding=-34,
+                 color="white", fontsize=8)
     ax.invert_yaxis()
-    low = float(view.hits["similarity"].min()) if len(view.hits) else 0.0
+    low = float(view.hits["similarity"].min()) if n_hits else 0.0
     ax.set_xlim(max(-1.0, low - 0.05), 1.0)
+    ax.tick_params(axis="y", labelsize=8)
     what = "MUVR score: S_t, S_v or their mean" if "text score" in view.hits else "maximum sentence cosine"
-    ax.set_xlabel(f"similarity to the query ({what}); green: relevant, red: not")
-    ax.set_title(f"{view.query} on {view.protocol}: {_ap_text(view)}", fontsize=10)
+    ax.set_xlabel(f"similarity to the query ({what})\ngreen: relevant, red: not relevant", fontsize=8)
+    fig.suptitle(f"{view.query} ({view.query_class}) on {view.protocol}: {_ap_text(view)}, "
+                 f"{view.n_relevant} relevant of {view.n_gallery}", fontsize=9)
     return table, fig
 
 
