@@ -176,10 +176,12 @@ top_mean
 # the question SOVABench's intra-pair protocol asks of opposite actions. The score is mAP with tie-aware expected
 # AP, printed beside what a random ranking scores; `tie spread` says how far ties alone could move it. The same
 # score comes from the command line: `sova evaluate --protocol quickstart-direction --descriptions <cache folder>`.
+# With your own `videos` the same question is asked of their clips (`quickstart-direction (your videos)`).
 # Six clips make a demonstration, not a measurement.
 
 # %%
-scores = quickstart.direction_scores(items_vectors, name="motion describer + max cosine")
+direction = quickstart.direction_protocol(videos, with_reversed=with_reversed)
+scores = quickstart.direction_scores(items_vectors, name="motion describer + max cosine", protocol=direction)
 results.write_outputs(scores, scores, out / "00_quickstart_direction")
 print(scores.attrs.get("note", scores.to_string(index=False)))
 
@@ -190,11 +192,12 @@ print(scores.attrs.get("note", scores.to_string(index=False)))
 # nearest clips with their relevance (same playing direction or not), each clip's description with the sentence
 # that matched the query marked, and the first sampled frame of each clip. In JupyterLab pick another query by id
 # or among the worst ones; a papermill run (`interactive = False`) shows the same view for `query` as a table and a
-# figure. The same call explores any description cache on a SOVABench protocol.
+# figure. With your own `videos` it explores their clips under the same question. The same call explores any
+# description cache on a SOVABench protocol, and MUVR's partitions when given its data (`muvr_root=`).
 
 # %%
-view = explore.show({"motion describer": (items_vectors, texts)}, [quickstart.DIRECTION_PROTOCOL], videos=videos_by_id,
-                    query=query, k=top_k, interactive=interactive)
+view = explore.show({"motion describer": (items_vectors, texts)}, [direction], videos=videos_by_id, query=query,
+                    k=top_k, interactive=interactive)
 
 # %% [markdown]
 # ## Headline numbers
@@ -209,9 +212,8 @@ summary_json = {
     "sentences": sentences.groupby("id").size().to_dict(), "encoder": encoder_name,
     "query": query, "neighbours_max": top["id"].tolist(), "max_cosine": top["max cosine"].tolist(),
     "neighbours_mean": top_mean["id"].tolist(), "mean_cosine": top_mean["mean cosine"].tolist(),
-    "direction_protocol": quickstart.DIRECTION_PROTOCOL, "direction_scores": scores.to_dict("records"),
-    "explorer": {"query": view.query, "AP": round(100 * view.ap, 2), "top": view.hits["id"].tolist(),
-                 "relevant": view.hits["relevant"].tolist()},
+    "direction_protocol": direction.name, "direction_scores": scores.to_dict("records"),
+    "explorer": view.summary(),
 }
 results.write_json(summary_json, out / "00_quickstart.json")
 summary_json["neighbours_max"], summary_json["neighbours_mean"]

@@ -10,6 +10,7 @@ disagree most. The work is done by ``sova_lib.paper.compare``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -86,16 +87,14 @@ def run_compare(args) -> int:
         record = comparison_record(result, encoder=None if vectors else (args.embedder or DEFAULT_ENCODER),
                                    text_split=None if vectors else "sentences")
         print(f"wrote {write_record(record, args.results_dir)}", file=sys.stderr)
-    top = result.disagreements(args.top)
     if args.json:
-        print(json.dumps({**result.summary(), "disagreements": top.round(2).to_dict("records")}))
-        return 0
-    s = result.summary()
-    ci = f"  (95% paired CI {s['ci'][0]:+.2f} to {s['ci'][1]:+.2f})" if s["ci"] else ""
-    print(f"{result.protocol}: {result.metric}  A = {s['A value']:.2f}  B = {s['B value']:.2f}  "
-          f"A - B = {s['difference']:+.2f}{ci}  over {s['queries']} queries")
-    print(f"  A: {name_a}\n  B: {name_b}")
-    print(f"  A better on {s['A better']} queries, B on {s['B better']}, equal on {s['equal']}")
-    if len(top):
-        print(f"largest disagreements (AP in percent):\n{top.round(2).to_string(index=False)}")
+        top = result.disagreements(args.top)
+        text = json.dumps({**result.summary(), "disagreements": top.round(2).to_dict("records")})
+    else:
+        text = result.text(args.top)
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped early (``| head``): not an error; stop writing to the closed pipe
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

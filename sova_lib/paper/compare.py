@@ -70,6 +70,30 @@ class Comparison:
                 "seed": self.seed, "ties": self.ties}
 
 
+    def text(self, top: int = 10) -> str:
+        """A plain-text report: the difference and its interval first (one line), each scorer, then a small aligned
+        table of the ``top`` queries of largest disagreement (AP in points, ``A - B`` signed)."""
+        s = self.summary()
+        ci = f"95% paired CI {s['ci'][0]:+.2f} to {s['ci'][1]:+.2f}" if s["ci"] else "no interval"
+        how = (f"paired bootstrap: {self.bootstrap} resamples of the queries{' within each pair' if self.metric == 'Pair-mAP' else ''}, "
+               f"seed {self.seed}" if s["ci"] else "no interval: bootstrap 0")
+        lines = [f"{self.protocol} ({self.metric}, {self.n_queries} queries): A - B = {self.difference:+.2f} points, {ci}",
+                 f"  A = {self.value_a:6.2f}  {self.name_a}", f"  B = {self.value_b:6.2f}  {self.name_b}",
+                 f"  A better on {s['A better']} queries, B on {s['B better']}, equal on {s['equal']}",
+                 f"  ({how}; AP ties: {self.ties})"]
+        rows = self.disagreements(top)
+        if len(rows):
+            cells = [["query", "class", "AP A", "AP B", "A - B"]] + [
+                [str(r["id"]), str(r["class"]), f"{r['AP A']:.2f}", f"{r['AP B']:.2f}", f"{r['difference']:+.2f}"]
+                for r in rows.to_dict("records")]
+            widths = [max(len(c[j]) for c in cells) for j in range(5)]
+            lines.append(f"the {len(rows)} queries where A and B disagree most (AP in points):")
+            for c in cells:
+                lines.append("  " + "  ".join(v.ljust(w) if j < 2 else v.rjust(w)
+                                              for j, (v, w) in enumerate(zip(c, widths))))
+        return "\n".join(lines)
+
+
 def _query_groups(protocol: Protocol) -> dict:
     """id -> the name of the one task the clip is a query of."""
     ids = protocol.ids().tolist()

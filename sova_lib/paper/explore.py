@@ -10,6 +10,13 @@ protocol, a cache, a query by id or among the worst ones, k), otherwise the
 same view for one query as a static table and figure (what a papermill run or
 a static render shows). The first sampled frame of each clip is drawn when its
 video is given (``videos``: id -> runner ``Item``).
+
+MUVR (``muvr_view``, ``muvr_worst_queries``, ``load_muvr_cache``): a
+partition's Base queries ranked against its gallery by the score of
+``sova_lib.benchmarks.muvr.scoring`` (``S_t``, ``S_v`` or their mean), with
+the AP of ``muvr.evaluate`` (a positive without vectors is a miss, the
+query's own video is not ranked, the same tie rules). The explorer offers
+each partition of a MUVR data root as a protocol when ``muvr_root`` is given.
 """
 from __future__ import annotations
 
@@ -20,6 +27,13 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib import metrics
+from sova_lib.benchmarks.muvr import PARTITIONS, MuvrDataError, load_partition, released_vectors
+from sova_lib.benchmarks.muvr import metrics as muvr_metrics
+from sova_lib.benchmarks.muvr.data import Partition, clean_description
+from sova_lib.benchmarks.muvr.features import npz_vectors
+from sova_lib.benchmarks.muvr.framework import framework_vectors, pool_windows
+from sova_lib.benchmarks.muvr.retrieval import evaluate_partition, rows_of
+from sova_lib.benchmarks.muvr.scoring import QUERY_MODES, fused_rows
 from sova_lib.evaluate import evaluate
 from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.paper.plots import pyplot
@@ -27,7 +41,11 @@ from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.sentences import split
 from sova_lib.similarity import ItemVectors
 
-__all__ = ["QueryView", "Explorer", "load_cache", "query_view", "show", "static_view", "worst_queries"]
+__all__ = ["MUVR_PREFIX", "QueryView", "Explorer", "load_cache", "load_muvr_cache", "muvr_caches_of", "muvr_partitions",
+           "muvr_view", "muvr_worst_queries", "query_view", "show", "static_view", "view_html", "worst_queries"]
+
+#: Prefix of the explorer's protocol value for a MUVR partition (``"muvr/news"``).
+MUVR_PREFIX = "muvr/"
 
 
 @dataclass
@@ -37,7 +55,10 @@ class QueryView:
     ``hits`` columns: ``rank``, ``id``, ``similarity`` (maximum cosine),
     ``relevant``, ``query sentence``, ``item sentence`` (the pair that gave
     the similarity; ``None`` for a cache of vectors without text),
-    ``sentence pair`` (their 0-based positions), ``description``.
+    ``sentence pair`` (their 0-based positions), ``description``; a MUVR
+    view adds ``text score`` (``S_t``) and ``video score`` (``S_v``), NaN
+    where the query mode does not use them. ``ap`` is NaN for a query with
+    no relevant item. ``notes`` says what the numbers leave out.
     """
 
     protocol: str
@@ -48,6 +69,13 @@ class QueryView:
     n_gallery: int
     query_description: str | None
     hits: object = field(repr=False)
+    notes: list = field(default_factory=list)
+
+    def summary(self) -> dict:
+        """A JSON-ready dict: ``query``, ``AP`` (percent, 2 decimals; None when undefined), ``top``, ``relevant``."""
+        return {"protocol": self.protocol, "query": self.query,
+                "AP": None if np.isnan(self.ap) else round(100 * self.ap, 2),
+                "top": self.hits["id"].tolist(), "relevant": [bool(r) for r in self.hits["relevant"]]}
 
 
 def _task_of(protocol: Protocol, query):
@@ -120,11 +148,11 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
                                                       "item sentence", "sentence pair", "description"]))
 
 
-def worst_queries(protocol: str, items: ItemVectors, *, n: int = 20, ties: str = "expected"):
+def worst_queries(protocol: str | Protocol, items: ItemVectors, *, n: int = 20, ties: str = "expected"):
     """The ``n`` queries of lowest AP under ``protocol`` (DataFrame ``id, class, AP`` in percent; ties by id order)."""
     import pandas as pd
 
-    proto = get_protocol(protocol)
+    proto = get_protocol(protocol) if isinstance(protocol, str) else protocol
     result = evaluate(proto, items, ties=ties)
     clips = {c.index: c for c in proto.clips()}
     frame = pd.DataFrame([{"id": i, "class": proto.query_class(clips[i]), "AP": 100 * v}
@@ -148,6 +176,168 @@ def load_cache(source, encoder=None):
     return embed_descriptions(texts, encoder), texts
 
 
+# --------------------------------------------------------------------------- MUVR
+
+def muvr_partitions(root) -> dict:
+    """name -> ``Partition`` of every partition of ``muvr.PARTITIONS`` present under the data ``root``.
+
+    A partition folder that is absent is skipped; none at all raises
+    ``MuvrDataError`` naming the folder looked in. Other annotation errors
+    propagate (``load_partition`` names the file and key).
+    """
+    found = {}
+    for name in PARTITIONS:
+        try:
+            found[name] = load_partition(root, name)
+        except MuvrDataError as err:
+            if "no such folder" not in str(err):
+                raise
+    if not found:
+        raise MuvrDataError(Path(root) / "annotations" / "retrieval", None,
+                            f"no partition folder of {PARTITIONS}; expected the released layout")
+    return found
+
+
+def muvr_caches_of(root) -> dict:
+    """name -> folder of each released feature set under ``root/features/VLMs_1_15`` (the release's layout)."""
+    base = Path(root) / "features" / "VLMs_1_15"
+    return {f.name: f for f in sorted(base.iterdir()) if f.is_dir()} if base.is_dir() else {}
+
+
+def load_muvr_cache(source, encoder=None, *, query: str = "text+video"):
+    """``(vectors, texts or None)`` of a MUVR scorer: ``vectors(partition) -> (gallery, QueryVectors)``.
+
+    ``source`` is a folder of released features (``<partition>/<video>.npy``
+    and query dicts: ``muvr.released_vectors``), an ``.npz`` of
+    ``write_vectors_npz``, a description cache of windows (a folder holding
+    ``descriptions.jsonl``, or a ``.jsonl``/``.json`` file: the
+    MLLM-to-Embedding framework, embedded by ``encoder``; ``texts`` are then
+    each video's windows pooled), a ``vectors`` function, or such a pair.
+    """
+    if isinstance(source, tuple):
+        return source
+    if callable(source):
+        return source, None
+    path = Path(source)
+    if path.suffix == ".npz":
+        return npz_vectors(path), None
+    if path.suffix in (".jsonl", ".json") or (path / "descriptions.jsonl").is_file():
+        if encoder is None:
+            raise ValueError(f"{path}: described windows need a sentence encoder to be explored")
+        windows = read_descriptions(path)
+        return framework_vectors(windows, encoder), pool_windows(windows)
+    if not path.is_dir():
+        raise ValueError(f"{path}: no such feature folder, .npz or description cache")
+    return released_vectors(path, query=query), None
+
+
+def _query_rows(vectors, query_id):
+    """The rows of ``query_id`` in ``vectors`` (``ItemVectors`` or None), float64; None when absent."""
+    if vectors is None:
+        return None
+    ids = np.asarray(vectors.ids).tolist()
+    if query_id not in ids:
+        return None
+    return np.asarray(vectors.vectors, dtype=np.float64)[np.asarray(vectors.owner) == ids.index(query_id)]
+
+
+def _best_pair(rows, target):
+    """``(cosine, (row, column))`` of the largest entry of ``rows @ target.T``; ``(nan, None)`` without rows."""
+    if rows is None:
+        return float("nan"), None
+    sims = rows @ target.T
+    a, b = np.unravel_index(int(np.argmax(sims)), sims.shape)
+    return float(sims[a, b]), (int(a), int(b))
+
+
+def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+video", texts: dict | None = None,
+              k: int = 5, ties: str = "expected") -> QueryView:
+    """The ranking of MUVR Base query ``query_id`` against ``partition``'s gallery.
+
+    ``vectors`` is ``vectors(partition) -> (gallery, QueryVectors)``
+    (``load_muvr_cache``) or that pair. The scores are ``scoring.fused_rows``'
+    (``S_t``, ``S_v`` or ``S_tv`` as ``query`` says), the relevance and AP
+    those of ``muvr.evaluate`` (``retrieval.evaluate_partition``): positives
+    are the query's ``pos_all`` videos in the gallery, ``|G_q|`` counts those
+    without vectors as misses, the query's own video is not ranked, and
+    ``ties`` is one of ``muvr.metrics.TIES``. Hits: the ``k`` best ranked
+    videos, ties in the gallery's order. The sentence columns show the pair
+    of the description and the video (``query`` ``text`` or ``text+video``)
+    or of the query video and the video (``video``), with ``texts`` (video
+    id -> pooled window text) giving the sentences.
+    """
+    import pandas as pd
+
+    if query not in QUERY_MODES:
+        raise ValueError(f"unknown query {query!r}; choose one of {QUERY_MODES}")
+    rows = {r[0]: r for r in rows_of(partition, "base")}
+    if query_id not in rows:
+        raise ValueError(f"{query_id!r} is not a scored Base query of MUVR partition {partition.name!r} "
+                         f"(e.g. {list(rows)[:3]})")
+    gallery, queries = vectors(partition) if callable(vectors) else vectors
+    _, qid, positives, _ = rows[query_id]
+    gallery_ids = np.asarray(gallery.ids).tolist()
+    column = {v: j for j, v in enumerate(gallery_ids)}
+    kept = [p for p in positives if p in set(partition.gallery)]  # as retrieval._targets: own video kept, a miss
+    relevant = np.zeros(len(gallery_ids), dtype=bool)
+    relevant[[column[p] for p in kept if p in column]] = True
+    valid = np.ones(len(gallery_ids), dtype=bool)
+    if qid in column:
+        valid[column[qid]] = False
+    got = []
+    fused_rows(gallery, queries, [qid], query, lambda _, block: got.append(np.asarray(block[0], dtype=np.float32)))
+    scores = got[0]
+    ap = float(muvr_metrics.average_precision_misses(scores[None], relevant[None], valid[None],
+                                                     np.array([len(kept)]), ties=ties)[0])
+    text_rows = _query_rows(queries.text, qid) if query != "video" else None
+    frame_rows = _query_rows(queries.frames, qid) if query != "text" else None
+    description = clean_description(partition.query(qid).text)
+    if text_rows is None:
+        text_sentences = None
+    elif len(text_rows) == 1:
+        text_sentences = [description]
+    else:
+        text_sentences = _sentences({qid: description}, qid, len(text_rows))
+    video_sentences = _sentences(texts, qid, len(frame_rows)) if frame_rows is not None else None
+    owner = np.asarray(gallery.owner)
+    all_vectors = np.asarray(gallery.vectors, dtype=np.float64)
+    order = [n for n in np.argsort(-scores, kind="stable") if valid[n]][:k]
+    out = []
+    for rank, n in enumerate(order, start=1):
+        g = gallery_ids[n]
+        target = all_vectors[owner == n]
+        s_t, t_pair = _best_pair(text_rows, target)
+        s_v, v_pair = _best_pair(frame_rows, target)
+        side, pair = (video_sentences, v_pair) if query == "video" else (text_sentences, t_pair)
+        g_sentences = _sentences(texts, g, len(target))
+        out.append({"rank": rank, "id": g, "similarity": float(scores[n]), "relevant": bool(relevant[n]),
+                    "query sentence": side[pair[0]] if side else None,
+                    "item sentence": g_sentences[pair[1]] if g_sentences else None, "sentence pair": pair,
+                    "description": texts.get(g) if texts else None, "text score": s_t, "video score": s_v})
+    notes = []
+    unscored = len([p for p in kept if p not in column])
+    if qid in kept:
+        notes.append("the query's own video is listed as its positive: a miss it can never rank (as in muvr.evaluate)")
+    if unscored:
+        notes.append(f"{unscored} positive(s) have no vectors: misses")
+    return QueryView(protocol=f"MUVR {partition.name} ({query})", query=qid, query_class=partition.name, ap=ap,
+                     n_relevant=len(kept), n_gallery=int(valid.sum()), query_description=description,
+                     hits=pd.DataFrame(out, columns=["rank", "id", "similarity", "relevant", "query sentence",
+                                                     "item sentence", "sentence pair", "description", "text score",
+                                                     "video score"]), notes=notes)
+
+
+def muvr_worst_queries(partition: Partition, vectors, *, query: str = "text+video", n: int = 20,
+                       ties: str = "expected"):
+    """The ``n`` Base queries of ``partition`` of lowest AP (``muvr.evaluate``'s); DataFrame ``id, class, AP`` (percent)."""
+    import pandas as pd
+
+    gallery, queries = vectors(partition) if callable(vectors) else vectors
+    score = evaluate_partition(partition, gallery, queries, query=query, ties=ties, uap=False)
+    frame = pd.DataFrame({"id": score.row_ids, "class": partition.name, "AP": 100 * np.asarray(score.ap)})
+    return frame.sort_values("AP", kind="stable").head(n).reset_index(drop=True)
+
+
 def _first_frame(item):
     from sova_lib.video.frames import sample_frames
 
@@ -166,12 +356,25 @@ def _mark(text: str | None, sentence: str | None) -> str:
     return safe
 
 
+def _short(text: str, limit: int) -> str:
+    """``text`` cut in the middle to ``limit`` characters (both ends of an id are what tell clips apart)."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+
+
+def _ap_text(view: QueryView) -> str:
+    return "AP undefined (no relevant item)" if np.isnan(view.ap) else f"AP = {100 * view.ap:.1f}"
+
+
 def view_html(view: QueryView) -> str:
     """The view as an HTML block: AP, the query's description, then each hit with its matched sentence marked."""
     pair = view.hits["query sentence"].iloc[0] if len(view.hits) else None
-    parts = [f"<h4>{html.escape(str(view.query))} ({html.escape(view.query_class)}) on {view.protocol}: "
-             f"AP = {100 * view.ap:.1f} ({view.n_relevant} relevant of {view.n_gallery})</h4>",
-             f"<p><b>query:</b> {_mark(view.query_description, pair)}</p>", "<table>",
+    parts = [f"<h4>{html.escape(str(view.query))} ({html.escape(view.query_class)}) on {html.escape(view.protocol)}: "
+             f"{_ap_text(view)} ({view.n_relevant} relevant of {view.n_gallery})</h4>",
+             f"<p><b>query:</b> {_mark(view.query_description, pair)}</p>",
+             *[f"<p><i>note: {html.escape(n)}</i></p>" for n in view.notes], "<table>",
              "<tr><th>rank</th><th>id</th><th>similarity</th><th>relevant</th><th>description (the sentence that "
              "matched the query's marked)</th></tr>"]
     for h in view.hits.itertuples(index=False):
@@ -196,13 +399,18 @@ def static_view(view: QueryView, videos: dict | None = None, *, max_chars: int =
         table[col] = [None if s is None else (s if len(s) <= max_chars else s[:max_chars - 1] + "…")
                       for s in table[col]]
     table["relevant"] = table["relevant"].map({True: "yes", False: "no"})
-    table["similarity"] = table["similarity"].round(3)
+    for col in ("similarity", "text score", "video score"):
+        if col in table:
+            table[col] = table[col].round(3)
     shown = [view.query, *view.hits["id"]] if videos else []
     frames = [_first_frame(videos[i]) if i in videos else None for i in shown]
     has_frames = any(f is not None for f in frames)
     rows = 2 if has_frames else 1
-    fig = plt.figure(figsize=(max(6.0, 1.6 * len(shown)), 2.0 * rows + 1.2), constrained_layout=True)
-    grid = fig.add_gridspec(rows, max(1, len(shown)) if has_frames else 1)
+    n_hits = len(view.hits)
+    fig = plt.figure(figsize=(max(7.0, 1.7 * len(shown)), (2.0 if has_frames else 0) + 1.4 + 0.35 * n_hits),
+                     constrained_layout=True)
+    grid = fig.add_gridspec(rows, max(1, len(shown)) if has_frames else 1,
+                            height_ratios=[2.0, 1.0 + 0.35 * n_hits] if has_frames else None)
     if has_frames:
         for n, (i, image) in enumerate(zip(shown, frames)):
             ax = fig.add_subplot(grid[0, n])
@@ -211,38 +419,129 @@ def static_view(view: QueryView, videos: dict | None = None, *, max_chars: int =
                 ax.imshow(image)
             hit = view.hits.iloc[n - 1] if n else None
             label = "query" if hit is None else f"#{hit['rank']} {'relevant' if hit['relevant'] else 'not relevant'}"
-            ax.set_title(f"{label}\n{i}", fontsize=7, color="black" if hit is None or hit["relevant"] else "#b2182b")
+            ax.set_title(f"{label}\n{_short(str(i), 17)}", fontsize=7,
+                         color="black" if hit is None or hit["relevant"] else "#b2182b")
     ax = fig.add_subplot(grid[rows - 1, :])
     colours = ["#1a9850" if r else "#b2182b" for r in view.hits["relevant"]]
-    ax.barh([f"#{r} {i}" for r, i in zip(view.hits["rank"], view.hits["id"])], view.hits["similarity"],
-            color=colours)
+    bars = ax.barh([f"#{r} {_short(str(i), 36)}" for r, i in zip(view.hits["rank"], view.hits["id"])],
+                   view.hits["similarity"], color=colours)
+    ax.bar_label(bars, labels=[f"{v:.3f}" for v in view.hits["similarity"]], label_type="edge", padding=-34,
+                 color="white", fontsize=8)
     ax.invert_yaxis()
-    low = float(view.hits["similarity"].min()) if len(view.hits) else 0.0
+    low = float(view.hits["similarity"].min()) if n_hits else 0.0
     ax.set_xlim(max(-1.0, low - 0.05), 1.0)
-    ax.set_xlabel("similarity to the query (maximum sentence cosine); green: relevant, red: not")
-    ax.set_title(f"{view.query} on {view.protocol}: AP = {100 * view.ap:.1f}", fontsize=10)
+    ax.tick_params(axis="y", labelsize=8)
+    what = "MUVR score: S_t, S_v or their mean" if "text score" in view.hits else "maximum sentence cosine"
+    ax.set_xlabel(f"similarity to the query ({what})\ngreen: relevant, red: not relevant", fontsize=8)
+    fig.suptitle(f"{view.query} ({view.query_class}) on {view.protocol}: {_ap_text(view)}, "
+                 f"{view.n_relevant} relevant of {view.n_gallery}", fontsize=9)
     return table, fig
+
+
+class _Sources:
+    """What the explorer can show: protocol value -> (label, kind, protocol), kind -> cache name -> source.
+
+    Kinds: ``"clips"`` (a registered protocol or a ``Protocol``, with
+    ``caches``) and ``"muvr"`` (a partition of ``muvr_root``, with
+    ``muvr_caches``, by default the release's feature folders). Loaded caches
+    and MUVR vectors are kept, so switching back costs nothing.
+    """
+
+    def __init__(self, caches, protocols, *, encoder=None, muvr_root=None, muvr_caches=None,
+                 muvr_query="text+video"):
+        self.encoder, self.muvr_query = encoder, muvr_query
+        self.protocols = {}
+        for p in protocols or ():
+            proto = get_protocol(p) if isinstance(p, str) else p
+            self.protocols[proto.name] = (proto.name, "clips", proto)
+        if muvr_root is not None:
+            for name, part in muvr_partitions(muvr_root).items():
+                self.protocols[MUVR_PREFIX + name] = (f"MUVR {name} (Base, {muvr_query})", "muvr", part)
+            if muvr_caches is None:
+                muvr_caches = muvr_caches_of(muvr_root)
+            if not muvr_caches:
+                raise ValueError(f"{muvr_root}: no released features under features/VLMs_1_15/; pass muvr_caches "
+                                 "(feature folders, .npz files or description caches of windows)")
+        self.caches = {"clips": dict(caches or {}), "muvr": dict(muvr_caches or {})}
+        if not self.protocols:
+            raise ValueError("the explorer needs at least one protocol (or a MUVR data root)")
+        for value, (_, kind, _) in self.protocols.items():
+            if not self.caches[kind]:
+                raise ValueError(f"protocol {value!r} has no cache to explore: pass "
+                                 f"{'caches' if kind == 'clips' else 'muvr_caches'}")
+        self._loaded, self._vectors = {}, {}
+
+    def options(self):
+        return [(label, value) for value, (label, _, _) in self.protocols.items()]
+
+    def cache_names(self, protocol):
+        return list(self.caches[self.protocols[protocol][1]])
+
+    def _cache(self, kind, name):
+        if (kind, name) not in self._loaded:
+            source = self.caches[kind][name]
+            self._loaded[kind, name] = (load_cache(source, self.encoder) if kind == "clips" else
+                                        load_muvr_cache(source, self.encoder, query=self.muvr_query))
+        return self._loaded[kind, name]
+
+    def _muvr(self, protocol, name):
+        """The partition's ``(gallery, QueryVectors)`` of cache ``name`` (computed once) and its texts."""
+        _, _, part = self.protocols[protocol]
+        vectors, texts = self._cache("muvr", name)
+        if (protocol, name) not in self._vectors:
+            self._vectors[protocol, name] = vectors(part)
+        return self._vectors[protocol, name], texts
+
+    def queries(self, protocol, name):
+        """The query ids of ``protocol`` that cache ``name`` can rank."""
+        _, kind, proto = self.protocols[protocol]
+        if kind == "muvr":
+            return [r[0] for r in rows_of(proto, "base")]
+        items, _ = self._cache(kind, name)
+        have = set(np.asarray(items.ids).tolist())
+        ids = proto.ids().tolist()
+        return list(dict.fromkeys(ids[q] for t in proto.tasks() for q in t.queries.tolist() if ids[q] in have))
+
+    def worst(self, protocol, name, n):
+        _, kind, proto = self.protocols[protocol]
+        if kind == "muvr":
+            pair, _ = self._muvr(protocol, name)
+            return muvr_worst_queries(proto, pair, query=self.muvr_query, n=n)
+        return worst_queries(proto, self._cache(kind, name)[0], n=n)
+
+    def view(self, protocol, name, query, k):
+        _, kind, proto = self.protocols[protocol]
+        if kind == "muvr":
+            pair, texts = self._muvr(protocol, name)
+            return muvr_view(proto, pair, query, query=self.muvr_query, texts=texts, k=k)
+        items, texts = self._cache(kind, name)
+        return query_view(proto, items, query, texts=texts, k=k)
 
 
 class Explorer:
     """The interactive explorer (ipywidgets): protocol, cache, query (by id or among the worst), k.
 
     ``caches``: name -> a cache path or an ``(ItemVectors, texts)`` pair
-    (``load_cache``); ``protocols``: the protocol names to offer. The
-    current view is in ``self.view``; ``self.widget`` is what a notebook
-    displays. Changing any control recomputes the view.
+    (``load_cache``); ``protocols``: protocol names or ``Protocol`` objects.
+    With ``muvr_root`` (a MUVR data root, the release's layout) each of its
+    partitions is offered too, explored with ``muvr_caches`` (name -> a
+    source of ``load_muvr_cache``; default: the release's feature folders
+    under the root) and the query mode ``muvr_query``. The cache list
+    follows the protocol's kind. The current view is in ``self.view``;
+    ``self.widget`` is what a notebook displays. Changing any control
+    recomputes the view.
     """
 
     def __init__(self, caches: dict, protocols, *, encoder=None, videos=None, query=None, k: int = 5,
-                 worst: int = 20):
+                 worst: int = 20, muvr_root=None, muvr_caches=None, muvr_query: str = "text+video"):
         import ipywidgets as w
 
-        if not caches or not protocols:
-            raise ValueError("the explorer needs at least one cache and one protocol")
-        self._sources, self._loaded, self.encoder, self.videos = dict(caches), {}, encoder, videos or {}
-        self.worst = worst
-        self.protocol = w.Dropdown(options=list(protocols), description="protocol")
-        self.cache = w.Dropdown(options=list(caches), description="cache")
+        self.sources = _Sources(caches, protocols, encoder=encoder, muvr_root=muvr_root, muvr_caches=muvr_caches,
+                                muvr_query=muvr_query)
+        self.videos, self.worst = videos or {}, worst
+        self._quiet = True
+        self.protocol = w.Dropdown(options=self.sources.options(), description="protocol")
+        self.cache = w.Dropdown(options=self.sources.cache_names(self.protocol.value), description="cache")
         self.query = w.Dropdown(description="query")
         self.worst_list = w.Dropdown(description="worst")
         self.k = w.IntSlider(value=k, min=1, max=20, description="top k")
@@ -250,31 +549,41 @@ class Explorer:
         self.image = w.Image(format="png")
         self.view = None
         self._refresh_queries(query)
-        for control in (self.protocol, self.cache):
-            control.observe(lambda _: self._refresh_queries(None), names="value")
+        self.protocol.observe(self._pick_protocol, names="value")
+        self.cache.observe(lambda _: self._refresh_queries(None), names="value")
         self.query.observe(lambda _: self.update(), names="value")
         self.k.observe(lambda _: self.update(), names="value")
         self.worst_list.observe(self._pick_worst, names="value")
         self.widget = w.VBox([w.HBox([self.protocol, self.cache, self.k]), w.HBox([self.query, self.worst_list]),
                               self.html, self.image])
+        self._quiet = False
         self.update()
 
-    def _items(self):
-        name = self.cache.value
-        if name not in self._loaded:
-            self._loaded[name] = load_cache(self._sources[name], self.encoder)
-        return self._loaded[name]
+    def _pick_protocol(self, _):
+        names = self.sources.cache_names(self.protocol.value)
+        self._quiet = True
+        try:
+            if list(self.cache.options) != names:
+                self.cache.options = names
+                self.cache.value = names[0]
+        finally:
+            self._quiet = False
+        self._refresh_queries(None)
 
     def _refresh_queries(self, query):
-        items, _ = self._items()
-        proto = get_protocol(self.protocol.value)
-        have = set(np.asarray(items.ids).tolist())
-        ids = proto.ids().tolist()
-        queries = [ids[q] for t in proto.tasks() for q in t.queries.tolist() if ids[q] in have]
-        worst = worst_queries(proto.name, items, n=self.worst)
-        self.worst_list.options = [("", None)] + [(f"{r.id} (AP {r.AP:.1f})", r.id) for r in worst.itertuples()]
-        self.query.options = queries
-        self.query.value = query if query in queries else queries[0]
+        quiet, self._quiet = self._quiet, True
+        try:
+            queries = self.sources.queries(self.protocol.value, self.cache.value)
+            if not queries:
+                raise ValueError(f"cache {self.cache.value!r} covers no query of {self.protocol.value!r}")
+            worst = self.sources.worst(self.protocol.value, self.cache.value, self.worst)
+            self.worst_list.options = [("", None)] + [(f"{r.id} (AP {r.AP:.1f})", r.id) for r in worst.itertuples()]
+            self.query.options = queries
+            self.query.value = query if query in queries else queries[0]
+        finally:
+            self._quiet = quiet
+        if not quiet:
+            self.update()
 
     def _pick_worst(self, change):
         if change["new"] is not None:
@@ -282,9 +591,9 @@ class Explorer:
 
     def update(self):
         """Recompute the view of the current query and redraw the text and the figure."""
-
-        items, texts = self._items()
-        self.view = query_view(self.protocol.value, items, self.query.value, texts=texts, k=self.k.value)
+        if self._quiet:
+            return self.view
+        self.view = self.sources.view(self.protocol.value, self.cache.value, self.query.value, self.k.value)
         self.html.value = view_html(self.view)
         _, fig = static_view(self.view, self.videos)
         import io
@@ -296,31 +605,34 @@ class Explorer:
         return self.view
 
 
-def show(caches: dict, protocols, *, encoder=None, videos=None, query=None, k: int = 5, interactive: bool = True):
+def show(caches: dict, protocols, *, encoder=None, videos=None, query=None, k: int = 5, interactive: bool = True,
+         muvr_root=None, muvr_caches=None, muvr_query: str = "text+video"):
     """Display the explorer (``interactive``) or the static view of ``query`` (table and figure).
 
     Returns the ``QueryView`` first shown.
 
     Interactive: an ``Explorer`` (needs a live kernel and a browser to be
-    used). Static: the view of ``query`` (default: the first query of the
-    first protocol) in the first cache, as a table and a figure, which any
-    notebook render shows.
+    used). Static: the view of ``query`` (default: the first query) of the
+    first protocol (the first MUVR partition when only ``muvr_root`` is
+    given) in its first cache, as a table and a figure, which any notebook
+    render shows.
     """
     from IPython.display import HTML, display
 
     if interactive:
-        explorer = Explorer(caches, protocols, encoder=encoder, videos=videos, query=query, k=k)
+        explorer = Explorer(caches, protocols, encoder=encoder, videos=videos, query=query, k=k,
+                            muvr_root=muvr_root, muvr_caches=muvr_caches, muvr_query=muvr_query)
         display(explorer.widget)
         return explorer.view
-    protocol = list(protocols)[0]
-    items, texts = load_cache(next(iter(caches.values())), encoder)
+    sources = _Sources(caches, protocols, encoder=encoder, muvr_root=muvr_root, muvr_caches=muvr_caches,
+                       muvr_query=muvr_query)
+    protocol = next(iter(sources.protocols))
+    cache = sources.cache_names(protocol)[0]
     if query is None:
-        proto = get_protocol(protocol)
-        query = proto.ids().tolist()[int(proto.tasks()[0].queries[0])]
-    view = query_view(protocol, items, query, texts=texts, k=k)
+        query = sources.queries(protocol, cache)[0]
+    view = sources.view(protocol, cache, query, k)
     table, fig = static_view(view, videos)
     display(HTML(view_html(view)))
     display(fig)
-
     pyplot().close(fig)
     return view

@@ -8,9 +8,10 @@
 * ``item_similarity``: the clip-to-clip similarity (maximum cosine);
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
   that decided the match;
-* ``direction_scores``: the clips scored under the built-in
-  ``quickstart-direction`` protocol (``sova_lib.benchmarks.examples``),
-  beside a random ranking.
+* ``direction_protocol``: the built-in ``quickstart-direction`` protocol
+  (``sova_lib.benchmarks.examples``), or the same question asked of the
+  user's own videos;
+* ``direction_scores``: the clips scored under it, beside a random ranking.
 
 Sentences are cut with ``sentences.split`` and embedded with any encoder
 that has ``encode(list[str]) -> (n, D)`` unit vectors (``SentenceEncoder``).
@@ -26,11 +27,13 @@ from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.runner import describe_items
 from sova_lib.evaluate import CoverageError, baseline, evaluate
 from sova_lib.items import read_descriptions
+from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.sentences import split
 from sova_lib.similarity import set_similarity
 from sova_lib.video.frames import probe, sample_frames
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_scores",
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_protocol",
+           "direction_scores",
            "items_table", "sampled_frames", "sentence_table", "sentence_similarity", "item_similarity", "neighbours"]
 
 
@@ -162,24 +165,50 @@ def neighbours(items, texts: dict, query, *, k: int = 3, aggregate: str = "max")
     return frame.reset_index(drop=True).round({"max cosine": 3, "mean cosine": 3})
 
 
-def direction_scores(items, *, name: str = "described clips"):
-    """``items`` (``ItemVectors`` of the example clips) scored under ``quickstart-direction``, beside a random ranking.
+def direction_protocol(videos=(), *, with_reversed: bool = True) -> Protocol:
+    """The protocol that asks the quickstart's question of ``videos``: does a clip find those of its playing direction?
+
+    No ``videos``: the registered ``quickstart-direction`` (the bundled
+    excerpts and their reversed copies). Other videos: a protocol of the
+    same rule on their clips (``example_clips(videos, with_reversed)``),
+    named ``quickstart-direction (your videos)``: every clip a query against
+    the others, relevant when it plays in the same direction. Without
+    reversed copies every clip plays forward, so every other clip is
+    relevant and every AP is 1; a clip alone has nothing to rank.
+    """
+    if not list(videos) and with_reversed:
+        return get_protocol(DIRECTION_PROTOCOL)
+    clips = example_clips(videos, with_reversed=with_reversed)
+
+    def tasks():
+        every = np.arange(len(clips), dtype=np.int64)
+        return [Task(DIRECTION_PROTOCOL, every, every, np.array([c.direction for c in clips]))]
+
+    return Protocol(f"{DIRECTION_PROTOCOL} (your videos)", "mAP", "the given videos (and their reversed copies), "
+                    "each against the others; relevant = same playing direction", lambda: clips, tasks,
+                    lambda c: c.direction, benchmark="your videos", class_name="direction")
+
+
+def direction_scores(items, *, name: str = "described clips", protocol: str | Protocol = DIRECTION_PROTOCOL):
+    """``items`` (``ItemVectors`` of the example clips) scored under ``protocol``, beside a random ranking.
+
+    ``protocol`` is ``quickstart-direction`` or ``direction_protocol(videos)``.
 
     One row per scorer: ``scorer``, ``mAP`` (percent, tie-aware expected AP),
     ``tie spread`` (points) and ``queries``. Items that do not cover the
-    protocol's six clips (other videos, no reversed copies) give an empty
+    protocol's clips (other videos, no reversed copies) give an empty
     table with a note in its ``attrs["note"]``.
     """
     import pandas as pd
 
     columns = ["scorer", "mAP", "tie spread", "queries"]
     try:
-        result = evaluate(DIRECTION_PROTOCOL, items)
+        result = evaluate(protocol, items)
     except CoverageError as err:
         table = pd.DataFrame(columns=columns)
         table.attrs["note"] = f"not scored: {err}"
         return table
-    random = baseline(DIRECTION_PROTOCOL, "random-ranking")
+    random = baseline(protocol, "random-ranking")
     return pd.DataFrame([
         {"scorer": name, "mAP": round(result.value, 2), "tie spread": round(result.tie_spread, 2),
          "queries": result.n_queries},

@@ -94,3 +94,42 @@ def test_compare_command(tmp_path, capsys):
     assert "none of the" in capsys.readouterr().err
     assert main(["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(tmp_path / "missing.npz")]) == 2
     assert "missing.npz: no such file" in capsys.readouterr().err
+
+
+def test_plain_text_report_leads_with_the_difference():
+    # the known case above: every query 100 against 59.25, so A - B = 40.75 on each and an interval of zero width
+    c = compare(DIRECTION_PROTOCOL, _items(perfect=True), _items(perfect=False), name_a="perfect", name_b="tied",
+                bootstrap=100, seed=4)
+    lines = c.text(top=2).splitlines()
+    assert lines[0] == "quickstart-direction (mAP, 6 queries): A - B = +40.75 points, 95% paired CI +40.75 to +40.75"
+    assert lines[1:4] == ["  A = 100.00  perfect", "  B =  59.25  tied", "  A better on 6 queries, B on 0, equal on 0"]
+    assert lines[4] == "  (paired bootstrap: 100 resamples of the queries, seed 4; AP ties: expected)"
+    assert lines[5] == "the 2 queries where A and B disagree most (AP in points):"
+    table = lines[6:]
+    assert len(table) == 3 and len({len(t) for t in table}) == 1  # header and rows aligned to one width
+    assert table[0].split() == ["query", "class", "AP", "A", "AP", "B", "A", "-", "B"]
+    first = c.per_query["id"].iloc[0]
+    assert table[1].split() == [first, c.per_query["class"].iloc[0], "100.00", "59.25", "+40.75"]
+    assert "no interval" in compare(DIRECTION_PROTOCOL, _items(perfect=True), _items(perfect=False),
+                                    bootstrap=0).text(top=0)
+    assert len(c.text(top=0).splitlines()) == 5
+
+
+def test_compare_command_into_a_closed_pipe(tmp_path):
+    """``sova compare ... | head -1``: the reader leaves early; the command still exits 0 without a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    from sova_lib.items import write_embeddings
+    from tests.paths import ROOT
+
+    a = write_embeddings(tmp_path / "a.npz", _items(perfect=True))
+    b = write_embeddings(tmp_path / "b.npz", _items(perfect=False))
+    read, write = os.pipe()
+    os.close(read)  # closed before the command writes: its first write meets a broken pipe, as under `| head -1`
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "sova_lib", "compare", "--protocol", DIRECTION_PROTOCOL, str(a),
+                           str(b), "--bootstrap", "10"], stdout=write, stderr=subprocess.PIPE, env=env, text=True)
+    os.close(write)
+    assert done.returncode == 0 and done.stderr == ""

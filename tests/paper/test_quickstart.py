@@ -135,3 +135,38 @@ def test_direction_scores_beside_a_random_ranking():
     assert same["tie spread"][0] == round(100 - 100 * np.mean([1 / 4, 2 / 5]), 2)
     other = quickstart.direction_scores(embed_descriptions({"x": "a", "y": "b"}, AxisEncoder()))
     assert other.empty and other.attrs["note"].startswith("not scored: the input covers none of the 6 clips")
+
+
+def test_the_direction_question_on_your_own_videos(tmp_path):
+    """Two videos of the user's, each also reversed: the explorer and the score use their clips, not the bundled six."""
+    import shutil
+
+    from sova_lib.paper import explore
+    from sova_lib.protocols import get_protocol
+
+    assert quickstart.direction_protocol() is get_protocol(quickstart.DIRECTION_PROTOCOL)
+    source = example_videos()[0]
+    videos = [shutil.copy(source, tmp_path / f"street{source.suffix}"), shutil.copy(source, tmp_path / f"square{source.suffix}")]
+    proto = quickstart.direction_protocol(videos)
+    assert proto.name == "quickstart-direction (your videos)"
+    assert proto.ids().tolist() == ["street", "street-reversed", "square", "square-reversed"]
+    # street-reversed is described as if it played forwards: it ties with square for the forward queries
+    texts = {"street": "It plays forwards.", "street-reversed": "It plays forwards.", "square": "It plays forwards.",
+             "square-reversed": "It plays backwards."}
+    items = embed_descriptions(texts, AxisEncoder())
+    by_id = {it.id: it for it in quickstart.example_items(videos)}
+    # street: square (relevant) and street-reversed tie at 1, square-reversed 0: AP (1 + 1/2) / 2 = 3/4
+    view = explore.show({"hand": (items, texts)}, [proto], videos=by_id, query="street", k=2, interactive=False)
+    assert view.ap == pytest.approx(0.75) and view.protocol == proto.name and view.summary()["AP"] == 75.0
+    assert view.hits["id"].tolist() == ["street-reversed", "square"] and view.hits["relevant"].tolist() == [False, True]
+    ex = explore.Explorer({"hand": (items, texts)}, [proto], videos=by_id, query="square", k=3)
+    assert ex.view.query == "square" and ex.view.ap == pytest.approx(0.75)
+    # mAP by hand: street 3/4, square 3/4, street-reversed 1/3 (its one relevant clip last of 3), square-reversed
+    # (all three tied at 0, one relevant) (1 + 1/2 + 1/3) / 3 = 11/18: (3/4 + 3/4 + 1/3 + 11/18) / 4 = 11/18
+    table = quickstart.direction_scores(items, name="hand", protocol=proto)
+    assert table["mAP"].tolist()[0] == round(100 * 11 / 18, 2) and table["queries"].tolist() == [4, 4]
+    # without reversed copies every clip plays forward: every other clip is relevant
+    forward = quickstart.direction_protocol(videos, with_reversed=False)
+    assert forward.ids().tolist() == ["street", "square"]
+    one = explore.query_view(forward, embed_descriptions({"street": "a", "square": "b"}, AxisEncoder()), "street")
+    assert one.ap == 1.0 and one.hits["relevant"].tolist() == [True]

@@ -199,3 +199,76 @@ def test_write_outputs_numbers_as_csv_readable_as_markdown(tmp_path):
     csv, md = results.write_outputs(numbers, shown, tmp_path / "t")
     assert pd.read_csv(csv)["v"].tolist() == [1.23456]
     assert md.read_text().splitlines() == ["| v |", "|---|", "| 1.2 |"]
+
+
+# --------------------------------------------------------------------------- paired comparisons of two caches
+
+class LabelEncoder:
+    """By hand: the sentence ``"It shows <action>."`` is the unit axis of that action; any other sentence the last axis."""
+
+    name = "label one-hot"
+
+    def __init__(self, labels):
+        self.axis = {f"It shows {a}.": k for k, a in enumerate(labels)}
+
+    def encode(self, sentences):
+        out = np.zeros((len(sentences), len(self.axis) + 1), dtype=np.float32)
+        out[np.arange(len(sentences)), [self.axis.get(s, len(self.axis)) for s in sentences]] = 1
+        return out
+
+
+def _tied_ap(n, r):
+    """Expected AP of a query whose ``n`` gallery clips all tie, ``r`` of them relevant: each place k equally likely
+    for a relevant clip, with (k - 1)(r - 1)/(n - 1) other relevant clips expected above it."""
+    return sum((1 + (k - 1) * (r - 1) / (n - 1)) / k for k in range(1, n + 1)) / n
+
+
+def test_paired_comparisons_of_two_caches(tmp_path):
+    from sova_lib import records
+    from sova_lib.paper.compare import comparison_record
+    from sova_lib.protocols import get_protocol
+
+    proto = get_protocol("intra-pair")
+    clips = proto.clips()
+    labels = sorted({proto.query_class(c) for c in clips})
+    # task-aware: every clip says its action, so same-action clips have cosine 1 and others 0: AP 1 for every query.
+    # general: every clip says the same, so every gallery ties: the expected AP of _tied_ap.
+    model = "openbmb/MiniCPM-V-4_5"
+    _write_cache(tmp_path, "a-task-aware", {c.index: f"It shows {proto.query_class(c)}." for c in clips},
+                 _runner_manifest(model, "task-aware"))
+    _write_cache(tmp_path, "b-general", {c.index: "A clip." for c in clips}, _runner_manifest(model, "general"))
+    caches = cache_scan.find_description_caches(tmp_path)
+    found, note = results.paired_comparisons(caches, LabelEncoder(labels), "intra-pair", bootstrap=50, seed=3)
+    assert note == "task-aware against general prompt, per model (the paper's Table 5)" and len(found) == 1
+    c = found[0]
+    assert c.name_a == caches[0].label and "task-aware" in c.name_a and "general" in c.name_b
+    # the expected difference, pair by pair: the mean over each pair's queries of 1 - tied AP, then over pairs
+    per_pair = []
+    for task in proto.tasks():
+        same = (task.labels[task.queries][:, None] == task.labels[task.gallery][None, :]).sum(axis=1) - 1
+        per_pair.append(np.mean([1 - _tied_ap(task.gallery.size - 1, r) for r in same]))
+    expected = 100 * float(np.mean(per_pair))
+    assert c.value_a == pytest.approx(100.0) and c.difference == pytest.approx(expected, abs=1e-9)
+    assert c.value_a - c.value_b == pytest.approx(expected, abs=1e-9)
+    assert c.n_queries == len(clips) and c.ci[0] <= c.difference <= c.ci[1] and c.ci[0] < c.ci[1]
+    assert c.summary()["A better"] == len(clips)
+    # the record, collected into results.csv as the results notebook does
+    results.record_rows([comparison_record(c, encoder="label one-hot", text_split="sentences",
+                                           benchmark="SOVABench")], tmp_path / "results")
+    table = records.collect_records(tmp_path / "results", tmp_path / "results.csv")
+    written = pd.read_csv(tmp_path / "results.csv")
+    for frame in (table, written):
+        row = frame[frame["kind"] == "paired comparison"].iloc[0]
+        assert row["protocol"] == "intra-pair" and row["metric"] == "Pair-mAP difference"
+        assert row["value"] == pytest.approx(expected, abs=0.01) and row["source"] == f"{c.name_a} minus {c.name_b}"
+        assert row["ci_low"] == pytest.approx(c.ci[0], abs=0.01) and row["n_queries"] == len(clips)
+    # no model with both prompts: each cache against the next, by folder name; one cache: nothing to compare
+    _write_cache(tmp_path / "other", "a-model", {c.index: "A clip." for c in clips}, _runner_manifest("m1", "general"))
+    _write_cache(tmp_path / "other", "b-model", {c.index: f"It shows {proto.query_class(c)}." for c in clips},
+                 _runner_manifest("m2", "general"))
+    others = cache_scan.find_description_caches(tmp_path / "other")
+    found, note = results.paired_comparisons(others, LabelEncoder(labels), "intra-pair", bootstrap=0)
+    assert "each cache against the next" in note and found[0].difference == pytest.approx(-expected, abs=1e-9)
+    assert found[0].ci is None
+    found, note = results.paired_comparisons(others[:1], LabelEncoder(labels), "intra-pair")
+    assert found == [] and "needs two" in note
