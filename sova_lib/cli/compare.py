@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from sova_lib.cli import CliError
+from sova_lib.cli.options import add_bootstrap_options, add_cache_options, add_output_options, count, old_spelling
 from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import CoverageError
 from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
@@ -42,15 +43,13 @@ def add_commands(sub) -> None:
                    help="sentence encoder for descriptions (default: all-MiniLM-L6-v2, offline)")
     p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max)")
     p.add_argument("--ties", choices=TIE_RULES, default="expected", help="tie rule of AP (default: expected)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                   help="resamples of the paired interval (default 1000; 0: none)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
-    p.add_argument("--top", type=int, default=10, metavar="K", help="queries of largest disagreement to list")
+    p.add_argument("--top", type=count, default=10, metavar="K", help="queries of largest disagreement to list")
     p.add_argument("--allow-missing", action="store_true", help="score without clips missing from both inputs")
-    p.add_argument("--cache-dir", default=None, help="embedding cache root (default: $SOVA_CACHE or ./cache)")
-    p.add_argument("--results-dir", default=None, metavar="DIR",
-                   help="also write the comparison as one record JSON into DIR (collected by sova_lib.records)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_bootstrap_options(p)
+    add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
+    add_output_options(p, out=("DIR", "also write the comparison as one record JSON into DIR (collected by "
+                                      "sova_lib.records)"), json=True, dest="results_dir")
+    old_spelling(p, "--results-dir", "--out", dest="results_dir")
     p.set_defaults(func=run_compare)
 
 
@@ -63,10 +62,6 @@ def _items(path: str, encoder):
 
 
 def run_compare(args) -> int:
-    if args.bootstrap < 0:
-        raise CliError(f"--bootstrap {args.bootstrap}: expected a number of resamples, 0 (none) or more")
-    if args.top < 0:
-        raise CliError(f"--top {args.top}: expected 0 or more")
     made = []
 
     def encoder():

@@ -75,6 +75,8 @@ VOCABULARY: dict[str, str] = {
     "--similarity": "VANTAGE-Bench dense captioning: caption similarity",
     "--bertscore-model": "VANTAGE-Bench dense captioning: the BERTScore model",
     "--box-order": "order of box coordinates in a submission",
+    "--names": "compare: the two scorers' names to print",
+    "--top": "compare: how many queries of largest disagreement to list",
     "--bootstrap": "bootstrap resamples for a 95% interval (one default everywhere; 0: none)",
     "--seed": "seed of the bootstrap",
     # where things go

@@ -83,3 +83,12 @@ def test_a_closed_pipe_is_not_an_error(argv):
     done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+
+def test_the_architecture_page_prints_the_vocabulary_as_it_is():
+    from pathlib import Path
+
+    from sova_lib.cli.vocabulary import table
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    assert table() in page
