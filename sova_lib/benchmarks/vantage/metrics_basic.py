@@ -60,7 +60,8 @@ def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "p
 
     ``parity`` (harness ``vantage_event_verification.py:222-227``): items
     with an unreadable answer are dropped; the average runs over the labels
-    present in truth or answers (all "yes" on both sides gives 1.0).
+    present in truth or answers (all "yes" on both sides gives 1.0); with no
+    readable answer at all the value is 0.
     ``strict``: every item counts, an unreadable answer is the label
     ``"invalid"``, and the average runs over ``["no", "yes"]``.
     Truth y,y,n,n with answers yes,no,no,None: 0.6667 (parity), 0.5833 (strict).
@@ -76,7 +77,8 @@ def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "p
         keep = [k for k, a in enumerate(answers) if a is not None]
         t, p = [truth[k] for k in keep], [answers[k] for k in keep]
         labels = sorted(set(t) | set(p))
-        value = float(f1_score(t, p, labels=labels, average="macro", zero_division=0)) if t else float("nan")
+        # no readable answer at all: the harness reports 0 (vantage_event_verification.py:229-231)
+        value = float(f1_score(t, p, labels=labels, average="macro", zero_division=0)) if t else 0.0
         fixed = None
     else:
         t, p = truth, [a if a is not None else "invalid" for a in answers]
@@ -105,6 +107,12 @@ def _video_macro(values: np.ndarray, groups: np.ndarray, weights: np.ndarray) ->
         return means.sum(axis=1) / (counts > 0).sum(axis=1)
 
 
+def _clamped(interval, d) -> tuple[float, float]:
+    """``interval`` with both ends clamped to [0, d], sorted."""
+    s, e = sorted(min(max(float(v), 0.0), float(d)) for v in interval)
+    return s, e
+
+
 def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[float, float] | None],
                  durations: Sequence[float], videos: Sequence[str], mode: str = "parity") -> Score:
     """Temporal-localization mIoU: the mean over videos of each video's mean IoU (harness ``vantage_temporal.py:560``).
@@ -112,7 +120,8 @@ def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[f
     ``truth``: ``(N,)`` GT ``(start, end)`` in seconds; ``answers``: parsed
     ``(start, end)`` or ``None``; ``durations``: ``(N,)`` GT video lengths d
     (the harness's default is 30 s); ``videos``: ``(N,)`` video names. An answer
-    is clamped to [0, d] and sorted. An unreadable answer is the whole video
+    and its GT are clamped to [0, d] and sorted, as the harness reads both
+    back (``vantage_temporal.py:540-542``). An unreadable answer is the whole video
     ``[0, d]`` in ``parity`` and IoU 0 in ``strict``. Secondary: R@0.5 (video
     macro), and the item means of IoU and R@0.5 (spec section 8, gap 2).
     """
@@ -126,8 +135,7 @@ def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[f
             if mode == "strict":
                 continue
             ans = (0.0, d)
-        s, e = sorted(min(max(float(v), 0.0), float(d)) for v in ans)
-        iou[k] = interval_iou(gt, (s, e))
+        iou[k] = interval_iou(_clamped(gt, d), _clamped(ans, d))
     groups = np.asarray([str(v) for v in videos])
     hit = (iou >= 0.5).astype(np.float64)
     one = np.ones((1, n))

@@ -62,7 +62,8 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          lambda text, mode, gt: parse_yes_no(text, mode),
          lambda gts, parsed, mode, sim=None: mb.macro_f1([g.value for g in gts], parsed, mode)),
     Task("temporal", "Temporal localization", "mIoU", "item", "none (first interval of an answer)",
-         lambda p: read_items("temporal", p), render_prompt, lambda text, mode, gt: parse_temporal(text, mode),
+         lambda p: read_items("temporal", p), render_prompt,
+         lambda text, mode, gt: parse_temporal(text, mode, gt.extra["duration"] if gt is not None else 30.0),
          lambda gts, parsed, mode, sim=None: mb.temporal_iou(
              [g.value for g in gts], parsed, [g.extra["duration"] for g in gts],
              [g.media or g.id for g in gts], mode)),

@@ -53,10 +53,15 @@ def test_vqa_and_pointing_accuracy():
     assert random_choice_accuracy([4, 4, 2]) == pytest.approx(1 / 3)
 
 
-TEMPORAL = ["00:08-00:12", "I don't know", '{"start":8,"end":12}', "00:14-00:10", "00:25-00:40"]
+TEMPORAL = ["00:08-00:12", "I don't know", '{"start":8,"end":12}', "00:14-00:10", "00:25-00:40",
+            '{"start": "00:08", "end": "00:12"}', '{"start": "00:14", "end": "00:10"}', '{"start": "00:25", "end": "00:40"}']
 
 
-@pytest.mark.parametrize("mode, want", [("parity", [1 / 3, 4 / 30, 4 / 30, 1, 0]), ("strict", [1 / 3, 0, 1 / 3, 1, 0])])
+# GT [10, 14] s, d = 30. Parity reads JSON only (harness vantage_temporal.py:390-431): the three plain-text answers
+# and the numeric JSON are the whole video [0, 30], IoU 4/30; the JSON strings give [8, 12] (IoU 2/6), [14, 10]
+# (sorted when read back, :540-542: IoU 1) and [25, 40] (clamped to [25, 30]: IoU 0). Strict reads the text too.
+@pytest.mark.parametrize("mode, want", [("parity", [4 / 30, 4 / 30, 4 / 30, 4 / 30, 4 / 30, 1 / 3, 1, 0]),
+                                        ("strict", [1 / 3, 0, 1 / 3, 1, 0, 1 / 3, 1, 0])])
 def test_temporal_iou_cases(mode, want):
     for text, value in zip(TEMPORAL, want):
         score = temporal_iou([(10, 14)], [parse_temporal(text, mode)], [30], ["v"], mode)
@@ -143,3 +148,15 @@ def test_sot_empty_answer_and_skipped_tracklet(mode):
 def test_frame_plans():
     assert uniform_frame_plan(90, 8) == [10, 20, 30, 40, 50, 60, 70, 80]
     assert rate_frame_plan(30, 2.0, 2) == [0, 15, 30, 45]
+
+
+def test_every_hand_case_of_the_notebook_scores_its_hand_value():
+    # examples.HAND_CASES carries the values worked out by hand (the cases above, in both modes); the library's
+    # scoring of the raw texts must give each one.
+    from sova_lib.benchmarks.vantage.examples import hand_case_rows
+
+    rows = hand_case_rows()
+    assert len(rows) == 18
+    for row in rows:
+        assert row["parity"] == pytest.approx(row["parity by hand"], abs=1e-4), row["case"]
+        assert row["strict"] == pytest.approx(row["strict by hand"], abs=1e-4), row["case"]
