@@ -156,7 +156,7 @@ def test_every_hand_case_of_the_notebook_scores_its_hand_value():
     from sova_lib.benchmarks.vantage.examples import hand_case_rows
 
     rows = hand_case_rows()
-    assert len(rows) == 18
+    assert len(rows) == 17
     for row in rows:
         assert row["parity"] == pytest.approx(row["parity by hand"], abs=1e-4), row["case"]
         assert row["strict"] == pytest.approx(row["strict by hand"], abs=1e-4), row["case"]
