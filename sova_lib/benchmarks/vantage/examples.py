@@ -8,9 +8,9 @@ a user computed, and says "not computed here" for the rest.
 """
 from __future__ import annotations
 
-from sova_lib.benchmarks.vantage.captions import exact_match_similarity
+from sova_lib.benchmarks.vantage.files import GroundTruth
+from sova_lib.benchmarks.vantage.metrics_captions import exact_match_similarity
 from sova_lib.benchmarks.vantage.published import published_numbers
-from sova_lib.benchmarks.vantage.records import GroundTruth
 from sova_lib.benchmarks.vantage.scoring import score_answers
 
 __all__ = ["HAND_CASES", "hand_case_rows", "published_comparison"]

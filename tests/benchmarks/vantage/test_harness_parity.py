@@ -5,12 +5,11 @@ lines named in each test; VANTAGE-Bench @abeb383, paths under vlmeval/dataset/).
 """
 import pytest
 
-from sova_lib.benchmarks.vantage.captions import exact_match_similarity
-from sova_lib.benchmarks.vantage.metrics_basic import macro_f1, refex_iou, temporal_iou
-from sova_lib.benchmarks.vantage.metrics_tracking import gt_person_boxes, localization_f1, scale_box
-from sova_lib.benchmarks.vantage.parse_boxes import Detection, parse_localization, parse_refex, parse_sot
-from sova_lib.benchmarks.vantage.parse_text import dvc_time, parse_choice, parse_dvc, parse_temporal, parse_yes_no
-from sova_lib.benchmarks.vantage.soda import soda_c
+from sova_lib.benchmarks.vantage.metrics import macro_f1, temporal_iou
+from sova_lib.benchmarks.vantage.metrics_boxes import gt_person_boxes, localization_f1, refex_iou, scale_box
+from sova_lib.benchmarks.vantage.metrics_captions import exact_match_similarity, soda_c
+from sova_lib.benchmarks.vantage.parsing import dvc_time, parse_choice, parse_dvc, parse_temporal, parse_yes_no
+from sova_lib.benchmarks.vantage.parsing_boxes import Detection, parse_localization, parse_refex, parse_sot
 
 # --- referring expressions (vantage2d/grounding_2d_dataset.py:311-449, 779-872) ---
 

@@ -3,11 +3,18 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from sova_lib.benchmarks.vantage.boxes import box_iou, clamp_box, interval_iou
-from sova_lib.benchmarks.vantage.metrics_basic import accuracy, macro_f1, macro_f1_counts, refex_iou, temporal_iou
-from sova_lib.benchmarks.vantage.metrics_tracking import localization_f1, match_at_threshold, sot_success, sot_tracklet
-from sova_lib.benchmarks.vantage.parse_boxes import parse_localization, parse_refex
-from sova_lib.benchmarks.vantage.parse_text import parse_choice, parse_pointing, parse_temporal, parse_yes_no
+from sova_lib.benchmarks.vantage.metrics import accuracy, interval_iou, macro_f1, macro_f1_counts, temporal_iou
+from sova_lib.benchmarks.vantage.metrics_boxes import (
+    box_iou,
+    clamp_box,
+    localization_f1,
+    match_at_threshold,
+    refex_iou,
+    sot_success,
+    sot_tracklet,
+)
+from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_pointing, parse_temporal, parse_yes_no
+from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex
 from sova_lib.benchmarks.vantage.prompts import rate_frame_plan, uniform_frame_plan
 from sova_lib.benchmarks.vantage.published import all_yes_macro_f1, random_choice_accuracy
 

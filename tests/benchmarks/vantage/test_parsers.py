@@ -1,9 +1,8 @@
 """Every parser on the spec's example answers (section 5), in both modes, and on malformed input."""
 import pytest
 
-from sova_lib.benchmarks.vantage.metrics_basic import accuracy
-from sova_lib.benchmarks.vantage.parse_boxes import Detection, parse_localization, parse_refex, parse_sot
-from sova_lib.benchmarks.vantage.parse_text import (
+from sova_lib.benchmarks.vantage.metrics import accuracy
+from sova_lib.benchmarks.vantage.parsing import (
     MODES,
     check_mode,
     parse_choice,
@@ -13,6 +12,7 @@ from sova_lib.benchmarks.vantage.parse_text import (
     parse_time,
     parse_yes_no,
 )
+from sova_lib.benchmarks.vantage.parsing_boxes import Detection, parse_localization, parse_refex, parse_sot
 
 
 @pytest.mark.parametrize("text, parity, strict", [

@@ -1,4 +1,5 @@
-"""Answer parsers of the text-answer tasks: VQA, pointing, event verification, temporal, dense captioning.
+"""Answer parsers of the text-answer tasks (VQA, pointing, event verification, temporal, dense captioning)
+and the scoring modes.
 
 Every parser takes the model's raw answer and a mode and returns the parsed
 value or ``None`` for an answer it cannot read; none raises on any string.
@@ -24,7 +25,7 @@ import re
 
 __all__ = [
     "MODES", "check_mode", "dvc_time", "json_objects", "parse_choice", "parse_dvc", "parse_pointing", "parse_temporal",
-    "parse_time", "parse_yes_no",
+    "parse_time", "parse_yes_no"
 ]
 
 #: The scoring modes: ``parity`` reproduces the harness (the leaderboard), ``strict`` scores every unreadable
@@ -352,3 +353,4 @@ def parse_dvc(text: str, mode: str = "parity") -> tuple[list[tuple[float, float,
         return None
     events.sort(key=lambda e: e[0])
     return events, bad
+

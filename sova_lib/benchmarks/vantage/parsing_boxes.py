@@ -12,7 +12,7 @@ import math
 import re
 from typing import NamedTuple
 
-from sova_lib.benchmarks.vantage.parse_text import check_mode
+from sova_lib.benchmarks.vantage.parsing import check_mode
 
 __all__ = ["PERSON_LABELS", "Detection", "parse_localization", "parse_refex", "parse_sot", "swap_yxyx"]
 
@@ -370,3 +370,4 @@ def parse_sot(text: str, n_frames: int, mode: str = "parity") -> dict[int, tuple
     if not found:
         return None
     return {k: found.get(k) for k in range(1, n_frames)}
+

@@ -1,21 +1,135 @@
-"""Metrics of the answer-per-item tasks: accuracy (VQA, pointing), Macro F1 (event verification),
-temporal IoU (temporal localization) and referring-expression IoU.
+"""What a VANTAGE-Bench metric returns (``Score``), its bootstrap interval, and the metrics of the
+answer-per-item tasks: accuracy (VQA, pointing), Macro F1 (event verification) and temporal IoU.
 
-Inputs are the ground truths and the parsed answers of one task, item by
-item (``None`` = an answer the parser could not read). Every function is
-pure and returns a ``Score`` whose values are in [0, 1] (spec section 2).
+A metric function returns a ``Score``: the primary value in [0, 1], named
+secondary values, and what the bootstrap needs: per-unit values when the
+primary is their plain mean, else ``stat(weights)``. Inputs are the ground
+truths and the parsed answers of one task, item by item (``None`` = an
+answer the parser could not read). Every function is pure (spec section 2).
+
+Bootstrap (paper appendix G.1): the resampling unit is the task's item (a
+tracklet for tracking, a video for dense captioning). Each of
+``n_resamples`` resamples draws ``n`` units with replacement from a
+``numpy.random.Generator``; the statistic is recomputed with the task's own
+aggregation, and the interval is the 2.5th and 97.5th percentile of the
+resampled statistics (``half_width = (hi - lo) / 2``).
+
+* A plain mean over units (accuracy, RefEx mIoU, SODA_c, Success AUC) goes
+  through the core ``sova_lib.metrics.bootstrap_ci``.
+* Any other statistic (Macro F1 and pooled F1 re-summed from per-unit
+  counts, a video-macro mean) is written as ``stat(weights)``, where
+  ``weights`` is a ``(B, n)`` array of how often each unit was drawn in each
+  resample, and ``bootstrap_weighted`` evaluates it in chunks of resamples
+  (the same draws as ``bootstrap_ci`` for one chunk: the unit is the same).
+  ``stat(np.ones((1, n)))`` is the point estimate, so the interval and the
+  score come from one function.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.boxes import box_iou_matrix, interval_iou, to_pixels
-from sova_lib.benchmarks.vantage.parse_text import check_mode
-from sova_lib.benchmarks.vantage.result import Score
+from sova_lib.benchmarks.vantage.parsing import check_mode
+from sova_lib.metrics import bootstrap_ci
 
-__all__ = ["accuracy", "macro_f1", "macro_f1_counts", "refex_iou", "temporal_iou"]
+__all__ = [
+    "DEFAULT_RESAMPLES", "Score", "accuracy", "bootstrap_mean", "bootstrap_weighted", "interval", "interval_iou",
+    "interval_iou_matrix", "macro_f1", "macro_f1_counts", "resample_weights", "temporal_iou"
+]
+
+#: Resamples per interval, as in the paper (appendix G.1).
+DEFAULT_RESAMPLES = 10_000
+
+
+def resample_weights(n: int, rng: np.random.Generator, size: int) -> np.ndarray:
+    """``(size, n)`` counts: how often each of ``n`` units is drawn in each of ``size`` resamples of ``n`` draws."""
+    idx = rng.integers(0, n, size=(size, n))
+    flat = (idx + np.arange(size)[:, None] * n).ravel()
+    return np.bincount(flat, minlength=size * n).reshape(size, n).astype(np.float64)
+
+
+def bootstrap_weighted(stat: Callable[[np.ndarray], np.ndarray], n: int, rng: np.random.Generator, *,
+                       n_resamples: int = DEFAULT_RESAMPLES, confidence: float = 0.95,
+                       chunk: int = 1000) -> tuple[float, float]:
+    """Percentile interval of ``stat`` over ``n_resamples`` resamples of ``n`` units.
+
+    ``stat`` maps ``(B, n)`` draw counts to ``(B,)`` statistics; a resample
+    whose statistic is undefined (``nan``, e.g. no scorable unit drawn) is
+    left out. Returns ``(low, high)`` in the units of ``stat``.
+    """
+    if n < 1:
+        raise ValueError("a bootstrap needs at least one unit")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    parts = []
+    for start in range(0, n_resamples, chunk):
+        parts.append(np.asarray(stat(resample_weights(n, rng, min(chunk, n_resamples - start))), dtype=np.float64))
+    stats = np.concatenate(parts)
+    stats = stats[np.isfinite(stats)]
+    if not stats.size:
+        return float("nan"), float("nan")
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(stats, [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
+def bootstrap_mean(values, rng: np.random.Generator, *, n_resamples: int = DEFAULT_RESAMPLES,
+                   confidence: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of the mean of per-unit ``values`` (``(n,)``): ``sova_lib.metrics.bootstrap_ci``."""
+    return bootstrap_ci(np.asarray(values, dtype=np.float64), rng, n_resamples=n_resamples, confidence=confidence)
+
+
+@dataclass
+class Score:
+    """A metric's output on one task.
+
+    ``value``: the primary metric in [0, 1]. ``secondary``: other metrics in
+    [0, 1] (counts and rates named as such). ``n_units``: the resampling
+    units (items, videos or tracklets) the statistic is computed over.
+    ``unit_values``: ``(n_units,)`` per-unit values when ``value`` is their
+    mean, else ``None`` and ``stat`` maps ``(B, n_units)`` draw counts to
+    ``(B,)`` statistics. ``notes``: what was skipped or counted, in words.
+    """
+
+    value: float
+    secondary: dict = field(default_factory=dict)
+    n_units: int = 0
+    unit_values: np.ndarray | None = None
+    stat: Callable[[np.ndarray], np.ndarray] | None = None
+    notes: list = field(default_factory=list)
+
+
+def interval(score: Score, rng: np.random.Generator, n_resamples: int = DEFAULT_RESAMPLES,
+             confidence: float = 0.95) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of ``score.value`` (in [0, 1]), or ``None`` with no unit."""
+    if score.n_units == 0:
+        return None
+    if score.unit_values is not None:
+        return bootstrap_mean(score.unit_values, rng, n_resamples=n_resamples, confidence=confidence)
+    if score.stat is None:
+        raise ValueError("a Score needs unit_values or stat for an interval")
+    return bootstrap_weighted(score.stat, score.n_units, rng, n_resamples=n_resamples, confidence=confidence)
+
+
+def interval_iou(a, b) -> float:
+    """Temporal IoU of two intervals ``(start, end)``.
+
+    I = max(0, min(ends) - max(starts)); U = max(0, e_a - s_a) + max(0, e_b - s_b) - I;
+    IoU = I / U, and 0 when U = 0.
+    """
+    return float(interval_iou_matrix([a], [b])[0, 0])
+
+
+def interval_iou_matrix(a, b) -> np.ndarray:
+    """Temporal IoU of every interval of ``a`` (``(M, 2)``) with every one of ``b`` (``(N, 2)``)."""
+    a = np.asarray(a, dtype=np.float64).reshape(-1, 2)
+    b = np.asarray(b, dtype=np.float64).reshape(-1, 2)
+    inter = np.clip(np.minimum(a[:, None, 1], b[None, :, 1]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
+    union = np.clip(a[:, 1] - a[:, 0], 0, None)[:, None] + np.clip(b[:, 1] - b[:, 0], 0, None)[None, :] - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
 
 
 def accuracy(truth: Sequence[str], answers: Sequence[str | None]) -> Score:
@@ -107,9 +221,9 @@ def _video_macro(values: np.ndarray, groups: np.ndarray, weights: np.ndarray) ->
         return means.sum(axis=1) / (counts > 0).sum(axis=1)
 
 
-def _clamped(interval, d) -> tuple[float, float]:
-    """``interval`` with both ends clamped to [0, d], sorted."""
-    s, e = sorted(min(max(float(v), 0.0), float(d)) for v in interval)
+def _clamped(span, d) -> tuple[float, float]:
+    """``span`` with both ends clamped to [0, d], sorted."""
+    s, e = sorted(min(max(float(v), 0.0), float(d)) for v in span)
     return s, e
 
 
@@ -148,28 +262,3 @@ def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[f
     value = float(_video_macro(iou, groups, one)[0]) if n else float("nan")
     return Score(value, secondary, n_units=n, stat=lambda w: _video_macro(iou, groups, w))
 
-
-def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequence[list | None],
-              sizes: Sequence[tuple[float, float]], mode: str = "parity") -> Score:
-    """Referring-expression mIoU and Acc@0.25/0.5/0.75 (harness ``grounding_2d_dataset.py:779-872``).
-
-    ``truth_boxes``: per item, its GT boxes in pixels ``(x1, y1, x2, y2)``;
-    ``answers``: per item, the parsed 0-1000 boxes or ``None``; ``sizes``:
-    per item ``(width, height)``. Each answer box goes to pixels
-    (``x * W / 1000``), is clipped to the image and dropped when degenerate.
-    An item scores the maximum IoU over (answer box, GT box) pairs, 0 without
-    a box. mIoU = item mean; Acc@t = share of items with IoU >= t. Extra boxes
-    can only raise an item's score, so ``boxes_per_answer`` is reported too.
-    """
-    check_mode(mode)
-    scores = np.zeros(len(truth_boxes))
-    n_boxes = []
-    for k, (gt, ans, (w, h)) in enumerate(zip(truth_boxes, answers, sizes)):
-        px = [b for b in (to_pixels(box, w, h) for box in ans or []) if b is not None]
-        n_boxes.append(len(ans or []))
-        if px and len(gt):
-            scores[k] = float(box_iou_matrix(px, gt).max())
-    secondary = {f"Acc@{t}": float((scores >= t).mean()) if scores.size else float("nan") for t in (0.25, 0.5, 0.75)}
-    secondary["boxes_per_answer"] = float(np.mean(n_boxes)) if n_boxes else float("nan")
-    return Score(float(scores.mean()) if scores.size else float("nan"), secondary, n_units=scores.size,
-                 unit_values=scores)
