@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.benchmarks import vantage
-from sova_lib.benchmarks.vantage import examples, metrics_tracking, soda, synthetic
+from sova_lib.benchmarks.vantage import examples, metrics_boxes, metrics_captions, synthetic
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.paper import plots, results
 from sova_lib.video import example_videos, probe
@@ -97,7 +97,7 @@ hand
 # %%
 gt_events = [(0, 10, "a forklift enters"), (10, 20, "a worker waves")]
 answer_events = [(0, 20, "a worker waves"), (0, 20, "a forklift enters")]
-one = soda.soda_video(gt_events, answer_events, vantage.captions.exact_match_similarity)
+one = metrics_captions.soda_video(gt_events, answer_events, metrics_captions.exact_match_similarity)
 {k: one[k] for k in ("S", "soda_c", "pairs", "iou_f1", "caption_f1")}
 
 # %% [markdown]
@@ -111,8 +111,8 @@ one = soda.soda_video(gt_events, answer_events, vantage.captions.exact_match_sim
 ious = [1.0, 0.5, 0.0]
 fig, ax = plt.subplots(figsize=(5, 3.2))
 for inclusive, label in ((True, "IoU >= t (harness)"), (False, "IoU > t (OTB)")):
-    curve = metrics_tracking.success_curve(ious, inclusive=inclusive)
-    ax.step(metrics_tracking.SUCCESS_THRESHOLDS, curve, where="post", label=f"{label}: AUC {curve.mean():.4f}")
+    curve = metrics_boxes.success_curve(ious, inclusive=inclusive)
+    ax.step(metrics_boxes.SUCCESS_THRESHOLDS, curve, where="post", label=f"{label}: AUC {curve.mean():.4f}")
 ax.set(xlabel="IoU threshold t", ylabel="Success(t)", title="Frame IoUs 1, 0.5, 0")
 ax.legend()
 plots.save_figure(fig, out / "06_vantage_success_curve")
@@ -146,7 +146,7 @@ for task, tsv in tsvs.items():
     answers_shown[task] = next(iter(answers.values()))
     truth = vantage.read_ground_truth(Path(work_dir) / f"{task}_gt.jsonl", task)
     result = vantage.score_answers(task, truth, answers, mode=mode, rng=rng, n_resamples=n_resamples,
-                                   similarity=vantage.captions.token_f1_similarity)
+                                   similarity=metrics_captions.token_f1_similarity)
     rows.append({"task": task, "describer": "rule-based stand-in (synthetic questions)", **result.to_json()})
 synthetic_table = pd.DataFrame(rows)
 synthetic_table[["ci_low", "ci_high"]] = synthetic_table["ci"].tolist()
@@ -192,7 +192,7 @@ vantage.check_submission(submission, "video_qa", vantage.read_ground_truth(Path(
 
 # %%
 use_mine = bool(ground_truth_dir and submissions_dir)
-caption_sim = vantage.captions.make_similarity(similarity) if use_mine else None
+caption_sim = metrics_captions.make_similarity(similarity) if use_mine else None
 computed = vantage.scoring.score_folder(ground_truth_dir, submissions_dir, mode=mode, similarity=caption_sim,
                                         rng=np.random.default_rng(seed), n_resamples=n_resamples) if use_mine else {}
 published = pd.DataFrame(examples.published_comparison(computed))

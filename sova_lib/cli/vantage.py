@@ -26,21 +26,25 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.captions import (
+from sova_lib.benchmarks.vantage.files import read_ground_truth, read_submission, write_submission
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
+from sova_lib.benchmarks.vantage.metrics_captions import (
     BERTSCORE_MODEL,
     SIMILARITIES,
     CaptionModelUnavailable,
     make_similarity,
 )
-from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, canonical_task, submission_answers, task_key
-from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
 from sova_lib.benchmarks.vantage.prompts import DEFAULT_FRAMES
-from sova_lib.benchmarks.vantage.records import read_ground_truth, read_submission, write_submission
-from sova_lib.benchmarks.vantage.result import result_record
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
-from sova_lib.benchmarks.vantage.scoring import score_answers
-from sova_lib.benchmarks.vantage.submission import align_answers, expected_ids
-from sova_lib.benchmarks.vantage.validate import MAX_LISTED, InvalidSubmission, check_submission
+from sova_lib.benchmarks.vantage.scoring import result_record, score_answers
+from sova_lib.benchmarks.vantage.submissions import (
+    MAX_LISTED,
+    InvalidSubmission,
+    align_answers,
+    check_submission,
+    expected_ids,
+)
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, canonical_task, submission_answers, task_key
 from sova_lib.cli import CliError
 from sova_lib.cli.describe import _describer_options
 from sova_lib.cli.options import (

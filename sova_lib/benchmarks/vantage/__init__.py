@@ -9,33 +9,43 @@ so numbers match the leaderboard; the default) or ``strict`` (every
 unreadable answer scored as wrong or zero). Results record their mode and
 parse rate, and carry an item-level bootstrap interval.
 
-Modules: ``inputs`` (public files), ``records`` (ground truth and
-submission JSONL in the harness's layout), ``ids`` (task names and
-leaderboard ids), ``validate`` (the leaderboard's checks of a submission),
-``submission`` (matching answers to ground-truth ids), ``parse_text`` / ``parse_boxes`` (parsers), ``boxes``,
-``metrics_basic``, ``metrics_tracking``, ``soda`` and ``captions``
-(metrics), ``bootstrap``, ``result``, ``prompts``, ``tasks`` (registry),
-``scoring`` (the chain), ``published`` (the paper's numbers), ``run``
-(running a describer).
+Modules, by concern: ``inputs`` (the public items: TSVs, RefEx annotations,
+SOT folders), ``tasks`` (task names, leaderboard ids and the ``Task``
+registry), ``parsing`` / ``parsing_boxes`` (answer parsers of the text and
+the box tasks, and the modes), ``metrics`` (``Score``, the bootstrap, and
+the per-item metrics), ``metrics_boxes`` (box geometry, RefEx IoU, object
+localization F1, tracking Success AUC), ``metrics_captions`` (SODA_c and
+caption similarities), ``files`` (ground-truth and submission JSONL in the
+harness's layout), ``submissions`` (the leaderboard's checks of a
+submission, matching answers to ground-truth ids), ``scoring`` (the chain
+and ``VantageResult``), ``prompts``, ``run`` (running a describer),
+``published`` (the paper's numbers), ``examples`` and ``synthetic``
+(teaching and tests).
 """
 from __future__ import annotations
 
-from sova_lib.benchmarks.vantage.captions import BertScoreSimilarity, CaptionModelUnavailable, MeteorSimilarity
-from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, canonical_task, submission_answers, submission_id, task_key
-from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, read_items
-from sova_lib.benchmarks.vantage.parse_text import MODES
-from sova_lib.benchmarks.vantage.records import (
+from sova_lib.benchmarks.vantage.files import (
     GroundTruth,
     GroundTruthSet,
     read_ground_truth,
     read_submission,
     write_submission,
 )
-from sova_lib.benchmarks.vantage.result import VantageResult
-from sova_lib.benchmarks.vantage.scoring import score_answers
-from sova_lib.benchmarks.vantage.submission import align_answers, expected_ids
-from sova_lib.benchmarks.vantage.tasks import TASKS, Task, get_task
-from sova_lib.benchmarks.vantage.validate import InvalidSubmission, check_submission
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, read_items
+from sova_lib.benchmarks.vantage.metrics_captions import BertScoreSimilarity, CaptionModelUnavailable, MeteorSimilarity
+from sova_lib.benchmarks.vantage.parsing import MODES
+from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
+from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, align_answers, check_submission, expected_ids
+from sova_lib.benchmarks.vantage.tasks import (
+    CANONICAL_TASKS,
+    TASKS,
+    Task,
+    canonical_task,
+    get_task,
+    submission_answers,
+    submission_id,
+    task_key,
+)
 
 __all__ = [
     "CANONICAL_TASKS",

@@ -8,9 +8,9 @@ a user computed, and says "not computed here" for the rest.
 """
 from __future__ import annotations
 
-from sova_lib.benchmarks.vantage.captions import exact_match_similarity
+from sova_lib.benchmarks.vantage.files import GroundTruth
+from sova_lib.benchmarks.vantage.metrics_captions import exact_match_similarity
 from sova_lib.benchmarks.vantage.published import published_numbers
-from sova_lib.benchmarks.vantage.records import GroundTruth
 from sova_lib.benchmarks.vantage.scoring import score_answers
 
 __all__ = ["HAND_CASES", "hand_case_rows", "published_comparison"]
@@ -34,13 +34,21 @@ HAND_CASES = [
      _gt("vqa", ["C", "B", "A"]), ["Answer: C", "I pick b.", "The forklift is a machine"], 1.0, 1 / 3),
     ("pointing", "'The answer is (C).', 'No idea', 'none' vs C, D, A",
      _gt("pointing", ["C", "D", "A"]), ["The answer is (C).", "No idea", "none"], 2 / 3, 1 / 3),
-    ("temporal", "GT 00:10-00:14, d=30; answer 00:08-00:12", _gt("temporal", [(10, 14)], duration=30),
-     ["00:08-00:12"], 1 / 3, 1 / 3),
+    # Temporal, GT [10, 14] s, d = 30. The harness reads a temporal answer as JSON only (vantage_temporal.py:390-431):
+    # plain text gets a "}" appended, fails json.loads and has no quoted "start"/"end", so it is the whole video
+    # [0, 30], IoU 4/30, in parity; strict reads its m:s times ([8, 12]: I = 2, U = 6, IoU 1/3). JSON strings are
+    # read by both: {"start": "00:08", "end": "00:12"} scores 1/3 in both modes.
+    ("temporal", "GT 00:10-00:14, d=30; answer 00:08-00:12 (text)", _gt("temporal", [(10, 14)], duration=30),
+     ["00:08-00:12"], 4 / 30, 1 / 3),
     ("temporal", "same GT; 'I don't know'", _gt("temporal", [(10, 14)], duration=30), ["I don't know"], 4 / 30, 0.0),
     ("temporal", 'same GT; {"start":8,"end":12}', _gt("temporal", [(10, 14)], duration=30),
      ['{"start":8,"end":12}'], 4 / 30, 1 / 3),
-    ("temporal", "same GT; 00:14-00:10 (sorted)", _gt("temporal", [(10, 14)], duration=30), ["00:14-00:10"], 1.0, 1.0),
-    ("temporal", "same GT; 00:25-00:40 (clamped)", _gt("temporal", [(10, 14)], duration=30), ["00:25-00:40"], 0.0, 0.0),
+    # Read back as "<14.0> <10.0>", the pair is sorted (:433-439): [10, 14], IoU 1; [25, 40] is clamped to
+    # [25, 30], no overlap. The same times as text are the whole video in parity.
+    ("temporal", 'same GT; {"start": "00:14", "end": "00:10"} (sorted)', _gt("temporal", [(10, 14)], duration=30),
+     ['{"start": "00:14", "end": "00:10"}'], 1.0, 1.0),
+    ("temporal", 'same GT; {"start": "00:25", "end": "00:40"} (clamped)', _gt("temporal", [(10, 14)], duration=30),
+     ['{"start": "00:25", "end": "00:40"}'], 0.0, 0.0),
     ("dvc", "identity, 2 events (similarity: exact match)",
      _gt("dvc", [[(0, 10, "a"), (10, 20, "b")]]),
      ['[{"start": 0, "end": 10, "caption": "a"}, {"start": 10, "end": 20, "caption": "b"}]'], 1.0, 1.0),

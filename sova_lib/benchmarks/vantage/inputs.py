@@ -20,7 +20,7 @@ sot                  a folder of ``<sequence>/gt.json`` ``{frame_ids,
 
 Item ids are the ``index`` column (the sequence name for tracking), as text;
 they name cached answers. The leaderboard's ids are built from them by
-``ids.submission_id``.
+``tasks.submission_id``.
 A malformed file raises ``VantageDataError``, whose message names the file,
 the line and the field.
 """
@@ -154,7 +154,7 @@ def read_refex(path) -> list[VantageItem]:
             size = {"width": float(entry["width"]), "height": float(entry["height"])}
         except (TypeError, ValueError):
             raise VantageDataError(path, None, "width", f"{where}: width and height must be numbers") from None
-        # ``position``: the list position, the index of the leaderboard id (``ids.submission_id``).
+        # ``position``: the list position, the index of the leaderboard id (``tasks.submission_id``).
         items.append(VantageItem(str(entry.get("id", k)), "refex", (entry["image"],), entry["sentence"],
                                  extra={**size, "position": k}))
     return items

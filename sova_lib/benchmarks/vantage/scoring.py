@@ -6,25 +6,109 @@ answer is an unreadable one), each answer is parsed in ``mode``, the task's
 metric scores the parsed answers, and an item-level bootstrap gives the 95%
 interval. Malformed answers never raise: they are counted in the parse rate
 and scored as the mode says.
+
+``VantageResult`` is what a scored task reports: the task, the mode, the
+parse counts and the interval, with every value x100 as the paper does;
+``result_record`` turns it into a results record.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.bootstrap import DEFAULT_RESAMPLES
-from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, HARNESS_KEYS
+from sova_lib.benchmarks.vantage.files import GroundTruth, read_ground_truth, read_submission
 from sova_lib.benchmarks.vantage.inputs import read_items
-from sova_lib.benchmarks.vantage.parse_boxes import swap_yxyx
-from sova_lib.benchmarks.vantage.parse_text import check_mode
-from sova_lib.benchmarks.vantage.records import GroundTruth, read_ground_truth, read_submission
-from sova_lib.benchmarks.vantage.result import VantageResult, interval
-from sova_lib.benchmarks.vantage.submission import align_answers
-from sova_lib.benchmarks.vantage.tasks import TASKS, get_task
+from sova_lib.benchmarks.vantage.metrics import DEFAULT_RESAMPLES, interval
+from sova_lib.benchmarks.vantage.parsing import check_mode
+from sova_lib.benchmarks.vantage.parsing_boxes import swap_yxyx
+from sova_lib.benchmarks.vantage.submissions import align_answers
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, TASKS, get_task
+from sova_lib.records import make_record
 
-__all__ = ["parse_answers", "score_answers", "score_folder"]
+__all__ = ["BENCHMARK", "VantageResult", "parse_answers", "result_record", "score_answers", "score_folder"]
+
+#: The ``benchmark`` field of a VANTAGE-Bench record (``result_record``).
+BENCHMARK = "VANTAGE-Bench"
+
+
+@dataclass
+class VantageResult:
+    """One task scored in one mode. Values are x100 (the paper's scale).
+
+    ``parse_rate`` = ``n_parsed / n_items``: the share of answers the task's
+    parser could read. ``n_scored``: units that entered the statistic (in
+    ``parity`` some tasks drop unreadable ones). ``ci``: 95% percentile
+    bootstrap interval over ``ci_unit`` resamples, ``(low, high)`` x100, and
+    ``half_width`` its half length. ``tie_rule``: how ties are broken where the
+    metric has any.
+    """
+
+    task: str
+    metric: str
+    value: float
+    mode: str
+    n_items: int
+    n_parsed: int
+    n_scored: int
+    ci_unit: str
+    tie_rule: str
+    ci: tuple[float, float] | None = None
+    n_resamples: int = 0
+    secondary: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    @property
+    def parse_rate(self) -> float:
+        return self.n_parsed / self.n_items if self.n_items else float("nan")
+
+    @property
+    def half_width(self) -> float | None:
+        return None if self.ci is None else (self.ci[1] - self.ci[0]) / 2
+
+    @property
+    def canonical_task(self) -> str:
+        """The task's canonical string (``video_qa``, ...), as the harness's files name it."""
+        return CANONICAL_TASKS[self.task]
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict of every field, with ``canonical_task``, ``harness_key``, ``parse_rate`` and
+        ``half_width``."""
+        return {
+            "task": self.task, "canonical_task": self.canonical_task, "harness_key": HARNESS_KEYS[self.task],
+            "metric": self.metric, "value": self.value, "mode": self.mode,
+            "n_items": self.n_items, "n_parsed": self.n_parsed, "parse_rate": self.parse_rate,
+            "n_scored": self.n_scored, "ci": list(self.ci) if self.ci else None, "half_width": self.half_width,
+            "ci_unit": self.ci_unit, "n_resamples": self.n_resamples, "tie_rule": self.tie_rule,
+            "secondary": self.secondary, "notes": list(self.notes),
+        }
+
+
+def result_record(result: VantageResult, *, kind: str, source: str, cache: str | None = None,
+                  model: str | None = None, similarity: str | None = None, seed: int | None = None) -> dict:
+    """The ``sova_lib.records`` record of one scored task (one row of ``figures/results.csv``).
+
+    ``benchmark`` is ``VANTAGE-Bench``; ``protocol`` the canonical task
+    string and the mode (``video_qa (parity)``), so each task and mode has a
+    file of its own; ``metric``, ``value`` and the interval as scored (x100);
+    ``n_queries`` the ground-truth items; ``per_class`` the secondary values
+    (rates x100, counts as they are); ``ties`` the task's tie rule;
+    ``encoder`` the caption similarity (dense captioning); ``note`` the parse
+    rate and every note of the result. ``kind``, ``source``, ``cache`` and
+    ``model`` say what was scored (``cache``: a short name of the answers,
+    which names the file).
+    """
+    low, high = result.ci or (None, None)
+    per_class = {k: (round(float(v), 2) if isinstance(v, float) else v) for k, v in result.secondary.items()}
+    note = "; ".join([f"parsed {result.n_parsed}/{result.n_items} answers, {result.n_scored} "
+                      f"{result.ci_unit}s scored", *result.notes])
+    return make_record(kind=kind, source=source, benchmark=BENCHMARK,
+                       protocol=f"{result.canonical_task} ({result.mode})", metric=result.metric,
+                       value=result.value, ci_low=low, ci_high=high, n_queries=result.n_items, per_class=per_class,
+                       ties=result.tie_rule, bootstrap=result.n_resamples, seed=seed if result.ci else None,
+                       encoder=similarity, cache=cache, model=model, note=note)
 
 
 def _swap(task: str, parsed):
@@ -118,7 +202,7 @@ def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "parity", sim
     """Task -> ``VantageResult`` for every task with an answer key and a submission in the two folders.
 
     File names are those of the leaderboard's archive, the harness key of each
-    task (``ids.HARNESS_KEYS``): the submission ``<key>.jsonl``
+    task (``tasks.HARNESS_KEYS``): the submission ``<key>.jsonl``
     (``grounding.jsonl`` for referring expressions) and the answer key
     ``<key>_gt.jsonl`` (or ``<key>.jsonl``). The library's earlier names
     (``refex.jsonl``, ``refex_gt.jsonl``) are read too, with a note. Answers
@@ -153,3 +237,4 @@ def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "parity", sim
         result.notes[:0] = [*notes, *truth.notes, *info.get("notes", []), *aligned]
         out[task] = result
     return out
+

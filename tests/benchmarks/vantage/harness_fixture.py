@@ -43,6 +43,9 @@ def _cases(folder: Path) -> dict:
              '{"start": "00:08", "end": "00:12"}'),
             (_gt("clip_1__tg_000001", "temporal", {"start": "00:10", "end": "00:14"}, {"duration": 30}, "clip_1.mp4"),
              "I don't know"),
+            # plain text: the harness reads JSON only, so this exact interval is the whole video there
+            (_gt("clip_2__tg_000002", "temporal", {"start": "00:10", "end": "00:14"}, {"duration": 30}, "clip_2.mp4"),
+             "00:10-00:14"),
         ],
         "dvc": [
             (_gt("clip_0__dvc_000000", "dvc", [{"start": "00:00", "end": "00:10", "caption": "a man walks"},

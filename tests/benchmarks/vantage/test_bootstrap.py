@@ -2,9 +2,14 @@
 import numpy as np
 import pytest
 
-from sova_lib.benchmarks.vantage.bootstrap import bootstrap_mean, bootstrap_weighted, resample_weights
-from sova_lib.benchmarks.vantage.metrics_basic import macro_f1
-from sova_lib.benchmarks.vantage.result import Score, interval
+from sova_lib.benchmarks.vantage.metrics import (
+    Score,
+    bootstrap_mean,
+    bootstrap_weighted,
+    interval,
+    macro_f1,
+    resample_weights,
+)
 
 
 def test_two_items():
@@ -46,3 +51,17 @@ def test_macro_f1_interval_contains_point():
     assert low < score.value < high
     assert score.stat(np.ones((1, 60)))[0] == pytest.approx(score.value)
     assert interval(Score(0.0), np.random.default_rng(0)) is None
+
+
+def test_one_bootstrap_with_the_core():
+    # A mean over units goes through the core sova_lib.metrics.bootstrap_ci: the same numbers for the same seed.
+    # The weighted engine draws the same units (rng.integers(0, n, (B, n)) in one chunk), so a mean written as
+    # stat(weights) gives the core's interval too (equal up to the order of the float sums).
+    from sova_lib.metrics import bootstrap_ci
+
+    values = np.random.default_rng(11).random(25)
+    core = bootstrap_ci(values, np.random.default_rng(1), n_resamples=800)
+    assert bootstrap_mean(values, np.random.default_rng(1), n_resamples=800) == core
+    weighted = bootstrap_weighted(lambda w: (w @ values) / w.sum(axis=1), 25, np.random.default_rng(1),
+                                  n_resamples=800, chunk=800)
+    assert weighted == pytest.approx(core, abs=1e-12)

@@ -4,7 +4,7 @@ The answer keys and submissions are written by ``harness_fixture.write_harness_s
 layouts. Each expected value is worked out by hand below from the harness's rules (cited per task). The
 same files scored by the harness's own evaluator (``evaluator.evaluate_submission``, commit abeb383, with
 an exact-match stand-in for its BERTScore endpoint) gave the same eight values: VQA 1.0, event
-verification Macro F1 0.6667, temporal mIoU 0.2333, DVC SODA_c 0.95 (pair mIoU 0.9333), RefEx mIoU 0.5,
+verification Macro F1 0.6667, temporal mIoU 0.2, DVC SODA_c 0.95 (pair mIoU 0.9333), RefEx mIoU 0.5,
 pointing 0.6667, object localization F1 0.8, tracking Success AUC 0.5238 (x100 below).
 """
 import json
@@ -26,9 +26,10 @@ EXPECTED = {
     # yes, no, no: F1(yes) = 2*1/(2*1+0+1) = 2/3, F1(no) = 2*1/(2*1+1+0) = 2/3; Macro F1 = 2/3.
     "event_verification": (200 / 3, {}),
     # vantage_temporal.py:390-431,560: GT [10, 14] s in 30 s videos. {"start": "00:08", "end": "00:12"} ->
-    # [8, 12], IoU 2/6 = 1/3; "I don't know" -> the whole video [0, 30], IoU 4/30. One item per video:
-    # mIoU = (1/3 + 2/15) / 2 = 7/30.
-    "temporal": (700 / 30, {}),
+    # [8, 12], IoU 2/6 = 1/3; "I don't know" -> the whole video [0, 30], IoU 4/30; the plain text "00:10-00:14"
+    # is no JSON (a "}" is appended, json.loads fails, no quoted "start"), so it is the whole video too, 4/30.
+    # One item per video: mIoU = (1/3 + 4/30 + 4/30) / 3 = 1/5.
+    "temporal": (20.0, {}),
     # vantage_dvc.py:168-329, exact-match caption similarity. Video 0: the third GT event has no caption and
     # is left out; the <hh:mm:ss><hh:mm:ss> lines give (0, 10) and (12, 20); IoU x sim = [[1, 0], [0, 0.8]],
     # S = 1.8, SODA_c = 2 * 1.8 / (2 + 2) = 0.9. Video 1: "0:00:30"-"0:00:40" is 30-40 s in full h:m:s, IoU 1,

@@ -12,7 +12,11 @@ import json
 import pytest
 from PIL import Image
 
-from sova_lib.benchmarks.vantage.ids import (
+from sova_lib.benchmarks.vantage.files import read_ground_truth, read_submission, write_submission
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
+from sova_lib.benchmarks.vantage.scoring import score_answers
+from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, align_answers, check_submission
+from sova_lib.benchmarks.vantage.tasks import (
     ID_PATTERNS,
     canonical_task,
     make_id,
@@ -21,11 +25,6 @@ from sova_lib.benchmarks.vantage.ids import (
     submission_id,
     task_key,
 )
-from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
-from sova_lib.benchmarks.vantage.records import read_ground_truth, read_submission, write_submission
-from sova_lib.benchmarks.vantage.scoring import score_answers
-from sova_lib.benchmarks.vantage.submission import align_answers
-from sova_lib.benchmarks.vantage.validate import InvalidSubmission, check_submission
 
 
 def emitted(path, task_string, answers, model="m", box_coord_order="xyxy"):

@@ -5,12 +5,11 @@ lines named in each test; VANTAGE-Bench @abeb383, paths under vlmeval/dataset/).
 """
 import pytest
 
-from sova_lib.benchmarks.vantage.captions import exact_match_similarity
-from sova_lib.benchmarks.vantage.metrics_basic import refex_iou
-from sova_lib.benchmarks.vantage.metrics_tracking import gt_person_boxes, localization_f1, scale_box
-from sova_lib.benchmarks.vantage.parse_boxes import Detection, parse_localization, parse_refex
-from sova_lib.benchmarks.vantage.parse_text import dvc_time, parse_choice, parse_dvc, parse_temporal
-from sova_lib.benchmarks.vantage.soda import soda_c
+from sova_lib.benchmarks.vantage.metrics import macro_f1, temporal_iou
+from sova_lib.benchmarks.vantage.metrics_boxes import gt_person_boxes, localization_f1, refex_iou, scale_box
+from sova_lib.benchmarks.vantage.metrics_captions import exact_match_similarity, soda_c
+from sova_lib.benchmarks.vantage.parsing import dvc_time, parse_choice, parse_dvc, parse_temporal, parse_yes_no
+from sova_lib.benchmarks.vantage.parsing_boxes import Detection, parse_localization, parse_refex, parse_sot
 
 # --- referring expressions (vantage2d/grounding_2d_dataset.py:311-449, 779-872) ---
 
@@ -89,6 +88,73 @@ def test_localization_sorts_by_score_and_swaps_box_2d():
     assert score.value == pytest.approx(2 / 3, abs=1e-15)
     assert score.secondary["F1@0.95"] == 0.0
     assert score.secondary["F1_mean_0.50:0.95"] == pytest.approx(0.6, abs=1e-15)
+
+
+# --- temporal localization (vantage_temporal.py:390-439, 482-489, 507-508, 540-542) ---
+
+# GT [10, 14] s, d = 30; the value is the IoU of the harness's reading (the same answers through the harness's
+# adapter_temporal.evaluate_temporal_submission gave these values).
+@pytest.mark.parametrize("text, iou", [
+    # not JSON: "}" is appended (:407-408), json.loads fails, no quoted "start"/"end": the whole video [0, 30]
+    ("00:08-00:12", 4 / 30), ("<8> <12>", 4 / 30), ('{"start": 00:08, "end": 00:12}', 4 / 30),
+    # JSON followed by text: json.loads fails, the quoted values are searched instead (:416-420): [8, 12]
+    ('{"start": "00:08", "end": "00:12"} and then more', 1 / 3),
+    # two objects: "start" occurs twice, so nothing is mended; the first quoted pair is read: [8, 12]
+    ('[{"start": "00:08", "end": "00:12"}, {"start": "00:20", "end": "00:25"}]', 1 / 3),
+    # an unclosed end value gets its quote and brace (:399-408): [8, 12]
+    ('{"start": "00:08", "end": "00:12', 1 / 3),
+    # float() reads "1e1" and "1_2": [10, 12], IoU 2/4
+    ('{"start": "1e1", "end": "1_2"}', 0.5),
+    # "-00:05" is -0.0 * 60 + 5 = 5 s: [5, 12], I = 2, U = 7 + 4 - 2 = 9
+    ('{"start": "-00:05", "end": "00:12"}', 2 / 9),
+    # -5 is written "<-5.0>" and 1e-05 "<1e-05>", which the tag rule (:433) does not read back: whole video
+    ('{"start": "-5", "end": "00:12"}', 4 / 30), ('{"start": "00:00.00001", "end": "00:12"}', 4 / 30),
+    # h:m:s keeps its first field: [0, 0], IoU 0
+    ('{"start": "0:00:08", "end": "0:00:12"}', 0.0),
+    # float("x") fails, so the tags of the raw answer are read (:484-485): <5> <40> -> [5, 30] clamped, IoU 4/25
+    ('{"start": "x", "end": "y", "n": "<5> <40>"}', 4 / 25),
+    # JSON without the lower-case keys: KeyError, no tags: whole video
+    ('{"Start": "00:08", "End": "00:12"}', 4 / 30),
+    # the quoted values after the text: [9, 11], I = 1, U = 2 + 4 - 1 = 5
+    ('start 00:08 end 00:12 "start": "00:09", "end": "00:11"', 0.2),
+])
+def test_temporal_reads_answers_as_the_harness(text, iou):
+    assert temporal_iou([(10, 14)], [parse_temporal(text)], [30], ["v"]).value == pytest.approx(iou, abs=1e-15)
+
+
+def test_temporal_ground_truth_is_clamped_too():
+    # The GT is read back through the tag rule as well (:508, :542): [28, 32] in a 30 s video is [28, 30], so the
+    # answer [28, 30] scores 1 (0.5 against the unclamped GT).
+    answer = parse_temporal('{"start": "00:28", "end": "00:30"}')
+    assert temporal_iou([(28, 32)], [answer], [30], ["v"]).value == 1.0
+
+
+# --- event verification (vantage_event_verification.py:222-231, 259-263) and tracking (vantage_sot.py:239-346) ---
+
+def test_event_verification_without_a_readable_answer_is_zero():
+    # every answer dropped: the harness returns Macro F1 0.0 (:229-231), not an undefined value
+    assert macro_f1(["yes", "no"], [None, None]).value == 0.0
+    assert macro_f1(["yes", "no"], [parse_yes_no("Yesterday"), parse_yes_no("noyes")]).value == 0.0
+
+
+@pytest.mark.parametrize("text, want", [
+    # each key's first digits name the frame; a list of >= 4 float()-readable values is a box (its first four)
+    ('{"1": [1,2,3,4], "frame2": [5,5,9,9,0.9], "f_3": ["1","2","3","4"]}',
+     {1: (1.0, 2.0, 3.0, 4.0), 2: (5.0, 5.0, 9.0, 9.0), 3: (1.0, 2.0, 3.0, 4.0)}),
+    ('{"frame_1": [1,2,3,4], "frame_1 again": [5,5,9,9]}', {1: (5.0, 5.0, 9.0, 9.0), 2: None, 3: None}),  # later wins
+    ('{"frame_1": [true, 0, 5, 5]}', {1: (1.0, 0.0, 5.0, 5.0), 2: None, 3: None}),  # float(True) = 1
+    # max(0, min(v, 1000)): NaN becomes 0, Infinity 1000
+    ('{"frame_1": [NaN, 0, 5, 5], "frame_2": [0, 0, Infinity, 5]}',
+     {1: (0.0, 0.0, 5.0, 5.0), 2: (0.0, 0.0, 1000.0, 5.0), 3: None}),
+    ('{"frame_0": [1,2,3,4], "frame_9": [1,2,3,4]}', None),  # only frames 1 .. N-1 count: nothing read
+    # two objects do not load as one: the quoted-frame pattern reads both
+    ('{"frame_1": [1,2,3,4]} {"frame_2": [1,2,3,4]}', {1: (1.0, 2.0, 3.0, 4.0), 2: (1.0, 2.0, 3.0, 4.0), 3: None}),
+    # the pattern is case-sensitive and needs quoted keys; its first valid box per frame wins
+    ('"FRAME_1": [1,2,3,4]', None), ("frame_1: [1, 2, 3, 4]", None),
+    ('"frame_1": [1200, 0, 1300, 100], "frame_1": [1, 1, 5, 5]', {1: (1.0, 1.0, 5.0, 5.0), 2: None, 3: None}),
+])
+def test_tracking_reads_answers_as_the_harness(text, want):
+    assert parse_sot(text, 4) == want
 
 
 # --- dense captioning (vantage_dvc.py:26-71, 168-207, 221-329) ---

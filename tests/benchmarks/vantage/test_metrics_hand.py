@@ -3,11 +3,18 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from sova_lib.benchmarks.vantage.boxes import box_iou, clamp_box, interval_iou
-from sova_lib.benchmarks.vantage.metrics_basic import accuracy, macro_f1, macro_f1_counts, refex_iou, temporal_iou
-from sova_lib.benchmarks.vantage.metrics_tracking import localization_f1, match_at_threshold, sot_success, sot_tracklet
-from sova_lib.benchmarks.vantage.parse_boxes import parse_localization, parse_refex
-from sova_lib.benchmarks.vantage.parse_text import parse_choice, parse_pointing, parse_temporal, parse_yes_no
+from sova_lib.benchmarks.vantage.metrics import accuracy, interval_iou, macro_f1, macro_f1_counts, temporal_iou
+from sova_lib.benchmarks.vantage.metrics_boxes import (
+    box_iou,
+    clamp_box,
+    localization_f1,
+    match_at_threshold,
+    refex_iou,
+    sot_success,
+    sot_tracklet,
+)
+from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_pointing, parse_temporal, parse_yes_no
+from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex
 from sova_lib.benchmarks.vantage.prompts import rate_frame_plan, uniform_frame_plan
 from sova_lib.benchmarks.vantage.published import all_yes_macro_f1, random_choice_accuracy
 
@@ -53,10 +60,15 @@ def test_vqa_and_pointing_accuracy():
     assert random_choice_accuracy([4, 4, 2]) == pytest.approx(1 / 3)
 
 
-TEMPORAL = ["00:08-00:12", "I don't know", '{"start":8,"end":12}', "00:14-00:10", "00:25-00:40"]
+TEMPORAL = ["00:08-00:12", "I don't know", '{"start":8,"end":12}', "00:14-00:10", "00:25-00:40",
+            '{"start": "00:08", "end": "00:12"}', '{"start": "00:14", "end": "00:10"}', '{"start": "00:25", "end": "00:40"}']
 
 
-@pytest.mark.parametrize("mode, want", [("parity", [1 / 3, 4 / 30, 4 / 30, 1, 0]), ("strict", [1 / 3, 0, 1 / 3, 1, 0])])
+# GT [10, 14] s, d = 30. Parity reads JSON only (harness vantage_temporal.py:390-431): the three plain-text answers
+# and the numeric JSON are the whole video [0, 30], IoU 4/30; the JSON strings give [8, 12] (IoU 2/6), [14, 10]
+# (sorted when read back, :540-542: IoU 1) and [25, 40] (clamped to [25, 30]: IoU 0). Strict reads the text too.
+@pytest.mark.parametrize("mode, want", [("parity", [4 / 30, 4 / 30, 4 / 30, 4 / 30, 4 / 30, 1 / 3, 1, 0]),
+                                        ("strict", [1 / 3, 0, 1 / 3, 1, 0, 1 / 3, 1, 0])])
 def test_temporal_iou_cases(mode, want):
     for text, value in zip(TEMPORAL, want):
         score = temporal_iou([(10, 14)], [parse_temporal(text, mode)], [30], ["v"], mode)
@@ -143,3 +155,15 @@ def test_sot_empty_answer_and_skipped_tracklet(mode):
 def test_frame_plans():
     assert uniform_frame_plan(90, 8) == [10, 20, 30, 40, 50, 60, 70, 80]
     assert rate_frame_plan(30, 2.0, 2) == [0, 15, 30, 45]
+
+
+def test_every_hand_case_of_the_notebook_scores_its_hand_value():
+    # examples.HAND_CASES carries the values worked out by hand (the cases above, in both modes); the library's
+    # scoring of the raw texts must give each one.
+    from sova_lib.benchmarks.vantage.examples import hand_case_rows
+
+    rows = hand_case_rows()
+    assert len(rows) == 17
+    for row in rows:
+        assert row["parity"] == pytest.approx(row["parity by hand"], abs=1e-4), row["case"]
+        assert row["strict"] == pytest.approx(row["strict by hand"], abs=1e-4), row["case"]

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
+from sova_lib.benchmarks.vantage.files import read_ground_truth, read_submission, write_submission
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items, read_tsv
-from sova_lib.benchmarks.vantage.records import read_ground_truth, read_submission, write_submission
 
 
 def write(path, text):

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from sova_lib.benchmarks.vantage.captions import exact_match_similarity
-from sova_lib.benchmarks.vantage.records import GroundTruth
+from sova_lib.benchmarks.vantage.files import GroundTruth
+from sova_lib.benchmarks.vantage.metrics_captions import exact_match_similarity
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.tasks import TASKS, get_task
 

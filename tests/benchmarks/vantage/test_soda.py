@@ -5,14 +5,16 @@ import shutil
 import numpy as np
 import pytest
 
-from sova_lib.benchmarks.vantage.captions import (
+from sova_lib.benchmarks.vantage.metrics_captions import (
     BertScoreSimilarity,
     CaptionModelUnavailable,
     MeteorSimilarity,
     exact_match_similarity,
+    soda_alignment,
+    soda_c,
+    soda_video,
     token_f1_similarity,
 )
-from sova_lib.benchmarks.vantage.soda import soda_alignment, soda_c, soda_video
 
 
 def brute_force(c: np.ndarray) -> float:

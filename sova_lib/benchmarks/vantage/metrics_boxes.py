@@ -1,6 +1,10 @@
-"""Metrics of the box-set tasks: object-localization F1 and single-object-tracking Success AUC / freeze rate.
+"""Box geometry and the box metrics: referring-expression IoU, object-localization F1 and
+single-object-tracking Success AUC / freeze rate.
 
-Pure functions over GT and parsed answers (spec section 2); values in [0, 1].
+Boxes are ``(x1, y1, x2, y2)`` with ``x2 > x1`` and ``y2 > y1`` in one
+coordinate space (pixels, or the 0-1000 grid the models answer in); areas are
+continuous (no "+1" pixel convention). Pure functions over GT and parsed
+answers (spec section 2); values in [0, 1].
 """
 from __future__ import annotations
 
@@ -8,13 +12,111 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.boxes import box_iou, box_iou_matrix
-from sova_lib.benchmarks.vantage.parse_boxes import person_label
-from sova_lib.benchmarks.vantage.parse_text import check_mode
-from sova_lib.benchmarks.vantage.result import Score
+from sova_lib.benchmarks.vantage.metrics import Score
+from sova_lib.benchmarks.vantage.parsing import check_mode
+from sova_lib.benchmarks.vantage.parsing_boxes import person_label
 
-__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "gt_person_boxes", "localization_f1", "match_at_threshold",
-           "scale_box", "sot_success", "sot_tracklet", "success_curve"]
+__all__ = [
+    "OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "clamp_box", "gt_person_boxes", "image_size",
+    "localization_f1", "match_at_threshold", "refex_iou", "scale_box", "sot_success", "sot_tracklet", "success_curve",
+    "to_pixels", "valid_box"
+]
+
+def valid_box(box) -> bool:
+    """True when ``box`` has four finite numbers and a positive width and height."""
+    try:
+        x1, y1, x2, y2 = (float(v) for v in box)
+    except (TypeError, ValueError):
+        return False
+    return bool(np.isfinite([x1, y1, x2, y2]).all() and x2 > x1 and y2 > y1)
+
+
+def box_iou(a, b) -> float:
+    """IoU of two boxes: intersection area / union area; 0 when the union is empty."""
+    return float(box_iou_matrix([a], [b])[0, 0])
+
+
+def box_iou_matrix(a, b) -> np.ndarray:
+    """IoU of every box of ``a`` (``(M, 4)``) with every box of ``b`` (``(N, 4)``): an ``(M, N)`` array.
+
+    A pair whose union has no area scores 0.
+    """
+    a = np.asarray(a, dtype=np.float64).reshape(-1, 4)
+    b = np.asarray(b, dtype=np.float64).reshape(-1, 4)
+    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
+    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+    area_a = np.clip(a[:, 2] - a[:, 0], 0, None) * np.clip(a[:, 3] - a[:, 1], 0, None)
+    area_b = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+    union = area_a[:, None] + area_b[None, :] - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+
+
+def clamp_box(box, low: float = 0.0, high: float = 1000.0) -> tuple[float, ...] | None:
+    """``box`` with every coordinate clipped to ``[low, high]``; ``None`` when the result is degenerate.
+
+    Example: ``[-10, 0, 1200, 50]`` on the 0-1000 grid gives ``(0, 0, 1000, 50)``.
+    """
+    clipped = tuple(float(min(max(float(v), low), high)) for v in box)
+    return clipped if valid_box(clipped) else None
+
+
+def to_pixels(box, width: float, height: float, *, floor: bool = False) -> tuple[float, ...] | None:
+    """A 0-1000 grid box in pixels of a ``width`` x ``height`` image, clipped to the image.
+
+    ``x * width / 1000`` and ``y * height / 1000`` (``floor=True`` truncates
+    to ``int`` as the object-localization scorer does). ``None`` when the
+    clipped box is degenerate.
+    """
+    x1, y1, x2, y2 = (float(v) for v in box)
+    xs = [x1 * width / 1000.0, x2 * width / 1000.0]
+    ys = [y1 * height / 1000.0, y2 * height / 1000.0]
+    if floor:
+        xs, ys = [float(int(v)) for v in xs], [float(int(v)) for v in ys]
+    px = (min(max(xs[0], 0.0), width), min(max(ys[0], 0.0), height),
+          min(max(xs[1], 0.0), width), min(max(ys[1], 0.0), height))
+    return px if valid_box(px) else None
+
+
+def image_size(extra: dict, default: tuple[float, float]) -> tuple[float, float]:
+    """``(width, height)`` of an item from its ``metadata.extra``: ``image_width`` / ``image_height`` (the
+    harness's keys, ``adapter_grounding.py:77-78``) or ``width`` / ``height``; each one missing takes its
+    ``default`` (the harness falls back to 1000 x 1000 for referring expressions, ``grounding_2d_dataset.py:815-825``,
+    and to 640 x 480 for object localization when the image does not open, ``astro_2d_dataset.py:480-487``)."""
+    out = []
+    for keys, fallback in ((("image_width", "width"), default[0]), (("image_height", "height"), default[1])):
+        value = next((extra[k] for k in keys if isinstance(extra.get(k), (int, float))
+                      and not isinstance(extra.get(k), bool)), None)
+        out.append(float(value) if value is not None else float(fallback))
+    return out[0], out[1]
+
+
+def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequence[list | None],
+              sizes: Sequence[tuple[float, float]], mode: str = "parity") -> Score:
+    """Referring-expression mIoU and Acc@0.25/0.5/0.75 (harness ``grounding_2d_dataset.py:779-872``).
+
+    ``truth_boxes``: per item, its GT boxes in pixels ``(x1, y1, x2, y2)``;
+    ``answers``: per item, the parsed 0-1000 boxes or ``None``; ``sizes``:
+    per item ``(width, height)``. Each answer box goes to pixels
+    (``x * W / 1000``), is clipped to the image and dropped when degenerate.
+    An item scores the maximum IoU over (answer box, GT box) pairs, 0 without
+    a box. mIoU = item mean; Acc@t = share of items with IoU >= t. Extra boxes
+    can only raise an item's score, so ``boxes_per_answer`` is reported too.
+    """
+    check_mode(mode)
+    scores = np.zeros(len(truth_boxes))
+    n_boxes = []
+    for k, (gt, ans, (w, h)) in enumerate(zip(truth_boxes, answers, sizes)):
+        px = [b for b in (to_pixels(box, w, h) for box in ans or []) if b is not None]
+        n_boxes.append(len(ans or []))
+        if px and len(gt):
+            scores[k] = float(box_iou_matrix(px, gt).max())
+    secondary = {f"Acc@{t}": float((scores >= t).mean()) if scores.size else float("nan") for t in (0.25, 0.5, 0.75)}
+    secondary["boxes_per_answer"] = float(np.mean(n_boxes)) if n_boxes else float("nan")
+    return Score(float(scores.mean()) if scores.size else float("nan"), secondary, n_units=scores.size,
+                 unit_values=scores)
+
 
 #: IoU thresholds of the object-localization F1: 0.5 + 0.05 i, i = 0 .. 9, computed as the harness does
 #: (``astro_2d_dataset.py:555``; 0.5 + 0.05 * 3 is 0.6500000000000001 there and here).
@@ -209,3 +311,4 @@ def sot_success(truth: Sequence[Mapping], answers: Sequence[Mapping | None], n_f
     notes = [f"{len(rows) - len(kept)} tracklets without a scored frame left out"] if len(kept) < len(rows) else []
     return Score(float(auc.mean()) if auc.size else float("nan"), secondary, n_units=auc.size, unit_values=auc,
                  notes=notes)
+

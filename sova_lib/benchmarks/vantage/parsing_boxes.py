@@ -12,8 +12,7 @@ import math
 import re
 from typing import NamedTuple
 
-from sova_lib.benchmarks.vantage.boxes import clamp_box, valid_box
-from sova_lib.benchmarks.vantage.parse_text import check_mode, json_objects
+from sova_lib.benchmarks.vantage.parsing import check_mode
 
 __all__ = ["PERSON_LABELS", "Detection", "parse_localization", "parse_refex", "parse_sot", "swap_yxyx"]
 
@@ -307,38 +306,68 @@ def parse_localization(text: str, mode: str = "parity") -> list[Detection] | Non
     return [d for d in out if all(math.isfinite(v) for v in d.box)]
 
 
-def _sot_box(value) -> tuple[float, ...] | None:
-    box = _box_of(value)
-    return None if box is None or not valid_box(box) else clamp_box(box)
+#: A quoted ``"frame_k": [a, b, c, d]`` (harness ``vantage_sot.py:239-243``): the fallback where no JSON object loads.
+_SOT_FRAME = re.compile(rf'"frame_?(\d+)"\s*:\s*\[\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*\]')
+
+
+def _sot_clipped(values) -> tuple[float, ...] | None:
+    """The box clipped to [0, 1000] as the harness writes it (``max(0, min(v, 1000))``, so NaN is 0), ``None``
+    when it has no positive width and height (``vantage_sot.py:258-262,332-344``)."""
+    box = [max(0.0, min(v, 1000.0)) for v in values]
+    return tuple(box) if box[2] > box[0] and box[3] > box[1] else None
 
 
 def parse_sot(text: str, n_frames: int, mode: str = "parity") -> dict[int, tuple[float, ...] | None] | None:
     """Boxes of a tracking answer, ``{k: box or None}`` for ``k = 1 .. n_frames - 1`` (harness ``vantage_sot.py:266-346``).
 
-    Code fences are stripped; a JSON object ``{"frame_k": [x1, y1, x2, y2] or
-    null}`` is read first, else each ``frame_k: [..]`` / ``frame_k: null`` is
-    found by a regular expression. Coordinates are clipped to [0, 1000]; a
-    degenerate box becomes ``None``, as does a frame the answer does not
-    mention. ``None`` when no frame is mentioned at all.
+    As the harness reads it, in both modes (the spec names no strict rule
+    here): the stripped text loses its code fences (a line's leading
+    ```` ``` ```` or ```` ```json ```` and a line's trailing ```` ``` ````); it
+    is read as JSON, else from its first ``{`` to its last ``}``. A JSON
+    object: each key's first run of digits is the frame (``"frame_1"``,
+    ``"frame1"``, ``"1"``; keys without digits or outside 1 .. N-1 are
+    skipped, a later key wins); a value that is no list of at least four
+    ``float``-readable values is ``None``, else its first four are clipped to
+    [0, 1000] and a degenerate box is ``None``. Otherwise each quoted
+    ``"frame_k": [a, b, c, d]`` counts, the first valid one per frame. A frame
+    the answer does not give is ``None``; ``None`` when no frame is read at all.
+    Example: ``'{"frame_1": [-10, 0, 1200, 50]}'`` -> ``{1: (0.0, 0.0, 1000.0, 50.0), 2: None, ...}``.
     """
     check_mode(mode)
-    if not isinstance(text, str):
+    if not isinstance(text, str) or not text:
         return None
-    body = re.sub(r"```(?:json)?", "", text, flags=re.IGNORECASE)
+    body = re.sub(r"^```(?:json)?\s*", "", text.strip(), flags=re.MULTILINE)
+    body = re.sub(r"\s*```\s*$", "", body, flags=re.MULTILINE).strip()
+    parsed = None
+    try:
+        parsed = json.loads(body)
+    except json.JSONDecodeError:
+        m = re.search(r"\{[\s\S]*\}", body)
+        if m:
+            try:
+                parsed = json.loads(m.group())
+            except json.JSONDecodeError:
+                pass
     found: dict[int, tuple[float, ...] | None] = {}
-    for value in json_objects(body):
-        if isinstance(value, dict):
-            for key, box in value.items():
-                m = re.fullmatch(r"\s*frame_?(\d+)\s*", str(key), flags=re.IGNORECASE)
-                if m:
-                    found[int(m.group(1))] = _sot_box(box)
-            if found:
-                break
-    if not found:
-        pattern = rf"frame_?(\d+)\"?\s*:\s*(null|None|{_BOX.pattern})"
-        for m in re.finditer(pattern, body, flags=re.IGNORECASE):
-            box = None if m.group(3) is None else tuple(float(m.group(k)) for k in range(3, 7))
-            found[int(m.group(1))] = None if box is None else _sot_box(box)
+    if not isinstance(parsed, dict):
+        for m in _SOT_FRAME.finditer(body):
+            k = int(m.group(1))
+            if 1 <= k < n_frames and k not in found:
+                box = _sot_clipped([float(m.group(j)) for j in range(2, 6)])
+                if box is not None:
+                    found[k] = box
+    else:
+        for key, value in parsed.items():
+            m = re.search(r"(\d+)", str(key))
+            if not m or not 1 <= int(m.group(1)) < n_frames:
+                continue
+            k = int(m.group(1))
+            try:
+                found[k] = _sot_clipped([float(v) for v in value[:4]]) if (
+                    isinstance(value, (list, tuple)) and len(value) >= 4) else None
+            except (ValueError, TypeError):
+                found[k] = None
     if not found:
         return None
     return {k: found.get(k) for k in range(1, n_frames)}
+

@@ -36,7 +36,7 @@ Submission, one object per ground-truth id (harness ``emit.py`` lines 227-240)::
      "conversations": [{"from": "assistant", "value": "<raw answer>"}],
      "metadata": {"model": ..., "box_coord_order": "xyxy" or "yxyx", "extra": {}}}
 
-``ids`` builds the ids and names the tasks; ``validate`` checks a file.
+``tasks`` builds the ids and names the tasks; ``submissions`` checks a file.
 """
 from __future__ import annotations
 
@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sova_lib.benchmarks.vantage.ids import CANONICAL_TASKS, task_key
 from sova_lib.benchmarks.vantage.inputs import VantageDataError
-from sova_lib.benchmarks.vantage.parse_text import parse_time
-from sova_lib.benchmarks.vantage.validate import InvalidSubmission, check_submission
+from sova_lib.benchmarks.vantage.parsing import parse_time
+from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, check_submission
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, task_key
 
 __all__ = ["GroundTruth", "GroundTruthSet", "read_ground_truth", "read_submission", "write_submission"]
 
@@ -244,7 +244,7 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     """The GT records of a JSONL file, by id (file order kept).
 
     The task is ``task`` or, per line, the record's ``task`` field or its
-    ``category`` when that names a task; any name ``ids.task_key`` accepts.
+    ``category`` when that names a task; any name ``tasks.task_key`` accepts.
     Raises ``VantageDataError`` naming the file, line and field of the first
     malformed record; ``.notes`` of the result says what was read from an
     earlier layout or assumed.
@@ -326,9 +326,9 @@ def write_submission(path, task: str, answers: Mapping[str, str], *, model: str,
                      expected_ids: Iterable[str] | None = None) -> Path:
     """Write the leaderboard's submission JSONL for ``task`` (any accepted name), then check it.
 
-    ``answers``: leaderboard id (``ids.submission_id``) -> raw answer text,
+    ``answers``: leaderboard id (``tasks.submission_id``) -> raw answer text,
     written in that order exactly as the harness's emitter writes records.
-    The written file is checked with ``validate.check_submission`` against
+    The written file is checked with ``submissions.check_submission`` against
     ``expected_ids`` (every id that needs an answer; ``None``: ids and shapes
     only) and ``InvalidSubmission`` lists its problems when it fails; the
     file stays on disk for inspection.
@@ -408,3 +408,4 @@ def read_submission(path) -> tuple[dict[str, str], dict]:
         info["written_task"] = written_as
         info["notes"] = notes
     return answers, info
+

@@ -1,0 +1,313 @@
+"""Dense video captioning: SODA_c and the caption similarities it takes.
+
+SODA_c for dense video captioning (spec section 2; harness ``vantage_dvc.py:257-303``).
+
+Per video, the GT events (file order) and the answer's events (sorted by
+start) give an ``(M, N)`` score matrix ``C = IoU x sim``, where ``sim`` is
+the caption similarity, injected as a function (below: BERTScore, METEOR and
+plain-text ones). ``soda_alignment`` finds the best
+order-preserving one-to-one matching by dynamic programming::
+
+    D[i, j] = max(D[i-1, j], D[i, j-1], D[i-1, j-1] + C[i, j])
+
+where an out-of-range ``D`` is -1 in the first two terms and 0 in the third;
+``S = D[M-1, N-1]`` and ``SODA_c(video) = 2 S / (M + N)``. No tIoU threshold.
+
+Caption similarities, ``sim(gt_captions, answer_captions) -> (M, N)`` arrays:
+
+* ``BertScoreSimilarity``: BERTScore F1 (package ``bert-score``) with
+  ``roberta-large`` and the library's defaults (layer 17, no idf, no
+  baseline rescaling); the answer caption is the candidate, the GT caption
+  the reference. This is what the leaderboard uses (harness
+  ``vantage_dvc.py:262-303``). The weights are never downloaded at run time:
+  without them the constructor raises ``CaptionModelUnavailable`` saying
+  what to fetch and where to put it.
+* ``MeteorSimilarity``: METEOR 1.5 through ``pycocoevalcap`` (needs Java),
+  the metric of the original SODA.
+* ``exact_match_similarity`` and ``token_f1_similarity``: plain-text
+  similarities for tests and teaching (not the leaderboard's).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.benchmarks.vantage.metrics import Score, interval_iou_matrix
+from sova_lib.benchmarks.vantage.parsing import check_mode
+
+__all__ = [
+    "BERTSCORE_MODEL", "SIMILARITIES", "BertScoreSimilarity", "CaptionModelUnavailable", "MeteorSimilarity",
+    "Similarity", "exact_match_similarity", "make_similarity", "soda_alignment", "soda_c", "soda_video",
+    "token_f1_similarity"
+]
+
+#: The leaderboard's BERTScore model (Hugging Face id) and the layer bert-score uses for it by default.
+BERTSCORE_MODEL = "roberta-large"
+_BERTSCORE_LAYER = 17
+
+
+class CaptionModelUnavailable(RuntimeError):
+    """The caption similarity cannot run here (weights or Java missing); the message says what to install."""
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", str(text).lower())
+
+
+def exact_match_similarity(gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
+    """1 where the captions have the same words (case and punctuation ignored), else 0: ``(M, N)``."""
+    a = [" ".join(_words(t)) for t in gt]
+    b = [" ".join(_words(t)) for t in answer]
+    return np.array([[float(x == y) for y in b] for x in a]).reshape(len(a), len(b))
+
+
+def token_f1_similarity(gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
+    """Unigram F1 of each (GT, answer) caption pair, words lower-cased and counted with multiplicity: ``(M, N)``."""
+    from collections import Counter
+
+    ga, gb = [Counter(_words(t)) for t in gt], [Counter(_words(t)) for t in answer]
+    out = np.zeros((len(ga), len(gb)))
+    for i, x in enumerate(ga):
+        for j, y in enumerate(gb):
+            common = sum((x & y).values())
+            if common:
+                out[i, j] = 2 * common / (sum(x.values()) + sum(y.values()))
+    return out
+
+
+def _cached_model_dir(model: str, cache_dir: str | Path | None) -> str | None:
+    """A folder holding ``model``'s config: the path itself, or its Hugging Face cache snapshot."""
+    if Path(model).is_dir():
+        return str(model) if (Path(model) / "config.json").is_file() else None
+    from huggingface_hub import try_to_load_from_cache
+
+    for repo in (model, f"FacebookAI/{model}"):
+        found = try_to_load_from_cache(repo, "config.json", cache_dir=cache_dir)
+        if isinstance(found, str):
+            return str(Path(found).parent)
+    return None
+
+
+class BertScoreSimilarity:
+    """BERTScore F1 between every GT caption and every answer caption.
+
+    ``model``: ``"roberta-large"`` (looked up in the Hugging Face cache,
+    ``cache_dir`` or the default) or a local folder holding that model.
+    ``num_layers`` defaults to bert-score's own choice for roberta-large (17).
+    Raises ``CaptionModelUnavailable`` at once when the weights are not on disk.
+    """
+
+    def __init__(self, model: str = BERTSCORE_MODEL, *, num_layers: int | None = None, batch_size: int = 64,
+                 device: str | None = None, cache_dir: str | Path | None = None):
+        folder = _cached_model_dir(model, cache_dir)
+        if folder is None:
+            raise CaptionModelUnavailable(
+                f"BERTScore needs the weights of {model!r} (Hugging Face FacebookAI/roberta-large, about 1.4 GB), "
+                "which are not on this machine and are never downloaded at run time. On a connected machine run "
+                "`huggingface-cli download FacebookAI/roberta-large --local-dir roberta-large` and pass that folder "
+                "as the model, or fill the Hugging Face cache; or score with METEOR (MeteorSimilarity).")
+        self.model = model
+        self.folder = folder
+        self.num_layers = num_layers or _BERTSCORE_LAYER
+        self.batch_size = batch_size
+        self.device = device
+        self._scorer = None
+
+    def config(self) -> dict:
+        """The settings that change a score."""
+        return {"similarity": "bertscore-f1", "model": self.model, "num_layers": self.num_layers,
+                "idf": False, "rescale_with_baseline": False}
+
+    def __call__(self, gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
+        m, n = len(gt), len(answer)
+        if m == 0 or n == 0:
+            return np.zeros((m, n))
+        if self._scorer is None:
+            from bert_score import BERTScorer
+
+            self._scorer = BERTScorer(model_type=self.folder, num_layers=self.num_layers, batch_size=self.batch_size,
+                                      device=self.device, idf=False, rescale_with_baseline=False)
+        cands = [answer[j] for i in range(m) for j in range(n)]
+        refs = [gt[i] for i in range(m) for j in range(n)]
+        _, _, f1 = self._scorer.score(cands, refs)
+        return np.asarray(f1, dtype=np.float64).reshape(m, n)
+
+
+class MeteorSimilarity:
+    """METEOR 1.5 (``pycocoevalcap``) of every answer caption against every GT caption.
+
+    Needs ``java`` on the PATH; raises ``CaptionModelUnavailable`` otherwise.
+    One Java process serves all calls of this object; ``close()`` ends it.
+    """
+
+    def __init__(self):
+        if shutil.which("java") is None:
+            raise CaptionModelUnavailable("METEOR needs Java (e.g. OpenJDK 17: apt-get install openjdk-17-jre-headless)")
+        self._meteor = None
+
+    def config(self) -> dict:
+        return {"similarity": "meteor-1.5", "package": "pycocoevalcap"}
+
+    def __call__(self, gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
+        m, n = len(gt), len(answer)
+        if m == 0 or n == 0:
+            return np.zeros((m, n))
+        if self._meteor is None:
+            from pycocoevalcap.meteor.meteor import Meteor
+
+            self._meteor = Meteor()
+        refs = {k: [gt[k // n]] for k in range(m * n)}
+        cands = {k: [answer[k % n]] for k in range(m * n)}
+        _, scores = self._meteor.compute_score(refs, cands)
+        return np.asarray(scores, dtype=np.float64).reshape(m, n)
+
+    def close(self) -> None:
+        if self._meteor is not None:
+            self._meteor.__del__()  # ends the Java process
+            self._meteor = None
+
+
+#: Caption similarities by name (``make_similarity``); ``bertscore`` is the leaderboard's.
+SIMILARITIES = ("bertscore", "meteor", "token-f1", "exact")
+
+
+def make_similarity(name: str, model: str | None = None):
+    """The caption similarity called ``name`` (one of ``SIMILARITIES``); ``model``: BERTScore's model or folder."""
+    if name == "bertscore":
+        return BertScoreSimilarity(model or BERTSCORE_MODEL)
+    if name == "meteor":
+        return MeteorSimilarity()
+    if name == "token-f1":
+        return token_f1_similarity
+    if name == "exact":
+        return exact_match_similarity
+    raise ValueError(f"unknown caption similarity {name!r}; choose one of {SIMILARITIES}")
+
+
+#: ``sim(gt_captions, answer_captions) -> (M, N)`` array, GT rows and answer columns (answers are the candidates).
+Similarity = Callable[[Sequence[str], Sequence[str]], np.ndarray]
+
+
+def soda_alignment(scores) -> tuple[float, list[tuple[int, int]]]:
+    """Best order-preserving matching of an ``(M, N)`` score matrix: ``(S, pairs)``.
+
+    ``S`` is the DP optimum above. ``pairs`` are ``(gt, answer)`` indices
+    read back as the harness does: each DP cell records which term won, ties
+    going to up, then left, then diagonal; from ``(M-1, N-1)``, take the last
+    diagonal cell of the row at or left of the current column, step to the row
+    above and the column before it, and stop at row 0 or column 0 (a row-0
+    pair is always kept); a row with no diagonal cell moves up one row.
+    Example: ``[[0, .5], [.5, 0]]`` gives ``S = 0.5`` and pairs ``[(1, 0)]``.
+    """
+    c = np.asarray(scores, dtype=np.float64)
+    m, n = c.shape
+    if m == 0 or n == 0:
+        return 0.0, []
+    dp = np.empty((m, n))
+    move = np.empty((m, n), dtype=int)  # 0 up, 1 left, 2 diagonal
+    for i in range(m):
+        for j in range(n):
+            up = dp[i - 1, j] if i > 0 else -1.0
+            left = dp[i, j - 1] if j > 0 else -1.0
+            diag = (dp[i - 1, j - 1] if i > 0 and j > 0 else 0.0) + c[i, j]
+            options = (up, left, diag)
+            move[i, j] = int(np.argmax(options))
+            dp[i, j] = options[move[i, j]]
+    pairs: list[tuple[int, int]] = []
+    i, j = m - 1, n - 1
+    while i >= 0 and j >= 0:
+        cols = np.flatnonzero(move[i, :j + 1] == 2)
+        if cols.size == 0:
+            i -= 1
+            continue
+        pairs.append((i, int(cols[-1])))
+        if i == 0 or cols[-1] == 0:
+            break
+        i, j = i - 1, int(cols[-1]) - 1
+    return float(dp[m - 1, n - 1]), pairs[::-1]
+
+
+def _harmonic(total: float, m: int, n: int) -> float:
+    """``2 (total / n) (total / m) / (total / n + total / m)`` when ``total > 0``, else 0: the harness's
+    F1 of a matched sum over ``m`` GT and ``n`` answer events (``vantage_dvc.py:315-317``), which equals
+    ``2 total / (m + n)`` up to rounding."""
+    if not total > 0:
+        return 0.0
+    p, r = total / n, total / m
+    return float(2 * p * r / (p + r))
+
+
+def soda_video(truth: Sequence[tuple[float, float, str]], answer: Sequence[tuple[float, float, str]],
+               similarity: Similarity) -> dict:
+    """SODA_c of one video and its secondary values (harness ``vantage_dvc.py:289-322``).
+
+    ``truth``: GT events ``(start, end, caption)`` in file order; ``answer``:
+    parsed events sorted by start. Returns ``soda_c`` = 2S/(M+N), ``S``, the
+    matched ``pairs``, their ``pair_ious``, ``iou_f1`` = 2 * sum of matched
+    IoU / (M+N), ``caption_f1`` = 2 * sum of matched similarity / (M+N) (the
+    harness's BertScore_F1) and ``pair_miou`` (mean IoU over this video's
+    pairs, ``nan`` with none); the three F1s as ``_harmonic`` computes them.
+    """
+    m, n = len(truth), len(answer)
+    iou = interval_iou_matrix([e[:2] for e in truth], [e[:2] for e in answer])
+    sim = np.asarray(similarity([e[2] for e in truth], [e[2] for e in answer]), dtype=np.float64)
+    if sim.shape != (m, n):
+        raise ValueError(f"similarity returned shape {sim.shape}, expected {(m, n)}")
+    s, pairs = soda_alignment(iou * sim)
+    matched_iou = [float(iou[i, j]) for i, j in pairs]
+    rows, cols = [i for i, _ in pairs], [j for _, j in pairs]
+    return {"soda_c": _harmonic(s, m, n), "S": s, "pairs": pairs, "pair_ious": matched_iou,
+            "iou_f1": _harmonic(float(np.sum(iou[rows, cols])) if pairs else 0.0, m, n),
+            "caption_f1": _harmonic(float(np.sum(sim[rows, cols])) if pairs else 0.0, m, n),
+            "pair_miou": float(np.mean(matched_iou)) if pairs else float("nan")}
+
+
+def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequence[Sequence | None],
+           similarity: Similarity, mode: str = "parity") -> Score:
+    """SODA_c over videos: the mean of per-video SODA_c (resampling unit: the video).
+
+    ``truth``: per video its GT events; ``answers``: per video the parsed
+    events or ``None``. ``parity`` averages over videos with a GT event and a
+    parsed event (harness ``vantage_dvc.py:257``); ``strict`` scores a video
+    without a parsed event 0 and averages over every video with a GT event.
+    Secondary: the means over those videos of ``iou_f1`` and ``caption_f1``,
+    and ``pair_miou``, the mean IoU over the matched pairs of all videos
+    pooled (harness ``vantage_dvc.py:312,328``; 0 with no pair, as there).
+    """
+    check_mode(mode)
+    values, extra = [], {"iou_f1": [], "caption_f1": []}
+    pooled: list[float] = []
+    no_gt = dropped = 0
+    for gt, ans in zip(truth, answers):
+        if not gt:
+            no_gt += 1
+            continue
+        if not ans:
+            if mode == "parity":
+                dropped += 1
+            else:
+                values.append(0.0)
+                extra["iou_f1"].append(0.0)
+                extra["caption_f1"].append(0.0)
+            continue
+        video = soda_video(gt, ans, similarity)
+        values.append(video["soda_c"])
+        pooled.extend(video["pair_ious"])
+        for key, column in extra.items():
+            column.append(video[key])
+    values = np.asarray(values, dtype=np.float64)
+    secondary = {k: float(np.mean(v)) if v else float("nan") for k, v in extra.items()}
+    secondary["pair_miou"] = float(np.mean(pooled)) if pooled else 0.0
+    secondary["n_pairs"] = len(pooled)
+    notes = []
+    if no_gt:
+        notes.append(f"{no_gt} videos without a GT event left out")
+    if dropped:
+        notes.append(f"{dropped} videos without a readable event dropped (harness behaviour)")
+    return Score(float(values.mean()) if values.size else float("nan"), secondary, n_units=values.size,
+                 unit_values=values, notes=notes)
+
