@@ -30,7 +30,7 @@ gpu-env: $(STAMP) requirements-gpu.txt
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --durations=10
 
 reproduce: $(STAMP)
 	$(PY) -m sova_lib reproduce
