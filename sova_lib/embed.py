@@ -28,9 +28,10 @@ import numpy as np
 __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "SentenceEncoder", "default_cache_dir", "resolve_encoder_path"]
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
-#: Sentences per forward pass. Measured with ``bench/bench_encode.py --sweep`` (docs/performance.md):
-#: on a 2-core CPU all-MiniLM-L6-v2 runs at BATCH_NOTE.
-DEFAULT_BATCH_SIZE = 128
+#: Sentences per forward pass, chosen by ``bench/bench_encode.py --sweep`` (docs/performance.md): batches are
+#: formed longest first, so small ones pad little; all-MiniLM-L6-v2 on a 2-core CPU encoded 243 / 246 / 210 / 164
+#: sentences/s in batches of 32 / 64 / 128 / 256 (best of 6 interleaved rounds).
+DEFAULT_BATCH_SIZE = 64
 #: A cold encode writes the vectors made so far as a shard at least this often (seconds).
 SHARD_SECONDS = 60.0
 _PACKAGED = {
