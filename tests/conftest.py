@@ -7,7 +7,8 @@ names with ``ray``) form one unit, so two Ray instances never compete for the
 cores. The modules that took longest in the previous run start first (their
 seconds are kept in pytest's cache, ``sova/module_seconds``), and the
 controller records the suite's wall time there (``sova/last_run``), which
-``bench/bench_feedback.py`` prints.
+``bench/bench_feedback.py`` prints. ``$SOVA_CACHE`` points into each
+process's own temporary folder, so no test writes into the repository.
 """
 import os
 import re
@@ -27,6 +28,19 @@ def encoder(tmp_path_factory):
     from sova_lib.embed import SentenceEncoder
 
     return SentenceEncoder(cache_dir=tmp_path_factory.mktemp("cache"), show_progress=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_default_cache(tmp_path_factory):
+    """``$SOVA_CACHE``, the default ``--cache-dir``, points into this process's temporary folder during the tests:
+    a test that leaves the default writes neither into the repository's ``cache/`` nor into another worker's."""
+    saved = os.environ.get("SOVA_CACHE")
+    os.environ["SOVA_CACHE"] = str(tmp_path_factory.mktemp("default-cache"))
+    yield
+    if saved is None:
+        os.environ.pop("SOVA_CACHE", None)
+    else:
+        os.environ["SOVA_CACHE"] = saved
 
 
 def _module(nodeid: str) -> str:
