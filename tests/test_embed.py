@@ -51,3 +51,26 @@ def test_no_progress_bar_at_all_without_show_progress(tmp_path, capfd):
     out, err = capfd.readouterr()
     assert "Loading weights" not in err + out and "Batches" not in err + out and "it/s" not in err + out
     assert transformers_logging.is_progress_bar_enabled() == before
+
+
+def test_one_progress_bar_over_all_sentences_and_the_vectors_of_one_encode_call(encoder, tmp_path, capfd,
+                                                                                 monkeypatch):
+    """Batch by batch under one bar (no per-call "Batches" bar); a shard per batch when SHARD_SECONDS is 0;
+    every vector bit for bit what one ``SentenceTransformer.encode`` call over all the sentences gives."""
+    from sova_lib import embed
+
+    texts = [f"Sentence number {k} {'is longer ' * (k % 7)}than the last." for k in range(40)]
+    reference = encoder.model.encode(texts, batch_size=8, normalize_embeddings=True, convert_to_numpy=True,
+                                     show_progress_bar=False).astype(np.float32)
+    capfd.readouterr()
+    monkeypatch.setattr(embed, "SHARD_SECONDS", 0.0)
+    fresh = SentenceEncoder(cache_dir=tmp_path, show_progress=True, batch_size=8)
+    fresh._model = encoder.model
+    vectors = fresh.encode(texts)
+    out, err = capfd.readouterr()
+    assert "Batches" not in err + out and err.count("encoding sentences: 100%") >= 1
+    assert "40/40" in err and "sentence/s" in err
+    assert np.array_equal(vectors.view(np.uint32), reference.view(np.uint32))
+    assert len(list(fresh.cache_path.glob("shard-*.npz"))) == 5  # 40 sentences, 8 a batch
+    again = SentenceEncoder(cache_dir=tmp_path, show_progress=False)
+    assert np.array_equal(again.encode(texts), vectors) and again._model is None
