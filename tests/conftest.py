@@ -71,7 +71,7 @@ if find_spec("xdist") is not None:
 
 def pytest_collection_modifyitems(config, items):
     """Under xdist, the units that took longest last time first (each worker collects the same order)."""
-    if not _parallel(config) or config.cache is None:
+    if not _parallel(config) or getattr(config, "cache", None) is None:
         return
     seconds = config.cache.get("sova/module_seconds", {})
     unit_seconds: dict = {}
@@ -103,7 +103,7 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session, exitstatus):
     """The controller (or a run without xdist) keeps each module's seconds and, for a whole-suite run, its wall time."""
     config = session.config
-    if os.environ.get("PYTEST_XDIST_WORKER") or config.cache is None or _TIMES["start"] is None:
+    if os.environ.get("PYTEST_XDIST_WORKER") or getattr(config, "cache", None) is None or _TIMES["start"] is None:
         return
     known = config.cache.get("sova/module_seconds", {})
     config.cache.set("sova/module_seconds", {**known, **{m: round(s, 2) for m, s in _TIMES["modules"].items()}})
