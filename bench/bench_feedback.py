@@ -45,7 +45,7 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
            "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     with tempfile.TemporaryDirectory(prefix="sova-bench-") as cache:
-        evaluate = [sys.executable, "-m", "sova_lib", "evaluate", "--protocol", "quickstart-direction",
+        evaluate = [sys.executable, "-m", "sova_lib", "sovabench", "evaluate", "--protocol", "quickstart-direction",
                     "--descriptions", str(QUICKSTART), "--cache-dir", cache, "--json"]
         cold_seconds, cold = timed(evaluate, env)
         warm, bare = [], []

@@ -21,8 +21,8 @@ print(json.dumps({"code": code, "heavy": [m for m in json.loads(sys.argv[1]) if 
 
 
 def _evaluate(descriptions, cache, results):
-    args = ["evaluate", "--protocol", "quickstart-direction", "--descriptions", str(descriptions),
-            "--cache-dir", str(cache), "--results-dir", str(results), "--json"]
+    args = ["sovabench", "evaluate", "--protocol", "quickstart-direction", "--descriptions", str(descriptions),
+            "--cache-dir", str(cache), "--out", str(results), "--json"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", RUN, json.dumps(HEAVY), *args], env=env, capture_output=True,
                           text=True, timeout=300)
