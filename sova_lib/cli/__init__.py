@@ -31,11 +31,27 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+#: Command -> the module whose ``add_commands`` adds it. A command line that names one of these builds the
+#: parser from that module alone, so a run imports no other benchmark's code (``sova --help`` builds them all).
+COMMANDS: dict[str, str] = {
+    "sovabench": "sova_lib.cli.sovabench",
+    "image-tasks": "sova_lib.cli.image_tasks",
+    "muvr": "sova_lib.cli.muvr",
+    "vantage": "sova_lib.cli.vantage",
+    "describe": "sova_lib.cli.describe",
+    "import": "sova_lib.cli.describe",
+    "embed": "sova_lib.cli.embed",
+    "compare": "sova_lib.cli.compare",
+    "reproduce": "sova_lib.cli.reproduce",
+}
+
+
 class CliError(Exception):
     """A user error: printed as ``sova: error: <message>`` with exit code 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``sova`` parser; with a known ``command``, only the module that adds it contributes sub-commands."""
     from sova_lib.cli.options import SovaParser
 
     parser = SovaParser(
@@ -45,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"sova_lib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
+    for name in ((COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES):
         importlib.import_module(name).add_commands(sub)
     return parser
 
@@ -108,7 +124,7 @@ def old_command(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = old_command(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv else None)
     try:
         try:
             args = parser.parse_args(argv)

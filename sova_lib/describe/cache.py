@@ -29,7 +29,6 @@ import platform
 import re
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +112,8 @@ def software_versions() -> dict:
     Recorded in every manifest but never part of the key: upgrading a library
     does not throw away cached descriptions.
     """
+    from importlib import metadata  # 25 ms of imports that a warm evaluation, which writes no manifest, never needs
+
     found = {"sova_lib": __version__, "python": platform.python_version()}
     for dist in ("transformers", "torch"):
         try:

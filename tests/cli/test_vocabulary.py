@@ -92,3 +92,21 @@ def test_the_architecture_page_prints_the_vocabulary_as_it_is():
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
     assert table() in page
+
+
+def test_the_command_table_names_the_module_that_adds_each_command():
+    import argparse
+    import importlib
+
+    from sova_lib.cli import COMMAND_MODULES, COMMANDS
+
+    added = {}
+    for module in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).add_commands(sub)
+        added.update({command: module for command in sub.choices})
+    assert COMMANDS == added
+    # a named command builds its module alone, with the same sub-commands as the full parser
+    for command in COMMANDS:
+        alone = build_parser(command)._subparsers._group_actions[0].choices
+        assert command in alone and set(alone) <= set(COMMANDS)
