@@ -175,7 +175,8 @@ top_mean
 # the other five, and the two clips that play in the same direction (forward or reversed) are the relevant ones,
 # the question SOVABench's intra-pair protocol asks of opposite actions. The score is mAP with tie-aware expected
 # AP, printed beside what a random ranking scores; `tie spread` says how far ties alone could move it. The same
-# score comes from the command line: `sova evaluate --protocol quickstart-direction --descriptions <cache folder>`.
+# score comes from the command line:
+# `sova sovabench evaluate --protocol quickstart-direction --descriptions <cache folder>`.
 # With your own `videos` the same question is asked of their clips (`quickstart-direction (your videos)`).
 # Six clips make a demonstration, not a measurement.
 

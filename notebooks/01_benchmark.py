@@ -23,12 +23,12 @@
 # * **Figure A.1**: clips per action within each opposite pair of the intra-pair protocol.
 #
 # Counts and durations come from the published metadata shipped with the package, so they cover every clip.
-# Crop sizes need the raw annotations: from a clip manifest (`sova clips plan`) when one is given, otherwise from
-# the MEVA annotation sample shipped with the package (4 source videos), and then the figure says it is a sample.
+# Crop sizes need the raw annotations: from a clip manifest (`sova sovabench clips plan`) when one is given, otherwise
+# from the MEVA annotation sample shipped with the package (4 source videos), and then the figure says it is a sample.
 
 # %% tags=["parameters"]
 figures_dir = "../figures"  # where the tables (CSV + Markdown), figures (PNG + PDF) and JSON go
-manifest = ""  # clip manifest TSV written by `sova clips plan` ("": plan the shipped 4-video MEVA sample)
+manifest = ""  # clip manifest TSV written by `sova sovabench clips plan` ("": plan the shipped 4-video MEVA sample)
 fps = {"MEVA": 30.0, "VIRAT": 30.0}  # frame rate per source dataset, frames per second, for durations
 
 # %% [markdown]

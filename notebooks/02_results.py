@@ -22,7 +22,7 @@
 #
 # Every row the paper prints is shown beside what this repository computes. Computed rows come from two places:
 # the built-in baselines (computed from the benchmark metadata alone) and the description caches found under
-# `cache_dir` (folders written by `sova describe`). A paper row that was not computed here says
+# `cache_dir` (folders written by `sova sovabench describe`). A paper row that was not computed here says
 # **not computed here**; it is never filled in. A computed row is named for what made it.
 
 # %% tags=["parameters"]
@@ -78,9 +78,9 @@ rows = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, se
 results.record_rows(rows, out / "results")
 
 # %% [markdown]
-# Each frame-embedding cache (`sova embed`: CLIP, SigLIP2 ... frame vectors, mean-pooled or kept per frame) adds a
-# record per protocol whose clips it holds completely; a cache of CLIP ViT-L/14 or SigLIP2-Giant sits beside the
-# paper's contrastive row. Without such a cache those rows read "not computed here".
+# Each frame-embedding cache (`sova sovabench embed`: CLIP, SigLIP2 ... frame vectors, mean-pooled or kept per frame)
+# adds a record per protocol whose clips it holds completely; a cache of CLIP ViT-L/14 or SigLIP2-Giant sits beside
+# the paper's contrastive row. Without such a cache those rows read "not computed here".
 
 # %%
 embedding_caches = contrastive.find_embedding_caches(cache_dir)

@@ -25,7 +25,7 @@
 # annotation files in `annotations` (or `$SOVA_IMAGE_TASKS`), and no image of any dataset is included.
 
 # %% tags=["parameters"]
-cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches from `sova describe --images`
+cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches from `sova image-tasks describe`
 figures_dir = "../figures"  # where the tables (CSV + Markdown) and the JSON go
 annotations = None  # folder with the public annotation files (None: $SOVA_IMAGE_TASKS, or VSR alone)
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder; the paper used GTE-Large, which needs the model hub

@@ -1,7 +1,7 @@
 """One small JSON per evaluation, and the builder that collects them into one CSV.
 
 Every score this library reports travels the same way: an evaluation
-(``sova evaluate --results-dir``, a notebook scoring a cache, a baseline)
+(``sova <benchmark> evaluate --out``, a notebook scoring a cache, a baseline)
 becomes one flat **record** (``make_record``) written as one JSON file
 (``write_record``) whose name comes from its configuration, so that the same
 configuration overwrites its own file and any other gets a new one; the

@@ -57,7 +57,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = SovaParser(
         prog="sova",
         description="SOVABench and the MLLM-to-Embedding framework. Every benchmark is reached as "
-                    "'sova <benchmark> <verb>'; describe, embed, import and reproduce also work on their own.",
+                    "'sova <benchmark> <verb>' (e.g. sova sovabench evaluate --help); describe, embed, import, "
+                    "compare and reproduce belong to no benchmark.",
     )
     parser.add_argument("--version", action="version", version=f"sova_lib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

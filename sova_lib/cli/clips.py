@@ -45,7 +45,10 @@ def add_commands(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="clips_command", metavar="STEP", required=True)
 
-    plan = sub.add_parser("plan", help="compute each row's crop region and frame window (no video needed)")
+    plan = sub.add_parser("plan", help="compute each row's crop region and frame window (no video needed)",
+                          description="Compute each benchmark row's crop region and frame window from the KPF "
+                                      "annotations into a clip manifest (no video needed). Example: sova sovabench "
+                                      "clips plan --tsv inter-pair --annotations ANN --out manifest.tsv")
     plan.add_argument("--tsv", required=True, metavar="TSV_OR_PROTOCOL",
                       help=f"SOVABench TSV file, or a protocol: {', '.join(SOVABENCH_PROTOCOLS)}")
     plan.add_argument("--annotations", required=True, type=existing_folder, metavar="ROOT",
@@ -64,7 +67,10 @@ def add_commands(subparsers) -> None:
     add_output_options(plan, out=("MANIFEST.tsv", "clip manifest to write"), required=True, progress=True)
     plan.set_defaults(func=_plan)
 
-    ext = sub.add_parser("extract", help="cut, crop and write each planned clip from the source videos")
+    ext = sub.add_parser("extract", help="cut, crop and write each planned clip from the source videos",
+                         description="Cut, crop and write each planned clip of a manifest from the source videos. "
+                                     "Example: sova sovabench clips extract --manifest manifest.tsv --video-root VID "
+                                     "--out clips/")
     ext.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv",
                      help="manifest written by 'sova sovabench clips plan'")
     ext.add_argument("--video-root", required=True, type=existing_folder, metavar="DIR",
@@ -78,8 +84,11 @@ def add_commands(subparsers) -> None:
                        progress=True)
     ext.set_defaults(func=_extract)
 
-    st = sub.add_parser("stats", help="clip durations, crop sizes, counts per class and source dataset")
-    st.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv")
+    st = sub.add_parser("stats", help="clip durations, crop sizes, counts per class and source dataset",
+                        description="Clip durations, crop sizes and counts per class and source dataset of a clip "
+                                    "manifest. Example: sova sovabench clips stats --manifest manifest.tsv")
+    st.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv",
+                    help="manifest written by 'sova sovabench clips plan'")
     st.add_argument("--source-fps", dest="fps", type=positive_rate, default=None, metavar="F",
                     help="the source videos' own frame rate, for durations (default: 30 for MEVA and VIRAT)")
     old_spelling(st, "--fps", "--source-fps", dest="fps", type=positive_rate)

@@ -165,7 +165,7 @@ def add_commands(subparsers) -> None:
     i.add_argument("--model", required=True, help="model that made the text (e.g. openbmb/MiniCPM-V-4_5)")
     i.add_argument("--revision", help="model revision, if known")
     i.add_argument("--prompt", required=True, help="preset or free text the authors used")
-    i.add_argument("--system-prompt")
+    i.add_argument("--system-prompt", metavar="TEXT", help="system prompt the authors used, if any")
     i.add_argument("--fps", type=positive_rate, default=None,
                    help="frames per second the authors sampled (recorded in the key; default 1, with a note)")
     i.set_defaults(func=run_import)

@@ -1,11 +1,15 @@
 """The ``--engine`` options shared by ``sova describe`` and ``sova embed``: local, or a pool of Ray actors.
 
-``add_engine_options(parser)`` adds ``--engine {local,ray}`` and the ray
-engine's options (``--workers``, ``--gpus-per-worker``, ``--cpus-per-worker``,
-``--batch-size``, ``--address``, ``--num-cpus``, ``--num-gpus``);
-``engine_options(args)`` turns them into the keyword options of
-``sova_lib.describe.ray_engine.describe_items_ray`` and
+``add_engine_options(parser)`` adds ``--engine {local,ray}`` and, in a group
+of their own, the ray engine's options (``--workers``, ``--gpus-per-worker``,
+``--cpus-per-worker``, ``--batch-size``, ``--address``, ``--num-cpus``,
+``--num-gpus``); ``engine_options(args)`` turns them into the keyword options
+of ``sova_lib.describe.ray_engine.describe_items_ray`` and
 ``sova_lib.describe.contrastive.ray_engine.embed_items_ray``.
+
+A ray option implies the ray engine: ``--workers 4`` alone runs on Ray (with a
+one-line note), so no ray option is ever ignored; the one contradiction left,
+a ray option beside an explicit ``--engine local``, is a usage error.
 """
 from __future__ import annotations
 
@@ -32,22 +36,32 @@ _RAY_OPTIONS = (
 
 
 def add_engine_options(parser) -> None:
-    """``--engine`` and the ray engine's options, in an argument group of their own."""
+    """``--engine`` in the ``engine`` group, and the ray engine's options in a ``ray engine`` group of their own."""
     group = parser.add_argument_group("engine")
-    group.add_argument("--engine", choices=["local", "ray"], default="local",
-                       help="local: this process; ray: a pool of Ray actors, each loading the model once")
+    group.add_argument("--engine", choices=["local", "ray"], default=None,
+                       help="local: this process (default); ray: a pool of Ray actors, each loading the model once "
+                            "(implied by any option below)")
+    ray = parser.add_argument_group("ray engine", "any of these implies --engine ray, e.g. --workers 4 "
+                                                  "--gpus-per-worker 1")
     for flag, dest, kind, _, text in _RAY_OPTIONS:
-        group.add_argument(flag, dest=dest, type=kind, default=None, metavar=dest.split("_")[0].upper(),
-                           help=f"(ray) {text}")
+        ray.add_argument(flag, dest=dest, type=kind, default=None, metavar=dest.split("_")[0].upper(), help=text)
 
 
 def engine_options(args) -> dict:
-    """The ray engine's keyword options from ``args``; a ray option with ``--engine local`` is a usage error."""
+    """The ray engine's keyword options from ``args`` (``{}`` for the local engine); sets ``args.engine``.
+
+    A ray option given without ``--engine`` implies ``--engine ray`` (one note on stderr); beside an explicit
+    ``--engine local`` it is a usage error.
+    """
     given = {dest: getattr(args, dest) for _, dest, _, _, _ in _RAY_OPTIONS if getattr(args, dest) is not None}
-    if args.engine != "ray":
+    flags = [f for f, dest, _, _, _ in _RAY_OPTIONS if dest in given]
+    if args.engine == "local" and given:
+        raise CliError(f"{flags[0]} applies to --engine ray, not --engine local; drop one of them")
+    if args.engine is None:
+        args.engine = "ray" if given else "local"
         if given:
-            flag = next(f for f, dest, _, _, _ in _RAY_OPTIONS if dest in given)
-            raise CliError(f"{flag} applies to --engine ray")
+            print(f"sova: note: --engine ray, implied by {', '.join(flags)}", file=sys.stderr)
+    if args.engine != "ray":
         return {}
     options = {dest: default for _, dest, _, default, _ in _RAY_OPTIONS} | given
     if options["address"] is not None:

@@ -30,14 +30,23 @@ def add_commands(subparsers) -> None:
     verbs = b.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     d = verbs.add_parser("describe", help="describe images with a task-aware prompt into a resumable cache",
+                         description="Describe images into CACHE_DIR/descriptions/<name>__<hash>/ (resumable). "
+                                     "Example: sova image-tasks describe --images coco/ --backend B --model M "
+                                     "--prompt task-aware-vsr",
                          epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     describe.add_image_sources(d)
     describe.add_describe_options(d)
     d.set_defaults(func=describe.run_describe)
 
-    e = verbs.add_parser("embed", help="embed images with a contrastive model (the CLIP zero-shot row)")
+    e = verbs.add_parser("embed", help="embed images with a contrastive model (the CLIP zero-shot row)",
+                         description="Embed images with a contrastive model into CACHE_DIR/frame-embeddings/. "
+                                     "Example: sova image-tasks embed --images coco/ --model "
+                                     "openai/clip-vit-base-patch32 --out coco.npz")
     describe.add_image_sources(e)
     embed.add_embed_options(e)
 
-    v = verbs.add_parser("evaluate", help="score descriptions, vectors or a baseline on one image task")
+    v = verbs.add_parser("evaluate", help="score descriptions, vectors or a baseline on one image task",
+                         description="Accuracy of descriptions, vectors or a baseline on one image task of "
+                                     "Table 3. Example: sova image-tasks evaluate --task vsr-zeroshot "
+                                     "--descriptions cache/descriptions/<folder>")
     evaluate.add_image_task_evaluate(v)

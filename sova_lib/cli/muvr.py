@@ -66,9 +66,16 @@ def add_commands(subparsers) -> None:
                               description=__doc__.replace("``", "").replace("::\n", ""),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = m.add_subparsers(dest="verb", metavar="VERB", required=True)
-    d = verbs.add_parser("describe", help="describe every gallery video in fixed windows, or ask the QA questions")
+    d = verbs.add_parser("describe", help="describe every gallery video in fixed windows, or ask the QA questions",
+                         description="Describe MUVR's gallery videos in fixed windows into CACHE_DIR/descriptions/ "
+                                     "(the MLLM-to-Embedding framework), or ask MUVR-QA's questions (--version qa). "
+                                     "Example: sova muvr describe --data ROOT --video-root VIDEOS --backend openai "
+                                     "--model M --base-url URL --prompt general")
     add_describe_arguments(d)
-    v = verbs.add_parser("evaluate", help="score released features, vectors, descriptions, QA answers or a baseline")
+    v = verbs.add_parser("evaluate", help="score released features, vectors, descriptions, QA answers or a baseline",
+                         description="Score one input under MUVR Base, Filter or QA (docs/muvr.md lists the files "
+                                     "read). Example: sova muvr evaluate --data ROOT --version base "
+                                     "--features ROOT/features/VLMs_1_15/EVA-CLIP")
     add_evaluate_arguments(v)
 
 
@@ -233,10 +240,15 @@ def add_describe_arguments(d) -> None:
     g.add_argument("--version", dest="muvr_task", type=_describe_version, default="windows", metavar="{base,filter,qa}",
                    help="base, filter: describe every video in fixed windows (default); qa: ask the QA questions")
     old_spelling(g, "--muvr-task", "--version", dest="muvr_task", type=_describe_version)
-    g.add_argument("--window-seconds", type=positive_rate, default=framework.WINDOW_SECONDS, metavar="S")
-    g.add_argument("--max-windows", type=positive_count, default=framework.MAX_WINDOWS, metavar="N")
-    g.add_argument("--qa-mode", choices=qa.MODES, default="multi-image")
-    g.add_argument("--qa-template", choices=qa.TEMPLATES, default="code")
+    g.add_argument("--window-seconds", type=positive_rate, default=framework.WINDOW_SECONDS, metavar="S",
+                   help=f"length of a described window in seconds (default {framework.WINDOW_SECONDS:g})")
+    g.add_argument("--max-windows", type=positive_count, default=framework.MAX_WINDOWS, metavar="N",
+                   help=f"most windows per video (default {framework.MAX_WINDOWS})")
+    g.add_argument("--qa-mode", choices=qa.MODES, default="multi-image",
+                   help="--version qa: the query as frames (multi-image, default) or as its text (text-only)")
+    g.add_argument("--qa-template", choices=qa.TEMPLATES, default="code",
+                   help="--version qa: the question's tag block as the official code writes it (code, default) or "
+                        "as the paper prints it (paper)")
     add_describe_options(d, engine=False)
     d.set_defaults(func=_describe, benchmark="muvr")
 

@@ -28,14 +28,19 @@ def run_reproduce(args) -> int:
 
 
 def add_commands(sub) -> None:
-    p = sub.add_parser("reproduce", help="regenerate every table and figure the repository can make")
+    p = sub.add_parser("reproduce", help="regenerate every table and figure the repository can make",
+                       description="Write the baseline tables, then run every notebook (notebooks/NN_name.py) "
+                                   "through papermill; what 'make reproduce' runs. Exit status 1 when a notebook "
+                                   "failed (the others still run).")
     add_output_options(p, out=("DIR", "output folder (default: figures)"), dest="figures")
     p.set_defaults(figures="figures")
     old_spelling(p, "--figures", "--out", dest="figures")
     add_cache_options(p, what="the cached model outputs are read from it", retry=False)
     p.add_argument("--bootstrap", type=count, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"resamples for 95%% intervals (default {DEFAULT_BOOTSTRAP}; 0: no interval)")
-    p.add_argument("--notebooks", default=str(REPO_ROOT / "notebooks"), help="folder of the NN_name.py notebooks")
-    p.add_argument("--build", default="build/notebooks", help="folder for the executed notebooks")
+    p.add_argument("--notebooks", default=str(REPO_ROOT / "notebooks"), metavar="DIR",
+                   help="folder of the NN_name.py notebooks (default: the repository's notebooks/)")
+    p.add_argument("--build", default="build/notebooks", metavar="DIR",
+                   help="folder for the executed notebooks (default: build/notebooks)")
     p.add_argument("--skip-notebooks", action="store_true", help="write the baseline tables only")
     p.set_defaults(func=run_reproduce)

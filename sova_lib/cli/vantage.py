@@ -102,15 +102,18 @@ def _score_args(p) -> None:
                    help="dense captioning's caption similarity (default bertscore, the leaderboard's)")
     p.add_argument("--bertscore-model", metavar="NAME_OR_DIR", help="roberta-large folder or cached id")
     add_bootstrap_options(p)
-    add_output_options(p, json=True)
 
 
 def add_commands(sub) -> None:
     v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, evaluate answers, write a submission",
                        description="VANTAGE-Bench's eight task formats (sova_lib.benchmarks.vantage).")
-    vs = v.add_subparsers(dest="vantage_command", metavar="COMMAND", required=True)
+    vs = v.add_subparsers(dest="vantage_command", metavar="VERB", required=True)
 
-    d = vs.add_parser("describe", help="ask a describer every item; score (--ground-truth) or write a submission")
+    d = vs.add_parser("describe", help="ask a describer every item; score (--ground-truth) or write a submission",
+                      description="Ask a describer every item of a task, caching the raw answers (resumable); then "
+                                  "score them against --ground-truth, or write and check the leaderboard's "
+                                  "submission. Example: sova vantage describe --task vqa --items vqa.tsv "
+                                  "--media-root videos/ --backend openai --model M --base-url URL --out vqa.jsonl")
     _task_args(d, items=True)
     d.add_argument("--media-root", type=existing_folder, metavar="DIR",
                    help="folder the items' media paths are relative to")
@@ -118,29 +121,38 @@ def add_commands(sub) -> None:
     add_cache_options(d, what="answers go to DIR/descriptions/")
     d.add_argument("--ground-truth", type=existing_file, metavar="GT.jsonl", help="score against this answer key")
     add_output_options(d, out=("OUT.jsonl", "submission file (default: submission.jsonl in the cache folder)"),
-                       progress=True, dest="submission")
+                       progress=True, json=True, dest="submission")
     old_spelling(d, "--submission", "--out", dest="submission", type=Path)
     _score_args(d)
     d.set_defaults(func=run_describe)
 
     s = vs.add_parser("evaluate", aliases=["score"], help="score a submission or cached answers against a "
-                                                          "ground-truth JSONL")
+                                                          "ground-truth JSONL",
+                      description="Score a submission JSONL, or a vantage describe cache, against an answer key. "
+                                  "Example: sova vantage evaluate --task vqa --ground-truth vqa_gt.jsonl "
+                                  "--submission vqa.jsonl --out results/")
+    vs._choices_actions[-1].metavar = "evaluate"  # 'score', the former name, works but is not listed
     _task_args(s, items=False)
-    s.add_argument("--ground-truth", required=True, type=existing_file, metavar="GT.jsonl")
+    s.add_argument("--ground-truth", required=True, type=existing_file, metavar="GT.jsonl",
+                   help="the answer key, in the harness's ground-truth JSONL layout")
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--submission", type=existing_file, metavar="FILE.jsonl", help="a submission JSONL")
     src.add_argument("--answers", type=existing_folder, metavar="CACHE_FOLDER", help="a vantage describe cache folder")
     s.add_argument("--items", type=Path, metavar="PATH",
                    help="public items: needed with --answers, and to match ids of an earlier layout")
     _score_args(s)
-    s.add_argument("--out", dest="results_dir", type=Path, metavar="DIR",
-                   help="also write the score as one record JSON into DIR (collected by sova_lib.records)")
+    add_output_options(s, out=("DIR", "also write the score as one record JSON into DIR (collected by "
+                                      "sova_lib.records)"), json=True, dest="results_dir")
     old_spelling(s, "--results-dir", "--out", dest="results_dir", type=Path)
     s.set_defaults(func=run_score)
 
-    u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers, then check it")
+    u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers, then check it",
+                      description="Write the leaderboard's submission JSONL of a task from a vantage describe cache, "
+                                  "then check it as the leaderboard does. Example: sova vantage submit --task vqa "
+                                  "--items vqa.tsv --answers cache/descriptions/<folder> --model M --out vqa.jsonl")
     _task_args(u, items=True)
-    u.add_argument("--answers", required=True, type=existing_folder, metavar="CACHE_FOLDER")
+    u.add_argument("--answers", required=True, type=existing_folder, metavar="CACHE_FOLDER",
+                   help="a vantage describe cache folder")
     u.add_argument("--model", required=True, metavar="NAME", help="model name written into the submission")
     u.add_argument("--box-order", choices=("xyxy", "yxyx"), default="xyxy",
                    help="order the model writes box coordinates in, recorded in the file (default xyxy)")
@@ -148,8 +160,11 @@ def add_commands(sub) -> None:
                                             "archive"), required=True)
     u.set_defaults(func=run_submit)
 
-    c = vs.add_parser("validate", help="check a submission JSONL as the leaderboard does")
-    c.add_argument("file", type=Path, metavar="FILE.jsonl")
+    c = vs.add_parser("validate", help="check a submission JSONL as the leaderboard does",
+                      description="Check a submission JSONL as the leaderboard does: one line per problem, exit "
+                                  "status 2 when there is one. Example: sova vantage validate vqa.jsonl --task vqa "
+                                  "--items vqa.tsv")
+    c.add_argument("file", type=Path, metavar="FILE.jsonl", help="the submission to check")
     c.add_argument("--task", required=True, type=_task, metavar="TASK", help=_TASK_HELP)
     ids = c.add_mutually_exclusive_group()
     ids.add_argument("--ground-truth", type=Path, metavar="GT.jsonl", help="require exactly its ids, once each")

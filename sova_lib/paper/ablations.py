@@ -93,7 +93,7 @@ def no_cache_note(cache_dir) -> str:
     """The sentence a table shows when no SOVABench description cache exists (names the folder, not its full path)."""
     folder = Path(cache_dir).resolve().name or str(cache_dir)
     return (f"no SOVABench description cache in {folder}/descriptions: nothing computed here "
-            "(describe the benchmark with `sova describe --benchmark sovabench ...`, then re-run)")
+            "(describe the benchmark with `sova sovabench describe ...`, then re-run)")
 
 
 def paper_wide(table: str):

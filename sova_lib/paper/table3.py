@@ -7,7 +7,7 @@ Computed rows:
   gets no value and a note naming the file.
 * ``oracle``: each image described by its correct choice, through
   splitting, the sentence encoder and scoring (an upper bound, not a model).
-* one row per image description cache (``sova describe --images``) whose
+* one row per image description cache (``sova image-tasks describe``) whose
   image keys cover a task's images, scored with the MLLM-to-Embedding rule.
 
 ``chance_by_construction`` gives the chance level that the choice

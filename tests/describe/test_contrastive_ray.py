@@ -100,6 +100,6 @@ def test_a_model_that_cannot_load_stops_the_ray_run_with_the_local_message(ray_a
 
 def test_ray_options_of_embed_need_the_ray_engine(tiny_clip, media, tmp_path, capsys):
     code = main(["embed", "--model", str(tiny_clip), "--videos", str(media), "--cache-dir", str(tmp_path),
-                 "--batch-size", "2"])
+                 "--engine", "local", "--batch-size", "2"])
     assert code == 2 and "sova: error: --batch-size applies to --engine ray" in capsys.readouterr().err
     assert not (tmp_path / "frame-embeddings").exists()

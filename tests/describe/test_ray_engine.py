@@ -65,7 +65,7 @@ def test_cli_ray_engine_writes_the_local_engines_texts_and_errors(ray_address, m
 
 def test_ray_options_need_the_ray_engine(tmp_path, capsys):
     code = main(["describe", "--backend", "motion", "--prompt", "general", "--videos", str(example_videos()[0]),
-                 "--cache-dir", str(tmp_path), "--workers", "2"])
+                 "--cache-dir", str(tmp_path), "--engine", "local", "--workers", "2"])
     assert code == 2 and "sova: error: --workers applies to --engine ray" in capsys.readouterr().err
 
 

@@ -4,7 +4,7 @@ A contrastive model (CLIP, SigLIP, X-CLIP, ... through transformers'
 ``AutoModel``) turns the frames that the paper's sampler picks from a clip,
 or a single image, into vectors (``model``); ``runner.embed_items`` writes
 them, pooled per clip or kept per frame, to a resumable cache (``store``),
-and ``store.export`` writes the ``.npz`` that ``sova evaluate --embeddings``
+and ``store.export`` writes the ``.npz`` that ``sova <benchmark> evaluate --embeddings``
 scores. ``ray_engine.embed_items_ray`` does the same on a pool of Ray actors.
 """
 from __future__ import annotations

@@ -21,7 +21,7 @@ Shard arrays: ``ids`` (``n`` JSON-encoded ids, so int and str ids survive),
 ``counts`` (``n``: vectors per item; 1 for ``pool="mean"``), ``vectors``
 (``sum(counts) x D`` float32, as the model gave them), ``frames``
 (``sum(counts)``: each vector's frame index within its clip, -1 for a pooled
-vector). ``export`` writes the ``.npz`` that ``sova evaluate --embeddings``
+vector). ``export`` writes the ``.npz`` that ``sova <benchmark> evaluate --embeddings``
 reads (``ids``, ``owner``, ``vectors``).
 """
 from __future__ import annotations
@@ -148,7 +148,7 @@ def export(folder: str | Path, path: str | Path, ids=None) -> Path:
     """Write a cache folder's vectors as the ``.npz`` of ``sova_lib.items.write_embeddings``.
 
     ``ids``: the items to export, in that order (default: every finished item,
-    sorted). Integer ids give an integer ``ids`` array (what ``sova evaluate
+    sorted). Integer ids give an integer ``ids`` array (what ``sova sovabench evaluate
     --embeddings`` reads); other ids are written as strings. Raises
     ``KeyError`` naming ids the cache lacks.
     """

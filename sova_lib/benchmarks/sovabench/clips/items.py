@@ -47,14 +47,14 @@ def protocol_items(protocol: str, video_root: str | Path) -> tuple[list[Item], s
 def manifest_items(manifest, video_root: str | Path) -> tuple[list[Item], str]:
     """Items that read the clips of a clip manifest straight from their source videos.
 
-    ``manifest`` is the path of a manifest TSV (``sova clips plan``) or its
+    ``manifest`` is the path of a manifest TSV (``sova sovabench clips plan``) or its
     rows (``sova_lib.benchmarks.sovabench.clips.plan.ManifestRow``). Every row gives one ``Item`` whose
     id is the benchmark index, in manifest order:
 
     * an ``ok`` row reads its source video, found anywhere under
       ``video_root`` (``clip_extract.find_source_videos``), with the row's
       window, crop and reversal (``clips.manifest_frames_args``). The sampler
-      then sees exactly the frames of the clip ``sova clips extract`` cuts for
+      then sees exactly the frames of the clip ``sova sovabench clips extract`` cuts for
       that row, before that clip is encoded: the window's end clamped to the
       video's last frame, the crop clamped to the frame, x2/y2 exclusive, the
       frames played backwards for a reversed row. (A lossless extraction,
