@@ -285,6 +285,31 @@ def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_fa
     from tqdm.auto import tqdm
 
     summary = RunSummary(cache.folder)
+    todo = _left_to_do(items, cache, retry_errors, summary)
+    log = _RunLog(cache, summary)
+    # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
+    changes = bool(todo) or not cache.manifest()
+    if changes:
+        log.update_manifest()
+    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0],
+              disable=not show_progress or not todo,
+              dynamic_ncols=True) as bar:
+        log.bar = bar
+        gate = _FailFast(stop_after_same_failures, log)
+        try:
+            if todo:
+                schedule(todo, gate.record)
+            gate.release()  # fewer held failures than the rule needs: they are the items'
+        finally:
+            if changes:
+                log.update_manifest()
+            else:
+                log.update_totals()
+    return summary
+
+
+def _left_to_do(items, cache, retry_errors, summary) -> list:
+    """The items not in ``cache`` (nor failed before, unless ``retry_errors``); counts the others in ``summary``."""
     todo = []
     for item in items:
         if item.id in cache.done:
@@ -293,81 +318,91 @@ def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_fa
             summary.skipped_failed += 1
         else:
             todo.append(item)
-    start, last_update = time.monotonic(), time.monotonic()
+    return todo
 
-    def update_totals() -> None:
-        summary.seconds = time.monotonic() - start
-        summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
 
-    def update_manifest() -> None:
-        update_totals()
+class _RunLog:
+    """Writes each outcome of a run to the open cache, counts it in the summary and keeps the manifest current.
+
+    ``bar`` (a tqdm bar) is set once the bar is open; the manifest is
+    rewritten at most every ``cache.sync_every`` seconds.
+    """
+
+    def __init__(self, cache, summary: RunSummary):
+        self.cache, self.summary, self.bar = cache, summary, None
+        self.start = self.last_update = time.monotonic()
+
+    def update_totals(self) -> None:
+        summary = self.summary
+        summary.seconds = time.monotonic() - self.start
+        summary.total_done, summary.total_failed = len(self.cache.done), len(self.cache.failures)
+
+    def update_manifest(self) -> None:
+        self.update_totals()
+        summary = self.summary
         rate = round(summary.items_per_s, 4)
-        cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed,
-                                        "empty": summary.empty,
-                                        "skipped_cached": summary.skipped_cached,
-                                        "seconds": round(summary.seconds, 3), "items_per_s": rate},
-                              throughput_items_per_s=rate)
+        self.cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed,
+                                             "empty": summary.empty,
+                                             "skipped_cached": summary.skipped_cached,
+                                             "seconds": round(summary.seconds, 3), "items_per_s": rate},
+                                   throughput_items_per_s=rate)
 
-    held: list[tuple[Any, str]] = []  # describer failures held back while the fail-fast rule may apply
-    rule = {"on": stop_after_same_failures > 0}
-
-    def release() -> None:
-        rule["on"] = False
-        while held:
-            id, error = held.pop(0)
-            keep(id, None, error, shown=True)
-
-    def record(id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
-        if rule["on"] and by_describer:
-            if error is None:
-                release()
-            else:
-                held.append((id, error))
-                bar.update(1)
-                if len(held) < stop_after_same_failures:
-                    return
-                if len({message for _, message in held}) == 1:
-                    raise DescriberEnvironmentError(
-                        f"stopped: the first {len(held)} items all failed with the same error, which points at "
-                        f"the describer or its environment rather than the items: {error}")
-                release()
-                return
-        keep(id, text, error)
-
-    def keep(id: Any, text: str | None, error: str | None, shown: bool = False) -> None:
-        nonlocal last_update
+    def keep(self, id: Any, text: str | None, error: str | None, shown: bool = False) -> None:
+        """Append one outcome; ``shown``: the bar has already counted it."""
+        summary = self.summary
         if error is None:
-            cache.add(id, text)
+            self.cache.add(id, text)
             summary.done += 1
             summary.empty += not text.strip()
         else:
-            cache.add_error(id, error)
+            self.cache.add_error(id, error)
             summary.failed += 1
             summary.failures[id] = error
-            bar.set_postfix(failed=summary.failed, refresh=False)
+            self.bar.set_postfix(failed=summary.failed, refresh=False)
         if not shown:
-            bar.update(1)
-        if time.monotonic() - last_update >= cache.sync_every:
-            update_manifest()
-            last_update = time.monotonic()
+            self.bar.update(1)
+        if time.monotonic() - self.last_update >= self.cache.sync_every:
+            self.update_manifest()
+            self.last_update = time.monotonic()
 
-    # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
-    changes = bool(todo) or not cache.manifest()
-    if changes:
-        update_manifest()
-    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0],
-              disable=not show_progress or not todo,
-              dynamic_ncols=True) as bar:
-        try:
-            if todo:
-                schedule(todo, record)
-            release()  # fewer held failures than the rule needs: they are the items'
-        finally:
-            if changes:
-                update_manifest()
+
+class _FailFast:
+    """The fail-fast rule of the module docstring, between the scheduler's ``record`` and ``_RunLog.keep``.
+
+    While ``active``, the describer's failures are held back; the first
+    success, or ``limit`` held failures with more than one message, ends the
+    rule and writes what was held; ``limit`` held failures all with one
+    message raise ``DescriberEnvironmentError``. ``limit`` 0: never active.
+    """
+
+    def __init__(self, limit: int, log: _RunLog):
+        self.limit, self.log = limit, log
+        self.active = limit > 0
+        self.held: list[tuple[Any, str]] = []
+
+    def release(self) -> None:
+        """End the rule: the held failures are the items' own; write them."""
+        self.active = False
+        while self.held:
+            id, error = self.held.pop(0)
+            self.log.keep(id, None, error, shown=True)
+
+    def record(self, id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
+        if self.active and by_describer:
+            if error is None:
+                self.release()
             else:
-                update_totals()
-    return summary
+                self.held.append((id, error))
+                self.log.bar.update(1)
+                if len(self.held) < self.limit:
+                    return
+                if len({message for _, message in self.held}) == 1:
+                    raise DescriberEnvironmentError(
+                        f"stopped: the first {len(self.held)} items all failed with the same error, which points "
+                        f"at the describer or its environment rather than the items: {error}")
+                self.release()
+                return
+        self.log.keep(id, text, error)
 
 
 def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> None:
