@@ -41,9 +41,9 @@ import os
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from sova_lib.describe.cache import cache_key, open_cache
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
@@ -51,8 +51,48 @@ from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.storage import now
 
-__all__ = ["RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
+__all__ = ["NamedOptions", "RunOptions", "RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
            "schedule_requests", "start_describer"]
+
+class NamedOptions:
+    """A frozen dataclass of options that a function also takes one by one, by name (``of``)."""
+
+    kind: ClassVar[str] = ""
+
+    @classmethod
+    def of(cls, options=None, **given):
+        """``options`` (default: the defaults) with each option of ``given`` that is not None put in.
+
+        ``TypeError`` names an option this type does not have.
+        """
+        names = {f.name for f in fields(cls)}
+        unknown = set(given) - names
+        if unknown:
+            raise TypeError(f"unknown {cls.kind} options {sorted(unknown)}")
+        return replace(options or cls(), **{k: v for k, v in given.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class RunOptions(NamedOptions):
+    """How a run behaves here, whatever the engine (``RayOptions`` says where the work goes), describing or embedding.
+
+    ``retry_errors``: describe (embed) again the items that failed before;
+    ``show_progress``: draw a progress bar. Describing only:
+    ``sync_every`` seconds between rewrites of the manifest, ``verbose``
+    prints the summary at the end, ``stop_after_same_failures`` is the
+    fail-fast rule (0: never; module docstring). An embedding run writes its
+    shards by ``flush_items`` / ``flush_seconds`` and prints nothing.
+    Every function that takes ``run`` also takes each field by name, which
+    overrides it.
+    """
+
+    kind: ClassVar[str] = "run"
+    retry_errors: bool = False
+    sync_every: float = 5.0
+    show_progress: bool = True
+    verbose: bool = True
+    stop_after_same_failures: int = 5
+
 
 @dataclass
 class RunSummary:
@@ -190,15 +230,16 @@ def describe_items(
     fps: float = 1.0,
     crop_source: str = "none",
     sampler_version: str | None = None,
-    retry_errors: bool = False,
     loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
     load_workers: int | None = None,
     prefetch: int | None = None,
-    sync_every: float = 5.0,
-    show_progress: bool = True,
-    verbose: bool = True,
     details: dict | None = None,
-    stop_after_same_failures: int = 5,
+    run: RunOptions | None = None,
+    retry_errors: bool | None = None,
+    sync_every: float | None = None,
+    show_progress: bool | None = None,
+    verbose: bool | None = None,
+    stop_after_same_failures: int | None = None,
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
@@ -210,13 +251,16 @@ def describe_items(
     ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
     (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
-    ``stop_after_same_failures`` (0: never) is the fail-fast rule of the
-    module docstring; a stop raises ``DescriberEnvironmentError``.
+    ``run``: retries, progress bar, manifest interval, printing and the
+    fail-fast rule (``RunOptions``), each also accepted by name; a fail-fast
+    stop raises ``DescriberEnvironmentError``.
 
     Before the first item the describer's optional ``load()`` runs once (``start_describer``).
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
+    run = RunOptions.of(run, retry_errors=retry_errors, sync_every=sync_every, show_progress=show_progress,
+                        verbose=verbose, stop_after_same_failures=stop_after_same_failures)
     prompt, items = prepare_run(prompt, system_prompt, items)
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
@@ -231,10 +275,8 @@ def describe_items(
 
         schedule_requests(describer, todo, load, record, load_workers, prefetch)
 
-    return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
-                          run_info=run_info() if callable(run_info) else {},
-                          device=None if device is None else str(device), show_progress=show_progress,
-                          verbose=verbose, details=details, stop_after_same_failures=stop_after_same_failures)
+    return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=run_info() if callable(run_info) else {},
+                          device=None if device is None else str(device), details=details)
 
 
 def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable[Item]) -> tuple[Prompt, list[Item]]:
@@ -253,14 +295,13 @@ def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable
 
 
 def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule: Callable[..., None], *,
-                   retry_errors: bool = False, sync_every: float = 5.0, run_info: dict | None = None,
-                   device: str | None = None, show_progress: bool = True, verbose: bool = True,
-                   details: dict | None = None, stop_after_same_failures: int = 5) -> RunSummary:
+                   run_options: RunOptions | None = None, run_info: dict | None = None, device: str | None = None,
+                   details: dict | None = None) -> RunSummary:
     """Open the cache folder of ``key``, have ``schedule`` describe what it lacks, record each outcome.
 
     The part of a run that every engine shares: ``schedule(todo, record)``
     gets the items not yet in the cache (nor failed before, unless
-    ``retry_errors``), only when there are some, and calls
+    ``run_options.retry_errors``), only when there are some, and calls
     ``record(id, text, None)`` or ``record(id, None, error)`` once per item
     from this thread (``record(id, None, error, False)`` for an item that
     could not be loaded, which the fail-fast rule leaves out). Each outcome is
@@ -268,34 +309,36 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
     ``DescriberEnvironmentError`` is written to the manifest as ``stopped`` and
     raised.
     """
-    with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every, device=device) as cache:
+    run = run_options or RunOptions()
+    with open_cache(cache_dir, key, source="run", details=details, sync_every=run.sync_every,
+                    device=device) as cache:
         cache.manifest_data.update(run=run_info or {}, started=now())
         try:
-            summary = _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures)
+            summary = _run(items, cache, schedule, run)
         except DescriberEnvironmentError as err:
             cache.update_manifest(stopped={"time": now(), "reason": str(err)})
             raise
-    if verbose:
+    if run.verbose:
         print(summary)
     return summary
 
 
-def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures=0) -> RunSummary:
+def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
     """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
     from tqdm.auto import tqdm
 
     summary = RunSummary(cache.folder)
-    todo = _left_to_do(items, cache, retry_errors, summary)
+    todo = _left_to_do(items, cache, run.retry_errors, summary)
     log = _RunLog(cache, summary)
     # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
     changes = bool(todo) or not cache.manifest()
     if changes:
         log.update_manifest()
     with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0],
-              disable=not show_progress or not todo,
+              disable=not run.show_progress or not todo,
               dynamic_ncols=True) as bar:
         log.bar = bar
-        gate = _FailFast(stop_after_same_failures, log)
+        gate = _FailFast(run.stop_after_same_failures, log)
         try:
             if todo:
                 schedule(todo, gate.record)
