@@ -40,15 +40,18 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, ClassVar, Iterable
 
 from sova_lib.describe.cache import cache_key
 from sova_lib.describe.contract import make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.runner import (
+    NamedOptions,
+    RunOptions,
     RunSummary,
     build_request,
     prepare_run,
@@ -62,8 +65,8 @@ __all__ = ["DescribeWorker", "RayOptions", "describe_items_ray", "item_from_json
 
 
 @dataclass(frozen=True)
-class RayOptions:
-    """Where and how wide a Ray run goes; the same for describing and embedding.
+class RayOptions(NamedOptions):
+    """Where and how wide a Ray run goes; the same for describing and embedding (``RunOptions``: how it behaves).
 
     ``workers`` actors, each with ``gpus_per_worker`` GPUs and
     ``cpus_per_worker`` CPUs, take ``batch_size`` items per call;
@@ -71,6 +74,7 @@ class RayOptions:
     ``address``, ``num_cpus`` and ``num_gpus``: see ``ray_session``.
     """
 
+    kind: ClassVar[str] = "Ray"
     workers: int = 1
     gpus_per_worker: float = 0.0
     cpus_per_worker: float = 1.0
@@ -83,15 +87,6 @@ class RayOptions:
     def __post_init__(self):
         if self.workers < 1 or self.batch_size < 1:
             raise ValueError(f"workers and batch_size must be at least 1, got {self.workers} and {self.batch_size}")
-
-    @classmethod
-    def of(cls, ray: "RayOptions | None" = None, **given) -> "RayOptions":
-        """``ray`` (default: the defaults) with each option of ``given`` that is not None put in."""
-        names = {f.name for f in fields(cls)}
-        unknown = set(given) - names
-        if unknown:
-            raise TypeError(f"unknown Ray options {sorted(unknown)}")
-        return replace(ray or cls(), **{k: v for k, v in given.items() if v is not None})
 
     def engine(self) -> dict:
         """The manifest's ``engine`` entry."""
@@ -236,7 +231,6 @@ def describe_items_ray(
     fps: float = 1.0,
     crop_source: str = "none",
     sampler_version: str | None = None,
-    retry_errors: bool = False,
     ray: RayOptions | None = None,
     workers: int | None = None,
     gpus_per_worker: float | None = None,
@@ -246,18 +240,21 @@ def describe_items_ray(
     num_cpus: int | None = None,
     num_gpus: int | None = None,
     load_workers: int | None = None,
-    sync_every: float = 5.0,
-    show_progress: bool = True,
-    verbose: bool = True,
     details: dict | None = None,
-    stop_after_same_failures: int = 5,
     on_start: Callable[[float], None] | None = None,
+    run: RunOptions | None = None,
+    retry_errors: bool | None = None,
+    sync_every: float | None = None,
+    show_progress: bool | None = None,
+    verbose: bool | None = None,
+    stop_after_same_failures: int | None = None,
 ) -> RunSummary:
     """Describe ``items`` with the ``backend`` describer on a Ray actor pool into ``cache_dir`` (module docstring).
 
     ``options`` are the describer's keyword options (as for ``make_describer``).
     ``ray``: the pool and the cluster (``RayOptions``); each of its fields may
-    also be given by name, which overrides it. ``on_start(seconds)`` is told
+    also be given by name, which overrides it; ``run`` (``RunOptions``) the
+    same, as for ``runner.describe_items``. ``on_start(seconds)`` is told
     how long Ray took to start (0 when it was running). Other arguments as for
     ``runner.describe_items``. ``DescriberEnvironmentError`` (or the
     describer's own error) stops the run when an actor's describer cannot start.
@@ -265,30 +262,35 @@ def describe_items_ray(
     ray = RayOptions.of(ray, workers=workers, gpus_per_worker=gpus_per_worker, cpus_per_worker=cpus_per_worker,
                         batch_size=batch_size, address=address, num_cpus=num_cpus, num_gpus=num_gpus,
                         load_workers=load_workers)
+    run_options = RunOptions.of(run, retry_errors=retry_errors, sync_every=sync_every, show_progress=show_progress,
+                                verbose=verbose, stop_after_same_failures=stop_after_same_failures)
     prompt, items = prepare_run(prompt, system_prompt, items)
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
-    run = {**(run_info() if callable(run_info) else {}), "engine": ray.engine()}
+    info = {**(run_info() if callable(run_info) else {}), "engine": ray.engine()}
 
-    def schedule(todo: list[Item], record: Callable[..., None]) -> None:
-        ready = []
-        for item in todo:
-            if item.error is not None:
-                record(item.id, None, item.error, False)
-            else:
-                ready.append(item)
-        if not ready:
-            return
-        with ray.session() as session:
-            if on_start is not None:
-                on_start(session.start_seconds)
-            for row, id, text, error, loaded in _stream(ready, backend, options, prompt, fps, ray):
-                record(id, None if error else text, error or None, loaded)
+    schedule = partial(_schedule_on_ray, ray, on_start, backend, options, prompt, fps)
+    return run_into_cache(key, items, cache_dir, schedule, run_options=run_options, run_info=info, device=ray.device(),
+                          details=details)
 
-    return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
-                          run_info=run, device=ray.device(), show_progress=show_progress, verbose=verbose,
-                          details=details, stop_after_same_failures=stop_after_same_failures)
+
+def _schedule_on_ray(ray: RayOptions, on_start, backend, options, prompt, fps, todo: list[Item],
+                     record: Callable[..., None]) -> None:
+    """The ``schedule`` of ``run_into_cache`` for a Ray run: items known bad are recorded, the rest go to the pool."""
+    ready = []
+    for item in todo:
+        if item.error is not None:
+            record(item.id, None, item.error, False)
+        else:
+            ready.append(item)
+    if not ready:
+        return
+    with ray.session() as session:
+        if on_start is not None:
+            on_start(session.start_seconds)
+        for row, id, text, error, loaded in _stream(ready, backend, options, prompt, fps, ray):
+            record(id, None if error else text, error or None, loaded)
 
 
 def map_on_actors(items, worker, constructor_kwargs: dict, *, workers: int, gpus_per_worker: float,

@@ -41,9 +41,9 @@ import os
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from sova_lib.describe.cache import cache_key, open_cache
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
@@ -51,8 +51,48 @@ from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.storage import now
 
-__all__ = ["RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
+__all__ = ["NamedOptions", "RunOptions", "RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
            "schedule_requests", "start_describer"]
+
+class NamedOptions:
+    """A frozen dataclass of options that a function also takes one by one, by name (``of``)."""
+
+    kind: ClassVar[str] = ""
+
+    @classmethod
+    def of(cls, options=None, **given):
+        """``options`` (default: the defaults) with each option of ``given`` that is not None put in.
+
+        ``TypeError`` names an option this type does not have.
+        """
+        names = {f.name for f in fields(cls)}
+        unknown = set(given) - names
+        if unknown:
+            raise TypeError(f"unknown {cls.kind} options {sorted(unknown)}")
+        return replace(options or cls(), **{k: v for k, v in given.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class RunOptions(NamedOptions):
+    """How a run behaves here, whatever the engine (``RayOptions`` says where the work goes), describing or embedding.
+
+    ``retry_errors``: describe (embed) again the items that failed before;
+    ``show_progress``: draw a progress bar. Describing only:
+    ``sync_every`` seconds between rewrites of the manifest, ``verbose``
+    prints the summary at the end, ``stop_after_same_failures`` is the
+    fail-fast rule (0: never; module docstring). An embedding run writes its
+    shards by ``flush_items`` / ``flush_seconds`` and prints nothing.
+    Every function that takes ``run`` also takes each field by name, which
+    overrides it.
+    """
+
+    kind: ClassVar[str] = "run"
+    retry_errors: bool = False
+    sync_every: float = 5.0
+    show_progress: bool = True
+    verbose: bool = True
+    stop_after_same_failures: int = 5
+
 
 @dataclass
 class RunSummary:
@@ -190,15 +230,16 @@ def describe_items(
     fps: float = 1.0,
     crop_source: str = "none",
     sampler_version: str | None = None,
-    retry_errors: bool = False,
     loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
     load_workers: int | None = None,
     prefetch: int | None = None,
-    sync_every: float = 5.0,
-    show_progress: bool = True,
-    verbose: bool = True,
     details: dict | None = None,
-    stop_after_same_failures: int = 5,
+    run: RunOptions | None = None,
+    retry_errors: bool | None = None,
+    sync_every: float | None = None,
+    show_progress: bool | None = None,
+    verbose: bool | None = None,
+    stop_after_same_failures: int | None = None,
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
@@ -210,13 +251,16 @@ def describe_items(
     ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
     (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
-    ``stop_after_same_failures`` (0: never) is the fail-fast rule of the
-    module docstring; a stop raises ``DescriberEnvironmentError``.
+    ``run``: retries, progress bar, manifest interval, printing and the
+    fail-fast rule (``RunOptions``), each also accepted by name; a fail-fast
+    stop raises ``DescriberEnvironmentError``.
 
     Before the first item the describer's optional ``load()`` runs once (``start_describer``).
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
+    run = RunOptions.of(run, retry_errors=retry_errors, sync_every=sync_every, show_progress=show_progress,
+                        verbose=verbose, stop_after_same_failures=stop_after_same_failures)
     prompt, items = prepare_run(prompt, system_prompt, items)
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
@@ -231,10 +275,8 @@ def describe_items(
 
         schedule_requests(describer, todo, load, record, load_workers, prefetch)
 
-    return run_into_cache(key, items, cache_dir, schedule, retry_errors=retry_errors, sync_every=sync_every,
-                          run_info=run_info() if callable(run_info) else {},
-                          device=None if device is None else str(device), show_progress=show_progress,
-                          verbose=verbose, details=details, stop_after_same_failures=stop_after_same_failures)
+    return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=run_info() if callable(run_info) else {},
+                          device=None if device is None else str(device), details=details)
 
 
 def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable[Item]) -> tuple[Prompt, list[Item]]:
@@ -253,14 +295,13 @@ def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable
 
 
 def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule: Callable[..., None], *,
-                   retry_errors: bool = False, sync_every: float = 5.0, run_info: dict | None = None,
-                   device: str | None = None, show_progress: bool = True, verbose: bool = True,
-                   details: dict | None = None, stop_after_same_failures: int = 5) -> RunSummary:
+                   run_options: RunOptions | None = None, run_info: dict | None = None, device: str | None = None,
+                   details: dict | None = None) -> RunSummary:
     """Open the cache folder of ``key``, have ``schedule`` describe what it lacks, record each outcome.
 
     The part of a run that every engine shares: ``schedule(todo, record)``
     gets the items not yet in the cache (nor failed before, unless
-    ``retry_errors``), only when there are some, and calls
+    ``run_options.retry_errors``), only when there are some, and calls
     ``record(id, text, None)`` or ``record(id, None, error)`` once per item
     from this thread (``record(id, None, error, False)`` for an item that
     could not be loaded, which the fail-fast rule leaves out). Each outcome is
@@ -268,23 +309,50 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
     ``DescriberEnvironmentError`` is written to the manifest as ``stopped`` and
     raised.
     """
-    with open_cache(cache_dir, key, source="run", details=details, sync_every=sync_every, device=device) as cache:
+    run = run_options or RunOptions()
+    with open_cache(cache_dir, key, source="run", details=details, sync_every=run.sync_every,
+                    device=device) as cache:
         cache.manifest_data.update(run=run_info or {}, started=now())
         try:
-            summary = _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures)
+            summary = _run(items, cache, schedule, run)
         except DescriberEnvironmentError as err:
             cache.update_manifest(stopped={"time": now(), "reason": str(err)})
             raise
-    if verbose:
+    if run.verbose:
         print(summary)
     return summary
 
 
-def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_failures=0) -> RunSummary:
+def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
     """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
     from tqdm.auto import tqdm
 
     summary = RunSummary(cache.folder)
+    todo = _left_to_do(items, cache, run.retry_errors, summary)
+    log = _RunLog(cache, summary)
+    # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
+    changes = bool(todo) or not cache.manifest()
+    if changes:
+        log.update_manifest()
+    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0],
+              disable=not run.show_progress or not todo,
+              dynamic_ncols=True) as bar:
+        log.bar = bar
+        gate = _FailFast(run.stop_after_same_failures, log)
+        try:
+            if todo:
+                schedule(todo, gate.record)
+            gate.release()  # fewer held failures than the rule needs: they are the items'
+        finally:
+            if changes:
+                log.update_manifest()
+            else:
+                log.update_totals()
+    return summary
+
+
+def _left_to_do(items, cache, retry_errors, summary) -> list:
+    """The items not in ``cache`` (nor failed before, unless ``retry_errors``); counts the others in ``summary``."""
     todo = []
     for item in items:
         if item.id in cache.done:
@@ -293,81 +361,91 @@ def _run(items, cache, retry_errors, schedule, show_progress, stop_after_same_fa
             summary.skipped_failed += 1
         else:
             todo.append(item)
-    start, last_update = time.monotonic(), time.monotonic()
+    return todo
 
-    def update_totals() -> None:
-        summary.seconds = time.monotonic() - start
-        summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
 
-    def update_manifest() -> None:
-        update_totals()
+class _RunLog:
+    """Writes each outcome of a run to the open cache, counts it in the summary and keeps the manifest current.
+
+    ``bar`` (a tqdm bar) is set once the bar is open; the manifest is
+    rewritten at most every ``cache.sync_every`` seconds.
+    """
+
+    def __init__(self, cache, summary: RunSummary):
+        self.cache, self.summary, self.bar = cache, summary, None
+        self.start = self.last_update = time.monotonic()
+
+    def update_totals(self) -> None:
+        summary = self.summary
+        summary.seconds = time.monotonic() - self.start
+        summary.total_done, summary.total_failed = len(self.cache.done), len(self.cache.failures)
+
+    def update_manifest(self) -> None:
+        self.update_totals()
+        summary = self.summary
         rate = round(summary.items_per_s, 4)
-        cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed,
-                                        "empty": summary.empty,
-                                        "skipped_cached": summary.skipped_cached,
-                                        "seconds": round(summary.seconds, 3), "items_per_s": rate},
-                              throughput_items_per_s=rate)
+        self.cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed,
+                                             "empty": summary.empty,
+                                             "skipped_cached": summary.skipped_cached,
+                                             "seconds": round(summary.seconds, 3), "items_per_s": rate},
+                                   throughput_items_per_s=rate)
 
-    held: list[tuple[Any, str]] = []  # describer failures held back while the fail-fast rule may apply
-    rule = {"on": stop_after_same_failures > 0}
-
-    def release() -> None:
-        rule["on"] = False
-        while held:
-            id, error = held.pop(0)
-            keep(id, None, error, shown=True)
-
-    def record(id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
-        if rule["on"] and by_describer:
-            if error is None:
-                release()
-            else:
-                held.append((id, error))
-                bar.update(1)
-                if len(held) < stop_after_same_failures:
-                    return
-                if len({message for _, message in held}) == 1:
-                    raise DescriberEnvironmentError(
-                        f"stopped: the first {len(held)} items all failed with the same error, which points at "
-                        f"the describer or its environment rather than the items: {error}")
-                release()
-                return
-        keep(id, text, error)
-
-    def keep(id: Any, text: str | None, error: str | None, shown: bool = False) -> None:
-        nonlocal last_update
+    def keep(self, id: Any, text: str | None, error: str | None, shown: bool = False) -> None:
+        """Append one outcome; ``shown``: the bar has already counted it."""
+        summary = self.summary
         if error is None:
-            cache.add(id, text)
+            self.cache.add(id, text)
             summary.done += 1
             summary.empty += not text.strip()
         else:
-            cache.add_error(id, error)
+            self.cache.add_error(id, error)
             summary.failed += 1
             summary.failures[id] = error
-            bar.set_postfix(failed=summary.failed, refresh=False)
+            self.bar.set_postfix(failed=summary.failed, refresh=False)
         if not shown:
-            bar.update(1)
-        if time.monotonic() - last_update >= cache.sync_every:
-            update_manifest()
-            last_update = time.monotonic()
+            self.bar.update(1)
+        if time.monotonic() - self.last_update >= self.cache.sync_every:
+            self.update_manifest()
+            self.last_update = time.monotonic()
 
-    # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
-    changes = bool(todo) or not cache.manifest()
-    if changes:
-        update_manifest()
-    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0],
-              disable=not show_progress or not todo,
-              dynamic_ncols=True) as bar:
-        try:
-            if todo:
-                schedule(todo, record)
-            release()  # fewer held failures than the rule needs: they are the items'
-        finally:
-            if changes:
-                update_manifest()
+
+class _FailFast:
+    """The fail-fast rule of the module docstring, between the scheduler's ``record`` and ``_RunLog.keep``.
+
+    While ``active``, the describer's failures are held back; the first
+    success, or ``limit`` held failures with more than one message, ends the
+    rule and writes what was held; ``limit`` held failures all with one
+    message raise ``DescriberEnvironmentError``. ``limit`` 0: never active.
+    """
+
+    def __init__(self, limit: int, log: _RunLog):
+        self.limit, self.log = limit, log
+        self.active = limit > 0
+        self.held: list[tuple[Any, str]] = []
+
+    def release(self) -> None:
+        """End the rule: the held failures are the items' own; write them."""
+        self.active = False
+        while self.held:
+            id, error = self.held.pop(0)
+            self.log.keep(id, None, error, shown=True)
+
+    def record(self, id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
+        if self.active and by_describer:
+            if error is None:
+                self.release()
             else:
-                update_totals()
-    return summary
+                self.held.append((id, error))
+                self.log.bar.update(1)
+                if len(self.held) < self.limit:
+                    return
+                if len({message for _, message in self.held}) == 1:
+                    raise DescriberEnvironmentError(
+                        f"stopped: the first {len(self.held)} items all failed with the same error, which points "
+                        f"at the describer or its environment rather than the items: {error}")
+                self.release()
+                return
+        self.log.keep(id, text, error)
 
 
 def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> None:

@@ -8,8 +8,20 @@ and closer to its own point than to any other. Labels that cannot meet the
 last rule, or that sit away from their point, get a thin leader line.
 Distances are in points (1/72 inch), so the result does not depend on the
 figure's dpi.
+
+Why not adjustText: adjustText 1.4 (force-directed: labels pushed apart by
+repulsion, pulled back to their points) was tried on Figure 2(b) with its
+defaults and with stronger repulsion, larger expansion and 500-3000
+iterations. In every setting some labels still overlapped (the two
+contrastive image models at 51.3, the general VideoChat-R1 and InternVL3.5
+rows), leader lines crossed other labels, and a label ran over the axes'
+frame; it also has no rule that a label sits nearer its own point than any
+other, which this figure needs (its points are a few points apart). The
+greedy search below keeps every label clear and attached, so it stays.
 """
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
@@ -34,6 +46,35 @@ def _text_box(ann, renderer):
 def _overlaps(box, boxes, pad=1.0) -> bool:
     return any(box.x0 < b.x1 + pad and box.x1 > b.x0 - pad and box.y0 < b.y1 + pad and box.y1 > b.y0 - pad
                for b in boxes)
+
+
+_DIRECTIONS = [(1, 0.6), (1, -0.6), (-1, 0.6), (-1, -0.6), (0, 1), (0, -1), (1.3, 0), (-1.3, 0)]
+_LEADER = {"arrowstyle": "-", "lw": 0.5, "color": "0.4", "shrinkA": 0, "shrinkB": 3}
+
+
+def _first_free(ax, renderer, text, xy, own_point, others, taken, frame, margin, *, fontsize, radius):
+    """First position for one label: inside ``frame``, clear of ``taken``, nearer ``own_point`` by ``margin``.
+
+    Positions are tried at ``radius`` points from the point along each of
+    ``_DIRECTIONS``, then 2x, ... 12x. ``margin`` None drops the nearest-point
+    rule (``others`` = the other points, display coordinates). Returns
+    ``(annotation, box)`` or None.
+    """
+    for step in range(1, 13):
+        for dx, dy in _DIRECTIONS:
+            offset = (dx * radius * step, dy * radius * step)
+            ha = "left" if dx > 0 else "right" if dx < 0 else "center"
+            va = "bottom" if dy > 0 else "top" if dy < 0 else "center"
+            ann = ax.annotate(text, xy, xytext=offset, textcoords="offset points", fontsize=fontsize, ha=ha, va=va,
+                              arrowprops=_LEADER if step > 1 or margin is None or margin == 0 else None)
+            box = _text_box(ann, renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            own = _distance(box, *own_point)
+            clear = margin is None or all(_distance(box, *p) > own + margin for p in others)
+            if inside and clear and not _overlaps(box, taken):
+                return ann, box
+            ann.remove()
+    return None
 
 
 def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clearance=12, avoid=(),
@@ -63,36 +104,17 @@ def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clea
     half = marker_size * px
     taken = [Bbox([[x - half, y - half], [x + half, y + half]]) for x, y in np.vstack([pts, extra])] + list(avoid)
     frame = ax.get_window_extent(renderer)
-    directions = [(1, 0.6), (1, -0.6), (-1, 0.6), (-1, -0.6), (0, 1), (0, -1), (1.3, 0), (-1.3, 0)]
-    leader = {"arrowstyle": "-", "lw": 0.5, "color": "0.4", "shrinkA": 0, "shrinkB": 3}
     gaps = np.linalg.norm(pts[:, None] - pts[None], axis=-1) + np.eye(len(pts)) * 1e9
     order = np.argsort(gaps.min(axis=1), kind="stable") if len(pts) > 1 else np.arange(len(pts))
     placed = {}
-
-    def attempt(i, margin):
-        x, y = xs[i], ys[i]
-        others = np.vstack([np.delete(pts, i, axis=0), extra])
-        for step in range(1, 13):
-            for dx, dy in directions:
-                offset = (dx * radius * step, dy * radius * step)
-                ha = "left" if dx > 0 else "right" if dx < 0 else "center"
-                va = "bottom" if dy > 0 else "top" if dy < 0 else "center"
-                ann = ax.annotate(texts[i], (x, y), xytext=offset, textcoords="offset points", fontsize=fontsize,
-                                  ha=ha, va=va, arrowprops=leader if step > 1 or margin is None or margin == 0 else None)
-                box = _text_box(ann, renderer)
-                inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
-                own = _distance(box, *pts[i])
-                clear = margin is None or all(_distance(box, *p) > own + margin for p in others)
-                if inside and clear and not _overlaps(box, taken):
-                    return ann, box
-                ann.remove()
-        return None
-
     for i in order:
-        chosen = attempt(i, clearance * px) or attempt(i, 0.0) or attempt(i, None)
+        others = np.vstack([np.delete(pts, i, axis=0), extra])
+        search = partial(_first_free, ax, renderer, texts[i], (xs[i], ys[i]), pts[i], others, taken, frame,
+                         fontsize=fontsize, radius=radius)
+        chosen = search(clearance * px) or search(0.0) or search(None)
         if chosen is None:  # nowhere free within reach: first position, with a leader line
             ann = ax.annotate(texts[i], (xs[i], ys[i]), xytext=(radius, radius), textcoords="offset points",
-                              fontsize=fontsize, arrowprops=leader)
+                              fontsize=fontsize, arrowprops=_LEADER)
             chosen = (ann, _text_box(ann, renderer))
         taken.append(chosen[1])
         placed[i] = chosen[0]

@@ -307,6 +307,21 @@ def _limits(values, pad_low, pad_high, floor=None):
     return (max(low, floor) if floor is not None else low), high
 
 
+def _legend_handles(frame) -> list:
+    """Figure 2(b)'s legend: one entry per group present, the two prompt markers, and the computed star."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", ls="", color=c, label=f"{g} (paper's value)") for g, c in GROUP_COLORS.items()
+               if g in set(frame["group"]) and g != "Computed here"]
+    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3",
+                       label="general prompt (paper's value)"),
+                Line2D([], [], marker="o", ls="", color="0.3", label="task-aware prompt (paper's value)")]
+    if (frame["source"] != "paper").any():
+        handles.append(Line2D([], [], marker="*", ls="", markersize=12, color=GROUP_COLORS["Computed here"],
+                              markeredgecolor="k", label="computed here"))
+    return handles
+
+
 def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-pair", random=None):
     """Figure 2(b): inter-pair mAP (x) against intra-pair Pair-mAP (y), one labelled point per row.
 
@@ -319,7 +334,6 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
     computed ones, and the main panel zooms on the paper's points.
     """
     plt = pyplot()
-    from matplotlib.lines import Line2D
 
     paper = frame[frame["source"] == "paper"]
     xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
@@ -343,15 +357,7 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
     ax.set_title((title if overview is None else title + " (paper's range)")
                  + "\ncircles: the paper's published values" + ("; stars: computed here" if
                                                                  (frame["source"] != "paper").any() else ""))
-    handles = [Line2D([], [], marker="o", ls="", color=c, label=f"{g} (paper's value)") for g, c in GROUP_COLORS.items()
-               if g in set(frame["group"]) and g != "Computed here"]
-    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3",
-                       label="general prompt (paper's value)"),
-                Line2D([], [], marker="o", ls="", color="0.3", label="task-aware prompt (paper's value)")]
-    if (frame["source"] != "paper").any():
-        handles.append(Line2D([], [], marker="*", ls="", markersize=12, color=GROUP_COLORS["Computed here"],
-                              markeredgecolor="k", label="computed here"))
-    legend = ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.95)
+    legend = ax.legend(handles=_legend_handles(frame), loc="upper left", fontsize=8, framealpha=0.95)
     if overview is not None:
         overview.set_xlim(*_limits(xs, 0.05, 0.1, floor=0))
         overview.set_ylim(*_limits(ys, 0.1, 0.25))

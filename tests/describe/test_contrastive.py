@@ -121,6 +121,21 @@ def test_unreadable_and_missing_images_are_recorded_and_the_run_goes_on(tiny, tm
     assert (again.embedded, again.skipped) == (0, 4)
 
 
+
+def test_run_options_retry_the_failures_once_repaired(tiny, tmp_path):
+    from PIL import Image
+
+    from sova_lib.describe.runner import RunOptions
+
+    items = _images(tmp_path / "img", 1) + [Item("late", tmp_path / "img" / "late.png")]
+    first = embed_items(tiny, items, tmp_path / "cache", run=RunOptions(show_progress=False))
+    assert (first.embedded, first.failed) == (1, 1)
+    Image.new("RGB", (32, 32), (10, 200, 10)).save(tmp_path / "img" / "late.png")
+    kept = embed_items(tiny, items, tmp_path / "cache", run=RunOptions(show_progress=False))
+    assert (kept.embedded, kept.skipped_cached, kept.skipped_failed) == (0, 1, 1)  # failures not retried by default
+    retried = embed_items(tiny, items, tmp_path / "cache", run=RunOptions(retry_errors=True), show_progress=False)
+    assert (retried.embedded, retried.skipped_cached, retried.total_done, retried.total_failed) == (1, 1, 2, 0)
+
 def test_settings_and_weights_name_different_folders(tmp_path):
     a = ContrastiveModel(str(build_tiny_clip(tmp_path / "a", seed=0)))
     b = ContrastiveModel(str(build_tiny_clip(tmp_path / "b", seed=1)))

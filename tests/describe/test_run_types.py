@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from sova_lib.describe.ray_engine import RayOptions, describe_items_ray
-from sova_lib.describe.runner import RunSummary
+from sova_lib.describe.runner import RunOptions, RunSummary, describe_items
 
 
 def test_one_summary_reads_the_same_for_both_engines():
@@ -49,3 +49,62 @@ def test_bad_ray_options_stop_before_anything_starts(tmp_path, kwargs):
     with pytest.raises(ValueError, match="workers and batch_size must be at least 1"):
         describe_items_ray("motion", {}, [], tmp_path, prompt="Describe.", **kwargs)
     assert not (tmp_path / "descriptions").exists()
+
+
+def test_run_options_by_object_or_by_name():
+    base = RunOptions(retry_errors=True, verbose=False)
+    merged = RunOptions.of(base, show_progress=False, sync_every=None)
+    assert merged == RunOptions(retry_errors=True, sync_every=5.0, show_progress=False, verbose=False,
+                                stop_after_same_failures=5)
+    assert RunOptions.of(None) == RunOptions()
+    with pytest.raises(TypeError, match=r"unknown run options \['retry'\]"):
+        RunOptions.of(base, retry=True)
+
+
+class _FailsOnce:
+    """Fails item "b" on its first call, then describes everything as its id."""
+
+    name, max_batch_size, max_concurrency = "fails-once", 1, 1
+
+    def __init__(self):
+        self.calls = []
+
+    def config(self):
+        return {"model": "fails-once"}
+
+    def describe(self, requests):
+        self.calls += [r.id for r in requests]
+        if requests[0].id == "b" and self.calls.count("b") == 1:
+            raise RuntimeError("first try")
+        return [r.id for r in requests]
+
+
+def _still(item, fps):
+    return [None], (0.0,), False
+
+
+@pytest.mark.parametrize("by_object", [True, False])
+def test_run_options_given_as_object_or_by_name_drive_the_run_alike(tmp_path, capsys, by_object):
+    from sova_lib.describe.item import Item
+
+    items = [Item(i, tmp_path / f"{i}.png") for i in "abc"]
+    describer = _FailsOnce()
+    quiet = dict(show_progress=False, verbose=False, stop_after_same_failures=0)
+    first = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
+                           **({"run": RunOptions(**quiet)} if by_object else quiet))
+    assert (first.described, first.failed, first.failures) == (2, 1, {"b": "RuntimeError: first try"})
+    # again without retrying: "b" is skipped; with retry_errors (object or name): "b" is described
+    again = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
+                           run=RunOptions(**quiet))
+    assert (again.described, again.skipped_failed) == (0, 1)
+    retried = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
+                             **({"run": RunOptions(retry_errors=True, **quiet)} if by_object
+                                else dict(retry_errors=True, **quiet)))
+    # "b" now described: the cache holds 3 descriptions and no item without one
+    assert (retried.described, retried.failed, retried.total_done, retried.total_failed) == (1, 0, 3, 0)
+    assert describer.calls == ["a", "b", "c", "b"]
+    assert capsys.readouterr().out == ""  # verbose=False: nothing printed
+    # the keyword wins over the object
+    loud = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
+                          run=RunOptions(**quiet), verbose=True)
+    assert capsys.readouterr().out == str(loud) + "\n"

@@ -160,72 +160,119 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
     arrays, stack, (width, height), scale = prepare_frames(frames, int(p["work_size"]))
     wh, ww = stack.shape[1:3]
     diag = float(np.hypot(ww, wh))
-    radius, tight = p["still_radius"], p["still_radius"] / 4
+    scene = _Scene(p, arrays, times, n, ww, wh, diag, scale, width, radius=p["still_radius"],
+                   tight=p["still_radius"] / 4,
+                   near=max(p["max_speed"] * float(np.median(np.diff(times))), 0.1))  # ghost-to-track radius
     blobs = find_blobs(stack, p)
     real = link_blobs([[b for b in bs if not b.ghost] for bs in blobs], times, diag, p)
     ghosts = link_blobs([[b for b in bs if b.ghost] for bs in blobs], times, diag, p)
-    events = ghost_events(ghosts, n, radius, diag)
-    near = max(p["max_speed"] * float(np.median(np.diff(times))), 0.1)  # ghost-to-track radius
-    mid = lambda i, j: float(times[i] + times[j]) / 2  # noqa: E731
+    events = ghost_events(ghosts, n, scene.radius, diag)
+    objects, used = [], set()
+    for t in real:
+        dep = scene.match(events, "departs", t[0].k, t[0]) if t[0].k > 0 else None
+        arr = scene.match(events, "arrives", t[-1].k + 1, t[-1]) if t[-1].k < n - 1 else None
+        found = scene.track_object(t, dep, arr)
+        if found is not None:
+            used.update(id(e) for e in (dep, arr) if e)
+            objects.append(found)
+    objects += scene.untracked_events(events, used, objects)
+    objects.sort(key=lambda o: (-abs(o.end[0] - o.start[0]) - abs(o.end[1] - o.start[1]), o.first_seen))
+    objects = sorted(objects[: int(p["max_objects"])], key=lambda o: (o.first_seen, o.start))
+    return MotionAnalysis(objects, float(times[0]), float(times[-1]), n)
 
-    def match(kind: str, k: int, blob: Blob):
+
+@dataclass
+class _Scene:
+    """What ``analyse_motion`` measured of one clip, and the steps that turn tracks and ghosts into objects.
+
+    ``p``: the options; ``arrays``: the frames; ``times``: seconds per frame;
+    ``ww`` x ``wh``: working size (``diag`` its diagonal, ``scale`` working /
+    original, ``width`` the original width); ``radius`` and ``tight``: the
+    still radii; ``near``: how close (fraction of ``diag``) a ghost must be
+    to a track's end to belong to it.
+    """
+
+    p: dict
+    arrays: list
+    times: np.ndarray
+    n: int
+    ww: int
+    wh: int
+    diag: float
+    scale: float
+    width: int
+    radius: float
+    tight: float
+    near: float
+
+    def mid(self, i: int, j: int) -> float:
+        return float(self.times[i] + self.times[j]) / 2
+
+    def match(self, events, kind: str, k: int, blob: Blob):
+        """The ghost event of ``kind`` at frame ``k`` (+-1) near ``blob``, or None."""
         for e in events:
-            if e[0] == kind and abs(e[1] - k) <= 1 and np.hypot(blob.cx - e[2].cx, blob.cy - e[2].cy) / diag <= near:
+            if e[0] == kind and abs(e[1] - k) <= 1 and \
+                    np.hypot(blob.cx - e[2].cx, blob.cy - e[2].cy) / self.diag <= self.near:
                 return e
         return None
 
-    objects, used = [], set()
-    for t in real:
-        dep = match("departs", t[0].k, t[0]) if t[0].k > 0 else None
-        arr = match("arrives", t[-1].k + 1, t[-1]) if t[-1].k < n - 1 else None
-        if len(t) < 2 and dep is None and arr is None:
-            continue
-        first, last = (dep[2] if dep else t[0]), (arr[2] if arr else t[-1])
-        if np.hypot(last.cx - first.cx, last.cy - first.cy) / diag <= p["min_travel"]:
-            continue
+    def start_stop(self, t, dep, arr) -> tuple[float | None, float | None]:
+        """When track ``t`` starts and stops moving: from its ghost events, else from a still head or tail."""
+        times, p = self.times, self.p
         starts_at = stops_at = None
         if dep:
-            starts_at = mid(dep[1] - 1, dep[1])
+            starts_at = self.mid(dep[1] - 1, dep[1])
         elif t[0].k == 0:
-            run, i = still_head(t, t[0], radius, tight, diag)
+            run, i = still_head(t, t[0], self.radius, self.tight, self.diag)
             if run >= 2 and times[t[run - 1].k] - times[0] >= p["min_still"] and i + 1 < len(t):
-                starts_at = mid(t[i].k, t[i + 1].k)
+                starts_at = self.mid(t[i].k, t[i + 1].k)
         if arr:
-            stops_at = mid(arr[1] - 1, arr[1])
-        elif t[-1].k == n - 1:
+            stops_at = self.mid(arr[1] - 1, arr[1])
+        elif t[-1].k == self.n - 1:
             back = t[::-1]
-            run, i = still_head(back, back[0], radius, tight, diag)
+            run, i = still_head(back, back[0], self.radius, self.tight, self.diag)
             if run >= 2 and times[-1] - times[back[run - 1].k] >= p["min_still"] and i + 1 < len(back):
-                stops_at = mid(back[i + 1].k, back[i].k)
-        used.update(id(e) for e in (dep, arr) if e)
+                stops_at = self.mid(back[i + 1].k, back[i].k)
+        return starts_at, stops_at
+
+    def track_object(self, t, dep, arr) -> MovingObject | None:
+        """The object of track ``t`` (with its departure and arrival ghosts), or None if it hardly moves."""
+        p, times, ww, wh, scale = self.p, self.times, self.ww, self.wh, self.scale
+        if len(t) < 2 and dep is None and arr is None:
+            return None
+        first, last = (dep[2] if dep else t[0]), (arr[2] if arr else t[-1])
+        if np.hypot(last.cx - first.cx, last.cy - first.cy) / self.diag <= p["min_travel"]:
+            return None
+        starts_at, stops_at = self.start_stop(t, dep, arr)
         dx, dy = (last.cx - first.cx) / scale, (last.cy - first.cy) / scale
         begin = starts_at if starts_at is not None else float(times[t[0].k])
         end = stops_at if stops_at is not None else float(times[t[-1].k])
         speed = float(np.hypot(dx, dy)) / max(end - begin, 1e-9)
         size = area_scale(t)
-        person = bool(p["detect_people"]) and is_person(arrays, max(t, key=lambda b: (b.area, -b.k)), scale,
+        person = bool(p["detect_people"]) and is_person(self.arrays, max(t, key=lambda b: (b.area, -b.k)), scale,
                                                           p["hog_threshold"])
-        objects.append(MovingObject(
+        return MovingObject(
             kind="person" if person else "object", direction=_direction(dx, dy),
             start=(first.cx / ww, first.cy / wh), end=(last.cx / ww, last.cy / wh),
-            speed_px_s=speed, speed_rel=speed / width, first_seen=float(times[t[0].k]),
+            speed_px_s=speed, speed_rel=speed / self.width, first_seen=float(times[t[0].k]),
             last_seen=float(times[t[-1].k]), starts_at=starts_at, stops_at=stops_at, scale=size,
             size_trend="approaching" if size >= p["scale_change"] else
-            "receding" if size <= 1 / p["scale_change"] else ""))
-    # A still object that left (or arrived) between two frames with no track of its motion.
-    for e in events:
-        kind, k, g = e
-        ends = [o.start if kind == "departs" else o.end for o in objects]
-        if id(e) in used or any(np.hypot((x - g.cx / ww) * ww, (y - g.cy / wh) * wh) / diag <= near
-                                for x, y in ends):
-            continue  # already told by a track that left from (or came to rest at) that place
-        pos, when = (g.cx / ww, g.cy / wh), mid(k - 1, k)
-        objects.append(MovingObject("object", "", pos, pos, 0.0, 0.0, when, when,
+            "receding" if size <= 1 / p["scale_change"] else "")
+
+    def untracked_events(self, events, used: set, objects: list) -> list[MovingObject]:
+        """A still object that left (or arrived) between two frames with no track of its motion."""
+        ww, wh, out = self.ww, self.wh, []
+        for e in events:
+            kind, k, g = e
+            ends = [o.start if kind == "departs" else o.end for o in objects + out]
+            if id(e) in used or any(np.hypot((x - g.cx / ww) * ww, (y - g.cy / wh) * wh) / self.diag <= self.near
+                                    for x, y in ends):
+                continue  # already told by a track that left from (or came to rest at) that place
+            pos, when = (g.cx / ww, g.cy / wh), self.mid(k - 1, k)
+            out.append(MovingObject("object", "", pos, pos, 0.0, 0.0, when, when,
                                     starts_at=when if kind == "departs" else None,
                                     stops_at=when if kind == "arrives" else None))
-    objects.sort(key=lambda o: (-abs(o.end[0] - o.start[0]) - abs(o.end[1] - o.start[1]), o.first_seen))
-    objects = sorted(objects[: int(p["max_objects"])], key=lambda o: (o.first_seen, o.start))
-    return MotionAnalysis(objects, float(times[0]), float(times[-1]), n)
+        return out
 
 
 def _seconds(t: float) -> str:

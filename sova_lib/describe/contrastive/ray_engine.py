@@ -28,6 +28,7 @@ its precision, part of the cache key, is the same in every actor.
 from __future__ import annotations
 
 import pickle
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -38,7 +39,7 @@ from sova_lib.describe.contrastive.runner import check_pool, embed_stream, run_i
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item
 from sova_lib.describe.ray_engine import RayOptions, item_from_json, pickled_error
-from sova_lib.describe.runner import RunSummary
+from sova_lib.describe.runner import RunOptions, RunSummary
 
 __all__ = ["EmbedWorker", "embed_items_ray"]
 
@@ -98,9 +99,7 @@ def embed_items_ray(
     batch_frames: int = 64,
     flush_items: int = 64,
     flush_seconds: float = 30.0,
-    retry_errors: bool = False,
     crop_source: str = "none",
-    show_progress: bool = True,
     ray: RayOptions | None = None,
     workers: int | None = None,
     gpus_per_worker: float | None = None,
@@ -111,6 +110,9 @@ def embed_items_ray(
     num_gpus: int | None = None,
     load_workers: int | None = None,
     on_start: Callable[[float], None] | None = None,
+    run: RunOptions | None = None,
+    retry_errors: bool | None = None,
+    show_progress: bool | None = None,
     progress: bool | None = None,
 ) -> RunSummary:
     """Embed ``items`` on a Ray actor pool into ``cache_dir`` (module docstring); returns the run's ``RunSummary``.
@@ -121,13 +123,14 @@ def embed_items_ray(
     ``sova_lib.describe.ray_engine.describe_items_ray`` (``RayOptions``);
     ``on_start(seconds)`` is told how long Ray took to start, and is not
     called when nothing is left to embed (Ray is then not started). Other
-    arguments as for ``runner.embed_items`` (``progress`` is the former name
-    of ``show_progress``). ``ModelLoadError`` stops the run when the model
+    arguments, ``run`` (``RunOptions``) among them, as for
+    ``runner.embed_items`` (``progress`` is the former name of ``show_progress``). ``ModelLoadError`` stops the run when the model
     cannot be found (on the driver) or loaded (in an actor).
     """
     ray = RayOptions.of(ray, workers=workers, gpus_per_worker=gpus_per_worker, cpus_per_worker=cpus_per_worker,
                         batch_size=batch_size, address=address, num_cpus=num_cpus, num_gpus=num_gpus,
                         load_workers=load_workers)
+    run = RunOptions.of(run, retry_errors=retry_errors, show_progress=show_progress if progress is None else progress)
     device = model_options.get("device") or ("cuda" if ray.gpus_per_worker else "cpu")
     model_options = {**model_options, "device": device}
     expected, model_class = planned_config(model_options["name"], revision=model_options.get("revision"),
@@ -137,21 +140,23 @@ def embed_items_ray(
     # as before: the actors' decoding threads follow their CPUs, not this machine's core count
     threads = ray.load_workers if ray.load_workers is not None else max(1, min(8, int(ray.cpus_per_worker) or 1))
 
-    def stream(todo: list[Item]):
-        with ray.session() as session:
-            if on_start is not None:
-                on_start(session.start_seconds)
-            kwargs = {"model_options": model_options, "expected_config": expected, "fps": fps, "pool": pool,
-                      "batch_frames": batch_frames, "load_workers": threads}
-            for row, out in ray.map(todo, EmbedWorker, kwargs):
-                item = todo[row]
-                if out["error"]:
-                    yield item, None, None, 0, str(out["error"])
-                else:
-                    vectors, indices = pickle.loads(out["vectors"])
-                    yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None
-
-    return run_into_store(key, list(items), cache_dir, stream, device=f"{ray.device()}, {device}",
-                          retry_errors=retry_errors, flush_items=flush_items, flush_seconds=flush_seconds,
-                          show_progress=show_progress if progress is None else progress,
+    kwargs = {"model_options": model_options, "expected_config": expected, "fps": fps, "pool": pool,
+              "batch_frames": batch_frames, "load_workers": threads}
+    stream = partial(_stream_from_actors, ray, on_start, kwargs)
+    return run_into_store(key, list(items), cache_dir, stream, device=f"{ray.device()}, {device}", run_options=run,
+                          flush_items=flush_items, flush_seconds=flush_seconds,
                           last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})
+
+
+def _stream_from_actors(ray: RayOptions, on_start, kwargs: dict, todo: list[Item]):
+    """The ``stream`` of ``run_into_store`` for a Ray run: start Ray, map ``EmbedWorker(**kwargs)`` over ``todo``."""
+    with ray.session() as session:
+        if on_start is not None:
+            on_start(session.start_seconds)
+        for row, out in ray.map(todo, EmbedWorker, kwargs):
+            item = todo[row]
+            if out["error"]:
+                yield item, None, None, 0, str(out["error"])
+            else:
+                vectors, indices = pickle.loads(out["vectors"])
+                yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None

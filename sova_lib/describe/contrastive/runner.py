@@ -32,7 +32,7 @@ import numpy as np
 
 from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
 from sova_lib.describe.item import Item, load_item
-from sova_lib.describe.runner import RunSummary
+from sova_lib.describe.runner import RunOptions, RunSummary
 from sova_lib.video import sample_frames
 
 __all__ = ["check_pool", "embed_items", "embed_stream", "run_into_store"]
@@ -46,22 +46,24 @@ def _pool(frame_vectors: np.ndarray, indices: np.ndarray, pool: str):
 
 def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float = 1.0, pool: str = "mean",
                 batch_frames: int = 64, flush_items: int = 64, flush_seconds: float = 30.0,
-                load_workers: int = 2, retry_errors: bool = False, crop_source: str = "none",
-                show_progress: bool = True, progress: bool | None = None) -> RunSummary:
+                load_workers: int = 2, crop_source: str = "none", run: RunOptions | None = None,
+                retry_errors: bool | None = None, show_progress: bool | None = None,
+                progress: bool | None = None) -> RunSummary:
     """Embed ``items`` with ``model`` (a ``ContrastiveModel``) into the cache; see the module docstring.
 
-    ``show_progress`` draws a progress bar (``progress`` is its former name, still accepted).
+    ``run``: the run options shared with describing (``RunOptions``; an
+    embedding run reads ``retry_errors`` and ``show_progress``), each also
+    accepted by name; ``progress`` is the former name of ``show_progress``.
     """
+    run = RunOptions.of(run, retry_errors=retry_errors, show_progress=show_progress if progress is None else progress)
     check_pool(model, pool)
     key = embedding_key(model.config(), fps, pool, crop_source=crop_source)
 
     def stream(todo):
         return embed_stream(model, todo, fps=fps, pool=pool, batch_frames=batch_frames, load_workers=load_workers)
 
-    return run_into_store(key, items, cache_dir, stream, device=getattr(model, "device", None),
-                          retry_errors=retry_errors, flush_items=flush_items, flush_seconds=flush_seconds,
-                          show_progress=show_progress if progress is None else progress,
-                          last_run={"batch_frames": batch_frames})
+    return run_into_store(key, items, cache_dir, stream, device=getattr(model, "device", None), run_options=run,
+                          flush_items=flush_items, flush_seconds=flush_seconds, last_run={"batch_frames": batch_frames})
 
 
 def check_pool(model, pool: str, name: str | None = None) -> None:
@@ -74,8 +76,8 @@ def check_pool(model, pool: str, name: str | None = None) -> None:
 
 
 def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, *, device: str | None = None,
-                   retry_errors: bool = False, flush_items: int = 64, flush_seconds: float = 30.0,
-                   show_progress: bool = True, last_run: dict | None = None, **manifest_fields) -> RunSummary:
+                   run_options: RunOptions | None = None, flush_items: int = 64, flush_seconds: float = 30.0,
+                   last_run: dict | None = None, **manifest_fields) -> RunSummary:
     """Open the cache folder of ``key``, leave out finished items, and append what ``stream(todo)`` yields.
 
     The one writer of an embedding cache, for every engine. ``stream`` is
@@ -83,8 +85,10 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
     yields ``(item, vectors, frame indices, frames decoded, error)`` per item,
     ``error`` a text (then no vectors) or None. Vectors are written in shards
     of ``flush_items`` items or every ``flush_seconds`` seconds; errors at
-    once. ``last_run`` and ``manifest_fields`` go to the manifest.
+    once. ``last_run`` and ``manifest_fields`` go to the manifest. ``run_options``:
+    ``retry_errors`` and ``show_progress`` of ``RunOptions``.
     """
+    run = run_options or RunOptions()
     cache = EmbeddingCache(embedding_folder(cache_dir, key)).open()
     summary = RunSummary(cache.folder, verb="embedded")
     try:
@@ -97,13 +101,13 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
             seen.add(item.id)
             if item.id in cache.done:
                 summary.skipped_cached += 1
-            elif item.id in cache.failures and not retry_errors:
+            elif item.id in cache.failures and not run.retry_errors:
                 summary.skipped_failed += 1
             else:
                 todo.append(item)
         started = time.monotonic()
         if todo:
-            _record(stream(todo), len(todo), cache, summary, flush_items, flush_seconds, show_progress)
+            _record(stream(todo), len(todo), cache, summary, flush_items, flush_seconds, run.show_progress)
         summary.seconds = time.monotonic() - started
         summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
         cache.update_manifest(last_run={"embedded": summary.done, "failed": summary.failed,

@@ -29,6 +29,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -181,85 +182,139 @@ def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str 
         raise ValueError(f"pix_fmt {pix_fmt} needs codec libx264rgb")
     if codec == "libx264rgb" and pix_fmt == "yuv420p":
         pix_fmt = "rgb24"
-    out_dir = Path(out_dir)
-    records: list[dict] = []
-
-    def finish(row, status, reason="", writer=None, fps=None):
-        rec = {"index": row.index, "video": row.video, "status": status, "reason": reason,
-               "frames": writer.frames if writer else 0,
-               "window": [row.start_frame, row.start_frame + writer.frames - 1] if writer and writer.frames else None,
-               "crop": list(writer.crop) if writer else None, "fps": fps}
-        records.append(rec)
-        if on_done is not None:
-            on_done(rec)
-
+    cut = _Cut(Path(out_dir), codec, pix_fmt, crf, on_done)
     pending = sorted(rows, key=lambda r: (r.start_frame, r.end_frame))
     try:
         container = av.open(str(video_path))
     except Exception as err:  # noqa: BLE001
         for row in pending:
-            finish(row, "failed", f"cannot open {video_path}: {err}")
-        return records
-    active: list[_Writer] = []
-    fps = None
+            cut.finish(row, "failed", f"cannot open {video_path}: {err}")
+        return cut.records
     try:
+        cut.decode(container, pending)
+    except Exception as err:  # noqa: BLE001  (a decoding error fails this video's open clips only)
+        done = {r["video"] for r in cut.records}
+        for wr in cut.active:
+            wr.abort()
+        for row in pending:
+            if row.video not in done:
+                cut.finish(row, "failed", f"decoding {video_path} failed: {type(err).__name__}: {err}")
+    finally:
+        container.close()
+    return cut.records
+
+
+class _Cut:
+    """One decoding pass of ``cut_clips``: the clips being written (``active``) and the records of those done."""
+
+    def __init__(self, out_dir: Path, codec: str, pix_fmt: str | None, crf: int | None, on_done):
+        self.out_dir, self.codec, self.pix_fmt, self.crf, self.on_done = out_dir, codec, pix_fmt, crf, on_done
+        self.records: list[dict] = []
+        self.active: list[_Writer] = []
+        self.fps: float | None = None
+
+    def finish(self, row, status, reason="", writer=None):
+        rec = {"index": row.index, "video": row.video, "status": status, "reason": reason,
+               "frames": writer.frames if writer else 0,
+               "window": [row.start_frame, row.start_frame + writer.frames - 1] if writer and writer.frames else None,
+               "crop": list(writer.crop) if writer else None, "fps": self.fps}
+        self.records.append(rec)
+        if self.on_done is not None:
+            self.on_done(rec)
+
+    def decode(self, container, pending) -> None:
+        """Decode up to the last window's end, opening, feeding and closing each row's writer on its frames."""
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"
         rate = stream.average_rate or stream.guessed_rate or stream.base_rate
         if not rate:
             raise ValueError("the video stream has no frame rate")
         rate = Fraction(rate)
-        fps = float(rate)
+        self.fps = float(rate)
         last = max(r.end_frame for r in pending)
         nxt = decoded = 0
         for i, frame in enumerate(container.decode(stream)):
             decoded = i + 1
             while nxt < len(pending) and pending[nxt].start_frame <= i:
-                row = pending[nxt]
+                self.open(pending[nxt], frame, rate)
                 nxt += 1
-                try:
-                    crop = clamp_region(row.region, (frame.width, frame.height))
-                    active.append(_Writer(row, out_dir / f"{row.video}.mp4", crop, rate, codec, pix_fmt, crf))
-                except Exception as err:  # noqa: BLE001
-                    finish(row, "failed", f"{type(err).__name__}: {err}", fps=fps)
-            if active:
-                rgb = frame.to_ndarray(format="rgb24")
-                for wr in list(active):
-                    try:
-                        wr.add(rgb)
-                        if i >= wr.row.end_frame:
-                            active.remove(wr)
-                            wr.close()
-                            finish(wr.row, "written", writer=wr, fps=fps)
-                    except Exception as err:  # noqa: BLE001
-                        active.remove(wr)
-                        wr.abort()
-                        finish(wr.row, "failed", f"{type(err).__name__}: {err}", fps=fps)
+            if self.active:
+                self.feed(i, frame.to_ndarray(format="rgb24"))
             if i >= last:
                 break
-        # the video ended before some windows did: clamp them to its last frame
-        for wr in active:
+        self.close_clamped()
+        for row in pending[nxt:]:
+            self.finish(row, "failed", f"window starts at frame {row.start_frame}, but the video has "
+                                       f"{decoded} frames")
+
+    def open(self, row, frame, rate) -> None:
+        try:
+            crop = clamp_region(row.region, (frame.width, frame.height))
+            self.active.append(_Writer(row, self.out_dir / f"{row.video}.mp4", crop, rate, self.codec,
+                                       self.pix_fmt, self.crf))
+        except Exception as err:  # noqa: BLE001
+            self.finish(row, "failed", f"{type(err).__name__}: {err}")
+
+    def feed(self, i: int, rgb) -> None:
+        """Frame ``i`` to every open writer; a writer whose window ends here is closed."""
+        for wr in list(self.active):
+            try:
+                wr.add(rgb)
+                if i >= wr.row.end_frame:
+                    self.active.remove(wr)
+                    wr.close()
+                    self.finish(wr.row, "written", writer=wr)
+            except Exception as err:  # noqa: BLE001
+                self.active.remove(wr)
+                wr.abort()
+                self.finish(wr.row, "failed", f"{type(err).__name__}: {err}")
+
+    def close_clamped(self) -> None:
+        """The video ended before some windows did: clamp them to its last frame."""
+        for wr in self.active:
             try:
                 wr.close()
-                finish(wr.row, "written", f"window clamped at the video's last frame {wr.row.start_frame + wr.frames - 1}",
-                       writer=wr, fps=fps)
+                self.finish(wr.row, "written",
+                            f"window clamped at the video's last frame {wr.row.start_frame + wr.frames - 1}",
+                            writer=wr)
             except Exception as err:  # noqa: BLE001
                 wr.abort()
-                finish(wr.row, "failed", f"{type(err).__name__}: {err}", fps=fps)
-        active = []
-        for row in pending[nxt:]:
-            finish(row, "failed", f"window starts at frame {row.start_frame}, but the video has "
-                                  f"{decoded} frames", fps=fps)
-    except Exception as err:  # noqa: BLE001  (a decoding error fails this video's open clips only)
-        done = {r["video"] for r in records}
-        for wr in active:
-            wr.abort()
-        for row in pending:
-            if row.video not in done:
-                finish(row, "failed", f"decoding {video_path} failed: {type(err).__name__}: {err}", fps=fps)
-    finally:
-        container.close()
-    return records
+                self.finish(wr.row, "failed", f"{type(err).__name__}: {err}")
+        self.active = []
+
+
+def _clips_to_cut(rows, out_dir: Path, summary: ExtractSummary) -> dict[str, list[ManifestRow]]:
+    """Source video -> its ``ok`` rows whose clip is not yet in ``out_dir`` (one row per clip name).
+
+    Clips already present are counted in ``summary.skipped``.
+    """
+    todo: dict[str, list[ManifestRow]] = {}
+    seen = set()
+    for r in rows:
+        if not r.ok or r.video in seen:
+            continue
+        seen.add(r.video)
+        if (out_dir / f"{r.video}.mp4").exists():
+            summary.skipped += 1
+            continue
+        todo.setdefault(r.source_video, []).append(r)
+    return todo
+
+
+def _log_outcome(log, summary: ExtractSummary, bar, rec: dict) -> None:
+    """Append one clip's record (with the time) to the open extraction log and count it in ``summary``."""
+    rec = {**rec, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    log.write(json.dumps(rec) + "\n")
+    log.flush()
+    if rec["status"] == "written":
+        summary.written += 1
+        if rec["reason"]:
+            summary.clamped += 1
+    else:
+        summary.failed += 1
+        summary.errors.append((rec["index"], rec["video"], rec["reason"]))
+    if bar is not None:
+        bar.update(1)
 
 
 def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: str | Path, *,
@@ -277,16 +332,7 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = ExtractSummary(not_ok=sum(1 for r in rows if not r.ok))
-    todo: dict[str, list[ManifestRow]] = {}
-    seen = set()
-    for r in rows:
-        if not r.ok or r.video in seen:
-            continue
-        seen.add(r.video)
-        if (out_dir / f"{r.video}.mp4").exists():
-            summary.skipped += 1
-            continue
-        todo.setdefault(r.source_video, []).append(r)
+    todo = _clips_to_cut(rows, out_dir, summary)
     n_todo = sum(len(v) for v in todo.values())
     videos = find_source_videos(video_root, todo) if todo else {}
 
@@ -296,21 +342,7 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
 
         bar = tqdm(total=n_todo, desc="extracting clips", unit="clip")
     with open(out_dir / LOG_NAME, "a", encoding="utf-8") as log:
-
-        def on_done(rec):
-            rec = {**rec, "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-            log.write(json.dumps(rec) + "\n")
-            log.flush()
-            if rec["status"] == "written":
-                summary.written += 1
-                if rec["reason"]:
-                    summary.clamped += 1
-            else:
-                summary.failed += 1
-                summary.errors.append((rec["index"], rec["video"], rec["reason"]))
-            if bar is not None:
-                bar.update(1)
-
+        on_done = partial(_log_outcome, log, summary, bar)
         for source, group in todo.items():
             if source not in videos:
                 for r in group:

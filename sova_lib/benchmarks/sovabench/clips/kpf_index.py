@@ -105,6 +105,46 @@ def _file_key(files: AnnotationFiles) -> dict:
     return key
 
 
+def _actor_spans(acts) -> tuple[dict, dict]:
+    """``counted``: object -> every timespan an activity gives it as an actor; ``by_object``: object ->
+    ``(activity index, start, end)`` of the activities whose region is computed (one timespan, some actor)."""
+    counted: dict[int, list[tuple[int, int]]] = {}
+    for a in acts:
+        for actor in a.actors:
+            counted.setdefault(actor.id1, []).extend(actor.timespans)
+    wanted = [k for k, a in enumerate(acts) if len(a.timespans) == 1 and a.actors]
+    by_object: dict[int, list[tuple[int, int, int]]] = {}
+    for k in wanted:
+        s, e = acts[k].timespans[0]
+        for o in {actor.id1 for actor in acts[k].actors}:
+            by_object.setdefault(o, []).append((k, s, e))
+    return counted, by_object
+
+
+def _add_block(block, needed, counted, by_object, lo, hi, n_boxes) -> None:
+    """Grow each activity's box bounds (``lo``, ``hi``, ``n_boxes``, in place) by one geometry block's boxes."""
+    keep = np.isin(block.ids, needed)
+    if not keep.any():
+        return
+    ids, frames, boxes = block.ids[keep], block.frames[keep], block.boxes[keep]
+    order = np.argsort(ids, kind="stable")
+    ids, frames, boxes = ids[order], frames[order], boxes[order]
+    cuts = np.flatnonzero(np.diff(ids)) + 1
+    for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(ids)]):
+        o = int(ids[a])
+        f = frames[a:b]
+        ok = np.zeros(len(f), dtype=bool)
+        for s, e in counted[o]:
+            ok |= (f >= s) & (f <= e)
+        for k, s, e in by_object[o]:
+            m = ok & (f >= s) & (f < e)
+            if m.any():
+                bx = boxes[a:b][m]
+                lo[k] = np.minimum(lo[k], bx[:, :2].min(axis=0))
+                hi[k] = np.maximum(hi[k], bx[:, 2:].max(axis=0))
+                n_boxes[k] += int(m.sum())
+
+
 def build_video_index(files: AnnotationFiles, *, block_chars: int = 4_000_000) -> VideoIndex:
     """Read one video's KPF files and compute every activity's region.
 
@@ -120,43 +160,13 @@ def build_video_index(files: AnnotationFiles, *, block_chars: int = 4_000_000) -
     acts = read_activities(files.activities)
     types = read_types(files.types) if files.types is not None else {}
 
-    counted: dict[int, list[tuple[int, int]]] = {}
-    for a in acts:
-        for actor in a.actors:
-            counted.setdefault(actor.id1, []).extend(actor.timespans)
-    # activities whose region is computed: one timespan and at least one actor
-    wanted = [k for k, a in enumerate(acts) if len(a.timespans) == 1 and a.actors]
-    by_object: dict[int, list[tuple[int, int, int]]] = {}
-    for k in wanted:
-        s, e = acts[k].timespans[0]
-        for o in {actor.id1 for actor in acts[k].actors}:
-            by_object.setdefault(o, []).append((k, s, e))
+    counted, by_object = _actor_spans(acts)
     lo = np.full((len(acts), 2), np.inf)
     hi = np.full((len(acts), 2), -np.inf)
     n_boxes = np.zeros(len(acts), dtype=np.int64)
     needed = np.array(sorted(by_object), dtype=np.int64)
-
     for block in iter_geom(files.geom, block_chars=block_chars):
-        keep = np.isin(block.ids, needed)
-        if not keep.any():
-            continue
-        ids, frames, boxes = block.ids[keep], block.frames[keep], block.boxes[keep]
-        order = np.argsort(ids, kind="stable")
-        ids, frames, boxes = ids[order], frames[order], boxes[order]
-        cuts = np.flatnonzero(np.diff(ids)) + 1
-        for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(ids)]):
-            o = int(ids[a])
-            f = frames[a:b]
-            ok = np.zeros(len(f), dtype=bool)
-            for s, e in counted[o]:
-                ok |= (f >= s) & (f <= e)
-            for k, s, e in by_object[o]:
-                m = ok & (f >= s) & (f < e)
-                if m.any():
-                    bx = boxes[a:b][m]
-                    lo[k] = np.minimum(lo[k], bx[:, :2].min(axis=0))
-                    hi[k] = np.maximum(hi[k], bx[:, 2:].max(axis=0))
-                    n_boxes[k] += int(m.sum())
+        _add_block(block, needed, counted, by_object, lo, hi, n_boxes)
 
     indexed = []
     for k, a in enumerate(acts):
