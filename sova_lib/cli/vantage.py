@@ -108,7 +108,13 @@ def add_commands(sub) -> None:
     v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, evaluate answers, write a submission",
                        description="VANTAGE-Bench's eight task formats (sova_lib.benchmarks.vantage).")
     vs = v.add_subparsers(dest="vantage_command", metavar="VERB", required=True)
+    _add_describe(vs)
+    _add_evaluate(vs)
+    _add_submit(vs)
+    _add_validate(vs)
 
+
+def _add_describe(vs) -> None:
     d = vs.add_parser("describe", help="ask a describer every item; score (--ground-truth) or write a submission",
                       description="Ask a describer every item of a task, caching the raw answers (resumable); then "
                                   "score them against --ground-truth, or write and check the leaderboard's "
@@ -126,6 +132,8 @@ def add_commands(sub) -> None:
     _score_args(d)
     d.set_defaults(func=run_describe)
 
+
+def _add_evaluate(vs) -> None:
     s = vs.add_parser("evaluate", aliases=["score"], help="score a submission or cached answers against a "
                                                           "ground-truth JSONL",
                       description="Score a submission JSONL, or a vantage describe cache, against an answer key. "
@@ -146,6 +154,8 @@ def add_commands(sub) -> None:
     old_spelling(s, "--results-dir", "--out", dest="results_dir", type=Path)
     s.set_defaults(func=run_score)
 
+
+def _add_submit(vs) -> None:
     u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers, then check it",
                       description="Write the leaderboard's submission JSONL of a task from a vantage describe cache, "
                                   "then check it as the leaderboard does. Example: sova vantage submit --task vqa "
@@ -160,6 +170,8 @@ def add_commands(sub) -> None:
                                             "archive"), required=True)
     u.set_defaults(func=run_submit)
 
+
+def _add_validate(vs) -> None:
     c = vs.add_parser("validate", help="check a submission JSONL as the leaderboard does",
                       description="Check a submission JSONL as the leaderboard does: one line per problem, exit "
                                   "status 2 when there is one. Example: sova vantage validate vqa.jsonl --task vqa "
