@@ -44,7 +44,6 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, contrastive, plots, results
-from sova_lib.paper.compare import comparison_record
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -100,7 +99,7 @@ print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) 
 # %%
 comparisons, comparison_note = results.paired_comparisons(caches, encoder, "intra-pair", ties=ties,
                                                           bootstrap=bootstrap, seed=seed)
-results.record_rows([comparison_record(c, encoder=encoder.name, text_split="sentences", benchmark="SOVABench")
+results.record_rows([c.to_record(encoder=encoder.name, text_split="sentences", benchmark="SOVABench")
                      for c in comparisons], out / "results")
 print(comparison_note)
 pd.DataFrame([c.summary() for c in comparisons])
