@@ -70,7 +70,7 @@ inventory if len(inventory) else print(f"no description cache under {Path(cache_
 # written as one small JSON under `figures_dir/results/`.
 
 # %%
-encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 protocols = ["inter-pair", "intra-pair", "inter-pair-constrained"]
 rows = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
                              include_oracle=include_oracle)

@@ -80,7 +80,7 @@ check.round(2)
 # describes completely.
 
 # %%
-encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 oracle = pd.DataFrame(table3.oracle_rows(encoder, annotations, limit=oracle_items, bootstrap=bootstrap, seed=seed))
 caches = cache_scan.find_description_caches(cache_dir)
 described = pd.DataFrame(table3.description_rows(caches, encoder, annotations, bootstrap=bootstrap, seed=seed))
