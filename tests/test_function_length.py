@@ -23,8 +23,6 @@ ALLOWED = {
     ("sova_lib/similarity.py", "set_similarity"),  # similarity.py: being reworked with the sentence pipeline
     ("sova_lib/paper/explore.py", "muvr_view"),  # explore.py: being reworked with the explorer
     ("sova_lib/metrics.py", "average_precision_rules"),  # metrics.py: being reworked with the result records
-    ("sova_lib/benchmarks/vantage/files.py", "_gt_value"),  # VANTAGE: being reworked with the result records
-    ("sova_lib/benchmarks/vantage/files.py", "read_ground_truth"),
 }
 
 
