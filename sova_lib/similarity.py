@@ -144,8 +144,10 @@ def set_similarity(
     same dot product differently at different positions. Results within
     ``IDENTICAL_TOLERANCE`` of 1 are set to 1, for the same reason. ``block_vectors``
     bounds the query vectors per block (memory is about
-    ``block_vectors * M_gallery`` floats); any block size gives the same
-    result. ``dtype`` is the precision of the products (float32 by default;
+    ``block_vectors * M_gallery`` floats); another block size can change a
+    result by one unit in the last place (the matrix library may order a
+    dot product's sums differently for another block shape), never more.
+    ``dtype`` is the precision of the products (float32 by default;
     float64 for exact comparisons). Vectors are used as given: pass unit rows
     for cosines.
 
