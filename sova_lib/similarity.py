@@ -145,8 +145,9 @@ def set_similarity(
     ``IDENTICAL_TOLERANCE`` of 1 are set to 1, for the same reason. ``block_vectors``
     bounds the query vectors per block (memory is about
     ``block_vectors * M_gallery`` floats); another block size can change a
-    result by one unit in the last place (the matrix library may order a
-    dot product's sums differently for another block shape), never more.
+    result by rounding alone (the matrix library may sum a dot product in
+    another order for another block shape; one unit in the last place where
+    measured).
     ``dtype`` is the precision of the products (float32 by default;
     float64 for exact comparisons). Vectors are used as given: pass unit rows
     for cosines.
