@@ -319,7 +319,7 @@ def test_ablation_records_leave_other_benchmarks_out(tmp_path):
         write_record(record, tmp_path)
     collected = collect_records(tmp_path)
     assert (collected["bootstrap"] == 0).all() and (collected["kind"] == "description cache").all()
-    assert set(collected["benchmark"]) == {"SOVABench", "VANTAGE-Bench", "muvr"}
+    assert set(collected["benchmark"]) == {"SOVABench", "VANTAGE-Bench", "MUVR"}
     kept = _ablation_records(collected, protocols=["intra-pair"], bootstrap=0)
     assert kept[["benchmark", "protocol", "value"]].values.tolist() == [["SOVABench", "intra-pair", 60.0]]
 

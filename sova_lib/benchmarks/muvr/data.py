@@ -81,9 +81,9 @@ __all__ = [
     "read_json",
 ]
 
-#: The five partitions, in the column order of the paper's Tables 7 and 8 (N, O, I, R, D).
 #: The ``benchmark`` field of a MUVR record (``MuvrResult.to_record``, ``QAResult.to_record``).
-BENCHMARK = "muvr"
+BENCHMARK = "MUVR"
+#: The five partitions, in the column order of the paper's Tables 7 and 8 (N, O, I, R, D).
 PARTITIONS = ("news", "others", "instance", "region", "dance")
 #: Folder names of the official code -> partition (M:evaluate_all_vlm_mul.py:258).
 ALIASES = {"geng": "others", "animal": "instance"}
