@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.benchmarks import muvr
-from sova_lib.benchmarks.muvr import examples, paper, qa
+from sova_lib.benchmarks.muvr import hand_cases, paper, qa
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.benchmarks.muvr.ties import tie_study
 from sova_lib.paper.results import write_json, write_outputs
@@ -63,7 +63,7 @@ out.mkdir(parents=True, exist_ok=True)
 # optimistic and pessimistic bounds and the gallery-file order beside (case 7). Case 3 fuses scores of three unit vectors; case 4 is a tag prompt.
 
 # %%
-hand = pd.DataFrame(examples.hand_cases())
+hand = pd.DataFrame(hand_cases.hand_cases())
 write_outputs(hand, hand, out / "05_muvr_hand_cases")
 hand
 

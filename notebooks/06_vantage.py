@@ -52,7 +52,8 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.benchmarks import vantage
-from sova_lib.benchmarks.vantage import examples, metrics_boxes, metrics_captions, synthetic
+from sova_lib.benchmarks.vantage import hand_cases, metrics_boxes, metrics_captions, synthetic
+from sova_lib.benchmarks.vantage.published import published_comparison
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.paper import plots, results
 from sova_lib.video import example_videos, probe
@@ -83,7 +84,7 @@ registry
 # letter anywhere ("No idea" is D). The parse rate says how many answers were readable.
 
 # %%
-hand = pd.DataFrame(examples.hand_case_rows())
+hand = pd.DataFrame(hand_cases.hand_case_rows())
 results.write_outputs(hand, hand, out / "06_vantage_hand_cases")
 hand
 
@@ -195,7 +196,7 @@ use_mine = bool(ground_truth_dir and submissions_dir)
 caption_sim = metrics_captions.make_similarity(similarity) if use_mine else None
 computed = vantage.scoring.score_folder(ground_truth_dir, submissions_dir, mode=mode, similarity=caption_sim,
                                         rng=np.random.default_rng(seed), n_resamples=n_resamples) if use_mine else {}
-published = pd.DataFrame(examples.published_comparison(computed))
+published = pd.DataFrame(published_comparison(computed))
 results.write_outputs(published, published, out / "06_vantage_published")
 published
 

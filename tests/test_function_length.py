@@ -23,7 +23,7 @@ ALLOWED = {
     ("sova_lib/similarity.py", "set_similarity"),  # similarity.py: being reworked with the sentence pipeline
     ("sova_lib/paper/explore.py", "muvr_view"),  # explore.py: being reworked with the explorer
     ("sova_lib/metrics.py", "average_precision_rules"),  # metrics.py: being reworked with the result records
-    ("sova_lib/benchmarks/muvr/data.py", "load_partition"),  # MUVR: being reworked with the result records
+    ("sova_lib/benchmarks/muvr/annotations.py", "load_partition"),  # MUVR: being reworked with the result records
     ("sova_lib/benchmarks/muvr/retrieval.py", "evaluate_partition"),
     ("sova_lib/benchmarks/muvr/synthetic.py", "write_synthetic"),
     ("sova_lib/benchmarks/vantage/files.py", "_gt_value"),  # VANTAGE: being reworked with the result records

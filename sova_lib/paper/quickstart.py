@@ -9,7 +9,7 @@
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
   that decided the match;
 * ``direction_protocol``: the built-in ``quickstart-direction`` protocol
-  (``sova_lib.benchmarks.examples``), or the same question asked of the
+  (``sova_lib.benchmarks.excerpts``), or the same question asked of the
   user's own videos;
 * ``direction_scores``: the clips scored under it, beside a random ranking.
 
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
 from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.runner import describe_items
 from sova_lib.evaluate import CoverageError, baseline, evaluate
-from sova_lib.items import read_descriptions
+from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.sentences import split
 from sova_lib.similarity import set_similarity

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.muvr import metrics
-from sova_lib.benchmarks.muvr.data import (
+from sova_lib.benchmarks.muvr.annotations import (
     ALIASES,
     PARTITIONS,
     MuvrDataError,

@@ -35,8 +35,8 @@ import numpy as np
 
 from sova_lib import metrics as core_metrics
 from sova_lib.benchmarks.muvr import metrics
-from sova_lib.benchmarks.muvr.data import Partition
-from sova_lib.benchmarks.muvr.scoring import (
+from sova_lib.benchmarks.muvr.annotations import Partition
+from sova_lib.benchmarks.muvr.fusion import (
     TAG_WEIGHT,
     QueryVectors,
     fused_rows,

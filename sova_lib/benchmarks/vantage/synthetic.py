@@ -9,6 +9,11 @@ written for this library. ``RuleBasedStandIn`` is
 a rule-based stand-in describer (not an MLLM): it measures frame-to-frame
 change and answers each task's format from it, so the whole chain (prompt,
 frames, runner, cache, parser, metric, bootstrap) runs on a CPU in seconds.
+
+``synthetic`` is one named module in each benchmark that ships synthetic data
+(``sova_lib.benchmarks.muvr.synthetic``, ``sova_lib.benchmarks.vantage.synthetic``): made-up data written in
+the benchmark's released layout, so that its loaders, metrics and notebook run end to end without the real
+data; no number it gives is a result.
 """
 from __future__ import annotations
 

@@ -3,17 +3,20 @@
 ``hand_case_rows()`` scores each case of the spec's section 5 from raw
 answer texts (parser, metric) in both modes and returns one row per case
 with the value expected by hand; the tests assert the same values.
-``published_comparison(computed)`` puts the paper's numbers beside the ones
-a user computed, and says "not computed here" for the rest.
+
+``hand_cases`` is one named module in each benchmark that has hand-worked
+cases in its spec (``sova_lib.benchmarks.muvr.hand_cases``,
+``sova_lib.benchmarks.vantage.hand_cases``): the spec's cases computed
+through the library, one row per checked quantity beside the value worked
+out by hand, for the benchmark's notebook and its tests.
 """
 from __future__ import annotations
 
 from sova_lib.benchmarks.vantage.files import GroundTruth
 from sova_lib.benchmarks.vantage.metrics_captions import exact_match_similarity
-from sova_lib.benchmarks.vantage.published import published_numbers
 from sova_lib.benchmarks.vantage.scoring import score_answers
 
-__all__ = ["HAND_CASES", "hand_case_rows", "published_comparison"]
+__all__ = ["HAND_CASES", "hand_case_rows"]
 
 
 def _gt(task, values, **extra):
@@ -90,18 +93,3 @@ def hand_case_rows() -> list[dict]:
                      "parse rate": got["parity"].parse_rate})
     return rows
 
-
-def published_comparison(computed: dict | None = None) -> list[dict]:
-    """The paper's numbers with a ``computed here`` column: the user's value for that task, or "not computed here".
-
-    ``computed`` maps a task to a ``VantageResult`` of the user's own model on
-    the real ground truth; its value stands beside every published row of
-    that task and metric (the model differs: compare with care).
-    """
-    computed = computed or {}
-    rows = []
-    for row in published_numbers():
-        mine = computed.get(row["task"])
-        value = round(mine.value, 2) if mine is not None and mine.metric == row["metric"] else "not computed here"
-        rows.append({**row, "computed here": value})
-    return rows
