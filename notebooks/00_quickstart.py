@@ -118,7 +118,7 @@ sentences
 # "from right to left" and "from left to right" as close. The red box is the largest cosine.
 
 # %%
-encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 other = query + quickstart.REVERSED_SUFFIX if query + quickstart.REVERSED_SUFFIX in texts else items[1].id
 matrix, rows, cols = quickstart.sentence_similarity(texts, encoder, query, other)
 fig = plots.similarity_heatmap(matrix, rows, cols, highlight_max=True,

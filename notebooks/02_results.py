@@ -44,7 +44,6 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, contrastive, plots, results
-from sova_lib.paper.compare import comparison_record
 from sova_lib.paper.table4 import figure2b, table4_frame
 from sova_lib.paper.table4 import readable as readable_table4
 
@@ -73,7 +72,7 @@ inventory if len(inventory) else print(f"no description cache under {Path(cache_
 # written as one small JSON under `figures_dir/results/`.
 
 # %%
-encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 protocols = ["inter-pair", "intra-pair", "inter-pair-constrained"]
 rows = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
                              include_oracle=include_oracle)
@@ -102,7 +101,7 @@ print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) 
 # %%
 comparisons, comparison_note = results.paired_comparisons(caches, encoder, "intra-pair", ties=ties,
                                                           bootstrap=bootstrap, seed=seed)
-results.record_rows([comparison_record(c, encoder=encoder.name, text_split="sentences", benchmark="SOVABench")
+results.record_rows([c.to_record(encoder=encoder.name, text_split="sentences", benchmark="SOVABench")
                      for c in comparisons], out / "results")
 print(comparison_note)
 pd.DataFrame([c.summary() for c in comparisons])

@@ -67,7 +67,7 @@ cache_scan.caches_frame(caches) if caches else print(ablations.no_cache_note(cac
 # collected into `results.csv`, and the tables below read their rows from it.
 
 # %%
-encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 available, loaded = ablations.encoder_rows(encoders, cache_dir=cache_dir)
 settings = [(True, "max"), (False, "max"), (True, "mean"), (True, "median")]
 setting_rows = ablations.ablation_rows(caches, encoder, protocols, settings, ties=ties, bootstrap=bootstrap, seed=seed)

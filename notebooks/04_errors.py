@@ -78,7 +78,7 @@ print(source)
 # Embed the sentences and score the intra-pair protocol; the per-query AP drives the rest.
 
 # %%
-encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 items = embed_descriptions(texts, encoder)
 result = evaluate("intra-pair", items, ties=ties)
 print(f"intra-pair Pair-mAP = {result.value:.1f} ({source[:60]}...)")

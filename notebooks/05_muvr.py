@@ -46,11 +46,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sova_lib import records
 from sova_lib.benchmarks import muvr
-from sova_lib.benchmarks.muvr import hand_cases, paper, qa
-from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
+from sova_lib.benchmarks.muvr import hand_cases, paper, synthetic_runs
 from sova_lib.benchmarks.muvr.ties import tie_study
-from sova_lib.paper.results import write_json, write_outputs
+from sova_lib.paper.results import record_rows, write_json, write_outputs
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -80,7 +80,6 @@ hand
 # %%
 root = muvr.write_synthetic(synthetic_dir, np.random.default_rng(seed))
 partitions = [muvr.load_partition(root, p) for p in muvr.PARTITIONS]
-features = root / "features" / "VLMs_1_15" / SYNTHETIC_MODEL
 pd.DataFrame([{"partition": p.name, "gallery videos": len(p.gallery), "queries": len(p.queries),
                "Filter prompts": len(p.prompts), "AND/OR prompts skipped": p.skipped_prompts} for p in partitions])
 
@@ -89,14 +88,14 @@ pd.DataFrame([{"partition": p.name, "gallery videos": len(p.gallery), "queries":
 #
 # Each value is the mean over the five partitions of the partition's metric (as the paper reports). The random
 # ranking row is exact (no simulation): the expected AP of a uniformly random order of each partition's gallery.
+# Every evaluation of the synthetic set (Base, Filter and the QA stand-ins below) is written as one record under
+# `figures_dir/results/` and collected into `results.csv`; the tables read their numbers from it.
 
 # %%
-base = {q: muvr.evaluate(partitions, muvr.released_vectors(features, query=q), query=q, ties=ties,
-                         bootstrap=bootstrap, seed=seed, source="synthetic") for q in ("text", "video", "text+video")}
-base["random ranking"] = muvr.random_ranking(partitions)
-table = pd.DataFrame({name: {**r.metrics, **{p: v["mAP"] for p, v in r.per_partition.items()}}
-                      for name, r in base.items()}).T.round(2)
-table["mAP 95% CI"] = [f"{r.ci['mAP'][0]:.1f}-{r.ci['mAP'][1]:.1f}" if r.ci else "" for r in base.values()]
+runs = synthetic_runs.run_synthetic(root, ties=ties, bootstrap=bootstrap, seed=seed)
+record_rows(runs.records(), out / "results")
+collected = records.collect_records(out / "results", out / "results.csv")
+table = synthetic_runs.base_table(collected, ties=ties, bootstrap=bootstrap, seed=seed)
 write_outputs(table.reset_index(names="query (synthetic)"), table.reset_index(names="query (synthetic)"),
               out / "05_muvr_synthetic_base")
 table
@@ -109,9 +108,7 @@ table
 # vector comes from its own `*_query_dict.pkl`, as the official evaluator reads it.
 
 # %%
-flt = {f"p = {w:g}": muvr.evaluate(partitions, muvr.released_vectors(features, version="filter"), version="filter",
-                                   tag_weight=w, ties=ties, source="synthetic") for w in (0.0, 0.3)}
-filter_table = pd.DataFrame({k: r.metrics for k, r in flt.items()}).T.round(2)
+filter_table = synthetic_runs.filter_table(collected, ties=ties, seed=seed)
 write_outputs(filter_table.reset_index(names="tag weight (synthetic)"),
               filter_table.reset_index(names="tag weight (synthetic)"), out / "05_muvr_synthetic_filter")
 filter_table
@@ -149,14 +146,7 @@ tie_table
 # case shows the official parse (`"Yes"` must appear) against the strict one (first word yes/no).
 
 # %%
-questions = qa.load_qa(root)
-stand_ins = {"always 'Yes'": {q.id: "Yes" for q in questions}, "always 'No'": {q.id: "No" for q in questions},
-             "label, lower case": {q.id: "yes" if q.label else "no" for q in questions}}
-qa_rows = [{"stand-in": name, "parse": parse, **{f"accuracy {k}": v for k, v in s.accuracy.items()},
-            **{f"reranking score {k}": v for k, v in s.reranking_score.items()}, "unparseable": len(s.unparseable)}
-           for name, answers in stand_ins.items() for parse in qa.PARSES
-           for s in [qa.score_answers(questions, answers, parse=parse)]]
-qa_table = pd.DataFrame(qa_rows).round(2)
+qa_table = synthetic_runs.qa_table(collected, seed=seed)
 write_outputs(qa_table, qa_table, out / "05_muvr_qa_stand_ins")
 qa_table
 
@@ -168,13 +158,7 @@ qa_table
 
 # %%
 computed = paper.released_feature_tables(data_root, features_root, ties=ties) if data_root and features_root else {}
-groups = [("Table 7", "text"), ("Table 7", "video"), ("Table 7", "text+video"), ("Table 8", "p=0"), ("Table 8", "p=0.3")]
-models = list(paper.RELEASED_FEATURES.values())
-tables = {key: pd.DataFrame(paper.compare(*key, computed.get(key, {}), models=models)) for key in groups}
-for (name, group), frame in tables.items():
-    frame.insert(0, "group", group)
-table7 = pd.concat([f for (t, _), f in tables.items() if t == "Table 7"], ignore_index=True)
-table8 = pd.concat([f for (t, _), f in tables.items() if t == "Table 8"], ignore_index=True)
+table7, table8 = paper.tables_7_and_8(computed)
 write_outputs(table7, table7, out / "05_muvr_table7")
 write_outputs(table8, table8, out / "05_muvr_table8")
 table7.pivot_table(index=["group", "model"], columns="column", values="paper", sort=False)
@@ -191,9 +175,9 @@ table8.pivot(index=["group", "model"], columns="column", values="computed")
 # %%
 summary = {
     "hand_cases": {f"{r['case']}: {r['quantity']}": r["computed"] for r in hand.to_dict("records")},
-    "synthetic_base": {k: r.metrics for k, r in base.items()},
-    "synthetic_filter": {k: r.metrics for k, r in flt.items()},
-    "qa_stand_ins": qa_rows,
+    "synthetic_base": {k: r.metrics for k, r in runs.base.items()},
+    "synthetic_filter": {k: r.metrics for k, r in runs.filter.items()},
+    "qa_stand_ins": runs.qa_rows(),
     "table7_not_computed": int((table7["computed"] == paper.NOT_COMPUTED).sum()),
     "table8_not_computed": int((table8["computed"] == paper.NOT_COMPUTED).sum()),
     "ties": ties,

@@ -51,6 +51,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from sova_lib import records
 from sova_lib.benchmarks import vantage
 from sova_lib.benchmarks.vantage import hand_cases, metrics_boxes, metrics_captions, synthetic
 from sova_lib.benchmarks.vantage.published import published_comparison
@@ -136,23 +137,15 @@ rng = np.random.default_rng(seed)
 
 # %% [markdown]
 # Each task: describe its items (resumable), read the cached answers back, parse and score them with an interval.
+# Each score is written as one record under `figures_dir/results/`; the table reads them back from `results.csv`.
 
 # %%
-rows, answers_shown = [], {}
-for task, tsv in tsvs.items():
-    items = vantage.read_items(task, tsv)
-    run = describe_task(stand_in, task, items, answers_dir, media_root=videos[0].parent, n_frames=n_frames,
-                        show_progress=False, verbose=False)
-    answers = vantage.submission_answers(items, cached_answers(run.folder, items, n_frames))  # by leaderboard id
-    answers_shown[task] = next(iter(answers.values()))
-    truth = vantage.read_ground_truth(Path(work_dir) / f"{task}_gt.jsonl", task)
-    result = vantage.score_answers(task, truth, answers, mode=mode, rng=rng, n_resamples=n_resamples,
-                                   similarity=metrics_captions.token_f1_similarity)
-    rows.append({"task": task, "describer": "rule-based stand-in (synthetic questions)", **result.to_json()})
-synthetic_table = pd.DataFrame(rows)
-synthetic_table[["ci_low", "ci_high"]] = synthetic_table["ci"].tolist()
-synthetic_table = synthetic_table[["task", "describer", "metric", "value", "ci_low", "ci_high", "mode", "parse_rate",
-                                   "n_items"]]
+street, answers_shown = synthetic.street_run(stand_in, tsvs, work_dir, answers_dir, media_root=videos[0].parent,
+                                           n_frames=n_frames, mode=mode, rng=rng, n_resamples=n_resamples)
+results.record_rows([r.to_record(kind="description cache", source=synthetic.STREET_SOURCE, cache=synthetic.STREET_CACHE,
+                                 seed=seed) for r in street.values()], out / "results")
+collected = records.collect_records(out / "results", out / "results.csv")
+synthetic_table = synthetic.street_table(collected, list(tsvs), mode=mode, n_resamples=n_resamples, seed=seed)
 results.write_outputs(synthetic_table, synthetic_table.round(2), out / "06_vantage_synthetic")
 synthetic_table
 
@@ -207,7 +200,7 @@ published
 summary = {
     "hand_cases_match": bool((hand["parity"] == hand["parity by hand"]).all() and (hand["strict"] == hand["strict by hand"]).all()),
     "hand_cases": len(hand), "mode": mode, "n_resamples": n_resamples,
-    "synthetic": {r["task"]: {"value": r["value"], "ci": r["ci"], "parse_rate": r["parse_rate"]} for r in rows},
+    "synthetic": {t: {"value": r.value, "ci": list(r.ci), "parse_rate": r.parse_rate} for t, r in street.items()},
     "describer": "rule-based stand-in (not an MLLM), synthetic questions",
     "computed_tasks": sorted(computed), "published_rows": len(published),
 }

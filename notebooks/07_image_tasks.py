@@ -80,7 +80,7 @@ check.round(2)
 # describes completely.
 
 # %%
-encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir, show_progress=False)
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 oracle = pd.DataFrame(table3.oracle_rows(encoder, annotations, limit=oracle_items, bootstrap=bootstrap, seed=seed))
 caches = cache_scan.find_description_caches(cache_dir)
 described = pd.DataFrame(table3.description_rows(caches, encoder, annotations, bootstrap=bootstrap, seed=seed))
@@ -96,10 +96,7 @@ described if len(described) else print(f"no image description cache under {Path(
 # value, so averages that need SpatialBench stay empty here.
 
 # %%
-computed = {"Random (recomputed from the choice lists)": dict(zip(random["column"], random["value"])),
-            f"oracle (first {oracle_items} items; an upper bound)": dict(zip(oracle["column"], oracle["value"]))}
-for source, group in (described.groupby("source") if len(described) else []):
-    computed[f"{source} [here]"] = dict(zip(group["column"], group["value"]))
+computed = table3.computed_rows(random, oracle, described, oracle_items=oracle_items)
 table = table3.table3_frame(paper, computed)
 results.write_outputs(table, table3.readable(table), out / "07_image_tasks_table3")
 table3.readable(table)

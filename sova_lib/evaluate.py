@@ -31,6 +31,7 @@ import numpy as np
 from sova_lib import metrics
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import Protocol, Task, get_protocol
+from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, set_similarity
 
 __all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "oracle_texts"]
@@ -72,6 +73,17 @@ class Result:
         if self.per_pair is None:
             out.pop("per_pair")
         return out
+
+    def to_record(self, *, kind: str, source: str, **context) -> dict:
+        """This score as one ``sova_lib.records`` record.
+
+        The record takes ``protocol``, ``metric``, ``value``, the interval,
+        ``n_queries``, ``per_class`` (``per_pair`` for Pair-mAP), ``ties``,
+        ``tie_spread`` and ``aggregate`` from the result; ``kind``, ``source``
+        and ``context`` (``benchmark``, ``cache``, ``encoder``, ``text_split``,
+        ``bootstrap``, ``seed``, ...: what was scored and how) add the rest.
+        """
+        return make_record(self, kind=kind, source=source, **context)
 
 
 def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.ndarray, list]:

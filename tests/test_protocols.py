@@ -37,10 +37,12 @@ def test_a_lookup_in_a_fresh_interpreter_finds_sovabench_protocols_without_impor
     assert out.splitlines() == ["before False", "SOVABench mAP 9882 the bundled examples"]
 
 
-def test_the_registry_lists_every_provider_protocol_in_provider_order():
-    # SOVABench's four (sova_lib.benchmarks.sovabench.protocols), then the excerpts' one
-    assert list(protocols.PROTOCOLS) == ["inter-pair", "inter-pair-constrained", "intra-pair", "two-class",
-                                         "quickstart-direction"]
+def test_the_registry_lists_every_provider_protocol():
+    # SOVABench's four (sova_lib.benchmarks.sovabench.protocols) and the excerpts' one; a provider imported
+    # earlier by other code registers earlier, so the order is not fixed
+    assert sorted(protocols.PROTOCOLS) == ["inter-pair", "inter-pair-constrained", "intra-pair",
+                                           "quickstart-direction", "two-class"]
+    assert len(protocols.PROTOCOLS) == 5
     assert PROTOCOL_PROVIDERS == ("sova_lib.benchmarks.sovabench.protocols", "sova_lib.benchmarks.excerpts.protocols")
 
 

@@ -24,7 +24,7 @@ from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import CoverageError
 from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
-from sova_lib.paper.compare import compare, comparison_record
+from sova_lib.paper.compare import compare
 from sova_lib.protocols import PROTOCOLS
 from sova_lib.records import write_record
 from sova_lib.similarity import AGGREGATES
@@ -83,8 +83,8 @@ def run_compare(args) -> int:
         raise CliError(str(err)) from None
     if args.results_dir:
         vectors = args.a.endswith(".npz") and args.b.endswith(".npz")
-        record = comparison_record(result, encoder=None if vectors else (args.embedder or DEFAULT_ENCODER),
-                                   text_split=None if vectors else "sentences")
+        record = result.to_record(encoder=None if vectors else (args.embedder or DEFAULT_ENCODER),
+                                  text_split=None if vectors else "sentences")
         print(f"wrote {write_record(record, args.results_dir)}", file=sys.stderr)
     if args.json:
         top = result.disagreements(args.top)

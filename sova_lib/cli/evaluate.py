@@ -33,7 +33,7 @@ from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions, empty_note, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS, get_protocol
-from sova_lib.records import make_record, write_record
+from sova_lib.records import write_record
 from sova_lib.similarity import AGGREGATES
 
 __all__ = ["add_sovabench_evaluate", "add_image_task_evaluate", "add_input_options", "run_evaluate"]
@@ -141,7 +141,7 @@ def run_evaluate(args) -> int:
         print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
               f"points (optimistic minus pessimistic); the score uses the {result.ties!r} tie rule", file=sys.stderr)
     if args.results_dir:
-        path = write_record(_record(args, result), args.results_dir)
+        path = write_record(result.to_record(**_record_context(args)), args.results_dir)
         print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=None))
@@ -183,16 +183,8 @@ def _run_image_task(args, encoder) -> int:
     except (ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
     if args.results_dir:
-        kind = "baseline" if args.baseline else ("embeddings" if args.embeddings else "description cache")
-        source = args.baseline or str(args.embeddings or args.descriptions)
-        ci = result.ci or (None, None)
-        record = make_record(kind=kind, source=source, benchmark="image-tasks", protocol=task, metric="accuracy",
-                             value=result.value, ci_low=ci[0], ci_high=ci[1], n_queries=result.n_items,
-                             ties=result.ties, bootstrap=args.bootstrap, seed=args.seed, text_split=result.text_split,
-                             baseline=args.baseline, note="; ".join(result.notes) or None,
-                             encoder=None if args.embeddings or args.baseline == "random"
-                             else (args.embedder or DEFAULT_ENCODER))
-        print(f"wrote {write_record(record, args.results_dir)}", file=sys.stderr)
+        print(f"wrote {write_record(result.to_record(**_image_task_context(args)), args.results_dir)}",
+              file=sys.stderr)
     if args.json:
         print(json.dumps({**result.to_json(), "protocol": task}, indent=None))
         return 0
@@ -203,17 +195,25 @@ def _run_image_task(args, encoder) -> int:
     return 0
 
 
-def _record(args, result) -> dict:
-    """The record of one ``sova evaluate`` run (``sova_lib.records``)."""
+def _record_context(args) -> dict:
+    """What a ``sova sovabench evaluate`` run scored, for ``Result.to_record``: kind, source, cache, encoder, ..."""
     run = {"bootstrap": args.bootstrap, "seed": args.seed, "benchmark": get_protocol(args.protocol).benchmark}
     if args.baseline:
-        return make_record(result, kind="baseline", source=args.baseline, baseline=args.baseline,
-                           encoder=(args.embedder or DEFAULT_ENCODER) if args.baseline == "oracle" else None, **run)
+        return {"kind": "baseline", "source": args.baseline, "baseline": args.baseline,
+                "encoder": (args.embedder or DEFAULT_ENCODER) if args.baseline == "oracle" else None, **run}
     if args.embeddings:
-        return make_record(result, kind="embeddings", source=str(args.embeddings), **run)
-    return make_record(result, kind="description cache", source=str(args.descriptions),
-                       cache=Path(args.descriptions).name, encoder=args.embedder or DEFAULT_ENCODER,
-                       text_split="whole text" if args.no_split else "sentences", **run)
+        return {"kind": "embeddings", "source": str(args.embeddings), **run}
+    return {"kind": "description cache", "source": str(args.descriptions), "cache": Path(args.descriptions).name,
+            "encoder": args.embedder or DEFAULT_ENCODER, "text_split": "whole text" if args.no_split else "sentences",
+            **run}
+
+
+def _image_task_context(args) -> dict:
+    """What a ``sova image-tasks evaluate`` run scored, for ``ImageTaskResult.to_record``."""
+    return {"kind": "baseline" if args.baseline else ("embeddings" if args.embeddings else "description cache"),
+            "source": args.baseline or str(args.embeddings or args.descriptions), "bootstrap": args.bootstrap,
+            "seed": args.seed, "baseline": args.baseline,
+            "encoder": None if args.embeddings or args.baseline == "random" else (args.embedder or DEFAULT_ENCODER)}
 
 
 def _print_table(result, class_name: str) -> None:

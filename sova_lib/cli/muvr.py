@@ -22,11 +22,11 @@ import sys
 from pathlib import Path
 
 from sova_lib.benchmarks.muvr import framework, qa
-from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import npz_vectors, released_vectors
 from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, TAG_WEIGHT
 from sova_lib.benchmarks.muvr.metrics import KS, TIES
-from sova_lib.benchmarks.muvr.retrieval import evaluate, random_ranking
+from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     add_bootstrap_options,
@@ -43,7 +43,7 @@ from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.item_vectors import read_descriptions
-from sova_lib.records import make_record, write_record
+from sova_lib.records import write_record
 
 __all__ = ["TIE_ALIASES", "TieChoices", "add_commands", "add_describe_arguments", "add_evaluate_arguments",
            "run_describe", "run_evaluate"]
@@ -116,30 +116,19 @@ def add_evaluate_arguments(p) -> None:
     p.set_defaults(func=run_evaluate, benchmark="muvr", aggregate="max", allow_missing=False)
 
 
-def _record(args, out: dict) -> dict:
-    """The ``sova_lib.records`` record of one MUVR evaluation: mAP (or QA accuracy) per partition, the rest in ``note``."""
-    run = {"benchmark": "muvr", "bootstrap": args.bootstrap, "seed": args.seed}
-    if out["version"] == "qa":
-        rs = ", ".join(f"{k} {v:+.2f}" for k, v in out["reranking_score"].items())
-        return make_record(kind="description cache", source=str(args.answers), cache=Path(args.answers).name,
-                           protocol=f"qa ({out['parse']} parse)", metric="accuracy", value=out["accuracy"]["all"],
-                           n_queries=out["n_questions"]["all"], per_class={k: round(v, 2) for k, v in out["accuracy"].items()}, ties="n/a",
-                           note=f"reranking score {rs}; {len(out['unparseable'])} unparseable answer(s)", **run)
-    weight = f" p={out['tag_weight']:g}" if out["version"] == "filter" else ""
-    others = ", ".join(f"{k} {v:.2f}" for k, v in out["metrics"].items() if k != "mAP")
-    fields = {"protocol": f"{out['version']} {out['query']}{weight}", "metric": "mAP", "value": out["metrics"]["mAP"],
-              "n_queries": out["n_rows"], "per_class": {p: round(v["mAP"], 2) for p, v in out["per_partition"].items()},
-              "ties": out["ties"], "aggregate": "max", "note": "; ".join([others, *out["notes"]])}
-    if "mAP" in out["ci"]:
-        fields.update(ci_low=out["ci"]["mAP"][0], ci_high=out["ci"]["mAP"][1])
+def _record_context(args) -> dict:
+    """What a ``sova muvr evaluate`` run scored, for ``MuvrResult.to_record`` / ``QAResult.to_record``."""
+    run = {"bootstrap": args.bootstrap, "seed": args.seed}
+    if args.version == "qa":
+        return {"kind": "description cache", "source": str(args.answers), "cache": Path(args.answers).name, **run}
     if args.baseline:
-        return make_record(kind="baseline", source=args.baseline, baseline=args.baseline, **fields, **run)
+        return {"kind": "baseline", "source": args.baseline, "baseline": args.baseline, **run}
     if args.descriptions:
-        return make_record(kind="description cache", source=str(args.descriptions), cache=Path(args.descriptions).name,
-                           encoder=args.embedder or DEFAULT_ENCODER,
-                           text_split="whole text" if args.no_split else "sentences", **fields, **run)
+        return {"kind": "description cache", "source": str(args.descriptions), "cache": Path(args.descriptions).name,
+                "encoder": args.embedder or DEFAULT_ENCODER,
+                "text_split": "whole text" if args.no_split else "sentences", **run}
     source = args.features or args.embeddings
-    return make_record(kind="embeddings", source=str(source), cache=Path(source).name, **fields, **run)
+    return {"kind": "embeddings", "source": str(source), "cache": Path(source).name, **run}
 
 
 def _partitions(args):
@@ -148,17 +137,16 @@ def _partitions(args):
     return [load_partition(args.data, p, join_listed=args.join_listed) for p in args.partitions]
 
 
-def _qa(args) -> dict:
+def _qa(args) -> qa.QAResult:
     if args.answers is None:
         raise CliError("--version qa needs --answers CACHE (a describe cache folder or a JSON Lines file)")
     if args.data is None:
         raise CliError("--benchmark muvr needs --data ROOT (the folder holding annotations/)")
-    result = qa.score_answers(qa.load_qa(args.data, args.partitions), read_descriptions(args.answers),
-                              parse=args.parse)
-    return {"benchmark": "muvr", "version": "qa", "source": str(args.answers), **result.to_json()}
+    return qa.score_answers(qa.load_qa(args.data, args.partitions), read_descriptions(args.answers),
+                            parse=args.parse)
 
 
-def _retrieval(args) -> dict:
+def _retrieval(args) -> MuvrResult:
     ties = args.ties or "expected"
     if ties in TIE_ALIASES:
         print(f"sova: note: --ties {ties} is a former name of --ties {TIE_ALIASES[ties]} (tied videos in "
@@ -192,17 +180,21 @@ def _retrieval(args) -> dict:
                                                   split_query=not args.no_split)
         result = evaluate(partitions, vectors, query=args.query, tag_weight=args.tag_weight, ties=ties,
                           source=str(source), **options)
-    return {"benchmark": "muvr", **result.to_json()}
+    return result
 
 
 def run_evaluate(args) -> int:
     """``sova evaluate --benchmark muvr``: score, print, and with ``--results-dir`` write the run's record."""
     try:
-        out = _qa(args) if args.version == "qa" else _retrieval(args)
+        result = _qa(args) if args.version == "qa" else _retrieval(args)
     except (ValueError, FileNotFoundError, OSError) as err:
         raise CliError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
     if args.results_dir:
-        print(f"wrote {write_record(_record(args, out), args.results_dir)}", file=sys.stderr)
+        print(f"wrote {write_record(result.to_record(**_record_context(args)), args.results_dir)}", file=sys.stderr)
+    if args.version == "qa":
+        out = {"benchmark": BENCHMARK, "version": "qa", "source": str(args.answers), **result.to_json()}
+    else:
+        out = {"benchmark": BENCHMARK, **result.to_json()}
     if args.json:
         print(json.dumps(out))
     elif out["version"] == "qa":

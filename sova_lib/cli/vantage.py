@@ -35,7 +35,7 @@ from sova_lib.benchmarks.vantage.metrics_captions import (
     make_similarity,
 )
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
-from sova_lib.benchmarks.vantage.scoring import result_record, score_answers
+from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.submissions import (
     MAX_LISTED,
     InvalidSubmission,
@@ -189,14 +189,14 @@ def _note(lines) -> None:
         print(f"note: {line}", file=sys.stderr)
 
 
-def _record(args, result, model=None) -> dict:
-    """The results record of a ``sova vantage score`` run (``result_record``)."""
+def _record_context(args, model=None) -> dict:
+    """What a ``sova vantage score`` run scored, for ``VantageResult.to_record``."""
     if args.submission is not None:
         source = args.submission
-        return result_record(result, kind="submission", source=str(source), model=model, seed=args.seed,
-                             cache=f"{source.parent.name}-{source.stem}", similarity=_similarity_name(args))
-    return result_record(result, kind="description cache", source=str(args.answers), cache=args.answers.name,
-                         seed=args.seed, similarity=_similarity_name(args))
+        return {"kind": "submission", "source": str(source), "model": model, "seed": args.seed,
+                "cache": f"{source.parent.name}-{source.stem}", "similarity": _similarity_name(args)}
+    return {"kind": "description cache", "source": str(args.answers), "cache": args.answers.name, "seed": args.seed,
+            "similarity": _similarity_name(args)}
 
 
 def _similarity_name(args):
@@ -215,7 +215,7 @@ def _score(args, answers: dict, box_order: str = "xyxy", items=None, model=None)
     result = score_answers(args.task, gt, answers, mode=args.mode, similarity=similarity, box_coord_order=box_order,
                            rng=rng, n_resamples=args.bootstrap)
     if getattr(args, "results_dir", None):
-        print(f"wrote {write_record(_record(args, result, model), args.results_dir)}", file=sys.stderr)
+        print(f"wrote {write_record(result.to_record(**_record_context(args, model)), args.results_dir)}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0

@@ -12,7 +12,7 @@ the general one?") on the same queries:
   intervals of ``evaluate``, from ``numpy.random.default_rng(seed)``;
 * the queries where the two disagree most.
 
-``comparison_record`` turns the result into one record of
+``Comparison.to_record`` turns the result into one record of
 ``sova_lib.records`` (kind ``paired comparison``), so it is collected into
 ``figures/results.csv`` with every other score.
 
@@ -31,7 +31,7 @@ from sova_lib.evaluate import evaluate
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 
-__all__ = ["Comparison", "compare", "compare_results", "comparison_record"]
+__all__ = ["Comparison", "compare", "compare_results"]
 
 
 @dataclass
@@ -61,6 +61,26 @@ class Comparison:
     def disagreements(self, k: int = 10):
         """The ``k`` queries with the largest absolute AP difference (ties kept in id order)."""
         return self.per_query.head(k).reset_index(drop=True)
+
+    def to_record(self, *, encoder: str | None = None, text_split: str | None = None,
+                  benchmark: str | None = None) -> dict:
+        """The comparison as one record (``sova_lib.records``, kind ``paired comparison``).
+
+        ``value`` is A minus B in points, with its paired interval; ``source``
+        ``"A minus B"`` and ``cache`` ``"A vs B"`` (which names the file);
+        ``per_class`` the per-class differences; ``note`` both scores.
+        ``encoder``, ``text_split`` and ``benchmark`` say how the two were scored.
+        """
+        low, high = self.ci or (None, None)
+        return make_record(
+            kind="paired comparison", source=f"{self.name_a} minus {self.name_b}", benchmark=benchmark,
+            protocol=self.protocol, metric=f"{self.metric} difference", value=self.difference, ci_low=low,
+            ci_high=high, n_queries=self.n_queries, per_class={k: round(float(v), 2) for k, v in self.per_class.items()},
+            ties=self.ties, bootstrap=self.bootstrap, seed=self.seed, encoder=encoder, aggregate=self.aggregate,
+            text_split=text_split, cache=f"{self.name_a} vs {self.name_b}",
+            note=f"{self.name_a}: {self.value_a:.2f}, {self.name_b}: {self.value_b:.2f}; paired bootstrap over the "
+                 "same queries",
+        )
 
     def summary(self) -> dict:
         """A JSON-ready dict of the numbers (per-query values left out)."""
@@ -167,18 +187,3 @@ def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str =
     kwargs = dict(aggregate=aggregate, ties=ties, allow_missing=allow_missing)
     return compare_results(evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs),
                            name_a=name_a, name_b=name_b, bootstrap=bootstrap, seed=seed)
-
-
-def comparison_record(comparison: Comparison, *, encoder: str | None = None, text_split: str | None = None,
-                      benchmark: str | None = None) -> dict:
-    """The comparison as one record (``sova_lib.records``): ``value`` is A minus B in points, with its interval."""
-    c = comparison
-    low, high = c.ci or (None, None)
-    return make_record(
-        kind="paired comparison", source=f"{c.name_a} minus {c.name_b}", benchmark=benchmark, protocol=c.protocol,
-        metric=f"{c.metric} difference", value=c.difference, ci_low=low, ci_high=high, n_queries=c.n_queries,
-        per_class={k: round(float(v), 2) for k, v in c.per_class.items()}, ties=c.ties, bootstrap=c.bootstrap,
-        seed=c.seed, encoder=encoder, aggregate=c.aggregate, text_split=text_split,
-        cache=f"{c.name_a} vs {c.name_b}",
-        note=f"{c.name_a}: {c.value_a:.2f}, {c.name_b}: {c.value_b:.2f}; paired bootstrap over the same queries",
-    )

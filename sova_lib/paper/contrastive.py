@@ -102,5 +102,5 @@ def embedding_rows(caches, protocols, *, ties: str = "expected", bootstrap: int 
                                                             "not scored", **common))
                 continue
             r = evaluate(name, cache.items(wanted), ties=ties, bootstrap=bootstrap, seed=seed)
-            rows.append(make_record(r, **common))
+            rows.append(r.to_record(**common))
     return rows

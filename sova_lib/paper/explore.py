@@ -255,7 +255,7 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     """The ranking of MUVR Base query ``query_id`` against ``partition``'s gallery.
 
     ``vectors`` is ``vectors(partition) -> (gallery, QueryVectors)``
-    (``load_muvr_cache``) or that pair. The scores are ``scoring.fused_rows``'
+    (``load_muvr_cache``) or that pair. The scores are ``fusion.fused_rows``'
     (``S_t``, ``S_v`` or ``S_tv`` as ``query`` says), the relevance and AP
     those of ``muvr.evaluate`` (``retrieval.evaluate_partition``): positives
     are the query's ``pos_all`` videos in the gallery, ``|G_q|`` counts those

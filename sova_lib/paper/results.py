@@ -97,7 +97,7 @@ def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int =
             continue
         for p in protocols:
             r = baseline(p, name, encoder=encoder, bootstrap=bootstrap, seed=seed)
-            rows.append(make_record(r, kind="baseline", source=names[name], benchmark=BENCHMARK, baseline=name,
+            rows.append(r.to_record(kind="baseline", source=names[name], benchmark=BENCHMARK, baseline=name,
                                     encoder=encoder.name if name == "oracle" else None, bootstrap=bootstrap,
                                     seed=seed))
     return rows
@@ -136,7 +136,7 @@ def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "m
         if items is None:
             items = cache_items(cache, encoder, sentences=sentences)
         r = evaluate(p, items, aggregate=aggregate, ties=ties, bootstrap=bootstrap, seed=seed)
-        rows.append(make_record(r, kind="description cache", source=cache.label, note="", **common))
+        rows.append(r.to_record(kind="description cache", source=cache.label, note="", **common))
     return rows
 
 

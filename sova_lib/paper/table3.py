@@ -26,8 +26,8 @@ from sova_lib.benchmarks import image_tasks as it
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COLUMNS", "chance_by_construction", "description_rows", "oracle_rows", "random_row_check",
-           "random_rows", "readable", "table3_frame"]
+__all__ = ["COLUMNS", "chance_by_construction", "computed_rows", "description_rows", "oracle_rows",
+           "random_row_check", "random_rows", "readable", "table3_frame"]
 
 #: Table 3's dataset columns, in the paper's order, and the task that computes each here.
 COLUMNS = {"SpatialBench InD.": None, "SpatialBench OutD.": None, "VSR": "vsr-zeroshot",
@@ -127,6 +127,20 @@ def description_rows(caches, encoder, annotations=None, *, sentences: bool = Tru
                                       seed=seed)
             rows.append({**base, "value": r.value, "ci_low": r.ci[0] if r.ci else np.nan,
                          "ci_high": r.ci[1] if r.ci else np.nan, "note": ""})
+    return rows
+
+
+def computed_rows(random, oracle, described, *, oracle_items=None) -> dict:
+    """Table 3's computed rows, ``{row name: {column: value}}``, for ``table3_frame``.
+
+    ``random``, ``oracle`` and ``described``: frames of ``random_rows``,
+    ``oracle_rows`` and ``description_rows``; each description cache gives
+    one row, named by its source and ``[here]``.
+    """
+    rows = {"Random (recomputed from the choice lists)": dict(zip(random["column"], random["value"])),
+            f"oracle (first {oracle_items} items; an upper bound)": dict(zip(oracle["column"], oracle["value"]))}
+    for source, group in (described.groupby("source") if len(described) else []):
+        rows[f"{source} [here]"] = dict(zip(group["column"], group["value"]))
     return rows
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from sova_lib import metrics
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
-from sova_lib.paper.compare import compare, comparison_record
+from sova_lib.paper.compare import compare
 from sova_lib.similarity import ItemVectors
 
 A = np.array([0.9, 0.1, 0.5, 0.7, 0.3])
@@ -71,7 +71,7 @@ def test_known_difference_on_the_quickstart_protocol(tmp_path):
     assert c.difference == pytest.approx(40.75) and c.ci == pytest.approx((40.75, 40.75))
     assert len(c.per_query) == 6 and c.per_query["difference"].to_numpy() == pytest.approx([40.75] * 6)
     assert c.summary()["A better"] == 6
-    record = comparison_record(c)
+    record = c.to_record()
     assert record["kind"] == "paired comparison" and record["value"] == 40.75 and record["source"] == \
         "perfect minus tied"
 

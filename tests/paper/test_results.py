@@ -225,7 +225,6 @@ def _tied_ap(n, r):
 
 def test_paired_comparisons_of_two_caches(tmp_path):
     from sova_lib import records
-    from sova_lib.paper.compare import comparison_record
     from sova_lib.protocols import get_protocol
 
     proto = get_protocol("intra-pair")
@@ -253,8 +252,8 @@ def test_paired_comparisons_of_two_caches(tmp_path):
     assert c.n_queries == len(clips) and c.ci[0] <= c.difference <= c.ci[1] and c.ci[0] < c.ci[1]
     assert c.summary()["A better"] == len(clips)
     # the record, collected into results.csv as the results notebook does
-    results.record_rows([comparison_record(c, encoder="label one-hot", text_split="sentences",
-                                           benchmark="SOVABench")], tmp_path / "results")
+    results.record_rows([c.to_record(encoder="label one-hot", text_split="sentences",
+                                      benchmark="SOVABench")], tmp_path / "results")
     table = records.collect_records(tmp_path / "results", tmp_path / "results.csv")
     written = pd.read_csv(tmp_path / "results.csv")
     for frame in (table, written):

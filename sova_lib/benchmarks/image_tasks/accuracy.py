@@ -28,13 +28,17 @@ import numpy as np
 
 from sova_lib import metrics
 from sova_lib.benchmarks.image_tasks.datasets import ChoiceItem, image_key
+from sova_lib.records import make_record
 from sova_lib.sentences import split
 from sova_lib.similarity import ItemVectors, l2_normalize, set_similarity
 
-__all__ = ["TIE_RULE", "ImageTaskResult", "accuracy", "chance", "choice_scores", "embed_choices", "oracle",
+__all__ = ["BENCHMARK", "TIE_RULE", "ImageTaskResult", "accuracy", "chance", "choice_scores", "embed_choices", "oracle",
            "score_descriptions", "score_vectors", "table3_averages", "tie_credit"]
 
 TIE_RULE = "expected"
+
+#: The ``benchmark`` field of an image task's record (``ImageTaskResult.to_record``).
+BENCHMARK = "image-tasks"
 
 
 @dataclass
@@ -55,6 +59,22 @@ class ImageTaskResult:
         out.pop("per_item")
         out["metric"] = "accuracy"
         return out
+
+    def to_record(self, *, kind: str, source: str, **context) -> dict:
+        """This score as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
+
+        ``benchmark`` is ``image-tasks``; ``protocol`` the task; ``metric``
+        ``accuracy``; ``value`` and the interval in percent; ``n_queries`` the
+        items scored; ``ties`` and ``text_split`` as scored; ``note`` the
+        result's notes joined by ``"; "`` (empty when none). ``kind``,
+        ``source`` and ``context`` (``baseline``, ``encoder``, ``bootstrap``,
+        ``seed``, ``cache``, ...) say what was scored and how.
+        """
+        low, high = self.ci or (None, None)
+        fields = {"note": "; ".join(self.notes) or None, **context}
+        return make_record(kind=kind, source=source, benchmark=BENCHMARK, protocol=self.task, metric="accuracy",
+                           value=self.value, ci_low=low, ci_high=high, n_queries=self.n_items, ties=self.ties,
+                           text_split=self.text_split, **fields)
 
 
 def embed_choices(items: list[ChoiceItem], encode) -> tuple[ItemVectors, np.ndarray]:

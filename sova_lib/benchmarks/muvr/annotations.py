@@ -68,6 +68,7 @@ from pathlib import Path
 __all__ = [
     "ALIASES",
     "ANNOTATION_FILES",
+    "BENCHMARK",
     "PARTITIONS",
     "MuvrDataError",
     "MuvrQuery",
@@ -81,6 +82,8 @@ __all__ = [
 ]
 
 #: The five partitions, in the column order of the paper's Tables 7 and 8 (N, O, I, R, D).
+#: The ``benchmark`` field of a MUVR record (``MuvrResult.to_record``, ``QAResult.to_record``).
+BENCHMARK = "muvr"
 PARTITIONS = ("news", "others", "instance", "region", "dance")
 #: Folder names of the official code -> partition (M:evaluate_all_vlm_mul.py:258).
 ALIASES = {"geng": "others", "animal": "instance"}

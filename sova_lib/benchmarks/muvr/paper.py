@@ -15,11 +15,15 @@ from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import evaluate
 
-__all__ = ["NOT_COMPUTED", "RELEASED_FEATURES", "compare", "paper_rows", "released_feature_tables"]
+__all__ = ["GROUPS", "NOT_COMPUTED", "RELEASED_FEATURES", "compare", "paper_rows", "released_feature_tables",
+           "tables_7_and_8"]
 
 NOT_COMPUTED = "not computed here"
 #: Folder of the released features (features/VLMs_1_15/<folder>) -> the paper's model name.
 RELEASED_FEATURES = {"EVA-CLIP": "EVA-CLIP", "OpenCLIP": "OpenCLIP (ViT-H-14)"}
+#: The (table, group) blocks of Tables 7 and 8, in the paper's order.
+GROUPS = (("Table 7", "text"), ("Table 7", "video"), ("Table 7", "text+video"), ("Table 8", "p=0"),
+          ("Table 8", "p=0.3"))
 
 
 def paper_rows(table: str | None = None) -> list[dict]:
@@ -43,6 +47,23 @@ def compare(table: str, group: str, computed: dict, *, models=None) -> list[dict
         out.append({"model": r["model"], "column": r["column"], "paper": r["value"],
                     "computed": NOT_COMPUTED if value is None else round(float(value), 1)})
     return out
+
+
+def tables_7_and_8(computed: dict) -> tuple:
+    """Tables 7 and 8 as two DataFrames of ``compare`` rows (``group, model, column, paper, computed``).
+
+    ``computed``: ``released_feature_tables``'s result (``{}``: every row
+    "not computed here"). Only the released models' rows are kept.
+    """
+    import pandas as pd
+
+    models = list(RELEASED_FEATURES.values())
+    blocks: dict = {}
+    for table, group in GROUPS:
+        frame = pd.DataFrame(compare(table, group, computed.get((table, group), {}), models=models))
+        frame.insert(0, "group", group)
+        blocks.setdefault(table, []).append(frame)
+    return tuple(pd.concat(blocks[t], ignore_index=True) for t in ("Table 7", "Table 8"))
 
 
 def _flatten(result) -> dict:

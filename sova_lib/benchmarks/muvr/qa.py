@@ -39,12 +39,14 @@ import numpy as np
 from sova_lib.benchmarks.muvr import metrics
 from sova_lib.benchmarks.muvr.annotations import (
     ALIASES,
+    BENCHMARK,
     PARTITIONS,
     MuvrDataError,
     canonical_partition,
     clean_description,
 )
 from sova_lib.describe import DescribeRequest, Item, Prompt, describe_items
+from sova_lib.records import make_record
 from sova_lib.video import probe
 from sova_lib.video.frames import read_frames
 
@@ -246,6 +248,24 @@ class QAResult:
     def to_json(self) -> dict:
         return {"parse": self.parse, "accuracy": self.accuracy, "reranking_score": self.reranking_score,
                 "n_questions": self.n_questions, "unparseable": self.unparseable}
+
+    def to_record(self, *, kind: str, source: str, bootstrap: int, seed: int, **context) -> dict:
+        """These answers' scores as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
+
+        ``benchmark`` is ``muvr``; ``protocol`` ``"qa (<parse> parse)"``;
+        ``metric`` ``accuracy`` with ``value`` the accuracy over all questions;
+        ``n_queries`` their number; ``per_class`` the accuracy of each subset
+        (``all``, ``no_tag``; 2 decimals); ``ties`` ``n/a``; ``note`` the
+        Reranking Score of each subset (signed, 2 decimals) and the number of
+        unparseable answers. ``kind``, ``source``, ``bootstrap``, ``seed`` and
+        ``context`` (``cache``, ...) say what was scored.
+        """
+        rs = ", ".join(f"{k} {v:+.2f}" for k, v in self.reranking_score.items())
+        return make_record(kind=kind, source=source, benchmark=BENCHMARK, protocol=f"qa ({self.parse} parse)",
+                           metric="accuracy", value=self.accuracy["all"], n_queries=self.n_questions["all"],
+                           per_class={k: round(v, 2) for k, v in self.accuracy.items()}, ties="n/a",
+                           note=f"reranking score {rs}; {len(self.unparseable)} unparseable answer(s)",
+                           bootstrap=bootstrap, seed=seed, **context)
 
 
 def score_answers(questions: list[QAQuestion], answers: dict, *, parse: str = "official") -> QAResult:

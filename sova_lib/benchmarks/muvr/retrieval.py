@@ -1,7 +1,7 @@
 """MUVR-Base and MUVR-Filter evaluation: rank each partition's gallery, score, average (spec Sec. 4).
 
 ``evaluate_partition`` scores one partition's queries (Base) or single-literal
-tag prompts (Filter) block by block as ``scoring.fused_rows`` hands them
+tag prompts (Filter) block by block as ``fusion.fused_rows`` hands them
 over: per-query AP and R@k are computed on each block, and, for Base, the
 fused rows are kept (4 bytes per query and video) for uAP. ``evaluate``
 runs the partitions and reports the mean over partitions of each metric
@@ -35,17 +35,18 @@ import numpy as np
 
 from sova_lib import metrics as core_metrics
 from sova_lib.benchmarks.muvr import metrics
-from sova_lib.benchmarks.muvr.annotations import Partition
+from sova_lib.benchmarks.muvr.annotations import BENCHMARK, Partition
 from sova_lib.benchmarks.muvr.fusion import (
     TAG_WEIGHT,
     QueryVectors,
     fused_rows,
     tag_rows,
 )
+from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors
 
 __all__ = ["VERSIONS", "MuvrResult", "PartitionScore", "evaluate", "evaluate_partition", "random_ranking",
-           "rows_of"]
+           "record_metrics", "rows_of"]
 
 VERSIONS = ("base", "filter")
 
@@ -83,6 +84,46 @@ class MuvrResult:
         out = asdict(self)
         out.pop("per_row")
         return out
+
+    @property
+    def protocol(self) -> str:
+        """The record's ``protocol``: the version and query modality, and the tag weight of Filter
+        (``"base text+video"``, ``"filter text+video p=0.3"``)."""
+        weight = f" p={self.tag_weight:g}" if self.version == "filter" else ""
+        return f"{self.version} {self.query}{weight}"
+
+    def to_record(self, *, kind: str, source: str, bootstrap: int, seed: int, **context) -> dict:
+        """This evaluation as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
+
+        ``benchmark`` is ``muvr``; ``protocol`` is ``protocol``; ``metric``
+        ``mAP`` with ``value`` the mean over partitions and its interval;
+        ``n_queries`` the scored rows; ``per_class`` each partition's mAP (2
+        decimals); ``ties`` as scored; ``aggregate`` ``max``; ``note`` the
+        other metrics as ``"name value"`` pairs (2 decimals) joined by ``", "``
+        (``record_metrics`` reads them back), then the result's notes, joined
+        by ``"; "``. ``kind``, ``source``, ``bootstrap``, ``seed`` and
+        ``context`` (``baseline``, ``cache``, ``encoder``, ``text_split``)
+        say what was scored and how.
+        """
+        others = ", ".join(f"{k} {v:.2f}" for k, v in self.metrics.items() if k != "mAP")
+        fields = {"protocol": self.protocol, "metric": "mAP", "value": self.metrics["mAP"], "n_queries": self.n_rows,
+                  "per_class": {p: round(v["mAP"], 2) for p, v in self.per_partition.items()}, "ties": self.ties,
+                  "aggregate": "max", "note": "; ".join([others, *self.notes])}
+        if "mAP" in self.ci:
+            fields.update(ci_low=self.ci["mAP"][0], ci_high=self.ci["mAP"][1])
+        return make_record(kind=kind, source=source, benchmark=BENCHMARK, bootstrap=bootstrap, seed=seed,
+                           **fields, **context)
+
+
+def record_metrics(record) -> dict:
+    """Every metric of a MUVR retrieval record (``MuvrResult.to_record``): ``mAP`` from ``value``, the others
+    read back from the first part of its ``note`` (2 decimals)."""
+    metrics = {"mAP": record["value"]}
+    others = (record["note"] or "").split("; ")[0]
+    for pair in filter(None, others.split(", ")):
+        name, value = pair.rsplit(" ", 1)
+        metrics[name] = float(value)
+    return metrics
 
 
 def rows_of(partition: Partition, version: str) -> list[tuple]:

@@ -9,7 +9,7 @@ and scored as the mode says.
 
 ``VantageResult`` is what a scored task reports: the task, the mode, the
 parse counts and the interval, with every value x100 as the paper does;
-``result_record`` turns it into a results record.
+``VantageResult.to_record`` turns it into a results record.
 """
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ from sova_lib.benchmarks.vantage.submissions import align_answers
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, TASKS, get_task
 from sova_lib.records import make_record
 
-__all__ = ["BENCHMARK", "VantageResult", "parse_answers", "result_record", "score_answers", "score_folder"]
+__all__ = ["BENCHMARK", "VantageResult", "parse_answers", "score_answers", "score_folder"]
 
-#: The ``benchmark`` field of a VANTAGE-Bench record (``result_record``).
+#: The ``benchmark`` field of a VANTAGE-Bench record (``VantageResult.to_record``).
 BENCHMARK = "VANTAGE-Bench"
 
 
@@ -85,30 +85,32 @@ class VantageResult:
             "secondary": self.secondary, "notes": list(self.notes),
         }
 
+    def to_record(self, *, kind: str, source: str, seed: int | None = None, similarity: str | None = None,
+                  **context) -> dict:
+        """This score as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
 
-def result_record(result: VantageResult, *, kind: str, source: str, cache: str | None = None,
-                  model: str | None = None, similarity: str | None = None, seed: int | None = None) -> dict:
-    """The ``sova_lib.records`` record of one scored task (one row of ``figures/results.csv``).
+        ``benchmark`` is ``VANTAGE-Bench``; ``protocol`` the canonical task
+        string and the mode (``video_qa (parity)``), so each task and mode has a
+        file of its own; ``metric``, ``value`` and the interval as scored (x100);
+        ``n_queries`` the ground-truth items; ``per_class`` the secondary values
+        (rates x100, counts as they are); ``ties`` the task's tie rule;
+        ``bootstrap`` the resamples and ``seed`` their seed (kept only when
+        there is an interval); ``encoder`` the caption ``similarity`` (dense
+        captioning); ``note`` the parse counts (``"parsed N/M answers, K
+        <unit>s scored"``) and every note of the result. ``kind``, ``source``
+        and ``context`` (``cache``: a short name of the answers, which names
+        the file; ``model``) say what was scored.
+        """
+        low, high = self.ci or (None, None)
+        per_class = {k: (round(float(v), 2) if isinstance(v, float) else v) for k, v in self.secondary.items()}
+        note = "; ".join([f"parsed {self.n_parsed}/{self.n_items} answers, {self.n_scored} "
+                          f"{self.ci_unit}s scored", *self.notes])
+        return make_record(kind=kind, source=source, benchmark=BENCHMARK,
+                           protocol=f"{self.canonical_task} ({self.mode})", metric=self.metric,
+                           value=self.value, ci_low=low, ci_high=high, n_queries=self.n_items, per_class=per_class,
+                           ties=self.tie_rule, bootstrap=self.n_resamples, seed=seed if self.ci else None,
+                           encoder=similarity, note=note, **context)
 
-    ``benchmark`` is ``VANTAGE-Bench``; ``protocol`` the canonical task
-    string and the mode (``video_qa (parity)``), so each task and mode has a
-    file of its own; ``metric``, ``value`` and the interval as scored (x100);
-    ``n_queries`` the ground-truth items; ``per_class`` the secondary values
-    (rates x100, counts as they are); ``ties`` the task's tie rule;
-    ``encoder`` the caption similarity (dense captioning); ``note`` the parse
-    rate and every note of the result. ``kind``, ``source``, ``cache`` and
-    ``model`` say what was scored (``cache``: a short name of the answers,
-    which names the file).
-    """
-    low, high = result.ci or (None, None)
-    per_class = {k: (round(float(v), 2) if isinstance(v, float) else v) for k, v in result.secondary.items()}
-    note = "; ".join([f"parsed {result.n_parsed}/{result.n_items} answers, {result.n_scored} "
-                      f"{result.ci_unit}s scored", *result.notes])
-    return make_record(kind=kind, source=source, benchmark=BENCHMARK,
-                       protocol=f"{result.canonical_task} ({result.mode})", metric=result.metric,
-                       value=result.value, ci_low=low, ci_high=high, n_queries=result.n_items, per_class=per_class,
-                       ties=result.tie_rule, bootstrap=result.n_resamples, seed=seed if result.ci else None,
-                       encoder=similarity, cache=cache, model=model, note=note)
 
 
 def _swap(task: str, parsed):

@@ -1,0 +1,161 @@
+"""The evaluations of the synthetic MUVR set, as records, and the notebook's tables read back from them.
+
+``run_synthetic(root)`` scores the set ``synthetic.write_synthetic`` wrote:
+MUVR-Base under the three query modalities and the exact random ranking,
+MUVR-Filter without and with the tag prompt, and MUVR-QA on rule-based
+stand-in answers under both parses. ``SyntheticRuns.records()`` turns each
+into one ``sova_lib.records`` record (``cache`` ``muvr-synthetic``); once
+collected (``sova_lib.records.collect_records``), ``base_table``,
+``filter_table`` and ``qa_table`` read the numbers the notebook shows from
+that table alone. Every number measures the code on random vectors, never a
+model.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sova_lib.benchmarks.muvr import qa
+from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.features import released_vectors
+from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking, record_metrics
+from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
+
+__all__ = ["CACHE", "QUERIES", "SOURCE", "STAND_INS", "TAG_WEIGHTS", "SyntheticRuns", "base_table", "filter_table",
+           "qa_table", "run_synthetic", "stand_in_answers"]
+
+#: The ``cache`` field of every synthetic record (it names their files).
+CACHE = "muvr-synthetic"
+SOURCE = "synthetic MUVR set (random vectors: measures the code, not a model)"
+QUERIES = ("text", "video", "text+video")
+TAG_WEIGHTS = (0.0, 0.3)
+#: The rule-based QA stand-ins, in the order the table lists them.
+STAND_INS = ("always 'Yes'", "always 'No'", "label, lower case")
+_RANDOM = "random ranking"
+
+
+def stand_in_answers(questions: list) -> dict:
+    """Stand-in name -> question id -> answer: always "Yes", always "No", and the label in lower case."""
+    return {"always 'Yes'": {q.id: "Yes" for q in questions}, "always 'No'": {q.id: "No" for q in questions},
+            "label, lower case": {q.id: "yes" if q.label else "no" for q in questions}}
+
+
+@dataclass
+class SyntheticRuns:
+    """The synthetic set's results: ``base`` (query modality, or ``"random ranking"``, -> result), ``filter``
+    (``"p = <weight>"`` -> result), ``qa`` (``(stand-in, parse)`` -> ``qa.QAResult``), and the run's settings."""
+
+    base: dict
+    filter: dict
+    qa: dict
+    bootstrap: int
+    seed: int
+
+    def records(self) -> list[dict]:
+        """One record per result. Base takes the run's bootstrap; the random ranking and Filter have no interval."""
+        out = []
+        for name, r in self.base.items():
+            if name == _RANDOM:
+                out.append(r.to_record(kind="baseline", source=SOURCE, baseline="random-ranking", cache=CACHE,
+                                       bootstrap=0, seed=self.seed))
+            else:
+                out.append(r.to_record(kind="embeddings", source=SOURCE, cache=CACHE, bootstrap=self.bootstrap,
+                                       seed=self.seed))
+        out += [r.to_record(kind="embeddings", source=SOURCE, cache=CACHE, bootstrap=0, seed=self.seed)
+                for r in self.filter.values()]
+        out += [r.to_record(kind="baseline", source=name, baseline="stand-in", cache=f"{CACHE} QA {name}",
+                            bootstrap=0, seed=self.seed) for (name, _), r in self.qa.items()]
+        return out
+
+    def qa_rows(self) -> list[dict]:
+        """The QA stand-ins' scores at full precision, one dict per (stand-in, parse)."""
+        return [{"stand-in": name, "parse": parse, **{f"accuracy {k}": v for k, v in s.accuracy.items()},
+                 **{f"reranking score {k}": v for k, v in s.reranking_score.items()}, "unparseable": len(s.unparseable)}
+                for (name, parse), s in self.qa.items()]
+
+
+def run_synthetic(root: str | Path, *, ties: str = "expected", bootstrap: int = 0, seed: int = 0) -> SyntheticRuns:
+    """Score the synthetic set at ``root`` (``synthetic.write_synthetic``): Base, random ranking, Filter, QA.
+
+    Base under each of ``QUERIES`` (``bootstrap`` resamples of the queries,
+    seed ``seed``) and the exact random ranking; Filter at each of
+    ``TAG_WEIGHTS``; QA on each of ``STAND_INS`` under each parse.
+    """
+    root = Path(root)
+    partitions = [load_partition(root, p) for p in PARTITIONS]
+    features = root / "features" / "VLMs_1_15" / SYNTHETIC_MODEL
+    base: dict[str, MuvrResult] = {
+        q: evaluate(partitions, released_vectors(features, query=q), query=q, ties=ties, bootstrap=bootstrap,
+                    seed=seed, source="synthetic") for q in QUERIES}
+    base[_RANDOM] = random_ranking(partitions)
+    filtered = {f"p = {w:g}": evaluate(partitions, released_vectors(features, version="filter"), version="filter",
+                                       tag_weight=w, ties=ties, source="synthetic") for w in TAG_WEIGHTS}
+    questions = qa.load_qa(root)
+    answers = stand_in_answers(questions)
+    scored = {(name, parse): qa.score_answers(questions, answers[name], parse=parse)
+              for name in STAND_INS for parse in qa.PARSES}
+    return SyntheticRuns(base, filtered, scored, bootstrap, seed)
+
+
+def _synthetic(frame, **fields):
+    keep = (frame["benchmark"] == BENCHMARK)
+    for key, value in fields.items():
+        keep &= frame[key] == value
+    return frame[keep]
+
+
+def _one(rows, protocol: str) -> dict:
+    found = rows[rows["protocol"] == protocol]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} synthetic MUVR records of protocol {protocol!r} in the table; expected one")
+    return found.iloc[0].to_dict()
+
+
+def base_table(frame, *, ties: str = "expected", bootstrap: int = 0, seed: int = 0):
+    """The synthetic MUVR-Base table from collected records: every metric, each partition's mAP, the interval.
+
+    One row per query modality, then the random ranking; values to 2
+    decimals; ``mAP 95% CI`` as ``low-high`` (1 decimal) or empty.
+    """
+    import json
+
+    import pandas as pd
+
+    rows = _synthetic(frame, cache=CACHE, seed=seed)
+    records = {q: _one(rows[(rows["bootstrap"] == bootstrap) & (rows["ties"] == ties)], f"base {q}") for q in QUERIES}
+    records[_RANDOM] = _one(rows[rows["kind"] == "baseline"], "base none")
+    table = pd.DataFrame({name: {**record_metrics(r), **json.loads(r["per_class"])} for name, r in records.items()}).T
+    table = table.round(2)
+    table["mAP 95% CI"] = [f"{r['ci_low']:.1f}-{r['ci_high']:.1f}" if pd.notna(r["ci_low"]) else ""
+                           for r in records.values()]
+    return table
+
+
+def filter_table(frame, *, ties: str = "expected", seed: int = 0):
+    """The synthetic MUVR-Filter table from collected records: one row per tag weight, every metric."""
+    import pandas as pd
+
+    rows = _synthetic(frame, cache=CACHE, seed=seed, ties=ties, bootstrap=0)
+    records = {f"p = {w:g}": _one(rows, f"filter text+video p={w:g}") for w in TAG_WEIGHTS}
+    return pd.DataFrame({name: record_metrics(r) for name, r in records.items()}).T.round(2)
+
+
+def qa_table(frame, *, seed: int = 0):
+    """The QA stand-ins from collected records: accuracy and Reranking Score per subset, unparseable answers."""
+    import json
+
+    import pandas as pd
+
+    out = []
+    for name in STAND_INS:
+        rows = _synthetic(frame, cache=f"{CACHE} QA {name}", seed=seed)
+        for parse in qa.PARSES:
+            r = _one(rows, f"qa ({parse} parse)")
+            rs, unparseable = r["note"].removeprefix("reranking score ").split("; ")
+            scores = dict(pair.rsplit(" ", 1) for pair in rs.split(", "))
+            out.append({"stand-in": name, "parse": parse,
+                        **{f"accuracy {k}": v for k, v in json.loads(r["per_class"]).items()},
+                        **{f"reranking score {k}": float(v) for k, v in scores.items()},
+                        "unparseable": int(re.match(r"\d+", unparseable).group())})
+    return pd.DataFrame(out).round(2)
