@@ -51,7 +51,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions
+from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions, records
 from sova_lib.describe import resolve_prompt
 from sova_lib.paper import explore, plots, quickstart, results
 
@@ -178,11 +178,16 @@ top_mean
 # score comes from the command line:
 # `sova sovabench evaluate --protocol quickstart-direction --descriptions <cache folder>`.
 # With your own `videos` the same question is asked of their clips (`quickstart-direction (your videos)`).
-# Six clips make a demonstration, not a measurement.
+# Six clips make a demonstration, not a measurement. Both scores are written as records under
+# `figures_dir/results/`, collected into `results.csv`, and the table below is read back from it.
 
 # %%
 direction = quickstart.direction_protocol(videos, with_reversed=with_reversed)
-scores = quickstart.direction_scores(items_vectors, name="motion describer + max cosine", protocol=direction)
+scored = {"cache": folder.name, "encoder": encoder.name}
+results.record_rows(quickstart.direction_records(items_vectors, name="motion describer + max cosine",
+                                                 protocol=direction, **scored), out / "results")
+collected = records.collect_records(out / "results", out / "results.csv")
+scores = quickstart.direction_table(collected, direction.name, **scored)
 results.write_outputs(scores, scores, out / "00_quickstart_direction")
 print(scores.attrs.get("note", scores.to_string(index=False)))
 

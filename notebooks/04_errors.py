@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sova_lib import SentenceEncoder, embed_descriptions, evaluate
+from sova_lib import SentenceEncoder, embed_descriptions, evaluate, records
 from sova_lib.paper import error_analysis as ea
 from sova_lib.paper import plots, results
 
@@ -69,20 +69,25 @@ pd.set_option("display.max_colwidth", 120)
 # The line below says what they are: a cache (by the model and prompt that made it) or the synthetic demonstration.
 
 # %%
-texts, source, constructed = ea.analysis_texts(cache_dir, cache_name, swap_fraction=swap_fraction,
-                                               generic_fraction=generic_fraction, rng=np.random.default_rng(seed))
+analysed = ea.analysis_texts(cache_dir, cache_name, swap_fraction=swap_fraction, generic_fraction=generic_fraction,
+                             rng=np.random.default_rng(seed))
+texts, source, constructed = analysed.texts, analysed.source, analysed.constructed
 synthetic = constructed is not None
 print(source)
 
 # %% [markdown]
-# Embed the sentences and score the intra-pair protocol; the per-query AP drives the rest.
+# Embed the sentences and score the intra-pair protocol; the per-query AP drives the rest. The score is written as
+# one record under `figures_dir/results/`, collected into `results.csv`, and shown as read back from it.
 
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 items = embed_descriptions(texts, encoder)
 result = evaluate("intra-pair", items, ties=ties)
-print(f"intra-pair Pair-mAP = {result.value:.1f} ({source[:60]}...)")
-pd.Series(result.per_pair, name="mAP (%)").round(1)
+record = ea.score_record(result, analysed, encoder=encoder.name)
+results.record_rows([record], out / "results")
+score = ea.recorded_score(records.collect_records(out / "results", out / "results.csv"), record)
+print(f"intra-pair Pair-mAP = {score['value']:.1f} ({source[:60]}...)")
+pd.Series(score["per_class"], name="mAP (%)").round(1)
 
 # %% [markdown]
 # ## Confusions between opposite actions

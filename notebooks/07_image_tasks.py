@@ -21,7 +21,8 @@
 #
 # The paper's numbers are shown beside what this repository computes: the Random row from the choice lists, the
 # oracle (an upper bound), and any image description cache found under `cache_dir`. A row that was not computed
-# reads "not computed here". Only VSR's annotations ship with the package; the other datasets need their public
+# reads "not computed here". Every evaluation is written as one record under `figures_dir/results/`, collected into
+# `results.csv`, and the tables read their numbers from it. Only VSR's annotations ship with the package; the other datasets need their public
 # annotation files in `annotations` (or `$SOVA_IMAGE_TASKS`), and no image of any dataset is included.
 
 # %% tags=["parameters"]
@@ -38,21 +39,24 @@ from pathlib import Path
 
 import pandas as pd
 
-from sova_lib import SentenceEncoder
+from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, results, table3
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
+run = {"bootstrap": bootstrap, "seed": seed}
 
 # %% [markdown]
 # ## The Random row, recomputed from the choice lists
 #
 # Chance is the mean over items of 1/(number of choices). VSR has two choices per item (the caption and its
 # negation), What's Up four caption options, CountBench nine number-substituted captions (two to ten), Visual7W-Count
-# its four original options.
+# its four original options. A column whose annotation file is not found says so.
 
 # %%
-random = pd.DataFrame(table3.random_rows(annotations))
+results.record_rows(table3.random_records(annotations, **run), out / "results")
+collected = records.collect_records(out / "results", out / "results.csv")
+random = table3.random_table(table3.run_records(collected, encoder=encoder_name, **run)["random"])
 results.write_outputs(random, random, out / "07_image_tasks_random")
 random
 
@@ -77,17 +81,21 @@ check.round(2)
 #
 # The oracle describes each image by its correct choice and runs splitting, the encoder and scoring: 100 unless
 # two choices are the same sentence. Each image description cache is scored on every task whose images it
-# describes completely.
+# describes completely. Both are written as records and read back with the Random row's.
 
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
-oracle = pd.DataFrame(table3.oracle_rows(encoder, annotations, limit=oracle_items, bootstrap=bootstrap, seed=seed))
 caches = cache_scan.find_description_caches(cache_dir)
-described = pd.DataFrame(table3.description_rows(caches, encoder, annotations, bootstrap=bootstrap, seed=seed))
-oracle
+results.record_rows(table3.oracle_records(encoder, annotations, limit=oracle_items, **run), out / "results")
+results.record_rows(table3.description_records(caches, encoder, annotations, **run), out / "results")
+collected = records.collect_records(out / "results", out / "results.csv")
+computed = table3.run_records(collected, encoder=encoder.name, **run)
+oracle, described = computed["oracle"], computed["described"]
+shown = ["column", "source", "value", "ci_low", "ci_high", "n_queries", "note"]
+oracle[shown]
 
 # %%
-described if len(described) else print(f"no image description cache under {Path(cache_dir) / 'descriptions'}")
+described[["cache", *shown]] if len(described) else print(f"no image description cache under {Path(cache_dir) / 'descriptions'}")
 
 # %% [markdown]
 # ## Table 3
@@ -96,8 +104,7 @@ described if len(described) else print(f"no image description cache under {Path(
 # value, so averages that need SpatialBench stay empty here.
 
 # %%
-computed = table3.computed_rows(random, oracle, described, oracle_items=oracle_items)
-table = table3.table3_frame(paper, computed)
+table = table3.table3_frame(paper, table3.computed_rows(computed))
 results.write_outputs(table, table3.readable(table), out / "07_image_tasks_table3")
 table3.readable(table)
 

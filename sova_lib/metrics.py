@@ -124,9 +124,36 @@ def average_precision_rules(scores, relevant, valid=None, *, rules=_RANK_RULES) 
     scores, relevant, valid = _checked(scores, relevant, valid)
     q, n_cols = scores.shape
     out = {rule: np.full(q, np.nan) for rule in rules}
-    rows, cols = np.nonzero(relevant)
-    if not rows.size:
+    if not relevant.any():
         return out
+    counts, row_start, above, tied, rel_above, rel_tied, i = _tie_positions(scores, relevant, valid)
+    precision = {}
+    if "optimistic" in rules:
+        precision["optimistic"] = (rel_above + i) / (above + i)
+    if "pessimistic" in rules:
+        precision["pessimistic"] = (rel_above + i) / (above + tied - rel_tied + i)
+    if "expected" in rules:
+        harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n_cols + 1))])
+        d = harmonic[above + tied] - harmonic[above]
+        spread = np.where(tied > 1, (rel_tied - 1) / np.maximum(tied - 1, 1), 0.0)
+        precision["expected"] = ((rel_above + 1) * d + spread * (tied - (above + 1) * d)) / tied
+    has = counts > 0
+    for rule in rules:
+        out[rule][has] = np.add.reduceat(precision[rule], row_start[has]) / counts[has]
+    return out
+
+
+def _tie_positions(scores, relevant, valid) -> tuple:
+    """Where each relevant item stands in its row: ``(counts, row_start, a, n, b, r, i)``.
+
+    Inputs as ``_checked`` returns them, with at least one relevant item.
+    The relevant items are grouped by row, best first, a tie in gallery
+    order; ``counts`` ``(Q,)`` is each row's number of them and ``row_start``
+    ``(Q,)`` the index of its first; ``a``, ``n``, ``b``, ``r``, ``i`` (int64,
+    one per relevant item) are as in ``average_precision_rules``.
+    """
+    q = scores.shape[0]
+    rows, cols = np.nonzero(relevant)
     # Negated scores sorted ascending per row; invalid entries are +inf, last, and never searched for.
     neg = np.where(valid, -scores, np.inf)
     keys = neg[rows, cols]
@@ -151,20 +178,7 @@ def average_precision_rules(scores, relevant, valid=None, *, rules=_RANK_RULES) 
     rel_tied = np.repeat(run_len, run_len)  # r
     rel_above = run_start - row_start[rows]  # b
     i = np.arange(rows.size) - run_start + 1
-    precision = {}
-    if "optimistic" in rules:
-        precision["optimistic"] = (rel_above + i) / (above + i)
-    if "pessimistic" in rules:
-        precision["pessimistic"] = (rel_above + i) / (above + tied - rel_tied + i)
-    if "expected" in rules:
-        harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n_cols + 1))])
-        d = harmonic[above + tied] - harmonic[above]
-        spread = np.where(tied > 1, (rel_tied - 1) / np.maximum(tied - 1, 1), 0.0)
-        precision["expected"] = ((rel_above + 1) * d + spread * (tied - (above + 1) * d)) / tied
-    has = counts > 0
-    for rule in rules:
-        out[rule][has] = np.add.reduceat(precision[rule], row_start[has]) / counts[has]
-    return out
+    return counts, row_start, above, tied, rel_above, rel_tied, i
 
 
 def _stable_ap(scores, relevant, valid):

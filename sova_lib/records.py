@@ -134,7 +134,12 @@ def collect_records(folder: str | Path, csv: str | Path | None = None):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
     if csv is not None:
         Path(csv).parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(csv, index=False)
+        written = frame.copy()
+        for col in ("n_queries", "bootstrap", "seed"):  # counts stay written as integers beside empty cells
+            numbers = pd.to_numeric(written[col], errors="coerce")
+            if numbers.notna().sum() == written[col].notna().sum() and (numbers.dropna() % 1 == 0).all():
+                written[col] = numbers.astype("Int64")
+        written.to_csv(csv, index=False)
     return frame
 
 

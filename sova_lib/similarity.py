@@ -144,8 +144,11 @@ def set_similarity(
     same dot product differently at different positions. Results within
     ``IDENTICAL_TOLERANCE`` of 1 are set to 1, for the same reason. ``block_vectors``
     bounds the query vectors per block (memory is about
-    ``block_vectors * M_gallery`` floats); any block size gives the same
-    result. ``dtype`` is the precision of the products (float32 by default;
+    ``block_vectors * M_gallery`` floats); another block size can change a
+    result by rounding alone (the matrix library may sum a dot product in
+    another order for another block shape; one unit in the last place where
+    measured).
+    ``dtype`` is the precision of the products (float32 by default;
     float64 for exact comparisons). Vectors are used as given: pass unit rows
     for cosines.
 
@@ -160,32 +163,18 @@ def set_similarity(
         raise ValueError(f"query vectors have {np.shape(queries.vectors)[1]} dimensions, "
                          f"gallery vectors {np.shape(gallery.vectors)[1]}")
     if aggregate == "median":
-        out = _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
-        if consume is None:
-            return out
-        consume(np.arange(out.shape[0]), out)
-        return None
+        return _median_rows(queries, gallery, dtype, consume)
     qv, q_order, q_groups = _by_count(queries, dtype)
     gv, g_order, g_groups = _by_count(gallery, dtype)
     unique_gv, column = _unique_rows(gv)  # column[r]: where gallery row r lands in the product
-    n_g, dim = len(g_order), qv.shape[1]
-    reduce = np.max if aggregate == "max" else np.sum
     g_counts = np.repeat([g[0] for g in g_groups], [g[1] for g in g_groups])
     column_of = np.argsort(g_order)  # count order -> the gallery's own order
-    out = np.empty((len(q_order), n_g), dtype=dtype) if consume is None else None
+    out = np.empty((len(q_order), len(g_order)), dtype=dtype) if consume is None else None
 
     def run(block):
         c_q, n_q, first_q, row_q, i0, b = block
-        group = qv[row_q:row_q + c_q * n_q].reshape(c_q, n_q, dim)
-        sims = group[:, i0:i0 + b].reshape(c_q * b, dim) @ unique_gv.T  # (c_q * b, unique gallery vectors)
-        per_gallery = np.empty((c_q * b, n_g), dtype=dtype)
-        for c_g, n, first_g, row_g in g_groups:
-            cols = slice(row_g, row_g + c_g * n) if column is None else column[row_g:row_g + c_g * n]
-            part = sims[:, cols].reshape(c_q * b, c_g, n)
-            per_gallery[:, first_g:first_g + n] = reduce(part, axis=1)
-        per_item = reduce(per_gallery.reshape(c_q, b, n_g), axis=0)
-        if aggregate == "mean":
-            per_item /= (c_q * g_counts).astype(dtype)
+        group = qv[row_q:row_q + c_q * n_q].reshape(c_q, n_q, qv.shape[1])[:, i0:i0 + b]
+        per_item = _block_similarity(group, unique_gv, column, g_groups, g_counts, aggregate, dtype)
         # Rows and columns back to the callers' order while the block is in cache.
         positions, rows = q_order[first_q + i0:first_q + i0 + b], _snap_identical(per_item)[:, column_of]
         if consume is None:
@@ -193,12 +182,53 @@ def set_similarity(
         else:
             consume(positions, rows)
 
-    blocks = [(c_q, n_q, first_q, row_q, i0, min(step, n_q - i0))
-              for c_q, n_q, first_q, row_q in q_groups
-              for step in [max(1, block_vectors // c_q)]
-              for i0 in range(0, n_q, step)]
-    _run_blocks(run, blocks)
+    _run_blocks(run, _query_blocks(q_groups, block_vectors))
     return out
+
+
+def _median_rows(queries: ItemVectors, gallery: ItemVectors, dtype, consume) -> np.ndarray | None:
+    """``set_similarity`` with ``aggregate="median"``: the whole matrix, or None once ``consume`` has it."""
+    out = _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
+    if consume is None:
+        return out
+    consume(np.arange(out.shape[0]), out)
+    return None
+
+
+def _query_blocks(q_groups: list, block_vectors: int) -> list[tuple]:
+    """``(c_q, n_q, first_q, row_q, i0, b)`` for each block: items ``i0 .. i0 + b - 1`` of a count group of
+    ``_by_count`` (its ``(c_q, n_q, first_q, row_q)``), at most ``block_vectors`` vectors (and one item at least)."""
+    return [(c_q, n_q, first_q, row_q, i0, min(step, n_q - i0))
+            for c_q, n_q, first_q, row_q in q_groups
+            for step in [max(1, block_vectors // c_q)]
+            for i0 in range(0, n_q, step)]
+
+
+def _block_similarity(group: np.ndarray, unique_gv: np.ndarray, column, g_groups: list, g_counts: np.ndarray,
+                      aggregate: str, dtype) -> np.ndarray:
+    """Similarity of ``b`` query items of ``c_q`` vectors each to every gallery item, ``(b, n_g)``.
+
+    ``group`` ``(c_q, b, D)``: the query items' vectors, vector-major (as
+    ``_by_count`` lays them out). The gallery is ``_by_count``'s layout:
+    ``unique_gv`` its distinct rows and ``column`` each row's position
+    there (None: all distinct), ``g_groups`` its count groups and
+    ``g_counts`` ``(n_g,)`` each item's count; columns are in that count
+    order. ``aggregate`` is ``"max"`` or ``"mean"``: one product, then
+    reductions over each gallery group's vectors and over the query's.
+    """
+    c_q, b, dim = group.shape
+    n_g = len(g_counts)
+    reduce = np.max if aggregate == "max" else np.sum
+    sims = group.reshape(c_q * b, dim) @ unique_gv.T  # (c_q * b, unique gallery vectors)
+    per_gallery = np.empty((c_q * b, n_g), dtype=dtype)
+    for c_g, n, first_g, row_g in g_groups:
+        cols = slice(row_g, row_g + c_g * n) if column is None else column[row_g:row_g + c_g * n]
+        part = sims[:, cols].reshape(c_q * b, c_g, n)
+        per_gallery[:, first_g:first_g + n] = reduce(part, axis=1)
+    per_item = reduce(per_gallery.reshape(c_q, b, n_g), axis=0)
+    if aggregate == "mean":
+        per_item /= (c_q * g_counts).astype(dtype)
+    return per_item
 
 
 def _snap_identical(sims: np.ndarray) -> np.ndarray:

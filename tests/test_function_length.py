@@ -17,20 +17,6 @@ LIMIT = 60
 MARK = "# one piece:"
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
-#: Long functions in modules being reworked elsewhere at present, to be split or marked there:
-#: (path under sova_lib/, qualified name). A stale entry (split, marked, or gone) fails the test below.
-ALLOWED = {
-    ("sova_lib/similarity.py", "set_similarity"),  # similarity.py: being reworked with the sentence pipeline
-    ("sova_lib/paper/explore.py", "muvr_view"),  # explore.py: being reworked with the explorer
-    ("sova_lib/metrics.py", "average_precision_rules"),  # metrics.py: being reworked with the result records
-    ("sova_lib/benchmarks/muvr/annotations.py", "load_partition"),  # MUVR: being reworked with the result records
-    ("sova_lib/benchmarks/muvr/retrieval.py", "evaluate_partition"),
-    ("sova_lib/benchmarks/muvr/synthetic.py", "write_synthetic"),
-    ("sova_lib/benchmarks/vantage/files.py", "_gt_value"),  # VANTAGE: being reworked with the result records
-    ("sova_lib/benchmarks/vantage/files.py", "read_ground_truth"),
-}
-
-
 def long_functions(source: str, limit: int = LIMIT) -> list[tuple[str, int]]:
     """``(qualified name, span)`` of each function of ``source`` longer than ``limit`` lines with no ``MARK`` line."""
     lines = source.splitlines()
@@ -84,8 +70,5 @@ def test_no_long_function_without_a_reason():
         rel = path.relative_to(ROOT).as_posix()
         for name, span in long_functions(path.read_text(encoding="utf-8")):
             found[(rel, name)] = span
-    unexplained = {k: v for k, v in found.items() if k not in ALLOWED}
-    assert not unexplained, (f"functions over {LIMIT} lines: split them into named steps, or say why each is one "
-                             f"piece with a '{MARK}' comment inside it: {unexplained}")
-    stale = ALLOWED - set(found)
-    assert not stale, f"no longer long (or gone): remove from ALLOWED: {sorted(stale)}"
+    assert not found, (f"functions over {LIMIT} lines: split them into named steps, or say why each is one "
+                       f"piece with a '{MARK}' comment inside it: {found}")

@@ -286,9 +286,42 @@ def test_ablations(executed):
     assert "GTE-Large-8152" in table6 and "not computed here" in table6
     assert a["table7_rows"] == 5  # the paper's four sampling rates and the one cache
     collected = pd.read_csv(figures / "results.csv")
-    ablation = collected[(collected["kind"] == "description cache") & (collected["bootstrap"] == 0)]
+    ablation = _ablation_records(collected, protocols=["intra-pair"], bootstrap=0)
     assert sorted(ablation["aggregate"].unique()) == ["max", "mean", "median"]
     assert set(ablation["text_split"]) == {"sentences", "whole text"}
+    assert set(ablation["cache"]) == {r["cache"] for r in a["table5"]}  # the one SOVABench cache, nothing else
+
+
+def _ablation_records(collected, *, protocols, bootstrap: int, seed: int = 0):
+    """The records of 03's run: SOVABench description caches on its protocols, with its bootstrap and seed."""
+    from sova_lib.paper.results import BENCHMARK, select_rows
+
+    return select_rows(collected, kind="description cache", benchmark=BENCHMARK, protocol=tuple(protocols),
+                       bootstrap=bootstrap, seed=seed)
+
+
+def test_ablation_records_leave_other_benchmarks_out(tmp_path):
+    """VANTAGE and MUVR records of kind "description cache" without a bootstrap are not ablation rows."""
+    from sova_lib.benchmarks.muvr import MuvrResult
+    from sova_lib.benchmarks.vantage import VantageResult
+    from sova_lib.records import collect_records, make_record, write_record
+
+    run = {"kind": "description cache", "bootstrap": 0, "seed": 0}
+    made = [
+        make_record(source="a SOVABench cache", benchmark="SOVABench", protocol="intra-pair", value=60.0, **run),
+        VantageResult("vqa", "accuracy", 50.0, "parity", 4, 4, 4, "question", "none").to_record(
+            kind="description cache", source="a VANTAGE answer file", seed=0),
+        MuvrResult("base", "text", "a MUVR cache", "expected", 0.0, {"mAP": 40.0}, {"news": {"mAP": 40.0}},
+                   3).to_record(source="a MUVR cache", **run),
+        make_record(source="a SOVABench cache", benchmark="SOVABench", protocol="inter-pair", value=5.0, **run),
+    ]
+    for record in made:
+        write_record(record, tmp_path)
+    collected = collect_records(tmp_path)
+    assert (collected["bootstrap"] == 0).all() and (collected["kind"] == "description cache").all()
+    assert set(collected["benchmark"]) == {"SOVABench", "VANTAGE-Bench", "MUVR"}
+    kept = _ablation_records(collected, protocols=["intra-pair"], bootstrap=0)
+    assert kept[["benchmark", "protocol", "value"]].values.tolist() == [["SOVABench", "intra-pair", 60.0]]
 
 
 def test_errors(executed):

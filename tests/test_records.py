@@ -61,6 +61,18 @@ def test_collect_records_round_trips_every_field(tmp_path):
         records.collect_records(tmp_path / "results")
 
 
+def test_counts_are_written_as_integers_beside_empty_cells(tmp_path):
+    """A record without a count (a protocol not scored, no bootstrap seed) leaves the others' counts whole in the CSV."""
+    records.write_record(records.make_record(kind="baseline", source="a", protocol="p", value=50.0, n_queries=30,
+                                             bootstrap=0, seed=0), tmp_path / "r")
+    records.write_record(records.make_record(kind="baseline", source="b", protocol="q", note="not scored",
+                                             bootstrap=0), tmp_path / "r")
+    frame = records.collect_records(tmp_path / "r", tmp_path / "results.csv")
+    lines = (tmp_path / "results.csv").read_text().splitlines()
+    assert lines[1].startswith("baseline,a,,p,,50.0,,,30,,,,0,0,") and lines[2].startswith("baseline,b,,q,,,,,,,,,0,,")
+    assert np.isnan(frame["n_queries"][1]) and frame["n_queries"][0] == 30  # the frame itself is as before
+
+
 def test_format_cell():
     assert records.format_cell(38.25, 36.04, 40.51) == "38.2 [36.0, 40.5]"  # round half to even, as format does
     assert records.format_cell(38.25) == "38.2" and records.format_cell(38.3, np.nan, np.nan) == "38.3"

@@ -59,7 +59,7 @@ def test_muvr_result_and_its_metrics_read_back():
                    metrics={"mAP": 70.916, "R@200": 98.3333}, per_partition={"news": {"mAP": 70.724, "n_rows": 4}},
                    n_rows=36, ci={"mAP": (66.6624, 74.5244)}, notes=["a note"])
     record = r.to_record(kind="embeddings", source="feats", cache="feats", bootstrap=20, seed=0)
-    assert record == _record(kind="embeddings", source="feats", benchmark="muvr", protocol="filter text+video p=0.3",
+    assert record == _record(kind="embeddings", source="feats", benchmark="MUVR", protocol="filter text+video p=0.3",
                              metric="mAP", value=70.92, ci_low=66.66, ci_high=74.52, n_queries=36,
                              per_class={"news": 70.72}, ties="expected", bootstrap=20, seed=0, aggregate="max",
                              cache="feats", note="R@200 98.33; a note")
@@ -76,7 +76,7 @@ def test_muvr_qa_result():
                  {"all": 30, "no_tag": 20}, ["q7"])
     record = r.to_record(kind="description cache", source="answers.jsonl", cache="answers.jsonl", bootstrap=0, seed=0)
     # the Reranking Score signed with 2 decimals: -1/3 -> -0.33
-    assert record == _record(kind="description cache", source="answers.jsonl", benchmark="muvr",
+    assert record == _record(kind="description cache", source="answers.jsonl", benchmark="MUVR",
                              protocol="qa (strict parse)", metric="accuracy", value=50.0, n_queries=30,
                              per_class={"all": 50.0, "no_tag": 25.0}, ties="n/a", bootstrap=0, seed=0,
                              cache="answers.jsonl",

@@ -33,18 +33,22 @@ import csv
 import hashlib
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from sova_lib.benchmarks.sovabench import labels
 from sova_lib.describe.cache import cache_key, open_cache
 from sova_lib.describe.prompts import Prompt
-from sova_lib.paper.cache_scan import find_description_caches
+from sova_lib.paper.cache_scan import FoundCache, find_description_caches
+from sova_lib.paper.results import BENCHMARK as SOVABENCH
+from sova_lib.paper.results import select_rows
 from sova_lib.protocols import get_protocol
 from sova_lib.similarity import set_similarity
 
 __all__ = [
-    "ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "analysis_texts", "synthetic_texts", "write_synthetic_cache",
+    "ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts", "recorded_score", "score_record",
+    "synthetic_texts", "write_synthetic_cache",
     "pair_similarities", "opposite_confusion", "worst_queries", "write_labelling_sheet", "constructed_labels",
     "read_labels",
     "error_mode_counts",
@@ -123,17 +127,26 @@ def write_synthetic_cache(cache_dir, texts: dict, *, name: str = "synthetic-demo
     return cache.folder
 
 
+class Analysed(NamedTuple):
+    """The descriptions ``analysis_texts`` chose: ``texts`` (id -> description), ``source`` (what they are, in words),
+    ``constructed`` (``synthetic_texts``' record of the deliberate errors; ``None`` for a real cache) and ``cache``
+    (the ``FoundCache`` read; ``None`` for the synthetic demonstration)."""
+
+    texts: dict
+    source: str
+    constructed: object
+    cache: FoundCache | None
+
+
 def analysis_texts(cache_dir, cache_name: str = "", *, swap_fraction: float = 0.2, generic_fraction: float = 0.1,
-                   rng: np.random.Generator):
+                   rng: np.random.Generator) -> Analysed:
     """The descriptions to analyse: a real cache when one covers the intra-pair protocol, else a synthetic demonstration.
 
     ``cache_name`` picks a cache folder (its name under
     ``<cache_dir>/descriptions``); empty picks the first SOVABench cache that
-    covers every intra-pair clip. Returns ``(texts, source, constructed)``:
-    ``source`` names what the texts are, and ``constructed`` is
-    ``synthetic_texts``' record of the deliberate errors (``None`` for a
-    real cache). A named cache that is missing or incomplete raises
-    ``ValueError``.
+    covers every intra-pair clip. Returns ``Analysed(texts, source,
+    constructed, cache)``: ``source`` names what the texts are. A named
+    cache that is missing or incomplete raises ``ValueError``.
     """
 
     caches = find_description_caches(cache_dir)
@@ -146,15 +159,45 @@ def analysis_texts(cache_dir, cache_name: str = "", *, swap_fraction: float = 0.
             present, needed = chosen[0].coverage["intra-pair"]
             raise ValueError(f"cache {cache_name!r} holds {present} of the {needed} intra-pair clips; "
                              "the error analysis needs all of them")
-        return chosen[0].texts, chosen[0].label, None
+        return Analysed(chosen[0].texts, chosen[0].label, None, chosen[0])
     for c in caches:
         if c.is_sovabench and c.covers("intra-pair"):
-            return c.texts, c.label, None
+            return Analysed(c.texts, c.label, None, c)
     texts, constructed = synthetic_texts("intra-pair", swap_fraction=swap_fraction,
                                          generic_fraction=generic_fraction, rng=rng)
     source = (f"SYNTHETIC DEMONSTRATION, not a model: each clip described by its action name, "
               f"{swap_fraction:.0%} swapped to the opposite action, {generic_fraction:.0%} replaced by a generic sentence")
-    return texts, source, constructed
+    return Analysed(texts, source, constructed, None)
+
+
+def score_record(result, analysed: Analysed, *, encoder: str) -> dict:
+    """The intra-pair score of the analysed descriptions (``evaluate``'s ``result``) as one record (``sova_lib.records``).
+
+    Kind ``description cache``, named by ``analysed.source`` and, for a real
+    cache, its folder, key hash, model, prompt and sampling rate; sentences
+    and ``encoder``; no bootstrap (so no seed).
+    """
+    cache = analysed.cache
+    found = {} if cache is None else {"cache": cache.name, "config_hash": cache.manifest.get("config_hash"),
+                                      "model": cache.model, "prompt": cache.prompt, "fps": cache.fps}
+    return result.to_record(kind="description cache", source=analysed.source, benchmark=SOVABENCH, encoder=encoder,
+                            text_split="sentences", bootstrap=0, seed=None, note="", **found)
+
+
+def recorded_score(collected, record: dict) -> dict:
+    """The row of ``score_record``'s ``record`` in a collected record table, ``per_class`` read back as a dict.
+
+    Matched by kind, benchmark, protocol, source, cache, encoder, aggregate,
+    text split, tie rule and bootstrap; a table without it raises ``ValueError``.
+    """
+    keys = ("kind", "benchmark", "protocol", "source", "cache", "encoder", "aggregate", "text_split", "ties",
+            "bootstrap")
+    rows = select_rows(collected, **{k: record[k] for k in keys})
+    if len(rows) != 1:
+        raise ValueError(f"{len(rows)} rows of the collected records match the score of {record['source']!r}; "
+                         "expected one")
+    row = rows.iloc[0].to_dict()
+    return {**row, "per_class": json.loads(row["per_class"]) if isinstance(row["per_class"], str) else {}}
 
 
 # --------------------------------------------------------------------------- similarities per pair

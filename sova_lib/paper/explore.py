@@ -250,6 +250,79 @@ def _best_pair(rows, target):
     return float(sims[a, b]), (int(a), int(b))
 
 
+def _muvr_targets(partition: Partition, gallery_ids: list, qid, positives) -> tuple[list, np.ndarray, np.ndarray, dict]:
+    """``(kept, relevant, valid, column)`` of one Base row over ``gallery_ids``, as ``retrieval._targets`` has it.
+
+    ``kept``: the row's positives in the partition's gallery (``|G_q|``
+    counts them, scored or not; its own video stays, a miss);
+    ``relevant`` and ``valid`` ``(N,)`` bool, the own video not valid;
+    ``column``: gallery id -> position.
+    """
+    column = {v: j for j, v in enumerate(gallery_ids)}
+    kept = [p for p in positives if p in set(partition.gallery)]  # as retrieval._targets: own video kept, a miss
+    relevant = np.zeros(len(gallery_ids), dtype=bool)
+    relevant[[column[p] for p in kept if p in column]] = True
+    valid = np.ones(len(gallery_ids), dtype=bool)
+    if qid in column:
+        valid[column[qid]] = False
+    return kept, relevant, valid, column
+
+
+@dataclass(frozen=True)
+class _QuerySides:
+    """A MUVR query's description and video: their vectors (float64 rows; None where the query mode does not use
+    them), the cleaned description, and the sentences naming each row (None where unknown)."""
+
+    text_rows: np.ndarray | None
+    frame_rows: np.ndarray | None
+    description: str
+    text_sentences: list | None
+    video_sentences: list | None
+
+
+def _muvr_query_sides(partition: Partition, queries, qid, query: str, texts: dict | None) -> _QuerySides:
+    """The ``_QuerySides`` of query ``qid``: a single description row is named by the description itself,
+    the video's rows by the sentences of ``texts[qid]``."""
+    text_rows = _query_rows(queries.text, qid) if query != "video" else None
+    frame_rows = _query_rows(queries.frames, qid) if query != "text" else None
+    description = clean_description(partition.query(qid).text)
+    if text_rows is None:
+        text_sentences = None
+    elif len(text_rows) == 1:
+        text_sentences = [description]
+    else:
+        text_sentences = _sentences({qid: description}, qid, len(text_rows))
+    video_sentences = _sentences(texts, qid, len(frame_rows)) if frame_rows is not None else None
+    return _QuerySides(text_rows, frame_rows, description, text_sentences, video_sentences)
+
+
+def _muvr_hits(gallery: ItemVectors, scores: np.ndarray, relevant: np.ndarray, valid: np.ndarray, k: int, *,
+               query: str, texts: dict | None, sides: _QuerySides) -> list[dict]:
+    """The ``k`` best valid gallery videos by ``scores`` (ties in gallery order), one ``QueryView.hits`` row each.
+
+    Each row's sentence pair is the best one of the description (``query``
+    ``text``, ``text+video``) or of the query video (``video``) with the
+    video's vectors.
+    """
+    gallery_ids = np.asarray(gallery.ids).tolist()
+    owner = np.asarray(gallery.owner)
+    all_vectors = np.asarray(gallery.vectors, dtype=np.float64)
+    order = [n for n in np.argsort(-scores, kind="stable") if valid[n]][:k]
+    out = []
+    for rank, n in enumerate(order, start=1):
+        g = gallery_ids[n]
+        target = all_vectors[owner == n]
+        s_t, t_pair = _best_pair(sides.text_rows, target)
+        s_v, v_pair = _best_pair(sides.frame_rows, target)
+        side, pair = (sides.video_sentences, v_pair) if query == "video" else (sides.text_sentences, t_pair)
+        g_sentences = _sentences(texts, g, len(target))
+        out.append({"rank": rank, "id": g, "similarity": float(scores[n]), "relevant": bool(relevant[n]),
+                    "query sentence": side[pair[0]] if side else None,
+                    "item sentence": g_sentences[pair[1]] if g_sentences else None, "sentence pair": pair,
+                    "description": texts.get(g) if texts else None, "text score": s_t, "video score": s_v})
+    return out
+
+
 def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+video", texts: dict | None = None,
               k: int = 5, ties: str = "expected") -> QueryView:
     """The ranking of MUVR Base query ``query_id`` against ``partition``'s gallery.
@@ -276,44 +349,14 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
                          f"(e.g. {list(rows)[:3]})")
     gallery, queries = vectors(partition) if callable(vectors) else vectors
     _, qid, positives, _ = rows[query_id]
-    gallery_ids = np.asarray(gallery.ids).tolist()
-    column = {v: j for j, v in enumerate(gallery_ids)}
-    kept = [p for p in positives if p in set(partition.gallery)]  # as retrieval._targets: own video kept, a miss
-    relevant = np.zeros(len(gallery_ids), dtype=bool)
-    relevant[[column[p] for p in kept if p in column]] = True
-    valid = np.ones(len(gallery_ids), dtype=bool)
-    if qid in column:
-        valid[column[qid]] = False
+    kept, relevant, valid, column = _muvr_targets(partition, np.asarray(gallery.ids).tolist(), qid, positives)
     got = []
     fused_rows(gallery, queries, [qid], query, lambda _, block: got.append(np.asarray(block[0], dtype=np.float32)))
     scores = got[0]
     ap = float(muvr_metrics.average_precision_misses(scores[None], relevant[None], valid[None],
                                                      np.array([len(kept)]), ties=ties)[0])
-    text_rows = _query_rows(queries.text, qid) if query != "video" else None
-    frame_rows = _query_rows(queries.frames, qid) if query != "text" else None
-    description = clean_description(partition.query(qid).text)
-    if text_rows is None:
-        text_sentences = None
-    elif len(text_rows) == 1:
-        text_sentences = [description]
-    else:
-        text_sentences = _sentences({qid: description}, qid, len(text_rows))
-    video_sentences = _sentences(texts, qid, len(frame_rows)) if frame_rows is not None else None
-    owner = np.asarray(gallery.owner)
-    all_vectors = np.asarray(gallery.vectors, dtype=np.float64)
-    order = [n for n in np.argsort(-scores, kind="stable") if valid[n]][:k]
-    out = []
-    for rank, n in enumerate(order, start=1):
-        g = gallery_ids[n]
-        target = all_vectors[owner == n]
-        s_t, t_pair = _best_pair(text_rows, target)
-        s_v, v_pair = _best_pair(frame_rows, target)
-        side, pair = (video_sentences, v_pair) if query == "video" else (text_sentences, t_pair)
-        g_sentences = _sentences(texts, g, len(target))
-        out.append({"rank": rank, "id": g, "similarity": float(scores[n]), "relevant": bool(relevant[n]),
-                    "query sentence": side[pair[0]] if side else None,
-                    "item sentence": g_sentences[pair[1]] if g_sentences else None, "sentence pair": pair,
-                    "description": texts.get(g) if texts else None, "text score": s_t, "video score": s_v})
+    sides = _muvr_query_sides(partition, queries, qid, query, texts)
+    out = _muvr_hits(gallery, scores, relevant, valid, k, query=query, texts=texts, sides=sides)
     notes = []
     unscored = len([p for p in kept if p not in column])
     if qid in kept:
@@ -321,7 +364,7 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     if unscored:
         notes.append(f"{unscored} positive(s) have no vectors: misses")
     return QueryView(protocol=f"MUVR {partition.name} ({query})", query=qid, query_class=partition.name, ap=ap,
-                     n_relevant=len(kept), n_gallery=int(valid.sum()), query_description=description,
+                     n_relevant=len(kept), n_gallery=int(valid.sum()), query_description=sides.description,
                      hits=pd.DataFrame(out, columns=["rank", "id", "similarity", "relevant", "query sentence",
                                                      "item sentence", "sentence pair", "description", "text score",
                                                      "video score"]), notes=notes)

@@ -11,7 +11,9 @@
 * ``direction_protocol``: the built-in ``quickstart-direction`` protocol
   (``sova_lib.benchmarks.excerpts``), or the same question asked of the
   user's own videos;
-* ``direction_scores``: the clips scored under it, beside a random ranking.
+* ``direction_records``: the clips scored under it, and a random ranking,
+  as two records (``sova_lib.records``); ``direction_table`` reads them back
+  from the collected records.
 
 Sentences are cut with ``sentences.split`` and embedded with any encoder
 that has ``encode(list[str]) -> (n, D)`` unit vectors (``SentenceEncoder``).
@@ -27,13 +29,15 @@ from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.runner import describe_items
 from sova_lib.evaluate import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
+from sova_lib.paper.results import select_rows
 from sova_lib.protocols import Protocol, Task, get_protocol
+from sova_lib.records import make_record
 from sova_lib.sentences import split
 from sova_lib.similarity import set_similarity
 from sova_lib.video.frames import probe, sample_frames
 
 __all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_protocol",
-           "direction_scores",
+           "direction_records", "direction_table", "RANDOM_SCORER",
            "items_table", "sampled_frames", "sentence_table", "sentence_similarity", "item_similarity", "neighbours"]
 
 
@@ -189,29 +193,55 @@ def direction_protocol(videos=(), *, with_reversed: bool = True) -> Protocol:
                     lambda c: c.direction, benchmark="your videos", class_name="direction")
 
 
-def direction_scores(items, *, name: str = "described clips", protocol: str | Protocol = DIRECTION_PROTOCOL):
-    """``items`` (``ItemVectors`` of the example clips) scored under ``protocol``, beside a random ranking.
+#: The ``source`` of the random ranking's record beside the quickstart's score.
+RANDOM_SCORER = "random ranking (exact expected AP)"
 
-    ``protocol`` is ``quickstart-direction`` or ``direction_protocol(videos)``.
 
-    One row per scorer: ``scorer``, ``mAP`` (percent, tie-aware expected AP),
-    ``tie spread`` (points) and ``queries``. Items that do not cover the
-    protocol's clips (other videos, no reversed copies) give an empty
-    table with a note in its ``attrs["note"]``.
+def direction_records(items, *, name: str = "described clips", protocol: str | Protocol = DIRECTION_PROTOCOL,
+                      cache: str | None = None, encoder: str | None = None) -> list[dict]:
+    """``items`` (``ItemVectors`` of the example clips) scored under ``protocol``, and a random ranking: two records.
+
+    ``protocol`` is ``quickstart-direction`` or ``direction_protocol(videos)``;
+    ``name`` the scorer (the records' ``source``), ``cache`` and ``encoder``
+    the description folder and the sentence encoder that made ``items``.
+    The score is mAP with tie-aware expected AP (maximum cosine, sentences,
+    no bootstrap); the random ranking is the exact expected AP, which no
+    order of tied scores moves (``tie_spread`` 0). Items that do not cover
+    the protocol's clips (other videos, no reversed copies) give a record
+    with no value and a note ``not scored: ...``.
+    """
+    protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
+    run = {"benchmark": protocol.benchmark, "bootstrap": 0, "seed": None}
+    scored = {"kind": "description cache", "source": name, "cache": cache, "encoder": encoder, "text_split": "sentences"}
+    try:
+        described = evaluate(protocol, items).to_record(**scored, note="", **run)
+    except CoverageError as err:
+        described = make_record(**scored, protocol=protocol.name, metric=protocol.metric, aggregate="max",
+                                ties="expected", note=f"not scored: {err}", **run)
+    random = baseline(protocol, "random-ranking").to_record(kind="baseline", source=RANDOM_SCORER,
+                                                           baseline="random-ranking", tie_spread=0.0, **run)
+    return [described, random]
+
+
+def direction_table(collected, protocol: str, *, cache: str | None = None, encoder: str | None = None):
+    """The quickstart's score beside the random ranking, from a collected record table (``sova_lib.records``).
+
+    Selects the ``direction_records`` of ``protocol`` (its name) made from
+    ``cache`` with ``encoder``. One row per scorer: ``scorer``, ``mAP``
+    (percent), ``tie spread`` (points) and ``queries``. A score without a
+    value gives an empty table with the record's note in ``attrs["note"]``.
     """
     import pandas as pd
 
     columns = ["scorer", "mAP", "tie spread", "queries"]
-    try:
-        result = evaluate(protocol, items)
-    except CoverageError as err:
+    run = {"protocol": protocol, "bootstrap": 0}
+    described = select_rows(collected, kind="description cache", cache=cache, encoder=encoder, **run)
+    random = select_rows(collected, kind="baseline", baseline="random-ranking", **run)
+    if len(described) != 1 or len(random) != 1 or pd.isna(described["value"][0]):
         table = pd.DataFrame(columns=columns)
-        table.attrs["note"] = f"not scored: {err}"
+        notes = described["note"].dropna().tolist()
+        table.attrs["note"] = notes[0] if notes else f"not scored: no record of {protocol} in the collected table"
         return table
-    random = baseline(protocol, "random-ranking")
-    return pd.DataFrame([
-        {"scorer": name, "mAP": round(result.value, 2), "tie spread": round(result.tie_spread, 2),
-         "queries": result.n_queries},
-        {"scorer": "random ranking (exact expected AP)", "mAP": round(random.value, 2), "tie spread": 0.0,
-         "queries": random.n_queries},
-    ], columns=columns)
+    rows = pd.concat([described, random], ignore_index=True)
+    return pd.DataFrame({"scorer": rows["source"], "mAP": rows["value"], "tie spread": rows["tie_spread"],
+                         "queries": rows["n_queries"].astype(int)}, columns=columns)

@@ -1,14 +1,19 @@
 """SOVABench paper Table 3 (image tasks): the paper's numbers beside what this repository computes.
 
-Computed rows:
+Computed rows, each evaluation written as one record (``sova_lib.records``,
+``ImageTaskResult.to_record``) and the table read back from the collected
+records (``run_records``):
 
-* ``Random (recomputed)``: chance from the choice lists of the items loaded
-  (mean over items of 1/k); a dataset whose annotation file is not found
-  gets no value and a note naming the file.
-* ``oracle``: each image described by its correct choice, through
-  splitting, the sentence encoder and scoring (an upper bound, not a model).
+* ``Random (recomputed from the choice lists)`` (``random_records``): chance
+  from the choice lists of the items loaded (mean over items of 1/k); a
+  dataset whose annotation file is not found gets a record with no value and
+  a note naming the file.
+* ``oracle`` (``oracle_records``): each image described by its correct
+  choice, through splitting, the sentence encoder and scoring (an upper
+  bound, not a model).
 * one row per image description cache (``sova image-tasks describe``) whose
-  image keys cover a task's images, scored with the MLLM-to-Embedding rule.
+  image keys cover a task's images, scored with the MLLM-to-Embedding rule
+  (``description_records``).
 
 ``chance_by_construction`` gives the chance level that the choice
 construction fixes (2, 4, 9 or 10 choices), without any file, and
@@ -22,18 +27,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sova_lib.benchmarks import image_tasks as it
+from sova_lib.paper.results import NOT_COMPUTED, select_rows
+from sova_lib.records import make_record
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COLUMNS", "chance_by_construction", "computed_rows", "description_rows", "oracle_rows",
-           "random_row_check", "random_rows", "readable", "table3_frame"]
+__all__ = ["COLUMNS", "RANDOM_SOURCE", "chance_by_construction", "computed_rows", "description_records",
+           "oracle_records", "oracle_source", "random_records", "random_row_check", "random_table", "readable",
+           "run_records", "table3_frame"]
 
 #: Table 3's dataset columns, in the paper's order, and the task that computes each here.
 COLUMNS = {"SpatialBench InD.": None, "SpatialBench OutD.": None, "VSR": "vsr-zeroshot",
            "What's Up A": "whatsup-a", "What's Up B": "whatsup-b", "CountBench": "countbench",
            "Visual7W-Count": "visual7w-count"}
 AVERAGES = ("Spatial Avg.", "Count Avg.", "Avg.")
+
+#: The ``source`` of the Random row's records, which names its row of Table 3.
+RANDOM_SOURCE = "Random (recomputed from the choice lists)"
 
 
 def _load(task: str, annotations):
@@ -43,20 +54,27 @@ def _load(task: str, annotations):
         return None, str(err)
 
 
-def random_rows(annotations=None) -> list[dict]:
-    """One row per Table 3 column: chance from the loaded items (``annotations``: a folder of the files)."""
-    rows = []
-    for column, task in COLUMNS.items():
-        if task is None:
-            rows.append({"column": column, "value": np.nan, "items": 0,
-                         "note": "not computed here: the SpatialBench data could not be identified"})
-            continue
+def _run(kind: str, source: str, baseline=None, **context) -> dict:
+    return {"kind": kind, "source": source, "baseline": baseline, **context}
+
+
+def random_records(annotations=None, *, bootstrap: int = 0, seed: int = 0) -> list[dict]:
+    """One record (``sova_lib.records``) per task column: chance from the loaded items (``annotations``: a folder
+    of the files). A task whose annotation file is not found gives a record with no value and a note naming
+    the file. ``bootstrap`` and ``seed`` are the run's settings (chance has no interval), as
+    ``sova image-tasks evaluate --baseline random`` records them.
+    """
+    run = _run("baseline", RANDOM_SOURCE, "random", bootstrap=bootstrap, seed=seed)
+    records = []
+    for task in (t for t in COLUMNS.values() if t):
         items, error = _load(task, annotations)
         if items is None:
-            rows.append({"column": column, "value": np.nan, "items": 0, "note": f"not computed here: {error}"})
+            records.append(make_record(benchmark=it.BENCHMARK, protocol=task, metric="accuracy", ties="n/a",
+                                       text_split="n/a", note=f"{NOT_COMPUTED}: {error}", **run))
         else:
-            rows.append({"column": column, "value": it.chance(items), "items": len(items), "note": ""})
-    return rows
+            result = it.ImageTaskResult(task, it.chance(items), len(items), ties="n/a", text_split="n/a")
+            records.append(result.to_record(**run))
+    return records
 
 
 def chance_by_construction() -> dict:
@@ -83,64 +101,129 @@ def random_row_check(paper: dict) -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=["averages", *AVERAGES])
 
 
-def oracle_rows(encoder, annotations=None, *, limit: int | None = None, bootstrap: int = 0, seed: int = 0):
-    """The oracle's accuracy on every task whose items load (the first ``limit`` items of each)."""
-    rows = []
-    for column, task in COLUMNS.items():
-        items = _load(task, annotations)[0] if task else None
-        if not items:
-            continue
-        r = it.oracle(task, items[:limit], encoder, bootstrap=bootstrap, seed=seed)
-        rows.append({"column": column, "value": r.value, "items": r.n_items,
-                     "ci_low": r.ci[0] if r.ci else np.nan, "ci_high": r.ci[1] if r.ci else np.nan,
-                     "note": "oracle: each image described by its correct choice (an upper bound)"})
-    return rows
+def oracle_source(limit: int | None) -> str:
+    """The ``source`` of the oracle's records, which names its row of Table 3."""
+    return f"oracle (first {limit} items; an upper bound)" if limit else "oracle (every item; an upper bound)"
 
 
-def description_rows(caches, encoder, annotations=None, *, sentences: bool = True, bootstrap: int = 0,
-                     seed: int = 0) -> list[dict]:
-    """Every description cache scored on every task whose images it describes completely.
+def oracle_records(encoder, annotations=None, *, limit: int | None = None, bootstrap: int = 0,
+                   seed: int = 0) -> list[dict]:
+    """The oracle's accuracy on every task whose items load (the first ``limit`` items of each), one record each."""
+    run = _run("baseline", oracle_source(limit), "oracle", encoder=encoder.name, bootstrap=bootstrap, seed=seed)
+    records = []
+    for task in (t for t in COLUMNS.values() if t):
+        items = _load(task, annotations)[0]
+        if items:
+            records.append(it.oracle(task, items[:limit], encoder, bootstrap=bootstrap, seed=seed).to_record(**run))
+    return records
+
+
+def description_records(caches, encoder, annotations=None, *, sentences: bool = True, bootstrap: int = 0,
+                        seed: int = 0) -> list[dict]:
+    """Every description cache scored on every task whose images it describes completely, one record each.
 
     ``caches``: ``sova_lib.paper.cache_scan.FoundCache`` objects (texts keyed by
-    image key). A task the cache covers in part is listed with a note, never
-    scored on a subset.
+    image key). A task the cache covers in part gives a record with no value
+    and a note, never a score on a subset; a task it does not touch gives none.
     """
-    rows = []
+    records = []
     loaded = {task: _load(task, annotations)[0] for task in COLUMNS.values() if task}
     for cache in caches:
         keys = set(cache.texts)
-        for column, task in COLUMNS.items():
-            items = loaded.get(task)
-            if not items:
-                continue
-            needed = {i.image_key for i in items}
+        run = _run("description cache", cache.label, cache=cache.name, config_hash=cache.manifest.get("config_hash"),
+                   model=cache.model, prompt=cache.prompt, fps=cache.fps, encoder=encoder.name,
+                   bootstrap=bootstrap, seed=seed)
+        for task, items in loaded.items():
+            needed = {i.image_key for i in items} if items else set()
             present = len(needed & keys)
-            base = {"source": cache.label, "cache": cache.name, "column": column, "items": len(items)}
             if present == 0:
                 continue
             if present < len(needed):
-                rows.append({**base, "value": np.nan, "note": f"{len(needed) - present} of {len(needed)} images "
-                                                            "not described: not scored"})
+                records.append(make_record(benchmark=it.BENCHMARK, protocol=task, metric="accuracy",
+                                           n_queries=len(items), ties=it.TIE_RULE, text_split=_split(sentences),
+                                           note=f"{len(needed) - present} of {len(needed)} images not described: "
+                                                "not scored", **run))
                 continue
             texts = {k: cache.texts[k] for k in needed}
-            r = it.score_descriptions(task, items, texts, encoder, sentences=sentences, bootstrap=bootstrap,
-                                      seed=seed)
-            rows.append({**base, "value": r.value, "ci_low": r.ci[0] if r.ci else np.nan,
-                         "ci_high": r.ci[1] if r.ci else np.nan, "note": ""})
-    return rows
+            records.append(it.score_descriptions(task, items, texts, encoder, sentences=sentences,
+                                                 bootstrap=bootstrap, seed=seed).to_record(**run))
+    return records
 
 
-def computed_rows(random, oracle, described, *, oracle_items=None) -> dict:
+def _split(sentences: bool) -> str:
+    return "sentences+max" if sentences else "whole text"
+
+
+def run_records(collected, *, encoder: str, bootstrap: int, seed: int, sentences: bool = True) -> dict:
+    """The image-task records of one run's settings in a collected record table (``sova_lib.records``).
+
+    Returns ``{"random": ..., "oracle": ..., "described": ...}``, three frames
+    of records with Table 3's ``column`` added: the Random row's, the
+    oracle's with ``encoder``, and the description caches' with ``encoder``
+    and ``sentences``, each in the order of the table's columns (caches by
+    folder name first). Records of other benchmarks or settings are left out.
+    """
+    import pandas as pd
+
+    where = {task: k for k, task in enumerate(t for t in COLUMNS.values() if t)}
+    run = {"benchmark": it.BENCHMARK, "protocol": tuple(where), "bootstrap": bootstrap, "seed": seed}
+    parts = {"random": select_rows(collected, kind="baseline", baseline="random", encoder=None, **run),
+             "oracle": select_rows(collected, kind="baseline", baseline="oracle", encoder=encoder, **run),
+             "described": select_rows(collected, kind="description cache", encoder=encoder,
+                                      text_split=_split(sentences), **run)}
+    column_of = {task: column for column, task in COLUMNS.items() if task}
+    out = {}
+    for name, frame in parts.items():
+        frame = frame.assign(_a=[c if isinstance(c, str) else "" for c in frame["cache"]],
+                             _b=frame["protocol"].map(where))
+        frame = frame.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"])
+        out[name] = pd.concat([frame["protocol"].map(column_of).rename("column"), frame], axis=1)
+        out[name] = out[name].reset_index(drop=True)
+    return out
+
+
+def random_table(random) -> "pd.DataFrame":
+    """The Random row's value, item count and note for every Table 3 column, from ``run_records(...)["random"]``.
+
+    A column without a record reads ``not computed here``; the SpatialBench
+    columns are never computed (their data could not be identified).
+    """
+    import pandas as pd
+
+    by_column = {r["column"]: r for r in random.to_dict("records")}
+    rows = []
+    for column, task in COLUMNS.items():
+        r = by_column.get(column)
+        if task is None or r is None:
+            why = "the SpatialBench data could not be identified" if task is None else "no record of this run"
+            rows.append({"column": column, "value": np.nan, "items": 0, "note": f"{NOT_COMPUTED}: {why}"})
+            continue
+        value = float(r["value"]) if pd.notna(r["value"]) else np.nan
+        items = int(r["n_queries"]) if pd.notna(value) and pd.notna(r["n_queries"]) else 0
+        rows.append({"column": column, "value": value, "items": items,
+                     "note": r["note"] if isinstance(r["note"], str) else ""})
+    return pd.DataFrame(rows, columns=["column", "value", "items", "note"])
+
+
+def computed_rows(parts: dict) -> dict:
     """Table 3's computed rows, ``{row name: {column: value}}``, for ``table3_frame``.
 
-    ``random``, ``oracle`` and ``described``: frames of ``random_rows``,
-    ``oracle_rows`` and ``description_rows``; each description cache gives
-    one row, named by its source and ``[here]``.
+    ``parts``: ``run_records``' frames. The Random and oracle rows are named
+    by their records' ``source``; each description cache gives one row, in
+    folder-name order, named by its source and ``[here]`` (and by its folder,
+    ``[here: <folder>]``, when several caches share a source).
     """
-    rows = {"Random (recomputed from the choice lists)": dict(zip(random["column"], random["value"])),
-            f"oracle (first {oracle_items} items; an upper bound)": dict(zip(oracle["column"], oracle["value"]))}
-    for source, group in (described.groupby("source") if len(described) else []):
-        rows[f"{source} [here]"] = dict(zip(group["column"], group["value"]))
+    rows = {}
+    for name in ("random", "oracle"):
+        frame = parts[name]
+        for source, group in (frame.groupby("source", sort=False) if len(frame) else []):
+            rows[source] = dict(zip(group["column"], group["value"]))
+    described = parts["described"]
+    shared = described.groupby("source")["cache"].nunique() if len(described) else {}
+    for cache, group in (described.groupby("cache", sort=True) if len(described) else []):
+        source = group["source"].iloc[0]
+        name = f"{source} [here]" if shared[source] == 1 else f"{source} [here: {cache}]"
+        rows[name] = dict(zip(group["column"], group["value"]))
     return rows
 
 

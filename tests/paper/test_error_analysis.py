@@ -126,12 +126,44 @@ def test_constructed_labels_follow_the_construction():
 
 
 def test_analysis_texts_prefers_a_real_cache(tmp_path):
-    texts, source, constructed = ea.analysis_texts(tmp_path, rng=np.random.default_rng(0))
+    texts, source, constructed, cache = ea.analysis_texts(tmp_path, rng=np.random.default_rng(0))
     assert source.startswith("SYNTHETIC DEMONSTRATION") and constructed is not None and len(texts) == 2300
+    assert cache is None
     real = {c.index: "The trunk opens." for c in get_protocol("intra-pair").clips()}
     folder = ea.write_synthetic_cache(tmp_path, real, name="stand-in", description="a stand-in cache")
-    texts, source, constructed = ea.analysis_texts(tmp_path, rng=np.random.default_rng(0))
+    texts, source, constructed, cache = ea.analysis_texts(tmp_path, rng=np.random.default_rng(0))
     assert texts == real and constructed is None and source == "synthetic demonstration (a stand-in cache)"
+    assert cache.name == folder.name
     assert ea.analysis_texts(tmp_path, folder.name, rng=np.random.default_rng(0))[0] == real
     with pytest.raises(ValueError, match="no description cache named 'nope'"):
         ea.analysis_texts(tmp_path, "nope", rng=np.random.default_rng(0))
+
+
+def test_the_score_is_written_as_a_record_and_read_back(tmp_path, perfect):
+    from sova_lib.records import collect_records, write_record
+
+    texts, items = perfect
+    real = {c.index: "The trunk opens." for c in get_protocol("intra-pair").clips()}
+    ea.write_synthetic_cache(tmp_path, real, name="stand-in", description="a stand-in cache")
+    analysed = ea.analysis_texts(tmp_path, rng=np.random.default_rng(0))
+    # every clip described by its action: every query ranks its own action first, Pair-mAP 100 in every pair
+    record = ea.score_record(evaluate("intra-pair", items), analysed, encoder="one-hot")
+    assert record["cache"] == analysed.cache.name and record["benchmark"] == "SOVABench"
+    assert record["protocol"] == "intra-pair" and record["bootstrap"] == 0 and record["seed"] is None
+    write_record(record, tmp_path / "results")
+    # the same descriptions under another encoder, and the synthetic demonstration: other rows of the same table
+    blind = ea.score_record(evaluate("intra-pair", embed_descriptions(real, OneHotEncoder())), analysed, encoder="x")
+    write_record(blind, tmp_path / "results")
+    synthetic = ea.analysis_texts(tmp_path / "none", rng=np.random.default_rng(0))
+    write_record(ea.score_record(evaluate("intra-pair", items), synthetic, encoder="one-hot"), tmp_path / "results")
+    collected = collect_records(tmp_path / "results")
+    assert len(collected) == 3
+    score = ea.recorded_score(collected, record)
+    assert score["value"] == 100.0 and score["per_class"] == dict.fromkeys(
+        ["forward/reverse", "enter/exit", "load/unload", "trunk", "door", "start/stop", "turn"], 100.0)
+    # one sentence for every clip: every clip ties, so the expected AP is exactly the random ranking's
+    from sova_lib.evaluate import baseline
+
+    assert ea.recorded_score(collected, blind)["value"] == round(baseline("intra-pair", "random-ranking").value, 2)
+    with pytest.raises(ValueError, match="0 rows of the collected records"):
+        ea.recorded_score(collected.iloc[:0], record)

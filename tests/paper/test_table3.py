@@ -11,6 +11,7 @@ from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.paper import table3
 from sova_lib.paper.cache_scan import FoundCache
 from sova_lib.paper.results import paper_results
+from sova_lib.records import collect_records, make_record, write_record
 
 
 class ConstantEncoder:
@@ -20,14 +21,34 @@ class ConstantEncoder:
         return np.ones((len(texts), 3), dtype=np.float32) / np.sqrt(3)
 
 
-def test_random_rows_from_vendored_vsr_and_given_files(tmp_path, monkeypatch):
+def _collected(tmp_path, *groups):
+    folder = tmp_path / "results"
+    for group in groups:
+        for record in group:
+            write_record(record, folder)
+    return collect_records(folder, tmp_path / "results.csv")
+
+
+def test_random_records_from_vendored_vsr_and_given_files(tmp_path, monkeypatch):
     monkeypatch.delenv("SOVA_IMAGE_TASKS", raising=False)
     (tmp_path / "CountBench.json").write_text(json.dumps([{"image_url": "u", "text": "two cats", "number": 2}]))
-    rows = {r["column"]: r for r in table3.random_rows(tmp_path)}
-    assert rows["VSR"]["value"] == 50.0 and rows["VSR"]["items"] == 1222
-    assert rows["CountBench"]["value"] == 100 / 9
-    assert np.isnan(rows["What's Up A"]["value"]) and "controlled_images_dataset.json" in rows["What's Up A"]["note"]
-    assert np.isnan(rows["SpatialBench InD."]["value"])
+    made = table3.random_records(tmp_path, bootstrap=0, seed=0)
+    assert [r["protocol"] for r in made] == ["vsr-zeroshot", "whatsup-a", "whatsup-b", "countbench", "visual7w-count"]
+    assert all(r["benchmark"] == "image-tasks" and r["baseline"] == "random" for r in made)
+    # read back from the collected CSV: VSR has 1222 items of 2 choices (50.0); the one CountBench item has the
+    # nine choices "two".."ten" (100/9 = 11.11 at the records' 2 decimals); no What's Up file was given
+    _collected(tmp_path, made)
+    collected = pd.read_csv(tmp_path / "results.csv")  # the CSV as a reader finds it
+    rows = table3.random_table(table3.run_records(collected, encoder="any", bootstrap=0, seed=0)["random"])
+    rows = rows.set_index("column")
+    assert rows.loc["VSR", "value"] == 50.0 and rows.loc["VSR", "items"] == 1222 and rows.loc["VSR", "note"] == ""
+    assert rows.loc["CountBench", "value"] == 11.11 and rows.loc["CountBench", "items"] == 1
+    assert np.isnan(rows.loc["What's Up A", "value"]) and rows.loc["What's Up A", "items"] == 0
+    assert "controlled_images_dataset.json" in rows.loc["What's Up A", "note"]
+    assert np.isnan(rows.loc["SpatialBench InD.", "value"]) and "SpatialBench" in rows.loc["SpatialBench InD.", "note"]
+    # a run with other settings has no record: every column says so
+    other = table3.random_table(table3.run_records(collected, encoder="any", bootstrap=20, seed=0)["random"])
+    assert other["value"].isna().all() and other["note"].str.startswith("not computed here").all()
 
 
 def test_random_row_check_exposes_the_visual7w_entry():
@@ -40,17 +61,56 @@ def test_random_row_check_exposes_the_visual7w_entry():
     assert round(check.loc["recomputed with Visual7W-Count = 25.0 (4 options)", "Avg."], 2) == 24.71
 
 
-def test_description_rows_score_complete_caches_only():
+def _caches():
     items = it.load("vsr-zeroshot")
     manifest = new_manifest(cache_key("transformers", {"model": "org/some-vlm"}, resolve_prompt("task-aware-vsr"),
                                       None), source="run")
     full = FoundCache(Path("full__abc"), {i.image_key: "A photo." for i in items}, manifest)
     part = FoundCache(Path("part__abc"), {items[0].image_key: "A photo."}, manifest)
-    rows = table3.description_rows([full, part], ConstantEncoder())
-    assert [r["cache"] for r in rows] == ["full__abc", "part__abc"]
-    assert rows[0]["source"].startswith("org/some-vlm (task-aware-vsr")
-    assert rows[0]["value"] == 50.0  # every choice ties: the expected accuracy is chance
-    assert np.isnan(rows[1]["value"]) and "714 of 715 images not described" in rows[1]["note"]
+    return full, part
+
+
+def test_description_records_score_complete_caches_only():
+    full, part = _caches()
+    made = table3.description_records([full, part], ConstantEncoder(), bootstrap=0, seed=0)
+    assert [r["cache"] for r in made] == ["full__abc", "part__abc"]
+    assert made[0]["source"].startswith("org/some-vlm (task-aware-vsr") and made[0]["model"] == "org/some-vlm"
+    assert made[0]["value"] == 50.0  # every choice ties: the expected accuracy is chance
+    assert made[0]["n_queries"] == 1222 and made[0]["encoder"] == "constant"
+    assert made[1]["value"] is None and "714 of 715 images not described" in made[1]["note"]
+
+
+def test_table3_is_built_from_the_records_of_its_run_alone(tmp_path):
+    """Random, oracle and caches come back from the collected records; other benchmarks and settings stay out."""
+    full, part = _caches()
+    encoder = ConstantEncoder()
+    run = {"bootstrap": 0, "seed": 0}
+    mine = [*table3.random_records(**run), *table3.oracle_records(encoder, limit=4, **run),
+            *table3.description_records([part, full], encoder, **run)]
+    others = [  # the same cache under other settings, and a SOVABench record of the same encoder and run
+        *table3.description_records([full], encoder, bootstrap=0, seed=1),
+        *table3.description_records([full], encoder, sentences=False, **run),
+        *table3.description_records([full], type("Other", (ConstantEncoder,), {"name": "other"})(), **run),
+        make_record(kind="description cache", source="a SOVABench cache", benchmark="SOVABench", protocol="intra-pair",
+                    value=70.0, encoder="constant", text_split="sentences+max", **run),
+    ]
+    collected = _collected(tmp_path, mine, others)
+    parts = table3.run_records(collected, encoder="constant", **run)
+    assert len(parts["random"]) == 5 and len(parts["oracle"]) == 1
+    assert parts["described"]["cache"].tolist() == ["full__abc", "part__abc"]  # by folder name
+    rows = table3.computed_rows(parts)
+    # the two caches share a model and prompt, so their rows are told apart by folder
+    label, partial = (f"{full.label} [here: {c}]" for c in ("full__abc", "part__abc"))
+    assert list(rows) == ["Random (recomputed from the choice lists)", "oracle (first 4 items; an upper bound)", label,
+                          partial]
+    # four VSR items, two tied choices each (constant vectors): 50.0; the oracle too, since every choice ties
+    assert rows["oracle (first 4 items; an upper bound)"] == {"VSR": 50.0}
+    assert rows["Random (recomputed from the choice lists)"]["VSR"] == 50.0
+    assert rows[label] == {"VSR": 50.0} and np.isnan(rows[partial]["VSR"])  # never scored on a subset
+    one = table3.computed_rows({**parts, "described": parts["described"].iloc[:1]})
+    assert list(one)[-1] == f"{full.label} [here]"  # a source of one cache names its row alone
+    frame = table3.table3_frame(paper_results("Table 3"), rows).set_index("row")
+    assert frame.loc[label, "VSR"] == 50.0 and frame.loc[label, "source"] == "computed here"
 
 
 def test_table3_frame_keeps_prompts_apart_and_averages_complete_rows():

@@ -9,6 +9,7 @@ accuracy, the Random row, the oracle and CLIP-style zero-shot scores.
 from __future__ import annotations
 
 from sova_lib.benchmarks.image_tasks.accuracy import (
+    BENCHMARK,
     TIE_RULE,
     ImageTaskResult,
     accuracy,
@@ -46,6 +47,6 @@ __all__ = [
     "NUMBER_WORDS", "negate_caption", "number_choices", "visual7w_count_sentence", "vsr_choices",
     "DATASETS", "ChoiceItem", "Dataset", "annotation_path", "image_key", "load", "load_countbench",
     "load_visual7w_count", "load_vsr", "load_whatsup", "vendored_vsr",
-    "TIE_RULE", "ImageTaskResult", "accuracy", "chance", "choice_scores", "embed_choices", "oracle",
+    "BENCHMARK", "TIE_RULE", "ImageTaskResult", "accuracy", "chance", "choice_scores", "embed_choices", "oracle",
     "score_descriptions", "score_vectors", "table3_averages", "tie_credit",
 ]

@@ -81,9 +81,9 @@ __all__ = [
     "read_json",
 ]
 
-#: The five partitions, in the column order of the paper's Tables 7 and 8 (N, O, I, R, D).
 #: The ``benchmark`` field of a MUVR record (``MuvrResult.to_record``, ``QAResult.to_record``).
-BENCHMARK = "muvr"
+BENCHMARK = "MUVR"
+#: The five partitions, in the column order of the paper's Tables 7 and 8 (N, O, I, R, D).
 PARTITIONS = ("news", "others", "instance", "region", "dance")
 #: Folder names of the official code -> partition (M:evaluate_all_vlm_mul.py:258).
 ALIASES = {"geng": "others", "animal": "instance"}
@@ -300,77 +300,90 @@ def parse_prompt(prompt: str) -> tuple | None:
     return tuple((1 if sign == " +" else -1, phrase.strip()) for sign, phrase in _CONDITION.findall(" " + prompt))
 
 
-def load_partition(root: str | Path, partition: str, *, join_listed: bool = False, split: str = "all") -> Partition:
-    """Read and check one partition of the released annotations under ``root`` (see the module docstring).
+class _Listed:
+    """The resolution of ``query_id`` and ``id_list`` entries of the list files to the kept queries and videos.
 
-    ``split`` keeps the ``queries_en.json`` records whose ``split`` field is
-    that value (``"all"``, the official evaluator's choice, keeps every one;
-    cuvr.py:68-73, evaluate_all_vlm_mul.py:280).
+    ``unknown`` gathers, in order of first listing, the ids in no
+    ``videos.json`` record kept as ``#<id>`` gallery entries (``join_listed``).
     """
-    name = canonical_partition(partition)
-    folder = partition_dir(root, name)
-    vpath = folder / "videos.json"
-    records = _list_of_dicts(read_json(vpath), vpath, {"frames_path": str})
-    names = _Names(records, vpath)
-    by_id, filtered = _queries(folder, split)
-    # a query is a videos.json record with is_query == 1 whose video has a kept queries_en.json record (cuvr.py:100)
-    marked = [_video_id(r["frames_path"]) for r in records if r.get("is_query", 0) == 1]
-    query_order = [q for q in dict.fromkeys(marked) if q in by_id]
-    not_marked = [q for q in by_id if q not in set(query_order)]
-    by_id = {q: by_id[q] for q in query_order}
-    listed, unknown = set(), {}
 
-    def resolve(ids, path, key):
+    def __init__(self, names: _Names, kept: dict, join_listed: bool):
+        self.names, self.kept, self.join_listed = names, kept, join_listed
+        self.unknown = {}
+
+    def ids(self, ids: list, path: Path, key: str) -> tuple:
+        """The video names of the listed ``ids``, each once, in order of listing."""
         out = []
         for j, raw in enumerate(ids):
-            vid = names.name(raw, path, f"{key}[{j}]", join_listed=join_listed)
+            vid = self.names.name(raw, path, f"{key}[{j}]", join_listed=self.join_listed)
             if vid is None:
-                vid = unknown.setdefault(raw, f"#{raw}")
+                vid = self.unknown.setdefault(raw, f"#{raw}")
             out.append(vid)
         return tuple(dict.fromkeys(out))
 
-    def kept_query(raw, path, key):
+    def query(self, raw, path: Path, key: str) -> str | None:
         """The query's video name, or None for an entry the official loader skips (``vid_name.get``, cuvr.py:113-116)."""
+        names = self.names
         if isinstance(raw, str) and raw in names.known_names and raw not in names.by_id:
             names.name(raw, path, key)  # raises: a video name where the released files hold an id
         if not _hashable_id(raw):
             raise MuvrDataError(path, key, f"expected an id of videos.json, got {type(raw).__name__}")
         qid = names.by_id.get(raw)
-        return qid if qid in by_id else None
+        return qid if qid in self.kept else None
 
+
+def _marked_queries(records: list, by_id: dict) -> tuple[dict, list]:
+    """The kept ``queries_en.json`` records that are queries, in ``videos.json`` order, and those that are not.
+
+    A query is a ``videos.json`` record with ``is_query == 1`` whose video
+    has a kept ``queries_en.json`` record (cuvr.py:100).
+    """
+    marked = [_video_id(r["frames_path"]) for r in records if r.get("is_query", 0) == 1]
+    query_order = [q for q in dict.fromkeys(marked) if q in by_id]
+    not_marked = [q for q in by_id if q not in set(query_order)]
+    return {q: by_id[q] for q in query_order}, not_marked
+
+
+def _rel_lists(folder: Path, listed: _Listed) -> tuple[dict, set, int]:
+    """``query_rel_lists.json``: each kept query's ``pos_all`` names, every name listed, and the entries skipped."""
     rpath = folder / "query_rel_lists.json"
     rel = _list_of_dicts(read_json(rpath), rpath, {"rel_lists": dict})
-    positives, skipped_rel = {}, 0
+    positives, names, skipped_rel = {}, set(), 0
     for k, rec in enumerate(rel):
         if "query_id" not in rec:
             raise MuvrDataError(rpath, f"[{k}].query_id", "missing")
-        qid = kept_query(rec["query_id"], rpath, f"[{k}].query_id")
+        qid = listed.query(rec["query_id"], rpath, f"[{k}].query_id")
         if qid is None:
             skipped_rel += 1
             continue
         for kind, value in rec["rel_lists"].items():
-            ids = resolve(_id_list(value, rpath, f"[{k}].rel_lists.{kind}"), rpath, f"[{k}].rel_lists.{kind}")
-            listed.update(ids)
+            ids = listed.ids(_id_list(value, rpath, f"[{k}].rel_lists.{kind}"), rpath, f"[{k}].rel_lists.{kind}")
+            names.update(ids)
             if kind == "pos_all":
                 positives[qid] = ids  # a later entry of the same query replaces it (cuvr.py:125)
-    queries = tuple(MuvrQuery(q, number, text, clip, positives.get(q))
-                    for q, (text, clip, number, _) in by_id.items())
-    gallery = [v for v in dict.fromkeys(names.names) if v in listed] + list(unknown.values())
+    return positives, names, skipped_rel
 
+
+def _tag_lists(folder: Path, listed: _Listed) -> tuple[dict, int, int, int]:
+    """``query_tag_lists.json``: each kept query's Filter prompts, and the counts the notes report.
+
+    The counts are: AND/OR prompts skipped, entries of no kept query
+    skipped, prompts with no signed condition.
+    """
     tpath = folder / "query_tag_lists.json"
     tag_lists = _list_of_dicts(read_json(tpath), tpath, {"tag_lists": dict})
     by_query, skipped, skipped_tag, no_sign = {}, 0, 0, 0
     for k, rec in enumerate(tag_lists):
         if "query_id" not in rec:
             raise MuvrDataError(tpath, f"[{k}].query_id", "missing")
-        qid = kept_query(rec["query_id"], tpath, f"[{k}].query_id")
+        qid = listed.query(rec["query_id"], tpath, f"[{k}].query_id")
         if qid is None:
             skipped_tag += 1
             continue
         by_query[qid] = []  # a later entry of the same query replaces it (cuvr.py:138)
         for prompt, value in rec["tag_lists"].items():
             key = f"[{k}].tag_lists[{prompt!r}]"
-            ids = resolve(_id_list(value, tpath, key), tpath, key)
+            ids = listed.ids(_id_list(value, tpath, key), tpath, key)
             conditions = parse_prompt(prompt)
             if conditions is None:
                 skipped += 1
@@ -378,8 +391,11 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
             no_sign += not conditions
             first = conditions[0] if conditions else (0, "")
             by_query[qid].append(TagPrompt(qid, prompt, first[1], first[0], ids, conditions))
-    prompts = [p for q in by_id if q in by_query for p in by_query[q]]
+    return by_query, skipped, skipped_tag, no_sign
 
+
+def _query_tags(folder: Path, by_id: dict) -> dict:
+    """``query_tags.json``: each query's tag phrases, keyed by str of its ``queries_en.json`` id (cuvr.py:82-83)."""
     gpath = folder / "query_tags.json"
     tags = read_json(gpath)
     if not isinstance(tags, dict):
@@ -387,7 +403,12 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     for key, value in tags.items():
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             raise MuvrDataError(gpath, repr(key), "expected a list of tag phrases")
-    tags = {q: tags.get(key, []) for q, (_, _, _, key) in by_id.items()}  # str(queries_en id), cuvr.py:82-83
+    return {q: tags.get(key, []) for q, (_, _, _, key) in by_id.items()}
+
+
+def _load_notes(name: str, split: str, queries: tuple, *, filtered: int, not_marked: list, skipped_rel: int,
+                skipped_tag: int, no_sign: int, unlisted: int, unknown: int, skipped: int) -> list[str]:
+    """One line for each kind of record the load dropped, kept specially, or ignored, with its count."""
     notes = []
     if filtered:
         notes.append(f"{name}: {filtered} quer(ies) of queries_en.json left out by the split filter {split!r}")
@@ -404,16 +425,44 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     if no_sign:
         notes.append(f"{name}: {no_sign} tag prompt(s) hold no +/- tag; scored as the Base ranking, as in the "
                      "official code")
-    unlisted = len(set(names.names) - listed)
     if unlisted:
         notes.append(f"{name}: {unlisted} video(s) of videos.json are listed by no query in query_rel_lists.json; "
                      "left out of the gallery, which the official loader builds from the lists")
     if unknown:
-        notes.append(f"{name}: {len(unknown)} listed id(s) in no record of videos.json kept as gallery entries "
+        notes.append(f"{name}: {unknown} listed id(s) in no record of videos.json kept as gallery entries "
                      f"without features, named '#<id>' (--join-listed)")
     if skipped:
         notes.append(f"{name}: {skipped} AND/OR tag prompt(s) skipped, as in the official code")
     clipped = sum(1 for q in queries if q.clip not in (None, "", "00.00.00-00.00.00"))
     if clipped:
         notes.append(f"{name}: {clipped} quer(ies) name a Clip segment; it is ignored, as the official evaluator does")
+    return notes
+
+
+def load_partition(root: str | Path, partition: str, *, join_listed: bool = False, split: str = "all") -> Partition:
+    """Read and check one partition of the released annotations under ``root`` (see the module docstring).
+
+    ``split`` keeps the ``queries_en.json`` records whose ``split`` field is
+    that value (``"all"``, the official evaluator's choice, keeps every one;
+    cuvr.py:68-73, evaluate_all_vlm_mul.py:280).
+    """
+    name = canonical_partition(partition)
+    folder = partition_dir(root, name)
+    vpath = folder / "videos.json"
+    records = _list_of_dicts(read_json(vpath), vpath, {"frames_path": str})
+    names = _Names(records, vpath)
+    by_id, filtered = _queries(folder, split)
+    by_id, not_marked = _marked_queries(records, by_id)
+    listed = _Listed(names, by_id, join_listed)
+    positives, in_lists, skipped_rel = _rel_lists(folder, listed)
+    queries = tuple(MuvrQuery(q, number, text, clip, positives.get(q))
+                    for q, (text, clip, number, _) in by_id.items())
+    # the gallery: the videos the relation lists name, then their ids in no videos.json record (join_listed)
+    gallery = [v for v in dict.fromkeys(names.names) if v in in_lists] + list(listed.unknown.values())
+    by_query, skipped, skipped_tag, no_sign = _tag_lists(folder, listed)
+    prompts = [p for q in by_id if q in by_query for p in by_query[q]]
+    tags = _query_tags(folder, by_id)
+    notes = _load_notes(name, split, queries, filtered=filtered, not_marked=not_marked, skipped_rel=skipped_rel,
+                        skipped_tag=skipped_tag, no_sign=no_sign, unlisted=len(set(names.names) - in_lists),
+                        unknown=len(listed.unknown), skipped=skipped)
     return Partition(name, folder, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)

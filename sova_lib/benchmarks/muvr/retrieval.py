@@ -166,6 +166,60 @@ def _masks(indices, cols, own, n):
     return relevant, valid
 
 
+def _score_notes(partition: Partition, reported: list, gallery_ids: list, n_positive: np.ndarray) -> list[str]:
+    """The partition's notes, then one line each for unscored gallery videos, positives outside the gallery and
+    reported rows with no positive in it."""
+    notes = list(partition.notes)
+    unscored = len(set(partition.gallery) - set(gallery_ids))
+    if unscored:
+        notes.append(f"{partition.name}: {unscored} gallery video(s) have no vectors; their positives count as misses")
+    outside = sum(len(set(r[2]) - set(partition.gallery)) for r in reported)
+    if outside:
+        notes.append(f"{partition.name}: {outside} listed positive(s) are in no query_rel_lists.json list, so not in "
+                     "the gallery; not counted, as in the official evaluator")
+    empty = int((n_positive[:len(reported)] == 0).sum())
+    if empty:
+        notes.append(f"{partition.name}: {empty} row(s) have no positive in the gallery; AP 0, averaged in")
+    return notes
+
+
+def _rows_by_query(rows: list) -> tuple[list, list]:
+    """The distinct query ids of ``rows`` in first-seen order, and the row indices of each."""
+    query_ids = list(dict.fromkeys(r[1] for r in rows))
+    q_index = {q: i for i, q in enumerate(query_ids)}
+    rows_by_query = [[] for _ in query_ids]
+    for r, row in enumerate(rows):
+        rows_by_query[q_index[row[1]]].append(r)
+    return query_ids, rows_by_query
+
+
+def _tag_terms(name: str, rows: list, gallery: ItemVectors, queries: QueryVectors, weight: float, *,
+               block_vectors: int, dtype) -> tuple[np.ndarray | None, np.ndarray]:
+    """The tag score rows of every distinct (query, tag phrase) of ``rows`` ``(P, N)`` (None when there is none
+    or ``weight`` is 0), and each row's signed sum over its conditions ``(R, P)``: ``signs @ tags`` is ``T``."""
+    pairs = list(dict.fromkeys((r[1], phrase) for r in rows for _, phrase in r[3])) if weight else []
+    try:
+        vectors = {k: queries.tag_vector(*pair) for k, pair in enumerate(pairs)}
+    except KeyError as err:
+        raise ValueError(f"{name}: {err.args[0]}") from None
+    tags = tag_rows(gallery, vectors, range(len(pairs)), block_vectors=block_vectors, dtype=dtype) if pairs else None
+    signs = np.zeros((len(rows), len(pairs)), dtype=dtype)  # row -> signed sum over its conditions' tag rows
+    pair_row = {pair: k for k, pair in enumerate(pairs)}
+    for r, row in enumerate(rows):
+        for sign, phrase in (row[3] if pairs else ()):
+            signs[r, pair_row[(row[1], phrase)]] += sign
+    return tags, signs
+
+
+def _filter_block(block: np.ndarray, term: np.ndarray, weight: float, n: int, dtype) -> np.ndarray:
+    """The Filter scores of Base rows ``block`` ``(R, N)`` with tag sums ``term`` ``T`` (module docstring)."""
+    if weight <= 1:
+        return block + np.dtype(dtype).type(weight) * term
+    # top-K mode (cuvr.py:293-311,332-341): K-th largest Base score of the whole row, own video included
+    kth = -np.sort(-block, axis=1)[:, min(int(weight), n) - 1][:, None]
+    return np.where(block >= kth, term, block - 2).astype(dtype)
+
+
 def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: QueryVectors, *, version: str = "base",
                        query: str = "text+video", tag_weight: float = TAG_WEIGHT, ties: str = "expected",
                        ks=metrics.KS, uap: bool = True, block_vectors: int = 256, dtype=np.float32) -> PartitionScore:
@@ -179,35 +233,11 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     reported = rows_of(partition, version)
     rows = reported + (_uap_only_rows(partition) if uap and version == "base" else [])
     gallery_ids = np.asarray(gallery.ids).tolist()
-    notes = list(partition.notes)
-    unscored = len(set(partition.gallery) - set(gallery_ids))
-    if unscored:
-        notes.append(f"{partition.name}: {unscored} gallery video(s) have no vectors; their positives count as misses")
     cols, n_positive, own = _targets(rows, gallery_ids, set(partition.gallery))
-    outside = sum(len(set(r[2]) - set(partition.gallery)) for r in reported)
-    if outside:
-        notes.append(f"{partition.name}: {outside} listed positive(s) are in no query_rel_lists.json list, so not in "
-                     "the gallery; not counted, as in the official evaluator")
-    empty = int((n_positive[:len(reported)] == 0).sum())
-    if empty:
-        notes.append(f"{partition.name}: {empty} row(s) have no positive in the gallery; AP 0, averaged in")
-    query_ids = list(dict.fromkeys(r[1] for r in rows))
-    q_index = {q: i for i, q in enumerate(query_ids)}
-    rows_by_query = [[] for _ in query_ids]
-    for r, row in enumerate(rows):
-        rows_by_query[q_index[row[1]]].append(r)
+    notes = _score_notes(partition, reported, gallery_ids, n_positive)
+    query_ids, rows_by_query = _rows_by_query(rows)
     weight = tag_weight if version == "filter" else 0.0
-    pairs = list(dict.fromkeys((r[1], phrase) for r in rows for _, phrase in r[3])) if weight else []
-    try:
-        vectors = {k: queries.tag_vector(*pair) for k, pair in enumerate(pairs)}
-    except KeyError as err:
-        raise ValueError(f"{partition.name}: {err.args[0]}") from None
-    tags = tag_rows(gallery, vectors, range(len(pairs)), block_vectors=block_vectors, dtype=dtype) if pairs else None
-    signs = np.zeros((len(rows), len(pairs)), dtype=dtype)  # row -> signed sum over its conditions' tag rows
-    pair_row = {pair: k for k, pair in enumerate(pairs)}
-    for r, row in enumerate(rows):
-        for sign, phrase in (row[3] if pairs else ()):
-            signs[r, pair_row[(row[1], phrase)]] += sign
+    tags, signs = _tag_terms(partition.name, rows, gallery, queries, weight, block_vectors=block_vectors, dtype=dtype)
     n = len(gallery_ids)
     ap, recall = np.zeros(len(rows)), np.zeros((len(rows), len(ks)))
     kept = np.empty((len(rows), n), dtype=dtype) if uap and version == "base" else None
@@ -217,11 +247,7 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
         block = fused[[k for k, p in enumerate(positions) for _ in rows_by_query[p]]].astype(dtype)
         if weight:
             term = signs[indices] @ tags if tags is not None else np.zeros_like(block)
-            if weight <= 1:
-                block = block + np.dtype(dtype).type(weight) * term
-            else:  # top-K mode (cuvr.py:293-311,332-341): K-th largest Base score of the whole row, own video included
-                kth = -np.sort(-block, axis=1)[:, min(int(weight), n) - 1][:, None]
-                block = np.where(block >= kth, term, block - 2).astype(dtype)
+            block = _filter_block(block, term, weight, n, dtype)
         relevant, valid = _masks(indices, cols, own, n)
         ap[indices] = metrics.average_precision_misses(block, relevant, valid, n_positive[indices], ties=ties)
         recall[indices] = metrics.recall_at_k(block, relevant, valid, n_positive[indices], ks=ks, ties=ties)

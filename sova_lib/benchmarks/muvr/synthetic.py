@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +105,99 @@ def write_annotations(folder: str | Path, videos, queries, positives: dict, prom
     return ids
 
 
+@dataclass
+class _PartitionFiles:
+    """What one partition's annotation files will hold, gathered topic by topic; ``video`` saves frames at once."""
+
+    feats: Path
+    videos: list = field(default_factory=list)
+    queries: list = field(default_factory=list)
+    rel_lists: dict = field(default_factory=dict)
+    tag_lists: dict = field(default_factory=dict)
+    query_tags: dict = field(default_factory=dict)
+    qa: list = field(default_factory=list)
+
+    def video(self, vid: str, array: np.ndarray, is_query: int = 0) -> None:
+        np.save(self.feats / f"{vid}.npy", array.astype(np.float32))
+        self.videos.append((vid, is_query))
+
+
+def _topic_videos(out: _PartitionFiles, rng, prefix: str, direction, tag_dirs, videos_per_topic: int,
+                  frames: int) -> tuple[list, dict]:
+    """Write one topic's videos; returns its positives and, for each, which of the two tags it holds.
+
+    Videos 0 and 1 are always positive, the last two never, the others with
+    probability 0.75; a positive holds a 3-frame run near ``direction`` and,
+    for each tag it has (probability 0.5), a frame near the tag's direction.
+    """
+    members, has_tag = [], {}
+    for v in range(videos_per_topic):
+        vid = f"{prefix}v{v:02d}"
+        array = _unit(rng, frames, direction.size)
+        positive = v < 2 or (v < videos_per_topic - 2 and rng.random() < 0.75)
+        if positive:
+            start = int(rng.integers(0, frames - 3))
+            array[start:start + 3] = [_near(rng, direction, 1.2) for _ in range(3)]
+            has_tag[vid] = [bool(rng.random() < 0.5) for _ in range(2)]
+            for k in range(2):
+                if has_tag[vid][k]:
+                    array[(start + 3 + k) % frames] = _near(rng, 0.5 * direction + tag_dirs[k], 1.5)
+            members.append(vid)
+        out.video(vid, array)
+    return members, has_tag
+
+
+def _query_features(out: _PartitionFiles, rng, qid: str, direction, tag_dirs, phrases: list, frames: int) -> None:
+    """Write a query's video (frames 4-7 near ``direction``) and its query dict (description and tag vectors)."""
+    array = _unit(rng, frames, direction.size)
+    array[4:8] = [_near(rng, direction, 1.0) for _ in range(4)]
+    out.video(qid, array, is_query=1)
+    tag_vectors = {ph: _near(rng, tag_dirs[k], 0.3).astype(np.float32) for k, ph in enumerate(phrases)}
+    with open(out.feats / f"{qid}_query_dict.pkl", "wb") as f:
+        pickle.dump({"query_prompt": _near(rng, direction, 1.5).astype(np.float32)[None],
+                     "tags": tag_vectors}, f)
+
+
+def _query_lists(out: _PartitionFiles, rng, qid: str, others: list, members: list, has_tag: dict,
+                 phrases: list) -> list:
+    """Record a query's ``pos_all`` list, tag prompts and tags; returns the ``pos_all`` list.
+
+    ``pos_all`` keeps each topic positive with probability 0.85, then the
+    topic's other queries; ``+tag`` / ``-tag`` keep its videos with / without
+    the tag; one ``AND`` prompt is there to be skipped.
+    """
+    kept = [m for m in members if rng.random() < 0.85] + others
+    out.rel_lists[qid] = kept
+    prompts = {}
+    for k, phrase in enumerate(phrases):
+        prompts[f"+{phrase}"] = [m for m in kept if has_tag.get(m, [False] * 2)[k]]
+        prompts[f"-{phrase}"] = [m for m in kept if not has_tag.get(m, [False] * 2)[k]]
+    prompts[f"AND +{phrases[0]} +{phrases[1]}"] = []  # the form the official parser skips (cuvr.py:279-281)
+    out.tag_lists[qid] = prompts
+    out.query_tags[qid] = phrases
+    return kept
+
+
+def _write_topic(out: _PartitionFiles, rng, p: int, t: int, partition: str, *, queries_per_topic: int,
+                 videos_per_topic: int, frames: int, dims: int) -> None:
+    """One topic: its direction and two tags, its videos, its queries, and QA pairs of its first query."""
+    direction = _unit(rng, dims)
+    tag_dirs = _unit(rng, 2, dims)
+    phrases = [f"synthetic tag {partition} {t} {k}" for k in range(2)]
+    members, has_tag = _topic_videos(out, rng, f"BVsyn{p}t{t}", direction, tag_dirs, videos_per_topic, frames)
+    qids = [f"BVsyn{p}t{t}q{i}" for i in range(queries_per_topic)]
+    for i, qid in enumerate(qids):
+        text = f"A synthetic {partition} video of topic {t}, query {i}, showing [<region>]."
+        _query_features(out, rng, qid, direction, tag_dirs, phrases, frames)
+        out.queries.append((qid, text))
+        kept = _query_lists(out, rng, qid, [o for o in qids if o != qid], members, has_tag, phrases)
+        negatives = [m for m in (f"BVsyn{p}t{t}v{v:02d}" for v in range(videos_per_topic)) if m not in kept]
+        if i == 0 and negatives:
+            tag = "" if t % 2 == 0 else f"+{phrases[0]}"
+            for target, label in ((kept[0], 1), (negatives[0], 0)):
+                out.qa.append({"Query": qid, "Target": target, "Tag": tag, "Label": label, "prompt_en": text})
+
+
 def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PARTITIONS, topics: int = 3,
                     queries_per_topic: int = 3, videos_per_topic: int = 10, distractors: int = 6,
                     frames: int = 15, dims: int = 32, model: str = SYNTHETIC_MODEL) -> Path:
@@ -117,62 +211,16 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
     (root).mkdir(parents=True, exist_ok=True)
     (root / "SYNTHETIC.md").write_text(_NOTE, encoding="utf-8")
     for p, partition in enumerate(partitions):
-        ann = root / "annotations" / "retrieval" / partition
-        feats = root / "features" / "VLMs_1_15" / model / partition
-        feats.mkdir(parents=True, exist_ok=True)
-        videos, queries, rel_lists, tag_lists, query_tags, qa = [], [], {}, {}, {}, []
-
-        def video(vid, array, is_query=0, feats=feats, videos=videos):
-            np.save(feats / f"{vid}.npy", array.astype(np.float32))
-            videos.append((vid, is_query))
-
+        out = _PartitionFiles(root / "features" / "VLMs_1_15" / model / partition)
+        out.feats.mkdir(parents=True, exist_ok=True)
         for t in range(topics):
-            direction = _unit(rng, dims)
-            tag_dirs = _unit(rng, 2, dims)
-            phrases = [f"synthetic tag {partition} {t} {k}" for k in range(2)]
-            members, has_tag = [], {}
-            for v in range(videos_per_topic):
-                vid = f"BVsyn{p}t{t}v{v:02d}"
-                array = _unit(rng, frames, dims)
-                positive = v < 2 or (v < videos_per_topic - 2 and rng.random() < 0.75)
-                if positive:
-                    start = int(rng.integers(0, frames - 3))
-                    array[start:start + 3] = [_near(rng, direction, 1.2) for _ in range(3)]
-                    has_tag[vid] = [bool(rng.random() < 0.5) for _ in range(2)]
-                    for k in range(2):
-                        if has_tag[vid][k]:
-                            array[(start + 3 + k) % frames] = _near(rng, 0.5 * direction + tag_dirs[k], 1.5)
-                    members.append(vid)
-                video(vid, array)
-            qids = [f"BVsyn{p}t{t}q{i}" for i in range(queries_per_topic)]
-            for i, qid in enumerate(qids):
-                array = _unit(rng, frames, dims)
-                array[4:8] = [_near(rng, direction, 1.0) for _ in range(4)]
-                video(qid, array, is_query=1)
-                text = f"A synthetic {partition} video of topic {t}, query {i}, showing [<region>]."
-                queries.append((qid, text))
-                tag_vectors = {ph: _near(rng, tag_dirs[k], 0.3).astype(np.float32) for k, ph in enumerate(phrases)}
-                with open(feats / f"{qid}_query_dict.pkl", "wb") as f:
-                    pickle.dump({"query_prompt": _near(rng, direction, 1.5).astype(np.float32)[None],
-                                 "tags": tag_vectors}, f)
-                kept = [m for m in members if rng.random() < 0.85] + [o for o in qids if o != qid]
-                rel_lists[qid] = kept
-                prompts = {}
-                for k, phrase in enumerate(phrases):
-                    prompts[f"+{phrase}"] = [m for m in kept if has_tag.get(m, [False] * 2)[k]]
-                    prompts[f"-{phrase}"] = [m for m in kept if not has_tag.get(m, [False] * 2)[k]]
-                prompts[f"AND +{phrases[0]} +{phrases[1]}"] = []  # the form the official parser skips (cuvr.py:279-281)
-                tag_lists[qid] = prompts
-                query_tags[qid] = phrases
-                negatives = [m for m in (f"BVsyn{p}t{t}v{v:02d}" for v in range(videos_per_topic)) if m not in kept]
-                if i == 0 and negatives:
-                    tag = "" if t % 2 == 0 else f"+{phrases[0]}"
-                    for target, label in ((kept[0], 1), (negatives[0], 0)):
-                        qa.append({"Query": qid, "Target": target, "Tag": tag, "Label": label, "prompt_en": text})
+            _write_topic(out, rng, p, t, partition, queries_per_topic=queries_per_topic,
+                         videos_per_topic=videos_per_topic, frames=frames, dims=dims)
         for d in range(distractors):
-            video(f"BVsyn{p}d{d:02d}", _unit(rng, frames, dims))
-        write_annotations(ann, videos, queries, rel_lists, tag_lists, query_tags)
+            out.video(f"BVsyn{p}d{d:02d}", _unit(rng, frames, dims))
+        write_annotations(root / "annotations" / "retrieval" / partition, out.videos, out.queries, out.rel_lists,
+                          out.tag_lists, out.query_tags)
         qa_path = root / "annotations" / "QA" / "annotations" / f"{partition}.jsonl"
         qa_path.parent.mkdir(parents=True, exist_ok=True)
-        qa_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in qa), encoding="utf-8")
+        qa_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out.qa), encoding="utf-8")
     return root

@@ -105,79 +105,99 @@ def _box(value, path, line) -> list[float]:
     return [float(v) for v in value]
 
 
-def _gt_value(task: str, raw, extra: dict, path, line: int):
-    """The task's GT value from the JSONL ``value`` (JSON text or a JSON value)."""
-    value = raw
-    if isinstance(raw, str) and task not in ("vqa", "pointing", "event_verification"):
-        try:
-            value = json.loads(raw)
-        except ValueError as err:
-            raise VantageDataError(path, line, "value", f"expected JSON for a {task} answer ({err})") from None
-    if task in ("vqa", "pointing"):
-        letter = str(raw).strip().upper().rstrip(".")
-        if letter not in ("A", "B", "C", "D"):
-            raise VantageDataError(path, line, "value", f"expected an option letter A-D, got {raw!r}")
-        return letter
-    if task == "event_verification":
-        word = str(raw).strip().lower().rstrip(".")
-        if word not in ("yes", "no"):
-            raise VantageDataError(path, line, "value", f"expected Yes or No, got {raw!r}")
-        return word
-    if task == "temporal":
-        start, end = (parse_time(value.get(k), "strict") if isinstance(value, dict) else None for k in ("start", "end"))
-        if start is None or end is None:
-            raise VantageDataError(path, line, "value", f"expected {{\"start\", \"end\"}} times, got {raw!r}")
-        return (start, end)
-    if task == "dvc":
-        if not isinstance(value, list):
-            raise VantageDataError(path, line, "value", "expected a list of {start, end, caption} events")
-        # As the harness reads its answer key (vantage_dvc.py lines 240-250): the caption is "caption", else
-        # "description"; an event with neither is left out (counted, with a note); a missing or empty time is
-        # 0 s; a time is seconds, m:s or h:m:s in full.
-        events = []
-        for ev in value:
-            if not isinstance(ev, dict):
-                raise VantageDataError(path, line, "value", f"event {ev!r} is not a {{start, end, caption}} object")
-            caption = ev.get("caption") or ev.get("description") or ""
-            if not caption:
-                extra["dropped_events"] = extra.get("dropped_events", 0) + 1
+def _letter(raw, path, line: int) -> str:
+    """vqa, pointing: the option letter A-D (case, spaces and a final period ignored)."""
+    letter = str(raw).strip().upper().rstrip(".")
+    if letter not in ("A", "B", "C", "D"):
+        raise VantageDataError(path, line, "value", f"expected an option letter A-D, got {raw!r}")
+    return letter
+
+
+def _yes_no(raw, path, line: int) -> str:
+    """event verification: "yes" or "no" (case, spaces and a final period ignored)."""
+    word = str(raw).strip().lower().rstrip(".")
+    if word not in ("yes", "no"):
+        raise VantageDataError(path, line, "value", f"expected Yes or No, got {raw!r}")
+    return word
+
+
+def _span(value, raw, path, line: int) -> tuple[float, float]:
+    """temporal: ``(start, end)`` in seconds from ``{"start", "end"}``."""
+    start, end = (parse_time(value.get(k), "strict") if isinstance(value, dict) else None for k in ("start", "end"))
+    if start is None or end is None:
+        raise VantageDataError(path, line, "value", f"expected {{\"start\", \"end\"}} times, got {raw!r}")
+    return (start, end)
+
+
+def _events(value, extra: dict, path, line: int) -> list[tuple]:
+    """dvc: the ``(start, end, caption)`` events; counts dropped events and zero times in ``extra``.
+
+    As the harness reads its answer key (vantage_dvc.py lines 240-250): the
+    caption is "caption", else "description"; an event with neither is left
+    out (counted, with a note); a missing or empty time is 0 s; a time is
+    seconds, m:s or h:m:s in full.
+    """
+    if not isinstance(value, list):
+        raise VantageDataError(path, line, "value", "expected a list of {start, end, caption} events")
+    events = []
+    for ev in value:
+        if not isinstance(ev, dict):
+            raise VantageDataError(path, line, "value", f"event {ev!r} is not a {{start, end, caption}} object")
+        caption = ev.get("caption") or ev.get("description") or ""
+        if not caption:
+            extra["dropped_events"] = extra.get("dropped_events", 0) + 1
+            continue
+        times = []
+        for k in ("start", "end"):
+            raw_time = ev.get(k)
+            if raw_time is None or (isinstance(raw_time, str) and not raw_time.strip()):
+                extra["zero_times"] = extra.get("zero_times", 0) + 1
+                times.append(0.0)
                 continue
-            times = []
-            for k in ("start", "end"):
-                raw_time = ev.get(k)
-                if raw_time is None or (isinstance(raw_time, str) and not raw_time.strip()):
-                    extra["zero_times"] = extra.get("zero_times", 0) + 1
-                    times.append(0.0)
-                    continue
-                seconds = parse_time(raw_time, "strict")
-                if seconds is None:
-                    raise VantageDataError(path, line, "value", f"event {ev!r}: {k} {raw_time!r} is not a time")
-                times.append(seconds)
-            events.append((times[0], times[1], str(caption)))
-        return events
-    if task in ("refex", "astro"):
-        if task == "refex" and isinstance(value, list) and value and isinstance(value[0], (int, float)):
-            value = [value]  # one box stored flat (grounding_2d_dataset.py lines 801-804)
-        if not isinstance(value, list):
-            raise VantageDataError(path, line, "value", "expected a list of pixel boxes")
-        if task == "astro":
-            # The harness writes each {"label", "bbox"} object as a KITTI line and reads the label back
-            # lower-cased (adapter_astro.py lines 62-95, vantage2d/utils.py lines 99-121): a null label is
-            # "none", and an object lacking "label" or a four-number "bbox" is not written at all.
-            kept, labels = [], []
-            for v in value:
-                if isinstance(v, dict) and "label" in v:
-                    if not (isinstance(v.get("bbox"), (list, tuple)) and len(v["bbox"]) >= 4):
-                        extra["skipped_objects"] = extra.get("skipped_objects", 0) + 1
-                        continue
-                    kept.append(list(v["bbox"][:4]))
-                    labels.append(str(v["label"]).lower())
-                else:  # an earlier layout of this library: a plain box, or an object without a label (a person)
-                    kept.append(v)
-                    labels.append(None)
-            extra["labels"] = labels
-            value = kept
-        return [_box(b, path, line) for b in value]
+            seconds = parse_time(raw_time, "strict")
+            if seconds is None:
+                raise VantageDataError(path, line, "value", f"event {ev!r}: {k} {raw_time!r} is not a time")
+            times.append(seconds)
+        events.append((times[0], times[1], str(caption)))
+    return events
+
+
+def _astro_objects(value: list, extra: dict) -> list:
+    """object localization: the boxes the harness keeps; sets ``extra['labels']``, counts skipped objects.
+
+    The harness writes each {"label", "bbox"} object as a KITTI line and
+    reads the label back lower-cased (adapter_astro.py lines 62-95,
+    vantage2d/utils.py lines 99-121): a null label is "none", and an object
+    lacking "label" or a four-number "bbox" is not written at all.
+    """
+    kept, labels = [], []
+    for v in value:
+        if isinstance(v, dict) and "label" in v:
+            if not (isinstance(v.get("bbox"), (list, tuple)) and len(v["bbox"]) >= 4):
+                extra["skipped_objects"] = extra.get("skipped_objects", 0) + 1
+                continue
+            kept.append(list(v["bbox"][:4]))
+            labels.append(str(v["label"]).lower())
+        else:  # an earlier layout of this library: a plain box, or an object without a label (a person)
+            kept.append(v)
+            labels.append(None)
+    extra["labels"] = labels
+    return kept
+
+
+def _boxes(task: str, value, extra: dict, path, line: int) -> list[list[float]]:
+    """refex, astro: the pixel boxes ``[x1, y1, x2, y2]``."""
+    if task == "refex" and isinstance(value, list) and value and isinstance(value[0], (int, float)):
+        value = [value]  # one box stored flat (grounding_2d_dataset.py lines 801-804)
+    if not isinstance(value, list):
+        raise VantageDataError(path, line, "value", "expected a list of pixel boxes")
+    if task == "astro":
+        value = _astro_objects(value, extra)
+    return [_box(b, path, line) for b in value]
+
+
+def _track(value, extra: dict, path, line: int) -> dict:
+    """sot: ``{k: box or None}`` for frames k = 1 .. N-1 of ``extra['frame_ids']`` (the anchor is frame 0)."""
     ids = extra.get("frame_ids")
     if not isinstance(ids, list) or len(ids) < 2:
         raise VantageDataError(path, line, "metadata.extra.frame_ids", "expected the frame ids, anchor first")
@@ -188,6 +208,27 @@ def _gt_value(task: str, raw, extra: dict, path, line: int):
         box = value.get(str(fid), value.get(f"frame_{k}"))
         boxes[k] = None if box is None else _box(box, path, line)
     return boxes
+
+
+def _gt_value(task: str, raw, extra: dict, path, line: int):
+    """The task's GT value from the JSONL ``value`` (JSON text or a JSON value)."""
+    if task in ("vqa", "pointing"):
+        return _letter(raw, path, line)
+    if task == "event_verification":
+        return _yes_no(raw, path, line)
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError as err:
+            raise VantageDataError(path, line, "value", f"expected JSON for a {task} answer ({err})") from None
+    if task == "temporal":
+        return _span(value, raw, path, line)
+    if task == "dvc":
+        return _events(value, extra, path, line)
+    if task in ("refex", "astro"):
+        return _boxes(task, value, extra, path, line)
+    return _track(value, extra, path, line)
 
 
 #: Image size the harness assumes when a record gives none and no image opens.
@@ -240,6 +281,82 @@ class GroundTruthSet(dict):
         self.notes: list[str] = []
 
 
+def _record_task(rec: dict, fixed: str | None, path, line: int) -> str:
+    """The record's task: ``fixed``, else its ``task`` field, else its ``category`` when that names a task."""
+    this = fixed
+    if this is None:
+        for name in (rec.get("task"), rec.get("category")):
+            try:
+                this = task_key(name) if isinstance(name, str) else None
+            except ValueError:
+                this = None
+            if this is not None:
+                break
+    if this is None:
+        raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
+                                                   f"{_TASKS} or its canonical string")
+    return this
+
+
+class _Tally:
+    """What ``read_ground_truth`` counts over a file for its notes, and the file's ``min_bbox_area``."""
+
+    def __init__(self):
+        self.sizes: dict[str, int] = {}
+        self.min_area = None
+        self.unlabelled = self.skipped = self.dropped_events = self.zero_times = self.unopened = 0
+
+    def complete(self, task: str, extra: dict, path, line: int) -> None:
+        """Add to ``extra`` what the task's metric reads (``GroundTruth.extra``), moving its counts here."""
+        if task == "temporal":
+            duration = extra.get("duration")
+            extra["duration"] = 30.0 if duration is None else float(duration)
+        if task in ("refex", "astro"):
+            where = _image_size(task, extra, path, line)
+            self.sizes[where] = self.sizes.get(where, 0) + 1
+            if task == "astro" and where in ("harness", "legacy") and extra.get("image_path"):
+                self.unopened += 1
+        if task == "astro":
+            self.unlabelled += sum(label is None for label in extra["labels"])
+            self.skipped += extra.pop("skipped_objects", 0)
+            if self.min_area is None:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
+                self.min_area = int(extra.get("min_bbox_area", 0) or 0)
+            extra["min_bbox_area"] = self.min_area
+        if task == "dvc":
+            self.dropped_events += extra.pop("dropped_events", 0)
+            self.zero_times += extra.pop("zero_times", 0)
+        if task == "sot":
+            extra["n_frames"] = len(extra["frame_ids"])
+
+    def notes(self, path, out: GroundTruthSet) -> list[str]:
+        """One line for each earlier layout read, each left-out or defaulted part, each assumed image size."""
+        notes = []
+        if self.sizes.get("legacy"):
+            notes.append(f"{path}: {self.sizes['legacy']} records give the image size as metadata.extra.width/height "
+                         "(an earlier layout of this library; the harness reads image_width/image_height)")
+        if self.unlabelled:
+            notes.append(f"{path}: {self.unlabelled} object-localization boxes have no label (an earlier layout of "
+                         "this library; the harness's records are {\"label\", \"bbox\"})")
+        if self.skipped:
+            notes.append(f"{path}: {self.skipped} object-localization objects have a label but no [x1, y1, x2, y2] "
+                         "\"bbox\" and are left out, as the harness leaves them out")
+        if self.dropped_events:
+            notes.append(f"{path}: {self.dropped_events} dense-captioning events have no caption and are left out, "
+                         "as the harness leaves them out")
+        if self.zero_times:
+            notes.append(f"{path}: {self.zero_times} dense-captioning event times are missing or empty and read as "
+                         "0 s, as the harness reads them")
+        if self.unopened:
+            notes.append(f"{path}: {self.unopened} object-localization images at metadata.extra.image_path do not "
+                         "open here; the size the record gives is used instead (the harness opens the image)")
+        if self.sizes.get("fallback"):
+            task_name = next(iter(out.values())).task
+            w, h = _FALLBACK_SIZE[task_name]
+            notes.append(f"{path}: {self.sizes['fallback']} records give no image size; {w:g} x {h:g} assumed, "
+                         "as the harness does")
+        return notes
+
+
 def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     """The GT records of a JSONL file, by id (file order kept).
 
@@ -251,74 +368,21 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     """
     path = Path(path)
     out = GroundTruthSet()
-    sizes: dict[str, int] = {}
-    min_area = None
-    unlabelled = skipped = dropped_events = zero_times = unopened = 0
+    tally = _Tally()
     fixed = task_key(task) if task is not None else None
     for line, rec in _lines(path):
         if "id" not in rec:
             raise VantageDataError(path, line, "id", "missing")
-        this = fixed
-        if this is None:
-            for name in (rec.get("task"), rec.get("category")):
-                try:
-                    this = task_key(name) if isinstance(name, str) else None
-                except ValueError:
-                    this = None
-                if this is not None:
-                    break
-        if this is None:
-            raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
-                                                       f"{_TASKS} or its canonical string")
+        this = _record_task(rec, fixed, path, line)
         meta = rec.get("metadata") or {}
         extra = dict(meta.get("extra") or {}) if isinstance(meta, dict) else {}
         value = _gt_value(this, _value_of(rec, "gpt", path, line), extra, path, line)
-        if this == "temporal":
-            duration = extra.get("duration")
-            extra["duration"] = 30.0 if duration is None else float(duration)
-        if this in ("refex", "astro"):
-            where = _image_size(this, extra, path, line)
-            sizes[where] = sizes.get(where, 0) + 1
-            if this == "astro" and where in ("harness", "legacy") and extra.get("image_path"):
-                unopened += 1
-        if this == "astro":
-            unlabelled += sum(label is None for label in extra["labels"])
-            skipped += extra.pop("skipped_objects", 0)
-            if min_area is None:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
-                min_area = int(extra.get("min_bbox_area", 0) or 0)
-            extra["min_bbox_area"] = min_area
-        if this == "dvc":
-            dropped_events += extra.pop("dropped_events", 0)
-            zero_times += extra.pop("zero_times", 0)
-        if this == "sot":
-            extra["n_frames"] = len(extra["frame_ids"])
+        tally.complete(this, extra, path, line)
         key = str(rec["id"])
         if key in out:
             raise VantageDataError(path, line, "id", f"id {key} appears twice")
         out[key] = GroundTruth(key, this, value, str(rec.get("media", "")), str(rec.get("category", "")), extra)
-    if sizes.get("legacy"):
-        out.notes.append(f"{path}: {sizes['legacy']} records give the image size as metadata.extra.width/height "
-                         "(an earlier layout of this library; the harness reads image_width/image_height)")
-    if unlabelled:
-        out.notes.append(f"{path}: {unlabelled} object-localization boxes have no label (an earlier layout of this "
-                         "library; the harness's records are {\"label\", \"bbox\"})")
-    if skipped:
-        out.notes.append(f"{path}: {skipped} object-localization objects have a label but no [x1, y1, x2, y2] "
-                         "\"bbox\" and are left out, as the harness leaves them out")
-    if dropped_events:
-        out.notes.append(f"{path}: {dropped_events} dense-captioning events have no caption and are left out, "
-                         "as the harness leaves them out")
-    if zero_times:
-        out.notes.append(f"{path}: {zero_times} dense-captioning event times are missing or empty and read as "
-                         "0 s, as the harness reads them")
-    if unopened:
-        out.notes.append(f"{path}: {unopened} object-localization images at metadata.extra.image_path do not open "
-                         "here; the size the record gives is used instead (the harness opens the image)")
-    if sizes.get("fallback"):
-        task_name = next(iter(out.values())).task
-        w, h = _FALLBACK_SIZE[task_name]
-        out.notes.append(f"{path}: {sizes['fallback']} records give no image size; {w:g} x {h:g} assumed, "
-                         "as the harness does")
+    out.notes.extend(tally.notes(path, out))
     return out
 
 

@@ -37,7 +37,7 @@ def test_evaluate_features_writes_one_result_json(capsys, data, tmp_path):
     assert result["ties"] == "expected" and result["query"] == "video"
     (written,) = tmp_path.glob("*.json")
     record = json.loads(written.read_text())
-    assert str(written) in err and record["benchmark"] == "muvr" and record["protocol"] == "base video"
+    assert str(written) in err and record["benchmark"] == "MUVR" and record["protocol"] == "base video"
     assert record["value"] == round(result["metrics"]["mAP"], 2) and record["ties"] == "expected"
     assert record["per_class"] == {p: round(v["mAP"], 2) for p, v in result["per_partition"].items()}
     assert collect_records(tmp_path)["value"].tolist() == [record["value"]]
