@@ -18,7 +18,7 @@ run:
    allows here (1.0 would be the floor).
 
 ``--sweep 16 32 64 128 256`` also times each batch size (the measurement
-behind ``sova_lib.embed.DEFAULT_BATCH_SIZE``; docs/performance.md).
+behind ``sova_lib.encoder.DEFAULT_BATCH_SIZE``; docs/performance.md).
 
     python bench/bench_encode.py [--sentences 384] [--batch-size N] [--rounds 3] [--sweep 32 64 128]
 """
@@ -33,7 +33,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from sova_lib.embed import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, SentenceEncoder  # noqa: E402
+from sova_lib.encoder import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, SentenceEncoder  # noqa: E402
 
 WORDS = ("a person in a dark jacket walks slowly from the left of the frame toward the parked white car near the "
          "entrance while another vehicle turns right into the lot stops briefly and then drives away as two people "

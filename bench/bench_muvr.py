@@ -27,9 +27,9 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from sova_lib.benchmarks.muvr.data import MuvrQuery, Partition
+from sova_lib.benchmarks.muvr.annotations import MuvrQuery, Partition
+from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.benchmarks.muvr.retrieval import evaluate_partition
-from sova_lib.benchmarks.muvr.scoring import QueryVectors
 from sova_lib.similarity import ItemVectors, l2_normalize
 
 

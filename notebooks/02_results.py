@@ -44,6 +44,8 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, contrastive, plots, results
+from sova_lib.paper.table4 import figure2b, table4_frame
+from sova_lib.paper.table4 import readable as readable_table4
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -118,8 +120,8 @@ computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", 
 # The paper's numbers (with GTE-Large as sentence encoder) beside the computed ones (with `encoder_name`).
 
 # %%
-table4 = results.compare_table("Table 4", computed, ("inter-pair", "intra-pair"))
-shown4 = results.format_table(table4, ("inter-pair", "intra-pair"))
+table4 = table4_frame(computed)
+shown4 = readable_table4(table4)
 results.write_outputs(table4, shown4, out / "02_results_table4")
 shown4
 
@@ -142,8 +144,7 @@ shownC1
 # general prompt), stars the rows computed here with both protocols. Dashed lines mark the paper's Random row.
 
 # %%
-points = results.scatter_frame(table4)
-fig = plots.inter_vs_intra(points, random=(3.4, 50.3), title="SOVABench: inter-pair mAP against intra-pair Pair-mAP")
+fig = figure2b(table4)
 plots.save_figure(fig, out / "02_results_figure2b")
 
 # %% [markdown]

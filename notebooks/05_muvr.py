@@ -48,7 +48,7 @@ import pandas as pd
 
 from sova_lib import records
 from sova_lib.benchmarks import muvr
-from sova_lib.benchmarks.muvr import examples, paper, synthetic_runs
+from sova_lib.benchmarks.muvr import hand_cases, paper, synthetic_runs
 from sova_lib.benchmarks.muvr.ties import tie_study
 from sova_lib.paper.results import record_rows, write_json, write_outputs
 
@@ -63,7 +63,7 @@ out.mkdir(parents=True, exist_ok=True)
 # optimistic and pessimistic bounds and the gallery-file order beside (case 7). Case 3 fuses scores of three unit vectors; case 4 is a tag prompt.
 
 # %%
-hand = pd.DataFrame(examples.hand_cases())
+hand = pd.DataFrame(hand_cases.hand_cases())
 write_outputs(hand, hand, out / "05_muvr_hand_cases")
 hand
 

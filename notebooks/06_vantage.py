@@ -53,7 +53,8 @@ import pandas as pd
 
 from sova_lib import records
 from sova_lib.benchmarks import vantage
-from sova_lib.benchmarks.vantage import examples, metrics_boxes, metrics_captions, synthetic
+from sova_lib.benchmarks.vantage import hand_cases, metrics_boxes, metrics_captions, synthetic
+from sova_lib.benchmarks.vantage.published import published_comparison
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.paper import plots, results
 from sova_lib.video import example_videos, probe
@@ -84,7 +85,7 @@ registry
 # letter anywhere ("No idea" is D). The parse rate says how many answers were readable.
 
 # %%
-hand = pd.DataFrame(examples.hand_case_rows())
+hand = pd.DataFrame(hand_cases.hand_case_rows())
 results.write_outputs(hand, hand, out / "06_vantage_hand_cases")
 hand
 
@@ -139,12 +140,12 @@ rng = np.random.default_rng(seed)
 # Each score is written as one record under `figures_dir/results/`; the table reads them back from `results.csv`.
 
 # %%
-street, answers_shown = examples.street_run(stand_in, tsvs, work_dir, answers_dir, media_root=videos[0].parent,
+street, answers_shown = synthetic.street_run(stand_in, tsvs, work_dir, answers_dir, media_root=videos[0].parent,
                                            n_frames=n_frames, mode=mode, rng=rng, n_resamples=n_resamples)
-results.record_rows([r.to_record(kind="description cache", source=examples.STREET_SOURCE, cache=examples.STREET_CACHE,
+results.record_rows([r.to_record(kind="description cache", source=synthetic.STREET_SOURCE, cache=synthetic.STREET_CACHE,
                                  seed=seed) for r in street.values()], out / "results")
 collected = records.collect_records(out / "results", out / "results.csv")
-synthetic_table = examples.street_table(collected, list(tsvs), mode=mode, n_resamples=n_resamples, seed=seed)
+synthetic_table = synthetic.street_table(collected, list(tsvs), mode=mode, n_resamples=n_resamples, seed=seed)
 results.write_outputs(synthetic_table, synthetic_table.round(2), out / "06_vantage_synthetic")
 synthetic_table
 
@@ -188,7 +189,7 @@ use_mine = bool(ground_truth_dir and submissions_dir)
 caption_sim = metrics_captions.make_similarity(similarity) if use_mine else None
 computed = vantage.scoring.score_folder(ground_truth_dir, submissions_dir, mode=mode, similarity=caption_sim,
                                         rng=np.random.default_rng(seed), n_resamples=n_resamples) if use_mine else {}
-published = pd.DataFrame(examples.published_comparison(computed))
+published = pd.DataFrame(published_comparison(computed))
 results.write_outputs(published, published, out / "06_vantage_published")
 published
 

@@ -4,39 +4,66 @@ The MLLM-to-Embedding pipeline, stage by stage, with the names a notebook
 needs most; everything else is reached through its sub-package:
 
 1. a benchmark's items and protocols: ``load_split``, ``get_protocol``
-   (``sova_lib.benchmarks.sovabench``, and ``sova_lib.benchmarks.examples``
-   with the quickstart's small protocol; their protocols are registered here);
+   (``sova_lib.benchmarks.sovabench``, and ``sova_lib.benchmarks.excerpts``
+   with the quickstart's small protocol; the registry of ``sova_lib.protocols``
+   imports their ``protocols`` modules on its first lookup);
 2. frames: ``sample_indices`` (the paper's sampler), ``sample_frames``
    (``sova_lib.video``);
 3. descriptions: ``make_describer``, ``Item``, ``describe_items``
    (``sova_lib.describe``: the contract, the runner, the cache, the backends);
 4. sentences and vectors: ``split``, ``SentenceEncoder``, ``embed_descriptions``,
-   ``read_descriptions`` (``sova_lib.sentences``, ``sova_lib.embed``, ``sova_lib.items``);
+   ``read_descriptions`` (``sova_lib.sentences``, ``sova_lib.encoder``, ``sova_lib.item_vectors``);
 5. comparison and scores: ``set_similarity``, ``evaluate``, ``baseline``,
    ``average_precision``, ``mean_ap`` (``sova_lib.similarity``,
    ``sova_lib.evaluate``, ``sova_lib.metrics``).
 
 ``sova_lib.paper`` regenerates the paper's tables and figures; ``sova_lib.cli``
-is the ``sova`` command. Heavy dependencies (torch, transformers, OpenCV,
+is the ``sova`` command. Each name is imported from its module the first time
+it is read, so ``import sova_lib.metrics`` loads the metrics alone, not the
+describers or the benchmarks; heavy dependencies (torch, transformers, OpenCV,
 decoders) load only when a function that needs them runs.
 """
 from __future__ import annotations
 
-from sova_lib._version import __version__
-from sova_lib.benchmarks import examples as _examples  # noqa: F401 - registers the quickstart protocol
-from sova_lib.benchmarks.sovabench.splits import load_split
-from sova_lib.describe import Item, describe_items, make_describer
-from sova_lib.embed import SentenceEncoder
-from sova_lib.evaluate import baseline, evaluate
-from sova_lib.items import embed_descriptions, read_descriptions
-from sova_lib.metrics import average_precision, mean_ap
-from sova_lib.protocols import get_protocol
-from sova_lib.sentences import split
-from sova_lib.similarity import set_similarity
-from sova_lib.video import sample_frames, sample_indices
+import importlib
 
-__all__ = [
-    "__version__", "load_split", "get_protocol", "sample_indices", "sample_frames", "make_describer", "Item",
-    "describe_items", "split", "SentenceEncoder", "embed_descriptions", "read_descriptions", "set_similarity",
-    "evaluate", "baseline", "average_precision", "mean_ap",
-]
+from sova_lib._version import __version__
+
+# ``evaluate`` is both a public function and the name of its module: bound here, at import, the package's
+# attribute stays the function when ``sova_lib.evaluate`` (the module) is imported later. The module is light
+# (the core alone: metrics, protocols, similarity, sentences, item vectors).
+from sova_lib.evaluate import baseline, evaluate
+
+#: Public name -> the module that defines it (imported on first use).
+_HOMES = {
+    "load_split": "sova_lib.benchmarks.sovabench.splits",
+    "get_protocol": "sova_lib.protocols",
+    "sample_indices": "sova_lib.video",
+    "sample_frames": "sova_lib.video",
+    "make_describer": "sova_lib.describe",
+    "Item": "sova_lib.describe",
+    "describe_items": "sova_lib.describe",
+    "split": "sova_lib.sentences",
+    "SentenceEncoder": "sova_lib.encoder",
+    "embed_descriptions": "sova_lib.item_vectors",
+    "read_descriptions": "sova_lib.item_vectors",
+    "set_similarity": "sova_lib.similarity",
+    "average_precision": "sova_lib.metrics",
+    "mean_ap": "sova_lib.metrics",
+}
+
+__all__ = ["__version__", "load_split", "get_protocol", "sample_indices", "sample_frames", "make_describer", "Item",
+           "describe_items", "split", "SentenceEncoder", "embed_descriptions", "read_descriptions", "set_similarity",
+           "evaluate", "baseline", "average_precision", "mean_ap"]
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'sova_lib' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value  # read once, then an ordinary module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -17,6 +17,10 @@ Built-in baselines (``baseline``):
     every clip described by the text of its own class under the protocol,
     run through splitting, the sentence encoder, similarity and AP: an upper
     bound (100) that exercises the whole path.
+
+A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
+module behind it may share its name; ``sova_lib.cli.evaluate`` parses and prints, ``sova_lib.evaluate`` does
+the work.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from sova_lib import metrics
-from sova_lib.items import embed_descriptions
+from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, set_similarity

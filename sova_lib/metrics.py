@@ -26,6 +26,11 @@ function here:
       score). Not a default: when the gallery is sorted by class (as
       SOVABench's files are), tied items come out grouped by class and a
       scorer that says nothing scores far above chance.
+
+``metrics`` is one named module in the core and in each benchmark with metrics of its own
+(``sova_lib.metrics``, ``sova_lib.benchmarks.muvr.metrics``, ``sova_lib.benchmarks.vantage.metrics``): the
+benchmark's metrics as pure functions over arrays, with shapes, tie rule and denominators in each docstring.
+This one holds SOVABench's retrieval metrics, which the other benchmarks reuse.
 """
 from __future__ import annotations
 

@@ -7,10 +7,15 @@ relevant to a query when their labels are equal, and a query is never in its
 own ranking. The protocol's score is the mean of per-query AP over a task
 (mAP), or the mean over tasks of that (Pair-mAP).
 
-The registry is benchmark-agnostic: each benchmark package registers its
-own protocols when it is imported (``sova_lib.benchmarks.sovabench.protocols``
-registers SOVABench's, and ``import sova_lib`` imports it). SOVABench's
-protocols (spec section 3; SOVABench paper, Sections 3.1-3.2 and Appendix C):
+The registry is benchmark-agnostic and filled on its first read: ``PROTOCOLS``
+imports each module named in ``PROTOCOL_PROVIDERS`` once (each registers its
+protocols with ``register_protocol``), the first time a protocol is looked
+up or the registry is listed; nothing is registered by importing the package.
+``protocols`` is one named module in the core and in each benchmark that
+offers protocols: this one is the registry, and each provider is its
+benchmark's ``protocols`` module (``sova_lib.benchmarks.sovabench.protocols``,
+``sova_lib.benchmarks.excerpts.protocols``). SOVABench's protocols (spec
+section 3; SOVABench paper, Sections 3.1-3.2 and Appendix C):
 
 ``inter-pair``
     the 1,423 non-distractor clips of the inter-pair file are queries, each
@@ -27,16 +32,19 @@ protocols (spec section 3; SOVABench paper, Sections 3.1-3.2 and Appendix C):
     two-class group (``human_vehicle`` or ``vehicle``); distractors are
     relevant to no query. mAP.
 
-New benchmarks add their protocols with ``register_protocol``.
+A new benchmark writes a ``protocols`` module that calls ``register_protocol``
+and adds its name to ``PROTOCOL_PROVIDERS``.
 """
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["PROTOCOLS", "Protocol", "Task", "get_protocol", "register_protocol"]
+__all__ = ["PROTOCOLS", "PROTOCOL_PROVIDERS", "Protocol", "Task", "get_protocol", "register_protocol"]
 
 
 @dataclass(frozen=True)
@@ -97,12 +105,59 @@ class Protocol:
         return np.array([str(i) for i in ids])
 
 
-PROTOCOLS: dict[str, Protocol] = {}
+#: The modules that register protocols, imported (once, in this order) on the registry's first read.
+PROTOCOL_PROVIDERS = (
+    "sova_lib.benchmarks.sovabench.protocols",
+    "sova_lib.benchmarks.excerpts.protocols",
+)
+
+
+class ProtocolRegistry(Mapping):
+    """Protocol name -> ``Protocol``, read-only; the first read imports every module of ``providers``.
+
+    ``register_protocol`` adds to it without reading it, so a provider can
+    register while it is being imported. A provider that fails to import
+    raises on that read and is tried again on the next one.
+    """
+
+    def __init__(self, providers: tuple[str, ...]):
+        self.providers = providers
+        self._protocols: dict[str, Protocol] = {}
+        self._filled = False
+
+    def _fill(self) -> None:
+        if self._filled:
+            return
+        self._filled = True  # a read while the providers import sees what they registered so far
+        try:
+            for module in self.providers:
+                importlib.import_module(module)
+        except BaseException:
+            self._filled = False
+            raise
+
+    def add(self, protocol: Protocol) -> None:
+        self._protocols[protocol.name] = protocol
+
+    def __getitem__(self, name: str) -> Protocol:
+        self._fill()
+        return self._protocols[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self._fill()
+        return iter(dict(self._protocols))
+
+    def __len__(self) -> int:
+        self._fill()
+        return len(self._protocols)
+
+
+PROTOCOLS = ProtocolRegistry(PROTOCOL_PROVIDERS)
 
 
 def register_protocol(protocol: Protocol) -> Protocol:
-    """Add ``protocol`` to ``PROTOCOLS`` under its name."""
-    PROTOCOLS[protocol.name] = protocol
+    """Add ``protocol`` to ``PROTOCOLS`` under its name (a provider calls it when imported)."""
+    PROTOCOLS.add(protocol)
     return protocol
 
 

@@ -25,7 +25,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 @pytest.fixture(scope="session")
 def encoder(tmp_path_factory):
     """The real offline all-MiniLM-L6-v2, loaded once, with a throw-away cache."""
-    from sova_lib.embed import SentenceEncoder
+    from sova_lib.encoder import SentenceEncoder
 
     return SentenceEncoder(cache_dir=tmp_path_factory.mktemp("cache"), show_progress=False)
 

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sova_lib.embed import SentenceEncoder
-from sova_lib.items import read_descriptions
+from sova_lib.encoder import SentenceEncoder
+from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper import error_analysis, reproduce
 from sova_lib.sentences import split
 from tests.paths import ROOT  # noqa: E402
@@ -194,7 +194,7 @@ def test_quickstart(executed):
     assert q["mean_cosine"] == sorted(q["mean_cosine"], reverse=True)
     # the closing score: the cache's texts scored here under the same protocol, beside the exact random ranking
     from sova_lib.evaluate import evaluate
-    from sova_lib.items import embed_descriptions
+    from sova_lib.item_vectors import embed_descriptions
 
     assert q["direction_protocol"] == "quickstart-direction"
     described, random = q["direction_scores"]
@@ -342,12 +342,12 @@ def test_muvr(executed, tmp_path):
     from fractions import Fraction
 
     from sova_lib.benchmarks import muvr
-    from sova_lib.benchmarks.muvr import examples
+    from sova_lib.benchmarks.muvr import hand_cases
 
     figures, out = executed
     m = out["05_muvr"]
     assert m["hand_cases"]["2: uAP"] == round(44 / 63, 4) and m["hand_cases"]["6: random E[AP], N = 4, R = 2"] == 0.6806
-    assert all(r["computed"] == pytest.approx(float(Fraction(str(r["by hand"]))), abs=1e-4) for r in examples.hand_cases())
+    assert all(r["computed"] == pytest.approx(float(Fraction(str(r["by hand"]))), abs=1e-4) for r in hand_cases.hand_cases())
     # the synthetic set is the same for the same seed: the random ranking is recomputed here independently
     root = muvr.write_synthetic(tmp_path / "muvr", np.random.default_rng(0))
     random = muvr.random_ranking([muvr.load_partition(root, p) for p in muvr.PARTITIONS])

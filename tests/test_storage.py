@@ -44,7 +44,7 @@ def test_folder_digest_by_file_skipping_cache_is_the_weights_identity(tmp_path):
 
 
 def test_sentence_encoder_digest_is_the_bytes_form(tmp_path):
-    from sova_lib.embed import _folder_digest  # the name the encoder's identity is built from
+    from sova_lib.encoder import _folder_digest  # the name the encoder's identity is built from
 
     folder = _model_folder(tmp_path / "m")
     assert _folder_digest(folder) == storage.folder_digest(folder) != weights_identity(folder)

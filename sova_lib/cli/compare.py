@@ -6,6 +6,10 @@ descriptions: JSON Lines, the authors' JSON or a describe cache folder; or an
 with a paired bootstrap interval over the same queries (within each pair for
 Pair-mAP, as ``sova evaluate --bootstrap``), and the queries where the two
 disagree most. The work is done by ``sova_lib.paper.compare``.
+
+A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
+module behind it may share its name; ``sova_lib.cli.compare`` parses and prints, ``sova_lib.paper.compare``
+does the work.
 """
 from __future__ import annotations
 
@@ -16,9 +20,9 @@ from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.cli.options import add_bootstrap_options, add_cache_options, add_output_options, count, old_spelling
-from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
+from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import CoverageError
-from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
+from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
 from sova_lib.paper.compare import compare
 from sova_lib.protocols import PROTOCOLS

@@ -89,7 +89,7 @@ import json
 import sys
 from pathlib import Path
 
-from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.cli import CliError

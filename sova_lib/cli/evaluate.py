@@ -13,6 +13,10 @@ contrastive model whose text tower embeds the choice sentences (the CLIP
 zero-shot row); ``--baseline random`` is the chance row, ``--baseline
 oracle`` the upper bound; ``--annotations`` gives the annotation file (VSR
 ships with the package). Each command accepts only its own options.
+
+A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
+module behind it may share its name; ``sova_lib.cli.evaluate`` parses and prints, ``sova_lib.evaluate`` does
+the work.
 """
 from __future__ import annotations
 
@@ -24,9 +28,9 @@ from sova_lib.benchmarks import image_tasks
 from sova_lib.cli import CliError
 from sova_lib.cli.options import add_bootstrap_options, add_cache_options, add_output_options, old_spelling
 from sova_lib.describe.contrastive import ContrastiveModel
-from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder
+from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
-from sova_lib.items import embed_descriptions, empty_note, read_descriptions, read_embeddings
+from sova_lib.item_vectors import embed_descriptions, empty_note, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS, get_protocol
 from sova_lib.records import write_record

@@ -22,11 +22,11 @@ import sys
 from pathlib import Path
 
 from sova_lib.benchmarks.muvr import framework, qa
-from sova_lib.benchmarks.muvr.data import BENCHMARK, PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import npz_vectors, released_vectors
+from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, TAG_WEIGHT
 from sova_lib.benchmarks.muvr.metrics import KS, TIES
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking
-from sova_lib.benchmarks.muvr.scoring import QUERY_MODES, TAG_WEIGHT
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     add_bootstrap_options,
@@ -41,8 +41,8 @@ from sova_lib.cli.options import (
 from sova_lib.describe.cache import CacheLockedError
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.embed import DEFAULT_ENCODER, SentenceEncoder
-from sova_lib.items import read_descriptions
+from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
+from sova_lib.item_vectors import read_descriptions
 from sova_lib.records import write_record
 
 __all__ = ["TIE_ALIASES", "TieChoices", "add_commands", "add_describe_arguments", "add_evaluate_arguments",

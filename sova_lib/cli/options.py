@@ -25,7 +25,7 @@ import math
 import sys
 from pathlib import Path
 
-from sova_lib.embed import default_cache_dir
+from sova_lib.encoder import default_cache_dir
 
 __all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "old_spelling", "add_describer_options", "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_fps_option", "positive_rate", "count",

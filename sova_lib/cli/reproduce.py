@@ -1,4 +1,9 @@
-"""``sova reproduce``: regenerate every table and figure (``sova_lib.paper.reproduce``)."""
+"""``sova reproduce``: regenerate every table and figure (``sova_lib.paper.reproduce``).
+
+A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
+module behind it may share its name; ``sova_lib.cli.reproduce`` parses and prints,
+``sova_lib.paper.reproduce`` does the work.
+"""
 from __future__ import annotations
 
 import sys

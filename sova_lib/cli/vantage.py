@@ -34,7 +34,6 @@ from sova_lib.benchmarks.vantage.metrics_captions import (
     CaptionModelUnavailable,
     make_similarity,
 )
-from sova_lib.benchmarks.vantage.prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.submissions import (
@@ -44,6 +43,7 @@ from sova_lib.benchmarks.vantage.submissions import (
     check_submission,
     expected_ids,
 )
+from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, canonical_task, submission_answers, task_key
 from sova_lib.cli import CliError
 from sova_lib.cli.describe import _describer_options

@@ -34,6 +34,12 @@ Ray: with ``address`` (``"auto"``, or ``host:port``) the run joins that
 cluster; otherwise it uses the Ray instance this process already has, or
 starts a local one with ``num_cpus`` / ``num_gpus`` (default: the machine's)
 and shuts it down at the end.
+
+``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
+(``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
+(``sova_lib.describe.contrastive.runner``, ``sova_lib.describe.contrastive.ray_engine``). ``runner`` is
+the local engine (``--engine local``) and holds the pieces every engine shares; ``ray_engine`` runs
+those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 

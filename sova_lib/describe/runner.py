@@ -34,6 +34,12 @@ first item), ``build_request`` (an item's frames into a request),
 ``run_into_cache`` (the cache folder, what is left to do, the fail-fast rule,
 each outcome appended, the manifest). ``sova_lib.describe.ray_engine`` runs the
 same pieces on a pool of Ray actors.
+
+``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
+(``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
+(``sova_lib.describe.contrastive.runner``, ``sova_lib.describe.contrastive.ray_engine``). ``runner`` is
+the local engine (``--engine local``) and holds the pieces every engine shares; ``ray_engine`` runs
+those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.embed import SentenceEncoder
+from sova_lib.encoder import SentenceEncoder
 from sova_lib.paper.cache_scan import sovabench_caches
 from sova_lib.paper.results import NOT_COMPUTED, cache_items, evaluate_cache, paper_results
 from sova_lib.records import format_cell

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sova_lib.describe.cache import MANIFEST_SCHEMA
 from sova_lib.describe.prompts import PROMPTS
-from sova_lib.items import read_descriptions
+from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import PROTOCOLS
 
 __all__ = ["MODEL_IDS", "FoundCache", "caches_frame", "find_description_caches", "source_label", "sovabench_caches"]

@@ -15,6 +15,10 @@ the general one?") on the same queries:
 ``Comparison.to_record`` turns the result into one record of
 ``sova_lib.records`` (kind ``paired comparison``), so it is collected into
 ``figures/results.csv`` with every other score.
+
+A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
+module behind it may share its name; ``sova_lib.cli.compare`` parses and prints, ``sova_lib.paper.compare``
+does the work.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ video is given (``videos``: id -> runner ``Item``).
 
 MUVR (``muvr_view``, ``muvr_worst_queries``, ``load_muvr_cache``): a
 partition's Base queries ranked against its gallery by the score of
-``sova_lib.benchmarks.muvr.scoring`` (``S_t``, ``S_v`` or their mean), with
+``sova_lib.benchmarks.muvr.fusion`` (``S_t``, ``S_v`` or their mean), with
 the AP of ``muvr.evaluate`` (a positive without vectors is a miss, the
 query's own video is not ranked, the same tie rules). The explorer offers
 each partition of a MUVR data root as a protocol when ``muvr_root`` is given.
@@ -29,13 +29,13 @@ import numpy as np
 from sova_lib import metrics
 from sova_lib.benchmarks.muvr import PARTITIONS, MuvrDataError, load_partition, released_vectors
 from sova_lib.benchmarks.muvr import metrics as muvr_metrics
-from sova_lib.benchmarks.muvr.data import Partition, clean_description
+from sova_lib.benchmarks.muvr.annotations import Partition, clean_description
 from sova_lib.benchmarks.muvr.features import npz_vectors
 from sova_lib.benchmarks.muvr.framework import framework_vectors, pool_windows
+from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, fused_rows
 from sova_lib.benchmarks.muvr.retrieval import evaluate_partition, rows_of
-from sova_lib.benchmarks.muvr.scoring import QUERY_MODES, fused_rows
 from sova_lib.evaluate import evaluate
-from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings
+from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.paper.plots import pyplot
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.sentences import split
@@ -328,7 +328,7 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     """The ranking of MUVR Base query ``query_id`` against ``partition``'s gallery.
 
     ``vectors`` is ``vectors(partition) -> (gallery, QueryVectors)``
-    (``load_muvr_cache``) or that pair. The scores are ``scoring.fused_rows``'
+    (``load_muvr_cache``) or that pair. The scores are ``fusion.fused_rows``'
     (``S_t``, ``S_v`` or ``S_tv`` as ``query`` says), the relevance and AP
     those of ``muvr.evaluate`` (``retrieval.evaluate_partition``): positives
     are the query's ``pos_all`` videos in the gallery, ``|G_q|`` counts those

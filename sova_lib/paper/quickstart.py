@@ -9,7 +9,7 @@
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
   that decided the match;
 * ``direction_protocol``: the built-in ``quickstart-direction`` protocol
-  (``sova_lib.benchmarks.examples``), or the same question asked of the
+  (``sova_lib.benchmarks.excerpts``), or the same question asked of the
   user's own videos;
 * ``direction_records``: the clips scored under it, and a random ranking,
   as two records (``sova_lib.records``); ``direction_table`` reads them back
@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
 from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.runner import describe_items
 from sova_lib.evaluate import CoverageError, baseline, evaluate
-from sova_lib.items import read_descriptions
+from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper.results import select_rows
 from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.records import make_record

@@ -11,6 +11,10 @@ executed copies go to ``build/notebooks/`` (ignored by git). Each notebook
 writes its tables, figures and ``<notebook>.json`` under the figures folder.
 A failing notebook is reported and the others still run; the command then
 exits with status 1.
+
+A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
+module behind it may share its name; ``sova_lib.cli.reproduce`` parses and prints,
+``sova_lib.paper.reproduce`` does the work.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
-from sova_lib.embed import SentenceEncoder, default_cache_dir
+from sova_lib.encoder import SentenceEncoder, default_cache_dir
 from sova_lib.paper.results import baseline_rows
 from sova_lib.paper.tables import write_table
 

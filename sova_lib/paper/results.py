@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from sova_lib.evaluate import BASELINES, baseline, evaluate
-from sova_lib.items import embed_descriptions
+from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
 from sova_lib.paper.contrastive import paper_model
 from sova_lib.paper.tables import write_table

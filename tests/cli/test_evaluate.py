@@ -115,7 +115,7 @@ def test_no_tie_warning_without_ties(capsys, tmp_path):
 
 def test_the_quickstart_cache_scores_under_its_protocol(capsys, tmp_path, encoder):
     from sova_lib.evaluate import evaluate
-    from sova_lib.items import embed_descriptions, read_descriptions
+    from sova_lib.item_vectors import embed_descriptions, read_descriptions
     from tests.paths import ROOT
 
     (folder,) = sorted((ROOT / "cache" / "descriptions").glob("motion-*"))

@@ -1,9 +1,9 @@
-"""``sova evaluate`` says how many descriptions are empty (``sova_lib.items.empty_note``)."""
+"""``sova evaluate`` says how many descriptions are empty (``sova_lib.item_vectors.empty_note``)."""
 import json
 
 from sova_lib.cli import main
 from sova_lib.evaluate import oracle_texts
-from sova_lib.items import empty_note
+from sova_lib.item_vectors import empty_note
 
 
 def test_empty_note_counts_and_names_ids():

@@ -7,7 +7,7 @@ from PIL import Image
 
 from sova_lib.benchmarks import image_tasks as it
 from sova_lib.cli import main
-from sova_lib.items import read_embeddings
+from sova_lib.item_vectors import read_embeddings
 from sova_lib.video import example_videos, probe, sample_indices
 
 

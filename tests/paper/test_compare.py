@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sova_lib import metrics
-from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
 from sova_lib.paper.compare import compare
 from sova_lib.similarity import ItemVectors
 
@@ -78,7 +78,7 @@ def test_known_difference_on_the_quickstart_protocol(tmp_path):
 
 def test_compare_command(tmp_path, capsys):
     from sova_lib.cli import main
-    from sova_lib.items import write_embeddings
+    from sova_lib.item_vectors import write_embeddings
     from sova_lib.records import collect_records
 
     a, b = write_embeddings(tmp_path / "a.npz", _items(perfect=True)), write_embeddings(tmp_path / "b.npz",
@@ -121,7 +121,7 @@ def test_compare_command_into_a_closed_pipe(tmp_path):
     import subprocess
     import sys
 
-    from sova_lib.items import write_embeddings
+    from sova_lib.item_vectors import write_embeddings
     from tests.paths import ROOT
 
     a = write_embeddings(tmp_path / "a.npz", _items(perfect=True))

@@ -4,7 +4,7 @@ import pytest
 
 from sova_lib.benchmarks.sovabench import labels
 from sova_lib.evaluate import evaluate
-from sova_lib.items import embed_descriptions
+from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper import error_analysis as ea
 from sova_lib.protocols import get_protocol
 from tests.helpers_ranking import OneHotEncoder

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
 from sova_lib.paper import explore
 from sova_lib.similarity import ItemVectors
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks import muvr
-from sova_lib.benchmarks.examples import DIRECTION_PROTOCOL
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL
 from sova_lib.benchmarks.muvr.framework import framework_vectors, pool_windows
 from sova_lib.benchmarks.muvr.metrics import TIES
 from sova_lib.benchmarks.muvr.retrieval import rows_of

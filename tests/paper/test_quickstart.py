@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from sova_lib.items import embed_descriptions
+from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper import quickstart
 from sova_lib.records import collect_records, write_record
 from sova_lib.video.frames import example_videos
@@ -88,7 +88,7 @@ class CountingDescriber:
 
 def test_describe_missing_leaves_a_complete_cache_untouched(tmp_path):
     from sova_lib.describe.prompts import resolve_prompt
-    from sova_lib.items import read_descriptions
+    from sova_lib.item_vectors import read_descriptions
 
     items = quickstart.example_items()[:3]
     describer = CountingDescriber()
@@ -107,7 +107,7 @@ def test_motion_describer_on_the_excerpts_gives_clips_that_differ(encoder, tmp_p
     """No sentence is shared by every answer, and the clip-similarity matrix is not constant."""
     from sova_lib.describe.contract import make_describer
     from sova_lib.describe.prompts import resolve_prompt
-    from sova_lib.items import read_descriptions
+    from sova_lib.item_vectors import read_descriptions
     from sova_lib.sentences import split
 
     items = quickstart.example_items()

@@ -3,11 +3,25 @@ Visual7W-Count), answered by choosing the sentence closest to an image's descrip
 
 ``datasets`` loads the annotation files into ``ChoiceItem`` objects (VSR's
 test splits ship with the package), ``choices`` builds the choice sentences,
-``scoring`` computes tie-aware accuracy, the Random row, the oracle and
-CLIP-style zero-shot scores.
+``accuracy`` answers each item with its closest choice and computes tie-aware
+accuracy, the Random row, the oracle and CLIP-style zero-shot scores.
 """
 from __future__ import annotations
 
+from sova_lib.benchmarks.image_tasks.accuracy import (
+    BENCHMARK,
+    TIE_RULE,
+    ImageTaskResult,
+    accuracy,
+    chance,
+    choice_scores,
+    embed_choices,
+    oracle,
+    score_descriptions,
+    score_vectors,
+    table3_averages,
+    tie_credit,
+)
 from sova_lib.benchmarks.image_tasks.choices import (
     NUMBER_WORDS,
     negate_caption,
@@ -27,20 +41,6 @@ from sova_lib.benchmarks.image_tasks.datasets import (
     load_vsr,
     load_whatsup,
     vendored_vsr,
-)
-from sova_lib.benchmarks.image_tasks.scoring import (
-    BENCHMARK,
-    TIE_RULE,
-    ImageTaskResult,
-    accuracy,
-    chance,
-    choice_scores,
-    embed_choices,
-    oracle,
-    score_descriptions,
-    score_vectors,
-    table3_averages,
-    tie_credit,
 )
 
 __all__ = [

@@ -14,7 +14,7 @@ naming the file expected and where it is published (``DATASETS``).
 
 ``image_key``: descriptions and image vectors are made once per image and
 keyed by the image file's stem (digit-only stems read as integers, as
-``sova_lib.descriptions.read_descriptions`` reads ids), so several items on
+``sova_lib.item_vectors.read_descriptions`` reads ids), so several items on
 one image share them. CountBench ships image URLs only; its images are
 expected as ``<id>.<ext>`` under the image root.
 """
@@ -70,7 +70,7 @@ class Dataset:
     group: str  # "spatial" or "count"
     file: str  # the annotation file's public name
     source: str  # where to get it
-    prompt: str  # the task-aware prompt preset (sova_lib.prompts)
+    prompt: str  # the task-aware prompt preset (sova_lib.describe.prompts)
     vendored: bool = False
 
 

@@ -1,16 +1,16 @@
 """MUVR: multi-modal untrimmed video retrieval (Base, Filter and QA versions).
 
-Modules: ``data`` (annotation loaders), ``features`` (released frame and text
-features), ``scoring`` (frame-set maximum cosine and score fusion),
+Modules: ``annotations`` (annotation loaders), ``features`` (released frame and text
+features), ``fusion`` (frame-set maximum cosine and score fusion),
 ``metrics`` (AP with misses, uAP, R@k, random baseline, QA parses and
 Reranking Score), ``retrieval`` (Base and Filter evaluation, per partition and averaged), ``qa`` (QA
 questions, prompts, the describer runner), ``framework`` (MLLM-to-Embedding
 on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout),
 ``paper`` (the paper's Tables 7-9, and Tables 7-8 from released features),
 ``ties`` (every tie rule beside random tie orders on a tied synthetic set),
-``examples`` (the spec's hand-computed cases, computed by the library).
+``hand_cases`` (the spec's hand-computed cases, computed by the library).
 """
-from sova_lib.benchmarks.muvr.data import PARTITIONS, MuvrDataError, load_partition
+from sova_lib.benchmarks.muvr.annotations import PARTITIONS, MuvrDataError, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking
 from sova_lib.benchmarks.muvr.synthetic import write_synthetic

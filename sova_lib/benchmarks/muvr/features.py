@@ -29,13 +29,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.muvr.data import (
+from sova_lib.benchmarks.muvr.annotations import (
     ALIASES,
     MuvrDataError,
     Partition,
     canonical_partition,
 )
-from sova_lib.benchmarks.muvr.scoring import QueryVectors
+from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.similarity import ItemVectors, l2_normalize
 
 __all__ = [

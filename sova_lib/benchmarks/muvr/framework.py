@@ -13,7 +13,7 @@ Frames become sentences; the score stays the maximum cosine.
   description with ``[<region>]`` / ``<mask...>`` removed (they mean nothing
   to a sentence encoder, spec Sec. 8.6), split into sentences (lines, then
   Punkt); a tag phrase is one sentence. ``S_v``, ``S_t``, ``S_tv`` and the tag
-  term are then those of ``scoring``. ``split_query=False`` is the ablation
+  term are then those of ``fusion``. ``split_query=False`` is the ablation
   that embeds the description whole.
 """
 from __future__ import annotations
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.muvr.data import Partition, clean_description
+from sova_lib.benchmarks.muvr.annotations import Partition, clean_description
+from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.benchmarks.muvr.qa import find_video
-from sova_lib.benchmarks.muvr.scoring import QueryVectors
 from sova_lib.describe import Item, describe_items
-from sova_lib.items import embed_descriptions
+from sova_lib.item_vectors import embed_descriptions
 from sova_lib.video import probe
 
 __all__ = ["MAX_WINDOWS", "WINDOW_SECONDS", "describe_windows", "framework_vectors",

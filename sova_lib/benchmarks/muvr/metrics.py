@@ -30,6 +30,11 @@ QA (Sec. 4.1, "Reranking Score"; spec Sec. 4): ``parse_official`` (1 iff the
 answer contains ``"Yes"``), ``parse_strict`` (first word yes/no, else
 unparseable), ``qa_accuracy`` (percent of questions) and ``reranking_score``
 (mean over (positive, negative) pairs of +1 / 0 / -1 / -2).
+
+``metrics`` is one named module in the core and in each benchmark with metrics of its own
+(``sova_lib.metrics``, ``sova_lib.benchmarks.muvr.metrics``, ``sova_lib.benchmarks.vantage.metrics``): the
+benchmark's metrics as pure functions over arrays, with shapes, tie rule and denominators in each docstring.
+This one holds MUVR's.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import csv
 from importlib import resources
 from pathlib import Path
 
-from sova_lib.benchmarks.muvr.data import PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import evaluate
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.muvr import metrics
-from sova_lib.benchmarks.muvr.data import (
+from sova_lib.benchmarks.muvr.annotations import (
     ALIASES,
     BENCHMARK,
     PARTITIONS,
@@ -207,7 +207,7 @@ def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache
            mode: str = "multi-image", template: str = "code", n_frames: int = 6, **options):
     """Ask ``describer`` every question with its frames; answers go to a description cache. Returns the ``RunSummary``.
 
-    ``options`` go to ``sova_lib.runner.describe_items`` (``retry_errors``,
+    ``options`` go to ``sova_lib.describe.runner.describe_items`` (``retry_errors``,
     ``show_progress``, ...). A video that cannot be found or read is recorded
     in the cache's ``errors.jsonl`` and the run goes on.
     """

@@ -1,7 +1,7 @@
 """MUVR-Base and MUVR-Filter evaluation: rank each partition's gallery, score, average (spec Sec. 4).
 
 ``evaluate_partition`` scores one partition's queries (Base) or single-literal
-tag prompts (Filter) block by block as ``scoring.fused_rows`` hands them
+tag prompts (Filter) block by block as ``fusion.fused_rows`` hands them
 over: per-query AP and R@k are computed on each block, and, for Base, the
 fused rows are kept (4 bytes per query and video) for uAP. ``evaluate``
 runs the partitions and reports the mean over partitions of each metric
@@ -35,8 +35,8 @@ import numpy as np
 
 from sova_lib import metrics as core_metrics
 from sova_lib.benchmarks.muvr import metrics
-from sova_lib.benchmarks.muvr.data import BENCHMARK, Partition
-from sova_lib.benchmarks.muvr.scoring import (
+from sova_lib.benchmarks.muvr.annotations import BENCHMARK, Partition
+from sova_lib.benchmarks.muvr.fusion import (
     TAG_WEIGHT,
     QueryVectors,
     fused_rows,

@@ -21,6 +21,11 @@ integer ``videos.json`` ids in every ``query_id`` and ``id_list``. Videos that
 no query lists (the distractors and the never-positive topic videos) are in
 ``videos.json`` but, as the official loader builds the gallery from the lists,
 not in the gallery; they exercise that rule.
+
+``synthetic`` is one named module in each benchmark that ships synthetic data
+(``sova_lib.benchmarks.muvr.synthetic``, ``sova_lib.benchmarks.vantage.synthetic``): made-up data written in
+the benchmark's released layout, so that its loaders, metrics and notebook run end to end without the real
+data; no number it gives is a result.
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.muvr.data import PARTITIONS
+from sova_lib.benchmarks.muvr.annotations import PARTITIONS
 
 __all__ = ["FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_synthetic"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sova_lib.benchmarks.muvr import qa
-from sova_lib.benchmarks.muvr.data import BENCHMARK, PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking, record_metrics
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.muvr.data import load_partition
+from sova_lib.benchmarks.muvr.annotations import load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import evaluate
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL, write_synthetic

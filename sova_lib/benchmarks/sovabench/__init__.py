@@ -2,7 +2,8 @@
 
 ``labels`` (the action vocabulary), ``splits`` (the packaged TSVs as
 ``Clip`` records), ``protocols`` (inter-pair, inter-pair-constrained,
-intra-pair, two-class; registered on import), ``clips/`` (from raw
+intra-pair, two-class; registered when imported, which the registry of
+``sova_lib.protocols`` does on its first read), ``clips/`` (from raw
 annotations to clips) and ``data/`` (the metadata, CC-BY-4.0, and a MEVA
 annotation sample).
 """

@@ -2,7 +2,9 @@
 
 ``inter-pair``, ``inter-pair-constrained``, ``intra-pair`` and ``two-class``
 (see ``sova_lib.protocols`` for what each ranks and how it is scored).
-Importing this module registers them.
+Importing this module registers them; it is one of the registry's providers
+(``sova_lib.protocols.PROTOCOL_PROVIDERS``), and like every provider it is a
+benchmark's ``protocols`` module.
 """
 from __future__ import annotations
 

@@ -18,9 +18,10 @@ localization F1, tracking Success AUC), ``metrics_captions`` (SODA_c and
 caption similarities), ``files`` (ground-truth and submission JSONL in the
 harness's layout), ``submissions`` (the leaderboard's checks of a
 submission, matching answers to ground-truth ids), ``scoring`` (the chain
-and ``VantageResult``), ``prompts``, ``run`` (running a describer),
-``published`` (the paper's numbers), ``examples`` and ``synthetic``
-(teaching and tests).
+and ``VantageResult``), ``task_prompts`` (each task's prompt and frame plan), ``run`` (running a
+describer), ``published`` (the paper's numbers beside computed ones),
+``hand_cases`` (the spec's hand-worked cases) and ``synthetic`` (a synthetic
+run in the harness's layout): teaching and tests.
 """
 from __future__ import annotations
 

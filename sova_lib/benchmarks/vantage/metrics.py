@@ -23,6 +23,11 @@ resampled statistics (``half_width = (hi - lo) / 2``).
   (the same draws as ``bootstrap_ci`` for one chunk: the unit is the same).
   ``stat(np.ones((1, n)))`` is the point estimate, so the interval and the
   score come from one function.
+
+``metrics`` is one named module in the core and in each benchmark with metrics of its own
+(``sova_lib.metrics``, ``sova_lib.benchmarks.muvr.metrics``, ``sova_lib.benchmarks.vantage.metrics``): the
+benchmark's metrics as pure functions over arrays, with shapes, tie rule and denominators in each docstring.
+This one holds VANTAGE-Bench's.
 """
 from __future__ import annotations
 

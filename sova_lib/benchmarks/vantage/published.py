@@ -2,7 +2,9 @@
 
 ``published_numbers()`` reads ``data/published.csv``: one row per number the
 paper reports (arXiv:2609.09396, sections 4, 5, C.1 and D.3; spec section 4),
-x100, with the section it comes from. ``PUBLISHED_HALF_WIDTHS`` are the
+x100, with the section it comes from; ``published_comparison(computed)`` puts
+them beside the values a user computed ("not computed here" for the rest).
+``PUBLISHED_HALF_WIDTHS`` are the
 median bootstrap half-widths of appendix G.1.
 
 Chance baselines (spec section 4): VQA and pointing random = mean over items
@@ -18,7 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["PUBLISHED_HALF_WIDTHS", "all_yes_macro_f1", "published_numbers", "random_choice_accuracy"]
+__all__ = ["PUBLISHED_HALF_WIDTHS", "all_yes_macro_f1", "published_comparison", "published_numbers",
+           "random_choice_accuracy"]
 
 _DATA = Path(__file__).resolve().parent / "data" / "published.csv"
 
@@ -44,3 +47,19 @@ def all_yes_macro_f1(truth: Sequence[str]) -> float:
     """Macro F1 of answering "yes" to every item: ``p / (1 + p)``, p = share of "yes" (1.0 when all are "yes")."""
     p = float(np.mean([str(t).lower() == "yes" for t in truth]))
     return 1.0 if p == 1.0 else p / (1 + p)
+
+
+def published_comparison(computed: dict | None = None) -> list[dict]:
+    """The paper's numbers with a ``computed here`` column: the user's value for that task, or "not computed here".
+
+    ``computed`` maps a task to a ``VantageResult`` of the user's own model on
+    the real ground truth; its value stands beside every published row of
+    that task and metric (the model differs: compare with care).
+    """
+    computed = computed or {}
+    rows = []
+    for row in published_numbers():
+        mine = computed.get(row["task"])
+        value = round(mine.value, 2) if mine is not None and mine.metric == row["metric"] else "not computed here"
+        rows.append({**row, "computed here": value})
+    return rows

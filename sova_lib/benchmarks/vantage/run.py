@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sova_lib.benchmarks.vantage.inputs import VantageItem
-from sova_lib.benchmarks.vantage.prompts import (
+from sova_lib.benchmarks.vantage.task_prompts import (
     DEFAULT_FRAMES,
     FRAME_PREFIX,
     INSTRUCTIONS,

@@ -9,6 +9,13 @@ written for this library. ``RuleBasedStandIn`` is
 a rule-based stand-in describer (not an MLLM): it measures frame-to-frame
 change and answers each task's format from it, so the whole chain (prompt,
 frames, runner, cache, parser, metric, bootstrap) runs on a CPU in seconds.
+``street_run`` describes and scores the street set with any describer, and
+``street_table`` reads its rows back from the collected records.
+
+``synthetic`` is one named module in each benchmark that ships synthetic data
+(``sova_lib.benchmarks.muvr.synthetic``, ``sova_lib.benchmarks.vantage.synthetic``): made-up data written in
+the benchmark's released layout, so that its loaders, metrics and notebook run end to end without the real
+data; no number it gives is a result.
 """
 from __future__ import annotations
 
@@ -22,7 +29,8 @@ import numpy as np
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id
 from sova_lib.describe.contract import DescribeRequest
 
-__all__ = ["RuleBasedStandIn", "write_street_benchmark"]
+__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table",
+           "write_street_benchmark"]
 
 _VQA = [("What moves through the scene?", ["A. pedestrians", "B. a forklift", "C. a train", "D. nothing"], "A"),
         ("Where is the camera?", ["A. inside a car", "B. fixed above a public space", "C. hand-held",
@@ -130,3 +138,68 @@ class RuleBasedStandIn:
             return json.dumps([{"start": times[0], "end": mid, "caption": caption},
                                {"start": mid, "end": times[-1], "caption": caption}])
         return "I cannot tell"
+
+
+#: The ``source`` and ``cache`` of the street run's records (``street_run``).
+STREET_SOURCE = "rule-based stand-in (synthetic questions)"
+STREET_CACHE = "vantage-street-stand-in"
+
+
+def street_run(describer, tsvs: dict, work_dir, answers_dir, *, media_root, n_frames: int, mode: str, rng,
+               n_resamples: int) -> tuple[dict, dict]:
+    """Describe, read back and score each task of the synthetic street set (``write_street_benchmark``).
+
+    For each ``task -> items file`` of ``tsvs``: the items are described
+    into ``answers_dir`` (resumable), the cached answers read back by
+    leaderboard id, and scored against ``work_dir/<task>_gt.jsonl`` in
+    ``mode`` with ``n_resamples`` resamples from ``rng`` (dense captioning
+    with the token-F1 caption similarity). Returns ``({task: VantageResult},
+    {task: one raw answer})``.
+    """
+    from pathlib import Path
+
+    from sova_lib.benchmarks.vantage.files import read_ground_truth
+    from sova_lib.benchmarks.vantage.inputs import read_items
+    from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
+    from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
+    from sova_lib.benchmarks.vantage.scoring import score_answers
+    from sova_lib.benchmarks.vantage.tasks import submission_answers
+
+    results, shown = {}, {}
+    for task, tsv in tsvs.items():
+        items = read_items(task, tsv)
+        run = describe_task(describer, task, items, answers_dir, media_root=media_root, n_frames=n_frames,
+                            show_progress=False, verbose=False)
+        answers = submission_answers(items, cached_answers(run.folder, items, n_frames))
+        shown[task] = next(iter(answers.values()))
+        truth = read_ground_truth(Path(work_dir) / f"{task}_gt.jsonl", task)
+        results[task] = score_answers(task, truth, answers, mode=mode, rng=rng, n_resamples=n_resamples,
+                                      similarity=token_f1_similarity)
+    return results, shown
+
+
+def street_table(frame, tasks, *, mode: str, n_resamples: int, seed: int):
+    """The street run's table from collected records (``sova_lib.records``): one row per task of ``tasks``.
+
+    Columns ``task, describer, metric, value, ci_low, ci_high, mode,
+    parse_rate, n_items``; the parse rate is read from the record's note
+    (``parsed N/M answers``).
+    """
+    import re
+
+    import pandas as pd
+
+    from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS
+
+    rows = []
+    keep = (frame["cache"] == STREET_CACHE) & (frame["bootstrap"] == n_resamples) & (frame["seed"] == seed)
+    for task in tasks:
+        found = frame[keep & (frame["protocol"] == f"{CANONICAL_TASKS[task]} ({mode})")]
+        if len(found) != 1:
+            raise ValueError(f"{len(found)} street-run records of task {task!r} in the table; expected one")
+        r = found.iloc[0]
+        parsed, total = map(int, re.match(r"parsed (\d+)/(\d+)", r["note"]).groups())
+        rows.append({"task": task, "describer": r["source"], "metric": r["metric"], "value": r["value"],
+                     "ci_low": r["ci_low"], "ci_high": r["ci_high"], "mode": mode, "parse_rate": parsed / total,
+                     "n_items": int(r["n_queries"])})
+    return pd.DataFrame(rows)

@@ -52,7 +52,7 @@ from sova_lib.benchmarks.vantage.metrics_boxes import image_size, localization_f
 from sova_lib.benchmarks.vantage.metrics_captions import soda_c
 from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_dvc, parse_pointing, parse_temporal, parse_yes_no
 from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex, parse_sot
-from sova_lib.benchmarks.vantage.prompts import render_prompt
+from sova_lib.benchmarks.vantage.task_prompts import render_prompt
 
 __all__ = [
     "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "get_task", "image_stem",

@@ -24,6 +24,12 @@ way ``sova_lib.describe.ray_engine`` spreads describing:
 The model's device is fixed on the driver (``cuda`` when the actors hold
 GPUs, else ``cpu``, unless ``model_options["device"]`` says otherwise), so
 its precision, part of the cache key, is the same in every actor.
+
+``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
+(``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
+(``sova_lib.describe.contrastive.runner``, ``sova_lib.describe.contrastive.ray_engine``). ``runner`` is
+the local engine (``--engine local``) and holds the pieces every engine shares; ``ray_engine`` runs
+those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 

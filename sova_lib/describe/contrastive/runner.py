@@ -20,6 +20,12 @@ Both engines share two pieces: ``embed_stream`` (decode, batch, embed, pool:
 the loop of this process, and of each Ray actor of ``ray_engine``) and
 ``run_into_store`` (the one writer of the cache: skipping, shards, errors,
 manifest), which the Ray engine runs on its driver.
+
+``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
+(``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
+(``sova_lib.describe.contrastive.runner``, ``sova_lib.describe.contrastive.ray_engine``). ``runner`` is
+the local engine (``--engine local``) and holds the pieces every engine shares; ``ray_engine`` runs
+those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 

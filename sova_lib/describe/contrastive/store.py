@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.describe.cache import config_hash, new_manifest
-from sova_lib.items import write_embeddings
+from sova_lib.item_vectors import write_embeddings
 from sova_lib.similarity import ItemVectors
 from sova_lib.storage import LockedFolder, atomic_file, now
 from sova_lib.video import SAMPLER_VERSION
@@ -145,7 +145,7 @@ class EmbeddingCache(LockedFolder):
 
 
 def export(folder: str | Path, path: str | Path, ids=None) -> Path:
-    """Write a cache folder's vectors as the ``.npz`` of ``sova_lib.items.write_embeddings``.
+    """Write a cache folder's vectors as the ``.npz`` of ``sova_lib.item_vectors.write_embeddings``.
 
     ``ids``: the items to export, in that order (default: every finished item,
     sorted). Integer ids give an integer ``ids`` array (what ``sova sovabench evaluate

@@ -196,9 +196,9 @@ def test_bad_input_is_rejected():
 def test_hand_case_table_matches_the_hand_values():
     from fractions import Fraction
 
-    from sova_lib.benchmarks.muvr import examples
+    from sova_lib.benchmarks.muvr import hand_cases
 
-    rows = examples.hand_cases()
+    rows = hand_cases.hand_cases()
     assert len(rows) == 29
     for r in rows:
         assert r["computed"] == pytest.approx(float(Fraction(str(r["by hand"]))), abs=1e-4), r

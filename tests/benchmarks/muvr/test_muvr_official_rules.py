@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from sova_lib.benchmarks import muvr
-from sova_lib.benchmarks.muvr.data import load_partition, parse_prompt
+from sova_lib.benchmarks.muvr.annotations import load_partition, parse_prompt
 from sova_lib.benchmarks.muvr.features import npz_vectors
 
 from .fixtures import write_partition, write_rules_case

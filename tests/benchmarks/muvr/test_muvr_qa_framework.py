@@ -8,8 +8,8 @@ from PIL import Image
 
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import framework, qa
-from sova_lib.benchmarks.muvr.data import MuvrQuery, Partition
-from sova_lib.items import read_descriptions
+from sova_lib.benchmarks.muvr.annotations import MuvrQuery, Partition
+from sova_lib.item_vectors import read_descriptions
 from sova_lib.video import example_videos
 from tests.benchmarks.muvr.fixtures import synthetic
 

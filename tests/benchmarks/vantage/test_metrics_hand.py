@@ -15,8 +15,8 @@ from sova_lib.benchmarks.vantage.metrics_boxes import (
 )
 from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_pointing, parse_temporal, parse_yes_no
 from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex
-from sova_lib.benchmarks.vantage.prompts import rate_frame_plan, uniform_frame_plan
 from sova_lib.benchmarks.vantage.published import all_yes_macro_f1, random_choice_accuracy
+from sova_lib.benchmarks.vantage.task_prompts import rate_frame_plan, uniform_frame_plan
 
 EV_ANSWERS = ["Yes.", "No", "no", "I cannot tell"]
 
@@ -160,7 +160,7 @@ def test_frame_plans():
 def test_every_hand_case_of_the_notebook_scores_its_hand_value():
     # examples.HAND_CASES carries the values worked out by hand (the cases above, in both modes); the library's
     # scoring of the raw texts must give each one.
-    from sova_lib.benchmarks.vantage.examples import hand_case_rows
+    from sova_lib.benchmarks.vantage.hand_cases import hand_case_rows
 
     rows = hand_case_rows()
     assert len(rows) == 17

@@ -4,6 +4,12 @@
 measured, the value the library computes and the value worked out by hand
 (as a fraction where it is one). Every row also runs as an exact assertion
 in the tests.
+
+``hand_cases`` is one named module in each benchmark that has hand-worked
+cases in its spec (``sova_lib.benchmarks.muvr.hand_cases``,
+``sova_lib.benchmarks.vantage.hand_cases``): the spec's cases computed
+through the library, one row per checked quantity beside the value worked
+out by hand, for the benchmark's notebook and its tests.
 """
 from __future__ import annotations
 
@@ -12,9 +18,9 @@ from fractions import Fraction
 import numpy as np
 
 from sova_lib.benchmarks.muvr import metrics
-from sova_lib.benchmarks.muvr.data import MuvrQuery, Partition, TagPrompt
+from sova_lib.benchmarks.muvr.annotations import MuvrQuery, Partition, TagPrompt
+from sova_lib.benchmarks.muvr.fusion import QueryVectors, fused_rows, tag_rows
 from sova_lib.benchmarks.muvr.retrieval import evaluate_partition
-from sova_lib.benchmarks.muvr.scoring import QueryVectors, fused_rows, tag_rows
 from sova_lib.similarity import ItemVectors
 
 __all__ = ["case3_vectors", "case4_partition", "hand_cases"]

@@ -1,4 +1,4 @@
-"""Scoring the image tasks: choose the choice sentence closest to the image (SOVABench paper, Table 3).
+"""Image-task accuracy: each item answered by the choice sentence closest to its image (SOVABench paper, Table 3).
 
 An item is answered by its image's vectors: the sentence vectors of the
 image's description (the MLLM-to-Embedding framework), or one image vector of

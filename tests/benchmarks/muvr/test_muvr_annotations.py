@@ -9,7 +9,7 @@ import pytest
 
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import features, qa
-from sova_lib.benchmarks.muvr.data import (
+from sova_lib.benchmarks.muvr.annotations import (
     MuvrDataError,
     clean_description,
     load_partition,

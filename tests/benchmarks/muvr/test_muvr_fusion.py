@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks import muvr
-from sova_lib.benchmarks.muvr import features, scoring
+from sova_lib.benchmarks.muvr import features, fusion
 from sova_lib.benchmarks.muvr import retrieval as ev
-from sova_lib.benchmarks.muvr.data import MuvrQuery, Partition, TagPrompt
+from sova_lib.benchmarks.muvr.annotations import MuvrQuery, Partition, TagPrompt
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.similarity import ItemVectors
 from tests.benchmarks.muvr import fixtures
@@ -22,21 +22,21 @@ def _collect(gallery, queries, ids, mode, block_vectors=256):
     def consume(positions, rows):
         out[positions] = rows
 
-    scoring.fused_rows(gallery, queries, ids, mode, consume, block_vectors=block_vectors, dtype=np.float64)
+    fusion.fused_rows(gallery, queries, ids, mode, consume, block_vectors=block_vectors, dtype=np.float64)
     return out
 
 
 def test_case3_fusion_and_signed_tag():
     e = np.eye(3)
     gallery = ItemVectors(np.array(["A", "B"]), np.array([0, 0, 1, 1]), np.stack([e[0], e[1], (e[0] + e[1]) * R2, e[2]]))
-    queries = scoring.QueryVectors(frames=ItemVectors(np.array(["q"]), np.array([0, 0]), e[:2]),
+    queries = fusion.QueryVectors(frames=ItemVectors(np.array(["q"]), np.array([0, 0]), e[:2]),
                                    text=ItemVectors(np.array(["q"]), np.array([0]), ((e[0] + e[2]) * R2)[None]),
                                    tags={"t": e[2]})
     s_v, s_t, s_tv = (_collect(gallery, queries, ["q"], mode)[0] for mode in ("video", "text", "text+video"))
     np.testing.assert_allclose(s_v, [1, R2], atol=1e-12)
     np.testing.assert_allclose(s_t, [R2, R2], atol=1e-12)
     np.testing.assert_allclose(s_tv, [(1 + R2) / 2, R2], atol=1e-12)
-    tag = scoring.tag_rows(gallery, queries.tags, ["t"], dtype=np.float64)[0]
+    tag = fusion.tag_rows(gallery, queries.tags, ["t"], dtype=np.float64)[0]
     np.testing.assert_allclose(tag, [0, 1], atol=1e-12)
     np.testing.assert_allclose(s_tv + 0.3 * tag, [0.853553, 1.007107], atol=1e-6)  # +tag: B above A
     np.testing.assert_allclose(s_tv - 0.3 * tag, [0.853553, 0.407107], atol=1e-6)  # -tag
@@ -55,7 +55,7 @@ def _case4():
         rows += [f1, f2]
     gallery = ItemVectors(np.array(names), np.repeat(np.arange(6), 2), np.array(rows))
     text = ItemVectors(np.array(["q"]), np.array([0]), np.eye(dim)[:1])
-    queries = scoring.QueryVectors(text=text, tags={"t": np.eye(dim)[1]})
+    queries = fusion.QueryVectors(text=text, tags={"t": np.eye(dim)[1]})
     part = Partition("news", Path("."), tuple(names), (MuvrQuery("q", 0, "", None, ("a", "b", "c", "d")),),
                      (TagPrompt("q", "+t", "t", 1, ("a", "b")), TagPrompt("q", "-t", "t", -1, ("c", "d"))), {})
     return part, gallery, queries

@@ -3,18 +3,20 @@
 ``hand_case_rows()`` scores each case of the spec's section 5 from raw
 answer texts (parser, metric) in both modes and returns one row per case
 with the value expected by hand; the tests assert the same values.
-``published_comparison(computed)`` puts the paper's numbers beside the ones
-a user computed, and says "not computed here" for the rest.
+
+``hand_cases`` is one named module in each benchmark that has hand-worked
+cases in its spec (``sova_lib.benchmarks.muvr.hand_cases``,
+``sova_lib.benchmarks.vantage.hand_cases``): the spec's cases computed
+through the library, one row per checked quantity beside the value worked
+out by hand, for the benchmark's notebook and its tests.
 """
 from __future__ import annotations
 
 from sova_lib.benchmarks.vantage.files import GroundTruth
 from sova_lib.benchmarks.vantage.metrics_captions import exact_match_similarity
-from sova_lib.benchmarks.vantage.published import published_numbers
 from sova_lib.benchmarks.vantage.scoring import score_answers
 
-__all__ = ["HAND_CASES", "STREET_CACHE", "STREET_SOURCE", "hand_case_rows", "published_comparison", "street_run",
-           "street_table"]
+__all__ = ["HAND_CASES", "hand_case_rows"]
 
 
 def _gt(task, values, **extra):
@@ -91,82 +93,3 @@ def hand_case_rows() -> list[dict]:
                      "parse rate": got["parity"].parse_rate})
     return rows
 
-
-def published_comparison(computed: dict | None = None) -> list[dict]:
-    """The paper's numbers with a ``computed here`` column: the user's value for that task, or "not computed here".
-
-    ``computed`` maps a task to a ``VantageResult`` of the user's own model on
-    the real ground truth; its value stands beside every published row of
-    that task and metric (the model differs: compare with care).
-    """
-    computed = computed or {}
-    rows = []
-    for row in published_numbers():
-        mine = computed.get(row["task"])
-        value = round(mine.value, 2) if mine is not None and mine.metric == row["metric"] else "not computed here"
-        rows.append({**row, "computed here": value})
-    return rows
-
-
-#: The ``source`` and ``cache`` of the street run's records (``street_run``).
-STREET_SOURCE = "rule-based stand-in (synthetic questions)"
-STREET_CACHE = "vantage-street-stand-in"
-
-
-def street_run(describer, tsvs: dict, work_dir, answers_dir, *, media_root, n_frames: int, mode: str, rng,
-               n_resamples: int) -> tuple[dict, dict]:
-    """Describe, read back and score each task of the synthetic street set (``synthetic.write_street_benchmark``).
-
-    For each ``task -> items file`` of ``tsvs``: the items are described
-    into ``answers_dir`` (resumable), the cached answers read back by
-    leaderboard id, and scored against ``work_dir/<task>_gt.jsonl`` in
-    ``mode`` with ``n_resamples`` resamples from ``rng`` (dense captioning
-    with the token-F1 caption similarity). Returns ``({task: VantageResult},
-    {task: one raw answer})``.
-    """
-    from pathlib import Path
-
-    from sova_lib.benchmarks.vantage.files import read_ground_truth
-    from sova_lib.benchmarks.vantage.inputs import read_items
-    from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
-    from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
-    from sova_lib.benchmarks.vantage.tasks import submission_answers
-
-    results, shown = {}, {}
-    for task, tsv in tsvs.items():
-        items = read_items(task, tsv)
-        run = describe_task(describer, task, items, answers_dir, media_root=media_root, n_frames=n_frames,
-                            show_progress=False, verbose=False)
-        answers = submission_answers(items, cached_answers(run.folder, items, n_frames))
-        shown[task] = next(iter(answers.values()))
-        truth = read_ground_truth(Path(work_dir) / f"{task}_gt.jsonl", task)
-        results[task] = score_answers(task, truth, answers, mode=mode, rng=rng, n_resamples=n_resamples,
-                                      similarity=token_f1_similarity)
-    return results, shown
-
-
-def street_table(frame, tasks, *, mode: str, n_resamples: int, seed: int):
-    """The street run's table from collected records (``sova_lib.records``): one row per task of ``tasks``.
-
-    Columns ``task, describer, metric, value, ci_low, ci_high, mode,
-    parse_rate, n_items``; the parse rate is read from the record's note
-    (``parsed N/M answers``).
-    """
-    import re
-
-    import pandas as pd
-
-    from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS
-
-    rows = []
-    keep = (frame["cache"] == STREET_CACHE) & (frame["bootstrap"] == n_resamples) & (frame["seed"] == seed)
-    for task in tasks:
-        found = frame[keep & (frame["protocol"] == f"{CANONICAL_TASKS[task]} ({mode})")]
-        if len(found) != 1:
-            raise ValueError(f"{len(found)} street-run records of task {task!r} in the table; expected one")
-        r = found.iloc[0]
-        parsed, total = map(int, re.match(r"parsed (\d+)/(\d+)", r["note"]).groups())
-        rows.append({"task": task, "describer": r["source"], "metric": r["metric"], "value": r["value"],
-                     "ci_low": r["ci_low"], "ci_high": r["ci_high"], "mode": mode, "parse_rate": parsed / total,
-                     "n_items": int(r["n_queries"])})
-    return pd.DataFrame(rows)

@@ -1,6 +1,6 @@
 import numpy as np
 
-from sova_lib.embed import SentenceEncoder, resolve_encoder_path
+from sova_lib.encoder import SentenceEncoder, resolve_encoder_path
 
 
 def test_offline_encoder_gives_unit_vectors(encoder):
@@ -57,13 +57,13 @@ def test_one_progress_bar_over_all_sentences_and_the_vectors_of_one_encode_call(
                                                                                  monkeypatch):
     """Batch by batch under one bar (no per-call "Batches" bar); a shard per batch when SHARD_SECONDS is 0;
     every vector bit for bit what one ``SentenceTransformer.encode`` call over all the sentences gives."""
-    from sova_lib import embed
+    from sova_lib import encoder as encoder_module
 
     texts = [f"Sentence number {k} {'is longer ' * (k % 7)}than the last." for k in range(40)]
     reference = encoder.model.encode(texts, batch_size=8, normalize_embeddings=True, convert_to_numpy=True,
                                      show_progress_bar=False).astype(np.float32)
     capfd.readouterr()
-    monkeypatch.setattr(embed, "SHARD_SECONDS", 0.0)
+    monkeypatch.setattr(encoder_module, "SHARD_SECONDS", 0.0)
     fresh = SentenceEncoder(cache_dir=tmp_path, show_progress=True, batch_size=8)
     fresh._model = encoder.model
     vectors = fresh.encode(texts)

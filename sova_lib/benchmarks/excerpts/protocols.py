@@ -12,7 +12,9 @@ scores a describer on whether its text tells the direction of time. Metric:
 mAP; a random ranking scores ``random_ranking_ap(2, 5)`` = 59.25.
 
 The clips are not SOVABench clips and nothing scored here is a SOVABench
-result. Importing this module registers the protocol.
+result. Importing this module registers the protocol; it is one of the
+registry's providers (``sova_lib.protocols.PROTOCOL_PROVIDERS``), and like
+every provider it is a benchmark's ``protocols`` module.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from sova_lib.items import embed_descriptions, read_descriptions, read_embeddings, write_embeddings
+from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings, write_embeddings
 from sova_lib.similarity import ItemVectors
 
 

@@ -1,0 +1,51 @@
+"""The describer registry: a backend registered by name is built by name, with its options, on first use."""
+import sys
+
+import pytest
+
+from sova_lib.describe import contract
+from sova_lib.describe.contract import Describer, DescribeRequest, make_describer, register_describer
+
+
+class Shouting:
+    """A describer that answers each request with its prompt in capitals (``suffix`` appended)."""
+
+    name = "shouting"
+    max_batch_size = 2
+    max_concurrency = 1
+
+    def __init__(self, suffix: str = "!"):
+        self.suffix = suffix
+
+    def config(self) -> dict:
+        return {"suffix": self.suffix}
+
+    def describe(self, requests):
+        return [r.prompt.upper() + self.suffix for r in requests]
+
+
+def test_a_registered_describer_is_made_by_name_with_its_options(monkeypatch):
+    monkeypatch.setattr(contract, "DESCRIBERS", dict(contract.DESCRIBERS))  # leave the real registry as it was
+    register_describer("shouting", f"{__name__}:Shouting")
+    assert contract.DESCRIBERS["shouting"] == f"{__name__}:Shouting"
+    describer = make_describer("shouting", suffix="?!")
+    assert type(describer) is Shouting and isinstance(describer, Describer)
+    assert describer.config() == {"suffix": "?!"}
+    assert describer.describe([DescribeRequest(0, (), "a car turns left")]) == ["A CAR TURNS LEFT?!"]
+    with pytest.raises(ValueError, match=r"unknown describer backend 'shout'; choose one of \[.*'shouting'"):
+        make_describer("shout")
+
+
+def test_a_backend_module_is_imported_only_when_its_describer_is_made(monkeypatch, tmp_path):
+    (tmp_path / "late_backend.py").write_text(
+        "class Late:\n    name = 'late'\n    max_batch_size = 1\n    max_concurrency = 1\n"
+        "    def __init__(self, **options):\n        self.options = options\n"
+        "    def config(self):\n        return dict(self.options)\n"
+        "    def describe(self, requests):\n        return ['late' for _ in requests]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(contract, "DESCRIBERS", dict(contract.DESCRIBERS))
+    monkeypatch.delitem(sys.modules, "late_backend", raising=False)
+    register_describer("late", "late_backend:Late")
+    assert "late_backend" not in sys.modules  # registering names the module; it does not import it
+    assert make_describer("late", model="m").config() == {"model": "m"}
+    assert "late_backend" in sys.modules
