@@ -92,11 +92,20 @@ def _without(argv: list[str], flag: str) -> list[str]:
     return out
 
 
+def _note(text: str) -> None:
+    print(f"sova: note: {text}", file=sys.stderr)
+
+
 def old_command(argv: list[str]) -> list[str]:
     """``argv`` of a former spelling (``sova evaluate --benchmark muvr``, ``sova clips plan``, ...) in the new one.
 
-    The former spellings still work for this release; each prints one note naming the new command.
+    The former spellings (``sova_lib.cli.vocabulary.OLD_COMMANDS``) still work for this release; each prints one
+    note naming the new command. ``--fps`` of a former image command is dropped with a second note: a still
+    image has no frame rate (the image commands record 1 frame per second in the cache key, as before).
     """
+    if argv[:2] == ["vantage", "score"]:
+        _note("'sova vantage score' is the old spelling; it is now 'sova vantage evaluate'")
+        return ["vantage", "evaluate", *argv[2:]]
     if not argv or argv[0] not in ("describe", "embed", "evaluate", "clips"):
         return argv
     verb, rest = argv[0], argv[1:]
@@ -118,8 +127,11 @@ def old_command(argv: list[str]) -> list[str]:
         new = ["sovabench", verb, *rest]
     else:
         return argv
-    print(f"sova: note: 'sova {verb}{' --benchmark ' + benchmark if benchmark else ''}' is the old spelling; "
-          f"it is now 'sova {new[0]} {new[1]}'", file=sys.stderr)
+    _note(f"'sova {verb}{' --benchmark ' + benchmark if benchmark else ''}' is the old spelling; "
+          f"it is now 'sova {new[0]} {new[1]}'")
+    if new[0] == "image-tasks" and verb in ("describe", "embed") and _option_value(new, "--fps") is not None:
+        _note(f"--fps {_option_value(new, '--fps')} is ignored: images have no frame rate")
+        new = _without(new, "--fps")
     return new
 
 

@@ -19,7 +19,14 @@ import sys
 from pathlib import Path
 
 from sova_lib.cli import CliError
-from sova_lib.cli.options import add_bootstrap_options, add_cache_options, add_output_options, count, old_spelling
+from sova_lib.cli.options import (
+    add_bootstrap_options,
+    add_cache_options,
+    add_encoder_options,
+    add_output_options,
+    count,
+    old_spelling,
+)
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import CoverageError
 from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
@@ -43,12 +50,11 @@ def add_commands(sub) -> None:
     p.add_argument("b", metavar="B", help="the same for the second scorer")
     p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS), help="retrieval protocol")
     p.add_argument("--names", nargs=2, metavar=("NAME_A", "NAME_B"), help="names to print (default: the paths)")
-    p.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
-                   help="sentence encoder for descriptions (default: all-MiniLM-L6-v2, offline)")
     p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max)")
     p.add_argument("--ties", choices=TIE_RULES, default="expected", help="tie rule of AP (default: expected)")
     p.add_argument("--top", type=count, default=10, metavar="K", help="queries of largest disagreement to list")
     p.add_argument("--allow-missing", action="store_true", help="score without clips missing from both inputs")
+    add_encoder_options(p, split=False)
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
     add_output_options(p, out=("DIR", "also write the comparison as one record JSON into DIR (collected by "

@@ -112,10 +112,14 @@ from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
 
 __all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
-           "VIDEO_SUFFIXES", "EXIT_STATUS_HELP"]
+           "VIDEO_SUFFIXES", "EXIT_STATUS_HELP", "IMAGE_RATE"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
+
+#: The rate a still-image run records in its cache key: images have no frame rate, so the image commands take no
+#: ``--fps``; their keys keep the 1 frame per second of the former default, so their cache folders stay the same.
+IMAGE_RATE = 1.0
 
 #: The exit codes of a describe command, shown at the end of its --help.
 EXIT_STATUS_HELP = """\
@@ -171,10 +175,14 @@ def add_commands(subparsers) -> None:
     i.set_defaults(func=run_import)
 
 
-def add_describe_options(d, *, engine: bool = True) -> None:
-    """The options every describing command shares: describer, frame rate, cache, engine, progress."""
+def add_describe_options(d, *, engine: bool = True, fps: bool = True) -> None:
+    """The options every describing command shares: describer, frame rate, cache, engine, progress.
+
+    ``fps=False``: the items are still images (``add_image_sources``), which have no frame rate.
+    """
     add_describer_options(d)
-    add_fps_option(d)
+    if fps:
+        add_fps_option(d)
     add_cache_options(d, what="results go to DIR/descriptions/")
     if engine:
         add_engine_options(d)
@@ -234,7 +242,8 @@ def add_image_sources(parser) -> None:
         "--images", required=True, metavar="GLOB_OR_DIR",
         help="the image files of a folder or of a glob; ids are file stems (digit-only stems as integers), the "
              "keys the image tasks look descriptions up by")
-    parser.set_defaults(benchmark="image-tasks", videos=None, protocol=None, manifest=None, video_root=None)
+    parser.set_defaults(benchmark="image-tasks", videos=None, protocol=None, manifest=None, video_root=None,
+                        fps=IMAGE_RATE)
 
 
 def _image_items(spec: str):

@@ -57,8 +57,12 @@ def add_commands(subparsers) -> None:
     add_embed_options(e)
 
 
-def add_embed_options(e) -> None:
-    """The options every embedding command shares: model, frame rate, pooling, cache, engine, output."""
+def add_embed_options(e, *, fps: bool = True) -> None:
+    """The options every embedding command shares: model, frame rate, pooling, cache, engine, output.
+
+    ``fps=False``: the items are still images (``sova_lib.cli.describe.add_image_sources``), which have no frame
+    rate.
+    """
     g = e.add_argument_group("contrastive model")
     g.add_argument("--model", required=True, metavar="ID_OR_PATH", help="Hugging Face id or local model folder")
     g.add_argument("--revision", metavar="REV", help="hub revision (branch, tag or commit)")
@@ -69,7 +73,8 @@ def add_embed_options(e) -> None:
     g.add_argument("--device", metavar="DEV", help="torch device (default: cuda when available, else cpu)")
     g.add_argument("--dtype", choices=["bfloat16", "float16", "float32"],
                    help="weights' precision (default: bfloat16 on a GPU, float32 on a CPU)")
-    add_fps_option(e)
+    if fps:
+        add_fps_option(e)
     add_cache_options(e, what="vectors go to DIR/frame-embeddings/")
     add_engine_options(e)
     add_output_options(e, out=("FILE.npz", "also write this run's items' vectors, the format evaluate "

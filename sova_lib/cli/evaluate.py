@@ -26,7 +26,13 @@ from pathlib import Path
 
 from sova_lib.benchmarks import image_tasks
 from sova_lib.cli import CliError
-from sova_lib.cli.options import add_bootstrap_options, add_cache_options, add_output_options, old_spelling
+from sova_lib.cli.options import (
+    add_bootstrap_options,
+    add_cache_options,
+    add_encoder_options,
+    add_output_options,
+    old_spelling,
+)
 from sova_lib.describe.contrastive import ContrastiveModel
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
@@ -39,19 +45,16 @@ from sova_lib.similarity import AGGREGATES
 __all__ = ["add_sovabench_evaluate", "add_image_task_evaluate", "add_input_options", "run_evaluate"]
 
 
-def add_input_options(p, *, baselines, embedder: bool = True):
-    """The scored input (one of ``--descriptions``, ``--embeddings``, ``--baseline``) and the sentence encoder."""
+def add_input_options(p, *, baselines, split: bool | str = True):
+    """The scored input (one of ``--descriptions``, ``--embeddings``, ``--baseline``), then the sentence encoder
+    group (``sova_lib.cli.options.add_encoder_options``; ``split`` as there). Returns the input's exclusive group."""
     g = p.add_argument_group("input")
     src = g.add_mutually_exclusive_group(required=True)
     src.add_argument("--descriptions", metavar="PATH",
                      help="descriptions: JSONL {id, text}, the authors' JSON {id: text}, or a describe cache folder")
-    src.add_argument("--embeddings", metavar="FILE.npz", help="vectors: arrays ids, owner, vectors")
-    src.add_argument("--baseline", choices=baselines, help="a built-in baseline")
-    if embedder:
-        g.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
-                       help="sentence encoder for --descriptions: hub id or local folder (default: the packaged "
-                            "all-MiniLM-L6-v2, offline)")
-        g.add_argument("--no-split", action="store_true", help="embed each description whole, not sentence by sentence")
+    src.add_argument("--embeddings", metavar="FILE.npz", help="vectors: an .npz with arrays ids, owner, vectors")
+    src.add_argument("--baseline", choices=baselines, help="a built-in baseline instead of a model's output")
+    add_encoder_options(p, split=split)
     return src
 
 

@@ -35,7 +35,7 @@ def add_commands(subparsers) -> None:
                                      "--prompt task-aware-vsr",
                          epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     describe.add_image_sources(d)
-    describe.add_describe_options(d)
+    describe.add_describe_options(d, fps=False)
     d.set_defaults(func=describe.run_describe)
 
     e = verbs.add_parser("embed", help="embed images with a contrastive model (the CLIP zero-shot row)",
@@ -43,7 +43,7 @@ def add_commands(subparsers) -> None:
                                      "Example: sova image-tasks embed --images coco/ --model "
                                      "openai/clip-vit-base-patch32 --out coco.npz")
     describe.add_image_sources(e)
-    embed.add_embed_options(e)
+    embed.add_embed_options(e, fps=False)
 
     v = verbs.add_parser("evaluate", help="score descriptions, vectors or a baseline on one image task",
                          description="Accuracy of descriptions, vectors or a baseline on one image task of "

@@ -90,7 +90,9 @@ def add_evaluate_arguments(p) -> None:
     """The options of ``sova muvr evaluate``."""
     from sova_lib.cli.evaluate import add_input_options
 
-    src = add_input_options(p, baselines=("random-ranking",))
+    src = add_input_options(p, baselines=("random-ranking",),
+                            split="embed each query's text whole (default: one vector per sentence); described "
+                                  "windows are always split")
     src.add_argument("--features", metavar="DIR", help="one model's released features, DIR/<partition>/*.npy")
     src.add_argument("--answers", metavar="CACHE", help="QA answers (a describe cache folder or JSONL; --version qa)")
     g = p.add_argument_group("MUVR")

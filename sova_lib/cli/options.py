@@ -9,6 +9,8 @@ spelling, one help text and one default everywhere (the table of spellings is
 * ``add_cache_options``: ``--cache-dir`` (the cache root, default
   ``$SOVA_CACHE`` or ``./cache``) and ``--retry-errors``;
 * ``add_output_options``: ``--out``, ``--json``, ``--no-progress``;
+* ``add_encoder_options``: ``--embedder`` and ``--no-split``, the sentence
+  encoder that embeds descriptions;
 * ``add_bootstrap_options``: ``--bootstrap N`` (default ``DEFAULT_BOOTSTRAP``)
   and ``--seed``;
 * ``old_spelling``: a hidden alias for a former spelling, which still works and
@@ -28,7 +30,7 @@ from pathlib import Path
 from sova_lib.encoder import default_cache_dir
 
 __all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "old_spelling", "add_describer_options", "add_cache_options",
-           "add_output_options", "add_bootstrap_options", "add_fps_option", "positive_rate", "count",
+           "add_output_options", "add_bootstrap_options", "add_encoder_options", "add_fps_option", "positive_rate", "count",
            "positive_count", "nonnegative_number", "existing_file", "existing_folder", "note"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
@@ -40,11 +42,33 @@ def note(text: str) -> None:
     print(f"sova: note: {text}", file=sys.stderr)
 
 
+#: Namespace attribute naming the deepest command that was left arguments it does not know.
+_UNKNOWN_TO = "_sova_unknown_to"
+
+
 class SovaParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line: ``sova: error: <command>: <what>; see <command> --help``."""
+    """An ``ArgumentParser`` whose errors are one line: ``sova: error: <command>: <what>; see <command> --help``.
+
+    An argument no command knows is reported by the command it was given to (``sova image-tasks describe:
+    unrecognized arguments: --fps 2``), not by ``sova`` itself, where argparse would report it.
+    """
 
     def error(self, message: str):  # noqa: D401 - argparse's hook
         self.exit(2, f"sova: error: {self.prog}: {message}; see '{self.prog} --help'\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and not hasattr(namespace, _UNKNOWN_TO):  # a sub-command finishes first: the deepest one names it
+            setattr(namespace, _UNKNOWN_TO, self.prog)
+        return namespace, extras
+
+    def parse_args(self, args=None, namespace=None):
+        namespace, extras = self.parse_known_args(args, namespace)
+        command = vars(namespace).pop(_UNKNOWN_TO, self.prog)
+        if extras:
+            self.exit(2, f"sova: error: {command}: unrecognized arguments: {' '.join(extras)}; "
+                         f"see '{command} --help'\n")
+        return namespace
 
 
 # --------------------------------------------------------------------------- value types
@@ -190,6 +214,24 @@ def add_describer_options(parser, *, prompt: bool = True, device_map: bool = Tru
                             "GPU (accelerate)")
     g.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
+
+
+#: ``--no-split``'s help where a command does not say more.
+SPLIT_HELP = "embed each description whole (default: one vector per sentence)"
+
+
+def add_encoder_options(parser, *, split: bool | str = True) -> None:
+    """The sentence encoder that embeds descriptions: ``--embedder`` and ``--no-split``.
+
+    ``split``: ``False`` leaves ``--no-split`` out; a string is its help, where it applies to part of the texts.
+    """
+    g = parser.add_argument_group("sentence encoder", "how descriptions become vectors (unused when the input is "
+                                                      "already vectors)")
+    g.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
+                   help="sentence encoder: a Hugging Face id or a local folder (default: all-MiniLM-L6-v2, which "
+                        "ships with the package and needs no network)")
+    if split:
+        g.add_argument("--no-split", action="store_true", help=split if isinstance(split, str) else SPLIT_HELP)
 
 
 def add_fps_option(parser) -> None:

@@ -134,12 +134,11 @@ def _add_describe(vs) -> None:
 
 
 def _add_evaluate(vs) -> None:
-    s = vs.add_parser("evaluate", aliases=["score"], help="score a submission or cached answers against a "
-                                                          "ground-truth JSONL",
+    # 'sova vantage score', the former name, is rewritten to this command with a note (sova_lib.cli.old_command)
+    s = vs.add_parser("evaluate", help="score a submission or cached answers against a ground-truth JSONL",
                       description="Score a submission JSONL, or a vantage describe cache, against an answer key. "
                                   "Example: sova vantage evaluate --task vqa --ground-truth vqa_gt.jsonl "
                                   "--submission vqa.jsonl --out results/")
-    vs._choices_actions[-1].metavar = "evaluate"  # 'score', the former name, works but is not listed
     _task_args(s, items=False)
     s.add_argument("--ground-truth", required=True, type=existing_file, metavar="GT.jsonl",
                    help="the answer key, in the harness's ground-truth JSONL layout")
@@ -190,7 +189,7 @@ def _note(lines) -> None:
 
 
 def _record_context(args, model=None) -> dict:
-    """What a ``sova vantage score`` run scored, for ``VantageResult.to_record``."""
+    """What a ``sova vantage evaluate`` run scored, for ``VantageResult.to_record``."""
     if args.submission is not None:
         source = args.submission
         return {"kind": "submission", "source": str(source), "model": model, "seed": args.seed,

@@ -6,11 +6,13 @@ still accepted for one release as a hidden alias with a note, to its new
 spelling. ``tests/cli/test_vocabulary.py`` walks every sub-parser and fails on
 an option outside ``VOCABULARY`` (or an alias outside ``OLD_SPELLINGS``), so a
 new option has to be placed here, next to the words it could be confused
-with. ``docs/architecture.md`` prints the same table.
+with. ``docs/architecture.md`` prints the same tables (``table``, ``former_tables``).
 """
 from __future__ import annotations
 
-__all__ = ["VOCABULARY", "OLD_SPELLINGS", "OLD_COMMANDS", "table"]
+import re
+
+__all__ = ["VOCABULARY", "OLD_SPELLINGS", "OLD_COMMANDS", "table", "former_tables"]
 
 #: Option -> the concept it names (the same in every command that has it).
 VOCABULARY: dict[str, str] = {
@@ -133,9 +135,9 @@ OLD_COMMANDS: dict[str, str] = {
     "sova evaluate --benchmark muvr": "sova muvr evaluate",
     "sova describe --benchmark sovabench (or --manifest)": "sova sovabench describe",
     "sova describe --benchmark muvr": "sova muvr describe",
-    "sova describe --images": "sova image-tasks describe --images",
+    "sova describe --images": "sova image-tasks describe --images (--fps ignored: images have no frame rate)",
     "sova embed --benchmark sovabench (or --manifest)": "sova sovabench embed",
-    "sova embed --images": "sova image-tasks embed --images",
+    "sova embed --images": "sova image-tasks embed --images (--fps ignored: images have no frame rate)",
     "sova clips plan/extract/stats": "sova sovabench clips plan/extract/stats",
     "sova vantage score": "sova vantage evaluate",
 }
@@ -146,3 +148,14 @@ def table() -> str:
     rows = ["| option | concept |", "| --- | --- |"]
     rows += [f"| `{k}` | {v} |" for k, v in VOCABULARY.items() if k not in ("-h", "--help")]
     return "\n".join(rows)
+
+
+def former_tables() -> tuple[str, str]:
+    """``OLD_SPELLINGS`` and ``OLD_COMMANDS`` as Markdown tables (printed in docs/architecture.md)."""
+    options = ["| option | now |", "| --- | --- |"] + [f"| `{k}` | `{v}` |" for k, v in OLD_SPELLINGS.items()]
+    commands = ["| command | now |", "| --- | --- |"]
+    for old, new in OLD_COMMANDS.items():
+        command, _, remark = new.partition(" (")
+        remark = re.sub(r"(--[a-z-]+)", r"`\1`", remark)
+        commands.append(f"| `{old}` | `{command}`{' (' + remark if remark else ''} |")
+    return "\n".join(options), "\n".join(commands)

@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from sova_lib.cli import build_parser
+from sova_lib.cli import build_parser, main, old_command
 
 
 def _commands(parser, path=()):
@@ -12,8 +12,7 @@ def _commands(parser, path=()):
     yield path, parser, bool(subs)
     for sub in subs:
         for name, child in sub.choices.items():
-            if child.prog.split()[-1] == name:  # an alias ('vantage score') shares its parser; visit it once
-                yield from _commands(child, (*path, name))
+            yield from _commands(child, (*path, name))
 
 
 COMMANDS = list(_commands(build_parser()))
@@ -41,5 +40,27 @@ def test_vantage_lists_evaluate_not_its_former_name_score(capsys):
         build_parser().parse_args(["vantage", "--help"])
     listing = capsys.readouterr().out.split("VERB\n", 1)[1]
     assert "    evaluate  score a submission" in listing and "score)" not in listing and "(score" not in listing
-    assert build_parser().parse_args(["vantage", "score", "--task", "vqa", "--ground-truth", __file__,
-                                      "--submission", __file__]).func.__name__ == "run_score"
+    # no parser of its own: 'score' is rewritten before parsing, with its note (sova_lib.cli.old_command)
+    walked = {" ".join(path) for path, _, _ in COMMANDS}
+    assert "vantage evaluate" in walked and "vantage score" not in walked
+    assert old_command(["vantage", "score", "--task", "vqa"]) == ["vantage", "evaluate", "--task", "vqa"]
+    assert capsys.readouterr().err == "sova: note: 'sova vantage score' is the old spelling; it is now " \
+                                      "'sova vantage evaluate'\n"
+    assert main(["vantage", "score", "--help"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: sova vantage evaluate ") and err.count("\n") == 1
+
+
+def test_the_sentence_encoder_options_have_one_group_everywhere():
+    """--embedder and --no-split sit in the group 'sentence encoder' in every command that has them (not 'input')."""
+    where = {}
+    for path, parser in LEAVES:
+        for group in parser._action_groups:
+            for action in group._group_actions:
+                if {"--embedder", "--no-split"} & set(action.option_strings):
+                    where[(" ".join(path), action.option_strings[0])] = group.title
+    # sovabench, image-tasks and muvr evaluate have both; compare has --embedder (it always splits)
+    assert sorted(where) == [(c, f) for c in ("compare",) for f in ("--embedder",)] + [
+        (c, f) for c in ("image-tasks evaluate", "muvr evaluate", "sovabench evaluate")
+        for f in ("--embedder", "--no-split")]
+    assert set(where.values()) == {"sentence encoder"}, where

@@ -9,6 +9,9 @@ from sova_lib.cli import main
 from sova_lib.describe import contract
 from sova_lib.video.frames import example_videos, probe
 
+#: The one line the former command name 'sova vantage score' adds on stderr.
+SCORE_NOTE = "sova: note: 'sova vantage score' is the old spelling; it is now 'sova vantage evaluate'"
+
 
 @pytest.fixture
 def street(tmp_path, monkeypatch):
@@ -29,7 +32,7 @@ def test_describe_submit_and_score(street, capsys):
     assert lines[0]["task"] == "event_verification"
     capsys.readouterr()
     gt = str(tmp / "bench" / "event_verification_gt.jsonl")
-    assert main(["vantage", "score", "--task", "event_verification", "--ground-truth", gt, "--submission",
+    assert main(["vantage", "evaluate", "--task", "event_verification", "--ground-truth", gt, "--submission",
                  str(tmp / "sub.jsonl"), "--bootstrap", "100", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["mode"] == "parity" and result["parse_rate"] == 1.0 and result["n_resamples"] == 100
@@ -46,19 +49,23 @@ def test_bad_input_exits_2_with_one_line(street, capsys):
                                 "metadata": {"model": "m"}}) + "\n")
     gt = str(tmp / "bench" / "vqa_gt.jsonl")
     runs = [
-        (["vantage", "score", "--task", "vqa", "--ground-truth", gt, "--submission", str(bad)],
+        (["vantage", "evaluate", "--task", "vqa", "--ground-truth", gt, "--submission", str(bad)],
          f"{bad}, line 1, field 'conversations'"),
-        (["vantage", "score", "--task", "dvc", "--ground-truth", str(tmp / "bench" / "dvc_gt.jsonl"), "--submission",
+        (["vantage", "evaluate", "--task", "dvc", "--ground-truth", str(tmp / "bench" / "dvc_gt.jsonl"), "--submission",
           str(good)], "holds task 'vqa'"),
         (["vantage", "submit", "--task", "vqa", "--items", str(tmp / "none.tsv"), "--answers", str(tmp),
           "--model", "m", "--out", str(tmp / "o.jsonl")], "no such file or folder"),
-        (["vantage", "score", "--task", "vqa", "--ground-truth", str(tsvs["vqa"]), "--submission", str(bad)],
+        (["vantage", "evaluate", "--task", "vqa", "--ground-truth", str(tsvs["vqa"]), "--submission", str(bad)],
          "line 1"),
     ]
     for argv, text in runs:
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("sova: error: ") and text in err, err
+    # the former command name: the same one error line, after the one note naming the new name
+    assert main(["vantage", "score", *runs[0][0][2:]]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0] == SCORE_NOTE and err[1].startswith("sova: error: ") and runs[0][1] in err[1]
 
 
 def test_dvc_without_bertscore_weights_says_what_to_download(street, capsys, monkeypatch):
@@ -68,7 +75,7 @@ def test_dvc_without_bertscore_weights_says_what_to_download(street, capsys, mon
     sub.write_text(json.dumps({"id": "vtest_lawn_0600-0659__dvc_000000", "task": "dense_video_captioning",
                                "conversations": [{"from": "assistant", "value": "[]"}],
                                "metadata": {"model": "m", "box_coord_order": "xyxy", "extra": {}}}) + "\n")
-    argv = ["vantage", "score", "--task", "dvc", "--ground-truth", str(tmp / "bench" / "dvc_gt.jsonl"),
+    argv = ["vantage", "evaluate", "--task", "dvc", "--ground-truth", str(tmp / "bench" / "dvc_gt.jsonl"),
             "--submission", str(sub)]
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -109,12 +116,12 @@ def test_submit_validate_and_score_the_harness_files(street, capsys):
     assert capsys.readouterr().out == f"{sub}: valid video_qa submission (2 records, each of the 2 expected ids once)\n"
     assert main(["vantage", "validate", str(theirs), "--task", "video_qa", *items]) == 0
     scores = []
-    for path in (sub, theirs):
+    for command, path in (("evaluate", sub), ("score", theirs)):  # the former name gives the same, after its note
         capsys.readouterr()
-        assert main(["vantage", "score", "--task", "video_qa", *gt, "--submission", str(path), "--bootstrap", "0",
+        assert main(["vantage", command, "--task", "video_qa", *gt, "--submission", str(path), "--bootstrap", "0",
                      "--json"]) == 0
         out = capsys.readouterr()
-        assert out.err == ""
+        assert out.err == ("" if command == "evaluate" else SCORE_NOTE + "\n")
         scores.append(json.loads(out.out))
     assert scores[0] == scores[1] and scores[0]["value"] == described["value"] and scores[0]["parse_rate"] == 1.0
     # An earlier layout: short task key, TSV-index ids, no metadata.extra; scores the same with notes.
@@ -127,10 +134,11 @@ def test_submit_validate_and_score_the_harness_files(street, capsys):
     out = capsys.readouterr()
     assert json.loads(out.out)["value"] == scores[0]["value"]
     assert out.err.splitlines() == [
+        SCORE_NOTE,
         f"note: {old}: task written 'vqa' (an earlier layout of this library); the leaderboard needs 'video_qa'",
         "note: 2 answers keyed by the items' index (an earlier layout) were matched to leaderboard ids through "
         "the items"]
-    assert main(["vantage", "score", "--task", "vqa", *gt, "--submission", str(old)]) == 2
+    assert main(["vantage", "evaluate", "--task", "vqa", *gt, "--submission", str(old)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[-1].startswith("sova: error: none of the 2 answer ids is a ground-truth id") and "--items" in err[-1]
 

@@ -8,7 +8,7 @@ import pytest
 
 from sova_lib.cli import build_parser, main
 from sova_lib.cli.options import DEFAULT_BOOTSTRAP
-from sova_lib.cli.vocabulary import OLD_SPELLINGS, VOCABULARY
+from sova_lib.cli.vocabulary import OLD_COMMANDS, OLD_SPELLINGS, VOCABULARY
 from tests.paths import ROOT
 
 
@@ -110,3 +110,42 @@ def test_the_command_table_names_the_module_that_adds_each_command():
     for command in COMMANDS:
         alone = build_parser(command)._subparsers._group_actions[0].choices
         assert command in alone and set(alone) <= set(COMMANDS)
+
+
+#: One command line of each former command of OLD_COMMANDS.
+_FORMER = {
+    "sova evaluate --protocol P": ["evaluate", "--protocol", "intra-pair", "--baseline", "prevalence"],
+    "sova evaluate --protocol <image task>": ["evaluate", "--protocol", "vsr-zeroshot", "--baseline", "random"],
+    "sova evaluate --benchmark muvr": ["evaluate", "--benchmark", "muvr", "--data", "R"],
+    "sova describe --benchmark sovabench (or --manifest)": ["describe", "--manifest", "m.tsv", "--video-root", "v"],
+    "sova describe --benchmark muvr": ["describe", "--benchmark", "muvr", "--data", "R"],
+    "sova describe --images": ["describe", "--images", "imgs/", "--backend", "motion"],
+    "sova embed --benchmark sovabench (or --manifest)": ["embed", "--benchmark", "sovabench", "--protocol", "P"],
+    "sova embed --images": ["embed", "--images", "imgs/", "--model", "m"],
+    "sova clips plan/extract/stats": ["clips", "stats", "--manifest", "m.tsv"],
+    "sova vantage score": ["vantage", "score", "--task", "vqa"],
+}
+
+
+@pytest.mark.parametrize("former", list(_FORMER))
+def test_every_former_command_is_rewritten_with_one_note(former, capsys):
+    from sova_lib.cli import old_command
+
+    new = old_command(list(_FORMER[former]))
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("sova: note: ") and err[0].endswith(f"it is now 'sova {new[0]} "
+                                                                                   f"{new[1]}'"), err
+    assert OLD_COMMANDS[former].startswith(f"sova {new[0]} {new[1]}")
+
+
+def test_every_former_command_has_an_example_above():
+    assert set(_FORMER) == set(OLD_COMMANDS)
+
+
+def test_the_architecture_page_prints_the_former_spellings_as_they_are():
+    from sova_lib.cli.vocabulary import former_tables
+
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    options, commands = former_tables()
+    assert options in page and commands in page
+    assert "| `sova vantage score` | `sova vantage evaluate` |" in commands  # the tables hold the rows they list
