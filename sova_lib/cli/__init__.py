@@ -56,9 +56,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     parser = SovaParser(
         prog="sova",
-        description="SOVABench and the MLLM-to-Embedding framework. Every benchmark is reached as "
-                    "'sova <benchmark> <verb>' (e.g. sova sovabench evaluate --help); describe, embed, import, "
-                    "compare and reproduce belong to no benchmark.",
+        description="Describe videos and images with a multimodal LLM, embed the descriptions, and score them "
+                    "as retrieval (the MLLM-to-Embedding framework) on SOVABench, its image tasks, MUVR and "
+                    "VANTAGE-Bench. Each benchmark is a command with its own verbs: 'sova <benchmark> <verb>' "
+                    "(e.g. sova sovabench evaluate --help). describe, import, embed, compare and reproduce work "
+                    "on any input, outside the benchmarks.",
     )
     parser.add_argument("--version", action="version", version=f"sova_lib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

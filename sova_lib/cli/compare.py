@@ -20,6 +20,8 @@ from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
+    AGGREGATE_HELP,
+    TIES_HELP,
     add_bootstrap_options,
     add_cache_options,
     add_encoder_options,
@@ -46,19 +48,24 @@ def add_commands(sub) -> None:
                     "queries: the difference A - B with a paired bootstrap interval, and the queries where "
                     "they disagree most.",
     )
-    p.add_argument("a", metavar="A", help="descriptions (JSONL, authors' JSON, cache folder) or vectors (.npz)")
-    p.add_argument("b", metavar="B", help="the same for the second scorer")
-    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS), help="retrieval protocol")
-    p.add_argument("--names", nargs=2, metavar=("NAME_A", "NAME_B"), help="names to print (default: the paths)")
-    p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max)")
-    p.add_argument("--ties", choices=TIE_RULES, default="expected", help="tie rule of AP (default: expected)")
-    p.add_argument("--top", type=count, default=10, metavar="K", help="queries of largest disagreement to list")
-    p.add_argument("--allow-missing", action="store_true", help="score without clips missing from both inputs")
+    p.add_argument("a", metavar="A", help="the first scorer's descriptions (JSONL, the authors' JSON, or a describe "
+                                          "cache folder) or vectors (.npz)")
+    p.add_argument("b", metavar="B", help="the second scorer's, the same way")
+    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS), help="the retrieval protocol to score")
+    p.add_argument("--names", nargs=2, metavar=("NAME_A", "NAME_B"),
+                   help="the two scorers' names to print (default: the paths)")
+    p.add_argument("--aggregate", choices=AGGREGATES, default="max", help=AGGREGATE_HELP)
+    p.add_argument("--ties", choices=TIE_RULES, default="expected", help=TIES_HELP)
+    p.add_argument("--top", type=count, default=10, metavar="K",
+                   help="how many queries of largest disagreement to list (default 10)")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="score the clips each input has, leaving out the others; both must still leave the same "
+                        "queries (default: a clip missing from an input is an error)")
     add_encoder_options(p, split=False)
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
-    add_output_options(p, out=("DIR", "also write the comparison as one record JSON into DIR (collected by "
-                                      "sova_lib.records)"), json=True, dest="results_dir")
+    add_output_options(p, out=("DIR", "also write the comparison as one record JSON into DIR (the tables of "
+                                      "sova_lib.records collect them)"), json=True, dest="results_dir")
     old_spelling(p, "--results-dir", "--out", dest="results_dir")
     p.set_defaults(func=run_compare)
 

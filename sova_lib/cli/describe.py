@@ -145,14 +145,16 @@ def add_commands(subparsers) -> None:
     """``sova describe`` (any folder of videos or images, or the bundled examples) and ``sova import``."""
     d = subparsers.add_parser(
         "describe", help="describe any videos or images (or the bundled examples) into a resumable cache",
-        description="Describe videos or images with a describer backend into "
-                    "CACHE_DIR/descriptions/<name>__<config hash>/ (resumable; see sova_lib.describe.runner). "
+        description="Describe videos or images with a describer backend into\n"
+                    "CACHE_DIR/descriptions/<name>__<config hash>/, one folder per configuration; run the same\n"
+                    "command again to resume. Example:\n"
+                    "  sova describe --backend motion --fps 2 --protocol quickstart-direction\n"
                     "A benchmark's items: sova sovabench|image-tasks|muvr|vantage describe.",
         epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = d.add_argument_group("items").add_mutually_exclusive_group(required=True)
     src.add_argument("--videos", metavar="GLOB_OR_DIR",
-                     help="the video/image files of a folder (not its sub-folders) or of a glob ('**' recurses); "
-                          "ids are file stems")
+                     help="the video and image files of a folder (not its sub-folders) or of a glob ('**' "
+                          "recurses); ids are file stems")
     src.add_argument("--protocol", choices=(DIRECTION_PROTOCOL,),
                      help=f"{DIRECTION_PROTOCOL}: the bundled excerpts and their time-reversed copies (ids "
                           "<stem> and <stem>-reversed)")
@@ -163,15 +165,18 @@ def add_commands(subparsers) -> None:
         "import", help="turn the SOVABench authors' output JSON into a description cache",
         description=_IMPORT, formatter_class=argparse.RawDescriptionHelpFormatter)
     i.add_argument("--authors-json", required=True, type=existing_file, metavar="FILE",
-                   help='one JSON object {"<index>": "<text>"}')
+                   help='the authors\' output: one JSON object {"<index>": "<text>", ...}')
     add_cache_options(i, what="the texts go to DIR/descriptions/", retry=False)
-    i.add_argument("--backend", required=True, help="backend that made the text (e.g. transformers)")
-    i.add_argument("--model", required=True, help="model that made the text (e.g. openbmb/MiniCPM-V-4_5)")
-    i.add_argument("--revision", help="model revision, if known")
-    i.add_argument("--prompt", required=True, help="preset or free text the authors used")
+    i.add_argument("--backend", required=True, metavar="NAME",
+                   help="the backend that made the texts (e.g. transformers), recorded in the key")
+    i.add_argument("--model", required=True, metavar="NAME",
+                   help="the model that made the texts (e.g. openbmb/MiniCPM-V-4_5), recorded in the key")
+    i.add_argument("--revision", metavar="REV", help="the model's revision, if known")
+    i.add_argument("--prompt", required=True, metavar="PRESET_OR_TEXT",
+                   help="the prompt the authors used: a preset (general, task-aware, ...) or its free text")
     i.add_argument("--system-prompt", metavar="TEXT", help="system prompt the authors used, if any")
-    i.add_argument("--fps", type=positive_rate, default=None,
-                   help="frames per second the authors sampled (recorded in the key; default 1, with a note)")
+    i.add_argument("--fps", type=positive_rate, default=None, metavar="F",
+                   help="frames per second the authors sampled, recorded in the key (default 1, with a note)")
     i.set_defaults(func=run_import)
 
 
@@ -231,8 +236,9 @@ def add_sovabench_sources(parser) -> None:
     src.add_argument("--manifest", type=existing_file, metavar="MANIFEST.tsv",
                      help="a clip manifest (sova sovabench clips plan): clips read straight from the source videos")
     g.add_argument("--video-root", required=True, type=existing_folder, metavar="DIR",
-                   help="folder holding the clip files DIR/<clip name>.mp4 or DIR/<tail of the TSV prefix>/<clip "
-                        "name>.mp4 (with --protocol), or the source videos, searched recursively (with --manifest)")
+                   help="with --protocol: the folder of the clip files, DIR/<clip name>.mp4 or DIR/<tail of the "
+                        "TSV prefix>/<clip name>.mp4; with --manifest: the folder of the source videos, searched at "
+                        "any depth")
     parser.set_defaults(benchmark="sovabench", videos=None, images=None)
 
 
@@ -240,8 +246,8 @@ def add_image_sources(parser) -> None:
     """The image tasks' items: ``--images GLOB_OR_DIR``, ids the file stems (digit-only stems as integers)."""
     parser.add_argument_group("items").add_argument(
         "--images", required=True, metavar="GLOB_OR_DIR",
-        help="the image files of a folder or of a glob; ids are file stems (digit-only stems as integers), the "
-             "keys the image tasks look descriptions up by")
+        help="the image files of a folder or of a glob; ids are file stems, digit-only ones as integers "
+             "(000000017697.jpg is 17697), the keys the image tasks look descriptions up by")
     parser.set_defaults(benchmark="image-tasks", videos=None, protocol=None, manifest=None, video_root=None,
                         fps=IMAGE_RATE)
 

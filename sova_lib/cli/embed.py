@@ -64,10 +64,13 @@ def add_embed_options(e, *, fps: bool = True) -> None:
     rate.
     """
     g = e.add_argument_group("contrastive model")
-    g.add_argument("--model", required=True, metavar="ID_OR_PATH", help="Hugging Face id or local model folder")
-    g.add_argument("--revision", metavar="REV", help="hub revision (branch, tag or commit)")
+    g.add_argument("--model", required=True, metavar="ID_OR_PATH",
+                   help="the contrastive model (CLIP, SigLIP, X-CLIP, ...): a Hugging Face id or a local folder")
+    g.add_argument("--revision", metavar="REV", help="the model's hub revision: a branch, tag or commit")
     g.add_argument("--pool", choices=POOLS, default="mean",
-                   help="mean: mean of frame vectors; none: every frame vector; video: get_video_features")
+                   help="what an item's frame vectors become: mean (default: their mean, one vector), none (every "
+                        "frame vector; two items then score by their best pair of frames), video (the model's own "
+                        "video vector, get_video_features, e.g. X-CLIP)")
     g.add_argument("--batch-frames", type=positive_count, default=64, metavar="N",
                    help="frames per forward pass (default 64)")
     g.add_argument("--device", metavar="DEV", help="torch device (default: cuda when available, else cpu)")
@@ -77,8 +80,8 @@ def add_embed_options(e, *, fps: bool = True) -> None:
         add_fps_option(e)
     add_cache_options(e, what="vectors go to DIR/frame-embeddings/")
     add_engine_options(e)
-    add_output_options(e, out=("FILE.npz", "also write this run's items' vectors, the format evaluate "
-                                           "--embeddings reads"), progress=True, dest="export")
+    add_output_options(e, out=("FILE.npz", "also write the vectors of this run's items into FILE.npz, which "
+                                           "'evaluate --embeddings' reads"), progress=True, dest="export")
     old_spelling(e, "--export", "--out", dest="export", type=Path)
     e.set_defaults(func=run_embed)
 

@@ -24,7 +24,7 @@ __all__ = ["add_engine_options", "engine_options", "cluster_token", "use_cluster
 
 #: Options of the ray engine: (flag, dest, type, default, help).
 _RAY_OPTIONS = (
-    ("--workers", "workers", int, 1, "actors in the pool (default 1)"),
+    ("--workers", "workers", int, 1, "Ray actors in the pool, each loading the model once (default 1)"),
     ("--gpus-per-worker", "gpus_per_worker", float, 0.0, "GPUs each actor holds (default 0)"),
     ("--cpus-per-worker", "cpus_per_worker", float, 1.0, "CPUs each actor holds (default 1)"),
     ("--batch-size", "batch_size", int, 8, "items per actor call (default 8)"),
@@ -44,7 +44,8 @@ def add_engine_options(parser) -> None:
     ray = parser.add_argument_group("ray engine", "any of these implies --engine ray, e.g. --workers 4 "
                                                   "--gpus-per-worker 1")
     for flag, dest, kind, _, text in _RAY_OPTIONS:
-        ray.add_argument(flag, dest=dest, type=kind, default=None, metavar=dest.split("_")[0].upper(), help=text)
+        ray.add_argument(flag, dest=dest, type=kind, default=None, metavar="ADDRESS" if dest == "address" else "N",
+                         help=text)
 
 
 def engine_options(args) -> dict:

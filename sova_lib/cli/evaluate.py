@@ -27,6 +27,8 @@ from pathlib import Path
 from sova_lib.benchmarks import image_tasks
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
+    AGGREGATE_HELP,
+    TIES_HELP,
     add_bootstrap_options,
     add_cache_options,
     add_encoder_options,
@@ -61,14 +63,14 @@ def add_input_options(p, *, baselines, split: bool | str = True):
 def add_sovabench_evaluate(p) -> None:
     """``sova sovabench evaluate``: a retrieval protocol."""
     p.add_argument("--protocol", required=True, choices=sorted(n for n in PROTOCOLS if n not in image_tasks.DATASETS),
-                   help="a retrieval protocol")
+                   help="the retrieval protocol to score: SOVABench's four, or quickstart-direction (the bundled "
+                        "example clips)")
     add_input_options(p, baselines=BASELINES)
-    p.add_argument("--aggregate", choices=AGGREGATES, default="max", help="set similarity (default: max, as the paper)")
-    p.add_argument("--ties", choices=TIE_RULES, default="expected",
-                   help="tie rule of AP (default: expected, the mean over all orderings of tied items); optimistic / "
-                        "pessimistic bound it; stable keeps tied clips in the benchmark file's order, which SOVABench "
-                        "sorts by class, so it leaks the labels to a scorer that ties")
-    p.add_argument("--allow-missing", action="store_true", help="score without the protocol clips missing from the input")
+    p.add_argument("--aggregate", choices=AGGREGATES, default="max", help=AGGREGATE_HELP)
+    p.add_argument("--ties", choices=TIE_RULES, default="expected", help=TIES_HELP)
+    p.add_argument("--allow-missing", action="store_true",
+                   help="score the protocol's clips the input has, leaving out the others (default: a clip missing "
+                        "from the input is an error)")
     _common(p)
     p.set_defaults(func=run_evaluate, benchmark="sovabench", annotations=None, text_model=None)
 
@@ -76,13 +78,17 @@ def add_sovabench_evaluate(p) -> None:
 def add_image_task_evaluate(p) -> None:
     """``sova image-tasks evaluate``: one image task of Table 3."""
     p.add_argument("--task", dest="protocol", required=True, choices=sorted(image_tasks.DATASETS),
-                   help="an image task (Table 3)")
+                   help="the image task to score (Table 3 of the SOVABench paper)")
     add_input_options(p, baselines=("random", "oracle"))
-    p.add_argument("--annotations", metavar="PATH", help="the annotation file, or a folder holding it "
-                                                          "(VSR ships with the package)")
+    p.add_argument("--annotations", metavar="PATH",
+                   help="the task's annotation file, or a folder holding it (default: VSR's files ship with the "
+                        "package; the other tasks' are looked for in $SOVA_IMAGE_TASKS)")
     p.add_argument("--text-model", metavar="ID_OR_PATH",
-                   help="with --embeddings: the contrastive model whose text tower embeds the choice sentences")
-    p.add_argument("--allow-missing", action="store_true", help="score without the items missing from the input")
+                   help="needed with --embeddings: the contrastive model (the one that made them) whose text tower "
+                        "embeds the choice sentences")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="score the task's items the input has, leaving out the others (default: an item missing "
+                        "from the input is an error)")
     _common(p)
     p.set_defaults(func=run_evaluate, benchmark="image-tasks", aggregate="max", ties="expected")
 
@@ -90,8 +96,8 @@ def add_image_task_evaluate(p) -> None:
 def _common(p) -> None:
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
-    add_output_options(p, out=("DIR", "also write the result as one record JSON into DIR (collected by "
-                                      "sova_lib.records)"), json=True, dest="results_dir")
+    add_output_options(p, out=("DIR", "also write the result as one record JSON into DIR (the tables of "
+                                      "sova_lib.records collect them)"), json=True, dest="results_dir")
     old_spelling(p, "--results-dir", "--out", dest="results_dir")
 
 

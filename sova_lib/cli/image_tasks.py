@@ -30,8 +30,9 @@ def add_commands(subparsers) -> None:
     verbs = b.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     d = verbs.add_parser("describe", help="describe images with a task-aware prompt into a resumable cache",
-                         description="Describe images into CACHE_DIR/descriptions/<name>__<hash>/ (resumable). "
-                                     "Example: sova image-tasks describe --images coco/ --backend B --model M "
+                         description="Describe images into CACHE_DIR/descriptions/<name>__<hash>/ (run the same "
+                                     "command again to\nresume). Example:\n"
+                                     "  sova image-tasks describe --images coco/ --backend B --model M "
                                      "--prompt task-aware-vsr",
                          epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     describe.add_image_sources(d)
@@ -39,9 +40,9 @@ def add_commands(subparsers) -> None:
     d.set_defaults(func=describe.run_describe)
 
     e = verbs.add_parser("embed", help="embed images with a contrastive model (the CLIP zero-shot row)",
-                         description="Embed images with a contrastive model into CACHE_DIR/frame-embeddings/. "
-                                     "Example: sova image-tasks embed --images coco/ --model "
-                                     "openai/clip-vit-base-patch32 --out coco.npz")
+                         description="Embed images with a contrastive model into CACHE_DIR/frame-embeddings/ (run "
+                                     "the same command again to resume). Example: sova image-tasks embed --images "
+                                     "coco/ --model openai/clip-vit-base-patch32 --out coco.npz")
     describe.add_image_sources(e)
     embed.add_embed_options(e, fps=False)
 

@@ -81,9 +81,10 @@ def add_commands(subparsers) -> None:
 
 def _data_option(g) -> None:
     g.add_argument("--data", type=existing_folder, required=True, metavar="ROOT",
-                   help="MUVR data root (holds annotations/)")
+                   help="the MUVR data root, the folder holding annotations/")
     g.add_argument("--partitions", nargs="+", default=list(PARTITIONS), metavar="NAME",
-                   help=f"partitions (default: all; {', '.join(PARTITIONS)}; aliases geng, animal)")
+                   help=f"the partitions to use (default: all of {', '.join(PARTITIONS)}; geng and animal are "
+                        "other names of two of them)")
 
 
 def add_evaluate_arguments(p) -> None:
@@ -93,27 +94,35 @@ def add_evaluate_arguments(p) -> None:
     src = add_input_options(p, baselines=("random-ranking",),
                             split="embed each query's text whole (default: one vector per sentence); described "
                                   "windows are always split")
-    src.add_argument("--features", metavar="DIR", help="one model's released features, DIR/<partition>/*.npy")
-    src.add_argument("--answers", metavar="CACHE", help="QA answers (a describe cache folder or JSONL; --version qa)")
+    src.add_argument("--features", metavar="DIR",
+                     help="the features MUVR released for one model, DIR/<partition>/*.npy")
+    src.add_argument("--answers", metavar="CACHE",
+                     help="with --version qa: the answers of 'sova muvr describe --version qa' (its cache folder, "
+                          "or JSONL)")
     g = p.add_argument_group("MUVR")
     _data_option(g)
-    g.add_argument("--version", choices=VERSIONS, default="base", help="MUVR version (default: base)")
-    g.add_argument("--query", choices=QUERY_MODES, default="text+video", help="query modality (default: text+video)")
+    g.add_argument("--version", choices=VERSIONS, default="base",
+                   help="base: retrieval; filter: retrieval with each query's tags (--tag-weight); qa: yes/no "
+                        "questions (--answers) (default: base)")
+    g.add_argument("--query", choices=QUERY_MODES, default="text+video",
+                   help="what a query is scored by: its text, its video, or both (default: text+video)")
     g.add_argument("--tag-weight", type=nonnegative_number, default=TAG_WEIGHT, metavar="P",
-                   help="Filter: weight p of the signed tag score (default 0.3; 0 = without tag prompt)")
+                   help="--version filter: weight p of the signed tag score (default 0.3; 0: tags unused)")
     g.add_argument("--join-listed", action="store_true",
-                   help="keep a listed id that is in no videos.json record as a gallery entry without features "
-                        "(a positive listed so is a miss); by default it is an error, as it is for the official loader")
+                   help="let an id listed in the annotations but in no videos.json record join the gallery, without "
+                        "features (a positive among them then counts as a miss); by default such an id is an error, "
+                        "as for the official loader")
     g.add_argument("--ties", choices=TieChoices(TIES), default=None, metavar="RULE",
                    help="tie rule of AP: expected (default; the mean over all orders of tied videos), optimistic, "
                         "pessimistic (its bounds), gallery-order (tied videos in videos.json order)")
     g.add_argument("--scoring", dest="parse", choices=qa.PARSES, default="official",
-                   help="QA answer parse (default: official)")
+                   help="--version qa: official parses the answers as MUVR's own code does (default); strict "
+                        "counts only answers whose first word is yes or no")
     old_spelling(g, "--parse", "--scoring", dest="parse")
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
-    add_output_options(p, out=("DIR", "also write the result as one record JSON into DIR (collected by "
-                                      "sova_lib.records)"), json=True, dest="results_dir")
+    add_output_options(p, out=("DIR", "also write the result as one record JSON into DIR (the tables of "
+                                      "sova_lib.records collect them)"), json=True, dest="results_dir")
     old_spelling(p, "--results-dir", "--out", dest="results_dir")
     p.set_defaults(func=run_evaluate, benchmark="muvr", aggregate="max", allow_missing=False)
 
@@ -230,7 +239,9 @@ def add_describe_arguments(d) -> None:
 
     g = d.add_argument_group("MUVR")
     _data_option(g)
-    g.add_argument("--video-root", type=existing_folder, required=True, metavar="DIR", help="folder of the videos")
+    g.add_argument("--video-root", type=existing_folder, required=True, metavar="DIR",
+                   help="the folder of MUVR's videos: DIR[/<sub-folder>]/<id>.mp4 (or .mkv, .webm, .avi, .mov, "
+                        ".flv), or DIR[/<sub-folder>]/<id>/ holding its frame images")
     g.add_argument("--version", dest="muvr_task", type=_describe_version, default="windows", metavar="{base,filter,qa}",
                    help="base, filter: describe every video in fixed windows (default); qa: ask the QA questions")
     old_spelling(g, "--muvr-task", "--version", dest="muvr_task", type=_describe_version)

@@ -191,7 +191,10 @@ def add_describer_options(parser, *, prompt: bool = True, device_map: bool = Tru
     from sova_lib.describe.contract import DESCRIBERS
 
     g = parser.add_argument_group("describer")
-    g.add_argument("--backend", required=True, choices=sorted(DESCRIBERS), help="describer backend")
+    g.add_argument("--backend", required=True, choices=sorted(DESCRIBERS),
+                   help="what describes each item: motion (a classical motion detector, no model), openai (a model "
+                        "behind an OpenAI-compatible server, --base-url), transformers (a Hugging Face model run in "
+                        "this process)")
     g.add_argument("--model", metavar="NAME",
                    help="model id (Hugging Face id, or the name a server serves); not used by motion")
     if prompt:
@@ -216,6 +219,15 @@ def add_describer_options(parser, *, prompt: bool = True, device_map: bool = Tru
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
 
 
+#: ``--aggregate``'s help, the same in every command that has it.
+AGGREGATE_HELP = ("how two items' sets of sentence (or frame) vectors make one similarity: the max (default, as the "
+                  "paper), mean or median of their pairwise cosines")
+
+#: ``--ties``'s help for SOVABench's protocols, the same in every command that has it.
+TIES_HELP = ("tie rule of average precision (default: expected, the mean over every order of tied items); optimistic "
+             "and pessimistic bound it; stable keeps tied clips in the benchmark file's order, which SOVABench sorts "
+             "by class, so it leaks the labels to a scorer that ties")
+
 #: ``--no-split``'s help where a command does not say more.
 SPLIT_HELP = "embed each description whole (default: one vector per sentence)"
 
@@ -236,9 +248,10 @@ def add_encoder_options(parser, *, split: bool | str = True) -> None:
 
 def add_fps_option(parser) -> None:
     """``--fps``: frames sampled per second of video (capped at a video's own frame rate)."""
-    parser.add_argument("--fps", type=positive_rate, default=1.0, metavar="F",
-                        help="frames sampled per second of video (default 1; above a video's own frame rate it is "
-                             "capped at that rate)")
+    parser.add_argument_group("frames").add_argument(
+        "--fps", type=positive_rate, default=1.0, metavar="F",
+        help="frames sampled per second of video (default 1; above a video's own frame rate it is capped at that "
+             "rate)")
 
 
 def add_cache_options(parser, *, what: str, retry: bool = True) -> None:
@@ -247,7 +260,9 @@ def add_cache_options(parser, *, what: str, retry: bool = True) -> None:
     g.add_argument("--cache-dir", type=cache_root, default=default_cache_dir(), metavar="DIR",
                    help=f"cache root; {what} (default: $SOVA_CACHE or ./cache)")
     if retry:
-        g.add_argument("--retry-errors", action="store_true", help="retry items that failed in earlier runs")
+        g.add_argument("--retry-errors", action="store_true",
+                       help="try again the items that failed in earlier runs (errors.jsonl); by default they are "
+                            "skipped")
 
 
 def add_output_options(parser, *, out: tuple[str, str] | None = None, json: bool = False,
@@ -257,7 +272,7 @@ def add_output_options(parser, *, out: tuple[str, str] | None = None, json: bool
     if out is not None:
         g.add_argument("--out", dest=dest, type=Path, metavar=out[0], help=out[1], required=required)
     if json:
-        g.add_argument("--json", action="store_true", help="print one JSON object")
+        g.add_argument("--json", action="store_true", help="print the result as one JSON object instead of text")
     if progress:
         g.add_argument("--no-progress", action="store_true", help="no progress bar")
         old_spelling(g, "--quiet", "--no-progress", dest="no_progress", flag=True)
@@ -267,5 +282,6 @@ def add_bootstrap_options(parser) -> None:
     """``--bootstrap N`` resamples for a 95% interval (one default everywhere) and its ``--seed``."""
     g = parser.add_argument_group("bootstrap")
     g.add_argument("--bootstrap", type=count, default=DEFAULT_BOOTSTRAP, metavar="N",
-                   help=f"resamples for a 95%% interval (default {DEFAULT_BOOTSTRAP}; 0: no interval)")
+                   help=f"bootstrap resamples for a 95%% confidence interval (default {DEFAULT_BOOTSTRAP}; "
+                        "0: no interval)")
     g.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")

@@ -33,14 +33,21 @@ def add_commands(subparsers) -> None:
     verbs = b.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     d = verbs.add_parser("describe", help="describe a protocol's clips (or a manifest's) into a resumable cache",
-                         description="Describe SOVABench clips into CACHE_DIR/descriptions/<name>__<hash>/.",
+                         description="Describe SOVABench clips into CACHE_DIR/descriptions/<name>__<hash>/ (run the "
+                                     "same command again\nto resume). Example:\n"
+                                     "  sova sovabench describe --protocol inter-pair --video-root clips/ --backend "
+                                     "openai --model M \\\n      --base-url http://localhost:8000/v1 --prompt "
+                                     "task-aware",
                          epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     describe.add_sovabench_sources(d)
     describe.add_describe_options(d)
     d.set_defaults(func=describe.run_describe)
 
     e = verbs.add_parser("embed", help="embed sampled frames with a contrastive model (CLIP, SigLIP, X-CLIP)",
-                         description="Embed SOVABench clips' frames into CACHE_DIR/frame-embeddings/.")
+                         description="Embed the sampled frames of SOVABench clips into CACHE_DIR/frame-embeddings/ "
+                                     "(run the same command again to resume). Example: sova sovabench embed "
+                                     "--protocol inter-pair --video-root clips/ --model openai/clip-vit-large-patch14 "
+                                     "--out v.npz")
     describe.add_sovabench_sources(e)
     embed.add_embed_options(e)
 

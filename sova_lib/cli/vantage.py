@@ -76,13 +76,18 @@ def _task(name: str) -> str:
 _TASK_HELP = "task: " + ", ".join(f"{k} ({v})" for k, v in CANONICAL_TASKS.items()) + "; grounding = refex"
 
 
-def _task_args(p, *, items: bool) -> None:
+#: ``--frames`` of the commands that read cached answers: the frame count names the answers in the cache.
+_CACHED_FRAMES = (f"frames per video the cached answers were asked with (default {DEFAULT_FRAMES}); their prompts "
+                  "state it, so answers asked with another count are not found")
+
+
+def _task_args(p, *, items: bool, frames_help: str | None = None) -> None:
     p.add_argument("--task", required=True, type=_task, metavar="TASK", help=_TASK_HELP)
     if items:
         p.add_argument("--items", required=True, type=Path, metavar="PATH",
-                       help="public items: the task's TSV, refex annotations.json, or the sot folder")
+                       help="the task's public items: its TSV, refex's annotations.json, or sot's folder")
     p.add_argument("--frames", type=positive_count, default=DEFAULT_FRAMES, metavar="N",
-                   help="frames per video (default 8)")
+                   help=f"frames sampled per video (default {DEFAULT_FRAMES})" if frames_help is None else frames_help)
 
 
 def _scoring(text: str) -> str:
@@ -96,17 +101,21 @@ def _scoring(text: str) -> str:
 
 def _score_args(p) -> None:
     p.add_argument("--scoring", dest="mode", type=_scoring, default="parity", metavar="{official,strict}",
-                   help="official: parse answers as the harness does (default); strict: only well-formed answers")
+                   help="official: parse the answers as the VANTAGE-Bench harness does (default); strict: count "
+                        "only well-formed answers")
     old_spelling(p, "--mode", "--scoring", dest="mode", type=_scoring)
     p.add_argument("--similarity", choices=SIMILARITIES, default="bertscore",
-                   help="dense captioning's caption similarity (default bertscore, the leaderboard's)")
-    p.add_argument("--bertscore-model", metavar="NAME_OR_DIR", help="roberta-large folder or cached id")
+                   help="task dvc: how two captions are compared (default: bertscore, as the leaderboard)")
+    p.add_argument("--bertscore-model", metavar="NAME_OR_DIR",
+                   help=f"--similarity bertscore: a local folder of roberta-large, or a hub id in the local cache "
+                        f"(default: {BERTSCORE_MODEL})")
     add_bootstrap_options(p)
 
 
 def add_commands(sub) -> None:
     v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, evaluate answers, write a submission",
-                       description="VANTAGE-Bench's eight task formats (sova_lib.benchmarks.vantage).")
+                       description=__doc__.replace("``", "").replace("::\n", ""),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     vs = v.add_subparsers(dest="vantage_command", metavar="VERB", required=True)
     _add_describe(vs)
     _add_evaluate(vs)
@@ -122,11 +131,13 @@ def _add_describe(vs) -> None:
                                   "--media-root videos/ --backend openai --model M --base-url URL --out vqa.jsonl")
     _task_args(d, items=True)
     d.add_argument("--media-root", type=existing_folder, metavar="DIR",
-                   help="folder the items' media paths are relative to")
+                   help="the folder the items' media paths are relative to (default: the current folder)")
     add_describer_options(d, prompt=False)
     add_cache_options(d, what="answers go to DIR/descriptions/")
-    d.add_argument("--ground-truth", type=existing_file, metavar="GT.jsonl", help="score against this answer key")
-    add_output_options(d, out=("OUT.jsonl", "submission file (default: submission.jsonl in the cache folder)"),
+    d.add_argument("--ground-truth", type=existing_file, metavar="GT.jsonl",
+                   help="score the answers against this answer key instead of writing a submission")
+    add_output_options(d, out=("OUT.jsonl", "the submission file to write (default: submission.jsonl in the cache "
+                                            "folder)"),
                        progress=True, json=True, dest="submission")
     old_spelling(d, "--submission", "--out", dest="submission", type=Path)
     _score_args(d)
@@ -139,17 +150,20 @@ def _add_evaluate(vs) -> None:
                       description="Score a submission JSONL, or a vantage describe cache, against an answer key. "
                                   "Example: sova vantage evaluate --task vqa --ground-truth vqa_gt.jsonl "
                                   "--submission vqa.jsonl --out results/")
-    _task_args(s, items=False)
+    _task_args(s, items=False, frames_help=_CACHED_FRAMES + " (with --answers)")
     s.add_argument("--ground-truth", required=True, type=existing_file, metavar="GT.jsonl",
                    help="the answer key, in the harness's ground-truth JSONL layout")
     src = s.add_mutually_exclusive_group(required=True)
-    src.add_argument("--submission", type=existing_file, metavar="FILE.jsonl", help="a submission JSONL")
-    src.add_argument("--answers", type=existing_folder, metavar="CACHE_FOLDER", help="a vantage describe cache folder")
+    src.add_argument("--submission", type=existing_file, metavar="FILE.jsonl",
+                     help="a submission JSONL, as vantage describe or submit (or the harness) writes it")
+    src.add_argument("--answers", type=existing_folder, metavar="CACHE_FOLDER",
+                     help="the cache folder of a vantage describe run")
     s.add_argument("--items", type=Path, metavar="PATH",
-                   help="public items: needed with --answers, and to match ids of an earlier layout")
+                   help="the task's public items: needed with --answers, and to match the ids of a submission in an "
+                        "earlier layout")
     _score_args(s)
-    add_output_options(s, out=("DIR", "also write the score as one record JSON into DIR (collected by "
-                                      "sova_lib.records)"), json=True, dest="results_dir")
+    add_output_options(s, out=("DIR", "also write the score as one record JSON into DIR (the tables of "
+                                      "sova_lib.records collect them)"), json=True, dest="results_dir")
     old_spelling(s, "--results-dir", "--out", dest="results_dir", type=Path)
     s.set_defaults(func=run_score)
 
@@ -159,10 +173,10 @@ def _add_submit(vs) -> None:
                       description="Write the leaderboard's submission JSONL of a task from a vantage describe cache, "
                                   "then check it as the leaderboard does. Example: sova vantage submit --task vqa "
                                   "--items vqa.tsv --answers cache/descriptions/<folder> --model M --out vqa.jsonl")
-    _task_args(u, items=True)
+    _task_args(u, items=True, frames_help=_CACHED_FRAMES)
     u.add_argument("--answers", required=True, type=existing_folder, metavar="CACHE_FOLDER",
-                   help="a vantage describe cache folder")
-    u.add_argument("--model", required=True, metavar="NAME", help="model name written into the submission")
+                   help="the cache folder of a vantage describe run")
+    u.add_argument("--model", required=True, metavar="NAME", help="the model name written into the submission")
     u.add_argument("--box-order", choices=("xyxy", "yxyx"), default="xyxy",
                    help="order the model writes box coordinates in, recorded in the file (default xyxy)")
     add_output_options(u, out=("OUT.jsonl", "the task's file, named <harness key>.jsonl inside the leaderboard's "
@@ -175,11 +189,13 @@ def _add_validate(vs) -> None:
                       description="Check a submission JSONL as the leaderboard does: one line per problem, exit "
                                   "status 2 when there is one. Example: sova vantage validate vqa.jsonl --task vqa "
                                   "--items vqa.tsv")
-    c.add_argument("file", type=Path, metavar="FILE.jsonl", help="the submission to check")
+    c.add_argument("file", type=Path, metavar="FILE.jsonl", help="the submission file to check")
     c.add_argument("--task", required=True, type=_task, metavar="TASK", help=_TASK_HELP)
     ids = c.add_mutually_exclusive_group()
-    ids.add_argument("--ground-truth", type=Path, metavar="GT.jsonl", help="require exactly its ids, once each")
-    ids.add_argument("--items", type=Path, metavar="PATH", help="require exactly the public items' ids, once each")
+    ids.add_argument("--ground-truth", type=Path, metavar="GT.jsonl",
+                     help="require exactly this answer key's ids, once each")
+    ids.add_argument("--items", type=Path, metavar="PATH",
+                     help="require exactly the ids of the task's public items, once each")
     c.set_defaults(func=run_validate)
 
 

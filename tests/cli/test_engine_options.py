@@ -43,4 +43,4 @@ def test_the_help_groups_the_ray_options(command, capsys):
     text = capsys.readouterr().out
     engine, ray = text.split("\nengine:\n", 1)[1].split("\nray engine:\n", 1)
     assert "--engine {local,ray}" in engine and "--workers" not in engine
-    assert ray.startswith("  any of these implies --engine ray") and "\n  --workers WORKERS" in ray
+    assert ray.startswith("  any of these implies --engine ray") and "\n  --workers N " in ray

@@ -64,3 +64,28 @@ def test_the_sentence_encoder_options_have_one_group_everywhere():
         (c, f) for c in ("image-tasks evaluate", "muvr evaluate", "sovabench evaluate")
         for f in ("--embedder", "--no-split")]
     assert set(where.values()) == {"sentence encoder"}, where
+
+
+def _stated_default(text):
+    """The number a help text gives as its default ('(default 8)', '(default: 1000; ...', 'default 0.3'), or None."""
+    import re
+
+    found = re.search(r"\(default:? (-?[0-9][0-9.]*)(?=[;,) ])", text)
+    return None if found is None else float(found.group(1).rstrip("."))
+
+
+def test_a_default_the_help_states_is_the_default():
+    """Where an option has a numeric default, the number its help gives as the default is that one."""
+    checked = []
+    for path, parser in LEAVES:
+        for a in parser._actions:
+            if a.help and a.help != argparse.SUPPRESS and isinstance(a.default, (int, float)) \
+                    and not isinstance(a.default, bool):
+                stated = _stated_default(a.help)
+                if stated is not None:
+                    assert stated == a.default, f"sova {' '.join(path)} {a.option_strings[0]}: help says {stated}, " \
+                                                f"default is {a.default}"
+                    checked.append((path, a.dest))
+    # --bootstrap, --seed, --fps, --frames, --batch-frames, --top, --tag-weight, --window-seconds, ... (31 of them)
+    assert len(checked) >= 20, checked
+    assert _stated_default("answer length (default 1024)") == 1024 and _stated_default("(default: 0.3; 0: off)") == 0.3
