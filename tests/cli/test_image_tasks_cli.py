@@ -81,6 +81,10 @@ def test_embed_images_then_zero_shot(capsys, tmp_path, tiny_clip):
     code, out, _ = _run(capsys, "embed", "--model", tiny_clip, "--images", images, "--pool", "mean",
                         "--cache-dir", tmp_path / "cache", "--out", out_npz, "--no-progress")
     assert code == 0 and "3 embedded" in out
+    # images have no frame rate: the key keeps the 1 fps the image commands always recorded
+    (folder,) = (tmp_path / "cache" / "frame-embeddings").iterdir()
+    assert folder.name.startswith("model-mean-1fps__")
+    assert json.loads((folder / "manifest.json").read_text())["fps"] == 1.0
     vectors = read_embeddings(out_npz)
     assert vectors.ids.tolist() == [1, 2, 3]
     path = _vsr_file(tmp_path)
