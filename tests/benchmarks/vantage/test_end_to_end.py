@@ -1,4 +1,4 @@
-"""All eight tasks end to end: the harness's files in, ``sova vantage score --mode parity`` out.
+"""All eight tasks end to end: the harness's files in, ``sova vantage evaluate --scoring official`` out.
 
 The answer keys and submissions are written by ``harness_fixture.write_harness_set`` in the harness's
 layouts. Each expected value is worked out by hand below from the harness's rules (cited per task). The
@@ -63,8 +63,8 @@ def harness_set(tmp_path):
 
 def _score(capsys, task, gt_dir, sub_dir, *extra):
     key = HARNESS_KEYS[task]
-    argv = ["vantage", "score", "--task", TASK_STRINGS[task], "--ground-truth", str(gt_dir / f"{key}_gt.jsonl"),
-            "--submission", str(sub_dir / f"{key}.jsonl"), "--mode", "parity", "--similarity", "exact",
+    argv = ["vantage", "evaluate", "--task", TASK_STRINGS[task], "--ground-truth", str(gt_dir / f"{key}_gt.jsonl"),
+            "--submission", str(sub_dir / f"{key}.jsonl"), "--scoring", "official", "--similarity", "exact",
             "--bootstrap", "0", *extra]
     assert main(argv) == 0
     return capsys.readouterr()
