@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from sova_lib.describe.backends.transformers import TransformersDescriber  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
-from sova_lib.describe.runner import describe_items  # noqa: E402
+from sova_lib.describe.runner import RunOptions, describe_items  # noqa: E402
 from sova_lib.video.frames import example_videos  # noqa: E402
 from tests import tiny_vlm, tiny_vlm_zoo  # noqa: E402
 
@@ -53,7 +53,7 @@ def run(folder: Path, items: list[Item], batch_size: int, cache: Path) -> tuple[
     describer = TransformersDescriber(str(folder), max_new_tokens=8, device="cpu", batch_size=batch_size).load()
     start = time.perf_counter()
     summary = describe_items(describer, items, cache, prompt="Briefly classify the actions.", fps=1.0,
-                             show_progress=False, verbose=False)
+                             run=RunOptions(show_progress=False, verbose=False))
     seconds = time.perf_counter() - start
     assert summary.failed == 0, summary.failures
     texts = {}

@@ -23,7 +23,7 @@ from pathlib import Path
 from sova_lib.describe.backends.openai import OpenAIDescriber
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import RunOptions, describe_items
 from sova_lib.video.frames import example_videos, sample_frames
 
 MAX_BODY = 64 << 20
@@ -79,7 +79,7 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as cache:
                 start = time.perf_counter()
                 summary = describe_items(describer, items, cache, prompt=resolve_prompt("general"),
-                                         loader=lambda item, fps: loaded, show_progress=False, verbose=False)
+                                         loader=lambda item, fps: loaded, run=RunOptions(show_progress=False, verbose=False))
                 seconds = time.perf_counter() - start
             assert summary.described == args.items, summary
             rates[concurrency] = args.items / seconds

@@ -29,10 +29,12 @@ from bench_openai import start_server  # noqa: E402  (the same local server, ans
 from sova_lib.describe.backends.openai import OpenAIDescriber  # noqa: E402
 from sova_lib.describe.contract import make_describer  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
-from sova_lib.describe.ray_engine import describe_items_ray  # noqa: E402
-from sova_lib.describe.runner import describe_items  # noqa: E402
+from sova_lib.describe.ray_engine import RayOptions, describe_items_ray  # noqa: E402
+from sova_lib.describe.runner import RunOptions, describe_items  # noqa: E402
 from sova_lib.video.frames import example_videos, sample_frames  # noqa: E402
 from tests.ray_support import local_ray  # noqa: E402  (Ray started as the tests start it)
+
+QUIET = RunOptions(show_progress=False, verbose=False)
 
 
 def motion_items(n: int) -> list[Item]:
@@ -49,7 +51,7 @@ def bench_motion(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         s = describe_items(make_describer("motion"), items, Path(tmp) / "local", prompt="Describe.",
-                           show_progress=False, verbose=False)
+                           run=QUIET)
         local = time.perf_counter() - start
         assert s.described == len(items), s
         print(f"motion, local engine: {len(items)} items in {local:.1f} s = {len(items) / local:.2f} items/s")
@@ -58,8 +60,7 @@ def bench_motion(args) -> None:
             for workers in (1, 2):
                 start = time.perf_counter()
                 s = describe_items_ray("motion", {}, items, Path(tmp) / f"ray{workers}", prompt="Describe.",
-                                       workers=workers, batch_size=args.batch_size, show_progress=False,
-                                       verbose=False)
+                                       ray=RayOptions(workers=workers, batch_size=args.batch_size), run=QUIET)
                 seconds = time.perf_counter() - start
                 assert s.described == len(items), s
                 print(f"motion, Ray, {workers} worker(s), batch {args.batch_size}: {len(items)} items in "
@@ -80,7 +81,7 @@ def bench_openai(args) -> None:
             with tempfile.TemporaryDirectory() as cache:
                 start = time.perf_counter()
                 s = describe_items(describer, items, cache, prompt="Describe.", loader=lambda item, fps: loaded,
-                                   show_progress=False, verbose=False)
+                                   run=QUIET)
                 seconds = time.perf_counter() - start
             assert s.described == len(items), s
             rates[n] = len(items) / seconds

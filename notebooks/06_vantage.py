@@ -56,6 +56,7 @@ from sova_lib.benchmarks import vantage
 from sova_lib.benchmarks.vantage import hand_cases, metrics_boxes, metrics_captions, synthetic
 from sova_lib.benchmarks.vantage.published import published_comparison
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
+from sova_lib.describe.runner import RunOptions
 from sova_lib.paper import plots, results
 from sova_lib.video import example_videos, probe
 
@@ -169,7 +170,7 @@ answers_shown
 vqa_items = vantage.read_items("vqa", tsvs["vqa"])
 vqa_answers = vantage.submission_answers(vqa_items, cached_answers(
     describe_task(stand_in, "vqa", vqa_items, answers_dir, media_root=videos[0].parent, n_frames=n_frames,
-                  show_progress=False, verbose=False).folder, vqa_items, n_frames))
+                  run=RunOptions(show_progress=False, verbose=False)).folder, vqa_items, n_frames))
 submission = vantage.write_submission(Path(work_dir) / "submission" / "vqa.jsonl", "vqa", vqa_answers,
                                       model=stand_in.name, expected_ids=vantage.expected_ids(vqa_items))
 print(submission.read_text(encoding="utf-8").splitlines()[0])

@@ -133,7 +133,7 @@ def _plan(args) -> int:
         kw["buffer_frames"] = args.buffer_frames
     try:
         planned = clips.plan_clips(rows, args.annotations, cache_dir=False if args.no_index else args.index_dir,
-                                   workers=args.workers, progress=not args.no_progress, **kw)
+                                   workers=args.workers, show_progress=not args.no_progress, **kw)
     except kpf.KpfError as err:
         raise CliError(f"{err}\n  fix or remove that annotation file and run the command again") from None
     clips.write_manifest(planned, args.out)
@@ -164,7 +164,7 @@ def _extract(args) -> int:
         raise CliError(f"--video-root {args.video_root}: none of the {len(needed)} source videos the manifest needs "
                        f"is under it (e.g. {needed[0]}); give the folder that holds the MEVA/VIRAT videos")
     summary = extract_clips(rows, args.video_root, args.out, codec=args.codec, pix_fmt=args.pix_fmt,
-                            crf=args.crf, workers=args.workers, progress=not args.no_progress)
+                            crf=args.crf, workers=args.workers, show_progress=not args.no_progress)
     for line in summary.lines():
         print(line)
     print(f"clips and extract_log.jsonl: {args.out}")

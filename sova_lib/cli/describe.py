@@ -93,7 +93,7 @@ from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.cli import CliError
-from sova_lib.cli.engine import add_engine_options, engine_options
+from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
     add_cache_options,
     add_describer_options,
@@ -376,15 +376,14 @@ def run_describe(args) -> int:
         describer = make_describer(args.backend, **options)
     except (TypeError, ValueError) as err:
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
-    common = dict(prompt=prompt, fps=fps, crop_source=crop_source, retry_errors=args.retry_errors,
-                  show_progress=not args.no_progress, details=extra)
+    common = dict(prompt=prompt, fps=fps, crop_source=crop_source, details=extra, run=run_options(args))
     try:
         if args.engine == "ray":
             try:
                 import ray.data  # noqa: F401
             except ImportError as err:
                 raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): {err}") from None
-            summary = describe_items_ray(args.backend, options, items, args.cache_dir, **engine, **common)
+            summary = describe_items_ray(args.backend, options, items, args.cache_dir, ray=engine, **common)
         else:
             summary = describe_items(describer, items, args.cache_dir, **common)
     except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items

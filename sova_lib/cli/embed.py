@@ -28,7 +28,7 @@ from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.cli.describe import check_video_root, items_from_args, sampling_rate
-from sova_lib.cli.engine import add_engine_options, engine_options
+from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
     add_cache_options,
     add_fps_option,
@@ -39,6 +39,7 @@ from sova_lib.cli.options import (
 from sova_lib.describe.contrastive import POOLS, ContrastiveModel, ModelLoadError, embed_items, export, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.describe.hub import offline_unless_reachable
+from sova_lib.describe.ray_engine import RayOptions
 
 __all__ = ["add_commands", "add_embed_options", "run_embed"]
 
@@ -93,7 +94,7 @@ def run_embed(args) -> int:
     args.fps = sampling_rate(args, items)
     offline_unless_reachable(args.model)
     try:
-        if engine:
+        if engine is not None:
             summary = _embed_on_ray(args, engine, items, crop_source)
         else:
             summary = _embed_locally(args, items, crop_source)
@@ -110,13 +111,13 @@ def run_embed(args) -> int:
     return 0 if have else 1
 
 
-def _embed_on_ray(args, engine: dict, items, crop_source: str):
+def _embed_on_ray(args, engine: RayOptions, items, crop_source: str):
     options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
                "batch_size": args.batch_frames}
     try:
         return embed_items_ray(options, items, args.cache_dir, fps=args.fps, pool=args.pool,
-                               batch_frames=args.batch_frames, retry_errors=args.retry_errors,
-                               crop_source=crop_source, progress=not args.no_progress, **engine)
+                               batch_frames=args.batch_frames, crop_source=crop_source, ray=engine,
+                               run=run_options(args))
     except (ModelLoadError, RuntimeError, ValueError) as err:  # no model, a busy folder, duplicate ids, a wrong pool
         raise CliError(str(err)) from None
 
@@ -133,7 +134,6 @@ def _embed_locally(args, items, crop_source: str):
         raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_image_features; use --pool video")
     try:
         return embed_items(model, items, args.cache_dir, fps=args.fps, pool=args.pool,
-                           batch_frames=args.batch_frames, retry_errors=args.retry_errors,
-                           crop_source=crop_source, progress=not args.no_progress)
+                           batch_frames=args.batch_frames, crop_source=crop_source, run=run_options(args))
     except (RuntimeError, ValueError) as err:  # a busy folder, duplicate ids
         raise CliError(str(err)) from None

@@ -3,9 +3,13 @@
 ``add_engine_options(parser)`` adds ``--engine {local,ray}`` and, in a group
 of their own, the ray engine's options (``--workers``, ``--gpus-per-worker``,
 ``--cpus-per-worker``, ``--batch-size``, ``--address``, ``--num-cpus``,
-``--num-gpus``); ``engine_options(args)`` turns them into the keyword options
-of ``sova_lib.describe.ray_engine.describe_items_ray`` and
-``sova_lib.describe.contrastive.ray_engine.embed_items_ray``.
+``--num-gpus``); ``engine_options(args)`` turns them into the ``RayOptions``
+(``sova_lib.describe.ray_engine``) that
+``sova_lib.describe.ray_engine.describe_items_ray`` and
+``sova_lib.describe.contrastive.ray_engine.embed_items_ray`` take;
+``run_options(args)`` turns ``--retry-errors`` and ``--no-progress`` into the
+``RunOptions`` (``sova_lib.describe.runner``) that every describing or
+embedding run takes, whatever the engine.
 
 A ray option implies the ray engine: ``--workers 4`` alone runs on Ray (with a
 one-line note), so no ray option is ever ignored; the one contradiction left,
@@ -18,8 +22,10 @@ import sys
 from pathlib import Path
 
 from sova_lib.cli import CliError
+from sova_lib.describe.ray_engine import RayOptions
+from sova_lib.describe.runner import RunOptions
 
-__all__ = ["add_engine_options", "engine_options", "cluster_token", "use_cluster_token"]
+__all__ = ["add_engine_options", "engine_options", "run_options", "cluster_token", "use_cluster_token"]
 
 
 #: Options of the ray engine: (flag, dest, type, default, help).
@@ -48,8 +54,8 @@ def add_engine_options(parser) -> None:
                          help=text)
 
 
-def engine_options(args) -> dict:
-    """The ray engine's keyword options from ``args`` (``{}`` for the local engine); sets ``args.engine``.
+def engine_options(args) -> RayOptions | None:
+    """The ray engine's ``RayOptions`` from ``args`` (None for the local engine); sets ``args.engine``.
 
     A ray option given without ``--engine`` implies ``--engine ray`` (one note on stderr); beside an explicit
     ``--engine local`` it is a usage error.
@@ -63,7 +69,7 @@ def engine_options(args) -> dict:
         if given:
             print(f"sova: note: --engine ray, implied by {', '.join(flags)}", file=sys.stderr)
     if args.engine != "ray":
-        return {}
+        return None
     options = {dest: default for _, dest, _, default, _ in _RAY_OPTIONS} | given
     if options["address"] is not None:
         use_cluster_token()
@@ -73,7 +79,12 @@ def engine_options(args) -> dict:
     for name in ("gpus_per_worker", "cpus_per_worker"):
         if options[name] < 0:
             raise CliError(f"--{name.replace('_', '-')} must not be negative, got {options[name]}")
-    return options
+    return RayOptions(**options)
+
+
+def run_options(args) -> RunOptions:
+    """The ``RunOptions`` of ``--retry-errors`` and ``--no-progress``; the other fields keep their defaults."""
+    return RunOptions(retry_errors=args.retry_errors, show_progress=not args.no_progress)
 
 
 def cluster_token() -> str | None:

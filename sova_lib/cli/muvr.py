@@ -28,6 +28,7 @@ from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, TAG_WEIGHT
 from sova_lib.benchmarks.muvr.metrics import KS, TIES
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking
 from sova_lib.cli import CliError
+from sova_lib.cli.engine import run_options
 from sova_lib.cli.options import (
     add_bootstrap_options,
     add_cache_options,
@@ -268,7 +269,7 @@ def run_describe(args, describer) -> int:
     """``sova describe --benchmark muvr``: windows of every video of the partitions, or the QA questions."""
     if args.data is None or args.video_root is None:
         raise CliError("--benchmark muvr needs --data ROOT and --video-root DIR")
-    common = {"retry_errors": args.retry_errors, "show_progress": not args.no_progress}
+    common = {"run": run_options(args)}
     try:
         if args.muvr_task == "qa":
             questions = qa.load_qa(args.data, args.partitions)

@@ -47,6 +47,7 @@ from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, canonical_task, submission_answers, task_key
 from sova_lib.cli import CliError
 from sova_lib.cli.describe import _describer_options
+from sova_lib.cli.engine import run_options
 from sova_lib.cli.options import (
     add_bootstrap_options,
     add_cache_options,
@@ -269,8 +270,7 @@ def run_describe(args) -> int:
         items = _items(args)
         describer = make_describer(args.backend, **_describer_options(args))
         summary = describe_task(describer, args.task, items, args.cache_dir, media_root=args.media_root,
-                                n_frames=args.frames, retry_errors=args.retry_errors,
-                                show_progress=not args.no_progress)
+                                n_frames=args.frames, run=run_options(args))
         answers = cached_answers(summary.folder, items, args.frames)
         if not answers:
             print("sova: no item has an answer; see errors.jsonl in the cache folder", file=sys.stderr)

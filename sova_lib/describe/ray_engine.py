@@ -49,19 +49,18 @@ import pickle
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable
+from typing import Any, Callable, Iterable
 
-from sova_lib.describe.cache import cache_key
 from sova_lib.describe.contract import make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.runner import (
-    NamedOptions,
     RunOptions,
     RunSummary,
     build_request,
     prepare_run,
     run_into_cache,
+    run_key,
     schedule_requests,
     start_describer,
 )
@@ -71,16 +70,16 @@ __all__ = ["DescribeWorker", "RayOptions", "describe_items_ray", "item_from_json
 
 
 @dataclass(frozen=True)
-class RayOptions(NamedOptions):
+class RayOptions:
     """Where and how wide a Ray run goes; the same for describing and embedding (``RunOptions``: how it behaves).
 
     ``workers`` actors, each with ``gpus_per_worker`` GPUs and
     ``cpus_per_worker`` CPUs, take ``batch_size`` items per call;
     ``load_workers`` decoding threads per actor (default: its CPUs, 1 to 8).
     ``address``, ``num_cpus`` and ``num_gpus``: see ``ray_session``.
+    Every Ray run function takes these as one ``ray`` argument (default: these defaults).
     """
 
-    kind: ClassVar[str] = "Ray"
     workers: int = 1
     gpus_per_worker: float = 0.0
     cpus_per_worker: float = 1.0
@@ -113,9 +112,7 @@ class RayOptions(NamedOptions):
 
     def map(self, items, worker, constructor_kwargs: dict):
         """``map_on_actors`` of ``items`` with these options."""
-        return map_on_actors(items, worker, constructor_kwargs, workers=self.workers,
-                             gpus_per_worker=self.gpus_per_worker, cpus_per_worker=self.cpus_per_worker,
-                             batch_size=self.batch_size)
+        return map_on_actors(items, worker, constructor_kwargs, self)
 
 
 def item_to_json(item: Item) -> str:
@@ -237,47 +234,28 @@ def describe_items_ray(
     fps: float = 1.0,
     crop_source: str = "none",
     sampler_version: str | None = None,
-    ray: RayOptions | None = None,
-    workers: int | None = None,
-    gpus_per_worker: float | None = None,
-    cpus_per_worker: float | None = None,
-    batch_size: int | None = None,
-    address: str | None = None,
-    num_cpus: int | None = None,
-    num_gpus: int | None = None,
-    load_workers: int | None = None,
     details: dict | None = None,
     on_start: Callable[[float], None] | None = None,
+    ray: RayOptions | None = None,
     run: RunOptions | None = None,
-    retry_errors: bool | None = None,
-    sync_every: float | None = None,
-    show_progress: bool | None = None,
-    verbose: bool | None = None,
-    stop_after_same_failures: int | None = None,
 ) -> RunSummary:
     """Describe ``items`` with the ``backend`` describer on a Ray actor pool into ``cache_dir`` (module docstring).
 
     ``options`` are the describer's keyword options (as for ``make_describer``).
-    ``ray``: the pool and the cluster (``RayOptions``); each of its fields may
-    also be given by name, which overrides it; ``run`` (``RunOptions``) the
-    same, as for ``runner.describe_items``. ``on_start(seconds)`` is told
+    ``ray``: the pool and the cluster (``RayOptions``; default: its defaults);
+    ``run`` (``RunOptions``) as for ``runner.describe_items``. ``on_start(seconds)`` is told
     how long Ray took to start (0 when it was running). Other arguments as for
     ``runner.describe_items``. ``DescriberEnvironmentError`` (or the
     describer's own error) stops the run when an actor's describer cannot start.
     """
-    ray = RayOptions.of(ray, workers=workers, gpus_per_worker=gpus_per_worker, cpus_per_worker=cpus_per_worker,
-                        batch_size=batch_size, address=address, num_cpus=num_cpus, num_gpus=num_gpus,
-                        load_workers=load_workers)
-    run_options = RunOptions.of(run, retry_errors=retry_errors, sync_every=sync_every, show_progress=show_progress,
-                                verbose=verbose, stop_after_same_failures=stop_after_same_failures)
+    ray = ray or RayOptions()
     prompt, items = prepare_run(prompt, system_prompt, items)
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
-    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
-    run_info = getattr(describer, "run_info", None)
-    info = {**(run_info() if callable(run_info) else {}), "engine": ray.engine()}
+    key, run_info = run_key(describer, prompt, fps, sampler_version, crop_source)
+    info = {**run_info, "engine": ray.engine()}
 
     schedule = partial(_schedule_on_ray, ray, on_start, backend, options, prompt, fps)
-    return run_into_cache(key, items, cache_dir, schedule, run_options=run_options, run_info=info, device=ray.device(),
+    return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=info, device=ray.device(),
                           details=details)
 
 
@@ -299,9 +277,8 @@ def _schedule_on_ray(ray: RayOptions, on_start, backend, options, prompt, fps, t
             record(id, None if error else text, error or None, loaded)
 
 
-def map_on_actors(items, worker, constructor_kwargs: dict, *, workers: int, gpus_per_worker: float,
-                  cpus_per_worker: float, batch_size: int):
-    """Run the actor class ``worker`` over ``items`` on a pool of ``workers``; yield ``(position, output row)``.
+def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
+    """Run the actor class ``worker`` over ``items`` on the actor pool of ``pool``; yield ``(position, output row)``.
 
     Items travel as small JSON rows (``item_to_json``); each output row comes
     back as the pool finishes it. An output whose ``fatal`` field is set (an
@@ -313,10 +290,12 @@ def map_on_actors(items, worker, constructor_kwargs: dict, *, workers: int, gpus
     context.enable_progress_bars = False
     context.print_on_execution_start = False
     rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(items)]
-    dataset = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), -(-len(rows) // batch_size))))
+    blocks = max(1, min(len(rows), -(-len(rows) // pool.batch_size)))
+    dataset = ray.data.from_items(rows, override_num_blocks=blocks)
     mapped = dataset.map_batches(
-        worker, batch_size=batch_size, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,
-        compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None)
+        worker, batch_size=pool.batch_size, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,
+        compute=ray.data.ActorPoolStrategy(size=pool.workers), num_cpus=pool.cpus_per_worker,
+        num_gpus=pool.gpus_per_worker or None)
     for out in mapped.iter_rows():
         if out["fatal"]:
             raise pickle.loads(out["fatal"])

@@ -7,7 +7,7 @@ a clip manifest) with any ``Describer`` and appends the answers to the cache
 folder of its configuration (``sova_lib.describe.cache``: layout, key,
 manifest). The same configuration finds its folder again and resumes: ids
 already described are skipped, as are ids that failed before unless
-``retry_errors=True``.
+``run=RunOptions(retry_errors=True)``.
 
 The loop: frames are decoded by ``load_workers`` background threads, at most
 ``prefetch`` items ahead, so decoding overlaps the model; requests go to the
@@ -27,6 +27,7 @@ fault. Failures while loading an item (a missing file) are always the item's.
 
 Engines: ``describe_items`` schedules the work in this process. The pieces
 that any engine shares are public: ``prepare_run`` (prompt and unique ids),
+``run_key`` (the cache key and the describer's run information),
 ``start_describer`` (the describer's optional ``load()``, once, before the
 first item), ``build_request`` (an item's frames into a request),
 ``describe_batch`` (one describer call, item by item on failure),
@@ -47,9 +48,9 @@ import os
 import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from sova_lib.describe.cache import cache_key, open_cache
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
@@ -57,29 +58,11 @@ from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.storage import now
 
-__all__ = ["NamedOptions", "RunOptions", "RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
-           "schedule_requests", "start_describer"]
-
-class NamedOptions:
-    """A frozen dataclass of options that a function also takes one by one, by name (``of``)."""
-
-    kind: ClassVar[str] = ""
-
-    @classmethod
-    def of(cls, options=None, **given):
-        """``options`` (default: the defaults) with each option of ``given`` that is not None put in.
-
-        ``TypeError`` names an option this type does not have.
-        """
-        names = {f.name for f in fields(cls)}
-        unknown = set(given) - names
-        if unknown:
-            raise TypeError(f"unknown {cls.kind} options {sorted(unknown)}")
-        return replace(options or cls(), **{k: v for k, v in given.items() if v is not None})
-
+__all__ = ["RunOptions", "RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
+           "run_key", "schedule_requests", "start_describer"]
 
 @dataclass(frozen=True)
-class RunOptions(NamedOptions):
+class RunOptions:
     """How a run behaves here, whatever the engine (``RayOptions`` says where the work goes), describing or embedding.
 
     ``retry_errors``: describe (embed) again the items that failed before;
@@ -88,11 +71,9 @@ class RunOptions(NamedOptions):
     prints the summary at the end, ``stop_after_same_failures`` is the
     fail-fast rule (0: never; module docstring). An embedding run writes its
     shards by ``flush_items`` / ``flush_seconds`` and prints nothing.
-    Every function that takes ``run`` also takes each field by name, which
-    overrides it.
+    Every run function takes these as one ``run`` argument (default: these defaults).
     """
 
-    kind: ClassVar[str] = "run"
     retry_errors: bool = False
     sync_every: float = 5.0
     show_progress: bool = True
@@ -241,11 +222,6 @@ def describe_items(
     prefetch: int | None = None,
     details: dict | None = None,
     run: RunOptions | None = None,
-    retry_errors: bool | None = None,
-    sync_every: float | None = None,
-    show_progress: bool | None = None,
-    verbose: bool | None = None,
-    stop_after_same_failures: int | None = None,
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
@@ -258,18 +234,15 @@ def describe_items(
     (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
     ``run``: retries, progress bar, manifest interval, printing and the
-    fail-fast rule (``RunOptions``), each also accepted by name; a fail-fast
+    fail-fast rule (``RunOptions``; default: its defaults); a fail-fast
     stop raises ``DescriberEnvironmentError``.
 
     Before the first item the describer's optional ``load()`` runs once (``start_describer``).
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
-    run = RunOptions.of(run, retry_errors=retry_errors, sync_every=sync_every, show_progress=show_progress,
-                        verbose=verbose, stop_after_same_failures=stop_after_same_failures)
     prompt, items = prepare_run(prompt, system_prompt, items)
-    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
-    run_info = getattr(describer, "run_info", None)
+    key, run_info = run_key(describer, prompt, fps, sampler_version, crop_source)
     device = getattr(describer, "device", None)
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
@@ -281,7 +254,7 @@ def describe_items(
 
         schedule_requests(describer, todo, load, record, load_workers, prefetch)
 
-    return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=run_info() if callable(run_info) else {},
+    return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=run_info,
                           device=None if device is None else str(device), details=details)
 
 
@@ -298,6 +271,14 @@ def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable
             raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
         seen.add(item.id)
     return prompt, items
+
+
+def run_key(describer: Describer, prompt: Prompt, fps: float | None, sampler_version: str | None,
+            crop_source: str) -> tuple[dict, dict]:
+    """The run's cache key (``cache.cache_key``) and the describer's ``run_info()`` (``{}`` when it has none)."""
+    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
+    run_info = getattr(describer, "run_info", None)
+    return key, run_info() if callable(run_info) else {}
 
 
 def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule: Callable[..., None], *,

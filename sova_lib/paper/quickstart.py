@@ -26,7 +26,7 @@ import numpy as np
 
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
 from sova_lib.describe.cache import cache_folder, cache_key
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import RunOptions, describe_items
 from sova_lib.evaluate import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper.results import select_rows
@@ -70,7 +70,7 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_so
     if all(it.id in done for it in items):
         return folder
     summary = describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, crop_source=crop_source,
-                             show_progress=False)
+                             run=RunOptions(show_progress=False))
     return summary.folder
 
 

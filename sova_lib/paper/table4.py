@@ -17,7 +17,7 @@ intra-pair Pair-mAP; Figure 2(b) plots one against the other.
   circles, the computed ones as stars, dashed lines at the paper's Random row.
 
 Table C.1 (the inter-pair protocol on the queries alone) is built the same way
-by ``compare_table("Table C.1", ...)``; ``sova_lib.paper.table3`` is Table 3.
+in ``sova_lib.paper.table_c1``; ``sova_lib.paper.table3`` is Table 3.
 """
 from __future__ import annotations
 

@@ -2,7 +2,9 @@
 import pytest
 
 from sova_lib.cli import CliError, build_parser
-from sova_lib.cli.engine import engine_options
+from sova_lib.cli.engine import engine_options, run_options
+from sova_lib.describe.ray_engine import RayOptions
+from sova_lib.describe.runner import RunOptions
 
 VIDEOS = ["describe", "--backend", "motion", "--videos", "x/"]
 
@@ -13,21 +15,26 @@ def _args(*extra):
 
 def test_no_engine_option_is_the_local_engine(capsys):
     args = _args()
-    assert engine_options(args) == {} and args.engine == "local" and capsys.readouterr().err == ""
+    assert engine_options(args) is None and args.engine == "local" and capsys.readouterr().err == ""
 
 
 def test_a_ray_option_implies_the_ray_engine_with_a_note(capsys):
     args = _args("--workers", "4", "--gpus-per-worker", "1")
     # the defaults of the options not given (cpus 1, batch 8, no address, local instance sized by Ray)
-    assert engine_options(args) == {"workers": 4, "gpus_per_worker": 1.0, "cpus_per_worker": 1.0, "batch_size": 8,
-                                     "address": None, "num_cpus": None, "num_gpus": None}
+    assert engine_options(args) == RayOptions(workers=4, gpus_per_worker=1.0, cpus_per_worker=1.0, batch_size=8,
+                                              address=None, num_cpus=None, num_gpus=None, load_workers=None)
     assert args.engine == "ray"
     assert capsys.readouterr().err == "sova: note: --engine ray, implied by --workers, --gpus-per-worker\n"
 
 
 def test_explicit_ray_engine_prints_no_note(capsys):
     args = _args("--engine", "ray", "--batch-size", "2")
-    assert engine_options(args)["batch_size"] == 2 and capsys.readouterr().err == ""
+    assert engine_options(args).batch_size == 2 and capsys.readouterr().err == ""
+
+
+def test_retry_and_progress_flags_are_the_run_options():
+    assert run_options(_args()) == RunOptions(retry_errors=False, show_progress=True)
+    assert run_options(_args("--retry-errors", "--no-progress")) == RunOptions(retry_errors=True, show_progress=False)
 
 
 def test_a_ray_option_beside_engine_local_is_a_usage_error():

@@ -14,11 +14,13 @@ pytest.importorskip("transformers")
 
 from sova_lib.describe.contrastive import ContrastiveModel, embed_items, export, read_cache  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
+from sova_lib.describe.runner import RunOptions  # noqa: E402
 from sova_lib.item_vectors import read_embeddings  # noqa: E402
 from sova_lib.video import example_videos, probe, sample_frames, sample_indices  # noqa: E402
 from tests.tiny_contrastive import build_tiny_clip, build_tiny_siglip, build_tiny_xclip  # noqa: E402
 
 BUILDERS = {"clip": build_tiny_clip, "siglip": build_tiny_siglip}
+QUIET = RunOptions(show_progress=False)
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
@@ -42,7 +44,7 @@ def _reference_mean(model, path, fps):
 def test_mean_pool_is_the_mean_over_exactly_the_sampler_frames(tiny, tmp_path):
     videos = example_videos()
     items = [Item(k, p) for k, p in enumerate(videos)]
-    summary = embed_items(tiny, items, tmp_path, fps=1.0, pool="mean", batch_frames=5, progress=False)
+    summary = embed_items(tiny, items, tmp_path, fps=1.0, pool="mean", batch_frames=5, run=QUIET)
     assert summary.embedded == 3 and summary.failed == 0
     found = read_cache(summary.folder)
     for k, path in enumerate(videos):
@@ -58,7 +60,7 @@ def test_mean_pool_is_the_mean_over_exactly_the_sampler_frames(tiny, tmp_path):
 def test_pool_none_keeps_one_vector_per_sampled_frame(tiny, tmp_path):
     path = example_videos()[1]
     summary = embed_items(tiny, [Item("square", path)], tmp_path, fps=2.0, pool="none", batch_frames=4,
-                          progress=False)
+                          run=QUIET)
     vectors, frames = read_cache(summary.folder)["square"]
     info = probe(path)
     expected = sample_indices(info.num_frames, info.fps, 2.0)
@@ -82,8 +84,8 @@ def _images(folder: Path, n: int) -> list[Item]:
 
 def test_resume_skips_finished_items_and_export_round_trips(tiny, tmp_path):
     items = _images(tmp_path / "img", 7)
-    first = embed_items(tiny, items[:4], tmp_path / "cache", pool="mean", flush_items=2, progress=False)
-    second = embed_items(tiny, items, tmp_path / "cache", pool="mean", flush_items=2, progress=False)
+    first = embed_items(tiny, items[:4], tmp_path / "cache", pool="mean", flush_items=2, run=QUIET)
+    second = embed_items(tiny, items, tmp_path / "cache", pool="mean", flush_items=2, run=QUIET)
     assert (first.embedded, second.embedded, second.skipped) == (4, 3, 4) and first.folder == second.folder
     out = export(second.folder, tmp_path / "vectors.npz")
     back = read_embeddings(out)
@@ -99,7 +101,7 @@ def test_resume_skips_finished_items_and_export_round_trips(tiny, tmp_path):
 def test_export_of_frame_sets_keeps_the_owner(tiny, tmp_path):
     videos = example_videos()[:2]
     summary = embed_items(tiny, [Item(10 + k, p) for k, p in enumerate(videos)], tmp_path, pool="none",
-                          progress=False)
+                          run=QUIET)
     back = read_embeddings(export(summary.folder, tmp_path / "frames.npz"))
     counts = [len(sample_indices(probe(p).num_frames, probe(p).fps, 1.0)) for p in videos]
     assert back.ids.tolist() == [10, 11] and np.bincount(back.owner).tolist() == counts
@@ -112,12 +114,12 @@ def test_unreadable_and_missing_images_are_recorded_and_the_run_goes_on(tiny, tm
     broken = tmp_path / "img" / "broken.jpg"
     broken.write_bytes(b"this is not a JPEG")
     items += [Item("broken", broken), Item("gone", tmp_path / "img" / "gone.png")]
-    summary = embed_items(tiny, items, tmp_path / "cache", progress=False)
+    summary = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
     assert (summary.embedded, summary.failed) == (2, 2)
     assert "broken.jpg" in summary.errors["broken"] and "no such file" in summary.errors["gone"]
     lines = [json.loads(x) for x in (summary.folder / "errors.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in lines) == ["broken", "gone"]
-    again = embed_items(tiny, items, tmp_path / "cache", progress=False)
+    again = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
     assert (again.embedded, again.skipped) == (0, 4)
 
 
@@ -125,22 +127,20 @@ def test_unreadable_and_missing_images_are_recorded_and_the_run_goes_on(tiny, tm
 def test_run_options_retry_the_failures_once_repaired(tiny, tmp_path):
     from PIL import Image
 
-    from sova_lib.describe.runner import RunOptions
-
     items = _images(tmp_path / "img", 1) + [Item("late", tmp_path / "img" / "late.png")]
-    first = embed_items(tiny, items, tmp_path / "cache", run=RunOptions(show_progress=False))
+    first = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
     assert (first.embedded, first.failed) == (1, 1)
     Image.new("RGB", (32, 32), (10, 200, 10)).save(tmp_path / "img" / "late.png")
-    kept = embed_items(tiny, items, tmp_path / "cache", run=RunOptions(show_progress=False))
+    kept = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
     assert (kept.embedded, kept.skipped_cached, kept.skipped_failed) == (0, 1, 1)  # failures not retried by default
-    retried = embed_items(tiny, items, tmp_path / "cache", run=RunOptions(retry_errors=True), show_progress=False)
+    retried = embed_items(tiny, items, tmp_path / "cache", run=RunOptions(retry_errors=True, show_progress=False))
     assert (retried.embedded, retried.skipped_cached, retried.total_done, retried.total_failed) == (1, 1, 2, 0)
 
 def test_settings_and_weights_name_different_folders(tmp_path):
     a = ContrastiveModel(str(build_tiny_clip(tmp_path / "a", seed=0)))
     b = ContrastiveModel(str(build_tiny_clip(tmp_path / "b", seed=1)))
     items = _images(tmp_path / "img", 1)
-    folders = {embed_items(m, items, tmp_path / "cache", fps=fps, pool=pool, progress=False).folder
+    folders = {embed_items(m, items, tmp_path / "cache", fps=fps, pool=pool, run=QUIET).folder
                for m, fps, pool in [(a, 1, "mean"), (b, 1, "mean"), (a, 2, "mean"), (a, 1, "none")]}
     assert len(folders) == 4
 
@@ -150,6 +150,7 @@ import time
 from pathlib import Path
 from sova_lib.describe.contrastive import ContrastiveModel, embed_items
 from sova_lib.describe.item import Item
+from sova_lib.describe.runner import RunOptions
 model = ContrastiveModel({model!r}, batch_size=1)
 real = model.image_features
 def slow(images):
@@ -157,7 +158,7 @@ def slow(images):
     return real(images)
 model.image_features = slow
 items = [Item(k, Path({images!r}) / f"{{k:03d}}.png") for k in range({n})]
-embed_items(model, items, {cache!r}, batch_frames=1, flush_items=1, load_workers=1, progress=False)
+embed_items(model, items, {cache!r}, batch_frames=1, flush_items=1, load_workers=1, run=RunOptions(show_progress=False))
 """
 
 
@@ -181,7 +182,7 @@ def test_kill_9_mid_run_then_resume_gives_one_entry_per_item(tmp_path):
     before = read_cache(folder)
     assert 5 <= len(before) < n
     summary = embed_items(ContrastiveModel(str(model)), [Item(k, tmp_path / "img" / f"{k:03d}.png") for k in range(n)],
-                          tmp_path / "cache", progress=False)
+                          tmp_path / "cache", run=QUIET)
     assert summary.folder == folder and summary.skipped == len(before) and summary.embedded == n - len(before)
     ids = []
     for shard in folder.glob("shard-*.npz"):
@@ -195,7 +196,7 @@ def test_pool_video_uses_get_video_features_on_evenly_spread_sampler_frames(tmp_
 
     model = ContrastiveModel(str(build_tiny_xclip(tmp_path / "xclip", num_frames=4)))
     path = example_videos()[0]
-    summary = embed_items(model, [Item(0, path)], tmp_path / "cache", pool="video", progress=False)
+    summary = embed_items(model, [Item(0, path)], tmp_path / "cache", pool="video", run=QUIET)
     frames = list(sample_frames(path, rate=1.0).images)
     assert len(frames) == 7  # the sampler's frames; the video head takes 4 of them: 0, 2, 4, 6
     inputs = model.processor(videos=[[frames[i] for i in (0, 2, 4, 6)]], return_tensors="pt")
@@ -206,4 +207,4 @@ def test_pool_video_uses_get_video_features_on_evenly_spread_sampler_frames(tmp_
     assert frame_ids.tolist() == [-1] and np.abs(vectors[0] - expected).max() < 1e-5
     assert json.loads((summary.folder / "manifest.json").read_text())["describer"]["video_frames"] == 4
     with pytest.raises(ValueError, match="only a video head"):
-        embed_items(model, [Item(0, path)], tmp_path / "cache", pool="mean", progress=False)
+        embed_items(model, [Item(0, path)], tmp_path / "cache", pool="mean", run=QUIET)

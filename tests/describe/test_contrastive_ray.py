@@ -9,6 +9,8 @@ from sova_lib.cli import main
 from sova_lib.describe.contrastive import ContrastiveModel, embed_items, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.describe.item import Item
+from sova_lib.describe.ray_engine import RayOptions
+from sova_lib.describe.runner import RunOptions
 from sova_lib.video import probe, sample_indices
 from tests.tiny_contrastive import build_tiny_clip
 
@@ -16,6 +18,7 @@ pytest.importorskip("ray")
 pytest.importorskip("transformers")
 
 pytestmark = pytest.mark.slow
+QUIET = RunOptions(show_progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +60,7 @@ def test_ray_engine_writes_the_local_engines_vectors_errors_and_folder(ray_addre
     started = []
     items = [Item(p.stem, p) for p in sorted(media.iterdir())]
     again = embed_items_ray({"name": str(tiny_clip), "device": "cpu", "batch_size": 5}, items, tmp_path / "ray",
-                            fps=1.0, pool="none", batch_frames=5, progress=False, on_start=started.append)
+                            fps=1.0, pool="none", batch_frames=5, on_start=started.append, run=QUIET)
     assert (again.embedded, again.skipped, again.failed, again.folder, started) == (0, 7, 0, remote, [])
 
 
@@ -65,12 +68,12 @@ def test_mean_pool_on_ray_matches_the_local_engine_and_resumes(ray_address, tiny
     paths = sorted(media.iterdir(), key=lambda p: (p.stem == "broken", p.name))
     items = [Item(p.stem, p) for p in paths if "copy" not in p.stem]  # 3 videos, then the broken one
     options = {"name": str(tiny_clip), "device": "cpu", "batch_size": 4}
-    first = embed_items_ray(options, items[:2], tmp_path / "ray", fps=2.0, batch_size=1, progress=False)
-    second = embed_items_ray(options, items, tmp_path / "ray", fps=2.0, batch_size=3, progress=False)
+    first = embed_items_ray(options, items[:2], tmp_path / "ray", fps=2.0, ray=RayOptions(batch_size=1), run=QUIET)
+    second = embed_items_ray(options, items, tmp_path / "ray", fps=2.0, ray=RayOptions(batch_size=3), run=QUIET)
     assert (first.embedded, second.embedded, second.skipped, second.failed) == (2, 1, 2, 1)
     assert first.folder == second.folder and list(second.errors) == ["broken"]
     local = embed_items(ContrastiveModel(str(tiny_clip), device="cpu", batch_size=4), items, tmp_path / "local",
-                        fps=2.0, progress=False)
+                        fps=2.0, run=QUIET)
     mine, theirs = read_cache(local.folder), read_cache(second.folder)
     assert local.folder.name == second.folder.name and sorted(mine) == sorted(theirs) and len(mine) == 3
     for item_id, (vectors, frames) in mine.items():

@@ -14,8 +14,8 @@ from sova_lib.cli import main
 from sova_lib.describe.contract import DescriberEnvironmentError, make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.ray_engine import describe_items_ray, item_from_json, item_to_json
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.ray_engine import RayOptions, describe_items_ray, item_from_json, item_to_json
+from sova_lib.describe.runner import RunOptions, describe_items
 from sova_lib.video.frames import example_videos
 from tests.describe.backends.test_openai import ChatServer
 from tests.paths import ROOT
@@ -23,6 +23,7 @@ from tests.paths import ROOT
 ray = pytest.importorskip("ray")
 
 pytestmark = pytest.mark.slow
+QUIET = RunOptions(show_progress=False, verbose=False)
 
 
 def lines(folder, name="descriptions.jsonl"):
@@ -72,12 +73,14 @@ def test_ray_options_need_the_ray_engine(tmp_path, capsys):
 _DRIVER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from sova_lib.describe.ray_engine import describe_items_ray
+    from sova_lib.describe.ray_engine import RayOptions, describe_items_ray
+    from sova_lib.describe.runner import RunOptions
     from sova_lib.describe.item import Item
     from sova_lib.video.frames import example_videos
     items = [Item(f"{p.stem}-{k}", p) for k in range(int(sys.argv[3])) for p in example_videos()]
-    describe_items_ray("motion", {}, items, sys.argv[2], prompt="Describe.", fps=2.0, workers=1, batch_size=1,
-                       address=sys.argv[1], show_progress=False, sync_every=0.0)
+    describe_items_ray("motion", {}, items, sys.argv[2], prompt="Describe.", fps=2.0,
+                       ray=RayOptions(workers=1, batch_size=1, address=sys.argv[1]),
+                       run=RunOptions(show_progress=False, sync_every=0.0))
 """)
 
 
@@ -102,8 +105,8 @@ def test_kill_9_of_the_driver_then_a_rerun_loses_and_repeats_nothing(ray_address
     assert found, "the driver wrote nothing before it was killed"
     before = found[0].read_bytes()
     assert 3 <= before.count(b"\n") < len(items), "the kill did not land mid-run"
-    s = describe_items_ray("motion", {}, items, cache, prompt="Describe.", fps=2.0, workers=2, batch_size=3,
-                           show_progress=False, verbose=False)
+    s = describe_items_ray("motion", {}, items, cache, prompt="Describe.", fps=2.0, ray=RayOptions(workers=2, batch_size=3),
+                           run=QUIET)
     after = (s.folder / "descriptions.jsonl").read_bytes()
     complete = before[:before.rfind(b"\n") + 1]
     assert after.startswith(complete)  # every complete line written before the kill is kept
@@ -111,7 +114,7 @@ def test_kill_9_of_the_driver_then_a_rerun_loses_and_repeats_nothing(ray_address
     assert sorted(ids) == sorted(i.id for i in items)  # every item once: none lost, none twice
     assert s.described == len(items) - complete.count(b"\n") and s.skipped_cached == complete.count(b"\n")
     local = describe_items(make_describer("motion"), items[:3], tmp_path / "local", prompt="Describe.", fps=2.0,
-                           show_progress=False, verbose=False)
+                           run=QUIET)
     assert {k: v for k, v in texts(s.folder).items() if k in texts(local.folder)} == texts(local.folder)
 
 
@@ -121,12 +124,12 @@ def test_two_openai_servers_share_the_requests_from_ray_actors(ray_address, tmp_
         items = [Item(f"{p.stem}-{k}", p) for k in range(3) for p in example_videos()]
         options = {"model": "org/vlm", "base_url": [s.url for s in servers], "concurrency": 2}
         s = describe_items_ray("openai", options, items, tmp_path / "ray", prompt=resolve_prompt("general"),
-                               workers=1, batch_size=9, show_progress=False, verbose=False)
+                               ray=RayOptions(workers=1, batch_size=9), run=QUIET)
         assert (s.described, s.failed) == (9, 0)
         counts = [len(server.requests) for server in servers]
         assert sum(counts) == 9 and min(counts) >= 1 and max(server.peak for server in servers) <= 2
         local = describe_items(make_describer("openai", **options), items, tmp_path / "local",
-                               prompt=resolve_prompt("general"), show_progress=False, verbose=False)
+                               prompt=resolve_prompt("general"), run=QUIET)
         assert local.folder.name == s.folder.name and texts(local.folder) == texts(s.folder)
         assert sorted(set(texts(s.folder).values())) == ["images: 6", "images: 7"]
     finally:
@@ -141,10 +144,10 @@ def test_a_wrong_model_id_stops_the_run_with_the_local_engines_message(ray_addre
         options = {"model": "org/other", "base_url": server.url}
         with pytest.raises(DescriberEnvironmentError) as local:
             describe_items(make_describer("openai", **options), items, tmp_path / "local", prompt="Describe.",
-                           show_progress=False, verbose=False)
+                           run=QUIET)
         with pytest.raises(DescriberEnvironmentError) as remote:
-            describe_items_ray("openai", options, items, tmp_path / "ray", prompt="Describe.", workers=1,
-                               show_progress=False, verbose=False)
+            describe_items_ray("openai", options, items, tmp_path / "ray", prompt="Describe.", ray=RayOptions(workers=1),
+                               run=QUIET)
         assert str(remote.value) == str(local.value) == (
             f"{server.url} does not serve the model 'org/other'; it serves 'org/vlm'. "
             "Fix: pass one of those names as --model, or start the server with this model")

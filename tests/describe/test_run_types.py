@@ -1,8 +1,12 @@
-"""One summary type for describing and embedding, and one Ray options type for both engines."""
+"""One summary type for describing and embedding, and one run and one Ray options type for both engines."""
+import inspect
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
 
+from sova_lib.describe.contrastive.ray_engine import embed_items_ray
+from sova_lib.describe.contrastive.runner import embed_items
 from sova_lib.describe.ray_engine import RayOptions, describe_items_ray
 from sova_lib.describe.runner import RunOptions, RunSummary, describe_items
 
@@ -29,36 +33,32 @@ def test_one_summary_reads_the_same_for_both_engines():
         "  manifest: /c/f/manifest.json"]
 
 
-def test_ray_options_by_object_or_by_name():
-    base = RayOptions(workers=2, gpus_per_worker=1.0, batch_size=4)
-    merged = RayOptions.of(base, batch_size=16, address=None)
-    assert (merged.workers, merged.gpus_per_worker, merged.batch_size, merged.address) == (2, 1.0, 16, None)
-    assert merged.engine() == {"name": "ray", "workers": 2, "gpus_per_worker": 1.0, "cpus_per_worker": 1.0,
-                               "batch_size": 16}
-    assert merged.device() == "ray: 2 x (1 GPU, 1 CPU)"
+def test_ray_options_describe_the_pool():
+    options = replace(RayOptions(workers=2, gpus_per_worker=1.0, batch_size=4), batch_size=16)
+    assert (options.workers, options.gpus_per_worker, options.batch_size, options.address) == (2, 1.0, 16, None)
+    assert options.engine() == {"name": "ray", "workers": 2, "gpus_per_worker": 1.0, "cpus_per_worker": 1.0,
+                                "batch_size": 16}
+    assert options.device() == "ray: 2 x (1 GPU, 1 CPU)"
     assert RayOptions(cpus_per_worker=3.0, load_workers=None).threads() == min(3, __import__("os").cpu_count())
-    assert RayOptions.of(None) == RayOptions()
+    assert RayOptions(load_workers=5).threads() == 5
     with pytest.raises(ValueError, match="workers and batch_size must be at least 1, got 0 and 8"):
-        RayOptions.of(base, workers=0, batch_size=8)
-    with pytest.raises(TypeError, match="unknown Ray options"):
-        RayOptions.of(base, worker=3)
+        replace(options, workers=0, batch_size=8)
 
 
-@pytest.mark.parametrize("kwargs", [{"workers": 0}, {"ray": RayOptions(), "batch_size": 0}])
+@pytest.mark.parametrize("kwargs", [{"workers": 0}, {"batch_size": 0}])
 def test_bad_ray_options_stop_before_anything_starts(tmp_path, kwargs):
     with pytest.raises(ValueError, match="workers and batch_size must be at least 1"):
-        describe_items_ray("motion", {}, [], tmp_path, prompt="Describe.", **kwargs)
+        describe_items_ray("motion", {}, [], tmp_path, prompt="Describe.", ray=RayOptions(**kwargs))
     assert not (tmp_path / "descriptions").exists()
 
 
-def test_run_options_by_object_or_by_name():
-    base = RunOptions(retry_errors=True, verbose=False)
-    merged = RunOptions.of(base, show_progress=False, sync_every=None)
-    assert merged == RunOptions(retry_errors=True, sync_every=5.0, show_progress=False, verbose=False,
-                                stop_after_same_failures=5)
-    assert RunOptions.of(None) == RunOptions()
-    with pytest.raises(TypeError, match=r"unknown run options \['retry'\]"):
-        RunOptions.of(base, retry=True)
+@pytest.mark.parametrize("function", [describe_items, describe_items_ray, embed_items, embed_items_ray])
+def test_run_and_ray_options_are_taken_only_as_one_object_each(function):
+    # each field of RunOptions (and, for a Ray engine, RayOptions) reaches a run only through ``run`` (``ray``)
+    parameters = set(inspect.signature(function).parameters)
+    by_name = {f.name for f in fields(RunOptions)} | {f.name for f in fields(RayOptions)} - {"load_workers"}
+    assert parameters & by_name == set() and "progress" not in parameters
+    assert "run" in parameters and ("ray" in parameters) == function.__name__.endswith("_ray")
 
 
 class _FailsOnce:
@@ -83,28 +83,23 @@ def _still(item, fps):
     return [None], (0.0,), False
 
 
-@pytest.mark.parametrize("by_object", [True, False])
-def test_run_options_given_as_object_or_by_name_drive_the_run_alike(tmp_path, capsys, by_object):
+def test_run_options_drive_the_run(tmp_path, capsys):
     from sova_lib.describe.item import Item
 
     items = [Item(i, tmp_path / f"{i}.png") for i in "abc"]
     describer = _FailsOnce()
-    quiet = dict(show_progress=False, verbose=False, stop_after_same_failures=0)
-    first = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
-                           **({"run": RunOptions(**quiet)} if by_object else quiet))
+    quiet = RunOptions(show_progress=False, verbose=False, stop_after_same_failures=0)
+    first = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still, run=quiet)
     assert (first.described, first.failed, first.failures) == (2, 1, {"b": "RuntimeError: first try"})
-    # again without retrying: "b" is skipped; with retry_errors (object or name): "b" is described
-    again = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
-                           run=RunOptions(**quiet))
+    # again without retrying: "b" is skipped; with retry_errors: "b" is described
+    again = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still, run=quiet)
     assert (again.described, again.skipped_failed) == (0, 1)
     retried = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
-                             **({"run": RunOptions(retry_errors=True, **quiet)} if by_object
-                                else dict(retry_errors=True, **quiet)))
+                             run=replace(quiet, retry_errors=True))
     # "b" now described: the cache holds 3 descriptions and no item without one
     assert (retried.described, retried.failed, retried.total_done, retried.total_failed) == (1, 0, 3, 0)
     assert describer.calls == ["a", "b", "c", "b"]
     assert capsys.readouterr().out == ""  # verbose=False: nothing printed
-    # the keyword wins over the object
     loud = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
-                          run=RunOptions(**quiet), verbose=True)
+                          run=replace(quiet, verbose=True))
     assert capsys.readouterr().out == str(loud) + "\n"

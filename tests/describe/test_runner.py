@@ -16,9 +16,11 @@ from PIL import Image
 from sova_lib.describe.cache import config_hash
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import RunOptions, describe_items
 from sova_lib.video.frames import example_videos, probe, sample_indices
 from tests.paths import ROOT  # noqa: E402
+
+QUIET = RunOptions(show_progress=False, verbose=False)
 
 
 class FrameCounter:
@@ -71,7 +73,7 @@ def expected_frames(path, fps=1.0):
 def test_real_videos_images_and_failures(media, tmp_path):
     cache = tmp_path / "cache"
     summary = describe_items(FrameCounter(), media, cache, prompt=resolve_prompt("general"), fps=1.0,
-                             show_progress=False, verbose=False)
+                             run=QUIET)
     assert (summary.described, summary.failed, summary.skipped_cached) == (4, 2, 0)
     texts = {r["id"]: r["text"] for r in read_lines(summary.folder / "descriptions.jsonl")}
     # 50 frames at 10 fps -> round(5) + 1 = 6 frames; 60 frames -> 7 (spec section 5)
@@ -88,8 +90,8 @@ def test_real_videos_images_and_failures(media, tmp_path):
 
 def test_rerun_skips_failures_until_retry_errors(media, tmp_path):
     cache, prompt = tmp_path / "cache", resolve_prompt("general")
-    run = lambda **kw: describe_items(FrameCounter(), media, cache, prompt=prompt, show_progress=False,
-                                      verbose=False, **kw)
+    run = lambda **kw: describe_items(FrameCounter(), media, cache, prompt=prompt,
+                                      run=RunOptions(show_progress=False, verbose=False, **kw))
     run()
     again = run()
     assert (again.described, again.failed, again.skipped_cached, again.skipped_failed) == (0, 0, 4, 2)
@@ -105,7 +107,7 @@ def test_rerun_skips_failures_until_retry_errors(media, tmp_path):
 
 def test_manifest_records_the_configuration_and_its_hash(media, tmp_path):
     summary = describe_items(FrameCounter(), media[:2], tmp_path, prompt=resolve_prompt("task-aware"), fps=2.0,
-                             crop_source="clip-files", show_progress=False, verbose=False)
+                             crop_source="clip-files", run=QUIET)
     m = json.loads((summary.folder / "manifest.json").read_text())
     assert m["backend"] == "fake" and m["describer"] == {"model": "frame-counter"} and m["model"] == "frame-counter"
     assert m["prompt"]["video"] == "Briefly classify the actions occurring in this video."
@@ -123,8 +125,7 @@ def test_manifest_records_the_configuration_and_its_hash(media, tmp_path):
 def test_changed_prompt_or_fps_gets_a_new_folder_same_config_resumes(tmp_path):
     items = [Item(i, Path(f"v{i}.mp4")) for i in range(5)]
     run = lambda prompt, fps, model="frame-counter": describe_items(
-        FrameCounter(model), items, tmp_path, prompt=prompt, fps=fps, loader=fake_loader, show_progress=False,
-        verbose=False)
+        FrameCounter(model), items, tmp_path, prompt=prompt, fps=fps, loader=fake_loader, run=QUIET)
     first = run(resolve_prompt("general"), 1.0)
     assert run(resolve_prompt("general"), 1).folder == first.folder
     assert run(resolve_prompt("general"), 1).skipped_cached == 5
@@ -141,7 +142,7 @@ def test_changed_prompt_or_fps_gets_a_new_folder_same_config_resumes(tmp_path):
 def test_torn_last_line_is_cut_and_the_item_redone(tmp_path):
     items = [Item(i, Path(f"v{i}.mp4")) for i in range(4)]
     key_run = lambda: describe_items(FrameCounter(), items, tmp_path, prompt="Say it.", loader=fake_loader,
-                                     show_progress=False, verbose=False)
+                                     run=QUIET)
     folder = key_run().folder
     path = folder / "descriptions.jsonl"
     lines = path.read_text().splitlines(keepends=True)
@@ -187,7 +188,7 @@ def test_batches_concurrency_and_background_loading(tmp_path):
 
     d = Gated()
     s = describe_items(d, [Item(i, Path(f"{i}.mp4")) for i in range(11)], tmp_path, prompt="Say it.",
-                       loader=loader, show_progress=False, verbose=False)
+                       loader=loader, run=QUIET)
     assert (s.described, s.failed) == (11, 0)
     assert d.loaded_during_first_call and d.peak == 2
     assert max(len(b) for b in d.batches) == 4 and sorted(sum(d.batches, [])) == list(range(11))
@@ -202,7 +203,7 @@ def test_a_failing_batch_is_retried_item_by_item(tmp_path):
             return super().describe(requests)
 
     s = describe_items(Picky(max_batch_size=4), [Item(i, Path(f"{i}.mp4")) for i in range(8)], tmp_path,
-                       prompt="Say it.", loader=fake_loader, show_progress=False, verbose=False)
+                       prompt="Say it.", loader=fake_loader, run=QUIET)
     assert (s.described, s.failed) == (7, 1)
     assert s.failures == {3: "RuntimeError: cannot describe item 3"}
 
@@ -210,7 +211,7 @@ def test_a_failing_batch_is_retried_item_by_item(tmp_path):
 def test_bad_input_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(ValueError, match="item id 1 appears twice"):
         describe_items(FrameCounter(), [Item(1, Path("a.mp4")), Item(1, Path("b.mp4"))], tmp_path,
-                       prompt="Say it.", loader=fake_loader, show_progress=False, verbose=False)
+                       prompt="Say it.", loader=fake_loader, run=QUIET)
 
     class Leaky(FrameCounter):
         def config(self):
@@ -218,7 +219,7 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
 
     with pytest.raises(ValueError, match="secrets must never be written"):
         describe_items(Leaky(), [Item(1, Path("a.mp4"))], tmp_path, prompt="Say it.", loader=fake_loader,
-                       show_progress=False, verbose=False)
+                       run=QUIET)
     assert not (tmp_path / "descriptions").exists()
 
 
@@ -226,7 +227,7 @@ SLOW_RUN = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from sova_lib.describe.item import Item
-    from sova_lib.describe.runner import describe_items
+    from sova_lib.describe.runner import RunOptions, describe_items
 
     class Slow:
         name, max_batch_size, max_concurrency = "slow", 1, 2
@@ -237,8 +238,8 @@ SLOW_RUN = textwrap.dedent("""
             return [f"text of {r.id}" for r in requests]
 
     describe_items(Slow(), [Item(i, Path(f"{i}.mp4")) for i in range(int(sys.argv[2]))], sys.argv[1],
-                   prompt="Say it.", loader=lambda item, fps: ([None], (0.0,), True), sync_every=0.05,
-                   show_progress=False, verbose=False)
+                   prompt="Say it.", loader=lambda item, fps: ([None], (0.0,), True),
+                   run=RunOptions(sync_every=0.05, show_progress=False, verbose=False))
 """)
 
 
@@ -268,8 +269,7 @@ def test_a_run_killed_with_sigkill_resumes_with_one_line_per_item(tmp_path):
     exec_globals = {}
     exec(compile(SLOW_RUN.split("describe_items(Slow()")[0], "slow", "exec"), exec_globals)
     summary = describe_items(exec_globals["Slow"](), [Item(i, Path(f"{i}.mp4")) for i in range(n)],
-                             tmp_path / "cache", prompt="Say it.", loader=fake_loader, show_progress=False,
-                             verbose=False)
+                             tmp_path / "cache", prompt="Say it.", loader=fake_loader, run=QUIET)
     assert summary.folder == folder and summary.skipped_cached >= before
     records = read_lines(folder / "descriptions.jsonl")
     assert sorted(r["id"] for r in records) == list(range(n))
@@ -296,10 +296,10 @@ def test_a_run_with_nothing_to_do_leaves_the_manifest_alone(tmp_path):
     Image.new("RGB", (8, 8)).save(image)
     items = [Item("a", image)]
     first = describe_items(Echo(), items, tmp_path / "cache", prompt="Describe the image.", fps=1.0,
-                           show_progress=False)
+                           run=RunOptions(show_progress=False))
     manifest = next((tmp_path / "cache" / "descriptions").glob("*/manifest.json"))
     before = manifest.read_text()
     again = describe_items(Echo(), items, tmp_path / "cache", prompt="Describe the image.", fps=1.0,
-                           show_progress=False)
+                           run=RunOptions(show_progress=False))
     assert first.described == 1 and again.described == 0 and again.skipped_cached == 1
     assert manifest.read_text() == before

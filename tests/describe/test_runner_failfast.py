@@ -9,7 +9,7 @@ import pytest
 
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.item import Item, load_item
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import RunOptions, describe_items
 from sova_lib.video.frames import example_videos, sample_indices
 
 
@@ -46,10 +46,11 @@ class Scripted:
         return out
 
 
-def run(describer, ids, tmp_path, **kwargs):
+def run(describer, ids, tmp_path, **options):
+    """``describe_items`` quietly, one item at a time; ``options`` are ``RunOptions`` fields."""
     items = [Item(i, tmp_path / f"{i}.mp4") for i in ids]
     return describe_items(describer, items, tmp_path / "cache", prompt="Describe.", loader=loader,
-                          show_progress=False, verbose=False, load_workers=1, prefetch=1, **kwargs)
+                          run=RunOptions(show_progress=False, verbose=False, **options), load_workers=1, prefetch=1)
 
 
 def folder_of(tmp_path):
@@ -100,7 +101,7 @@ def test_item_failures_that_differ_or_follow_a_success_are_recorded(tmp_path):
 def test_missing_files_never_trigger_the_rule(tmp_path):
     items = [Item(i, tmp_path / "absent.mp4") for i in range(7)]
     summary = describe_items(Scripted(lambda i: "x"), items, tmp_path / "cache", prompt="Describe.",
-                             show_progress=False, verbose=False, stop_after_same_failures=3)
+                             run=RunOptions(show_progress=False, verbose=False, stop_after_same_failures=3))
     assert summary.failed == 7
 
 

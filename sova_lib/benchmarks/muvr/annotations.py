@@ -344,24 +344,42 @@ def _marked_queries(records: list, by_id: dict) -> tuple[dict, list]:
     return {q: by_id[q] for q in query_order}, not_marked
 
 
+class _QueryEntries:
+    """The entries of a per-query list file (``query_rel_lists.json``, ``query_tag_lists.json``) of a kept query.
+
+    The file is read and its entries checked to be objects with ``fields``
+    at once; iterating yields ``(k, query's video name, entry)`` in file
+    order, ``k`` the entry's position, and counts in ``skipped`` the entries
+    whose ``query_id`` names no kept query (``_Listed.query``).
+    """
+
+    def __init__(self, path: Path, listed: _Listed, fields: dict):
+        self.path, self.listed, self.skipped = path, listed, 0
+        self.entries = _list_of_dicts(read_json(path), path, fields)
+
+    def __iter__(self):
+        for k, entry in enumerate(self.entries):
+            if "query_id" not in entry:
+                raise MuvrDataError(self.path, f"[{k}].query_id", "missing")
+            qid = self.listed.query(entry["query_id"], self.path, f"[{k}].query_id")
+            if qid is None:
+                self.skipped += 1
+            else:
+                yield k, qid, entry
+
+
 def _rel_lists(folder: Path, listed: _Listed) -> tuple[dict, set, int]:
     """``query_rel_lists.json``: each kept query's ``pos_all`` names, every name listed, and the entries skipped."""
-    rpath = folder / "query_rel_lists.json"
-    rel = _list_of_dicts(read_json(rpath), rpath, {"rel_lists": dict})
-    positives, names, skipped_rel = {}, set(), 0
-    for k, rec in enumerate(rel):
-        if "query_id" not in rec:
-            raise MuvrDataError(rpath, f"[{k}].query_id", "missing")
-        qid = listed.query(rec["query_id"], rpath, f"[{k}].query_id")
-        if qid is None:
-            skipped_rel += 1
-            continue
+    entries = _QueryEntries(folder / "query_rel_lists.json", listed, {"rel_lists": dict})
+    positives, names = {}, set()
+    for k, qid, rec in entries:
         for kind, value in rec["rel_lists"].items():
-            ids = listed.ids(_id_list(value, rpath, f"[{k}].rel_lists.{kind}"), rpath, f"[{k}].rel_lists.{kind}")
+            key = f"[{k}].rel_lists.{kind}"
+            ids = listed.ids(_id_list(value, entries.path, key), entries.path, key)
             names.update(ids)
             if kind == "pos_all":
                 positives[qid] = ids  # a later entry of the same query replaces it (cuvr.py:125)
-    return positives, names, skipped_rel
+    return positives, names, entries.skipped
 
 
 def _tag_lists(folder: Path, listed: _Listed) -> tuple[dict, int, int, int]:
@@ -370,20 +388,13 @@ def _tag_lists(folder: Path, listed: _Listed) -> tuple[dict, int, int, int]:
     The counts are: AND/OR prompts skipped, entries of no kept query
     skipped, prompts with no signed condition.
     """
-    tpath = folder / "query_tag_lists.json"
-    tag_lists = _list_of_dicts(read_json(tpath), tpath, {"tag_lists": dict})
-    by_query, skipped, skipped_tag, no_sign = {}, 0, 0, 0
-    for k, rec in enumerate(tag_lists):
-        if "query_id" not in rec:
-            raise MuvrDataError(tpath, f"[{k}].query_id", "missing")
-        qid = listed.query(rec["query_id"], tpath, f"[{k}].query_id")
-        if qid is None:
-            skipped_tag += 1
-            continue
+    entries = _QueryEntries(folder / "query_tag_lists.json", listed, {"tag_lists": dict})
+    by_query, skipped, no_sign = {}, 0, 0
+    for k, qid, rec in entries:
         by_query[qid] = []  # a later entry of the same query replaces it (cuvr.py:138)
         for prompt, value in rec["tag_lists"].items():
             key = f"[{k}].tag_lists[{prompt!r}]"
-            ids = listed.ids(_id_list(value, tpath, key), tpath, key)
+            ids = listed.ids(_id_list(value, entries.path, key), entries.path, key)
             conditions = parse_prompt(prompt)
             if conditions is None:
                 skipped += 1
@@ -391,7 +402,7 @@ def _tag_lists(folder: Path, listed: _Listed) -> tuple[dict, int, int, int]:
             no_sign += not conditions
             first = conditions[0] if conditions else (0, "")
             by_query[qid].append(TagPrompt(qid, prompt, first[1], first[0], ids, conditions))
-    return by_query, skipped, skipped_tag, no_sign
+    return by_query, skipped, entries.skipped, no_sign
 
 
 def _query_tags(folder: Path, by_id: dict) -> dict:

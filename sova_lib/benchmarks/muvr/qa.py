@@ -207,8 +207,8 @@ def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache
            mode: str = "multi-image", template: str = "code", n_frames: int = 6, **options):
     """Ask ``describer`` every question with its frames; answers go to a description cache. Returns the ``RunSummary``.
 
-    ``options`` go to ``sova_lib.describe.runner.describe_items`` (``retry_errors``,
-    ``show_progress``, ...). A video that cannot be found or read is recorded
+    ``options`` go to ``sova_lib.describe.runner.describe_items`` (``run``: a
+    ``RunOptions``, ...). A video that cannot be found or read is recorded
     in the cache's ``errors.jsonl`` and the run goes on.
     """
     video_root = Path(video_root)

@@ -254,20 +254,14 @@ def _image_size(task: str, extra: dict, path, line: int) -> str:
             w, h = ImageOps.exif_transpose(img.convert("RGB")).size
         extra["width"], extra["height"] = float(w), float(h)
         return "image"
-    if "image_width" in extra or "image_height" in extra:
-        w, h = extra.get("image_width"), extra.get("image_height")
-        if not (_number(w) and _number(h)):
-            raise VantageDataError(path, line, "metadata.extra.image_width",
-                                   f"expected the image size in pixels, got {w!r} x {h!r}")
-        extra["width"], extra["height"] = float(w), float(h)
-        return "harness"
-    if "width" in extra or "height" in extra:
-        w, h = extra.get("width"), extra.get("height")
-        if not (_number(w) and _number(h)):
-            raise VantageDataError(path, line, "metadata.extra.width",
-                                   f"expected the image size in pixels, got {w!r} x {h!r}")
-        extra["width"], extra["height"] = float(w), float(h)
-        return "legacy"
+    for width, height, where in (("image_width", "image_height", "harness"), ("width", "height", "legacy")):
+        if width in extra or height in extra:
+            w, h = extra.get(width), extra.get(height)
+            if not (_number(w) and _number(h)):
+                raise VantageDataError(path, line, f"metadata.extra.{width}",
+                                       f"expected the image size in pixels, got {w!r} x {h!r}")
+            extra["width"], extra["height"] = float(w), float(h)
+            return where
     extra["width"], extra["height"] = _FALLBACK_SIZE[task]
     return "fallback"
 
@@ -296,6 +290,21 @@ def _record_task(rec: dict, fixed: str | None, path, line: int) -> str:
         raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
                                                    f"{_TASKS} or its canonical string")
     return this
+
+
+#: What ``_Tally.notes`` says after the count of each kind of record it counted, in this order.
+_NOTES = (
+    ("legacy", "records give the image size as metadata.extra.width/height (an earlier layout of this library; "
+               "the harness reads image_width/image_height)"),
+    ("unlabelled", "object-localization boxes have no label (an earlier layout of this library; the harness's "
+                   "records are {\"label\", \"bbox\"})"),
+    ("skipped", "object-localization objects have a label but no [x1, y1, x2, y2] \"bbox\" and are left out, as "
+                "the harness leaves them out"),
+    ("dropped_events", "dense-captioning events have no caption and are left out, as the harness leaves them out"),
+    ("zero_times", "dense-captioning event times are missing or empty and read as 0 s, as the harness reads them"),
+    ("unopened", "object-localization images at metadata.extra.image_path do not open here; the size the record "
+                 "gives is used instead (the harness opens the image)"),
+)
 
 
 class _Tally:
@@ -330,25 +339,9 @@ class _Tally:
 
     def notes(self, path, out: GroundTruthSet) -> list[str]:
         """One line for each earlier layout read, each left-out or defaulted part, each assumed image size."""
-        notes = []
-        if self.sizes.get("legacy"):
-            notes.append(f"{path}: {self.sizes['legacy']} records give the image size as metadata.extra.width/height "
-                         "(an earlier layout of this library; the harness reads image_width/image_height)")
-        if self.unlabelled:
-            notes.append(f"{path}: {self.unlabelled} object-localization boxes have no label (an earlier layout of "
-                         "this library; the harness's records are {\"label\", \"bbox\"})")
-        if self.skipped:
-            notes.append(f"{path}: {self.skipped} object-localization objects have a label but no [x1, y1, x2, y2] "
-                         "\"bbox\" and are left out, as the harness leaves them out")
-        if self.dropped_events:
-            notes.append(f"{path}: {self.dropped_events} dense-captioning events have no caption and are left out, "
-                         "as the harness leaves them out")
-        if self.zero_times:
-            notes.append(f"{path}: {self.zero_times} dense-captioning event times are missing or empty and read as "
-                         "0 s, as the harness reads them")
-        if self.unopened:
-            notes.append(f"{path}: {self.unopened} object-localization images at metadata.extra.image_path do not "
-                         "open here; the size the record gives is used instead (the harness opens the image)")
+        counts = {"legacy": self.sizes.get("legacy", 0), "unlabelled": self.unlabelled, "skipped": self.skipped,
+                  "dropped_events": self.dropped_events, "zero_times": self.zero_times, "unopened": self.unopened}
+        notes = [f"{path}: {counts[name]} {text}" for name, text in _NOTES if counts[name]]
         if self.sizes.get("fallback"):
             task_name = next(iter(out.values())).task
             w, h = _FALLBACK_SIZE[task_name]

@@ -35,7 +35,7 @@ from sova_lib.describe.cache import DescriptionCache
 from sova_lib.describe.contract import Describer, DescribeRequest
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
-from sova_lib.describe.runner import RunSummary, describe_items
+from sova_lib.describe.runner import RunOptions, RunSummary, describe_items
 from sova_lib.video.frames import probe, read_frames, to_rgb_image
 
 __all__ = ["VIDEO_TASKS", "PromptedDescriber", "cache_id", "cached_answers", "describe_task", "load_media"]
@@ -117,9 +117,11 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES) ->
 
 
 def describe_task(describer: Describer, task: str, items: Sequence[VantageItem], cache_dir, *, media_root=None,
-                  n_frames: int = DEFAULT_FRAMES, retry_errors: bool = False, show_progress: bool = True,
-                  verbose: bool = True) -> RunSummary:
-    """Ask ``describer`` every item of ``task``; answers go to a description cache folder under ``cache_dir``."""
+                  n_frames: int = DEFAULT_FRAMES, run: RunOptions | None = None) -> RunSummary:
+    """Ask ``describer`` every item of ``task``; answers go to a description cache folder under ``cache_dir``.
+
+    ``run``: retries, progress bar and printing, as for ``describe_items`` (``RunOptions``).
+    """
     items = [it for it in items if it.task == task]
     if not items:
         raise ValueError(f"no {task} items to describe")
@@ -142,8 +144,7 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     # No sampling rate: videos get a fixed number of frames, named by the sampler version.
     return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=None,
                           sampler_version=f"vantage-uniform-{n_frames}", crop_source="none",
-                          retry_errors=retry_errors, loader=loader, show_progress=show_progress, verbose=verbose,
-                          details={"benchmark": "vantage", **settings})
+                          loader=loader, run=run, details={"benchmark": "vantage", **settings})
 
 
 def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT_FRAMES) -> dict[str, str]:

@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id
+from sova_lib.benchmarks.vantage.files import read_ground_truth
+from sova_lib.benchmarks.vantage.inputs import read_items
+from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
+from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
+from sova_lib.benchmarks.vantage.scoring import score_answers
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id, submission_answers
 from sova_lib.describe.contract import DescribeRequest
+from sova_lib.describe.runner import RunOptions
 
 __all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table",
            "write_street_benchmark"]
@@ -156,20 +164,11 @@ def street_run(describer, tsvs: dict, work_dir, answers_dir, *, media_root, n_fr
     with the token-F1 caption similarity). Returns ``({task: VantageResult},
     {task: one raw answer})``.
     """
-    from pathlib import Path
-
-    from sova_lib.benchmarks.vantage.files import read_ground_truth
-    from sova_lib.benchmarks.vantage.inputs import read_items
-    from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
-    from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
-    from sova_lib.benchmarks.vantage.scoring import score_answers
-    from sova_lib.benchmarks.vantage.tasks import submission_answers
-
     results, shown = {}, {}
     for task, tsv in tsvs.items():
         items = read_items(task, tsv)
         run = describe_task(describer, task, items, answers_dir, media_root=media_root, n_frames=n_frames,
-                            show_progress=False, verbose=False)
+                            run=RunOptions(show_progress=False, verbose=False))
         answers = submission_answers(items, cached_answers(run.folder, items, n_frames))
         shown[task] = next(iter(answers.values()))
         truth = read_ground_truth(Path(work_dir) / f"{task}_gt.jsonl", task)
@@ -185,12 +184,6 @@ def street_table(frame, tasks, *, mode: str, n_resamples: int, seed: int):
     parse_rate, n_items``; the parse rate is read from the record's note
     (``parsed N/M answers``).
     """
-    import re
-
-    import pandas as pd
-
-    from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS
-
     rows = []
     keep = (frame["cache"] == STREET_CACHE) & (frame["bootstrap"] == n_resamples) & (frame["seed"] == seed)
     for task in tasks:

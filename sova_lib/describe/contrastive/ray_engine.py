@@ -106,37 +106,22 @@ def embed_items_ray(
     flush_items: int = 64,
     flush_seconds: float = 30.0,
     crop_source: str = "none",
-    ray: RayOptions | None = None,
-    workers: int | None = None,
-    gpus_per_worker: float | None = None,
-    cpus_per_worker: float | None = None,
-    batch_size: int | None = None,
-    address: str | None = None,
-    num_cpus: int | None = None,
-    num_gpus: int | None = None,
-    load_workers: int | None = None,
     on_start: Callable[[float], None] | None = None,
+    ray: RayOptions | None = None,
     run: RunOptions | None = None,
-    retry_errors: bool | None = None,
-    show_progress: bool | None = None,
-    progress: bool | None = None,
 ) -> RunSummary:
     """Embed ``items`` on a Ray actor pool into ``cache_dir`` (module docstring); returns the run's ``RunSummary``.
 
     ``model_options``: ``ContrastiveModel``'s keyword options (``name``,
-    ``revision``, ``device``, ``dtype``, ``batch_size``). ``ray`` and the
-    Ray options by name are those of
-    ``sova_lib.describe.ray_engine.describe_items_ray`` (``RayOptions``);
-    ``on_start(seconds)`` is told how long Ray took to start, and is not
-    called when nothing is left to embed (Ray is then not started). Other
-    arguments, ``run`` (``RunOptions``) among them, as for
-    ``runner.embed_items`` (``progress`` is the former name of ``show_progress``). ``ModelLoadError`` stops the run when the model
+    ``revision``, ``device``, ``dtype``, ``batch_size``). ``ray``: the pool
+    and the cluster, as for ``sova_lib.describe.ray_engine.describe_items_ray``
+    (``RayOptions``); ``on_start(seconds)`` is told how long Ray took to start,
+    and is not called when nothing is left to embed (Ray is then not started).
+    Other arguments, ``run`` (``RunOptions``) among them, as for
+    ``runner.embed_items``. ``ModelLoadError`` stops the run when the model
     cannot be found (on the driver) or loaded (in an actor).
     """
-    ray = RayOptions.of(ray, workers=workers, gpus_per_worker=gpus_per_worker, cpus_per_worker=cpus_per_worker,
-                        batch_size=batch_size, address=address, num_cpus=num_cpus, num_gpus=num_gpus,
-                        load_workers=load_workers)
-    run = RunOptions.of(run, retry_errors=retry_errors, show_progress=show_progress if progress is None else progress)
+    ray = ray or RayOptions()
     device = model_options.get("device") or ("cuda" if ray.gpus_per_worker else "cpu")
     model_options = {**model_options, "device": device}
     expected, model_class = planned_config(model_options["name"], revision=model_options.get("revision"),

@@ -52,16 +52,12 @@ def _pool(frame_vectors: np.ndarray, indices: np.ndarray, pool: str):
 
 def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float = 1.0, pool: str = "mean",
                 batch_frames: int = 64, flush_items: int = 64, flush_seconds: float = 30.0,
-                load_workers: int = 2, crop_source: str = "none", run: RunOptions | None = None,
-                retry_errors: bool | None = None, show_progress: bool | None = None,
-                progress: bool | None = None) -> RunSummary:
+                load_workers: int = 2, crop_source: str = "none", run: RunOptions | None = None) -> RunSummary:
     """Embed ``items`` with ``model`` (a ``ContrastiveModel``) into the cache; see the module docstring.
 
-    ``run``: the run options shared with describing (``RunOptions``; an
-    embedding run reads ``retry_errors`` and ``show_progress``), each also
-    accepted by name; ``progress`` is the former name of ``show_progress``.
+    ``run``: the run options shared with describing (``RunOptions``, default:
+    its defaults; an embedding run reads ``retry_errors`` and ``show_progress``).
     """
-    run = RunOptions.of(run, retry_errors=retry_errors, show_progress=show_progress if progress is None else progress)
     check_pool(model, pool)
     key = embedding_key(model.config(), fps, pool, crop_source=crop_source)
 

@@ -9,9 +9,12 @@ from PIL import Image
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import framework, qa
 from sova_lib.benchmarks.muvr.annotations import MuvrQuery, Partition
+from sova_lib.describe.runner import RunOptions
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.video import example_videos
 from tests.benchmarks.muvr.fixtures import synthetic
+
+QUIET = RunOptions(show_progress=False, verbose=False)
 
 
 class FakeDescriber:
@@ -66,7 +69,7 @@ def test_run_qa_caches_answers_and_scores_them(data, tmp_path):
             _frames(video_root / q.query, 5, 10)
         _frames(video_root / q.target, 13, 200 if q.label else 20)
     describer = FakeDescriber()
-    summary = qa.run_qa(describer, questions, video_root, tmp_path / "cache", show_progress=False, verbose=False)
+    summary = qa.run_qa(describer, questions, video_root, tmp_path / "cache", run=QUIET)
     assert summary.described == 4 and len(describer.seen) == 4
     assert all(len(r.frames) == 7 for r in describer.seen)  # query middle frame + 6 target frames
     assert np.asarray(describer.seen[0].frames[0]).mean() == 12  # frame 5 // 2 = 2 of the query: value 10 + 2
@@ -74,10 +77,10 @@ def test_run_qa_caches_answers_and_scores_them(data, tmp_path):
     answers = read_descriptions(summary.folder)
     result = qa.score_answers(questions, answers)
     assert result.accuracy == {"all": 100.0, "no_tag": 100.0} and result.reranking_score["all"] == 1.0
-    again = qa.run_qa(FakeDescriber(), questions, video_root, tmp_path / "cache", show_progress=False, verbose=False)
+    again = qa.run_qa(FakeDescriber(), questions, video_root, tmp_path / "cache", run=QUIET)
     assert again.skipped_cached == 4 and again.folder == summary.folder
     other = qa.run_qa(FakeDescriber(), questions, video_root, tmp_path / "cache", mode="text-only",
-                      show_progress=False, verbose=False)
+                      run=QUIET)
     assert other.folder != summary.folder
 
 
@@ -85,7 +88,7 @@ def test_run_qa_records_a_missing_video_and_goes_on(data, tmp_path):
     questions = qa.load_qa(data, ["news"])[:2]
     _frames(tmp_path / "v" / questions[0].query, 3, 0)
     _frames(tmp_path / "v" / questions[0].target, 8, 200)
-    summary = qa.run_qa(FakeDescriber(), questions, tmp_path / "v", tmp_path / "c", show_progress=False, verbose=False)
+    summary = qa.run_qa(FakeDescriber(), questions, tmp_path / "v", tmp_path / "c", run=QUIET)
     assert summary.described == 1 and summary.failed == 1
     assert "not under" in summary.failures[questions[1].id]
 
@@ -117,8 +120,7 @@ def test_describe_windows_puts_the_layout_in_the_cache_key(tmp_path):
         return [np.full((2, 2, 3), 0, np.uint8)] * 6, (), True
 
     runs = [framework.describe_windows(describer, ["BVx", "BVmissing"], tmp_path / "v", tmp_path / "c",
-                                       prompt="Describe this video.", seconds=s, loader=loader, show_progress=False,
-                                       verbose=False) for s in (1.0, 2.0)]
+                                       prompt="Describe this video.", seconds=s, loader=loader, run=QUIET) for s in (1.0, 2.0)]
     assert runs[0].folder != runs[1].folder
     assert "BVmissing@0" in runs[0].failures
     ids = sorted(read_descriptions(runs[0].folder), key=lambda i: int(i.split("@")[1]))

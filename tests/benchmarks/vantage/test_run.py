@@ -14,7 +14,10 @@ from sova_lib.benchmarks.vantage.task_prompts import FRAME_PREFIX, render_prompt
 from sova_lib.benchmarks.vantage.tasks import submission_answers
 from sova_lib.describe.backends.openai import OpenAIDescriber
 from sova_lib.describe.contract import DescribeRequest
+from sova_lib.describe.runner import RunOptions
 from sova_lib.video.frames import example_videos, probe
+
+QUIET = RunOptions(show_progress=False, verbose=False)
 
 
 class Recorder:
@@ -63,8 +66,7 @@ def test_describe_caches_by_prompt_and_resumes(street, tmp_path):
     folder, tsvs, root = street
     items = read_items("vqa", tsvs["vqa"])
     rec = Recorder()
-    summary = describe_task(rec, "vqa", items, tmp_path, media_root=root, n_frames=3, show_progress=False,
-                            verbose=False)
+    summary = describe_task(rec, "vqa", items, tmp_path, media_root=root, n_frames=3, run=QUIET)
     assert summary.described == len(items) and len(rec.sent) == len(items)
     by_id = {r.id: r for r in rec.sent}
     for it in items:
@@ -73,16 +75,14 @@ def test_describe_caches_by_prompt_and_resumes(street, tmp_path):
     lines = [json.loads(x) for x in (summary.folder / "descriptions.jsonl").read_text().splitlines()]
     assert {x["id"].split("@")[1] for x in lines} == {render_prompt(it, 3).sha256[:12] for it in items}
     changed = [items[0].__class__(items[0].id, "vqa", items[0].media, "A new question?", items[0].options)] + items[1:]
-    again = describe_task(rec, "vqa", changed, tmp_path, media_root=root, n_frames=3, show_progress=False,
-                          verbose=False)
+    again = describe_task(rec, "vqa", changed, tmp_path, media_root=root, n_frames=3, run=QUIET)
     assert again.folder == summary.folder and again.described == 1 and again.skipped_cached == len(items) - 1
     assert cached_answers(summary.folder, changed, 3) == {it.id: "Answer: A" for it in items}
 
 
 def test_a_missing_video_is_recorded_not_raised(tmp_path):
     item = VantageItem("1", "temporal", ("absent.mp4",), "When?")
-    summary = describe_task(Recorder(), "temporal", [item], tmp_path, media_root=tmp_path, show_progress=False,
-                            verbose=False)
+    summary = describe_task(Recorder(), "temporal", [item], tmp_path, media_root=tmp_path, run=QUIET)
     assert summary.failed == 1 and "absent.mp4" in next(iter(summary.failures.values()))
 
 
@@ -110,8 +110,7 @@ def test_rule_based_stand_in_run_scores_every_video_task(street, tmp_path):
     folder, tsvs, root = street
     for task in ("vqa", "event_verification", "temporal"):
         items = read_items(task, tsvs[task])
-        summary = describe_task(RuleBasedStandIn(), task, items, tmp_path, media_root=root, show_progress=False,
-                                verbose=False)
+        summary = describe_task(RuleBasedStandIn(), task, items, tmp_path, media_root=root, run=QUIET)
         answers = submission_answers(items, cached_answers(summary.folder, items))
         result = score_answers(task, read_ground_truth(folder / f"{task}_gt.jsonl", task), answers)
         assert result.parse_rate == 1.0 and 0 <= result.value <= 100

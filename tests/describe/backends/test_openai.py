@@ -15,10 +15,11 @@ from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError, _par
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import RunOptions, describe_items
 from sova_lib.video.frames import example_videos
 
 KEY = "sk-test-9f8e7d6c5b4a-SECRET"
+QUIET = RunOptions(show_progress=False, verbose=False)
 
 
 class ChatServer:
@@ -256,8 +257,7 @@ def test_through_the_runner_on_real_videos_key_never_written(server_factory, tmp
     d = OpenAIDescriber("test/vlm", server.url, api_key_env="SOVA_TEST_KEY", concurrency=4,
                         rng=np.random.default_rng(0), sleep=lambda s: None)
     items = [Item(p.stem, p) for p in example_videos()] + [Item("gone", tmp_path / "gone.mp4")]
-    s = describe_items(d, items, tmp_path / "cache", prompt=resolve_prompt("general"), show_progress=False,
-                       verbose=False)
+    s = describe_items(d, items, tmp_path / "cache", prompt=resolve_prompt("general"), run=QUIET)
     assert (s.described, s.failed) == (2, 2)
     texts = [json.loads(line)["text"] for line in (s.folder / "descriptions.jsonl").read_text().splitlines()]
     assert texts == ["images: 7", "images: 7"]
@@ -277,7 +277,7 @@ def test_several_endpoints_share_the_requests_with_bounded_concurrency_each(serv
     assert (d.max_concurrency, d.run_info()["base_url"]) == (4, [s.url for s in servers])
     items = [Item(i, tmp_path / f"{i}.mp4") for i in range(12)]
     s = describe_items(d, items, tmp_path / "cache", prompt="Describe.", loader=lambda item, fps: (frames(), (0, 1), True),
-                       show_progress=False, verbose=False)
+                       run=QUIET)
     assert (s.described, s.failed) == (12, 0)
     counts = [len(server.requests) for server in servers]
     assert sum(counts) == 12 and min(counts) >= 4  # least-in-flight: neither replica idles
@@ -310,7 +310,7 @@ def test_a_wrong_model_id_stops_the_run_before_any_item(server_factory, tmp_path
     items = [Item(p.stem, p) for p in example_videos()]
     with pytest.raises(DescriberEnvironmentError) as err:
         describe_items(OpenAIDescriber("org/vlm-8b", server.url), items, tmp_path / "cache", prompt="Describe.",
-                       show_progress=False, verbose=False)
+                       run=QUIET)
     assert str(err.value).startswith(f"{server.url} does not serve the model 'org/vlm-8b'; it serves 'org/vlm-7b'.")
     assert server.requests == []  # no chat request was sent
     (folder,) = (tmp_path / "cache" / "descriptions").iterdir()

@@ -17,7 +17,7 @@ import pytest
 from sova_lib.describe.backends.transformers import TransformersDescriber
 from sova_lib.describe.contract import DescribeRequest
 from sova_lib.describe.item import Item
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import RunOptions, describe_items
 from sova_lib.video.frames import example_videos
 from tests import tiny_vlm, tiny_vlm_zoo
 from tests.paths import DATA
@@ -130,7 +130,7 @@ def test_a_one_frame_clip_from_a_real_video_through_the_runner(folders, tmp_path
     calls = spy(describer)
     items = [Item("one-frame", video, window=(5, 5)), Item("whole", video)]
     summary = describe_items(describer, items, tmp_path / "cache", prompt="Describe.", fps=1.0,
-                             show_progress=False, verbose=False)
+                             run=RunOptions(show_progress=False, verbose=False))
     assert (summary.described, summary.failed) == (2, 0)
     records = [json.loads(line) for line in (summary.folder / "descriptions.jsonl").read_text().splitlines()]
     flagged = [r["id"] for r in records if r.get("empty")]

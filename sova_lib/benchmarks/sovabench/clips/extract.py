@@ -319,7 +319,7 @@ def _log_outcome(log, summary: ExtractSummary, bar, rec: dict) -> None:
 
 def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: str | Path, *,
                   codec: str | None = None, pix_fmt: str | None = "yuv420p", crf: int | None = 18,
-                  workers: int = 1, progress: bool = False) -> ExtractSummary:
+                  workers: int = 1, show_progress: bool = False) -> ExtractSummary:
     """Write every ``ok`` row's clip to ``<out_dir>/<video>.mp4`` (see the module docstring).
 
     Source videos are found under ``video_root`` by name
@@ -327,7 +327,7 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
     sharing a clip name are written once. With ``workers > 1``, that many
     processes each decode one source video at a time. Returns an
     :class:`ExtractSummary`; each outcome is also appended to
-    ``<out_dir>/extract_log.jsonl``.
+    ``<out_dir>/extract_log.jsonl``. ``show_progress`` draws a progress bar.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -337,7 +337,7 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
     videos = find_source_videos(video_root, todo) if todo else {}
 
     bar = None
-    if progress and n_todo:
+    if show_progress and n_todo:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=n_todo, desc="extracting clips", unit="clip")

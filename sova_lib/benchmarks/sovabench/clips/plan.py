@@ -153,7 +153,7 @@ def plan_clip(clip: Clip, index: VideoIndex | None, *, min_size: int = MIN_REGIO
 
 def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir=None,
                min_size: int = MIN_REGION_SIZE, buffer_frames: int = START_STOP_BUFFER_FRAMES,
-               workers: int = 1, progress: bool = False) -> list[ManifestRow]:
+               workers: int = 1, show_progress: bool = False) -> list[ManifestRow]:
     """Plan every clip, in input order: one :class:`ManifestRow` per clip.
 
     Annotation files are found anywhere under ``annotations_root`` by video
@@ -162,7 +162,7 @@ def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir
     from ``cache_dir`` when valid (see ``kpf_index.load_video_index``;
     ``False`` disables the cache), by ``workers`` processes in parallel when
     ``workers > 1``. A malformed annotation file raises ``kpf.KpfError``
-    naming the file and line.
+    naming the file and line. ``show_progress`` draws a progress bar.
     """
     found = kpf.find_annotation_files(annotations_root)
     by_video: dict[str, list[int]] = {}
@@ -176,7 +176,7 @@ def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir
 
     out: list[ManifestRow | None] = [None] * len(clips)
     bar = None
-    if progress:
+    if show_progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(clips), desc="planning clips", unit="row")
