@@ -19,7 +19,7 @@
 # localization (mIoU), dense video captioning (SODA_c), 2D referring expressions (mIoU), 2D spatial pointing
 # (accuracy), 2D object localization (F1@0.5) and single object tracking (Success AUC). This notebook
 #
-# 1. scores the hand-computed cases of each metric from raw answer texts, in the two scoring modes: **parity**
+# 1. scores the hand-computed cases of each metric from raw answer texts, in the two scoring modes: **official**
 #    (what the public harness, and so the leaderboard, does with an answer it cannot read) and **strict** (such an
 #    answer is wrong or zero);
 # 2. runs the whole chain (prompt, frames, describer, answer cache, parser, metric, bootstrap) on the street
@@ -32,7 +32,7 @@
 figures_dir = "../figures"  # where the tables, the figure and the JSON go
 answers_dir = "../build/vantage-answers"  # the stand-in's cached answers go to <answers_dir>/descriptions/
 work_dir = "../build/vantage-street"  # where the synthetic street questions and answer keys are written
-mode = "parity"  # scoring mode: "parity" (the harness, the leaderboard's) or "strict"
+mode = "official"  # scoring mode: "official" (the harness, the leaderboard's) or "strict"
 n_resamples = 2000  # bootstrap resamples per interval (the paper uses 10000)
 seed = 0  # seed of the bootstrap generator
 n_frames = 8  # frames sent per video (the harness default)
@@ -60,6 +60,7 @@ from sova_lib.describe.runner import RunOptions
 from sova_lib.paper import plots, results
 from sova_lib.video import example_videos, probe
 
+mode = vantage.parsing.check_mode(mode)  # "parity", the former name of "official", reads as "official"
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
 pd.set_option("display.max_colwidth", 90)
@@ -183,7 +184,7 @@ vantage.check_submission(submission, "video_qa", vantage.read_ground_truth(Path(
 # model on your copy of the answer keys when `ground_truth_dir` and `submissions_dir` are set, and says
 # "not computed here" otherwise. Chance levels for reference: VQA and pointing random = mean of 1/#options;
 # event verification answering "yes" to everything = p/(1+p) with p the share of "yes"; temporal whole-video
-# answers = mean of GT length / video length (the parity score of an unreadable answer).
+# answers = mean of GT length / video length (the official score of an unreadable answer).
 
 # %%
 use_mine = bool(ground_truth_dir and submissions_dir)
@@ -199,7 +200,7 @@ published
 
 # %%
 summary = {
-    "hand_cases_match": bool((hand["parity"] == hand["parity by hand"]).all() and (hand["strict"] == hand["strict by hand"]).all()),
+    "hand_cases_match": bool((hand["official"] == hand["official by hand"]).all() and (hand["strict"] == hand["strict by hand"]).all()),
     "hand_cases": len(hand), "mode": mode, "n_resamples": n_resamples,
     "synthetic": {t: {"value": r.value, "ci": list(r.ci), "parse_rate": r.parse_rate} for t, r in street.items()},
     "describer": "rule-based stand-in (not an MLLM), synthetic questions",

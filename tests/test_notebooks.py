@@ -309,7 +309,7 @@ def test_ablation_records_leave_other_benchmarks_out(tmp_path):
     run = {"kind": "description cache", "bootstrap": 0, "seed": 0}
     made = [
         make_record(source="a SOVABench cache", benchmark="SOVABench", protocol="intra-pair", value=60.0, **run),
-        VantageResult("vqa", "accuracy", 50.0, "parity", 4, 4, 4, "question", "none").to_record(
+        VantageResult("vqa", "accuracy", 50.0, "official", 4, 4, 4, "question", "none").to_record(
             kind="description cache", source="a VANTAGE answer file", seed=0),
         MuvrResult("base", "text", "a MUVR cache", "expected", 0.0, {"mAP": 40.0}, {"news": {"mAP": 40.0}},
                    3).to_record(source="a MUVR cache", **run),
@@ -362,7 +362,7 @@ def test_muvr(executed, tmp_path):
 def test_vantage(executed):
     figures, out = executed
     v = out["06_vantage"]
-    assert v["hand_cases_match"] and v["hand_cases"] == 17 and v["mode"] == "parity"
+    assert v["hand_cases_match"] and v["hand_cases"] == 17 and v["mode"] == "official"
     assert sorted(v["synthetic"]) == ["dvc", "event_verification", "temporal", "vqa"]
     assert all(row["parse_rate"] == 1.0 for row in v["synthetic"].values())
     assert "stand-in" in v["describer"] and v["computed_tasks"] == [] and v["published_rows"] == 19

@@ -84,14 +84,14 @@ def test_muvr_qa_result():
 
 
 def test_vantage_result():
-    r = VantageResult(task="temporal", metric="mIoU", value=20.0, mode="parity", n_items=3, n_parsed=1, n_scored=3,
+    r = VantageResult(task="temporal", metric="mIoU", value=20.0, mode="official", n_items=3, n_parsed=1, n_scored=3,
                       ci_unit="item", tie_rule="first interval", ci=(40 / 3, 100 / 3), n_resamples=20,
                       secondary={"R@0.5": 100 / 3, "n_videos": 3}, notes=["one note"])
     record = r.to_record(kind="submission", source="sub/temporal.jsonl", cache="sub-temporal", model="m", seed=5,
                          similarity=None)
     # 40/3 -> 13.33, 100/3 -> 33.33; a count stays an integer
     assert record == _record(kind="submission", source="sub/temporal.jsonl", benchmark="VANTAGE-Bench",
-                             protocol="temporal_grounding (parity)", metric="mIoU", value=20.0, ci_low=13.33,
+                             protocol="temporal_grounding (official)", metric="mIoU", value=20.0, ci_low=13.33,
                              ci_high=33.33, n_queries=3, per_class={"R@0.5": 33.33, "n_videos": 3},
                              ties="first interval", bootstrap=20, seed=5, cache="sub-temporal", model="m",
                              note="parsed 1/3 answers, 3 items scored; one note")

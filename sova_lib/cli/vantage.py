@@ -34,6 +34,7 @@ from sova_lib.benchmarks.vantage.metrics_captions import (
     CaptionModelUnavailable,
     make_similarity,
 )
+from sova_lib.benchmarks.vantage.parsing import MODE_ALIASES, MODES
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.submissions import (
@@ -55,6 +56,7 @@ from sova_lib.cli.options import (
     add_output_options,
     existing_file,
     existing_folder,
+    note,
     old_spelling,
     positive_count,
 )
@@ -92,16 +94,17 @@ def _task_args(p, *, items: bool, frames_help: str | None = None) -> None:
 
 
 def _scoring(text: str) -> str:
-    """``--scoring``: official (the harness's parse; the library calls it parity) or strict."""
-    if text in ("official", "parity"):
-        return "parity"
-    if text == "strict":
-        return "strict"
+    """``--scoring``: official (the harness's parse) or strict; a former name (``MODE_ALIASES``) with a note."""
+    if text in MODE_ALIASES:
+        note(f"--scoring {text} is the old name of --scoring {MODE_ALIASES[text]}; it still works for this release")
+        return MODE_ALIASES[text]
+    if text in MODES:
+        return text
     raise argparse.ArgumentTypeError(f"{text!r}: choose official (the harness's parse) or strict")
 
 
 def _score_args(p) -> None:
-    p.add_argument("--scoring", dest="mode", type=_scoring, default="parity", metavar="{official,strict}",
+    p.add_argument("--scoring", dest="mode", type=_scoring, default="official", metavar="{official,strict}",
                    help="official: parse the answers as the VANTAGE-Bench harness does (default); strict: count "
                         "only well-formed answers")
     old_spelling(p, "--mode", "--scoring", dest="mode", type=_scoring)
@@ -240,8 +243,8 @@ def _score(args, answers: dict, box_order: str = "xyxy", items=None, model=None)
           f"{result.n_parsed}/{result.n_items} = {100 * result.parse_rate:.1f}%]")
     for key, value in result.secondary.items():
         print(f"  {key:<24} {value:.4g}")
-    for note in result.notes:
-        print(f"  note: {note}", file=sys.stderr)
+    for line in result.notes:
+        print(f"  note: {line}", file=sys.stderr)
     return 0
 
 

@@ -35,9 +35,16 @@ def test_describe_submit_and_score(street, capsys):
     assert main(["vantage", "evaluate", "--task", "event_verification", "--ground-truth", gt, "--submission",
                  str(tmp / "sub.jsonl"), "--bootstrap", "100", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["mode"] == "parity" and result["parse_rate"] == 1.0 and result["n_resamples"] == 100
+    assert result["mode"] == "official" and result["parse_rate"] == 1.0 and result["n_resamples"] == 100
     assert main([*base, "--ground-truth", gt, "--mode", "strict", "--bootstrap", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["value"] == result["value"]
+    # "parity", the former name of "official", is still read, as --scoring or --mode, with a one-line note each.
+    for option in ("--scoring", "--mode"):
+        assert main(["vantage", "evaluate", "--task", "event_verification", "--ground-truth", gt, "--submission",
+                     str(tmp / "sub.jsonl"), option, "parity", "--bootstrap", "0", "--json"]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["mode"] == "official" and json.loads(out)["value"] == result["value"]
+        assert "sova: note: --scoring parity is the old name of --scoring official" in err
 
 
 def test_bad_input_exits_2_with_one_line(street, capsys):

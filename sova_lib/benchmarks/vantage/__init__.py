@@ -4,7 +4,7 @@ Tasks (``TASKS``): video question answering (accuracy), event verification
 (Macro F1), temporal localization (mIoU), dense video captioning (SODA_c),
 2D referring expressions (mIoU), 2D spatial pointing (accuracy), 2D object
 localization (F1@0.5) and single object tracking (Success AUC). Every score
-is computed in one of two modes: ``parity`` (the public harness's behaviour,
+is computed in one of two modes: ``official`` (the public harness's behaviour,
 so numbers match the leaderboard; the default) or ``strict`` (every
 unreadable answer scored as wrong or zero). Results record their mode and
 parse rate, and carry an item-level bootstrap interval.

@@ -28,7 +28,7 @@ _SHIFTED = {k: [10 * k, 0, 100 + 10 * k, 100] for k in range(1, 5)}
 _OL = ('[{"bbox_2d": [0, 0, 100, 100], "label": "person"}, {"bbox_2d": [200, 200, 288, 300], "label": "person"}, '
        '{"bbox_2d": [500, 500, 600, 600], "label": "person"}]')
 
-#: (task, case, ground truth, raw answers, by hand: parity, strict)
+#: (task, case, ground truth, raw answers, by hand: official, strict)
 HAND_CASES = [
     ("event_verification", "truth y,y,n,n; 'Yes.', 'No', 'no', 'I cannot tell'",
      _gt("event_verification", ["yes", "yes", "no", "no"]),
@@ -39,7 +39,7 @@ HAND_CASES = [
      _gt("pointing", ["C", "D", "A"]), ["The answer is (C).", "No idea", "none"], 2 / 3, 1 / 3),
     # Temporal, GT [10, 14] s, d = 30. The harness reads a temporal answer as JSON only (vantage_temporal.py:390-431):
     # plain text gets a "}" appended, fails json.loads and has no quoted "start"/"end", so it is the whole video
-    # [0, 30], IoU 4/30, in parity; strict reads its m:s times ([8, 12]: I = 2, U = 6, IoU 1/3). JSON strings are
+    # [0, 30], IoU 4/30, in official mode; strict reads its m:s times ([8, 12]: I = 2, U = 6, IoU 1/3). JSON strings are
     # read by both: {"start": "00:08", "end": "00:12"} scores 1/3 in both modes.
     ("temporal", "GT 00:10-00:14, d=30; answer 00:08-00:12 (text)", _gt("temporal", [(10, 14)], duration=30),
      ["00:08-00:12"], 4 / 30, 1 / 3),
@@ -47,7 +47,7 @@ HAND_CASES = [
     ("temporal", 'same GT; {"start":8,"end":12}', _gt("temporal", [(10, 14)], duration=30),
      ['{"start":8,"end":12}'], 4 / 30, 1 / 3),
     # Read back as "<14.0> <10.0>", the pair is sorted (:433-439): [10, 14], IoU 1; [25, 40] is clamped to
-    # [25, 30], no overlap. The same times as text are the whole video in parity.
+    # [25, 30], no overlap. The same times as text are the whole video in official mode.
     ("temporal", 'same GT; {"start": "00:14", "end": "00:10"} (sorted)', _gt("temporal", [(10, 14)], duration=30),
      ['{"start": "00:14", "end": "00:10"}'], 1.0, 1.0),
     ("temporal", 'same GT; {"start": "00:25", "end": "00:40"} (clamped)', _gt("temporal", [(10, 14)], duration=30),
@@ -81,15 +81,15 @@ HAND_CASES = [
 
 
 def hand_case_rows() -> list[dict]:
-    """One row per hand case: task, case, metric, parity and strict values (x100) computed and by hand."""
+    """One row per hand case: task, case, metric, official and strict values (x100) computed and by hand."""
     rows = []
-    for task, case, gts, texts, parity, strict in HAND_CASES:
+    for task, case, gts, texts, official, strict in HAND_CASES:
         answers = {g.id: t for g, t in zip(gts, texts)}
         got = {mode: score_answers(task, gts, answers, mode=mode, similarity=exact_match_similarity)
-               for mode in ("parity", "strict")}
-        rows.append({"task": task, "case": case, "metric": got["parity"].metric,
-                     "parity": round(got["parity"].value, 4), "parity by hand": round(100 * parity, 4),
+               for mode in ("official", "strict")}
+        rows.append({"task": task, "case": case, "metric": got["official"].metric,
+                     "official": round(got["official"].value, 4), "official by hand": round(100 * official, 4),
                      "strict": round(got["strict"].value, 4), "strict by hand": round(100 * strict, 4),
-                     "parse rate": got["parity"].parse_rate})
+                     "parse rate": got["official"].parse_rate})
     return rows
 

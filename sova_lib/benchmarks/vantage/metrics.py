@@ -174,25 +174,25 @@ def macro_f1_counts(truth_index: np.ndarray, pred_index: np.ndarray, n_classes: 
         return np.where(present, f1, 0.0).sum(axis=1) / present.sum(axis=1)
 
 
-def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "parity") -> Score:
+def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "official") -> Score:
     """Macro F1 of yes/no answers (event verification), by scikit-learn.
 
-    ``parity`` (harness ``vantage_event_verification.py:222-227``): items
+    ``official`` (harness ``vantage_event_verification.py:222-227``): items
     with an unreadable answer are dropped; the average runs over the labels
     present in truth or answers (all "yes" on both sides gives 1.0); with no
     readable answer at all the value is 0.
     ``strict``: every item counts, an unreadable answer is the label
     ``"invalid"``, and the average runs over ``["no", "yes"]``.
-    Truth y,y,n,n with answers yes,no,no,None: 0.6667 (parity), 0.5833 (strict).
+    Truth y,y,n,n with answers yes,no,no,None: 0.6667 (official), 0.5833 (strict).
     """
     from sklearn.metrics import f1_score  # heavy (seconds): imported when used, so `sova --help` stays fast
 
-    check_mode(mode)
+    mode = check_mode(mode)
     if len(truth) != len(answers):
         raise ValueError(f"{len(truth)} truths but {len(answers)} answers")
     truth = [str(t).strip().lower() for t in truth]
     classes = ["no", "yes", "invalid"]
-    if mode == "parity":
+    if mode == "official":
         keep = [k for k, a in enumerate(answers) if a is not None]
         t, p = [truth[k] for k in keep], [answers[k] for k in keep]
         labels = sorted(set(t) | set(p))
@@ -233,7 +233,7 @@ def _clamped(span, d) -> tuple[float, float]:
 
 
 def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[float, float] | None],
-                 durations: Sequence[float], videos: Sequence[str], mode: str = "parity") -> Score:
+                 durations: Sequence[float], videos: Sequence[str], mode: str = "official") -> Score:
     """Temporal-localization mIoU: the mean over videos of each video's mean IoU (harness ``vantage_temporal.py:560``).
 
     ``truth``: ``(N,)`` GT ``(start, end)`` in seconds; ``answers``: parsed
@@ -241,10 +241,10 @@ def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[f
     (the harness's default is 30 s); ``videos``: ``(N,)`` video names. An answer
     and its GT are clamped to [0, d] and sorted, as the harness reads both
     back (``vantage_temporal.py:540-542``). An unreadable answer is the whole video
-    ``[0, d]`` in ``parity`` and IoU 0 in ``strict``. Secondary: R@0.5 (video
+    ``[0, d]`` in ``official`` and IoU 0 in ``strict``. Secondary: R@0.5 (video
     macro), and the item means of IoU and R@0.5 (spec section 8, gap 2).
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     n = len(truth)
     if not n == len(answers) == len(durations) == len(videos):
         raise ValueError("truth, answers, durations and videos must have one length")

@@ -93,7 +93,7 @@ def image_size(extra: dict, default: tuple[float, float]) -> tuple[float, float]
 
 
 def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequence[list | None],
-              sizes: Sequence[tuple[float, float]], mode: str = "parity") -> Score:
+              sizes: Sequence[tuple[float, float]], mode: str = "official") -> Score:
     """Referring-expression mIoU and Acc@0.25/0.5/0.75 (harness ``grounding_2d_dataset.py:779-872``).
 
     ``truth_boxes``: per item, its GT boxes in pixels ``(x1, y1, x2, y2)``;
@@ -104,7 +104,7 @@ def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequenc
     a box. mIoU = item mean; Acc@t = share of items with IoU >= t. Extra boxes
     can only raise an item's score, so ``boxes_per_answer`` is reported too.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     scores = np.zeros(len(truth_boxes))
     n_boxes = []
     for k, (gt, ans, (w, h)) in enumerate(zip(truth_boxes, answers, sizes)):
@@ -210,7 +210,7 @@ def _f1(tp, fp, n_gt):
 
 
 def localization_f1(truth: Sequence[Sequence], answers: Sequence[list | None],
-                    sizes: Sequence[tuple[float, float]], mode: str = "parity", *, min_area: float = 0.0) -> Score:
+                    sizes: Sequence[tuple[float, float]], mode: str = "official", *, min_area: float = 0.0) -> Score:
     """Pooled object-localization F1 at IoU 0.5 and its mean over 0.50:0.05:0.95 (harness ``vantage2d/astro_2d_dataset.py:369-418,420-600``).
 
     ``truth``: per image its GT objects (see ``gt_person_boxes``; pixels);
@@ -224,7 +224,7 @@ def localization_f1(truth: Sequence[Sequence], answers: Sequence[list | None],
     P = TP / (TP + FP), R = TP / GT, F1 = 2PR / (P + R) (0 when undefined).
     Resampling unit: the image; intervals re-sum the per-image counts.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     counts = np.zeros((len(truth), len(OL_THRESHOLDS), 3))  # per image, threshold: TP, FP, GT
     n_boxes = 0
     for k, (gt, ans, (w, h)) in enumerate(zip(truth, answers, sizes)):
@@ -293,7 +293,7 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
 
 
 def sot_success(truth: Sequence[Mapping], answers: Sequence[Mapping | None], n_frames: Sequence[int],
-                mode: str = "parity", *, inclusive: bool = True) -> Score:
+                mode: str = "official", *, inclusive: bool = True) -> Score:
     """Success AUC over tracklets: the mean of per-tracklet AUC (resampling unit: the tracklet).
 
     ``truth``: per tracklet ``{k: GT box or None}``; ``answers``: per tracklet
@@ -302,7 +302,7 @@ def sot_success(truth: Sequence[Mapping], answers: Sequence[Mapping | None], n_f
     tracklet with no scored frame is left out and counted. Secondary: the
     mean null rate and mean freeze rate.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     rows = [sot_tracklet(t, a, n, inclusive=inclusive) for t, a, n in zip(truth, answers, n_frames)]
     kept = [r for r in rows if r is not None]
     auc = np.array([r["auc"] for r in kept])

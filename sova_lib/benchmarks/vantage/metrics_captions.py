@@ -267,18 +267,18 @@ def soda_video(truth: Sequence[tuple[float, float, str]], answer: Sequence[tuple
 
 
 def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequence[Sequence | None],
-           similarity: Similarity, mode: str = "parity") -> Score:
+           similarity: Similarity, mode: str = "official") -> Score:
     """SODA_c over videos: the mean of per-video SODA_c (resampling unit: the video).
 
     ``truth``: per video its GT events; ``answers``: per video the parsed
-    events or ``None``. ``parity`` averages over videos with a GT event and a
+    events or ``None``. ``official`` averages over videos with a GT event and a
     parsed event (harness ``vantage_dvc.py:257``); ``strict`` scores a video
     without a parsed event 0 and averages over every video with a GT event.
     Secondary: the means over those videos of ``iou_f1`` and ``caption_f1``,
     and ``pair_miou``, the mean IoU over the matched pairs of all videos
     pooled (harness ``vantage_dvc.py:312,328``; 0 with no pair, as there).
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     values, extra = [], {"iou_f1": [], "caption_f1": []}
     pooled: list[float] = []
     no_gt = dropped = 0
@@ -287,7 +287,7 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
             no_gt += 1
             continue
         if not ans:
-            if mode == "parity":
+            if mode == "official":
                 dropped += 1
             else:
                 values.append(0.0)

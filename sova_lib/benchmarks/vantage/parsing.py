@@ -4,18 +4,18 @@ and the scoring modes.
 Every parser takes the model's raw answer and a mode and returns the parsed
 value or ``None`` for an answer it cannot read; none raises on any string.
 
-``parity`` follows the public harness (spec section 1, file:line there);
+``official`` follows the public harness (spec section 1, file:line there);
 ``strict`` differs only where the spec's section 8 names a harness quirk:
 
 * multiple choice (VQA, pointing): a letter counts only in upper case
-  (parity also takes "a" in "is a machine" as option A), and pointing's last
+  (official also takes "a" in "is a machine" as option A), and pointing's last
   resort, the first A-D character anywhere in the upper-cased answer ("No
   idea" -> D), is dropped;
 * temporal: numeric JSON values are read as seconds, ``h:m:s`` times in
-  full, and plain-text times ("00:08-00:12") are read (parity reads JSON
+  full, and plain-text times ("00:08-00:12") are read (official reads JSON
   only, keeps the first field of ``h:m:s`` and scores the rest as the whole
   video, as the harness does);
-* dense captioning: a missing event time is unreadable (parity: 0 s).
+* dense captioning: a missing event time is unreadable (official: 0 s).
 """
 from __future__ import annotations
 
@@ -24,25 +24,31 @@ import math
 import re
 
 __all__ = [
-    "MODES", "check_mode", "dvc_time", "json_objects", "parse_choice", "parse_dvc", "parse_pointing", "parse_temporal",
-    "parse_time", "parse_yes_no"
+    "MODES", "MODE_ALIASES", "check_mode", "dvc_time", "json_objects", "parse_choice", "parse_dvc", "parse_pointing",
+    "parse_temporal", "parse_time", "parse_yes_no"
 ]
 
-#: The scoring modes: ``parity`` reproduces the harness (the leaderboard), ``strict`` scores every unreadable
+#: The scoring modes: ``official`` reproduces the harness (the leaderboard), ``strict`` scores every unreadable
 #: answer as wrong or zero.
-MODES = ("parity", "strict")
+MODES = ("official", "strict")
+
+#: Former names of a mode, still accepted by ``check_mode`` (and so by every function taking a ``mode``):
+#: ``parity`` is ``official``.
+MODE_ALIASES = {"parity": "official"}
 
 _LETTERS = "ABCD"
 
 
 def check_mode(mode: str) -> str:
-    """``mode`` itself, or ``ValueError`` when it is not one of ``MODES``."""
+    """``mode`` itself, a former name's mode (``MODE_ALIASES``: ``"parity"`` -> ``"official"``), or
+    ``ValueError`` when it is neither one of ``MODES`` nor a former name."""
+    mode = MODE_ALIASES.get(mode, mode) if isinstance(mode, str) else mode
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {MODES}")
     return mode
 
 
-def parse_choice(text: str, mode: str = "parity", letters: str = _LETTERS) -> str | None:
+def parse_choice(text: str, mode: str = "official", letters: str = _LETTERS) -> str | None:
     """The option letter of a multiple-choice answer (VQA; harness ``vantage_vqa.py:29-55``).
 
     On the stripped text, first match wins: ``Answer:`` then the letter
@@ -50,13 +56,13 @@ def parse_choice(text: str, mode: str = "parity", letters: str = _LETTERS) -> st
     parentheses, followed by ``.``, ``:`` or a space; ``answer is`` /
     ``option`` / ``choose`` / ``select`` / ``pick``, an optional ``:`` and
     ``(``, then the letter (no word boundary after it); else the last
-    standalone letter. ``parity`` reads the letter in either case, as the
+    standalone letter. ``official`` reads the letter in either case, as the
     harness does; ``strict`` only in upper case (spec section 8.6), the
     key words still in either case. Examples: "Answer: C" -> C;
     "I pick b." -> B (``strict``: None); "The forklift is a machine" -> A
     (``strict``: None).
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     if not isinstance(text, str):
         return None
     text = text.strip()
@@ -71,30 +77,30 @@ def parse_choice(text: str, mode: str = "parity", letters: str = _LETTERS) -> st
     return found[-1].upper() if found else None
 
 
-def parse_pointing(text: str, mode: str = "parity", letters: str = _LETTERS) -> str | None:
+def parse_pointing(text: str, mode: str = "official", letters: str = _LETTERS) -> str | None:
     """The option letter of a pointing answer (harness ``image_mcq.py:3020-3032``).
 
-    The last standalone letter or ``(X)``, case-insensitive in ``parity``;
-    else (``parity`` only) the first A-D character of the upper-cased text.
+    The last standalone letter or ``(X)``, case-insensitive in ``official``;
+    else (``official`` only) the first A-D character of the upper-cased text.
     Examples: "The answer is (C)." -> C; "No idea" -> D (``strict``: None); "none" -> None.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     if not isinstance(text, str):
         return None
-    flags = re.IGNORECASE if mode == "parity" else 0
+    flags = re.IGNORECASE if mode == "official" else 0
     found = re.findall(rf"\(([{letters}])\)|\b([{letters}])\b", text, flags=flags)
     if found:
         return "".join(found[-1]).upper()
-    if mode == "parity":
+    if mode == "official":
         for ch in text.upper():
             if ch in letters:
                 return ch
     return None
 
 
-def parse_yes_no(text: str, mode: str = "parity") -> str | None:
+def parse_yes_no(text: str, mode: str = "official") -> str | None:
     """``"yes"`` or ``"no"``: the first standalone yes/no word, case-insensitive ("Nobody" -> None)."""
-    check_mode(mode)
+    mode = check_mode(mode)
     if not isinstance(text, str):
         return None
     m = re.search(r"\b(yes|no)\b", text, flags=re.IGNORECASE)
@@ -104,12 +110,13 @@ def parse_yes_no(text: str, mode: str = "parity") -> str | None:
 _TIME = r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?){0,2}"
 
 
-def parse_time(value, mode: str = "parity") -> float | None:
+def parse_time(value, mode: str = "official") -> float | None:
     """Seconds of a time: a number, ``m:s`` (60m + s) or ``h:m:s``; ``None`` when unreadable.
 
-    ``parity`` keeps only the first field of an ``h:m:s`` time (harness
+    ``official`` keeps only the first field of an ``h:m:s`` time (harness
     ``vantage_temporal.py:390-439``); ``strict`` reads 3600h + 60m + s.
     """
+    mode = check_mode(mode)
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -121,7 +128,7 @@ def parse_time(value, mode: str = "parity") -> float | None:
         return parts[0]
     if len(parts) == 2:
         return 60 * parts[0] + parts[1]
-    return parts[0] if mode == "parity" else 3600 * parts[0] + 60 * parts[1] + parts[2]
+    return parts[0] if mode == "official" else 3600 * parts[0] + 60 * parts[1] + parts[2]
 
 
 def json_objects(text: str):
@@ -200,7 +207,7 @@ def _json_times(text: str) -> tuple[float, float] | None:
     return _minutes_seconds(value["start"]), _minutes_seconds(value["end"])
 
 
-def _temporal_parity(text: str, duration: float) -> tuple[float, float] | None:
+def _temporal_official(text: str, duration: float) -> tuple[float, float] | None:
     """The harness's reading of a temporal answer (``vantage_temporal.py:390-439,482-485,507,540-542``).
 
     1. ``parse_timestamps_json``: the mended text (``_repair_temporal_json``)
@@ -227,10 +234,10 @@ def _temporal_parity(text: str, duration: float) -> tuple[float, float] | None:
     return pair
 
 
-def parse_temporal(text: str, mode: str = "parity", duration: float = 30.0) -> tuple[float, float] | None:
+def parse_temporal(text: str, mode: str = "official", duration: float = 30.0) -> tuple[float, float] | None:
     """``(start, end)`` in seconds of a temporal-localization answer; ``None`` when unreadable.
 
-    ``parity`` reads the answer as the harness does (``_temporal_parity``):
+    ``official`` reads the answer as the harness does (``_temporal_official``):
     JSON only, ``{"start": "00:08.50", "end": "00:12"}``; plain text such as
     ``"00:08-00:12"`` and numeric values (``{"start": 8, "end": 12}``) are
     unreadable (the harness scores the whole video [0, ``duration``]);
@@ -240,11 +247,11 @@ def parse_temporal(text: str, mode: str = "parity", duration: float = 30.0) -> t
     strings), else the first two ``m:s`` times of the text. Only the first
     interval counts; the metric clamps to [0, d] and sorts.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     if not isinstance(text, str):
         return None
-    if mode == "parity":
-        return _temporal_parity(text, float(duration))
+    if mode == "official":
+        return _temporal_official(text, float(duration))
     for obj in json_objects(text):
         if isinstance(obj, dict) and "start" in obj and "end" in obj:
             start, end = parse_time(obj["start"], mode), parse_time(obj["end"], mode)
@@ -256,17 +263,18 @@ def parse_temporal(text: str, mode: str = "parity", duration: float = 30.0) -> t
     return None if start is None or end is None else (start, end)
 
 
-def dvc_time(value, mode: str = "parity") -> float | None:
+def dvc_time(value, mode: str = "official") -> float | None:
     """Seconds of a dense-captioning time (harness ``vantage_dvc.py:168-183``), full ``h:m:s``.
 
     A number as is; a string stripped: ``m:s`` -> 60m + s, ``h:m:s`` ->
     3600h + 60m + s, else a plain number ("0:00:33" -> 33, "01:05.5" -> 65.5).
-    A missing or empty time is 0 in ``parity`` and unreadable in ``strict``.
+    A missing or empty time is 0 in ``official`` and unreadable in ``strict``.
     ``None`` for what the harness cannot read (it stops there). Unlike the
     temporal task's parser (``parse_time``), no field is dropped.
     """
+    mode = check_mode(mode)
     if value is None or (isinstance(value, str) and not value.strip()):
-        return 0.0 if mode == "parity" else None
+        return 0.0 if mode == "official" else None
     if isinstance(value, (int, float)):
         number = float(value)
     else:
@@ -312,13 +320,13 @@ def _dvc_raw(text: str):
 def _field(ev: dict, key: str, mode: str):
     """``ev[key] or ev[key + "_time"]`` as the harness reads a time (``"0"`` when both are missing); in
     ``strict`` a time of 0 is kept and a missing one stays missing."""
-    if mode == "parity":
+    if mode == "official":
         return ev.get(key) or ev.get(f"{key}_time", "0")
     value = ev.get(key)
     return value if value is not None and value != "" else ev.get(f"{key}_time")
 
 
-def parse_dvc(text: str, mode: str = "parity") -> tuple[list[tuple[float, float, str]], int] | None:
+def parse_dvc(text: str, mode: str = "official") -> tuple[list[tuple[float, float, str]], int] | None:
     """Events ``(start, end, caption)`` of a dense-captioning answer, sorted by start (stable), and a count of bad ones.
 
     Records come from ``_dvc_raw``. Per record (harness
@@ -331,7 +339,7 @@ def parse_dvc(text: str, mode: str = "parity") -> tuple[list[tuple[float, float,
     when no event is readable. Example:
     ``'{"start": "0:00:33", "end": "0:00:40", "caption": "a"}'`` -> ``([(33.0, 40.0, "a")], 0)``.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     if not isinstance(text, str):
         return None
     raw = _dvc_raw(text)

@@ -164,7 +164,7 @@ def _loose_boxes(text: str) -> list[tuple[float, ...]]:
     return out
 
 
-def parse_refex(text: str, mode: str = "parity") -> list[tuple[float, ...]] | None:
+def parse_refex(text: str, mode: str = "official") -> list[tuple[float, ...]] | None:
     """Every box of a referring-expression answer (harness ``vantage2d/grounding_2d_dataset.py:354-449``).
 
     Both modes read as the harness does: every ``[a, b, c, d]`` of four
@@ -176,7 +176,7 @@ def parse_refex(text: str, mode: str = "parity") -> list[tuple[float, ...]] | No
     Examples: "[[100,100,150,300],[600,600,700,700]]" gives two boxes;
     '{"x1": 10, "y1": 20, "x2": 30, "y2": 40}' gives ``[(10, 20, 30, 40)]``.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     if not isinstance(text, str):
         return None
     boxes = _loose_boxes(text)
@@ -268,7 +268,7 @@ def _localization_json(text: str):
         return None
 
 
-def parse_localization(text: str, mode: str = "parity") -> list[Detection] | None:
+def parse_localization(text: str, mode: str = "official") -> list[Detection] | None:
     """The boxes of an object-localization answer (harness ``vantage2d/astro_2d_dataset.py:490-536``).
 
     The JSON value (``_localization_json``) as a list (an object is a list
@@ -281,7 +281,7 @@ def parse_localization(text: str, mode: str = "parity") -> list[Detection] | Non
     Example: '[{"box_2d": [10, 20, 30, 40], "label": "Pedestrian"}]' gives
     ``[Detection((10, 20, 30, 40), "person", 1.0, yx=True)]``.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     if not isinstance(text, str):
         return None
     value = _localization_json(text)
@@ -317,7 +317,7 @@ def _sot_clipped(values) -> tuple[float, ...] | None:
     return tuple(box) if box[2] > box[0] and box[3] > box[1] else None
 
 
-def parse_sot(text: str, n_frames: int, mode: str = "parity") -> dict[int, tuple[float, ...] | None] | None:
+def parse_sot(text: str, n_frames: int, mode: str = "official") -> dict[int, tuple[float, ...] | None] | None:
     """Boxes of a tracking answer, ``{k: box or None}`` for ``k = 1 .. n_frames - 1`` (harness ``vantage_sot.py:266-346``).
 
     As the harness reads it, in both modes (the spec names no strict rule
@@ -333,7 +333,7 @@ def parse_sot(text: str, n_frames: int, mode: str = "parity") -> dict[int, tuple
     the answer does not give is ``None``; ``None`` when no frame is read at all.
     Example: ``'{"frame_1": [-10, 0, 1200, 50]}'`` -> ``{1: (0.0, 0.0, 1000.0, 50.0), 2: None, ...}``.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     if not isinstance(text, str) or not text:
         return None
     body = re.sub(r"^```(?:json)?\s*", "", text.strip(), flags=re.MULTILINE)

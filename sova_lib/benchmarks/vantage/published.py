@@ -10,7 +10,7 @@ median bootstrap half-widths of appendix G.1.
 Chance baselines (spec section 4): VQA and pointing random = mean over items
 of 1 / number of options; event verification all-"yes" Macro F1 = p / (1 + p)
 with p the share of "yes" in the truth; temporal whole-video mIoU = the
-parity score of answers that are all unreadable.
+official score of answers that are all unreadable.
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ class VantageResult:
 
     ``parse_rate`` = ``n_parsed / n_items``: the share of answers the task's
     parser could read. ``n_scored``: units that entered the statistic (in
-    ``parity`` some tasks drop unreadable ones). ``ci``: 95% percentile
+    ``official`` some tasks drop unreadable ones). ``ci``: 95% percentile
     bootstrap interval over ``ci_unit`` resamples, ``(low, high)`` x100, and
     ``half_width`` its half length. ``tie_rule``: how ties are broken where the
     metric has any.
@@ -90,7 +90,7 @@ class VantageResult:
         """This score as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
 
         ``benchmark`` is ``VANTAGE-Bench``; ``protocol`` the canonical task
-        string and the mode (``video_qa (parity)``), so each task and mode has a
+        string and the mode (``video_qa (official)``), so each task and mode has a
         file of its own; ``metric``, ``value`` and the interval as scored (x100);
         ``n_queries`` the ground-truth items; ``per_class`` the secondary values
         (rates x100, counts as they are); ``ties`` the task's tie rule;
@@ -123,7 +123,7 @@ def _swap(task: str, parsed):
     return {k: swap_yxyx(b) for k, b in parsed.items()}
 
 
-def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str], mode: str = "parity",
+def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str], mode: str = "official",
                   box_coord_order: str = "xyxy") -> tuple[list, int, int]:
     """Parsed answers in the order of ``gts``, the number read, and the number missing from ``answers``."""
     spec = get_task(task)
@@ -144,7 +144,7 @@ def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str],
 
 
 def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[GroundTruth],
-                  answers: Mapping[str, str], *, mode: str = "parity", similarity=None,
+                  answers: Mapping[str, str], *, mode: str = "official", similarity=None,
                   box_coord_order: str = "xyxy", rng: np.random.Generator | None = None,
                   n_resamples: int = DEFAULT_RESAMPLES) -> VantageResult:
     """Score raw ``answers`` (id -> text) of ``task`` against ``ground_truth`` in ``mode``.
@@ -153,7 +153,7 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
     ``box_coord_order="yxyx"`` swaps answer boxes to x-first before scoring.
     ``rng``: the bootstrap's generator (``None``: no interval). Values are x100.
     """
-    check_mode(mode)
+    mode = check_mode(mode)
     spec = get_task(task)
     gts = list(ground_truth.values()) if isinstance(ground_truth, Mapping) else list(ground_truth)
     if not gts:
@@ -198,7 +198,7 @@ def _task_file(folder: Path, names: list[str], earlier: list[str], notes: list[s
     return None
 
 
-def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "parity", similarity=None,
+def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "official", similarity=None,
                  rng: np.random.Generator | None = None, n_resamples: int = DEFAULT_RESAMPLES,
                  items: Mapping | None = None) -> dict:
     """Task -> ``VantageResult`` for every task with an answer key and a submission in the two folders.

@@ -79,7 +79,7 @@ def test_every_task_scores_as_the_harness(harness_set, capsys, task):
     assert out["value"] == pytest.approx(value, rel=1e-12, abs=1e-12)
     for key, want in secondary.items():
         assert out["secondary"][key] == pytest.approx(want, rel=1e-12), key
-    assert out["parse_rate"] <= 1.0 and out["mode"] == "parity"
+    assert out["parse_rate"] <= 1.0 and out["mode"] == "official"
 
 
 def test_text_output_names_the_canonical_task_and_the_notes(harness_set, capsys):
@@ -97,8 +97,8 @@ def test_results_dir_writes_one_record_per_task(harness_set, capsys, tmp_path):
     assert len(table) == 8 and set(table["benchmark"]) == {"VANTAGE-Bench"}
     rows = dict(zip(table["protocol"], table["value"]))
     for task, (value, _) in EXPECTED.items():
-        assert rows[f"{TASK_STRINGS[task]} (parity)"] == round(value, 2)
-    dvc = table[table["protocol"] == "dense_video_captioning (parity)"].iloc[0]
+        assert rows[f"{TASK_STRINGS[task]} (official)"] == round(value, 2)
+    dvc = table[table["protocol"] == "dense_video_captioning (official)"].iloc[0]
     assert dvc["kind"] == "submission" and dvc["model"] == "hand-written" and dvc["encoder"] == "exact"
     assert dvc["note"].startswith("parsed 2/2 answers, 2 videos scored")
 

@@ -172,7 +172,7 @@ def test_dvc_fallbacks():
     assert parse_dvc(two) == ([(33.0, 40.0, "a"), (41.0, 50.0, "b")], 0)
     assert parse_dvc("<00:00:05><00:00:10> a man walks") == ([(5.0, 10.0, "a man walks")], 0)
     assert parse_dvc("[]") is None  # a JSON list that loads ends the search, even empty
-    # A missing start is 0 in parity ("0" default, :234), unreadable in strict.
+    # A missing start is 0 in official mode ("0" default, :234), unreadable in strict.
     assert parse_dvc('[{"end": 4, "caption": "x"}]') == ([(0.0, 4.0, "x")], 0)
     assert parse_dvc('[{"end": 4, "caption": "x"}]', "strict") is None
 
@@ -190,13 +190,13 @@ def test_dvc_pair_miou_is_pooled_over_pairs():
 
 # --- VQA (vantage_vqa.py:29-55) and strict mode (spec section 8.6) ---
 
-@pytest.mark.parametrize("text, parity, strict", [
+@pytest.mark.parametrize("text, official, strict", [
     ("Answer: (B) not A", "A", "A"),  # "Answer:" takes no parenthesis: falls to the last standalone letter
     ("A cat is B", "A", "A"),  # leading letter followed by a space
     ("Think.\nB. yes\nnot D", "D", "D"),  # the leading rule applies to the start of the text only
     ("I choose Bob", "B", "B"),  # no word boundary after the letter in the sentence rule
     ("I pick b.", "B", None), ("option c", "C", None), ("b", "B", None),
 ])
-def test_vqa_harness_rules(text, parity, strict):
-    assert parse_choice(text, "parity") == parity
+def test_vqa_harness_rules(text, official, strict):
+    assert parse_choice(text, "official") == official
     assert parse_choice(text, "strict") == strict

@@ -1,4 +1,4 @@
-"""The spec's hand-computed cases (section 5) as exact assertions, in parity and strict mode."""
+"""The spec's hand-computed cases (section 5) as exact assertions, in official and strict mode."""
 import numpy as np
 import pytest
 from sklearn.metrics import f1_score
@@ -21,11 +21,11 @@ from sova_lib.benchmarks.vantage.task_prompts import rate_frame_plan, uniform_fr
 EV_ANSWERS = ["Yes.", "No", "no", "I cannot tell"]
 
 
-@pytest.mark.parametrize("mode, want", [("parity", 2 / 3), ("strict", 7 / 12)])
+@pytest.mark.parametrize("mode, want", [("official", 2 / 3), ("strict", 7 / 12)])
 def test_event_verification_macro_f1(mode, want):
     score = macro_f1(["yes", "yes", "no", "no"], [parse_yes_no(a, mode) for a in EV_ANSWERS], mode)
     assert score.value == pytest.approx(want, abs=1e-12)
-    assert round(score.value, 4) == {"parity": 0.6667, "strict": 0.5833}[mode]
+    assert round(score.value, 4) == {"official": 0.6667, "strict": 0.5833}[mode]
 
 
 def test_macro_f1_all_yes_both_ways_is_one_and_counts_match_sklearn():
@@ -64,10 +64,10 @@ TEMPORAL = ["00:08-00:12", "I don't know", '{"start":8,"end":12}', "00:14-00:10"
             '{"start": "00:08", "end": "00:12"}', '{"start": "00:14", "end": "00:10"}', '{"start": "00:25", "end": "00:40"}']
 
 
-# GT [10, 14] s, d = 30. Parity reads JSON only (harness vantage_temporal.py:390-431): the three plain-text answers
+# GT [10, 14] s, d = 30. Official mode reads JSON only (harness vantage_temporal.py:390-431): the three plain-text answers
 # and the numeric JSON are the whole video [0, 30], IoU 4/30; the JSON strings give [8, 12] (IoU 2/6), [14, 10]
 # (sorted when read back, :540-542: IoU 1) and [25, 40] (clamped to [25, 30]: IoU 0). Strict reads the text too.
-@pytest.mark.parametrize("mode, want", [("parity", [4 / 30, 4 / 30, 4 / 30, 4 / 30, 4 / 30, 1 / 3, 1, 0]),
+@pytest.mark.parametrize("mode, want", [("official", [4 / 30, 4 / 30, 4 / 30, 4 / 30, 4 / 30, 1 / 3, 1, 0]),
                                         ("strict", [1 / 3, 0, 1 / 3, 1, 0, 1 / 3, 1, 0])])
 def test_temporal_iou_cases(mode, want):
     for text, value in zip(TEMPORAL, want):
@@ -82,14 +82,14 @@ def test_temporal_video_macro_and_whole_video_baseline():
     assert score.value == pytest.approx((1 / 3 + 0.6) / 2) and round(score.value, 4) == 0.4667
     assert score.secondary["mIoU_item_mean"] == pytest.approx(1.6 / 4)
     gts, d = [(10, 14), (0, 6), (3, 30)], [30, 20, 30]
-    whole = temporal_iou(gts, [None] * 3, d, ["a", "b", "c"], "parity")
+    whole = temporal_iou(gts, [None] * 3, d, ["a", "b", "c"], "official")
     assert whole.value == pytest.approx(np.mean([4 / 30, 6 / 20, 27 / 30]))
     assert temporal_iou(gts, [None] * 3, d, ["a", "b", "c"], "strict").value == 0.0
 
 
 @pytest.mark.parametrize("text, want", [("[[100,100,200,300]]", 1.0), ("[[100,100,150,300],[600,600,700,700]]", 0.5),
                                         ("none", 0.0)])
-@pytest.mark.parametrize("mode", ["parity", "strict"])
+@pytest.mark.parametrize("mode", ["official", "strict"])
 def test_refex_cases(text, want, mode):
     score = refex_iou([[[200, 100, 400, 300]]], [parse_refex(text, mode)], [(2000, 1000)], mode)
     assert score.value == pytest.approx(want, abs=1e-12)
@@ -100,7 +100,7 @@ OL_ANSWER = ('```json\n[{"bbox_2d": [0, 0, 100, 100], "label": "person"}, {"bbox
              '{"bbox_2d": [500, 500, 600, 600], "label": "pedestrian"}, {"bbox_2d": [0, 0, 50, 50], "label": "car"}]```')
 
 
-@pytest.mark.parametrize("mode", ["parity", "strict"])
+@pytest.mark.parametrize("mode", ["official", "strict"])
 def test_object_localization_case(mode):
     gts = [[[0, 0, 100, 100], [200, 200, 300, 300]], [[0, 0, 50, 50]]]
     answers = [parse_localization(OL_ANSWER, mode), parse_localization("no answer", mode)]
@@ -144,7 +144,7 @@ def test_sot_thresholds_inclusive_and_otb():
     assert sot_tracklet(gt, answer, 4, inclusive=False)["auc"] == pytest.approx(30 / 63)
 
 
-@pytest.mark.parametrize("mode", ["parity", "strict"])
+@pytest.mark.parametrize("mode", ["official", "strict"])
 def test_sot_empty_answer_and_skipped_tracklet(mode):
     score = sot_success([SOT_GT, {1: None, 2: None}], [None, None], [4, 3], mode)
     assert score.value == pytest.approx(1 / 21) and score.n_units == 1
@@ -165,5 +165,5 @@ def test_every_hand_case_of_the_notebook_scores_its_hand_value():
     rows = hand_case_rows()
     assert len(rows) == 17
     for row in rows:
-        assert row["parity"] == pytest.approx(row["parity by hand"], abs=1e-4), row["case"]
+        assert row["official"] == pytest.approx(row["official by hand"], abs=1e-4), row["case"]
         assert row["strict"] == pytest.approx(row["strict by hand"], abs=1e-4), row["case"]

@@ -15,20 +15,20 @@ from sova_lib.benchmarks.vantage.parsing import (
 from sova_lib.benchmarks.vantage.parsing_boxes import Detection, parse_localization, parse_refex, parse_sot
 
 
-@pytest.mark.parametrize("text, parity, strict", [
+@pytest.mark.parametrize("text, official, strict", [
     ("Answer: C", "C", "C"), ("I pick b.", "B", None), ("The forklift is a machine", "A", None),
     ("(D) the red truck", "D", "D"), ("B. a pallet", "B", "B"), ("The answer is (c).", "C", None), ("", None, None),
 ])
-def test_vqa_choice(text, parity, strict):
-    assert parse_choice(text, "parity") == parity
+def test_vqa_choice(text, official, strict):
+    assert parse_choice(text, "official") == official
     assert parse_choice(text, "strict") == strict
 
 
-@pytest.mark.parametrize("text, parity, strict", [
+@pytest.mark.parametrize("text, official, strict", [
     ("The answer is (C).", "C", "C"), ("No idea", "D", None), ("none", None, None), ("a or (b)", "B", None),
 ])
-def test_pointing(text, parity, strict):
-    assert parse_pointing(text, "parity") == parity
+def test_pointing(text, official, strict):
+    assert parse_pointing(text, "official") == official
     assert parse_pointing(text, "strict") == strict
 
 
@@ -44,18 +44,18 @@ def test_time_formats():
     assert parse_time("01:05.5") == 65.5
     assert parse_time("12") == 12.0
     assert parse_time(7) == 7.0
-    assert parse_time("01:02:03", "parity") == 1.0  # the harness keeps the first field
+    assert parse_time("01:02:03", "official") == 1.0  # the harness keeps the first field
     assert parse_time("01:02:03", "strict") == 3723.0
     assert parse_time("abc") is None and parse_time(None) is None and parse_time(True) is None
     assert parse_time(float("nan")) is None
 
 
 def test_temporal_parser():
-    # parity reads JSON only (harness vantage_temporal.py:390-431): plain text is the whole video there
+    # official mode reads JSON only (harness vantage_temporal.py:390-431): plain text is the whole video there
     assert parse_temporal("00:08-00:12") is None
     assert parse_temporal("00:08-00:12", "strict") == (8.0, 12.0)
     assert parse_temporal('{"start": "00:08.50", "end": "00:12"}') == (8.5, 12.0)
-    assert parse_temporal('{"start": 8, "end": 12}', "parity") is None  # harness: whole video
+    assert parse_temporal('{"start": 8, "end": 12}', "official") is None  # harness: whole video
     assert parse_temporal('{"start": 8, "end": 12}', "strict") == (8.0, 12.0)
     assert parse_temporal("I don't know") is None and parse_temporal("I don't know", "strict") is None
     assert parse_temporal("from 00:14 to 00:10, then 00:20-00:25", "strict") == (14.0, 10.0)  # first interval only
@@ -124,18 +124,28 @@ def test_malformed_answers_never_raise(text, mode):
     assert accuracy(["A"], [letter]).value == 0.0
 
 
-def test_malformed_letters_parity_fallback():
-    # Pointing's parity fallback takes the first A-D character of the upper-cased text (image_mcq.py:3025-3029):
-    # each of these strings has an "a" before any b/c/d ("NaN", "Answer:", "stArt", "frAme", twice), so parity gives "A"
-    # and strict nothing; the other strings hold no A-D at all, and non-strings are never read.
+def test_malformed_letters_official_fallback():
+    # Pointing's official-mode fallback takes the first A-D character of the upper-cased text (image_mcq.py:3025-3029):
+    # each of these strings has an "a" before any b/c/d ("NaN", "Answer:", "stArt", "frAme", twice), so official
+    # mode gives "A" and strict nothing; the other strings hold no A-D at all, and non-strings are never read.
     with_a = {"NaN", "Answer:", '{"start": [1], "end": {}}', '[{"start": null, "end": null, "caption": 3}]',
               '{"frame_x": 1}', '{"frame_1": [1e400, 0, 1, 1]}'}
     for text in MALFORMED:
         want = "A" if isinstance(text, str) and text in with_a else None
-        assert parse_pointing(text, "parity") == want, text
+        assert parse_pointing(text, "official") == want, text
         assert parse_pointing(text, "strict") is None, text
 
 
 def test_unknown_mode():
     with pytest.raises(ValueError, match="unknown mode"):
         check_mode("lenient")
+
+
+def test_former_mode_name_is_official():
+    # "parity", the former name of "official", is read as "official" wherever a mode is taken: the h:m:s time
+    # "01:02:03" keeps its first field (1 s) as in official mode, where strict reads 3600 + 120 + 3 = 3723 s; a lower
+    # case letter counts as in official mode ("I pick b." -> B), where strict reads none.
+    assert check_mode("parity") == "official" and "parity" not in MODES
+    assert parse_time("01:02:03", "parity") == parse_time("01:02:03", "official") == 1.0
+    assert parse_time("01:02:03", "strict") == 3723.0
+    assert parse_choice("I pick b.", "parity") == "B" and parse_choice("I pick b.", "strict") is None

@@ -19,7 +19,7 @@ def test_registry_has_the_eight_tasks():
         get_task("ocr")
 
 
-@pytest.mark.parametrize("mode, value, n_scored", [("parity", 200 / 3, 3), ("strict", 175 / 3, 4)])
+@pytest.mark.parametrize("mode, value, n_scored", [("official", 200 / 3, 3), ("strict", 175 / 3, 4)])
 def test_event_verification_chain(mode, value, n_scored):
     truth = gts("event_verification", ["yes", "yes", "no", "no"])
     answers = {"0": "Yes.", "1": "No", "2": "no", "3": "I cannot tell"}
@@ -30,9 +30,18 @@ def test_event_verification_chain(mode, value, n_scored):
     assert result.to_json()["mode"] == mode and result.to_json()["parse_rate"] == 0.75
 
 
+def test_former_mode_name_scores_and_records_as_official():
+    # The official value of the case above (200/3: "I cannot tell" left out); the result names the mode "official".
+    truth = gts("event_verification", ["yes", "yes", "no", "no"])
+    answers = {"0": "Yes.", "1": "No", "2": "no", "3": "I cannot tell"}
+    result = score_answers("event_verification", truth, answers, mode="parity", n_resamples=0)
+    assert result.value == pytest.approx(200 / 3) and result.mode == "official"
+    assert result.to_record(kind="submission", source="s.jsonl")["protocol"] == "event_verification (official)"
+
+
 def test_missing_and_malformed_answers_are_counted_not_raised():
     truth = gts("temporal", [(10, 14), (10, 14)], duration=30)
-    result = score_answers("temporal", truth, {"0": "\x00{[", "x": "00:10-00:14"}, mode="parity")
+    result = score_answers("temporal", truth, {"0": "\x00{[", "x": "00:10-00:14"}, mode="official")
     assert result.value == pytest.approx(4 / 30 * 100) and result.n_parsed == 0
     assert "1 of 2 GT ids have no answer" in result.notes[0] and "1 answers have no GT id" in result.notes[1]
     strict = score_answers("temporal", truth, {"0": "\x00{[", "1": "00:10-00:14"}, mode="strict")

@@ -49,7 +49,7 @@ def test_hand_cases():
     assert 2 * s / 4 == 0.5 and pairs == [(0, 0)]
 
 
-@pytest.mark.parametrize("mode, want, n", [("parity", 1.0, 1), ("strict", 0.5, 2)])
+@pytest.mark.parametrize("mode, want, n", [("official", 1.0, 1), ("strict", 0.5, 2)])
 def test_unreadable_video(mode, want, n):
     events = [(0, 10, "a"), (10, 20, "b")]
     score = soda_c([events, events], [events, None], exact_match_similarity, mode)
