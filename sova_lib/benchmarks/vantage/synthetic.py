@@ -31,6 +31,7 @@ import pandas as pd
 from sova_lib.benchmarks.vantage.files import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
+from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id, submission_answers
@@ -184,6 +185,7 @@ def street_table(frame, tasks, *, mode: str, n_resamples: int, seed: int):
     parse_rate, n_items``; the parse rate is read from the record's note
     (``parsed N/M answers``).
     """
+    mode = check_mode(mode)
     rows = []
     keep = (frame["cache"] == STREET_CACHE) & (frame["bootstrap"] == n_resamples) & (frame["seed"] == seed)
     for task in tasks:
