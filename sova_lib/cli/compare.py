@@ -2,7 +2,8 @@
 
 ``sova compare --protocol intra-pair A B`` scores ``A`` and ``B`` (each
 descriptions: JSON Lines, the authors' JSON or a describe cache folder; or an
-``.npz`` of vectors) and prints the score of each, the difference ``A - B``
+``.npz`` of vectors; descriptions are embedded one vector per sentence, or
+each whole with ``--no-split``, as ``sova sovabench evaluate``) and prints the score of each, the difference ``A - B``
 with a paired bootstrap interval over the same queries (within each pair for
 Pair-mAP, as ``sova evaluate --bootstrap``), and the queries where the two
 disagree most. The work is done by ``sova_lib.paper.compare``.
@@ -16,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
@@ -27,13 +27,13 @@ from sova_lib.cli.options import (
     add_encoder_options,
     add_output_options,
     count,
+    note,
     old_spelling,
 )
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
 from sova_lib.evaluate import CoverageError
-from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
-from sova_lib.paper.compare import compare
+from sova_lib.paper.compare import compare_files
 from sova_lib.protocols import PROTOCOLS
 from sova_lib.records import write_record
 from sova_lib.similarity import AGGREGATES
@@ -61,21 +61,13 @@ def add_commands(sub) -> None:
     p.add_argument("--allow-missing", action="store_true",
                    help="score the clips each input has, leaving out the others; both must still leave the same "
                         "queries (default: a clip missing from an input is an error)")
-    add_encoder_options(p, split=False)
+    add_encoder_options(p)
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
     add_output_options(p, out=("DIR", "also write the comparison as one record JSON into DIR (the tables of "
                                       "sova_lib.records collect them)"), json=True, dest="results_dir")
     old_spelling(p, "--results-dir", "--out", dest="results_dir")
     p.set_defaults(func=run_compare)
-
-
-def _items(path: str, encoder):
-    if not Path(path).exists():
-        raise CliError(f"{path}: no such file or folder")
-    if path.endswith(".npz"):
-        return read_embeddings(path)
-    return embed_descriptions(read_descriptions(path), encoder())
 
 
 def run_compare(args) -> int:
@@ -88,16 +80,17 @@ def run_compare(args) -> int:
         return made[0]
 
     name_a, name_b = args.names or (args.a, args.b)
+    vectors = args.a.endswith(".npz") and args.b.endswith(".npz")
+    if vectors and args.no_split:
+        note("--no-split does not apply to two .npz inputs (the vectors are already made); it is ignored")
     try:
-        result = compare(args.protocol, _items(args.a, encoder), _items(args.b, encoder), name_a=name_a,
-                         name_b=name_b, aggregate=args.aggregate, ties=args.ties, bootstrap=args.bootstrap,
-                         seed=args.seed, allow_missing=args.allow_missing)
+        result = compare_files(args.protocol, args.a, args.b, encoder, sentences=not args.no_split,
+                               name_a=name_a, name_b=name_b, aggregate=args.aggregate, ties=args.ties,
+                               bootstrap=args.bootstrap, seed=args.seed, allow_missing=args.allow_missing)
     except (CoverageError, ValueError, FileNotFoundError) as err:
         raise CliError(str(err)) from None
     if args.results_dir:
-        vectors = args.a.endswith(".npz") and args.b.endswith(".npz")
-        record = result.to_record(encoder=None if vectors else (args.embedder or DEFAULT_ENCODER),
-                                  text_split=None if vectors else "sentences")
+        record = result.to_record(encoder=None if vectors else (args.embedder or DEFAULT_ENCODER))
         print(f"wrote {write_record(record, args.results_dir)}", file=sys.stderr)
     if args.json:
         top = result.disagreements(args.top)

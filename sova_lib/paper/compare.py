@@ -12,6 +12,11 @@ the general one?") on the same queries:
   intervals of ``evaluate``, from ``numpy.random.default_rng(seed)``;
 * the queries where the two disagree most.
 
+``compare_files(protocol, path_a, path_b, encoder, sentences=...)`` reads
+two inputs (descriptions, embedded by the sentence encoder split into
+sentences or each whole, or ``.npz`` vectors) and compares them; the
+comparison keeps how the texts were split (``text_split``).
+
 ``Comparison.to_record`` turns the result into one record of
 ``sova_lib.records`` (kind ``paired comparison``), so it is collected into
 ``figures/results.csv`` with every other score.
@@ -23,15 +28,17 @@ does the work.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from sova_lib import metrics
 from sova_lib.evaluate import evaluate
+from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 
-__all__ = ["Comparison", "compare", "compare_results"]
+__all__ = ["Comparison", "compare", "compare_files", "compare_results", "load_items", "split_name"]
 
 
 @dataclass
@@ -40,6 +47,8 @@ class Comparison:
 
     ``per_query`` is a DataFrame with one row per query (``id``, ``class``,
     ``AP A``, ``AP B``, ``difference``, in points), largest disagreement first.
+    ``text_split`` says how descriptions were embedded (``split_name``), or
+    ``None`` when not known or both inputs were vectors.
     """
 
     protocol: str
@@ -57,6 +66,7 @@ class Comparison:
     aggregate: str
     per_query: object = field(repr=False)
     per_class: dict = field(default_factory=dict)
+    text_split: str | None = None
 
     def disagreements(self, k: int = 10):
         """The ``k`` queries with the largest absolute AP difference (ties kept in id order)."""
@@ -69,9 +79,11 @@ class Comparison:
         ``value`` is A minus B in points, with its paired interval; ``source``
         ``"A minus B"`` and ``cache`` ``"A vs B"`` (which names the file);
         ``per_class`` the per-class differences; ``note`` both scores.
-        ``encoder``, ``text_split`` and ``benchmark`` say how the two were scored.
+        ``encoder``, ``text_split`` and ``benchmark`` say how the two were scored;
+        ``text_split`` defaults to the comparison's own.
         """
         low, high = self.ci or (None, None)
+        text_split = self.text_split if text_split is None else text_split
         return make_record(
             kind="paired comparison", source=f"{self.name_a} minus {self.name_b}", benchmark=benchmark,
             protocol=self.protocol, metric=f"{self.metric} difference", value=self.difference, ci_low=low,
@@ -187,3 +199,39 @@ def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str =
     kwargs = dict(aggregate=aggregate, ties=ties, allow_missing=allow_missing)
     return compare_results(evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs),
                            name_a=name_a, name_b=name_b, bootstrap=bootstrap, seed=seed)
+
+
+def split_name(sentences: bool) -> str:
+    """The records' ``text_split`` of descriptions embedded one vector per sentence, or each whole."""
+    return "sentences" if sentences else "whole text"
+
+
+def load_items(path, encoder, *, sentences: bool = True):
+    """The ``ItemVectors`` of one input: ``.npz`` vectors as they are, or descriptions embedded.
+
+    Descriptions (JSON Lines, the authors' JSON or a describe cache folder)
+    are embedded by ``encoder()`` (a callable that makes the sentence encoder,
+    called only here), one vector per sentence, or (``sentences=False``) one
+    per description, as ``sova sovabench evaluate --no-split``. A path that
+    does not exist raises ``FileNotFoundError`` naming it.
+    """
+    path = str(path)
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if path.endswith(".npz"):
+        return read_embeddings(path)
+    return embed_descriptions(read_descriptions(path), encoder(), sentences=sentences)
+
+
+def compare_files(protocol: str, path_a, path_b, encoder, *, sentences: bool = True, **kwargs) -> Comparison:
+    """Read two inputs (``load_items``), score both under ``protocol`` and compare them (``compare``).
+
+    ``sentences`` applies to the description inputs; the comparison's
+    ``text_split`` records it (``None`` when both inputs are vectors).
+    ``kwargs`` go to ``compare``.
+    """
+    result = compare(protocol, load_items(path_a, encoder, sentences=sentences),
+                     load_items(path_b, encoder, sentences=sentences), **kwargs)
+    vectors = str(path_a).endswith(".npz") and str(path_b).endswith(".npz")
+    result.text_split = None if vectors else split_name(sentences)
+    return result

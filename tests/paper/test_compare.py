@@ -133,3 +133,68 @@ def test_compare_command_into_a_closed_pipe(tmp_path):
                            str(b), "--bootstrap", "10"], stdout=write, stderr=subprocess.PIPE, env=env, text=True)
     os.close(write)
     assert done.returncode == 0 and done.stderr == ""
+
+
+def _description_file(path, text_of):
+    """A JSON Lines description file ({"id", "text"} a line, as ``sova describe`` writes it) of the six clips."""
+    path.write_text("".join(json.dumps({"id": c.index, "text": text_of(c)}) + "\n" for c in example_clips()))
+    return path
+
+
+def test_compare_no_split_scores_as_sovabench_evaluate_no_split(tmp_path, capsys, monkeypatch):
+    """``sova compare --no-split`` embeds each description whole: the same per-query APs as two
+    ``sova sovabench evaluate --no-split`` runs, and its record says so."""
+    import sova_lib.cli.evaluate as evaluate_command
+    from sova_lib.cli import main
+    from sova_lib.records import collect_records
+
+    # A: the direction sentence, then a scene sentence every clip shares. Whole, the three texts of one direction
+    # are the same text (cosine 1) and the other direction's differ: every query has AP 1 (100 points). Split into
+    # sentences, the shared sentence gives every pair the same maximum cosine, so the direction is no longer seen.
+    a = _description_file(tmp_path / "a.jsonl", lambda c: f"The clip plays {c.direction}. People walk across an "
+                                                          "open square.")
+    # B: the place of the clip, unrelated to its direction, then a sentence every clip shares. Whole, a query's
+    # first is the same place played the other way (cosine 1, not relevant), then two tied groups, one per other
+    # place, each of one relevant and one not: expected AP = 1/2 * (mean(1/2, 1/3) + mean(2/4, 2/5)) = 0.43333.
+    # Split, the shared sentence ties every clip, as for A: the exact random AP 0.5925 (R = 2 of N = 5, above).
+    b = _description_file(tmp_path / "b.jsonl", lambda c: f"This is the {c.index.split('_')[1]}. Nothing else "
+                                                          "happens here.")
+    cache = str(tmp_path / "cache")
+    scored = []
+    real = evaluate_command.evaluate
+    monkeypatch.setattr(evaluate_command, "evaluate", lambda *a, **k: scored.append(real(*a, **k)) or scored[-1])
+    for path in (a, b):
+        assert main(["sovabench", "evaluate", "--protocol", DIRECTION_PROTOCOL, "--descriptions", str(path),
+                     "--no-split", "--cache-dir", cache, "--json", "--bootstrap", "0"]) == 0
+    capsys.readouterr()
+    assert [round(r.value, 2) for r in scored] == [100.0, 43.33]  # as worked out above
+
+    def compared(*split):
+        assert main(["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(b), *split, "--cache-dir", cache,
+                     "--json", "--top", "6", "--bootstrap", "0", "--out", str(tmp_path / "results" / str(split))]) == 0
+        rows = json.loads(capsys.readouterr().out)["disagreements"]
+        return {r["id"]: (r["AP A"], r["AP B"]) for r in rows}
+
+    whole = compared("--no-split")
+    expected = {i: (round(100 * scored[0].per_query[i], 2), round(100 * scored[1].per_query[i], 2))
+                for i in scored[0].per_query}
+    assert whole == expected == {c.index: (100.0, 43.33) for c in example_clips()}
+    # without it, compare splits into sentences: every clip tied, for A and for B
+    assert compared() == {c.index: (59.25, 59.25) for c in example_clips()}
+    assert collect_records(tmp_path / "results" / "('--no-split',)")["text_split"].tolist() == ["whole text"]
+    assert collect_records(tmp_path / "results" / "()")["text_split"].tolist() == ["sentences"]
+
+
+def test_no_split_on_two_vector_files_is_ignored_with_a_note(tmp_path, capsys):
+    from sova_lib.cli import main
+    from sova_lib.item_vectors import write_embeddings
+
+    a, b = write_embeddings(tmp_path / "a.npz", _items(perfect=True)), write_embeddings(tmp_path / "b.npz",
+                                                                                     _items(perfect=False))
+    assert main(["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(b), "--no-split", "--json", "--bootstrap",
+                 "0", "--out", str(tmp_path / "r")]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["difference"] == 40.75
+    assert err.startswith("sova: note: --no-split does not apply to two .npz inputs")
+    (record,) = [json.loads(p.read_text()) for p in (tmp_path / "r").glob("*.json")]
+    assert record.get("text_split") is None and record.get("encoder") is None
