@@ -75,7 +75,8 @@ class RayOptions:
 
     ``workers`` actors, each with ``gpus_per_worker`` GPUs and
     ``cpus_per_worker`` CPUs, take ``batch_size`` items per call;
-    ``load_workers`` decoding threads per actor (default: its CPUs, 1 to 8).
+    ``load_workers`` decoding threads per actor (default: its CPUs, 1 to 8, at most the
+    machine's cores; ``threads``).
     ``address``, ``num_cpus`` and ``num_gpus``: see ``ray_session``.
     Every Ray run function takes these as one ``ray`` argument (default: these defaults).
     """
@@ -102,7 +103,11 @@ class RayOptions:
         return f"ray: {self.workers} x ({self.gpus_per_worker:g} GPU, {self.cpus_per_worker:g} CPU)"
 
     def threads(self) -> int:
-        """Decoding threads per actor."""
+        """Decoding threads per actor, the one rule of the describe and the embedding Ray engines.
+
+        ``load_workers`` when given; otherwise the actor's CPUs (``cpus_per_worker``, rounded down, at least 1),
+        at most 8 and at most the core count of the machine that plans the run (``os.cpu_count()``).
+        """
         if self.load_workers is not None:
             return self.load_workers
         return max(1, min(8, int(self.cpus_per_worker) or 1, os.cpu_count() or 1))

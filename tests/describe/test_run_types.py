@@ -103,3 +103,42 @@ def test_run_options_drive_the_run(tmp_path, capsys):
     loud = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
                           run=replace(quiet, verbose=True))
     assert capsys.readouterr().out == str(loud) + "\n"
+
+
+@pytest.mark.parametrize("cpus_per_worker, cores, load_workers, expected", [
+    # by hand: load_workers when given, else min(8, int(cpus_per_worker) or 1, cores), at least 1
+    (1.0, 16, None, 1),
+    (4.0, 16, None, 4),
+    (4.0, 2, None, 2),      # capped at the machine's cores
+    (64.0, 16, None, 8),    # capped at 8
+    (2.5, 16, None, 2),     # rounded down
+    (0.5, 16, None, 1),     # a fraction of a CPU still decodes on one thread
+    (4.0, None, None, 1),   # os.cpu_count() unknown: one core assumed
+    (64.0, 2, 5, 5),        # load_workers is taken as given
+])
+def test_decoding_threads_rule(monkeypatch, cpus_per_worker, cores, load_workers, expected):
+    monkeypatch.setattr("os.cpu_count", lambda: cores)
+    assert RayOptions(cpus_per_worker=cpus_per_worker, load_workers=load_workers).threads() == expected
+
+
+def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tmp_path):
+    """The describe and the embedding Ray engines hand each actor ``RayOptions.threads()`` (no Ray started)."""
+    pytest.importorskip("transformers")
+    import sova_lib.describe.contrastive.ray_engine as embed_engine
+    from sova_lib.describe import ray_engine as describe_engine
+    from sova_lib.describe.item import Item
+    from tests.tiny_contrastive import build_tiny_clip
+
+    monkeypatch.setattr("os.cpu_count", lambda: 3)
+    options = RayOptions(cpus_per_worker=6.0)  # the rule: min(8, 6, 3 cores) = 3 threads
+    assert options.threads() == 3
+    seen = {}
+    monkeypatch.setattr(RayOptions, "map", lambda self, items, worker, kwargs: seen.update(describe=kwargs) or iter(()))
+    assert list(describe_engine._stream([], "motion", {}, None, 1.0, options)) == []
+    # the embedding engine: the stream it hands the cache writer carries the actors' keyword arguments
+    monkeypatch.setattr(embed_engine, "run_into_store", lambda key, items, cache_dir, stream, **kw: seen.update(
+        embed=stream.args[2]))
+    model = build_tiny_clip(tmp_path / "clip")
+    embed_engine.embed_items_ray({"name": str(model), "device": "cpu"}, [Item("a", tmp_path / "a.mp4")],
+                                 tmp_path / "cache", pool="none", ray=options)
+    assert seen["describe"]["load_workers"] == seen["embed"]["load_workers"] == 3

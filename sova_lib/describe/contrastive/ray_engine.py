@@ -128,11 +128,8 @@ def embed_items_ray(
                                            device=device, dtype=model_options.get("dtype"))
     check_pool(model_class, pool, name=model_options["name"])
     key = embedding_key(expected, fps, pool, crop_source=crop_source)
-    # as before: the actors' decoding threads follow their CPUs, not this machine's core count
-    threads = ray.load_workers if ray.load_workers is not None else max(1, min(8, int(ray.cpus_per_worker) or 1))
-
     kwargs = {"model_options": model_options, "expected_config": expected, "fps": fps, "pool": pool,
-              "batch_frames": batch_frames, "load_workers": threads}
+              "batch_frames": batch_frames, "load_workers": ray.threads()}  # one rule for both Ray engines
     stream = partial(_stream_from_actors, ray, on_start, kwargs)
     return run_into_store(key, list(items), cache_dir, stream, device=f"{ray.device()}, {device}", run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds,
