@@ -44,7 +44,6 @@ those pieces on a pool of Ray actors (``--engine ray``).
 from __future__ import annotations
 
 import json
-import os
 import pickle
 from dataclasses import dataclass
 from functools import partial
@@ -75,8 +74,7 @@ class RayOptions:
 
     ``workers`` actors, each with ``gpus_per_worker`` GPUs and
     ``cpus_per_worker`` CPUs, take ``batch_size`` items per call;
-    ``load_workers`` decoding threads per actor (default: its CPUs, 1 to 8, at most the
-    machine's cores; ``threads``).
+    ``load_workers`` decoding threads per actor (default: its CPUs, 1 to 8; ``threads``).
     ``address``, ``num_cpus`` and ``num_gpus``: see ``ray_session``.
     Every Ray run function takes these as one ``ray`` argument (default: these defaults).
     """
@@ -106,11 +104,12 @@ class RayOptions:
         """Decoding threads per actor, the one rule of the describe and the embedding Ray engines.
 
         ``load_workers`` when given; otherwise the actor's CPUs (``cpus_per_worker``, rounded down, at least 1),
-        at most 8 and at most the core count of the machine that plans the run (``os.cpu_count()``).
+        at most 8. The machine that plans the run may not be the one an actor runs on, so its own core count
+        plays no part: Ray places an actor only on a node with ``cpus_per_worker`` CPUs free.
         """
         if self.load_workers is not None:
             return self.load_workers
-        return max(1, min(8, int(self.cpus_per_worker) or 1, os.cpu_count() or 1))
+        return max(1, min(8, int(self.cpus_per_worker) or 1))
 
     def session(self) -> "ray_session":
         return ray_session(self.address, self.num_cpus, self.num_gpus)

@@ -39,7 +39,7 @@ def test_ray_options_describe_the_pool():
     assert options.engine() == {"name": "ray", "workers": 2, "gpus_per_worker": 1.0, "cpus_per_worker": 1.0,
                                 "batch_size": 16}
     assert options.device() == "ray: 2 x (1 GPU, 1 CPU)"
-    assert RayOptions(cpus_per_worker=3.0, load_workers=None).threads() == min(3, __import__("os").cpu_count())
+    assert RayOptions(cpus_per_worker=3.0, load_workers=None).threads() == 3  # the actor's CPUs (rule below)
     assert RayOptions(load_workers=5).threads() == 5
     with pytest.raises(ValueError, match="workers and batch_size must be at least 1, got 0 and 8"):
         replace(options, workers=0, batch_size=8)
@@ -106,14 +106,15 @@ def test_run_options_drive_the_run(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("cpus_per_worker, cores, load_workers, expected", [
-    # by hand: load_workers when given, else min(8, int(cpus_per_worker) or 1, cores), at least 1
+    # by hand: load_workers when given, else min(8, int(cpus_per_worker) or 1), at least 1; the planning
+    # machine's core count ("cores") plays no part, since the actors may run on other nodes
     (1.0, 16, None, 1),
     (4.0, 16, None, 4),
-    (4.0, 2, None, 2),      # capped at the machine's cores
+    (4.0, 2, None, 4),      # a 2-core driver plans 4-CPU actors for a bigger node
     (64.0, 16, None, 8),    # capped at 8
     (2.5, 16, None, 2),     # rounded down
     (0.5, 16, None, 1),     # a fraction of a CPU still decodes on one thread
-    (4.0, None, None, 1),   # os.cpu_count() unknown: one core assumed
+    (4.0, None, None, 4),   # os.cpu_count() unknown: no matter
     (64.0, 2, 5, 5),        # load_workers is taken as given
 ])
 def test_decoding_threads_rule(monkeypatch, cpus_per_worker, cores, load_workers, expected):
@@ -130,8 +131,8 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     from tests.tiny_contrastive import build_tiny_clip
 
     monkeypatch.setattr("os.cpu_count", lambda: 3)
-    options = RayOptions(cpus_per_worker=6.0)  # the rule: min(8, 6, 3 cores) = 3 threads
-    assert options.threads() == 3
+    options = RayOptions(cpus_per_worker=6.0)  # the rule: min(8, 6) = 6 threads, whatever this machine's 3 cores
+    assert options.threads() == 6
     seen = {}
     monkeypatch.setattr(RayOptions, "map", lambda self, items, worker, kwargs: seen.update(describe=kwargs) or iter(()))
     assert list(describe_engine._stream([], "motion", {}, None, 1.0, options)) == []
@@ -141,4 +142,4 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     model = build_tiny_clip(tmp_path / "clip")
     embed_engine.embed_items_ray({"name": str(model), "device": "cpu"}, [Item("a", tmp_path / "a.mp4")],
                                  tmp_path / "cache", pool="none", ray=options)
-    assert seen["describe"]["load_workers"] == seen["embed"]["load_workers"] == 3
+    assert seen["describe"]["load_workers"] == seen["embed"]["load_workers"] == 6
