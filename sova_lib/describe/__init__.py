@@ -2,7 +2,8 @@
 
 ``contract`` (the ``Describer`` contract and the backend registry),
 ``prompts`` (the paper's prompt presets), ``runner`` (the one loop that
-drives every backend), ``ray_engine`` (the same run on a pool of Ray
+drives every backend), ``run_cache`` (a run's outcomes into its cache
+folder, its options and summary), ``ray_engine`` (the same run on a pool of Ray
 actors), ``cache`` (the cache folder, its key and its one manifest writer) and ``backends/`` (transformers, MiniCPM-V, OpenAI-compatible
 servers, the motion describer).
 """

@@ -33,7 +33,9 @@ first item), ``build_request`` (an item's frames into a request),
 ``describe_batch`` (one describer call, item by item on failure),
 ``schedule_requests`` (the loader threads and the call pool) and
 ``run_into_cache`` (the cache folder, what is left to do, the fail-fast rule,
-each outcome appended, the manifest). ``sova_lib.describe.ray_engine`` runs the
+each outcome appended, the manifest; it lives in
+``sova_lib.describe.run_cache`` with ``RunOptions`` and ``RunSummary``, and is
+importable from here too). ``sova_lib.describe.ray_engine`` runs the
 same pieces on a pool of Ray actors.
 
 ``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
@@ -45,115 +47,19 @@ those pieces on a pool of Ray actors (``--engine ray``).
 from __future__ import annotations
 
 import os
-import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from sova_lib.describe.cache import cache_key, open_cache
+from sova_lib.describe.cache import cache_key
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
-from sova_lib.storage import now
+from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
 
 __all__ = ["RunOptions", "RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
            "run_key", "schedule_requests", "start_describer"]
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How a run behaves here, whatever the engine (``RayOptions`` says where the work goes), describing or embedding.
-
-    ``retry_errors``: describe (embed) again the items that failed before;
-    ``show_progress``: draw a progress bar. Describing only:
-    ``sync_every`` seconds between rewrites of the manifest, ``verbose``
-    prints the summary at the end, ``stop_after_same_failures`` is the
-    fail-fast rule (0: never; module docstring). An embedding run writes its
-    shards by ``flush_items`` / ``flush_seconds`` and prints nothing.
-    Every run function takes these as one ``run`` argument (default: these defaults).
-    """
-
-    retry_errors: bool = False
-    sync_every: float = 5.0
-    show_progress: bool = True
-    verbose: bool = True
-    stop_after_same_failures: int = 5
-
-
-@dataclass
-class RunSummary:
-    """What one run of any engine did, describing (``verb`` "described") or embedding ("embedded").
-
-    ``done``: items finished this run; ``skipped_cached``: items already in
-    the cache; ``skipped_failed``: items that failed before and were not
-    retried; ``failures``: id -> reason of this run's failures; ``total_done``
-    and ``total_failed``: the cache folder's counts after the run; ``empty``:
-    empty answers (describing); ``frames``: frames decoded (embedding).
-    ``str()`` is the printed summary, ``line()`` the same in one line.
-    ``described``/``embedded``, ``skipped`` (both kinds) and ``errors`` are
-    the names each engine's callers have read these counts by.
-    """
-
-    folder: Path
-    verb: str = "described"
-    done: int = 0
-    failed: int = 0
-    empty: int = 0
-    frames: int = 0
-    skipped_cached: int = 0
-    skipped_failed: int = 0
-    total_done: int = 0
-    total_failed: int = 0
-    seconds: float = 0.0
-    failures: dict = field(default_factory=dict)
-
-    @property
-    def described(self) -> int:
-        return self.done
-
-    @property
-    def embedded(self) -> int:
-        return self.done
-
-    @property
-    def skipped(self) -> int:
-        """Items left out: already in the cache, or failed before."""
-        return self.skipped_cached + self.skipped_failed
-
-    @property
-    def errors(self) -> dict:
-        return self.failures
-
-    @property
-    def items_per_s(self) -> float:
-        return self.done / self.seconds if self.seconds > 0 else 0.0
-
-    items_per_second = items_per_s
-
-    def line(self) -> str:
-        frames = f"{self.frames} frames " if self.frames or self.verb == "embedded" else ""
-        return (f"{self.done} {self.verb}, {self.skipped} already cached, {self.failed} failed; "
-                f"{frames}in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s) -> {self.folder}")
-
-    def __str__(self) -> str:
-        output = (f"descriptions: {self.folder / 'descriptions.jsonl'}" if self.verb == "described"
-                  else f"vectors: {self.folder}")
-        lines = [
-            f"{self.verb} {self.done}, skipped {self.skipped_cached} (already cached), "
-            f"failed {self.failed} in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s)",
-            f"  {output} ({self.total_done} items)",
-        ]
-        if self.empty:
-            lines.append(f"  {self.empty} of the {self.done} answers are empty (flagged \"empty\": true)")
-        if self.skipped_failed:
-            lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
-                            "--retry-errors (retry_errors=True) tries them again")
-        if self.total_failed:
-            lines.append(f"  errors: {self.folder / 'errors.jsonl'} ({self.total_failed} items without a "
-                         f"{'description' if self.verb == 'described' else 'vector'})")
-        lines.append(f"  manifest: {self.folder / 'manifest.json'}")
-        return "\n".join(lines)
 
 
 def start_describer(describer: Describer) -> None:
@@ -279,160 +185,6 @@ def run_key(describer: Describer, prompt: Prompt, fps: float | None, sampler_ver
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
     return key, run_info() if callable(run_info) else {}
-
-
-def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule: Callable[..., None], *,
-                   run_options: RunOptions | None = None, run_info: dict | None = None, device: str | None = None,
-                   details: dict | None = None) -> RunSummary:
-    """Open the cache folder of ``key``, have ``schedule`` describe what it lacks, record each outcome.
-
-    The part of a run that every engine shares: ``schedule(todo, record)``
-    gets the items not yet in the cache (nor failed before, unless
-    ``run_options.retry_errors``), only when there are some, and calls
-    ``record(id, text, None)`` or ``record(id, None, error)`` once per item
-    from this thread (``record(id, None, error, False)`` for an item that
-    could not be loaded, which the fail-fast rule leaves out). Each outcome is
-    appended at once and the manifest is kept current; a
-    ``DescriberEnvironmentError`` is written to the manifest as ``stopped`` and
-    raised.
-    """
-    run = run_options or RunOptions()
-    with open_cache(cache_dir, key, source="run", details=details, sync_every=run.sync_every,
-                    device=device) as cache:
-        cache.manifest_data.update(run=run_info or {}, started=now())
-        try:
-            summary = _run(items, cache, schedule, run)
-        except DescriberEnvironmentError as err:
-            cache.update_manifest(stopped={"time": now(), "reason": str(err)})
-            raise
-    if run.verbose:
-        print(summary)
-    return summary
-
-
-def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
-    """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
-    from tqdm.auto import tqdm
-
-    summary = RunSummary(cache.folder)
-    todo = _left_to_do(items, cache, run.retry_errors, summary)
-    log = _RunLog(cache, summary)
-    # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
-    changes = bool(todo) or not cache.manifest()
-    if changes:
-        log.update_manifest()
-    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0],
-              disable=not run.show_progress or not todo,
-              dynamic_ncols=True) as bar:
-        log.bar = bar
-        gate = _FailFast(run.stop_after_same_failures, log)
-        try:
-            if todo:
-                schedule(todo, gate.record)
-            gate.release()  # fewer held failures than the rule needs: they are the items'
-        finally:
-            if changes:
-                log.update_manifest()
-            else:
-                log.update_totals()
-    return summary
-
-
-def _left_to_do(items, cache, retry_errors, summary) -> list:
-    """The items not in ``cache`` (nor failed before, unless ``retry_errors``); counts the others in ``summary``."""
-    todo = []
-    for item in items:
-        if item.id in cache.done:
-            summary.skipped_cached += 1
-        elif item.id in cache.failures and not retry_errors:
-            summary.skipped_failed += 1
-        else:
-            todo.append(item)
-    return todo
-
-
-class _RunLog:
-    """Writes each outcome of a run to the open cache, counts it in the summary and keeps the manifest current.
-
-    ``bar`` (a tqdm bar) is set once the bar is open; the manifest is
-    rewritten at most every ``cache.sync_every`` seconds.
-    """
-
-    def __init__(self, cache, summary: RunSummary):
-        self.cache, self.summary, self.bar = cache, summary, None
-        self.start = self.last_update = time.monotonic()
-
-    def update_totals(self) -> None:
-        summary = self.summary
-        summary.seconds = time.monotonic() - self.start
-        summary.total_done, summary.total_failed = len(self.cache.done), len(self.cache.failures)
-
-    def update_manifest(self) -> None:
-        self.update_totals()
-        summary = self.summary
-        rate = round(summary.items_per_s, 4)
-        self.cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed,
-                                             "empty": summary.empty,
-                                             "skipped_cached": summary.skipped_cached,
-                                             "seconds": round(summary.seconds, 3), "items_per_s": rate},
-                                   throughput_items_per_s=rate)
-
-    def keep(self, id: Any, text: str | None, error: str | None, shown: bool = False) -> None:
-        """Append one outcome; ``shown``: the bar has already counted it."""
-        summary = self.summary
-        if error is None:
-            self.cache.add(id, text)
-            summary.done += 1
-            summary.empty += not text.strip()
-        else:
-            self.cache.add_error(id, error)
-            summary.failed += 1
-            summary.failures[id] = error
-            self.bar.set_postfix(failed=summary.failed, refresh=False)
-        if not shown:
-            self.bar.update(1)
-        if time.monotonic() - self.last_update >= self.cache.sync_every:
-            self.update_manifest()
-            self.last_update = time.monotonic()
-
-
-class _FailFast:
-    """The fail-fast rule of the module docstring, between the scheduler's ``record`` and ``_RunLog.keep``.
-
-    While ``active``, the describer's failures are held back; the first
-    success, or ``limit`` held failures with more than one message, ends the
-    rule and writes what was held; ``limit`` held failures all with one
-    message raise ``DescriberEnvironmentError``. ``limit`` 0: never active.
-    """
-
-    def __init__(self, limit: int, log: _RunLog):
-        self.limit, self.log = limit, log
-        self.active = limit > 0
-        self.held: list[tuple[Any, str]] = []
-
-    def release(self) -> None:
-        """End the rule: the held failures are the items' own; write them."""
-        self.active = False
-        while self.held:
-            id, error = self.held.pop(0)
-            self.log.keep(id, None, error, shown=True)
-
-    def record(self, id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
-        if self.active and by_describer:
-            if error is None:
-                self.release()
-            else:
-                self.held.append((id, error))
-                self.log.bar.update(1)
-                if len(self.held) < self.limit:
-                    return
-                if len({message for _, message in self.held}) == 1:
-                    raise DescriberEnvironmentError(
-                        f"stopped: the first {len(self.held)} items all failed with the same error, which points "
-                        f"at the describer or its environment rather than the items: {error}")
-                self.release()
-                return
-        self.log.keep(id, text, error)
 
 
 def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> None:

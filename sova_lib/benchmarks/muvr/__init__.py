@@ -1,6 +1,7 @@
 """MUVR: multi-modal untrimmed video retrieval (Base, Filter and QA versions).
 
-Modules: ``annotations`` (annotation loaders), ``features`` (released frame and text
+Modules: ``annotations`` (a partition of the annotations), ``annotation_files``
+(the released annotation files, read and checked), ``features`` (released frame and text
 features), ``fusion`` (frame-set maximum cosine and score fusion),
 ``metrics`` (AP with misses, uAP, R@k, random baseline, QA parses and
 Reranking Score), ``retrieval`` (Base and Filter evaluation, per partition and averaged), ``qa`` (QA

@@ -15,8 +15,8 @@ registry), ``parsing`` / ``parsing_boxes`` (answer parsers of the text and
 the box tasks, and the modes), ``metrics`` (``Score``, the bootstrap, and
 the per-item metrics), ``metrics_boxes`` (box geometry, RefEx IoU, object
 localization F1, tracking Success AUC), ``metrics_captions`` (SODA_c and
-caption similarities), ``files`` (ground-truth and submission JSONL in the
-harness's layout), ``submissions`` (the leaderboard's checks of a
+caption similarities), ``ground_truth`` (the ground-truth JSONL in the
+harness's layout), ``files`` (the submission JSONL, written and read), ``submissions`` (the leaderboard's checks of a
 submission, matching answers to ground-truth ids), ``scoring`` (the chain
 and ``VantageResult``), ``task_prompts`` (each task's prompt and frame plan), ``run`` (running a
 describer), ``published`` (the paper's numbers beside computed ones),

@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["TSV_COLUMNS", "VantageDataError", "VantageItem", "read_items", "read_refex", "read_sot", "read_tsv"]
+__all__ = ["TSV_COLUMNS", "VantageDataError", "VantageItem", "jsonl_objects", "read_items", "read_refex", "read_sot", "read_tsv"]
 
 #: Required TSV columns per task.
 TSV_COLUMNS = {
@@ -52,6 +52,22 @@ class VantageDataError(ValueError):
         where = str(path) + (f", line {line}" if line is not None else "")
         where += f", field '{field_name}'" if field_name else ""
         super().__init__(f"{where}: {message}")
+
+
+def jsonl_objects(path: Path):
+    """``(line number, object)`` of each non-blank line of a JSONL file (the harness's ground truth and
+    submissions); ``VantageDataError`` naming the line where one is not a JSON object."""
+    with open(path, encoding="utf-8") as f:
+        for number, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except ValueError as err:
+                raise VantageDataError(path, number, None, f"not a JSON object ({err})") from None
+            if not isinstance(rec, dict):
+                raise VantageDataError(path, number, None, "not a JSON object")
+            yield number, rec
 
 
 @dataclass(frozen=True)

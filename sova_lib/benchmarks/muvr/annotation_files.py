@@ -1,0 +1,275 @@
+"""MUVR's released retrieval annotation files, each read and checked (spec muvr-spec.md Sec. 2).
+
+One partition lives in ``<root>/annotations/retrieval/<partition>/``::
+
+    videos.json           [{"id": 17, "frames_path": ".../BV1xx", "is_query": 0}, ...]
+    queries_en.json       [{"id": 3, "frames_path": ".../BV1qq", "prompt_en": str, "Clip": str, ...}, ...]
+    query_rel_lists.json  [{"query_id": 3, "rel_lists": {"pos_all": {"id_list": [17, 42, ...]}, ...}}, ...]
+    query_tag_lists.json  [{"query_id": 3, "tag_lists": {"+<tag>": {"id_list": [17, ...]}, ...}}, ...]
+    query_tags.json       {"3": ["<tag phrase>", ...], ...}      (keyed by str of the queries_en.json id)
+
+A video's name is the base name of its ``frames_path`` (``video_name``).
+``query_id`` and every ``id_list`` entry are the ``id`` of a ``videos.json``
+record, resolved to its name as the official loader does (``vid_name``,
+cuvr.py:88-96,114-140): by the JSON value, so ``17`` resolves and ``"17"``
+does not, and a video name is accepted only where some record's ``id`` is
+that very string (``VideoIds``, ``ListedIds``).
+
+Each reader checks its file as it reads it (a failure raises
+``MuvrDataError`` naming the file and the key): the file exists and parses;
+every record has its fields with the right types; ``videos.json`` ids are
+unique; every listed id of a kept entry is the id of a ``videos.json``
+record (a video name where an id belongs is named as such, in ``query_id``
+too), or, with ``join_listed``, is kept as ``#<id>`` (``ListedIds.unknown``).
+Entries of the list files whose ``query_id`` names no kept query are skipped
+unread and counted (cuvr.py:113-116,132-135). What the files make of a
+partition (its queries, gallery, Filter prompts, notes) is
+``sova_lib.benchmarks.muvr.annotations``'.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+from pathlib import Path
+
+__all__ = [
+    "ANNOTATION_FILES",
+    "ListedIds",
+    "MuvrDataError",
+    "VideoIds",
+    "read_json",
+    "read_queries",
+    "read_query_tags",
+    "read_rel_lists",
+    "read_tag_lists",
+    "read_videos",
+    "video_name",
+]
+
+ANNOTATION_FILES = ("videos.json", "queries_en.json", "query_rel_lists.json", "query_tag_lists.json",
+                    "query_tags.json")
+
+
+class MuvrDataError(ValueError):
+    """A MUVR file that is missing or malformed; the message names the file and the key."""
+
+    def __init__(self, path, key, problem: str):
+        self.path, self.key, self.problem = Path(path), key, problem
+        where = f"{path}" if key is None else f"{path}: {key}"
+        super().__init__(f"{where}: {problem}")
+
+
+def read_json(path: Path):
+    """The parsed content of a JSON file, or ``MuvrDataError`` naming the file."""
+    if not path.is_file():
+        raise MuvrDataError(path, None, "file not found")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise MuvrDataError(path, f"line {err.lineno}", f"not valid JSON ({err.msg})") from None
+
+
+def _list_of_dicts(data, path: Path, fields: dict) -> list:
+    if not isinstance(data, list):
+        raise MuvrDataError(path, None, f"expected a JSON list of objects, got {type(data).__name__}")
+    for k, rec in enumerate(data):
+        if not isinstance(rec, dict):
+            raise MuvrDataError(path, f"[{k}]", f"expected an object, got {type(rec).__name__}")
+        for name, kind in fields.items():
+            if name not in rec:
+                raise MuvrDataError(path, f"[{k}].{name}", "missing")
+            if not isinstance(rec[name], kind) or isinstance(rec[name], bool):
+                raise MuvrDataError(path, f"[{k}].{name}", f"expected {getattr(kind, '__name__', kind)}, "
+                                    f"got {type(rec[name]).__name__}")
+    return data
+
+
+def video_name(frames_path: str) -> str:
+    """A video's name: the base name of its ``frames_path`` (``BV...`` or ``BV..._HH.MM.SS-HH.MM.SS``)."""
+    return posixpath.basename(frames_path.replace("\\", "/").rstrip("/"))
+
+
+def _hashable_id(value) -> bool:
+    return isinstance(value, (int, float, str)) and not isinstance(value, bool)
+
+
+class VideoIds:
+    """``videos.json``: its ``id`` -> video name map, and the resolution of listed ids through it.
+
+    ``names`` are the records' video names in file order, ``marked`` those
+    of the records with ``is_query == 1``. The official loader keys
+    ``vid_name`` by each record's ``id`` as JSON gives it and looks every
+    ``query_id`` and ``id_list`` entry up in it (cuvr.py:88-96,114-140): the
+    integer ``3`` names a video, the string ``"3"`` does not, and a video
+    name (``"BV..."``) resolves only if some record's ``id`` is that string.
+    """
+
+    def __init__(self, records: list, path: Path):
+        self.path, self.by_id, self.names = path, {}, []
+        for k, rec in enumerate(records):
+            if "id" not in rec:
+                raise MuvrDataError(path, f"[{k}].id", "missing; listed ids are resolved through it")
+            if not _hashable_id(rec["id"]):
+                raise MuvrDataError(path, f"[{k}].id", f"expected an integer id, got {type(rec['id']).__name__}")
+            if rec["id"] in self.by_id:
+                raise MuvrDataError(path, f"[{k}].id", f"id {rec['id']!r} appears twice")
+            name = video_name(rec["frames_path"])
+            self.by_id[rec["id"]] = name
+            self.names.append(name)
+        self.known_names = set(self.names)
+        self.marked = [video_name(r["frames_path"]) for r in records if r.get("is_query", 0) == 1]
+
+    def name(self, raw, path: Path, key: str, *, join_listed: bool = False) -> str | None:
+        """The video name of listed id ``raw``; None for an id in no record when ``join_listed``."""
+        if _hashable_id(raw) and raw in self.by_id:
+            return self.by_id[raw]
+        if isinstance(raw, str) and raw in self.known_names:
+            raise MuvrDataError(path, key, f"lists the video name {raw!r}; the released files list the integer "
+                                f"ids of {self.path.name} (its 'id' field), which the official loader resolves")
+        if not _hashable_id(raw):
+            raise MuvrDataError(path, key, f"expected an id of {self.path.name}, got {type(raw).__name__}")
+        if join_listed:
+            return None
+        raise MuvrDataError(path, key, f"id {raw!r} is in no record of {self.path.name}; pass join_listed=True "
+                            "(--join-listed) to keep it as a gallery entry without features")
+
+
+def read_videos(folder: Path) -> VideoIds:
+    """``folder/videos.json`` read and checked: its records' names and ids (``VideoIds``)."""
+    path = folder / "videos.json"
+    return VideoIds(_list_of_dicts(read_json(path), path, {"frames_path": str}), path)
+
+
+def _id_list(value, path: Path, key: str) -> list:
+    ids = value.get("id_list") if isinstance(value, dict) else None
+    if not isinstance(ids, list):
+        raise MuvrDataError(path, key, "expected an object {\"id_list\": [ids of videos.json]}")
+    return ids
+
+
+def read_queries(folder: Path, split: str) -> tuple[dict, int]:
+    """The ``queries_en.json`` records that pass the ``split`` filter (cuvr.py:68-73), and how many do not.
+
+    Each kept record is ``video name -> (prompt_en, Clip or None, integer
+    id or None, str of its id or None)``, in file order; a video named by
+    two records is an error.
+    """
+    path = folder / "queries_en.json"
+    records = _list_of_dicts(read_json(path), path, {"frames_path": str, "prompt_en": str})
+    by_id, seen, filtered = {}, set(), 0
+    for k, rec in enumerate(records):
+        qid = video_name(rec["frames_path"])
+        if qid in seen:
+            raise MuvrDataError(path, f"[{k}].frames_path", f"query id {qid!r} appears twice")
+        seen.add(qid)
+        if split != "all" and rec.get("split") != split:
+            filtered += 1
+            continue
+        clip = rec.get("Clip")
+        number = rec.get("id") if isinstance(rec.get("id"), int) and not isinstance(rec.get("id"), bool) else None
+        by_id[qid] = (rec["prompt_en"], clip if isinstance(clip, str) else None, number,
+                      str(rec["id"]) if "id" in rec else None)
+    return by_id, filtered
+
+
+class ListedIds:
+    """The resolution of ``query_id`` and ``id_list`` entries of the list files to the kept queries and videos.
+
+    ``kept``: the query video names whose entries are read. ``unknown``
+    gathers, in order of first listing, the ids in no ``videos.json`` record
+    kept as ``#<id>`` gallery entries (``join_listed``).
+    """
+
+    def __init__(self, videos: VideoIds, kept: dict, join_listed: bool):
+        self.names, self.kept, self.join_listed = videos, kept, join_listed
+        self.unknown = {}
+
+    def ids(self, ids: list, path: Path, key: str) -> tuple:
+        """The video names of the listed ``ids``, each once, in order of listing."""
+        out = []
+        for j, raw in enumerate(ids):
+            vid = self.names.name(raw, path, f"{key}[{j}]", join_listed=self.join_listed)
+            if vid is None:
+                vid = self.unknown.setdefault(raw, f"#{raw}")
+            out.append(vid)
+        return tuple(dict.fromkeys(out))
+
+    def query(self, raw, path: Path, key: str) -> str | None:
+        """The query's video name, or None for an entry the official loader skips (``vid_name.get``, cuvr.py:113-116)."""
+        names = self.names
+        if isinstance(raw, str) and raw in names.known_names and raw not in names.by_id:
+            names.name(raw, path, key)  # raises: a video name where the released files hold an id
+        if not _hashable_id(raw):
+            raise MuvrDataError(path, key, f"expected an id of videos.json, got {type(raw).__name__}")
+        qid = names.by_id.get(raw)
+        return qid if qid in self.kept else None
+
+
+class _QueryEntries:
+    """The entries of a per-query list file (``query_rel_lists.json``, ``query_tag_lists.json``) of a kept query.
+
+    The file is read and its entries checked to be objects with ``fields``
+    at once; iterating yields ``(k, query's video name, entry)`` in file
+    order, ``k`` the entry's position, and counts in ``skipped`` the entries
+    whose ``query_id`` names no kept query (``ListedIds.query``).
+    """
+
+    def __init__(self, path: Path, listed: ListedIds, fields: dict):
+        self.path, self.listed, self.skipped = path, listed, 0
+        self.entries = _list_of_dicts(read_json(path), path, fields)
+
+    def __iter__(self):
+        for k, entry in enumerate(self.entries):
+            if "query_id" not in entry:
+                raise MuvrDataError(self.path, f"[{k}].query_id", "missing")
+            qid = self.listed.query(entry["query_id"], self.path, f"[{k}].query_id")
+            if qid is None:
+                self.skipped += 1
+            else:
+                yield k, qid, entry
+
+
+def read_rel_lists(folder: Path, listed: ListedIds) -> tuple[dict, set, int]:
+    """``query_rel_lists.json``: each kept query's ``pos_all`` names, every name listed, and the entries skipped."""
+    entries = _QueryEntries(folder / "query_rel_lists.json", listed, {"rel_lists": dict})
+    positives, names = {}, set()
+    for k, qid, rec in entries:
+        for kind, value in rec["rel_lists"].items():
+            key = f"[{k}].rel_lists.{kind}"
+            ids = listed.ids(_id_list(value, entries.path, key), entries.path, key)
+            names.update(ids)
+            if kind == "pos_all":
+                positives[qid] = ids  # a later entry of the same query replaces it (cuvr.py:125)
+    return positives, names, entries.skipped
+
+
+def read_tag_lists(folder: Path, listed: ListedIds) -> tuple[dict, int]:
+    """``query_tag_lists.json``: each kept query's ``(prompt, listed video names)`` pairs, and the entries skipped.
+
+    The pairs are in file order; a later entry of the same query replaces
+    the earlier one (cuvr.py:138).
+    """
+    entries = _QueryEntries(folder / "query_tag_lists.json", listed, {"tag_lists": dict})
+    by_query = {}
+    for k, qid, rec in entries:
+        by_query[qid] = []
+        for prompt, value in rec["tag_lists"].items():
+            key = f"[{k}].tag_lists[{prompt!r}]"
+            by_query[qid].append((prompt, listed.ids(_id_list(value, entries.path, key), entries.path, key)))
+    return by_query, entries.skipped
+
+
+def read_query_tags(folder: Path, by_id: dict) -> dict:
+    """``query_tags.json``: each query's tag phrases, keyed by str of its ``queries_en.json`` id (cuvr.py:82-83).
+
+    ``by_id`` is ``read_queries``' map (its fourth field is the key); a
+    query the file does not name has no tags.
+    """
+    gpath = folder / "query_tags.json"
+    tags = read_json(gpath)
+    if not isinstance(tags, dict):
+        raise MuvrDataError(gpath, None, f"expected an object {{id: [tag phrases]}}, got {type(tags).__name__}")
+    for key, value in tags.items():
+        if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+            raise MuvrDataError(gpath, repr(key), "expected a list of tag phrases")
+    return {q: tags.get(key, []) for q, (_, _, _, key) in by_id.items()}

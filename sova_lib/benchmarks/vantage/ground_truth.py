@@ -1,0 +1,359 @@
+"""The ground-truth JSONL (the answer key), as the VANTAGE-Bench harness writes and reads it.
+
+Ground truth, one object per line (the records the harness's adapters read,
+``vlmeval/dataset/utils/vantagebench/adapter_*.py``)::
+
+    {"id": <leaderboard id>, "task": <canonical task string>, "media": ..., "category": ...,
+     "conversations": [..., {"from": "gpt", "value": V}], "metadata": {"extra": {...}}}
+
+``V`` is JSON text (a JSON value is read too) holding, per task: the letter
+(vqa, pointing; ``extra.question_id`` for pointing, ``extra.task_type`` for
+vqa); "Yes"/"No" (event verification); ``{"start", "end"}`` with
+``extra.duration`` in seconds (temporal; 30 when absent, adapter_temporal.py
+lines 66-71); a list of ``{start, end, caption}`` (dvc; an event without a
+caption is left out and a missing time is 0 s, as the harness reads its key,
+vantage_dvc.py lines 240-250, each with a note); a list of pixel
+boxes ``[x1, y1, x2, y2]`` with ``extra.image_width`` / ``image_height``
+(referring expressions, adapter_grounding.py lines 73-78); a list of
+``{"label", "bbox"}`` pixel objects with ``extra.image_filename``,
+``image_path`` and ``min_bbox_area`` (object localization, adapter_astro.py
+lines 74-130: each label lower-cased as the harness's KITTI reader returns
+it, an object without ``label`` or ``bbox`` left out; the metric keeps
+persons only); ``{frame_id: box or null}`` with ``extra.frame_ids``, the
+anchor first (tracking, adapter_sot.py lines 58-95).
+
+Earlier versions of this library wrote ``extra.width`` / ``extra.height``
+and plain boxes for object localization; both are still read, with a note.
+Object localization's image size is that of the image at ``extra.image_path``
+when it opens (the harness reads it there alone), else ``image_width`` /
+``image_height`` (with a note). Without any size, referring expressions take
+1000 x 1000 and object localization 640 x 480, as the harness does
+(grounding_2d_dataset.py lines 813-822, astro_2d_dataset.py lines
+481-489), with a note.
+
+``files`` reads and writes the submission JSONL; ``tasks`` builds the ids
+and names the tasks.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects
+from sova_lib.benchmarks.vantage.parsing import parse_time
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, task_key
+
+__all__ = ["GroundTruth", "GroundTruthSet", "read_ground_truth"]
+
+_TASKS = tuple(CANONICAL_TASKS)
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """One item's answer key. ``value`` by task: letter; "yes"/"no"; ``(start, end)`` s; a list of
+    ``(start, end, caption)``; a list of pixel boxes; ``{k: box or None}`` for frames k = 1 .. N-1.
+    ``extra``: the record's ``metadata.extra`` plus ``duration`` (temporal), ``width``/``height`` in pixels
+    (referring expressions, object localization), ``labels`` (object localization: each box's label, ``None``
+    where the file gives none), ``min_bbox_area`` (object localization: the file's first record's, as the
+    harness takes it) and ``n_frames`` (tracking)."""
+
+    id: str
+    task: str
+    value: Any
+    media: str = ""
+    category: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+def _value_of(rec: dict, speaker: str, path, line: int):
+    turns = rec.get("conversations")
+    if not isinstance(turns, list):
+        raise VantageDataError(path, line, "conversations", "expected a list of {from, value} turns")
+    for turn in reversed(turns):
+        if isinstance(turn, dict) and turn.get("from") == speaker and "value" in turn:
+            return turn["value"]
+    raise VantageDataError(path, line, "conversations", f"no turn from {speaker!r} with a 'value'")
+
+
+def _box(value, path, line) -> list[float]:
+    if isinstance(value, dict):
+        value = value.get("bbox_2d", value.get("bbox"))
+    if not (isinstance(value, list) and len(value) == 4 and all(isinstance(v, (int, float)) for v in value)):
+        raise VantageDataError(path, line, "value", f"expected a box [x1, y1, x2, y2], got {value!r}")
+    return [float(v) for v in value]
+
+
+def _letter(raw, path, line: int) -> str:
+    """vqa, pointing: the option letter A-D (case, spaces and a final period ignored)."""
+    letter = str(raw).strip().upper().rstrip(".")
+    if letter not in ("A", "B", "C", "D"):
+        raise VantageDataError(path, line, "value", f"expected an option letter A-D, got {raw!r}")
+    return letter
+
+
+def _yes_no(raw, path, line: int) -> str:
+    """event verification: "yes" or "no" (case, spaces and a final period ignored)."""
+    word = str(raw).strip().lower().rstrip(".")
+    if word not in ("yes", "no"):
+        raise VantageDataError(path, line, "value", f"expected Yes or No, got {raw!r}")
+    return word
+
+
+def _span(value, raw, path, line: int) -> tuple[float, float]:
+    """temporal: ``(start, end)`` in seconds from ``{"start", "end"}``."""
+    start, end = (parse_time(value.get(k), "strict") if isinstance(value, dict) else None for k in ("start", "end"))
+    if start is None or end is None:
+        raise VantageDataError(path, line, "value", f"expected {{\"start\", \"end\"}} times, got {raw!r}")
+    return (start, end)
+
+
+def _events(value, extra: dict, path, line: int) -> list[tuple]:
+    """dvc: the ``(start, end, caption)`` events; counts dropped events and zero times in ``extra``.
+
+    As the harness reads its answer key (vantage_dvc.py lines 240-250): the
+    caption is "caption", else "description"; an event with neither is left
+    out (counted, with a note); a missing or empty time is 0 s; a time is
+    seconds, m:s or h:m:s in full.
+    """
+    if not isinstance(value, list):
+        raise VantageDataError(path, line, "value", "expected a list of {start, end, caption} events")
+    events = []
+    for ev in value:
+        if not isinstance(ev, dict):
+            raise VantageDataError(path, line, "value", f"event {ev!r} is not a {{start, end, caption}} object")
+        caption = ev.get("caption") or ev.get("description") or ""
+        if not caption:
+            extra["dropped_events"] = extra.get("dropped_events", 0) + 1
+            continue
+        times = []
+        for k in ("start", "end"):
+            raw_time = ev.get(k)
+            if raw_time is None or (isinstance(raw_time, str) and not raw_time.strip()):
+                extra["zero_times"] = extra.get("zero_times", 0) + 1
+                times.append(0.0)
+                continue
+            seconds = parse_time(raw_time, "strict")
+            if seconds is None:
+                raise VantageDataError(path, line, "value", f"event {ev!r}: {k} {raw_time!r} is not a time")
+            times.append(seconds)
+        events.append((times[0], times[1], str(caption)))
+    return events
+
+
+def _astro_objects(value: list, extra: dict) -> list:
+    """object localization: the boxes the harness keeps; sets ``extra['labels']``, counts skipped objects.
+
+    The harness writes each {"label", "bbox"} object as a KITTI line and
+    reads the label back lower-cased (adapter_astro.py lines 62-95,
+    vantage2d/utils.py lines 99-121): a null label is "none", and an object
+    lacking "label" or a four-number "bbox" is not written at all.
+    """
+    kept, labels = [], []
+    for v in value:
+        if isinstance(v, dict) and "label" in v:
+            if not (isinstance(v.get("bbox"), (list, tuple)) and len(v["bbox"]) >= 4):
+                extra["skipped_objects"] = extra.get("skipped_objects", 0) + 1
+                continue
+            kept.append(list(v["bbox"][:4]))
+            labels.append(str(v["label"]).lower())
+        else:  # an earlier layout of this library: a plain box, or an object without a label (a person)
+            kept.append(v)
+            labels.append(None)
+    extra["labels"] = labels
+    return kept
+
+
+def _boxes(task: str, value, extra: dict, path, line: int) -> list[list[float]]:
+    """refex, astro: the pixel boxes ``[x1, y1, x2, y2]``."""
+    if task == "refex" and isinstance(value, list) and value and isinstance(value[0], (int, float)):
+        value = [value]  # one box stored flat (grounding_2d_dataset.py lines 801-804)
+    if not isinstance(value, list):
+        raise VantageDataError(path, line, "value", "expected a list of pixel boxes")
+    if task == "astro":
+        value = _astro_objects(value, extra)
+    return [_box(b, path, line) for b in value]
+
+
+def _track(value, extra: dict, path, line: int) -> dict:
+    """sot: ``{k: box or None}`` for frames k = 1 .. N-1 of ``extra['frame_ids']`` (the anchor is frame 0)."""
+    ids = extra.get("frame_ids")
+    if not isinstance(ids, list) or len(ids) < 2:
+        raise VantageDataError(path, line, "metadata.extra.frame_ids", "expected the frame ids, anchor first")
+    if not isinstance(value, dict):
+        raise VantageDataError(path, line, "value", "expected {frame_id: box or null}")
+    boxes = {}
+    for k, fid in enumerate(ids[1:], start=1):
+        box = value.get(str(fid), value.get(f"frame_{k}"))
+        boxes[k] = None if box is None else _box(box, path, line)
+    return boxes
+
+
+def _gt_value(task: str, raw, extra: dict, path, line: int):
+    """The task's GT value from the JSONL ``value`` (JSON text or a JSON value)."""
+    if task in ("vqa", "pointing"):
+        return _letter(raw, path, line)
+    if task == "event_verification":
+        return _yes_no(raw, path, line)
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError as err:
+            raise VantageDataError(path, line, "value", f"expected JSON for a {task} answer ({err})") from None
+    if task == "temporal":
+        return _span(value, raw, path, line)
+    if task == "dvc":
+        return _events(value, extra, path, line)
+    if task in ("refex", "astro"):
+        return _boxes(task, value, extra, path, line)
+    return _track(value, extra, path, line)
+
+
+#: Image size the harness assumes when a record gives none and no image opens.
+_FALLBACK_SIZE = {"refex": (1000.0, 1000.0), "astro": (640.0, 480.0)}
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def _image_size(task: str, extra: dict, path, line: int) -> str:
+    """Set ``extra['width']`` / ``extra['height']``; return where they came from: image, harness, legacy, fallback.
+
+    Object localization takes the size of the image at ``extra.image_path`` first, as the harness does (it
+    opens that image and never reads ``image_width``, astro_2d_dataset.py lines 478-489); where it does not
+    open here, ``image_width`` / ``image_height`` stand for it.
+    """
+    image = extra.get("image_path")
+    if task == "astro" and isinstance(image, str) and image and Path(image).is_file():
+        from PIL import Image, ImageOps
+
+        with Image.open(image) as img:
+            w, h = ImageOps.exif_transpose(img.convert("RGB")).size
+        extra["width"], extra["height"] = float(w), float(h)
+        return "image"
+    for width, height, where in (("image_width", "image_height", "harness"), ("width", "height", "legacy")):
+        if width in extra or height in extra:
+            w, h = extra.get(width), extra.get(height)
+            if not (_number(w) and _number(h)):
+                raise VantageDataError(path, line, f"metadata.extra.{width}",
+                                       f"expected the image size in pixels, got {w!r} x {h!r}")
+            extra["width"], extra["height"] = float(w), float(h)
+            return where
+    extra["width"], extra["height"] = _FALLBACK_SIZE[task]
+    return "fallback"
+
+
+class GroundTruthSet(dict):
+    """``read_ground_truth``'s result: id -> ``GroundTruth`` in file order, with ``notes`` (one line each) on
+    what the file needed that the harness's layout does not (earlier field names, assumed image sizes)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.notes: list[str] = []
+
+
+def _record_task(rec: dict, fixed: str | None, path, line: int) -> str:
+    """The record's task: ``fixed``, else its ``task`` field, else its ``category`` when that names a task."""
+    this = fixed
+    if this is None:
+        for name in (rec.get("task"), rec.get("category")):
+            try:
+                this = task_key(name) if isinstance(name, str) else None
+            except ValueError:
+                this = None
+            if this is not None:
+                break
+    if this is None:
+        raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
+                                                   f"{_TASKS} or its canonical string")
+    return this
+
+
+#: What ``_Tally.notes`` says after the count of each kind of record it counted, in this order.
+_NOTES = (
+    ("legacy", "records give the image size as metadata.extra.width/height (an earlier layout of this library; "
+               "the harness reads image_width/image_height)"),
+    ("unlabelled", "object-localization boxes have no label (an earlier layout of this library; the harness's "
+                   "records are {\"label\", \"bbox\"})"),
+    ("skipped", "object-localization objects have a label but no [x1, y1, x2, y2] \"bbox\" and are left out, as "
+                "the harness leaves them out"),
+    ("dropped_events", "dense-captioning events have no caption and are left out, as the harness leaves them out"),
+    ("zero_times", "dense-captioning event times are missing or empty and read as 0 s, as the harness reads them"),
+    ("unopened", "object-localization images at metadata.extra.image_path do not open here; the size the record "
+                 "gives is used instead (the harness opens the image)"),
+)
+
+
+class _Tally:
+    """What ``read_ground_truth`` counts over a file for its notes, and the file's ``min_bbox_area``."""
+
+    def __init__(self):
+        self.sizes: dict[str, int] = {}
+        self.min_area = None
+        self.unlabelled = self.skipped = self.dropped_events = self.zero_times = self.unopened = 0
+
+    def complete(self, task: str, extra: dict, path, line: int) -> None:
+        """Add to ``extra`` what the task's metric reads (``GroundTruth.extra``), moving its counts here."""
+        if task == "temporal":
+            duration = extra.get("duration")
+            extra["duration"] = 30.0 if duration is None else float(duration)
+        if task in ("refex", "astro"):
+            where = _image_size(task, extra, path, line)
+            self.sizes[where] = self.sizes.get(where, 0) + 1
+            if task == "astro" and where in ("harness", "legacy") and extra.get("image_path"):
+                self.unopened += 1
+        if task == "astro":
+            self.unlabelled += sum(label is None for label in extra["labels"])
+            self.skipped += extra.pop("skipped_objects", 0)
+            if self.min_area is None:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
+                self.min_area = int(extra.get("min_bbox_area", 0) or 0)
+            extra["min_bbox_area"] = self.min_area
+        if task == "dvc":
+            self.dropped_events += extra.pop("dropped_events", 0)
+            self.zero_times += extra.pop("zero_times", 0)
+        if task == "sot":
+            extra["n_frames"] = len(extra["frame_ids"])
+
+    def notes(self, path, out: GroundTruthSet) -> list[str]:
+        """One line for each earlier layout read, each left-out or defaulted part, each assumed image size."""
+        counts = {"legacy": self.sizes.get("legacy", 0), "unlabelled": self.unlabelled, "skipped": self.skipped,
+                  "dropped_events": self.dropped_events, "zero_times": self.zero_times, "unopened": self.unopened}
+        notes = [f"{path}: {counts[name]} {text}" for name, text in _NOTES if counts[name]]
+        if self.sizes.get("fallback"):
+            task_name = next(iter(out.values())).task
+            w, h = _FALLBACK_SIZE[task_name]
+            notes.append(f"{path}: {self.sizes['fallback']} records give no image size; {w:g} x {h:g} assumed, "
+                         "as the harness does")
+        return notes
+
+
+def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
+    """The GT records of a JSONL file, by id (file order kept).
+
+    The task is ``task`` or, per line, the record's ``task`` field or its
+    ``category`` when that names a task; any name ``tasks.task_key`` accepts.
+    Raises ``VantageDataError`` naming the file, line and field of the first
+    malformed record; ``.notes`` of the result says what was read from an
+    earlier layout or assumed.
+    """
+    path = Path(path)
+    out = GroundTruthSet()
+    tally = _Tally()
+    fixed = task_key(task) if task is not None else None
+    for line, rec in jsonl_objects(path):
+        if "id" not in rec:
+            raise VantageDataError(path, line, "id", "missing")
+        this = _record_task(rec, fixed, path, line)
+        meta = rec.get("metadata") or {}
+        extra = dict(meta.get("extra") or {}) if isinstance(meta, dict) else {}
+        value = _gt_value(this, _value_of(rec, "gpt", path, line), extra, path, line)
+        tally.complete(this, extra, path, line)
+        key = str(rec["id"])
+        if key in out:
+            raise VantageDataError(path, line, "id", f"id {key} appears twice")
+        out[key] = GroundTruth(key, this, value, str(rec.get("media", "")), str(rec.get("category", "")), extra)
+    out.notes.extend(tally.notes(path, out))
+    return out
