@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from sova_lib.describe.backends.transformers import TransformersDescriber  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
-from sova_lib.describe.runner import RunOptions, describe_items  # noqa: E402
+from sova_lib.describe.run_cache import RunOptions  # noqa: E402
+from sova_lib.describe.runner import describe_items  # noqa: E402
 from sova_lib.video.frames import example_videos  # noqa: E402
 from tests import tiny_vlm, tiny_vlm_zoo  # noqa: E402
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from sova_lib.describe.backends.openai import OpenAIDescriber
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import RunOptions, describe_items
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos, sample_frames
 
 MAX_BODY = 64 << 20

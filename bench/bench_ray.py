@@ -30,7 +30,8 @@ from sova_lib.describe.backends.openai import OpenAIDescriber  # noqa: E402
 from sova_lib.describe.contract import make_describer  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
 from sova_lib.describe.ray_engine import RayOptions, describe_items_ray  # noqa: E402
-from sova_lib.describe.runner import RunOptions, describe_items  # noqa: E402
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos, sample_frames  # noqa: E402
 from tests.ray_support import local_ray  # noqa: E402  (Ray started as the tests start it)
 

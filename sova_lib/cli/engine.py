@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.describe.ray_engine import RayOptions
-from sova_lib.describe.runner import RunOptions
+from sova_lib.describe.run_cache import RunOptions
 
 __all__ = ["add_engine_options", "engine_options", "run_options", "cluster_token", "use_cluster_token"]
 

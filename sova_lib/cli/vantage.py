@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.files import read_ground_truth, read_submission, write_submission
+from sova_lib.benchmarks.vantage.files import read_submission, write_submission
+from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
 from sova_lib.benchmarks.vantage.metrics_captions import (
     BERTSCORE_MODEL,

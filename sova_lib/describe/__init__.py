@@ -20,7 +20,8 @@ from sova_lib.describe.contract import (
 )
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item
 from sova_lib.describe.prompts import PROMPTS, SOVABENCH_SYSTEM_PROMPT, Prompt, resolve_prompt
-from sova_lib.describe.runner import RunSummary, describe_items
+from sova_lib.describe.run_cache import RunSummary
+from sova_lib.describe.runner import describe_items
 
 __all__ = ["CacheLockedError", "DescriptionCache", "DESCRIBERS", "DescribeRequest", "Describer",
            "DescriberEnvironmentError", "make_describer",

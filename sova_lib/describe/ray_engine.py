@@ -5,7 +5,7 @@ does what ``sova_lib.describe.runner.describe_items`` does, with the work
 spread over a pool of Ray actors:
 
 * The driver (this process) opens the cache folder of the run's key, exactly
-  as the local engine does (``runner.run_into_cache``, the one cache writer),
+  as the local engine does (``run_cache.run_into_cache``, the one cache writer),
   and leaves out the items already described (and, unless ``retry_errors``,
   those that failed before). Items with a reason known before loading go
   straight to ``errors.jsonl``.
@@ -53,16 +53,8 @@ from typing import Any, Callable, Iterable
 from sova_lib.describe.contract import make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
-from sova_lib.describe.runner import (
-    RunOptions,
-    RunSummary,
-    build_request,
-    prepare_run,
-    run_into_cache,
-    run_key,
-    schedule_requests,
-    start_describer,
-)
+from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
+from sova_lib.describe.runner import build_request, prepare_run, run_key, schedule_requests, start_describer
 
 __all__ = ["DescribeWorker", "RayOptions", "describe_items_ray", "item_from_json", "item_to_json", "map_on_actors", "pickled_error",
            "ray_session"]

@@ -34,8 +34,8 @@ first item), ``build_request`` (an item's frames into a request),
 ``schedule_requests`` (the loader threads and the call pool) and
 ``run_into_cache`` (the cache folder, what is left to do, the fail-fast rule,
 each outcome appended, the manifest; it lives in
-``sova_lib.describe.run_cache`` with ``RunOptions`` and ``RunSummary``, and is
-importable from here too). ``sova_lib.describe.ray_engine`` runs the
+``sova_lib.describe.run_cache`` with ``RunOptions`` and ``RunSummary``).
+``sova_lib.describe.ray_engine`` runs the
 same pieces on a pool of Ray actors.
 
 ``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
@@ -58,7 +58,7 @@ from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
 
-__all__ = ["RunOptions", "RunSummary", "build_request", "describe_batch", "describe_items", "prepare_run", "run_into_cache",
+__all__ = ["build_request", "describe_batch", "describe_items", "prepare_run",
            "run_key", "schedule_requests", "start_describer"]
 
 

@@ -2,7 +2,8 @@
 
 The data of a view is ``sova_lib.paper.explore_data``'s (``query_view``,
 ``worst_queries``, ``muvr_view``, ``muvr_worst_queries``, the cache
-loaders), importable from here too. This module draws it: ``view_html`` (the
+loaders), importable from here too, so that a notebook needs this one
+module. This module draws it: ``view_html`` (the
 hits with their matched sentences marked), ``static_view`` (a table and a
 figure), and ``show``, the one call a notebook makes: with
 ``interactive=True`` an ipywidgets ``Explorer`` (choose a protocol, a cache,

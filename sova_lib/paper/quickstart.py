@@ -26,7 +26,8 @@ import numpy as np
 
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
 from sova_lib.describe.cache import cache_folder, cache_key
-from sova_lib.describe.runner import RunOptions, describe_items
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
 from sova_lib.evaluate import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper.results import select_rows

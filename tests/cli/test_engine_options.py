@@ -4,7 +4,7 @@ import pytest
 from sova_lib.cli import CliError, build_parser
 from sova_lib.cli.engine import engine_options, run_options
 from sova_lib.describe.ray_engine import RayOptions
-from sova_lib.describe.runner import RunOptions
+from sova_lib.describe.run_cache import RunOptions
 
 VIDEOS = ["describe", "--backend", "motion", "--videos", "x/"]
 

@@ -64,7 +64,8 @@ def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_sc
     """The three ways a description cache is made all go through ``open_cache``: same manifest keys."""
     from sova_lib.cli import main
     from sova_lib.describe.item import Item
-    from sova_lib.describe.runner import RunOptions, describe_items
+    from sova_lib.describe.run_cache import RunOptions
+    from sova_lib.describe.runner import describe_items
     from sova_lib.paper.error_analysis import write_synthetic_cache
 
     class Constant:

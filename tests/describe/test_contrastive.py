@@ -14,7 +14,7 @@ pytest.importorskip("transformers")
 
 from sova_lib.describe.contrastive import ContrastiveModel, embed_items, export, read_cache  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
-from sova_lib.describe.runner import RunOptions  # noqa: E402
+from sova_lib.describe.run_cache import RunOptions
 from sova_lib.item_vectors import read_embeddings  # noqa: E402
 from sova_lib.video import example_videos, probe, sample_frames, sample_indices  # noqa: E402
 from tests.tiny_contrastive import build_tiny_clip, build_tiny_siglip, build_tiny_xclip  # noqa: E402

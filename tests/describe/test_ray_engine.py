@@ -15,7 +15,8 @@ from sova_lib.describe.contract import DescriberEnvironmentError, make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import RayOptions, describe_items_ray, item_from_json, item_to_json
-from sova_lib.describe.runner import RunOptions, describe_items
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
 from tests.describe.backends.test_openai import ChatServer
 from tests.paths import ROOT

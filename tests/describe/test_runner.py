@@ -16,7 +16,8 @@ from PIL import Image
 from sova_lib.describe.cache import config_hash
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import RunOptions, describe_items
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos, probe, sample_indices
 from tests.paths import ROOT  # noqa: E402
 

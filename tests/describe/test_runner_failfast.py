@@ -9,7 +9,8 @@ import pytest
 
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.item import Item, load_item
-from sova_lib.describe.runner import RunOptions, describe_items
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos, sample_indices
 
 

@@ -11,7 +11,8 @@ on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout)
 ``ties`` (every tie rule beside random tie orders on a tied synthetic set),
 ``hand_cases`` (the spec's hand-computed cases, computed by the library).
 """
-from sova_lib.benchmarks.muvr.annotations import PARTITIONS, MuvrDataError, load_partition
+from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
+from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking
 from sova_lib.benchmarks.muvr.synthetic import write_synthetic

@@ -55,11 +55,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sova_lib.benchmarks.muvr.annotation_files import (
-    ANNOTATION_FILES,
     ListedIds,
     MuvrDataError,
     VideoIds,
-    read_json,
     read_queries,
     read_query_tags,
     read_rel_lists,
@@ -67,21 +65,16 @@ from sova_lib.benchmarks.muvr.annotation_files import (
     read_videos,
 )
 
-__all__ = [
-    "ALIASES",
-    "ANNOTATION_FILES",
+__all__ = ["ALIASES",
     "BENCHMARK",
     "PARTITIONS",
-    "MuvrDataError",
     "MuvrQuery",
     "Partition",
     "TagPrompt",
     "canonical_partition",
     "load_partition",
     "parse_prompt",
-    "partition_dir",
-    "read_json",
-]
+    "partition_dir"]
 
 #: The ``benchmark`` field of a MUVR record (``MuvrResult.to_record``, ``QAResult.to_record``).
 BENCHMARK = "MUVR"

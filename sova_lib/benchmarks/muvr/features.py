@@ -29,12 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.muvr.annotations import (
-    ALIASES,
-    MuvrDataError,
-    Partition,
-    canonical_partition,
-)
+from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
+from sova_lib.benchmarks.muvr.annotations import ALIASES, Partition, canonical_partition
 from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.similarity import ItemVectors, l2_normalize
 

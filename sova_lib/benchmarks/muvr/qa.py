@@ -37,14 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.muvr import metrics
-from sova_lib.benchmarks.muvr.annotations import (
-    ALIASES,
-    BENCHMARK,
-    PARTITIONS,
-    MuvrDataError,
-    canonical_partition,
-    clean_description,
-)
+from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
+from sova_lib.benchmarks.muvr.annotations import ALIASES, BENCHMARK, PARTITIONS, canonical_partition, clean_description
 from sova_lib.describe import DescribeRequest, Item, Prompt, describe_items
 from sova_lib.records import make_record
 from sova_lib.video import probe

@@ -25,13 +25,8 @@ run in the harness's layout): teaching and tests.
 """
 from __future__ import annotations
 
-from sova_lib.benchmarks.vantage.files import (
-    GroundTruth,
-    GroundTruthSet,
-    read_ground_truth,
-    read_submission,
-    write_submission,
-)
+from sova_lib.benchmarks.vantage.files import read_submission, write_submission
+from sova_lib.benchmarks.vantage.ground_truth import GroundTruth, GroundTruthSet, read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BertScoreSimilarity, CaptionModelUnavailable, MeteorSimilarity
 from sova_lib.benchmarks.vantage.parsing import MODES

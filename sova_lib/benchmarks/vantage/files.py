@@ -7,8 +7,7 @@ Submission, one object per ground-truth id (harness ``emit.py`` lines 227-240)::
      "metadata": {"model": ..., "box_coord_order": "xyxy" or "yxyx", "extra": {}}}
 
 The ground-truth JSONL is ``sova_lib.benchmarks.vantage.ground_truth``'s
-(``GroundTruth``, ``GroundTruthSet``, ``read_ground_truth``, importable from
-here too); ``tasks`` builds the ids and names the tasks; ``submissions``
+(``GroundTruth``, ``GroundTruthSet``, ``read_ground_truth``); ``tasks`` builds the ids and names the tasks; ``submissions``
 checks a file.
 """
 from __future__ import annotations
@@ -17,12 +16,11 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from sova_lib.benchmarks.vantage.ground_truth import GroundTruth, GroundTruthSet, read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects
 from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, check_submission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, task_key
 
-__all__ = ["GroundTruth", "GroundTruthSet", "read_ground_truth", "read_submission", "write_submission"]
+__all__ = ["read_submission", "write_submission"]
 
 
 def write_submission(path, task: str, answers: Mapping[str, str], *, model: str, box_coord_order: str = "xyxy",

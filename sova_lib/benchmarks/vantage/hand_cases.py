@@ -12,7 +12,7 @@ out by hand, for the benchmark's notebook and its tests.
 """
 from __future__ import annotations
 
-from sova_lib.benchmarks.vantage.files import GroundTruth
+from sova_lib.benchmarks.vantage.ground_truth import GroundTruth
 from sova_lib.benchmarks.vantage.metrics_captions import exact_match_similarity
 from sova_lib.benchmarks.vantage.scoring import score_answers
 

@@ -35,7 +35,8 @@ from sova_lib.describe.cache import DescriptionCache
 from sova_lib.describe.contract import Describer, DescribeRequest
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
-from sova_lib.describe.runner import RunOptions, RunSummary, describe_items
+from sova_lib.describe.run_cache import RunOptions, RunSummary
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import probe, read_frames, to_rgb_image
 
 __all__ = ["VIDEO_TASKS", "PromptedDescriber", "cache_id", "cached_answers", "describe_task", "load_media"]

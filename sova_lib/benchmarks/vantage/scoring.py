@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.files import GroundTruth, read_ground_truth, read_submission
+from sova_lib.benchmarks.vantage.files import read_submission
+from sova_lib.benchmarks.vantage.ground_truth import GroundTruth, read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics import DEFAULT_RESAMPLES, interval
 from sova_lib.benchmarks.vantage.parsing import check_mode

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sova_lib.benchmarks.vantage.files import read_ground_truth
+from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
 from sova_lib.benchmarks.vantage.parsing import check_mode
@@ -36,7 +36,7 @@ from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id, submission_answers
 from sova_lib.describe.contract import DescribeRequest
-from sova_lib.describe.runner import RunOptions
+from sova_lib.describe.run_cache import RunOptions
 
 __all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table",
            "write_street_benchmark"]

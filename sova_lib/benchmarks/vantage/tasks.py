@@ -244,7 +244,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
 
 def _objects(gt) -> list:
     """An object-localization GT item's objects for ``metrics_boxes.gt_person_boxes``: ``{"label", "bbox"}``
-    where the file gives a label (``extra["labels"]``, ``files.read_ground_truth``), else the plain box (a person)."""
+    where the file gives a label (``extra["labels"]``, ``ground_truth.read_ground_truth``), else the plain box (a person)."""
     labels = gt.extra.get("labels") or [None] * len(gt.value)
     return [box if label is None else {"label": label, "bbox": box} for box, label in zip(gt.value, labels)]
 

@@ -45,7 +45,7 @@ from sova_lib.describe.contrastive.runner import check_pool, embed_stream, run_i
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item
 from sova_lib.describe.ray_engine import RayOptions, item_from_json, pickled_error
-from sova_lib.describe.runner import RunOptions, RunSummary
+from sova_lib.describe.run_cache import RunOptions, RunSummary
 
 __all__ = ["EmbedWorker", "embed_items_ray"]
 

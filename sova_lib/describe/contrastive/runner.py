@@ -38,7 +38,7 @@ import numpy as np
 
 from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
 from sova_lib.describe.item import Item, load_item
-from sova_lib.describe.runner import RunOptions, RunSummary
+from sova_lib.describe.run_cache import RunOptions, RunSummary
 from sova_lib.video import sample_frames
 
 __all__ = ["check_pool", "embed_items", "embed_stream", "run_into_store"]

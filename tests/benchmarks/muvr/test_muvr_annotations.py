@@ -9,11 +9,8 @@ import pytest
 
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import features, qa
-from sova_lib.benchmarks.muvr.annotations import (
-    MuvrDataError,
-    clean_description,
-    load_partition,
-)
+from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
+from sova_lib.benchmarks.muvr.annotations import clean_description, load_partition
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from tests.benchmarks.muvr.fixtures import synthetic
 

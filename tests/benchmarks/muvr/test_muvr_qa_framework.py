@@ -9,7 +9,7 @@ from PIL import Image
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import framework, qa
 from sova_lib.benchmarks.muvr.annotations import MuvrQuery, Partition
-from sova_lib.describe.runner import RunOptions
+from sova_lib.describe.run_cache import RunOptions
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.video import example_videos
 from tests.benchmarks.muvr.fixtures import synthetic

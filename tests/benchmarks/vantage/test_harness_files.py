@@ -12,7 +12,8 @@ import json
 import pytest
 from PIL import Image
 
-from sova_lib.benchmarks.vantage.files import read_ground_truth, read_submission, write_submission
+from sova_lib.benchmarks.vantage.files import read_submission, write_submission
+from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, align_answers, check_submission

@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from sova_lib.benchmarks.vantage.files import read_ground_truth, read_submission, write_submission
+from sova_lib.benchmarks.vantage.files import read_submission, write_submission
+from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items, read_tsv
 
 

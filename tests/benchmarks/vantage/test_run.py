@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sova_lib.benchmarks.vantage.files import read_ground_truth
+from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageItem, read_items
 from sova_lib.benchmarks.vantage.run import cache_id, cached_answers, describe_task, load_media
 from sova_lib.benchmarks.vantage.scoring import score_answers
@@ -14,7 +14,7 @@ from sova_lib.benchmarks.vantage.task_prompts import FRAME_PREFIX, render_prompt
 from sova_lib.benchmarks.vantage.tasks import submission_answers
 from sova_lib.describe.backends.openai import OpenAIDescriber
 from sova_lib.describe.contract import DescribeRequest
-from sova_lib.describe.runner import RunOptions
+from sova_lib.describe.run_cache import RunOptions
 from sova_lib.video.frames import example_videos, probe
 
 QUIET = RunOptions(show_progress=False, verbose=False)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from sova_lib.benchmarks.vantage.files import GroundTruth
+from sova_lib.benchmarks.vantage.ground_truth import GroundTruth
 from sova_lib.benchmarks.vantage.metrics_captions import exact_match_similarity
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.tasks import TASKS, get_task

@@ -15,7 +15,8 @@ from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError, _par
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.runner import RunOptions, describe_items
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
 
 KEY = "sk-test-9f8e7d6c5b4a-SECRET"

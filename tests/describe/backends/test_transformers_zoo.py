@@ -17,7 +17,8 @@ import pytest
 from sova_lib.describe.backends.transformers import TransformersDescriber
 from sova_lib.describe.contract import DescribeRequest
 from sova_lib.describe.item import Item
-from sova_lib.describe.runner import RunOptions, describe_items
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
 from tests import tiny_vlm, tiny_vlm_zoo
 from tests.paths import DATA
