@@ -149,3 +149,25 @@ def test_the_architecture_page_prints_the_former_spellings_as_they_are():
     options, commands = former_tables()
     assert options in page and commands in page
     assert "| `sova vantage score` | `sova vantage evaluate` |" in commands  # the tables hold the rows they list
+
+
+def test_every_commands_help_into_a_closed_pipe_exits_0():
+    """`sova <any command> --help | head`: each exits 0 with no traceback, even when the reader has gone.
+
+    The pipe's read end is closed before the command starts, so its first write fails as it does after
+    `head -1` has left (a race in a real shell pipeline, certain here).
+    """
+    import os
+
+    commands = [path for path, _ in LEAVES if path]
+    assert len(commands) > 20
+    for path in commands:
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            done = subprocess.run([sys.executable, "-m", "sova_lib", *path, "--help"], cwd=ROOT, stdout=write_end,
+                                  stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            os.close(write_end)
+        assert done.returncode == 0, (path, done.stderr)
+        assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, (path, done.stderr)
