@@ -15,7 +15,6 @@ does the work.
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 from sova_lib.cli import CliError
@@ -30,7 +29,7 @@ from sova_lib.cli.options import (
     note,
     old_spelling,
 )
-from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder, default_cache_dir
+from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.evaluate import CoverageError
 from sova_lib.metrics import TIE_RULES
 from sova_lib.paper.compare import compare_files
@@ -75,8 +74,8 @@ def run_compare(args) -> int:
 
     def encoder():
         if not made:
-            made.append(SentenceEncoder(args.embedder or DEFAULT_ENCODER,
-                                        cache_dir=args.cache_dir or default_cache_dir(), show_progress=False))
+            made.append(SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
+                                        show_progress=False))
         return made[0]
 
     name_a, name_b = args.names or (args.a, args.b)
@@ -97,9 +96,5 @@ def run_compare(args) -> int:
         text = json.dumps({**result.summary(), "disagreements": top.round(2).to_dict("records")})
     else:
         text = result.text(args.top)
-    try:
-        print(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader stopped early (``| head``): not an error; stop writing to the closed pipe
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    print(text)  # a reader that stops early (``| head``) is handled once, by ``sova_lib.cli.main``
     return 0
