@@ -73,12 +73,17 @@ class SovaParser(argparse.ArgumentParser):
 
 # --------------------------------------------------------------------------- value types
 
+def _number(text: str, hint: str = "") -> float:
+    """``text`` as a float, or the one-line error ``'<text>' is not a number`` followed by ``hint``."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number{hint}") from None
+
+
 def positive_rate(text: str) -> float:
     """A finite number above 0 (frames per second)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give frames per second, e.g. 1") from None
+    value = _number(text, "; give frames per second, e.g. 1")
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text} is not a finite number above 0; give frames per second, e.g. 1")
     return value
@@ -109,10 +114,7 @@ def positive_count(text: str) -> int:
 
 def nonnegative_number(text: str) -> float:
     """A finite number, 0 or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = _number(text)
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
     return value
