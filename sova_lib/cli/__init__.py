@@ -95,7 +95,9 @@ def _without(argv: list[str], flag: str) -> list[str]:
 
 
 def _note(text: str) -> None:
-    print(f"sova: note: {text}", file=sys.stderr)
+    from sova_lib.cli.options import note  # the one note writer; imported here to keep ``sova --version`` light
+
+    note(text)
 
 
 def old_command(argv: list[str]) -> list[str]:

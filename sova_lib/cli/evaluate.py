@@ -33,6 +33,7 @@ from sova_lib.cli.options import (
     add_cache_options,
     add_encoder_options,
     add_output_options,
+    note,
     old_spelling,
 )
 from sova_lib.describe.contrastive import ContrastiveModel
@@ -105,17 +106,13 @@ def _common(p) -> None:
 TIE_WARNING_POINTS = 1.0
 
 
-def _note(text: str) -> None:
-    print(f"sova: note: {text}", file=sys.stderr)
-
-
 def _check_options(args) -> None:
     if args.bootstrap == 1:
-        _note("--bootstrap 1 resamples the queries once: the interval has zero width; use 1000 or so")
+        note("--bootstrap 1 resamples the queries once: the interval has zero width; use 1000 or so")
     if args.embeddings and args.embedder:
-        _note("--embedder does not apply to --embeddings (the vectors are already made); it is ignored")
+        note("--embedder does not apply to --embeddings (the vectors are already made); it is ignored")
     if args.embeddings and args.no_split:
-        _note("--no-split does not apply to --embeddings; it is ignored")
+        note("--no-split does not apply to --embeddings; it is ignored")
 
 
 def run_evaluate(args) -> int:
@@ -159,8 +156,8 @@ def run_evaluate(args) -> int:
         if not args.baseline:
             chance = baseline(args.protocol, "random-ranking")
             print(f"  a random ranking scores {chance.value:.2f} {chance.metric} (--baseline random-ranking)")
-    for note in result.notes:
-        print(f"  note: {note}", file=sys.stderr)
+    for line in result.notes:
+        print(f"  note: {line}", file=sys.stderr)
     return 0
 
 
@@ -199,8 +196,8 @@ def _run_image_task(args, encoder) -> int:
         return 0
     ci = f"  (95% CI {result.ci[0]:.1f}-{result.ci[1]:.1f})" if result.ci else ""
     print(f"{task}: accuracy = {result.value:.2f}{ci}  over {result.n_items} items (ties: {result.ties})")
-    for note in result.notes:
-        print(f"  note: {note}", file=sys.stderr)
+    for line in result.notes:
+        print(f"  note: {line}", file=sys.stderr)
     return 0
 
 
