@@ -69,10 +69,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-#: Image task names (``sova_lib.benchmarks.image_tasks.DATASETS``), for old spellings; kept here to stay light.
-_IMAGE_TASKS = ("vsr-zeroshot", "vsr-random", "whatsup-a", "whatsup-b", "countbench", "visual7w-count")
-
-
 def _option_value(argv: list[str], flag: str) -> str | None:
     for k, arg in enumerate(argv):
         if arg == flag and k + 1 < len(argv):
@@ -121,7 +117,9 @@ def old_command(argv: list[str]) -> list[str]:
     elif benchmark is not None:
         new = [benchmark, verb, *_without(rest, "--benchmark")]
     elif verb == "evaluate":
-        if _option_value(rest, "--protocol") in _IMAGE_TASKS:
+        from sova_lib.benchmarks.image_tasks import DATASETS  # read only for an old spelling: no copy to keep in step
+
+        if _option_value(rest, "--protocol") in DATASETS:
             new = ["image-tasks", verb, *("--task" if a == "--protocol" else a for a in rest)]
         else:
             new = ["sovabench", verb, *rest]
