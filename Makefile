@@ -9,6 +9,13 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
+# Install from the package registry alone, as a user's machine does: no pip configuration file and no local wheel
+# folder of this machine takes part (a CPU-only torch: make test TORCH_INDEX=https://download.pytorch.org/whl/cpu).
+export PIP_CONFIG_FILE := /dev/null
+export PIP_FIND_LINKS :=
+TORCH_INDEX ?=
+PIP_INDEX := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
@@ -20,7 +27,7 @@ venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet $(PIP_INDEX) -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
 	touch $(STAMP)
