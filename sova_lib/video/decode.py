@@ -35,6 +35,7 @@ the vendored excerpts they return identical arrays (checked in
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import sys
 import tempfile
@@ -106,12 +107,27 @@ def _native_stderr_held():
                     os.write(fd, text)
 
 
+def _import_decord():
+    """The ``decord`` module, imported after torch wherever the CUDA libraries of torch's registry build are installed.
+
+    On import, ``decord2`` 3.4.0 loads every shared library of the ``nvidia-*`` packages with ``RTLD_GLOBAL``
+    (``decord/_ffi/base.py``, ``_preload_cuda_libs``), NVBLAS (``libnvblas.so.13``) among them. NVBLAS defines
+    the BLAS routines (``sgemm_``), so a torch loaded afterwards binds its CPU matrix products to NVBLAS, which
+    without a GPU and its configuration file crashes the process (a segmentation fault in any ``nn.Linear``).
+    A torch loaded first has bound its own. Raises ``ImportError`` when decord is missing.
+    """
+    if importlib.util.find_spec("nvidia") is not None:
+        import torch  # noqa: F401
+    import decord
+
+    return decord
+
+
 class DecordReader:
     """Random access with decord (the ``decord2`` build): one ``VideoReader`` per file."""
 
     def __init__(self, path: str):
-        import decord
-
+        decord = _import_decord()
         decord.logging.set_level(decord.logging.QUIET)  # its FFmpeg's own lines ("moov atom not found")
         try:
             with _native_stderr_held() as drop:
@@ -287,7 +303,7 @@ def open_video(path, backend: str):
     if backend == "decord":
         return DecordReader(path)
     try:
-        import decord  # noqa: F401
+        _import_decord()
     except ImportError:
         return PyAVReader(path)
     try:

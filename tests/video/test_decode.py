@@ -107,3 +107,24 @@ def test_auto_falls_back_to_pyav_when_decord_cannot_decode(numbered, monkeypatch
     assert [read_number(a) for a in got.arrays()] == [5, 17, 29]
     with pytest.raises(VideoError, match="simulated"):
         sample_frames(numbered, backend="decord")
+
+
+def test_torch_computes_on_the_cpu_after_a_video_was_read_with_decord(tmp_path):
+    """A fresh process reads a video with decord, then imports torch and multiplies matrices on the CPU.
+
+    decord2 loads NVBLAS globally on import where torch's CUDA libraries are installed; a torch loaded after it
+    crashed in its first matrix product (``sova_lib.video.decode._import_decord``).
+    """
+    import subprocess
+    import sys
+
+    video = write_video(tmp_path / "v.mp4", numbered_frames(3), fps=10)
+    script = (
+        "import sys\n"
+        "from sova_lib.video.decode import open_video\n"
+        "reader = open_video(sys.argv[1], 'decord'); frames = reader.read([0, 2]); reader.close()\n"
+        "import torch\n"
+        "x = torch.ones(64, 384); w = torch.full((384, 384), 0.5)\n"
+        "print(sorted(frames), float(torch.nn.functional.linear(x, w).sum()))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(video)], capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout) == (0, "[0, 2] 4718592.0\n"), done.stderr[-2000:]
