@@ -35,9 +35,10 @@ Video input, batching and what each family needs:
   processors of video-capable families (Qwen-VL, LLaVA-OneVision,
   InternVL-hf, ...) do not even load. The error says so.
 * ``batch_size > 1`` generates a batch at once with left padding. Qwen2-VL,
-  Qwen2.5-VL and Qwen3-VL flatten visual patches, so clips with different
-  frame counts share a batch; families that stack videos into one tensor
-  (LLaVA-OneVision, Video-LLaVA) cannot batch clips of different lengths.
+  Videos share a batch only with videos of the same frame count (see
+  ``_ImageTextToText._groups``): a processor pads a batch's videos to its
+  longest, which changes SmolVLM2's prompt and which LLaVA-OneVision and
+  Video-LLaVA cannot batch at all.
   When a batch fails and its items then succeed one at a time, the describer
   keeps going one at a time for that kind of input (and logs it once). The
   MiniCPM-V chat path describes one item at a time.
@@ -360,13 +361,27 @@ class _ImageTextToText:
 
     def describe(self, requests: list[DescribeRequest]) -> list[str]:
         answers: list[str | None] = [None] * len(requests)
-        for kind in ("video", "image"):
-            positions = [i for i, request in enumerate(requests) if self._kind(request) == kind]
+        for kind, positions in self._groups(requests):
             for start in range(0, len(positions), self.owner.batch_size):
                 chunk = positions[start:start + self.owner.batch_size]
                 for i, text in zip(chunk, self._describe_chunk(kind, [requests[i] for i in chunk])):
                     answers[i] = text
         return [str(answer) for answer in answers]
+
+    def _groups(self, requests: list[DescribeRequest]) -> list[tuple[str, list[int]]]:
+        """The positions that may share a batch: the images, and the videos of each frame count.
+
+        A processor pads a batch's videos to its longest. SmolVLM's then writes that padded count into every
+        video's prompt ("series of three frames" before a two-frame clip: transformers 5.24,
+        ``processing_smolvlm.py`` ``replace_video_token``, ``pixel_values.shape[1]``), and LLaVA-OneVision and
+        Video-LLaVA stack a batch's videos into one tensor; videos of one length give every family the answers
+        it gives one at a time.
+        """
+        groups: dict[tuple[str, int], list[int]] = {}
+        for i, request in enumerate(requests):
+            kind = self._kind(request)
+            groups.setdefault((kind, len(request.frames) if kind == "video" else 0), []).append(i)
+        return [(kind, positions) for (kind, _), positions in groups.items()]
 
     def _describe_chunk(self, kind: str, chunk: list[DescribeRequest]) -> list[str]:
         if len(chunk) == 1 or not self.can_batch[kind]:

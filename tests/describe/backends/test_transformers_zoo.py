@@ -24,22 +24,11 @@ from tests import tiny_vlm, tiny_vlm_zoo
 from tests.paths import DATA
 
 
-def _torchvision_works() -> bool:
-    try:
-        import torchvision  # noqa: F401
-    except Exception:  # missing, or a build that does not match torch (a CUDA build on a CPU machine)
-        return False
-    return True
-
-
-TORCHVISION = _torchvision_works()
-SKIP = pytest.mark.skipif(not TORCHVISION, reason="transformers' video processors need torchvision, which does "
-                                                  "not import here")
-BUILDERS = {**tiny_vlm_zoo.BUILDERS, "llava": tiny_vlm.build_tiny_llava, **tiny_vlm_zoo.TORCHVISION_BUILDERS,
+BUILDERS = {**tiny_vlm_zoo.BUILDERS, "llava": tiny_vlm.build_tiny_llava, **tiny_vlm_zoo.VIDEO_BUILDERS,
             "qwen2.5-vl": tiny_vlm.build_tiny_qwen2_5_vl, "qwen3-vl": tiny_vlm.build_tiny_qwen3_vl}
 IMAGE_PATH = ["gemma3", "idefics3", "llava"]
 VIDEO_PATH = ["qwen2-vl", "qwen2.5-vl", "qwen3-vl", "smolvlm", "llava-onevision", "internvl", "videollama3"]
-ALL = IMAGE_PATH + [pytest.param(name, marks=SKIP) for name in VIDEO_PATH]
+ALL = IMAGE_PATH + VIDEO_PATH
 #: Architectures whose chat template writes BOS itself.
 BOS_IN_TEMPLATE = ["gemma3", "idefics3"]
 
@@ -122,6 +111,23 @@ def test_batched_equals_one_at_a_time_for_images_and_videos(folders, frames, nam
     assert all(isinstance(text, str) for text in alone)
     assert batched.describe(requests) == alone
     assert single.describe(requests) == alone  # deterministic
+
+
+def test_smolvlm_batches_videos_of_one_length_so_each_prompt_counts_its_own_frames(folders, frames):
+    """SmolVLM's processor writes a batch's padded frame count into every video's prompt: a two-frame clip
+    batched with a three-frame one was told of "three frames". Videos are batched by frame count instead."""
+    describer = TransformersDescriber(str(folders("smolvlm")), max_new_tokens=4, device="cpu", batch_size=2)
+    calls = spy(describer)
+    requests = [clip(frames, "a3"), clip(frames[1:], "b2", (0.0, 1.0)), clip(frames, "c3"),
+                clip(frames[:2], "d2", (0.0, 1.0))]
+    batched = describer.describe(requests)
+    assert [[len(video[0]) for video in call["videos"]] for call in calls] == [[3, 3], [2, 2]]
+    single = TransformersDescriber(str(folders("smolvlm")), max_new_tokens=4, device="cpu")
+    assert batched == [single.describe([request])[0] for request in requests]
+    engine = describer._engine
+    for pair, count in (([requests[1], requests[3]], "two"), ([requests[0], requests[2]], "three")):
+        prompts = engine.processor.tokenizer.batch_decode(engine.inputs(pair)["input_ids"])
+        assert all(f"series of {count} frames" in prompt for prompt in prompts)
 
 
 @pytest.mark.parametrize("name", ALL)
