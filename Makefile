@@ -2,7 +2,6 @@
 #   make test       create/update .venv, install pinned dependencies, lint (ruff, import-linter), run the tests on
 #                   every core (pytest-xdist) and print the ten slowest
 #   make reproduce  the same set-up, then regenerate every table and figure under figures/
-#   make gpu-env    the same set-up plus the GPU additions (requirements-gpu.txt: torchvision for video processors)
 #   make lab        the same set-up, the notebooks' .ipynb made from their .py sources, then JupyterLab on notebooks/
 PYTHON ?= python3
 VENV   ?= .venv
@@ -20,7 +19,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: venv gpu-env test reproduce bench clean notebooks lab
+.PHONY: venv test reproduce bench clean notebooks lab
 
 venv: $(STAMP)
 
@@ -31,10 +30,6 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
 	touch $(STAMP)
-
-gpu-env: $(STAMP) requirements-gpu.txt
-	$(PY) -m pip install --quiet -r requirements.txt -r requirements-gpu.txt
-	$(PY) -c "import torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__, 'cuda', torch.cuda.is_available())"
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -36,18 +36,10 @@ def test_installed_versions_are_the_pinned_ones():
     assert {n: (v or "").split("+")[0] for n, v in installed.items()} == req
 
 
-def test_gpu_additions_match_torch():
-    """requirements-gpu.txt pins the torchvision built for the pinned torch and nothing twice.
-
-    torchvision 0.N is built for torch 2.(N - 15), patch for patch (0.15 <-> 2.0, ..., 0.28 <-> 2.13).
-    """
+def test_torchvision_is_the_release_built_for_torch():
+    """torchvision 0.N is built for torch 2.(N - 15), patch for patch (0.15 <-> 2.0, ..., 0.28 <-> 2.13)."""
     req = _requirements()
-    gpu = _pins(l.strip() for l in (ROOT / "requirements-gpu.txt").read_text().splitlines() if not l.startswith("#"))
-    assert set(gpu) == {"torchvision"} and not set(gpu) & set(req)
     torch_major, torch_minor, torch_patch = map(int, req["torch"].split("."))
-    vision_major, vision_minor, vision_patch = map(int, gpu["torchvision"].split("."))
+    vision_major, vision_minor, vision_patch = map(int, req["torchvision"].split("."))
     assert (torch_major, vision_major, vision_minor - torch_minor, vision_patch) == (2, 0, 15, torch_patch)
     assert {"accelerate", "num2words"} <= set(req)
-    env = yaml.safe_load((ROOT / "environment-gpu.yml").read_text())
-    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    assert "-r requirements.txt" in pip and "-r requirements-gpu.txt" in pip

@@ -14,9 +14,8 @@ wiring is tested. What each builder adds:
   global view.
 * ``build_tiny_qwen2_vl``, ``build_tiny_smolvlm``, ``build_tiny_llava_onevision``,
   ``build_tiny_internvl`` (transformers' InternVL format, as the ``-HF``
-  checkpoints) and ``build_tiny_videollama3``: video processors, so they need an
-  importable torchvision (``TORCHVISION_BUILDERS``); where it does not import,
-  the tests that use them are skipped.
+  checkpoints) and ``build_tiny_videollama3``: video processors
+  (``VIDEO_BUILDERS``; transformers' video processors run on torchvision).
 
 The chat templates are written for these tests after the layout of the
 published ones (which tokens come where); they are not copies.
@@ -27,7 +26,7 @@ from pathlib import Path
 
 from tests.tiny_vlm import CHAT_TEMPLATE, QWEN_SPECIALS, _save_model
 
-__all__ = ["BUILDERS", "TORCHVISION_BUILDERS", "build_tiny_gemma3", "build_tiny_idefics3", "build_tiny_internvl",
+__all__ = ["BUILDERS", "VIDEO_BUILDERS", "build_tiny_gemma3", "build_tiny_idefics3", "build_tiny_internvl",
            "build_tiny_llava_onevision", "build_tiny_qwen2_vl", "build_tiny_smolvlm", "build_tiny_videollama3",
            "named_byte_tokenizer"]
 
@@ -311,8 +310,8 @@ def _template_with(image: str, video: str) -> str:
         "<|vision_start|><|video_pad|><|vision_end|>", video)
 
 
-#: Builders that need no torchvision (image-path models), and those whose video processor needs it.
+#: Builders of image-path models (a clip's frames go in as images), and of models with a video processor.
 BUILDERS = {"gemma3": build_tiny_gemma3, "idefics3": build_tiny_idefics3}
-TORCHVISION_BUILDERS = {"qwen2-vl": build_tiny_qwen2_vl, "smolvlm": build_tiny_smolvlm,
+VIDEO_BUILDERS = {"qwen2-vl": build_tiny_qwen2_vl, "smolvlm": build_tiny_smolvlm,
                         "llava-onevision": build_tiny_llava_onevision, "internvl": build_tiny_internvl,
                         "videollama3": build_tiny_videollama3}

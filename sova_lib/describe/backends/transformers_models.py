@@ -271,17 +271,17 @@ def explain_load_error(what: str, error: Exception, *, model: str, revision: str
                "model")
     elif cause == "flash-attn":
         fix = ("attn_implementation=flash_attention_2 needs the flash-attn package built for this torch and CUDA "
-               "(pip install flash-attn --no-build-isolation; not pinned, see requirements-gpu.txt), or leave "
+               "(pip install flash-attn --no-build-isolation; not pinned, see docs/gpu.md), or leave "
                "attn_implementation unset to use PyTorch's sdpa attention")
     elif cause == "missing-package":
         package = missing_package(error)
         if package == "torchvision":
             fix = ("this model's processor handles video, and transformers' video processors need torchvision: "
-                   "install the release that matches torch (torch 2.13 -> torchvision 0.28: "
-                   "pip install -r requirements-gpu.txt, or make gpu-env), or use an image-only model")
+                   "install the release that matches torch (torch 2.13 -> torchvision 0.28, pinned in "
+                   "requirements.txt: pip install -r requirements.txt), or use an image-only model")
         else:
-            fix = (f"install {package} (pip install -r requirements.txt -r requirements-gpu.txt installs every "
-                   "package this project's describers use)")
+            fix = (f"install {package} (pip install -r requirements.txt installs every package this project's "
+                   "describers use)")
     elif cause == "remote-code":
         model_type = _model_type(model)
         if model_type in _OTHER_ROUTES:

@@ -5,9 +5,8 @@ built offline and loaded from a folder exactly as a hub id would be. Their
 text is noise: these tests check the wiring (prompts, frames, timestamps,
 padding, decoding, determinism), never the quality of a description.
 
-The LLaVA tests run everywhere. The Qwen-VL tests pass videos as videos,
-which transformers' video processors can do only with torchvision; they are
-skipped where torchvision does not import.
+The LLaVA tests take a clip's frames as images; the Qwen-VL tests pass videos
+as videos, through transformers' video processors (torchvision).
 """
 from __future__ import annotations
 
@@ -30,18 +29,6 @@ VIDEO_PROMPT = "Briefly classify the actions occurring in this video."
 IMAGE_PROMPT = "Describe the image."
 CONFIG_KEYS = {"backend", "model", "revision", "family", "dtype", "max_new_tokens", "decoding", "batch_size",
                "video_input"}
-
-
-def _torchvision_works() -> bool:
-    try:
-        import torchvision  # noqa: F401
-    except Exception:  # missing, or a build that does not match torch
-        return False
-    return True
-
-
-needs_torchvision = pytest.mark.skipif(not _torchvision_works(),
-                                       reason="video processors of transformers need torchvision")
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +212,6 @@ def qwen25_folder(tmp_path_factory):
     return build_tiny_qwen2_5_vl(tmp_path_factory.mktemp("tiny-qwen2.5-vl"))
 
 
-@needs_torchvision
 def test_qwen2_5_vl_batches_videos_of_different_lengths(qwen25_folder, requests):
     single = TransformersDescriber(model=str(qwen25_folder), max_new_tokens=6, device="cpu")
     batched = TransformersDescriber(model=str(qwen25_folder), max_new_tokens=6, device="cpu", batch_size=2)
@@ -244,7 +230,6 @@ def test_qwen2_5_vl_batches_videos_of_different_lengths(qwen25_folder, requests)
     assert image_call["image_grid_thw"].tolist() == [[1, 4, 4]]
 
 
-@needs_torchvision
 def test_qwen3_vl_sees_the_requests_timestamps(tmp_path_factory, frames):
     from tests.tiny_vlm import build_tiny_qwen3_vl
 
