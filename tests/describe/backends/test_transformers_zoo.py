@@ -23,7 +23,6 @@ from sova_lib.video.frames import example_videos
 from tests import tiny_vlm, tiny_vlm_zoo
 from tests.paths import DATA
 
-
 BUILDERS = {**tiny_vlm_zoo.BUILDERS, "llava": tiny_vlm.build_tiny_llava, **tiny_vlm_zoo.VIDEO_BUILDERS,
             "qwen2.5-vl": tiny_vlm.build_tiny_qwen2_5_vl, "qwen3-vl": tiny_vlm.build_tiny_qwen3_vl}
 IMAGE_PATH = ["gemma3", "idefics3", "llava"]

@@ -1,0 +1,53 @@
+"""The suite's own configuration under ``pytest -n``: a crashed or stuck worker ends the run at once, naming the test.
+
+Throw-away test modules under ``tmp_path`` run in a subprocess with this project's ``pyproject.toml`` and
+``tests/conftest.py`` (its module-per-worker scheduler), as ``make test`` runs the suite.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.paths import ROOT
+
+CRASH = """
+import os, signal
+def test_before(): pass
+def test_crash(): os.kill(os.getpid(), signal.SIGSEGV)
+def test_after(): pass
+"""
+STUCK = """
+import time
+def test_stuck(): time.sleep(1000)
+def test_after_stuck(): pass
+"""
+FINE = """
+def test_fine(): pass
+"""
+
+
+def _run(folder, *options):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "tests.conftest",
+                           "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(folder), "-p", "no:cacheprovider",
+                           *options, str(folder)], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_a_worker_that_crashes_ends_the_run_naming_its_test(tmp_path):
+    (tmp_path / "test_crash.py").write_text(CRASH)
+    (tmp_path / "test_fine.py").write_text(FINE)
+    done = _run(tmp_path)
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "crashed while running 'test_crash.py::test_crash'" in done.stdout
+    assert done.stdout.count("crashed while running") == 1  # no replacement worker ran the module again
+    assert "Fatal Python error: Segmentation fault" in done.stderr
+
+
+def test_a_stuck_test_is_stopped_and_ends_the_run_naming_it(tmp_path):
+    (tmp_path / "test_stuck.py").write_text(STUCK)
+    (tmp_path / "test_fine.py").write_text(FINE)
+    done = _run(tmp_path, "-o", "faulthandler_timeout=2", "-o", "timeout=4")
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "crashed while running 'test_stuck.py::test_stuck'" in done.stdout
+    assert "Timeout (0:00:02)!" in done.stderr and 'test_stuck.py", line 3 in test_stuck' in done.stderr
