@@ -19,7 +19,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: venv test reproduce bench clean notebooks lab
+.PHONY: venv test check-install reproduce bench clean notebooks lab
 
 venv: $(STAMP)
 
@@ -35,6 +35,16 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -n auto --durations=10
+
+# A user's install, not a checkout's: a fresh environment, pip install . (its declared dependencies at the pinned
+# versions), then the README's commands with that environment's sova, in an empty folder.
+INSTALL_VENV ?= .venv-install
+check-install:
+	rm -rf $(INSTALL_VENV)
+	$(PYTHON) -m venv $(INSTALL_VENV)
+	$(INSTALL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(INSTALL_VENV)/bin/python -m pip install --quiet $(PIP_INDEX) -c requirements.txt .
+	$(INSTALL_VENV)/bin/python tests/install_check.py $(INSTALL_VENV)
 
 reproduce: $(STAMP)
 	$(PY) -m sova_lib reproduce

@@ -6,10 +6,10 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 import sova_lib
 from tests.paths import ROOT

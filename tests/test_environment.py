@@ -43,3 +43,26 @@ def test_torchvision_is_the_release_built_for_torch():
     vision_major, vision_minor, vision_patch = map(int, req["torchvision"].split("."))
     assert (torch_major, vision_major, vision_minor - torch_minor, vision_patch) == (2, 0, 15, torch_patch)
     assert {"accelerate", "num2words"} <= set(req)
+
+
+#: Pinned for the tests and the checks of the code alone, not needed to run sova_lib; and pinned only to fix the
+#: release that other packages bring (sentence-transformers and scikit-learn need scipy; sova_lib never imports it).
+DEVELOPMENT = {"pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "ruff", "import-linter"}
+TRANSITIVE = {"scipy"}
+
+
+def test_the_declared_dependencies_are_the_pinned_ones():
+    """pyproject.toml declares every pinned package but the development tools, and each pin meets its bound."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = [Requirement(r) for r in project["dependencies"]]
+    declared += [Requirement(r) for name, extra in project["optional-dependencies"].items() if name != "all"
+                 for r in extra]
+    pins = _requirements()
+    names = {r.name.lower(): r for r in declared}
+    assert sorted(names) == sorted(n.lower() for n in pins if n not in DEVELOPMENT | TRANSITIVE)
+    assert [r.name for r in declared if pins[r.name] not in r.specifier] == []
+    assert project["optional-dependencies"]["all"] == ["sova_lib[notebooks,ray,vantage]"]

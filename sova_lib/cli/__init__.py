@@ -137,8 +137,39 @@ def old_command(argv: list[str]) -> list[str]:
     return new
 
 
+#: Modules of the optional extras (pyproject.toml) -> the extra that installs them.
+EXTRAS: dict[str, str] = {
+    **dict.fromkeys(("matplotlib", "seaborn", "papermill", "jupytext", "nbformat", "nbclient", "ipykernel",
+                     "IPython", "ipywidgets", "jupyter_client", "traitlets"), "notebooks"),
+    **dict.fromkeys(("ray", "pyarrow"), "ray"),
+    **dict.fromkeys(("sklearn", "bert_score", "pycocoevalcap", "pycocotools"), "vantage"),
+}
+
+
+def missing_module_message(error: ModuleNotFoundError, command: str) -> str:
+    """One line saying which package ``command`` lacks and how to install it (the extra that has it)."""
+    module = (error.name or "").split(".")[0] or str(error)
+    if module in EXTRAS:
+        extra = EXTRAS[module]
+        return (f"sova: {command} needs {module}, from the '{extra}' extra of sova_lib, which is not installed: "
+                f"pip install \"sova_lib[{extra}]\" (or pip install -r requirements.txt in a checkout)")
+    return (f"sova: {command} needs {module}, a dependency of sova_lib, which is not installed: reinstall sova_lib "
+            "(or pip install -r requirements.txt in a checkout)")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = old_command(list(sys.argv[1:] if argv is None else argv))
+    try:
+        return _run(argv)
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] in ("", "sova_lib"):
+            raise
+        words = argv[:2] if argv and argv[0] in ("sovabench", "image-tasks", "muvr", "vantage") else argv[:1]
+        print(missing_module_message(error, " ".join(words) or "sova"), file=sys.stderr)
+        return 1
+
+
+def _run(argv: list[str]) -> int:
     parser = build_parser(argv[0] if argv else None)
     try:
         try:

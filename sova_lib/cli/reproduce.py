@@ -19,6 +19,11 @@ __all__ = ["add_commands"]
 def run_reproduce(args) -> int:
     if args.bootstrap == 1:
         print("sova: note: --bootstrap 1 resamples the queries once: every interval has zero width", file=sys.stderr)
+    if not args.skip_notebooks and args.notebooks is None:
+        if not (REPO_ROOT / "notebooks").is_dir():
+            raise CliError("no notebooks folder beside this installed sova_lib: pass --notebooks DIR (the notebooks/ "
+                           "folder of a checkout of the repository), or run sova reproduce from a checkout")
+        args.notebooks = str(REPO_ROOT / "notebooks")
     if not args.skip_notebooks and not Path(args.notebooks).is_dir():
         raise CliError(f"--notebooks {args.notebooks}: no such folder; expected the folder of the NN_name.py notebooks")
     try:
@@ -43,8 +48,9 @@ def add_commands(sub) -> None:
     add_cache_options(p, what="the cached model outputs are read from it", retry=False)
     p.add_argument("--bootstrap", type=count, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"resamples for 95%% intervals (default {DEFAULT_BOOTSTRAP}; 0: no interval)")
-    p.add_argument("--notebooks", default=str(REPO_ROOT / "notebooks"), metavar="DIR",
-                   help="folder of the NN_name.py notebooks (default: the repository's notebooks/)")
+    p.add_argument("--notebooks", default=None, metavar="DIR",
+                   help="folder of the NN_name.py notebooks (default: the notebooks/ of the checkout sova_lib "
+                        "runs from)")
     p.add_argument("--build", default="build/notebooks", metavar="DIR",
                    help="folder for the executed notebooks (default: build/notebooks)")
     p.add_argument("--skip-notebooks", action="store_true", help="write the baseline tables only")
