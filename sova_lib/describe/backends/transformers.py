@@ -35,10 +35,11 @@ Video input, batching and what each family needs:
   processors of video-capable families (Qwen-VL, LLaVA-OneVision,
   InternVL-hf, ...) do not even load. The error says so.
 * ``batch_size > 1`` generates a batch at once with left padding. Qwen2-VL,
-  Videos share a batch only with videos of the same frame count (see
-  ``_ImageTextToText._groups``): a processor pads a batch's videos to its
-  longest, which changes SmolVLM2's prompt and which LLaVA-OneVision and
-  Video-LLaVA cannot batch at all.
+  Qwen2-VL, Qwen2.5-VL and Qwen3-VL flatten visual patches, so clips with
+  different frame counts share a batch; other families batch a video only
+  with videos of the same frame count (see ``_ImageTextToText._groups``): their
+  processors pad a batch's videos to its longest, which changes SmolVLM2's
+  prompt and which LLaVA-OneVision and Video-LLaVA cannot batch at all.
   When a batch fails and its items then succeed one at a time, the describer
   keeps going one at a time for that kind of input (and logs it once). The
   MiniCPM-V chat path describes one item at a time.
@@ -72,6 +73,9 @@ __all__ = ["TransformersDescriber", "video_metadata"]
 logger = logging.getLogger(__name__)
 
 _VIDEO_INPUTS = ("auto", "video", "images")
+#: Model types whose processors flatten each video into patches with its own grid (``video_grid_thw``): videos
+#: of different frame counts share a batch and give the answers they give alone.
+MIXED_LENGTH_VIDEOS = frozenset({"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"})
 
 
 def video_metadata(timestamps: Sequence[float], width: int, height: int) -> dict:
@@ -371,16 +375,18 @@ class _ImageTextToText:
     def _groups(self, requests: list[DescribeRequest]) -> list[tuple[str, list[int]]]:
         """The positions that may share a batch: the images, and the videos of each frame count.
 
-        A processor pads a batch's videos to its longest. SmolVLM's then writes that padded count into every
+        Most processors pad a batch's videos to its longest. SmolVLM's then writes that padded count into every
         video's prompt ("series of three frames" before a two-frame clip: transformers 5.24,
         ``processing_smolvlm.py`` ``replace_video_token``, ``pixel_values.shape[1]``), and LLaVA-OneVision and
-        Video-LLaVA stack a batch's videos into one tensor; videos of one length give every family the answers
-        it gives one at a time.
+        Video-LLaVA stack a batch's videos into one tensor; videos of one length give these families the answers
+        they give one at a time. The Qwen-VL families (``MIXED_LENGTH_VIDEOS``) flatten each video into patches
+        with its own grid, so their videos of any length share a batch.
         """
+        mixed = getattr(self.model.config, "model_type", None) in MIXED_LENGTH_VIDEOS
         groups: dict[tuple[str, int], list[int]] = {}
         for i, request in enumerate(requests):
             kind = self._kind(request)
-            groups.setdefault((kind, len(request.frames) if kind == "video" else 0), []).append(i)
+            groups.setdefault((kind, len(request.frames) if kind == "video" and not mixed else 0), []).append(i)
         return [(kind, positions) for (kind, _), positions in groups.items()]
 
     def _describe_chunk(self, kind: str, chunk: list[DescribeRequest]) -> list[str]:
