@@ -250,7 +250,7 @@ def test_paired_comparisons_of_two_caches(tmp_path):
     assert c.value_a == pytest.approx(100.0) and c.difference == pytest.approx(expected, abs=1e-9)
     assert c.value_a - c.value_b == pytest.approx(expected, abs=1e-9)
     assert c.n_queries == len(clips) and c.ci[0] <= c.difference <= c.ci[1] and c.ci[0] < c.ci[1]
-    assert c.summary()["A better"] == len(clips)
+    assert c.summary()["a_better"] == len(clips)
     # the record, collected into results.csv as the results notebook does
     results.record_rows([c.to_record(encoder="label one-hot", text_split="sentences",
                                       benchmark="SOVABench")], tmp_path / "results")
