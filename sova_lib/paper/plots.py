@@ -181,17 +181,15 @@ def similarity_heatmap(matrix, row_sentences, col_sentences=None, *, row_name: s
 
     matrix = printed(matrix, 2)
     col_sentences = row_sentences if col_sentences is None else col_sentences
-    key = _sentence_key(row_name, row_sentences, wrap) + "\n\n" + _sentence_key(col_name, col_sentences, wrap)
-    cell, key_lines = 0.5, key.count("\n") + 1
-    heat_h, key_h = cell * matrix.shape[0] + 0.9, 0.16 * key_lines + 0.2
-    fig = plt.figure(figsize=(max(8.0, cell * matrix.shape[1] + 2.5), heat_h + key_h + (0.4 if title else 0)))
-    grid = fig.add_gridspec(2, 1, height_ratios=[heat_h, key_h], hspace=0.05)
-    ax = fig.add_subplot(grid[0])
+    key = (_sentence_key(f"rows, the sentences of {row_name}", row_sentences, wrap) + "\n\n"
+           + _sentence_key(f"columns, the sentences of {col_name}", col_sentences, wrap))
+    cell = 0.5
+    fig, ax = plt.subplots(figsize=(cell * matrix.shape[1] + 2.2, cell * matrix.shape[0] + 0.8))
     im = ax.imshow(matrix, cmap="viridis", vmin=vmin, vmax=1.0, aspect="equal")
     ax.set_xticks(range(matrix.shape[1]), [f"#{k + 1}" for k in range(matrix.shape[1])], fontsize=8)
     ax.set_yticks(range(matrix.shape[0]), [f"#{k + 1}" for k in range(matrix.shape[0])], fontsize=8)
-    ax.set_xlabel(col_name, fontsize=9)
-    ax.set_ylabel(row_name, fontsize=9)
+    ax.set_xlabel(f"columns: {col_name}", fontsize=9)
+    ax.set_ylabel(f"rows: {row_name}", fontsize=9)
     for (i, j), v in np.ndenumerate(matrix):
         ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
                 color="white" if v < vmin + 0.6 * (1 - vmin) else "black")
@@ -200,10 +198,10 @@ def similarity_heatmap(matrix, row_sentences, col_sentences=None, *, row_name: s
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
     fig.colorbar(im, ax=ax, label=value_label, fraction=0.046, pad=0.03)
     if title:
-        ax.set_title(title, fontsize=10)
-    text = fig.add_subplot(grid[1])
-    text.axis("off")
-    text.text(0.0, 1.0, key, va="top", ha="left", fontsize=8, transform=text.transAxes)
+        ax.set_title(textwrap.fill(title, 70), fontsize=10)
+    # the sentences, whole, under the x axis's label (a tight save keeps all of it)
+    ax.annotate(key, xy=(0, 0), xycoords="axes fraction", xytext=(-40, -48), textcoords="offset points",
+                va="top", ha="left", fontsize=8)
     return fig
 
 
@@ -240,7 +238,7 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float
             dark = self_cells[i, j] or v >= low + 0.6 * (high - low)
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color="black" if dark else "white")
         ax.set_title(panel_title, fontsize=11)
-        fig.colorbar(im, ax=ax, label=f"{value_label}" + (" (scale: the clip pairs' range)" if vmin is None else ""),
+        fig.colorbar(im, ax=ax, label=f"{value_label}" + ("\nscale: the clip pairs' range, not from 0" if vmin is None else ""),
                      fraction=0.046, pad=0.03)
     if title:
         fig.suptitle(title, fontsize=11)

@@ -55,14 +55,14 @@ def test_heatmaps_annotate_values_and_mark_the_maximum(tmp_path):
     m = np.array([[0.2, 0.9], [0.5, 0.1]])
     long = "A person walks from the left edge of the square to the fountain, then on to the right edge, slowly."
     fig = plots.similarity_heatmap(m, ["a", long], ["c", "d"], row_name="query", col_name="other", highlight=(0, 1))
-    ax, key = fig.axes[0], fig.axes[2]
-    assert [t.get_text() for t in ax.texts] == ["0.20", "0.90", "0.50", "0.10"]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["#1", "#2"] and ax.get_ylabel() == "query"
+    ax = fig.axes[0]
+    *cells, listed = ax.texts
+    assert [t.get_text() for t in cells] == ["0.20", "0.90", "0.50", "0.10"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["#1", "#2"] and ax.get_ylabel() == "rows: query"
     # the sentences are listed whole under the heatmap, wrapped, never cut
-    (listed,) = key.texts
-    assert listed.get_text().split("\n")[:3] == ["query:", "  #1  a", "  #2  A person walks from the left edge of "
+    assert listed.get_text().split("\n")[:3] == ["rows, the sentences of query:", "  #1  a", "  #2  A person walks from the left edge of "
                                                   "the square to the fountain, then on to the right edge, slowly."]
-    assert listed.get_text().endswith("other:\n  #1  c\n  #2  d")
+    assert listed.get_text().endswith("\n\ncolumns, the sentences of other:\n  #1  c\n  #2  d")
     (box,) = ax.patches
     assert box.get_xy() == (0.5, -0.5)  # around cell (0, 1)
     fig = plots.similarity_heatmaps([(m, "max"), (m.T, "mean")], ["a", "b"], title="describer X")
