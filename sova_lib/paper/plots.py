@@ -353,6 +353,11 @@ def _draw_points(ax, frame):
                        facecolors="white" if hollow else color, edgecolors=color)
 
 
+def _axis_start(low: float) -> str:
+    """What an axis label adds when its axis does not start at 0: where it starts."""
+    return "" if low <= 0 else f"; axis from {low:.1f}, not 0"
+
+
 def _limits(values, pad_low, pad_high, floor=None):
     low, high = float(np.min(values)), float(np.max(values))
     span = max(high - low, 1.0)
@@ -391,6 +396,8 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
     paper = frame[frame["source"] == "paper"]
     xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
     box_x = _limits(paper["inter"], 0.08, 0.3, floor=0) if len(paper) else _limits(xs, 0.1, 0.3)
+    if 0 < box_x[0] < 0.2 * box_x[1]:  # close to 0: start there
+        box_x = (0.0, box_x[1])
     box_y = _limits(paper["intra"], 0.12, 0.2) if len(paper) else _limits(ys, 0.1, 0.2)
     outside = (xs < box_x[0]) | (xs > box_x[1]) | (ys < box_y[0]) | (ys > box_y[1])
     if outside.any():
@@ -403,8 +410,6 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
             a.axvline(random[0], ls="--", lw=0.8, color="0.6")
             a.axhline(random[1], ls="--", lw=0.8, color="0.6")
         _draw_points(a, frame)
-        a.set_xlabel("inter-pair mAP (%)")
-        a.set_ylabel("intra-pair Pair-mAP (%)")
     ax.set_xlim(*box_x)
     ax.set_ylim(*box_y)
     ax.set_title((title if overview is None else title + " (paper's range)")
@@ -417,6 +422,9 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
         overview.add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0],
                                          fill=False, ls=":", lw=1, color="0.3"))
         overview.set_title("all points (dotted box: left panel)")
+    for a in [ax] + ([overview] if overview is not None else []):
+        a.set_xlabel("inter-pair mAP (%)" + _axis_start(a.get_xlim()[0]))
+        a.set_ylabel("intra-pair Pair-mAP (%)" + _axis_start(a.get_ylim()[0]))
     fig.tight_layout()
     fig.canvas.draw()
     inside = ~outside
