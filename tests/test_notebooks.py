@@ -265,6 +265,15 @@ def test_a_plain_papermill_run_shows_the_explorer_to_every_viewer(plain_run):
     assert rows == sorted(rows)  # the top-k table, best first
     assert base64.b64decode(data["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"
     assert data["text/plain"].startswith(f"{shown['query']} on quickstart-direction: AP = {shown['AP']:.1f}")
+    # nbconvert (and nbviewer, GitHub) on the notebook without widget state: the static table and figure
+    import copy
+
+    from nbconvert import HTMLExporter
+
+    bare = copy.deepcopy(nb)
+    bare.metadata.pop("widgets", None)
+    page, _ = HTMLExporter().from_notebook_node(bare)
+    assert f"AP = {shown['AP']:.1f}" in page and f"data:image/png;base64,{data['image/png'][:64]}" in page
 
 
 def test_a_plain_papermill_run_writes_the_committed_bytes(plain_run):
