@@ -38,7 +38,7 @@ from sova_lib.paper.explore_data import (
     query_view,
     worst_queries,
 )
-from sova_lib.paper.plots import figure_bytes, printed, pyplot
+from sova_lib.paper.plots import figure_bytes, middle_cut, printed, pyplot
 from sova_lib.protocols import get_protocol
 
 __all__ = ["MUVR_PREFIX", "QueryView", "Explorer", "load_cache", "load_muvr_cache", "muvr_caches_of", "muvr_partitions",
@@ -65,14 +65,6 @@ def _mark(text: str | None, sentence: str | None) -> str:
         s = html.escape(sentence)
         safe = safe.replace(s, f"<mark>{s}</mark>", 1)
     return safe
-
-
-def _short(text: str, limit: int) -> str:
-    """``text`` cut in the middle to ``limit`` characters (both ends of an id are what tell clips apart)."""
-    if len(text) <= limit:
-        return text
-    head = (limit - 1) // 2
-    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
 
 
 def _ap_text(view: QueryView) -> str:
@@ -129,7 +121,7 @@ def static_view(view: QueryView, videos: dict | None = None):
                 ax.imshow(image)
             hit = view.hits.iloc[n - 1] if n else None
             label = "query" if hit is None else f"#{hit['rank']} {'relevant' if hit['relevant'] else 'not relevant'}"
-            ax.set_title(f"{label}\n{_short(str(i), 17)}", fontsize=7,
+            ax.set_title(f"{label}\n{middle_cut(str(i), 17)}", fontsize=7,
                          color="black" if hit is None or hit["relevant"] else "#b2182b")
     ax = fig.add_subplot(grid[rows - 1, :])
     _similarity_bars(ax, view, printed(view.hits["similarity"], 3))
@@ -141,7 +133,7 @@ def static_view(view: QueryView, videos: dict | None = None):
 def _similarity_bars(ax, view: QueryView, values: np.ndarray) -> None:
     """The hits' similarities as horizontal bars on an axis from 0 (or -1), each labelled with its value."""
     colours = ["#1a9850" if r else "#b2182b" for r in view.hits["relevant"]]
-    bars = ax.barh([f"#{r} {_short(str(i), 36)}" for r, i in zip(view.hits["rank"], view.hits["id"])], values,
+    bars = ax.barh([f"#{r} {middle_cut(str(i), 36)}" for r, i in zip(view.hits["rank"], view.hits["id"])], values,
                    color=colours)
     ax.bar_label(bars, labels=[f"{v:.3f}" for v in values], label_type="edge", padding=3, fontsize=8)
     ax.invert_yaxis()

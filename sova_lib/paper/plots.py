@@ -25,7 +25,8 @@ import numpy as np
 from sova_lib.paper.label_placement import place_labels
 
 __all__ = [
-    "FILE_METADATA", "GROUP_COLORS", "figure_bytes", "printed", "pyplot", "save_figure", "place_labels", "filmstrips",
+    "FILE_METADATA", "GROUP_COLORS", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure", "place_labels",
+    "filmstrips",
     "similarity_heatmap", "similarity_heatmaps",
     "class_count_bars", "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
     "opposite_confusion_bars", "error_mode_bars",
@@ -148,7 +149,7 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
     return fig
 
 
-def _middle_cut(label: str, limit: int) -> str:
+def middle_cut(label: str, limit: int) -> str:
     """``label`` cut in its middle to ``limit`` characters: both ends of an id are what tell clips apart."""
     if len(label) <= limit:
         return label
@@ -218,7 +219,7 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float
     """
     plt = pyplot()
     n = len(labels)
-    names = [_middle_cut(str(label), max_label) for label in labels]
+    names = [middle_cut(str(label), max_label) for label in labels]
     side = 0.6 * n + 0.075 * max(len(s) for s in names) + 0.8
     fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.6 * len(panels), side + 0.8),
                              squeeze=False)
