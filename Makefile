@@ -2,7 +2,8 @@
 #   make test       create/update .venv, install pinned dependencies, lint (ruff, import-linter), run the tests on
 #                   every core (pytest-xdist) and print the ten slowest
 #   make reproduce  the same set-up, then regenerate every table and figure under figures/
-#   make lab        the same set-up, the notebooks' .ipynb made from their .py sources, then JupyterLab on notebooks/
+#   make lab        the same set-up, then JupyterLab on notebooks/ with the quickstart open (a .py notebook opens as
+#                   a notebook on a double-click)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -54,11 +55,16 @@ notebooks: $(STAMP)
 	$(VENV)/bin/jupytext --sync notebooks/[0-9][0-9]_*.py
 
 # JupyterLab on notebooks/ with the project's kernel (installed into the venv by the set-up) and this checkout
-# first on the kernel's path; as root (containers) it needs --allow-root. More options: make lab LAB_ARGS=...
+# first on the kernel's path, the quickstart open; as root (containers) it needs --allow-root. The project's
+# JupyterLab settings (notebooks/.jupyterlab-overrides.json: a .py notebook opens as a notebook on a double-click,
+# and a saved notebook keeps its widgets' state) go into the venv's JupyterLab, as overrides of its defaults that a
+# user's own settings still change. More options: make lab LAB_ARGS=...
 LAB_ARGS ?=
-lab: notebooks
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/sova_lib.json
+lab: $(STAMP)
+	mkdir -p $(dir $(LAB_OVERRIDES)) && cp notebooks/.jupyterlab-overrides.json $(LAB_OVERRIDES)
 	PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
-		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks/00_quickstart.py
 
 # The waits a user feels first (warm sova evaluate against a bare numpy import, the test suite's last wall time,
 # the sentence encoder against its fp32 floor), then every other benchmark.

@@ -12,22 +12,24 @@
 # ---
 
 # %% [markdown]
-# # Quickstart: the MLLM-to-Embedding framework, step by step (paper, Figure 4)
+# # Quickstart: the MLLM-to-Embedding framework, step by step (paper, Section 4 and Figure 4)
 #
 # The SOVABench paper turns a video into a searchable representation in four steps (Section 4, Figure 4):
 #
 # 1. **Describe**: a describer answers an instruction about frames sampled from the video;
 # 2. **Split**: the answer is cut into lines, then sentences;
-# 3. **Embed**: each sentence becomes a unit vector with a sentence encoder;
-# 4. **Compare**: two videos are as similar as their most similar pair of sentences (maximum cosine, Eq. 3).
+# 3. **Embed**: each sentence becomes a unit vector with a sentence encoder: a clip is a *set* of vectors (Eq. 2);
+# 4. **Compare**: two clips are as similar as their most similar pair of sentences (maximum cosine, Eq. 3).
 #
-# This notebook runs the four steps on real footage that ships with the package: three short excerpts of a fixed
-# outdoor camera (OpenCV's `vtest.avi`: people walking across a square and a lawn). The paper's describers are
-# multimodal LLMs that need a GPU; here the describer is a **classical motion describer** (OpenCV background
-# subtraction and tracking, no learning, not an MLLM). It answers every instruction with what it measures:
-# what moves, in which direction, when it starts and stops. That is enough to see each step, and to see why the
-# temporal direction matters: every excerpt is also described **played backwards**, the way SOVABench's "driving
-# forward" clips are "reversing" clips played backwards.
+# This notebook runs the four steps on real footage that ships with the package, three short excerpts of a fixed
+# outdoor camera (OpenCV's `vtest.avi`: people walking across a square and a lawn), and shows the data of each
+# step: the request a describer gets, an answer, its sentences, one sentence's vector, the matrix of sentence
+# cosines between two clips and its maximum. The paper's describers are multimodal LLMs that need a GPU; here the
+# describer is a **classical motion describer** (OpenCV background subtraction and tracking, no learning, not an
+# MLLM). It answers every instruction with what it measures: what moves, in which direction, when it starts and
+# stops. That is enough to see each step, and to see why the temporal direction matters: every excerpt is also
+# described **played backwards**, the way SOVABench's "driving forward" clips are "reversing" clips played
+# backwards.
 #
 # The excerpts are not SOVABench clips: nothing here is a SOVABench result.
 
@@ -41,23 +43,27 @@ figures_dir = "../figures"  # where the figures (PNG + PDF), tables and JSON go
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder (loads offline)
 query = "vtest_walkway_0200-0259"  # id of the clip to search with (and whose sentences are compared)
 top_k = 3  # neighbours to list for the query
-interactive = True  # the explorer as widgets (JupyterLab); False: its static view (papermill, sova reproduce)
+interactive = True  # the explorer's live widget beside its static view; False: the static view alone
 
 # %% [markdown]
-# Imports and the output folder. Everything below is a call into `sova_lib`.
+# Imports and the output folder. Everything below is a call into `sova_lib`, or a line of numpy that the notebook
+# checks against it.
 
 # %%
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions, records
 from sova_lib.describe import resolve_prompt
 from sova_lib.paper import explore, plots, quickstart, results
+from sova_lib.sentences import split
+from sova_lib.similarity import max_cosine, mean_cosine
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
-pd.set_option("display.max_colwidth", 160)
+pd.set_option("display.max_colwidth", None)  # sentences are shown whole
 
 # %% [markdown]
 # ## The videos
@@ -85,24 +91,44 @@ plots.save_figure(fig, out / "00_quickstart_filmstrips", dpi=90)
 # %% [markdown]
 # ## Step 1: describe
 #
+# What a describer is sent for one clip, as the runner builds it: the instruction (the `prompt` preset), a system
+# prompt when the preset has one, and the sampled frames with their times. An MLLM reads all of it; the motion
+# describer reads only the frames.
+
+# %%
+quickstart.request_table(videos_by_id.get(query, items[0]), fps, resolve_prompt(prompt))
+
+# %% [markdown]
 # The runner sends the sampled frames of each item to the describer and appends each answer to a cache folder named
 # after everything that changes the text (describer, its settings, prompt, sampling rate). Running this cell again
-# reuses the cache: only items missing from it are described.
+# reuses the cache: only items missing from it are described. Below, the answer for the query clip, as written.
 
 # %%
 describer = make_describer("motion")
 folder = quickstart.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
 texts = read_descriptions(folder)
 texts = {it.id: texts[it.id] for it in items}
-print(f"cache folder: {folder.name}")
-
-# %%
-pd.DataFrame({"id": list(texts), "description": [t.replace("\n", " / ") for t in texts.values()]})
+print(f"cache folder: {folder.name}\n\nthe answer for {query}:\n\n{texts[query]}")
 
 # %% [markdown]
 # ## Step 2: split into sentences
 #
-# Lines first, then NLTK's English sentence splitter on each line. Each sentence will get its own vector.
+# The splitter cuts an answer into lines first, then each line into sentences with NLTK's English sentence
+# splitter (the paper's `split(t)`). The motion describer writes one sentence per line, so its lines are already
+# its sentences. An MLLM writes paragraphs: here is an **illustrative answer in the style of an MLLM, written by
+# hand for this notebook** about the query clip (no model produced it; it ships with the package and is never
+# scored), and what the splitter makes of it. NLTK is the paper's splitter with its habits: it ends a sentence
+# after an abbreviation such as "e.g.".
+
+# %%
+answer = quickstart.illustrative_answer()
+print(answer)
+pieces = quickstart.split_table(answer)  # line by line, to show where each piece comes from
+assert pieces["text"].tolist() == split(answer)  # the library's split of the whole answer: the same pieces
+pieces
+
+# %% [markdown]
+# Every description of the six clips, split the same way. Each sentence will get its own vector.
 
 # %%
 sentences = quickstart.sentence_table(texts)
@@ -112,38 +138,74 @@ sentences
 # %% [markdown]
 # ## Step 3: embed
 #
-# Each sentence becomes a unit vector (here 384 numbers); the cosine between two vectors is the sentences'
-# similarity, from -1 to 1. The heatmap compares the sentences of the query clip (rows) with those of its reversed
-# copy (columns). Sentences about the same people moving in opposite directions still score high: the encoder reads
-# "from right to left" and "from left to right" as close. The red box is the largest cosine.
+# The sentence encoder turns a sentence into a vector of 384 numbers of length 1, so the dot product of two
+# sentences' vectors is their cosine, from -1 to 1. Here is the first sentence of the query clip's answer.
 
 # %%
-encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
-other = query + quickstart.REVERSED_SUFFIX if query + quickstart.REVERSED_SUFFIX in texts else items[1].id
-matrix, rows, cols = quickstart.sentence_similarity(texts, encoder, query, other)
-fig = plots.similarity_heatmap(matrix, rows, cols, highlight_max=True,
-                               title=f"Sentences of {query} (rows) against {other} (columns)")
-plots.save_figure(fig, out / "00_quickstart_sentence_similarity")
+encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one progress line over the sentences to encode, if any
+sentence = split(texts[query])[0]
+vector = encoder.encode([sentence])[0]
+print(f"{sentence!r}\n-> shape {vector.shape}, {vector.dtype}, length (L2 norm) {np.linalg.norm(vector):.6f}\n")
+print(np.array2string(vector, precision=3, suppress_small=True, max_line_width=118))
 
 # %% [markdown]
-# ## Step 4: compare clips
-#
-# Two clips are as similar as their best-matching pair of sentences: the maximum of a heatmap like the one above
-# (left panel). The motion describer writes one sentence per moving object (its direction, speed, start and stop)
-# and a count by direction, so two answers share a sentence only where they tell the same motion. Its sentences
-# are still built from a few templates, so every maximum is high, and the mean over all sentence pairs (right
-# panel; the paper's ablation) spreads the clips further apart. MLLM answers repeat themselves too, which is why
-# the choice of aggregate matters.
-#
-# Now compare each clip with its reversed copy. The describer wrote the opposite directions down, yet the pair
-# scores about as high as two clips of the same direction: the sentence encoder barely registers "left to right"
-# against "right to left". Telling opposite actions apart is exactly what SOVABench's intra-pair protocol measures,
-# and where the paper finds every model close to chance.
+# A clip is the set of its sentences' vectors (the paper's Eq. 2): `embed_descriptions` splits every description
+# and encodes each distinct sentence once.
 
 # %%
 items_vectors = embed_descriptions(texts, encoder)
+pd.DataFrame({"id": items_vectors.ids, "sentence vectors": items_vectors.counts})
+
+# %% [markdown]
+# ## Step 4: compare two clips
+#
+# Take the query clip and its reversed copy. Every sentence of one against every sentence of the other is one
+# matrix product of their vectors: the cosine matrix below (rows: the query's sentences, columns: the reversed
+# copy's). The similarity of the two clips is its largest entry (Eq. 3), boxed in red. Sentences about the same
+# people moving in opposite directions still score high: the encoder reads "from right to left" and "from left to
+# right" as close.
+
+# %%
+other = query + quickstart.REVERSED_SUFFIX if query + quickstart.REVERSED_SUFFIX in texts else items[1].id
+a, b = items_vectors.vectors_of(query), items_vectors.vectors_of(other)
+cosines = a @ b.T  # (sentences of the query, sentences of the other clip)
+i, j = np.unravel_index(cosines.argmax(), cosines.shape)
+print(f"cosines: shape {cosines.shape}; largest entry cosines[{i}, {j}] = {cosines[i, j]:.4f}")
+fig = plots.similarity_heatmap(cosines, split(texts[query]), split(texts[other]), row_name=query, col_name=other,
+                               highlight=(i, j), title="Sentence cosines of two clips; the largest (red) is the clips' "
+                                                       "similarity (Eq. 3)")
+plots.save_figure(fig, out / "00_quickstart_sentence_similarity")
+
+# %% [markdown]
+# The library computes the same number in two ways: `similarity.max_cosine`, the plain form of Eq. 3 for two
+# clips, and `set_similarity`, the blocked fast path that every evaluation runs over all clips at once (here
+# through `quickstart.item_similarity`). The cell checks that the three agree (the fast path multiplies in float32
+# blocks, so it may differ in the last bits); the mean over all sentence pairs (the paper's ablation) likewise.
+
+# %%
 max_matrix, clip_ids = quickstart.item_similarity(items_vectors, aggregate="max")
 mean_matrix, _ = quickstart.item_similarity(items_vectors, aggregate="mean")
+fast_max, fast_mean = (m[clip_ids.index(query), clip_ids.index(other)] for m in (max_matrix, mean_matrix))
+print(f"maximum: numpy {cosines.max():.6f}, max_cosine {max_cosine(a, b):.6f}, set_similarity {fast_max:.6f}")
+print(f"mean:    numpy {cosines.mean():.6f}, mean_cosine {mean_cosine(a, b):.6f}, set_similarity {fast_mean:.6f}")
+assert cosines.max() == max_cosine(a, b) and abs(fast_max - cosines.max()) < 1e-6
+assert cosines.mean() == mean_cosine(a, b) and abs(fast_mean - cosines.mean()) < 1e-6
+
+# %% [markdown]
+# ## Clip similarities
+#
+# The same number for every pair of clips: the maximum (left panel). The motion describer writes one sentence per
+# moving object (its direction, speed, start and stop) and a count by direction, so two answers share a sentence
+# only where they tell the same motion. Its sentences are still built from a few templates, so every maximum is
+# high, and the mean over all sentence pairs (right panel) spreads the clips further apart. MLLM answers repeat
+# themselves too, which is why the choice of aggregate matters.
+#
+# Each clip and its reversed copy: the describer wrote the opposite directions down, yet the pair scores about as
+# high as two clips of the same direction, since the sentence encoder barely registers "left to right" against
+# "right to left". Telling opposite actions apart is exactly what SOVABench's intra-pair protocol measures, and
+# where the paper finds every model close to chance.
+
+# %%
 fig = plots.similarity_heatmaps([(max_matrix, "maximum cosine (Eq. 3)"), (mean_matrix, "mean cosine")], clip_ids,
                                 value_label="clip similarity (cosine)",
                                 title=f"Clip similarity: descriptions by the classical motion describer (not an MLLM), "
@@ -155,18 +217,13 @@ plots.save_figure(fig, out / "00_quickstart_clip_similarity")
 #
 # Ranking every other clip by its similarity to the query is retrieval. Each neighbour comes with the two sentences
 # that gave the maximum, which is what makes these embeddings interpretable: one can read why a clip was retrieved.
+# `rank by mean` is where the same clip ranks when the mean cosine ranks them instead: where it differs from
+# `rank`, the aggregate decides what is retrieved.
 
 # %%
-top = quickstart.neighbours(items_vectors, texts, query, k=top_k, aggregate="max")
+top = quickstart.neighbours(items_vectors, texts, query, k=top_k)
 results.write_outputs(top, top, out / "00_quickstart_neighbours")
 top
-
-# %% [markdown]
-# The same query ranked by the mean cosine.
-
-# %%
-top_mean = quickstart.neighbours(items_vectors, texts, query, k=top_k, aggregate="mean")
-top_mean
 
 # %% [markdown]
 # ## A score: does the text tell the direction of time?
@@ -196,10 +253,12 @@ print(scores.attrs.get("note", scores.to_string(index=False)))
 #
 # The retrieval explorer puts the steps together for one query at a time: its AP under `quickstart-direction`, its
 # nearest clips with their relevance (same playing direction or not), each clip's description with the sentence
-# that matched the query marked, and the first sampled frame of each clip. In JupyterLab pick another query by id
-# or among the worst ones; a papermill run (`interactive = False`) shows the same view for `query` as a table and a
-# figure. With your own `videos` it explores their clips under the same question. The same call explores any
-# description cache on a SOVABench protocol, and MUVR's partitions when given its data (`muvr_root=`).
+# that matched the query marked, and the first sampled frame of each clip. In JupyterLab it is a widget: pick
+# another query by id or among the worst ones. The same output also holds the view as a table and a figure, which
+# is what GitHub, nbviewer, `nbconvert` and any run without a browser show (`sova reproduce` passes
+# `interactive = False`: the table and the figure alone). With your own `videos` it explores their clips under the
+# same question. The same call explores any description cache on a SOVABench protocol, and MUVR's partitions when
+# given its data (`muvr_root=`).
 
 # %%
 view = explore.show({"motion describer": (items_vectors, texts)}, [direction], videos=videos_by_id, query=query,
@@ -215,11 +274,13 @@ view = explore.show({"motion describer": (items_vectors, texts)}, [direction], v
 summary_json = {
     "describer": "motion (classical OpenCV motion describer, not an MLLM)", "fps": fps, "prompt": prompt,
     "cache": folder.name, "items": len(items), "described": len(texts),
-    "sentences": sentences.groupby("id").size().to_dict(), "encoder": encoder_name,
-    "query": query, "neighbours_max": top["id"].tolist(), "max_cosine": top["max cosine"].tolist(),
-    "neighbours_mean": top_mean["id"].tolist(), "mean_cosine": top_mean["mean cosine"].tolist(),
+    "sentences": sentences.groupby("id").size().to_dict(), "encoder": encoder_name, "query": query,
+    "vector": {"shape": list(vector.shape), "norm": round(float(np.linalg.norm(vector)), 6)},
+    "compared": other, "max_cell": [int(i), int(j)], "max_cosine_pair": round(float(cosines.max()), 6),
+    "neighbours_max": top["id"].tolist(), "max_cosine": top["max cosine"].tolist(),
+    "ranks_by_mean": top["rank by mean"].tolist(), "mean_cosine": top["mean cosine"].tolist(),
     "direction_protocol": direction.name, "direction_scores": scores.to_dict("records"),
     "explorer": view.summary(),
 }
 results.write_json(summary_json, out / "00_quickstart.json")
-summary_json["neighbours_max"], summary_json["neighbours_mean"]
+summary_json["neighbours_max"], summary_json["ranks_by_mean"]

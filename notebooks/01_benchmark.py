@@ -119,10 +119,11 @@ summary = {
     "table2": table2.to_dict("records"),
     "queries_per_action": counts.sum(axis=1).to_dict(),
     "queries_per_dataset": counts.sum(axis=0).to_dict(),
-    "durations": {"clips": len(durations), "median_s": durations["duration_s"].median(),
-                  "p05_s": durations["duration_s"].quantile(0.05), "p95_s": durations["duration_s"].quantile(0.95)},
-    "crops": {"source": source, "clips": len(sizes), "median_width": sizes["width"].median(),
-              "median_height": sizes["height"].median(), "min_side": int(sizes[["width", "height"]].min().min())},
+    "durations": {"clips": len(durations), "median_s": float(durations["duration_s"].median()),
+                  "p05_s": float(durations["duration_s"].quantile(0.05)),
+                  "p95_s": float(durations["duration_s"].quantile(0.95))},
+    "crops": {"source": source, "clips": len(sizes), "median_width": float(sizes["width"].median()),
+              "median_height": float(sizes["height"].median()), "min_side": int(sizes[["width", "height"]].min().min())},
     "pair_counts": pairs.set_index("action")["clips"].to_dict(),
 }
 results.write_json(summary, out / "01_benchmark.json")

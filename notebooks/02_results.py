@@ -51,7 +51,7 @@ from sova_lib.paper.table_c1 import table_c1_frame
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
-pd.set_option("display.max_colwidth", 80)
+pd.set_option("display.max_colwidth", None)  # texts are shown whole
 
 # %% [markdown]
 # ## Description caches
@@ -106,7 +106,7 @@ comparisons, comparison_note = results.paired_comparisons(caches, encoder, "intr
 results.record_rows([c.to_record(encoder=encoder.name, text_split="sentences", benchmark="SOVABench")
                      for c in comparisons], out / "results")
 print(comparison_note)
-pd.DataFrame([c.summary() for c in comparisons])
+pd.DataFrame([c.summary() for c in comparisons]).round(2) if comparisons else None
 
 # %% [markdown]
 # The JSON files are collected into one CSV, `results.csv`; every table and figure below is read from it.

@@ -53,7 +53,7 @@ from sova_lib.paper import ablations, cache_scan, plots, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
-pd.set_option("display.max_colwidth", 100)
+pd.set_option("display.max_colwidth", None)  # texts are shown whole
 caches = cache_scan.find_description_caches(cache_dir)
 scored = cache_scan.sovabench_caches(caches)
 cache_scan.caches_frame(caches) if caches else print(ablations.no_cache_note(cache_dir))

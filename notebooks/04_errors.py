@@ -61,7 +61,7 @@ from sova_lib.paper import plots, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
-pd.set_option("display.max_colwidth", 120)
+pd.set_option("display.max_colwidth", None)  # texts are shown whole
 
 # %% [markdown]
 # ## The descriptions analysed
@@ -86,7 +86,7 @@ result = evaluate("intra-pair", items, ties=ties)
 record = ea.score_record(result, analysed, encoder=encoder.name)
 results.record_rows([record], out / "results")
 score = ea.recorded_score(records.collect_records(out / "results", out / "results.csv"), record)
-print(f"intra-pair Pair-mAP = {score['value']:.1f} ({source[:60]}...)")
+print(f"intra-pair Pair-mAP = {score['value']:.1f} ({source})")
 pd.Series(score["per_class"], name="mAP (%)").round(1)
 
 # %% [markdown]

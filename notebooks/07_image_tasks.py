@@ -44,6 +44,7 @@ from sova_lib.paper import cache_scan, results, table3
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
+pd.set_option("display.max_colwidth", None)  # notes are shown whole
 run = {"bootstrap": bootstrap, "seed": seed}
 
 # %% [markdown]
@@ -113,4 +114,4 @@ summary = {"random": dict(zip(random["column"], random["value"])), "random_check
            "oracle": dict(zip(oracle["column"], oracle["value"])), "caches": len(caches),
            "described_rows": len(described), "encoder": encoder_name, "ties": "expected"}
 results.write_json(summary, out / "07_image_tasks.json")
-summary["random"]
+pd.Series(summary["random"], name="Random row recomputed (%)").fillna(results.NOT_COMPUTED)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sova_lib.progress import in_kernel, progress_bar
 from sova_lib.storage import folder_digest
 
 __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "SentenceEncoder", "default_cache_dir", "resolve_encoder_path"]
@@ -104,8 +105,9 @@ class SentenceEncoder:
 
     ``cache_dir`` is also where ``items.embed_descriptions`` keeps sentence
     splits (``sentences.SplitCache``). Encoding shows one progress bar over all
-    the sentences to encode, with its rate and time left (``tqdm.auto``: a
-    widget in a notebook). A cold encode writes a shard at least every
+    the sentences to encode, with its rate and time left (``progress.progress_bar``:
+    in a notebook one line, replaced in place, whose last state a saved notebook keeps;
+    transformers' own bar of loading the weights is left out there). A cold encode writes a shard at least every
     ``SHARD_SECONDS``, so a stopped run keeps most of its work. Nothing heavy
     is imported until a sentence has no vector: torch and
     sentence-transformers load with the model, on first need.
@@ -169,9 +171,11 @@ class SentenceEncoder:
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as transformers_logging
 
-            # transformers draws a "Loading weights" bar of its own: off too when show_progress is False.
+            # transformers draws a "Loading weights" bar of its own: off too when show_progress is False, and in a
+            # notebook (its widget would be saved at its first state, "0%").
             shown = transformers_logging.is_progress_bar_enabled()
-            if not self.show_progress:
+            quiet = not self.show_progress or in_kernel()
+            if quiet:
                 transformers_logging.disable_progress_bar()
             try:
                 self._model = SentenceTransformer(self.path, device=self.device)
@@ -181,7 +185,7 @@ class SentenceEncoder:
                     "Without internet, use the default all-MiniLM-L6-v2 or a local folder."
                 ) from None
             finally:
-                if shown and not self.show_progress:
+                if shown and quiet:
                     transformers_logging.enable_progress_bar()
         return self._model
 
@@ -209,15 +213,13 @@ class SentenceEncoder:
         minus the length, then ``batch_size`` at a time), so every sentence
         is padded with the same neighbours and gets the same vector.
         """
-        from tqdm.auto import tqdm
-
         model = self.model
         order = np.argsort([-len(t) for t in missing])
         done_texts: list[str] = []
         done_vectors: list[np.ndarray] = []
         last_shard = time.monotonic()
-        with tqdm(total=len(missing), unit="sentence", desc="encoding sentences", disable=not self.show_progress,
-                  dynamic_ncols=True) as bar:
+        with progress_bar(total=len(missing), unit="sentence", desc="encoding sentences",
+                          disable=not self.show_progress, dynamic_ncols=True) as bar:
             for start in range(0, len(missing), self.batch_size):
                 batch = [missing[i] for i in order[start:start + self.batch_size]]
                 vectors = model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,

@@ -1,20 +1,24 @@
-"""Similarity between items that are *sets* of unit vectors.
+"""Similarity between items that are *sets* of unit vectors (SOVABench paper, Section 4, Eq. 3).
 
 An item (a clip or an image) is represented by one or more L2-normalised
 vectors: one per sentence of its description, or one per frame for a
-contrastive model. Vectors of many items are stacked into one ``(M, D)``
-array with an ``owner`` array ``(M,)`` giving each vector's item (0 .. n-1).
+contrastive model. The similarity of two items is an aggregate of the cosines
+between all pairs of their vectors; for two items alone it is the plain form
+below, a few lines of numpy each:
 
-The similarity of two items is an aggregate of the cosines between all pairs
-of their vectors (SOVABench paper, Eq. 3, uses the maximum):
+* ``max_cosine(a, b)``: the largest pairwise cosine (Eq. 3, the paper's choice);
+* ``mean_cosine(a, b)``: the mean over all ``|a| * |b|`` pairs;
+* ``median_cosine(a, b)``: the median over all pairs.
 
-* ``"max"``: the largest pairwise cosine (the paper's choice);
-* ``"mean"``: the mean over all ``|a| * |b|`` pairs;
-* ``"median"``: the median over all pairs.
-
-``set_similarity`` computes only the rows asked for (the queries of a
-protocol) against a gallery, in blocks of query items, with one matrix product
-per block and a grouped reduction; it never loops over item pairs in Python.
+``set_similarity`` is the fast path that every evaluation uses: vectors of
+many items are stacked into one ``(M, D)`` array with an ``owner`` array
+``(M,)`` giving each vector's item (0 .. n-1) (``ItemVectors``), and it
+computes only the rows asked for (the queries of a protocol) against a
+gallery, in blocks of query items, with one matrix product per block and a
+grouped reduction; it never loops over item pairs in Python. Its entry
+``[i, j]`` equals the plain function of query item ``i`` and gallery item
+``j`` (held equal by ``tests/test_similarity.py``), apart from cosines within
+``IDENTICAL_TOLERANCE`` of 1, which it sets to exactly 1.
 """
 from __future__ import annotations
 
@@ -22,9 +26,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AGGREGATES", "IDENTICAL_TOLERANCE", "ItemVectors", "l2_normalize", "set_similarity"]
+__all__ = ["AGGREGATES", "PLAIN", "IDENTICAL_TOLERANCE", "ItemVectors", "cosines", "l2_normalize", "max_cosine",
+           "mean_cosine", "median_cosine", "set_similarity"]
 
-AGGREGATES = ("max", "mean", "median")
+
+# --------------------------------------------------------------------------- the plain form (two items)
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The cosine of every pair of vectors, ``(|a|, |b|)``: ``a`` ``(|a|, D)`` and ``b`` ``(|b|, D)`` unit rows."""
+    return np.asarray(a) @ np.asarray(b).T
+
+
+def max_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Eq. 3: the largest cosine between a vector of item ``a`` and a vector of item ``b`` (unit rows)."""
+    return float(cosines(a, b).max())
+
+
+def mean_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The mean cosine over all ``|a| * |b|`` pairs of vectors of ``a`` and ``b`` (unit rows)."""
+    return float(cosines(a, b).mean())
+
+
+def median_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The median cosine over all ``|a| * |b|`` pairs (the mean of the two middle ones for an even count)."""
+    return float(np.median(cosines(a, b)))
+
+
+#: Aggregate name -> its plain form for two items.
+PLAIN = {"max": max_cosine, "mean": mean_cosine, "median": median_cosine}
+AGGREGATES = tuple(PLAIN)
 
 #: Similarities within this distance of 1 are set to exactly 1. A sentence's
 #: cosine with an identical sentence is 1, but float32 rounding returns
@@ -72,6 +102,13 @@ class ItemVectors:
     def counts(self) -> np.ndarray:
         """Number of vectors of each item, ``(n,)``."""
         return np.bincount(np.asarray(self.owner, dtype=np.int64), minlength=len(self.ids))
+
+    def vectors_of(self, item_id) -> np.ndarray:
+        """The vectors of the item with id ``item_id``, ``(count, D)``, in their stored order."""
+        where = np.flatnonzero(np.asarray(self.ids) == item_id)
+        if where.size != 1:
+            raise KeyError(f"{item_id!r} is not one of the {len(self.ids)} item ids")
+        return np.asarray(self.vectors)[np.asarray(self.owner) == where[0]]
 
     def select(self, positions: np.ndarray) -> "ItemVectors":
         """The items at ``positions`` (in that order), with their vectors grouped by item."""
@@ -294,7 +331,7 @@ def _median_similarity(qv, q_starts, q_counts, gv, g_starts, g_counts):
     gv, column = _unique_rows(gv)  # identical gallery vectors: one product, exact ties
     if column is not None:
         g_slot = column[g_slot]
-    out = np.empty((q_counts.size, n_g), dtype=np.float32)
+    out = np.empty((q_counts.size, n_g), dtype=qv.dtype)
     for i, (start, count) in enumerate(zip(q_starts, q_counts)):
         sims = (qv[start:start + count] @ gv.T)[:, g_slot]  # (L_q, n_g, L_g)
         sims[:, pad] = np.nan

@@ -6,8 +6,11 @@ numbers that the library computes independently here. The ``.py`` sources are
 the notebooks (the paired ``.ipynb`` is ignored by git); running and saving one
 as JupyterLab does leaves every tracked file as it was.
 """
+import base64
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -191,7 +194,11 @@ def test_quickstart(executed):
     texts = read_descriptions(QUICKSTART_CACHE / q["cache"])
     assert q["sentences"] == {k: len(split(v)) for k, v in texts.items()}
     assert q["query"] not in q["neighbours_max"] and len(q["neighbours_max"]) == 2
-    assert q["mean_cosine"] == sorted(q["mean_cosine"], reverse=True)
+    assert q["max_cosine"] == sorted(q["max_cosine"], reverse=True) and len(q["ranks_by_mean"]) == 2
+    # one sentence vector: 384 numbers of length 1; the two clips compared, and their largest sentence cosine
+    assert q["vector"] == {"shape": [384], "norm": 1.0}
+    assert q["compared"] == q["query"] + "-reversed" and q["max_cosine_pair"] == pytest.approx(q["max_cosine"][0],
+                                                                                               abs=5e-4)
     # the closing score: the cache's texts scored here under the same protocol, beside the exact random ranking
     from sova_lib.evaluate import evaluate
     from sova_lib.item_vectors import embed_descriptions
@@ -208,6 +215,101 @@ def test_quickstart(executed):
     for stem in ("filmstrips", "sentence_similarity", "clip_similarity"):
         assert (figures / f"00_quickstart_{stem}.png").stat().st_size > 10_000
         assert (figures / f"00_quickstart_{stem}.pdf").exists()
+
+
+@pytest.fixture(scope="module")
+def plain_run(tmp_path_factory):
+    """The quickstart as notebooks/README.md runs it, with no parameter at all: ``jupytext --to ipynb``, then the
+    ``papermill`` command, in a copy of the repository's layout (so its default ``../cache`` and ``../figures`` are
+    the copy's). The sentence vectors are made here first, so the kernel finds them and loads no model.
+
+    Returns ``(the copy's root, the executed notebook)``.
+    """
+    import nbformat
+
+    tmp = tmp_path_factory.mktemp("plain-papermill")
+    monkeypatch = pytest.MonkeyPatch()
+    _kernel_env(tmp, monkeypatch)
+    repo = tmp / "repo"
+    shutil.copytree(NOTEBOOKS, repo / "notebooks", ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+    shutil.copytree(QUICKSTART_CACHE, repo / "cache" / "descriptions")
+    texts = read_descriptions(next((repo / "cache" / "descriptions").glob("motion-*")))
+    SentenceEncoder(cache_dir=repo / "cache", show_progress=False).encode(
+        sorted({s for t in texts.values() for s in split(t)}))
+    build = repo / "build"
+    (build / "notebooks").mkdir(parents=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        subprocess.run([sys.executable, "-m", "jupytext", "--to", "ipynb", "-o", str(build / "00_quickstart.ipynb"),
+                        str(repo / "notebooks" / "00_quickstart.py")], check=True, capture_output=True, env=env)
+        subprocess.run([sys.executable, "-m", "papermill", str(build / "00_quickstart.ipynb"),
+                        str(build / "notebooks" / "00_quickstart.ipynb"), "--cwd", str(repo / "notebooks")],
+                       check=True, capture_output=True, env=env, timeout=600)
+    finally:
+        monkeypatch.undo()
+    return repo, nbformat.read(build / "notebooks" / "00_quickstart.ipynb", as_version=4)
+
+
+def test_a_plain_papermill_run_shows_the_explorer_to_every_viewer(plain_run):
+    """One output: the widget for JupyterLab, and the top-k table with its AP (HTML) and the figure (PNG) for the
+    viewers without it (GitHub, nbviewer, nbconvert, a notebook reopened without its kernel)."""
+    repo, nb = plain_run
+    shown = json.loads((repo / "figures" / "00_quickstart.json").read_text())["explorer"]
+    (explorer,) = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})
+                   and "AP =" in o["data"].get("text/html", "")]
+    data = explorer["data"]
+    assert "application/vnd.jupyter.widget-view+json" in data  # interactive = True, the default
+    page = data["text/html"]
+    assert f"AP = {shown['AP']:.1f}" in page and len(shown["top"]) == 3  # top_k = 3, the default
+    rows = [page.index(f"<td>{rank}</td><td>{i}</td>") for rank, i in enumerate(shown["top"], start=1)]
+    assert rows == sorted(rows)  # the top-k table, best first
+    assert base64.b64decode(data["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data["text/plain"].startswith(f"{shown['query']} on quickstart-direction: AP = {shown['AP']:.1f}")
+    # nbconvert (and nbviewer, GitHub) on the notebook without widget state: the static table and figure
+    import copy
+
+    from nbconvert import HTMLExporter
+
+    bare = copy.deepcopy(nb)
+    bare.metadata.pop("widgets", None)
+    page, _ = HTMLExporter().from_notebook_node(bare)
+    assert f"AP = {shown['AP']:.1f}" in page and f"data:image/png;base64,{data['image/png'][:64]}" in page
+
+
+def test_a_plain_papermill_run_writes_the_committed_bytes(plain_run):
+    """What ``make reproduce`` writes for the quickstart is what the repository holds, byte for byte."""
+    repo, _ = plain_run
+    written = sorted(p.name for p in (repo / "figures").glob("00_quickstart*"))
+    assert len(written) == 13
+    differ = [name for name in written if (repo / "figures" / name).read_bytes() !=
+              (ROOT / "figures" / name).read_bytes()]
+    assert differ == []
+
+
+def test_jupyterlab_opens_the_py_notebooks_as_notebooks(tmp_path):
+    """``make lab`` puts the project's settings where JupyterLab reads its overrides: a Python file opens in
+    jupytext's notebook view on a double-click, and a saved notebook keeps its widgets' state. It opens the
+    quickstart."""
+    from jupyter_core.paths import jupyter_path
+    from jupyterlab.commands import get_app_dir
+    from jupyterlab_server.settings_utils import get_settings
+
+    overrides = tmp_path / "settings" / "overrides.d"
+    overrides.mkdir(parents=True)
+    shutil.copy(NOTEBOOKS / ".jupyterlab-overrides.json", overrides / "sova_lib.json")
+    found, _ = get_settings(str(tmp_path / "settings"), str(Path(get_app_dir()) / "schemas"), str(tmp_path / "user"),
+                            labextensions_path=jupyter_path("labextensions"))
+    schema = {s["id"]: s["schema"].get("properties", {}) for s in found["settings"]}
+    assert schema["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["default"] == {
+        "python": "Jupytext Notebook"}
+    assert schema["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"]["default"] is True
+    # "Jupytext Notebook" is the name of the viewer that jupytext's JupyterLab extension registers
+    extension = next(Path(p) / "jupyterlab-jupytext" for p in jupyter_path("labextensions")
+                     if (Path(p) / "jupyterlab-jupytext").is_dir())
+    assert any('"Jupytext Notebook"' in f.read_text() for f in (extension / "static").glob("*.js"))
+    dry = subprocess.run(["make", "-n", "lab"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "cp notebooks/.jupyterlab-overrides.json .venv/share/jupyter/lab/settings/overrides.d/sova_lib.json" in dry
+    assert dry.rstrip().endswith("notebooks/00_quickstart.py")
 
 
 def test_benchmark(executed):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from sova_lib.similarity import ItemVectors, l2_normalize, set_similarity
+from sova_lib.similarity import PLAIN, ItemVectors, l2_normalize, max_cosine, mean_cosine, median_cosine, set_similarity
 
 
 def _items(rng, n, dim=6, max_count=5):
@@ -12,18 +12,57 @@ def _items(rng, n, dim=6, max_count=5):
     return ItemVectors(np.arange(n) + 100, owner[shuffle], vectors[shuffle])
 
 
-def _naive(q, g, reduce):
-    return np.array([[reduce(q.vectors[q.owner == i] @ g.vectors[g.owner == j].T)
-                      for j in range(len(g.ids))] for i in range(len(q.ids))])
+def _plain(q, g, aggregate):
+    """The plain form of the library (one pair of items at a time), the reference of the fast path."""
+    return np.array([[PLAIN[aggregate](q.vectors_of(i), g.vectors_of(j)) for j in g.ids] for i in q.ids])
 
 
-@pytest.mark.parametrize("aggregate,reduce", [("max", np.max), ("mean", np.mean), ("median", np.median)])
+@pytest.mark.parametrize("aggregate", ["max", "mean", "median"])
 @pytest.mark.parametrize("block", [1, 3, 7, 10_000])
-def test_matches_naive_loop(aggregate, reduce, block):
+def test_fast_path_equals_the_plain_form(aggregate, block):
     rng = np.random.default_rng(5)
     q, g = _items(rng, 9), _items(rng, 13)
-    expected = _naive(q, g, reduce)
+    expected = _plain(q, g, aggregate)
     np.testing.assert_allclose(set_similarity(q, g, aggregate=aggregate, block_vectors=block), expected, atol=1e-6)
+    exact = set_similarity(q, g, aggregate=aggregate, block_vectors=block, dtype=np.float64)
+    np.testing.assert_allclose(exact, _plain(_as64(q), _as64(g), aggregate), rtol=0, atol=1e-12)
+
+
+def _as64(items):
+    return ItemVectors(items.ids, items.owner, np.asarray(items.vectors, dtype=np.float64))
+
+
+@pytest.mark.parametrize("aggregate", ["max", "mean", "median"])
+def test_fast_path_equals_the_plain_form_with_ties(aggregate):
+    """Gallery items made of the same vectors (in another order, or one of them twice) tie in both forms."""
+    rng = np.random.default_rng(11)
+    base = l2_normalize(rng.normal(size=(4, 8)))
+    vectors = np.concatenate([base, base[::-1], base[[0, 1, 2, 3, 3]], base[:2]])
+    owner = np.repeat([0, 1, 2, 3], [4, 4, 5, 2])
+    gallery = ItemVectors(np.array(["a", "b", "c", "d"]), owner, vectors)
+    queries = ItemVectors(np.array(["q", "r"]), np.array([0, 0, 1]), l2_normalize(rng.normal(size=(3, 8))))
+    plain = _plain(queries, gallery, aggregate)
+    fast = set_similarity(queries, gallery, aggregate=aggregate)
+    np.testing.assert_allclose(fast, plain, atol=1e-6)
+    assert (fast[:, 0] == fast[:, 1]).all() and (plain[:, 0] == plain[:, 1]).all()  # same set, another order
+    if aggregate == "max":  # a repeated vector or a subset holding the best pair changes no maximum
+        assert (fast[:, 2] == fast[:, 0]).all() and (plain[:, 2] == plain[:, 0]).all()
+
+
+def test_plain_form_by_hand():
+    a = np.array([[1.0, 0.0], [0.0, 1.0]])
+    b = np.array([[0.6, 0.8], [-1.0, 0.0], [0.0, -1.0]])
+    # cosines: [[0.6, -1, 0], [0.8, 0, -1]]
+    assert max_cosine(a, b) == 0.8
+    assert mean_cosine(a, b) == pytest.approx(-0.6 / 6)
+    assert median_cosine(a, b) == 0.0  # sorted: -1, -1, 0, 0, 0.6, 0.8
+
+
+def test_vectors_of():
+    items = ItemVectors(np.array(["x", "y"]), np.array([1, 0, 1]), np.eye(3, dtype=np.float32))
+    np.testing.assert_array_equal(items.vectors_of("y"), np.eye(3)[[0, 2]])
+    with pytest.raises(KeyError, match="'z' is not one of the 2 item ids"):
+        items.vectors_of("z")
 
 
 def test_hand_computed_max():

@@ -92,8 +92,7 @@ def run_compare(args) -> int:
         record = result.to_record(encoder=None if vectors else (args.embedder or DEFAULT_ENCODER))
         print(f"wrote {write_record(record, args.results_dir)}", file=sys.stderr)
     if args.json:
-        top = result.disagreements(args.top)
-        text = json.dumps({**result.summary(), "disagreements": top.round(2).to_dict("records")})
+        text = json.dumps(result.to_json(args.top))
     else:
         text = result.text(args.top)
     print(text)  # a reader that stops early (``| head``) is handled once, by ``sova_lib.cli.main``

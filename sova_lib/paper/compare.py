@@ -95,16 +95,22 @@ class Comparison:
         )
 
     def summary(self) -> dict:
-        """A JSON-ready dict of the numbers (per-query values left out)."""
-        return {"protocol": self.protocol, "metric": self.metric, "A": self.name_a, "B": self.name_b,
-                "A value": round(self.value_a, 2), "B value": round(self.value_b, 2),
-                "difference": round(self.difference, 2),
-                "ci": None if self.ci is None else [round(self.ci[0], 2), round(self.ci[1], 2)],
-                "queries": self.n_queries, "A better": int((self.per_query["difference"] > 0).sum()),
-                "B better": int((self.per_query["difference"] < 0).sum()),
-                "equal": int((self.per_query["difference"] == 0).sum()), "bootstrap": self.bootstrap,
-                "seed": self.seed, "ties": self.ties}
+        """A JSON-ready dict of the numbers, at full precision, keys in snake_case as ``Result.to_json`` has them
+        (per-query values left out): ``value_a``, ``value_b``, ``difference`` and ``ci`` in points, ``a_better``,
+        ``b_better``, ``equal`` counts of queries."""
+        diff = self.per_query["difference"]
+        return {"protocol": self.protocol, "metric": self.metric, "name_a": self.name_a, "name_b": self.name_b,
+                "value_a": float(self.value_a), "value_b": float(self.value_b), "difference": float(self.difference),
+                "ci": None if self.ci is None else [float(self.ci[0]), float(self.ci[1])],
+                "n_queries": self.n_queries, "a_better": int((diff > 0).sum()), "b_better": int((diff < 0).sum()),
+                "equal": int((diff == 0).sum()), "bootstrap": self.bootstrap, "seed": self.seed, "ties": self.ties,
+                "aggregate": self.aggregate, "text_split": self.text_split}
 
+    def to_json(self, top: int = 10) -> dict:
+        """``summary()`` and the ``top`` queries of largest disagreement (``id``, ``class``, ``ap_a``, ``ap_b``,
+        ``difference``, in points, full precision): what ``sova compare --json`` prints."""
+        rows = self.disagreements(top).rename(columns={"AP A": "ap_a", "AP B": "ap_b"})
+        return {**self.summary(), "disagreements": rows.to_dict("records")}
 
     def text(self, top: int = 10) -> str:
         """A plain-text report: the difference and its interval first (one line), each scorer, then a small aligned
@@ -115,7 +121,7 @@ class Comparison:
                f"seed {self.seed}" if s["ci"] else "no interval: bootstrap 0")
         lines = [f"{self.protocol} ({self.metric}, {self.n_queries} queries): A - B = {self.difference:+.2f} points, {ci}",
                  f"  A = {self.value_a:6.2f}  {self.name_a}", f"  B = {self.value_b:6.2f}  {self.name_b}",
-                 f"  A better on {s['A better']} queries, B on {s['B better']}, equal on {s['equal']}",
+                 f"  A better on {s['a_better']} queries, B on {s['b_better']}, equal on {s['equal']}",
                  f"  ({how}; AP ties: {self.ties})"]
         rows = self.disagreements(top)
         if len(rows):

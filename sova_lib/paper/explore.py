@@ -3,18 +3,25 @@
 The data of a view is ``sova_lib.paper.explore_data``'s (``query_view``,
 ``worst_queries``, ``muvr_view``, ``muvr_worst_queries``, the cache
 loaders), importable from here too, so that a notebook needs this one
-module. This module draws it: ``view_html`` (the
-hits with their matched sentences marked), ``static_view`` (a table and a
-figure), and ``show``, the one call a notebook makes: with
-``interactive=True`` an ipywidgets ``Explorer`` (choose a protocol, a cache,
-a query by id or among the worst ones, k), otherwise the same view for one
-query as a static table and figure (what a papermill run or a static render
-shows). The first sampled frame of each clip is drawn when its video is given
-(``videos``: id -> runner ``Item``). The explorer offers each partition of a
-MUVR data root as a protocol when ``muvr_root`` is given.
+module. This module draws it: ``view_html`` (the hits with their matched
+sentences marked), ``static_view`` (a table and a figure), ``view_bundle``
+(both as one display output), and ``show``, the one call a notebook makes.
+
+``show`` displays one output, a bundle of several forms of the same view:
+with ``interactive=True`` the ipywidgets ``Explorer`` (choose a protocol, a
+cache, a query by id or among the worst ones, k), which JupyterLab shows,
+and beside it, in the same output, the view as HTML (the table with its
+figure) and as PNG, which every viewer without the live widget shows
+(GitHub, nbviewer, ``nbconvert``, a plain papermill run). The static forms
+follow the widget: each change of a control replaces them with the new view,
+so a saved notebook holds the view last shown. ``interactive=False`` shows
+the static forms alone. The first sampled frame of each clip is drawn when
+its video is given (``videos``: id -> runner ``Item``). The explorer offers
+each partition of a MUVR data root as a protocol when ``muvr_root`` is given.
 """
 from __future__ import annotations
 
+import base64
 import html
 
 import numpy as np
@@ -31,11 +38,12 @@ from sova_lib.paper.explore_data import (
     query_view,
     worst_queries,
 )
-from sova_lib.paper.plots import pyplot
+from sova_lib.paper.plots import figure_bytes, middle_cut, printed, pyplot
 from sova_lib.protocols import get_protocol
 
 __all__ = ["MUVR_PREFIX", "QueryView", "Explorer", "load_cache", "load_muvr_cache", "muvr_caches_of", "muvr_partitions",
-           "muvr_view", "muvr_worst_queries", "query_view", "show", "static_view", "view_html", "worst_queries"]
+           "muvr_view", "muvr_worst_queries", "query_view", "show", "static_view", "view_bundle", "view_html",
+           "view_png", "worst_queries"]
 
 #: Prefix of the explorer's protocol value for a MUVR partition (``"muvr/news"``).
 MUVR_PREFIX = "muvr/"
@@ -59,14 +67,6 @@ def _mark(text: str | None, sentence: str | None) -> str:
     return safe
 
 
-def _short(text: str, limit: int) -> str:
-    """``text`` cut in the middle to ``limit`` characters (both ends of an id are what tell clips apart)."""
-    if len(text) <= limit:
-        return text
-    head = (limit - 1) // 2
-    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
-
-
 def _ap_text(view: QueryView) -> str:
     return "AP undefined (no relevant item)" if np.isnan(view.ap) else f"AP = {100 * view.ap:.1f}"
 
@@ -88,23 +88,22 @@ def view_html(view: QueryView) -> str:
     return "\n".join(parts + ["</table>"])
 
 
-def static_view(view: QueryView, videos: dict | None = None, *, max_chars: int = 90):
+def static_view(view: QueryView, videos: dict | None = None):
     """``(table, figure)`` of one query: the hits as a DataFrame and a figure of their similarities.
 
-    The figure's bars are the top-k similarities, green where relevant; with
-    ``videos`` (id -> runner ``Item``) a row of first sampled frames (the
-    query, then each hit) is drawn above them.
+    The table keeps every sentence whole. The figure's bars are the top-k
+    similarities as printed (3 decimals) on an axis from 0 (from -1 when a
+    similarity is negative), green where relevant; with ``videos`` (id ->
+    runner ``Item``) a row of first sampled frames (the query, then each
+    hit) is drawn above them.
     """
 
     plt = pyplot()
     table = view.hits.drop(columns=["description", "sentence pair"]).copy()
-    for col in ("query sentence", "item sentence"):
-        table[col] = [None if s is None else (s if len(s) <= max_chars else s[:max_chars - 1] + "…")
-                      for s in table[col]]
     table["relevant"] = table["relevant"].map({True: "yes", False: "no"})
     for col in ("similarity", "text score", "video score"):
         if col in table:
-            table[col] = table[col].round(3)
+            table[col] = printed(table[col], 3)
     shown = [view.query, *view.hits["id"]] if videos else []
     frames = [_first_frame(videos[i]) if i in videos else None for i in shown]
     has_frames = any(f is not None for f in frames)
@@ -122,23 +121,58 @@ def static_view(view: QueryView, videos: dict | None = None, *, max_chars: int =
                 ax.imshow(image)
             hit = view.hits.iloc[n - 1] if n else None
             label = "query" if hit is None else f"#{hit['rank']} {'relevant' if hit['relevant'] else 'not relevant'}"
-            ax.set_title(f"{label}\n{_short(str(i), 17)}", fontsize=7,
+            ax.set_title(f"{label}\n{middle_cut(str(i), 17)}", fontsize=7,
                          color="black" if hit is None or hit["relevant"] else "#b2182b")
     ax = fig.add_subplot(grid[rows - 1, :])
-    colours = ["#1a9850" if r else "#b2182b" for r in view.hits["relevant"]]
-    bars = ax.barh([f"#{r} {_short(str(i), 36)}" for r, i in zip(view.hits["rank"], view.hits["id"])],
-                   view.hits["similarity"], color=colours)
-    ax.bar_label(bars, labels=[f"{v:.3f}" for v in view.hits["similarity"]], label_type="edge", padding=-34,
-                 color="white", fontsize=8)
-    ax.invert_yaxis()
-    low = float(view.hits["similarity"].min()) if n_hits else 0.0
-    ax.set_xlim(max(-1.0, low - 0.05), 1.0)
-    ax.tick_params(axis="y", labelsize=8)
-    what = "MUVR score: S_t, S_v or their mean" if "text score" in view.hits else "maximum sentence cosine"
-    ax.set_xlabel(f"similarity to the query ({what})\ngreen: relevant, red: not relevant", fontsize=8)
+    _similarity_bars(ax, view, printed(view.hits["similarity"], 3))
     fig.suptitle(f"{view.query} ({view.query_class}) on {view.protocol}: {_ap_text(view)}, "
                  f"{view.n_relevant} relevant of {view.n_gallery}", fontsize=9)
     return table, fig
+
+
+def _similarity_bars(ax, view: QueryView, values: np.ndarray) -> None:
+    """The hits' similarities as horizontal bars on an axis from 0 (or -1), each labelled with its value."""
+    colours = ["#1a9850" if r else "#b2182b" for r in view.hits["relevant"]]
+    bars = ax.barh([f"#{r} {middle_cut(str(i), 36)}" for r, i in zip(view.hits["rank"], view.hits["id"])], values,
+                   color=colours)
+    ax.bar_label(bars, labels=[f"{v:.3f}" for v in values], label_type="edge", padding=3, fontsize=8)
+    ax.invert_yaxis()
+    negative = len(values) and float(np.min(values)) < 0
+    ax.set_xlim(-1.0 if negative else 0.0, 1.15)
+    ax.tick_params(axis="y", labelsize=8)
+    what = "MUVR score: S_t, S_v or their mean" if "text score" in view.hits else "maximum sentence cosine"
+    ax.set_xlabel(f"similarity to the query ({what}); axis from {-1 if negative else 0}\n"
+                  "green: relevant, red: not relevant", fontsize=8)
+
+
+def view_png(view: QueryView, videos: dict | None = None, *, dpi: int = 80) -> bytes:
+    """The figure of ``static_view`` as PNG bytes (the same bytes on every machine)."""
+    _, fig = static_view(view, videos)
+    try:
+        return figure_bytes(fig, "png", dpi=dpi)
+    finally:
+        pyplot().close(fig)
+
+
+def view_bundle(view: QueryView, videos: dict | None = None, *, widget=None, png: bytes | None = None) -> dict:
+    """The view as one display bundle: ``text/plain`` (one line), ``text/html`` (the table of ``view_html`` and
+    the figure of ``static_view`` as an embedded PNG) and ``image/png`` (that figure; ``png`` if already drawn).
+
+    With ``widget`` (an ipywidgets widget), its view is added
+    (``application/vnd.jupyter.widget-view+json``): JupyterLab shows the live
+    widget, and every viewer without it one of the static forms.
+    """
+    png = base64.b64encode(view_png(view, videos) if png is None else png).decode("ascii")
+    top = ", ".join(f"#{h.rank} {h.id} ({'relevant' if h.relevant else 'not relevant'})"
+                    for h in view.hits.itertuples(index=False))
+    bundle = {"text/plain": f"{view.query} on {view.protocol}: {_ap_text(view)}; top {len(view.hits)}: {top}",
+              "text/html": view_html(view) + f'\n<p><img alt="similarity of each hit to the query" '
+                                             f'src="data:image/png;base64,{png}"></p>',
+              "image/png": png}
+    if widget is not None:
+        bundle["application/vnd.jupyter.widget-view+json"] = widget._repr_mimebundle_()[
+            "application/vnd.jupyter.widget-view+json"]
+    return bundle
 
 
 class _Sources:
@@ -247,10 +281,10 @@ class Explorer:
         self.cache = w.Dropdown(options=self.sources.cache_names(self.protocol.value), description="cache")
         self.query = w.Dropdown(description="query")
         self.worst_list = w.Dropdown(description="worst")
-        self.k = w.IntSlider(value=k, min=1, max=20, description="top k")
+        self.k = w.IntSlider(value=k, min=1, max=20, description="top k", continuous_update=False)
         self.html = w.HTML()
         self.image = w.Image(format="png")
-        self.view = None
+        self.view, self.handle = None, None
         self._refresh_queries(query)
         self.protocol.observe(self._pick_protocol, names="value")
         self.cache.observe(lambda _: self._refresh_queries(None), names="value")
@@ -293,39 +327,44 @@ class Explorer:
             self.query.value = change["new"]
 
     def update(self):
-        """Recompute the view of the current query and redraw the text and the figure."""
+        """Recompute the view of the current query; redraw the text, the figure and the displayed bundle."""
         if self._quiet:
             return self.view
         self.view = self.sources.view(self.protocol.value, self.cache.value, self.query.value, self.k.value)
         self.html.value = view_html(self.view)
-        _, fig = static_view(self.view, self.videos)
-        import io
-
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=80)
-        pyplot().close(fig)
-        self.image.value = buffer.getvalue()
+        self.image.value = view_png(self.view, self.videos)
+        if self.handle is not None:
+            self.handle.update(self.bundle(), raw=True)
         return self.view
+
+    def bundle(self) -> dict:
+        """The widget and the current view's static forms as one display bundle (``view_bundle``)."""
+        return view_bundle(self.view, self.videos, widget=self.widget, png=self.image.value)
+
+    def display(self):
+        """Display the bundle (once); later views replace it in place, so a saved notebook holds the last one."""
+        from IPython.display import display
+
+        self.handle = display(self.bundle(), raw=True, display_id=True)
+        return self.handle
 
 
 def show(caches: dict, protocols, *, encoder=None, videos=None, query=None, k: int = 5, interactive: bool = True,
          muvr_root=None, muvr_caches=None, muvr_query: str = "text+video"):
-    """Display the explorer (``interactive``) or the static view of ``query`` (table and figure).
+    """Display the view of ``query`` as one output (``view_bundle``); returns the ``QueryView`` first shown.
 
-    Returns the ``QueryView`` first shown.
-
-    Interactive: an ``Explorer`` (needs a live kernel and a browser to be
-    used). Static: the view of ``query`` (default: the first query) of the
-    first protocol (the first MUVR partition when only ``muvr_root`` is
-    given) in its first cache, as a table and a figure, which any notebook
-    render shows.
+    Interactive: an ``Explorer`` (used with a live kernel and a browser)
+    with the static HTML and PNG of its current view in the same output.
+    Static: those two alone. The view is that of ``query`` (default: the
+    first query) of the first protocol (the first MUVR partition when only
+    ``muvr_root`` is given) in its first cache.
     """
-    from IPython.display import HTML, display
+    from IPython.display import display
 
     if interactive:
         explorer = Explorer(caches, protocols, encoder=encoder, videos=videos, query=query, k=k,
                             muvr_root=muvr_root, muvr_caches=muvr_caches, muvr_query=muvr_query)
-        display(explorer.widget)
+        explorer.display()
         return explorer.view
     sources = _Sources(caches, protocols, encoder=encoder, muvr_root=muvr_root, muvr_caches=muvr_caches,
                        muvr_query=muvr_query)
@@ -334,8 +373,5 @@ def show(caches: dict, protocols, *, encoder=None, videos=None, query=None, k: i
     if query is None:
         query = sources.queries(protocol, cache)[0]
     view = sources.view(protocol, cache, query, k)
-    table, fig = static_view(view, videos)
-    display(HTML(view_html(view)))
-    display(fig)
-    pyplot().close(fig)
+    display(view_bundle(view, videos), raw=True)
     return view

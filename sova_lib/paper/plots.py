@@ -5,12 +5,19 @@ Every function takes data (DataFrames, arrays, PIL images), returns the
 text so that no two labels overlap (``place_labels``). ``save_figure`` writes
 a figure as PNG (150 dpi) and PDF.
 
+The same data gives the same bytes on every machine: each function draws its
+values as it prints them (``printed``: rounded to the decimals of its labels,
+and its colour and axis limits computed from those), so the last float bits
+of another CPU move no pixel; ``save_figure`` and ``figure_bytes`` write no
+date and no software version into the files (``FILE_METADATA``).
+
 matplotlib is imported inside the functions with the non-interactive Agg
 backend unless a backend is already chosen (a notebook's inline backend is
 kept).
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +25,9 @@ import numpy as np
 from sova_lib.paper.label_placement import place_labels
 
 __all__ = [
-    "GROUP_COLORS", "pyplot", "save_figure", "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
+    "FILE_METADATA", "GROUP_COLORS", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure", "place_labels",
+    "filmstrips",
+    "similarity_heatmap", "similarity_heatmaps",
     "class_count_bars", "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
     "opposite_confusion_bars", "error_mode_bars",
 ]
@@ -63,17 +72,43 @@ class SavedFiles(list):
         return "saved " + ", ".join(str(p) for p in self)
 
 
+#: What ``save_figure`` writes into each file's metadata: nothing that varies with the day or the software version
+#: (matplotlib would add its version to both and the date to the PDF; ``None`` leaves an entry out).
+FILE_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}
+
+
+def printed(values, digits: int) -> np.ndarray:
+    """``values`` (any array-like of numbers) rounded to the ``digits`` decimals a figure prints, as float64.
+
+    A figure drawn from these (bar lengths, cell colours, limits) is the same
+    on every machine: two CPUs that disagree in the last bits of a value still
+    agree on its rounding, unless it lies within those bits of a rounding
+    boundary.
+    """
+    return np.round(np.asarray(values, dtype=np.float64), digits)
+
+
+def figure_bytes(fig, fmt: str = "png", *, dpi: int = 150) -> bytes:
+    """``fig`` as the bytes of a ``fmt`` file (``png`` or ``pdf``), cropped to its content, without varying metadata."""
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, dpi=dpi, bbox_inches="tight", metadata=FILE_METADATA[fmt])
+    return buffer.getvalue()
+
+
 def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
     """Write ``fig`` as ``<stem>.png`` (``dpi`` dots per inch) and ``<stem>.pdf``; returns both paths.
 
+    The same figure gives the same bytes on every run and machine (``FILE_METADATA``).
     The figure stays open (a notebook shows it inline at the end of the cell).
     The list prints as one line (``SavedFiles``).
     """
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    fig.savefig(paths[0], dpi=dpi, bbox_inches="tight")
-    fig.savefig(paths[1], dpi=dpi, bbox_inches="tight", metadata={"CreationDate": None})  # same figure, same bytes
+    for path in paths:
+        path.write_bytes(figure_bytes(fig, path.suffix[1:], dpi=dpi))
     return SavedFiles(paths)
 
 
@@ -114,41 +149,60 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
     return fig
 
 
-def _short(labels, limit):
-    return [s if len(s) <= limit else s[: limit - 1] + "…" for s in labels]
+def middle_cut(label: str, limit: int) -> str:
+    """``label`` cut in its middle to ``limit`` characters: both ends of an id are what tell clips apart."""
+    if len(label) <= limit:
+        return label
+    head = (limit - 1) // 2
+    return label[:head] + "…" + label[len(label) - (limit - 1 - head):]
 
 
-def similarity_heatmap(matrix, row_labels, col_labels=None, *, title: str = "", value_label="cosine similarity",
-                       max_label: int = 48, highlight_max: bool = False, vmin: float = 0.0):
-    """A heatmap of a similarity matrix, each cell annotated with its value.
+def _sentence_key(name: str, sentences, width: int) -> str:
+    """``name:`` then each sentence numbered ``#k``, wrapped at ``width`` characters (never cut)."""
+    lines = [f"{name}:"]
+    for k, sentence in enumerate(sentences, start=1):
+        lines.append(textwrap.fill(f"#{k}  {sentence}", width=width, initial_indent="  ", subsequent_indent="       "))
+    return "\n".join(lines)
 
-    Labels longer than ``max_label`` characters are shortened with "…";
-    ``highlight_max`` outlines the largest cell (the maximum of Eq. 3). The
-    colour scale runs from ``vmin`` to 1.
+
+def similarity_heatmap(matrix, row_sentences, col_sentences=None, *, row_name: str = "rows",
+                       col_name: str = "columns", title: str = "", value_label: str = "cosine similarity",
+                       highlight=None, vmin: float = 0.0, wrap: int = 110):
+    """The cosines between two lists of sentences as a heatmap, each cell annotated with its value (2 decimals).
+
+    Rows and columns are numbered ``#1, #2, ...``; under the heatmap the
+    full sentences are listed by number, wrapped at ``wrap`` characters and
+    never cut, under the headings ``row_name`` and ``col_name``.
+    ``highlight`` = ``(row, column)`` outlines that cell in red (the maximum
+    of Eq. 3). Cells are coloured by their printed values, on a scale from
+    ``vmin`` to 1.
     """
     plt = pyplot()
     from matplotlib.patches import Rectangle
 
-    matrix = np.asarray(matrix, dtype=float)
-    col_labels = row_labels if col_labels is None else col_labels
-    rows, cols = _short(row_labels, max_label), _short(col_labels, max_label)
-    cell = 0.55
-    left = 0.075 * max(len(r) for r in rows) + 0.4
-    bottom = 0.065 * max(len(c) for c in cols) + 0.6
-    fig, ax = plt.subplots(figsize=(left + cell * matrix.shape[1] + 1.6, bottom + cell * matrix.shape[0] + 0.7))
+    matrix = printed(matrix, 2)
+    col_sentences = row_sentences if col_sentences is None else col_sentences
+    key = (_sentence_key(f"rows, the sentences of {row_name}", row_sentences, wrap) + "\n\n"
+           + _sentence_key(f"columns, the sentences of {col_name}", col_sentences, wrap))
+    cell = 0.5
+    fig, ax = plt.subplots(figsize=(cell * matrix.shape[1] + 2.2, cell * matrix.shape[0] + 0.8))
     im = ax.imshow(matrix, cmap="viridis", vmin=vmin, vmax=1.0, aspect="equal")
-    ax.set_xticks(range(matrix.shape[1]), cols, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
-    ax.set_yticks(range(matrix.shape[0]), rows, fontsize=8)
+    ax.set_xticks(range(matrix.shape[1]), [f"#{k + 1}" for k in range(matrix.shape[1])], fontsize=8)
+    ax.set_yticks(range(matrix.shape[0]), [f"#{k + 1}" for k in range(matrix.shape[0])], fontsize=8)
+    ax.set_xlabel(f"columns: {col_name}", fontsize=9)
+    ax.set_ylabel(f"rows: {row_name}", fontsize=9)
     for (i, j), v in np.ndenumerate(matrix):
         ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
                 color="white" if v < vmin + 0.6 * (1 - vmin) else "black")
-    if highlight_max:
-        i, j = np.unravel_index(int(np.argmax(matrix)), matrix.shape)
+    if highlight is not None:
+        i, j = highlight
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
     fig.colorbar(im, ax=ax, label=value_label, fraction=0.046, pad=0.03)
     if title:
-        ax.set_title(title, fontsize=11)
-    fig.tight_layout()
+        ax.set_title(textwrap.fill(title, 70), fontsize=10)
+    # the sentences, whole, under the x axis's label (a tight save keeps all of it)
+    ax.annotate(key, xy=(0, 0), xycoords="axes fraction", xytext=(-40, -48), textcoords="offset points",
+                va="top", ha="left", fontsize=8)
     return fig
 
 
@@ -165,16 +219,16 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float
     """
     plt = pyplot()
     n = len(labels)
-    names = _short(labels, max_label)
+    names = [middle_cut(str(label), max_label) for label in labels]
     side = 0.6 * n + 0.075 * max(len(s) for s in names) + 0.8
     fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.6 * len(panels), side + 0.8),
                              squeeze=False)
     for k, (ax, (matrix, panel_title)) in enumerate(zip(axes[0], panels)):
-        matrix = np.asarray(matrix, dtype=float)
+        matrix = printed(matrix, 2)
         self_cells = np.eye(n, dtype=bool) if vmin is None else np.zeros((n, n), dtype=bool)
         off = matrix[~self_cells] if (~self_cells).any() else matrix.ravel()
         low, high = (float(off.min()), float(off.max())) if vmin is None else (vmin, 1.0)
-        if high - low < 1e-6:
+        if high - low < 0.005:
             low, high = low - 0.005, high + 0.005
         cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
         im = ax.imshow(np.ma.masked_array(matrix, self_cells), cmap=cmap, vmin=low, vmax=high)
@@ -185,7 +239,7 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float
             dark = self_cells[i, j] or v >= low + 0.6 * (high - low)
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color="black" if dark else "white")
         ax.set_title(panel_title, fontsize=11)
-        fig.colorbar(im, ax=ax, label=f"{value_label}" + (" (scale: the clip pairs' range)" if vmin is None else ""),
+        fig.colorbar(im, ax=ax, label=f"{value_label}" + ("\nscale: the clip pairs' range, not from 0" if vmin is None else ""),
                      fraction=0.046, pad=0.03)
     if title:
         fig.suptitle(title, fontsize=11)
@@ -300,6 +354,11 @@ def _draw_points(ax, frame):
                        facecolors="white" if hollow else color, edgecolors=color)
 
 
+def _axis_start(low: float) -> str:
+    """What an axis label adds when its axis does not start at 0: where it starts."""
+    return "" if low <= 0 else f"; axis from {low:.1f}, not 0"
+
+
 def _limits(values, pad_low, pad_high, floor=None):
     low, high = float(np.min(values)), float(np.max(values))
     span = max(high - low, 1.0)
@@ -334,10 +393,12 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
     computed ones, and the main panel zooms on the paper's points.
     """
     plt = pyplot()
-
+    frame = frame.assign(inter=printed(frame["inter"], 2), intra=printed(frame["intra"], 2))  # as the tables print
     paper = frame[frame["source"] == "paper"]
     xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
     box_x = _limits(paper["inter"], 0.08, 0.3, floor=0) if len(paper) else _limits(xs, 0.1, 0.3)
+    if 0 < box_x[0] < 0.2 * box_x[1]:  # close to 0: start there
+        box_x = (0.0, box_x[1])
     box_y = _limits(paper["intra"], 0.12, 0.2) if len(paper) else _limits(ys, 0.1, 0.2)
     outside = (xs < box_x[0]) | (xs > box_x[1]) | (ys < box_y[0]) | (ys > box_y[1])
     if outside.any():
@@ -350,8 +411,6 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
             a.axvline(random[0], ls="--", lw=0.8, color="0.6")
             a.axhline(random[1], ls="--", lw=0.8, color="0.6")
         _draw_points(a, frame)
-        a.set_xlabel("inter-pair mAP (%)")
-        a.set_ylabel("intra-pair Pair-mAP (%)")
     ax.set_xlim(*box_x)
     ax.set_ylim(*box_y)
     ax.set_title((title if overview is None else title + " (paper's range)")
@@ -364,6 +423,9 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
         overview.add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0],
                                          fill=False, ls=":", lw=1, color="0.3"))
         overview.set_title("all points (dotted box: left panel)")
+    for a in [ax] + ([overview] if overview is not None else []):
+        a.set_xlabel("inter-pair mAP (%)" + _axis_start(a.get_xlim()[0]))
+        a.set_ylabel("intra-pair Pair-mAP (%)" + _axis_start(a.get_ylim()[0]))
     fig.tight_layout()
     fig.canvas.draw()
     inside = ~outside
@@ -379,6 +441,7 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
 def ablation_bars(frame, *, value="value", category="setting", group="protocol", title="", ylabel="mAP (%)"):
     """Grouped bars with 95% intervals (columns ``ci_low``/``ci_high`` when present)."""
     plt = pyplot()
+    frame = frame.assign(**{c: printed(frame[c], 1) for c in (value, "ci_low", "ci_high") if c in frame})
     groups = list(dict.fromkeys(frame[group]))
     cats = list(dict.fromkeys(frame[category]))
     width = 0.8 / max(1, len(cats))
@@ -412,6 +475,7 @@ def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked nei
     plt = pyplot()
     from matplotlib.lines import Line2D
 
+    frame = frame.assign(**{c: printed(frame[c], 1) for c in ("top-1 opposite (%)", "chance (%)")})
     whole = frame[frame["action"] == "all"].reset_index(drop=True)
     fig, ax = plt.subplots(figsize=(8, 0.55 * len(whole) + 1.8))
     y = np.arange(len(whole))

@@ -2,12 +2,16 @@
 
 * ``example_items``: the videos to describe, as runner ``Item`` objects,
   optionally each also played backwards;
+* ``request_table``: what a describer is sent for one item (the
+  instruction, the system prompt, the sampled frames and their times);
+* ``illustrative_answer``: a multi-sentence answer in the style of an MLLM,
+  written by hand (not a model's output) to show the splitter at work, and
+  ``split_table``: an answer cut into lines, then sentences;
 * ``sentence_table``: every description split into its sentences;
-* ``sentence_similarity``: the cosine between every pair of sentences of
-  every description (the numbers the maximum of Eq. 3 is taken over);
-* ``item_similarity``: the clip-to-clip similarity (maximum cosine);
+* ``item_similarity``: the clip-to-clip similarity (maximum cosine, Eq. 3,
+  by ``similarity.set_similarity``);
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
-  that decided the match;
+  that decided the match and its rank under the mean cosine too;
 * ``direction_protocol``: the built-in ``quickstart-direction`` protocol
   (``sova_lib.benchmarks.excerpts``), or the same question asked of the
   user's own videos;
@@ -20,6 +24,7 @@ that has ``encode(list[str]) -> (n, D)`` unit vectors (``SentenceEncoder``).
 """
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -27,19 +32,19 @@ import numpy as np
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
 from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import build_request, describe_items
 from sova_lib.evaluate import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper.results import select_rows
 from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.records import make_record
 from sova_lib.sentences import split
-from sova_lib.similarity import set_similarity
+from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.video.frames import probe, sample_frames
 
 __all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_protocol",
-           "direction_records", "direction_table", "RANDOM_SCORER",
-           "items_table", "sampled_frames", "sentence_table", "sentence_similarity", "item_similarity", "neighbours"]
+           "direction_records", "direction_table", "RANDOM_SCORER", "illustrative_answer", "items_table",
+           "request_table", "sampled_frames", "sentence_table", "split_table", "item_similarity", "neighbours"]
 
 
 def example_items(videos=(), *, with_reversed: bool = True):
@@ -98,35 +103,58 @@ def sampled_frames(items, fps: float):
     return strips
 
 
-def _pieces(texts: dict, ids) -> list[list[str]]:
+def request_table(item, fps: float, prompt):
+    """What a describer is sent for ``item``: one row per part (instruction, system prompt, frames, their times).
 
-    return [split(texts[i]) for i in ids]
+    The request is the runner's own (``runner.build_request``), the frames
+    sampled at ``fps`` per second; ``prompt`` is a ``prompts.Prompt``.
+    """
+    import pandas as pd
+
+    request, error = build_request(item, fps, prompt)
+    if request is None:
+        raise ValueError(f"{item.id}: its frames cannot be read ({error})")
+    width, height = request.frames[0].size
+    return pd.DataFrame({"part": ["instruction", "system prompt", "frames", "frame times (s)"],
+                         "sent": [request.prompt, request.system_prompt or "(none)",
+                                  f"{len(request.frames)} RGB images of {width} x {height} pixels",
+                                  ", ".join(f"{t:.1f}" for t in request.timestamps)]})
+
+
+#: The hand-written MLLM-style answer shipped with the package (``data/quickstart``; no model wrote it).
+ILLUSTRATIVE_ANSWER = "data/quickstart/hand_written_answer.txt"
+
+
+def illustrative_answer() -> str:
+    """A multi-sentence answer in the style of an MLLM about ``vtest_walkway_0200-0259``, written by hand.
+
+    It shows the splitter at work on a paragraph (the motion describer
+    writes one sentence per line); no model produced it and nothing scores
+    it (``data/quickstart/README.md``).
+    """
+    return (resources.files("sova_lib.paper") / ILLUSTRATIVE_ANSWER).read_text(encoding="utf-8")
+
+
+def split_table(text: str):
+    """``text`` cut as ``sentences.split`` cuts it, one row per sentence: ``line`` (1-based), ``sentence``, ``text``.
+
+    Each line is split on its own (``split(line)``); blank lines give no
+    row. The ``text`` column is ``split(text)``, in order.
+    """
+    import pandas as pd
+
+    rows = [{"line": n, "sentence": k, "text": s}
+            for n, line in enumerate(text.splitlines(), start=1) if line.strip()
+            for k, s in enumerate(split(line), start=1)]
+    return pd.DataFrame(rows, columns=["line", "sentence", "text"])
 
 
 def sentence_table(texts: dict):
     """One row per sentence: ``id``, ``sentence`` (1-based number within its description), ``text``."""
     import pandas as pd
 
-    ids = list(texts)
-    rows = [{"id": i, "sentence": k + 1, "text": s} for i, piece in zip(ids, _pieces(texts, ids))
-            for k, s in enumerate(piece)]
+    rows = [{"id": i, "sentence": k + 1, "text": s} for i, text in texts.items() for k, s in enumerate(split(text))]
     return pd.DataFrame(rows, columns=["id", "sentence", "text"])
-
-
-def sentence_similarity(texts: dict, encoder, first, second):
-    """Cosine between each sentence of description ``first`` (rows) and each of ``second`` (columns).
-
-    Returns ``(matrix (S1, S2), row labels, column labels)``; a label reads
-    ``#<k> <sentence>``. The maximum of the matrix is the two clips'
-    similarity under the paper's Eq. 3.
-    """
-    for key in (first, second):
-        if key not in texts:
-            raise ValueError(f"no description with id {key!r}; ids: {list(texts)}")
-    a, b = _pieces(texts, [first, second])
-    va = np.asarray(encoder.encode(a), dtype=np.float64)
-    vb = np.asarray(encoder.encode(b), dtype=np.float64)
-    return va @ vb.T, [f"#{k + 1} {t}" for k, t in enumerate(a)], [f"#{k + 1} {t}" for k, t in enumerate(b)]
 
 
 def item_similarity(items, *, aggregate: str = "max"):
@@ -135,39 +163,37 @@ def item_similarity(items, *, aggregate: str = "max"):
     return set_similarity(items, items, aggregate=aggregate).astype(np.float64), [str(i) for i in items.ids]
 
 
-def neighbours(items, texts: dict, query, *, k: int = 3, aggregate: str = "max"):
-    """The ``k`` clips most similar to ``query`` (itself left out), best first by ``aggregate``.
+def neighbours(items, texts: dict, query, *, k: int = 3):
+    """The ``k`` clips most similar to ``query`` (itself left out) by the maximum cosine (Eq. 3), best first.
 
-    Columns: ``rank, id, max cosine, mean cosine`` (over all sentence
-    pairs), ``query sentence`` and ``matched sentence`` (the pair whose
-    cosine is the maximum). Ranked by ``aggregate`` (``max`` or ``mean``);
-    ties keep the order of ``items``.
+    Columns: ``rank``, ``id``, ``max cosine``, ``rank by mean`` and
+    ``mean cosine`` (the rank and similarity under the mean over all
+    sentence pairs, the paper's ablation), ``query sentence`` and
+    ``matched sentence`` (the pair whose cosine is the maximum). The
+    cosines are the plain ones of ``similarity`` (``max_cosine``,
+    ``mean_cosine``) on the clips' vectors (``ItemVectors.vectors_of``),
+    rounded to 3 decimals; ties keep the order of ``items``.
     """
     import pandas as pd
 
-    ids = [i for i in np.asarray(items.ids).tolist()]
+    ids = np.asarray(items.ids).tolist()
     if query not in ids:
         raise ValueError(f"query {query!r} is not among the described clips {ids}")
-    pieces = _pieces(texts, ids)
-    owner = np.asarray(items.owner)
-    vectors = np.asarray(items.vectors, dtype=np.float64)
-    order = np.argsort(owner, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=len(ids)))])
-    q = ids.index(query)
-    qv = vectors[order[starts[q]:starts[q + 1]]]
+    qv, q_sentences = items.vectors_of(query), split(texts[query])
     rows = []
-    for g, gid in enumerate(ids):
-        if g == q:
+    for gid in ids:
+        if gid == query:
             continue
-        sims = qv @ vectors[order[starts[g]:starts[g + 1]]].T
-        a, b = np.unravel_index(int(np.argmax(sims)), sims.shape)
-        rows.append({"id": gid, "max cosine": float(sims[a, b]), "mean cosine": float(sims.mean()),
-                     "query sentence": pieces[q][a], "matched sentence": pieces[g][b]})
-    if aggregate not in ("max", "mean"):
-        raise ValueError(f"aggregate must be 'max' or 'mean', got {aggregate!r}")
-    frame = pd.DataFrame(rows).sort_values(f"{aggregate} cosine", ascending=False, kind="stable").head(k)
+        gv = items.vectors_of(gid)
+        a, b = np.unravel_index(int(np.argmax(qv @ gv.T)), (len(qv), len(gv)))
+        rows.append({"id": gid, "max cosine": max_cosine(qv, gv), "mean cosine": mean_cosine(qv, gv),
+                     "query sentence": q_sentences[a], "matched sentence": split(texts[gid])[b]})
+    frame = pd.DataFrame(rows)
+    frame["rank by mean"] = frame["mean cosine"].rank(ascending=False, method="first").astype(int)
+    frame = frame.sort_values("max cosine", ascending=False, kind="stable").head(k).reset_index(drop=True)
     frame.insert(0, "rank", range(1, len(frame) + 1))
-    return frame.reset_index(drop=True).round({"max cosine": 3, "mean cosine": 3})
+    frame = frame[["rank", "id", "max cosine", "rank by mean", "mean cosine", "query sentence", "matched sentence"]]
+    return frame.round({"max cosine": 3, "mean cosine": 3})
 
 
 def direction_protocol(videos=(), *, with_reversed: bool = True) -> Protocol:

@@ -43,7 +43,7 @@ from sova_lib.evaluate import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
 from sova_lib.paper.contrastive import paper_model
-from sova_lib.paper.tables import write_table
+from sova_lib.paper.tables import NOT_COMPUTED, write_table
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, write_record
 
@@ -52,8 +52,6 @@ __all__ = [
     "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "scatter_frame",
     "write_outputs", "write_json",
 ]
-
-NOT_COMPUTED = "not computed here"
 
 #: The benchmark these tables are about (the ``benchmark`` field of their records).
 BENCHMARK = "SOVABench"
@@ -182,10 +180,21 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
     return out, note
 
 
-def record_rows(rows, folder) -> list[Path]:
-    """Write each record of ``rows`` (a list of dicts or a DataFrame of them) as its JSON file under ``folder``."""
+class RecordFiles(list):
+    """The record files ``record_rows`` wrote; a notebook cell ending with it prints one line, not a list of paths."""
+
+    def __repr__(self) -> str:
+        return f"{len(self)} record(s) written to {', '.join(sorted({f'{p.parent}/' for p in self}))}" if self else \
+            "no record written"
+
+
+def record_rows(rows, folder) -> RecordFiles:
+    """Write each record of ``rows`` (a list of dicts or a DataFrame of them) as its JSON file under ``folder``.
+
+    Returns the paths written (a list that prints as one line, ``RecordFiles``).
+    """
     rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
-    return [write_record(r, folder) for r in rows]
+    return RecordFiles(write_record(r, folder) for r in rows)
 
 
 def select_rows(frame, **settings):

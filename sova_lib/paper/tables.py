@@ -1,9 +1,18 @@
-"""Writing tables: one CSV for machines and one Markdown view for readers, side by side."""
+"""Writing tables: one CSV for machines and one Markdown view for readers, side by side.
+
+``paper_beside_computed`` turns a long table of a paper's numbers and the ones
+computed here (one number per row) into a wide table a reader can scan: the
+paper's columns in the paper's order, a row of computed numbers under each paper
+row that has any, and one cell, not a row of them, saying what was not computed.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["markdown_table", "write_table"]
+__all__ = ["markdown_table", "paper_beside_computed", "write_table"]
+
+#: What a cell of a number that was not computed here reads (as ``results.NOT_COMPUTED``).
+NOT_COMPUTED = "not computed here"
 
 
 def markdown_table(frame) -> str:
@@ -22,3 +31,33 @@ def write_table(frame, stem: str | Path, *, readable=None) -> list[Path]:
     frame.to_csv(csv, index=False)
     md.write_text(markdown_table(frame if readable is None else readable))
     return [csv, md]
+
+
+def paper_beside_computed(long, *, index=("group", "model"), column: str = "column", missing: str = NOT_COMPUTED):
+    """``long`` (columns ``*index``, ``column``, ``paper``, ``computed``; one number per row, ``computed`` a number
+    or ``missing``) as one wide table for reading.
+
+    One row per ``index`` value with the paper's numbers, its ``numbers``
+    cell reading ``paper``; the columns keep the order of their first
+    appearance in ``long`` (the paper's: R@200, R@500, R@2000, where a
+    pivot would sort them as text). Under a paper row with any computed
+    number comes the row of computed numbers (``numbers``: ``computed
+    here``; ``missing`` in a column not computed). A paper row without any
+    computed number says so once, in its ``numbers`` cell (``paper;
+    not computed here``).
+    """
+    import pandas as pd
+
+    index, columns = list(index), list(dict.fromkeys(long[column]))
+    rows = []
+    for key, part in long.groupby(index, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        paper = dict(zip(part[column], part["paper"]))
+        computed = dict(zip(part[column], part["computed"]))
+        done = {c: v for c, v in computed.items() if not (isinstance(v, str) and v == missing) and not pd.isna(v)}
+        label = "paper" if done else f"paper; {missing}"
+        rows.append({**dict(zip(index, key)), "numbers": label, **{c: paper.get(c, "") for c in columns}})
+        if done:
+            rows.append({**dict(zip(index, key)), "numbers": "computed here",
+                         **{c: done.get(c, missing) for c in columns}})
+    return pd.DataFrame(rows, columns=[*index, "numbers", *columns])

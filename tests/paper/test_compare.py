@@ -70,7 +70,7 @@ def test_known_difference_on_the_quickstart_protocol(tmp_path):
     assert c.value_a == 100.0 and c.value_b == pytest.approx(59.25)
     assert c.difference == pytest.approx(40.75) and c.ci == pytest.approx((40.75, 40.75))
     assert len(c.per_query) == 6 and c.per_query["difference"].to_numpy() == pytest.approx([40.75] * 6)
-    assert c.summary()["A better"] == 6
+    assert c.summary()["a_better"] == 6
     record = c.to_record()
     assert record["kind"] == "paired comparison" and record["value"] == 40.75 and record["source"] == \
         "perfect minus tied"
@@ -86,7 +86,8 @@ def test_compare_command(tmp_path, capsys):
     assert main(["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(b), "--json", "--bootstrap", "50",
                  "--results-dir", str(tmp_path / "results")]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["difference"] == 40.75 and out["ci"] == [40.75, 40.75] and out["queries"] == 6
+    assert out["difference"] == pytest.approx(40.75) and out["ci"] == pytest.approx([40.75, 40.75])
+    assert out["n_queries"] == 6
     assert len(out["disagreements"]) == 6
     table = collect_records(tmp_path / "results")
     assert table["kind"].tolist() == ["paired comparison"] and table["value"].tolist() == [40.75]
@@ -94,6 +95,44 @@ def test_compare_command(tmp_path, capsys):
     assert "none of the" in capsys.readouterr().err
     assert main(["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(tmp_path / "missing.npz")]) == 2
     assert "missing.npz: no such file" in capsys.readouterr().err
+
+
+def _angles() -> ItemVectors:
+    """The six quickstart clips, one unit vector each at 0, 1, ..., 5 radians / 2: no tie in any ranking."""
+    clips = example_clips()
+    angles = np.arange(len(clips)) / 2
+    vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    return ItemVectors(np.array([c.index for c in clips]), np.arange(len(clips)), vectors)
+
+
+def test_compare_json_is_full_precision_in_snake_case(tmp_path, capsys):
+    """Keys as ``sova sovabench evaluate --json`` spells them; numbers as computed, not rounded for print."""
+    from sklearn.metrics import average_precision_score
+
+    from sova_lib.cli import main
+    from sova_lib.item_vectors import write_embeddings
+
+    a, b = write_embeddings(tmp_path / "a.npz", _items(perfect=True)), write_embeddings(tmp_path / "b.npz", _angles())
+    assert main(["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(b), "--json", "--bootstrap", "0",
+                 "--names", "perfect", "angles", "--top", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out) == ["protocol", "metric", "name_a", "name_b", "value_a", "value_b", "difference", "ci",
+                         "n_queries", "a_better", "b_better", "equal", "bootstrap", "seed", "ties", "aggregate",
+                         "text_split", "disagreements"]
+    assert all(k == k.lower() and " " not in k for row in out["disagreements"] for k in row)
+    # B's AP of each query, by scikit-learn on the cosines (no ties): the JSON holds it to the last bit
+    clips, v = example_clips(), _angles().vectors.astype(np.float64)
+    aps = []
+    for q, clip in enumerate(clips):
+        others = [g for g in range(len(clips)) if g != q]
+        relevant = [clips[g].direction == clip.direction for g in others]
+        aps.append(average_precision_score(relevant, v[others] @ v[q]))
+    assert out["value_b"] == pytest.approx(100 * np.mean(aps), rel=1e-12)
+    assert out["difference"] == pytest.approx(100 - 100 * np.mean(aps), rel=1e-12)
+    assert out["difference"] != round(out["difference"], 2) and out["ci"] is None
+    worst = max(range(6), key=lambda q: (1 - aps[q], -q))
+    assert out["disagreements"][0]["id"] == clips[worst].index
+    assert out["disagreements"][0]["ap_b"] == pytest.approx(100 * aps[worst], rel=1e-12)
 
 
 def test_plain_text_report_leads_with_the_difference():
@@ -173,7 +212,7 @@ def test_compare_no_split_scores_as_sovabench_evaluate_no_split(tmp_path, capsys
         assert main(["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(b), *split, "--cache-dir", cache,
                      "--json", "--top", "6", "--bootstrap", "0", "--out", str(tmp_path / "results" / str(split))]) == 0
         rows = json.loads(capsys.readouterr().out)["disagreements"]
-        return {r["id"]: (r["AP A"], r["AP B"]) for r in rows}
+        return {r["id"]: (round(r["ap_a"], 2), round(r["ap_b"], 2)) for r in rows}  # full precision: rounded here
 
     whole = compared("--no-split")
     expected = {i: (round(100 * scored[0].per_query[i], 2), round(100 * scored[1].per_query[i], 2))
@@ -194,7 +233,7 @@ def test_no_split_on_two_vector_files_is_ignored_with_a_note(tmp_path, capsys):
     assert main(["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(b), "--no-split", "--json", "--bootstrap",
                  "0", "--out", str(tmp_path / "r")]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out)["difference"] == 40.75
+    assert json.loads(out)["difference"] == pytest.approx(40.75)
     assert err.startswith("sova: note: --no-split does not apply to two .npz inputs")
     (record,) = [json.loads(p.read_text()) for p in (tmp_path / "r").glob("*.json")]
     assert record.get("text_split") is None and record.get("encoder") is None

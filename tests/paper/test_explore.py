@@ -96,3 +96,40 @@ def test_static_view_with_frames(tmp_path):
     assert fig.axes[0].images and fig.axes[1].get_title().startswith("#1 relevant")
     shown = explore.show({"hand-built": (items, texts)}, [DIRECTION_PROTOCOL], query=QUERY, k=2, interactive=False)
     assert shown.ap == pytest.approx(5 / 6)
+
+
+def test_view_bundle_holds_the_widget_and_its_static_forms():
+    """One output: JupyterLab takes the widget, any other viewer the HTML (table, AP, figure) or the PNG."""
+    import base64
+
+    items, texts = _cache()
+    ex = explore.Explorer({"hand-built": (items, texts)}, [DIRECTION_PROTOCOL], query=QUERY, k=3)
+    bundle = ex.bundle()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+    page = bundle["text/html"]
+    assert "AP = 83.3" in page and all(f"<td>{i}</td>" in page for i in [FWD[1], REV[1], FWD[2]])
+    png = base64.b64decode(bundle["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png == ex.image.value
+    assert f'src="data:image/png;base64,{bundle["image/png"]}"' in page
+    assert bundle["text/plain"] == (f"{QUERY} on {DIRECTION_PROTOCOL}: AP = 83.3; top 3: #1 {FWD[1]} (relevant), "
+                                    f"#2 {REV[1]} (not relevant), #3 {FWD[2]} (relevant)")
+    # a change of query replaces the displayed bundle with the new view's
+    shown = []
+    ex.handle = type("Handle", (), {"update": lambda self, data, raw: shown.append((data, raw))})()
+    ex.query.value = REV[1]
+    (data, raw), = shown
+    assert raw and f"{REV[1]} on {DIRECTION_PROTOCOL}" in data["text/plain"] and "widget-view+json" in str(list(data))
+    static = explore.view_bundle(ex.view)
+    assert "application/vnd.jupyter.widget-view+json" not in static and static["text/plain"] == data["text/plain"]
+
+
+def test_static_view_keeps_sentences_whole_and_bars_from_zero():
+    items, texts = _cache()
+    long = "A man walks to the right, past the fountain and the bench, then along the hedge until he reaches the gate."
+    texts = {**texts, QUERY: texts[QUERY].replace("A man walks to the right.", long)}
+    view = explore.query_view(DIRECTION_PROTOCOL, items, QUERY, texts={**texts, FWD[1]: long}, k=3)
+    table, fig = explore.static_view(view)
+    assert table["query sentence"].tolist()[0] == long and table["item sentence"].tolist()[0] == long
+    (ax,) = fig.axes
+    assert ax.get_xlim() == (0.0, 1.15) and "axis from 0" in ax.get_xlabel()
+    assert [t.get_text() for t in ax.texts] == ["1.000", "0.800", "0.600"]

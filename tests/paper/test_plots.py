@@ -24,7 +24,9 @@ def test_inter_vs_intra_labels_every_point_and_zooms_on_outliers():
     points = results.scatter_frame(table)
     fig = plots.inter_vs_intra(points, random=(3.4, 50.3))
     (ax,) = fig.axes
-    assert ax.get_xlabel() == "inter-pair mAP (%)" and ax.get_ylabel() == "intra-pair Pair-mAP (%)"
+    # the x axis starts at 0; the y axis, zoomed on the paper's 50-54, says where it starts
+    assert ax.get_xlim()[0] == 0 and ax.get_xlabel() == "inter-pair mAP (%)"
+    assert ax.get_ylabel() == f"intra-pair Pair-mAP (%); axis from {ax.get_ylim()[0]:.1f}, not 0"
     labels = [t for t in ax.texts if t.get_text()]
     assert sorted(t.get_text() for t in labels) == sorted(points["label"])
     boxes = _boxes(fig, labels)
@@ -53,10 +55,16 @@ def test_statistics_figures_have_units():
 
 def test_heatmaps_annotate_values_and_mark_the_maximum(tmp_path):
     m = np.array([[0.2, 0.9], [0.5, 0.1]])
-    fig = plots.similarity_heatmap(m, ["a", "b" * 80], ["c", "d"], highlight_max=True)
+    long = "A person walks from the left edge of the square to the fountain, then on to the right edge, slowly."
+    fig = plots.similarity_heatmap(m, ["a", long], ["c", "d"], row_name="query", col_name="other", highlight=(0, 1))
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.texts] == ["0.20", "0.90", "0.50", "0.10"]
-    assert ax.get_yticklabels()[1].get_text().endswith("…") and len(ax.get_yticklabels()[1].get_text()) == 48
+    *cells, listed = ax.texts
+    assert [t.get_text() for t in cells] == ["0.20", "0.90", "0.50", "0.10"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["#1", "#2"] and ax.get_ylabel() == "rows: query"
+    # the sentences are listed whole under the heatmap, wrapped, never cut
+    assert listed.get_text().split("\n")[:3] == ["rows, the sentences of query:", "  #1  a", "  #2  A person walks from the left edge of "
+                                                  "the square to the fountain, then on to the right edge, slowly."]
+    assert listed.get_text().endswith("\n\ncolumns, the sentences of other:\n  #1  c\n  #2  d")
     (box,) = ax.patches
     assert box.get_xy() == (0.5, -0.5)  # around cell (0, 1)
     fig = plots.similarity_heatmaps([(m, "max"), (m.T, "mean")], ["a", "b"], title="describer X")

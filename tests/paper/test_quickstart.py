@@ -4,6 +4,7 @@ import pytest
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper import quickstart
 from sova_lib.records import collect_records, write_record
+from sova_lib.sentences import split
 from sova_lib.video.frames import example_videos
 
 
@@ -40,28 +41,57 @@ def test_example_items_and_their_frames():
     assert np.array_equal(np.asarray(fwd[0]), np.asarray(rev[-1]))  # the reversed clip ends where the clip starts
 
 
-def test_sentence_table_and_similarity():
+def test_sentence_table():
     table = quickstart.sentence_table(TEXTS)
     assert table["text"].tolist() == ["A person walks left.", "Two people are seen.", "A car turns.",
                                       "Two people are seen.", "Nothing moves."]
     assert table["sentence"].tolist() == [1, 2, 1, 2, 1]
-    matrix, rows, cols = quickstart.sentence_similarity(TEXTS, AxisEncoder(), "a", "b")
-    assert rows == ["#1 A person walks left.", "#2 Two people are seen."]
-    assert matrix.tolist() == [[0.0, 0.0], [0.0, 1.0]]
-    with pytest.raises(ValueError, match="no description with id 'z'"):
-        quickstart.sentence_similarity(TEXTS, AxisEncoder(), "a", "z")
+
+
+def test_split_table_cuts_lines_then_sentences():
+    text = "A man walks. He stops, e.g. at the gate.\n\nA car turns left."
+    table = quickstart.split_table(text)
+    assert table.values.tolist() == [[1, 1, "A man walks."], [1, 2, "He stops, e.g."], [1, 3, "at the gate."],
+                                     [3, 1, "A car turns left."]]
+    assert table["text"].tolist() == split(text)
+
+
+def test_the_illustrative_answer_is_a_paragraph_on_three_lines():
+    answer = quickstart.illustrative_answer()
+    table = quickstart.split_table(answer)
+    assert table["line"].tolist() == [1] * 5 + [2, 3]  # NLTK cuts after "e.g.": five pieces on the first line
+    assert table["text"].tolist()[2:4] == ["Several pedestrians, e.g.",
+                                           "a man in a dark jacket, walk across the pavement from right to left at "
+                                           "a steady pace."]
+
+
+def test_request_table_is_what_the_runner_sends():
+    from sova_lib.describe import resolve_prompt
+
+    item = quickstart.example_items(with_reversed=False)[0]
+    table = quickstart.request_table(item, 1.0, resolve_prompt("task-aware"))
+    sent = dict(zip(table["part"], table["sent"]))
+    assert sent["instruction"] == "Briefly classify the actions occurring in this video."
+    assert sent["system prompt"].startswith("You are an expert video analysis model")
+    frames, times = quickstart.sampled_frames([item], fps=1.0)[0][1:]
+    width, height = frames[0].size
+    assert sent["frames"] == f"{len(frames)} RGB images of {width} x {height} pixels"
+    assert sent["frame times (s)"] == ", ".join(f"{t:.1f}" for t in times)
+    assert dict(zip(*quickstart.request_table(item, 1.0, resolve_prompt("general")).values.T))["system prompt"] \
+        == "(none)"
 
 
 def test_neighbours_explain_the_match():
     enc = AxisEncoder(same={"A car turns.", "Nothing moves."})
     items = embed_descriptions(TEXTS, enc)
     top = quickstart.neighbours(items, TEXTS, "b", k=2)
+    assert top.columns.tolist() == ["rank", "id", "max cosine", "rank by mean", "mean cosine", "query sentence",
+                                    "matched sentence"]
     assert top["id"].tolist() == ["a", "c"]  # both reach 1; ties keep the order of the items
     assert top.loc[0, "query sentence"] == top.loc[0, "matched sentence"] == "Two people are seen."
     assert top.loc[1, "matched sentence"] == "Nothing moves." and top.loc[1, "max cosine"] == 1.0
     assert top["mean cosine"].tolist() == [0.25, 0.5]  # 1 of 4 sentence pairs match; 1 of 2
-    by_mean = quickstart.neighbours(items, TEXTS, "b", k=2, aggregate="mean")
-    assert by_mean["id"].tolist() == ["c", "a"]
+    assert top["rank by mean"].tolist() == [2, 1]  # the mean ranks c first
     matrix, ids = quickstart.item_similarity(items)
     assert ids == ["a", "b", "c"] and np.allclose(np.diag(matrix), 1) and matrix[0, 2] == 0
     with pytest.raises(ValueError, match="query 'q' is not among"):

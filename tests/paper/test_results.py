@@ -250,10 +250,12 @@ def test_paired_comparisons_of_two_caches(tmp_path):
     assert c.value_a == pytest.approx(100.0) and c.difference == pytest.approx(expected, abs=1e-9)
     assert c.value_a - c.value_b == pytest.approx(expected, abs=1e-9)
     assert c.n_queries == len(clips) and c.ci[0] <= c.difference <= c.ci[1] and c.ci[0] < c.ci[1]
-    assert c.summary()["A better"] == len(clips)
+    assert c.summary()["a_better"] == len(clips)
     # the record, collected into results.csv as the results notebook does
-    results.record_rows([c.to_record(encoder="label one-hot", text_split="sentences",
-                                      benchmark="SOVABench")], tmp_path / "results")
+    files = results.record_rows([c.to_record(encoder="label one-hot", text_split="sentences",
+                                              benchmark="SOVABench")], tmp_path / "results")
+    assert repr(files) == f"1 record(s) written to {tmp_path / 'results'}/" and files[0].exists()
+    assert repr(results.record_rows([], tmp_path / "results")) == "no record written"
     table = records.collect_records(tmp_path / "results", tmp_path / "results.csv")
     written = pd.read_csv(tmp_path / "results.csv")
     for frame in (table, written):
@@ -271,3 +273,4 @@ def test_paired_comparisons_of_two_caches(tmp_path):
     assert found[0].ci is None
     found, note = results.paired_comparisons(others[:1], LabelEncoder(labels), "intra-pair")
     assert found == [] and "needs two" in note
+

@@ -1,0 +1,112 @@
+"""Figures are the same bytes on every machine: values one float32 unit in the last place apart draw alike.
+
+Another CPU (another BLAS, another summation order) can return a similarity
+or a score that differs from this machine's in its last bit. Each figure
+draws its values as it prints them (``plots.printed``), and writes no date or
+version into its files (``plots.FILE_METADATA``), so such a difference must
+not change one byte of the PNG or the PDF. The values are drawn at random
+away from the rounding boundaries (a value within its last bits of a
+boundary could round either way on two machines, whatever the code does).
+"""
+import numpy as np
+import pandas as pd
+import pytest
+
+from sova_lib.paper import explore, plots
+from tests.figure_helpers import close_figures  # noqa: F401  (closes every figure a test made)
+
+
+def _values(rng, shape, digits, low=0.0, high=1.0):
+    """float32 values in [low, high), none within 1e-4 of a boundary of rounding to ``digits`` decimals."""
+    values = rng.uniform(low, high, size=shape).astype(np.float32)
+    scaled = values.astype(np.float64) * 10 ** digits
+    near = np.abs(scaled - np.floor(scaled) - 0.5) < 1e-4 * 10 ** digits
+    values[near] += np.float32(0.3 / 10 ** digits)
+    return values
+
+
+def _ulp(values, direction):
+    """Each value moved by one float32 unit in the last place (up or down), as float64."""
+    values = np.asarray(values, dtype=np.float32)
+    return np.nextafter(values, np.float32(direction * np.inf)).astype(np.float64)
+
+
+def _both(make, values):
+    """The PNG and PDF bytes of ``make(values)`` for the values, one ulp above and one ulp below."""
+    out = []
+    for v in (np.asarray(values, dtype=np.float64), _ulp(values, 1), _ulp(values, -1)):
+        fig = make(v)
+        out.append((plots.figure_bytes(fig, "png", dpi=100), plots.figure_bytes(fig, "pdf")))
+    return out
+
+
+def _heatmap(v):
+    sentences = [f"Sentence {k} of the clip." for k in range(v.shape[0])]
+    i, j = np.unravel_index(int(np.argmax(v)), v.shape)
+    return plots.similarity_heatmap(v, sentences, sentences[::-1], highlight=(i, j), title="t")
+
+
+def _heatmaps(v):
+    return plots.similarity_heatmaps([(v, "max"), (v.T, "mean")], [f"clip-{k}" for k in range(v.shape[0])])
+
+
+def _explorer(v):
+    hits = pd.DataFrame({"rank": [1, 2, 3, 4], "id": ["a", "b", "c", "d"], "similarity": v,
+                         "relevant": [True, False, True, False], "query sentence": ["q"] * 4,
+                         "item sentence": ["s"] * 4, "sentence pair": [(0, 0)] * 4, "description": ["s"] * 4})
+    view = explore.QueryView(protocol="p", query="q", query_class="forward", ap=0.5 + float(v[0]) / 3, n_relevant=2,
+                             n_gallery=4, query_description="q", hits=hits)
+    return explore.static_view(view)[1]
+
+
+def _scatter(v):
+    frame = pd.DataFrame({"label": [f"row {k}" for k in range(len(v))], "group": ["General MLLMs"] * len(v),
+                          "prompt": ["general"] * len(v), "inter": 100 * v, "intra": 100 * v[::-1],
+                          "source": ["paper"] * (len(v) - 1) + ["computed here"]})
+    return plots.inter_vs_intra(frame, random=(3.4, 50.3))
+
+
+def _ablation(v):
+    frame = pd.DataFrame({"protocol": ["inter-pair"] * 3 + ["intra-pair"] * 3, "setting": ["max", "mean", "median"] * 2,
+                          "value": 100 * v, "ci_low": 100 * v - 3.3, "ci_high": 100 * v + 2.2})
+    return plots.ablation_bars(frame)
+
+
+def _confusion(v):
+    frame = pd.DataFrame({"pair": ["trunk"] * 3 + ["door"] * 3,
+                          "action": ["opening trunk", "closing trunk", "all", "opening door", "closing door", "all"],
+                          "top-1 opposite (%)": 100 * v, "chance (%)": [50.3] * 6})
+    return plots.opposite_confusion_bars(frame)
+
+
+FIGURES = {  # figure -> (draw, shape of its values, decimals it prints)
+    "sentence heatmap": (_heatmap, (4, 3), 2),
+    "clip heatmaps": (_heatmaps, (4, 4), 2),
+    "explorer bars": (_explorer, (4,), 3),
+    "Figure 2(b)": (_scatter, (5,), 4),
+    "ablation bars": (_ablation, (6,), 3),
+    "confusion bars": (_confusion, (6,), 3),
+}
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_one_ulp_changes_no_byte(name):
+    draw, shape, digits = FIGURES[name]
+    values = _values(np.random.default_rng(len(name)), shape, digits, low=0.05, high=0.95)
+    first, up, down = _both(draw, values)
+    assert first == up == down, name
+    # and the figure does show its values: a change of one printed unit changes the bytes
+    moved = np.asarray(values, dtype=np.float64).copy()
+    moved.flat[1] += 2 * 10.0 ** -digits  # off the diagonal, which the clip heatmaps leave blank
+    assert plots.figure_bytes(draw(moved), "png", dpi=100) != first[0], name
+
+
+def test_save_figure_writes_no_date_or_version(tmp_path):
+    import matplotlib
+
+    fig = _heatmap(_values(np.random.default_rng(0), (2, 2), 2))
+    png, pdf = (p.read_bytes() for p in plots.save_figure(fig, tmp_path / "h"))
+    version = matplotlib.__version__.encode()
+    assert version not in png and version not in pdf and b"CreationDate" not in pdf and b"Software" not in png
+    again = [p.read_bytes() for p in plots.save_figure(fig, tmp_path / "again")]
+    assert again == [png, pdf]
