@@ -307,7 +307,8 @@ def test_jupyterlab_opens_the_py_notebooks_as_notebooks(tmp_path):
     extension = next(Path(p) / "jupyterlab-jupytext" for p in jupyter_path("labextensions")
                      if (Path(p) / "jupyterlab-jupytext").is_dir())
     assert any('"Jupytext Notebook"' in f.read_text() for f in (extension / "static").glob("*.js"))
-    dry = subprocess.run(["make", "-n", "lab"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    dry = subprocess.run(["make", "-n", "lab", "VENV=.venv"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
     assert "cp notebooks/.jupyterlab-overrides.json .venv/share/jupyter/lab/settings/overrides.d/sova_lib.json" in dry
     assert dry.rstrip().endswith("notebooks/00_quickstart.py")
 
