@@ -280,7 +280,8 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
 
     ``truth``: per video its GT events; ``answers``: per video the parsed
     events or ``None``. ``official`` averages over videos with a GT event and a
-    parsed event (harness ``vantage_dvc.py:257``); ``strict`` scores a video
+    parsed event (harness ``vantage_dvc.py:257``), and is 0 when there is none
+    (``:258-260``); ``strict`` scores a video
     without a parsed event 0 and averages over every video with a GT event.
     Secondary: the means over those videos of ``iou_f1`` and ``caption_f1``,
     and ``pair_miou``, the mean IoU over the matched pairs of all videos
@@ -316,6 +317,9 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
         notes.append(f"{no_gt} videos without a GT event left out")
     if dropped:
         notes.append(f"{dropped} videos without a readable event dropped (harness behaviour)")
-    return Score(float(values.mean()) if values.size else float("nan"), secondary, n_units=values.size,
-                 unit_values=values, notes=notes)
+    if values.size:
+        value = float(values.mean())
+    else:  # official: the harness reports 0 when no video has a GT and a parsed event (vantage_dvc.py:258-260)
+        value = 0.0 if mode == "official" and truth else float("nan")
+    return Score(value, secondary, n_units=values.size, unit_values=values, notes=notes)
 
