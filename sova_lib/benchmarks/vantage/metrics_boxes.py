@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from sova_lib.benchmarks.vantage.metrics import Score
-from sova_lib.benchmarks.vantage.parsing import check_mode
+from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 from sova_lib.benchmarks.vantage.parsing_boxes import person_label
 
 __all__ = [
@@ -215,12 +215,7 @@ def _f1(tp, fp, n_gt):
 
 def _score_number(score) -> float:
     """A detection's score as a number: itself when it is one (``bool`` too), else 1.0."""
-    if isinstance(score, (int, float)):
-        try:
-            return float(score)
-        except OverflowError:
-            return float("inf") if score > 0 else float("-inf")
-    return 1.0
+    return float_of(score) if isinstance(score, (int, float)) else 1.0
 
 
 def _by_score(boxes: list, mode: str) -> list:
