@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.jsonl import lines
 from sova_lib.sentences import split_many
 from sova_lib.similarity import ItemVectors, l2_normalize
+from sova_lib.storage import lines
 
 __all__ = ["embed_descriptions", "empty_note", "read_descriptions", "read_embeddings", "write_embeddings"]
 

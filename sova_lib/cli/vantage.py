@@ -63,8 +63,8 @@ from sova_lib.cli.options import (
 )
 from sova_lib.describe.cache import CacheLockedError
 from sova_lib.describe.contract import make_describer
-from sova_lib.jsonl import lines, read_text
 from sova_lib.records import write_record
+from sova_lib.storage import lines, read_text
 
 __all__ = ["add_commands"]
 

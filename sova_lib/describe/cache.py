@@ -34,8 +34,7 @@ from typing import Any
 
 from sova_lib._version import __version__
 from sova_lib.describe.prompts import Prompt
-from sova_lib.jsonl import json_line
-from sova_lib.storage import CacheLockedError, LockedFolder, now
+from sova_lib.storage import CacheLockedError, LockedFolder, json_line, now
 from sova_lib.video.frames import SAMPLER_VERSION
 
 __all__ = ["MANIFEST_SCHEMA", "SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key",

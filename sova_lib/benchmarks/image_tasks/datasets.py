@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 
 from sova_lib.benchmarks.image_tasks.choices import number_choices, visual7w_count_sentence, vsr_choices
-from sova_lib.jsonl import lines, read_text
+from sova_lib.storage import lines, read_text
 
 __all__ = ["DATASETS", "ChoiceItem", "Dataset", "annotation_path", "image_key", "load", "load_countbench",
            "load_visual7w_count", "load_vsr", "load_whatsup", "vendored_vsr"]

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib import jsonl
+from sova_lib import storage
 from sova_lib.benchmarks.muvr import metrics
 from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
 from sova_lib.benchmarks.muvr.annotations import ALIASES, BENCHMARK, PARTITIONS, canonical_partition, clean_description
@@ -110,7 +110,7 @@ def load_qa(root: str | Path, partitions=PARTITIONS) -> list[QAQuestion]:
                     folder / f"{partition}.jsonl")
         if not path.is_file():
             raise MuvrDataError(path, None, "file not found; expected the released QA layout")
-        lines = [line for _, line in jsonl.lines(jsonl.read_text(path))]
+        lines = [line for _, line in storage.lines(storage.read_text(path))]
         if len(lines) % 2:
             raise MuvrDataError(path, f"line {len(lines)}", "odd number of questions; lines come in pairs")
         for k, line in enumerate(lines):

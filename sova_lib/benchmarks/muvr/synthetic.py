@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
-from sova_lib.jsonl import json_line
+from sova_lib.storage import json_line
 
 __all__ = ["FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_synthetic"]
 

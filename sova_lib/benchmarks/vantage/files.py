@@ -19,7 +19,7 @@ from pathlib import Path
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects
 from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, check_submission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, task_key
-from sova_lib.jsonl import json_line
+from sova_lib.storage import json_line
 
 __all__ = ["read_submission", "write_submission"]
 

@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sova_lib.jsonl import JsonlError, read_jsonl
+from sova_lib.storage import JsonlError, read_jsonl
 
 __all__ = ["TSV_COLUMNS", "VantageDataError", "VantageItem", "jsonl_objects", "read_items", "read_refex", "read_sot", "read_tsv"]
 
@@ -58,7 +58,7 @@ class VantageDataError(ValueError):
 
 def jsonl_objects(path: Path):
     """``(line number, object)`` of each non-blank line of a JSONL file (the harness's ground truth and
-    submissions; ``sova_lib.jsonl.read_jsonl``); ``VantageDataError`` naming the line where one is not a JSON object."""
+    submissions; ``sova_lib.storage.read_jsonl``); ``VantageDataError`` naming the line where one is not a JSON object."""
     try:
         for number, rec in read_jsonl(path):
             if not isinstance(rec, dict):

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from sova_lib.benchmarks.vantage.inputs import VantageItem
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, ID_PATTERNS, submission_id, task_key
-from sova_lib.jsonl import lines, read_text
+from sova_lib.storage import lines, read_text
 
 __all__ = ["InvalidSubmission", "align_answers", "check_submission", "expected_ids"]
 

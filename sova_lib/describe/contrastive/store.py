@@ -37,9 +37,8 @@ import numpy as np
 
 from sova_lib.describe.cache import config_hash, new_manifest
 from sova_lib.item_vectors import write_embeddings
-from sova_lib.jsonl import json_line, lines, read_text
 from sova_lib.similarity import ItemVectors
-from sova_lib.storage import LockedFolder, atomic_file, now
+from sova_lib.storage import LockedFolder, atomic_file, json_line, lines, now, read_text
 from sova_lib.video import SAMPLER_VERSION
 
 __all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "export", "read_cache"]

@@ -123,7 +123,7 @@ def test_qa_no_tag_leaves_out_instance_under_the_official_parse(tmp_path):
     ['news', 'instane', 'others', 'region', 'dance']; 'instane' names no file and is skipped, so the instance
     partition's Tag-less pairs never enter; accuracy and the pair score (:262-328) are computed over the rest."""
     from sova_lib.benchmarks.muvr import qa
-    from sova_lib.jsonl import json_line
+    from sova_lib.storage import json_line
 
     folder = tmp_path / "annotations" / "QA" / "annotations"
     folder.mkdir(parents=True)

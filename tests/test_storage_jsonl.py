@@ -16,8 +16,8 @@ from sova_lib.benchmarks.vantage.submissions import check_submission
 from sova_lib.describe.cache import DescriptionCache
 from sova_lib.describe.contrastive.store import EmbeddingCache
 from sova_lib.item_vectors import read_descriptions
-from sova_lib.jsonl import JsonlError, json_line, lines, read_jsonl
 from sova_lib.sentences import SplitCache
+from sova_lib.storage import JsonlError, json_line, lines, read_jsonl
 
 #: Every character ``str.splitlines`` ends a line at, but "\n".
 SEPARATORS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
