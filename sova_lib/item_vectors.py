@@ -24,6 +24,7 @@ import numpy as np
 
 from sova_lib.sentences import split_many
 from sova_lib.similarity import ItemVectors, l2_normalize
+from sova_lib.storage import lines
 
 __all__ = ["embed_descriptions", "empty_note", "read_descriptions", "read_embeddings", "write_embeddings"]
 
@@ -86,9 +87,7 @@ def read_descriptions(path: str | Path) -> dict:
             for key, value in whole.items():
                 _put(out, sources, _as_id(key, f"{path}"), value, f"{path}, key {key!r}")
             return out
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, line in lines(text):
         where = f"{path}, line {number}"
         try:
             record = json.loads(line)

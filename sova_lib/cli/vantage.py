@@ -64,6 +64,7 @@ from sova_lib.cli.options import (
 from sova_lib.describe.cache import CacheLockedError
 from sova_lib.describe.contract import make_describer
 from sova_lib.records import write_record
+from sova_lib.storage import lines, read_text
 
 __all__ = ["add_commands"]
 
@@ -342,7 +343,7 @@ def run_validate(args) -> int:
         raise CliError(str(err)) from None
     if problems:
         raise _invalid(InvalidSubmission(args.file, problems))
-    n = sum(1 for line in args.file.read_text(encoding="utf-8").splitlines() if line.strip())
+    n = sum(1 for _ in lines(read_text(args.file)))
     against = "" if ids is None else f", each of the {len(ids)} expected ids once"
     print(f"{args.file}: valid {canonical_task(args.task)} submission ({n} records{against})")
     return 0

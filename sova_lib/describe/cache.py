@@ -34,7 +34,7 @@ from typing import Any
 
 from sova_lib._version import __version__
 from sova_lib.describe.prompts import Prompt
-from sova_lib.storage import CacheLockedError, LockedFolder, now
+from sova_lib.storage import CacheLockedError, LockedFolder, json_line, now
 from sova_lib.video.frames import SAMPLER_VERSION
 
 __all__ = ["MANIFEST_SCHEMA", "SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key",
@@ -252,14 +252,14 @@ class DescriptionCache(LockedFolder):
         record = {"id": id, "text": text}
         if not text.strip():
             record["empty"] = True
-        self._desc.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._desc.write(json_line(record))
         self._desc.flush()
         self.done[id] = text
         self.failures.pop(id, None)
         self._maybe_sync()
 
     def add_error(self, id: Any, reason: str) -> None:
-        self._err.write(json.dumps({"id": id, "error": reason, "time": now()}, ensure_ascii=False) + "\n")
+        self._err.write(json_line({"id": id, "error": reason, "time": now()}))
         self._err.flush()
         self.failures[id] = reason
         self._maybe_sync()

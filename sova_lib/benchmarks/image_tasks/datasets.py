@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 
 from sova_lib.benchmarks.image_tasks.choices import number_choices, visual7w_count_sentence, vsr_choices
+from sova_lib.storage import lines, read_text
 
 __all__ = ["DATASETS", "ChoiceItem", "Dataset", "annotation_path", "image_key", "load", "load_countbench",
            "load_visual7w_count", "load_vsr", "load_whatsup", "vendored_vsr"]
@@ -157,8 +158,8 @@ def load_vsr(path: str | Path | None = None, *, split: str = "zeroshot") -> list
         raise FileNotFoundError(f"VSR annotation file {path} does not exist; the test splits are published at "
                                 f"{DATASETS['vsr-zeroshot'].source}")
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
-        where = f"{path}, line {number + 1}"
+    for line_number, line in lines(read_text(path)):
+        number, where = line_number - 1, f"{path}, line {line_number}"
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:

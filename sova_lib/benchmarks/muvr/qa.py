@@ -26,6 +26,14 @@ text says its first frame, the code takes the middle).
 whose key holds the template, the frame counts and a hash of the questions.
 ``score_answers`` gives Accuracy (percent of questions) and the Reranking
 Score (over pairs), for All and No Tag, under the official or strict parse.
+No Tag is the Tag-less pairs. The official code builds it from the
+partition list ``['news', 'instane', 'others', 'region', 'dance']``
+(``InternVL/multi_image_comparison.py:225``): the misspelt ``instane``
+names no file, which it skips, so the instance partition never enters No
+Tag there, and the published No Tag numbers were made so. The official
+parse reproduces that subset (``OFFICIAL_NO_TAG``, with a note); the strict
+parse takes the Tag-less pairs of every partition, the subset the paper
+describes.
 """
 from __future__ import annotations
 
@@ -36,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sova_lib import storage
 from sova_lib.benchmarks.muvr import metrics
 from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
 from sova_lib.benchmarks.muvr.annotations import ALIASES, BENCHMARK, PARTITIONS, canonical_partition, clean_description
@@ -46,6 +55,7 @@ from sova_lib.video.frames import read_frames
 
 __all__ = [
     "MODES",
+    "OFFICIAL_NO_TAG",
     "PARSES",
     "TEMPLATES",
     "QAQuestion",
@@ -61,6 +71,9 @@ __all__ = [
 
 MODES = ("multi-image", "text-only")
 PARSES = ("official", "strict")
+#: The partitions whose Tag-less pairs form the official code's No Tag subset: its list misspells ``instance``
+#: as ``'instane'`` (``InternVL/multi_image_comparison.py:225``), so that partition's file is never read there.
+OFFICIAL_NO_TAG = ("news", "others", "region", "dance")
 _INTRO = {
     "text-only": ("I will give you a text query and a video: [Query] and [Target]. Please determine whether any "
                   "part of [Target] is slightly relevant to any part of [Query]."),
@@ -97,7 +110,7 @@ def load_qa(root: str | Path, partitions=PARTITIONS) -> list[QAQuestion]:
                     folder / f"{partition}.jsonl")
         if not path.is_file():
             raise MuvrDataError(path, None, "file not found; expected the released QA layout")
-        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        lines = [line for _, line in storage.lines(storage.read_text(path))]
         if len(lines) % 2:
             raise MuvrDataError(path, f"line {len(lines)}", "odd number of questions; lines come in pairs")
         for k, line in enumerate(lines):
@@ -231,17 +244,18 @@ def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache
 
 @dataclass
 class QAResult:
-    """Accuracy (percent) and Reranking Score, over All and No Tag, with the parse used."""
+    """Accuracy (percent) and Reranking Score, over All and No Tag, with the parse used; ``notes`` in words."""
 
     parse: str
     accuracy: dict
     reranking_score: dict
     n_questions: dict
     unparseable: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"parse": self.parse, "accuracy": self.accuracy, "reranking_score": self.reranking_score,
-                "n_questions": self.n_questions, "unparseable": self.unparseable}
+                "n_questions": self.n_questions, "unparseable": self.unparseable, "notes": self.notes}
 
     def to_record(self, *, kind: str, source: str, bootstrap: int, seed: int, **context) -> dict:
         """These answers' scores as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
@@ -250,15 +264,17 @@ class QAResult:
         ``metric`` ``accuracy`` with ``value`` the accuracy over all questions;
         ``n_queries`` their number; ``per_class`` the accuracy of each subset
         (``all``, ``no_tag``; 2 decimals); ``ties`` ``n/a``; ``note`` the
-        Reranking Score of each subset (signed, 2 decimals) and the number of
-        unparseable answers. ``kind``, ``source``, ``bootstrap``, ``seed`` and
+        Reranking Score of each subset (signed, 2 decimals), the number of
+        unparseable answers and the result's notes, ``"; "`` between them.
+        ``kind``, ``source``, ``bootstrap``, ``seed`` and
         ``context`` (``cache``, ...) say what was scored.
         """
         rs = ", ".join(f"{k} {v:+.2f}" for k, v in self.reranking_score.items())
         return make_record(kind=kind, source=source, benchmark=BENCHMARK, protocol=f"qa ({self.parse} parse)",
                            metric="accuracy", value=self.accuracy["all"], n_queries=self.n_questions["all"],
                            per_class={k: round(v, 2) for k, v in self.accuracy.items()}, ties="n/a",
-                           note=f"reranking score {rs}; {len(self.unparseable)} unparseable answer(s)",
+                           note="; ".join([f"reranking score {rs}", f"{len(self.unparseable)} unparseable answer(s)",
+                                           *self.notes]),
                            bootstrap=bootstrap, seed=seed, **context)
 
 
@@ -266,6 +282,10 @@ def score_answers(questions: list[QAQuestion], answers: dict, *, parse: str = "o
     """Score ``answers`` (question id -> text). Strict parse: an unparseable answer counts as "No" and is listed.
 
     Every question needs an answer (``ValueError`` naming the missing ids).
+    No Tag: the Tag-less questions of the ``OFFICIAL_NO_TAG`` partitions
+    under the official parse (as the official code builds it, typo included;
+    a note says so when an instance question is left out), of every
+    partition under the strict parse.
     """
     if parse not in PARSES:
         raise ValueError(f"unknown parse {parse!r}; choose one of {PARSES}")
@@ -283,7 +303,13 @@ def score_answers(questions: list[QAQuestion], answers: dict, *, parse: str = "o
             preds.append(value or 0)
     preds = np.array(preds)
     labels = np.array([q.label for q in questions])
-    no_tag = np.array([q.tag == "" for q in questions])
+    tagless = np.array([q.tag == "" for q in questions], dtype=bool)
+    no_tag = tagless & np.array([parse == "strict" or q.partition in OFFICIAL_NO_TAG for q in questions], dtype=bool)
+    notes = []
+    if (tagless & ~no_tag).any():
+        notes.append(f"No Tag leaves out the {int((tagless & ~no_tag).sum())} Tag-less questions of the instance "
+                     "partition, as the official code does (its partition list spells it 'instane', "
+                     "InternVL/multi_image_comparison.py:225); the strict parse keeps them")
     accuracy, rs, count = {}, {}, {}
     for subset, mask in (("all", np.ones(len(questions), bool)), ("no_tag", no_tag)):
         if not mask.any():
@@ -292,4 +318,4 @@ def score_answers(questions: list[QAQuestion], answers: dict, *, parse: str = "o
         p, n = preds[mask][0::2], preds[mask][1::2]
         rs[subset] = metrics.reranking_score(p, n)
         count[subset] = int(mask.sum())
-    return QAResult(parse, accuracy, rs, count, unparseable)
+    return QAResult(parse, accuracy, rs, count, unparseable, notes)

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
+from sova_lib.storage import json_line
 
 __all__ = ["FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_synthetic"]
 
@@ -222,5 +223,5 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
                           out.tag_lists, out.query_tags)
         qa_path = root / "annotations" / "QA" / "annotations" / f"{partition}.jsonl"
         qa_path.parent.mkdir(parents=True, exist_ok=True)
-        qa_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out.qa), encoding="utf-8")
+        qa_path.write_text("".join(json_line(r) for r in out.qa), encoding="utf-8")
     return root

@@ -152,7 +152,7 @@ def qa_table(frame, *, seed: int = 0):
         rows = _synthetic(frame, cache=f"{CACHE} QA {name}", seed=seed)
         for parse in qa.PARSES:
             r = _one(rows, f"qa ({parse} parse)")
-            rs, unparseable = r["note"].removeprefix("reranking score ").split("; ")
+            rs, unparseable = r["note"].removeprefix("reranking score ").split("; ")[:2]
             scores = dict(pair.rsplit(" ", 1) for pair in rs.split(", "))
             out.append({"stand-in": name, "parse": parse,
                         **{f"accuracy {k}": v for k, v in json.loads(r["per_class"]).items()},

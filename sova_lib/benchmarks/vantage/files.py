@@ -19,6 +19,7 @@ from pathlib import Path
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects
 from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, check_submission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, task_key
+from sova_lib.storage import json_line
 
 __all__ = ["read_submission", "write_submission"]
 
@@ -43,7 +44,7 @@ def write_submission(path, task: str, answers: Mapping[str, str], *, model: str,
         for key, text in answers.items():
             rec = {"id": key, "task": canonical, "conversations": [{"from": "assistant", "value": str(text)}],
                    "metadata": {"model": model, "box_coord_order": box_coord_order, "extra": {}}}
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            f.write(json_line(rec))
     problems = check_submission(path, task, expected_ids)
     if problems:
         raise InvalidSubmission(path, problems)

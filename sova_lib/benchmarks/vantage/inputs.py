@@ -31,6 +31,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sova_lib.storage import JsonlError, read_jsonl
+
 __all__ = ["TSV_COLUMNS", "VantageDataError", "VantageItem", "jsonl_objects", "read_items", "read_refex", "read_sot", "read_tsv"]
 
 #: Required TSV columns per task.
@@ -56,18 +58,14 @@ class VantageDataError(ValueError):
 
 def jsonl_objects(path: Path):
     """``(line number, object)`` of each non-blank line of a JSONL file (the harness's ground truth and
-    submissions); ``VantageDataError`` naming the line where one is not a JSON object."""
-    with open(path, encoding="utf-8") as f:
-        for number, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except ValueError as err:
-                raise VantageDataError(path, number, None, f"not a JSON object ({err})") from None
+    submissions; ``sova_lib.storage.read_jsonl``); ``VantageDataError`` naming the line where one is not a JSON object."""
+    try:
+        for number, rec in read_jsonl(path):
             if not isinstance(rec, dict):
                 raise VantageDataError(path, number, None, "not a JSON object")
             yield number, rec
+    except JsonlError as err:
+        raise VantageDataError(path, err.line, None, f"not a JSON object ({err.reason})") from None
 
 
 @dataclass(frozen=True)

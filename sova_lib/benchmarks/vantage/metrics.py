@@ -128,12 +128,16 @@ def interval_iou(a, b) -> float:
 
 
 def interval_iou_matrix(a, b) -> np.ndarray:
-    """Temporal IoU of every interval of ``a`` (``(M, 2)``) with every one of ``b`` (``(N, 2)``)."""
+    """Temporal IoU of every interval of ``a`` (``(M, 2)``) with every one of ``b`` (``(N, 2)``).
+
+    An interval with a ``nan`` or infinite time has IoU 0 with every finite
+    one, as in the harness's scalar arithmetic (``vantage_dvc.py:26-29``).
+    """
     a = np.asarray(a, dtype=np.float64).reshape(-1, 2)
     b = np.asarray(b, dtype=np.float64).reshape(-1, 2)
-    inter = np.clip(np.minimum(a[:, None, 1], b[None, :, 1]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
-    union = np.clip(a[:, 1] - a[:, 0], 0, None)[:, None] + np.clip(b[:, 1] - b[:, 0], 0, None)[None, :] - inter
     with np.errstate(invalid="ignore", divide="ignore"):
+        inter = np.clip(np.minimum(a[:, None, 1], b[None, :, 1]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
+        union = np.clip(a[:, 1] - a[:, 0], 0, None)[:, None] + np.clip(b[:, 1] - b[:, 0], 0, None)[None, :] - inter
         return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
 
 

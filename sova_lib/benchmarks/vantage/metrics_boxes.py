@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from sova_lib.benchmarks.vantage.metrics import Score
-from sova_lib.benchmarks.vantage.parsing import check_mode
+from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 from sova_lib.benchmarks.vantage.parsing_boxes import person_label
 
 __all__ = [
@@ -66,16 +66,20 @@ def to_pixels(box, width: float, height: float, *, floor: bool = False) -> tuple
     """A 0-1000 grid box in pixels of a ``width`` x ``height`` image, clipped to the image.
 
     ``x * width / 1000`` and ``y * height / 1000`` (``floor=True`` truncates
-    to ``int`` as the object-localization scorer does). ``None`` when the
+    to ``int`` as the object-localization scorer does), each clipped as the
+    referring-expression scorer does, ``max(0.0, min(v, size))``
+    (``grounding_2d_dataset.py:826-841``): with Python's ``min`` and ``max``
+    a ``NaN`` becomes 0 and an infinity 0 or the size. ``None`` when the
     clipped box is degenerate.
+    Example: ``(nan, 100, inf, 300)`` on 1000 x 1000 -> ``(0, 100, 1000, 300)``.
     """
     x1, y1, x2, y2 = (float(v) for v in box)
     xs = [x1 * width / 1000.0, x2 * width / 1000.0]
     ys = [y1 * height / 1000.0, y2 * height / 1000.0]
     if floor:
         xs, ys = [float(int(v)) for v in xs], [float(int(v)) for v in ys]
-    px = (min(max(xs[0], 0.0), width), min(max(ys[0], 0.0), height),
-          min(max(xs[1], 0.0), width), min(max(ys[1], 0.0), height))
+    px = (max(0.0, min(xs[0], width)), max(0.0, min(ys[0], height)),
+          max(0.0, min(xs[1], width)), max(0.0, min(ys[1], height)))
     return px if valid_box(px) else None
 
 
@@ -209,6 +213,29 @@ def _f1(tp, fp, n_gt):
         return np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), 0.0)
 
 
+def _score_number(score) -> float:
+    """A detection's score as a number: itself when it is one (``bool`` too), else 1.0."""
+    return float_of(score) if isinstance(score, (int, float)) else 1.0
+
+
+def _by_score(boxes: list, mode: str) -> list:
+    """``(box, score)`` pairs sorted by score, highest first, equal scores in answer order.
+
+    ``official`` sorts by the scores as written, as the harness does
+    (``sorted(..., key=score, reverse=True)``, ``astro_2d_dataset.py:389``):
+    text against text ("0.9" before "0.3", "10" before "9"), numbers against
+    numbers (a ``NaN`` left where Python's sort leaves it). Where the harness
+    stops (text against a number, ``null`` against anything), and in
+    ``strict``, a score that is no number counts as 1.0.
+    """
+    if mode == "official":
+        try:
+            return sorted(boxes, key=lambda p: p[1], reverse=True)
+        except TypeError:
+            pass
+    return sorted(boxes, key=lambda p: _score_number(p[1]), reverse=True)
+
+
 def localization_f1(truth: Sequence[Sequence], answers: Sequence[list | None],
                     sizes: Sequence[tuple[float, float]], mode: str = "official", *, min_area: float = 0.0) -> Score:
     """Pooled object-localization F1 at IoU 0.5 and its mean over 0.50:0.05:0.95 (harness ``vantage2d/astro_2d_dataset.py:369-418,420-600``).
@@ -218,8 +245,9 @@ def localization_f1(truth: Sequence[Sequence], answers: Sequence[list | None],
     ``None`` (no boxes, in both modes); ``sizes``: ``(width, height)``;
     ``min_area``: the smallest kept box area in pixels, GT and answers
     (``metadata.extra.min_bbox_area``, 0 by default). Answer boxes labelled
-    person are kept, sorted by score (stable), put in pixels by ``scale_box``
-    (a degenerate box stays, as a false positive). Per image and threshold
+    person are put in pixels by ``scale_box`` (a degenerate box stays, as a
+    false positive), those of area >= ``min_area`` kept and sorted by score,
+    highest first (``_by_score``). Per image and threshold
     ``match_at_threshold``; TP, FP and the GT count are summed over images;
     P = TP / (TP + FP), R = TP / GT, F1 = 2PR / (P + R) (0 when undefined).
     Resampling unit: the image; intervals re-sum the per-image counts.
@@ -229,8 +257,8 @@ def localization_f1(truth: Sequence[Sequence], answers: Sequence[list | None],
     n_boxes = 0
     for k, (gt, ans, (w, h)) in enumerate(zip(truth, answers, sizes)):
         gt_boxes = gt_person_boxes(gt, min_area)
-        people = sorted((d for d in ans or [] if d.label == "person"), key=lambda d: d.score, reverse=True)
-        px = [b for b in (scale_box(d.xyxy(), w, h) for d in people) if _area(b) >= min_area]
+        people = [(scale_box(d.xyxy(), w, h), d.score) for d in ans or [] if d.label == "person"]
+        px = [box for box, _ in _by_score([p for p in people if _area(p[0]) >= min_area], mode)]
         n_boxes += len(px)
         for t, threshold in enumerate(OL_THRESHOLDS):
             tp = match_at_threshold(px, gt_boxes, threshold)
@@ -265,14 +293,15 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
     IoU > t, the OTB toolkit's rule) for the 21 ``SUCCESS_THRESHOLDS``;
     AUC = their mean. ``null_rate`` = scored frames without a box / scored
     frames. A freeze is a GT-present frame whose box has IoU >= 0.95 with the
-    box of the previous GT-present frame (the initial box never counts);
-    ``freeze_rate`` = freezes / max(1, boxes on scored frames - 1).
+    last box given on an earlier GT-present frame, however many frames
+    without a box lie between (``prev_pred`` changes only where a box is
+    given, ``vantage_sot.py:466-472``; the initial box never counts), in both
+    modes; ``freeze_rate`` = freezes / max(1, boxes on scored frames - 1).
     Returns ``None`` when no frame is scored (the harness stops on such a tracklet).
     """
     answer = answer or {}
     ious, nulls, n_box, freezes = [], 0, 0, 0
-    previous: tuple | None = None
-    have_previous = False
+    previous = None
     for k in range(1, n_frames):
         gt, box = truth.get(k), answer.get(k)
         if gt is None and box is None:
@@ -282,10 +311,10 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
         else:
             nulls += 1
         ious.append(0.0 if gt is None or box is None else box_iou(box, gt))
-        if gt is not None:
-            if box is not None and have_previous and previous is not None and box_iou(box, previous) >= 0.95:
+        if gt is not None and box is not None:
+            if previous is not None and box_iou(box, previous) >= 0.95:
                 freezes += 1
-            previous, have_previous = box, True
+            previous = box
     if not ious:
         return None
     return {"auc": float(success_curve(ious, inclusive=inclusive).mean()), "null_rate": nulls / len(ious),

@@ -246,7 +246,11 @@ def soda_video(truth: Sequence[tuple[float, float, str]], answer: Sequence[tuple
     """SODA_c of one video and its secondary values (harness ``vantage_dvc.py:289-322``).
 
     ``truth``: GT events ``(start, end, caption)`` in file order; ``answer``:
-    parsed events sorted by start. Returns ``soda_c`` = 2S/(M+N), ``S``, the
+    parsed events sorted by start. An answer caption that is not text (kept
+    by the official parse, as the harness keeps it, ``vantage_dvc.py:236-237``)
+    has similarity 0 with every GT caption: the harness hands it to its
+    BERTScore as it is, which reads text only. A time that is not finite
+    gives IoU 0 (``interval_iou_matrix``, as ``_iou`` at ``vantage_dvc.py:26-29``). Returns ``soda_c`` = 2S/(M+N), ``S``, the
     matched ``pairs``, their ``pair_ious``, ``iou_f1`` = 2 * sum of matched
     IoU / (M+N), ``caption_f1`` = 2 * sum of matched similarity / (M+N) (the
     harness's BertScore_F1) and ``pair_miou`` (mean IoU over this video's
@@ -254,9 +258,13 @@ def soda_video(truth: Sequence[tuple[float, float, str]], answer: Sequence[tuple
     """
     m, n = len(truth), len(answer)
     iou = interval_iou_matrix([e[:2] for e in truth], [e[:2] for e in answer])
-    sim = np.asarray(similarity([e[2] for e in truth], [e[2] for e in answer]), dtype=np.float64)
-    if sim.shape != (m, n):
-        raise ValueError(f"similarity returned shape {sim.shape}, expected {(m, n)}")
+    texts = [j for j, e in enumerate(answer) if isinstance(e[2], str)]
+    sim = np.zeros((m, n))
+    if texts:
+        part = np.asarray(similarity([e[2] for e in truth], [answer[j][2] for j in texts]), dtype=np.float64)
+        if part.shape != (m, len(texts)):
+            raise ValueError(f"similarity returned shape {part.shape}, expected {(m, len(texts))}")
+        sim[:, texts] = part
     s, pairs = soda_alignment(iou * sim)
     matched_iou = [float(iou[i, j]) for i, j in pairs]
     rows, cols = [i for i, _ in pairs], [j for _, j in pairs]
@@ -272,7 +280,8 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
 
     ``truth``: per video its GT events; ``answers``: per video the parsed
     events or ``None``. ``official`` averages over videos with a GT event and a
-    parsed event (harness ``vantage_dvc.py:257``); ``strict`` scores a video
+    parsed event (harness ``vantage_dvc.py:257``), and is 0 when there is none
+    (``:258-260``); ``strict`` scores a video
     without a parsed event 0 and averages over every video with a GT event.
     Secondary: the means over those videos of ``iou_f1`` and ``caption_f1``,
     and ``pair_miou``, the mean IoU over the matched pairs of all videos
@@ -308,6 +317,9 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
         notes.append(f"{no_gt} videos without a GT event left out")
     if dropped:
         notes.append(f"{dropped} videos without a readable event dropped (harness behaviour)")
-    return Score(float(values.mean()) if values.size else float("nan"), secondary, n_units=values.size,
-                 unit_values=values, notes=notes)
+    if values.size:
+        value = float(values.mean())
+    else:  # official: the harness reports 0 when no video has a GT and a parsed event (vantage_dvc.py:258-260)
+        value = 0.0 if mode == "official" and truth else float("nan")
+    return Score(value, secondary, n_units=values.size, unit_values=values, notes=notes)
 

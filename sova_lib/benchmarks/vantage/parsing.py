@@ -24,7 +24,7 @@ import math
 import re
 
 __all__ = [
-    "MODES", "MODE_ALIASES", "check_mode", "dvc_time", "json_objects", "parse_choice", "parse_dvc", "parse_pointing",
+    "MODES", "MODE_ALIASES", "check_mode", "dvc_time", "float_of", "json_objects", "parse_choice", "parse_dvc", "parse_pointing",
     "parse_temporal", "parse_time", "parse_yes_no"
 ]
 
@@ -46,6 +46,15 @@ def check_mode(mode: str) -> str:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {MODES}")
     return mode
+
+
+def float_of(value) -> float:
+    """``float(value)`` of a number (or numeric text), an integer too large for a float being +-inf where ``float``
+    raises ``OverflowError``; ``ValueError`` / ``TypeError`` as ``float`` raises them."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def parse_choice(text: str, mode: str = "official", letters: str = _LETTERS) -> str | None:
@@ -120,7 +129,8 @@ def parse_time(value, mode: str = "official") -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
+        number = float_of(value)
+        return number if math.isfinite(number) else None
     if not isinstance(value, str) or not re.fullmatch(_TIME, value.strip()):
         return None
     parts = [float(p) for p in value.strip().split(":")]
@@ -137,7 +147,7 @@ def json_objects(text: str):
     for m in re.finditer(r"[\[{]", text):
         try:
             value, _ = decoder.raw_decode(text, m.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         yield value
 
@@ -267,16 +277,20 @@ def dvc_time(value, mode: str = "official") -> float | None:
     """Seconds of a dense-captioning time (harness ``vantage_dvc.py:168-183``), full ``h:m:s``.
 
     A number as is; a string stripped: ``m:s`` -> 60m + s, ``h:m:s`` ->
-    3600h + 60m + s, else a plain number ("0:00:33" -> 33, "01:05.5" -> 65.5).
+    3600h + 60m + s, else a plain number ("0:00:33" -> 33, "01:05.5" -> 65.5),
+    each field read by ``float`` (so "nan", "inf" and "1_000" read).
     A missing or empty time is 0 in ``official`` and unreadable in ``strict``.
-    ``None`` for what the harness cannot read (it stops there). Unlike the
-    temporal task's parser (``parse_time``), no field is dropped.
+    ``official`` keeps a time that is not finite, as the harness does (the
+    event then has IoU 0 with every GT event there and here); ``strict``
+    reads it as unreadable. ``None`` for what the harness cannot read (it
+    stops there). Unlike the temporal task's parser (``parse_time``), no
+    field is dropped.
     """
     mode = check_mode(mode)
     if value is None or (isinstance(value, str) and not value.strip()):
         return 0.0 if mode == "official" else None
     if isinstance(value, (int, float)):
-        number = float(value)
+        number = float_of(value)
     else:
         text = str(value).strip()
         parts = text.split(":") if ":" in text else [text]
@@ -287,7 +301,7 @@ def dvc_time(value, mode: str = "official") -> float | None:
         except ValueError:
             return None
         number = sum(f * 60 ** (len(fields) - 1 - k) for k, f in enumerate(fields))
-    return number if math.isfinite(number) else None
+    return number if mode == "official" or math.isfinite(number) else None
 
 
 def _dvc_raw(text: str):
@@ -326,17 +340,21 @@ def _field(ev: dict, key: str, mode: str):
     return value if value is not None and value != "" else ev.get(f"{key}_time")
 
 
-def parse_dvc(text: str, mode: str = "official") -> tuple[list[tuple[float, float, str]], int] | None:
+def parse_dvc(text: str, mode: str = "official") -> tuple[list[tuple[float, float, object]], int] | None:
     """Events ``(start, end, caption)`` of a dense-captioning answer, sorted by start (stable), and a count of bad ones.
 
     Records come from ``_dvc_raw``. Per record (harness
     ``vantage_dvc.py:231-239``): ``start`` (else ``start_time``), ``end``
     (else ``end_time``) through ``dvc_time``; ``caption`` (else
-    ``description``), kept as written. A record with no caption is left out,
-    as the harness does; one that is not an object, has an unreadable time or
-    a caption that is not text is left out too (the harness stops on those)
-    and all of these are counted. Returns ``(events, n_bad)``, or ``None``
-    when no event is readable. Example:
+    ``description``). A record whose caption is empty or missing is left
+    out, as the harness does (``if caption:``); ``official`` keeps any other
+    caption as the harness does, text or not (``7``, ``["..."]``, ``true``:
+    the caption similarity scores such a caption 0, ``metrics_captions.soda_video``),
+    ``strict`` leaves out a caption that is not text. A record that is not
+    an object or has an unreadable time is left out too (the harness stops
+    on those), and all of these are counted. The sort is Python's on the
+    start (a ``nan`` start keeps the harness's order). Returns ``(events,
+    n_bad)``, or ``None`` when no event is readable. Example:
     ``'{"start": "0:00:33", "end": "0:00:40", "caption": "a"}'`` -> ``([(33.0, 40.0, "a")], 0)``.
     """
     mode = check_mode(mode)
@@ -353,7 +371,7 @@ def parse_dvc(text: str, mode: str = "official") -> tuple[list[tuple[float, floa
         start = dvc_time(_field(ev, "start", mode), mode)
         end = dvc_time(_field(ev, "end", mode), mode)
         caption = ev.get("caption", "") or ev.get("description", "") or ""
-        if start is None or end is None or not caption or not isinstance(caption, str):
+        if start is None or end is None or not caption or (mode == "strict" and not isinstance(caption, str)):
             bad += 1
             continue
         events.append((start, end, caption))
@@ -361,4 +379,3 @@ def parse_dvc(text: str, mode: str = "official") -> tuple[list[tuple[float, floa
         return None
     events.sort(key=lambda e: e[0])
     return events, bad
-

@@ -3,7 +3,11 @@
 Boxes come back on the models' 0-1000 grid as ``(x1, y1, x2, y2)``; the
 metrics convert them to pixels. Every parser returns ``None`` for an answer
 it cannot read and never raises on any string. The two modes read answers
-the same way here (the harness's failure behaviour is in the metrics).
+the same way here, except that ``official`` keeps a referring-expression
+box with a ``NaN`` or infinite number, as the harness does (the metric then
+clips it as the harness does), where ``strict`` leaves it out. A JSON
+integer too large for a float reads as +-inf (``parsing.float_of``; the
+harness stops there).
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import math
 import re
 from typing import NamedTuple
 
-from sova_lib.benchmarks.vantage.parsing import check_mode
+from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 
 __all__ = ["PERSON_LABELS", "Detection", "parse_localization", "parse_refex", "parse_sot", "swap_yxyx"]
 
@@ -32,13 +36,6 @@ def swap_yxyx(box):
     return (box[1], box[0], box[3], box[2]) if box is not None else None
 
 
-def _box_of(value) -> tuple[float, ...] | None:
-    if isinstance(value, (list, tuple)) and len(value) == 4 and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-        return tuple(float(v) for v in value)
-    return None
-
-
 def _is_num(v) -> bool:
     return isinstance(v, (int, float))  # bool counts, as the harness's isinstance test lets it
 
@@ -46,7 +43,7 @@ def _is_num(v) -> bool:
 def _four(value) -> tuple[float, ...] | None:
     """The first four entries of a list whose first four are numbers (harness ``value[:4]`` rule)."""
     if isinstance(value, list) and len(value) >= 4 and all(_is_num(x) for x in value[:4]):
-        return tuple(float(x) for x in value[:4])
+        return tuple(float_of(x) for x in value[:4])
     return None
 
 
@@ -57,7 +54,7 @@ def _list_of_fours(value) -> list[tuple[float, ...]]:
         if not hasattr(b, "__len__"):
             raise TypeError("entry without a length")
         if len(b) >= 4 and all(_is_num(x) for x in b[:4]):
-            out.append(tuple(float(x) for x in b[:4]))
+            out.append(tuple(float_of(x) for x in b[:4]))
     return out
 
 
@@ -88,7 +85,7 @@ def _refex_dict_boxes(d) -> list[tuple[float, ...]] | None:
             vals = [d[k] for k in keys]
             if not all(_is_num(v) for v in vals):
                 raise TypeError("non-numeric corner")  # the harness fails on the arithmetic that follows
-            return [tuple(float(v) for v in vals)]
+            return [tuple(float_of(v) for v in vals)]
     return None
 
 
@@ -119,7 +116,7 @@ def _refex_json_boxes(data) -> list[tuple[float, ...]]:
                     return [box]
     if isinstance(data, list):
         if len(data) == 4 and all(_is_num(x) for x in data):
-            return [tuple(float(x) for x in data)]
+            return [tuple(float_of(x) for x in data)]
         if data and isinstance(data[0], list):
             return _list_of_fours(data)
         if data and isinstance(data[0], dict):
@@ -143,7 +140,7 @@ def _refex_json_boxes(data) -> list[tuple[float, ...]]:
             if val and isinstance(val[0], list):
                 return _list_of_fours(val)
             if len(val) == 4 and all(_is_num(x) for x in val):
-                return [tuple(float(x) for x in val)]
+                return [tuple(float_of(x) for x in val)]
         found = _refex_dict_boxes(data)
         if found is not None:
             if not found:
@@ -153,6 +150,8 @@ def _refex_json_boxes(data) -> list[tuple[float, ...]]:
 
 
 def _loose_boxes(text: str) -> list[tuple[float, ...]]:
+    """Every ``[a, b, c, d]`` of numbers in ``text``; a run of digits too long for a float reads as ``inf`` and
+    its box is skipped, as the harness's ``int(inf)`` raises there (``grounding_2d_dataset.py:345-350``)."""
     out = []
     for m in _LOOSE_BOX.finditer(text):
         try:
@@ -172,9 +171,14 @@ def parse_refex(text: str, mode: str = "official") -> list[tuple[float, ...]] | 
     ```` ```json ```` block (else from the first ``{``, or ``[``, to the last
     ``}``, or ``]``) read by ``_refex_json_boxes``, which also takes
     ``{"x1", "y1", "x2", "y2"}`` objects and Gemini's ``box_2d`` (y first).
-    Boxes are returned x-first on the 0-1000 grid; ``None`` when there is none.
-    Examples: "[[100,100,150,300],[600,600,700,700]]" gives two boxes;
-    '{"x1": 10, "y1": 20, "x2": 30, "y2": 40}' gives ``[(10, 20, 30, 40)]``.
+    JSON's ``NaN``, ``Infinity`` and ``1e999`` are numbers there
+    (``isinstance(x, (int, float))``, line 319): ``official`` keeps such a
+    box (the metric clips it, ``metrics_boxes.to_pixels``), ``strict`` leaves
+    it out. Boxes are returned x-first on the 0-1000 grid; ``None`` when
+    there is none. Examples: "[[100,100,150,300],[600,600,700,700]]" gives
+    two boxes; '{"x1": 10, "y1": 20, "x2": 30, "y2": 40}' gives
+    ``[(10, 20, 30, 40)]``; '{"bbox_2d": [NaN, 100, 300, 300]}' gives
+    ``[(nan, 100, 300, 300)]`` (``strict``: ``None``).
     """
     mode = check_mode(mode)
     if not isinstance(text, str):
@@ -189,16 +193,19 @@ def parse_refex(text: str, mode: str = "official") -> list[tuple[float, ...]] | 
         boxes = _refex_json_boxes(json.loads(body))
     except (ValueError, IndexError, KeyError, TypeError, RecursionError):
         return None
-    return [b for b in boxes if all(math.isfinite(v) for v in b)] or None
+    if mode == "strict":
+        boxes = [b for b in boxes if all(math.isfinite(v) for v in b)]
+    return boxes or None
 
 
 class Detection(NamedTuple):
     """One box of an object-localization answer: ``box`` on the 0-1000 grid as written, ``label`` after the
-    harness's person mapping, ``score`` (sort key, 1.0 by default) and ``yx`` (``box`` is ``[y1, x1, y2, x2]``)."""
+    harness's person mapping, ``score`` as written (the sort key: a number, or text, ``null``, ... as the
+    answer gives it; 1.0 without one) and ``yx`` (``box`` is ``[y1, x1, y2, x2]``)."""
 
     box: tuple[float, ...]
     label: str
-    score: float = 1.0
+    score: object = 1.0
     yx: bool = False
 
     def xyxy(self) -> tuple[float, ...]:
@@ -217,8 +224,8 @@ def person_label(label) -> str:
 
 def _to_float(v) -> float | None:
     try:
-        return float(v)
-    except (TypeError, ValueError, OverflowError):
+        return float_of(v)
+    except (TypeError, ValueError):
         return None
 
 
@@ -276,8 +283,10 @@ def parse_localization(text: str, mode: str = "official") -> list[Detection] | N
     its box from the first of ``bbox_2d``, ``box_2d`` (``[y1, x1, y2, x2]``,
     so ``yx`` is set) and ``bbox`` it has (an unreadable one drops the entry),
     its ``label`` through ``person_label`` and its ``score`` (else
-    ``confidence``, else 1). Other entries are left out. Both modes read
-    alike. ``None`` when no JSON value reads; ``[]`` when it holds no box.
+    ``confidence``, else 1) as written (``astro_2d_dataset.py:532-536``;
+    the metric sorts by it). Other entries are left out, and so is a box with
+    a number that is not finite (the harness stops on its ``int(nan)``,
+    ``vantage2d/utils.py:67-72``). Both modes read alike. ``None`` when no JSON value reads; ``[]`` when it holds no box.
     Example: '[{"box_2d": [10, 20, 30, 40], "label": "Pedestrian"}]' gives
     ``[Detection((10, 20, 30, 40), "person", 1.0, yx=True)]``.
     """
@@ -301,7 +310,6 @@ def parse_localization(text: str, mode: str = "official") -> list[Detection] | N
             if box is None:
                 continue
             score = entry.get("score", entry.get("confidence", 1.0))
-            score = float(score) if isinstance(score, (int, float)) else 1.0
             out.append(Detection(box, person_label(entry.get("label", "person")), score, key == "box_2d"))
     return [d for d in out if all(math.isfinite(v) for v in d.box)]
 
@@ -363,7 +371,7 @@ def parse_sot(text: str, n_frames: int, mode: str = "official") -> dict[int, tup
                 continue
             k = int(m.group(1))
             try:
-                found[k] = _sot_clipped([float(v) for v in value[:4]]) if (
+                found[k] = _sot_clipped([float_of(v) for v in value[:4]]) if (
                     isinstance(value, (list, tuple)) and len(value) >= 4) else None
             except (ValueError, TypeError):
                 found[k] = None

@@ -1,8 +1,10 @@
 """Score a task's raw answers against its ground truth: parse, count, score, bootstrap.
 
 ``score_answers(task, ground_truth, answers, mode=...)`` is the whole chain
-for any registered task: every GT id is looked up in ``answers`` (a missing
-answer is an unreadable one), each answer is parsed in ``mode``, the task's
+for any registered task: ``official`` first puts the answers through the
+harness's spreadsheet round trip (``spreadsheet.round_trip``), every GT id is
+looked up in ``answers`` (a missing answer is an unreadable one), each answer
+is parsed in ``mode``, the task's
 metric scores the parsed answers, and an item-level bootstrap gives the 95%
 interval. Malformed answers never raise: they are counted in the parse rate
 and scored as the mode says.
@@ -25,6 +27,7 @@ from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics import DEFAULT_RESAMPLES, interval
 from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.benchmarks.vantage.parsing_boxes import swap_yxyx
+from sova_lib.benchmarks.vantage.spreadsheet import round_trip
 from sova_lib.benchmarks.vantage.submissions import align_answers
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, TASKS, get_task
 from sova_lib.records import make_record
@@ -131,8 +134,7 @@ def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str],
     parsed, n_parsed, missing = [], 0, 0
     for gt in gts:
         text = answers.get(gt.id)
-        if text is None:
-            missing += 1
+        missing += gt.id not in answers
         try:
             value = spec.parse(text, mode, gt) if isinstance(text, str) else None
         except Exception:  # noqa: BLE001 - a parser bug must not stop a scoring run; the answer counts as unread
@@ -150,9 +152,13 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
                   n_resamples: int = DEFAULT_RESAMPLES) -> VantageResult:
     """Score raw ``answers`` (id -> text) of ``task`` against ``ground_truth`` in ``mode``.
 
-    ``similarity``: the caption similarity (dense captioning only).
-    ``box_coord_order="yxyx"`` swaps answer boxes to x-first before scoring.
-    ``rng``: the bootstrap's generator (``None``: no interval). Values are x100.
+    ``answers`` in the submission's order. ``official`` reads them as the
+    harness's evaluators get them back from its spreadsheet
+    (``spreadsheet.round_trip``; a note counts the answers it changed);
+    ``strict`` reads them as written. ``similarity``: the caption similarity
+    (dense captioning only). ``box_coord_order="yxyx"`` swaps answer boxes to
+    x-first before scoring. ``rng``: the bootstrap's generator (``None``: no
+    interval). Values are x100.
     """
     mode = check_mode(mode)
     spec = get_task(task)
@@ -162,10 +168,18 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
     wrong = [g.id for g in gts if g.task != task]
     if wrong:
         raise ValueError(f"ground truth of id {wrong[0]} is a {gts[0].task} item, not {task}")
+    written = answers
+    if mode == "official":
+        answers = round_trip(answers)
     parsed, n_parsed, missing = parse_answers(task, gts, answers, mode, box_coord_order)
     score = spec.score(gts, parsed, mode, similarity)
     ci = interval(score, rng, n_resamples) if rng is not None and n_resamples > 0 else None
     notes = list(score.notes)
+    changed = sum(answers[k] != v for k, v in written.items())
+    if changed:
+        notes.append(f"{changed} answers changed by the harness's spreadsheet round trip (read as the harness reads "
+                     "them back: control characters as _xHHHH_ text, missing-value words as no answer, a leading "
+                     "'=' as 0, text cut at 32,767 characters)")
     if missing:
         notes.insert(0, f"{missing} of {len(gts)} GT ids have no answer (scored as unreadable)")
     if spec.left_out is not None:

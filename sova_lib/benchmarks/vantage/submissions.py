@@ -35,6 +35,7 @@ from pathlib import Path
 
 from sova_lib.benchmarks.vantage.inputs import VantageItem
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, ID_PATTERNS, submission_id, task_key
+from sova_lib.storage import lines, read_text
 
 __all__ = ["InvalidSubmission", "align_answers", "check_submission", "expected_ids"]
 
@@ -72,11 +73,7 @@ def check_submission(path, task: str, expected_ids: Iterable[str] | None = None)
     problems: list[str] = []
     seen: dict[str, int] = {}
     first_order: tuple[int, str] | None = None
-    with open(path, encoding="utf-8") as f:
-        lines = list(enumerate(f, start=1))
-    for number, raw in lines:
-        if not raw.strip():
-            continue
+    for number, raw in lines(read_text(path)):
         where = f"{path}, line {number}"
         try:
             rec = json.loads(raw)

@@ -38,7 +38,7 @@ import numpy as np
 from sova_lib.describe.cache import config_hash, new_manifest
 from sova_lib.item_vectors import write_embeddings
 from sova_lib.similarity import ItemVectors
-from sova_lib.storage import LockedFolder, atomic_file, now
+from sova_lib.storage import LockedFolder, atomic_file, json_line, lines, now, read_text
 from sova_lib.video import SAMPLER_VERSION
 
 __all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "export", "read_cache"]
@@ -104,8 +104,7 @@ class EmbeddingCache(LockedFolder):
             stray.unlink()
         self.done = set(read_cache(self.folder))
         if self.errors_path.exists():
-            lines = self.errors_path.read_text(encoding="utf-8").splitlines()
-            for line in lines:
+            for _, line in lines(read_text(self.errors_path)):
                 try:
                     record = json.loads(line)
                 except ValueError:
@@ -133,7 +132,7 @@ class EmbeddingCache(LockedFolder):
 
     def add_error(self, item_id, reason: str) -> None:
         with open(self.errors_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"id": item_id, "error": reason, "time": now()}, ensure_ascii=False) + "\n")
+            f.write(json_line({"id": item_id, "error": reason, "time": now()}))
         self.failures[item_id] = reason
 
     def start_manifest(self, key: dict, device: str | None = None) -> None:

@@ -116,3 +116,35 @@ def test_negative_tag_weight_is_refused(case):
     part, vectors = case
     with pytest.raises(ValueError, match="at least 0"):
         muvr.evaluate([part], vectors, version="filter", query="text", tag_weight=-0.1)
+
+
+def test_qa_no_tag_leaves_out_instance_under_the_official_parse(tmp_path):
+    """InternVL/multi_image_comparison.py:221-240: No Tag reads the Tag-less lines of the files named by
+    ['news', 'instane', 'others', 'region', 'dance']; 'instane' names no file and is skipped, so the instance
+    partition's Tag-less pairs never enter; accuracy and the pair score (:262-328) are computed over the rest."""
+    from sova_lib.benchmarks.muvr import qa
+    from sova_lib.storage import json_line
+
+    folder = tmp_path / "annotations" / "QA" / "annotations"
+    folder.mkdir(parents=True)
+    for partition, tags in (("news", ["", "+car"]), ("instance", [""])):
+        rows = [{"Query": f"q{k}", "Target": f"t{k}{label}", "Tag": tag, "Label": label, "prompt_en": "d"}
+                for k, tag in enumerate(tags) for label in (1, 0)]
+        (folder / f"{partition}.jsonl").write_text("".join(json_line(r) for r in rows), encoding="utf-8")
+    questions = qa.load_qa(tmp_path, ["news", "instance"])
+    # news: Tag-less pair answered Yes/No (right, pair +1), tagged pair Yes/Yes (pair 0); instance: No/Yes (-2)
+    answers = dict(zip([q.id for q in questions], ["Yes", "No", "Yes", "Yes", "No", "Yes"]))
+    official = qa.score_answers(questions, answers, parse="official")
+    # No Tag, official: the news Tag-less pair only: accuracy 2/2 = 100, Reranking Score +1
+    assert official.n_questions == {"all": 6, "no_tag": 2}
+    assert official.accuracy["no_tag"] == 100.0 and official.reranking_score["no_tag"] == 1.0
+    assert "'instane'" in official.notes[0] and "2 Tag-less questions of the instance partition" in official.notes[0]
+    # strict: both Tag-less pairs: accuracy 2/4 = 50, Reranking Score (1 - 2) / 2 = -0.5; All is the same in both
+    strict = qa.score_answers(questions, answers, parse="strict")
+    assert strict.n_questions == {"all": 6, "no_tag": 4} and strict.notes == []
+    assert strict.accuracy["no_tag"] == 50.0 and strict.reranking_score["no_tag"] == -0.5
+    # All: 6 answers, right on news/0, news/1, news/2, wrong on news/3, instance/0, instance/1: 3/6;
+    # pairs +1, 0, -2: (1 + 0 - 2) / 3
+    assert official.accuracy["all"] == strict.accuracy["all"] == 50.0
+    assert official.reranking_score["all"] == pytest.approx(-1 / 3)
+    assert "instane" in official.to_record(kind="t", source="s", bootstrap=0, seed=0)["note"]

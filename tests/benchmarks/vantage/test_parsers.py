@@ -106,7 +106,7 @@ def test_sot_parser():
 
 
 MALFORMED = ["", " ", "{", "[", "[[1,2,3]]", '{"start": [1], "end": {}}', "```json", "```", "\x00\ud800", "9" * 400,
-             '[{"start": null, "end": null, "caption": 3}]', '{"frame_x": 1}', "[" * 50 + "]" * 50, "NaN", None, 5,
+             '[{"start": null, "end": null, "caption": 0}]', '{"frame_x": 1}', "[" * 50 + "]" * 50, "NaN", None, 5,
              ["A"], {"a": 1}, '{"frame_1": [1e400, 0, 1, 1]}', "Answer:", "00:00:00:00-99"]
 
 
@@ -128,7 +128,7 @@ def test_malformed_letters_official_fallback():
     # Pointing's official-mode fallback takes the first A-D character of the upper-cased text (image_mcq.py:3025-3029):
     # each of these strings has an "a" before any b/c/d ("NaN", "Answer:", "stArt", "frAme", twice), so official
     # mode gives "A" and strict nothing; the other strings hold no A-D at all, and non-strings are never read.
-    with_a = {"NaN", "Answer:", '{"start": [1], "end": {}}', '[{"start": null, "end": null, "caption": 3}]',
+    with_a = {"NaN", "Answer:", '{"start": [1], "end": {}}', '[{"start": null, "end": null, "caption": 0}]',
               '{"frame_x": 1}', '{"frame_1": [1e400, 0, 1, 1]}'}
     for text in MALFORMED:
         want = "A" if isinstance(text, str) and text in with_a else None

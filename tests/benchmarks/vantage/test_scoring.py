@@ -43,7 +43,9 @@ def test_missing_and_malformed_answers_are_counted_not_raised():
     truth = gts("temporal", [(10, 14), (10, 14)], duration=30)
     result = score_answers("temporal", truth, {"0": "\x00{[", "x": "00:10-00:14"}, mode="official")
     assert result.value == pytest.approx(4 / 30 * 100) and result.n_parsed == 0
-    assert "1 of 2 GT ids have no answer" in result.notes[0] and "1 answers have no GT id" in result.notes[1]
+    assert "1 of 2 GT ids have no answer" in result.notes[0] and "1 answers have no GT id" in result.notes[-1]
+    # "\x00{[" comes back from the harness's spreadsheet as "_x0000_{[" (spreadsheet.read_back, rule 5)
+    assert "1 answers changed by the harness's spreadsheet round trip" in result.notes[1]
     strict = score_answers("temporal", truth, {"0": "\x00{[", "1": "00:10-00:14"}, mode="strict")
     assert strict.value == 50.0 and strict.parse_rate == 0.5
 
