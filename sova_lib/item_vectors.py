@@ -25,7 +25,7 @@ import numpy as np
 from sova_lib.sentences import split_many
 from sova_lib.similarity import ItemVectors, l2_normalize
 
-__all__ = ["embed_descriptions", "empty_note", "read_descriptions", "read_embeddings", "write_embeddings"]
+__all__ = ["embed_descriptions", "empty_note", "put_text", "read_descriptions", "read_embeddings", "write_embeddings"]
 
 
 def _as_id(raw, where: str):
@@ -39,11 +39,19 @@ def _as_id(raw, where: str):
     raise ValueError(f"{where}: id {raw!r} is not an integer or string")
 
 
-def _put(out: dict, sources: dict, key, text, where: str):
+def put_text(out: dict, sources: dict, key, text, where: str) -> None:
+    """Add ``key -> text`` to ``out`` (``sources``: key -> where it was first found), by the one duplicate rule.
+
+    The rule of every reader of descriptions (``read_descriptions`` and the
+    description cache): an id found again with the same text counts once; with
+    another text it is a ``ValueError`` naming both places, since no reader can
+    know which of the two answers is right.
+    """
     if not isinstance(text, str):
         raise ValueError(f"{where}: text of id {key!r} is {type(text).__name__}, expected a string")
     if key in out and out[key] != text:
-        raise ValueError(f"{where}: id {key!r} appears again with a different text (first at {sources[key]})")
+        raise ValueError(f"{where}: id {key!r} appears again with a different text (first at {sources[key]}); "
+                         "keep one of the two, then run again")
     out.setdefault(key, text)
     sources.setdefault(key, where)
 
@@ -84,7 +92,7 @@ def read_descriptions(path: str | Path) -> dict:
         # or "text" keys is a one-line JSON Lines file.
         if isinstance(whole, dict) and not ({"id", "text"} & whole.keys()):
             for key, value in whole.items():
-                _put(out, sources, _as_id(key, f"{path}"), value, f"{path}, key {key!r}")
+                put_text(out, sources, _as_id(key, f"{path}"), value, f"{path}, key {key!r}")
             return out
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -96,7 +104,7 @@ def read_descriptions(path: str | Path) -> dict:
             raise ValueError(f"{where}: not valid JSON ({err.msg}); expected {{\"id\": ..., \"text\": ...}}") from None
         if not isinstance(record, dict) or "id" not in record or "text" not in record:
             raise ValueError(f"{where}: expected an object with \"id\" and \"text\"")
-        _put(out, sources, _as_id(record["id"], where), record["text"], where)
+        put_text(out, sources, _as_id(record["id"], where), record["text"], where)
     return out
 
 

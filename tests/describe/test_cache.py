@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from sova_lib.describe.cache import DescriptionCache, cache_folder, cache_key, config_hash
+from sova_lib.describe.cache import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
 from sova_lib.describe.prompts import resolve_prompt
 
 
@@ -53,7 +53,7 @@ def test_broken_line_in_the_middle_is_reported(tmp_path):
 def test_a_second_run_on_the_same_folder_is_refused(tmp_path):
     first = DescriptionCache(tmp_path / "c").open()
     try:
-        with pytest.raises(RuntimeError, match="another run is writing"):
+        with pytest.raises(CacheLockedError, match="another run is writing"):
             DescriptionCache(tmp_path / "c").open()
     finally:
         first.close()
@@ -93,7 +93,7 @@ def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_sc
     for name, m in manifests.items():
         assert base <= set(m), (name, base - set(m))
         assert m["source"] == name and m["schema"] == 1
-        assert set(m) - base <= {"run", "started", "last_run", "throughput_items_per_s"}
+        assert set(m) - base <= {"run", "max_answer_chars", "started", "last_run", "throughput_items_per_s"}
     assert manifests["import"]["counts"] == {"done": 2, "failed": 0}
     assert manifests["synthetic"]["source_details"] == {"description": "two letters"}
     assert manifests["import"]["source_details"]["imported_from"]["file"] == "authors.json"

@@ -159,7 +159,7 @@ def test_retries_429_with_retry_after_500_and_a_time_out(server_factory):
                              ("status", 500, "overloaded", {}),
                              ("slow", 0.6)])
     waits = []
-    d = OpenAIDescriber("m", server.url, timeout=0.2, backoff_base=0.01, rng=np.random.default_rng(7),
+    d = OpenAIDescriber("m", server.url, read_timeout=0.2, backoff_base=0.01, rng=np.random.default_rng(7),
                         sleep=waits.append)
     assert d.describe([DescribeRequest(1, frames(), "Describe this video.")]) == ["images: 2"]
     assert len(server.requests) == 4
