@@ -31,7 +31,7 @@ from sova_lib.encoder import default_cache_dir
 
 __all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "old_spelling", "add_describer_options", "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_encoder_options", "add_fps_option", "positive_rate", "count",
-           "positive_count", "nonnegative_number", "existing_file", "existing_folder", "note"]
+           "positive_count", "positive_number", "nonnegative_number", "existing_file", "existing_folder", "note"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
@@ -109,6 +109,14 @@ def positive_count(text: str) -> int:
     value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is below 1; give 1 or more")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """A finite number above 0 (seconds)."""
+    value = _number(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number above 0")
     return value
 
 
@@ -191,6 +199,7 @@ def old_spelling(parser, old: str, new: str, *, dest: str, flag: bool = False, t
 def add_describer_options(parser, *, prompt: bool = True, device_map: bool = True) -> None:
     """The describer: backend, model, prompt and the backend's keywords (``sova_lib.describe``)."""
     from sova_lib.describe.contract import DESCRIBERS
+    from sova_lib.describe.run_cache import MAX_ANSWER_CHARS
 
     g = parser.add_argument_group("describer")
     g.add_argument("--backend", required=True, choices=sorted(DESCRIBERS),
@@ -213,6 +222,13 @@ def add_describer_options(parser, *, prompt: bool = True, device_map: bool = Tru
                    help="requests in flight per server (openai backend)")
     g.add_argument("--max-new-tokens", type=positive_count, metavar="N",
                    help="answer length limit in tokens (default 1024)")
+    g.add_argument("--max-answer-chars", type=positive_count, default=MAX_ANSWER_CHARS, metavar="N",
+                   help=f"longest answer kept, in characters (default {MAX_ANSWER_CHARS}); a longer one is cut to it, "
+                        "flagged \"cut\" in descriptions.jsonl, counted in the summary and recorded in the manifest")
+    g.add_argument("--connect-timeout", type=positive_number, metavar="S",
+                   help="openai backend: seconds to wait for a connection to the server (default 10)")
+    g.add_argument("--read-timeout", type=positive_number, metavar="S",
+                   help="openai backend: seconds to wait for one whole answer (default 120)")
     if device_map:
         g.add_argument("--device-map", metavar="MAP",
                        help="transformers backend: 'auto' splits a model too large for one GPU over every visible "

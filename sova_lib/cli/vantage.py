@@ -61,13 +61,12 @@ from sova_lib.cli.options import (
     old_spelling,
     positive_count,
 )
-from sova_lib.describe.cache import CacheLockedError
 from sova_lib.describe.contract import make_describer
 from sova_lib.records import write_record
 
 __all__ = ["add_commands"]
 
-_INPUT_ERRORS = (VantageDataError, FileNotFoundError, ValueError, CaptionModelUnavailable, CacheLockedError)
+_INPUT_ERRORS = (VantageDataError, FileNotFoundError, ValueError, CaptionModelUnavailable)
 
 
 def _task(name: str) -> str:
