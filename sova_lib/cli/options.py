@@ -29,7 +29,8 @@ from pathlib import Path
 
 from sova_lib.encoder import default_cache_dir
 
-__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "old_spelling", "add_describer_options", "add_cache_options",
+__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "old_spelling", "add_answer_limit", "add_describer_options",
+           "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_encoder_options", "add_fps_option", "positive_rate", "count",
            "positive_count", "positive_number", "nonnegative_number", "existing_file", "existing_folder", "note"]
 
@@ -199,7 +200,6 @@ def old_spelling(parser, old: str, new: str, *, dest: str, flag: bool = False, t
 def add_describer_options(parser, *, prompt: bool = True, device_map: bool = True) -> None:
     """The describer: backend, model, prompt and the backend's keywords (``sova_lib.describe``)."""
     from sova_lib.describe.contract import DESCRIBERS
-    from sova_lib.describe.run_cache import MAX_ANSWER_CHARS
 
     g = parser.add_argument_group("describer")
     g.add_argument("--backend", required=True, choices=sorted(DESCRIBERS),
@@ -222,9 +222,8 @@ def add_describer_options(parser, *, prompt: bool = True, device_map: bool = Tru
                    help="requests in flight per server (openai backend)")
     g.add_argument("--max-new-tokens", type=positive_count, metavar="N",
                    help="answer length limit in tokens (default 1024)")
-    g.add_argument("--max-answer-chars", type=positive_count, default=MAX_ANSWER_CHARS, metavar="N",
-                   help=f"longest answer kept, in characters (default {MAX_ANSWER_CHARS}); a longer one is cut to it, "
-                        "flagged \"cut\" in descriptions.jsonl, counted in the summary and recorded in the manifest")
+    add_answer_limit(g, "a longer one is cut to it, flagged \"cut\" in descriptions.jsonl, counted in the summary "
+                        "and recorded in the manifest")
     g.add_argument("--connect-timeout", type=positive_number, metavar="S",
                    help="openai backend: seconds to wait for a connection to the server (default 10)")
     g.add_argument("--read-timeout", type=positive_number, metavar="S",
@@ -235,6 +234,14 @@ def add_describer_options(parser, *, prompt: bool = True, device_map: bool = Tru
                             "GPU (accelerate)")
     g.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
+
+
+def add_answer_limit(group, what: str) -> None:
+    """``--max-answer-chars N``: the longest answer kept (``item_vectors.MAX_TEXT_CHARS``); ``what`` ends its help."""
+    from sova_lib.item_vectors import MAX_TEXT_CHARS
+
+    group.add_argument("--max-answer-chars", type=positive_count, default=MAX_TEXT_CHARS, metavar="N",
+                       help=f"longest answer kept, in characters (default {MAX_TEXT_CHARS}); {what}")
 
 
 #: ``--aggregate``'s help, the same in every command that has it.

@@ -22,13 +22,10 @@ from typing import Any, Callable
 from sova_lib.describe.cache import open_cache
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.item import Item
+from sova_lib.item_vectors import MAX_TEXT_CHARS
 from sova_lib.storage import now, redact
 
-__all__ = ["MAX_ANSWER_CHARS", "RunOptions", "RunSummary", "run_into_cache"]
-
-#: The longest answer kept, in characters: about five times what the default 1,024 new tokens give. A longer
-#: answer (a server that does not stop) is cut to it and flagged ``"cut": <its length>`` in descriptions.jsonl.
-MAX_ANSWER_CHARS = 20_000
+__all__ = ["RunOptions", "RunSummary", "run_into_cache"]
 
 
 @dataclass(frozen=True)
@@ -40,8 +37,8 @@ class RunOptions:
     ``sync_every`` seconds between rewrites of the manifest, ``verbose``
     prints the summary at the end, ``stop_after_same_failures`` is the
     fail-fast rule (0: never; module docstring), ``max_answer_chars`` the
-    longest answer kept (a longer one is cut to it and flagged; recorded in
-    the manifest). An embedding run writes its shards by ``flush_items`` /
+    longest answer kept (``item_vectors.MAX_TEXT_CHARS``; a longer one is cut
+    to it and flagged ``"cut": <its length>``; recorded in the manifest). An embedding run writes its shards by ``flush_items`` /
     ``flush_seconds`` and prints nothing. Every run function takes these as
     one ``run`` argument (default: these defaults).
     """
@@ -51,7 +48,7 @@ class RunOptions:
     show_progress: bool = True
     verbose: bool = True
     stop_after_same_failures: int = 5
-    max_answer_chars: int = MAX_ANSWER_CHARS
+    max_answer_chars: int = MAX_TEXT_CHARS
 
 
 @dataclass
@@ -74,7 +71,7 @@ class RunSummary:
     done: int = 0
     failed: int = 0
     cut: int = 0
-    max_answer_chars: int = MAX_ANSWER_CHARS
+    max_answer_chars: int = MAX_TEXT_CHARS
     frames: int = 0
     skipped_cached: int = 0
     skipped_failed: int = 0
