@@ -135,11 +135,12 @@ REDACTED = "[redacted]"
 
 def redact(text: str, secrets=()) -> str:
     """``text`` with each of ``secrets`` (non-empty strings) and every ``Authorization`` / ``Bearer`` value replaced."""
+    text = _AUTHORIZATION.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
     for secret in secrets:
         if secret:
             text = text.replace(secret, REDACTED)
-    text = _AUTHORIZATION.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
-    return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    return text
 
 
 def now() -> str:
