@@ -24,6 +24,7 @@ import numpy as np
 
 from sova_lib.sentences import split_many
 from sova_lib.similarity import ItemVectors, l2_normalize
+from sova_lib.storage import JSON_ERRORS, json_problem
 
 __all__ = ["MAX_TEXT_CHARS", "cut_note", "embed_descriptions", "empty_note", "put_text", "read_descriptions",
            "read_embeddings", "write_embeddings"]
@@ -87,7 +88,7 @@ def read_descriptions(path: str | Path) -> dict:
     if stripped.startswith("{"):
         try:
             whole = json.loads(text)
-        except json.JSONDecodeError:
+        except JSON_ERRORS:
             whole = None  # not one object: read it as JSON Lines below
         # One object keyed by ids is the authors' format; an object with "id"
         # or "text" keys is a one-line JSON Lines file.
@@ -101,8 +102,9 @@ def read_descriptions(path: str | Path) -> dict:
         where = f"{path}, line {number}"
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{where}: not valid JSON ({err.msg}); expected {{\"id\": ..., \"text\": ...}}") from None
+        except JSON_ERRORS as err:
+            raise ValueError(f"{where}: not valid JSON ({json_problem(err)}); "
+                             "expected {\"id\": ..., \"text\": ...}") from None
         if not isinstance(record, dict) or "id" not in record or "text" not in record:
             raise ValueError(f"{where}: expected an object with \"id\" and \"text\"")
         put_text(out, sources, _as_id(record["id"], where), record["text"], where)

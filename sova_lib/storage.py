@@ -126,17 +126,23 @@ def remove_temporary(folder: str | Path, *, older_than: float | None = None) -> 
 
 #: ``Authorization: <value>`` (a header, a JSON or Python dict entry, any case) and ``Bearer <token>``.
 _AUTHORIZATION = re.compile(r"""((?:proxy-)?authorization|x-api-key|api[-_]key)(["']?\s*[:=]\s*["']?)"""
-                            r"""(?:(?:bearer|basic|token)\s+)?[^\s"',;}\]]+""", re.IGNORECASE)
-_BEARER = re.compile(r"(bearer\s+)[^\s\"',;}\]]+", re.IGNORECASE)
+                            r"""(?:(?:bearer|basic|token)\s+)?[^\s"',;}]+""", re.IGNORECASE)
+_BEARER = re.compile(r"(bearer\s+)[^\s\"',;}]+", re.IGNORECASE)
 
 #: What stands where a secret was.
 REDACTED = "[redacted]"
 
 
 def redact(text: str, secrets=()) -> str:
-    """``text`` with each of ``secrets`` (non-empty strings) and every ``Authorization`` / ``Bearer`` value replaced."""
-    text = _AUTHORIZATION.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
-    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    """``text`` with every ``Authorization`` / ``Bearer`` value and each of ``secrets`` (non-empty strings) replaced.
+
+    A value already redacted is left as it is, so redacting twice changes nothing.
+    """
+    def value(prefix: str, match: re.Match) -> str:
+        return match[0] if REDACTED in match[0] else prefix + REDACTED
+
+    text = _AUTHORIZATION.sub(lambda m: value(m[1] + m[2], m), text)
+    text = _BEARER.sub(lambda m: value(m[1], m), text)
     for secret in secrets:
         if secret:
             text = text.replace(secret, REDACTED)

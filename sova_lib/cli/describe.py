@@ -204,7 +204,8 @@ def _describer_options(args) -> dict:
         options["base_url"] = options["base_url"][0]
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
         print(f"sova: note: the {args.backend} backend has no model; --model is ignored", file=sys.stderr)
-    if getattr(args, "api_key_env", None) is not None and args.api_key_env not in os.environ:
+    name = getattr(args, "api_key_env", None)
+    if name is not None and name.isidentifier() and name not in os.environ:  # not a name: the backend says so
         raise CliError("--api-key-env names an environment variable that is not set: set it to the key (export "
                        "NAME=...), or leave --api-key-env out for a server that needs no key")
     for text in args.backend_option:
