@@ -97,3 +97,49 @@ def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_sc
     assert manifests["import"]["counts"] == {"done": 2, "failed": 0}
     assert manifests["synthetic"]["source_details"] == {"description": "two letters"}
     assert manifests["import"]["source_details"]["imported_from"]["file"] == "authors.json"
+
+
+def test_a_whole_last_record_without_its_line_end_is_kept_and_a_torn_one_cut(tmp_path, capsys):
+    folder = tmp_path / "c"
+    folder.mkdir()
+    whole = '{"id": 1, "text": "a car"}\n{"id": 2, "text": "a bus"}'
+    (folder / "descriptions.jsonl").write_text(whole)
+    cache = DescriptionCache(folder).open()
+    try:
+        assert cache.done == {1: "a car", 2: "a bus"}
+        cache.add(3, "a van")
+    finally:
+        cache.close()
+    assert (folder / "descriptions.jsonl").read_text() == whole + '\n{"id": 3, "text": "a van"}\n'
+    assert capsys.readouterr().err == ""  # nothing was cut
+    with open(folder / "descriptions.jsonl", "a") as f:
+        f.write('{"id": 4, "text": "a tr')  # torn by a kill
+    cache = DescriptionCache(folder).open()
+    cache.close()
+    assert (folder / "descriptions.jsonl").read_text() == whole + '\n{"id": 3, "text": "a van"}\n'
+    assert capsys.readouterr().err == (f"sova: {folder / 'descriptions.jsonl'}: cut off an incomplete last line "
+                                       "(23 bytes) left by an interrupted run\n")
+
+
+def test_duplicates_follow_the_rule_evaluate_follows(tmp_path):
+    """The same id with the same text counts once; with another text both readers refuse, naming both lines."""
+    from sova_lib.item_vectors import read_descriptions
+
+    folder = tmp_path / "c"
+    folder.mkdir()
+    path = folder / "descriptions.jsonl"
+    path.write_text('{"id": 1, "text": "a car"}\n{"id": 2, "text": "a bus"}\n{"id": 1, "text": "a car"}\n')
+    with DescriptionCache(folder).open() as cache:
+        assert cache.done == {1: "a car", 2: "a bus"}
+    assert read_descriptions(folder) == {1: "a car", 2: "a bus"}
+    path.write_text(path.read_text() + '{"id": 2, "text": "a van"}\n')
+    expected = (f"{path}, line 4: id 2 appears again with a different text (first at {path}, line 2); keep one of "
+                "the two, then run again")
+    with pytest.raises(ValueError) as described:
+        DescriptionCache(folder).open()
+    with pytest.raises(ValueError) as evaluated:
+        read_descriptions(folder)
+    assert str(described.value) == str(evaluated.value) == expected
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:3]))  # one of the two kept, as it says
+    with DescriptionCache(folder).open() as cache:  # and the refusal left the lock free
+        assert cache.done == {1: "a car", 2: "a bus"}
