@@ -235,3 +235,27 @@ def test_ctrl_c_ends_the_process_at_once_and_keeps_what_finished(server_factory,
     assert main(argv) == 0  # the same command resumes with the four left
     assert len(descriptions.read_text().splitlines()) == 6
     print(f"Ctrl-C: the process ended {seconds:.2f} s after SIGINT")
+
+
+_PEAK = ("import resource, sys\nfrom sova_lib.cli import main\ncode = main(sys.argv[1:])\n"
+         "print('peak-kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(code)\n")
+
+
+def _describe_peak_kb(server, cache) -> tuple[int, int, str]:
+    """Exit status, peak memory (KB, ``getrusage``) and stderr of ``sova describe`` in a process of its own."""
+    done = subprocess.run([sys.executable, "-c", _PEAK, *describe_argv(server, cache)], capture_output=True,
+                          text=True, timeout=600)
+    peak = int(done.stderr.split("peak-kb ")[1].split()[0])
+    return done.returncode, peak, done.stderr
+
+
+def test_a_100_mb_answer_costs_less_memory_than_its_size(server_factory, tmp_path):
+    """A server that never stops talking: every answer is 100 MB; at most 4 MiB of each is read."""
+    short = server_factory()
+    code, baseline, _ = _describe_peak_kb(short, tmp_path / "short")
+    assert code == 0
+    endless = server_factory(repeat=("big", 100_000_000))
+    code, peak, err = _describe_peak_kb(endless, tmp_path / "endless")
+    assert code == 1 and "the server's answer is longer than 4194304 bytes; it was not read" in err
+    assert peak - baseline < 100_000  # KB: less than the size of one answer above the same run with short ones
+    print(f"peak memory {peak / 1e3:.0f} MB against {baseline / 1e3:.0f} MB with short answers")
