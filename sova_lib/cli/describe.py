@@ -61,9 +61,11 @@ folder (``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
 The exit code is 0 when at least one item has a description (failures are
 listed in ``errors.jsonl``, and the first reasons in the summary;
 ``--retry-errors`` retries them), 1 when none has or when the run stopped on
-an environment error (the model cannot load, the server is down or does not
-serve the model, ...: one line on stderr names the cause and the fix, and no
-item is marked as failed), 2 for a usage error.
+an environment error (the model cannot load, the server is down, fails every
+request or does not serve the model, another run holds the cache folder, the
+disk is full, ...: one line on stderr names the cause and the fix, and no
+item is marked as failed), 2 for a usage error or a broken input file, 130 on
+Ctrl-C (every finished item is saved; the process ends at once).
 
 ``sova import`` turns the SOVABench authors' output, one JSON object
 ``{"<index>": "<text>", ...}``, into the same cache format::
@@ -126,8 +128,9 @@ IMAGE_RATE = 1.0
 #: The exit codes of a describe command, shown at the end of its --help.
 EXIT_STATUS_HELP = """\
 exit code: 0 when some item has a description, 1 when none has or the run stopped on an
-environment error (model cannot load, server down, every first item missing its file; nothing is
-marked failed), 2 for a usage error"""
+environment error (model cannot load, server down or failing every request, the cache folder busy
+or not writable, a full disk; nothing is marked failed), 2 for a usage error or a broken input
+file (every first item missing its file included), 130 on Ctrl-C (finished items are saved)"""
 
 _IMPORT = """\
 Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
