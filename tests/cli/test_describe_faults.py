@@ -13,22 +13,8 @@ import pytest
 
 from sova_lib.cli import main
 from sova_lib.describe import cache as cache_module
-from tests.chat_server import ChatServer
 
 KEY = "sk-live-7Hq2Zx9Wv4Rt-SECRET"
-
-
-@pytest.fixture
-def server_factory():
-    servers = []
-
-    def make(*args, **kwargs):
-        servers.append(ChatServer(*args, **kwargs))
-        return servers[-1]
-
-    yield make
-    for s in servers:
-        s.close()
 
 
 def describe_argv(server, cache, *extra):

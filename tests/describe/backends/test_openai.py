@@ -16,23 +16,9 @@ from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
-from tests.chat_server import ChatServer
 
 KEY = "sk-test-9f8e7d6c5b4a-SECRET"
 QUIET = RunOptions(show_progress=False, verbose=False)
-
-
-@pytest.fixture
-def server_factory():
-    servers = []
-
-    def make(*args, **kwargs):
-        servers.append(ChatServer(*args, **kwargs))
-        return servers[-1]
-
-    yield make
-    for s in servers:
-        s.close()
 
 
 def frames():

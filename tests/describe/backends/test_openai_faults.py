@@ -14,23 +14,9 @@ from sova_lib.describe.contract import DescriberEnvironmentError, DescribeReques
 from sova_lib.describe.item import Item
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import describe_items
-from tests.chat_server import ChatServer
 
 KEY = "sk-test-5e4d3c2b1a-SECRET"
 QUIET = RunOptions(show_progress=False, verbose=False)
-
-
-@pytest.fixture
-def server_factory():
-    servers = []
-
-    def make(*args, **kwargs):
-        servers.append(ChatServer(*args, **kwargs))
-        return servers[-1]
-
-    yield make
-    for s in servers:
-        s.close()
 
 
 def request(id=1):
