@@ -6,9 +6,10 @@ sub-commands with ``set_defaults(func=...)``; ``func(args)`` returns the
 process exit code. ``main`` answers what a command lets through in one line:
 a ``CliError`` (a wrong invocation or input) with exit status 2, an
 ``OSError`` (the environment: a cache another run is writing, a full disk, a
-read-only folder, a server) with 1, Ctrl-C with 130. Command modules parse arguments and print; the work is
-done by the library. Heavy imports (torch, transformers, video decoders) stay
-inside the functions that need them, so that ``sova --help`` stays fast.
+read-only folder, a server) with 1, Ctrl-C with 130. Command modules parse
+arguments and print; the work is done by the library. Heavy imports (torch,
+transformers, video decoders) stay inside the functions that need them, so
+that ``sova --help`` stays fast.
 """
 from __future__ import annotations
 

@@ -38,9 +38,10 @@ class RunOptions:
     prints the summary at the end, ``stop_after_same_failures`` is the
     fail-fast rule (0: never; module docstring), ``max_answer_chars`` the
     longest answer kept (``item_vectors.MAX_TEXT_CHARS``; a longer one is cut
-    to it and flagged ``"cut": <its length>``; recorded in the manifest). An embedding run writes its shards by ``flush_items`` /
-    ``flush_seconds`` and prints nothing. Every run function takes these as
-    one ``run`` argument (default: these defaults).
+    to it and flagged ``"cut": <its length>``; recorded in the manifest). An
+    embedding run writes its shards by ``flush_items`` / ``flush_seconds``
+    and prints nothing. Every run function takes these as one ``run``
+    argument (default: these defaults).
     """
 
     retry_errors: bool = False
