@@ -202,14 +202,8 @@ class OpenAIDescriber:
 
         if not model:
             raise ValueError("the openai backend needs --model: the model name the server serves")
-        if not isinstance(api_key_env, str) or not _VARIABLE_NAME.fullmatch(api_key_env):
-            raise ValueError("--api-key-env takes the name of an environment variable (letters, digits and '_'), "
-                             "not the key itself: put the key in a variable (export MY_KEY=...) and pass "
-                             "--api-key-env MY_KEY")
-        for name, value in (("connect_timeout", connect_timeout), ("read_timeout", read_timeout),
-                            ("backoff_max", backoff_max)):
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a finite number of seconds above 0, got {value!r}")
+        _check_settings(api_key_env, connect_timeout=connect_timeout, read_timeout=read_timeout,
+                        backoff_max=backoff_max)
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not urls:
             raise ValueError("the openai backend needs at least one base_url")
@@ -490,6 +484,17 @@ class OpenAIDescriber:
                    f"{self.api_key_env} (--api-key-env names another variable)")
         return DescriberEnvironmentError(f"HTTP {status} from {url} for model {self.model!r}: "
                                          f"{message.rstrip('.')}. Fix: {fix}.")
+
+
+def _check_settings(api_key_env, **waits) -> None:
+    """``ValueError`` for an ``api_key_env`` that is no variable's name (never repeating it), or a wait that is not
+    a finite number of seconds above 0."""
+    if not isinstance(api_key_env, str) or not _VARIABLE_NAME.fullmatch(api_key_env):
+        raise ValueError("--api-key-env takes the name of an environment variable (letters, digits and '_'), not "
+                         "the key itself: put the key in a variable (export MY_KEY=...) and pass --api-key-env MY_KEY")
+    for name, value in waits.items():
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite number of seconds above 0, got {value!r}")
 
 
 def _os_error(err: BaseException) -> BaseException | None:
