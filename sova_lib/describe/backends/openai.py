@@ -202,8 +202,8 @@ class OpenAIDescriber:
 
         if not model:
             raise ValueError("the openai backend needs --model: the model name the server serves")
-        _check_settings(api_key_env, connect_timeout=connect_timeout, read_timeout=read_timeout,
-                        backoff_max=backoff_max)
+        _check_settings(api_key_env, video_input, extra_body or {}, connect_timeout=connect_timeout,
+                        read_timeout=read_timeout, backoff_max=backoff_max)
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not urls:
             raise ValueError("the openai backend needs at least one base_url")
@@ -223,13 +223,8 @@ class OpenAIDescriber:
         self.stop_after_failed_requests = None if stop_after_failed_requests is None else int(stop_after_failed_requests)
         self.max_response_bytes = int(max_response_bytes)
         self.jpeg_quality = int(jpeg_quality)
-        if video_input not in ("frames", "video"):
-            raise ValueError(f"video_input must be 'frames' or 'video', got {video_input!r}")
         self.video_input = video_input
         self.extra_body = dict(extra_body or {})
-        reserved = {"model", "messages", "temperature", "max_tokens"} & set(self.extra_body)
-        if reserved:
-            raise ValueError(f"extra_body cannot set {sorted(reserved)}: they are options of the backend")
         self._rng = rng if rng is not None else np.random.default_rng(0)
         self._rng_lock = threading.Lock()
         self._sleep = sleep
@@ -486,12 +481,18 @@ class OpenAIDescriber:
                                          f"{message.rstrip('.')}. Fix: {fix}.")
 
 
-def _check_settings(api_key_env, **waits) -> None:
-    """``ValueError`` for an ``api_key_env`` that is no variable's name (never repeating it), or a wait that is not
-    a finite number of seconds above 0."""
+def _check_settings(api_key_env, video_input: str, extra_body: dict, **waits) -> None:
+    """``ValueError`` for an ``api_key_env`` that is no variable's name (never repeating it), an unknown
+    ``video_input``, an ``extra_body`` that sets the backend's own fields, or a wait that is not a finite number
+    of seconds above 0."""
     if not isinstance(api_key_env, str) or not _VARIABLE_NAME.fullmatch(api_key_env):
         raise ValueError("--api-key-env takes the name of an environment variable (letters, digits and '_'), not "
                          "the key itself: put the key in a variable (export MY_KEY=...) and pass --api-key-env MY_KEY")
+    if video_input not in ("frames", "video"):
+        raise ValueError(f"video_input must be 'frames' or 'video', got {video_input!r}")
+    reserved = {"model", "messages", "temperature", "max_tokens"} & set(extra_body)
+    if reserved:
+        raise ValueError(f"extra_body cannot set {sorted(reserved)}: they are options of the backend")
     for name, value in waits.items():
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
             raise ValueError(f"{name} must be a finite number of seconds above 0, got {value!r}")
