@@ -67,6 +67,7 @@ _FIXES = {
     errno.EROFS: "the file system is read-only: use a folder on a writable disk",
     errno.EISDIR: "a folder stands where a file belongs: remove it, or use another folder",
     errno.ENOTDIR: "a file stands where a folder belongs: remove it, or use another folder",
+    errno.EEXIST: "a file stands where a folder belongs: remove it, or use another folder",
 }
 
 
