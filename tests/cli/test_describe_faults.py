@@ -93,7 +93,7 @@ def test_a_server_that_fails_every_request_stops_the_run_within_seconds(server_f
     print(f"{entry[0]}: stopped after {seconds:.2f} s with {len(server.requests) - 6} requests")
 
 
-def test_a_busy_cache_read_only_cache_and_full_disk_are_one_line_and_exit_1(server_factory, tmp_path, capsys,
+def test_a_read_only_cache_and_a_full_disk_are_one_line_and_exit_1(server_factory, tmp_path, capsys,
                                                                            monkeypatch):
     server = server_factory()
     cache = tmp_path / "cache"
