@@ -8,11 +8,18 @@ accepted (``Alibaba-NLP/gte-large-en-v1.5`` reproduces the paper's default
 where the hub is reachable).
 
 Each distinct text is encoded once: vectors are cached under
-``<cache_dir>/<encoder slug>__<identity hash>/`` as append-only shards
-(``shard-*.npz``, each holding ``texts`` and unit ``vectors``, written to a
-temporary name then renamed). The identity hash covers the model's name and
-the SHA-256 of its files, so a different model, or the
-same name with other weights, never reuses vectors.
+``<cache_dir>/embeddings/<encoder slug>__<identity hash>/`` as append-only
+shards (``shard-*.npz``, each holding ``texts`` and unit ``vectors``). A
+shard is written to a temporary name that the ``shard-*.npz`` pattern does not
+match (``sova_lib.storage.temporary_path``) and renamed when whole, so
+neither a reader that starts during a write nor one after a killed write
+sees a part of a shard; several processes share the folder without a lock,
+so a temporary file is removed only once it is an hour old (``storage.STALE_SECONDS``). The
+identity hash covers the model's name and the SHA-256 of its files, so a
+different model, or the same name with other weights, never reuses vectors.
+``<cache_dir>/embeddings/digests.json`` remembers those SHA-256 digests by the
+files' sizes and times; it is only a memo, so one that cannot be read is
+computed again and rewritten.
 """
 from __future__ import annotations
 
@@ -21,12 +28,22 @@ import json
 import os
 import re
 import time
+import uuid
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from sova_lib.progress import in_kernel, progress_bar
-from sova_lib.storage import folder_digest
+from sova_lib.storage import (
+    JSON_ERRORS,
+    STALE_SECONDS,
+    atomic_file,
+    file_errors,
+    folder_digest,
+    remove_temporary,
+    write_json,
+)
 
 __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "SentenceEncoder", "default_cache_dir", "resolve_encoder_path"]
 
@@ -84,6 +101,17 @@ def _folder_digest(folder: Path) -> str:
     return folder_digest(folder)
 
 
+def _read_memo(memo: Path) -> dict:
+    """The digests memo (stamp -> digest), or ``{}`` when it is missing or cannot be read (it is rewritten)."""
+    try:
+        known = json.loads(memo.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, *JSON_ERRORS):
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {k: v for k, v in known.items() if isinstance(v, str)}
+
+
 def _folder_stamp(folder: Path) -> str:
     parts = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -132,36 +160,45 @@ class SentenceEncoder:
 
     # -- identity ---------------------------------------------------------
     def _identity(self, cache_dir) -> str:
-        """SHA-256 of the model folder's contents, memoised by file sizes and mtimes."""
+        """SHA-256 of the model folder's contents, memoised by file sizes and mtimes (``digests.json``)."""
         folder = Path(self.path)
         stamp = _folder_stamp(folder)
         memo = Path(cache_dir) / "embeddings" / "digests.json" if cache_dir is not None else None
-        known = json.loads(memo.read_text()) if memo is not None and memo.exists() else {}
+        known = _read_memo(memo) if memo is not None else {}
         digest = known.get(stamp) or _folder_digest(folder)
-        if memo is not None and stamp not in known:
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            known[stamp] = digest
-            tmp = memo.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(known, indent=1))
-            tmp.replace(memo)
+        if memo is not None and known.get(stamp) != digest:
+            with file_errors(memo.parent, "create the folder"):
+                memo.parent.mkdir(parents=True, exist_ok=True)
+            write_json(memo, {**known, stamp: digest}, indent=1)
         return digest
 
     # -- cache ------------------------------------------------------------
     def _load_shards(self):
+        if not self.cache_path.is_dir():
+            return
+        try:
+            remove_temporary(self.cache_path, older_than=STALE_SECONDS)
+        except OSError:
+            pass  # a read-only cache: reading needs nothing removed
         for shard in sorted(self.cache_path.glob("shard-*.npz")):
-            with np.load(shard, allow_pickle=False) as data:
-                for text, vec in zip(data["texts"].tolist(), data["vectors"]):
-                    self._memory[text] = vec
+            try:
+                with np.load(shard, allow_pickle=False) as data:
+                    texts, vectors = data["texts"].tolist(), data["vectors"]
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+                raise ValueError(f"{shard}: not a readable shard of sentence vectors ({type(err).__name__}: {err}); "
+                                 "delete it, and its sentences are encoded again") from None
+            self._memory.update(zip(texts, vectors))
 
     def _write_shard(self, texts: list[str], vectors: np.ndarray):
-        self.cache_path.mkdir(parents=True, exist_ok=True)
+        with file_errors(self.cache_path, "create the folder"):
+            self.cache_path.mkdir(parents=True, exist_ok=True)
         info = self.cache_path / "encoder.json"
         if not info.exists():
-            info.write_text(json.dumps({"name": self.name, "path": self.path, "identity": self.identity}, indent=1))
-        stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(self._memory)}"
-        tmp = self.cache_path / f"{stem}.tmp.npz"
-        np.savez(tmp, texts=np.array(texts, dtype=str), vectors=vectors.astype(np.float32))
-        tmp.replace(self.cache_path / f"{stem}.npz")
+            write_json(info, {"name": self.name, "path": self.path, "identity": self.identity}, indent=1)
+        # a fresh random part: two processes that write at the same second never share a name
+        stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(self._memory)}-{uuid.uuid4().hex[:8]}"
+        with atomic_file(self.cache_path / f"{stem}.npz") as f:
+            np.savez(f, texts=np.array(texts, dtype=str), vectors=vectors.astype(np.float32))
 
     # -- encoding ---------------------------------------------------------
     @property

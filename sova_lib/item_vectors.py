@@ -24,9 +24,10 @@ import numpy as np
 
 from sova_lib.sentences import split_many
 from sova_lib.similarity import ItemVectors, l2_normalize
-from sova_lib.storage import lines
+from sova_lib.storage import JSON_ERRORS, json_problem, lines
 
-__all__ = ["embed_descriptions", "empty_note", "read_descriptions", "read_embeddings", "write_embeddings"]
+__all__ = ["MAX_TEXT_CHARS", "cut_note", "embed_descriptions", "empty_note", "put_text", "read_descriptions",
+           "read_embeddings", "write_embeddings"]
 
 
 def _as_id(raw, where: str):
@@ -40,11 +41,19 @@ def _as_id(raw, where: str):
     raise ValueError(f"{where}: id {raw!r} is not an integer or string")
 
 
-def _put(out: dict, sources: dict, key, text, where: str):
+def put_text(out: dict, sources: dict, key, text, where: str) -> None:
+    """Add ``key -> text`` to ``out`` (``sources``: key -> where it was first found), by the one duplicate rule.
+
+    The rule of every reader of descriptions (``read_descriptions`` and the
+    description cache): an id found again with the same text counts once; with
+    another text it is a ``ValueError`` naming both places, since no reader can
+    know which of the two answers is right.
+    """
     if not isinstance(text, str):
         raise ValueError(f"{where}: text of id {key!r} is {type(text).__name__}, expected a string")
     if key in out and out[key] != text:
-        raise ValueError(f"{where}: id {key!r} appears again with a different text (first at {sources[key]})")
+        raise ValueError(f"{where}: id {key!r} appears again with a different text (first at {sources[key]}); "
+                         "keep one of the two, then run again")
     out.setdefault(key, text)
     sources.setdefault(key, where)
 
@@ -79,30 +88,38 @@ def read_descriptions(path: str | Path) -> dict:
     if stripped.startswith("{"):
         try:
             whole = json.loads(text)
-        except json.JSONDecodeError:
+        except JSON_ERRORS:
             whole = None  # not one object: read it as JSON Lines below
         # One object keyed by ids is the authors' format; an object with "id"
         # or "text" keys is a one-line JSON Lines file.
         if isinstance(whole, dict) and not ({"id", "text"} & whole.keys()):
             for key, value in whole.items():
-                _put(out, sources, _as_id(key, f"{path}"), value, f"{path}, key {key!r}")
+                put_text(out, sources, _as_id(key, f"{path}"), value, f"{path}, key {key!r}")
             return out
     for number, line in lines(text):
         where = f"{path}, line {number}"
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{where}: not valid JSON ({err.msg}); expected {{\"id\": ..., \"text\": ...}}") from None
+        except JSON_ERRORS as err:
+            raise ValueError(f"{where}: not valid JSON ({json_problem(err)}); "
+                             "expected {\"id\": ..., \"text\": ...}") from None
         if not isinstance(record, dict) or "id" not in record or "text" not in record:
             raise ValueError(f"{where}: expected an object with \"id\" and \"text\"")
-        _put(out, sources, _as_id(record["id"], where), record["text"], where)
+        put_text(out, sources, _as_id(record["id"], where), record["text"], where)
     return out
+
+
+#: The longest text embedded, in characters; a longer one is cut to it (``embed_descriptions``). The same limit
+#: bounds an answer that ``sova describe`` keeps (``--max-answer-chars``): about five times what the default 1,024
+#: new tokens give, while a text that never ends (a server that does not stop) costs no more than this.
+MAX_TEXT_CHARS = 20_000
 
 
 def empty_note(texts: dict) -> list[str]:
     """A note (a one-element list) when some descriptions are empty or whitespace only, else ``[]``.
 
-    Such an item has no sentence to embed; ``sova describe`` keeps it and flags it ``"empty": true``.
+    Such an item has no sentence to embed; ``sova describe`` never writes one (it records a failure), but the
+    authors' JSON or a file made elsewhere may hold some.
     """
     empty = [key for key, text in texts.items() if not text.strip()]
     if not empty:
@@ -110,6 +127,16 @@ def empty_note(texts: dict) -> list[str]:
     shown = ", ".join(repr(key) for key in empty[:5]) + (", ..." if len(empty) > 5 else "")
     return [f"{len(empty)} of {len(texts)} descriptions are empty or whitespace only (ids {shown}): the describer "
             "gave no text for them"]
+
+
+def cut_note(texts: dict, max_chars: int = MAX_TEXT_CHARS) -> list[str]:
+    """A note (a one-element list) when some texts are longer than ``max_chars``, which ``embed_descriptions`` cuts."""
+    long = [key for key, text in texts.items() if len(text) > max_chars]
+    if not long:
+        return []
+    shown = ", ".join(repr(key) for key in long[:5]) + (", ..." if len(long) > 5 else "")
+    return [f"{len(long)} of {len(texts)} descriptions are longer than {max_chars} characters (ids {shown}): only "
+            "their first characters were embedded (--max-answer-chars)"]
 
 
 def read_embeddings(path: str | Path) -> ItemVectors:
@@ -166,18 +193,23 @@ def write_embeddings(path: str | Path, items: ItemVectors) -> Path:
     return path
 
 
-def embed_descriptions(texts: dict, encoder, *, sentences: bool = True) -> ItemVectors:
+def embed_descriptions(texts: dict, encoder, *, sentences: bool = True,
+                       max_chars: int = MAX_TEXT_CHARS) -> ItemVectors:
     """Split each text into sentences (or keep it whole) and embed each sentence.
 
     ``texts`` maps id -> text; ``encoder`` has ``encode(list[str]) -> (n, D)``
     unit vectors (e.g. ``SentenceEncoder``). Each distinct sentence is
     encoded once. An encoder with a ``cache_dir`` (``SentenceEncoder`` with a
     disk cache) keeps the splits there too (``sentences.SplitCache``), so a
-    text is split, and NLTK imported, only the first time it is met.
+    text is split, and NLTK imported, only the first time it is met. A text
+    longer than ``max_chars`` is cut to its first ``max_chars`` characters
+    (``cut_note`` says which), so the memory and time of the split and the
+    vectors are bounded by ``max_chars`` per item, whatever the input holds.
     """
 
     ids = list(texts)
-    pieces = split_many([texts[i] for i in ids], sentences=sentences, cache_dir=getattr(encoder, "cache_dir", None))
+    pieces = split_many([texts[i][:max_chars] for i in ids], sentences=sentences,
+                        cache_dir=getattr(encoder, "cache_dir", None))
     owner = np.repeat(np.arange(len(ids)), [len(p) for p in pieces])
     flat = [s for p in pieces for s in p]
     unique = list(dict.fromkeys(flat))

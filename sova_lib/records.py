@@ -43,7 +43,7 @@ import re
 from pathlib import Path
 
 from sova_lib._version import __version__
-from sova_lib.storage import write_text
+from sova_lib.storage import file_errors, write_text
 
 __all__ = ["RECORD_FIELDS", "collect_records", "format_cell", "make_record", "record_name", "write_record"]
 
@@ -106,7 +106,8 @@ def record_name(record: dict) -> str:
 def write_record(record: dict, folder: str | Path) -> Path:
     """Write ``record`` as ``folder/record_name(record)`` (indented JSON, keys in ``RECORD_FIELDS`` order)."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    with file_errors(folder, "create the folder"):
+        folder.mkdir(parents=True, exist_ok=True)
     path = folder / record_name(record)
     return write_text(path, json.dumps({k: record.get(k) for k in RECORD_FIELDS}, indent=1, ensure_ascii=False) + "\n")
 

@@ -30,6 +30,8 @@ from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
 
+from sova_lib.storage import JSON_ERRORS, file_errors, write_json
+
 __all__ = ["NLTK_DATA", "SPLIT_RULES", "SplitCache", "split", "split_many", "splitter_version"]
 
 NLTK_DATA = str(resources.files("sova_lib") / "data" / "nltk_data")
@@ -121,14 +123,14 @@ class SplitCache:
         found: dict = {}
         if not wanted or not self.path.exists():
             return found
-        with open(self.path, "rb") as f:
+        with file_errors(self.path, "read"), open(self.path, "rb") as f:
             data = f.read()
         for line in data.split(b"\n")[:-1]:  # the piece after the last newline is empty or torn
             key = line[len(_PREFIX):len(_PREFIX) + 64].decode("ascii", "replace") if line.startswith(_PREFIX) else None
             if key is None or key in wanted and key not in found:
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except JSON_ERRORS:
                     continue  # not a line this cache wrote
                 if isinstance(record, dict) and record.get("sha256") in wanted:
                     found.setdefault(record["sha256"], record["sentences"])
@@ -140,15 +142,14 @@ class SplitCache:
             return
         from filelock import FileLock
 
-        self.folder.mkdir(parents=True, exist_ok=True)
+        with file_errors(self.folder, "create the folder"):
+            self.folder.mkdir(parents=True, exist_ok=True)
         info = self.folder / "splitter.json"
         if not info.exists():
-            tmp = info.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"splitter": "nltk punkt, english parameters of sova_lib/data/nltk_data",
-                                       "rules": SPLIT_RULES, "version": self.version}, indent=1))
-            tmp.replace(info)
+            write_json(info, {"splitter": "nltk punkt, english parameters of sova_lib/data/nltk_data",
+                              "rules": SPLIT_RULES, "version": self.version}, indent=1)
         lines = b"".join(json.dumps({"sha256": k, "sentences": v}).encode() + b"\n" for k, v in splits.items())
-        with FileLock(str(self.folder / ".lock")):
+        with file_errors(self.path, "write"), FileLock(str(self.folder / ".lock")):
             with open(self.path, "a+b") as f:
                 size = f.seek(0, os.SEEK_END)
                 if size:

@@ -12,7 +12,17 @@ cache (``sova_lib.describe.contrastive.store``), the result records
   atomically.
 * ``atomic_file(path)``: write to a temporary name beside ``path``, then
   ``os.replace`` it, so a reader (or a killed writer) sees the whole old file
-  or the whole new one; ``write_text``, ``write_json`` build on it.
+  or the whole new one; ``write_text``, ``write_json`` build on it. Every
+  temporary name of the project is ``temporary_path(path)``,
+  ``.<name>.<pid>.<random>.tmp``: hidden and ending in ``.tmp``, so no
+  reader's pattern (``shard-*.npz``, ``*.json``, ``*.mp4``) matches it;
+  ``remove_temporary(folder)`` clears those a killed writer left.
+* ``file_errors(path, doing)``: an operating-system error on ``path`` (a full
+  disk, a read-only folder, a folder where a file belongs) becomes a
+  ``StorageError``, one line naming the file and what to do.
+* ``redact(text, secrets)``: ``text`` without the given secret values and
+  without any ``Authorization`` or ``Bearer`` value, for every message,
+  error line and manifest field that may carry a server's words.
 * ``now()``: the time stamps of manifests and error lines (UTC, seconds).
 * ``folder_digest`` and ``file_digest``: SHA-256 digests of a model's files,
   which name the caches of its outputs.
@@ -33,22 +43,126 @@ cache (``sova_lib.describe.contrastive.store``), the result records
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
+import time
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-__all__ = ["CacheLockedError", "JsonlError", "LockedFolder", "atomic_file", "file_digest", "folder_digest", "json_line",
-           "lines", "now", "read_jsonl", "read_text", "write_json", "write_text"]
+__all__ = ["CacheLockedError", "JSON_ERRORS", "JsonlError", "LockedFolder", "REDACTED", "STALE_SECONDS",
+           "StorageError", "atomic_file", "file_digest", "file_errors", "folder_digest", "json_line", "json_problem",
+           "lines", "now", "read_jsonl", "read_text", "redact", "remove_temporary", "temporary_path", "write_json",
+           "write_text"]
+
+#: What ``json.loads`` raises on input it cannot read: bad JSON, or nesting deeper than Python's recursion limit.
+JSON_ERRORS = (ValueError, RecursionError)
 
 
-class CacheLockedError(RuntimeError):
-    """Another process is writing to the same cache folder."""
+class CacheLockedError(OSError):
+    """Another process is writing to the same cache folder: a condition of the environment, not of the input."""
+
+
+class StorageError(OSError):
+    """An operating-system error on a file of the project, as one line naming the file and what to do."""
+
+
+#: errno -> what to do about it, for ``file_errors``.
+_FIXES = {
+    errno.ENOSPC: "the disk is full: free some space, or use a folder on another disk",
+    errno.EDQUOT: "the disk quota is used up: free some space, or use a folder on another disk",
+    errno.EFBIG: "the file is larger than this file system or its limits allow: use a folder on another disk",
+    errno.EACCES: "no permission: use a folder you can write to, or change its permissions",
+    errno.EPERM: "no permission: use a folder you can write to, or change its permissions",
+    errno.EROFS: "the file system is read-only: use a folder on a writable disk",
+    errno.EISDIR: "a folder stands where a file belongs: remove it, or use another folder",
+    errno.ENOTDIR: "a file stands where a folder belongs: remove it, or use another folder",
+    errno.EEXIST: "a file stands where a folder belongs: remove it, or use another folder",
+}
+
+
+def json_problem(err: BaseException) -> str:
+    """Why ``json.loads`` failed, in words (``JSON_ERRORS``): the decoder's message, or that the nesting is too deep."""
+    if isinstance(err, RecursionError):
+        return "nested more deeply than can be read (thousands of levels)"
+    return str(getattr(err, "msg", None) or err)
+
+
+@contextmanager
+def file_errors(path: str | Path, doing: str) -> Iterator[None]:
+    """Turn an ``OSError`` on ``path`` into a ``StorageError``: ``cannot <doing> <path>: <why>; <what to do>``.
+
+    A ``StorageError`` or ``CacheLockedError`` raised inside passes unchanged.
+    """
+    try:
+        yield
+    except (StorageError, CacheLockedError):
+        raise
+    except OSError as err:
+        fix = _FIXES.get(err.errno, "check the path, its permissions and the disk")
+        where = err.filename if err.filename and str(err.filename) != str(path) else None
+        why = err.strerror or type(err).__name__
+        error = StorageError(f"cannot {doing} {path}: {why}{f' ({where})' if where else ''}; {fix}")
+        error.errno = err.errno
+        raise error from None
+
+
+def temporary_path(path: str | Path) -> Path:
+    """``.<name>.<pid>.<random>.tmp`` beside ``path``: hidden and ending in ``.tmp``, a name no reader's pattern matches."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+
+
+#: A temporary file this old (seconds) in a folder that writers share without a lock is a killed writer's.
+STALE_SECONDS = 3600.0
+
+
+def remove_temporary(folder: str | Path, *, older_than: float | None = None) -> int:
+    """Remove the temporary files (``temporary_path``) left in ``folder`` by killed writers; returns how many.
+
+    ``older_than`` (seconds): only those not modified for that long, for a folder that writers share without a
+    lock, where a younger one may be another process's write in progress.
+    """
+    removed = 0
+    for stray in Path(folder).glob(".*.tmp"):
+        try:
+            if older_than is not None and time.time() - stray.stat().st_mtime < older_than:
+                continue
+            stray.unlink()
+            removed += 1
+        except FileNotFoundError:  # another process finished or removed it
+            continue
+    return removed
+
+
+#: ``Authorization: <value>`` (a header, a JSON or Python dict entry, any case) and ``Bearer <token>``.
+_AUTHORIZATION = re.compile(r"""((?:proxy-)?authorization|x-api-key|api[-_]key)(["']?\s*[:=]\s*["']?)"""
+                            r"""(?:(?:bearer|basic|token)\s+)?[^\s"',;}]+""", re.IGNORECASE)
+_BEARER = re.compile(r"(bearer\s+)[^\s\"',;}]+", re.IGNORECASE)
+
+#: What stands where a secret was.
+REDACTED = "[redacted]"
+
+
+def redact(text: str, secrets=()) -> str:
+    """``text`` with every ``Authorization`` / ``Bearer`` value and each of ``secrets`` (non-empty strings) replaced.
+
+    A value already redacted is left as it is, so redacting twice changes nothing.
+    """
+    def value(prefix: str, match: re.Match) -> str:
+        return match[0] if REDACTED in match[0] else prefix + REDACTED
+
+    text = _AUTHORIZATION.sub(lambda m: value(m[1] + m[2], m), text)
+    text = _BEARER.sub(lambda m: value(m[1], m), text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text
 
 
 def now() -> str:
@@ -60,35 +174,37 @@ def now() -> str:
 def atomic_file(path: str | Path, *, tmp: str | Path | None = None, sync: bool = False) -> Iterator[BinaryIO]:
     """Open a temporary file for binary writing; on success it replaces ``path`` in one ``os.replace``.
 
-    ``tmp`` is the temporary name (default: ``.<name>.<pid>.<random>.tmp``
-    beside ``path``, so concurrent writers never share one). ``sync`` fsyncs
-    the data before the rename. On an exception the temporary file is removed
-    and ``path`` is left as it was.
+    The temporary name is ``temporary_path(path)``, so concurrent writers
+    never share one and no reader sees it. ``sync`` fsyncs the data before
+    the rename. On an exception the temporary file is removed and ``path`` is
+    left as it was; an operating-system error is a ``StorageError`` naming
+    ``path`` (``file_errors``).
     """
     path = Path(path)
-    tmp = Path(tmp) if tmp is not None else path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            yield f
-            if sync:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    tmp = temporary_path(path)
+    with file_errors(path, "write"):
+        try:
+            with open(tmp, "wb") as f:
+                yield f
+                if sync:
+                    f.flush()
+                    os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
-def write_text(path: str | Path, text: str, *, tmp: str | Path | None = None) -> Path:
+def write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically (``atomic_file``); returns ``path``."""
-    with atomic_file(path, tmp=tmp) as f:
+    with atomic_file(path) as f:
         f.write(text.encode("utf-8"))
     return Path(path)
 
 
-def write_json(path: str | Path, data: Any, *, indent: int | None = 2, tmp: str | Path | None = None) -> Path:
+def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> Path:
     """Write ``data`` as JSON (non-ASCII kept as is, other objects as ``str``, a final newline) atomically."""
-    return write_text(path, json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n", tmp=tmp)
+    return write_text(path, json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n")
 
 
 def file_digest(path: str | Path) -> str:
@@ -138,17 +254,26 @@ class LockedFolder:
         self._lock = None
 
     def lock(self) -> None:
-        """Create the folder and hold ``.lock`` in it; ``CacheLockedError`` if another writer holds it."""
+        """Create the folder and hold ``.lock`` in it; ``CacheLockedError`` if another writer holds it.
+
+        Holding the lock, it removes the temporary files a killed writer left (``remove_temporary``).
+        """
         from filelock import FileLock, Timeout
 
-        self.folder.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(self.folder / ".lock", thread_local=False)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            raise CacheLockedError(f"another run is writing to {self.folder}; "
-                                   "wait for it to finish or stop it") from None
+        with file_errors(self.folder / ".lock", "create the lock file"):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(self.folder / ".lock", thread_local=False)
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                raise CacheLockedError(f"another run is writing to {self.folder}; "
+                                       "wait for it to finish or stop it") from None
         self._lock = lock
+        try:
+            remove_temporary(self.folder)
+        except OSError:
+            self.unlock()
+            raise
 
     def unlock(self) -> None:
         if self._lock is not None:
@@ -156,13 +281,21 @@ class LockedFolder:
             self._lock = None
 
     def manifest(self) -> dict:
-        """The manifest written last, or ``{}``; ``ValueError`` naming the file when it is not JSON."""
-        if not self.manifest_path.exists():
+        """The manifest written last, or ``{}``; ``ValueError`` naming the file when it is not a JSON object."""
+        path = self.manifest_path
+        if not path.exists():
             return {}
+        fix = "delete it to have it rewritten"
+        if not path.is_file():
+            raise ValueError(f"{path} is not a file; {fix}")
         try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except ValueError as err:
-            raise ValueError(f"{self.manifest_path}: not valid JSON ({err}); delete it to have it rewritten") from None
+            with file_errors(path, "read"):
+                data = json.loads(path.read_text(encoding="utf-8"))
+        except JSON_ERRORS as err:
+            raise ValueError(f"{path}: not valid JSON ({json_problem(err)}); {fix}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}; {fix}")
+        return data
 
     def update_manifest(self, **fields: Any) -> None:
         """Set ``fields`` in the manifest, refresh its counts and time, and write it."""
@@ -172,7 +305,8 @@ class LockedFolder:
 
     def write_manifest(self, manifest: dict) -> None:
         """Write ``manifest`` as ``manifest.json`` (indented JSON, replaced atomically)."""
-        write_json(self.manifest_path, manifest, tmp=self.manifest_path.with_suffix(".json.tmp"))
+        write_json(self.manifest_path, manifest)
+
 
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -216,5 +350,5 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, object]]:
     for number, line in lines(read_text(path)):
         try:
             yield number, json.loads(line)
-        except (ValueError, RecursionError) as err:
-            raise JsonlError(path, number, str(err)) from None
+        except JSON_ERRORS as err:
+            raise JsonlError(path, number, json_problem(err)) from None

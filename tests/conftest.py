@@ -30,6 +30,22 @@ def encoder(tmp_path_factory):
     return SentenceEncoder(cache_dir=tmp_path_factory.mktemp("cache"), show_progress=False)
 
 
+@pytest.fixture
+def server_factory():
+    """Makes loopback chat-completions servers (``tests.chat_server.ChatServer``), all closed after the test."""
+    from tests.chat_server import ChatServer
+
+    servers = []
+
+    def make(*args, **kwargs):
+        servers.append(ChatServer(*args, **kwargs))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.close()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _private_default_cache(tmp_path_factory):
     """``$SOVA_CACHE``, the default ``--cache-dir``, points into this process's temporary folder during the tests:

@@ -79,3 +79,47 @@ def test_embed_descriptions_encodes_each_sentence_once():
     assert items.owner.tolist() == [0, 0, 1, 2]
     whole = embed_descriptions({1: "A car. Big car."}, _CountingEncoder(), sentences=False)
     assert whole.owner.tolist() == [0]
+
+
+def test_a_text_over_the_limit_is_cut_before_it_is_split(tmp_path):
+    encoder = _CountingEncoder()
+    texts = {1: "A car turns left. " * 3, 2: "A bus stops. " * 2 + "A van"}  # 54 and 31 characters
+    items = embed_descriptions(texts, encoder, max_chars=30)
+    # by hand: the first 30 characters are "A car turns left. A car turns " and "A bus stops. A bus stops. A va"
+    assert encoder.seen == ["A car turns left.", "A car turns", "A bus stops.", "A va"]
+    assert items.owner.tolist() == [0, 0, 1, 1, 1]
+    from sova_lib.item_vectors import cut_note
+
+    assert cut_note(texts, 30) == ["2 of 2 descriptions are longer than 30 characters (ids 1, 2): only their first "
+                                   "characters were embedded (--max-answer-chars)"]
+    assert cut_note(texts, 54) == []
+
+
+_EMBED_PEAK = """
+import resource, sys
+import numpy as np
+from sova_lib.item_vectors import embed_descriptions
+
+class Encoder:
+    cache_dir = None
+    def encode(self, texts):
+        return np.full((len(texts), 384), 1 / np.sqrt(384), np.float32)
+
+embed_descriptions({0: "The splitter is loaded first."}, Encoder())
+texts = {k: "A car turns left. " * 12 for k in range(6)}
+texts[0] = "The car turns left. " * 5_000_000  # 100 MB, five million sentences
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+items = embed_descriptions(texts, Encoder())
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, items.vectors.shape[0])
+"""
+
+
+def test_a_100_mb_description_costs_no_more_than_its_first_characters():
+    """Embedding a 100 MB answer adds under 50 MB to the process's peak memory (13.6 GB before the limit)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _EMBED_PEAK], capture_output=True, text=True, timeout=300)
+    added_kb, vectors = map(int, done.stdout.split())
+    assert vectors == 1000 + 5 * 12  # 20,000 characters of 20-character sentences, then 12 sentences of each other
+    assert added_kb < 50_000

@@ -3,9 +3,13 @@
 One module per command group (``describe``, ``embed``, ``evaluate``, ``clips``,
 ``reproduce``), each defining ``add_commands(subparsers)``, which adds its
 sub-commands with ``set_defaults(func=...)``; ``func(args)`` returns the
-process exit code. Command modules parse arguments and print; the work is
-done by the library. Heavy imports (torch, transformers, video decoders) stay
-inside the functions that need them, so that ``sova --help`` stays fast.
+process exit code. ``main`` answers what a command lets through in one line:
+a ``CliError`` (a wrong invocation or input) with exit status 2, an
+``OSError`` (the environment: a cache another run is writing, a full disk, a
+read-only folder, a server) with 1, Ctrl-C with 130. Command modules parse
+arguments and print; the work is done by the library. Heavy imports (torch,
+transformers, video decoders) stay inside the functions that need them, so
+that ``sova --help`` stays fast.
 """
 from __future__ import annotations
 
@@ -157,6 +161,13 @@ def missing_module_message(error: ModuleNotFoundError, command: str) -> str:
             "(or pip install -r requirements.txt in a checkout)")
 
 
+def _one_line(err: BaseException) -> str:
+    """``err``'s message on one line, with any ``Authorization`` or ``Bearer`` value redacted."""
+    from sova_lib.storage import redact
+
+    return redact(" ".join(str(err).split()))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = old_command(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -179,8 +190,16 @@ def _run(argv: list[str]) -> int:
         try:
             return int(args.func(args) or 0)
         except CliError as err:
-            print(f"sova: error: {err}", file=sys.stderr)
+            print(f"sova: error: {_one_line(err)}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            print("sova: interrupted", file=sys.stderr)
+            return 130
+        except BrokenPipeError:
+            raise
+        except OSError as err:  # the environment, not the invocation: named in one line, exit status 1
+            print(f"sova: error: {_one_line(err)}", file=sys.stderr)
+            return 1
         finally:
             sys.stdout.flush()
     except BrokenPipeError:

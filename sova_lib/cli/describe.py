@@ -61,9 +61,11 @@ folder (``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
 The exit code is 0 when at least one item has a description (failures are
 listed in ``errors.jsonl``, and the first reasons in the summary;
 ``--retry-errors`` retries them), 1 when none has or when the run stopped on
-an environment error (the model cannot load, the server is down or does not
-serve the model, ...: one line on stderr names the cause and the fix, and no
-item is marked as failed), 2 for a usage error.
+an environment error (the model cannot load, the server is down, fails every
+request or does not serve the model, another run holds the cache folder, the
+disk is full, ...: one line on stderr names the cause and the fix, and no
+item is marked as failed), 2 for a usage error or a broken input file, 130 on
+Ctrl-C (every finished item is saved; the process ends at once).
 
 ``sova import`` turns the SOVABench authors' output, one JSON object
 ``{"<index>": "<text>", ...}``, into the same cache format::
@@ -86,6 +88,7 @@ import glob
 import hashlib
 import inspect
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -103,13 +106,14 @@ from sova_lib.cli.options import (
     existing_folder,
     positive_rate,
 )
-from sova_lib.describe.cache import CacheLockedError, cache_key, import_texts
+from sova_lib.describe.cache import cache_key, import_texts
 from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
 from sova_lib.describe.hub import offline_unless_reachable
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
+from sova_lib.storage import json_problem
 
 __all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
            "VIDEO_SUFFIXES", "EXIT_STATUS_HELP", "IMAGE_RATE"]
@@ -124,8 +128,9 @@ IMAGE_RATE = 1.0
 #: The exit codes of a describe command, shown at the end of its --help.
 EXIT_STATUS_HELP = """\
 exit code: 0 when some item has a description, 1 when none has or the run stopped on an
-environment error (model cannot load, server down, every first item missing its file; nothing is
-marked failed), 2 for a usage error"""
+environment error (model cannot load, server down or failing every request, the cache folder busy
+or not writable, a full disk; nothing is marked failed), 2 for a usage error or a broken input
+file (every first item missing its file included), 130 on Ctrl-C (finished items are saved)"""
 
 _IMPORT = """\
 Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
@@ -138,7 +143,8 @@ _MODEL_FREE = frozenset({"motion"})
 
 #: Option -> describer keyword it sets (only when given on the command line).
 _PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concurrency",
-                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env", "device_map": "device_map"}
+                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env", "device_map": "device_map",
+                 "connect_timeout": "connect_timeout", "read_timeout": "read_timeout"}
 
 
 def add_commands(subparsers) -> None:
@@ -201,6 +207,10 @@ def _describer_options(args) -> dict:
         options["base_url"] = options["base_url"][0]
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
         print(f"sova: note: the {args.backend} backend has no model; --model is ignored", file=sys.stderr)
+    name = getattr(args, "api_key_env", None)
+    if name is not None and name.isidentifier() and name not in os.environ:  # not a name: the backend says so
+        raise CliError("--api-key-env names an environment variable that is not set: set it to the key (export "
+                       "NAME=...), or leave --api-key-env out for a server that needs no key")
     for text in args.backend_option:
         key, sep, value = text.partition("=")
         if not sep or not key:
@@ -389,7 +399,7 @@ def run_describe(args) -> int:
     except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items
         print(f"sova: error: {err}", file=sys.stderr)
         return 1
-    except (CacheLockedError, ValueError) as err:  # a busy folder, a broken cache file, duplicate ids
+    except ValueError as err:  # a broken cache file, duplicate ids (a busy folder or a full disk: exit 1 in main)
         raise CliError(str(err)) from None
     except KeyboardInterrupt:
         print("sova: interrupted; every finished item is saved: run the same command again to resume",
@@ -422,6 +432,8 @@ def _authors_object(path: Path, raw: bytes):
             raise CliError(f"{path}, line {err.lineno}: a second JSON value after the first; this looks like "
                            f"JSON Lines; {expected} (sova evaluate --descriptions reads JSON Lines directly)") from None
         raise CliError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}); {expected}") from None
+    except RecursionError as err:
+        raise CliError(f"{path}: {json_problem(err)}; {expected}") from None
 
 
 def run_import(args) -> int:
@@ -455,7 +467,7 @@ def run_import(args) -> int:
     details = {"imported_from": {"file": args.authors_json.name, "sha256": hashlib.sha256(raw).hexdigest()}}
     try:
         folder, added = import_texts(args.cache_dir, key, texts, details=details)
-    except (CacheLockedError, ValueError) as err:
+    except ValueError as err:
         raise CliError(str(err)) from None
     print(f"imported {added} descriptions ({len(texts) - added} already there) into {folder}")
     return 0

@@ -83,8 +83,10 @@ def engine_options(args) -> RayOptions | None:
 
 
 def run_options(args) -> RunOptions:
-    """The ``RunOptions`` of ``--retry-errors`` and ``--no-progress``; the other fields keep their defaults."""
-    return RunOptions(retry_errors=args.retry_errors, show_progress=not args.no_progress)
+    """The ``RunOptions`` of ``--retry-errors``, ``--no-progress`` and ``--max-answer-chars`` (where the command has
+    it); the other fields keep their defaults."""
+    return RunOptions(retry_errors=args.retry_errors, show_progress=not args.no_progress,
+                      max_answer_chars=getattr(args, "max_answer_chars", RunOptions.max_answer_chars))
 
 
 def cluster_token() -> str | None:

@@ -29,6 +29,7 @@ from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     AGGREGATE_HELP,
     TIES_HELP,
+    add_answer_limit,
     add_bootstrap_options,
     add_cache_options,
     add_encoder_options,
@@ -39,7 +40,7 @@ from sova_lib.cli.options import (
 from sova_lib.describe.contrastive import ContrastiveModel
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
-from sova_lib.item_vectors import embed_descriptions, empty_note, read_descriptions, read_embeddings
+from sova_lib.item_vectors import cut_note, embed_descriptions, empty_note, read_descriptions, read_embeddings
 from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS, get_protocol
 from sova_lib.records import write_record
@@ -57,6 +58,7 @@ def add_input_options(p, *, baselines, split: bool | str = True):
                      help="descriptions: JSONL {id, text}, the authors' JSON {id: text}, or a describe cache folder")
     src.add_argument("--embeddings", metavar="FILE.npz", help="vectors: an .npz with arrays ids, owner, vectors")
     src.add_argument("--baseline", choices=baselines, help="a built-in baseline instead of a model's output")
+    add_answer_limit(g, "of a longer description only the first characters are embedded, with a note")
     add_encoder_options(p, split=split)
     return src
 
@@ -133,11 +135,12 @@ def run_evaluate(args) -> int:
                 items = read_embeddings(args.embeddings)
             else:
                 texts = read_descriptions(args.descriptions)
-                items = embed_descriptions(texts, encoder(), sentences=not args.no_split)
+                items = embed_descriptions(texts, encoder(), sentences=not args.no_split,
+                                           max_chars=args.max_answer_chars)
             result = evaluate(args.protocol, items, aggregate=args.aggregate, ties=args.ties,
                               allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
             if not args.embeddings:
-                result.notes.extend(empty_note(texts))
+                result.notes.extend(empty_note(texts) + cut_note(texts, args.max_answer_chars))
     except CoverageError as err:  # name the file whose ids do not match
         flag, path = ("--embeddings", args.embeddings) if args.embeddings else ("--descriptions", args.descriptions)
         raise CliError(f"{flag} {path}: {err}") from None
@@ -178,8 +181,10 @@ def _run_image_task(args, encoder) -> int:
         elif args.baseline == "oracle":
             result = image_tasks.oracle(task, items, encoder(), bootstrap=args.bootstrap, seed=args.seed)
         elif args.descriptions:
-            result = image_tasks.score_descriptions(task, items, read_descriptions(args.descriptions), encoder(),
-                                                    sentences=not args.no_split, **common)
+            texts = read_descriptions(args.descriptions)
+            cut = {key: text[:args.max_answer_chars] for key, text in texts.items()}
+            result = image_tasks.score_descriptions(task, items, cut, encoder(), sentences=not args.no_split, **common)
+            result.notes.extend(cut_note(texts, args.max_answer_chars))
         else:
             model = ContrastiveModel(args.text_model, batch_size=256)
             choices, item_of = image_tasks.embed_choices(items, model.text_features)

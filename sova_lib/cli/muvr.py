@@ -39,7 +39,6 @@ from sova_lib.cli.options import (
     positive_count,
     positive_rate,
 )
-from sova_lib.describe.cache import CacheLockedError
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
@@ -286,6 +285,6 @@ def run_describe(args, describer) -> int:
     except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items
         print(f"sova: error: {err}", file=sys.stderr)
         return 1
-    except (CacheLockedError, ValueError) as err:
+    except ValueError as err:
         raise CliError(str(err)) from None
     return 0 if summary.total_done > 0 else 1

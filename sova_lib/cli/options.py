@@ -29,9 +29,10 @@ from pathlib import Path
 
 from sova_lib.encoder import default_cache_dir
 
-__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "old_spelling", "add_describer_options", "add_cache_options",
+__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "old_spelling", "add_answer_limit", "add_describer_options",
+           "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_encoder_options", "add_fps_option", "positive_rate", "count",
-           "positive_count", "nonnegative_number", "existing_file", "existing_folder", "note"]
+           "positive_count", "positive_number", "nonnegative_number", "existing_file", "existing_folder", "note"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
@@ -109,6 +110,14 @@ def positive_count(text: str) -> int:
     value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is below 1; give 1 or more")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """A finite number above 0 (seconds)."""
+    value = _number(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number above 0")
     return value
 
 
@@ -213,12 +222,26 @@ def add_describer_options(parser, *, prompt: bool = True, device_map: bool = Tru
                    help="requests in flight per server (openai backend)")
     g.add_argument("--max-new-tokens", type=positive_count, metavar="N",
                    help="answer length limit in tokens (default 1024)")
+    add_answer_limit(g, "a longer one is cut to it, flagged \"cut\" in descriptions.jsonl, counted in the summary "
+                        "and recorded in the manifest")
+    g.add_argument("--connect-timeout", type=positive_number, metavar="S",
+                   help="openai backend: seconds to wait for a connection to the server (default 10)")
+    g.add_argument("--read-timeout", type=positive_number, metavar="S",
+                   help="openai backend: seconds to wait for one whole answer (default 120)")
     if device_map:
         g.add_argument("--device-map", metavar="MAP",
                        help="transformers backend: 'auto' splits a model too large for one GPU over every visible "
                             "GPU (accelerate)")
     g.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
+
+
+def add_answer_limit(group, what: str) -> None:
+    """``--max-answer-chars N``: the longest answer kept (``item_vectors.MAX_TEXT_CHARS``); ``what`` ends its help."""
+    from sova_lib.item_vectors import MAX_TEXT_CHARS
+
+    group.add_argument("--max-answer-chars", type=positive_count, default=MAX_TEXT_CHARS, metavar="N",
+                       help=f"longest answer kept, in characters (default {MAX_TEXT_CHARS}); {what}")
 
 
 #: ``--aggregate``'s help, the same in every command that has it.

@@ -61,14 +61,13 @@ from sova_lib.cli.options import (
     old_spelling,
     positive_count,
 )
-from sova_lib.describe.cache import CacheLockedError
 from sova_lib.describe.contract import make_describer
 from sova_lib.records import write_record
 from sova_lib.storage import lines, read_text
 
 __all__ = ["add_commands"]
 
-_INPUT_ERRORS = (VantageDataError, FileNotFoundError, ValueError, CaptionModelUnavailable, CacheLockedError)
+_INPUT_ERRORS = (VantageDataError, FileNotFoundError, ValueError, CaptionModelUnavailable)
 
 
 def _task(name: str) -> str:

@@ -17,8 +17,13 @@ in ``cache/README.md``). ``DescriptionCache`` is one such folder, opened under
 an exclusive lock (``sova_lib.storage``: ``CacheLockedError`` when another process holds it). Lines are appended and
 flushed one at a time, and fsync'd every ``sync_every`` seconds; a last line
 torn by a killed run is cut off when the folder is opened again, and complete
-lines are never lost. Nothing that looks like a secret (an API key, a token)
-is ever written to a key or manifest.
+lines are never lost (a whole last record that only lacks its line end is
+kept, and the line end added). An id found twice in ``descriptions.jsonl``
+with the same text counts once; with two different texts the folder is
+refused, naming both lines: the rule ``sova <benchmark> evaluate`` applies to
+the same file (``sova_lib.item_vectors.put_text``). Nothing that looks like a
+secret (an API key, a token) is ever written to a key or manifest, and error
+lines are written with ``Authorization`` and ``Bearer`` values redacted.
 """
 from __future__ import annotations
 
@@ -34,7 +39,17 @@ from typing import Any
 
 from sova_lib._version import __version__
 from sova_lib.describe.prompts import Prompt
-from sova_lib.storage import CacheLockedError, LockedFolder, json_line, now
+from sova_lib.item_vectors import put_text
+from sova_lib.storage import (
+    JSON_ERRORS,
+    CacheLockedError,
+    LockedFolder,
+    file_errors,
+    json_line,
+    json_problem,
+    now,
+    redact,
+)
 from sova_lib.video.frames import SAMPLER_VERSION
 
 __all__ = ["MANIFEST_SCHEMA", "SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key",
@@ -170,18 +185,20 @@ def open_cache(cache_dir: str | Path, key: dict, *, source: str, prefix: str = "
     return cache
 
 
-def _read_jsonl(path: Path, repair: bool) -> list[dict]:
-    """The records of a JSON Lines file written by ``DescriptionCache``.
+def _read_jsonl(path: Path, repair: bool) -> list[tuple[int, dict]]:
+    """The records of a JSON Lines file written by ``DescriptionCache``, each with its line number.
 
-    A last line with no line end, or one that does not parse, was cut short by
-    an interrupted run: with ``repair`` it is cut off the file (every complete
-    line before it is kept). A broken line elsewhere raises ``ValueError``
-    naming the file and line.
+    A last line that does not parse was cut short by an interrupted run: with
+    ``repair`` it is cut off the file (every complete line before it is
+    kept). A last line that parses but lacks its line end is whole: it is
+    kept, and with ``repair`` the line end is added. A broken line elsewhere
+    raises ``ValueError`` naming the file and line.
     """
     if not path.exists():
         return []
-    data = path.read_bytes()
-    records: list[dict] = []
+    with file_errors(path, "read"):
+        data = path.read_bytes()
+    records: list[tuple[int, dict]] = []
     pos, number = 0, 0
     while pos < len(data):
         number += 1
@@ -189,22 +206,25 @@ def _read_jsonl(path: Path, repair: bool) -> list[dict]:
         raw = data[pos:] if end < 0 else data[pos:end]
         is_last = end < 0 or not data[end + 1:].strip()
         try:
-            if end < 0:
-                raise ValueError("no line end")
             if raw.strip():
                 rec = json.loads(raw)
                 if not isinstance(rec, dict) or "id" not in rec:
                     raise ValueError("not an object with an 'id'")
-                records.append(rec)
-        except ValueError as err:
+                records.append((number, rec))
+        except JSON_ERRORS as err:
             if not is_last:
-                raise ValueError(f"{path}, line {number}: broken record ({err}); "
+                raise ValueError(f"{path}, line {number}: broken record ({json_problem(err)}); "
                                  "remove or fix that line, then run again") from None
             if repair:
                 print(f"sova: {path}: cut off an incomplete last line ({len(data) - pos} bytes) "
                       "left by an interrupted run", file=sys.stderr)
-                with open(path, "r+b") as f:
+                with file_errors(path, "repair"), open(path, "r+b") as f:
                     f.truncate(pos)
+            break
+        if end < 0:  # a whole record whose line end was never written
+            if repair:
+                with file_errors(path, "repair"), open(path, "ab") as f:
+                    f.write(b"\n")
             break
         pos = end + 1
     return records
@@ -231,47 +251,59 @@ class DescriptionCache(LockedFolder):
     def open(self) -> "DescriptionCache":
         self.lock()
         try:
-            described = _read_jsonl(self.descriptions_path, repair=True)
-            failed = _read_jsonl(self.errors_path, repair=True)
+            self._read()
+            with file_errors(self.folder, "write to"):
+                self._desc = open(self.descriptions_path, "a", encoding="utf-8")
+                self._files = [self._desc]
+                self._err = open(self.errors_path, "a", encoding="utf-8")
+                self._files.append(self._err)
         except BaseException:
-            self.unlock()
+            self.close()
             raise
-        for rec in described:
-            self.done.setdefault(rec["id"], rec.get("text", ""))
-        for rec in failed:
+        return self
+
+    def _read(self) -> None:
+        """``done`` and ``failures`` from the folder's files (repairing a torn last line)."""
+        lines: dict = {}
+        for number, rec in _read_jsonl(self.descriptions_path, repair=True):
+            put_text(self.done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
+        for _, rec in _read_jsonl(self.errors_path, repair=True):
             self.failures[rec["id"]] = rec.get("error", "")
         for key in self.done:
             self.failures.pop(key, None)
-        self._desc = open(self.descriptions_path, "a", encoding="utf-8")
-        self._err = open(self.errors_path, "a", encoding="utf-8")
-        self._files = [self._desc, self._err]
-        return self
 
-    def add(self, id: Any, text: str) -> None:
-        """Append ``id``'s description; an empty or whitespace-only text is flagged ``"empty": true``."""
+    def add(self, id: Any, text: str, cut: int | None = None) -> None:
+        """Append ``id``'s description; an empty or whitespace-only text is flagged ``"empty": true``.
+
+        ``cut``: the answer's length in characters before it was cut to ``text`` (recorded as ``"cut"``).
+        """
         record = {"id": id, "text": text}
         if not text.strip():
             record["empty"] = True
-        self._desc.write(json_line(record))
-        self._desc.flush()
+        if cut is not None:
+            record["cut"] = cut
+        self._append(self._desc, record)
         self.done[id] = text
         self.failures.pop(id, None)
-        self._maybe_sync()
 
     def add_error(self, id: Any, reason: str) -> None:
-        self._err.write(json_line({"id": id, "error": reason, "time": now()}))
-        self._err.flush()
+        """Append ``id``'s failure (``Authorization`` and ``Bearer`` values redacted)."""
+        reason = redact(reason)
+        self._append(self._err, {"id": id, "error": reason, "time": now()})
         self.failures[id] = reason
-        self._maybe_sync()
 
-    def _maybe_sync(self) -> None:
+    def _append(self, file, record: dict) -> None:
+        with file_errors(file.name, "write"):
+            file.write(json_line(record))
+            file.flush()
         if time.monotonic() - self._last_sync >= self.sync_every:
             self.sync()
 
     def sync(self) -> None:
         for f in self._files:
-            f.flush()
-            os.fsync(f.fileno())
+            with file_errors(f.name, "write"):
+                f.flush()
+                os.fsync(f.fileno())
         self._last_sync = time.monotonic()
 
     def write_manifest(self, manifest: dict) -> None:
@@ -280,12 +312,17 @@ class DescriptionCache(LockedFolder):
         super().write_manifest(manifest)
 
     def close(self) -> None:
-        if self._files:
-            self.sync()
+        try:
+            if self._files:
+                self.sync()
+        finally:
             for f in self._files:
-                f.close()
+                try:
+                    f.close()
+                except OSError:  # the data could not be written: sync() has said so
+                    pass
             self._files = []
-        self.unlock()
+            self.unlock()
 
     def __enter__(self) -> "DescriptionCache":
         return self

@@ -22,7 +22,8 @@ from typing import Any, Callable
 from sova_lib.describe.cache import open_cache
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.item import Item
-from sova_lib.storage import now
+from sova_lib.item_vectors import MAX_TEXT_CHARS
+from sova_lib.storage import now, redact
 
 __all__ = ["RunOptions", "RunSummary", "run_into_cache"]
 
@@ -35,9 +36,12 @@ class RunOptions:
     ``show_progress``: draw a progress bar. Describing only:
     ``sync_every`` seconds between rewrites of the manifest, ``verbose``
     prints the summary at the end, ``stop_after_same_failures`` is the
-    fail-fast rule (0: never; module docstring). An embedding run writes its
-    shards by ``flush_items`` / ``flush_seconds`` and prints nothing.
-    Every run function takes these as one ``run`` argument (default: these defaults).
+    fail-fast rule (0: never; module docstring), ``max_answer_chars`` the
+    longest answer kept (``item_vectors.MAX_TEXT_CHARS``; a longer one is cut
+    to it and flagged ``"cut": <its length>``; recorded in the manifest). An
+    embedding run writes its shards by ``flush_items`` / ``flush_seconds``
+    and prints nothing. Every run function takes these as one ``run``
+    argument (default: these defaults).
     """
 
     retry_errors: bool = False
@@ -45,6 +49,7 @@ class RunOptions:
     show_progress: bool = True
     verbose: bool = True
     stop_after_same_failures: int = 5
+    max_answer_chars: int = MAX_TEXT_CHARS
 
 
 @dataclass
@@ -54,8 +59,9 @@ class RunSummary:
     ``done``: items finished this run; ``skipped_cached``: items already in
     the cache; ``skipped_failed``: items that failed before and were not
     retried; ``failures``: id -> reason of this run's failures; ``total_done``
-    and ``total_failed``: the cache folder's counts after the run; ``empty``:
-    empty answers (describing); ``frames``: frames decoded (embedding).
+    and ``total_failed``: the cache folder's counts after the run; ``cut``:
+    answers cut to ``RunOptions.max_answer_chars`` (describing); ``frames``:
+    frames decoded (embedding).
     ``str()`` is the printed summary, ``line()`` the same in one line.
     ``described``/``embedded``, ``skipped`` (both kinds) and ``errors`` are
     the names each engine's callers have read these counts by.
@@ -65,7 +71,8 @@ class RunSummary:
     verb: str = "described"
     done: int = 0
     failed: int = 0
-    empty: int = 0
+    cut: int = 0
+    max_answer_chars: int = MAX_TEXT_CHARS
     frames: int = 0
     skipped_cached: int = 0
     skipped_failed: int = 0
@@ -110,8 +117,10 @@ class RunSummary:
             f"failed {self.failed} in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s)",
             f"  {output} ({self.total_done} items)",
         ]
-        if self.empty:
-            lines.append(f"  {self.empty} of the {self.done} answers are empty (flagged \"empty\": true)")
+        if self.cut:
+            lines.append(f"  {self.cut} of the {self.done} answers were longer than {self.max_answer_chars} characters "
+                         "and were cut to that length (flagged \"cut\": <length> in descriptions.jsonl; "
+                         "--max-answer-chars keeps more)")
         if self.skipped_failed:
             lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
                             "--retry-errors (retry_errors=True) tries them again")
@@ -140,11 +149,11 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
     run = run_options or RunOptions()
     with open_cache(cache_dir, key, source="run", details=details, sync_every=run.sync_every,
                     device=device) as cache:
-        cache.manifest_data.update(run=run_info or {}, started=now())
+        cache.manifest_data.update(run=run_info or {}, max_answer_chars=run.max_answer_chars, started=now())
         try:
             summary = _run(items, cache, schedule, run)
         except DescriberEnvironmentError as err:
-            cache.update_manifest(stopped={"time": now(), "reason": str(err)})
+            cache.update_manifest(stopped={"time": now(), "reason": redact(str(err))})
             raise
     if run.verbose:
         print(summary)
@@ -155,7 +164,7 @@ def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
     """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
     from tqdm.auto import tqdm
 
-    summary = RunSummary(cache.folder)
+    summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
     todo = _left_to_do(items, cache, run.retry_errors, summary)
     log = _RunLog(cache, summary)
     # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
@@ -213,7 +222,7 @@ class _RunLog:
         summary = self.summary
         rate = round(summary.items_per_s, 4)
         self.cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed,
-                                             "empty": summary.empty,
+                                             "cut": summary.cut,
                                              "skipped_cached": summary.skipped_cached,
                                              "seconds": round(summary.seconds, 3), "items_per_s": rate},
                                    throughput_items_per_s=rate)
@@ -222,9 +231,11 @@ class _RunLog:
         """Append one outcome; ``shown``: the bar has already counted it."""
         summary = self.summary
         if error is None:
-            self.cache.add(id, text)
+            limit = summary.max_answer_chars
+            cut = len(text) if len(text) > limit else None
+            self.cache.add(id, text if cut is None else text[:limit], cut=cut)
             summary.done += 1
-            summary.empty += not text.strip()
+            summary.cut += cut is not None
         else:
             self.cache.add_error(id, error)
             summary.failed += 1

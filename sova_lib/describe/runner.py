@@ -14,8 +14,17 @@ The loop: frames are decoded by ``load_workers`` background threads, at most
 describer in batches of up to ``describer.max_batch_size``, with up to
 ``describer.max_concurrency`` calls in flight. Each answer is written and
 flushed as its call returns. A failing item is recorded and the run goes on;
-it ends with a summary. An empty or whitespace-only answer is kept, flagged
-``"empty": true`` in ``descriptions.jsonl`` and counted in the summary.
+it ends with a summary. An empty or whitespace-only answer is no description:
+the item fails ("the describer gave an empty answer"), so ``--retry-errors``
+asks again, and a run whose first answers are all empty stops by the
+fail-fast rule below. An answer longer than ``RunOptions.max_answer_chars``
+is cut to that length and flagged (``sova_lib.describe.run_cache``).
+
+Calls run on daemon threads, so a call that never returns (a server that
+never answers) cannot keep the process alive once the run has ended: Ctrl-C
+ends it at once, with every finished item saved. A run that ends on an
+exception calls the describer's optional ``stop()``, which ends its waits
+(the HTTP backend's retries) early.
 
 Fail fast: a ``DescriberEnvironmentError`` from the describer (the model
 cannot load, the server is down, ...) stops the run at once; nothing is
@@ -47,8 +56,9 @@ those pieces on a pool of Ray actors (``--engine ray``).
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -100,17 +110,44 @@ def describe_batch(describer: Describer, batch: list[DescribeRequest]) -> list[t
         texts = describer.describe(batch)
         if len(texts) != len(batch):
             raise RuntimeError(f"describer returned {len(texts)} answers for {len(batch)} requests")
-        out = []
-        for req, text in zip(batch, texts):
-            ok = isinstance(text, str)
-            out.append((req.id, text if ok else None, None if ok else f"answer is {type(text).__name__}, not text"))
-        return out
+        return [(req.id, *_answer(text)) for req, text in zip(batch, texts)]
     except DescriberEnvironmentError:
         raise  # not the items' fault: the run stops
     except Exception as err:  # noqa: BLE001 - a backend may raise anything; it is recorded
         if len(batch) > 1:
             return [r for req in batch for r in describe_batch(describer, [req])]
         return [(batch[0].id, None, f"{type(err).__name__}: {err}")]
+
+
+def _answer(text: Any) -> tuple[str | None, str | None]:
+    """``(text, None)`` for a description, ``(None, reason)`` for an answer that is not one (not text, or empty)."""
+    if not isinstance(text, str):
+        return None, f"answer is {type(text).__name__}, not text"
+    if not text.strip():
+        return None, "the describer gave an empty answer"
+    return text, None
+
+
+class _DaemonCalls:
+    """Runs each call on a daemon thread of its own and returns its ``Future``.
+
+    The threads of a ``ThreadPoolExecutor`` are joined when the interpreter
+    exits, so one call that hangs would keep a stopped run's process alive;
+    these are not. The scheduler keeps at most ``max_concurrency`` in flight.
+    """
+
+    def submit(self, fn: Callable, *args) -> Future:
+        future: Future = Future()
+
+        def run() -> None:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as err:  # noqa: BLE001 - handed to the scheduler through the future
+                    future.set_exception(err)
+
+        threading.Thread(target=run, name="sova-describe", daemon=True).start()
+        return future
 
 
 def describe_items(
@@ -201,7 +238,7 @@ def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> 
     if load_workers is None:
         load_workers = min(8, max(2, (os.cpu_count() or 2) // 2))
     load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
-    call_pool = ThreadPoolExecutor(concurrency, thread_name_prefix="sova-describe")
+    call_pool = _DaemonCalls()
     pending, exhausted = iter(todo), False
     loads: set = set()
     calls: dict = {}
@@ -234,6 +271,10 @@ def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> 
                     calls.pop(fut)
                     for id, text, error in fut.result():
                         record(id, text, error)
+    except BaseException:
+        stop = getattr(describer, "stop", None)
+        if callable(stop):
+            stop()  # the calls still in flight end their waits; their answers are not recorded
+        raise
     finally:
         load_pool.shutdown(wait=False, cancel_futures=True)
-        call_pool.shutdown(wait=False, cancel_futures=True)

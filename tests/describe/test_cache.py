@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from sova_lib.describe.cache import DescriptionCache, cache_folder, cache_key, config_hash
+from sova_lib.describe.cache import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
 from sova_lib.describe.prompts import resolve_prompt
 
 
@@ -53,7 +53,7 @@ def test_broken_line_in_the_middle_is_reported(tmp_path):
 def test_a_second_run_on_the_same_folder_is_refused(tmp_path):
     first = DescriptionCache(tmp_path / "c").open()
     try:
-        with pytest.raises(RuntimeError, match="another run is writing"):
+        with pytest.raises(CacheLockedError, match="another run is writing"):
             DescriptionCache(tmp_path / "c").open()
     finally:
         first.close()
@@ -93,7 +93,53 @@ def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_sc
     for name, m in manifests.items():
         assert base <= set(m), (name, base - set(m))
         assert m["source"] == name and m["schema"] == 1
-        assert set(m) - base <= {"run", "started", "last_run", "throughput_items_per_s"}
+        assert set(m) - base <= {"run", "max_answer_chars", "started", "last_run", "throughput_items_per_s"}
     assert manifests["import"]["counts"] == {"done": 2, "failed": 0}
     assert manifests["synthetic"]["source_details"] == {"description": "two letters"}
     assert manifests["import"]["source_details"]["imported_from"]["file"] == "authors.json"
+
+
+def test_a_whole_last_record_without_its_line_end_is_kept_and_a_torn_one_cut(tmp_path, capsys):
+    folder = tmp_path / "c"
+    folder.mkdir()
+    whole = '{"id": 1, "text": "a car"}\n{"id": 2, "text": "a bus"}'
+    (folder / "descriptions.jsonl").write_text(whole)
+    cache = DescriptionCache(folder).open()
+    try:
+        assert cache.done == {1: "a car", 2: "a bus"}
+        cache.add(3, "a van")
+    finally:
+        cache.close()
+    assert (folder / "descriptions.jsonl").read_text() == whole + '\n{"id": 3, "text": "a van"}\n'
+    assert capsys.readouterr().err == ""  # nothing was cut
+    with open(folder / "descriptions.jsonl", "a") as f:
+        f.write('{"id": 4, "text": "a tr')  # torn by a kill
+    cache = DescriptionCache(folder).open()
+    cache.close()
+    assert (folder / "descriptions.jsonl").read_text() == whole + '\n{"id": 3, "text": "a van"}\n'
+    assert capsys.readouterr().err == (f"sova: {folder / 'descriptions.jsonl'}: cut off an incomplete last line "
+                                       "(23 bytes) left by an interrupted run\n")
+
+
+def test_duplicates_follow_the_rule_evaluate_follows(tmp_path):
+    """The same id with the same text counts once; with another text both readers refuse, naming both lines."""
+    from sova_lib.item_vectors import read_descriptions
+
+    folder = tmp_path / "c"
+    folder.mkdir()
+    path = folder / "descriptions.jsonl"
+    path.write_text('{"id": 1, "text": "a car"}\n{"id": 2, "text": "a bus"}\n{"id": 1, "text": "a car"}\n')
+    with DescriptionCache(folder).open() as cache:
+        assert cache.done == {1: "a car", 2: "a bus"}
+    assert read_descriptions(folder) == {1: "a car", 2: "a bus"}
+    path.write_text(path.read_text() + '{"id": 2, "text": "a van"}\n')
+    expected = (f"{path}, line 4: id 2 appears again with a different text (first at {path}, line 2); keep one of "
+                "the two, then run again")
+    with pytest.raises(ValueError) as described:
+        DescriptionCache(folder).open()
+    with pytest.raises(ValueError) as evaluated:
+        read_descriptions(folder)
+    assert str(described.value) == str(evaluated.value) == expected
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:3]))  # one of the two kept, as it says
+    with DescriptionCache(folder).open() as cache:  # and the refusal left the lock free
+        assert cache.done == {1: "a car", 2: "a bus"}

@@ -18,7 +18,7 @@ from sova_lib.describe.ray_engine import RayOptions, describe_items_ray, item_fr
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
-from tests.describe.backends.test_openai import ChatServer
+from tests.chat_server import ChatServer
 from tests.paths import ROOT
 
 ray = pytest.importorskip("ray")

@@ -25,12 +25,13 @@ def test_one_summary_reads_the_same_for_both_engines():
         "  vectors: /c/f (4 items)",
         "  errors: /c/f/errors.jsonl (1 items without a vector)",
         "  manifest: /c/f/manifest.json"]
-    describe = RunSummary(folder, done=4, empty=1, seconds=0.0, total_done=4)
+    describe = RunSummary(folder, done=4, cut=1, max_answer_chars=500, seconds=0.0, total_done=4)
     assert describe.described == 4 and describe.items_per_s == 0.0
     assert str(describe).splitlines() == [
         "described 4, skipped 0 (already cached), failed 0 in 0.0 s (0.00 items/s)",
         "  descriptions: /c/f/descriptions.jsonl (4 items)",
-        '  1 of the 4 answers are empty (flagged "empty": true)',
+        '  1 of the 4 answers were longer than 500 characters and were cut to that length (flagged "cut": '
+        "<length> in descriptions.jsonl; --max-answer-chars keeps more)",
         "  manifest: /c/f/manifest.json"]
 
 

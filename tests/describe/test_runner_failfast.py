@@ -1,4 +1,4 @@
-"""The runner's fail-fast path, empty answers, and what the loader does with short clips and high rates."""
+"""The runner's fail-fast path, empty and over-long answers, and what the loader does with short clips and high rates."""
 import json
 import logging
 import shutil
@@ -106,16 +106,39 @@ def test_missing_files_never_trigger_the_rule(tmp_path):
     assert summary.failed == 7
 
 
-def test_empty_answers_are_kept_flagged_and_counted(tmp_path):
+def test_an_empty_answer_is_a_failed_item_that_retry_errors_asks_again(tmp_path):
     answers = {0: "a car turns left", 1: "", 2: "  \n", 3: "a person walks"}
     summary = run(Scripted(answers.get), range(4), tmp_path)
-    records = {r["id"]: r for r in lines(folder_of(tmp_path) / "descriptions.jsonl")}
-    assert records[1] == {"id": 1, "text": "", "empty": True} and records[2]["empty"] is True
-    assert "empty" not in records[0] and "empty" not in records[3]
-    assert (summary.described, summary.empty) == (4, 2)
-    assert "  2 of the 4 answers are empty" in str(summary)
-    manifest = json.loads((folder_of(tmp_path) / "manifest.json").read_text())
-    assert manifest["last_run"]["empty"] == 2
+    folder = folder_of(tmp_path)
+    assert [r["id"] for r in lines(folder / "descriptions.jsonl")] == [0, 3]
+    assert [(r["id"], r["error"]) for r in lines(folder / "errors.jsonl")] == [
+        (1, "the describer gave an empty answer"), (2, "the describer gave an empty answer")]
+    assert (summary.described, summary.failed) == (2, 2)
+    healthy = Scripted(lambda i: f"answer {i}")
+    again = run(healthy, range(4), tmp_path, retry_errors=True)
+    assert (again.described, again.skipped_cached, healthy.calls) == (2, 2, [1, 2])
+    assert [r["text"] for r in lines(folder / "descriptions.jsonl")][2:] == ["answer 1", "answer 2"]
+
+
+def test_a_run_whose_first_answers_are_all_empty_stops(tmp_path):
+    describer = Scripted(lambda i: "")
+    with pytest.raises(DescriberEnvironmentError, match=r"^stopped: the first 5 items all failed with the same "
+                                                        r"error.*: the describer gave an empty answer$"):
+        run(describer, range(9), tmp_path, stop_after_same_failures=5)
+    assert describer.calls == [0, 1, 2, 3, 4] and lines(folder_of(tmp_path) / "errors.jsonl") == []
+
+
+def test_an_answer_over_the_limit_is_cut_flagged_counted_and_recorded(tmp_path):
+    answers = {0: "x" * 12, 1: "short", 2: "y" * 10}
+    summary = run(Scripted(answers.get), range(3), tmp_path, max_answer_chars=10)
+    folder = folder_of(tmp_path)
+    records = {r["id"]: r for r in lines(folder / "descriptions.jsonl")}
+    assert records == {0: {"id": 0, "text": "x" * 10, "cut": 12}, 1: {"id": 1, "text": "short"},
+                       2: {"id": 2, "text": "y" * 10}}
+    assert (summary.described, summary.cut) == (3, 1)
+    assert "1 of the 3 answers were longer than 10 characters and were cut" in str(summary)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert (manifest["max_answer_chars"], manifest["last_run"]["cut"]) == (10, 1)
 
 
 def test_a_one_frame_clip_keeps_the_samplers_repeat(tmp_path):

@@ -32,6 +32,8 @@ import json
 import posixpath
 from pathlib import Path
 
+from sova_lib.storage import json_problem
+
 __all__ = [
     "ANNOTATION_FILES",
     "ListedIds",
@@ -67,6 +69,8 @@ def read_json(path: Path):
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise MuvrDataError(path, f"line {err.lineno}", f"not valid JSON ({err.msg})") from None
+    except RecursionError as err:
+        raise MuvrDataError(path, None, f"not valid JSON ({json_problem(err)})") from None
 
 
 def _list_of_dicts(data, path: Path, fields: dict) -> list:

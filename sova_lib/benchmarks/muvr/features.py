@@ -10,8 +10,10 @@ The released archives ``features/VLMs_1_15/<model>.tar`` unpack to::
 L2-normalised here, as the official evaluator does, evaluate_all_vlm_mul.py:124-136).
 ``load_query_dicts`` reads the description and tag-phrase vectors of the
 queries, each query's tag vectors kept apart (the Filter score of a query
-uses the vector of its own file, as the official evaluator does). The pickles are read by a restricted unpickler that admits only
-dicts, lists, strings, numbers and NumPy arrays, so a file cannot run code.
+uses the vector of its own file, as the official evaluator does). The pickles are read by a restricted
+unpickler (``load_query_pickle``) that looks up only the four globals such a file needs and builds the arrays
+itself, so a file cannot run code, and that refuses a file over ``MAX_QUERY_DICT_BYTES`` or nested more than
+``MAX_NESTING`` levels deep, so a small file cannot take the memory or time of a large one.
 A ``tags`` value given as a list (not a dict) is matched with the query's
 phrases in ``query_tags.json``, in order.
 
@@ -35,10 +37,13 @@ from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.similarity import ItemVectors, l2_normalize
 
 __all__ = [
+    "MAX_NESTING",
+    "MAX_QUERY_DICT_BYTES",
     "QUERY_DICT_SUFFIX",
     "feature_dir",
     "load_frames",
     "load_query_dicts",
+    "load_query_pickle",
     "npz_vectors",
     "read_query_dict",
     "released_vectors",
@@ -99,17 +104,125 @@ def load_frames(folder: str | Path, ids) -> tuple[ItemVectors | None, list]:
     return ItemVectors(np.array(found), owner, l2_normalize(np.concatenate(blocks))), missing
 
 
-class _ArrayUnpickler(pickle.Unpickler):
-    """Admits NumPy array reconstruction and plain containers only."""
+#: The largest query dict read (bytes); a released one holds a few vectors of at most a few thousand floats.
+MAX_QUERY_DICT_BYTES = 16 * 1024 * 1024
+#: The deepest nesting read: {"tags": {phrase: [[number, ...]]}} is five levels.
+MAX_NESTING = 6
+#: The most values (containers, numbers, strings, arrays) read from one file, shared ones counted each time.
+_MAX_VALUES = 1_000_000
 
-    _ALLOWED = frozenset({"_reconstruct", "ndarray", "dtype", "scalar", "_frombuffer"})
 
+class _NDArrayType:
+    """Stands for ``numpy.ndarray`` in a pickle: only ``_reconstruct`` takes it, and it cannot be called."""
+
+
+class _Dtype:
+    """A dtype as a pickle gives it, ``numpy.dtype(spec, align, copy)`` then its state, checked before it is made.
+
+    Only plain numbers (``f``, ``i``, ``u`` kinds) in a byte order: no fields, sub-arrays or objects.
+    """
+
+    def __init__(self, spec, align=False, copy=False):
+        if not isinstance(spec, str) or len(spec) > 8:
+            raise pickle.UnpicklingError(f"dtype {spec!r} is not a plain number type")
+        dtype = np.dtype(spec)
+        if dtype.kind not in "fiu" or dtype.fields is not None or dtype.subdtype is not None:
+            raise pickle.UnpicklingError(f"dtype {spec!r} is not a plain number type")
+        self.dtype = dtype
+
+    def __setstate__(self, state):
+        if not (isinstance(state, tuple) and len(state) >= 5 and state[1] in ("<", ">", "|", "=")
+                and state[2:5] == (None, None, None)):
+            raise pickle.UnpicklingError("a dtype's state holds fields or sub-arrays")
+        if state[1] in "<>":
+            self.dtype = self.dtype.newbyteorder(state[1])
+
+
+class _Array:
+    """An array as a pickle gives it: ``_reconstruct`` makes this, its state (shape, dtype, bytes) the array."""
+
+    array = None
+
+    def __setstate__(self, state):
+        if not (isinstance(state, tuple) and len(state) == 5):
+            raise pickle.UnpicklingError("an array's state is not (version, shape, dtype, order, bytes)")
+        _, shape, dtype, fortran, raw = state
+        self.array = _array(raw, dtype, shape, "F" if fortran else "C")
+
+
+def _array(raw, dtype, shape, order) -> np.ndarray:
+    """The array of ``shape`` values of ``dtype`` (a checked ``_Dtype``) in ``raw``, a copy of the pickle's bytes."""
+    if (not isinstance(dtype, _Dtype) or not isinstance(shape, tuple) or len(shape) > 3
+            or not all(isinstance(n, int) and n >= 0 for n in shape) or not isinstance(raw, (bytes, bytearray))
+            or len(raw) != int(np.prod(shape, dtype=np.int64)) * dtype.dtype.itemsize or order not in ("C", "F")):
+        raise pickle.UnpicklingError("an array's state does not hold its shape's values of a number type")
+    return np.frombuffer(bytes(raw), dtype=dtype.dtype).reshape(shape, order=order)
+
+
+def _reconstruct(cls, shape, typecode):
+    """``numpy.core.multiarray._reconstruct`` as NumPy pickles an array: ``(ndarray, (0,), b'b')``, nothing else."""
+    if cls is not _NDArrayType or shape != (0,):
+        raise pickle.UnpicklingError("only an empty ndarray is reconstructed before its state")
+    return _Array()
+
+
+def _frombuffer(raw, dtype, shape, order):
+    """``numpy.core.numeric._frombuffer``, as pickle protocol 5 (Python 3.14's default) stores an array."""
+    made = _Array()
+    made.array = _array(raw, dtype, shape, order)
+    return made
+
+
+#: The globals a released query dict holds: ``extract_all_features.py:159-167`` of the official code pickles
+#: ``{"query_prompt": array, "tags": {phrase: array}}`` of NumPy arrays (``check``, lines 91-109: an ndarray)
+#: with pickle's default protocol (4), which names NumPy's array reconstruction (``numpy.core.multiarray`` under
+#: NumPy 1, ``numpy._core.multiarray`` under NumPy 2), the array type and the dtype; protocol 5 names
+#: ``_frombuffer`` instead. Each maps to this module's checked stand-in: no module is imported, nothing is called.
+_GLOBALS = {(f"numpy.{core}.{module}", name): function
+            for core in ("core", "_core")
+            for module, name, function in (("multiarray", "_reconstruct", _reconstruct),
+                                           ("numeric", "_frombuffer", _frombuffer))}
+_GLOBALS.update({("numpy", "ndarray"): _NDArrayType, ("numpy", "dtype"): _Dtype})
+
+
+class _QueryDictUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
-        if module.split(".")[0] == "numpy" and name in self._ALLOWED:
-            return super().find_class(module, name)
-        if module == "builtins" and name in {"dict", "list", "tuple", "set", "frozenset", "bytes", "bytearray"}:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a MUVR query dict")
+        found = _GLOBALS.get((module, name))
+        if found is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a MUVR query dict (only NumPy arrays)")
+        return found
+
+
+def _plain(value, depth: int, budget: list):
+    """``value`` with its arrays made; ``UnpicklingError`` past ``MAX_NESTING`` levels or ``_MAX_VALUES`` values."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise pickle.UnpicklingError(f"holds more than {_MAX_VALUES} values")
+    if depth > MAX_NESTING:
+        raise pickle.UnpicklingError(f"nested more than {MAX_NESTING} levels deep")
+    if isinstance(value, _Array):
+        if value.array is None:
+            raise pickle.UnpicklingError("an array without its data")
+        return value.array
+    if isinstance(value, dict):
+        return {_plain(k, depth + 1, budget): _plain(v, depth + 1, budget) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, depth + 1, budget) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise pickle.UnpicklingError(f"holds a {type(value).__name__}, not plain data")
+
+
+def load_query_pickle(path: Path):
+    """The content of a query dict pickle, read without running code (module docstring); ``MuvrDataError`` else."""
+    size = path.stat().st_size
+    if size > MAX_QUERY_DICT_BYTES:
+        raise MuvrDataError(path, None, f"{size} bytes, more than a query dict holds ({MAX_QUERY_DICT_BYTES}); "
+                                        "not read")
+    try:
+        return _plain(_QueryDictUnpickler(io.BytesIO(path.read_bytes())).load(), 0, [_MAX_VALUES])
+    except Exception as err:  # noqa: BLE001 - any unreadable pickle is reported the same way
+        raise MuvrDataError(path, None, f"not a readable query dict ({err})") from None
 
 
 def _vector(value, path: Path, key: str) -> np.ndarray:
@@ -124,10 +237,7 @@ def read_query_dict(path: Path, phrases: list | None = None) -> tuple[np.ndarray
     """``(description vector (d,), {tag phrase: vector})`` of one ``*_query_dict.pkl``."""
     if not path.is_file():
         raise MuvrDataError(path, None, "file not found")
-    try:
-        data = _ArrayUnpickler(io.BytesIO(path.read_bytes())).load()
-    except Exception as err:  # noqa: BLE001 - any unreadable pickle is reported the same way
-        raise MuvrDataError(path, None, f"not a readable query dict ({err})") from None
+    data = load_query_pickle(path)
     if not isinstance(data, dict) or "query_prompt" not in data:
         raise MuvrDataError(path, "query_prompt", "missing; expected {'query_prompt': vector, 'tags': ...}")
     text = _vector(data["query_prompt"], path, "query_prompt")

@@ -39,37 +39,60 @@ Failures about the server, not the item, stop the run at once
 connection (no server listening at ``base_url``), a host name that does not
 resolve, HTTP 401 / 403 (the API key), and HTTP 404 (a model the server does
 not serve, or a ``base_url`` without ``/v1``). HTTP 408, 429 and 5xx, other
-connection errors (reset, closed) and time-outs are retried up to
-``max_retries`` times, waiting ``Retry-After`` when the server sends it and
-otherwise ``min(backoff_max, backoff_base * 2**attempt)`` seconds times a
-jitter factor in [0.5, 1) drawn from ``rng``; then the item fails. Any other
-4xx (e.g. 400: a request too long for the model) fails the item at once with
-the server's message.
+connection errors (reset, closed), time-outs and answers that hold no text
+(content null or empty, a body that is not a chat completion, a body over
+``max_response_bytes``) are retried up to ``max_retries`` times, waiting
+``min(backoff_max, backoff_base * 2**attempt)`` seconds times a jitter
+factor in [0.5, 1) drawn from ``rng``, or the server's ``Retry-After`` (in
+seconds or as an HTTP date; never longer than ``backoff_max``, and ignored
+when it is not a finite time); then the item fails. Any other 4xx (e.g. 400:
+a request too long for the model) fails the item at once with the server's
+message. A server that fails every request stops the run: once
+``stop_after_failed_requests`` requests in a row have failed with none
+answered (default: twice the items being described at that moment, at least
+4, so each has failed twice), the run stops with
+``DescriberEnvironmentError`` naming the last failure: a second or two after
+the first failures when the server answers at once with errors, two
+``read_timeout`` after the first request when it never answers.
+
+Every wait is bounded: ``connect_timeout`` (default 10 s) for a connection,
+``read_timeout`` (default 120 s: a long answer of ``max_new_tokens`` from a
+busy server) for the whole answer to one request, ``backoff_max`` between
+attempts. ``stop()`` (the runner calls it when a run ends early, e.g. on
+Ctrl-C) ends the waits between attempts at once.
 
 ``load()`` (run once before the first item) asks each endpoint for
-``GET {base_url}/models``: an endpoint that refuses the connection, or that
-lists its models without ``model``, raises ``DescriberEnvironmentError`` and
-the run stops before any request; an endpoint without that route is taken as
-it is (its answers will tell).
+``GET {base_url}/models``: an endpoint that refuses the connection, that
+accepts it but does not answer within ``connect_timeout`` +
+``min(read_timeout, 30)`` seconds, or that lists its models without
+``model``, raises ``DescriberEnvironmentError`` and the run stops before any
+request; an endpoint without that route is taken as it is (its answers will
+tell).
 
 HTTP goes through ``httpx`` (one thread-safe ``Client``: its pool keeps
-connections alive and reopens those the server closed) and the retries
-through ``tenacity``. These two rather than the official ``openai`` client:
-that client serialises the request body itself and retries on its own
-schedule, while the body must stay byte for byte what it is (its bytes are
-what the cache key stands for) and the retries must keep this module's
-rules (``Retry-After``, the jitter drawn from ``rng``, an ``OpenAIError``
-after ``max_retries``, and fail-fast errors never retried). ``httpx`` is
-pinned already; the routing and the per-endpoint limit are this module's.
-A connection that breaks before any answer (a kept-alive connection the
-server had closed) is used again once at once, without a back-off.
+connections alive and reopens those the server closed; answers are read as a
+stream, at most ``max_response_bytes`` of them) and the retries through
+``tenacity``. These two rather than the official ``openai`` client: that
+client serialises the request body itself and retries on its own schedule,
+while the body must stay byte for byte what it is (its bytes are what the
+cache key stands for) and the retries must keep this module's rules
+(``Retry-After``, the jitter drawn from ``rng``, an ``OpenAIError`` after
+``max_retries``, and fail-fast errors never retried). ``httpx`` is pinned
+already; the routing and the per-endpoint limit are this module's. A
+connection that breaks before any answer (a kept-alive connection the server
+had closed) is used again once at once, without a back-off.
 
 The API key is read from the environment variable ``api_key_env``
 (``OPENAI_API_KEY`` by default, as the OpenAI client does) when each request
 is sent, and goes only into the ``Authorization: Bearer`` header: it is never
-stored on the describer, in its config, in the cache or in any message. With
-the variable unset no ``Authorization`` header is sent (a local server
-without a key).
+stored on the describer, in its config, in the cache or in any message.
+``api_key_env`` must be a variable's name (letters, digits, ``_``), so a key
+typed in its place is refused before anything is sent or written. With the
+variable unset no ``Authorization`` header is sent (a local server without a
+key). Whatever the server says (an error message that echoes the request's
+headers, an answer) reaches a message, an error line or the cache only with
+the key's value and every ``Authorization`` / ``Bearer`` value redacted
+(``sova_lib.storage.redact``).
 """
 from __future__ import annotations
 
@@ -77,7 +100,9 @@ import base64
 import email.utils
 import io
 import json
+import math
 import os
+import re
 import socket
 import threading
 import time
@@ -88,10 +113,16 @@ import httpx
 import tenacity
 
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
+from sova_lib.storage import JSON_ERRORS, REDACTED, redact
 
 __all__ = ["OpenAIDescriber", "OpenAIError", "encode_jpeg"]
 
 _RETRY_STATUS = frozenset({408, 429})
+
+#: The largest answer body read (bytes); a chat completion of 1,024 tokens is some 10 KB.
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class OpenAIError(RuntimeError):
@@ -137,8 +168,11 @@ class OpenAIDescriber:
     ``model`` is the name the server knows the model by; ``base_url`` ends
     before ``/chat/completions`` (e.g. ``http://localhost:8000/v1``), or is a
     list of such URLs (replicas); ``concurrency`` is per endpoint.
-    ``timeout`` (s) applies to connecting and to each wait for data.
-    ``sleep`` is the function used to wait between attempts.
+    ``connect_timeout`` and ``read_timeout`` (s) bound a connection and a
+    whole answer; ``stop_after_failed_requests`` is the run's fail-fast rule
+    (module docstring; default ``None``: twice the items in progress, at least 4).
+    ``sleep`` is the function used to wait between attempts (default: a wait
+    that ``stop()`` ends).
     """
 
     name = "openai"
@@ -151,20 +185,25 @@ class OpenAIDescriber:
         api_key_env: str = "OPENAI_API_KEY",
         concurrency: int = 8,
         max_new_tokens: int = 1024,
-        timeout: float = 300.0,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 120.0,
         max_retries: int = 6,
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
+        stop_after_failed_requests: int | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         jpeg_quality: int = 90,
         video_input: str = "frames",
         extra_body: dict | None = None,
         rng: Any = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ):
         import numpy as np
 
         if not model:
             raise ValueError("the openai backend needs --model: the model name the server serves")
+        _check_settings(api_key_env, video_input, extra_body or {}, connect_timeout=connect_timeout,
+                        read_timeout=read_timeout, backoff_max=backoff_max)
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not urls:
             raise ValueError("the openai backend needs at least one base_url")
@@ -177,25 +216,25 @@ class OpenAIDescriber:
         self.concurrency = max(1, int(concurrency))
         self.max_concurrency = self.concurrency * len(self._endpoints)
         self.max_new_tokens = int(max_new_tokens)
-        self.timeout = float(timeout)
+        self.connect_timeout, self.read_timeout = float(connect_timeout), float(read_timeout)
         self.max_retries = int(max_retries)
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
+        self.stop_after_failed_requests = None if stop_after_failed_requests is None else int(stop_after_failed_requests)
+        self.max_response_bytes = int(max_response_bytes)
         self.jpeg_quality = int(jpeg_quality)
-        if video_input not in ("frames", "video"):
-            raise ValueError(f"video_input must be 'frames' or 'video', got {video_input!r}")
         self.video_input = video_input
         self.extra_body = dict(extra_body or {})
-        reserved = {"model", "messages", "temperature", "max_tokens"} & set(self.extra_body)
-        if reserved:
-            raise ValueError(f"extra_body cannot set {sorted(reserved)}: they are options of the backend")
         self._rng = rng if rng is not None else np.random.default_rng(0)
         self._rng_lock = threading.Lock()
         self._sleep = sleep
+        self._stopping = threading.Event()
         self._slots = threading.Condition()
         self._next = 0
+        self._failed_in_a_row = self._in_progress = 0
         # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but the key
-        self._client = httpx.Client(timeout=httpx.Timeout(self.timeout), trust_env=False,
+        self._client = httpx.Client(timeout=httpx.Timeout(self.read_timeout, connect=self.connect_timeout),
+                                    trust_env=False,
                                     limits=httpx.Limits(max_connections=None,
                                                         max_keepalive_connections=self.max_concurrency))
 
@@ -212,7 +251,10 @@ class OpenAIDescriber:
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
         return {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
-                "timeout_s": self.timeout, "max_retries": self.max_retries}
+                "connect_timeout_s": self.connect_timeout, "read_timeout_s": self.read_timeout,
+                "max_retries": self.max_retries, "backoff_max_s": self.backoff_max,
+                "stop_after_failed_requests": self.stop_after_failed_requests,
+                "max_response_bytes": self.max_response_bytes}
 
     def request_body(self, request: DescribeRequest) -> dict:
         """The chat-completions JSON body for one request."""
@@ -234,30 +276,44 @@ class OpenAIDescriber:
         return [self._describe_one(r) for r in requests]
 
     def load(self) -> "OpenAIDescriber":
-        """Check that every endpoint answers and, where it lists its models, serves ``model``."""
+        """Check that every endpoint answers and, where it lists its models, serves ``model``; start a run."""
+        self._stopping.clear()
+        self._failed_in_a_row = 0
+        wait = min(self.read_timeout, 30.0)
         for endpoint in self._endpoints:
             try:
-                response = self._client.get(endpoint.url + "/models", headers=self._headers(),
-                                            timeout=min(self.timeout, 30.0))
+                status, _, data = self._request("GET", endpoint.url + "/models", wait)
             except httpx.ConnectError as err:
                 cause = _os_error(err)
                 if isinstance(cause, (ConnectionRefusedError, socket.gaierror)):
                     raise self._unreachable(endpoint, cause) from None  # the message a first request would give
                 continue
-            except httpx.HTTPError:
-                continue  # a slow or flaky answer: the requests themselves retry
-            if response.status_code != 200:
+            except httpx.TimeoutException as err:
+                connect = isinstance(err, httpx.ConnectTimeout)
+                what, limit = ("connection", self.connect_timeout) if connect else ("answer", wait)
+                raise DescriberEnvironmentError(
+                    f"{endpoint.url}/models gave no {what} within {limit:g} s ({type(err).__name__}): "
+                    f"the server at {endpoint.url} is not answering. Fix: check that it has finished starting (its "
+                    "log), that nothing stands between (a firewall, a VPN), or fix --base-url") from None
+            except (httpx.HTTPError, _Retry):
+                continue  # a flaky answer: the requests themselves retry
+            if status != 200:
                 continue  # a server without the listing route: its answers will tell
             try:
-                served = [m["id"] for m in json.loads(response.content)["data"]]
-            except (ValueError, KeyError, TypeError):
+                served = [m["id"] for m in json.loads(data)["data"]]
+            except (*JSON_ERRORS, KeyError, TypeError):
                 continue
             if self.model not in served:
+                listed = self._redact(", ".join(map(repr, served[:20])))
                 raise DescriberEnvironmentError(
                     f"{endpoint.url} does not serve the model {self.model!r}; it serves "
-                    f"{', '.join(map(repr, served)) or 'no model'}. Fix: pass one of those names as --model, "
+                    f"{listed or 'no model'}. Fix: pass one of those names as --model, "
                     "or start the server with this model")
         return self
+
+    def stop(self) -> None:
+        """End the waits between attempts at once: the run is over (``load()`` starts the next one)."""
+        self._stopping.set()
 
     def _acquire(self) -> _Endpoint:
         """The endpoint with the fewest requests in flight (round-robin among ties), waiting for a free slot."""
@@ -282,24 +338,61 @@ class OpenAIDescriber:
         body = json.dumps(self.request_body(request)).encode("utf-8")
         attempts = tenacity.Retrying(retry=tenacity.retry_if_exception_type(_Retry),
                                      stop=tenacity.stop_after_attempt(self.max_retries + 1),
-                                     wait=self._wait, sleep=self._sleep)
+                                     wait=self._wait, sleep=self._pause)
+        with self._slots:
+            self._in_progress += 1
         try:
             return attempts(self._attempt, body)
         except tenacity.RetryError as err:
             last = err.last_attempt
             raise OpenAIError(f"gave up after {last.attempt_number} attempts: {last.exception()}") from None
+        finally:
+            with self._slots:
+                self._in_progress -= 1
 
     def _attempt(self, body: bytes) -> str:
+        if self._stopping.is_set():
+            raise OpenAIError("not sent: the run has stopped")
         endpoint = self._acquire()
         try:
-            return self._post(endpoint, body)
+            text = self._post(endpoint, body)
+        except _Retry as failure:
+            self._count_failure(failure)
+            raise
         finally:
             self._release(endpoint)  # no slot is held while waiting to retry
+        with self._slots:
+            self._failed_in_a_row = 0
+        return text
+
+    def _count_failure(self, failure: "_Retry") -> None:
+        """Count a failed request; ``stop_after_failed_requests`` of them in a row, none answered, stop the run."""
+        with self._slots:
+            self._failed_in_a_row += 1
+            count = self._failed_in_a_row
+            limit = self.stop_after_failed_requests or max(4, 2 * self._in_progress)
+        if count >= limit:
+            urls = ", ".join(e.url for e in self._endpoints)
+            raise DescriberEnvironmentError(
+                f"the last {count} requests to {urls} for model {self.model!r} all failed, and none was answered "
+                f"(the last: {failure}): the server cannot serve this run. Fix: check the server and its log; when "
+                "it is overloaded, lower --concurrency; then run the same command again")
 
     def _wait(self, state: tenacity.RetryCallState) -> float:
-        """Seconds before the next attempt: the server's ``Retry-After``, else the jittered back-off."""
+        """Seconds before the next attempt: the server's ``Retry-After`` up to ``backoff_max``, else the back-off."""
         failure = state.outcome.exception()
-        return failure.wait if failure.wait is not None else self._backoff(state.attempt_number - 1)
+        if failure.wait is not None:
+            return min(self.backoff_max, failure.wait)
+        return self._backoff(state.attempt_number - 1)
+
+    def _pause(self, seconds: float) -> None:
+        """Wait ``seconds`` between attempts, or less when ``stop()`` is called; then, if stopped, give up."""
+        if self._sleep is not None:
+            self._sleep(seconds)
+        else:
+            self._stopping.wait(seconds)
+        if self._stopping.is_set():
+            raise OpenAIError("not retried: the run has stopped")
 
     def _backoff(self, attempt: int) -> float:
         with self._rng_lock:
@@ -313,31 +406,55 @@ class OpenAIDescriber:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
+    def _redact(self, text: str) -> str:
+        """``text`` without the API key's value and any ``Authorization`` / ``Bearer`` value."""
+        return redact(text, [os.environ.get(self.api_key_env, "")])
+
+    def _request(self, method: str, url: str, timeout: float,
+                 content: bytes | None = None) -> tuple[int, httpx.Headers, bytes]:
+        """``(status, headers, body)`` of one request; the body is read as a stream, bounded in size and time."""
+        started = time.monotonic()
+        with self._client.stream(method, url, content=content, headers=self._headers(),
+                                 timeout=httpx.Timeout(timeout, connect=self.connect_timeout)) as response:
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > self.max_response_bytes:
+                    raise _Retry(f"the server's answer is longer than {self.max_response_bytes} bytes; it was not "
+                                 "read")
+                if time.monotonic() - started > timeout:
+                    raise _Retry(f"the server's answer took longer than {timeout:g} s (read_timeout)")
+                chunks.append(chunk)
+            return response.status_code, response.headers, b"".join(chunks)
+
     def _post(self, endpoint: _Endpoint, body: bytes) -> str:
+        url = endpoint.url + "/chat/completions"
         for again in (False, True):
             try:
-                response = self._client.post(endpoint.url + "/chat/completions", content=body,
-                                             headers=self._headers())
+                status, headers, data = self._request("POST", url, self.read_timeout, body)
                 break
             except httpx.ConnectError as err:
                 cause = _os_error(err)
                 if isinstance(cause, (ConnectionRefusedError, socket.gaierror)):
                     raise self._unreachable(endpoint, cause) from None
-                raise _Retry(f"{type(err).__name__}: {err}") from None
+                raise _Retry(self._redact(f"{type(err).__name__}: {err}")) from None
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as err:
                 if again:  # broken twice: not a stale connection
-                    raise _Retry(f"{type(err).__name__}: {err}") from None
-            except httpx.TransportError as err:  # time-outs and the like
-                raise _Retry(f"{type(err).__name__}: {err}") from None
-        status, data = response.status_code, response.content
+                    raise _Retry(self._redact(f"{type(err).__name__}: {err}")) from None
+            except httpx.ConnectTimeout:
+                raise _Retry(f"ConnectTimeout: no connection within {self.connect_timeout:g} s") from None
+            except httpx.TimeoutException as err:
+                raise _Retry(f"{type(err).__name__}: no answer within {self.read_timeout:g} s") from None
+            except httpx.TransportError as err:
+                raise _Retry(self._redact(f"{type(err).__name__}: {err}")) from None
         if status == 200:
-            return _answer_text(data)
-        message = _server_message(data)
+            return _answer_text(data, os.environ.get(self.api_key_env, ""))
+        message = self._redact(_server_message(data))
         if status in _RETRY_STATUS or status >= 500:
-            raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(response.headers.get("Retry-After")))
+            raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(headers.get("Retry-After")))
         if status in (401, 403, 404):
             raise self._refused(endpoint, status, message)
-        raise OpenAIError(f"HTTP {status} from {endpoint.url}/chat/completions: {message}")
+        raise OpenAIError(f"HTTP {status} from {url}: {message}")
 
     def _unreachable(self, endpoint: _Endpoint, err: OSError) -> DescriberEnvironmentError:
         url = f"{endpoint.url}/chat/completions"
@@ -364,6 +481,23 @@ class OpenAIDescriber:
                                          f"{message.rstrip('.')}. Fix: {fix}.")
 
 
+def _check_settings(api_key_env, video_input: str, extra_body: dict, **waits) -> None:
+    """``ValueError`` for an ``api_key_env`` that is no variable's name (never repeating it), an unknown
+    ``video_input``, an ``extra_body`` that sets the backend's own fields, or a wait that is not a finite number
+    of seconds above 0."""
+    if not isinstance(api_key_env, str) or not _VARIABLE_NAME.fullmatch(api_key_env):
+        raise ValueError("--api-key-env takes the name of an environment variable (letters, digits and '_'), not "
+                         "the key itself: put the key in a variable (export MY_KEY=...) and pass --api-key-env MY_KEY")
+    if video_input not in ("frames", "video"):
+        raise ValueError(f"video_input must be 'frames' or 'video', got {video_input!r}")
+    reserved = {"model", "messages", "temperature", "max_tokens"} & set(extra_body)
+    if reserved:
+        raise ValueError(f"extra_body cannot set {sorted(reserved)}: they are options of the backend")
+    for name, value in waits.items():
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite number of seconds above 0, got {value!r}")
+
+
 def _os_error(err: BaseException) -> BaseException | None:
     """The operating system's error under an ``httpx`` error (its cause chain), or None."""
     seen = err
@@ -372,15 +506,26 @@ def _os_error(err: BaseException) -> BaseException | None:
     return seen
 
 
-def _answer_text(data: bytes) -> str:
+def _answer_text(data: bytes, key: str) -> str:
+    """The text of a chat completion, ``key`` (the API key, or "") redacted; ``_Retry`` for a body that holds none."""
+
+    def clean(text: str) -> str:
+        return redact(text, [key])
+
     try:
-        message = json.loads(data)["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise OpenAIError(f"the server's answer is not a chat completion: {data[:300]!r}") from None
-    content = message.get("content")
-    if isinstance(content, list):  # some servers answer with content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or ""
+        choice = json.loads(data)["choices"][0]
+        message = choice["message"]
+    except (*JSON_ERRORS, KeyError, IndexError, TypeError):
+        raise _Retry(f"the server's answer is not a chat completion: {clean(repr(data[:300]))}") from None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list) and all(isinstance(p, dict) for p in content):  # content parts
+        content = "".join(str(p.get("text", "")) for p in content if p.get("type", "text") == "text")
+    if not isinstance(content, str):
+        raise _Retry(f"the server's answer holds no text: its content is {clean(json.dumps(content)[:100])}")
+    if not content.strip():
+        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        raise _Retry(f"the server's answer is empty (finish_reason {clean(repr(finish))})")
+    return content.replace(key, REDACTED) if key else content
 
 
 def _server_message(data: bytes) -> str:
@@ -390,21 +535,24 @@ def _server_message(data: bytes) -> str:
             return str(err["message"])
         if isinstance(err, str):
             return err
-    except (ValueError, AttributeError):
+    except (*JSON_ERRORS, AttributeError):
         pass
     return data[:500].decode("utf-8", "replace").strip() or "(no message)"
 
 
-def _parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date), or None."""
+def _parse_retry_after(value: str | None, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date), or None.
+
+    A value that is not a finite time (``inf``, ``nan``, a date out of range) is ignored (None); a time in
+    the past is 0. The caller caps it (``backoff_max``).
+    """
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - now()
+        except (TypeError, ValueError, OverflowError, IndexError):
+            return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None

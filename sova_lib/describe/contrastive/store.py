@@ -11,11 +11,12 @@ folder::
         manifest.json                the key, counts, versions, throughput and times (the schema of
                                      sova_lib.describe.cache.new_manifest, ``backend`` "contrastive")
 
-A shard is written to a temporary name and renamed, so a killed run leaves
-either a whole shard or none (a stray ``*.tmp.npz`` is removed on the next
-open); items of a lost shard are embedded again, and an item is in at most
-one shard, because finished ids are skipped and the folder is locked against
-a second writer.
+A shard is written to a temporary name (``sova_lib.storage.temporary_path``:
+``.shard-....npz.<pid>.<random>.tmp``, which no reader's ``shard-*.npz``
+matches) and renamed, so a killed run leaves either a whole shard or none (a
+stray temporary file is removed on the next open); items of a lost shard are
+embedded again, and an item is in at most one shard, because finished ids
+are skipped and the folder is locked against a second writer.
 
 Shard arrays: ``ids`` (``n`` JSON-encoded ids, so int and str ids survive),
 ``counts`` (``n``: vectors per item; 1 for ``pool="mean"``), ``vectors``
@@ -31,6 +32,7 @@ import os
 import re
 import time
 import uuid
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +40,7 @@ import numpy as np
 from sova_lib.describe.cache import config_hash, new_manifest
 from sova_lib.item_vectors import write_embeddings
 from sova_lib.similarity import ItemVectors
-from sova_lib.storage import LockedFolder, atomic_file, json_line, lines, now, read_text
+from sova_lib.storage import JSON_ERRORS, LockedFolder, atomic_file, file_errors, json_line, lines, now, read_text
 from sova_lib.video import SAMPLER_VERSION
 
 __all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "export", "read_cache"]
@@ -74,10 +76,12 @@ def read_cache(folder: str | Path) -> dict:
     """id -> ``(vectors (c, D) float32, frames (c,) int64)`` of every finished item of a cache folder."""
     out = {}
     for shard in sorted(Path(folder).glob("shard-*.npz")):
-        if shard.name.endswith(".tmp.npz"):
-            continue
-        with np.load(shard, allow_pickle=False) as data:
-            ids, counts, vectors, frames = data["ids"], data["counts"], data["vectors"], data["frames"]
+        try:
+            with np.load(shard, allow_pickle=False) as data:
+                ids, counts, vectors, frames = data["ids"], data["counts"], data["vectors"], data["frames"]
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+            raise ValueError(f"{shard}: not a readable shard ({type(err).__name__}: {err}); delete it, and the "
+                             "next run embeds its items again") from None
         starts = np.cumsum(counts) - counts
         for raw, start, count in zip(ids.tolist(), starts.tolist(), counts.tolist()):
             out[json.loads(raw)] = (vectors[start:start + count], frames[start:start + count])
@@ -99,17 +103,18 @@ class EmbeddingCache(LockedFolder):
         self._shards = 0
 
     def open(self) -> "EmbeddingCache":
-        self.lock()
-        for stray in self.folder.glob("*.tmp.npz"):
-            stray.unlink()
+        self.lock()  # also removes the temporary files of a killed run
         self.done = set(read_cache(self.folder))
         if self.errors_path.exists():
-            for _, line in lines(read_text(self.errors_path)):
+            with file_errors(self.errors_path, "read"):
+                text = read_text(self.errors_path)
+            for _, line in lines(text):
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except JSON_ERRORS:
                     continue  # a line torn by a killed run
-                self.failures[record["id"]] = record.get("error", "")
+                if isinstance(record, dict) and "id" in record:
+                    self.failures[record["id"]] = record.get("error", "")
         for key in self.done:
             self.failures.pop(key, None)
         return self
@@ -121,7 +126,7 @@ class EmbeddingCache(LockedFolder):
         self._shards += 1
         # a fresh random part: a shard never replaces one written by an earlier run
         stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{self._shards:05d}-{uuid.uuid4().hex[:8]}"
-        with atomic_file(self.folder / f"{stem}.npz", tmp=self.folder / f"{stem}.tmp.npz", sync=True) as f:
+        with atomic_file(self.folder / f"{stem}.npz", sync=True) as f:
             np.savez(f, ids=np.array([json.dumps(i) for i in ids]),
                      counts=np.array([len(v) for v in vectors], dtype=np.int64),
                      vectors=np.concatenate(vectors).astype(np.float32),
@@ -131,7 +136,7 @@ class EmbeddingCache(LockedFolder):
             self.failures.pop(i, None)
 
     def add_error(self, item_id, reason: str) -> None:
-        with open(self.errors_path, "a", encoding="utf-8") as f:
+        with file_errors(self.errors_path, "write"), open(self.errors_path, "a", encoding="utf-8") as f:
             f.write(json_line({"id": item_id, "error": reason, "time": now()}))
         self.failures[item_id] = reason
 

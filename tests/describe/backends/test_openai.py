@@ -3,9 +3,7 @@ import base64
 import email.utils
 import io
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -21,97 +19,6 @@ from sova_lib.video.frames import example_videos
 
 KEY = "sk-test-9f8e7d6c5b4a-SECRET"
 QUIET = RunOptions(show_progress=False, verbose=False)
-
-
-class ChatServer:
-    """A chat-completions server on 127.0.0.1 that plays a script of answers, then answers normally.
-
-    Script entries: ("status", code, message, headers) or ("slow", seconds). The normal answer is
-    "images: N" (N = image parts in the request); ``reject_images`` answers 400 for that many images.
-    ``latency``: seconds every answer waits; ``peak`` is the most requests it handled at once.
-    ``models``: the ids ``GET /v1/models`` lists (None: that route answers 404, as a bare server does).
-    """
-
-    def __init__(self, script=(), reject_images=None, hang_up=False, latency=0.0, models=None):
-        self.script, self.reject_images, self.latency, self.models = list(script), reject_images, latency, models
-        self.requests, self.lock = [], threading.Lock()
-        self.active = self.peak = 0
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                listing = server.models is not None and self.path == "/v1/models"
-                data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
-                                  if listing else {"error": {"message": "not found"}}).encode()
-                self.send_response(200 if listing else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server.lock:
-                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                    step = server.script.pop(0) if server.script else None
-                    server.active += 1
-                    server.peak = max(server.peak, server.active)
-                time.sleep(server.latency)
-                with server.lock:
-                    server.active -= 1
-                images = sum(p["type"] == "image_url" for p in body["messages"][-1]["content"])
-                if step and step[0] == "slow":
-                    time.sleep(step[1])
-                    step = None
-                if step is None and images == server.reject_images:
-                    step = ("status", 400, f"too many images: {images}", {})
-                if step is None:
-                    payload = {"choices": [{"index": 0, "message": {"role": "assistant",
-                                                                    "content": f"images: {images}"}}]}
-                    code, headers = 200, {}
-                else:
-                    _, code, message, headers = step
-                    payload = {"error": {"message": message, "type": "test"}}
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(code)
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    self.close_connection = hang_up  # closes a kept-alive connection without saying so
-                except OSError:  # the client gave up waiting
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def server_factory():
-    servers = []
-
-    def make(*args, **kwargs):
-        servers.append(ChatServer(*args, **kwargs))
-        return servers[-1]
-
-    yield make
-    for s in servers:
-        s.close()
 
 
 def frames():
@@ -159,7 +66,7 @@ def test_retries_429_with_retry_after_500_and_a_time_out(server_factory):
                              ("status", 500, "overloaded", {}),
                              ("slow", 0.6)])
     waits = []
-    d = OpenAIDescriber("m", server.url, timeout=0.2, backoff_base=0.01, rng=np.random.default_rng(7),
+    d = OpenAIDescriber("m", server.url, read_timeout=0.2, backoff_base=0.01, rng=np.random.default_rng(7),
                         sleep=waits.append)
     assert d.describe([DescribeRequest(1, frames(), "Describe this video.")]) == ["images: 2"]
     assert len(server.requests) == 4

@@ -137,10 +137,11 @@ def test_a_one_frame_clip_from_a_real_video_through_the_runner(folders, tmp_path
     items = [Item("one-frame", video, window=(5, 5)), Item("whole", video)]
     summary = describe_items(describer, items, tmp_path / "cache", prompt="Describe.", fps=1.0,
                              run=RunOptions(show_progress=False, verbose=False))
-    assert (summary.described, summary.failed) == (2, 0)
+    assert summary.described + summary.failed == 2
     records = [json.loads(line) for line in (summary.folder / "descriptions.jsonl").read_text().splitlines()]
-    flagged = [r["id"] for r in records if r.get("empty")]
-    assert flagged == [r["id"] for r in records if not r["text"].strip()] and summary.empty == len(flagged)
+    assert all(r["text"].strip() for r in records) and len(records) == summary.described
+    # a random tiny model may answer nothing: that item fails as an empty answer, never as anything else
+    assert set(summary.failures.values()) <= {"the describer gave an empty answer"}
     sizes = sorted(len(c["videos"][0][0]) if "videos" in c else len(c["images"][0]) for c in calls)
     assert sizes == [2, 7]  # frames [0, 0] of the 1-frame clip; 60 frames at 10 fps, 1 fps: n = 7
 

@@ -12,8 +12,11 @@ clips (decoders cannot seek to an exact frame in every container), and only
 frames inside some window are converted to pixels. Forward clips are encoded
 as their frames arrive; reversed clips keep their cropped frames in memory
 until the window ends. A clip is written to a hidden temporary file and
-renamed when complete, so an interrupted run leaves no partial clip, and a
-rerun skips clips that exist. Every clip's outcome (written or failed, with
+renamed when complete, so an interrupted run leaves no partial clip (the
+next run removes those of a killed one an hour later), and a rerun skips
+clips that exist. A clip's name must be a plain file name (no folder, ``..``
+or absolute path; ``plan.check_name``), so nothing is written outside
+``<out>``. Every clip's outcome (written or failed, with
 the reason) is appended to ``<out>/extract_log.jsonl``; a failing clip or
 video does not stop the run.
 
@@ -33,7 +36,8 @@ from functools import partial
 from pathlib import Path
 from typing import Sequence
 
-from sova_lib.benchmarks.sovabench.clips.plan import ManifestRow, clamp_region
+from sova_lib.benchmarks.sovabench.clips.plan import ManifestRow, check_name, clamp_region
+from sova_lib.storage import STALE_SECONDS, remove_temporary, temporary_path
 
 __all__ = [
     "VIDEO_EXTENSIONS",
@@ -115,7 +119,7 @@ class _Writer:
         if w <= 0 or h <= 0:
             raise ValueError(f"the crop {crop} leaves no pixels inside the frame")
         self.crop = (x1, y1, x1 + w, y1 + h)
-        self.tmp = path.with_name(f".{path.stem}.partial{path.suffix}")
+        self.tmp = temporary_path(path)  # hidden, ending in .tmp: no reader of <out>/*.mp4 sees a partial clip
         self.container = av.open(str(self.tmp), "w", format="mp4")
         try:
             self.stream = self.container.add_stream(codec, rate=rate)
@@ -293,6 +297,10 @@ def _clips_to_cut(rows, out_dir: Path, summary: ExtractSummary) -> dict[str, lis
     for r in rows:
         if not r.ok or r.video in seen:
             continue
+        try:
+            check_name(r.video, "video")
+        except ValueError as err:
+            raise ValueError(f"manifest row {r.index}: {err}") from None
         seen.add(r.video)
         if (out_dir / f"{r.video}.mp4").exists():
             summary.skipped += 1
@@ -330,9 +338,10 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
     ``<out_dir>/extract_log.jsonl``. ``show_progress`` draws a progress bar.
     """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     summary = ExtractSummary(not_ok=sum(1 for r in rows if not r.ok))
-    todo = _clips_to_cut(rows, out_dir, summary)
+    todo = _clips_to_cut(rows, out_dir, summary)  # checks every clip name before anything is written
+    out_dir.mkdir(parents=True, exist_ok=True)
+    remove_temporary(out_dir, older_than=STALE_SECONDS)  # a killed run's partial clips, not another run's
     n_todo = sum(len(v) for v in todo.values())
     videos = find_source_videos(video_root, todo) if todo else {}
 

@@ -30,6 +30,7 @@ Statistics of a manifest are in ``sova_lib.benchmarks.sovabench.clips.stats``.
 from __future__ import annotations
 
 import csv
+import io
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import Iterable, Sequence
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips.kpf_index import VideoIndex, load_video_index
 from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source_dataset_of
+from sova_lib.storage import file_errors, write_text
 
 __all__ = [
     "BUFFERED_ACTIVITIES",
@@ -49,6 +51,7 @@ __all__ = [
     "START_STOP_BUFFER_FRAMES",
     "STATUSES",
     "ManifestRow",
+    "check_name",
     "clamp_region",
     "manifest_frames_args",
     "plan_clip",
@@ -215,15 +218,26 @@ def _fmt(v) -> str:
 def write_manifest(rows: Iterable[ManifestRow], path: str | Path) -> Path:
     """Write ``rows`` as a tab-separated manifest with a ``MANIFEST_COLUMNS`` header."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, delimiter="\t", lineterminator="\n")
-        w.writerow(MANIFEST_COLUMNS)
-        for r in rows:
-            w.writerow([_fmt(getattr(r, c)) for c in MANIFEST_COLUMNS])
-    tmp.replace(path)
-    return path
+    with file_errors(path.parent, "create the folder"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    text = io.StringIO()
+    w = csv.writer(text, delimiter="\t", lineterminator="\n")
+    w.writerow(MANIFEST_COLUMNS)
+    for r in rows:
+        w.writerow([_fmt(getattr(r, c)) for c in MANIFEST_COLUMNS])
+    return write_text(path, text.getvalue())
+
+
+def check_name(value: str, column: str) -> str:
+    """``value`` if it is a plain file name (a clip or a video, as a manifest names one), else ``ValueError``.
+
+    A clip is written to ``<out>/<video>.mp4``: a name with a folder separator, a ``..``, a drive or an absolute
+    path would put it elsewhere, so none is accepted.
+    """
+    if not value or value in (".", "..") or any(c in value for c in "/\\\0") or value[1:2] == ":":
+        raise ValueError(f"{column} {value!r} is not a plain file name (no folder, '..', drive or absolute path): "
+                         "a clip is written as <out>/<video>.mp4")
+    return value
 
 
 #: The manifest columns that hold integers (empty where there is none).
@@ -237,7 +251,7 @@ def read_manifest(path: str | Path) -> list[ManifestRow]:
     """
     path = Path(path)
     rows = []
-    with open(path, newline="", encoding="utf-8") as f:
+    with file_errors(path, "read"), open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f, delimiter="\t")
         if tuple(reader.fieldnames or ()) != MANIFEST_COLUMNS:
             raise ValueError(f"{path}: expected manifest columns {MANIFEST_COLUMNS}, found {reader.fieldnames}")
@@ -256,6 +270,8 @@ def read_manifest(path: str | Path) -> list[ManifestRow]:
                         values[c] = v or ""
                 if values["index"] is None:
                     raise ValueError("empty 'index'")
+                check_name(values["video"], "video")
+                check_name(values["source_video"], "source_video")
                 if values["status"] not in STATUSES:
                     raise ValueError(f"unknown status {values['status']!r}; known: {', '.join(STATUSES)}")
                 row = ManifestRow(**values)

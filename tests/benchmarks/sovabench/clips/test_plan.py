@@ -410,7 +410,11 @@ def test_extraction_resumes_and_records_failures(synth, tmp_path, monkeypatch):
     missing = clips.ManifestRow(20, "nowhere.a.1.2", "nowhere", "a", 1, 2, 0, 0, 50, 50, False, "ok")
     late = clips.ManifestRow(21, "late", "synth_cam.r13", "a", 70, 80, 0, 0, 50, 50, False, "ok")
     skipped = clips.ManifestRow(22, "bad", "synth_cam.r13", "a", 1, 2, None, None, None, None, False, "no_boxes")
-    (tmp_path / f".{planned[2].video}.partial.mp4").write_bytes(b"left by a killed run")
+    killed = tmp_path / f".{planned[2].video}.mp4.999.0badc0de.tmp"  # a killed run's, two hours old
+    killed.write_bytes(b"left by a killed run")
+    os.utime(killed, (killed.stat().st_atime - 7200, killed.stat().st_mtime - 7200))
+    running = tmp_path / f".{planned[1].video}.mp4.998.0badc0de.tmp"  # another run's, being written now
+    running.write_bytes(b"being written")
 
     real_replace = os.replace
 
@@ -425,7 +429,7 @@ def test_extraction_resumes_and_records_failures(synth, tmp_path, monkeypatch):
     assert (s.written, s.failed, s.not_ok) == (4, 3, 1)
     assert {e[0] for e in s.errors} == {4, 20, 21}
     assert not (tmp_path / f"{planned[3].video}.mp4").exists()
-    assert sorted(p.name for p in tmp_path.glob(".*")) == []  # no partial file is left behind
+    assert sorted(p.name for p in tmp_path.glob(".*")) == [running.name]  # no partial file is left behind
     reasons = {e[0]: e[2] for e in s.errors}
     assert "disk full" in reasons[4] and "not found" in reasons[20] and "has 60 frames" in reasons[21]
 

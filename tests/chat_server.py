@@ -1,0 +1,125 @@
+"""A chat-completions server on 127.0.0.1 (loopback only) for the tests of the OpenAI-compatible backend.
+
+It plays a script of answers, one entry per request, then answers normally ("images: N", N = the image parts of
+the request). Script entries:
+
+* ``("status", code, message, headers)``: an error answer ``{"error": {"message": ...}}``; with ``echo`` the
+  message ends with the request's headers, as some servers do;
+* ``("slow", seconds)``: the normal answer, that much later;
+* ``("content", value)``: a 200 whose message content is ``value`` (``None``, a list, a string);
+* ``("raw", code, body)``: those bytes as the body;
+* ``("big", n)``: a 200 whose content is ``n`` characters, sent in pieces as the client reads;
+* ``("hang",)``: no answer at all until the server closes.
+
+``latency``: seconds every answer waits; ``peak`` is the most requests it handled at once. ``models``: the ids
+``GET /v1/models`` lists (None: that route answers 404, as a bare server does; ``"hang"``: it never answers).
+Every request is kept in ``requests`` (path, headers, body).
+"""
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+__all__ = ["ChatServer"]
+
+
+class ChatServer:
+    def __init__(self, script=(), reject_images=None, hang_up=False, latency=0.0, models=None, echo=False,
+                 repeat=None):
+        """``repeat``: the entry played once the script is used up (default: the normal answer)."""
+        self.script, self.reject_images, self.latency, self.models = list(script), reject_images, latency, models
+        self.echo, self.repeat = echo, repeat
+        self.requests, self.lock = [], threading.Lock()
+        self.active = self.peak = 0
+        self.closed = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                if server.models == "hang":
+                    server.closed.wait()
+                    return
+                listing = server.models is not None and self.path == "/v1/models"
+                data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
+                                  if listing else {"error": {"message": "not found"}}).encode()
+                self._send(200 if listing else 404, data, {})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                    step = server.script.pop(0) if server.script else server.repeat
+                    server.active += 1
+                    server.peak = max(server.peak, server.active)
+                time.sleep(server.latency)
+                with server.lock:
+                    server.active -= 1
+                images = sum(p["type"] == "image_url" for p in body["messages"][-1]["content"])
+                kind = step[0] if step else None
+                if kind == "hang":
+                    server.closed.wait()
+                    return
+                if kind == "slow":
+                    time.sleep(step[1])
+                    step = kind = None
+                if step is None and images == server.reject_images:
+                    step, kind = ("status", 400, f"too many images: {images}", {}), "status"
+                if kind == "big":
+                    return self._send_big(step[1])
+                if kind == "raw":
+                    return self._send(step[1], step[2], {})
+                if kind == "status":
+                    _, code, message, headers = step
+                    if server.echo:
+                        message = f"{message}; the request's headers were {dict(self.headers)}"
+                    return self._send(code, json.dumps({"error": {"message": message, "type": "test"}}).encode(),
+                                      headers)
+                content = step[1] if kind == "content" else f"images: {images}"
+                payload = {"choices": [{"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": content}}]}
+                self._send(200, json.dumps(payload).encode(), {})
+
+            def _send(self, code, data, headers):
+                try:
+                    self.send_response(code)
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    self.close_connection = hang_up  # closes a kept-alive connection without saying so
+                except OSError:  # the client gave up waiting
+                    pass
+
+            def _send_big(self, n):
+                head = b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+                tail = b'"}}]}'
+                piece = b"x" * (1 << 20)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(head) + n + len(tail)))
+                    self.end_headers()
+                    self.wfile.write(head)
+                    for start in range(0, n, len(piece)):
+                        self.wfile.write(piece[:min(len(piece), n - start)])
+                    self.wfile.write(tail)
+                except OSError:  # the client stopped reading
+                    self.close_connection = True
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self):
+        self.closed.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,166 @@
+"""The OpenAI-compatible backend against servers that misbehave: every wait bounded, unreadable answers retried,
+a server that fails every request stopping the run, keys never repeated (a loopback server, 127.0.0.1)."""
+import json
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError, _parse_retry_after
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
+from sova_lib.describe.item import Item
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
+
+KEY = "sk-test-5e4d3c2b1a-SECRET"
+QUIET = RunOptions(show_progress=False, verbose=False)
+
+
+def request(id=1):
+    return DescribeRequest(id, [Image.new("RGB", (16, 12), (0, 128, 0))] * 2, "Describe this video.")
+
+
+def test_retry_after_is_capped_by_the_longest_back_off_and_a_non_finite_one_is_ignored(server_factory):
+    server = server_factory([("status", 429, "slow down", {"Retry-After": "100000"}),
+                             ("status", 429, "slow down", {"Retry-After": "Fri, 01 Jan 2100 00:00:00 GMT"}),
+                             ("status", 503, "busy", {"Retry-After": "inf"}),
+                             ("status", 503, "busy", {"Retry-After": "nan"}),
+                             ("status", 429, "slow down", {"Retry-After": "-3"})])
+    waits = []
+    d = OpenAIDescriber("m", server.url, backoff_base=0.01, backoff_max=7.0, stop_after_failed_requests=10,
+                        rng=np.random.default_rng(3), sleep=waits.append)
+    assert d.describe([request()]) == ["images: 2"] and len(server.requests) == 6
+    rng = np.random.default_rng(3)  # only the two back-offs draw a jitter, in order
+    assert waits == pytest.approx([7.0, 7.0, 0.01 * 4 * (0.5 + 0.5 * rng.random()),
+                                   0.01 * 8 * (0.5 + 0.5 * rng.random()), 0.0], rel=1e-12)
+
+
+def test_retry_after_in_seconds_and_as_a_date():
+    now = 4102444800.0 - 30  # 30 s before 2100-01-01 00:00:00 UTC
+    assert _parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT", now=lambda: now) == 30.0
+    assert _parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", now=lambda: now) == 0.0
+    assert _parse_retry_after("2.5") == 2.5 and _parse_retry_after("-5") == 0.0
+    for value in ("inf", "-inf", "nan", "1e400", "Fri, 01 Jan 99999 00:00:00 GMT", "soon", "", None):
+        assert _parse_retry_after(value) is None, value
+
+
+@pytest.mark.parametrize("entry, reason", [
+    (("content", None), "the server's answer holds no text: its content is null"),
+    (("content", ["a car", "turns"]), 'the server\'s answer holds no text: its content is ["a car", "turns"]'),
+    (("content", " \n"), "the server's answer is empty (finish_reason 'stop')"),
+    (("raw", 200, b"{not json"), "the server's answer is not a chat completion: b'{not json'"),
+    (("big", 5000), "the server's answer is longer than 4096 bytes; it was not read"),
+])
+def test_an_answer_without_text_is_retried_then_fails_the_item(server_factory, entry, reason):
+    server = server_factory([entry] * 3)
+    waits = []
+    d = OpenAIDescriber("m", server.url, max_retries=3, max_response_bytes=4096, stop_after_failed_requests=10,
+                        sleep=waits.append)
+    assert d.describe([request()]) == ["images: 2"]  # the fourth attempt is answered
+    assert len(server.requests) == 4 and len(waits) == 3
+    server.script = [entry] * 3
+    d = OpenAIDescriber("m", server.url, max_retries=2, max_response_bytes=4096, stop_after_failed_requests=10,
+                        sleep=lambda s: None)
+    with pytest.raises(OpenAIError) as err:
+        d.describe([request()])
+    assert str(err.value) == f"gave up after 3 attempts: {reason}"
+
+
+def test_a_server_that_fails_every_request_stops_the_run_after_four(server_factory, tmp_path):
+    server = server_factory(repeat=("status", 500, "internal", {}))
+    waits = []
+    d = OpenAIDescriber("m", server.url, concurrency=1, sleep=waits.append)
+    items = [Item(i, tmp_path / f"{i}.mp4") for i in range(6)]
+    with pytest.raises(DescriberEnvironmentError) as err:
+        describe_items(d, items, tmp_path / "cache", prompt="Describe.", run=QUIET,
+                       loader=lambda item, fps: (request().frames, (0.0, 1.0), True))
+    # one item at a time: it is the only one in progress, so four failed requests in a row (twice two) stop it
+    assert len(server.requests) == 4 and len(waits) == 3
+    assert str(err.value) == (f"the last 4 requests to {server.url} for model 'm' all failed, and none was answered "
+                              "(the last: HTTP 500: internal): the server cannot serve this run. Fix: check the "
+                              "server and its log; when it is overloaded, lower --concurrency; then run the same "
+                              "command again")
+    (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
+    assert (folder / "errors.jsonl").read_text() == ""  # not the items' fault: nothing recorded against them
+    assert json.loads((folder / "manifest.json").read_text())["stopped"]["reason"] == str(err.value)
+
+
+def test_one_answer_between_failures_starts_the_count_again(server_factory):
+    server = server_factory([("status", 500, "internal", {})] * 3 + [("slow", 0)]
+                            + [("status", 502, "bad gateway", {})] * 3)
+    d = OpenAIDescriber("m", server.url, sleep=lambda s: None)
+    assert d.describe([request(1)]) == ["images: 2"]  # three failures, then an answer
+    assert d.describe([request(2)]) == ["images: 2"]  # three more: never four in a row
+    assert len(server.requests) == 8
+
+
+def test_a_server_that_never_answers_is_given_up_after_the_read_timeout(server_factory):
+    server = server_factory(repeat=("hang",))
+    d = OpenAIDescriber("m", server.url, read_timeout=0.3, sleep=lambda s: None)
+    with pytest.raises(DescriberEnvironmentError, match=r"the last 4 requests .* all failed, and none was answered "
+                                                        r"\(the last: ReadTimeout: no answer within 0\.3 s\)"):
+        d.describe([request()])
+    assert len(server.requests) == 4
+
+
+def test_an_endpoint_whose_model_list_never_comes_stops_before_any_request(server_factory):
+    server = server_factory(models="hang")
+    d = OpenAIDescriber("m", server.url, read_timeout=0.4)
+    with pytest.raises(DescriberEnvironmentError) as err:
+        d.load()
+    assert str(err.value).startswith(f"{server.url}/models gave no answer within 0.4 s (ReadTimeout): the server at "
+                                     f"{server.url} is not answering. Fix: check that it has finished starting")
+    assert server.requests == []
+
+
+def test_stop_ends_the_wait_between_attempts_at_once(server_factory):
+    server = server_factory(repeat=("status", 503, "busy", {"Retry-After": "50"}))
+    d = OpenAIDescriber("m", server.url, stop_after_failed_requests=100)
+    d.stop()  # as the runner does when a run ends early
+    with pytest.raises(OpenAIError, match="not sent: the run has stopped"):
+        d.describe([request()])
+    assert server.requests == []
+    d.load()  # a run starts: the describer works again
+    threading.Timer(0.2, d.stop).start()
+    start = time.monotonic()
+    with pytest.raises(OpenAIError, match="not retried: the run has stopped"):
+        d.describe([request()])  # the wait of Retry-After 50 s ends when stop() is called
+    assert time.monotonic() - start < 25  # far below the 50 s it would have waited (a generous bound)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("value", ["sk-proj-AbC123", "Bearer x", "", "1ABC", "MY KEY"])
+def test_api_key_env_must_name_a_variable(value):
+    with pytest.raises(ValueError) as err:
+        OpenAIDescriber("m", "http://127.0.0.1:9/v1", api_key_env=value)
+    assert str(err.value).startswith("--api-key-env takes the name of an environment variable")
+    assert value not in str(err.value) or not value
+
+
+@pytest.mark.parametrize("name, value", [("connect_timeout", 0), ("read_timeout", -1.0), ("read_timeout", math.inf),
+                                         ("backoff_max", math.nan)])
+def test_waits_must_be_finite_and_positive(name, value):
+    with pytest.raises(ValueError, match=f"{name} must be a finite number of seconds above 0"):
+        OpenAIDescriber("m", "http://127.0.0.1:9/v1", **{name: value})
+
+
+@pytest.mark.parametrize("status", [400, 401, 500])
+def test_a_server_that_echoes_the_key_never_gets_it_repeated(server_factory, monkeypatch, status):
+    monkeypatch.setenv("SOVA_TEST_KEY", KEY)
+    server = server_factory(repeat=("status", status, "no", {}), echo=True)
+    d = OpenAIDescriber("m", server.url, api_key_env="SOVA_TEST_KEY", sleep=lambda s: None, max_retries=1)
+    with pytest.raises((OpenAIError, DescriberEnvironmentError)) as err:
+        d.describe([request()])
+    assert server.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"  # the key was sent ...
+    message = str(err.value)
+    assert KEY not in message and "'Authorization': '[redacted]'" in message  # ... and is never repeated
+
+
+def test_an_answer_that_quotes_the_key_has_it_redacted(server_factory, monkeypatch):
+    monkeypatch.setenv("SOVA_TEST_KEY", KEY)
+    server = server_factory([("content", f"The header said Bearer {KEY}. A car turns left.")])
+    d = OpenAIDescriber("m", server.url, api_key_env="SOVA_TEST_KEY")
+    assert d.describe([request()]) == ["The header said Bearer [redacted]. A car turns left."]
