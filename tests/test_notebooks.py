@@ -307,8 +307,9 @@ def test_jupyterlab_opens_the_py_notebooks_as_notebooks(tmp_path):
     extension = next(Path(p) / "jupyterlab-jupytext" for p in jupyter_path("labextensions")
                      if (Path(p) / "jupyterlab-jupytext").is_dir())
     assert any('"Jupytext Notebook"' in f.read_text() for f in (extension / "static").glob("*.js"))
-    dry = subprocess.run(["make", "-n", "lab", "VENV=.venv"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout
+    outside_make = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    dry = subprocess.run(["make", "--no-print-directory", "-n", "lab", "VENV=.venv"], cwd=ROOT, capture_output=True,
+                         text=True, check=True, env=outside_make).stdout
     assert "cp notebooks/.jupyterlab-overrides.json .venv/share/jupyter/lab/settings/overrides.d/sova_lib.json" in dry
     assert dry.rstrip().endswith("notebooks/00_quickstart.py")
 
