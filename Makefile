@@ -66,7 +66,7 @@ lab: $(STAMP)
 	PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks/00_quickstart.py
 
-# The waits a user feels first (warm sova evaluate against a bare numpy import, the test suite's last wall time,
+# The waits a user feels first (warm sova sovabench evaluate against a bare numpy import, the test suite's last wall time,
 # the sentence encoder against its fp32 floor), then every other benchmark.
 FIRST_BENCH := bench/bench_feedback.py bench/bench_encode.py
 bench: $(STAMP)

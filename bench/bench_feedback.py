@@ -1,6 +1,6 @@
-"""Benchmark: how long a user waits for a warm ``sova evaluate``, and for the test suite.
+"""Benchmark: how long a user waits for a warm ``sova sovabench evaluate``, and for the test suite.
 
-1. Warm ``sova evaluate``: scores the committed quickstart description cache
+1. Warm ``sova sovabench evaluate``: scores the committed quickstart description cache
    under ``quickstart-direction`` once cold (into a throw-away cache, so
    every sentence is split and encoded), then times ``--rounds`` warm runs
    (every split and vector cached) as whole processes, each beside a bare
@@ -56,7 +56,7 @@ def main() -> None:
             warm.append(seconds)
             bare.append(timed([sys.executable, "-c", "import numpy"], env)[0])
     ratio = min(warm) / min(bare)
-    print(f"warm sova evaluate (quickstart-direction, every split and vector cached): {min(warm):.2f} s; "
+    print(f"warm sova sovabench evaluate (quickstart-direction, every split and vector cached): {min(warm):.2f} s; "
           f"python -c 'import numpy': {min(bare):.2f} s: {ratio:.1f}x (target <= 4x; best of {args.rounds}, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); the cold run took {cold_seconds:.1f} s")
     last = ROOT / ".pytest_cache" / "v" / "sova" / "last_run"

@@ -59,7 +59,6 @@ from sova_lib.describe.run_cache import RunOptions
 from sova_lib.paper import plots, results
 from sova_lib.video import example_videos, probe
 
-mode = vantage.parsing.check_mode(mode)  # "parity", the former name of "official", reads as "official"
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
 pd.set_option("display.max_colwidth", None)  # texts are shown whole

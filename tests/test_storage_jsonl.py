@@ -51,7 +51,7 @@ def test_description_cache(tmp_path):
         assert again.done == {"q/1": TEXT} and again.failures == {"q/2": TEXT}
     finally:
         again.close()
-    # the answers as `sova muvr evaluate --version qa --answers` and `sova evaluate --descriptions` read them
+    # the answers as `sova muvr evaluate --version qa --answers` and `sova sovabench evaluate --descriptions` read them
     assert read_descriptions(tmp_path / "c") == {"q/1": TEXT}
 
 

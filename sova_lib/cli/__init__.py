@@ -73,74 +73,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _option_value(argv: list[str], flag: str) -> str | None:
-    for k, arg in enumerate(argv):
-        if arg == flag and k + 1 < len(argv):
-            return argv[k + 1]
-        if arg.startswith(flag + "="):
-            return arg.split("=", 1)[1]
-    return None
-
-
-def _without(argv: list[str], flag: str) -> list[str]:
-    out, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg == flag:
-            skip = True
-        elif not arg.startswith(flag + "="):
-            out.append(arg)
-    return out
-
-
-def _note(text: str) -> None:
-    from sova_lib.cli.options import note  # the one note writer; imported here to keep ``sova --version`` light
-
-    note(text)
-
-
-def old_command(argv: list[str]) -> list[str]:
-    """``argv`` of a former spelling (``sova evaluate --benchmark muvr``, ``sova clips plan``, ...) in the new one.
-
-    The former spellings (``sova_lib.cli.vocabulary.OLD_COMMANDS``) still work for this release; each prints one
-    note naming the new command. ``--fps`` of a former image command is dropped with a second note: a still
-    image has no frame rate (the image commands record 1 frame per second in the cache key, as before).
-    """
-    if argv[:2] == ["vantage", "score"]:
-        _note("'sova vantage score' is the old spelling; it is now 'sova vantage evaluate'")
-        return ["vantage", "evaluate", *argv[2:]]
-    if not argv or argv[0] not in ("describe", "embed", "evaluate", "clips"):
-        return argv
-    verb, rest = argv[0], argv[1:]
-    if any(a in ("-h", "--help") for a in rest) and verb != "clips" and "--benchmark" not in rest:
-        return argv if verb != "evaluate" else ["sovabench", "evaluate", *rest]
-    benchmark = _option_value(rest, "--benchmark")
-    if verb == "clips":
-        new = ["sovabench", "clips", *rest]
-    elif benchmark is not None:
-        new = [benchmark, verb, *_without(rest, "--benchmark")]
-    elif verb == "evaluate":
-        from sova_lib.benchmarks.image_tasks import DATASETS  # read only for an old spelling: no copy to keep in step
-
-        if _option_value(rest, "--protocol") in DATASETS:
-            new = ["image-tasks", verb, *("--task" if a == "--protocol" else a for a in rest)]
-        else:
-            new = ["sovabench", verb, *rest]
-    elif "--images" in rest:
-        new = ["image-tasks", verb, *rest]
-    elif "--manifest" in rest:
-        new = ["sovabench", verb, *rest]
-    else:
-        return argv
-    _note(f"'sova {verb}{' --benchmark ' + benchmark if benchmark else ''}' is the old spelling; "
-          f"it is now 'sova {new[0]} {new[1]}'")
-    if new[0] == "image-tasks" and verb in ("describe", "embed") and _option_value(new, "--fps") is not None:
-        _note(f"--fps {_option_value(new, '--fps')} is ignored: images have no frame rate")
-        new = _without(new, "--fps")
-    return new
-
-
 #: Modules of the optional extras (pyproject.toml) -> the extra that installs them.
 EXTRAS: dict[str, str] = {
     **dict.fromkeys(("matplotlib", "seaborn", "papermill", "jupytext", "nbformat", "nbclient", "ipykernel",
@@ -169,7 +101,7 @@ def _one_line(err: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = old_command(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return _run(argv)
     except ModuleNotFoundError as error:

@@ -21,7 +21,7 @@ from sova_lib.benchmarks.sovabench.clips import plan as clips
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.clips.extract import extract_clips, find_source_videos
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
-from sova_lib.benchmarks.sovabench.splits import load_split, read_tsv
+from sova_lib.benchmarks.sovabench.splits import read_tsv
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     add_output_options,
@@ -29,7 +29,6 @@ from sova_lib.cli.options import (
     count,
     existing_file,
     existing_folder,
-    old_spelling,
     positive_count,
     positive_rate,
 )
@@ -56,9 +55,7 @@ def add_commands(subparsers) -> None:
     plan.add_argument("--index-dir", type=cache_root, default=None, metavar="DIR",
                       help="where per-video annotation indexes are cached "
                            "(default $SOVA_KPF_INDEX_DIR or ~/.cache/sova_lib/kpf-index)")
-    old_spelling(plan, "--cache-dir", "--index-dir", dest="index_dir", type=cache_root)
     plan.add_argument("--no-index", action="store_true", help="re-read every annotation file, write no index")
-    old_spelling(plan, "--no-cache", "--no-index", dest="no_index", flag=True)
     plan.add_argument("--min-size", type=count, default=None, metavar="PIXELS",
                       help="smallest region side in pixels (default 112)")
     plan.add_argument("--buffer-frames", type=count, default=None, metavar="N",
@@ -89,30 +86,20 @@ def add_commands(subparsers) -> None:
                                     "manifest. Example: sova sovabench clips stats --manifest manifest.tsv")
     st.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv",
                     help="manifest written by 'sova sovabench clips plan'")
-    st.add_argument("--source-fps", dest="fps", type=positive_rate, default=None, metavar="F",
+    st.add_argument("--source-fps", type=positive_rate, default=None, metavar="F",
                     help="the source videos' own frame rate, for durations (default: 30 for MEVA and VIRAT)")
-    old_spelling(st, "--fps", "--source-fps", dest="fps", type=positive_rate)
     st.add_argument("--tsv", default=None, metavar="TSV_OR_PROTOCOL",
                     help="TSV (or protocol name) that gives each index its class (default: the packaged splits)")
     st.set_defaults(func=_stats)
 
 
 def _processes(parser, text: str) -> None:
-    parser.add_argument("--processes", dest="workers", type=positive_count, default=1, metavar="N", help=text)
-    old_spelling(parser, "--workers", "--processes", dest="workers", type=positive_count)
-
-
-#: The packaged splits' former names, still accepted: split name -> protocol name.
-_OLD_NAMES = {"interpair": "inter-pair", "interpair_queries": "inter-pair-constrained", "intrapair": "intra-pair"}
+    parser.add_argument("--processes", type=positive_count, default=1, metavar="N", help=text)
 
 
 def _clips_of(tsv: str):
 
     if not Path(tsv).exists():
-        if tsv in _OLD_NAMES:
-            print(f"sova: note: --tsv {tsv} is the old spelling; the protocol is named {_OLD_NAMES[tsv]}",
-                  file=sys.stderr)
-            return load_split(tsv)
         if tsv in SOVABENCH_PROTOCOLS:
             return get_protocol(tsv).clips()
     if not Path(tsv).is_file():
@@ -133,7 +120,7 @@ def _plan(args) -> int:
         kw["buffer_frames"] = args.buffer_frames
     try:
         planned = clips.plan_clips(rows, args.annotations, cache_dir=False if args.no_index else args.index_dir,
-                                   workers=args.workers, show_progress=not args.no_progress, **kw)
+                                   workers=args.processes, show_progress=not args.no_progress, **kw)
     except kpf.KpfError as err:
         raise CliError(f"{err}\n  fix or remove that annotation file and run the command again") from None
     clips.write_manifest(planned, args.out)
@@ -164,7 +151,7 @@ def _extract(args) -> int:
         raise CliError(f"--video-root {args.video_root}: none of the {len(needed)} source videos the manifest needs "
                        f"is under it (e.g. {needed[0]}); give the folder that holds the MEVA/VIRAT videos")
     summary = extract_clips(rows, args.video_root, args.out, codec=args.codec, pix_fmt=args.pix_fmt,
-                            crf=args.crf, workers=args.workers, show_progress=not args.no_progress)
+                            crf=args.crf, workers=args.processes, show_progress=not args.no_progress)
     for line in summary.lines():
         print(line)
     print(f"clips and extract_log.jsonl: {args.out}")
@@ -174,7 +161,7 @@ def _extract(args) -> int:
 def _stats(args) -> int:
 
     df = clip_stats.manifest_frame(_read_manifest(args.manifest))
-    fps = clips.DEFAULT_FPS if args.fps is None else args.fps
+    fps = clips.DEFAULT_FPS if args.source_fps is None else args.source_fps
     labelled = _clips_of(args.tsv) if args.tsv else None
     out = sys.stdout
     print("Rows per status and source dataset", file=out)

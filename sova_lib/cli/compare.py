@@ -5,7 +5,7 @@ descriptions: JSON Lines, the authors' JSON or a describe cache folder; or an
 ``.npz`` of vectors; descriptions are embedded one vector per sentence, or
 each whole with ``--no-split``, as ``sova sovabench evaluate``) and prints the score of each, the difference ``A - B``
 with a paired bootstrap interval over the same queries (within each pair for
-Pair-mAP, as ``sova evaluate --bootstrap``), and the queries where the two
+Pair-mAP, as ``sova sovabench evaluate --bootstrap``), and the queries where the two
 disagree most. The work is done by ``sova_lib.paper.compare``.
 
 A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
@@ -27,7 +27,6 @@ from sova_lib.cli.options import (
     add_output_options,
     count,
     note,
-    old_spelling,
 )
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.evaluate import CoverageError
@@ -64,8 +63,7 @@ def add_commands(sub) -> None:
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
     add_output_options(p, out=("DIR", "also write the comparison as one record JSON into DIR (the tables of "
-                                      "sova_lib.records collect them)"), json=True, dest="results_dir")
-    old_spelling(p, "--results-dir", "--out", dest="results_dir")
+                                      "sova_lib.records collect them)"), json=True)
     p.set_defaults(func=run_compare)
 
 
@@ -88,9 +86,9 @@ def run_compare(args) -> int:
                                bootstrap=args.bootstrap, seed=args.seed, allow_missing=args.allow_missing)
     except (CoverageError, ValueError, FileNotFoundError) as err:
         raise CliError(str(err)) from None
-    if args.results_dir:
+    if args.out:
         record = result.to_record(encoder=None if vectors else (args.embedder or DEFAULT_ENCODER))
-        print(f"wrote {write_record(record, args.results_dir)}", file=sys.stderr)
+        print(f"wrote {write_record(record, args.out)}", file=sys.stderr)
     if args.json:
         text = json.dumps(result.to_json(args.top))
     else:

@@ -430,7 +430,7 @@ def _authors_object(path: Path, raw: bytes):
     except json.JSONDecodeError as err:
         if err.msg == "Extra data":
             raise CliError(f"{path}, line {err.lineno}: a second JSON value after the first; this looks like "
-                           f"JSON Lines; {expected} (sova evaluate --descriptions reads JSON Lines directly)") from None
+                           f"JSON Lines; {expected} (sova sovabench evaluate --descriptions reads JSON Lines directly)") from None
         raise CliError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}); {expected}") from None
     except RecursionError as err:
         raise CliError(f"{path}: {json_problem(err)}; {expected}") from None

@@ -16,7 +16,7 @@ pair of frames), ``--pool video`` the model's own clip vector
 ``--gpus-per-worker``, ``--batch-size``, ``--address``, as for ``sova
 describe``) spreads the work over Ray actors that each load the model once
 (``sova_lib.describe.contrastive.ray_engine``). ``--out FILE.npz`` writes the vectors of
-the items of this run in the format ``sova evaluate --embeddings`` reads.
+the items of this run in the format ``sova sovabench evaluate --embeddings`` reads.
 
 Exit code: 0 when some item has vectors, 1 when none has, 2 for a usage
 error or a model that cannot be loaded.
@@ -24,7 +24,6 @@ error or a model that cannot be loaded.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.cli.describe import check_video_root, items_from_args, sampling_rate
@@ -33,7 +32,6 @@ from sova_lib.cli.options import (
     add_cache_options,
     add_fps_option,
     add_output_options,
-    old_spelling,
     positive_count,
 )
 from sova_lib.describe.contrastive import POOLS, ContrastiveModel, ModelLoadError, embed_items, export, read_cache
@@ -82,8 +80,7 @@ def add_embed_options(e, *, fps: bool = True) -> None:
     add_cache_options(e, what="vectors go to DIR/frame-embeddings/")
     add_engine_options(e)
     add_output_options(e, out=("FILE.npz", "also write the vectors of this run's items into FILE.npz, which "
-                                           "'evaluate --embeddings' reads"), progress=True, dest="export")
-    old_spelling(e, "--export", "--out", dest="export", type=Path)
+                                           "'evaluate --embeddings' reads"), progress=True)
     e.set_defaults(func=run_embed)
 
 
@@ -106,8 +103,8 @@ def run_embed(args) -> int:
         print(f"  failed {item_id!r}: {error}", file=sys.stderr)
     found = read_cache(summary.folder)
     have = [i.id for i in items if i.id in found]
-    if args.export is not None and have:
-        print(f"exported {len(have)} items to {export(summary.folder, args.export, ids=have)}")
+    if args.out is not None and have:
+        print(f"exported {len(have)} items to {export(summary.folder, args.out, ids=have)}")
     return 0 if have else 1
 
 

@@ -35,7 +35,6 @@ from sova_lib.cli.options import (
     add_encoder_options,
     add_output_options,
     note,
-    old_spelling,
 )
 from sova_lib.describe.contrastive import ContrastiveModel
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
@@ -80,7 +79,7 @@ def add_sovabench_evaluate(p) -> None:
 
 def add_image_task_evaluate(p) -> None:
     """``sova image-tasks evaluate``: one image task of Table 3."""
-    p.add_argument("--task", dest="protocol", required=True, choices=sorted(image_tasks.DATASETS),
+    p.add_argument("--task", required=True, choices=sorted(image_tasks.DATASETS),
                    help="the image task to score (Table 3 of the SOVABench paper)")
     add_input_options(p, baselines=("random", "oracle"))
     p.add_argument("--annotations", metavar="PATH",
@@ -100,8 +99,7 @@ def _common(p) -> None:
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
     add_output_options(p, out=("DIR", "also write the result as one record JSON into DIR (the tables of "
-                                      "sova_lib.records collect them)"), json=True, dest="results_dir")
-    old_spelling(p, "--results-dir", "--out", dest="results_dir")
+                                      "sova_lib.records collect them)"), json=True)
 
 
 #: Tie spread (points) above which a warning says the ties decide part of the score.
@@ -124,7 +122,7 @@ def run_evaluate(args) -> int:
         return SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
                                show_progress=not args.json)
 
-    if args.protocol in image_tasks.DATASETS:
+    if args.benchmark == "image-tasks":
         return _run_image_task(args, encoder)
     try:
         if args.baseline:
@@ -149,8 +147,8 @@ def run_evaluate(args) -> int:
     if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
         print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
               f"points (optimistic minus pessimistic); the score uses the {result.ties!r} tie rule", file=sys.stderr)
-    if args.results_dir:
-        path = write_record(result.to_record(**_record_context(args)), args.results_dir)
+    if args.out:
+        path = write_record(result.to_record(**_record_context(args)), args.out)
         print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=None))
@@ -166,7 +164,7 @@ def run_evaluate(args) -> int:
 
 def _run_image_task(args, encoder) -> int:
     """Accuracy of descriptions, vectors or a baseline on one image task (see the module docstring)."""
-    task = args.protocol
+    task = args.task
     if args.embeddings and not args.text_model:
         raise CliError("--embeddings on an image task needs --text-model, the model whose text tower embeds "
                        "the choice sentences")
@@ -193,8 +191,8 @@ def _run_image_task(args, encoder) -> int:
             result.notes.append(f"zero-shot: choice sentences embedded by the text tower of {args.text_model}")
     except (ValueError, FileNotFoundError, RuntimeError) as err:
         raise CliError(str(err)) from None
-    if args.results_dir:
-        print(f"wrote {write_record(result.to_record(**_image_task_context(args)), args.results_dir)}",
+    if args.out:
+        print(f"wrote {write_record(result.to_record(**_image_task_context(args)), args.out)}",
               file=sys.stderr)
     if args.json:
         print(json.dumps({**result.to_json(), "protocol": task}, indent=None))

@@ -35,7 +35,6 @@ from sova_lib.cli.options import (
     add_output_options,
     existing_folder,
     nonnegative_number,
-    old_spelling,
     positive_count,
     positive_rate,
 )
@@ -45,19 +44,10 @@ from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.records import write_record
 
-__all__ = ["TIE_ALIASES", "TieChoices", "add_commands", "add_describe_arguments", "add_evaluate_arguments",
+__all__ = ["add_commands", "add_describe_arguments", "add_evaluate_arguments",
            "run_describe", "run_evaluate"]
 
 VERSIONS = ("base", "filter", "qa")
-#: Former spelling -> rule; accepted with a note on stderr, listed nowhere.
-TIE_ALIASES = {"official": "gallery-order"}
-
-
-class TieChoices(tuple):
-    """``--ties`` choices: the rules listed in help, plus the former spellings of ``TIE_ALIASES``, accepted unlisted."""
-
-    def __contains__(self, value):
-        return tuple.__contains__(self, value) or value in TIE_ALIASES
 
 
 def add_commands(subparsers) -> None:
@@ -112,18 +102,16 @@ def add_evaluate_arguments(p) -> None:
                    help="let an id listed in the annotations but in no videos.json record join the gallery, without "
                         "features (a positive among them then counts as a miss); by default such an id is an error, "
                         "as for the official loader")
-    g.add_argument("--ties", choices=TieChoices(TIES), default=None, metavar="RULE",
+    g.add_argument("--ties", choices=TIES, default=None, metavar="RULE",
                    help="tie rule of AP: expected (default; the mean over all orders of tied videos), optimistic, "
                         "pessimistic (its bounds), gallery-order (tied videos in videos.json order)")
-    g.add_argument("--scoring", dest="parse", choices=qa.PARSES, default="official",
+    g.add_argument("--scoring", choices=qa.PARSES, default="official",
                    help="--version qa: official parses the answers as MUVR's own code does (default); strict "
                         "counts only answers whose first word is yes or no")
-    old_spelling(g, "--parse", "--scoring", dest="parse")
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
     add_output_options(p, out=("DIR", "also write the result as one record JSON into DIR (the tables of "
-                                      "sova_lib.records collect them)"), json=True, dest="results_dir")
-    old_spelling(p, "--results-dir", "--out", dest="results_dir")
+                                      "sova_lib.records collect them)"), json=True)
     p.set_defaults(func=run_evaluate, benchmark="muvr", aggregate="max", allow_missing=False)
 
 
@@ -154,16 +142,11 @@ def _qa(args) -> qa.QAResult:
     if args.data is None:
         raise CliError("--benchmark muvr needs --data ROOT (the folder holding annotations/)")
     return qa.score_answers(qa.load_qa(args.data, args.partitions), read_descriptions(args.answers),
-                            parse=args.parse)
+                            parse=args.scoring)
 
 
 def _retrieval(args) -> MuvrResult:
     ties = args.ties or "expected"
-    if ties in TIE_ALIASES:
-        print(f"sova: note: --ties {ties} is a former name of --ties {TIE_ALIASES[ties]} (tied videos in "
-              "videos.json order); it is not the official scripts' order, which varies from run to run",
-              file=sys.stderr)
-        ties = TIE_ALIASES[ties]
     if ties not in TIES:
         raise CliError(f"--ties {ties} does not apply to MUVR; choose one of {', '.join(TIES)}")
     if args.answers:
@@ -195,13 +178,13 @@ def _retrieval(args) -> MuvrResult:
 
 
 def run_evaluate(args) -> int:
-    """``sova evaluate --benchmark muvr``: score, print, and with ``--results-dir`` write the run's record."""
+    """``sova muvr evaluate``: score, print, and with ``--out`` write the run's record."""
     try:
         result = _qa(args) if args.version == "qa" else _retrieval(args)
     except (ValueError, FileNotFoundError, OSError) as err:
         raise CliError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
-    if args.results_dir:
-        print(f"wrote {write_record(result.to_record(**_record_context(args)), args.results_dir)}", file=sys.stderr)
+    if args.out:
+        print(f"wrote {write_record(result.to_record(**_record_context(args)), args.out)}", file=sys.stderr)
     if args.version == "qa":
         out = {"benchmark": BENCHMARK, "version": "qa", "source": str(args.answers), **result.to_json()}
     else:
@@ -242,9 +225,8 @@ def add_describe_arguments(d) -> None:
     g.add_argument("--video-root", type=existing_folder, required=True, metavar="DIR",
                    help="the folder of MUVR's videos: DIR[/<sub-folder>]/<id>.mp4 (or .mkv, .webm, .avi, .mov, "
                         ".flv), or DIR[/<sub-folder>]/<id>/ holding its frame images")
-    g.add_argument("--version", dest="muvr_task", type=_describe_version, default="windows", metavar="{base,filter,qa}",
+    g.add_argument("--version", type=_describe_version, default="windows", metavar="{base,filter,qa}",
                    help="base, filter: describe every video in fixed windows (default); qa: ask the QA questions")
-    old_spelling(g, "--muvr-task", "--version", dest="muvr_task", type=_describe_version)
     g.add_argument("--window-seconds", type=positive_rate, default=framework.WINDOW_SECONDS, metavar="S",
                    help=f"length of a described window in seconds (default {framework.WINDOW_SECONDS:g})")
     g.add_argument("--max-windows", type=positive_count, default=framework.MAX_WINDOWS, metavar="N",
@@ -265,12 +247,12 @@ def _describe(args) -> int:
 
 
 def run_describe(args, describer) -> int:
-    """``sova describe --benchmark muvr``: windows of every video of the partitions, or the QA questions."""
+    """``sova muvr describe``: windows of every video of the partitions, or the QA questions."""
     if args.data is None or args.video_root is None:
         raise CliError("--benchmark muvr needs --data ROOT and --video-root DIR")
     common = {"run": run_options(args)}
     try:
-        if args.muvr_task == "qa":
+        if args.version == "qa":
             questions = qa.load_qa(args.data, args.partitions)
             summary = qa.run_qa(describer, questions, args.video_root, args.cache_dir, mode=args.qa_mode,
                                 template=args.qa_template, **common)

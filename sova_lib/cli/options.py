@@ -12,9 +12,7 @@ spelling, one help text and one default everywhere (the table of spellings is
 * ``add_encoder_options``: ``--embedder`` and ``--no-split``, the sentence
   encoder that embeds descriptions;
 * ``add_bootstrap_options``: ``--bootstrap N`` (default ``DEFAULT_BOOTSTRAP``)
-  and ``--seed``;
-* ``old_spelling``: a hidden alias for a former spelling, which still works and
-  prints a one-line note naming the new one.
+  and ``--seed``.
 
 Value types (``positive_rate``, ``count``, ...) reject bad values while the
 command line is parsed; ``SovaParser`` turns every parse error into one line
@@ -29,7 +27,7 @@ from pathlib import Path
 
 from sova_lib.encoder import default_cache_dir
 
-__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "old_spelling", "add_answer_limit", "add_describer_options",
+__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
            "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_encoder_options", "add_fps_option", "positive_rate", "count",
            "positive_count", "positive_number", "nonnegative_number", "existing_file", "existing_folder", "note"]
@@ -159,42 +157,6 @@ def cache_root(text: str) -> Path:
     return path
 
 
-# --------------------------------------------------------------------------- old spellings
-
-class _OldSpelling(argparse.Action):
-    """Stores like the new option, after a note naming the new spelling."""
-
-    def __init__(self, option_strings, dest, new: str, value=None, **kwargs):
-        self.new, self.value = new, value
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        note(f"{option_string} is the old spelling of {self.new}; it still works for this release")
-        if self.nargs == 0:
-            values = self.value
-        elif self.value is not None:
-            values = self.value(values) if callable(self.value) else self.value
-        if isinstance(getattr(namespace, self.dest, None), list) and isinstance(values, list):
-            values = getattr(namespace, self.dest) + values
-        setattr(namespace, self.dest, values)
-
-
-def old_spelling(parser, old: str, new: str, *, dest: str, flag: bool = False, type=None, nargs=None,
-                 convert=None) -> None:
-    """A hidden alias ``old`` for the option ``new`` (same ``dest``), with a one-line note when used.
-
-    ``flag``: a ``store_true`` option. ``convert``: maps the old value onto the new one.
-    """
-    kwargs = dict(dest=dest, action=_OldSpelling, new=new, help=argparse.SUPPRESS, default=argparse.SUPPRESS)
-    if flag:
-        kwargs.update(nargs=0, value=True)
-    else:
-        kwargs.update(type=type, value=convert)
-        if nargs is not None:
-            kwargs["nargs"] = nargs
-    parser.add_argument(old, **kwargs)
-
-
 # --------------------------------------------------------------------------- shared groups
 
 def add_describer_options(parser, *, prompt: bool = True, device_map: bool = True) -> None:
@@ -291,16 +253,15 @@ def add_cache_options(parser, *, what: str, retry: bool = True) -> None:
 
 
 def add_output_options(parser, *, out: tuple[str, str] | None = None, json: bool = False,
-                       progress: bool = False, required: bool = False, dest: str = "out") -> None:
+                       progress: bool = False, required: bool = False) -> None:
     """``--out`` (``(metavar, help)``), ``--json`` and ``--no-progress``, as the command has them."""
     g = parser.add_argument_group("output")
     if out is not None:
-        g.add_argument("--out", dest=dest, type=Path, metavar=out[0], help=out[1], required=required)
+        g.add_argument("--out", type=Path, metavar=out[0], help=out[1], required=required)
     if json:
         g.add_argument("--json", action="store_true", help="print the result as one JSON object instead of text")
     if progress:
         g.add_argument("--no-progress", action="store_true", help="no progress bar")
-        old_spelling(g, "--quiet", "--no-progress", dest="no_progress", flag=True)
 
 
 def add_bootstrap_options(parser) -> None:

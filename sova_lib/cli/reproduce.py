@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from sova_lib.cli import CliError
-from sova_lib.cli.options import DEFAULT_BOOTSTRAP, add_cache_options, add_output_options, count, old_spelling
+from sova_lib.cli.options import DEFAULT_BOOTSTRAP, add_cache_options, add_output_options, count
 from sova_lib.paper.reproduce import REPO_ROOT, reproduce
 
 __all__ = ["add_commands"]
@@ -27,7 +27,7 @@ def run_reproduce(args) -> int:
     if not args.skip_notebooks and not Path(args.notebooks).is_dir():
         raise CliError(f"--notebooks {args.notebooks}: no such folder; expected the folder of the NN_name.py notebooks")
     try:
-        failed = reproduce(args.figures, args.cache_dir, bootstrap=args.bootstrap, notebooks=args.notebooks,
+        failed = reproduce(args.out, args.cache_dir, bootstrap=args.bootstrap, notebooks=args.notebooks,
                            build=args.build, skip_notebooks=args.skip_notebooks)
     except (FileNotFoundError, ValueError) as err:
         raise CliError(str(err)) from None
@@ -42,9 +42,8 @@ def add_commands(sub) -> None:
                        description="Write the baseline tables, then run every notebook (notebooks/NN_name.py) "
                                    "through papermill; what 'make reproduce' runs. Exit status 1 when a notebook "
                                    "failed (the others still run).")
-    add_output_options(p, out=("DIR", "output folder (default: figures)"), dest="figures")
-    p.set_defaults(figures="figures")
-    old_spelling(p, "--figures", "--out", dest="figures")
+    add_output_options(p, out=("DIR", "output folder (default: figures)"))
+    p.set_defaults(out="figures")
     add_cache_options(p, what="the cached model outputs are read from it", retry=False)
     p.add_argument("--bootstrap", type=count, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"resamples for 95%% intervals (default {DEFAULT_BOOTSTRAP}; 0: no interval)")

@@ -35,13 +35,13 @@ from sova_lib.benchmarks.vantage.metrics_captions import (
     CaptionModelUnavailable,
     make_similarity,
 )
-from sova_lib.benchmarks.vantage.parsing import MODE_ALIASES, MODES
+from sova_lib.benchmarks.vantage.parsing import MODES
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.submissions import (
     MAX_LISTED,
     InvalidSubmission,
-    align_answers,
+    check_answer_ids,
     check_submission,
     expected_ids,
 )
@@ -57,8 +57,6 @@ from sova_lib.cli.options import (
     add_output_options,
     existing_file,
     existing_folder,
-    note,
-    old_spelling,
     positive_count,
 )
 from sova_lib.describe.contract import make_describer
@@ -94,21 +92,10 @@ def _task_args(p, *, items: bool, frames_help: str | None = None) -> None:
                    help=f"frames sampled per video (default {DEFAULT_FRAMES})" if frames_help is None else frames_help)
 
 
-def _scoring(text: str) -> str:
-    """``--scoring``: official (the harness's parse) or strict; a former name (``MODE_ALIASES``) with a note."""
-    if text in MODE_ALIASES:
-        note(f"--scoring {text} is the old name of --scoring {MODE_ALIASES[text]}; it still works for this release")
-        return MODE_ALIASES[text]
-    if text in MODES:
-        return text
-    raise argparse.ArgumentTypeError(f"{text!r}: choose official (the harness's parse) or strict")
-
-
 def _score_args(p) -> None:
-    p.add_argument("--scoring", dest="mode", type=_scoring, default="official", metavar="{official,strict}",
+    p.add_argument("--scoring", choices=MODES, default="official",
                    help="official: parse the answers as the VANTAGE-Bench harness does (default); strict: count "
                         "only well-formed answers")
-    old_spelling(p, "--mode", "--scoring", dest="mode", type=_scoring)
     p.add_argument("--similarity", choices=SIMILARITIES, default="bertscore",
                    help="task dvc: how two captions are compared (default: bertscore, as the leaderboard)")
     p.add_argument("--bertscore-model", metavar="NAME_OR_DIR",
@@ -143,14 +130,12 @@ def _add_describe(vs) -> None:
                    help="score the answers against this answer key instead of writing a submission")
     add_output_options(d, out=("OUT.jsonl", "the submission file to write (default: submission.jsonl in the cache "
                                             "folder)"),
-                       progress=True, json=True, dest="submission")
-    old_spelling(d, "--submission", "--out", dest="submission", type=Path)
+                       progress=True, json=True)
     _score_args(d)
     d.set_defaults(func=run_describe)
 
 
 def _add_evaluate(vs) -> None:
-    # 'sova vantage score', the former name, is rewritten to this command with a note (sova_lib.cli.old_command)
     s = vs.add_parser("evaluate", help="score a submission or cached answers against a ground-truth JSONL",
                       description="Score a submission JSONL, or a vantage describe cache, against an answer key. "
                                   "Example: sova vantage evaluate --task vqa --ground-truth vqa_gt.jsonl "
@@ -164,12 +149,10 @@ def _add_evaluate(vs) -> None:
     src.add_argument("--answers", type=existing_folder, metavar="CACHE_FOLDER",
                      help="the cache folder of a vantage describe run")
     s.add_argument("--items", type=Path, metavar="PATH",
-                   help="the task's public items: needed with --answers, and to match the ids of a submission in an "
-                        "earlier layout")
+                   help="the task's public items: needed with --answers (the prompts name each cached answer)")
     _score_args(s)
     add_output_options(s, out=("DIR", "also write the score as one record JSON into DIR (the tables of "
-                                      "sova_lib.records collect them)"), json=True, dest="results_dir")
-    old_spelling(s, "--results-dir", "--out", dest="results_dir", type=Path)
+                                      "sova_lib.records collect them)"), json=True)
     s.set_defaults(func=run_score)
 
 
@@ -228,14 +211,13 @@ def _similarity_name(args):
 def _score(args, answers: dict, box_order: str = "xyxy", items=None, model=None) -> int:
     gt = read_ground_truth(args.ground_truth, args.task)
     _note(gt.notes)
-    answers, notes = align_answers(gt, answers, items)
-    _note(notes)
+    check_answer_ids(gt, answers)
     similarity = make_similarity(args.similarity, args.bertscore_model) if args.task == "dvc" else None
     rng = np.random.default_rng(args.seed) if args.bootstrap > 0 else None
-    result = score_answers(args.task, gt, answers, mode=args.mode, similarity=similarity, box_coord_order=box_order,
+    result = score_answers(args.task, gt, answers, mode=args.scoring, similarity=similarity, box_coord_order=box_order,
                            rng=rng, n_resamples=args.bootstrap)
-    if getattr(args, "results_dir", None):
-        print(f"wrote {write_record(result.to_record(**_record_context(args, model)), args.results_dir)}", file=sys.stderr)
+    if getattr(args, "out", None) and args.vantage_command == "evaluate":
+        print(f"wrote {write_record(result.to_record(**_record_context(args, model)), args.out)}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json()))
         return 0
@@ -281,7 +263,7 @@ def run_describe(args) -> int:
             return 1
         if args.ground_truth is not None:
             return _score(args, submission_answers(items, answers), items=items)
-        out = args.submission or summary.folder / "submission.jsonl"
+        out = args.out or summary.folder / "submission.jsonl"
         _write(args, out, items, answers, args.model or args.backend)
     except InvalidSubmission as err:
         raise _invalid(err) from None
@@ -298,9 +280,8 @@ def run_score(args) -> int:
         if args.submission is not None:
             answers, info = read_submission(args.submission)
             if info and info["task"] != args.task:
-                raise CliError(f"{args.submission}: holds task {info['written_task']!r}, not "
+                raise CliError(f"{args.submission}: holds task {canonical_task(info['task'])!r}, not "
                                f"{canonical_task(args.task)!r} ({args.task})")
-            _note(info.get("notes", []))
             items = _items(args) if args.items is not None else None
             return _score(args, answers, info.get("box_coord_order", "xyxy"), items, info.get("model"))
         if args.items is None:

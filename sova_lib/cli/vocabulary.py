@@ -1,18 +1,14 @@
 """The words of the ``sova`` command line: one spelling per concept, one concept per spelling.
 
-``VOCABULARY`` maps every option a ``sova`` command shows in its ``--help``
-to the one concept it names; ``OLD_SPELLINGS`` maps each former spelling,
-still accepted for one release as a hidden alias with a note, to its new
-spelling. ``tests/cli/test_vocabulary.py`` walks every sub-parser and fails on
-an option outside ``VOCABULARY`` (or an alias outside ``OLD_SPELLINGS``), so a
-new option has to be placed here, next to the words it could be confused
-with. ``docs/architecture.md`` prints the same tables (``table``, ``former_tables``).
+``VOCABULARY`` maps every option a ``sova`` command has to the one concept
+it names. ``tests/cli/test_vocabulary.py`` walks every sub-parser and fails on
+an option outside ``VOCABULARY`` (or one stored under another name than its
+own), so a new option has to be placed here, next to the words it could be
+confused with. ``docs/architecture.md`` prints the same table (``table``).
 """
 from __future__ import annotations
 
-import re
-
-__all__ = ["VOCABULARY", "OLD_SPELLINGS", "OLD_COMMANDS", "table", "former_tables"]
+__all__ = ["VOCABULARY", "table"]
 
 #: Option -> the concept it names (the same in every command that has it).
 VOCABULARY: dict[str, str] = {
@@ -115,50 +111,8 @@ VOCABULARY: dict[str, str] = {
     "--help": "help", "-h": "help",
 }
 
-#: Former option spellings, accepted for one release (hidden; a note names the new one).
-OLD_SPELLINGS: dict[str, str] = {
-    "--quiet": "--no-progress",
-    "--export": "--out",
-    "--results-dir": "--out",
-    "--figures": "--out",
-    "--submission": "--out",  # vantage describe's output; as an input of vantage evaluate it stays --submission
-    "--cache-dir": "--index-dir",  # clips plan only; everywhere else --cache-dir is the cache root
-    "--no-cache": "--no-index",
-    "--workers": "--processes",  # clips only; --workers is Ray actors
-    "--fps": "--source-fps",  # clips stats only; --fps is the sampling rate
-    "--muvr-task": "--version",
-    "--parse": "--scoring",
-    "--mode": "--scoring",
-}
-
-#: Former commands, rewritten with a note (``sova_lib.cli.old_command``).
-OLD_COMMANDS: dict[str, str] = {
-    "sova evaluate --protocol P": "sova sovabench evaluate --protocol P",
-    "sova evaluate --protocol <image task>": "sova image-tasks evaluate --task <image task>",
-    "sova evaluate --benchmark muvr": "sova muvr evaluate",
-    "sova describe --benchmark sovabench (or --manifest)": "sova sovabench describe",
-    "sova describe --benchmark muvr": "sova muvr describe",
-    "sova describe --images": "sova image-tasks describe --images (--fps ignored: images have no frame rate)",
-    "sova embed --benchmark sovabench (or --manifest)": "sova sovabench embed",
-    "sova embed --images": "sova image-tasks embed --images (--fps ignored: images have no frame rate)",
-    "sova clips plan/extract/stats": "sova sovabench clips plan/extract/stats",
-    "sova vantage score": "sova vantage evaluate",
-}
-
-
 def table() -> str:
     """The vocabulary as a Markdown table (printed in docs/architecture.md)."""
     rows = ["| option | concept |", "| --- | --- |"]
     rows += [f"| `{k}` | {v} |" for k, v in VOCABULARY.items() if k not in ("-h", "--help")]
     return "\n".join(rows)
-
-
-def former_tables() -> tuple[str, str]:
-    """``OLD_SPELLINGS`` and ``OLD_COMMANDS`` as Markdown tables (printed in docs/architecture.md)."""
-    options = ["| option | now |", "| --- | --- |"] + [f"| `{k}` | `{v}` |" for k, v in OLD_SPELLINGS.items()]
-    commands = ["| command | now |", "| --- | --- |"]
-    for old, new in OLD_COMMANDS.items():
-        command, _, remark = new.partition(" (")
-        remark = re.sub(r"(--[a-z-]+)", r"`\1`", remark)
-        commands.append(f"| `{old}` | `{command}`{' (' + remark if remark else ''} |")
-    return "\n".join(options), "\n".join(commands)

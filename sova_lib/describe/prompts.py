@@ -17,8 +17,6 @@ preset                          instruction (+ system prompt)
 ``task-aware-visual7w-count``   Visual7W-Count (images)
 =============================== ======================================================
 
-``task-aware-sovabench`` is another name for ``task-aware``.
-
 Anything that is not a preset name is free text: ``resolve_prompt("What moves
 left?")`` gives that instruction for videos and images alike. A single token
 made of lower-case letters, digits, ``-`` and ``_`` (``"genral"``) is taken
@@ -86,7 +84,6 @@ PROMPTS: dict[str, Prompt] = {
     "task-aware-countbench": _same("task-aware-countbench", _COUNT),
     "task-aware-visual7w-count": _same("task-aware-visual7w-count", _COUNT),
 }
-_ALIASES = {"task-aware-sovabench": "task-aware"}
 
 _NAME_LIKE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
@@ -105,14 +102,13 @@ def resolve_prompt(spec: str, system_prompt: str | None = None) -> Prompt:
     text = spec.strip()
     if not text:
         raise ValueError("the prompt is empty: give a preset name or an instruction")
-    key = _ALIASES.get(text, text)
-    if key in PROMPTS:
-        preset = PROMPTS[key]
+    if text in PROMPTS:
+        preset = PROMPTS[text]
         if system_prompt is None:
             return preset
         return Prompt(preset.name, preset.video, preset.image, system_prompt or None)
     if _NAME_LIKE.match(text):
-        close = difflib.get_close_matches(text, [*PROMPTS, *_ALIASES], n=1)
+        close = difflib.get_close_matches(text, list(PROMPTS), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ValueError(
             f"unknown prompt preset {text!r}.{hint} Presets: {', '.join(PROMPTS)}. "

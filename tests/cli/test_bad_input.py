@@ -57,7 +57,7 @@ def test_negative_bootstrap_in_reproduce(capsys, tmp_path):
 
 
 def test_reproduce_with_a_missing_notebook_folder_writes_nothing(capsys, tmp_path):
-    code, _, err = _run(capsys, "reproduce", "--figures", tmp_path / "fig", "--notebooks", tmp_path / "nonexist")
+    code, _, err = _run(capsys, "reproduce", "--out", tmp_path / "fig", "--notebooks", tmp_path / "nonexist")
     assert code == 2 and f"--notebooks {tmp_path / 'nonexist'}: no such folder" in _error_line(err)
     assert not (tmp_path / "fig").exists()
 
@@ -121,7 +121,7 @@ def test_blank_answers_at_evaluation_get_a_note(capsys, tmp_path):
 def test_plan_with_an_empty_annotation_folder_gets_a_note(capsys, tmp_path):
     (tmp_path / "ann").mkdir()
     code, _, err = _run(capsys, "sovabench", "clips", "plan", "--tsv", "intra-pair", "--annotations", tmp_path / "ann",
-                        "--out", tmp_path / "m.tsv", "--no-cache", "--quiet")
+                        "--out", tmp_path / "m.tsv", "--no-index", "--no-progress")
     assert code == 0
     assert f"--annotations {tmp_path / 'ann'}: none of the 2300 rows got a clip; it holds no KPF annotation" in err
 
@@ -166,8 +166,9 @@ def test_import_without_fps_gets_a_note(capsys, tmp_path):
     assert json.loads((folder / "manifest.json").read_text())["fps"] == 1.0
 
 
-def test_old_split_name_in_clips_plan_gets_a_note(capsys, tmp_path):
+def test_a_packaged_split_name_is_no_protocol_of_clips_plan(capsys, tmp_path):
     (tmp_path / "ann").mkdir()
     code, _, err = _run(capsys, "sovabench", "clips", "plan", "--tsv", "intrapair", "--annotations", tmp_path / "ann",
-                        "--out", tmp_path / "m.tsv", "--no-cache", "--quiet")
-    assert code == 0 and "sova: note: --tsv intrapair is the old spelling; the protocol is named intra-pair" in err
+                        "--out", tmp_path / "m.tsv", "--no-index", "--no-progress")
+    # the name of a packaged TSV is no protocol: the protocols' names are inter-pair, intra-pair, ...
+    assert code == 2 and "--tsv intrapair: no such file (or give a protocol: inter-pair," in _error_line(err)

@@ -108,8 +108,8 @@ def test_benchmark_clips_by_index_missing_ones_recorded_and_retried(tmp_path, ca
     (root / tail).mkdir(parents=True)
     shutil.copy(example_videos()[0], root / f"{first.name}.mp4")
     shutil.copy(example_videos()[1], root / tail / f"{second.name}.mp4")
-    argv = ["describe", "--backend", "fake-cli", "--model", "m", "--prompt", "task-aware", "--fps", "1",
-            "--cache-dir", str(tmp_path / "cache"), "--benchmark", "sovabench", "--protocol",
+    argv = ["sovabench", "describe", "--backend", "fake-cli", "--model", "m", "--prompt", "task-aware", "--fps", "1",
+            "--cache-dir", str(tmp_path / "cache"), "--protocol",
             "inter-pair-constrained", "--video-root", str(root), "--no-progress"]
     assert main(argv) == 0
     folder = only_folder(tmp_path / "cache")

@@ -80,11 +80,11 @@ def test_module_entry_point_runs_a_command_and_exits_with_its_code():
     def sova(*argv):
         return subprocess.run([sys.executable, "-m", "sova_lib", *argv], capture_output=True, text=True)
 
-    done = sova("evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--json")
+    done = sova("sovabench", "evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)  # the same number as the in-process call of test_baseline_json_contract
     assert (result["protocol"], result["metric"], round(result["value"], 1)) == ("intra-pair", "Pair-mAP", 50.3)
-    bad = sova("evaluate", "--protocol", "nope", "--baseline", "prevalence")
+    bad = sova("sovabench", "evaluate", "--protocol", "nope", "--baseline", "prevalence")
     assert bad.returncode == 2 and bad.stdout == ""
     assert "argument --protocol: invalid choice: 'nope'" in bad.stderr.strip().splitlines()[-1]
 

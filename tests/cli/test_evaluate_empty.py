@@ -1,4 +1,4 @@
-"""``sova evaluate`` says how many descriptions are empty (``sova_lib.item_vectors.empty_note``)."""
+"""``sova sovabench evaluate`` says how many descriptions are empty (``sova_lib.item_vectors.empty_note``)."""
 import json
 
 from sova_lib.cli import main

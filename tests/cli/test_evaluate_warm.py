@@ -1,4 +1,4 @@
-"""A warm ``sova evaluate`` (every split and vector cached) gives the cold run's result and record, and imports
+"""A warm ``sova sovabench evaluate`` (every split and vector cached) gives the cold run's result and record, and imports
 neither NLTK nor torch, sentence-transformers, SciPy or scikit-learn."""
 import json
 import os
@@ -11,7 +11,7 @@ from tests.paths import ROOT
 QUICKSTART = next((ROOT / "cache" / "descriptions").glob("motion-classical-motion-general-2fps__*"))
 HEAVY = ("nltk", "torch", "sentence_transformers", "transformers", "scipy", "sklearn", "pandas")
 
-# Runs `sova evaluate` in a fresh interpreter, then reports which heavy modules it imported.
+# Runs `sova sovabench evaluate` in a fresh interpreter, then reports which heavy modules it imported.
 RUN = """
 import json, sys
 from sova_lib.cli import main

@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from sova_lib.cli import build_parser, main, old_command
+from sova_lib.cli import build_parser, main
 
 
 def _commands(parser, path=()):
@@ -35,20 +35,15 @@ def test_every_command_describes_itself_and_every_option(path, parser):
     assert len(titles) == len(set(titles)), f"sova {' '.join(path)} --help repeats a group: {titles}"
 
 
-def test_vantage_lists_evaluate_not_its_former_name_score(capsys):
+def test_vantage_lists_evaluate_and_has_no_score(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["vantage", "--help"])
     listing = capsys.readouterr().out.split("VERB\n", 1)[1]
     assert "    evaluate  score a submission" in listing and "score)" not in listing and "(score" not in listing
-    # no parser of its own: 'score' is rewritten before parsing, with its note (sova_lib.cli.old_command)
     walked = {" ".join(path) for path, _, _ in COMMANDS}
     assert "vantage evaluate" in walked and "vantage score" not in walked
-    assert old_command(["vantage", "score", "--task", "vqa"]) == ["vantage", "evaluate", "--task", "vqa"]
-    assert capsys.readouterr().err == "sova: note: 'sova vantage score' is the old spelling; it is now " \
-                                      "'sova vantage evaluate'\n"
-    assert main(["vantage", "score", "--help"]) == 0
-    out, err = capsys.readouterr()
-    assert out.startswith("usage: sova vantage evaluate ") and err.count("\n") == 1
+    assert main(["vantage", "score", "--help"]) == 2
+    assert "argument VERB: invalid choice: 'score'" in capsys.readouterr().err
 
 
 def test_the_sentence_encoder_options_have_one_group_everywhere():

@@ -73,37 +73,9 @@ def test_the_image_commands_show_no_frame_rate(verb, capsys):
     assert "--fps F" in capsys.readouterr().out
 
 
-def test_the_new_spelling_refuses_fps(images, tmp_path, capsys):
+def test_the_image_command_refuses_fps(images, tmp_path, capsys):
     assert _describe("image-tasks describe", "--images", images, "--cache-dir", tmp_path / "c", "--fps", 2) == 2
     err = capsys.readouterr().err
     assert err == ("sova: error: sova image-tasks describe: unrecognized arguments: --fps 2; "
                    "see 'sova image-tasks describe --help'\n")
     assert not (tmp_path / "c").exists()
-
-
-@pytest.mark.parametrize("fps", [["--fps", "3"], ["--fps=0.5"]])
-def test_the_old_spelling_ignores_fps_with_a_note(images, tmp_path, capsys, fps):
-    """``sova describe --images ... --fps X`` still works: the run is the image command's, in the same folder."""
-    cache = tmp_path / "cache"
-    assert _describe("describe", "--images", images, "--cache-dir", cache, *fps) == 0
-    (folder,) = (cache / "descriptions").iterdir()
-    assert folder.name == PINNED
-    value = fps[-1].split("=")[-1]
-    assert capsys.readouterr().err.splitlines() == [
-        "sova: note: 'sova describe' is the old spelling; it is now 'sova image-tasks describe'",
-        f"sova: note: --fps {value} is ignored: images have no frame rate",
-    ]
-
-
-def test_old_embed_images_drops_fps_too(capsys):
-    from sova_lib.cli import old_command
-
-    argv = ["embed", "--images", "imgs/", "--fps", "2", "--model", "m", "--out", "v.npz"]
-    assert old_command(argv) == ["image-tasks", "embed", "--images", "imgs/", "--model", "m", "--out", "v.npz"]
-    assert capsys.readouterr().err.splitlines() == [
-        "sova: note: 'sova embed' is the old spelling; it is now 'sova image-tasks embed'",
-        "sova: note: --fps 2 is ignored: images have no frame rate"]
-    # without --fps, one note only; a video command keeps its --fps
-    assert old_command(["describe", "--images", "imgs/"]) == ["image-tasks", "describe", "--images", "imgs/"]
-    assert len(capsys.readouterr().err.splitlines()) == 1
-    assert old_command(["describe", "--manifest", "m.tsv", "--fps", "2"])[-2:] == ["--fps", "2"]

@@ -1,4 +1,4 @@
-"""``sova evaluate`` on the image tasks and ``sova embed`` with a tiny random CLIP."""
+"""``sova image-tasks evaluate`` and ``sova image-tasks embed`` with a tiny random CLIP."""
 import json
 
 import numpy as np
@@ -78,7 +78,7 @@ def test_embed_images_then_zero_shot(capsys, tmp_path, tiny_clip):
     for stem in ("000000000001", "000000000002", "000000000003"):
         Image.fromarray(rng.integers(0, 256, (40, 48, 3), dtype=np.uint8)).save(images / f"{stem}.jpg")
     out_npz = tmp_path / "images.npz"
-    code, out, _ = _run(capsys, "embed", "--model", tiny_clip, "--images", images, "--pool", "mean",
+    code, out, _ = _run(capsys, "image-tasks", "embed", "--model", tiny_clip, "--images", images, "--pool", "mean",
                         "--cache-dir", tmp_path / "cache", "--out", out_npz, "--no-progress")
     assert code == 0 and "3 embedded" in out
     # images have no frame rate: the key keeps the 1 fps the image commands always recorded

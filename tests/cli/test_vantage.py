@@ -9,9 +9,6 @@ from sova_lib.cli import main
 from sova_lib.describe import contract
 from sova_lib.video.frames import example_videos, probe
 
-#: The one line the former command name 'sova vantage score' adds on stderr.
-SCORE_NOTE = "sova: note: 'sova vantage score' is the old spelling; it is now 'sova vantage evaluate'"
-
 
 @pytest.fixture
 def street(tmp_path, monkeypatch):
@@ -25,7 +22,7 @@ def test_describe_submit_and_score(street, capsys):
     tmp, tsvs, root = street
     base = ["vantage", "describe", "--task", "event_verification", "--items", str(tsvs["event_verification"]),
             "--media-root", str(root), "--backend", "stand-in", "--cache-dir", str(tmp / "cache"), "--no-progress"]
-    assert main([*base, "--submission", str(tmp / "sub.jsonl")]) == 0
+    assert main([*base, "--out", str(tmp / "sub.jsonl")]) == 0
     lines = [json.loads(x) for x in (tmp / "sub.jsonl").read_text().splitlines()]
     # Leaderboard ids of TSV rows 0 and 1 of the clip vtest_lawn_0600-0659.mp4 (id_rules.py: <stem>__ev_<index:06d>).
     assert [x["id"] for x in lines] == ["vtest_lawn_0600-0659__ev_000000", "vtest_lawn_0600-0659__ev_000001"]
@@ -36,30 +33,23 @@ def test_describe_submit_and_score(street, capsys):
                  str(tmp / "sub.jsonl"), "--bootstrap", "100", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["mode"] == "official" and result["parse_rate"] == 1.0 and result["n_resamples"] == 100
-    assert main([*base, "--ground-truth", gt, "--mode", "strict", "--bootstrap", "0", "--json"]) == 0
+    assert main([*base, "--ground-truth", gt, "--scoring", "strict", "--bootstrap", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["value"] == result["value"]
-    # "parity", the former name of "official", is still read, as --scoring or --mode, with a one-line note each.
-    for option in ("--scoring", "--mode"):
-        assert main(["vantage", "evaluate", "--task", "event_verification", "--ground-truth", gt, "--submission",
-                     str(tmp / "sub.jsonl"), option, "parity", "--bootstrap", "0", "--json"]) == 0
-        out, err = capsys.readouterr()
-        assert json.loads(out)["mode"] == "official" and json.loads(out)["value"] == result["value"]
-        assert "sova: note: --scoring parity is the old name of --scoring official" in err
 
 
 def test_bad_input_exits_2_with_one_line(street, capsys):
     tmp, tsvs, root = street
     bad = tmp / "bad.jsonl"
-    bad.write_text('{"id": 1, "task": "vqa"}\n')
+    bad.write_text('{"id": 1, "task": "video_qa"}\n')
     good = tmp / "good.jsonl"
-    good.write_text(json.dumps({"id": "00", "task": "vqa", "conversations": [{"from": "assistant", "value": "A"}],
+    good.write_text(json.dumps({"id": "00", "task": "video_qa", "conversations": [{"from": "assistant", "value": "A"}],
                                 "metadata": {"model": "m"}}) + "\n")
     gt = str(tmp / "bench" / "vqa_gt.jsonl")
     runs = [
         (["vantage", "evaluate", "--task", "vqa", "--ground-truth", gt, "--submission", str(bad)],
          f"{bad}, line 1, field 'conversations'"),
         (["vantage", "evaluate", "--task", "dvc", "--ground-truth", str(tmp / "bench" / "dvc_gt.jsonl"), "--submission",
-          str(good)], "holds task 'vqa'"),
+          str(good)], "holds task 'video_qa'"),
         (["vantage", "submit", "--task", "vqa", "--items", str(tmp / "none.tsv"), "--answers", str(tmp),
           "--model", "m", "--out", str(tmp / "o.jsonl")], "no such file or folder"),
         (["vantage", "evaluate", "--task", "vqa", "--ground-truth", str(tsvs["vqa"]), "--submission", str(bad)],
@@ -69,10 +59,6 @@ def test_bad_input_exits_2_with_one_line(street, capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("sova: error: ") and text in err, err
-    # the former command name: the same one error line, after the one note naming the new name
-    assert main(["vantage", "score", *runs[0][0][2:]]) == 2
-    err = capsys.readouterr().err.splitlines()
-    assert len(err) == 2 and err[0] == SCORE_NOTE and err[1].startswith("sova: error: ") and runs[0][1] in err[1]
 
 
 def test_dvc_without_bertscore_weights_says_what_to_download(street, capsys, monkeypatch):
@@ -123,31 +109,23 @@ def test_submit_validate_and_score_the_harness_files(street, capsys):
     assert capsys.readouterr().out == f"{sub}: valid video_qa submission (2 records, each of the 2 expected ids once)\n"
     assert main(["vantage", "validate", str(theirs), "--task", "video_qa", *items]) == 0
     scores = []
-    for command, path in (("evaluate", sub), ("score", theirs)):  # the former name gives the same, after its note
+    for path in (sub, theirs):
         capsys.readouterr()
-        assert main(["vantage", command, "--task", "video_qa", *gt, "--submission", str(path), "--bootstrap", "0",
+        assert main(["vantage", "evaluate", "--task", "video_qa", *gt, "--submission", str(path), "--bootstrap", "0",
                      "--json"]) == 0
         out = capsys.readouterr()
-        assert out.err == ("" if command == "evaluate" else SCORE_NOTE + "\n")
+        assert out.err == ""
         scores.append(json.loads(out.out))
     assert scores[0] == scores[1] and scores[0]["value"] == described["value"] and scores[0]["parse_rate"] == 1.0
-    # An earlier layout: short task key, TSV-index ids, no metadata.extra; scores the same with notes.
+    # ids that are the TSV's index, not the leaderboard's: no answer matches, one error line naming an id of each
     old = tmp / "old.jsonl"
-    old.write_text("".join(json.dumps({"id": str(k), "task": "vqa", "conversations": [{"from": "assistant",
+    old.write_text("".join(json.dumps({"id": str(k), "task": "video_qa", "conversations": [{"from": "assistant",
                                        "value": v}], "metadata": {"model": "M"}}) + "\n"
                            for k, v in enumerate(answers.values())))
-    assert main(["vantage", "score", "--task", "vqa", *gt, "--submission", str(old), *items, "--bootstrap", "0",
-                 "--json"]) == 0
-    out = capsys.readouterr()
-    assert json.loads(out.out)["value"] == scores[0]["value"]
-    assert out.err.splitlines() == [
-        SCORE_NOTE,
-        f"note: {old}: task written 'vqa' (an earlier layout of this library); the leaderboard needs 'video_qa'",
-        "note: 2 answers keyed by the items' index (an earlier layout) were matched to leaderboard ids through "
-        "the items"]
     assert main(["vantage", "evaluate", "--task", "vqa", *gt, "--submission", str(old)]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[-1].startswith("sova: error: none of the 2 answer ids is a ground-truth id") and "--items" in err[-1]
+    assert err == ["sova: error: none of the 2 answer ids is a ground-truth id (answer id '0', ground-truth id "
+                   "'vtest_lawn_0600-0659__q_000000')"]
 
 
 def test_invalid_submissions_exit_2_with_one_line_per_problem(street, capsys):
@@ -169,7 +147,7 @@ def test_invalid_submissions_exit_2_with_one_line_per_problem(street, capsys):
     tsv = tmp / "vqa_plus.tsv"
     tsv.write_text(tsvs["vqa"].read_text() + '9\tabsent.mp4\tWhat?\t["A. x", "B. y"]\n')
     assert main(["vantage", "describe", "--task", "vqa", "--items", str(tsv), "--media-root", str(root),
-                 "--backend", "stand-in", "--cache-dir", str(tmp / "c2"), "--no-progress", "--submission",
+                 "--backend", "stand-in", "--cache-dir", str(tmp / "c2"), "--no-progress", "--out",
                  str(tmp / "s.jsonl")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[-2:] == [f"{tmp / 's.jsonl'}, id absent__q_000009: no record for this ground-truth id",

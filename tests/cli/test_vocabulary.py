@@ -1,5 +1,5 @@
-"""One word per concept: every option every sova command shows is in the vocabulary table, every hidden
-one is a former spelling that still works with a note; shared options have one default everywhere."""
+"""One word per concept: every option of every sova command is in the vocabulary table and is stored under its
+own name; no other spelling is taken; shared options have one default everywhere."""
 import argparse
 import subprocess
 import sys
@@ -8,7 +8,7 @@ import pytest
 
 from sova_lib.cli import build_parser, main
 from sova_lib.cli.options import DEFAULT_BOOTSTRAP
-from sova_lib.cli.vocabulary import OLD_COMMANDS, OLD_SPELLINGS, VOCABULARY
+from sova_lib.cli.vocabulary import VOCABULARY
 from tests.paths import ROOT
 
 
@@ -22,6 +22,9 @@ def _leaves(parser, path=()):
 
 
 LEAVES = list(_leaves(build_parser()))
+
+#: A regular, non-empty file, for the options that check their file exists.
+FILE = __file__
 
 
 def test_the_walk_reaches_every_command():
@@ -37,11 +40,25 @@ def test_the_walk_reaches_every_command():
 def test_every_option_is_a_word_of_the_vocabulary(path, parser):
     for action in parser._actions:
         for flag in action.option_strings:
-            if action.help == argparse.SUPPRESS:
-                assert flag in OLD_SPELLINGS, f"sova {' '.join(path)}: hidden {flag} is not a former spelling"
-                assert OLD_SPELLINGS[flag] in VOCABULARY
-            else:
-                assert flag in VOCABULARY, f"sova {' '.join(path)}: {flag} is not in sova_lib.cli.vocabulary"
+            assert action.help != argparse.SUPPRESS, f"sova {' '.join(path)}: {flag} is hidden"
+            assert flag in VOCABULARY, f"sova {' '.join(path)}: {flag} is not in sova_lib.cli.vocabulary"
+
+
+@pytest.mark.parametrize("path, parser", LEAVES, ids=[" ".join(p) or "sova" for p, _ in LEAVES])
+def test_every_option_is_stored_under_its_own_name(path, parser):
+    """``--out`` is ``args.out``, ``--scoring`` is ``args.scoring``: an option is one spelling, in the code too."""
+    for action in parser._actions:
+        if action.option_strings and action.dest not in ("help", "version"):
+            (flag,) = action.option_strings
+            assert action.dest == flag.lstrip("-").replace("-", "_"), f"sova {' '.join(path)}: {flag} -> {action.dest}"
+
+
+def test_a_dest_of_another_name_is_caught():
+    """The check above can fail: an option stored under another name does not pass it."""
+    stray = argparse.ArgumentParser()
+    stray.add_argument("--out", dest="results_dir")
+    with pytest.raises(AssertionError, match="--out -> results_dir"):
+        test_every_option_is_stored_under_its_own_name(("stray",), stray)
 
 
 def test_a_spelling_outside_the_vocabulary_is_caught():
@@ -57,13 +74,30 @@ def test_bootstrap_has_one_default_everywhere():
     assert len(defaults) >= 6 and set(defaults.values()) == {DEFAULT_BOOTSTRAP} == {1000}, defaults
 
 
-def test_old_spellings_still_work_with_a_note(capsys, tmp_path):
-    code = main(["evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--bootstrap", "0",
-                 "--results-dir", str(tmp_path), "--json"])
+@pytest.mark.parametrize("argv, error", [
+    (["evaluate", "--protocol", "intra-pair"], "argument COMMAND: invalid choice: 'evaluate'"),
+    (["clips", "stats", "--manifest", "m.tsv"], "argument COMMAND: invalid choice: 'clips'"),
+    (["vantage", "score", "--task", "vqa"], "argument VERB: invalid choice: 'score'"),
+    (["describe", "--benchmark", "muvr", "--backend", "motion", "--videos", "."], "unrecognized arguments: --benchmark muvr"),
+    (["sovabench", "evaluate", "--protocol", "intra-pair", "--baseline", "prevalence", "--results-dir", "r"],
+     "unrecognized arguments: --results-dir r"),
+    (["sovabench", "describe", "--protocol", "intra-pair", "--video-root", ".", "--backend", "motion", "--quiet"],
+     "unrecognized arguments: --quiet"),
+    (["vantage", "evaluate", "--task", "vqa", "--ground-truth", FILE, "--submission", FILE, "--mode", "strict"],
+     "unrecognized arguments: --mode strict"),
+    (["vantage", "evaluate", "--task", "vqa", "--ground-truth", FILE, "--submission", FILE, "--scoring", "parity"],
+     "argument --scoring: invalid choice: 'parity'"),
+    (["muvr", "evaluate", "--data", ".", "--baseline", "random-ranking", "--ties", "official"],
+     "argument --ties: invalid choice: 'official'"),
+    (["muvr", "describe", "--data", ".", "--video-root", ".", "--backend", "motion", "--muvr-task", "qa"],
+     "unrecognized arguments: --muvr-task qa"),
+    (["sovabench", "clips", "stats", "--manifest", FILE, "--fps", "30"], "unrecognized arguments: --fps 30"),
+    (["reproduce", "--figures", "f"], "unrecognized arguments: --figures f"),
+])
+def test_a_former_spelling_gets_argparses_own_error(capsys, argv, error):
+    assert main(argv) == 2
     err = capsys.readouterr().err
-    assert code == 0 and len(list(tmp_path.glob("*.json"))) == 1
-    assert "sova: note: 'sova evaluate' is the old spelling; it is now 'sova sovabench evaluate'" in err
-    assert "sova: note: --results-dir is the old spelling of --out" in err
+    assert err.count("\n") == 1 and err.startswith("sova: error: ") and error in err, err
 
 
 def test_help_shows_only_the_commands_options(capsys):
@@ -72,7 +106,7 @@ def test_help_shows_only_the_commands_options(capsys):
     assert "--tag-weight" in text and "--protocol" not in text and "--aggregate" not in text
     assert main(["sovabench", "evaluate", "--help"]) == 0
     text = capsys.readouterr().out
-    assert "--aggregate" in text and "--tag-weight" not in text and "--results-dir" not in text
+    assert "--aggregate" in text and "--tag-weight" not in text
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["sovabench", "evaluate", "--protocol", "intra-pair", "--baseline",
@@ -110,45 +144,6 @@ def test_the_command_table_names_the_module_that_adds_each_command():
     for command in COMMANDS:
         alone = build_parser(command)._subparsers._group_actions[0].choices
         assert command in alone and set(alone) <= set(COMMANDS)
-
-
-#: One command line of each former command of OLD_COMMANDS.
-_FORMER = {
-    "sova evaluate --protocol P": ["evaluate", "--protocol", "intra-pair", "--baseline", "prevalence"],
-    "sova evaluate --protocol <image task>": ["evaluate", "--protocol", "vsr-zeroshot", "--baseline", "random"],
-    "sova evaluate --benchmark muvr": ["evaluate", "--benchmark", "muvr", "--data", "R"],
-    "sova describe --benchmark sovabench (or --manifest)": ["describe", "--manifest", "m.tsv", "--video-root", "v"],
-    "sova describe --benchmark muvr": ["describe", "--benchmark", "muvr", "--data", "R"],
-    "sova describe --images": ["describe", "--images", "imgs/", "--backend", "motion"],
-    "sova embed --benchmark sovabench (or --manifest)": ["embed", "--benchmark", "sovabench", "--protocol", "P"],
-    "sova embed --images": ["embed", "--images", "imgs/", "--model", "m"],
-    "sova clips plan/extract/stats": ["clips", "stats", "--manifest", "m.tsv"],
-    "sova vantage score": ["vantage", "score", "--task", "vqa"],
-}
-
-
-@pytest.mark.parametrize("former", list(_FORMER))
-def test_every_former_command_is_rewritten_with_one_note(former, capsys):
-    from sova_lib.cli import old_command
-
-    new = old_command(list(_FORMER[former]))
-    err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("sova: note: ") and err[0].endswith(f"it is now 'sova {new[0]} "
-                                                                                   f"{new[1]}'"), err
-    assert OLD_COMMANDS[former].startswith(f"sova {new[0]} {new[1]}")
-
-
-def test_every_former_command_has_an_example_above():
-    assert set(_FORMER) == set(OLD_COMMANDS)
-
-
-def test_the_architecture_page_prints_the_former_spellings_as_they_are():
-    from sova_lib.cli.vocabulary import former_tables
-
-    page = (ROOT / "docs" / "architecture.md").read_text()
-    options, commands = former_tables()
-    assert options in page and commands in page
-    assert "| `sova vantage score` | `sova vantage evaluate` |" in commands  # the tables hold the rows they list
 
 
 def test_every_commands_help_into_a_closed_pipe_exits_0():

@@ -23,7 +23,7 @@ def test_task_aware_sovabench_texts():
     p = PROMPTS["task-aware"]
     assert p.video == "Briefly classify the actions occurring in this video."
     assert p.system_prompt == SYSTEM == SOVABENCH_SYSTEM_PROMPT
-    assert resolve_prompt("task-aware-sovabench") == p
+    assert resolve_prompt("task-aware") == p
 
 
 @pytest.mark.parametrize("name, text", [

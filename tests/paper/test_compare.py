@@ -84,7 +84,7 @@ def test_compare_command(tmp_path, capsys):
     a, b = write_embeddings(tmp_path / "a.npz", _items(perfect=True)), write_embeddings(tmp_path / "b.npz",
                                                                                      _items(perfect=False))
     assert main(["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(b), "--json", "--bootstrap", "50",
-                 "--results-dir", str(tmp_path / "results")]) == 0
+                 "--out", str(tmp_path / "results")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["difference"] == pytest.approx(40.75) and out["ci"] == pytest.approx([40.75, 40.75])
     assert out["n_queries"] == 6

@@ -31,7 +31,7 @@ from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, re
 from sova_lib.benchmarks.vantage.metrics_captions import BertScoreSimilarity, CaptionModelUnavailable, MeteorSimilarity
 from sova_lib.benchmarks.vantage.parsing import MODES
 from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
-from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, align_answers, check_submission, expected_ids
+from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, check_answer_ids, check_submission, expected_ids
 from sova_lib.benchmarks.vantage.tasks import (
     CANONICAL_TASKS,
     TASKS,
@@ -57,7 +57,7 @@ __all__ = [
     "VantageDataError",
     "VantageItem",
     "VantageResult",
-    "align_answers",
+    "check_answer_ids",
     "canonical_task",
     "check_submission",
     "expected_ids",

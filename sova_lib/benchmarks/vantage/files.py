@@ -51,63 +51,49 @@ def write_submission(path, task: str, answers: Mapping[str, str], *, model: str,
     return path
 
 
-def _assistant_text(rec: dict, path, line: int) -> tuple[str, bool]:
-    """The assistant answer and whether it was written {role, content} (an earlier, wrongly documented shape)."""
+def _assistant_text(rec: dict, path, line: int) -> str:
+    """The assistant answer: the ``value`` of the turn ``from`` the assistant (JSON text when it is not a string)."""
     turns = rec.get("conversations")
     if not isinstance(turns, list):
         raise VantageDataError(path, line, "conversations", "expected a list of {from, value} turns")
     for turn in turns:
         if isinstance(turn, dict) and turn.get("from") == "assistant" and "value" in turn:
             value = turn["value"]
-            return (value if isinstance(value, str) else json.dumps(value)), False
-    for turn in turns:
-        if isinstance(turn, dict) and turn.get("role") == "assistant" and isinstance(turn.get("content"), str):
-            return turn["content"], True
+            return value if isinstance(value, str) else json.dumps(value)
     raise VantageDataError(path, line, "conversations", "no turn from 'assistant' with a 'value'")
 
 
+#: Canonical task string -> library key.
+_KEYS = {canonical: key for key, canonical in CANONICAL_TASKS.items()}
+
+
 def read_submission(path) -> tuple[dict[str, str], dict]:
-    """``(answers, info)`` of a submission JSONL: id -> raw answer, and ``{task, model, box_coord_order, notes}``.
+    """``(answers, info)`` of a submission JSONL: id -> raw answer, and ``{task, model, box_coord_order}``.
 
     ``task`` is the library key of the file's task, read from the canonical
-    string or from the short key earlier versions of this library wrote
-    (with a note). Every line must share one task, model and box order; an id
-    may appear once. ``notes``: one line per thing read from an earlier layout.
+    task string every record carries. Every line must share one task, model
+    and box order; an id may appear once.
     """
     path = Path(path)
     answers: dict[str, str] = {}
     info: dict = {}
-    written_as = None
-    legacy_turns = 0
     for line, rec in jsonl_objects(path):
         for key in ("id", "task"):
             if key not in rec:
                 raise VantageDataError(path, line, key, "missing")
-        try:
-            this_task = task_key(str(rec["task"]))
-        except ValueError as err:
-            raise VantageDataError(path, line, "task", str(err)) from None
+        this_task = _KEYS.get(rec["task"]) if isinstance(rec["task"], str) else None
+        if this_task is None:
+            raise VantageDataError(path, line, "task", f"{rec['task']!r} is not a canonical task string "
+                                                       f"({', '.join(CANONICAL_TASKS.values())})")
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
         this = {"task": this_task, "model": meta.get("model"), "box_coord_order": meta.get("box_coord_order", "xyxy")}
         if this["box_coord_order"] not in ("xyxy", "yxyx"):
             raise VantageDataError(path, line, "metadata.box_coord_order", "expected 'xyxy' or 'yxyx'")
         if info and this != info:
             raise VantageDataError(path, line, "task", f"expected {info}, got {this}: one task and model per file")
-        info, written_as = this, rec["task"]
-        value, legacy = _assistant_text(rec, path, line)
-        legacy_turns += legacy
+        info = this
         if str(rec["id"]) in answers:
             raise VantageDataError(path, line, "id", f"id {rec['id']} appears twice")
-        answers[str(rec["id"])] = value
-    notes = []
-    if info and written_as != CANONICAL_TASKS[info["task"]]:
-        notes.append(f"{path}: task written {written_as!r} (an earlier layout of this library); the leaderboard "
-                     f"needs {CANONICAL_TASKS[info['task']]!r}")
-    if legacy_turns:
-        notes.append(f"{path}: {legacy_turns} answers written {{role, content}}; the leaderboard reads "
-                     "{from: assistant, value}")
-    if info:
-        info["written_task"] = written_as
-        info["notes"] = notes
+        answers[str(rec["id"])] = _assistant_text(rec, path, line)
     return answers, info
 

@@ -22,8 +22,6 @@ it, an object without ``label`` or ``bbox`` left out; the metric keeps
 persons only); ``{frame_id: box or null}`` with ``extra.frame_ids``, the
 anchor first (tracking, adapter_sot.py lines 58-95).
 
-Earlier versions of this library wrote ``extra.width`` / ``extra.height``
-and plain boxes for object localization; both are still read, with a note.
 Object localization's image size is that of the image at ``extra.image_path``
 when it opens (the harness reads it there alone), else ``image_width`` /
 ``image_height`` (with a note). Without any size, referring expressions take
@@ -55,8 +53,8 @@ class GroundTruth:
     """One item's answer key. ``value`` by task: letter; "yes"/"no"; ``(start, end)`` s; a list of
     ``(start, end, caption)``; a list of pixel boxes; ``{k: box or None}`` for frames k = 1 .. N-1.
     ``extra``: the record's ``metadata.extra`` plus ``duration`` (temporal), ``width``/``height`` in pixels
-    (referring expressions, object localization), ``labels`` (object localization: each box's label, ``None``
-    where the file gives none), ``min_bbox_area`` (object localization: the file's first record's, as the
+    (referring expressions, object localization), ``labels`` (object localization: each box's label),
+    ``min_bbox_area`` (object localization: the file's first record's, as the
     harness takes it) and ``n_frames`` (tracking)."""
 
     id: str
@@ -152,15 +150,12 @@ def _astro_objects(value: list, extra: dict) -> list:
     """
     kept, labels = [], []
     for v in value:
-        if isinstance(v, dict) and "label" in v:
-            if not (isinstance(v.get("bbox"), (list, tuple)) and len(v["bbox"]) >= 4):
-                extra["skipped_objects"] = extra.get("skipped_objects", 0) + 1
-                continue
-            kept.append(list(v["bbox"][:4]))
-            labels.append(str(v["label"]).lower())
-        else:  # an earlier layout of this library: a plain box, or an object without a label (a person)
-            kept.append(v)
-            labels.append(None)
+        if not (isinstance(v, dict) and "label" in v and isinstance(v.get("bbox"), (list, tuple))
+                and len(v["bbox"]) >= 4):
+            extra["skipped_objects"] = extra.get("skipped_objects", 0) + 1
+            continue
+        kept.append(list(v["bbox"][:4]))
+        labels.append(str(v["label"]).lower())
     extra["labels"] = labels
     return kept
 
@@ -220,7 +215,7 @@ def _number(v) -> bool:
 
 
 def _image_size(task: str, extra: dict, path, line: int) -> str:
-    """Set ``extra['width']`` / ``extra['height']``; return where they came from: image, harness, legacy, fallback.
+    """Set ``extra['width']`` / ``extra['height']``; return where they came from: image, harness, fallback.
 
     Object localization takes the size of the image at ``extra.image_path`` first, as the harness does (it
     opens that image and never reads ``image_width``, astro_2d_dataset.py lines 478-489); where it does not
@@ -234,21 +229,20 @@ def _image_size(task: str, extra: dict, path, line: int) -> str:
             w, h = ImageOps.exif_transpose(img.convert("RGB")).size
         extra["width"], extra["height"] = float(w), float(h)
         return "image"
-    for width, height, where in (("image_width", "image_height", "harness"), ("width", "height", "legacy")):
-        if width in extra or height in extra:
-            w, h = extra.get(width), extra.get(height)
-            if not (_number(w) and _number(h)):
-                raise VantageDataError(path, line, f"metadata.extra.{width}",
-                                       f"expected the image size in pixels, got {w!r} x {h!r}")
-            extra["width"], extra["height"] = float(w), float(h)
-            return where
+    if "image_width" in extra or "image_height" in extra:
+        w, h = extra.get("image_width"), extra.get("image_height")
+        if not (_number(w) and _number(h)):
+            raise VantageDataError(path, line, "metadata.extra.image_width",
+                                   f"expected the image size in pixels, got {w!r} x {h!r}")
+        extra["width"], extra["height"] = float(w), float(h)
+        return "harness"
     extra["width"], extra["height"] = _FALLBACK_SIZE[task]
     return "fallback"
 
 
 class GroundTruthSet(dict):
     """``read_ground_truth``'s result: id -> ``GroundTruth`` in file order, with ``notes`` (one line each) on
-    what the file needed that the harness's layout does not (earlier field names, assumed image sizes)."""
+    what the file needed that the harness's layout does not (left-out parts, assumed image sizes)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -274,12 +268,8 @@ def _record_task(rec: dict, fixed: str | None, path, line: int) -> str:
 
 #: What ``_Tally.notes`` says after the count of each kind of record it counted, in this order.
 _NOTES = (
-    ("legacy", "records give the image size as metadata.extra.width/height (an earlier layout of this library; "
-               "the harness reads image_width/image_height)"),
-    ("unlabelled", "object-localization boxes have no label (an earlier layout of this library; the harness's "
-                   "records are {\"label\", \"bbox\"})"),
-    ("skipped", "object-localization objects have a label but no [x1, y1, x2, y2] \"bbox\" and are left out, as "
-                "the harness leaves them out"),
+    ("skipped", "object-localization objects have no label or no [x1, y1, x2, y2] \"bbox\" and are left out, "
+                "as the harness leaves them out"),
     ("dropped_events", "dense-captioning events have no caption and are left out, as the harness leaves them out"),
     ("zero_times", "dense-captioning event times are missing or empty and read as 0 s, as the harness reads them"),
     ("unopened", "object-localization images at metadata.extra.image_path do not open here; the size the record "
@@ -293,7 +283,7 @@ class _Tally:
     def __init__(self):
         self.sizes: dict[str, int] = {}
         self.min_area = None
-        self.unlabelled = self.skipped = self.dropped_events = self.zero_times = self.unopened = 0
+        self.skipped = self.dropped_events = self.zero_times = self.unopened = 0
 
     def complete(self, task: str, extra: dict, path, line: int) -> None:
         """Add to ``extra`` what the task's metric reads (``GroundTruth.extra``), moving its counts here."""
@@ -303,10 +293,9 @@ class _Tally:
         if task in ("refex", "astro"):
             where = _image_size(task, extra, path, line)
             self.sizes[where] = self.sizes.get(where, 0) + 1
-            if task == "astro" and where in ("harness", "legacy") and extra.get("image_path"):
+            if task == "astro" and where == "harness" and extra.get("image_path"):
                 self.unopened += 1
         if task == "astro":
-            self.unlabelled += sum(label is None for label in extra["labels"])
             self.skipped += extra.pop("skipped_objects", 0)
             if self.min_area is None:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
                 self.min_area = int(extra.get("min_bbox_area", 0) or 0)
@@ -318,8 +307,8 @@ class _Tally:
             extra["n_frames"] = len(extra["frame_ids"])
 
     def notes(self, path, out: GroundTruthSet) -> list[str]:
-        """One line for each earlier layout read, each left-out or defaulted part, each assumed image size."""
-        counts = {"legacy": self.sizes.get("legacy", 0), "unlabelled": self.unlabelled, "skipped": self.skipped,
+        """One line for each left-out or defaulted part, each assumed image size."""
+        counts = {"skipped": self.skipped,
                   "dropped_events": self.dropped_events, "zero_times": self.zero_times, "unopened": self.unopened}
         notes = [f"{path}: {counts[name]} {text}" for name, text in _NOTES if counts[name]]
         if self.sizes.get("fallback"):
@@ -336,8 +325,8 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     The task is ``task`` or, per line, the record's ``task`` field or its
     ``category`` when that names a task; any name ``tasks.task_key`` accepts.
     Raises ``VantageDataError`` naming the file, line and field of the first
-    malformed record; ``.notes`` of the result says what was read from an
-    earlier layout or assumed.
+    malformed record; ``.notes`` of the result says what was left out or
+    assumed.
     """
     path = Path(path)
     out = GroundTruthSet()

@@ -24,7 +24,7 @@ import math
 import re
 
 __all__ = [
-    "MODES", "MODE_ALIASES", "check_mode", "dvc_time", "float_of", "json_objects", "parse_choice", "parse_dvc", "parse_pointing",
+    "MODES", "check_mode", "dvc_time", "float_of", "json_objects", "parse_choice", "parse_dvc", "parse_pointing",
     "parse_temporal", "parse_time", "parse_yes_no"
 ]
 
@@ -32,17 +32,11 @@ __all__ = [
 #: answer as wrong or zero.
 MODES = ("official", "strict")
 
-#: Former names of a mode, still accepted by ``check_mode`` (and so by every function taking a ``mode``):
-#: ``parity`` is ``official``.
-MODE_ALIASES = {"parity": "official"}
-
 _LETTERS = "ABCD"
 
 
 def check_mode(mode: str) -> str:
-    """``mode`` itself, a former name's mode (``MODE_ALIASES``: ``"parity"`` -> ``"official"``), or
-    ``ValueError`` when it is neither one of ``MODES`` nor a former name."""
-    mode = MODE_ALIASES.get(mode, mode) if isinstance(mode, str) else mode
+    """``mode`` itself; ``ValueError`` when it is not one of ``MODES``."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {MODES}")
     return mode

@@ -23,12 +23,11 @@ import numpy as np
 
 from sova_lib.benchmarks.vantage.files import read_submission
 from sova_lib.benchmarks.vantage.ground_truth import GroundTruth, read_ground_truth
-from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics import DEFAULT_RESAMPLES, interval
 from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.benchmarks.vantage.parsing_boxes import swap_yxyx
 from sova_lib.benchmarks.vantage.spreadsheet import round_trip
-from sova_lib.benchmarks.vantage.submissions import align_answers
+from sova_lib.benchmarks.vantage.submissions import check_answer_ids
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, TASKS, get_task
 from sova_lib.records import make_record
 
@@ -200,33 +199,21 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
                          n_resamples=n_resamples if ci is not None else 0, secondary=secondary, notes=notes)
 
 
-def _task_file(folder: Path, names: list[str], earlier: list[str], notes: list[str]) -> Path | None:
-    """The first of ``names`` in ``folder``, else the first of ``earlier`` (with a note), else ``None``."""
-    for name in names:
-        if (folder / name).is_file():
-            return folder / name
-    for name in earlier:
-        if (folder / name).is_file():
-            notes.append(f"{folder / name}: read under the name an earlier version of this library used; the "
-                         f"harness's name is {names[0]}")
-            return folder / name
-    return None
+def _task_file(folder: Path, names: list[str]) -> Path | None:
+    """The first of ``names`` in ``folder``, else ``None``."""
+    return next((folder / name for name in names if (folder / name).is_file()), None)
 
 
 def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "official", similarity=None,
-                 rng: np.random.Generator | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-                 items: Mapping | None = None) -> dict:
+                 rng: np.random.Generator | None = None, n_resamples: int = DEFAULT_RESAMPLES) -> dict:
     """Task -> ``VantageResult`` for every task with an answer key and a submission in the two folders.
 
     File names are those of the leaderboard's archive, the harness key of each
     task (``tasks.HARNESS_KEYS``): the submission ``<key>.jsonl``
     (``grounding.jsonl`` for referring expressions) and the answer key
-    ``<key>_gt.jsonl`` (or ``<key>.jsonl``). The library's earlier names
-    (``refex.jsonl``, ``refex_gt.jsonl``) are read too, with a note. Answers
-    are matched to the answer key by leaderboard id; ``items`` (task -> public
-    items path) also matches answers keyed by the TSV index (an earlier
-    layout). Each result's ``notes`` start with what was read from an earlier
-    layout. Dense captioning is scored only with a ``similarity``. A
+    ``<key>_gt.jsonl`` (or ``<key>.jsonl``). Answers are matched to the
+    answer key by leaderboard id; each result's ``notes`` start with the
+    answer key's. Dense captioning is scored only with a ``similarity``. A
     submission of another task, or ids that match no answer-key id, raise
     ``ValueError`` (``VantageDataError`` for a malformed file).
     """
@@ -236,22 +223,20 @@ def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "official", s
         if task == "dvc" and similarity is None:
             continue
         key = HARNESS_KEYS[task]
-        notes: list[str] = []
-        earlier = [f"{task}_gt.jsonl"] if task != key else []
-        gt_path = _task_file(gt_dir, [f"{key}_gt.jsonl", f"{key}.jsonl"], earlier, notes)
-        sub_path = _task_file(sub_dir, [f"{key}.jsonl"], [f"{task}.jsonl"] if task != key else [], notes)
+        gt_path = _task_file(gt_dir, [f"{key}_gt.jsonl", f"{key}.jsonl"])
+        sub_path = _task_file(sub_dir, [f"{key}.jsonl"])
         if gt_path is None or sub_path is None or gt_path == sub_path:
             continue
         answers, info = read_submission(sub_path)
         if info and info["task"] != task:
-            raise ValueError(f"{sub_path}: holds task {info['written_task']!r}, not {CANONICAL_TASKS[task]!r}")
+            raise ValueError(f"{sub_path}: holds task {CANONICAL_TASKS[info['task']]!r}, not "
+                             f"{CANONICAL_TASKS[task]!r}")
         truth = read_ground_truth(gt_path, task)
-        task_items = read_items(task, items[task]) if items and task in items else None
-        answers, aligned = align_answers(truth, answers, task_items)
+        check_answer_ids(truth, answers)
         result = score_answers(task, truth, answers, mode=mode, similarity=similarity,
                                box_coord_order=info.get("box_coord_order", "xyxy"), rng=rng,
                                n_resamples=n_resamples)
-        result.notes[:0] = [*notes, *truth.notes, *info.get("notes", []), *aligned]
+        result.notes[:0] = truth.notes
         out[task] = result
     return out
 

@@ -13,19 +13,15 @@ pre-upload check):
   and appears once;
 - ``task`` is the canonical task string (``video_qa``, ..., never the short
   key);
-- ``conversations`` holds a ``{"from": "assistant", "value": <string>}`` turn
-  (a ``{"role", "content"}`` turn is not read by the leaderboard's scorer);
+- ``conversations`` holds a ``{"from": "assistant", "value": <string>}`` turn;
 - ``metadata.box_coord_order``, where given, is ``xyxy`` or ``yxyx`` and the
   same on every line (the scorer reads it from the first record only);
 - with ``expected_ids`` (the ground truth's or the public items' ids): each
   of them has a record and no record has another id.
 
-Matching (``align_answers``): the leaderboard's files use the ids of
-``tasks.submission_id`` (``vtest_lawn_0600-0659__q_000000``); earlier
-versions of this library wrote the TSV's ``index`` (``0``) in submissions
-and answer keys alike, and the answer cache names answers by that index.
-``align_answers`` maps each answer to the ground truth's own id through the
-public items, in either direction, and says when it read an earlier layout.
+The leaderboard's files use the ids of ``tasks.submission_id``
+(``vtest_lawn_0600-0659__q_000000``); ``check_answer_ids`` stops a scoring
+whose answers name none of the ground truth's ids.
 """
 from __future__ import annotations
 
@@ -37,7 +33,7 @@ from sova_lib.benchmarks.vantage.inputs import VantageItem
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, ID_PATTERNS, submission_id, task_key
 from sova_lib.storage import lines, read_text
 
-__all__ = ["InvalidSubmission", "align_answers", "check_submission", "expected_ids"]
+__all__ = ["InvalidSubmission", "check_answer_ids", "check_submission", "expected_ids"]
 
 #: Problems listed one by one before the rest are only counted.
 MAX_LISTED = 50
@@ -60,8 +56,6 @@ def _turn_problem(turns) -> str | None:
             if isinstance(turn.get("value"), str):
                 return None
             return "the assistant turn's 'value' must be a string (the raw answer text)"
-    if any(isinstance(t, dict) and t.get("role") == "assistant" for t in turns):
-        return "the assistant turn is written {role, content}; the leaderboard reads {\"from\": \"assistant\", \"value\"}"
     return "no {\"from\": \"assistant\", \"value\"} turn"
 
 
@@ -127,50 +121,10 @@ def expected_ids(items: Iterable[VantageItem]) -> list[str]:
     return [submission_id(it) for it in items]
 
 
-def align_answers(gt_ids: Iterable[str], answers: Mapping[str, str],
-                  items: Iterable[VantageItem] | None = None) -> tuple[dict[str, str], list[str]]:
-    """``(answers keyed by ground-truth id, notes)``.
-
-    An answer whose id is a ground-truth id is kept; otherwise, with
-    ``items``, an item index is replaced by its leaderboard id (or a
-    leaderboard id by the item index) when that one is a ground-truth id,
-    with a note. ``ValueError`` when answers are given and none of them can
-    be matched to the ground truth (one line naming an id of each side).
-    """
+def check_answer_ids(gt_ids: Iterable[str], answers: Mapping[str, str]) -> None:
+    """``ValueError`` when answers are given and none of them is for a ground-truth id (one line naming an id of
+    each side); an answer without a ground-truth id is otherwise left to the scorer, which counts it."""
     gt = list(gt_ids)
-    gt_set = set(gt)
-    forward: dict[str, str] = {}
-    backward: dict[str, str] = {}
-    for it in items or ():
-        lid = submission_id(it)
-        forward[it.id], backward[lid] = lid, it.id
-    out: dict[str, str] = {}
-    moved = {"to leaderboard ids": 0, "to item indexes": 0}
-    for key, text in answers.items():
-        if key in gt_set:
-            target = key
-        elif forward.get(key) in gt_set:
-            target = forward[key]
-            moved["to leaderboard ids"] += 1
-        elif backward.get(key) in gt_set:
-            target = backward[key]
-            moved["to item indexes"] += 1
-        else:
-            target = key
-        if target in out:
-            raise ValueError(f"two answers are for ground-truth id {target} (one by its item index, one by its "
-                             "leaderboard id)")
-        out[target] = text
-    if answers and gt and not gt_set & set(out):
-        hint = "" if items is not None else "; answers keyed by the TSV index (an earlier layout) need --items"
+    if answers and gt and not set(gt) & set(answers):
         raise ValueError(f"none of the {len(answers)} answer ids is a ground-truth id (answer id "
-                         f"{next(iter(answers))!r}, ground-truth id {gt[0]!r}){hint}")
-    notes = []
-    if moved["to leaderboard ids"]:
-        notes.append(f"{moved['to leaderboard ids']} answers keyed by the items' index (an earlier layout) were "
-                     "matched to leaderboard ids through the items")
-    if moved["to item indexes"]:
-        notes.append(f"the ground truth is keyed by the items' index (an earlier layout); "
-                     f"{moved['to item indexes']} answers were matched to it through the items")
-    return out, notes
-
+                         f"{next(iter(answers))!r}, ground-truth id {gt[0]!r})")

@@ -1,4 +1,4 @@
-"""``sova evaluate --benchmark muvr`` and ``sova describe --benchmark muvr``: results, result JSON, bad input."""
+"""``sova muvr evaluate`` and ``sova muvr describe``: results, result JSON, bad input."""
 import json
 
 import numpy as np
@@ -42,14 +42,10 @@ def test_evaluate_features_writes_one_result_json(capsys, data, tmp_path):
     assert record["per_class"] == {p: round(v["mAP"], 2) for p, v in result["per_partition"].items()}
     assert collect_records(tmp_path)["value"].tolist() == [record["value"]]
     code, out, err = _run(capsys, "muvr", "evaluate", "--data", data, "--partitions", "news",
-                        "--version", "filter", "--tag-weight", "0", "--features", features, "--ties", "official",
+                        "--version", "filter", "--tag-weight", "0", "--features", features, "--ties", "gallery-order",
                         "--out", tmp_path, "--json")
     assert code == 0 and json.loads(out)["tag_weight"] == 0 and "uAP" not in json.loads(out)["metrics"]
-    # the former spelling is gallery-order, said in one note line
     assert json.loads(out)["ties"] == "gallery-order"
-    assert [line for line in err.splitlines() if "--ties official" in line] == [
-        "sova: note: --ties official is a former name of --ties gallery-order (tied videos in videos.json order); "
-        "it is not the official scripts' order, which varies from run to run"]
     assert sorted(collect_records(tmp_path)["protocol"]) == ["base video", "filter text+video p=0"]
 
 
@@ -107,7 +103,7 @@ def test_describe_muvr_qa_through_the_command(capsys, data, tmp_path, monkeypatc
     for vid in {q.query for q in questions} | {q.target for q in questions}:
         (tmp_path / "v" / vid).mkdir(parents=True)
         Image.fromarray(np.full((4, 4, 3), 200, np.uint8)).save(tmp_path / "v" / vid / "0000.png")
-    code, _, _ = _run(capsys, "muvr", "describe", "--muvr-task", "qa", "--data", data, "--partitions",
+    code, _, _ = _run(capsys, "muvr", "describe", "--version", "qa", "--data", data, "--partitions",
                       "news", "--video-root", tmp_path / "v", "--backend", "fake-muvr", "--cache-dir", tmp_path / "c",
                       "--no-progress")
     assert code == 0

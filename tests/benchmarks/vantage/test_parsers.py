@@ -136,16 +136,9 @@ def test_malformed_letters_official_fallback():
         assert parse_pointing(text, "strict") is None, text
 
 
-def test_unknown_mode():
+@pytest.mark.parametrize("mode", ["lenient", "parity"])
+def test_unknown_mode(mode):
     with pytest.raises(ValueError, match="unknown mode"):
-        check_mode("lenient")
+        check_mode(mode)
 
 
-def test_former_mode_name_is_official():
-    # "parity", the former name of "official", is read as "official" wherever a mode is taken: the h:m:s time
-    # "01:02:03" keeps its first field (1 s) as in official mode, where strict reads 3600 + 120 + 3 = 3723 s; a lower
-    # case letter counts as in official mode ("I pick b." -> B), where strict reads none.
-    assert check_mode("parity") == "official" and "parity" not in MODES
-    assert parse_time("01:02:03", "parity") == parse_time("01:02:03", "official") == 1.0
-    assert parse_time("01:02:03", "strict") == 3723.0
-    assert parse_choice("I pick b.", "parity") == "B" and parse_choice("I pick b.", "strict") is None

@@ -67,8 +67,9 @@ def test_ground_truth_per_task(tmp_path):
         "event_verification": (gt_line(1, "Yes"), "yes"),
         "temporal": (gt_line(1, '{"start": "00:10", "end": "00:14.5"}', {"duration": 20}), (10.0, 14.5)),
         "dvc": (gt_line(1, [{"start": 0, "end": "0:05", "caption": "a"}]), [(0.0, 5.0, "a")]),
-        "refex": (gt_line(1, [[1, 2, 3, 4]], {"width": 10, "height": 10}), [[1.0, 2.0, 3.0, 4.0]]),
-        "astro": (gt_line(1, [{"bbox_2d": [1, 2, 3, 4]}], {"width": 10, "height": 10}), [[1.0, 2.0, 3.0, 4.0]]),
+        "refex": (gt_line(1, [[1, 2, 3, 4]], {"image_width": 10, "image_height": 10}), [[1.0, 2.0, 3.0, 4.0]]),
+        "astro": (gt_line(1, [{"label": "person", "bbox": [1, 2, 3, 4]}], {"image_width": 10, "image_height": 10}),
+                  [[1.0, 2.0, 3.0, 4.0]]),
         "sot": (gt_line(1, {"0": [0, 0, 5, 5], "15": None, "30": [1, 1, 4, 4]}, {"frame_ids": [0, 15, 30]}),
                 {1: None, 2: [1.0, 1.0, 4.0, 4.0]}),
     }
@@ -85,7 +86,7 @@ def test_ground_truth_per_task(tmp_path):
 ])
 def test_ground_truth_errors(tmp_path, line, field):
     task = "refex" if "extra.image_width" in str(field) else "vqa"
-    first = gt_line(0, [[1, 2, 3, 4]], {"width": 9, "height": 9}) if task == "refex" else gt_line(0, "A")
+    first = gt_line(0, [[1, 2, 3, 4]], {"image_width": 9, "image_height": 9}) if task == "refex" else gt_line(0, "A")
     path = write(tmp_path / "gt.jsonl", first + "\n\n" + line + "\n")
     with pytest.raises(VantageDataError) as err:
         read_ground_truth(path, task)
@@ -97,8 +98,7 @@ def test_submission_round_trip(tmp_path):
                "b__q_000003": "ünïcode\nlines"}
     path = write_submission(tmp_path / "s.jsonl", "vqa", answers, model="m", box_coord_order="yxyx")
     got, info = read_submission(path)
-    assert got == answers and info == {"task": "vqa", "model": "m", "box_coord_order": "yxyx",
-                                       "written_task": "video_qa", "notes": []}
+    assert got == answers and info == {"task": "vqa", "model": "m", "box_coord_order": "yxyx"}
     rec = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
     # The record exactly as the harness's emitter writes it (emit.py lines 227-240).
     assert rec == {"id": "a__q_000001", "task": "video_qa",

@@ -30,15 +30,6 @@ def test_event_verification_chain(mode, value, n_scored):
     assert result.to_json()["mode"] == mode and result.to_json()["parse_rate"] == 0.75
 
 
-def test_former_mode_name_scores_and_records_as_official():
-    # The official value of the case above (200/3: "I cannot tell" left out); the result names the mode "official".
-    truth = gts("event_verification", ["yes", "yes", "no", "no"])
-    answers = {"0": "Yes.", "1": "No", "2": "no", "3": "I cannot tell"}
-    result = score_answers("event_verification", truth, answers, mode="parity", n_resamples=0)
-    assert result.value == pytest.approx(200 / 3) and result.mode == "official"
-    assert result.to_record(kind="submission", source="s.jsonl")["protocol"] == "event_verification (official)"
-
-
 def test_missing_and_malformed_answers_are_counted_not_raised():
     truth = gts("temporal", [(10, 14), (10, 14)], duration=30)
     result = score_answers("temporal", truth, {"0": "\x00{[", "x": "00:10-00:14"}, mode="official")

@@ -46,13 +46,13 @@ def _decode_all(path):
 
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory):
-    """The planned vtest manifest plus ``EXTRA_ROWS``, and their clips cut losslessly by ``sova clips extract``."""
+    """The planned vtest manifest plus ``EXTRA_ROWS``, and their clips cut losslessly by ``sova sovabench clips extract``."""
     root = tmp_path_factory.mktemp("manifest")
     rows = list(clips.plan_clips(read_tsv(VTEST / "vtest_excerpt.tsv"), VTEST, cache_dir=False)) + EXTRA_ROWS
     assert [r.status for r in rows[:4]] == ["ok", "region_too_small", "activity_not_found", "annotation_missing"]
     manifest = clips.write_manifest(rows, root / "manifest.tsv")
     code = main(["sovabench", "clips", "extract", "--manifest", str(manifest), "--video-root", str(VTEST),
-                 "--out", str(root / "clips"), "--codec", "libx264rgb", "--crf", "0", "--quiet"])
+                 "--out", str(root / "clips"), "--codec", "libx264rgb", "--crf", "0", "--no-progress"])
     assert code == 0
     return root, manifest, rows
 
@@ -122,7 +122,7 @@ def test_cli_describes_ok_rows_and_records_the_rest(planned, tmp_path, capsys):
     root, manifest, rows = planned
     gone = clips.ManifestRow(12, "gone", "vtest_gone", "person_walks", 1, 5, 0, 0, 200, 200, False, "ok")
     with_gone = clips.write_manifest([*rows[:5], gone], tmp_path / "with_gone.tsv")  # ok rows 1 and 9
-    args = ["describe", "--backend", "motion", "--prompt", "general", "--fps", "2", "--cache-dir",
+    args = ["sovabench", "describe", "--backend", "motion", "--prompt", "general", "--fps", "2", "--cache-dir",
             str(tmp_path / "cache"), "--manifest", str(with_gone), "--video-root", str(VTEST), "--no-progress"]
     assert main(args) == 0
     out = capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""Tests of clip planning, extraction and statistics (sova_lib.benchmarks.sovabench.clips.plan, sova_lib.benchmarks.sovabench.clips.extract, sova clips ...)."""
+"""Tests of clip planning, extraction and statistics (sova_lib.benchmarks.sovabench.clips.plan, sova_lib.benchmarks.sovabench.clips.extract, sova sovabench clips ...)."""
 from __future__ import annotations
 
 import dataclasses
@@ -457,7 +457,7 @@ def test_unknown_encoder_fails_each_clip_and_leaves_no_file(synth, tmp_path):
 def test_cli_plan_extract_stats_on_real_footage(tmp_path, capsys):
     manifest = tmp_path / "manifest.tsv"
     assert main(["sovabench", "clips", "plan", "--tsv", str(VTEST / "vtest_excerpt.tsv"), "--annotations", str(VTEST),
-                 "--out", str(manifest), "--cache-dir", str(tmp_path / "idx"), "--quiet"]) == 0
+                 "--out", str(manifest), "--index-dir", str(tmp_path / "idx"), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "4 rows: 1 clips planned" in out and "annotation_missing: 1" in out
     rows = clips.read_manifest(manifest)
@@ -467,7 +467,7 @@ def test_cli_plan_extract_stats_on_real_footage(tmp_path, capsys):
 
     code = main(["sovabench", "clips", "extract", "--manifest", str(manifest), "--video-root", str(VTEST),
                  "--out", str(tmp_path / "clips"), "--codec", "libx264rgb", "--crf", "0", "--pix-fmt", "rgb24",
-                 "--quiet"])
+                 "--no-progress"])
     assert code == 0
     assert "clips written: 1" in capsys.readouterr().out
     source, src_fps = _decode(VTEST / "vtest_excerpt.avi")
@@ -500,5 +500,5 @@ def test_cli_reports_bad_inputs(tmp_path, capsys):
     tsv.write_text("subdim\tprefix\tvideo\tsuffix\tdim\ttask_type\tnegative\tpositive\tindex\n"
                    "distractor\tp\tbad.a.1.5\t.mp4\tdistractor\tretrieval\td\td\t0\n")
     assert main(["sovabench", "clips", "plan", "--tsv", str(tsv), "--annotations", str(tmp_path), "--out",
-                 str(tmp_path / "m.tsv"), "--no-cache", "--quiet"]) == 2
+                 str(tmp_path / "m.tsv"), "--no-index", "--no-progress"]) == 2
     assert "bad.geom.yml, line 1" in capsys.readouterr().err
