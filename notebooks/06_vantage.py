@@ -54,7 +54,6 @@ from sova_lib import records
 from sova_lib.benchmarks import vantage
 from sova_lib.benchmarks.vantage import hand_cases, metrics_boxes, metrics_captions, synthetic
 from sova_lib.benchmarks.vantage.published import published_comparison
-from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.paper import plots, results
 from sova_lib.video import example_videos, probe
@@ -167,14 +166,12 @@ answers_shown
 # refused otherwise. `docs/vantage.md` lists what each `sova vantage` command reads and writes.
 
 # %%
-vqa_items = vantage.read_items("vqa", tsvs["vqa"])
-vqa_answers = vantage.submission_answers(vqa_items, cached_answers(
-    describe_task(stand_in, "vqa", vqa_items, answers_dir, media_root=videos[0].parent, n_frames=n_frames,
-                  run=RunOptions(show_progress=False, verbose=False)).folder, vqa_items, n_frames))
-submission = vantage.write_submission(Path(work_dir) / "submission" / "vqa.jsonl", "vqa", vqa_answers,
-                                      model=stand_in.name, expected_ids=vantage.expected_ids(vqa_items))
+described = vantage.describe(stand_in, "vqa", tsvs["vqa"], answers_dir, media_root=videos[0].parent, frames=n_frames,
+                             run=RunOptions(show_progress=False, verbose=False))
+submission, _ = vantage.submit("vqa", described.items, described.answers, model=stand_in.name,
+                               out=Path(work_dir) / "submission" / "vqa.jsonl")
 print(submission.read_text(encoding="utf-8").splitlines()[0])
-problems = vantage.check_submission(submission, "video_qa", vantage.read_ground_truth(Path(work_dir) / "vqa_gt.jsonl"))
+problems, _, _ = vantage.validate(submission, "video_qa", ground_truth=Path(work_dir) / "vqa_gt.jsonl")
 print("the leaderboard's checks: " + ("every one passed" if not problems else "; ".join(problems)))
 
 # %% [markdown]

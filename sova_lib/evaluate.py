@@ -66,6 +66,22 @@ class Result:
     notes: list = field(default_factory=list)
     per_query: dict = field(default_factory=dict, repr=False)  # id -> AP (0-1)
 
+    def text(self, chance: bool = True) -> str:
+        """The score as ``sova sovabench evaluate`` prints it: the value and interval, then each pair's mAP (Pair-mAP)
+        or each class's mean AP, then (``chance``) what a random ranking scores."""
+        ci = f"  (95% CI {self.ci[0]:.1f}-{self.ci[1]:.1f})" if self.ci else ""
+        lines = [f"{self.protocol}: {self.metric} = {self.value:.2f}{ci}  over {self.n_queries} queries  "
+                 f"(ties: {self.ties})"]
+        if self.per_pair:
+            title, table = "per pair (mAP over the pair's queries)", self.per_pair
+        else:  # what the protocol groups queries by: an opposite-action pair, an action, a group
+            title, table = f"per {get_protocol(self.protocol).class_name} (mean AP of its queries)", self.per_class
+        lines += [f"  {title}:", *(f"    {key:<24} {value:6.2f}" for key, value in table.items())]
+        if chance:
+            random = baseline(self.protocol, "random-ranking")
+            lines.append(f"  a random ranking scores {random.value:.2f} {random.metric} (--baseline random-ranking)")
+        return "\n".join(lines)
+
     def to_json(self) -> dict:
         """A JSON-ready dict (per-query values left out)."""
         out = asdict(self)

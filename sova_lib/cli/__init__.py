@@ -1,15 +1,17 @@
 """The ``sova`` command line.
 
-One module per command group (``describe``, ``embed``, ``evaluate``, ``clips``,
-``reproduce``), each defining ``add_commands(subparsers)``, which adds its
-sub-commands with ``set_defaults(func=...)``; ``func(args)`` returns the
-process exit code. ``main`` answers what a command lets through in one line:
-a ``CliError`` (a wrong invocation or input) with exit status 2, an
-``OSError`` (the environment: a cache another run is writing, a full disk, a
-read-only folder, a server) with 1, Ctrl-C with 130. Command modules parse
-arguments and print; the work is done by the library. Heavy imports (torch,
-transformers, video decoders) stay inside the functions that need them, so
-that ``sova --help`` stays fast.
+One module per command (``COMMANDS``), each defining
+``add_commands(subparsers)``, which adds its sub-commands with
+``set_defaults(func=...)``; ``func(args)`` returns the process exit code. A
+command module parses arguments, calls one function of a benchmark's
+``__all__`` (``sova_lib.benchmarks.<name>``) or of the library, and prints.
+``main`` answers what a command lets through in one line: a wrong invocation
+or input (``CliError``, ``ValueError``, ``FileNotFoundError``; an error that
+lists its ``problems``, such as an invalid submission, has them printed
+first, one per line) with exit status 2, the environment (any other ``OSError``: a cache another run is
+writing, a full disk, a read-only folder, a server) with 1, Ctrl-C with 130.
+Heavy imports (torch, transformers, video decoders) stay inside the functions
+that need them, so that ``sova --help`` stays fast.
 """
 from __future__ import annotations
 
@@ -21,21 +23,8 @@ from sova_lib._version import __version__
 
 __all__ = ["main", "build_parser", "CliError"]
 
-#: Modules whose ``add_commands`` contribute sub-commands, in help order: the benchmarks
-#: (``sova <benchmark> <verb>``), then the commands that belong to no benchmark.
-COMMAND_MODULES: tuple[str, ...] = (
-    "sova_lib.cli.sovabench",
-    "sova_lib.cli.image_tasks",
-    "sova_lib.cli.muvr",
-    "sova_lib.cli.vantage",
-    "sova_lib.cli.describe",
-    "sova_lib.cli.embed",
-    "sova_lib.cli.compare",
-    "sova_lib.cli.reproduce",
-)
-
-
-#: Command -> the module whose ``add_commands`` adds it. A command line that names one of these builds the
+#: Command -> the module whose ``add_commands`` adds it, in help order: the benchmarks (``sova <benchmark>
+#: <verb>``), then the commands that belong to no benchmark. A command line that names one of these builds the
 #: parser from that module alone, so a run imports no other benchmark's code (``sova --help`` builds them all).
 COMMANDS: dict[str, str] = {
     "sovabench": "sova_lib.cli.sovabench",
@@ -49,9 +38,16 @@ COMMANDS: dict[str, str] = {
     "reproduce": "sova_lib.cli.reproduce",
 }
 
+#: The modules of ``COMMANDS``, each once, in help order.
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
+
+
+#: Problems of an error listed one by one before the rest are only counted.
+MAX_LISTED = 50
+
 
 class CliError(Exception):
-    """A user error: printed as ``sova: error: <message>`` with exit code 2."""
+    """A wrong invocation: printed as ``sova: error: <message>`` with exit code 2."""
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -121,8 +117,10 @@ def _run(argv: list[str]) -> int:
             return done.code if isinstance(done.code, int) else 2
         try:
             return int(args.func(args) or 0)
-        except CliError as err:
-            print(f"sova: error: {_one_line(err)}", file=sys.stderr)
+        except (CliError, ValueError, FileNotFoundError) as err:  # the invocation or an input file
+            problems = getattr(err, "problems", [])
+            more = [f"... and {len(problems) - MAX_LISTED} more problems"] if len(problems) > MAX_LISTED else []
+            print(*problems[:MAX_LISTED], *more, f"sova: error: {_one_line(err)}", sep="\n", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print("sova: interrupted", file=sys.stderr)

@@ -13,26 +13,18 @@ clips are planned (``inter-pair``, ``inter-pair-constrained``, ``intra-pair``,
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-from sova_lib.benchmarks.sovabench.clips import kpf
-from sova_lib.benchmarks.sovabench.clips import plan as clips
-from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
-from sova_lib.benchmarks.sovabench.clips.extract import extract_clips, find_source_videos
-from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
-from sova_lib.benchmarks.sovabench.splits import read_tsv
-from sova_lib.cli import CliError
+from sova_lib.benchmarks import sovabench
 from sova_lib.cli.options import (
     add_output_options,
     cache_root,
     count,
     existing_file,
     existing_folder,
+    note,
     positive_count,
     positive_rate,
 )
-from sova_lib.protocols import get_protocol
 
 __all__ = ["add_commands"]
 
@@ -49,7 +41,7 @@ def add_commands(subparsers) -> None:
                                       "annotations into a clip manifest (no video needed). Example: sova sovabench "
                                       "clips plan --tsv inter-pair --annotations ANN --out manifest.tsv")
     plan.add_argument("--tsv", required=True, metavar="TSV_OR_PROTOCOL",
-                      help=f"SOVABench TSV file, or a protocol: {', '.join(SOVABENCH_PROTOCOLS)}")
+                      help=f"SOVABench TSV file, or a protocol: {', '.join(sovabench.SOVABENCH_PROTOCOLS)}")
     plan.add_argument("--annotations", required=True, type=existing_folder, metavar="ROOT",
                       help="folder holding the KPF *.activities.yml / *.geom.yml / *.types.yml files (any depth)")
     plan.add_argument("--index-dir", type=cache_root, default=None, metavar="DIR",
@@ -97,85 +89,25 @@ def _processes(parser, text: str) -> None:
     parser.add_argument("--processes", type=positive_count, default=1, metavar="N", help=text)
 
 
-def _clips_of(tsv: str):
-
-    if not Path(tsv).exists():
-        if tsv in SOVABENCH_PROTOCOLS:
-            return get_protocol(tsv).clips()
-    if not Path(tsv).is_file():
-        raise CliError(f"--tsv {tsv}: no such file (or give a protocol: {', '.join(SOVABENCH_PROTOCOLS)})")
-    try:
-        return read_tsv(tsv)
-    except ValueError as err:
-        raise CliError(str(err)) from None
-
-
 def _plan(args) -> int:
-
-    rows = _clips_of(args.tsv)
-    kw = {}
-    if args.min_size is not None:
-        kw["min_size"] = args.min_size
-    if args.buffer_frames is not None:
-        kw["buffer_frames"] = args.buffer_frames
-    try:
-        planned = clips.plan_clips(rows, args.annotations, cache_dir=False if args.no_index else args.index_dir,
-                                   workers=args.processes, show_progress=not args.no_progress, **kw)
-    except kpf.KpfError as err:
-        raise CliError(f"{err}\n  fix or remove that annotation file and run the command again") from None
-    clips.write_manifest(planned, args.out)
-    for line in clips.summary_lines(planned):
-        print(line)
-    if planned and not any(r.ok for r in planned):
-        found = next(Path(args.annotations).rglob("*.yml"), None)
-        why = "it holds no KPF annotation file (*.yml)" if found is None else "no row matched its annotations"
-        print(f"sova: note: --annotations {args.annotations}: none of the {len(planned)} rows got a clip; {why}",
-              file=sys.stderr)
+    options = {k: v for k, v in (("min_size", args.min_size), ("buffer_frames", args.buffer_frames)) if v is not None}
+    _, lines, notes = sovabench.plan(args.tsv, args.annotations, args.out, workers=args.processes,
+                                     cache_dir=False if args.no_index else args.index_dir,
+                                     show_progress=not args.no_progress, **options)
+    print("\n".join(lines))
+    for line in notes:
+        note(line)
     print(f"manifest: {args.out}")
     return 0
 
 
-def _read_manifest(path):
-
-    try:
-        return clips.read_manifest(path)
-    except (OSError, ValueError) as err:
-        raise CliError(f"--manifest {path}: {err}") from None
-
-
 def _extract(args) -> int:
-
-    rows = _read_manifest(args.manifest)
-    needed = sorted({r.source_video for r in rows if r.ok and not (Path(args.out) / f"{r.video}.mp4").exists()})
-    if needed and not find_source_videos(args.video_root, needed):
-        raise CliError(f"--video-root {args.video_root}: none of the {len(needed)} source videos the manifest needs "
-                       f"is under it (e.g. {needed[0]}); give the folder that holds the MEVA/VIRAT videos")
-    summary = extract_clips(rows, args.video_root, args.out, codec=args.codec, pix_fmt=args.pix_fmt,
-                            crf=args.crf, workers=args.processes, show_progress=not args.no_progress)
-    for line in summary.lines():
-        print(line)
-    print(f"clips and extract_log.jsonl: {args.out}")
+    summary = sovabench.extract(args.manifest, args.video_root, args.out, codec=args.codec, pix_fmt=args.pix_fmt,
+                                crf=args.crf, workers=args.processes, show_progress=not args.no_progress)
+    print("\n".join([*summary.lines(), f"clips and extract_log.jsonl: {args.out}"]))
     return 1 if summary.failed else 0
 
 
 def _stats(args) -> int:
-
-    df = clip_stats.manifest_frame(_read_manifest(args.manifest))
-    fps = clips.DEFAULT_FPS if args.source_fps is None else args.source_fps
-    labelled = _clips_of(args.tsv) if args.tsv else None
-    out = sys.stdout
-    print("Rows per status and source dataset", file=out)
-    print(clip_stats.status_counts(df).to_string(index=False), file=out)
-    print("\nRows and clips per source dataset", file=out)
-    print(clip_stats.dataset_counts(df).to_string(index=False), file=out)
-    print("\nRows and clips per class", file=out)
-    print(clip_stats.class_counts(df, labelled).to_string(index=False), file=out)
-    dur = clip_stats.clip_durations(df, fps)
-    size = clip_stats.crop_sizes(df)
-    if len(dur):
-        rate = ", ".join(f"{k} {v:g}" for k, v in fps.items()) if isinstance(fps, dict) else f"{fps:g}"
-        print(f"\nClip durations in seconds (Figure 3(b); fps: {rate})", file=out)
-        print(dur.groupby("source_dataset")["duration_s"].describe().round(2).to_string(), file=out)
-        print("\nCrop sizes in pixels, as annotated (Figure 3(c))", file=out)
-        print(size[["width", "height"]].describe().round(1).to_string(), file=out)
+    print(sovabench.clip_stats(args.manifest, args.tsv, args.source_fps))
     return 0

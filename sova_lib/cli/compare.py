@@ -14,10 +14,8 @@ does the work.
 """
 from __future__ import annotations
 
-import json
-import sys
+from functools import cache, partial
 
-from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     AGGREGATE_HELP,
     TIES_HELP,
@@ -27,13 +25,12 @@ from sova_lib.cli.options import (
     add_output_options,
     count,
     note,
+    report,
 )
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
-from sova_lib.evaluate import CoverageError
 from sova_lib.metrics import TIE_RULES
 from sova_lib.paper.compare import compare_files
 from sova_lib.protocols import PROTOCOLS
-from sova_lib.records import write_record
 from sova_lib.similarity import AGGREGATES
 
 __all__ = ["add_commands", "run_compare"]
@@ -62,36 +59,19 @@ def add_commands(sub) -> None:
     add_encoder_options(p)
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
-    add_output_options(p, out=("DIR", "also write the comparison as one record JSON into DIR (the tables of "
-                                      "sova_lib.records collect them)"), json=True)
+    add_output_options(p, record="comparison", json=True)
     p.set_defaults(func=run_compare)
 
 
 def run_compare(args) -> int:
-    made = []
-
-    def encoder():
-        if not made:
-            made.append(SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
-                                        show_progress=False))
-        return made[0]
-
-    name_a, name_b = args.names or (args.a, args.b)
     vectors = args.a.endswith(".npz") and args.b.endswith(".npz")
     if vectors and args.no_split:
         note("--no-split does not apply to two .npz inputs (the vectors are already made); it is ignored")
-    try:
-        result = compare_files(args.protocol, args.a, args.b, encoder, sentences=not args.no_split,
-                               name_a=name_a, name_b=name_b, aggregate=args.aggregate, ties=args.ties,
-                               bootstrap=args.bootstrap, seed=args.seed, allow_missing=args.allow_missing)
-    except (CoverageError, ValueError, FileNotFoundError) as err:
-        raise CliError(str(err)) from None
-    if args.out:
-        record = result.to_record(encoder=None if vectors else (args.embedder or DEFAULT_ENCODER))
-        print(f"wrote {write_record(record, args.out)}", file=sys.stderr)
-    if args.json:
-        text = json.dumps(result.to_json(args.top))
-    else:
-        text = result.text(args.top)
-    print(text)  # a reader that stops early (``| head``) is handled once, by ``sova_lib.cli.main``
-    return 0
+    encoder = cache(lambda: SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
+                                            show_progress=False))
+    name_a, name_b = args.names or (args.a, args.b)
+    result = compare_files(args.protocol, args.a, args.b, encoder, sentences=not args.no_split, name_a=name_a,
+                           name_b=name_b, aggregate=args.aggregate, ties=args.ties, bootstrap=args.bootstrap,
+                           seed=args.seed, allow_missing=args.allow_missing)
+    result.to_record = partial(result.to_record, encoder=None if vectors else (args.embedder or DEFAULT_ENCODER))
+    return report(args, result, result.text(args.top), result.to_json(args.top))

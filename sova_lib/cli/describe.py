@@ -53,7 +53,7 @@ describes in this process (``sova_lib.describe.runner``); ``--engine ray``
 runs the describer in a pool of ``--workers`` Ray actors
 (``--gpus-per-worker``, ``--cpus-per-worker``, ``--batch-size`` items per
 call), on the cluster at ``--address`` (``auto``: the one ``ray start`` made on
-this machine; its token is found as ``sova_lib.cli.engine`` says) or on a
+this machine; its token is found as ``sova_lib.describe.ray_engine.cluster_token`` says) or on a
 local Ray instance (``--num-cpus``, ``--num-gpus``), into the same cache
 folder (``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
 (replicas of one model) in either engine.
@@ -85,16 +85,15 @@ from __future__ import annotations
 
 import argparse
 import glob
-import hashlib
+import importlib
 import inspect
 import json
 import os
 import sys
 from pathlib import Path
 
+from sova_lib.benchmarks import sovabench
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
-from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
-from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.cli import CliError
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
@@ -106,16 +105,15 @@ from sova_lib.cli.options import (
     existing_folder,
     positive_rate,
 )
-from sova_lib.describe.cache import cache_key, import_texts
-from sova_lib.describe.contract import DESCRIBERS, DescriberEnvironmentError, make_describer
+from sova_lib.describe import contract
 from sova_lib.describe.hub import offline_unless_reachable
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
-from sova_lib.storage import json_problem
 
 __all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
+           "sampling_rate", "describer_options", "make_describer", "resolved_prompt",
            "VIDEO_SUFFIXES", "EXIT_STATUS_HELP", "IMAGE_RATE"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
@@ -141,10 +139,9 @@ never shares a folder with a run of this library; importing the same file again 
 #: Backends that take no model: ``--model`` is optional and ignored for them.
 _MODEL_FREE = frozenset({"motion"})
 
-#: Option -> describer keyword it sets (only when given on the command line).
-_PASS_THROUGH = {"model": "model", "base_url": "base_url", "concurrency": "concurrency",
-                 "max_new_tokens": "max_new_tokens", "api_key_env": "api_key_env", "device_map": "device_map",
-                 "connect_timeout": "connect_timeout", "read_timeout": "read_timeout"}
+#: Options that set the describer keyword of their name (only when given on the command line).
+_PASS_THROUGH = ("model", "base_url", "concurrency", "max_new_tokens", "api_key_env", "device_map", "connect_timeout",
+                 "read_timeout")
 
 
 def add_commands(subparsers) -> None:
@@ -200,9 +197,11 @@ def add_describe_options(d, *, engine: bool = True, fps: bool = True) -> None:
     add_output_options(d, progress=True)
 
 
-def _describer_options(args) -> dict:
+def describer_options(args) -> dict:
+    """The describer keywords of the options given (``--model``, ``--base-url``, ..., ``--backend-option``),
+    checked against the backend's factory."""
     # getattr with a default: other commands (e.g. sova vantage describe) reuse this with fewer options
-    options = {dest: getattr(args, opt) for opt, dest in _PASS_THROUGH.items() if getattr(args, opt, None) is not None}
+    options = {key: getattr(args, key) for key in _PASS_THROUGH if getattr(args, key, None) is not None}
     if isinstance(options.get("base_url"), list) and len(options["base_url"]) == 1:
         options["base_url"] = options["base_url"][0]
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
@@ -219,17 +218,15 @@ def _describer_options(args) -> dict:
             options[key] = json.loads(value)
         except ValueError:
             options[key] = value
-    module, _, factory = DESCRIBERS[args.backend].partition(":")
+    module, _, factory = contract.DESCRIBERS[args.backend].partition(":")
     try:
-        import importlib
-
         params = inspect.signature(getattr(importlib.import_module(module), factory)).parameters
     except (ImportError, AttributeError) as err:
-        raise CliError(f"backend {args.backend!r} cannot be loaded ({DESCRIBERS[args.backend]}): {err}") from None
+        raise CliError(f"backend {args.backend!r} cannot be loaded ({contract.DESCRIBERS[args.backend]}): {err}") from None
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         for key in options:
             if key not in params:
-                flag = next((f"--{o.replace('_', '-')}" for o, dst in _PASS_THROUGH.items() if dst == key), key)
+                flag = f"--{key.replace('_', '-')}" if key in _PASS_THROUGH else key
                 raise CliError(f"{flag} does not apply to the {args.backend} backend")
     for name, p in params.items():
         if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name not in options:
@@ -241,8 +238,8 @@ def add_sovabench_sources(parser) -> None:
     """SOVABench's items: ``--protocol P`` (clip files) or ``--manifest M`` (source videos), under ``--video-root``."""
     g = parser.add_argument_group("items")
     src = g.add_mutually_exclusive_group(required=True)
-    src.add_argument("--protocol", metavar="P", choices=SOVABENCH_PROTOCOLS,
-                     help=f"a protocol's clip files: {', '.join(SOVABENCH_PROTOCOLS)}; ids are benchmark indices")
+    src.add_argument("--protocol", metavar="P", choices=sovabench.SOVABENCH_PROTOCOLS,
+                     help=f"a protocol's clip files: {', '.join(sovabench.SOVABENCH_PROTOCOLS)}; ids are benchmark indices")
     src.add_argument("--manifest", type=existing_file, metavar="MANIFEST.tsv",
                      help="a clip manifest (sova sovabench clips plan): clips read straight from the source videos")
     g.add_argument("--video-root", required=True, type=existing_folder, metavar="DIR",
@@ -262,26 +259,7 @@ def add_image_sources(parser) -> None:
                         fps=IMAGE_RATE)
 
 
-def _image_items(spec: str):
-    path = Path(spec)
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
-    else:
-        files = sorted(Path(p) for p in glob.glob(spec, recursive=True)
-                       if Path(p).is_file() and Path(p).suffix.lower() in IMAGE_SUFFIXES)
-    if not files:
-        raise CliError(f"--images {spec!r} matches no image file ({', '.join(sorted(IMAGE_SUFFIXES))})")
-    owners: dict = {}
-    for f in files:
-        key = int(f.stem) if f.stem.isdigit() else f.stem
-        if key in owners:
-            raise CliError(f"--images: {owners[key]} and {f} have the same id {key!r}; ids are file stems")
-        owners[key] = f
-    return [Item(key, f, is_video=False) for key, f in owners.items()], "none"
-
-
-def _video_items(spec: str):
-
+def _video_items(spec: str) -> list[Item]:
     path = Path(spec)
     if path.is_dir():
         media = VIDEO_SUFFIXES | IMAGE_SUFFIXES
@@ -295,52 +273,25 @@ def _video_items(spec: str):
         if f.stem in owners:
             raise CliError(f"--videos: {owners[f.stem]} and {f} have the same id {f.stem!r}; ids are file stems")
         owners[f.stem] = f
-    return [Item(f.stem, f) for f in files], "none"
+    return [Item(f.stem, f) for f in files]
 
 
-def _benchmark_items(args):
-    return protocol_items(args.protocol, args.video_root)
-
-
-def _manifest_items(args):
-    try:
-        return manifest_items(args.manifest, args.video_root)
-    except ValueError as err:
-        raise CliError(str(err)) from None
-
-
-def items_from_args(args):
-    """(items, crop source) of the chosen source (``--videos``, ``--images``, ``--protocol``, ``--manifest``)."""
+def items_from_args(args) -> tuple[list[Item], str, dict | None]:
+    """(items, crop source, cache details) of the chosen source (``--videos``, ``--images``, ``--protocol``,
+    ``--manifest``)."""
     if args.videos is not None:
-        return _video_items(args.videos)
+        return _video_items(args.videos), "none", None
     if args.images is not None:
-        return _image_items(args.images)
-    if args.manifest is not None:
-        return _manifest_items(args)
-    if args.protocol == DIRECTION_PROTOCOL:
-        return [clip.item() for clip in example_clips()], "none"
-    return _benchmark_items(args)
+        from sova_lib.benchmarks import image_tasks
+
+        return image_tasks.items(args.images), "none", None
+    if args.benchmark is None:  # sova describe --protocol quickstart-direction
+        return [clip.item() for clip in example_clips()], "none", None
+    return sovabench.items(args.video_root, protocol=args.protocol, manifest=args.manifest)
 
 
 #: Backends that load a model in this process (from the Hugging Face hub or its local cache).
 _LOCAL_MODEL = frozenset({"transformers"})
-
-#: Items checked up front: when the first ones all lack their file, --video-root is wrong.
-FIRST_ITEMS = 5
-
-
-def check_video_root(args, items) -> None:
-    """Stop, naming ``--video-root``, when the first ``FIRST_ITEMS`` items all miss their video."""
-    if getattr(args, "video_root", None) is None or not items:
-        return
-    first = items[:FIRST_ITEMS]
-    missing = [i for i in first if (i.error is not None and "not found" in i.error)
-               or (i.error is None and not Path(i.path).is_file())]
-    if len(missing) == len(first):
-        example = missing[0].error or f"no file {missing[0].path}"
-        raise CliError(f"--video-root {args.video_root}: the first {len(first)} items all miss their video "
-                       f"(e.g. {example}); give the folder that holds them")
-
 
 def sampling_rate(args, items) -> float:
     """``--fps``, or the highest frame rate of the items' videos when that is lower (with a note)."""
@@ -351,14 +302,20 @@ def sampling_rate(args, items) -> float:
     return fps
 
 
-def make_describer_from_args(args):
-    """The describer the describer options name; a bad option is a ``CliError``."""
+def make_describer(args, options: dict | None = None):
+    """The describer the describer options name (``options``: ``describer_options(args)``)."""
+    options = describer_options(args) if options is None else options
     if args.backend in _LOCAL_MODEL:
-        offline_unless_reachable(getattr(args, "model", None))
+        offline_unless_reachable(options.get("model"))
     try:
-        return make_describer(args.backend, **_describer_options(args))
+        return contract.make_describer(args.backend, **options)
     except (TypeError, ValueError) as err:
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
+
+
+def resolved_prompt(args):
+    """``--prompt`` (with ``--system-prompt``) as a ``Prompt``; None without ``--prompt``."""
+    return None if args.prompt is None else resolve_prompt(args.prompt, args.system_prompt)
 
 
 def run_describe(args) -> int:
@@ -367,26 +324,13 @@ def run_describe(args) -> int:
             raise CliError(f"--prompt: the {args.backend} backend needs a prompt; give a preset (general, "
                            "task-aware, ...) or free text")
         args.prompt = "general"  # the motion describer does not read it; the key records 'general'
-    try:
-        prompt = resolve_prompt(args.prompt, args.system_prompt)
-    except ValueError as err:
-        raise CliError(str(err)) from None
-    options = _describer_options(args)
+    prompt = resolved_prompt(args)
+    options = describer_options(args)
     engine = engine_options(args)
-    items, crop_source = items_from_args(args)
-    check_video_root(args, items)
-    fps = sampling_rate(args, items)
-    extra = None
-    if args.manifest is not None:
-        extra = {"clip_manifest": {"file": args.manifest.name, "rows": len(items),
-                                   "sha256": hashlib.sha256(args.manifest.read_bytes()).hexdigest()}}
-    if args.backend in _LOCAL_MODEL:
-        offline_unless_reachable(options.get("model"))
-    try:
-        describer = make_describer(args.backend, **options)
-    except (TypeError, ValueError) as err:
-        raise CliError(f"cannot build the {args.backend} backend: {err}") from None
-    common = dict(prompt=prompt, fps=fps, crop_source=crop_source, details=extra, run=run_options(args))
+    items, crop_source, details = items_from_args(args)
+    common = dict(prompt=prompt, fps=sampling_rate(args, items), crop_source=crop_source, details=details,
+                  run=run_options(args))
+    describer = make_describer(args, options)
     try:
         if args.engine == "ray":
             try:
@@ -396,78 +340,27 @@ def run_describe(args) -> int:
             summary = describe_items_ray(args.backend, options, items, args.cache_dir, ray=engine, **common)
         else:
             summary = describe_items(describer, items, args.cache_dir, **common)
-    except DescriberEnvironmentError as err:  # the model, the server or the machine; not the items
-        print(f"sova: error: {err}", file=sys.stderr)
-        return 1
-    except ValueError as err:  # a broken cache file, duplicate ids (a busy folder or a full disk: exit 1 in main)
-        raise CliError(str(err)) from None
     except KeyboardInterrupt:
         print("sova: interrupted; every finished item is saved: run the same command again to resume",
               file=sys.stderr)
         return 130
-    _print_failures(summary)
+    failures = list(summary.failures.items())  # the first reasons, one line each (all are in errors.jsonl)
+    for item_id, error in failures[:5]:
+        print(f"  failed {item_id!r}: {str(error).splitlines()[0][:300]}", file=sys.stderr)
+    if len(failures) > 5:
+        print(f"  ... and {len(failures) - 5} more in errors.jsonl", file=sys.stderr)
     return 0 if summary.total_done > 0 or not items else 1
 
 
-def _print_failures(summary, shown: int = 5) -> None:
-    """The reason of this run's first failures, one line each (all of them are in errors.jsonl)."""
-    failures = list(getattr(summary, "failures", {}).items())
-    for item_id, error in failures[:shown]:
-        print(f"  failed {item_id!r}: {str(error).splitlines()[0][:300]}", file=sys.stderr)
-    if len(failures) > shown:
-        print(f"  ... and {len(failures) - shown} more in errors.jsonl", file=sys.stderr)
-
-
-def _authors_object(path: Path, raw: bytes):
-    """The parsed authors' JSON; a JSON Lines file or other bad input is a ``CliError`` naming the line."""
-    expected = 'expected one JSON object {"<index>": "<text>", ...}'
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise CliError(f"{path}, line {raw[:err.start].count(chr(10).encode()) + 1}: not UTF-8 text; {expected}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        if err.msg == "Extra data":
-            raise CliError(f"{path}, line {err.lineno}: a second JSON value after the first; this looks like "
-                           f"JSON Lines; {expected} (sova sovabench evaluate --descriptions reads JSON Lines directly)") from None
-        raise CliError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}); {expected}") from None
-    except RecursionError as err:
-        raise CliError(f"{path}: {json_problem(err)}; {expected}") from None
-
-
 def run_import(args) -> int:
-
-    try:
-        prompt = resolve_prompt(args.prompt, args.system_prompt)
-        raw = args.authors_json.read_bytes()
-    except (OSError, ValueError) as err:
-        raise CliError(f"{args.authors_json}: {err}") from None
-    data = _authors_object(args.authors_json, raw)
     if args.fps is None:
         args.fps = 1.0
         print("sova: note: --fps not given; the import records 1 frame per second (the paper's rate)",
               file=sys.stderr)
-    elif args.fps <= 0:
-        raise CliError(f"--fps must be positive, got {args.fps}")
-    if not isinstance(data, dict):
-        raise CliError(f'{args.authors_json}: expected one JSON object {{"<index>": "<text>"}}, '
-                       f"found {type(data).__name__}")
-    texts = {}
-    for k, v in data.items():
-        if not isinstance(v, str):
-            raise CliError(f"{args.authors_json}: the value of {k!r} is {type(v).__name__}, not text")
-        texts[int(k) if k.strip().lstrip("-").isdigit() else k] = v
-    named = [k for k in texts if not isinstance(k, int)]
-    if named:
-        print(f"sova: note: {args.authors_json}: {len(named)} key(s) are not benchmark indices (e.g. {named[:3]}); "
-              "they are imported as text ids, which no SOVABench protocol scores", file=sys.stderr)
-    config = {"model": args.model, **({"revision": args.revision} if args.revision else {})}
-    key = cache_key(args.backend, config, prompt, args.fps, sampler_version="authors", crop_source="authors-clips")
-    details = {"imported_from": {"file": args.authors_json.name, "sha256": hashlib.sha256(raw).hexdigest()}}
-    try:
-        folder, added = import_texts(args.cache_dir, key, texts, details=details)
-    except ValueError as err:
-        raise CliError(str(err)) from None
+    folder, added, texts, notes = sovabench.import_authors(
+        args.authors_json, args.cache_dir, backend=args.backend, model=args.model, revision=args.revision,
+        prompt=resolve_prompt(args.prompt, args.system_prompt), fps=args.fps)
+    for line in notes:
+        print(f"sova: note: {line}", file=sys.stderr)
     print(f"imported {added} descriptions ({len(texts) - added} already there) into {folder}")
     return 0

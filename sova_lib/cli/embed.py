@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 
 from sova_lib.cli import CliError
-from sova_lib.cli.describe import check_video_root, items_from_args, sampling_rate
+from sova_lib.cli.describe import items_from_args, sampling_rate
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
     add_cache_options,
@@ -34,10 +34,9 @@ from sova_lib.cli.options import (
     add_output_options,
     positive_count,
 )
-from sova_lib.describe.contrastive import POOLS, ContrastiveModel, ModelLoadError, embed_items, export, read_cache
+from sova_lib.describe.contrastive import POOLS, ContrastiveModel, embed_items, export, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.describe.hub import offline_unless_reachable
-from sova_lib.describe.ray_engine import RayOptions
 
 __all__ = ["add_commands", "add_embed_options", "run_embed"]
 
@@ -86,15 +85,22 @@ def add_embed_options(e, *, fps: bool = True) -> None:
 
 def run_embed(args) -> int:
     engine = engine_options(args)
-    items, crop_source = items_from_args(args)
-    check_video_root(args, items)
+    items, crop_source, _ = items_from_args(args)
     args.fps = sampling_rate(args, items)
     offline_unless_reachable(args.model)
+    common = dict(fps=args.fps, pool=args.pool, batch_frames=args.batch_frames, crop_source=crop_source,
+                  run=run_options(args))
     try:
         if engine is not None:
-            summary = _embed_on_ray(args, engine, items, crop_source)
+            options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
+                       "batch_size": args.batch_frames}
+            summary = embed_items_ray(options, items, args.cache_dir, ray=engine, **common)
         else:
-            summary = _embed_locally(args, items, crop_source)
+            model = ContrastiveModel(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
+                                     batch_size=args.batch_frames)
+            summary = embed_items(model, items, args.cache_dir, **common)  # a model without --pool's head: ValueError
+    except RuntimeError as err:  # no model, a busy folder (duplicate ids and a wrong pool are ValueErrors)
+        raise CliError(str(err)) from None
     except KeyboardInterrupt:
         print("sova: interrupted; finished shards are saved: run the same command again to resume", file=sys.stderr)
         return 130
@@ -106,31 +112,3 @@ def run_embed(args) -> int:
     if args.out is not None and have:
         print(f"exported {len(have)} items to {export(summary.folder, args.out, ids=have)}")
     return 0 if have else 1
-
-
-def _embed_on_ray(args, engine: RayOptions, items, crop_source: str):
-    options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
-               "batch_size": args.batch_frames}
-    try:
-        return embed_items_ray(options, items, args.cache_dir, fps=args.fps, pool=args.pool,
-                               batch_frames=args.batch_frames, crop_source=crop_source, ray=engine,
-                               run=run_options(args))
-    except (ModelLoadError, RuntimeError, ValueError) as err:  # no model, a busy folder, duplicate ids, a wrong pool
-        raise CliError(str(err)) from None
-
-
-def _embed_locally(args, items, crop_source: str):
-    try:
-        model = ContrastiveModel(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
-                                 batch_size=args.batch_frames)
-    except ModelLoadError as err:
-        raise CliError(str(err)) from None
-    if args.pool == "video" and not model.has_video_features:
-        raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_video_features; use --pool mean or none")
-    if args.pool != "video" and not model.has_image_features:
-        raise CliError(f"{args.model} ({type(model.model).__name__}) has no get_image_features; use --pool video")
-    try:
-        return embed_items(model, items, args.cache_dir, fps=args.fps, pool=args.pool,
-                           batch_frames=args.batch_frames, crop_source=crop_source, run=run_options(args))
-    except (RuntimeError, ValueError) as err:  # a busy folder, duplicate ids
-        raise CliError(str(err)) from None

@@ -17,15 +17,13 @@ a ray option beside an explicit ``--engine local``, is a usage error.
 """
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.describe.ray_engine import RayOptions
 from sova_lib.describe.run_cache import RunOptions
 
-__all__ = ["add_engine_options", "engine_options", "run_options", "cluster_token", "use_cluster_token"]
+__all__ = ["add_engine_options", "engine_options", "run_options"]
 
 
 #: Options of the ray engine: (flag, dest, type, default, help).
@@ -71,8 +69,6 @@ def engine_options(args) -> RayOptions | None:
     if args.engine != "ray":
         return None
     options = {dest: default for _, dest, _, default, _ in _RAY_OPTIONS} | given
-    if options["address"] is not None:
-        use_cluster_token()
     for name in ("workers", "batch_size"):
         if options[name] < 1:
             raise CliError(f"--{name.replace('_', '-')} must be at least 1, got {options[name]}")
@@ -87,30 +83,3 @@ def run_options(args) -> RunOptions:
     it); the other fields keep their defaults."""
     return RunOptions(retry_errors=args.retry_errors, show_progress=not args.no_progress,
                       max_answer_chars=getattr(args, "max_answer_chars", RunOptions.max_answer_chars))
-
-
-def cluster_token() -> str | None:
-    """Where Ray would read a cluster's token from: ``$RAY_AUTH_TOKEN``, ``$RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``."""
-    if os.environ.get("RAY_AUTH_TOKEN"):
-        return "$RAY_AUTH_TOKEN"
-    for path in (os.environ.get("RAY_AUTH_TOKEN_PATH"), Path.home() / ".ray" / "auth_token"):
-        if path and Path(path).is_file():
-            return str(path)
-    return None
-
-
-def use_cluster_token() -> None:
-    """Joining a cluster (``--address``): with ``RAY_AUTH_MODE`` unset and a token at hand, use token authentication.
-
-    ``ray start --head`` of Ray 2.60 turns token authentication on whenever a token exists, and a driver that
-    joins without ``RAY_AUTH_MODE=token`` is refused (``InvalidAuthToken``). Ray reads the token itself from the
-    places ``cluster_token`` names; this sets ``RAY_AUTH_MODE=token`` for this process (and the actors it starts)
-    when one of them holds one. ``RAY_AUTH_MODE`` set by the user is left as it is.
-    """
-    if "RAY_AUTH_MODE" in os.environ:
-        return
-    where = cluster_token()
-    if where is not None:
-        os.environ["RAY_AUTH_MODE"] = "token"
-        print(f"sova: note: joining the Ray cluster with token authentication (the token of {where}; "
-              "RAY_AUTH_MODE=disabled turns it off)", file=sys.stderr)

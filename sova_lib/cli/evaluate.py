@@ -20,11 +20,9 @@ the work.
 """
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
-from sova_lib.benchmarks import image_tasks
+from sova_lib.benchmarks import image_tasks, sovabench
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     AGGREGATE_HELP,
@@ -35,17 +33,15 @@ from sova_lib.cli.options import (
     add_encoder_options,
     add_output_options,
     note,
+    report,
 )
-from sova_lib.describe.contrastive import ContrastiveModel
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
-from sova_lib.evaluate import BASELINES, CoverageError, baseline, evaluate
-from sova_lib.item_vectors import cut_note, embed_descriptions, empty_note, read_descriptions, read_embeddings
+from sova_lib.evaluate import BASELINES, CoverageError
 from sova_lib.metrics import TIE_RULES
-from sova_lib.protocols import PROTOCOLS, get_protocol
-from sova_lib.records import write_record
+from sova_lib.protocols import PROTOCOLS
 from sova_lib.similarity import AGGREGATES
 
-__all__ = ["add_sovabench_evaluate", "add_image_task_evaluate", "add_input_options", "run_evaluate"]
+__all__ = ["add_sovabench_evaluate", "add_image_task_evaluate", "add_input_options", "encoder_of"]
 
 
 def add_input_options(p, *, baselines, split: bool | str = True):
@@ -64,7 +60,7 @@ def add_input_options(p, *, baselines, split: bool | str = True):
 
 def add_sovabench_evaluate(p) -> None:
     """``sova sovabench evaluate``: a retrieval protocol."""
-    p.add_argument("--protocol", required=True, choices=sorted(n for n in PROTOCOLS if n not in image_tasks.DATASETS),
+    p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS),
                    help="the retrieval protocol to score: SOVABench's four, or quickstart-direction (the bundled "
                         "example clips)")
     add_input_options(p, baselines=BASELINES)
@@ -74,14 +70,14 @@ def add_sovabench_evaluate(p) -> None:
                    help="score the protocol's clips the input has, leaving out the others (default: a clip missing "
                         "from the input is an error)")
     _common(p)
-    p.set_defaults(func=run_evaluate, benchmark="sovabench", annotations=None, text_model=None)
+    p.set_defaults(func=run_sovabench)
 
 
 def add_image_task_evaluate(p) -> None:
     """``sova image-tasks evaluate``: one image task of Table 3."""
     p.add_argument("--task", required=True, choices=sorted(image_tasks.DATASETS),
                    help="the image task to score (Table 3 of the SOVABench paper)")
-    add_input_options(p, baselines=("random", "oracle"))
+    add_input_options(p, baselines=image_tasks.BASELINES)
     p.add_argument("--annotations", metavar="PATH",
                    help="the task's annotation file, or a folder holding it (default: VSR's files ship with the "
                         "package; the other tasks' are looked for in $SOVA_IMAGE_TASKS)")
@@ -92,147 +88,60 @@ def add_image_task_evaluate(p) -> None:
                    help="score the task's items the input has, leaving out the others (default: an item missing "
                         "from the input is an error)")
     _common(p)
-    p.set_defaults(func=run_evaluate, benchmark="image-tasks", aggregate="max", ties="expected")
+    p.set_defaults(func=run_image_task)
 
 
 def _common(p) -> None:
     add_bootstrap_options(p)
     add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
-    add_output_options(p, out=("DIR", "also write the result as one record JSON into DIR (the tables of "
-                                      "sova_lib.records collect them)"), json=True)
+    add_output_options(p, record="result", json=True)
 
 
-#: Tie spread (points) above which a warning says the ties decide part of the score.
-TIE_WARNING_POINTS = 1.0
+def encoder_of(args):
+    """A function that makes the sentence encoder of ``--embedder`` and ``--cache-dir`` (made only when a text
+    needs vectors)."""
+    return lambda: SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
+                                   show_progress=not args.json)
 
 
-def _check_options(args) -> None:
+def _inputs(args) -> dict:
+    """The scoring keywords of the options every evaluate command shares."""
     if args.bootstrap == 1:
         note("--bootstrap 1 resamples the queries once: the interval has zero width; use 1000 or so")
     if args.embeddings and args.embedder:
         note("--embedder does not apply to --embeddings (the vectors are already made); it is ignored")
     if args.embeddings and args.no_split:
         note("--no-split does not apply to --embeddings; it is ignored")
+    return {"descriptions": args.descriptions, "embeddings": args.embeddings, "baseline": args.baseline,
+            "encoder": encoder_of(args), "sentences": not args.no_split, "max_chars": args.max_answer_chars,
+            "allow_missing": args.allow_missing, "bootstrap": args.bootstrap, "seed": args.seed}
 
 
-def run_evaluate(args) -> int:
-    _check_options(args)
+#: Tie spread (points) above which a warning says the ties decide part of the score.
+TIE_WARNING_POINTS = 1.0
 
-    def encoder():
-        return SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
-                               show_progress=not args.json)
 
-    if args.benchmark == "image-tasks":
-        return _run_image_task(args, encoder)
+def run_sovabench(args) -> int:
+    """``sova sovabench evaluate``: the score, per class or pair, beside what a random ranking scores."""
     try:
-        if args.baseline:
-            result = baseline(args.protocol, args.baseline, encoder=encoder() if args.baseline == "oracle" else None,
-                              bootstrap=args.bootstrap, seed=args.seed)
-        else:
-            if args.embeddings:
-                items = read_embeddings(args.embeddings)
-            else:
-                texts = read_descriptions(args.descriptions)
-                items = embed_descriptions(texts, encoder(), sentences=not args.no_split,
-                                           max_chars=args.max_answer_chars)
-            result = evaluate(args.protocol, items, aggregate=args.aggregate, ties=args.ties,
-                              allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
-            if not args.embeddings:
-                result.notes.extend(empty_note(texts) + cut_note(texts, args.max_answer_chars))
+        result = sovabench.evaluate(args.protocol, aggregate=args.aggregate, ties=args.ties, **_inputs(args))
     except CoverageError as err:  # name the file whose ids do not match
         flag, path = ("--embeddings", args.embeddings) if args.embeddings else ("--descriptions", args.descriptions)
         raise CliError(f"{flag} {path}: {err}") from None
-    except (ValueError, FileNotFoundError, RuntimeError) as err:
+    except RuntimeError as err:
         raise CliError(str(err)) from None
     if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
         print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
               f"points (optimistic minus pessimistic); the score uses the {result.ties!r} tie rule", file=sys.stderr)
-    if args.out:
-        path = write_record(result.to_record(**_record_context(args)), args.out)
-        print(f"wrote {path}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(result.to_json(), indent=None))
-    else:
-        _print_table(result, PROTOCOLS[result.protocol].class_name)
-        if not args.baseline:
-            chance = baseline(args.protocol, "random-ranking")
-            print(f"  a random ranking scores {chance.value:.2f} {chance.metric} (--baseline random-ranking)")
-    for line in result.notes:
-        print(f"  note: {line}", file=sys.stderr)
-    return 0
+    return report(args, result, None if args.json else result.text(chance=not args.baseline), notes=result.notes)
 
 
-def _run_image_task(args, encoder) -> int:
-    """Accuracy of descriptions, vectors or a baseline on one image task (see the module docstring)."""
-    task = args.task
-    if args.embeddings and not args.text_model:
-        raise CliError("--embeddings on an image task needs --text-model, the model whose text tower embeds "
-                       "the choice sentences")
-    if args.text_model and not args.embeddings:
-        raise CliError("--text-model goes with --embeddings")
+def run_image_task(args) -> int:
+    """``sova image-tasks evaluate``: the accuracy of descriptions, vectors or a baseline on one image task."""
     try:
-        items = image_tasks.load(task, args.annotations)
-        common = dict(allow_missing=args.allow_missing, bootstrap=args.bootstrap, seed=args.seed)
-        if args.baseline == "random":
-            result = image_tasks.ImageTaskResult(task, image_tasks.chance(items), len(items), ties="n/a",
-                                                 text_split="n/a", notes=["random: mean over items of 1/(choices)"])
-        elif args.baseline == "oracle":
-            result = image_tasks.oracle(task, items, encoder(), bootstrap=args.bootstrap, seed=args.seed)
-        elif args.descriptions:
-            texts = read_descriptions(args.descriptions)
-            cut = {key: text[:args.max_answer_chars] for key, text in texts.items()}
-            result = image_tasks.score_descriptions(task, items, cut, encoder(), sentences=not args.no_split, **common)
-            result.notes.extend(cut_note(texts, args.max_answer_chars))
-        else:
-            model = ContrastiveModel(args.text_model, batch_size=256)
-            choices, item_of = image_tasks.embed_choices(items, model.text_features)
-            result = image_tasks.score_vectors(task, items, read_embeddings(args.embeddings), choices, item_of,
-                                               text_split="n/a (contrastive)", **common)
-            result.notes.append(f"zero-shot: choice sentences embedded by the text tower of {args.text_model}")
-    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        result = image_tasks.evaluate(args.task, annotations=args.annotations, text_model=args.text_model,
+                                      **_inputs(args))
+    except RuntimeError as err:  # a contrastive model that does not load
         raise CliError(str(err)) from None
-    if args.out:
-        print(f"wrote {write_record(result.to_record(**_image_task_context(args)), args.out)}",
-              file=sys.stderr)
-    if args.json:
-        print(json.dumps({**result.to_json(), "protocol": task}, indent=None))
-        return 0
-    ci = f"  (95% CI {result.ci[0]:.1f}-{result.ci[1]:.1f})" if result.ci else ""
-    print(f"{task}: accuracy = {result.value:.2f}{ci}  over {result.n_items} items (ties: {result.ties})")
-    for line in result.notes:
-        print(f"  note: {line}", file=sys.stderr)
-    return 0
-
-
-def _record_context(args) -> dict:
-    """What a ``sova sovabench evaluate`` run scored, for ``Result.to_record``: kind, source, cache, encoder, ..."""
-    run = {"bootstrap": args.bootstrap, "seed": args.seed, "benchmark": get_protocol(args.protocol).benchmark}
-    if args.baseline:
-        return {"kind": "baseline", "source": args.baseline, "baseline": args.baseline,
-                "encoder": (args.embedder or DEFAULT_ENCODER) if args.baseline == "oracle" else None, **run}
-    if args.embeddings:
-        return {"kind": "embeddings", "source": str(args.embeddings), **run}
-    return {"kind": "description cache", "source": str(args.descriptions), "cache": Path(args.descriptions).name,
-            "encoder": args.embedder or DEFAULT_ENCODER, "text_split": "whole text" if args.no_split else "sentences",
-            **run}
-
-
-def _image_task_context(args) -> dict:
-    """What a ``sova image-tasks evaluate`` run scored, for ``ImageTaskResult.to_record``."""
-    return {"kind": "baseline" if args.baseline else ("embeddings" if args.embeddings else "description cache"),
-            "source": args.baseline or str(args.embeddings or args.descriptions), "bootstrap": args.bootstrap,
-            "seed": args.seed, "baseline": args.baseline,
-            "encoder": None if args.embeddings or args.baseline == "random" else (args.embedder or DEFAULT_ENCODER)}
-
-
-def _print_table(result, class_name: str) -> None:
-    ci = f"  (95% CI {result.ci[0]:.1f}-{result.ci[1]:.1f})" if result.ci else ""
-    print(f"{result.protocol}: {result.metric} = {result.value:.2f}{ci}  over {result.n_queries} queries"
-          f"  (ties: {result.ties})")
-    if result.per_pair:
-        title, table = "per pair (mAP over the pair's queries)", result.per_pair
-    else:  # what the protocol groups queries by: an opposite-action pair, an action, a group
-        title, table = f"per {class_name} (mean AP of its queries)", result.per_class
-    print(f"  {title}:")
-    for key, value in table.items():
-        print(f"    {key:<24} {value:6.2f}")
+    return report(args, result, result.text(), {**result.to_json(), "protocol": args.task},
+                  notes=() if args.json else result.notes)

@@ -12,7 +12,9 @@ spelling, one help text and one default everywhere (the table of spellings is
 * ``add_encoder_options``: ``--embedder`` and ``--no-split``, the sentence
   encoder that embeds descriptions;
 * ``add_bootstrap_options``: ``--bootstrap N`` (default ``DEFAULT_BOOTSTRAP``)
-  and ``--seed``.
+  and ``--seed``;
+* ``report``: what every scoring command prints and writes (``--out``,
+  ``--json``, its notes).
 
 Value types (``positive_rate``, ``count``, ...) reject bad values while the
 command line is parsed; ``SovaParser`` turns every parse error into one line
@@ -30,7 +32,8 @@ from sova_lib.encoder import default_cache_dir
 __all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
            "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_encoder_options", "add_fps_option", "positive_rate", "count",
-           "positive_count", "positive_number", "nonnegative_number", "existing_file", "existing_folder", "note"]
+           "positive_count", "positive_number", "nonnegative_number", "existing_file", "existing_folder", "note",
+           "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
@@ -39,6 +42,22 @@ DEFAULT_BOOTSTRAP = 1000
 def note(text: str) -> None:
     """One ``sova: note:`` line on stderr."""
     print(f"sova: note: {text}", file=sys.stderr)
+
+
+def report(args, result, text: str | None, payload: dict | None = None, notes=(), remarks=()) -> int:
+    """What a scoring command ends with: with ``--out``, ``result.to_record()`` written there (its path on
+    stderr); ``payload`` (default ``result.to_json()``) as one JSON line with ``--json``, else ``text``; then the
+    lines of ``remarks`` and each of ``notes`` on stderr. Returns the exit status, 0."""
+    import json
+
+    from sova_lib.records import write_record
+
+    if args.out:
+        print(f"wrote {write_record(result.to_record(), args.out)}", file=sys.stderr)
+    print(json.dumps(result.to_json() if payload is None else payload) if args.json else text)
+    for line in [*remarks, *(f"  note: {line}" for line in notes)]:
+        print(line, file=sys.stderr)
+    return 0
 
 
 #: Namespace attribute naming the deepest command that was left arguments it does not know.
@@ -72,59 +91,32 @@ class SovaParser(argparse.ArgumentParser):
 
 # --------------------------------------------------------------------------- value types
 
-def _number(text: str, hint: str = "") -> float:
-    """``text`` as a float, or the one-line error ``'<text>' is not a number`` followed by ``hint``."""
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number{hint}") from None
+def _checked(convert, ok, bad: str, hint: str = ""):
+    """An argparse type: ``convert(text)`` where ``ok`` holds of it; otherwise one line, ``bad`` (formatted with
+    ``text`` and ``value``) followed by ``hint``."""
+    def check(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if convert is int else ''}number{hint}") \
+                from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(bad.format(text=text, value=value) + hint)
+        return value
+    return check
 
 
-def positive_rate(text: str) -> float:
-    """A finite number above 0 (frames per second)."""
-    value = _number(text, "; give frames per second, e.g. 1")
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number above 0; give frames per second, e.g. 1")
-    return value
-
-
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-
-
-def count(text: str) -> int:
-    """A whole number, 0 or more."""
-    value = _integer(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative; give 0 or more")
-    return value
-
-
-def positive_count(text: str) -> int:
-    """A whole number, 1 or more."""
-    value = _integer(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1; give 1 or more")
-    return value
-
-
-def positive_number(text: str) -> float:
-    """A finite number above 0 (seconds)."""
-    value = _number(text)
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number above 0")
-    return value
-
-
-def nonnegative_number(text: str) -> float:
-    """A finite number, 0 or more."""
-    value = _number(text)
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
-    return value
+#: A finite number above 0 (frames per second).
+positive_rate = _checked(float, lambda v: math.isfinite(v) and v > 0, "{text} is not a finite number above 0",
+                         "; give frames per second, e.g. 1")
+#: A finite number above 0 (seconds).
+positive_number = _checked(float, lambda v: math.isfinite(v) and v > 0, "{text} is not a finite number above 0")
+#: A finite number, 0 or more.
+nonnegative_number = _checked(float, lambda v: math.isfinite(v) and v >= 0, "{text} is not a finite number of 0 or more")
+#: A whole number, 0 or more.
+count = _checked(int, lambda v: v >= 0, "{value} is negative; give 0 or more")
+#: A whole number, 1 or more.
+positive_count = _checked(int, lambda v: v >= 1, "{value} is below 1; give 1 or more")
 
 
 def existing_file(text: str) -> Path:
@@ -253,8 +245,11 @@ def add_cache_options(parser, *, what: str, retry: bool = True) -> None:
 
 
 def add_output_options(parser, *, out: tuple[str, str] | None = None, json: bool = False,
-                       progress: bool = False, required: bool = False) -> None:
-    """``--out`` (``(metavar, help)``), ``--json`` and ``--no-progress``, as the command has them."""
+                       progress: bool = False, required: bool = False, record: str | None = None) -> None:
+    """``--out`` (``(metavar, help)``; ``record``: a folder for the record of what the command scores, named so),
+    ``--json`` and ``--no-progress``, as the command has them."""
+    if record is not None:
+        out = ("DIR", f"also write the {record} as one record JSON into DIR (the tables of sova_lib.records collect them)")
     g = parser.add_argument_group("output")
     if out is not None:
         g.add_argument("--out", type=Path, metavar=out[0], help=out[1], required=required)

@@ -20,35 +20,11 @@ naming the file, line and id).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from sova_lib.benchmarks.vantage.files import read_submission, write_submission
-from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
-from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
-from sova_lib.benchmarks.vantage.metrics_captions import (
-    BERTSCORE_MODEL,
-    SIMILARITIES,
-    CaptionModelUnavailable,
-    make_similarity,
-)
-from sova_lib.benchmarks.vantage.parsing import MODES
-from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
-from sova_lib.benchmarks.vantage.scoring import score_answers
-from sova_lib.benchmarks.vantage.submissions import (
-    MAX_LISTED,
-    InvalidSubmission,
-    check_answer_ids,
-    check_submission,
-    expected_ids,
-)
-from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
-from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, canonical_task, submission_answers, task_key
+from sova_lib.benchmarks import vantage
 from sova_lib.cli import CliError
-from sova_lib.cli.describe import _describer_options
 from sova_lib.cli.engine import run_options
 from sova_lib.cli.options import (
     add_bootstrap_options,
@@ -58,29 +34,25 @@ from sova_lib.cli.options import (
     existing_file,
     existing_folder,
     positive_count,
+    report,
 )
-from sova_lib.describe.contract import make_describer
-from sova_lib.records import write_record
-from sova_lib.storage import lines, read_text
 
 __all__ = ["add_commands"]
-
-_INPUT_ERRORS = (VantageDataError, FileNotFoundError, ValueError, CaptionModelUnavailable)
 
 
 def _task(name: str) -> str:
     try:
-        return task_key(name)
+        return vantage.task_key(name)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-_TASK_HELP = "task: " + ", ".join(f"{k} ({v})" for k, v in CANONICAL_TASKS.items()) + "; grounding = refex"
+_TASK_HELP = "task: " + ", ".join(f"{k} ({v})" for k, v in vantage.CANONICAL_TASKS.items()) + "; grounding = refex"
 
 
 #: ``--frames`` of the commands that read cached answers: the frame count names the answers in the cache.
-_CACHED_FRAMES = (f"frames per video the cached answers were asked with (default {DEFAULT_FRAMES}); their prompts "
-                  "state it, so answers asked with another count are not found")
+_CACHED_FRAMES = (f"frames per video the cached answers were asked with (default {vantage.DEFAULT_FRAMES}); their "
+                  "prompts state it, so answers asked with another count are not found")
 
 
 def _task_args(p, *, items: bool, frames_help: str | None = None) -> None:
@@ -88,19 +60,20 @@ def _task_args(p, *, items: bool, frames_help: str | None = None) -> None:
     if items:
         p.add_argument("--items", required=True, type=Path, metavar="PATH",
                        help="the task's public items: its TSV, refex's annotations.json, or sot's folder")
-    p.add_argument("--frames", type=positive_count, default=DEFAULT_FRAMES, metavar="N",
-                   help=f"frames sampled per video (default {DEFAULT_FRAMES})" if frames_help is None else frames_help)
+    p.add_argument("--frames", type=positive_count, default=vantage.DEFAULT_FRAMES, metavar="N",
+                   help=f"frames sampled per video (default {vantage.DEFAULT_FRAMES})" if frames_help is None
+                   else frames_help)
 
 
 def _score_args(p) -> None:
-    p.add_argument("--scoring", choices=MODES, default="official",
+    p.add_argument("--scoring", choices=vantage.MODES, default="official",
                    help="official: parse the answers as the VANTAGE-Bench harness does (default); strict: count "
                         "only well-formed answers")
-    p.add_argument("--similarity", choices=SIMILARITIES, default="bertscore",
+    p.add_argument("--similarity", choices=vantage.SIMILARITIES, default="bertscore",
                    help="task dvc: how two captions are compared (default: bertscore, as the leaderboard)")
     p.add_argument("--bertscore-model", metavar="NAME_OR_DIR",
                    help=f"--similarity bertscore: a local folder of roberta-large, or a hub id in the local cache "
-                        f"(default: {BERTSCORE_MODEL})")
+                        f"(default: {vantage.BERTSCORE_MODEL})")
     add_bootstrap_options(p)
 
 
@@ -109,13 +82,6 @@ def add_commands(sub) -> None:
                        description=__doc__.replace("``", "").replace("::\n", ""),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     vs = v.add_subparsers(dest="vantage_command", metavar="VERB", required=True)
-    _add_describe(vs)
-    _add_evaluate(vs)
-    _add_submit(vs)
-    _add_validate(vs)
-
-
-def _add_describe(vs) -> None:
     d = vs.add_parser("describe", help="ask a describer every item; score (--ground-truth) or write a submission",
                       description="Ask a describer every item of a task, caching the raw answers (resumable); then "
                                   "score them against --ground-truth, or write and check the leaderboard's "
@@ -134,8 +100,6 @@ def _add_describe(vs) -> None:
     _score_args(d)
     d.set_defaults(func=run_describe)
 
-
-def _add_evaluate(vs) -> None:
     s = vs.add_parser("evaluate", help="score a submission or cached answers against a ground-truth JSONL",
                       description="Score a submission JSONL, or a vantage describe cache, against an answer key. "
                                   "Example: sova vantage evaluate --task vqa --ground-truth vqa_gt.jsonl "
@@ -151,12 +115,9 @@ def _add_evaluate(vs) -> None:
     s.add_argument("--items", type=Path, metavar="PATH",
                    help="the task's public items: needed with --answers (the prompts name each cached answer)")
     _score_args(s)
-    add_output_options(s, out=("DIR", "also write the score as one record JSON into DIR (the tables of "
-                                      "sova_lib.records collect them)"), json=True)
-    s.set_defaults(func=run_score)
+    add_output_options(s, record="score", json=True)
+    s.set_defaults(func=run_evaluate)
 
-
-def _add_submit(vs) -> None:
     u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers, then check it",
                       description="Write the leaderboard's submission JSONL of a task from a vantage describe cache, "
                                   "then check it as the leaderboard does. Example: sova vantage submit --task vqa "
@@ -171,8 +132,6 @@ def _add_submit(vs) -> None:
                                             "archive"), required=True)
     u.set_defaults(func=run_submit)
 
-
-def _add_validate(vs) -> None:
     c = vs.add_parser("validate", help="check a submission JSONL as the leaderboard does",
                       description="Check a submission JSONL as the leaderboard does: one line per problem, exit "
                                   "status 2 when there is one. Example: sova vantage validate vqa.jsonl --task vqa "
@@ -187,143 +146,57 @@ def _add_validate(vs) -> None:
     c.set_defaults(func=run_validate)
 
 
-def _note(lines) -> None:
-    for line in lines:
+def _evaluate(args, **inputs) -> int:
+    """Score the answers ``inputs`` name against ``--ground-truth``; print the score and its notes."""
+    try:
+        result = vantage.evaluate(args.task, args.ground_truth, frames=args.frames, scoring=args.scoring,
+                                  similarity=args.similarity, bertscore_model=args.bertscore_model,
+                                  bootstrap=args.bootstrap, seed=args.seed, **inputs)
+    except vantage.CaptionModelUnavailable as err:
+        raise CliError(str(err)) from None
+    for line in result.ground_truth_notes:
         print(f"note: {line}", file=sys.stderr)
-
-
-def _record_context(args, model=None) -> dict:
-    """What a ``sova vantage evaluate`` run scored, for ``VantageResult.to_record``."""
-    if args.submission is not None:
-        source = args.submission
-        return {"kind": "submission", "source": str(source), "model": model, "seed": args.seed,
-                "cache": f"{source.parent.name}-{source.stem}", "similarity": _similarity_name(args)}
-    return {"kind": "description cache", "source": str(args.answers), "cache": args.answers.name, "seed": args.seed,
-            "similarity": _similarity_name(args)}
-
-
-def _similarity_name(args):
-    if args.task != "dvc":
-        return None
-    return args.similarity + (f" {args.bertscore_model or BERTSCORE_MODEL}" if args.similarity == "bertscore" else "")
-
-
-def _score(args, answers: dict, box_order: str = "xyxy", items=None, model=None) -> int:
-    gt = read_ground_truth(args.ground_truth, args.task)
-    _note(gt.notes)
-    check_answer_ids(gt, answers)
-    similarity = make_similarity(args.similarity, args.bertscore_model) if args.task == "dvc" else None
-    rng = np.random.default_rng(args.seed) if args.bootstrap > 0 else None
-    result = score_answers(args.task, gt, answers, mode=args.scoring, similarity=similarity, box_coord_order=box_order,
-                           rng=rng, n_resamples=args.bootstrap)
-    if getattr(args, "out", None) and args.vantage_command == "evaluate":
-        print(f"wrote {write_record(result.to_record(**_record_context(args, model)), args.out)}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(result.to_json()))
-        return 0
-    ci = f"  (95% CI {result.ci[0]:.2f}-{result.ci[1]:.2f}, {result.ci_unit}s)" if result.ci else ""
-    print(f"{result.canonical_task} ({result.task}): {result.metric} = {result.value:.2f}{ci}  [{result.mode}; parsed "
-          f"{result.n_parsed}/{result.n_items} = {100 * result.parse_rate:.1f}%]")
-    for key, value in result.secondary.items():
-        print(f"  {key:<24} {value:.4g}")
-    for line in result.notes:
-        print(f"  note: {line}", file=sys.stderr)
-    return 0
-
-
-def _items(args):
-    if not args.items.exists():
-        raise CliError(f"--items {args.items}: no such file or folder; give the task's public items")
-    return read_items(args.task, args.items)
-
-
-def _invalid(err: InvalidSubmission) -> CliError:
-    """Print each problem on stderr (at most ``MAX_LISTED``) and return the error that ends the command."""
-    for line in err.problems[:MAX_LISTED]:
-        print(line, file=sys.stderr)
-    if len(err.problems) > MAX_LISTED:
-        print(f"... and {len(err.problems) - MAX_LISTED} more problems", file=sys.stderr)
-    return CliError(str(err))
-
-
-def _write(args, out, items, answers, model, box_order="xyxy"):
-    write_submission(out, args.task, submission_answers(items, answers), model=model, box_coord_order=box_order,
-                     expected_ids=expected_ids(items))
+    return report(args, result, result.text(), notes=() if args.json else result.notes)
 
 
 def run_describe(args) -> int:
-    try:
-        items = _items(args)
-        describer = make_describer(args.backend, **_describer_options(args))
-        summary = describe_task(describer, args.task, items, args.cache_dir, media_root=args.media_root,
-                                n_frames=args.frames, run=run_options(args))
-        answers = cached_answers(summary.folder, items, args.frames)
-        if not answers:
-            print("sova: no item has an answer; see errors.jsonl in the cache folder", file=sys.stderr)
-            return 1
-        if args.ground_truth is not None:
-            return _score(args, submission_answers(items, answers), items=items)
-        out = args.out or summary.folder / "submission.jsonl"
-        _write(args, out, items, answers, args.model or args.backend)
-    except InvalidSubmission as err:
-        raise _invalid(err) from None
-    except _INPUT_ERRORS as err:
-        raise CliError(str(err)) from None
-    except TypeError as err:
-        raise CliError(f"cannot build the {args.backend} backend: {err}") from None
-    print(f"submission: {out} ({len(answers)} of {len(items)} items)")
+    from sova_lib.cli.describe import make_describer
+
+    described = vantage.describe(make_describer(args), args.task, args.items, args.cache_dir,
+                                 media_root=args.media_root, frames=args.frames, run=run_options(args))
+    if not described.answers:
+        print("sova: no item has an answer; see errors.jsonl in the cache folder", file=sys.stderr)
+        return 1
+    if args.ground_truth is not None:
+        args.out = None  # the submission's path, not a folder for records
+        return _evaluate(args, answers=described.answers)
+    out, _ = vantage.submit(args.task, described.items, described.answers, model=args.model or args.backend,
+                            out=args.out or described.summary.folder / "submission.jsonl", frames=args.frames)
+    print(f"submission: {out} ({len(described.answers)} of {len(described.items)} items)")
     return 0
 
 
-def run_score(args) -> int:
-    try:
-        if args.submission is not None:
-            answers, info = read_submission(args.submission)
-            if info and info["task"] != args.task:
-                raise CliError(f"{args.submission}: holds task {canonical_task(info['task'])!r}, not "
-                               f"{canonical_task(args.task)!r} ({args.task})")
-            items = _items(args) if args.items is not None else None
-            return _score(args, answers, info.get("box_coord_order", "xyxy"), items, info.get("model"))
-        if args.items is None:
-            raise CliError("--answers needs --items (the prompts name each cached answer)")
-        items = _items(args)
-        return _score(args, submission_answers(items, cached_answers(args.answers, items, args.frames)), items=items)
-    except _INPUT_ERRORS as err:
-        raise CliError(str(err)) from None
+def run_evaluate(args) -> int:
+    if args.submission is not None:
+        return _evaluate(args, submission=args.submission)
+    return _evaluate(args, answers=args.answers, items=args.items)
 
 
 def run_submit(args) -> int:
-    try:
-        items = _items(args)
-        answers = cached_answers(args.answers, items, args.frames)
-        if not answers:
-            print(f"sova: no item has an answer in {args.answers}", file=sys.stderr)
-            return 1
-        _write(args, args.out, items, answers, args.model, args.box_order)
-    except InvalidSubmission as err:
-        raise _invalid(err) from None
-    except _INPUT_ERRORS as err:
-        raise CliError(str(err)) from None
-    print(f"submission: {args.out} ({len(answers)} {canonical_task(args.task)} answers; valid)")
+    out, count = vantage.submit(args.task, args.items, args.answers, model=args.model, out=args.out,
+                                box_order=args.box_order, frames=args.frames)  # an invalid file: InvalidSubmission
+    if out is None:
+        print(f"sova: no item has an answer in {args.answers}", file=sys.stderr)
+        return 1
+    print(f"submission: {out} ({count} {vantage.canonical_task(args.task)} answers; valid)")
     return 0
 
 
 def run_validate(args) -> int:
-    try:
-        if args.ground_truth is not None:
-            ids = list(read_ground_truth(args.ground_truth, args.task))
-        elif args.items is not None:
-            ids = expected_ids(_items(args))
-        else:
-            ids = None
-        if not args.file.is_file():
-            raise CliError(f"{args.file}: no such file")
-        problems = check_submission(args.file, args.task, ids)
-    except _INPUT_ERRORS as err:
-        raise CliError(str(err)) from None
+    problems, records, expected = vantage.validate(args.file, args.task, ground_truth=args.ground_truth,
+                                                   items=args.items)
     if problems:
-        raise _invalid(InvalidSubmission(args.file, problems))
-    n = sum(1 for _ in lines(read_text(args.file)))
-    against = "" if ids is None else f", each of the {len(ids)} expected ids once"
-    print(f"{args.file}: valid {canonical_task(args.task)} submission ({n} records{against})")
+        raise vantage.InvalidSubmission(args.file, problems)
+    against = "" if expected is None else f", each of the {expected} expected ids once"
+    print(f"{args.file}: valid {vantage.canonical_task(args.task)} submission ({records} records{against})")
     return 0

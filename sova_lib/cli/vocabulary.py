@@ -108,11 +108,10 @@ VOCABULARY: dict[str, str] = {
     "--notebooks": "folder of the notebooks",
     "--build": "folder for the executed notebooks",
     "--skip-notebooks": "write the baseline tables only",
-    "--help": "help", "-h": "help",
 }
 
 def table() -> str:
     """The vocabulary as a Markdown table (printed in docs/architecture.md)."""
     rows = ["| option | concept |", "| --- | --- |"]
-    rows += [f"| `{k}` | {v} |" for k, v in VOCABULARY.items() if k not in ("-h", "--help")]
+    rows += [f"| `{k}` | {v} |" for k, v in VOCABULARY.items()]
     return "\n".join(rows)

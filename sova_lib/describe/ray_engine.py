@@ -31,7 +31,7 @@ run of the same configuration share one cache folder and, for a
 deterministic describer, write the same texts.
 
 Ray: with ``address`` (``"auto"``, or ``host:port``) the run joins that
-cluster; otherwise it uses the Ray instance this process already has, or
+cluster (with token authentication when a token is at hand, ``use_cluster_token``); otherwise it uses the Ray instance this process already has, or
 starts a local one with ``num_cpus`` / ``num_gpus`` (default: the machine's)
 and shuts it down at the end.
 
@@ -44,7 +44,9 @@ those pieces on a pool of Ray actors (``--engine ray``).
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import sys
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -56,8 +58,8 @@ from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
 from sova_lib.describe.runner import build_request, prepare_run, run_key, schedule_requests, start_describer
 
-__all__ = ["DescribeWorker", "RayOptions", "describe_items_ray", "item_from_json", "item_to_json", "map_on_actors", "pickled_error",
-           "ray_session"]
+__all__ = ["DescribeWorker", "RayOptions", "cluster_token", "describe_items_ray", "item_from_json", "item_to_json",
+           "map_on_actors", "pickled_error", "ray_session", "use_cluster_token"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ class RayOptions:
     def __post_init__(self):
         if self.workers < 1 or self.batch_size < 1:
             raise ValueError(f"workers and batch_size must be at least 1, got {self.workers} and {self.batch_size}")
+        if self.address is not None:
+            use_cluster_token()  # now, before Ray is imported: it reads RAY_AUTH_MODE then
 
     def engine(self) -> dict:
         """The manifest's ``engine`` entry."""
@@ -182,6 +186,33 @@ def pickled_error(err: BaseException) -> bytes:
         return data
     except Exception:  # noqa: BLE001 - any pickling failure
         return pickle.dumps(RuntimeError(f"{type(err).__name__}: {err}"))
+
+
+def cluster_token() -> str | None:
+    """Where Ray would read a cluster's token from: ``$RAY_AUTH_TOKEN``, ``$RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "$RAY_AUTH_TOKEN"
+    for path in (os.environ.get("RAY_AUTH_TOKEN_PATH"), Path.home() / ".ray" / "auth_token"):
+        if path and Path(path).is_file():
+            return str(path)
+    return None
+
+
+def use_cluster_token() -> None:
+    """Joining a cluster (``address``): with ``RAY_AUTH_MODE`` unset and a token at hand, use token authentication.
+
+    ``ray start --head`` of Ray 2.60 turns token authentication on whenever a token exists, and a driver that
+    joins without ``RAY_AUTH_MODE=token`` is refused (``InvalidAuthToken``). Ray reads the token itself from the
+    places ``cluster_token`` names; this sets ``RAY_AUTH_MODE=token`` for this process (and the actors it starts)
+    when one of them holds one. ``RAY_AUTH_MODE`` set by the user is left as it is.
+    """
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    where = cluster_token()
+    if where is not None:
+        os.environ["RAY_AUTH_MODE"] = "token"
+        print(f"sova: note: joining the Ray cluster with token authentication (the token of {where}; "
+              "RAY_AUTH_MODE=disabled turns it off)", file=sys.stderr)
 
 
 class ray_session:

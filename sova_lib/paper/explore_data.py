@@ -10,7 +10,7 @@ queries of lowest AP; ``load_cache`` reads a description cache or an
 MUVR (``muvr_view``, ``muvr_worst_queries``, ``load_muvr_cache``): a
 partition's Base queries ranked against its gallery by the score of
 ``sova_lib.benchmarks.muvr.fusion`` (``S_t``, ``S_v`` or their mean), with
-the AP of ``muvr.evaluate`` (a positive without vectors is a miss, the
+the AP of ``muvr.retrieval.evaluate`` (a positive without vectors is a miss, the
 query's own video is not ranked, the same tie rules); ``muvr_partitions``
 and ``muvr_caches_of`` find a data root's partitions and released features.
 
@@ -322,7 +322,7 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     ``vectors`` is ``vectors(partition) -> (gallery, QueryVectors)``
     (``load_muvr_cache``) or that pair. The scores are ``fusion.fused_rows``'
     (``S_t``, ``S_v`` or ``S_tv`` as ``query`` says), the relevance and AP
-    those of ``muvr.evaluate`` (``retrieval.evaluate_partition``): positives
+    those of ``muvr.retrieval.evaluate`` (``retrieval.evaluate_partition``): positives
     are the query's ``pos_all`` videos in the gallery, ``|G_q|`` counts those
     without vectors as misses, the query's own video is not ranked, and
     ``ties`` is one of ``muvr.metrics.TIES``. Hits: the ``k`` best ranked
@@ -364,7 +364,7 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
 
 def muvr_worst_queries(partition: Partition, vectors, *, query: str = "text+video", n: int = 20,
                        ties: str = "expected"):
-    """The ``n`` Base queries of ``partition`` of lowest AP (``muvr.evaluate``'s); DataFrame ``id, class, AP`` (percent)."""
+    """The ``n`` Base queries of ``partition`` of lowest AP (``retrieval.evaluate``'s); DataFrame ``id, class, AP`` (percent)."""
     import pandas as pd
 
     gallery, queries = vectors(partition) if callable(vectors) else vectors

@@ -39,6 +39,8 @@ def test_the_walk_reaches_every_command():
 @pytest.mark.parametrize("path, parser", LEAVES, ids=[" ".join(p) or "sova" for p, _ in LEAVES])
 def test_every_option_is_a_word_of_the_vocabulary(path, parser):
     for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):  # argparse's own -h, --help
+            continue
         for flag in action.option_strings:
             assert action.help != argparse.SUPPRESS, f"sova {' '.join(path)}: {flag} is hidden"
             assert flag in VOCABULARY, f"sova {' '.join(path)}: {flag} is not in sova_lib.cli.vocabulary"

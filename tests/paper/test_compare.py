@@ -183,7 +183,7 @@ def _description_file(path, text_of):
 def test_compare_no_split_scores_as_sovabench_evaluate_no_split(tmp_path, capsys, monkeypatch):
     """``sova compare --no-split`` embeds each description whole: the same per-query APs as two
     ``sova sovabench evaluate --no-split`` runs, and its record says so."""
-    import sova_lib.cli.evaluate as evaluate_command
+    from sova_lib.benchmarks import sovabench
     from sova_lib.cli import main
     from sova_lib.records import collect_records
 
@@ -200,8 +200,8 @@ def test_compare_no_split_scores_as_sovabench_evaluate_no_split(tmp_path, capsys
                                                           "happens here.")
     cache = str(tmp_path / "cache")
     scored = []
-    real = evaluate_command.evaluate
-    monkeypatch.setattr(evaluate_command, "evaluate", lambda *a, **k: scored.append(real(*a, **k)) or scored[-1])
+    real = sovabench.evaluate
+    monkeypatch.setattr(sovabench, "evaluate", lambda *a, **k: scored.append(real(*a, **k)) or scored[-1])
     for path in (a, b):
         assert main(["sovabench", "evaluate", "--protocol", DIRECTION_PROTOCOL, "--descriptions", str(path),
                      "--no-split", "--cache-dir", cache, "--json", "--bootstrap", "0"]) == 0

@@ -4,7 +4,9 @@ Visual7W-Count), answered by choosing the sentence closest to an image's descrip
 ``datasets`` loads the annotation files into ``ChoiceItem`` objects (VSR's
 test splits ship with the package), ``choices`` builds the choice sentences,
 ``accuracy`` answers each item with its closest choice and computes tie-aware
-accuracy, the Random row, the oracle and CLIP-style zero-shot scores.
+accuracy, the Random row, the oracle and CLIP-style zero-shot scores; ``api``
+holds what ``sova image-tasks`` and the notebooks call (``items``,
+``evaluate``).
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from sova_lib.benchmarks.image_tasks.accuracy import (
     table3_averages,
     tie_credit,
 )
+from sova_lib.benchmarks.image_tasks.api import BASELINES, evaluate, items
 from sova_lib.benchmarks.image_tasks.choices import (
     NUMBER_WORDS,
     negate_caption,
@@ -44,6 +47,7 @@ from sova_lib.benchmarks.image_tasks.datasets import (
 )
 
 __all__ = [
+    "BASELINES", "evaluate", "items",
     "NUMBER_WORDS", "negate_caption", "number_choices", "visual7w_count_sentence", "vsr_choices",
     "DATASETS", "ChoiceItem", "Dataset", "annotation_path", "image_key", "load", "load_countbench",
     "load_visual7w_count", "load_vsr", "load_whatsup", "vendored_vsr",

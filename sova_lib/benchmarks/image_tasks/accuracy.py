@@ -54,6 +54,11 @@ class ImageTaskResult:
     notes: list = field(default_factory=list)
     per_item: dict = field(default_factory=dict, repr=False)  # item id -> credit in [0, 1]
 
+    def text(self) -> str:
+        """The score as ``sova image-tasks evaluate`` prints it: accuracy, interval, items, tie rule."""
+        ci = f"  (95% CI {self.ci[0]:.1f}-{self.ci[1]:.1f})" if self.ci else ""
+        return f"{self.task}: accuracy = {self.value:.2f}{ci}  over {self.n_items} items (ties: {self.ties})"
+
     def to_json(self) -> dict:
         out = asdict(self)
         out.pop("per_item")

@@ -9,13 +9,29 @@ questions, prompts, the describer runner), ``framework`` (MLLM-to-Embedding
 on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout),
 ``paper`` (the paper's Tables 7-9, and Tables 7-8 from released features),
 ``ties`` (every tie rule beside random tie orders on a tied synthetic set),
-``hand_cases`` (the spec's hand-computed cases, computed by the library).
+``hand_cases`` (the spec's hand-computed cases, computed by the library),
+``api`` (what ``sova muvr`` and the notebooks call: ``describe``,
+``evaluate``).
 """
 from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
-from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.api import (
+    MAX_WINDOWS,
+    QA_MODES,
+    QA_TEMPLATES,
+    QUERY_MODES,
+    SCORINGS,
+    TAG_WEIGHT,
+    TIES,
+    VERSIONS,
+    WINDOW_SECONDS,
+    describe,
+    evaluate,
+)
 from sova_lib.benchmarks.muvr.features import released_vectors
-from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking
+from sova_lib.benchmarks.muvr.retrieval import MuvrResult, random_ranking
 from sova_lib.benchmarks.muvr.synthetic import write_synthetic
 
-__all__ = ["PARTITIONS", "MuvrDataError", "MuvrResult", "evaluate", "load_partition", "random_ranking",
-           "released_vectors", "write_synthetic"]
+__all__ = ["BENCHMARK", "MAX_WINDOWS", "PARTITIONS", "QA_MODES", "QA_TEMPLATES", "QUERY_MODES", "SCORINGS",
+           "TAG_WEIGHT", "TIES", "VERSIONS", "WINDOW_SECONDS", "MuvrDataError", "MuvrResult", "describe", "evaluate",
+           "load_partition", "random_ranking", "released_vectors", "write_synthetic"]

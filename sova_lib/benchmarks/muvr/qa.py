@@ -253,6 +253,12 @@ class QAResult:
     unparseable: list = field(default_factory=list)
     notes: list = field(default_factory=list)
 
+    def text(self) -> str:
+        """The scores as ``sova muvr evaluate --version qa`` prints them, one line per subset."""
+        return "\n".join(f"MUVR-QA {subset}: accuracy {value:.1f}%  reranking score "
+                         f"{self.reranking_score[subset]:+.2f}  over {self.n_questions[subset]} questions"
+                         for subset, value in self.accuracy.items())
+
     def to_json(self) -> dict:
         return {"parse": self.parse, "accuracy": self.accuracy, "reranking_score": self.reranking_score,
                 "n_questions": self.n_questions, "unparseable": self.unparseable, "notes": self.notes}

@@ -79,6 +79,13 @@ class MuvrResult:
     notes: list = field(default_factory=list)
     per_row: dict = field(default_factory=dict, repr=False)  # "partition/row id" -> AP (0-1)
 
+    def text(self) -> str:
+        """The scores as ``sova muvr evaluate`` prints them: every metric, then each partition's mAP."""
+        head = "  ".join(f"{k} {v:.1f}" for k, v in self.metrics.items())
+        return "\n".join([f"MUVR-{self.version} ({self.query}, ties {self.ties}): {head}",
+                          *(f"  {name:<9} mAP {values['mAP']:5.1f}  over {values['n_rows']} rows"
+                            for name, values in self.per_partition.items())])
+
     def to_json(self) -> dict:
         """A JSON-ready dict without the per-row values."""
         out = asdict(self)

@@ -21,17 +21,32 @@ submission, matching answers to ground-truth ids), ``scoring`` (the chain
 and ``VantageResult``), ``task_prompts`` (each task's prompt and frame plan), ``run`` (running a
 describer), ``published`` (the paper's numbers beside computed ones),
 ``hand_cases`` (the spec's hand-worked cases) and ``synthetic`` (a synthetic
-run in the harness's layout): teaching and tests.
+run in the harness's layout): teaching and tests. ``api`` holds what ``sova
+vantage`` and the notebooks call: ``describe``, ``evaluate``, ``submit``,
+``validate``.
 """
 from __future__ import annotations
 
+from sova_lib.benchmarks.vantage.api import Described, describe, evaluate, submit, validate
 from sova_lib.benchmarks.vantage.files import read_submission, write_submission
 from sova_lib.benchmarks.vantage.ground_truth import GroundTruth, GroundTruthSet, read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, read_items
-from sova_lib.benchmarks.vantage.metrics_captions import BertScoreSimilarity, CaptionModelUnavailable, MeteorSimilarity
+from sova_lib.benchmarks.vantage.metrics_captions import (
+    BERTSCORE_MODEL,
+    SIMILARITIES,
+    BertScoreSimilarity,
+    CaptionModelUnavailable,
+    MeteorSimilarity,
+)
 from sova_lib.benchmarks.vantage.parsing import MODES
 from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
-from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, check_answer_ids, check_submission, expected_ids
+from sova_lib.benchmarks.vantage.submissions import (
+    InvalidSubmission,
+    check_answer_ids,
+    check_submission,
+    expected_ids,
+)
+from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.tasks import (
     CANONICAL_TASKS,
     TASKS,
@@ -44,6 +59,14 @@ from sova_lib.benchmarks.vantage.tasks import (
 )
 
 __all__ = [
+    "BERTSCORE_MODEL",
+    "DEFAULT_FRAMES",
+    "SIMILARITIES",
+    "Described",
+    "describe",
+    "evaluate",
+    "submit",
+    "validate",
     "CANONICAL_TASKS",
     "MODES",
     "TASKS",

@@ -46,7 +46,8 @@ class VantageResult:
     ``official`` some tasks drop unreadable ones). ``ci``: 95% percentile
     bootstrap interval over ``ci_unit`` resamples, ``(low, high)`` x100, and
     ``half_width`` its half length. ``tie_rule``: how ties are broken where the
-    metric has any.
+    metric has any. ``ground_truth_notes``: what the answer key needed that the
+    harness's layout does not (``GroundTruthSet.notes``), where it was read.
     """
 
     task: str
@@ -62,6 +63,7 @@ class VantageResult:
     n_resamples: int = 0
     secondary: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    ground_truth_notes: list = field(default_factory=list)
 
     @property
     def parse_rate(self) -> float:
@@ -75,6 +77,14 @@ class VantageResult:
     def canonical_task(self) -> str:
         """The task's canonical string (``video_qa``, ...), as the harness's files name it."""
         return CANONICAL_TASKS[self.task]
+
+    def text(self) -> str:
+        """The score as ``sova vantage evaluate`` prints it: task, metric, value, interval, parse rate, then each
+        secondary value."""
+        ci = f"  (95% CI {self.ci[0]:.2f}-{self.ci[1]:.2f}, {self.ci_unit}s)" if self.ci else ""
+        return "\n".join([f"{self.canonical_task} ({self.task}): {self.metric} = {self.value:.2f}{ci}  "
+                          f"[{self.mode}; parsed {self.n_parsed}/{self.n_items} = {100 * self.parse_rate:.1f}%]",
+                          *(f"  {key:<24} {value:.4g}" for key, value in self.secondary.items())])
 
     def to_json(self) -> dict:
         """A JSON-ready dict of every field, with ``canonical_task``, ``harness_key``, ``parse_rate`` and

@@ -35,10 +35,6 @@ from sova_lib.storage import lines, read_text
 
 __all__ = ["InvalidSubmission", "check_answer_ids", "check_submission", "expected_ids"]
 
-#: Problems listed one by one before the rest are only counted.
-MAX_LISTED = 50
-
-
 class InvalidSubmission(ValueError):
     """A submission the leaderboard would refuse; ``problems`` holds one line per problem."""
 

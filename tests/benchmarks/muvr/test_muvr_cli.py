@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks import muvr
-from sova_lib.benchmarks.muvr import qa
+from sova_lib.benchmarks.muvr import qa, retrieval
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.cli import main
 from sova_lib.records import collect_records
@@ -31,7 +31,7 @@ def test_evaluate_features_writes_one_result_json(capsys, data, tmp_path):
                           "--features", features, "--query", "video", "--out", tmp_path, "--json")
     assert code == 0
     result = json.loads(out)
-    direct = muvr.evaluate([muvr.load_partition(data, p) for p in ("news", "dance")],
+    direct = retrieval.evaluate([muvr.load_partition(data, p) for p in ("news", "dance")],
                            muvr.released_vectors(features, query="video"), query="video")
     assert result["metrics"]["mAP"] == pytest.approx(direct.metrics["mAP"])
     assert result["ties"] == "expected" and result["query"] == "video"

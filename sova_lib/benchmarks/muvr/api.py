@@ -1,0 +1,94 @@
+"""What ``sova muvr`` and the notebooks call: describe the gallery or ask the QA questions, and score one input.
+
+``describe`` runs a describer over MUVR's videos through the one runner (the
+MLLM-to-Embedding framework's fixed windows, or MUVR-QA's questions);
+``evaluate`` scores released features, vectors, described windows or the
+random ranking under Base or Filter (``retrieval``), or QA answers
+(``qa``), and returns a result whose ``to_record()`` needs no argument. The
+files each reads are listed in docs/muvr.md.
+"""
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+from sova_lib.benchmarks.muvr import framework, qa, retrieval
+from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.features import npz_vectors, released_vectors
+from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, TAG_WEIGHT
+from sova_lib.benchmarks.muvr.metrics import TIES
+from sova_lib.encoder import SentenceEncoder
+from sova_lib.item_vectors import read_descriptions
+
+__all__ = ["MAX_WINDOWS", "QA_MODES", "QA_TEMPLATES", "QUERY_MODES", "SCORINGS", "TAG_WEIGHT", "TIES", "VERSIONS",
+           "WINDOW_SECONDS", "describe", "evaluate"]
+
+#: The versions: Base and Filter rank the gallery (``retrieval``), QA asks yes/no questions (``qa``).
+VERSIONS = ("base", "filter", "qa")
+#: The choices and defaults of ``describe`` and ``evaluate``, as the modules that use them define them.
+WINDOW_SECONDS, MAX_WINDOWS = framework.WINDOW_SECONDS, framework.MAX_WINDOWS
+QA_MODES, QA_TEMPLATES, SCORINGS = qa.MODES, qa.TEMPLATES, qa.PARSES
+
+
+def describe(describer, data, video_root, cache_dir, *, version: str = "base", partitions=PARTITIONS, prompt=None,
+             fps: float = 1.0, window_seconds: float = WINDOW_SECONDS, max_windows: int = MAX_WINDOWS,
+             qa_mode: str = "multi-image", qa_template: str = "code",
+             run=None):
+    """Describe every gallery and query video of ``partitions`` of the MUVR root ``data`` in fixed windows with
+    ``prompt`` (a ``sova_lib.describe.Prompt``; ``version`` base or filter), or ask MUVR-QA's questions
+    (``version="qa"``, as ``qa_mode`` and ``qa_template`` say), into ``cache_dir``; returns the run's summary."""
+    if version == "qa":
+        return qa.run_qa(describer, qa.load_qa(data, partitions), video_root, cache_dir, mode=qa_mode,
+                         template=qa_template, run=run)
+    if prompt is None:
+        raise ValueError("describing MUVR windows needs --prompt")
+    loaded = [load_partition(data, p) for p in partitions]
+    ids = list(dict.fromkeys([v for p in loaded for v in p.gallery] + [q.id for p in loaded for q in p.queries]))
+    return framework.describe_windows(describer, ids, video_root, cache_dir, prompt=prompt, fps=fps,
+                                      seconds=window_seconds, max_windows=max_windows, run=run)
+
+
+def evaluate(data, *, version: str = "base", partitions=PARTITIONS, features=None, embeddings=None,
+             descriptions=None, baseline: str | None = None, answers=None, query: str = "text+video",
+             tag_weight: float = TAG_WEIGHT, ties: str = "expected", scoring: str = "official", encoder=None,
+             split_query: bool = True, join_listed: bool = False, bootstrap: int = 0, seed: int = 0):
+    """Score one input on ``partitions`` of the MUVR root ``data``.
+
+    Base and Filter (``retrieval.evaluate``): the ``features`` MUVR released for one model
+    (``DIR/<partition>/*.npy``), an ``.npz`` of ``embeddings``, described windows (``descriptions``, embedded by
+    ``encoder``, a ``SentenceEncoder`` or a function that makes one; each query's text split into sentences
+    unless ``split_query=False``) or the ``random-ranking`` ``baseline``, scored by ``query`` modality, ``ties``
+    and, for Filter, ``tag_weight``. QA (``qa.score_answers``): the ``answers`` of ``describe(version="qa")``,
+    parsed as ``scoring`` says. ``join_listed`` lets listed ids missing from videos.json join the gallery.
+    """
+    run = {"bootstrap": bootstrap, "seed": seed}
+    if version == "qa":
+        if answers is None:
+            raise ValueError("--version qa needs --answers CACHE (a describe cache folder or a JSON Lines file)")
+        result = qa.score_answers(qa.load_qa(data, partitions), read_descriptions(answers), parse=scoring)
+        result.to_record = partial(result.to_record, kind="description cache", source=str(answers),
+                                   cache=Path(answers).name, **run)
+        return result
+    if answers is not None:
+        raise ValueError("--answers applies to --version qa")
+    loaded = [load_partition(data, p, join_listed=join_listed) for p in partitions]
+    options = {"version": version, **run}
+    if baseline is not None:
+        result = retrieval.random_ranking(loaded, **options)
+        result.to_record = partial(result.to_record, kind="baseline", source=baseline, baseline=baseline, **run)
+        return result
+    context = {"kind": "embeddings"}
+    if features is not None:
+        source, vectors = features, released_vectors(features, query=query, version=version)
+    elif embeddings is not None:
+        source, vectors = embeddings, npz_vectors(embeddings)
+    else:
+        made = encoder() if callable(encoder) else encoder or SentenceEncoder()
+        source, vectors = descriptions, framework.framework_vectors(read_descriptions(descriptions), made,
+                                                                    split_query=split_query)
+        context = {"kind": "description cache", "encoder": made.name,
+                   "text_split": "sentences" if split_query else "whole text"}
+    result = retrieval.evaluate(loaded, vectors, query=query, tag_weight=tag_weight, ties=ties, source=str(source),
+                                **options)
+    result.to_record = partial(result.to_record, source=str(source), cache=Path(source).name, **context, **run)
+    return result

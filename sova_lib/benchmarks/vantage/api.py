@@ -1,0 +1,138 @@
+"""What ``sova vantage`` and the notebooks call: ask a describer, score answers, write and check a submission.
+
+``describe`` asks a describer every item of a task (answers cached,
+resumable) and gives them back keyed by leaderboard id; ``evaluate`` scores a
+submission, cached answers or such answers against an answer key and returns
+a ``VantageResult`` whose ``to_record()`` needs no argument; ``submit``
+writes the leaderboard's submission JSONL and checks it; ``validate`` checks
+one as the leaderboard does.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from sova_lib.benchmarks.vantage.files import read_submission, write_submission
+from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
+from sova_lib.benchmarks.vantage.inputs import read_items
+from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, make_similarity
+from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
+from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
+from sova_lib.benchmarks.vantage.submissions import check_answer_ids, check_submission, expected_ids
+from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
+from sova_lib.benchmarks.vantage.tasks import canonical_task, submission_answers, task_key
+from sova_lib.storage import lines, read_text
+
+__all__ = ["Described", "describe", "evaluate", "submit", "validate"]
+
+
+@dataclass
+class Described:
+    """A ``describe`` run: its ``summary`` (``RunSummary``), the task's ``items`` and the raw ``answers`` they got,
+    keyed by leaderboard id (an item without an answer is left out)."""
+
+    summary: object
+    items: list
+    answers: dict
+
+
+def _items(task: str, items) -> list:
+    """The public items of ``task``: a list as it is, else read from its path (TSV, annotations.json, folder)."""
+    if isinstance(items, list):
+        return items
+    if not Path(items).exists():
+        raise FileNotFoundError(f"--items {items}: no such file or folder; give the task's public items")
+    return read_items(task_key(task), items)
+
+
+def _answers(task: str, answers, items, frames: int) -> dict:
+    """Raw answers keyed by leaderboard id: ``answers`` as given, or the answers cached in that folder for
+    ``items`` asked with ``frames`` frames."""
+    if isinstance(answers, Mapping):
+        return dict(answers)
+    if items is None:
+        raise ValueError("--answers needs --items (the prompts name each cached answer)")
+    found = _items(task, items)
+    return submission_answers(found, cached_answers(answers, found, frames))
+
+
+def describe(describer, task: str, items, cache_dir, *, media_root=None, frames: int = DEFAULT_FRAMES,
+             run=None) -> Described:
+    """Ask ``describer`` every item of ``task`` (``items``: a list, or the path of the task's public items), with
+    ``frames`` frames of a video, the media under ``media_root``; answers go to a cache folder under
+    ``cache_dir`` (``run.describe_task``)."""
+    task = task_key(task)
+    found = _items(task, items)
+    summary = describe_task(describer, task, found, cache_dir, media_root=media_root, n_frames=frames, run=run)
+    return Described(summary, found, submission_answers(found, cached_answers(summary.folder, found, frames)))
+
+
+def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=None, frames: int = DEFAULT_FRAMES,
+             scoring: str = "official", similarity: str = "bertscore", bertscore_model: str | None = None,
+             bootstrap: int = 0, seed: int = 0) -> VantageResult:
+    """Score the answers of ``task`` against the answer key ``ground_truth`` in ``scoring`` mode.
+
+    The answers: a ``submission`` JSONL (its box order and model as it records them), or ``answers``, raw answers
+    keyed by leaderboard id or the cache folder of a ``describe`` run (with the task's ``items``, asked with
+    ``frames`` frames). ``similarity`` (and ``bertscore_model``): dense captioning's caption similarity.
+    ``bootstrap`` resamples seeded by ``seed`` give the interval (0: none). The answer key's notes are
+    ``result.ground_truth_notes``.
+    """
+    task = task_key(task)
+    truth = read_ground_truth(ground_truth, task)
+    info: dict = {}
+    if submission is not None:
+        answers, info = read_submission(submission)
+        if info and info["task"] != task:
+            raise ValueError(f"{submission}: holds task {canonical_task(info['task'])!r}, not "
+                             f"{canonical_task(task)!r} ({task})")
+        context = {"kind": "submission", "source": str(submission), "model": info.get("model"),
+                   "cache": f"{Path(submission).parent.name}-{Path(submission).stem}"}
+    else:  # raw answers given as such: the caller says what they are in to_record(kind=..., source=...)
+        context = {} if isinstance(answers, Mapping) else {"kind": "description cache", "source": str(answers),
+                                                            "cache": Path(answers).name}
+        answers = _answers(task, answers, items, frames)
+    check_answer_ids(truth, answers)
+    name = None
+    if task == "dvc":
+        name = similarity + (f" {bertscore_model or BERTSCORE_MODEL}" if similarity == "bertscore" else "")
+    result = score_answers(task, truth, answers, mode=scoring, box_coord_order=info.get("box_coord_order", "xyxy"),
+                           similarity=make_similarity(similarity, bertscore_model) if task == "dvc" else None,
+                           rng=np.random.default_rng(seed) if bootstrap > 0 else None, n_resamples=bootstrap)
+    result.ground_truth_notes = truth.notes
+    result.to_record = partial(result.to_record, seed=seed, similarity=name, **context)
+    return result
+
+
+def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy",
+           frames: int = DEFAULT_FRAMES) -> tuple[Path | None, int]:
+    """Write the leaderboard's submission JSONL of ``task`` to ``out`` from ``answers`` (keyed by leaderboard id,
+    or a ``describe`` cache folder, asked with ``frames`` frames), ``model`` and ``box_order`` recorded in it,
+    then check it against every id of ``items`` (``files.write_submission``: ``InvalidSubmission`` lists what is
+    wrong). Returns the file and the number of answers; ``(None, 0)``, writing nothing, when there is none."""
+    found = _items(task, items)
+    answers = _answers(task, answers, found, frames)
+    if not answers:
+        return None, 0
+    path = write_submission(out, task, answers, model=model, box_coord_order=box_order,
+                            expected_ids=expected_ids(found))
+    return path, len(answers)
+
+
+def validate(file, task: str, *, ground_truth=None, items=None) -> tuple[list[str], int, int | None]:
+    """Check the submission ``file`` of ``task`` as the leaderboard does (``submissions.check_submission``),
+    requiring each id of the answer key ``ground_truth`` or of the public ``items`` once when one is given.
+    Returns the problems (one line each; none for a valid file), its records and the ids it had to answer."""
+    ids = None
+    if ground_truth is not None:
+        ids = list(read_ground_truth(ground_truth, task_key(task)))
+    elif items is not None:
+        ids = expected_ids(_items(task, items))
+    if not Path(file).is_file():
+        raise FileNotFoundError(f"{file}: no such file")
+    problems = check_submission(file, task, ids)
+    return problems, sum(1 for _ in lines(read_text(file))), None if ids is None else len(ids)
