@@ -17,6 +17,8 @@ SHARED = {
                      "sova_lib.benchmarks.excerpts.protocols"},
     "synthetic.py": {"sova_lib.benchmarks.muvr.synthetic", "sova_lib.benchmarks.vantage.synthetic"},
     "hand_cases.py": {"sova_lib.benchmarks.muvr.hand_cases", "sova_lib.benchmarks.vantage.hand_cases"},
+    "api.py": {"sova_lib.benchmarks.sovabench.api", "sova_lib.benchmarks.image_tasks.api",
+               "sova_lib.benchmarks.muvr.api", "sova_lib.benchmarks.vantage.api"},
     "runner.py": {"sova_lib.describe.runner", "sova_lib.describe.contrastive.runner"},
     "ray_engine.py": {"sova_lib.describe.ray_engine", "sova_lib.describe.contrastive.ray_engine"},
     "evaluate.py": {"sova_lib.evaluate", "sova_lib.cli.evaluate"},

@@ -4,6 +4,7 @@
 descriptions up (``datasets.image_key``); ``evaluate`` scores descriptions,
 image vectors (the CLIP zero-shot row) or a baseline on one task and returns
 an ``ImageTaskResult`` whose ``to_record()`` needs no argument.
+Every benchmark has such a module (``sova_lib.benchmarks.sovabench.api``, ...).
 """
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ MLLM-to-Embedding framework's fixed windows, or MUVR-QA's questions);
 random ranking under Base or Filter (``retrieval``), or QA answers
 (``qa``), and returns a result whose ``to_record()`` needs no argument. The
 files each reads are listed in docs/muvr.md.
+Every benchmark has such a module (``sova_lib.benchmarks.vantage.api``, ...).
 """
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ protocol (any registered one: SOVABench's four and the bundled
 ``items`` gives the describer items of a protocol's clip files or of a clip
 manifest; ``import_authors`` turns the authors' output JSON into a
 description cache.
+Every benchmark has such a module (``sova_lib.benchmarks.image_tasks.api``, ...).
 """
 from __future__ import annotations
 

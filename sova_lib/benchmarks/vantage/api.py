@@ -6,6 +6,7 @@ submission, cached answers or such answers against an answer key and returns
 a ``VantageResult`` whose ``to_record()`` needs no argument; ``submit``
 writes the leaderboard's submission JSONL and checks it; ``validate`` checks
 one as the leaderboard does.
+Every benchmark has such a module (``sova_lib.benchmarks.muvr.api``, ...).
 """
 from __future__ import annotations
 
