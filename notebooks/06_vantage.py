@@ -184,10 +184,8 @@ print("the leaderboard's checks: " + ("every one passed" if not problems else ";
 # answers = mean of GT length / video length (the official score of an unreadable answer).
 
 # %%
-use_mine = bool(ground_truth_dir and submissions_dir)
-caption_sim = metrics_captions.make_similarity(similarity) if use_mine else None
-computed = vantage.scoring.score_folder(ground_truth_dir, submissions_dir, mode=mode, similarity=caption_sim,
-                                        rng=np.random.default_rng(seed), n_resamples=n_resamples) if use_mine else {}
+computed = vantage.score_folder(ground_truth_dir, submissions_dir, scoring=mode, similarity=similarity,
+                                bootstrap=n_resamples, seed=seed) if ground_truth_dir and submissions_dir else {}
 published = pd.DataFrame(published_comparison(computed))
 results.write_outputs(published, published, out / "06_vantage_published")
 published

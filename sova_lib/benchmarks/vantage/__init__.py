@@ -23,11 +23,11 @@ describer), ``published`` (the paper's numbers beside computed ones),
 ``hand_cases`` (the spec's hand-worked cases) and ``synthetic`` (a synthetic
 run in the harness's layout): teaching and tests. ``api`` holds what ``sova
 vantage`` and the notebooks call: ``describe``, ``evaluate``, ``submit``,
-``validate``.
+``validate``, ``score_folder``.
 """
 from __future__ import annotations
 
-from sova_lib.benchmarks.vantage.api import Described, describe, evaluate, submit, validate
+from sova_lib.benchmarks.vantage.api import Described, describe, evaluate, score_folder, submit, validate
 from sova_lib.benchmarks.vantage.files import read_submission, write_submission
 from sova_lib.benchmarks.vantage.ground_truth import GroundTruth, GroundTruthSet, read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, read_items
@@ -65,6 +65,7 @@ __all__ = [
     "Described",
     "describe",
     "evaluate",
+    "score_folder",
     "submit",
     "validate",
     "CANONICAL_TASKS",

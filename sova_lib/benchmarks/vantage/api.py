@@ -5,7 +5,8 @@ resumable) and gives them back keyed by leaderboard id; ``evaluate`` scores a
 submission, cached answers or such answers against an answer key and returns
 a ``VantageResult`` whose ``to_record()`` needs no argument; ``submit``
 writes the leaderboard's submission JSONL and checks it; ``validate`` checks
-one as the leaderboard does.
+one as the leaderboard does; ``score_folder`` evaluates every task of two
+folders named as in the leaderboard's archive.
 Every benchmark has such a module (``sova_lib.benchmarks.muvr.api``, ...).
 """
 from __future__ import annotations
@@ -25,10 +26,10 @@ from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
 from sova_lib.benchmarks.vantage.submissions import check_answer_ids, check_submission, expected_ids
 from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
-from sova_lib.benchmarks.vantage.tasks import canonical_task, submission_answers, task_key
+from sova_lib.benchmarks.vantage.tasks import HARNESS_KEYS, canonical_task, submission_answers, task_key
 from sova_lib.storage import lines, read_text
 
-__all__ = ["Described", "describe", "evaluate", "submit", "validate"]
+__all__ = ["Described", "describe", "evaluate", "score_folder", "submit", "validate"]
 
 
 @dataclass
@@ -107,6 +108,22 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
     result.ground_truth_notes = truth.notes
     result.to_record = partial(result.to_record, seed=seed, similarity=name, **context)
     return result
+
+
+def score_folder(ground_truth_dir, submissions_dir, *, similarity: str | None = None, **options) -> dict:
+    """Task -> ``evaluate``'s result, for every task with an answer key and a submission in the two folders, named
+    as in the leaderboard's archive by the task's harness key (``tasks.HARNESS_KEYS``): the submission
+    ``<key>.jsonl`` (``grounding.jsonl`` for referring expressions) and the answer key ``<key>_gt.jsonl`` (or
+    ``<key>.jsonl``). Dense captioning is scored only with a caption ``similarity``; ``options`` as ``evaluate``
+    takes them."""
+    gt_dir, sub_dir = Path(ground_truth_dir), Path(submissions_dir)
+    out = {}
+    for task, key in HARNESS_KEYS.items():
+        truth = next((p for p in (gt_dir / f"{key}_gt.jsonl", gt_dir / f"{key}.jsonl") if p.is_file()), None)
+        submission = sub_dir / f"{key}.jsonl"
+        if truth not in (None, submission) and submission.is_file() and (task != "dvc" or similarity):
+            out[task] = evaluate(task, truth, submission=submission, similarity=similarity, **options)
+    return out
 
 
 def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy",

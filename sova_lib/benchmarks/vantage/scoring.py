@@ -17,21 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.files import read_submission
-from sova_lib.benchmarks.vantage.ground_truth import GroundTruth, read_ground_truth
+from sova_lib.benchmarks.vantage.ground_truth import GroundTruth
 from sova_lib.benchmarks.vantage.metrics import DEFAULT_RESAMPLES, interval
 from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.benchmarks.vantage.parsing_boxes import swap_yxyx
 from sova_lib.benchmarks.vantage.spreadsheet import round_trip
-from sova_lib.benchmarks.vantage.submissions import check_answer_ids
-from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, TASKS, get_task
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, get_task
 from sova_lib.records import make_record
 
-__all__ = ["BENCHMARK", "VantageResult", "parse_answers", "score_answers", "score_folder"]
+__all__ = ["BENCHMARK", "VantageResult", "parse_answers", "score_answers"]
 
 #: The ``benchmark`` field of a VANTAGE-Bench record (``VantageResult.to_record``).
 BENCHMARK = "VANTAGE-Bench"
@@ -207,46 +204,3 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
                          n_parsed=n_parsed, n_scored=score.n_units, ci_unit=spec.unit, tie_rule=spec.tie_rule,
                          ci=None if ci is None else (100.0 * ci[0], 100.0 * ci[1]),
                          n_resamples=n_resamples if ci is not None else 0, secondary=secondary, notes=notes)
-
-
-def _task_file(folder: Path, names: list[str]) -> Path | None:
-    """The first of ``names`` in ``folder``, else ``None``."""
-    return next((folder / name for name in names if (folder / name).is_file()), None)
-
-
-def score_folder(ground_truth_dir, submissions_dir, *, mode: str = "official", similarity=None,
-                 rng: np.random.Generator | None = None, n_resamples: int = DEFAULT_RESAMPLES) -> dict:
-    """Task -> ``VantageResult`` for every task with an answer key and a submission in the two folders.
-
-    File names are those of the leaderboard's archive, the harness key of each
-    task (``tasks.HARNESS_KEYS``): the submission ``<key>.jsonl``
-    (``grounding.jsonl`` for referring expressions) and the answer key
-    ``<key>_gt.jsonl`` (or ``<key>.jsonl``). Answers are matched to the
-    answer key by leaderboard id; each result's ``notes`` start with the
-    answer key's. Dense captioning is scored only with a ``similarity``. A
-    submission of another task, or ids that match no answer-key id, raise
-    ``ValueError`` (``VantageDataError`` for a malformed file).
-    """
-    gt_dir, sub_dir = Path(ground_truth_dir), Path(submissions_dir)
-    out = {}
-    for task in TASKS:
-        if task == "dvc" and similarity is None:
-            continue
-        key = HARNESS_KEYS[task]
-        gt_path = _task_file(gt_dir, [f"{key}_gt.jsonl", f"{key}.jsonl"])
-        sub_path = _task_file(sub_dir, [f"{key}.jsonl"])
-        if gt_path is None or sub_path is None or gt_path == sub_path:
-            continue
-        answers, info = read_submission(sub_path)
-        if info and info["task"] != task:
-            raise ValueError(f"{sub_path}: holds task {CANONICAL_TASKS[info['task']]!r}, not "
-                             f"{CANONICAL_TASKS[task]!r}")
-        truth = read_ground_truth(gt_path, task)
-        check_answer_ids(truth, answers)
-        result = score_answers(task, truth, answers, mode=mode, similarity=similarity,
-                               box_coord_order=info.get("box_coord_order", "xyxy"), rng=rng,
-                               n_resamples=n_resamples)
-        result.notes[:0] = truth.notes
-        out[task] = result
-    return out
-

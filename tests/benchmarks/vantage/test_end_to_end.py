@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from sova_lib.benchmarks.vantage.scoring import score_folder
+from sova_lib.benchmarks import vantage
 from sova_lib.cli import main
 from sova_lib.records import collect_records
 
@@ -105,11 +105,11 @@ def test_results_dir_writes_one_record_per_task(harness_set, capsys, tmp_path):
 
 def test_score_folder_reads_the_archive_names(harness_set):
     gt_dir, sub_dir = harness_set
-    results = score_folder(gt_dir, sub_dir, similarity=None, rng=None)
+    results = vantage.score_folder(gt_dir, sub_dir)
     assert sorted(results) == sorted(t for t in EXPECTED if t != "dvc")  # dense captioning needs a similarity
     for task, result in results.items():
         assert result.value == pytest.approx(EXPECTED[task][0], rel=1e-12, abs=1e-12), task
     # the archive's names only: a file named after the library's key (refex) is no task's file
     (sub_dir / "grounding.jsonl").rename(sub_dir / "refex.jsonl")
     (gt_dir / "grounding_gt.jsonl").rename(gt_dir / "refex_gt.jsonl")
-    assert "refex" not in score_folder(gt_dir, sub_dir, rng=None)
+    assert "refex" not in vantage.score_folder(gt_dir, sub_dir)
