@@ -8,8 +8,9 @@ command module parses arguments, calls one function of a benchmark's
 ``main`` answers what a command lets through in one line: a wrong invocation
 or input (``CliError``, ``ValueError``, ``FileNotFoundError``; an error that
 lists its ``problems``, such as an invalid submission, has them printed
-first, one per line) with exit status 2, the environment (any other ``OSError``: a cache another run is
-writing, a full disk, a read-only folder, a server) with 1, Ctrl-C with 130.
+first, one per line) with exit status 2, the environment (any other
+``OSError``: a cache another run is writing, a full disk, a read-only folder,
+a server) with 1, Ctrl-C with 130.
 Heavy imports (torch, transformers, video decoders) stay inside the functions
 that need them, so that ``sova --help`` stays fast.
 """
