@@ -63,10 +63,6 @@ def _assistant_text(rec: dict, path, line: int) -> str:
     raise VantageDataError(path, line, "conversations", "no turn from 'assistant' with a 'value'")
 
 
-#: Canonical task string -> library key.
-_KEYS = {canonical: key for key, canonical in CANONICAL_TASKS.items()}
-
-
 def read_submission(path) -> tuple[dict[str, str], dict]:
     """``(answers, info)`` of a submission JSONL: id -> raw answer, and ``{task, model, box_coord_order}``.
 
@@ -81,10 +77,10 @@ def read_submission(path) -> tuple[dict[str, str], dict]:
         for key in ("id", "task"):
             if key not in rec:
                 raise VantageDataError(path, line, key, "missing")
-        this_task = _KEYS.get(rec["task"]) if isinstance(rec["task"], str) else None
-        if this_task is None:
+        if rec["task"] not in CANONICAL_TASKS.values():
             raise VantageDataError(path, line, "task", f"{rec['task']!r} is not a canonical task string "
                                                        f"({', '.join(CANONICAL_TASKS.values())})")
+        this_task = task_key(rec["task"])
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
         this = {"task": this_task, "model": meta.get("model"), "box_coord_order": meta.get("box_coord_order", "xyxy")}
         if this["box_coord_order"] not in ("xyxy", "yxyx"):

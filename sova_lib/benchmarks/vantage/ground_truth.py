@@ -250,20 +250,11 @@ class GroundTruthSet(dict):
 
 
 def _record_task(rec: dict, fixed: str | None, path, line: int) -> str:
-    """The record's task: ``fixed``, else its ``task`` field, else its ``category`` when that names a task."""
-    this = fixed
-    if this is None:
-        for name in (rec.get("task"), rec.get("category")):
-            try:
-                this = task_key(name) if isinstance(name, str) else None
-            except ValueError:
-                this = None
-            if this is not None:
-                break
-    if this is None:
+    """The record's task: ``fixed``, else the canonical task string of its ``task`` field."""
+    if fixed is None and rec.get("task") not in CANONICAL_TASKS.values():
         raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
                                                    f"{_TASKS} or its canonical string")
-    return this
+    return fixed or task_key(rec["task"])
 
 
 #: What ``_Tally.notes`` says after the count of each kind of record it counted, in this order.

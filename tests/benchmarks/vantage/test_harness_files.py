@@ -142,7 +142,7 @@ def test_ground_truth_in_the_harness_layout(tmp_path):
 def test_only_image_width_and_height_give_the_image_size(tmp_path):
     # extra.width/height is no field of the harness's records: the size is the harness's fallback, 1000 x 1000
     path = tmp_path / "grounding_gt.jsonl"
-    path.write_text(json.dumps({"id": "0", "media": "f.jpg", "category": "refex",
+    path.write_text(json.dumps({"id": "0", "media": "f.jpg", "task": "referring_expressions",
                                 "conversations": [{"from": "gpt", "value": [[200, 100, 400, 300]]}],
                                 "metadata": {"extra": {"width": 2000, "height": 1000}}}) + "\n")
     gts = read_ground_truth(path)

@@ -56,8 +56,8 @@ def test_refex_and_sot_loaders(tmp_path):
 
 
 def gt_line(key, value, extra=None, task=None):
-    rec = {"id": key, "media": "m", "category": task or "x", "conversations": [{"from": "gpt", "value": value}],
-           "metadata": {"extra": extra or {}}}
+    rec = {"id": key, "media": "m", "category": "x", "conversations": [{"from": "gpt", "value": value}],
+           "metadata": {"extra": extra or {}}, **({"task": task} if task else {})}
     return json.dumps(rec)
 
 
@@ -77,7 +77,11 @@ def test_ground_truth_per_task(tmp_path):
         gt = read_ground_truth(write(tmp_path / f"{task}.jsonl", line + "\n"), task)["1"]
         assert gt.value == want and gt.task == task
     assert read_ground_truth(tmp_path / "temporal.jsonl", "temporal")["1"].extra["duration"] == 20.0
-    assert read_ground_truth(write(tmp_path / "c.jsonl", gt_line(1, "B", task="pointing")))["1"].task == "pointing"
+    # without a task given, each record's canonical task string says it (not a short key, not the category)
+    assert read_ground_truth(write(tmp_path / "c.jsonl", gt_line(1, "B", task="spatial_pointing")))["1"].task == \
+        "pointing"
+    with pytest.raises(VantageDataError, match="line 1, field 'task': unknown task 'pointing'"):
+        read_ground_truth(write(tmp_path / "d.jsonl", gt_line(1, "B", task="pointing")))
 
 
 @pytest.mark.parametrize("line, field", [
