@@ -236,9 +236,10 @@ def embed_rows(folder: Path, requests, device: str, dtype: str) -> list[Row]:
     return rows
 
 
-def out_of_memory_row(folder: Path, requests, device: str, dtype: str, workdir: Path) -> Row:
-    """An absurd batch with the device's memory capped just above what is in use: the run must stop as an
-    environment error (``DescriberEnvironmentError``, exit status 1 in ``sova describe``), no item blamed."""
+def out_of_memory_row(folder: Path, requests, device: str, dtype: str, workdir: Path, batch: int = 256) -> Row:
+    """An absurd batch (``batch`` clips of 4 x a clip's frames) with the device's memory capped at 8 MiB above what
+    is in use: the run must stop as an environment error (``DescriberEnvironmentError``, exit status 1 in
+    ``sova describe``), no item blamed."""
     import torch
 
     from sova_lib.describe.backends.transformers import TransformersDescriber
@@ -246,10 +247,12 @@ def out_of_memory_row(folder: Path, requests, device: str, dtype: str, workdir: 
     from sova_lib.describe.item import Item
     from sova_lib.describe.run_cache import RunOptions
     from sova_lib.describe.runner import describe_items
+    from sova_lib.video.frames import example_videos
 
     row = Row("out of memory stops the run", dtype, "device")
-    batch = 256
     video = requests[0]
+    frames = video.frames * 4
+    times = tuple(float(k) for k in range(len(frames)))  # one frame a second, as the sampler gives them
     describer = TransformersDescriber(str(folder), max_new_tokens=NEW_TOKENS, dtype=dtype, device=device,
                                       batch_size=batch).load()
     index = torch.device(device).index or 0
@@ -258,11 +261,11 @@ def out_of_memory_row(folder: Path, requests, device: str, dtype: str, workdir: 
     torch.cuda.set_per_process_memory_fraction(min(1.0, (torch.cuda.memory_reserved(index) + 8 * 2**20) / total),
                                                index)
     try:
-        describe_items(describer, [Item(f"copy{k}", "unused") for k in range(batch)], workdir / "oom-cache",
-                       prompt=video.prompt, system_prompt=video.system_prompt,
-                       loader=lambda item, fps: (video.frames * 4, video.timestamps * 4, True),
+        items = [Item(f"copy{k}", str(example_videos()[0])) for k in range(batch)]
+        describe_items(describer, items, workdir / "oom-cache", prompt=video.prompt,
+                       system_prompt=video.system_prompt, loader=lambda item, fps: (frames, times, True),
                        run=RunOptions(show_progress=False, verbose=False))
-        row.note = f"a batch of {batch} clips of {4 * len(video.frames)} frames did not run out of 8 MiB"
+        row.note = f"a batch of {batch} clips of {len(frames)} frames did not run out of 8 MiB"
     except DescriberEnvironmentError as error:
         errors = [p.read_text() for p in (workdir / "oom-cache").rglob("errors.jsonl")]
         message = str(error)

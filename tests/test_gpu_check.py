@@ -46,3 +46,28 @@ def test_a_cpu_run_reports_every_check(tmp_path, capsys):
     assert printed[0].split() == ["check", "dtype", "placement", "items/s", "batched", "=", "alone", "max", "|diff|",
                                   "passed", "note"]
     assert len(printed) == 1 + len(rows) + 1 and printed[-1] == f"gpu-check: every check passed; the table: {out}"
+
+
+def test_the_out_of_memory_check_caps_the_memory_and_expects_the_environment_error(tmp_path, monkeypatch):
+    """On the CPU, with torch's CUDA memory calls recorded and the device's allocation failing as it does when the
+    cap is reached: the row passes, and the cap is lifted again afterwards."""
+    import torch
+
+    from sova_lib.describe.backends import transformers as backend
+    from tests import tiny_vlm
+
+    calls = []
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: type("P", (), {"total_memory": 2**30}))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda index: 2**20)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda f, index: calls.append((f, index)))
+
+    def full(self, requests):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 24.00 MiB")
+
+    monkeypatch.setattr(backend._ImageTextToText, "inputs", full)
+    folder = tiny_vlm.build_tiny_llava(tmp_path / "llava")
+    row = gpu_check.out_of_memory_row(folder, gpu_check.clips(), "cpu", "float32", tmp_path, batch=4)
+    assert row.passed, row.note
+    assert row.note.startswith(f"{folder} ran out of memory on cpu describing ")
+    assert calls == [(9 * 2**20 / 2**30, 0), (1.0, 0)]
