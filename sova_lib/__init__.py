@@ -8,7 +8,7 @@ needs most; everything else is reached through its sub-package:
    with the quickstart's small protocol; the registry of ``sova_lib.protocols``
    imports their ``protocols`` modules on its first lookup);
 2. frames: ``sample_indices`` (the paper's sampler), ``sample_frames``
-   (``sova_lib.video``);
+   (``sova_lib.video``), each cropped to its track's region (``sova_lib.crop``);
 3. descriptions: ``make_describer``, ``Item``, ``describe_items``
    (``sova_lib.describe``: the contract, the runner, the cache, the backends);
 4. sentences and vectors: ``split``, ``SentenceEncoder``, ``embed_descriptions``,

@@ -106,7 +106,7 @@ def file_errors(path: str | Path, doing: str) -> Iterator[None]:
     except OSError as err:
         fix = _FIXES.get(err.errno, "check the path, its permissions and the disk")
         where = err.filename if err.filename and str(err.filename) != str(path) else None
-        why = err.strerror or type(err).__name__
+        why = err.strerror or str(err) or type(err).__name__
         error = StorageError(f"cannot {doing} {path}: {why}{f' ({where})' if where else ''}; {fix}")
         error.errno = err.errno
         raise error from None
@@ -170,29 +170,56 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-@contextmanager
-def atomic_file(path: str | Path, *, tmp: str | Path | None = None, sync: bool = False) -> Iterator[BinaryIO]:
-    """Open a temporary file for binary writing; on success it replaces ``path`` in one ``os.replace``.
+class atomic_file:
+    """A file that appears at ``path`` whole or not at all: written under a temporary name, then ``os.replace``-d.
 
-    The temporary name is ``temporary_path(path)``, so concurrent writers
-    never share one and no reader sees it. ``sync`` fsyncs the data before
-    the rename. On an exception the temporary file is removed and ``path`` is
-    left as it was; an operating-system error is a ``StorageError`` naming
+    ``with atomic_file(path) as f:`` gives the temporary file opened for
+    binary writing (its name is ``temporary_path(path)``, so concurrent
+    writers never share one and no reader sees it); leaving the block
+    without an exception replaces ``path`` with it (``commit``), an exception
+    removes it and leaves ``path`` as it was (``discard``). A writer that
+    outlives one block (a clip written frame by frame) keeps the object and
+    calls ``commit`` or ``discard`` itself. ``sync`` fsyncs the data before
+    the rename. An operating-system error is a ``StorageError`` naming
     ``path`` (``file_errors``).
     """
-    path = Path(path)
-    tmp = temporary_path(path)
-    with file_errors(path, "write"):
-        try:
-            with open(tmp, "wb") as f:
-                yield f
-                if sync:
-                    f.flush()
-                    os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+
+    def __init__(self, path: str | Path, *, sync: bool = False):
+        self.path, self.sync = Path(path), sync
+        self.tmp = temporary_path(self.path)
+        with file_errors(self.path, "write"):
+            self.file: BinaryIO = open(self.tmp, "wb")
+
+    def __enter__(self) -> BinaryIO:
+        return self.file
+
+    def __exit__(self, kind, error, trace) -> None:
+        if kind is None:
+            self.commit()
+            return
+        self.discard()
+        if isinstance(error, OSError):
+            with file_errors(self.path, "write"):
+                raise error
+
+    def commit(self) -> Path:
+        """Replace ``path`` with what was written; returns ``path``."""
+        with file_errors(self.path, "write"):
+            try:
+                if self.sync:
+                    self.file.flush()
+                    os.fsync(self.file.fileno())
+                self.file.close()
+                os.replace(self.tmp, self.path)
+            except BaseException:
+                self.discard()
+                raise
+        return self.path
+
+    def discard(self) -> None:
+        """Remove what was written; ``path`` stays as it was."""
+        self.file.close()
+        self.tmp.unlink(missing_ok=True)
 
 
 def write_text(path: str | Path, text: str) -> Path:

@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from sova_lib.crop import crop as crop_frame
 from sova_lib.video.decode import BACKENDS, VideoError, VideoInfo, decode_planned, open_video
 
 __all__ = [
@@ -116,15 +117,6 @@ def probe(path, backend: str = "auto") -> VideoInfo:
     return info
 
 
-def _clamp_crop(crop, width: int, height: int, path) -> tuple[int, int, int, int]:
-    x1, y1, x2, y2 = (int(round(v)) for v in crop)
-    x1, x2 = max(0, min(x1, width)), max(0, min(x2, width))
-    y1, y2 = max(0, min(y1, height)), max(0, min(y2, height))
-    if x2 <= x1 or y2 <= y1:
-        raise ValueError(f"crop {tuple(crop)} is empty inside the {width}x{height} frame of {os.fspath(path)}")
-    return x1, y1, x2, y2
-
-
 def _clip_range(window, num_frames: int, path) -> tuple[int, int]:
     if window is None:
         return 0, num_frames - 1
@@ -137,13 +129,14 @@ def _clip_range(window, num_frames: int, path) -> tuple[int, int]:
     return start, end
 
 
-
-def _crop_all(arrays: list[np.ndarray], crop, path) -> list[np.ndarray]:
-    if crop is None or not arrays:
+def _crop_all(arrays: list[np.ndarray], region, path) -> list[np.ndarray]:
+    """``arrays`` cropped to ``region`` (``sova_lib.crop``; None: whole frames)."""
+    if region is None:
         return arrays
-    h, w = arrays[0].shape[:2]
-    x1, y1, x2, y2 = _clamp_crop(crop, w, h, path)
-    return [np.ascontiguousarray(a[y1:y2, x1:x2]) for a in arrays]
+    try:
+        return [crop_frame(a, region) for a in arrays]
+    except ValueError as err:
+        raise ValueError(f"{os.fspath(path)}: {err}") from None
 
 
 def read_frames(path, source_indices: Sequence[int], *, crop=None, backend: str = "auto") -> list[np.ndarray]:

@@ -39,6 +39,7 @@ from typing import Iterable, Sequence
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips.kpf_index import VideoIndex, load_video_index
 from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source_dataset_of
+from sova_lib.crop import clamp
 from sova_lib.storage import file_errors, write_text
 
 __all__ = [
@@ -52,7 +53,6 @@ __all__ = [
     "STATUSES",
     "ManifestRow",
     "check_name",
-    "clamp_region",
     "manifest_frames_args",
     "plan_clip",
     "plan_clips",
@@ -291,7 +291,7 @@ def manifest_frames_args(row: ManifestRow, frame_size: tuple[int, int] | None = 
     ``video.sample_frames(path, rate, window=..., crop=..., reverse=...)``
     (window both ends included, crop in source pixels with exclusive
     x2/y2). With ``frame_size=(width, height)`` the crop is clamped to the
-    frame; otherwise it is as annotated (it may pass the edge) and the window
+    frame (``sova_lib.crop.clamp``); otherwise it is as annotated (it may pass the edge) and the window
     end may pass the video's last frame: the reader clamps both.
     Raises ``ValueError`` for a row whose status is not ``ok``. For example::
 
@@ -300,17 +300,8 @@ def manifest_frames_args(row: ManifestRow, frame_size: tuple[int, int] | None = 
     """
     if not row.ok:
         raise ValueError(f"manifest row {row.index} ({row.video}) has no clip: status {row.status!r}")
-    crop = row.region
-    if frame_size is not None:
-        crop = clamp_region(crop, frame_size)
+    crop = row.region if frame_size is None else clamp(row.region, *frame_size)
     return {"window": (row.start_frame, row.end_frame), "crop": crop, "reverse": row.reversed}
-
-
-def clamp_region(region: tuple[int, int, int, int], frame_size: tuple[int, int]) -> tuple[int, int, int, int]:
-    """``region`` clamped to a ``(width, height)`` frame (x2/y2 exclusive)."""
-    w, h = frame_size
-    x1, y1, x2, y2 = region
-    return (min(max(x1, 0), w), min(max(y1, 0), h), min(max(x2, 0), w), min(max(y2, 0), h))
 
 
 def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:
