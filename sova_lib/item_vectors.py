@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.sentences import split_many
+from sova_lib.encoder import split_many
 from sova_lib.similarity import ItemVectors, l2_normalize
 from sova_lib.storage import JSON_ERRORS, json_problem, lines
 
@@ -200,7 +200,7 @@ def embed_descriptions(texts: dict, encoder, *, sentences: bool = True,
     ``texts`` maps id -> text; ``encoder`` has ``encode(list[str]) -> (n, D)``
     unit vectors (e.g. ``SentenceEncoder``). Each distinct sentence is
     encoded once. An encoder with a ``cache_dir`` (``SentenceEncoder`` with a
-    disk cache) keeps the splits there too (``sentences.SplitCache``), so a
+    disk cache) keeps the splits there too (``encoder.SplitCache``), so a
     text is split, and NLTK imported, only the first time it is met. A text
     longer than ``max_chars`` is cut to its first ``max_chars`` characters
     (``cut_note`` says which), so the memory and time of the split and the

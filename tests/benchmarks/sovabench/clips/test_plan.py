@@ -18,8 +18,8 @@ from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips import plan as clips
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.splits import DATA_DIR, Clip, load_split
-from sova_lib.crop import clamp
 from sova_lib.cli import main
+from sova_lib.crop import clamp
 from tests.paths import DATA
 
 SAMPLE = DATA_DIR / "meva-annotations-sample"
