@@ -65,7 +65,7 @@ def _rounded(value, digits: int = 2):
 
 
 def make_record(result=None, *, kind: str, source: str, **fields) -> dict:
-    """A record (all of ``RECORD_FIELDS``) of ``result`` (a ``sova_lib.evaluate.Result``) and ``fields``.
+    """A record (all of ``RECORD_FIELDS``) of ``result`` (a ``sova_lib.evaluation.Result``) and ``fields``.
 
     Without ``result``, the record holds ``fields`` alone (a protocol that
     was not scored: give ``protocol`` and a ``note``). Values are rounded to

@@ -200,7 +200,7 @@ def test_quickstart(executed):
     assert q["compared"] == q["query"] + "-reversed" and q["max_cosine_pair"] == pytest.approx(q["max_cosine"][0],
                                                                                                abs=5e-4)
     # the closing score: the cache's texts scored here under the same protocol, beside the exact random ranking
-    from sova_lib.evaluate import evaluate
+    from sova_lib.evaluation import evaluate
     from sova_lib.item_vectors import embed_descriptions
 
     assert q["direction_protocol"] == "quickstart-direction"

@@ -31,7 +31,7 @@ from sova_lib.benchmarks.muvr.features import npz_vectors
 from sova_lib.benchmarks.muvr.framework import framework_vectors, pool_windows
 from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, fused_rows
 from sova_lib.benchmarks.muvr.retrieval import evaluate_partition, rows_of
-from sova_lib.evaluate import evaluate
+from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.sentences import split

@@ -33,7 +33,7 @@ from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, ex
 from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import build_request, describe_items
-from sova_lib.evaluate import CoverageError, baseline, evaluate
+from sova_lib.evaluation import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper.results import select_rows
 from sova_lib.protocols import Protocol, Task, get_protocol

@@ -7,7 +7,7 @@ Three kinds of rows meet here, and each keeps its name:
   each came from. They are never used in place of a computed number.
 * **baseline** rows, computed from the benchmark metadata alone
   (``baseline_rows``): ``prevalence`` (the paper's Random row),
-  ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluate``).
+  ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluation``).
 * **embeddings** rows (``contrastive.find_embedding_caches``,
   ``contrastive.embedding_rows``): frame vectors of a contrastive model
   (``sova embed``), matched to the paper's contrastive rows by model id.
@@ -39,7 +39,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-from sova_lib.evaluate import BASELINES, baseline, evaluate
+from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
 from sova_lib.paper.contrastive import paper_model

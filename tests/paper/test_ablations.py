@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sova_lib.evaluate import baseline
+from sova_lib.evaluation import baseline
 from sova_lib.paper import ablations, cache_scan, error_analysis, results
 
 

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from sova_lib.benchmarks.sovabench import labels
-from sova_lib.evaluate import evaluate
+from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper import error_analysis as ea
 from sova_lib.protocols import get_protocol
@@ -162,7 +162,7 @@ def test_the_score_is_written_as_a_record_and_read_back(tmp_path, perfect):
     assert score["value"] == 100.0 and score["per_class"] == dict.fromkeys(
         ["forward/reverse", "enter/exit", "load/unload", "trunk", "door", "start/stop", "turn"], 100.0)
     # one sentence for every clip: every clip ties, so the expected AP is exactly the random ranking's
-    from sova_lib.evaluate import baseline
+    from sova_lib.evaluation import baseline
 
     assert ea.recorded_score(collected, blind)["value"] == round(baseline("intra-pair", "random-ranking").value, 2)
     with pytest.raises(ValueError, match="0 rows of the collected records"):

@@ -18,9 +18,7 @@ Built-in baselines (``baseline``):
     run through splitting, the sentence encoder, similarity and AP: an upper
     bound (100) that exercises the whole path.
 
-A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
-module behind it may share its name; ``sova_lib.cli.evaluate`` parses and prints, ``sova_lib.evaluate`` does
-the work.
+``sova <benchmark> evaluate`` (``sova_lib.cli.evaluate``) parses and prints; this module does the work.
 """
 from __future__ import annotations
 
