@@ -16,6 +16,7 @@ clip) are scored.
 """
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from pathlib import Path
@@ -24,7 +25,7 @@ import numpy as np
 
 from sova_lib.encoder import split_many
 from sova_lib.similarity import ItemVectors, l2_normalize
-from sova_lib.storage import JSON_ERRORS, json_problem, lines
+from sova_lib.storage import JSON_ERRORS, json_problem, lines, write_bytes
 
 __all__ = ["MAX_TEXT_CHARS", "cut_note", "embed_descriptions", "empty_note", "put_text", "read_descriptions",
            "read_embeddings", "write_embeddings"]
@@ -187,10 +188,9 @@ def read_embeddings(path: str | Path) -> ItemVectors:
 
 def write_embeddings(path: str | Path, items: ItemVectors) -> Path:
     """Write ``items`` as an ``.npz`` that ``read_embeddings`` reads back."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, ids=np.asarray(items.ids), owner=np.asarray(items.owner), vectors=np.asarray(items.vectors))
-    return path
+    buffer = io.BytesIO()
+    np.savez(buffer, ids=np.asarray(items.ids), owner=np.asarray(items.owner), vectors=np.asarray(items.vectors))
+    return write_bytes(path, buffer.getvalue())
 
 
 def embed_descriptions(texts: dict, encoder, *, sentences: bool = True,

@@ -12,7 +12,8 @@ cache (``sova_lib.describe.contrastive.store``), the result records
   atomically.
 * ``atomic_file(path)``: write to a temporary name beside ``path``, then
   ``os.replace`` it, so a reader (or a killed writer) sees the whole old file
-  or the whole new one; ``write_text``, ``write_json`` build on it. Every
+  or the whole new one; ``write_bytes``, ``write_text``, ``write_json`` build on it (and make the folder).
+  Every file the library writes whole goes through these. Every
   temporary name of the project is ``temporary_path(path)``,
   ``.<name>.<pid>.<random>.tmp``: hidden and ending in ``.tmp``, so no
   reader's pattern (``shard-*.npz``, ``*.json``, ``*.mp4``) matches it;
@@ -57,8 +58,8 @@ from typing import Any, BinaryIO, Iterator
 
 __all__ = ["CacheLockedError", "JSON_ERRORS", "JsonlError", "LockedFolder", "REDACTED", "STALE_SECONDS",
            "StorageError", "atomic_file", "file_digest", "file_errors", "folder_digest", "json_line", "json_problem",
-           "lines", "now", "read_jsonl", "read_text", "redact", "remove_temporary", "temporary_path", "write_json",
-           "write_text"]
+           "lines", "now", "read_jsonl", "read_text", "redact", "remove_temporary", "temporary_path", "write_bytes",
+           "write_json", "write_text"]
 
 #: What ``json.loads`` raises on input it cannot read: bad JSON, or nesting deeper than Python's recursion limit.
 JSON_ERRORS = (ValueError, RecursionError)
@@ -222,11 +223,18 @@ class atomic_file:
         self.tmp.unlink(missing_ok=True)
 
 
-def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically (``atomic_file``); returns ``path``."""
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (``atomic_file``), making its folder if needed; returns ``path``."""
+    with file_errors(Path(path).parent, "create the folder"):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(path) as f:
-        f.write(text.encode("utf-8"))
+        f.write(data)
     return Path(path)
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (``write_bytes``); returns ``path``."""
+    return write_bytes(path, text.encode("utf-8"))
 
 
 def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> Path:

@@ -45,6 +45,7 @@ from sova_lib.paper.results import BENCHMARK as SOVABENCH
 from sova_lib.paper.results import select_rows
 from sova_lib.protocols import get_protocol
 from sova_lib.similarity import set_similarity
+from sova_lib.storage import write_text
 
 __all__ = [
     "ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts", "recorded_score", "score_record",
@@ -321,9 +322,7 @@ def write_labelling_sheet(frame, path, *, source: str, overwrite: bool = False) 
     sheet = frame.assign(source=source).reindex(columns=_SHEET)
     for col in ("error_mode", "note"):
         sheet[col] = sheet[col].astype(object).where(sheet[col].notna(), "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sheet.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
-    return path
+    return write_text(path, sheet.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC))
 
 
 def constructed_labels(frame, constructed):

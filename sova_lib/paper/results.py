@@ -46,6 +46,7 @@ from sova_lib.paper.contrastive import paper_model
 from sova_lib.paper.tables import NOT_COMPUTED, write_table
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, write_record
+from sova_lib.storage import write_text
 
 __all__ = [
     "NOT_COMPUTED", "paper_results", "baseline_rows", "cache_items", "evaluate_cache",
@@ -349,10 +350,7 @@ def write_json(data: dict, path, *, digits: int | None = None) -> Path:
             return int(v)
         return v
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(clean(data), indent=1) + "\n")
-    return path
+    return write_text(path, json.dumps(clean(data), indent=1) + "\n")
 
 
 def scatter_frame(comparison, x="inter-pair", y="intra-pair"):

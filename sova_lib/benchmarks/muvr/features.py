@@ -35,6 +35,7 @@ from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
 from sova_lib.benchmarks.muvr.annotations import ALIASES, Partition, canonical_partition
 from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.similarity import ItemVectors, l2_normalize
+from sova_lib.storage import write_bytes
 
 __all__ = [
     "MAX_NESTING",
@@ -310,10 +311,9 @@ def write_vectors_npz(path: str | Path, videos: ItemVectors, texts: ItemVectors 
     if tags:
         arrays.update(tag_phrases=np.array(list(tags), dtype=str),
                       tag_vectors=np.stack([np.asarray(v, dtype=np.float32) for v in tags.values()]))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, **arrays)
-    return path
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return write_bytes(path, buffer.getvalue())
 
 
 def npz_vectors(path: str | Path):
