@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -103,24 +103,16 @@ class RayOptions:
             return self.load_workers
         return max(1, min(8, int(self.cpus_per_worker) or 1))
 
-    def session(self) -> "ray_session":
-        return ray_session(self.address, self.num_cpus, self.num_gpus)
-
-    def map(self, items, worker, constructor_kwargs: dict):
-        """``map_on_actors`` of ``items`` with these options."""
-        return map_on_actors(items, worker, constructor_kwargs, self)
-
 
 def item_to_json(item: Item) -> str:
     """``item`` as one JSON text (a dataset row); ``item_from_json`` reads it back."""
-    return json.dumps({"id": item.id, "path": str(item.path), "window": item.window, "crop": item.crop,
-                       "reverse": item.reverse, "is_video": item.is_video})
+    return json.dumps({**asdict(item), "path": str(item.path)})
 
 
 def item_from_json(text: str) -> Item:
     d = json.loads(text)
-    return Item(d["id"], Path(d["path"]), window=None if d["window"] is None else tuple(d["window"]),
-                crop=None if d["crop"] is None else tuple(d["crop"]), reverse=d["reverse"], is_video=d["is_video"])
+    return Item(**{**d, "path": Path(d["path"]), "window": d["window"] and tuple(d["window"]),
+                   "crop": d["crop"] and tuple(d["crop"])})
 
 
 class DescribeWorker:
@@ -146,17 +138,15 @@ class DescribeWorker:
             self.fatal = pickled_error(err)
 
     def __call__(self, batch: dict) -> dict:
-        rows = [int(row) for row in batch["row"]]
-        if self.fatal:
-            return {"row": rows, "text": [""] * len(rows), "error": [""] * len(rows), "loaded": [True] * len(rows),
-                    "fatal": [self.fatal] * len(rows)}
-        try:
-            done = self._describe(batch)
-        except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
-            self.fatal = pickled_error(err)
-            return self(batch)
-        return {"row": rows, "text": [done[r][0] for r in rows], "error": [done[r][1] for r in rows],
-                "loaded": [done[r][2] for r in rows], "fatal": [b""] * len(rows)}
+        rows, done = [int(row) for row in batch["row"]], {}
+        if not self.fatal:
+            try:
+                done = self._describe(batch)
+            except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
+                self.fatal = pickled_error(err)
+        text, error, loaded = zip(*(done.get(r, ("", "", True)) for r in rows))
+        return {"row": rows, "text": list(text), "error": list(error), "loaded": list(loaded),
+                "fatal": [self.fatal] * len(rows)}
 
     def _describe(self, batch: dict) -> dict[int, tuple[str, str, bool]]:
         items = [item_from_json(str(text)) for text in batch["item"]]
@@ -266,11 +256,13 @@ def _schedule_on_ray(ray: RayOptions, on_start, backend, options, prompt, fps, t
             ready.append(item)
     if not ready:
         return
-    with ray.session() as session:
+    kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": ray.threads()}
+    with ray_session(ray.address, ray.num_cpus, ray.num_gpus) as session:
         if on_start is not None:
             on_start(session.start_seconds)
-        for row, id, text, error, loaded in _stream(ready, backend, options, prompt, fps, ray):
-            record(id, None if error else text, error or None, loaded)
+        for row, out in map_on_actors(ready, DescribeWorker, kwargs, ray):
+            error = str(out["error"])  # "" for none; loaded is false for an item whose frames could not be loaded
+            record(ready[row].id, None if error else str(out["text"]), error or None, bool(out["loaded"]))
 
 
 def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
@@ -297,12 +289,3 @@ def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
             raise pickle.loads(out["fatal"])
         yield int(out["row"]), out
 
-
-def _stream(ready, backend, options, prompt, fps, ray: RayOptions):
-    """Yield ``(row, id, text, error, loaded)`` for each of ``ready`` as the actor pool finishes it.
-
-    ``loaded`` is false for an item whose frames could not be loaded (the runner's fail-fast rule leaves those out).
-    """
-    kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": ray.threads()}
-    for row, out in ray.map(ready, DescribeWorker, kwargs):
-        yield row, ready[row].id, str(out["text"]), str(out["error"]), bool(out["loaded"])

@@ -62,9 +62,8 @@ class RunSummary:
     and ``total_failed``: the cache folder's counts after the run; ``cut``:
     answers cut to ``RunOptions.max_answer_chars`` (describing); ``frames``:
     frames decoded (embedding).
-    ``str()`` is the printed summary, ``line()`` the same in one line.
-    ``described``/``embedded``, ``skipped`` (both kinds) and ``errors`` are
-    the names each engine's callers have read these counts by.
+    ``str()`` is the printed summary, ``line()`` the same in one line;
+    ``skipped`` counts both kinds of items left out.
     """
 
     folder: Path
@@ -82,27 +81,13 @@ class RunSummary:
     failures: dict = field(default_factory=dict)
 
     @property
-    def described(self) -> int:
-        return self.done
-
-    @property
-    def embedded(self) -> int:
-        return self.done
-
-    @property
     def skipped(self) -> int:
         """Items left out: already in the cache, or failed before."""
         return self.skipped_cached + self.skipped_failed
 
     @property
-    def errors(self) -> dict:
-        return self.failures
-
-    @property
     def items_per_s(self) -> float:
         return self.done / self.seconds if self.seconds > 0 else 0.0
-
-    items_per_second = items_per_s
 
     def line(self) -> str:
         frames = f"{self.frames} frames " if self.frames or self.verb == "embedded" else ""

@@ -115,7 +115,7 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
         cache.update_manifest(last_run={"embedded": summary.done, "failed": summary.failed,
                                         "skipped": summary.skipped, "frames": summary.frames,
                                         "seconds": round(summary.seconds, 3), **(last_run or {})},
-                              throughput_items_per_s=round(summary.items_per_second, 3), **manifest_fields)
+                              throughput_items_per_s=round(summary.items_per_s, 3), **manifest_fields)
     finally:
         cache.close()
     return summary
