@@ -116,7 +116,7 @@ def test_unreadable_and_missing_images_are_recorded_and_the_run_goes_on(tiny, tm
     items += [Item("broken", broken), Item("gone", tmp_path / "img" / "gone.png")]
     summary = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
     assert (summary.done, summary.failed) == (2, 2)
-    assert "broken.jpg" in summary.errors["broken"] and "no such file" in summary.errors["gone"]
+    assert "broken.jpg" in summary.failures["broken"] and "no such file" in summary.failures["gone"]
     lines = [json.loads(x) for x in (summary.folder / "errors.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in lines) == ["broken", "gone"]
     again = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
