@@ -30,7 +30,6 @@ opposite-action clips among its tied best matches.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 from pathlib import Path
 from typing import NamedTuple
@@ -38,8 +37,6 @@ from typing import NamedTuple
 import numpy as np
 
 from sova_lib.benchmarks.sovabench import labels
-from sova_lib.describe.cache import cache_key, open_cache
-from sova_lib.describe.prompts import Prompt
 from sova_lib.paper.cache_scan import FoundCache, find_description_caches
 from sova_lib.paper.results import BENCHMARK as SOVABENCH
 from sova_lib.paper.results import select_rows
@@ -49,7 +46,7 @@ from sova_lib.storage import write_text
 
 __all__ = [
     "ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts", "recorded_score", "score_record",
-    "synthetic_texts", "write_synthetic_cache",
+    "synthetic_texts",
     "pair_similarities", "opposite_confusion", "worst_queries", "write_labelling_sheet", "constructed_labels",
     "read_labels",
     "error_mode_counts",
@@ -106,26 +103,6 @@ def synthetic_texts(protocol: str = "intra-pair", *, swap_fraction: float = 0.2,
         texts[clip.index] = text
         rows.append({"id": clip.index, "action": clip.label, "text": text, "constructed_as": made})
     return texts, pd.DataFrame(rows)
-
-
-def write_synthetic_cache(cache_dir, texts: dict, *, name: str = "synthetic-demo", description: str) -> Path:
-    """Write ``texts`` as a description cache marked synthetic; returns its folder.
-
-    It goes through the one cache writer (``sova_lib.describe.cache.open_cache``)
-    with ``source = "synthetic"``: backend ``synthetic``, no model, and the key
-    holding how the texts were made and their SHA-256, so other texts get
-    another folder. ``source_details.description`` says how they were made.
-    """
-    body = "".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in texts.items())
-    describer = {"model": "none (synthetic)", "construction": description,
-                 "texts_sha256": hashlib.sha256(body.encode()).hexdigest()}
-    key = cache_key("synthetic", describer, Prompt("none", "", ""), None, sampler_version="none", crop_source="none")
-    with open_cache(cache_dir, key, source="synthetic", name=name, details={"description": description}) as cache:
-        for k, v in texts.items():
-            if k not in cache.done:
-                cache.add(k, v)
-        cache.update_manifest()
-    return cache.folder
 
 
 class Analysed(NamedTuple):
