@@ -32,6 +32,5 @@ from sova_lib.describe.run_cache import RunSummary
 from sova_lib.describe.runner import describe_items
 
 __all__ = ["CacheLockedError", "DescriptionCache", "DESCRIBERS", "DescribeRequest", "Describer",
-           "DescriberEnvironmentError", "make_describer",
-           "register_describer", "PROMPTS", "SOVABENCH_SYSTEM_PROMPT", "Prompt", "resolve_prompt", "IMAGE_SUFFIXES",
-           "Item", "RunSummary", "describe_items"]
+           "DescriberEnvironmentError", "make_describer", "register_describer", "PROMPTS", "SOVABENCH_SYSTEM_PROMPT",
+           "Prompt", "resolve_prompt", "IMAGE_SUFFIXES", "Item", "RunSummary", "describe_items"]

@@ -26,10 +26,8 @@ from sova_lib.paper.cache_scan import sovabench_caches
 from sova_lib.paper.results import NOT_COMPUTED, cache_items, evaluate_cache, paper_results
 from sova_lib.records import format_cell
 
-__all__ = [
-    "ENCODER_IDS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
-    "paper_wide", "settings_table",
-]
+__all__ = ["ENCODER_IDS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
+           "paper_wide", "settings_table"]
 
 
 def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expected", bootstrap: int = 0,

@@ -44,13 +44,9 @@ from sova_lib.protocols import get_protocol
 from sova_lib.similarity import set_similarity
 from sova_lib.storage import write_text
 
-__all__ = [
-    "ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts", "recorded_score", "score_record",
-    "synthetic_texts",
-    "pair_similarities", "opposite_confusion", "worst_queries", "write_labelling_sheet", "constructed_labels",
-    "read_labels",
-    "error_mode_counts",
-]
+__all__ = ["ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts", "recorded_score",
+           "score_record", "synthetic_texts", "pair_similarities", "opposite_confusion", "worst_queries",
+           "write_labelling_sheet", "constructed_labels", "read_labels", "error_mode_counts"]
 
 #: The paper's error modes, most severe first, then ``correct`` (Appendix E).
 ERROR_MODES = ("hallucination", "under-description", "temporal misunderstanding", "action assumption", "correct")

@@ -25,13 +25,10 @@ import numpy as np
 from sova_lib.paper.label_placement import place_labels
 from sova_lib.storage import write_bytes
 
-__all__ = [
-    "FILE_METADATA", "GROUP_COLORS", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure", "place_labels",
-    "filmstrips",
-    "similarity_heatmap", "similarity_heatmaps",
-    "class_count_bars", "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
-    "opposite_confusion_bars", "error_mode_bars",
-]
+__all__ = ["FILE_METADATA", "GROUP_COLORS", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure",
+           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps", "class_count_bars",
+           "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
+           "opposite_confusion_bars", "error_mode_bars"]
 
 #: Colour of each row group of Table 4 (and of rows computed here).
 GROUP_COLORS = {

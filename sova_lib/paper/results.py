@@ -48,11 +48,9 @@ from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, write_record
 from sova_lib.storage import write_text
 
-__all__ = [
-    "NOT_COMPUTED", "paper_results", "baseline_rows", "cache_items", "evaluate_cache",
-    "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "scatter_frame",
-    "write_outputs", "write_json",
-]
+__all__ = ["NOT_COMPUTED", "paper_results", "baseline_rows", "cache_items", "evaluate_cache", "computed_rows",
+           "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "scatter_frame", "write_outputs",
+           "write_json"]
 
 #: The benchmark these tables are about (the ``benchmark`` field of their records).
 BENCHMARK = "SOVABench"

@@ -26,10 +26,8 @@ import numpy as np
 from sova_lib.crop import crop as crop_frame
 from sova_lib.video.decode import BACKENDS, VideoError, VideoInfo, decode_planned, open_video
 
-__all__ = [
-    "SAMPLER_VERSION", "BACKENDS", "VideoError", "VideoInfo", "Frames",
-    "sample_indices", "probe", "read_frames", "sample_frames", "example_videos", "to_rgb_image",
-]
+__all__ = ["SAMPLER_VERSION", "BACKENDS", "VideoError", "VideoInfo", "Frames", "sample_indices", "probe", "read_frames",
+           "sample_frames", "example_videos", "to_rgb_image"]
 
 #: Bumped whenever ``sample_indices`` or the frame numbering changes (a cache key part).
 SAMPLER_VERSION = "1"

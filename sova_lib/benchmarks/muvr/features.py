@@ -37,19 +37,8 @@ from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.similarity import ItemVectors, l2_normalize
 from sova_lib.storage import write_bytes
 
-__all__ = [
-    "MAX_NESTING",
-    "MAX_QUERY_DICT_BYTES",
-    "QUERY_DICT_SUFFIX",
-    "feature_dir",
-    "load_frames",
-    "load_query_dicts",
-    "load_query_pickle",
-    "npz_vectors",
-    "read_query_dict",
-    "released_vectors",
-    "write_vectors_npz",
-]
+__all__ = ["MAX_NESTING", "MAX_QUERY_DICT_BYTES", "QUERY_DICT_SUFFIX", "feature_dir", "load_frames", "load_query_dicts",
+           "load_query_pickle", "npz_vectors", "read_query_dict", "released_vectors", "write_vectors_npz"]
 
 QUERY_DICT_SUFFIX = "_query_dict.pkl"
 

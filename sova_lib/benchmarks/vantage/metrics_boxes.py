@@ -16,11 +16,9 @@ from sova_lib.benchmarks.vantage.metrics import Score
 from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 from sova_lib.benchmarks.vantage.parsing_boxes import person_label
 
-__all__ = [
-    "OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "gt_person_boxes", "image_size",
-    "localization_f1", "match_at_threshold", "refex_iou", "scale_box", "sot_success", "sot_tracklet", "success_curve",
-    "to_pixels", "valid_box"
-]
+__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "gt_person_boxes", "image_size",
+           "localization_f1", "match_at_threshold", "refex_iou", "scale_box", "sot_success", "sot_tracklet",
+           "success_curve", "to_pixels", "valid_box"]
 
 def valid_box(box) -> bool:
     """True when ``box`` has four finite numbers and a positive width and height."""

@@ -40,8 +40,7 @@ from sova_lib.describe.contract import DescribeRequest
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.storage import write_text
 
-__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table",
-           "write_street_benchmark"]
+__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table", "write_street_benchmark"]
 
 _VQA = [("What moves through the scene?", ["A. pedestrians", "B. a forklift", "C. a train", "D. nothing"], "A"),
         ("Where is the camera?", ["A. inside a car", "B. fixed above a public space", "C. hand-held",

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 from sova_lib.benchmarks.vantage.inputs import VantageItem
 
-__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "RenderedPrompt", "render_prompt",
-           "uniform_frame_plan"]
+__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "RenderedPrompt", "render_prompt", "uniform_frame_plan"]
 
 #: Frames sent per video by default (spec section 1).
 DEFAULT_FRAMES = 8

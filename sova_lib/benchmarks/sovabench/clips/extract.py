@@ -40,14 +40,7 @@ from sova_lib.benchmarks.sovabench.clips.plan import ManifestRow, check_name
 from sova_lib.crop import clamp, crop
 from sova_lib.storage import STALE_SECONDS, atomic_file, remove_temporary
 
-__all__ = [
-    "VIDEO_EXTENSIONS",
-    "ExtractSummary",
-    "cut_clips",
-    "default_codec",
-    "extract_clips",
-    "find_source_videos",
-]
+__all__ = ["VIDEO_EXTENSIONS", "ExtractSummary", "cut_clips", "default_codec", "extract_clips", "find_source_videos"]
 
 #: File extensions searched for a source video, in order of preference.
 VIDEO_EXTENSIONS = (".avi", ".mp4", ".mkv", ".mov")

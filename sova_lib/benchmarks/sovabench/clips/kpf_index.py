@@ -22,14 +22,8 @@ from sova_lib.benchmarks.sovabench.clips.kpf import AnnotationFiles, iter_geom, 
 from sova_lib.crop import union_box
 from sova_lib.storage import write_text
 
-__all__ = [
-    "INDEX_VERSION",
-    "IndexedActivity",
-    "VideoIndex",
-    "build_video_index",
-    "default_index_dir",
-    "load_video_index",
-]
+__all__ = ["INDEX_VERSION", "IndexedActivity", "VideoIndex", "build_video_index", "default_index_dir",
+           "load_video_index"]
 
 #: Bumped whenever the cached index's content or meaning changes.
 INDEX_VERSION = 1

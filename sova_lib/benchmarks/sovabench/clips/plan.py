@@ -42,24 +42,9 @@ from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source
 from sova_lib.crop import clamp
 from sova_lib.storage import file_errors, write_text
 
-__all__ = [
-    "BUFFERED_ACTIVITIES",
-    "DEFAULT_FPS",
-    "INT_COLUMNS",
-    "MANIFEST_COLUMNS",
-    "MIN_REGION_SIZE",
-    "REVERSED_SOURCE_ACTIVITY",
-    "START_STOP_BUFFER_FRAMES",
-    "STATUSES",
-    "ManifestRow",
-    "check_name",
-    "manifest_frames_args",
-    "plan_clip",
-    "plan_clips",
-    "read_manifest",
-    "summary_lines",
-    "write_manifest",
-]
+__all__ = ["BUFFERED_ACTIVITIES", "DEFAULT_FPS", "INT_COLUMNS", "MANIFEST_COLUMNS", "MIN_REGION_SIZE",
+           "REVERSED_SOURCE_ACTIVITY", "START_STOP_BUFFER_FRAMES", "STATUSES", "ManifestRow", "check_name",
+           "manifest_frames_args", "plan_clip", "plan_clips", "read_manifest", "summary_lines", "write_manifest"]
 
 MANIFEST_COLUMNS = ("index", "video", "source_video", "activity", "start_frame", "end_frame",
                     "x1", "y1", "x2", "y2", "reversed", "status")
