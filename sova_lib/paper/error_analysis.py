@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 from sova_lib.benchmarks.sovabench import labels
 from sova_lib.paper.cache_scan import FoundCache, find_description_caches
@@ -79,9 +80,6 @@ def synthetic_texts(protocol: str = "intra-pair", *, swap_fraction: float = 0.2,
     ``constructed`` is a DataFrame (``id, action, text, constructed_as``)
     saying what was done to each clip (``correct`` when untouched).
     """
-    import pandas as pd
-
-
     if not (0 <= swap_fraction and 0 <= generic_fraction and swap_fraction + generic_fraction <= 1):
         raise ValueError(f"fractions must be >= 0 and sum to at most 1, got {swap_fraction} and {generic_fraction}")
     clips = get_protocol(protocol).clips()
@@ -221,8 +219,6 @@ def opposite_confusion(items, *, aggregate: str = "max"):
     (the share of opposite-action clips in each query's gallery, what a
     random ranking's top neighbour gives on average).
     """
-    import pandas as pd
-
     rows = []
     for task, _, sims in pair_similarities(items, "intra-pair", aggregate=aggregate):
         q_labels = task.labels[task.queries]
@@ -249,8 +245,6 @@ def worst_queries(items, texts: dict, result, *, pair: str | None = None, k: int
     ``n<j> similarity``, ``n<j> description``. Ties in the ranking are
     broken by gallery order.
     """
-    import pandas as pd
-
     rows = []
     for task, ids, sims in pair_similarities(items, "intra-pair", aggregate=result.aggregate):
         if pair is not None and task.name != pair:
@@ -314,8 +308,6 @@ def read_labels(path):
     Empty ``error_mode`` cells mean "not labelled yet". An unknown mode
     raises ``ValueError`` naming the file, the line and the clip id.
     """
-    import pandas as pd
-
     path = Path(path)
     frame = pd.read_csv(path, keep_default_na=False)
     for col in ("id", "error_mode"):
@@ -331,8 +323,6 @@ def read_labels(path):
 
 def error_mode_counts(labels_frame, column: str = "error_mode"):
     """Clips per error mode (``ERROR_MODES`` order, then ``not labelled``), as a DataFrame."""
-    import pandas as pd
-
     values = labels_frame[column].fillna("").astype(str).str.strip()
     counts = [{"error mode": m, "clips": int((values == m).sum())} for m in ERROR_MODES]
     counts.append({"error mode": "not labelled", "clips": int((values == "").sum())})

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from sova_lib import metrics
 from sova_lib.benchmarks.muvr import PARTITIONS, MuvrDataError, load_partition, released_vectors
@@ -100,8 +101,6 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
     AP counts the whole gallery under ``ties`` (``metrics.TIE_RULES``); the
     hits are the ``k`` best, ties in gallery order.
     """
-    import pandas as pd
-
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     task, row, ids = _task_of(protocol, query)
     where = {i: p for p, i in enumerate(np.asarray(items.ids).tolist())}
@@ -138,8 +137,6 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
 
 def worst_queries(protocol: str | Protocol, items: ItemVectors, *, n: int = 20, ties: str = "expected"):
     """The ``n`` queries of lowest AP under ``protocol`` (DataFrame ``id, class, AP`` in percent; ties by id order)."""
-    import pandas as pd
-
     proto = get_protocol(protocol) if isinstance(protocol, str) else protocol
     result = evaluate(proto, items, ties=ties)
     clips = {c.index: c for c in proto.clips()}
@@ -309,8 +306,6 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     or of the query video and the video (``video``), with ``texts`` (video
     id -> pooled window text) giving the sentences.
     """
-    import pandas as pd
-
     if query not in QUERY_MODES:
         raise ValueError(f"unknown query {query!r}; choose one of {QUERY_MODES}")
     rows = {r[0]: r for r in rows_of(partition, "base")}
@@ -344,8 +339,6 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
 def muvr_worst_queries(partition: Partition, vectors, *, query: str = "text+video", n: int = 20,
                        ties: str = "expected"):
     """The ``n`` Base queries of ``partition`` of lowest AP (``muvr.evaluate``'s); DataFrame ``id, class, AP`` (percent)."""
-    import pandas as pd
-
     gallery, queries = vectors(partition) if callable(vectors) else vectors
     score = evaluate_partition(partition, gallery, queries, query=query, ties=ties, uap=False)
     frame = pd.DataFrame({"id": score.row_ids, "class": partition.name, "AP": 100 * np.asarray(score.ap)})

@@ -32,12 +32,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    import pandas as pd
+import pandas as pd
 
 from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
@@ -68,8 +65,6 @@ def paper_results(table: str | None = None):
     table, e.g. ``"Table 4"``; an unknown name raises ``ValueError`` listing
     the known ones.
     """
-    import pandas as pd
-
     path = Path(__file__).resolve().parent / "data" / PAPER_CSV
     frame = pd.read_csv(path, dtype={"fps": str}, keep_default_na=False, na_values={"value": [""]})
     if table is not None:
@@ -219,8 +214,6 @@ def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed
     order), then description and frame-embedding caches by folder name, each
     over ``protocols`` in order.
     """
-    import pandas as pd
-
     run = {"bootstrap": bootstrap, "seed": seed, "protocol": tuple(protocols)}
     baselines = select_rows(frame, kind="baseline", encoder=(encoder, None), **run)
     caches = select_rows(frame, kind="description cache", encoder=encoder, aggregate="max",
@@ -260,8 +253,6 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
     ``paper_only`` names columns copied from the paper alone (e.g. Table
     C.1's ``efficiency``): ``<col> paper``, shown before the others.
     """
-    import pandas as pd
-
     paper = paper_results(table)
     paper = paper[paper["column"].isin([*paper_only, *columns])]
     out: dict = {}
@@ -312,8 +303,6 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
 
 def format_table(frame, columns, *, paper_only=()) -> "pd.DataFrame":
     """``compare_table``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed here``."""
-    import pandas as pd
-
     shown = frame[["group", "model", "prompt"]].copy()
     for c in paper_only:
         shown[f"{c} (paper)"] = [f"{v:g}" if pd.notna(v) else "-" for v in frame[f"{c} paper"]]
@@ -357,8 +346,6 @@ def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
     Columns ``label, group, prompt, inter, intra, source``. The oracle (an
     upper bound at 100) is left out; the Random row is drawn once, from the paper.
     """
-    import pandas as pd
-
     short = {"general": " (general)", "task-aware": " (task-aware)"}
     rows = []
     for r in comparison.to_dict("records"):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from sova_lib.storage import write_text
 
 __all__ = ["markdown_table", "paper_beside_computed", "write_table"]
@@ -45,8 +47,6 @@ def paper_beside_computed(long, *, index=("group", "model"), column: str = "colu
     computed number says so once, in its ``numbers`` cell (``paper;
     not computed here``).
     """
-    import pandas as pd
-
     index, columns = list(index), list(dict.fromkeys(long[column]))
     rows = []
     for key, part in long.groupby(index, sort=False):
