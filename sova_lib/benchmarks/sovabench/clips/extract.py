@@ -313,8 +313,7 @@ def _log_outcome(log, summary: ExtractSummary, bar, rec: dict) -> None:
     else:
         summary.failed += 1
         summary.errors.append((rec["index"], rec["video"], rec["reason"]))
-    if bar is not None:
-        bar.update(1)
+    bar.update(1)
 
 
 def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: str | Path, *,
@@ -337,11 +336,9 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
     n_todo = sum(len(v) for v in todo.values())
     videos = find_source_videos(video_root, todo) if todo else {}
 
-    bar = None
-    if show_progress and n_todo:
-        from tqdm.auto import tqdm
+    from tqdm.auto import tqdm
 
-        bar = tqdm(total=n_todo, desc="extracting clips", unit="clip")
+    bar = tqdm(total=n_todo, desc="extracting clips", unit="clip", disable=not show_progress or not n_todo)
     with open(out_dir / LOG_NAME, "a", encoding="utf-8") as log:
         on_done = partial(_log_outcome, log, summary, bar)
         for source, group in todo.items():
@@ -362,9 +359,7 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
                         on_done(rec)
         else:
             for path, group in found:
-                if bar is not None:
-                    bar.set_postfix_str(path.stem[-40:])
+                bar.set_postfix_str(path.stem[-40:])
                 cut_clips(path, group, out_dir, on_done=on_done, **options)
-    if bar is not None:
-        bar.close()
+    bar.close()
     return summary

@@ -162,18 +162,15 @@ def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir
         if files is not None and files.activities is not None and files.geom is not None:
             files_of[video] = files
 
-    out: list[ManifestRow | None] = [None] * len(clips)
-    bar = None
-    if show_progress:
-        from tqdm.auto import tqdm
+    from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(clips), desc="planning clips", unit="row")
+    out: list[ManifestRow | None] = [None] * len(clips)
+    bar = tqdm(total=len(clips), desc="planning clips", unit="row", disable=not show_progress)
 
     def plan_video(video: str, index: VideoIndex | None) -> None:
         for k in by_video[video]:
             out[k] = plan_clip(clips[k], index, min_size=min_size, buffer_frames=buffer_frames)
-        if bar is not None:
-            bar.update(len(by_video[video]))
+        bar.update(len(by_video[video]))
 
     for video in by_video:
         if video not in files_of:
@@ -188,8 +185,7 @@ def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir
     else:
         for video, files in files_of.items():
             plan_video(video, load_video_index(files, cache_dir))
-    if bar is not None:
-        bar.close()
+    bar.close()
     return out  # type: ignore[return-value]
 
 
