@@ -109,11 +109,6 @@ def resolve_encoder_path(name: str) -> str:
         ) from None
 
 
-def _folder_digest(folder: Path) -> str:
-    """SHA-256 over the relative names and contents of every file in ``folder`` (``storage.folder_digest``)."""
-    return folder_digest(folder)
-
-
 def _read_memo(memo: Path) -> dict:
     """The digests memo (stamp -> digest), or ``{}`` when it is missing or cannot be read (it is rewritten)."""
     try:
@@ -304,7 +299,7 @@ class SentenceEncoder:
         stamp = _folder_stamp(folder)
         memo = Path(cache_dir) / "embeddings" / "digests.json" if cache_dir is not None else None
         known = _read_memo(memo) if memo is not None else {}
-        digest = known.get(stamp) or _folder_digest(folder)
+        digest = known.get(stamp) or folder_digest(folder)
         if memo is not None and known.get(stamp) != digest:
             with file_errors(memo.parent, "create the folder"):
                 memo.parent.mkdir(parents=True, exist_ok=True)

@@ -25,8 +25,8 @@ cache (``sova_lib.describe.contrastive.store``), the result records
   without any ``Authorization`` or ``Bearer`` value, for every message,
   error line and manifest field that may carry a server's words.
 * ``now()``: the time stamps of manifests and error lines (UTC, seconds).
-* ``folder_digest`` and ``file_digest``: SHA-256 digests of a model's files,
-  which name the caches of its outputs.
+* ``folder_digest``: the SHA-256 digest of a model's files, which names the
+  caches of its outputs.
 * JSON Lines, as every such file of the project is written and read: one
   JSON value per line, lines split on ``"\\n"`` only. ``json.dumps(...,
   ensure_ascii=False)`` keeps U+0085, U+2028 and U+2029 raw inside strings,
@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 __all__ = ["CacheLockedError", "JSON_ERRORS", "JsonlError", "LockedFolder", "REDACTED", "STALE_SECONDS",
-           "StorageError", "atomic_file", "file_digest", "file_errors", "folder_digest", "json_line", "json_problem",
+           "StorageError", "atomic_file", "file_errors", "folder_digest", "json_line", "json_problem",
            "lines", "now", "read_jsonl", "read_text", "redact", "remove_temporary", "temporary_path", "write_bytes",
            "write_json", "write_text"]
 
@@ -240,12 +240,6 @@ def write_text(path: str | Path, text: str) -> Path:
 def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> Path:
     """Write ``data`` as JSON (non-ASCII kept as is, other objects as ``str``, a final newline) atomically."""
     return write_text(path, json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n")
-
-
-def file_digest(path: str | Path) -> str:
-    """SHA-256 of a file's bytes, as 64 hex digits."""
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def folder_digest(folder: str | Path, *, skip: tuple[str, ...] = (), by_file: bool = False) -> str:
