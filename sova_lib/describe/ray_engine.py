@@ -44,7 +44,10 @@ those pieces on a pool of Ray actors (``--engine ray``).
 from __future__ import annotations
 
 import json
+import logging
 import pickle
+import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -174,39 +177,26 @@ def pickled_error(err: BaseException) -> bytes:
         return pickle.dumps(RuntimeError(f"{type(err).__name__}: {err}"))
 
 
-class ray_session:
-    """Context manager: join ``address``, or reuse this process's Ray, or start a local instance and stop it after.
+@contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None):
+    """Join ``address``, or reuse this process's Ray, or start a local instance and stop it after.
 
-    ``start_seconds`` is how long Ray took to start (0 when it was running).
+    Yields how long Ray took to start, in seconds (0 when it was running).
     """
+    import ray
 
-    def __init__(self, address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None):
-        self.address, self.num_cpus, self.num_gpus = address, num_cpus, num_gpus
-        self.started = False
-        self.start_seconds = 0.0
-
-    def __enter__(self) -> "ray_session":
-        import logging
-        import time
-
-        import ray
-
-        if ray.is_initialized():
-            return self
-        start = time.monotonic()
-        if self.address:
-            ray.init(address=self.address, logging_level=logging.WARNING)
-        else:
-            ray.init(num_cpus=self.num_cpus, num_gpus=self.num_gpus, include_dashboard=False,
-                     logging_level=logging.WARNING)
-        self.started, self.start_seconds = True, time.monotonic() - start
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.started:
-            import ray
-
-            ray.shutdown()
+    if ray.is_initialized():
+        yield 0.0
+        return
+    start = time.monotonic()
+    if address:
+        ray.init(address=address, logging_level=logging.WARNING)
+    else:
+        ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, logging_level=logging.WARNING)
+    try:
+        yield time.monotonic() - start
+    finally:
+        ray.shutdown()
 
 
 def describe_items_ray(
@@ -257,9 +247,9 @@ def _schedule_on_ray(ray: RayOptions, on_start, backend, options, prompt, fps, t
     if not ready:
         return
     kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": ray.threads()}
-    with ray_session(ray.address, ray.num_cpus, ray.num_gpus) as session:
+    with ray_session(ray.address, ray.num_cpus, ray.num_gpus) as seconds:
         if on_start is not None:
-            on_start(session.start_seconds)
+            on_start(seconds)
         for row, out in map_on_actors(ready, DescribeWorker, kwargs, ray):
             error = str(out["error"])  # "" for none; loaded is false for an item whose frames could not be loaded
             record(ready[row].id, None if error else str(out["text"]), error or None, bool(out["loaded"]))

@@ -1,4 +1,5 @@
 """One summary type for describing and embedding, and one run and one Ray options type for both engines."""
+import contextlib
 import inspect
 from dataclasses import fields, replace
 from pathlib import Path
@@ -137,20 +138,7 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     options = RayOptions(cpus_per_worker=6.0)  # the rule: min(8, 6) = 6 threads, whatever this machine's 3 cores
     assert options.threads() == 6
     seen = {}
-
-    class NoRay:  # stands for ray_session: nothing is started
-        start_seconds = 0.0
-
-        def __init__(self, *args):
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            pass
-
-    monkeypatch.setattr(describe_engine, "ray_session", NoRay)
+    monkeypatch.setattr(describe_engine, "ray_session", lambda *args: contextlib.nullcontext(0.0))  # no Ray started
     monkeypatch.setattr(describe_engine, "map_on_actors",
                         lambda items, worker, kwargs, pool: seen.update(describe=kwargs) or iter(()))
     describe_engine._schedule_on_ray(options, None, "motion", {}, None, 1.0, [Item("a", tmp_path / "a.mp4")],

@@ -138,9 +138,9 @@ def embed_items_ray(
 
 def _stream_from_actors(ray: RayOptions, on_start, kwargs: dict, todo: list[Item]):
     """The ``stream`` of ``run_into_store`` for a Ray run: start Ray, map ``EmbedWorker(**kwargs)`` over ``todo``."""
-    with ray_session(ray.address, ray.num_cpus, ray.num_gpus) as session:
+    with ray_session(ray.address, ray.num_cpus, ray.num_gpus) as seconds:
         if on_start is not None:
-            on_start(session.start_seconds)
+            on_start(seconds)
         for row, out in map_on_actors(todo, EmbedWorker, kwargs, ray):
             item = todo[row]
             if out["error"]:
