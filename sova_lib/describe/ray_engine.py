@@ -247,35 +247,37 @@ def _schedule_on_ray(ray: RayOptions, on_start, backend, options, prompt, fps, t
     if not ready:
         return
     kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": ray.threads()}
-    with ray_session(ray.address, ray.num_cpus, ray.num_gpus) as seconds:
-        if on_start is not None:
-            on_start(seconds)
-        for row, out in map_on_actors(ready, DescribeWorker, kwargs, ray):
-            error = str(out["error"])  # "" for none; loaded is false for an item whose frames could not be loaded
-            record(ready[row].id, None if error else str(out["text"]), error or None, bool(out["loaded"]))
+    for item, out in map_on_actors(ready, DescribeWorker, kwargs, ray, on_start):
+        error = str(out["error"])  # "" for none; loaded is false for an item whose frames could not be loaded
+        record(item.id, None if error else str(out["text"]), error or None, bool(out["loaded"]))
 
 
-def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
-    """Run the actor class ``worker`` over ``items`` on the actor pool of ``pool``; yield ``(position, output row)``.
+def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions, on_start=None):
+    """Run the actor class ``worker`` over ``items`` on the actor pool of ``pool``; yield ``(item, output row)``.
 
-    Items travel as small JSON rows (``item_to_json``); each output row comes
-    back as the pool finishes it. An output whose ``fatal`` field is set (an
-    actor that could not start) is raised on the driver.
+    Ray is joined or started for the run (``ray_session``; ``on_start(seconds)``
+    is told how long it took to start). Items travel as small JSON rows
+    (``item_to_json``); each output row comes back as the pool finishes it. An
+    output whose ``fatal`` field is set (an actor that could not start) is
+    raised on the driver.
     """
     import ray.data
 
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
-    rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(items)]
-    blocks = max(1, min(len(rows), -(-len(rows) // pool.batch_size)))
-    dataset = ray.data.from_items(rows, override_num_blocks=blocks)
-    mapped = dataset.map_batches(
-        worker, batch_size=pool.batch_size, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,
-        compute=ray.data.ActorPoolStrategy(size=pool.workers), num_cpus=pool.cpus_per_worker,
-        num_gpus=pool.gpus_per_worker or None)
-    for out in mapped.iter_rows():
-        if out["fatal"]:
-            raise pickle.loads(out["fatal"])
-        yield int(out["row"]), out
+    with ray_session(pool.address, pool.num_cpus, pool.num_gpus) as seconds:
+        if on_start is not None:
+            on_start(seconds)
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+        rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(items)]
+        blocks = max(1, min(len(rows), -(-len(rows) // pool.batch_size)))
+        dataset = ray.data.from_items(rows, override_num_blocks=blocks)
+        mapped = dataset.map_batches(
+            worker, batch_size=pool.batch_size, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,
+            compute=ray.data.ActorPoolStrategy(size=pool.workers), num_cpus=pool.cpus_per_worker,
+            num_gpus=pool.gpus_per_worker or None)
+        for out in mapped.iter_rows():
+            if out["fatal"]:
+                raise pickle.loads(out["fatal"])
+            yield items[int(out["row"])], out
 

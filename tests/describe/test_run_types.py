@@ -1,5 +1,4 @@
 """One summary type for describing and embedding, and one run and one Ray options type for both engines."""
-import contextlib
 import inspect
 from dataclasses import fields, replace
 from pathlib import Path
@@ -138,9 +137,8 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     options = RayOptions(cpus_per_worker=6.0)  # the rule: min(8, 6) = 6 threads, whatever this machine's 3 cores
     assert options.threads() == 6
     seen = {}
-    monkeypatch.setattr(describe_engine, "ray_session", lambda *args: contextlib.nullcontext(0.0))  # no Ray started
-    monkeypatch.setattr(describe_engine, "map_on_actors",
-                        lambda items, worker, kwargs, pool: seen.update(describe=kwargs) or iter(()))
+    monkeypatch.setattr(describe_engine, "map_on_actors",  # no Ray started
+                        lambda items, worker, kwargs, pool, on_start: seen.update(describe=kwargs) or iter(()))
     describe_engine._schedule_on_ray(options, None, "motion", {}, None, 1.0, [Item("a", tmp_path / "a.mp4")],
                                      lambda *outcome: None)
     # the embedding engine: the stream it hands the cache writer carries the actors' keyword arguments

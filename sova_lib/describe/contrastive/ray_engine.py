@@ -44,7 +44,7 @@ from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
 from sova_lib.describe.contrastive.runner import check_pool, embed_stream, run_into_store
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item
-from sova_lib.describe.ray_engine import RayOptions, item_from_json, map_on_actors, pickled_error, ray_session
+from sova_lib.describe.ray_engine import RayOptions, item_from_json, map_on_actors, pickled_error
 from sova_lib.describe.run_cache import RunOptions, RunSummary
 
 __all__ = ["EmbedWorker", "embed_items_ray"]
@@ -138,13 +138,9 @@ def embed_items_ray(
 
 def _stream_from_actors(ray: RayOptions, on_start, kwargs: dict, todo: list[Item]):
     """The ``stream`` of ``run_into_store`` for a Ray run: start Ray, map ``EmbedWorker(**kwargs)`` over ``todo``."""
-    with ray_session(ray.address, ray.num_cpus, ray.num_gpus) as seconds:
-        if on_start is not None:
-            on_start(seconds)
-        for row, out in map_on_actors(todo, EmbedWorker, kwargs, ray):
-            item = todo[row]
-            if out["error"]:
-                yield item, None, None, 0, str(out["error"])
-            else:
-                vectors, indices = pickle.loads(out["vectors"])
-                yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None
+    for item, out in map_on_actors(todo, EmbedWorker, kwargs, ray, on_start):
+        if out["error"]:
+            yield item, None, None, 0, str(out["error"])
+        else:
+            vectors, indices = pickle.loads(out["vectors"])
+            yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None
