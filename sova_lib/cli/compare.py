@@ -30,7 +30,7 @@ from sova_lib.cli.options import (
     old_spelling,
 )
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
-from sova_lib.evaluate import CoverageError
+from sova_lib.evaluation import CoverageError
 from sova_lib.metrics import TIE_RULES
 from sova_lib.paper.compare import compare_files
 from sova_lib.protocols import PROTOCOLS
