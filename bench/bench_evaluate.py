@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from sova_lib.benchmarks.sovabench.splits import load_split
-from sova_lib.evaluate import evaluate
+from sova_lib.evaluation import evaluate
 from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.similarity import ItemVectors, l2_normalize
 

@@ -82,7 +82,7 @@ def main() -> None:
                 summary = describe_items(describer, items, cache, prompt=resolve_prompt("general"),
                                          loader=lambda item, fps: loaded, run=RunOptions(show_progress=False, verbose=False))
                 seconds = time.perf_counter() - start
-            assert summary.described == args.items, summary
+            assert summary.done == args.items, summary
             rates[concurrency] = args.items / seconds
             print(f"concurrency {concurrency:2d}: {args.items} items ({len(frames.images)} frames each) "
                   f"in {seconds:.2f} s = {rates[concurrency]:.2f} items/s")

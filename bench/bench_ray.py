@@ -54,7 +54,7 @@ def bench_motion(args) -> None:
         s = describe_items(make_describer("motion"), items, Path(tmp) / "local", prompt="Describe.",
                            run=QUIET)
         local = time.perf_counter() - start
-        assert s.described == len(items), s
+        assert s.done == len(items), s
         print(f"motion, local engine: {len(items)} items in {local:.1f} s = {len(items) / local:.2f} items/s")
         with local_ray(num_cpus=args.num_cpus, nice=-10 if os.geteuid() == 0 else None) as session:
             print(f"Ray start-up (ray.init, local instance of {args.num_cpus} CPUs): {session.start_seconds:.1f} s")
@@ -63,7 +63,7 @@ def bench_motion(args) -> None:
                 s = describe_items_ray("motion", {}, items, Path(tmp) / f"ray{workers}", prompt="Describe.",
                                        ray=RayOptions(workers=workers, batch_size=args.batch_size), run=QUIET)
                 seconds = time.perf_counter() - start
-                assert s.described == len(items), s
+                assert s.done == len(items), s
                 print(f"motion, Ray, {workers} worker(s), batch {args.batch_size}: {len(items)} items in "
                       f"{seconds:.1f} s = {len(items) / seconds:.2f} items/s (Ray already running; includes "
                       f"starting the actors)")
@@ -84,7 +84,7 @@ def bench_openai(args) -> None:
                 s = describe_items(describer, items, cache, prompt="Describe.", loader=lambda item, fps: loaded,
                                    run=QUIET)
                 seconds = time.perf_counter() - start
-            assert s.described == len(items), s
+            assert s.done == len(items), s
             rates[n] = len(items) / seconds
             print(f"openai, {n} server(s) x concurrency {args.concurrency}, {args.latency * 1000:.0f} ms per answer: "
                   f"{len(items)} items in {seconds:.2f} s = {rates[n]:.1f} items/s")

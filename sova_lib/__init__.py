@@ -8,14 +8,14 @@ needs most; everything else is reached through its sub-package:
    with the quickstart's small protocol; the registry of ``sova_lib.protocols``
    imports their ``protocols`` modules on its first lookup);
 2. frames: ``sample_indices`` (the paper's sampler), ``sample_frames``
-   (``sova_lib.video``);
+   (``sova_lib.video``), each cropped to its track's region (``sova_lib.crop``);
 3. descriptions: ``make_describer``, ``Item``, ``describe_items``
    (``sova_lib.describe``: the contract, the runner, the cache, the backends);
 4. sentences and vectors: ``split``, ``SentenceEncoder``, ``embed_descriptions``,
    ``read_descriptions`` (``sova_lib.sentences``, ``sova_lib.encoder``, ``sova_lib.item_vectors``);
 5. comparison and scores: ``set_similarity``, ``evaluate``, ``baseline``,
    ``average_precision``, ``mean_ap`` (``sova_lib.similarity``,
-   ``sova_lib.evaluate``, ``sova_lib.metrics``).
+   ``sova_lib.evaluation``, ``sova_lib.metrics``).
 
 ``sova_lib.paper`` regenerates the paper's tables and figures; ``sova_lib.cli``
 is the ``sova`` command. Each name is imported from its module the first time
@@ -28,11 +28,6 @@ from __future__ import annotations
 import importlib
 
 from sova_lib._version import __version__
-
-# ``evaluate`` is both a public function and the name of its module: bound here, at import, the package's
-# attribute stays the function when ``sova_lib.evaluate`` (the module) is imported later. The module is light
-# (the core alone: metrics, protocols, similarity, sentences, item vectors).
-from sova_lib.evaluate import baseline, evaluate
 
 #: Public name -> the module that defines it (imported on first use).
 _HOMES = {
@@ -48,6 +43,8 @@ _HOMES = {
     "embed_descriptions": "sova_lib.item_vectors",
     "read_descriptions": "sova_lib.item_vectors",
     "set_similarity": "sova_lib.similarity",
+    "evaluate": "sova_lib.evaluation",
+    "baseline": "sova_lib.evaluation",
     "average_precision": "sova_lib.metrics",
     "mean_ap": "sova_lib.metrics",
 }

@@ -1,4 +1,4 @@
-"""Sentence encoders with an on-disk embedding cache.
+"""From sentences to unit vectors, and the two caches of the text path: each text's split, each sentence's vector.
 
 ``SentenceEncoder`` wraps a sentence-transformers model. The default,
 all-MiniLM-L6-v2 (384-d; SOVABench paper, Table 6: 37.8 mAP against 38.3 for
@@ -11,7 +11,7 @@ Each distinct text is encoded once: vectors are cached under
 ``<cache_dir>/embeddings/<encoder slug>__<identity hash>/`` as append-only
 shards (``shard-*.npz``, each holding ``texts`` and unit ``vectors``). A
 shard is written to a temporary name that the ``shard-*.npz`` pattern does not
-match (``sova_lib.storage.temporary_path``) and renamed when whole, so
+match (``sova_lib.storage.atomic_file``) and renamed when whole, so
 neither a reader that starts during a write nor one after a killed write
 sees a part of a shard; several processes share the folder without a lock,
 so a temporary file is removed only once it is an hour old (``storage.STALE_SECONDS``). The
@@ -20,6 +20,15 @@ different model, or the same name with other weights, never reuses vectors.
 ``<cache_dir>/embeddings/digests.json`` remembers those SHA-256 digests by the
 files' sizes and times; it is only a memo, so one that cannot be read is
 computed again and rewritten.
+
+Importing NLTK takes seconds (its ``__init__`` loads SciPy and scikit-learn),
+so ``split_many(texts, cache_dir=...)`` keeps each text's ``sentences.split``
+beside the vectors (``SplitCache``) and imports NLTK only for a text it has not
+split before. The split cache is keyed by the SHA-256 of each text and by
+``splitter_version()``, a digest of everything that decides a split: the
+splitting rules (``sentences.SPLIT_RULES``), NLTK's version and the source of
+its Punkt module, and the Punkt parameter files. A changed splitter writes a
+new folder and never reuses an old split.
 """
 from __future__ import annotations
 
@@ -30,10 +39,13 @@ import re
 import time
 import uuid
 import zipfile
+from functools import lru_cache
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
 
+from sova_lib import sentences as splitter
 from sova_lib.progress import in_kernel, progress_bar
 from sova_lib.storage import (
     JSON_ERRORS,
@@ -45,7 +57,8 @@ from sova_lib.storage import (
     write_json,
 )
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "SentenceEncoder", "default_cache_dir", "resolve_encoder_path"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "SentenceEncoder", "SplitCache", "default_cache_dir",
+           "resolve_encoder_path", "split_many", "splitter_version"]
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 #: Sentences per forward pass, chosen by ``bench/bench_encode.py --sweep`` (docs/performance.md): batches are
@@ -96,11 +109,6 @@ def resolve_encoder_path(name: str) -> str:
         ) from None
 
 
-def _folder_digest(folder: Path) -> str:
-    """SHA-256 over the relative names and contents of every file in ``folder`` (``storage.folder_digest``)."""
-    return folder_digest(folder)
-
-
 def _read_memo(memo: Path) -> dict:
     """The digests memo (stamp -> digest), or ``{}`` when it is missing or cannot be read (it is rewritten)."""
     try:
@@ -120,6 +128,132 @@ def _folder_stamp(folder: Path) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
+# --------------------------------------------------------------------------- the split cache
+
+@lru_cache(maxsize=1)
+def splitter_version() -> str:
+    """A 64-hex digest of everything that decides a split, computed without importing NLTK.
+
+    It covers ``SPLIT_RULES``, NLTK's ``VERSION`` file and the source of
+    ``nltk/tokenize/punkt.py`` (found with ``importlib.util.find_spec``, not
+    imported), and the English Punkt parameter files.
+    """
+    h = hashlib.sha256(f"sova_lib.sentences rules {splitter.SPLIT_RULES}\n".encode())
+    spec = find_spec("nltk")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("NLTK is not installed; sentence splitting needs it (pip install nltk)")
+    nltk_dir = Path(list(spec.submodule_search_locations)[0])
+    files = [nltk_dir / "VERSION", nltk_dir / "tokenize" / "punkt.py", *sorted(splitter.PUNKT_ENGLISH.iterdir())]
+    for path in files:
+        h.update(f"{path.name}\n".encode())
+        h.update(path.read_bytes() if path.is_file() else b"(absent)")
+    return h.hexdigest()
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_PREFIX = b'{"sha256": "'  # how json.dumps starts each line of splits.jsonl
+
+
+class SplitCache:
+    """The sentence splits of texts, on disk under ``<cache_dir>/sentences/punkt-english__<version>/``.
+
+    ``splits.jsonl`` holds one ``{"sha256": <hex digest of the UTF-8 text>,
+    "sentences": [...]}`` line per text, appended and flushed by one writer at
+    a time (``.lock``, a ``filelock`` lock held only while appending);
+    ``splitter.json`` names the splitter. A line torn by a killed writer is
+    ignored on reading and cut off by the next writer before it appends.
+    ``<version>`` is the first 12 hex digits of ``splitter_version()``.
+    """
+
+    def __init__(self, cache_dir: str | Path):
+        self.version = splitter_version()
+        self.folder = Path(cache_dir) / "sentences" / f"punkt-english__{self.version[:12]}"
+        self.path = self.folder / "splits.jsonl"
+
+    def lookup(self, keys) -> dict:
+        """sha256 -> sentences for those of ``keys`` that are cached (complete lines only)."""
+        wanted = set(keys)
+        found: dict = {}
+        if not wanted or not self.path.exists():
+            return found
+        with file_errors(self.path, "read"), open(self.path, "rb") as f:
+            data = f.read()
+        for line in data.split(b"\n")[:-1]:  # the piece after the last newline is empty or torn
+            key = line[len(_PREFIX):len(_PREFIX) + 64].decode("ascii", "replace") if line.startswith(_PREFIX) else None
+            if key is None or key in wanted and key not in found:
+                try:
+                    record = json.loads(line)
+                except JSON_ERRORS:
+                    continue  # not a line this cache wrote
+                if isinstance(record, dict) and record.get("sha256") in wanted:
+                    found.setdefault(record["sha256"], record["sentences"])
+        return found
+
+    def append(self, splits: dict) -> None:
+        """Append ``sha256 -> sentences`` lines (one writer at a time; a torn last line is cut off first)."""
+        if not splits:
+            return
+        from filelock import FileLock
+
+        with file_errors(self.folder, "create the folder"):
+            self.folder.mkdir(parents=True, exist_ok=True)
+        info = self.folder / "splitter.json"
+        if not info.exists():
+            write_json(info, {"splitter": "nltk punkt, english parameters of sova_lib/data/nltk_data",
+                              "rules": splitter.SPLIT_RULES, "version": self.version}, indent=1)
+        lines = b"".join(json.dumps({"sha256": k, "sentences": v}).encode() + b"\n" for k, v in splits.items())
+        with file_errors(self.path, "write"), FileLock(str(self.folder / ".lock")):
+            with open(self.path, "a+b") as f:
+                size = f.seek(0, os.SEEK_END)
+                if size:
+                    f.seek(max(0, size - (1 << 16)))
+                    tail = f.read()
+                    if not tail.endswith(b"\n"):  # a writer was killed mid-line: cut its piece off
+                        cut = tail.rfind(b"\n")
+                        f.truncate(size - len(tail) + cut + 1 if cut >= 0 else self._last_line_end(f))
+                f.seek(0, os.SEEK_END)
+                f.write(lines)
+                f.flush()
+                os.fsync(f.fileno())
+
+    @staticmethod
+    def _last_line_end(f) -> int:
+        """Offset just after the last newline of the open file ``f`` (0 if none)."""
+        f.seek(0)
+        data = f.read()
+        return data.rfind(b"\n") + 1
+
+
+def split_many(texts, *, sentences: bool = True, cache_dir: str | Path | None = None) -> list[list[str]]:
+    """``sentences.split`` applied to each text of an iterable, through the ``SplitCache`` of ``cache_dir`` if given.
+
+    With a cache, only texts not split before are split (and NLTK imported
+    only then), and their splits are appended to the cache. The result is the
+    same as without it. ``sentences=False`` needs no splitter and no cache.
+    """
+    texts = list(texts)
+    if not sentences or cache_dir is None:
+        return [splitter.split(t, sentences=sentences) for t in texts]
+    for t in texts:
+        if not isinstance(t, str):
+            raise TypeError(f"expected the answer as str, got {type(t).__name__}")
+    cache = SplitCache(cache_dir)
+    keys = [_text_key(t) for t in texts]
+    known = cache.lookup(keys)
+    new = {}
+    for key, text in zip(keys, texts):
+        if key not in known and key not in new:
+            new[key] = splitter.split(text)
+    cache.append(new)
+    known.update(new)
+    return [list(known[k]) for k in keys]
+
+
+# --------------------------------------------------------------------------- the encoder and its vector cache
+
 class SentenceEncoder:
     """Encode sentences to unit vectors, each distinct text at most once per cache.
 
@@ -132,7 +266,7 @@ class SentenceEncoder:
     show_progress : show progress bars while loading the model and encoding new texts (False: none at all).
 
     ``cache_dir`` is also where ``items.embed_descriptions`` keeps sentence
-    splits (``sentences.SplitCache``). Encoding shows one progress bar over all
+    splits (``SplitCache``). Encoding shows one progress bar over all
     the sentences to encode, with its rate and time left (``progress.progress_bar``:
     in a notebook one line, replaced in place, whose last state a saved notebook keeps;
     transformers' own bar of loading the weights is left out there). A cold encode writes a shard at least every
@@ -165,7 +299,7 @@ class SentenceEncoder:
         stamp = _folder_stamp(folder)
         memo = Path(cache_dir) / "embeddings" / "digests.json" if cache_dir is not None else None
         known = _read_memo(memo) if memo is not None else {}
-        digest = known.get(stamp) or _folder_digest(folder)
+        digest = known.get(stamp) or folder_digest(folder)
         if memo is not None and known.get(stamp) != digest:
             with file_errors(memo.parent, "create the folder"):
                 memo.parent.mkdir(parents=True, exist_ok=True)

@@ -16,15 +16,16 @@ clip) are scored.
 """
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from sova_lib.sentences import split_many
+from sova_lib.encoder import split_many
 from sova_lib.similarity import ItemVectors, l2_normalize
-from sova_lib.storage import JSON_ERRORS, json_problem, lines
+from sova_lib.storage import JSON_ERRORS, json_problem, lines, write_bytes
 
 __all__ = ["MAX_TEXT_CHARS", "cut_note", "embed_descriptions", "empty_note", "put_text", "read_descriptions",
            "read_embeddings", "write_embeddings"]
@@ -187,10 +188,9 @@ def read_embeddings(path: str | Path) -> ItemVectors:
 
 def write_embeddings(path: str | Path, items: ItemVectors) -> Path:
     """Write ``items`` as an ``.npz`` that ``read_embeddings`` reads back."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, ids=np.asarray(items.ids), owner=np.asarray(items.owner), vectors=np.asarray(items.vectors))
-    return path
+    buffer = io.BytesIO()
+    np.savez(buffer, ids=np.asarray(items.ids), owner=np.asarray(items.owner), vectors=np.asarray(items.vectors))
+    return write_bytes(path, buffer.getvalue())
 
 
 def embed_descriptions(texts: dict, encoder, *, sentences: bool = True,
@@ -200,7 +200,7 @@ def embed_descriptions(texts: dict, encoder, *, sentences: bool = True,
     ``texts`` maps id -> text; ``encoder`` has ``encode(list[str]) -> (n, D)``
     unit vectors (e.g. ``SentenceEncoder``). Each distinct sentence is
     encoded once. An encoder with a ``cache_dir`` (``SentenceEncoder`` with a
-    disk cache) keeps the splits there too (``sentences.SplitCache``), so a
+    disk cache) keeps the splits there too (``encoder.SplitCache``), so a
     text is split, and NLTK imported, only the first time it is met. A text
     longer than ``max_chars`` is cut to its first ``max_chars`` characters
     (``cut_note`` says which), so the memory and time of the split and the

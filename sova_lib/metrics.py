@@ -36,18 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = [
-    "TIE_RULES",
-    "average_precision",
-    "average_precision_rows",
-    "average_precision_rules",
-    "bootstrap_ci",
-    "paired_bootstrap_ci",
-    "mean_ap",
-    "pair_map",
-    "prevalence",
-    "random_ranking_ap",
-]
+__all__ = ["TIE_RULES", "average_precision", "average_precision_rows", "average_precision_rules", "bootstrap_ci",
+           "paired_bootstrap_ci", "mean_ap", "pair_map", "prevalence", "random_ranking_ap"]
 
 TIE_RULES = ("expected", "optimistic", "pessimistic", "stable")
 

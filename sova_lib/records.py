@@ -43,7 +43,7 @@ import re
 from pathlib import Path
 
 from sova_lib._version import __version__
-from sova_lib.storage import file_errors, write_text
+from sova_lib.storage import write_text
 
 __all__ = ["RECORD_FIELDS", "collect_records", "format_cell", "make_record", "record_name", "write_record"]
 
@@ -65,7 +65,7 @@ def _rounded(value, digits: int = 2):
 
 
 def make_record(result=None, *, kind: str, source: str, **fields) -> dict:
-    """A record (all of ``RECORD_FIELDS``) of ``result`` (a ``sova_lib.evaluate.Result``) and ``fields``.
+    """A record (all of ``RECORD_FIELDS``) of ``result`` (a ``sova_lib.evaluation.Result``) and ``fields``.
 
     Without ``result``, the record holds ``fields`` alone (a protocol that
     was not scored: give ``protocol`` and a ``note``). Values are rounded to
@@ -105,11 +105,7 @@ def record_name(record: dict) -> str:
 
 def write_record(record: dict, folder: str | Path) -> Path:
     """Write ``record`` as ``folder/record_name(record)`` (indented JSON, keys in ``RECORD_FIELDS`` order)."""
-    folder = Path(folder)
-    with file_errors(folder, "create the folder"):
-        folder.mkdir(parents=True, exist_ok=True)
-    path = folder / record_name(record)
-    return write_text(path, json.dumps({k: record.get(k) for k in RECORD_FIELDS}, indent=1, ensure_ascii=False) + "\n")
+    return write_text(Path(folder) / record_name(record), json.dumps({k: record.get(k) for k in RECORD_FIELDS}, indent=1, ensure_ascii=False) + "\n")
 
 
 def collect_records(folder: str | Path, csv: str | Path | None = None):
@@ -134,13 +130,12 @@ def collect_records(folder: str | Path, csv: str | Path | None = None):
     for col in ("value", "ci_low", "ci_high", "tie_spread", "fps"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
     if csv is not None:
-        Path(csv).parent.mkdir(parents=True, exist_ok=True)
         written = frame.copy()
         for col in ("n_queries", "bootstrap", "seed"):  # counts stay written as integers beside empty cells
             numbers = pd.to_numeric(written[col], errors="coerce")
             if numbers.notna().sum() == written[col].notna().sum() and (numbers.dropna() % 1 == 0).all():
                 written[col] = numbers.astype("Int64")
-        written.to_csv(csv, index=False)
+        write_text(csv, written.to_csv(index=False))
     return frame
 
 

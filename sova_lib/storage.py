@@ -12,7 +12,8 @@ cache (``sova_lib.describe.contrastive.store``), the result records
   atomically.
 * ``atomic_file(path)``: write to a temporary name beside ``path``, then
   ``os.replace`` it, so a reader (or a killed writer) sees the whole old file
-  or the whole new one; ``write_text``, ``write_json`` build on it. Every
+  or the whole new one; ``write_bytes``, ``write_text``, ``write_json`` build on it (and make the folder).
+  Every file the library writes whole goes through these. Every
   temporary name of the project is ``temporary_path(path)``,
   ``.<name>.<pid>.<random>.tmp``: hidden and ending in ``.tmp``, so no
   reader's pattern (``shard-*.npz``, ``*.json``, ``*.mp4``) matches it;
@@ -24,8 +25,8 @@ cache (``sova_lib.describe.contrastive.store``), the result records
   without any ``Authorization`` or ``Bearer`` value, for every message,
   error line and manifest field that may carry a server's words.
 * ``now()``: the time stamps of manifests and error lines (UTC, seconds).
-* ``folder_digest`` and ``file_digest``: SHA-256 digests of a model's files,
-  which name the caches of its outputs.
+* ``folder_digest``: the SHA-256 digest of a model's files, which names the
+  caches of its outputs.
 * JSON Lines, as every such file of the project is written and read: one
   JSON value per line, lines split on ``"\\n"`` only. ``json.dumps(...,
   ensure_ascii=False)`` keeps U+0085, U+2028 and U+2029 raw inside strings,
@@ -56,9 +57,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 __all__ = ["CacheLockedError", "JSON_ERRORS", "JsonlError", "LockedFolder", "REDACTED", "STALE_SECONDS",
-           "StorageError", "atomic_file", "file_digest", "file_errors", "folder_digest", "json_line", "json_problem",
-           "lines", "now", "read_jsonl", "read_text", "redact", "remove_temporary", "temporary_path", "write_json",
-           "write_text"]
+           "StorageError", "atomic_file", "file_errors", "folder_digest", "json_line", "json_problem",
+           "lines", "now", "read_jsonl", "read_text", "redact", "remove_temporary", "temporary_path", "write_bytes",
+           "write_json", "write_text"]
 
 #: What ``json.loads`` raises on input it cannot read: bad JSON, or nesting deeper than Python's recursion limit.
 JSON_ERRORS = (ValueError, RecursionError)
@@ -106,7 +107,7 @@ def file_errors(path: str | Path, doing: str) -> Iterator[None]:
     except OSError as err:
         fix = _FIXES.get(err.errno, "check the path, its permissions and the disk")
         where = err.filename if err.filename and str(err.filename) != str(path) else None
-        why = err.strerror or type(err).__name__
+        why = err.strerror or str(err) or type(err).__name__
         error = StorageError(f"cannot {doing} {path}: {why}{f' ({where})' if where else ''}; {fix}")
         error.errno = err.errno
         raise error from None
@@ -170,47 +171,75 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-@contextmanager
-def atomic_file(path: str | Path, *, tmp: str | Path | None = None, sync: bool = False) -> Iterator[BinaryIO]:
-    """Open a temporary file for binary writing; on success it replaces ``path`` in one ``os.replace``.
+class atomic_file:
+    """A file that appears at ``path`` whole or not at all: written under a temporary name, then ``os.replace``-d.
 
-    The temporary name is ``temporary_path(path)``, so concurrent writers
-    never share one and no reader sees it. ``sync`` fsyncs the data before
-    the rename. On an exception the temporary file is removed and ``path`` is
-    left as it was; an operating-system error is a ``StorageError`` naming
+    ``with atomic_file(path) as f:`` gives the temporary file opened for
+    binary writing (its name is ``temporary_path(path)``, so concurrent
+    writers never share one and no reader sees it); leaving the block
+    without an exception replaces ``path`` with it (``commit``), an exception
+    removes it and leaves ``path`` as it was (``discard``). A writer that
+    outlives one block (a clip written frame by frame) keeps the object and
+    calls ``commit`` or ``discard`` itself. ``sync`` fsyncs the data before
+    the rename. An operating-system error is a ``StorageError`` naming
     ``path`` (``file_errors``).
     """
-    path = Path(path)
-    tmp = temporary_path(path)
-    with file_errors(path, "write"):
-        try:
-            with open(tmp, "wb") as f:
-                yield f
-                if sync:
-                    f.flush()
-                    os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+
+    def __init__(self, path: str | Path, *, sync: bool = False):
+        self.path, self.sync = Path(path), sync
+        self.tmp = temporary_path(self.path)
+        with file_errors(self.path, "write"):
+            self.file: BinaryIO = open(self.tmp, "wb")
+
+    def __enter__(self) -> BinaryIO:
+        return self.file
+
+    def __exit__(self, kind, error, trace) -> None:
+        if kind is None:
+            self.commit()
+            return
+        self.discard()
+        if isinstance(error, OSError):
+            with file_errors(self.path, "write"):
+                raise error
+
+    def commit(self) -> Path:
+        """Replace ``path`` with what was written; returns ``path``."""
+        with file_errors(self.path, "write"):
+            try:
+                if self.sync:
+                    self.file.flush()
+                    os.fsync(self.file.fileno())
+                self.file.close()
+                os.replace(self.tmp, self.path)
+            except BaseException:
+                self.discard()
+                raise
+        return self.path
+
+    def discard(self) -> None:
+        """Remove what was written; ``path`` stays as it was."""
+        self.file.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (``atomic_file``), making its folder if needed; returns ``path``."""
+    with file_errors(Path(path).parent, "create the folder"):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path) as f:
+        f.write(data)
+    return Path(path)
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically (``atomic_file``); returns ``path``."""
-    with atomic_file(path) as f:
-        f.write(text.encode("utf-8"))
-    return Path(path)
+    """Write ``text`` (UTF-8) to ``path`` atomically (``write_bytes``); returns ``path``."""
+    return write_bytes(path, text.encode("utf-8"))
 
 
 def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> Path:
     """Write ``data`` as JSON (non-ASCII kept as is, other objects as ``str``, a final newline) atomically."""
     return write_text(path, json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n")
-
-
-def file_digest(path: str | Path) -> str:
-    """SHA-256 of a file's bytes, as 64 hex digits."""
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def folder_digest(folder: str | Path, *, skip: tuple[str, ...] = (), by_file: bool = False) -> str:

@@ -24,7 +24,7 @@ __all__ = ["ChatServer"]
 
 
 class ChatServer:
-    def __init__(self, script=(), reject_images=None, hang_up=False, latency=0.0, models=None, echo=False,
+    def __init__(self, script=(), reject_images=None, hang_up=False, latency=0.0, models=None, echo=False,  # noqa: C901
                  repeat=None):
         """``repeat``: the entry played once the script is used up (default: the normal answer)."""
         self.script, self.reject_images, self.latency, self.models = list(script), reject_images, latency, models

@@ -1,10 +1,13 @@
-"""Synthetic test videos whose frames say their own number, and a plain PyAV decoder.
+"""Synthetic test videos whose frames say their own number, a plain PyAV decoder, and a writer of videos.
 
 A frame of ``numbered_frames`` carries its frame number in binary as a row of
 ``BITS`` black/white 8x8 blocks on a grey background, so the number survives
 lossy compression and can be read back with ``read_number``.
 """
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -43,3 +46,47 @@ def decode_all(path) -> list[np.ndarray]:
 
     with av.open(str(path)) as container:
         return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+
+
+def write_video(path, frames, fps: float, *, codec: str = "libx264", crf: int = 23,
+                options: dict | None = None) -> Path:
+    """Write ``frames`` (``H x W x 3`` uint8 arrays or RGB PIL images, all one size) to ``path`` with PyAV.
+
+    ``codec``: any FFmpeg encoder PyAV carries (``"libx264"`` H.264, ``"mpeg4"``
+    MPEG-4 part 2, ``"ffv1"`` lossless in ``.mkv``/``.avi``). ``crf`` applies to
+    libx264 only (0 = lossless in 4:4:4, 23 = FFmpeg's default). ``fps`` may be
+    non-integer: it is written as the nearest fraction with a denominator up to
+    1001 (29.97 as 2997/100, 30000/1001 as itself). H.264 needs even width and
+    height in 4:2:0; odd sizes raise ``ValueError``. Returns ``path``.
+    """
+    from fractions import Fraction
+
+    import av
+
+    arrays = [np.asarray(f.convert("RGB") if hasattr(f, "convert") else f, dtype=np.uint8) for f in frames]
+    if not arrays:
+        raise ValueError(f"no frames to write to {os.fspath(path)}")
+    height, width = arrays[0].shape[:2]
+    if any(a.shape != (height, width, 3) for a in arrays):
+        raise ValueError(f"frames for {os.fspath(path)} must all be {height}x{width}x3 uint8")
+    opts = dict(options or {})
+    pix_fmt = "yuv420p"
+    if codec in ("libx264", "h264"):
+        opts.setdefault("crf", str(crf))
+        if crf == 0:
+            pix_fmt = "yuv444p"
+    elif codec == "ffv1":
+        pix_fmt = "yuv444p"
+    if pix_fmt == "yuv420p" and (width % 2 or height % 2):
+        raise ValueError(f"{codec} in 4:2:0 needs an even frame size, got {width}x{height} for {os.fspath(path)}")
+    rate = Fraction(fps).limit_denominator(1001)
+    path = Path(path)
+    with av.open(os.fspath(path), "w") as container:
+        stream = container.add_stream(codec, rate=rate, options=opts)
+        stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
+        for a in arrays:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(a), format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path

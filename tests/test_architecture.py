@@ -1,6 +1,4 @@
-"""The package's shape: a small public API, imports that point one way (checked by import-linter), and no
-private name used outside its module."""
-import ast
+"""The package's public API (small, documented, the sub-packages' own objects) and its import contract."""
 import importlib
 import re
 import shutil
@@ -35,67 +33,6 @@ def test_public_api_is_small_documented_and_made_of_the_sub_packages_own_objects
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}).stdout
     assert out.strip() == str(sorted(sova_lib.__all__))
     assert sova_lib.get_protocol("inter-pair").benchmark == "SOVABench"  # the registry imports its providers
-
-
-#: Private names still imported across modules, in code others own at present: (importing module, imported name).
-PRIVATE_IMPORTS_ALLOWED: set[tuple[str, str]] = set()
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def private_uses(source: str, module: str, is_package: bool = False) -> set[tuple[str, str]]:
-    """``(module, name)`` for each private name of another ``sova_lib`` module that ``source`` uses.
-
-    Counted: ``from sova_lib.x import _y`` (relative imports too) and ``x._y`` where ``x`` was bound by an import
-    of a ``sova_lib`` module. Dunder names (``__version__``) are public.
-    """
-    private = re.compile(r"^_(?!_.*__$)")
-    tree = ast.parse(source)
-    bound, found = {}, set()
-    package = module.split(".") if is_package else module.split(".")[:-1]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else [])) \
-                if node.level else node.module or ""
-            if base.split(".")[0] != "sova_lib":
-                continue
-            for alias in node.names:
-                if private.match(alias.name):
-                    found.add((module, f"{base}.{alias.name}"))
-                bound[alias.asname or alias.name] = f"{base}.{alias.name}"
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] == "sova_lib":
-                    bound[alias.asname or "sova_lib"] = alias.name if alias.asname else "sova_lib"
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound \
-                and private.match(node.attr):
-            found.add((module, f"{bound[node.value.id]}.{node.attr}"))
-    return found
-
-
-def test_the_private_name_scan_finds_each_form():
-    source = ("from sova_lib.describe.cache import _now, cache_key\nfrom . import _helper\n"
-              "from sova_lib.describe import cache as c\nimport sova_lib.storage as st\nimport numpy as np\n"
-              "from sova_lib._version import __version__\nc._slug('x'); st.now(); np._core; cache_key._x\n")
-    assert private_uses(source, "sova_lib.paper.demo") == {
-        ("sova_lib.paper.demo", "sova_lib.describe.cache._now"), ("sova_lib.paper.demo", "sova_lib.paper._helper"),
-        ("sova_lib.paper.demo", "sova_lib.describe.cache._slug"),
-        ("sova_lib.paper.demo", "sova_lib.describe.cache.cache_key._x")}
-    assert private_uses("from . import _x\n", "sova_lib.paper", is_package=True) == {
-        ("sova_lib.paper", "sova_lib.paper._x")}
-
-
-def test_no_library_module_uses_a_private_name_of_another():
-    found = set()
-    for path in sorted((ROOT / "sova_lib").rglob("*.py")):
-        found |= private_uses(path.read_text(encoding="utf-8"), _module_name(path), path.name == "__init__.py")
-    found = {(m, name) for m, name in found if name.rsplit(".", 1)[0] != m}  # a module's own names are its own
-    assert found - PRIVATE_IMPORTS_ALLOWED == set(), "private names used outside their module"
-    assert PRIVATE_IMPORTS_ALLOWED - found == set(), "an allowed private import is gone: drop it from the list"
 
 
 def _lint(root: Path) -> subprocess.CompletedProcess:

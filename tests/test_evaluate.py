@@ -3,7 +3,7 @@ import pytest
 from sklearn.metrics import average_precision_score
 
 from sova_lib.benchmarks.sovabench.splits import load_split
-from sova_lib.evaluate import CoverageError, baseline, evaluate, oracle_texts
+from sova_lib.evaluation import CoverageError, baseline, evaluate, oracle_texts
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import PROTOCOLS, get_protocol
 from sova_lib.similarity import ItemVectors, l2_normalize

@@ -23,6 +23,7 @@ from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper import error_analysis, reproduce
 from sova_lib.sentences import split
 from tests.paths import ROOT  # noqa: E402
+from tests.synthetic_cache import write_synthetic_cache
 
 NOTEBOOKS = ROOT / "notebooks"
 QUICKSTART_CACHE = ROOT / "cache" / "descriptions"
@@ -61,7 +62,7 @@ def executed(tmp_path_factory):
     shutil.copytree(QUICKSTART_CACHE, cache / "descriptions")
     texts, _ = error_analysis.synthetic_texts("intra-pair", swap_fraction=0.2, generic_fraction=0.1,
                                               rng=np.random.default_rng(0))
-    error_analysis.write_synthetic_cache(cache, texts, description="intra-pair clips only, for the notebook test")
+    write_synthetic_cache(cache, texts, description="intra-pair clips only, for the notebook test")
     # Encode every sentence the notebooks will meet once, here, into the embedding cache they read: the kernels
     # then find the real model's vectors on disk and need not load the model again (the slow part of each run).
     quickstart = read_descriptions(next((cache / "descriptions").glob("motion-*")))
@@ -200,7 +201,7 @@ def test_quickstart(executed):
     assert q["compared"] == q["query"] + "-reversed" and q["max_cosine_pair"] == pytest.approx(q["max_cosine"][0],
                                                                                                abs=5e-4)
     # the closing score: the cache's texts scored here under the same protocol, beside the exact random ranking
-    from sova_lib.evaluate import evaluate
+    from sova_lib.evaluation import evaluate
     from sova_lib.item_vectors import embed_descriptions
 
     assert q["direction_protocol"] == "quickstart-direction"

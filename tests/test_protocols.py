@@ -18,13 +18,8 @@ def _fresh(code: str) -> str:
 
 def test_importing_the_metrics_loads_the_core_alone():
     loaded = _fresh("import sys, sova_lib.metrics; print(' '.join(m for m in sys.modules if m.startswith('sova_lib')))")
-    loaded = set(loaded.split())
-    assert "sova_lib.metrics" in loaded
-    # the root package binds ``evaluate`` (its module is the core alone); nothing of a sub-package loads
-    assert all(m.count(".") <= 1 for m in loaded), sorted(loaded)
-    assert not any(m.startswith(("sova_lib.benchmarks", "sova_lib.describe", "sova_lib.video", "sova_lib.paper",
-                                 "sova_lib.cli")) for m in loaded), sorted(loaded)
-    assert len(loaded) <= 10, sorted(loaded)
+    # the package (its public names load on first use), its version and the metrics: no benchmark, at most 6
+    assert sorted(loaded.split()) == ["sova_lib", "sova_lib._version", "sova_lib.metrics"]
 
 
 def test_a_lookup_in_a_fresh_interpreter_finds_sovabench_protocols_without_importing_the_benchmarks_first():

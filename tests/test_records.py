@@ -6,7 +6,7 @@ import pytest
 
 from sova_lib import records
 from sova_lib.cli import main
-from sova_lib.evaluate import Result, baseline
+from sova_lib.evaluation import Result, baseline
 
 
 def _result(**kw):

@@ -15,8 +15,8 @@ from sova_lib.benchmarks.vantage.files import read_submission, write_submission
 from sova_lib.benchmarks.vantage.submissions import check_submission
 from sova_lib.describe.cache import DescriptionCache
 from sova_lib.describe.contrastive.store import EmbeddingCache
+from sova_lib.encoder import SplitCache
 from sova_lib.item_vectors import read_descriptions
-from sova_lib.sentences import SplitCache
 from sova_lib.storage import JsonlError, json_line, lines, read_jsonl
 
 #: Every character ``str.splitlines`` ends a line at, but "\n".

@@ -105,7 +105,7 @@ def run_embed(args) -> int:
         print("sova: interrupted; finished shards are saved: run the same command again to resume", file=sys.stderr)
         return 130
     print(summary.line())
-    for item_id, error in list(summary.errors.items())[:10]:
+    for item_id, error in list(summary.failures.items())[:10]:
         print(f"  failed {item_id!r}: {error}", file=sys.stderr)
     found = read_cache(summary.folder)
     have = [i.id for i in items if i.id in found]

@@ -15,7 +15,7 @@ oracle`` the upper bound; ``--annotations`` gives the annotation file (VSR
 ships with the package). Each command accepts only its own options.
 
 A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
-module behind it may share its name; ``sova_lib.cli.evaluate`` parses and prints, ``sova_lib.evaluate`` does
+module behind it may share its name; ``sova_lib.cli.evaluate`` parses and prints, ``sova_lib.evaluation`` does
 the work.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ from sova_lib.cli.options import (
     report,
 )
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
-from sova_lib.evaluate import BASELINES, CoverageError
+from sova_lib.evaluation import BASELINES, CoverageError
 from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS
 from sova_lib.similarity import AGGREGATES

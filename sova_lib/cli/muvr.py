@@ -36,7 +36,6 @@ __all__ = ["add_commands"]
 
 def add_commands(subparsers) -> None:
     """``sova muvr describe | evaluate``."""
-    # one piece: the two verbs' parsers, option by option
     from sova_lib.cli.describe import add_describe_options
     from sova_lib.cli.evaluate import add_input_options
 

@@ -78,7 +78,6 @@ def _score_args(p) -> None:
 
 
 def add_commands(sub) -> None:
-    # one piece: the four verbs' parsers, option by option
     v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, evaluate answers, write a submission",
                        description=__doc__.replace("``", "").replace("::\n", ""),
                        formatter_class=argparse.RawDescriptionHelpFormatter)

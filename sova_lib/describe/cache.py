@@ -11,7 +11,7 @@ and ``cache_folder(cache_dir, key)`` the folder it names::
         manifest.json        the configuration, counts, throughput and times
 
 ``open_cache(cache_dir, key, source=...)`` is the one way a folder is made:
-the runner, ``sova import`` and the synthetic demonstration all call it, so
+the runner, ``sova import`` and a construction of texts (tests) all call it, so
 every ``manifest.json`` has the same fields (``new_manifest``; the schema is
 in ``cache/README.md``). ``DescriptionCache`` is one such folder, opened under
 an exclusive lock (``sova_lib.storage``: ``CacheLockedError`` when another process holds it). Lines are appended and

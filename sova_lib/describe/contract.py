@@ -25,7 +25,7 @@ a request the server rejects for that item, time-outs after retries) is
 recorded in the cache's ``errors.jsonl`` and the run goes on. An error about
 the environment (the model or its processor cannot load, a package is
 missing, the server refuses connections or does not know the model, the
-credentials are refused, the GPU runs out of memory while loading) is a
+credentials are refused, the GPU runs out of memory) is a
 ``DescriberEnvironmentError``: the runner stops at once, records nothing for
 the item, and the error's message names the model or URL and the likely fix.
 """
@@ -45,7 +45,7 @@ class DescriberEnvironmentError(OSError):
     Backends raise it for a model or processor that cannot load, a missing
     package, a server that refuses connections or cannot be resolved, a 401 /
     403 answer, a model the server does not serve, or running out of GPU
-    memory while loading. The runner stops the run on it (nothing goes to
+    memory (while loading, or while describing: every later item would too). The runner stops the run on it (nothing goes to
     ``errors.jsonl``) and ``sova describe`` prints the message and exits with
     status 1. The message names the model or URL and the likely fix.
     """

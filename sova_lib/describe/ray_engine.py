@@ -31,8 +31,9 @@ run of the same configuration share one cache folder and, for a
 deterministic describer, write the same texts.
 
 Ray: with ``address`` (``"auto"``, or ``host:port``) the run joins that
-cluster (with token authentication when a token is at hand, ``use_cluster_token``); otherwise it uses the Ray instance this process already has, or
-starts a local one with ``num_cpus`` / ``num_gpus`` (default: the machine's)
+cluster (with token authentication when a token is at hand,
+``use_cluster_token``); otherwise it uses the Ray instance this process
+already has, or starts a local one with ``num_cpus`` / ``num_gpus`` (default: the machine's)
 and shuts it down at the end.
 
 ``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
@@ -44,10 +45,13 @@ those pieces on a pool of Ray actors (``--engine ray``).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pickle
 import sys
-from dataclasses import dataclass
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -107,24 +111,16 @@ class RayOptions:
             return self.load_workers
         return max(1, min(8, int(self.cpus_per_worker) or 1))
 
-    def session(self) -> "ray_session":
-        return ray_session(self.address, self.num_cpus, self.num_gpus)
-
-    def map(self, items, worker, constructor_kwargs: dict):
-        """``map_on_actors`` of ``items`` with these options."""
-        return map_on_actors(items, worker, constructor_kwargs, self)
-
 
 def item_to_json(item: Item) -> str:
     """``item`` as one JSON text (a dataset row); ``item_from_json`` reads it back."""
-    return json.dumps({"id": item.id, "path": str(item.path), "window": item.window, "crop": item.crop,
-                       "reverse": item.reverse, "is_video": item.is_video})
+    return json.dumps({**asdict(item), "path": str(item.path)})
 
 
 def item_from_json(text: str) -> Item:
     d = json.loads(text)
-    return Item(d["id"], Path(d["path"]), window=None if d["window"] is None else tuple(d["window"]),
-                crop=None if d["crop"] is None else tuple(d["crop"]), reverse=d["reverse"], is_video=d["is_video"])
+    return Item(**{**d, "path": Path(d["path"]), "window": d["window"] and tuple(d["window"]),
+                   "crop": d["crop"] and tuple(d["crop"])})
 
 
 class DescribeWorker:
@@ -150,17 +146,15 @@ class DescribeWorker:
             self.fatal = pickled_error(err)
 
     def __call__(self, batch: dict) -> dict:
-        rows = [int(row) for row in batch["row"]]
-        if self.fatal:
-            return {"row": rows, "text": [""] * len(rows), "error": [""] * len(rows), "loaded": [True] * len(rows),
-                    "fatal": [self.fatal] * len(rows)}
-        try:
-            done = self._describe(batch)
-        except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
-            self.fatal = pickled_error(err)
-            return self(batch)
-        return {"row": rows, "text": [done[r][0] for r in rows], "error": [done[r][1] for r in rows],
-                "loaded": [done[r][2] for r in rows], "fatal": [b""] * len(rows)}
+        rows, done = [int(row) for row in batch["row"]], {}
+        if not self.fatal:
+            try:
+                done = self._describe(batch)
+            except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
+                self.fatal = pickled_error(err)
+        text, error, loaded = zip(*(done.get(r, ("", "", True)) for r in rows))
+        return {"row": rows, "text": list(text), "error": list(error), "loaded": list(loaded),
+                "fatal": [self.fatal] * len(rows)}
 
     def _describe(self, batch: dict) -> dict[int, tuple[str, str, bool]]:
         items = [item_from_json(str(text)) for text in batch["item"]]
@@ -215,39 +209,26 @@ def use_cluster_token() -> None:
               "RAY_AUTH_MODE=disabled turns it off)", file=sys.stderr)
 
 
-class ray_session:
-    """Context manager: join ``address``, or reuse this process's Ray, or start a local instance and stop it after.
+@contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None):
+    """Join ``address``, or reuse this process's Ray, or start a local instance and stop it after.
 
-    ``start_seconds`` is how long Ray took to start (0 when it was running).
+    Yields how long Ray took to start, in seconds (0 when it was running).
     """
+    import ray
 
-    def __init__(self, address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None):
-        self.address, self.num_cpus, self.num_gpus = address, num_cpus, num_gpus
-        self.started = False
-        self.start_seconds = 0.0
-
-    def __enter__(self) -> "ray_session":
-        import logging
-        import time
-
-        import ray
-
-        if ray.is_initialized():
-            return self
-        start = time.monotonic()
-        if self.address:
-            ray.init(address=self.address, logging_level=logging.WARNING)
-        else:
-            ray.init(num_cpus=self.num_cpus, num_gpus=self.num_gpus, include_dashboard=False,
-                     logging_level=logging.WARNING)
-        self.started, self.start_seconds = True, time.monotonic() - start
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.started:
-            import ray
-
-            ray.shutdown()
+    if ray.is_initialized():
+        yield 0.0
+        return
+    start = time.monotonic()
+    if address:
+        ray.init(address=address, logging_level=logging.WARNING)
+    else:
+        ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, logging_level=logging.WARNING)
+    try:
+        yield time.monotonic() - start
+    finally:
+        ray.shutdown()
 
 
 def describe_items_ray(
@@ -297,43 +278,38 @@ def _schedule_on_ray(ray: RayOptions, on_start, backend, options, prompt, fps, t
             ready.append(item)
     if not ready:
         return
-    with ray.session() as session:
-        if on_start is not None:
-            on_start(session.start_seconds)
-        for row, id, text, error, loaded in _stream(ready, backend, options, prompt, fps, ray):
-            record(id, None if error else text, error or None, loaded)
+    kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": ray.threads()}
+    for item, out in map_on_actors(ready, DescribeWorker, kwargs, ray, on_start):
+        error = str(out["error"])  # "" for none; loaded is false for an item whose frames could not be loaded
+        record(item.id, None if error else str(out["text"]), error or None, bool(out["loaded"]))
 
 
-def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
-    """Run the actor class ``worker`` over ``items`` on the actor pool of ``pool``; yield ``(position, output row)``.
+def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions, on_start=None):
+    """Run the actor class ``worker`` over ``items`` on the actor pool of ``pool``; yield ``(item, output row)``.
 
-    Items travel as small JSON rows (``item_to_json``); each output row comes
-    back as the pool finishes it. An output whose ``fatal`` field is set (an
-    actor that could not start) is raised on the driver.
+    Ray is joined or started for the run (``ray_session``; ``on_start(seconds)``
+    is told how long it took to start). Items travel as small JSON rows
+    (``item_to_json``); each output row comes back as the pool finishes it. An
+    output whose ``fatal`` field is set (an actor that could not start) is
+    raised on the driver.
     """
     import ray.data
 
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    context.print_on_execution_start = False
-    rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(items)]
-    blocks = max(1, min(len(rows), -(-len(rows) // pool.batch_size)))
-    dataset = ray.data.from_items(rows, override_num_blocks=blocks)
-    mapped = dataset.map_batches(
-        worker, batch_size=pool.batch_size, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,
-        compute=ray.data.ActorPoolStrategy(size=pool.workers), num_cpus=pool.cpus_per_worker,
-        num_gpus=pool.gpus_per_worker or None)
-    for out in mapped.iter_rows():
-        if out["fatal"]:
-            raise pickle.loads(out["fatal"])
-        yield int(out["row"]), out
+    with ray_session(pool.address, pool.num_cpus, pool.num_gpus) as seconds:
+        if on_start is not None:
+            on_start(seconds)
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+        rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(items)]
+        blocks = max(1, min(len(rows), -(-len(rows) // pool.batch_size)))
+        dataset = ray.data.from_items(rows, override_num_blocks=blocks)
+        mapped = dataset.map_batches(
+            worker, batch_size=pool.batch_size, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,
+            compute=ray.data.ActorPoolStrategy(size=pool.workers), num_cpus=pool.cpus_per_worker,
+            num_gpus=pool.gpus_per_worker or None)
+        for out in mapped.iter_rows():
+            if out["fatal"]:
+                raise pickle.loads(out["fatal"])
+            yield items[int(out["row"])], out
 
-
-def _stream(ready, backend, options, prompt, fps, ray: RayOptions):
-    """Yield ``(row, id, text, error, loaded)`` for each of ``ready`` as the actor pool finishes it.
-
-    ``loaded`` is false for an item whose frames could not be loaded (the runner's fail-fast rule leaves those out).
-    """
-    kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": ray.threads()}
-    for row, out in ray.map(ready, DescribeWorker, kwargs):
-        yield row, ready[row].id, str(out["text"]), str(out["error"]), bool(out["loaded"])

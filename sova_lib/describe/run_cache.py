@@ -25,7 +25,7 @@ from sova_lib.describe.item import Item
 from sova_lib.item_vectors import MAX_TEXT_CHARS
 from sova_lib.storage import now, redact
 
-__all__ = ["RunOptions", "RunSummary", "run_into_cache"]
+__all__ = ["RunOptions", "RunSummary", "left_to_do", "run_into_cache", "unique_items"]
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,8 @@ class RunSummary:
     and ``total_failed``: the cache folder's counts after the run; ``cut``:
     answers cut to ``RunOptions.max_answer_chars`` (describing); ``frames``:
     frames decoded (embedding).
-    ``str()`` is the printed summary, ``line()`` the same in one line.
-    ``described``/``embedded``, ``skipped`` (both kinds) and ``errors`` are
-    the names each engine's callers have read these counts by.
+    ``str()`` is the printed summary, ``line()`` the same in one line;
+    ``skipped`` counts both kinds of items left out.
     """
 
     folder: Path
@@ -82,27 +81,13 @@ class RunSummary:
     failures: dict = field(default_factory=dict)
 
     @property
-    def described(self) -> int:
-        return self.done
-
-    @property
-    def embedded(self) -> int:
-        return self.done
-
-    @property
     def skipped(self) -> int:
         """Items left out: already in the cache, or failed before."""
         return self.skipped_cached + self.skipped_failed
 
     @property
-    def errors(self) -> dict:
-        return self.failures
-
-    @property
     def items_per_s(self) -> float:
         return self.done / self.seconds if self.seconds > 0 else 0.0
-
-    items_per_second = items_per_s
 
     def line(self) -> str:
         frames = f"{self.frames} frames " if self.frames or self.verb == "embedded" else ""
@@ -165,7 +150,7 @@ def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
     from tqdm.auto import tqdm
 
     summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
-    todo = _left_to_do(items, cache, run.retry_errors, summary)
+    todo = left_to_do(items, cache, run.retry_errors, summary)
     log = _RunLog(cache, summary)
     # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
     changes = bool(todo) or not cache.manifest()
@@ -188,7 +173,17 @@ def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
     return summary
 
 
-def _left_to_do(items, cache, retry_errors, summary) -> list:
+def unique_items(items) -> list[Item]:
+    """``items`` as a list; ``ValueError`` naming the first id that appears twice (ids must be unique)."""
+    items, seen = list(items), set()
+    for item in items:
+        if item.id in seen:
+            raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
+        seen.add(item.id)
+    return items
+
+
+def left_to_do(items, cache, retry_errors, summary) -> list:
     """The items not in ``cache`` (nor failed before, unless ``retry_errors``); counts the others in ``summary``."""
     todo = []
     for item in items:

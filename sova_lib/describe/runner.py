@@ -66,7 +66,7 @@ from sova_lib.describe.cache import cache_key
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
-from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
+from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache, unique_items
 
 __all__ = ["build_request", "describe_batch", "describe_items", "prepare_run",
            "run_key", "schedule_requests", "start_describer"]
@@ -207,13 +207,7 @@ def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable
         prompt = Prompt("custom", prompt, prompt, system_prompt or None)
     elif system_prompt is not None:
         raise ValueError("a Prompt carries its own system prompt; pass system_prompt only with plain text")
-    items = list(items)
-    seen: set = set()
-    for item in items:
-        if item.id in seen:
-            raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
-        seen.add(item.id)
-    return prompt, items
+    return prompt, unique_items(items)
 
 
 def run_key(describer: Describer, prompt: Prompt, fps: float | None, sampler_version: str | None,

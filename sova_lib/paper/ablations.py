@@ -20,16 +20,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.paper.cache_scan import sovabench_caches
 from sova_lib.paper.results import NOT_COMPUTED, cache_items, evaluate_cache, paper_results
 from sova_lib.records import format_cell
 
-__all__ = [
-    "ENCODER_IDS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
-    "paper_wide", "settings_table",
-]
+__all__ = ["ENCODER_IDS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
+           "paper_wide", "settings_table"]
 
 
 def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expected", bootstrap: int = 0,
@@ -41,8 +40,6 @@ def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expecte
     once per encoder and splitting mode. Returns a long DataFrame of
     ``evaluate_cache`` records (no rows when no SOVABench cache is given).
     """
-    import pandas as pd
-
     encoders = encoders if isinstance(encoders, (list, tuple)) else [encoders]
     rows = []
     for cache in sovabench_caches(caches):
@@ -63,9 +60,6 @@ def encoder_rows(names, *, cache_dir=None):
     Returns ``(frame, encoders)``, where ``encoders`` maps each available
     name to a loaded ``SentenceEncoder``.
     """
-    import pandas as pd
-
-
     rows, encoders = [], {}
     for name in names:
         try:
@@ -112,8 +106,6 @@ def settings_table(rows, setting: str, cache_dir):
     varies (``text_split``, ``aggregate`` or ``encoder``). Cells read
     ``value [CI low, CI high]`` or say why nothing was computed.
     """
-    import pandas as pd
-
     if rows is None or len(rows) == 0:
         return pd.DataFrame([{"source": no_cache_note(cache_dir)}])
     out = []
@@ -134,8 +126,6 @@ def encoder_table(availability, rows, cache_dir):
     reason``) with encoder ids; ``rows`` the ``ablation_rows`` of the caches
     (inter-pair). One ``here`` column per SOVABench cache.
     """
-    import pandas as pd
-
     paper = paper_results("Table 6")
     wide = paper.pivot_table(index="encoder", columns="column", values="value", aggfunc="first", sort=False)
     ids = dict(ENCODER_IDS)
@@ -170,8 +160,6 @@ def fps_compare(rows, cache_dir):
     and intra-pair). Computed rows are grouped by what made them other than
     the sampling rate (model, prompt), read from each cache's manifest.
     """
-    import pandas as pd
-
     paper = paper_results("Table 7")
     out = []
     for fps, part in paper.groupby("fps", sort=False):

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from sova_lib.benchmarks.sovabench import labels
 from sova_lib.benchmarks.sovabench.clips.kpf import find_annotation_files
 from sova_lib.benchmarks.sovabench.clips.plan import DEFAULT_FPS, plan_clip, plan_clips
@@ -37,9 +39,6 @@ def table2():
     queries (paper), queries (here)``. The paper prints rounded sample
     counts (9.9k); other benchmarks are not computed here.
     """
-    import pandas as pd
-
-
     paper = paper_results("Table 2")
     here = {}
     for name, label in (("inter-pair", "SOVABench (Inter-pair)"), ("intra-pair", "SOVABench (Intra-pair)"),
@@ -67,9 +66,6 @@ def query_counts(split: str = "interpair"):
     Columns ``MEVA``, ``VIRAT``; actions in the order of ``labels.ACTIONS``
     (pair by pair), those absent from ``split`` left out.
     """
-    import pandas as pd
-
-
     clips = [c for c in load_split(split) if not c.is_distractor]
     frame = pd.crosstab(pd.Series([c.label for c in clips], name="action"),
                         pd.Series([c.source_dataset for c in clips], name="source"))
@@ -86,9 +82,6 @@ def metadata_durations(split: str = "interpair", fps=None):
     (default ``clips.DEFAULT_FPS``: 30). Columns ``index, label,
     source_dataset, distractor, frames, duration_s``.
     """
-    import pandas as pd
-
-
     rates = fps if fps is not None else DEFAULT_FPS
     rows = []
     for clip in load_split(split):
@@ -127,9 +120,6 @@ def pair_counts():
 
     Columns ``pair, action, clips``, two rows per pair in the order of ``labels.PAIRS``.
     """
-    import pandas as pd
-
-
     clips = load_split("intrapair")
     rows = [{"pair": p.name, "action": a, "clips": sum(c.label == a for c in clips)}
             for p in labels.PAIRS for a in p.actions]

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+
 from sova_lib.describe.cache import MANIFEST_SCHEMA
 from sova_lib.describe.prompts import PROMPTS
 from sova_lib.item_vectors import read_descriptions
@@ -158,8 +160,6 @@ def sovabench_caches(caches) -> list[FoundCache]:
 
 def caches_frame(caches, protocols=("inter-pair", "inter-pair-constrained", "intra-pair")):
     """One row per cache: what made it, how many items, and which protocols it covers (or why it is skipped)."""
-    import pandas as pd
-
     rows = []
     for c in caches:
         row = {"cache": c.name, "source": c.label, "fps": c.fps, "items": len(c.texts),

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib import metrics
-from sova_lib.evaluate import evaluate
+from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record

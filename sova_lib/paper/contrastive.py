@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.describe.contrastive import read_cache
-from sova_lib.evaluate import evaluate
+from sova_lib.evaluation import evaluate
 from sova_lib.protocols import get_protocol
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, l2_normalize

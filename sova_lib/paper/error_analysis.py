@@ -30,29 +30,24 @@ opposite-action clips among its tied best matches.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 from sova_lib.benchmarks.sovabench import labels
-from sova_lib.describe.cache import cache_key, open_cache
-from sova_lib.describe.prompts import Prompt
 from sova_lib.paper.cache_scan import FoundCache, find_description_caches
 from sova_lib.paper.results import BENCHMARK as SOVABENCH
 from sova_lib.paper.results import select_rows
 from sova_lib.protocols import get_protocol
 from sova_lib.similarity import set_similarity
+from sova_lib.storage import write_text
 
-__all__ = [
-    "ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts", "recorded_score", "score_record",
-    "synthetic_texts", "write_synthetic_cache",
-    "pair_similarities", "opposite_confusion", "worst_queries", "write_labelling_sheet", "constructed_labels",
-    "read_labels",
-    "error_mode_counts",
-]
+__all__ = ["ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts", "recorded_score",
+           "score_record", "synthetic_texts", "pair_similarities", "opposite_confusion", "worst_queries",
+           "write_labelling_sheet", "constructed_labels", "read_labels", "error_mode_counts"]
 
 #: The paper's error modes, most severe first, then ``correct`` (Appendix E).
 ERROR_MODES = ("hallucination", "under-description", "temporal misunderstanding", "action assumption", "correct")
@@ -85,9 +80,6 @@ def synthetic_texts(protocol: str = "intra-pair", *, swap_fraction: float = 0.2,
     ``constructed`` is a DataFrame (``id, action, text, constructed_as``)
     saying what was done to each clip (``correct`` when untouched).
     """
-    import pandas as pd
-
-
     if not (0 <= swap_fraction and 0 <= generic_fraction and swap_fraction + generic_fraction <= 1):
         raise ValueError(f"fractions must be >= 0 and sum to at most 1, got {swap_fraction} and {generic_fraction}")
     clips = get_protocol(protocol).clips()
@@ -105,26 +97,6 @@ def synthetic_texts(protocol: str = "intra-pair", *, swap_fraction: float = 0.2,
         texts[clip.index] = text
         rows.append({"id": clip.index, "action": clip.label, "text": text, "constructed_as": made})
     return texts, pd.DataFrame(rows)
-
-
-def write_synthetic_cache(cache_dir, texts: dict, *, name: str = "synthetic-demo", description: str) -> Path:
-    """Write ``texts`` as a description cache marked synthetic; returns its folder.
-
-    It goes through the one cache writer (``sova_lib.describe.cache.open_cache``)
-    with ``source = "synthetic"``: backend ``synthetic``, no model, and the key
-    holding how the texts were made and their SHA-256, so other texts get
-    another folder. ``source_details.description`` says how they were made.
-    """
-    body = "".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in texts.items())
-    describer = {"model": "none (synthetic)", "construction": description,
-                 "texts_sha256": hashlib.sha256(body.encode()).hexdigest()}
-    key = cache_key("synthetic", describer, Prompt("none", "", ""), None, sampler_version="none", crop_source="none")
-    with open_cache(cache_dir, key, source="synthetic", name=name, details={"description": description}) as cache:
-        for k, v in texts.items():
-            if k not in cache.done:
-                cache.add(k, v)
-        cache.update_manifest()
-    return cache.folder
 
 
 class Analysed(NamedTuple):
@@ -247,8 +219,6 @@ def opposite_confusion(items, *, aggregate: str = "max"):
     (the share of opposite-action clips in each query's gallery, what a
     random ranking's top neighbour gives on average).
     """
-    import pandas as pd
-
     rows = []
     for task, _, sims in pair_similarities(items, "intra-pair", aggregate=aggregate):
         q_labels = task.labels[task.queries]
@@ -275,8 +245,6 @@ def worst_queries(items, texts: dict, result, *, pair: str | None = None, k: int
     ``n<j> similarity``, ``n<j> description``. Ties in the ranking are
     broken by gallery order.
     """
-    import pandas as pd
-
     rows = []
     for task, ids, sims in pair_similarities(items, "intra-pair", aggregate=result.aggregate):
         if pair is not None and task.name != pair:
@@ -321,9 +289,7 @@ def write_labelling_sheet(frame, path, *, source: str, overwrite: bool = False) 
     sheet = frame.assign(source=source).reindex(columns=_SHEET)
     for col in ("error_mode", "note"):
         sheet[col] = sheet[col].astype(object).where(sheet[col].notna(), "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sheet.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
-    return path
+    return write_text(path, sheet.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC))
 
 
 def constructed_labels(frame, constructed):
@@ -342,8 +308,6 @@ def read_labels(path):
     Empty ``error_mode`` cells mean "not labelled yet". An unknown mode
     raises ``ValueError`` naming the file, the line and the clip id.
     """
-    import pandas as pd
-
     path = Path(path)
     frame = pd.read_csv(path, keep_default_na=False)
     for col in ("id", "error_mode"):
@@ -359,8 +323,6 @@ def read_labels(path):
 
 def error_mode_counts(labels_frame, column: str = "error_mode"):
     """Clips per error mode (``ERROR_MODES`` order, then ``not labelled``), as a DataFrame."""
-    import pandas as pd
-
     values = labels_frame[column].fillna("").astype(str).str.strip()
     counts = [{"error mode": m, "clips": int((values == m).sum())} for m in ERROR_MODES]
     counts.append({"error mode": "not labelled", "clips": int((values == "").sum())})

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from sova_lib import metrics
 from sova_lib.benchmarks.muvr import PARTITIONS, MuvrDataError, load_partition, released_vectors
@@ -30,8 +31,8 @@ from sova_lib.benchmarks.muvr.annotations import Partition, clean_description
 from sova_lib.benchmarks.muvr.features import npz_vectors
 from sova_lib.benchmarks.muvr.framework import framework_vectors, pool_windows
 from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, fused_rows
-from sova_lib.benchmarks.muvr.retrieval import evaluate_partition, rows_of
-from sova_lib.evaluate import evaluate
+from sova_lib.benchmarks.muvr.retrieval import evaluate_partition, row_masks, row_targets, rows_of
+from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.sentences import split
@@ -100,8 +101,6 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
     AP counts the whole gallery under ``ties`` (``metrics.TIE_RULES``); the
     hits are the ``k`` best, ties in gallery order.
     """
-    import pandas as pd
-
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     task, row, ids = _task_of(protocol, query)
     where = {i: p for p, i in enumerate(np.asarray(items.ids).tolist())}
@@ -112,12 +111,8 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
     owner = np.asarray(items.owner, dtype=np.int64)
     vectors = np.asarray(items.vectors, dtype=np.float64)
     qv = vectors[owner == where[query]]
-    scores, pairs = np.empty(len(gallery)), []
-    for n, g in enumerate(gallery):
-        sims = qv @ vectors[owner == where[g]].T
-        a, b = np.unravel_index(int(np.argmax(sims)), sims.shape)
-        scores[n] = sims[a, b]
-        pairs.append((int(a), int(b)))
+    best = [_best_pair(qv, vectors[owner == where[g]]) for g in gallery]
+    scores, pairs = np.array([b[0] for b in best]), [b[1] for b in best]
     relevant = task.relevance()[row]
     valid = task.valid()[row]
     ap = float(metrics.average_precision_rows(scores[None], relevant[None], valid[None], ties=ties)[0])
@@ -142,8 +137,6 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
 
 def worst_queries(protocol: str | Protocol, items: ItemVectors, *, n: int = 20, ties: str = "expected"):
     """The ``n`` queries of lowest AP under ``protocol`` (DataFrame ``id, class, AP`` in percent; ties by id order)."""
-    import pandas as pd
-
     proto = get_protocol(protocol) if isinstance(protocol, str) else protocol
     result = evaluate(proto, items, ties=ties)
     clips = {c.index: c for c in proto.clips()}
@@ -242,24 +235,6 @@ def _best_pair(rows, target):
     return float(sims[a, b]), (int(a), int(b))
 
 
-def _muvr_targets(partition: Partition, gallery_ids: list, qid, positives) -> tuple[list, np.ndarray, np.ndarray, dict]:
-    """``(kept, relevant, valid, column)`` of one Base row over ``gallery_ids``, as ``retrieval._targets`` has it.
-
-    ``kept``: the row's positives in the partition's gallery (``|G_q|``
-    counts them, scored or not; its own video stays, a miss);
-    ``relevant`` and ``valid`` ``(N,)`` bool, the own video not valid;
-    ``column``: gallery id -> position.
-    """
-    column = {v: j for j, v in enumerate(gallery_ids)}
-    kept = [p for p in positives if p in set(partition.gallery)]  # as retrieval._targets: own video kept, a miss
-    relevant = np.zeros(len(gallery_ids), dtype=bool)
-    relevant[[column[p] for p in kept if p in column]] = True
-    valid = np.ones(len(gallery_ids), dtype=bool)
-    if qid in column:
-        valid[column[qid]] = False
-    return kept, relevant, valid, column
-
-
 @dataclass(frozen=True)
 class _QuerySides:
     """A MUVR query's description and video: their vectors (float64 rows; None where the query mode does not use
@@ -331,8 +306,6 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     or of the query video and the video (``video``), with ``texts`` (video
     id -> pooled window text) giving the sentences.
     """
-    import pandas as pd
-
     if query not in QUERY_MODES:
         raise ValueError(f"unknown query {query!r}; choose one of {QUERY_MODES}")
     rows = {r[0]: r for r in rows_of(partition, "base")}
@@ -341,22 +314,23 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
                          f"(e.g. {list(rows)[:3]})")
     gallery, queries = vectors(partition) if callable(vectors) else vectors
     _, qid, positives, _ = rows[query_id]
-    kept, relevant, valid, column = _muvr_targets(partition, np.asarray(gallery.ids).tolist(), qid, positives)
+    cols, n_positive, own = row_targets([rows[query_id]], np.asarray(gallery.ids).tolist(), set(partition.gallery))
+    (relevant,), (valid,) = row_masks([0], cols, own, len(gallery.ids))
     got = []
     fused_rows(gallery, queries, [qid], query, lambda _, block: got.append(np.asarray(block[0], dtype=np.float32)))
     scores = got[0]
-    ap = float(muvr_metrics.average_precision_misses(scores[None], relevant[None], valid[None],
-                                                     np.array([len(kept)]), ties=ties)[0])
+    ap = float(muvr_metrics.average_precision_misses(scores[None], relevant[None], valid[None], n_positive,
+                                                     ties=ties)[0])
     sides = _muvr_query_sides(partition, queries, qid, query, texts)
     out = _muvr_hits(gallery, scores, relevant, valid, k, query=query, texts=texts, sides=sides)
     notes = []
-    unscored = len([p for p in kept if p not in column])
-    if qid in kept:
+    unscored = int(n_positive[0]) - len(cols[0])  # |G_q| counts the positives without vectors: misses
+    if qid in positives and qid in partition.gallery:
         notes.append("the query's own video is listed as its positive: a miss it can never rank (as in muvr.evaluate)")
     if unscored:
         notes.append(f"{unscored} positive(s) have no vectors: misses")
     return QueryView(protocol=f"MUVR {partition.name} ({query})", query=qid, query_class=partition.name, ap=ap,
-                     n_relevant=len(kept), n_gallery=int(valid.sum()), query_description=sides.description,
+                     n_relevant=int(n_positive[0]), n_gallery=int(valid.sum()), query_description=sides.description,
                      hits=pd.DataFrame(out, columns=["rank", "id", "similarity", "relevant", "query sentence",
                                                      "item sentence", "sentence pair", "description", "text score",
                                                      "video score"]), notes=notes)
@@ -365,8 +339,6 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
 def muvr_worst_queries(partition: Partition, vectors, *, query: str = "text+video", n: int = 20,
                        ties: str = "expected"):
     """The ``n`` Base queries of ``partition`` of lowest AP (``retrieval.evaluate``'s); DataFrame ``id, class, AP`` (percent)."""
-    import pandas as pd
-
     gallery, queries = vectors(partition) if callable(vectors) else vectors
     score = evaluate_partition(partition, gallery, queries, query=query, ties=ties, uap=False)
     frame = pd.DataFrame({"id": score.row_ids, "class": partition.name, "AP": 100 * np.asarray(score.ap)})

@@ -23,14 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.paper.label_placement import place_labels
+from sova_lib.storage import write_bytes
 
-__all__ = [
-    "FILE_METADATA", "GROUP_COLORS", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure", "place_labels",
-    "filmstrips",
-    "similarity_heatmap", "similarity_heatmaps",
-    "class_count_bars", "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
-    "opposite_confusion_bars", "error_mode_bars",
-]
+__all__ = ["FILE_METADATA", "GROUP_COLORS", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure",
+           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps", "class_count_bars",
+           "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
+           "opposite_confusion_bars", "error_mode_bars"]
 
 #: Colour of each row group of Table 4 (and of rows computed here).
 GROUP_COLORS = {
@@ -105,11 +103,7 @@ def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
     The list prints as one line (``SavedFiles``).
     """
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    for path in paths:
-        path.write_bytes(figure_bytes(fig, path.suffix[1:], dpi=dpi))
-    return SavedFiles(paths)
+    return SavedFiles(write_bytes(stem.with_suffix(f".{fmt}"), figure_bytes(fig, fmt, dpi=dpi)) for fmt in ("png", "pdf"))
 
 
 # --------------------------------------------------------------------------- quickstart

@@ -28,12 +28,13 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
 from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import build_request, describe_items
-from sova_lib.evaluate import CoverageError, baseline, evaluate
+from sova_lib.evaluation import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper.results import select_rows
 from sova_lib.protocols import Protocol, Task, get_protocol
@@ -82,9 +83,6 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_so
 
 def items_table(items):
     """One row per item: ``id, file, reversed, frames, fps, seconds`` (read from each file's header and packets)."""
-    import pandas as pd
-
-
     rows = []
     for it in items:
         info = probe(it.path)
@@ -109,8 +107,6 @@ def request_table(item, fps: float, prompt):
     The request is the runner's own (``runner.build_request``), the frames
     sampled at ``fps`` per second; ``prompt`` is a ``prompts.Prompt``.
     """
-    import pandas as pd
-
     request, error = build_request(item, fps, prompt)
     if request is None:
         raise ValueError(f"{item.id}: its frames cannot be read ({error})")
@@ -141,8 +137,6 @@ def split_table(text: str):
     Each line is split on its own (``split(line)``); blank lines give no
     row. The ``text`` column is ``split(text)``, in order.
     """
-    import pandas as pd
-
     rows = [{"line": n, "sentence": k, "text": s}
             for n, line in enumerate(text.splitlines(), start=1) if line.strip()
             for k, s in enumerate(split(line), start=1)]
@@ -151,8 +145,6 @@ def split_table(text: str):
 
 def sentence_table(texts: dict):
     """One row per sentence: ``id``, ``sentence`` (1-based number within its description), ``text``."""
-    import pandas as pd
-
     rows = [{"id": i, "sentence": k + 1, "text": s} for i, text in texts.items() for k, s in enumerate(split(text))]
     return pd.DataFrame(rows, columns=["id", "sentence", "text"])
 
@@ -174,8 +166,6 @@ def neighbours(items, texts: dict, query, *, k: int = 3):
     ``mean_cosine``) on the clips' vectors (``ItemVectors.vectors_of``),
     rounded to 3 decimals; ties keep the order of ``items``.
     """
-    import pandas as pd
-
     ids = np.asarray(items.ids).tolist()
     if query not in ids:
         raise ValueError(f"query {query!r} is not among the described clips {ids}")
@@ -258,8 +248,6 @@ def direction_table(collected, protocol: str, *, cache: str | None = None, encod
     (percent), ``tie spread`` (points) and ``queries``. A score without a
     value gives an empty table with the record's note in ``attrs["note"]``.
     """
-    import pandas as pd
-
     columns = ["scorer", "mAP", "tie spread", "queries"]
     run = {"protocol": protocol, "bootstrap": 0}
     described = select_rows(collected, kind="description cache", cache=cache, encoder=encoder, **run)

@@ -7,7 +7,7 @@ Three kinds of rows meet here, and each keeps its name:
   each came from. They are never used in place of a computed number.
 * **baseline** rows, computed from the benchmark metadata alone
   (``baseline_rows``): ``prevalence`` (the paper's Random row),
-  ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluate``).
+  ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluation``).
 * **embeddings** rows (``contrastive.find_embedding_caches``,
   ``contrastive.embedding_rows``): frame vectors of a contrastive model
   (``sova embed``), matched to the paper's contrastive rows by model id.
@@ -32,26 +32,22 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-from sova_lib.evaluate import BASELINES, baseline, evaluate
+from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
 from sova_lib.paper.contrastive import paper_model
 from sova_lib.paper.tables import NOT_COMPUTED, write_table
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, write_record
+from sova_lib.storage import write_text
 
-__all__ = [
-    "NOT_COMPUTED", "paper_results", "baseline_rows", "cache_items", "evaluate_cache",
-    "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "scatter_frame",
-    "write_outputs", "write_json",
-]
+__all__ = ["NOT_COMPUTED", "paper_results", "baseline_rows", "cache_items", "evaluate_cache", "computed_rows",
+           "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "scatter_frame", "write_outputs",
+           "write_json"]
 
 #: The benchmark these tables are about (the ``benchmark`` field of their records).
 BENCHMARK = "SOVABench"
@@ -69,8 +65,6 @@ def paper_results(table: str | None = None):
     table, e.g. ``"Table 4"``; an unknown name raises ``ValueError`` listing
     the known ones.
     """
-    import pandas as pd
-
     path = Path(__file__).resolve().parent / "data" / PAPER_CSV
     frame = pd.read_csv(path, dtype={"fps": str}, keep_default_na=False, na_values={"value": [""]})
     if table is not None:
@@ -220,8 +214,6 @@ def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed
     order), then description and frame-embedding caches by folder name, each
     over ``protocols`` in order.
     """
-    import pandas as pd
-
     run = {"bootstrap": bootstrap, "seed": seed, "protocol": tuple(protocols)}
     baselines = select_rows(frame, kind="baseline", encoder=(encoder, None), **run)
     caches = select_rows(frame, kind="description cache", encoder=encoder, aggregate="max",
@@ -261,8 +253,6 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
     ``paper_only`` names columns copied from the paper alone (e.g. Table
     C.1's ``efficiency``): ``<col> paper``, shown before the others.
     """
-    import pandas as pd
-
     paper = paper_results(table)
     paper = paper[paper["column"].isin([*paper_only, *columns])]
     out: dict = {}
@@ -313,8 +303,6 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
 
 def format_table(frame, columns, *, paper_only=()) -> "pd.DataFrame":
     """``compare_table``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed here``."""
-    import pandas as pd
-
     shown = frame[["group", "model", "prompt"]].copy()
     for c in paper_only:
         shown[f"{c} (paper)"] = [f"{v:g}" if pd.notna(v) else "-" for v in frame[f"{c} paper"]]
@@ -349,10 +337,7 @@ def write_json(data: dict, path, *, digits: int | None = None) -> Path:
             return int(v)
         return v
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(clean(data), indent=1) + "\n")
-    return path
+    return write_text(path, json.dumps(clean(data), indent=1) + "\n")
 
 
 def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
@@ -361,8 +346,6 @@ def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
     Columns ``label, group, prompt, inter, intra, source``. The oracle (an
     upper bound at 100) is left out; the Random row is drawn once, from the paper.
     """
-    import pandas as pd
-
     short = {"general": " (general)", "task-aware": " (task-aware)"}
     rows = []
     for r in comparison.to_dict("records"):

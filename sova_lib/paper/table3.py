@@ -22,16 +22,12 @@ exposes the Visual7W-Count entry printed as 10.0.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
+import pandas as pd
 
 from sova_lib.benchmarks import image_tasks as it
 from sova_lib.paper.results import NOT_COMPUTED, select_rows
 from sova_lib.records import make_record
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["COLUMNS", "RANDOM_SOURCE", "chance_by_construction", "computed_rows", "description_records",
            "oracle_records", "oracle_source", "random_records", "random_row_check", "random_table", "readable",
@@ -90,8 +86,6 @@ def random_row_check(paper: dict) -> "pd.DataFrame":
     printed, recomputed with the columns as printed, and recomputed with
     Visual7W-Count at 25.0 (its four original options).
     """
-    import pandas as pd
-
     printed = {k: paper.get(k, np.nan) for k in AVERAGES}
     as_printed = it.table3_averages(paper)
     four_options = it.table3_averages({**paper, "Visual7W-Count": 25.0})
@@ -163,8 +157,6 @@ def run_records(collected, *, encoder: str, bootstrap: int, seed: int, sentences
     and ``sentences``, each in the order of the table's columns (caches by
     folder name first). Records of other benchmarks or settings are left out.
     """
-    import pandas as pd
-
     where = {task: k for k, task in enumerate(t for t in COLUMNS.values() if t)}
     run = {"benchmark": it.BENCHMARK, "protocol": tuple(where), "bootstrap": bootstrap, "seed": seed}
     parts = {"random": select_rows(collected, kind="baseline", baseline="random", encoder=None, **run),
@@ -188,8 +180,6 @@ def random_table(random) -> "pd.DataFrame":
     A column without a record reads ``not computed here``; the SpatialBench
     columns are never computed (their data could not be identified).
     """
-    import pandas as pd
-
     by_column = {r["column"]: r for r in random.to_dict("records")}
     rows = []
     for column, task in COLUMNS.items():
@@ -235,8 +225,6 @@ def table3_frame(paper, computed: dict) -> "pd.DataFrame":
     only when every column they need has a value (NaN otherwise); a cell
     with no value is NaN.
     """
-    import pandas as pd
-
     rows = []
     for (model, prompt), group in paper.groupby(["model", "prompt"], sort=False):
         values = dict(zip(group["column"], group["value"].astype(float)))

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from sova_lib.paper import plots
 from sova_lib.paper.results import compare_table, format_table, paper_results, scatter_frame
 
 if TYPE_CHECKING:
-    import pandas as pd
     from matplotlib.figure import Figure
 
 __all__ = ["COLUMNS", "TABLE", "figure2b", "paper_random", "readable", "table4_frame"]

@@ -15,12 +15,9 @@ and its efficiency (instances per second on the authors' hardware).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import pandas as pd
 
 from sova_lib.paper.results import compare_table, format_table
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = ["COLUMNS", "PAPER_ONLY", "TABLE", "readable", "table_c1_frame"]
 

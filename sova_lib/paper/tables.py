@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
+from sova_lib.storage import write_text
+
 __all__ = ["markdown_table", "paper_beside_computed", "write_table"]
 
 #: What a cell of a number that was not computed here reads (as ``results.NOT_COMPUTED``).
@@ -26,11 +30,8 @@ def markdown_table(frame) -> str:
 def write_table(frame, stem: str | Path, *, readable=None) -> list[Path]:
     """Write ``frame`` as ``<stem>.csv`` and, as Markdown, ``readable`` (default ``frame``) as ``<stem>.md``."""
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    csv, md = stem.with_suffix(".csv"), stem.with_suffix(".md")
-    frame.to_csv(csv, index=False)
-    md.write_text(markdown_table(frame if readable is None else readable))
-    return [csv, md]
+    return [write_text(stem.with_suffix(".csv"), frame.to_csv(index=False)),
+            write_text(stem.with_suffix(".md"), markdown_table(frame if readable is None else readable))]
 
 
 def paper_beside_computed(long, *, index=("group", "model"), column: str = "column", missing: str = NOT_COMPUTED):
@@ -46,8 +47,6 @@ def paper_beside_computed(long, *, index=("group", "model"), column: str = "colu
     computed number says so once, in its ``numbers`` cell (``paper;
     not computed here``).
     """
-    import pandas as pd
-
     index, columns = list(index), list(dict.fromkeys(long[column]))
     rows = []
     for key, part in long.groupby(index, sort=False):

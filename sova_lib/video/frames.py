@@ -1,4 +1,4 @@
-"""Video access: the paper's frame sampler, probing, frame reading, and writing.
+"""Video access: the paper's frame sampler, probing and frame reading.
 
 Decoding is ``sova_lib.video.decode``: two decoders (``backend="decord"``,
 ``"pyav"``, or ``"auto"``: decord, falling back to PyAV), which number
@@ -23,12 +23,11 @@ from typing import Sequence
 
 import numpy as np
 
+from sova_lib.crop import crop as crop_frame
 from sova_lib.video.decode import BACKENDS, VideoError, VideoInfo, decode_planned, open_video
 
-__all__ = [
-    "SAMPLER_VERSION", "BACKENDS", "VideoError", "VideoInfo", "Frames",
-    "sample_indices", "probe", "read_frames", "sample_frames", "write_video", "example_videos", "to_rgb_image",
-]
+__all__ = ["SAMPLER_VERSION", "BACKENDS", "VideoError", "VideoInfo", "Frames", "sample_indices", "probe", "read_frames",
+           "sample_frames", "example_videos", "to_rgb_image"]
 
 #: Bumped whenever ``sample_indices`` or the frame numbering changes (a cache key part).
 SAMPLER_VERSION = "1"
@@ -116,15 +115,6 @@ def probe(path, backend: str = "auto") -> VideoInfo:
     return info
 
 
-def _clamp_crop(crop, width: int, height: int, path) -> tuple[int, int, int, int]:
-    x1, y1, x2, y2 = (int(round(v)) for v in crop)
-    x1, x2 = max(0, min(x1, width)), max(0, min(x2, width))
-    y1, y2 = max(0, min(y1, height)), max(0, min(y2, height))
-    if x2 <= x1 or y2 <= y1:
-        raise ValueError(f"crop {tuple(crop)} is empty inside the {width}x{height} frame of {os.fspath(path)}")
-    return x1, y1, x2, y2
-
-
 def _clip_range(window, num_frames: int, path) -> tuple[int, int]:
     if window is None:
         return 0, num_frames - 1
@@ -137,13 +127,14 @@ def _clip_range(window, num_frames: int, path) -> tuple[int, int]:
     return start, end
 
 
-
-def _crop_all(arrays: list[np.ndarray], crop, path) -> list[np.ndarray]:
-    if crop is None or not arrays:
+def _crop_all(arrays: list[np.ndarray], region, path) -> list[np.ndarray]:
+    """``arrays`` cropped to ``region`` (``sova_lib.crop``; None: whole frames)."""
+    if region is None:
         return arrays
-    h, w = arrays[0].shape[:2]
-    x1, y1, x2, y2 = _clamp_crop(crop, w, h, path)
-    return [np.ascontiguousarray(a[y1:y2, x1:x2]) for a in arrays]
+    try:
+        return [crop_frame(a, region) for a in arrays]
+    except ValueError as err:
+        raise ValueError(f"{os.fspath(path)}: {err}") from None
 
 
 def read_frames(path, source_indices: Sequence[int], *, crop=None, backend: str = "auto") -> list[np.ndarray]:
@@ -205,50 +196,6 @@ def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = N
         source_indices=np.asarray(source, dtype=np.int64),
         info=info,
     )
-
-
-def write_video(path, frames, fps: float, *, codec: str = "libx264", crf: int = 23,
-                options: dict | None = None) -> Path:
-    """Write ``frames`` (``H x W x 3`` uint8 arrays or RGB PIL images, all one size) to ``path`` with PyAV.
-
-    ``codec``: any FFmpeg encoder PyAV carries (``"libx264"`` H.264, ``"mpeg4"``
-    MPEG-4 part 2, ``"ffv1"`` lossless in ``.mkv``/``.avi``). ``crf`` applies to
-    libx264 only (0 = lossless in 4:4:4, 23 = FFmpeg's default). ``fps`` may be
-    non-integer: it is written as the nearest fraction with a denominator up to
-    1001 (29.97 as 2997/100, 30000/1001 as itself). H.264 needs even width and
-    height in 4:2:0; odd sizes raise ``ValueError``. Returns ``path``.
-    """
-    from fractions import Fraction
-
-    import av
-
-    arrays = [np.asarray(f.convert("RGB") if hasattr(f, "convert") else f, dtype=np.uint8) for f in frames]
-    if not arrays:
-        raise ValueError(f"no frames to write to {os.fspath(path)}")
-    height, width = arrays[0].shape[:2]
-    if any(a.shape != (height, width, 3) for a in arrays):
-        raise ValueError(f"frames for {os.fspath(path)} must all be {height}x{width}x3 uint8")
-    opts = dict(options or {})
-    pix_fmt = "yuv420p"
-    if codec in ("libx264", "h264"):
-        opts.setdefault("crf", str(crf))
-        if crf == 0:
-            pix_fmt = "yuv444p"
-    elif codec == "ffv1":
-        pix_fmt = "yuv444p"
-    if pix_fmt == "yuv420p" and (width % 2 or height % 2):
-        raise ValueError(f"{codec} in 4:2:0 needs an even frame size, got {width}x{height} for {os.fspath(path)}")
-    rate = Fraction(fps).limit_denominator(1001)
-    path = Path(path)
-    with av.open(os.fspath(path), "w") as container:
-        stream = container.add_stream(codec, rate=rate, options=opts)
-        stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
-        for a in arrays:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(a), format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
-    return path
 
 
 def example_videos() -> list[Path]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sova_lib.cli import main
-from sova_lib.evaluate import oracle_texts
+from sova_lib.evaluation import oracle_texts
 from sova_lib.protocols import get_protocol
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sova_lib.cli import main
-from sova_lib.evaluate import oracle_texts
+from sova_lib.evaluation import oracle_texts
 from sova_lib.protocols import get_protocol
 
 
@@ -114,7 +114,7 @@ def test_no_tie_warning_without_ties(capsys, tmp_path):
 
 
 def test_the_quickstart_cache_scores_under_its_protocol(capsys, tmp_path, encoder):
-    from sova_lib.evaluate import evaluate
+    from sova_lib.evaluation import evaluate
     from sova_lib.item_vectors import embed_descriptions, read_descriptions
     from tests.paths import ROOT
 

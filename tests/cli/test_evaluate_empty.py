@@ -2,7 +2,7 @@
 import json
 
 from sova_lib.cli import main
-from sova_lib.evaluate import oracle_texts
+from sova_lib.evaluation import oracle_texts
 from sova_lib.item_vectors import empty_note
 
 

@@ -66,7 +66,7 @@ def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_sc
     from sova_lib.describe.item import Item
     from sova_lib.describe.run_cache import RunOptions
     from sova_lib.describe.runner import describe_items
-    from sova_lib.paper.error_analysis import write_synthetic_cache
+    from tests.synthetic_cache import write_synthetic_cache
 
     class Constant:
         name, max_batch_size, max_concurrency = "constant", 4, 1

@@ -45,7 +45,7 @@ def test_mean_pool_is_the_mean_over_exactly_the_sampler_frames(tiny, tmp_path):
     videos = example_videos()
     items = [Item(k, p) for k, p in enumerate(videos)]
     summary = embed_items(tiny, items, tmp_path, fps=1.0, pool="mean", batch_frames=5, run=QUIET)
-    assert summary.embedded == 3 and summary.failed == 0
+    assert summary.done == 3 and summary.failed == 0
     found = read_cache(summary.folder)
     for k, path in enumerate(videos):
         expected, indices = _reference_mean(tiny, path, 1.0)
@@ -86,7 +86,7 @@ def test_resume_skips_finished_items_and_export_round_trips(tiny, tmp_path):
     items = _images(tmp_path / "img", 7)
     first = embed_items(tiny, items[:4], tmp_path / "cache", pool="mean", flush_items=2, run=QUIET)
     second = embed_items(tiny, items, tmp_path / "cache", pool="mean", flush_items=2, run=QUIET)
-    assert (first.embedded, second.embedded, second.skipped) == (4, 3, 4) and first.folder == second.folder
+    assert (first.done, second.done, second.skipped) == (4, 3, 4) and first.folder == second.folder
     out = export(second.folder, tmp_path / "vectors.npz")
     back = read_embeddings(out)
     assert back.ids.tolist() == list(range(7)) and back.owner.tolist() == list(range(7))
@@ -115,12 +115,12 @@ def test_unreadable_and_missing_images_are_recorded_and_the_run_goes_on(tiny, tm
     broken.write_bytes(b"this is not a JPEG")
     items += [Item("broken", broken), Item("gone", tmp_path / "img" / "gone.png")]
     summary = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
-    assert (summary.embedded, summary.failed) == (2, 2)
-    assert "broken.jpg" in summary.errors["broken"] and "no such file" in summary.errors["gone"]
+    assert (summary.done, summary.failed) == (2, 2)
+    assert "broken.jpg" in summary.failures["broken"] and "no such file" in summary.failures["gone"]
     lines = [json.loads(x) for x in (summary.folder / "errors.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in lines) == ["broken", "gone"]
     again = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
-    assert (again.embedded, again.skipped) == (0, 4)
+    assert (again.done, again.skipped) == (0, 4)
 
 
 
@@ -129,12 +129,12 @@ def test_run_options_retry_the_failures_once_repaired(tiny, tmp_path):
 
     items = _images(tmp_path / "img", 1) + [Item("late", tmp_path / "img" / "late.png")]
     first = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
-    assert (first.embedded, first.failed) == (1, 1)
+    assert (first.done, first.failed) == (1, 1)
     Image.new("RGB", (32, 32), (10, 200, 10)).save(tmp_path / "img" / "late.png")
     kept = embed_items(tiny, items, tmp_path / "cache", run=QUIET)
-    assert (kept.embedded, kept.skipped_cached, kept.skipped_failed) == (0, 1, 1)  # failures not retried by default
+    assert (kept.done, kept.skipped_cached, kept.skipped_failed) == (0, 1, 1)  # failures not retried by default
     retried = embed_items(tiny, items, tmp_path / "cache", run=RunOptions(retry_errors=True, show_progress=False))
-    assert (retried.embedded, retried.skipped_cached, retried.total_done, retried.total_failed) == (1, 1, 2, 0)
+    assert (retried.done, retried.skipped_cached, retried.total_done, retried.total_failed) == (1, 1, 2, 0)
 
 def test_settings_and_weights_name_different_folders(tmp_path):
     a = ContrastiveModel(str(build_tiny_clip(tmp_path / "a", seed=0)))
@@ -183,7 +183,7 @@ def test_kill_9_mid_run_then_resume_gives_one_entry_per_item(tmp_path):
     assert 5 <= len(before) < n
     summary = embed_items(ContrastiveModel(str(model)), [Item(k, tmp_path / "img" / f"{k:03d}.png") for k in range(n)],
                           tmp_path / "cache", run=QUIET)
-    assert summary.folder == folder and summary.skipped == len(before) and summary.embedded == n - len(before)
+    assert summary.folder == folder and summary.skipped == len(before) and summary.done == n - len(before)
     ids = []
     for shard in folder.glob("shard-*.npz"):
         with np.load(shard) as data:

@@ -61,7 +61,7 @@ def test_ray_engine_writes_the_local_engines_vectors_errors_and_folder(ray_addre
     items = [Item(p.stem, p) for p in sorted(media.iterdir())]
     again = embed_items_ray({"name": str(tiny_clip), "device": "cpu", "batch_size": 5}, items, tmp_path / "ray",
                             fps=1.0, pool="none", batch_frames=5, on_start=started.append, run=QUIET)
-    assert (again.embedded, again.skipped, again.failed, again.folder, started) == (0, 7, 0, remote, [])
+    assert (again.done, again.skipped, again.failed, again.folder, started) == (0, 7, 0, remote, [])
 
 
 def test_mean_pool_on_ray_matches_the_local_engine_and_resumes(ray_address, tiny_clip, media, tmp_path):
@@ -70,8 +70,8 @@ def test_mean_pool_on_ray_matches_the_local_engine_and_resumes(ray_address, tiny
     options = {"name": str(tiny_clip), "device": "cpu", "batch_size": 4}
     first = embed_items_ray(options, items[:2], tmp_path / "ray", fps=2.0, ray=RayOptions(batch_size=1), run=QUIET)
     second = embed_items_ray(options, items, tmp_path / "ray", fps=2.0, ray=RayOptions(batch_size=3), run=QUIET)
-    assert (first.embedded, second.embedded, second.skipped, second.failed) == (2, 1, 2, 1)
-    assert first.folder == second.folder and list(second.errors) == ["broken"]
+    assert (first.done, second.done, second.skipped, second.failed) == (2, 1, 2, 1)
+    assert first.folder == second.folder and list(second.failures) == ["broken"]
     local = embed_items(ContrastiveModel(str(tiny_clip), device="cpu", batch_size=4), items, tmp_path / "local",
                         fps=2.0, run=QUIET)
     mine, theirs = read_cache(local.folder), read_cache(second.folder)

@@ -113,7 +113,7 @@ def test_kill_9_of_the_driver_then_a_rerun_loses_and_repeats_nothing(ray_address
     assert after.startswith(complete)  # every complete line written before the kill is kept
     ids = [r["id"] for r in lines(s.folder)]
     assert sorted(ids) == sorted(i.id for i in items)  # every item once: none lost, none twice
-    assert s.described == len(items) - complete.count(b"\n") and s.skipped_cached == complete.count(b"\n")
+    assert s.done == len(items) - complete.count(b"\n") and s.skipped_cached == complete.count(b"\n")
     local = describe_items(make_describer("motion"), items[:3], tmp_path / "local", prompt="Describe.", fps=2.0,
                            run=QUIET)
     assert {k: v for k, v in texts(s.folder).items() if k in texts(local.folder)} == texts(local.folder)
@@ -126,7 +126,7 @@ def test_two_openai_servers_share_the_requests_from_ray_actors(ray_address, tmp_
         options = {"model": "org/vlm", "base_url": [s.url for s in servers], "concurrency": 2}
         s = describe_items_ray("openai", options, items, tmp_path / "ray", prompt=resolve_prompt("general"),
                                ray=RayOptions(workers=1, batch_size=9), run=QUIET)
-        assert (s.described, s.failed) == (9, 0)
+        assert (s.done, s.failed) == (9, 0)
         counts = [len(server.requests) for server in servers]
         assert sum(counts) == 9 and min(counts) >= 1 and max(server.peak for server in servers) <= 2
         local = describe_items(make_describer("openai", **options), items, tmp_path / "local",

@@ -18,7 +18,7 @@ def test_one_summary_reads_the_same_for_both_engines():
                        total_done=4, total_failed=1, seconds=2.0, failures={"x": "bad"})
     # by hand: 3 items in 2.0 s = 1.50 items/s; skipped = 1 cached + 1 failed before
     assert embed.line() == "3 embedded, 2 already cached, 1 failed; 12 frames in 2.0 s (1.50 items/s) -> /c/f"
-    assert (embed.embedded, embed.skipped, embed.errors, embed.items_per_second) == (3, 2, {"x": "bad"}, 1.5)
+    assert (embed.done, embed.skipped, embed.failures, embed.items_per_s) == (3, 2, {"x": "bad"}, 1.5)
     assert str(embed).splitlines() == [
         "embedded 3, skipped 1 (already cached), failed 1 in 2.0 s (1.50 items/s)",
         "  skipped 1 items that failed before: --retry-errors (retry_errors=True) tries them again",
@@ -26,7 +26,7 @@ def test_one_summary_reads_the_same_for_both_engines():
         "  errors: /c/f/errors.jsonl (1 items without a vector)",
         "  manifest: /c/f/manifest.json"]
     describe = RunSummary(folder, done=4, cut=1, max_answer_chars=500, seconds=0.0, total_done=4)
-    assert describe.described == 4 and describe.items_per_s == 0.0
+    assert describe.done == 4 and describe.items_per_s == 0.0
     assert str(describe).splitlines() == [
         "described 4, skipped 0 (already cached), failed 0 in 0.0 s (0.00 items/s)",
         "  descriptions: /c/f/descriptions.jsonl (4 items)",
@@ -92,14 +92,14 @@ def test_run_options_drive_the_run(tmp_path, capsys):
     describer = _FailsOnce()
     quiet = RunOptions(show_progress=False, verbose=False, stop_after_same_failures=0)
     first = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still, run=quiet)
-    assert (first.described, first.failed, first.failures) == (2, 1, {"b": "RuntimeError: first try"})
+    assert (first.done, first.failed, first.failures) == (2, 1, {"b": "RuntimeError: first try"})
     # again without retrying: "b" is skipped; with retry_errors: "b" is described
     again = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still, run=quiet)
-    assert (again.described, again.skipped_failed) == (0, 1)
+    assert (again.done, again.skipped_failed) == (0, 1)
     retried = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
                              run=replace(quiet, retry_errors=True))
     # "b" now described: the cache holds 3 descriptions and no item without one
-    assert (retried.described, retried.failed, retried.total_done, retried.total_failed) == (1, 0, 3, 0)
+    assert (retried.done, retried.failed, retried.total_done, retried.total_failed) == (1, 0, 3, 0)
     # the first run calls each item once, in whatever order its threads reach them; the retry calls "b" alone
     assert sorted(describer.calls[:3]) == ["a", "b", "c"] and describer.calls[3:] == ["b"]
     assert capsys.readouterr().out == ""  # verbose=False: nothing printed
@@ -137,8 +137,10 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     options = RayOptions(cpus_per_worker=6.0)  # the rule: min(8, 6) = 6 threads, whatever this machine's 3 cores
     assert options.threads() == 6
     seen = {}
-    monkeypatch.setattr(RayOptions, "map", lambda self, items, worker, kwargs: seen.update(describe=kwargs) or iter(()))
-    assert list(describe_engine._stream([], "motion", {}, None, 1.0, options)) == []
+    monkeypatch.setattr(describe_engine, "map_on_actors",  # no Ray started
+                        lambda items, worker, kwargs, pool, on_start: seen.update(describe=kwargs) or iter(()))
+    describe_engine._schedule_on_ray(options, None, "motion", {}, None, 1.0, [Item("a", tmp_path / "a.mp4")],
+                                     lambda *outcome: None)
     # the embedding engine: the stream it hands the cache writer carries the actors' keyword arguments
     monkeypatch.setattr(embed_engine, "run_into_store", lambda key, items, cache_dir, stream, **kw: seen.update(
         embed=stream.args[2]))

@@ -75,7 +75,7 @@ def test_real_videos_images_and_failures(media, tmp_path):
     cache = tmp_path / "cache"
     summary = describe_items(FrameCounter(), media, cache, prompt=resolve_prompt("general"), fps=1.0,
                              run=QUIET)
-    assert (summary.described, summary.failed, summary.skipped_cached) == (4, 2, 0)
+    assert (summary.done, summary.failed, summary.skipped_cached) == (4, 2, 0)
     texts = {r["id"]: r["text"] for r in read_lines(summary.folder / "descriptions.jsonl")}
     # 50 frames at 10 fps -> round(5) + 1 = 6 frames; 60 frames -> 7 (spec section 5)
     counts = {item.id: expected_frames(item.path) for item in media[:3]}
@@ -95,10 +95,10 @@ def test_rerun_skips_failures_until_retry_errors(media, tmp_path):
                                       run=RunOptions(show_progress=False, verbose=False, **kw))
     run()
     again = run()
-    assert (again.described, again.failed, again.skipped_cached, again.skipped_failed) == (0, 0, 4, 2)
+    assert (again.done, again.failed, again.skipped_cached, again.skipped_failed) == (0, 0, 4, 2)
     shutil.copy(media[0].path, media[4].path)  # the corrupt file is repaired
     retried = run(retry_errors=True)
-    assert (retried.described, retried.failed, retried.skipped_cached) == (1, 1, 4)
+    assert (retried.done, retried.failed, retried.skipped_cached) == (1, 1, 4)
     assert (retried.total_done, retried.total_failed) == (5, 1)
     ids = [r["id"] for r in read_lines(retried.folder / "descriptions.jsonl")]
     assert sorted(ids) == sorted(i.id for i in media[:5])
@@ -149,7 +149,7 @@ def test_torn_last_line_is_cut_and_the_item_redone(tmp_path):
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:2]) + lines[2][:9])  # a run killed while writing its third line
     summary = key_run()
-    assert (summary.skipped_cached, summary.described) == (2, 2)
+    assert (summary.skipped_cached, summary.done) == (2, 2)
     records = read_lines(path)
     assert sorted(r["id"] for r in records) == [0, 1, 2, 3] and len(records) == 4
 
@@ -190,7 +190,7 @@ def test_batches_concurrency_and_background_loading(tmp_path):
     d = Gated()
     s = describe_items(d, [Item(i, Path(f"{i}.mp4")) for i in range(11)], tmp_path, prompt="Say it.",
                        loader=loader, run=QUIET)
-    assert (s.described, s.failed) == (11, 0)
+    assert (s.done, s.failed) == (11, 0)
     assert d.loaded_during_first_call and d.peak == 2
     assert max(len(b) for b in d.batches) == 4 and sorted(sum(d.batches, [])) == list(range(11))
     assert loader_threads and all(n.startswith("sova-load") for n in loader_threads)
@@ -205,7 +205,7 @@ def test_a_failing_batch_is_retried_item_by_item(tmp_path):
 
     s = describe_items(Picky(max_batch_size=4), [Item(i, Path(f"{i}.mp4")) for i in range(8)], tmp_path,
                        prompt="Say it.", loader=fake_loader, run=QUIET)
-    assert (s.described, s.failed) == (7, 1)
+    assert (s.done, s.failed) == (7, 1)
     assert s.failures == {3: "RuntimeError: cannot describe item 3"}
 
 
@@ -302,5 +302,5 @@ def test_a_run_with_nothing_to_do_leaves_the_manifest_alone(tmp_path):
     before = manifest.read_text()
     again = describe_items(Echo(), items, tmp_path / "cache", prompt="Describe the image.", fps=1.0,
                            run=RunOptions(show_progress=False))
-    assert first.described == 1 and again.described == 0 and again.skipped_cached == 1
+    assert first.done == 1 and again.done == 0 and again.skipped_cached == 1
     assert manifest.read_text() == before

@@ -72,7 +72,7 @@ def test_an_environment_error_stops_the_run_and_marks_no_item(tmp_path):
     assert manifest["stopped"]["reason"].startswith("cannot reach http://127.0.0.1:9/v1")
     # the next run (the server is back) describes the rest: nothing was recorded as failed
     summary = run(Scripted(lambda i: f"clip {i}"), range(6), tmp_path)
-    assert (summary.described, summary.skipped_cached, summary.skipped_failed) == (4, 2, 0)
+    assert (summary.done, summary.skipped_cached, summary.skipped_failed) == (4, 2, 0)
 
 
 def test_the_first_items_failing_alike_stop_the_run(tmp_path):
@@ -93,7 +93,7 @@ def test_item_failures_that_differ_or_follow_a_success_are_recorded(tmp_path):
         range(7))
     after_success = Scripted(lambda i: "fine" if i == 0 else RuntimeError("same"))
     summary = run(after_success, range(8), tmp_path / "b", stop_after_same_failures=5)
-    assert (summary.described, summary.failed) == (1, 7)
+    assert (summary.done, summary.failed) == (1, 7)
     fewer = Scripted(lambda i: RuntimeError("same"))
     summary = run(fewer, range(3), tmp_path / "c", stop_after_same_failures=5)
     assert summary.failed == 3 and len(lines(folder_of(tmp_path / "c") / "errors.jsonl")) == 3
@@ -113,10 +113,10 @@ def test_an_empty_answer_is_a_failed_item_that_retry_errors_asks_again(tmp_path)
     assert [r["id"] for r in lines(folder / "descriptions.jsonl")] == [0, 3]
     assert [(r["id"], r["error"]) for r in lines(folder / "errors.jsonl")] == [
         (1, "the describer gave an empty answer"), (2, "the describer gave an empty answer")]
-    assert (summary.described, summary.failed) == (2, 2)
+    assert (summary.done, summary.failed) == (2, 2)
     healthy = Scripted(lambda i: f"answer {i}")
     again = run(healthy, range(4), tmp_path, retry_errors=True)
-    assert (again.described, again.skipped_cached, healthy.calls) == (2, 2, [1, 2])
+    assert (again.done, again.skipped_cached, healthy.calls) == (2, 2, [1, 2])
     assert [r["text"] for r in lines(folder / "descriptions.jsonl")][2:] == ["answer 1", "answer 2"]
 
 
@@ -135,7 +135,7 @@ def test_an_answer_over_the_limit_is_cut_flagged_counted_and_recorded(tmp_path):
     records = {r["id"]: r for r in lines(folder / "descriptions.jsonl")}
     assert records == {0: {"id": 0, "text": "x" * 10, "cut": 12}, 1: {"id": 1, "text": "short"},
                        2: {"id": 2, "text": "y" * 10}}
-    assert (summary.described, summary.cut) == (3, 1)
+    assert (summary.done, summary.cut) == (3, 1)
     assert "1 of the 3 answers were longer than 10 characters and were cut" in str(summary)
     manifest = json.loads((folder / "manifest.json").read_text())
     assert (manifest["max_answer_chars"], manifest["last_run"]["cut"]) == (10, 1)

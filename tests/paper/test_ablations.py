@@ -2,8 +2,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sova_lib.evaluate import baseline
+from sova_lib.evaluation import baseline
 from sova_lib.paper import ablations, cache_scan, error_analysis, results
+from tests.synthetic_cache import write_synthetic_cache
 
 
 def test_paper_tables_as_printed():
@@ -40,7 +41,7 @@ def test_encoder_rows_report_what_does_not_load(tmp_path):
 def test_ablation_rows_on_a_cache(tmp_path, encoder):
     texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(0))
     texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # two sentences each
-    error_analysis.write_synthetic_cache(tmp_path, texts, description="two sentences")
+    write_synthetic_cache(tmp_path, texts, description="two sentences")
     caches = cache_scan.find_description_caches(tmp_path)
     rows = ablations.ablation_rows(caches, encoder, ["intra-pair", "inter-pair"],
                                    [(True, "max"), (True, "mean"), (False, "max")], ties="expected")
@@ -57,7 +58,7 @@ def test_ablation_rows_on_a_cache(tmp_path, encoder):
 def test_all_tied_clips_score_as_a_random_ranking(tmp_path, encoder):
     texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(0))
     texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # one sentence shared by all
-    error_analysis.write_synthetic_cache(tmp_path, texts, description="shared sentence")
+    write_synthetic_cache(tmp_path, texts, description="shared sentence")
     rows = ablations.ablation_rows(cache_scan.find_description_caches(tmp_path), encoder, ["intra-pair"],
                                    [(True, "max")], ties="expected")
     # every pair's maximum is the shared sentence's cosine with itself: all clips tie, and the tie-aware AP of

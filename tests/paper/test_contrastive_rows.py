@@ -4,7 +4,7 @@ import pandas as pd
 
 from sova_lib import records
 from sova_lib.describe.contrastive import EmbeddingCache, embedding_folder, embedding_key
-from sova_lib.evaluate import evaluate
+from sova_lib.evaluation import evaluate
 from sova_lib.paper import contrastive, results
 from sova_lib.protocols import get_protocol
 from sova_lib.similarity import ItemVectors, l2_normalize

@@ -3,11 +3,12 @@ import pandas as pd
 import pytest
 
 from sova_lib.benchmarks.sovabench import labels
-from sova_lib.evaluate import evaluate
+from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper import error_analysis as ea
 from sova_lib.protocols import get_protocol
 from tests.helpers_ranking import OneHotEncoder
+from tests.synthetic_cache import write_synthetic_cache
 
 
 def test_synthetic_texts_are_reproducible_and_do_what_they_say():
@@ -33,9 +34,9 @@ def test_synthetic_texts_reject_bad_fractions():
 def test_synthetic_cache_is_marked_and_content_addressed(tmp_path):
     from sova_lib.paper.cache_scan import find_description_caches
 
-    folder = ea.write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")
-    again = ea.write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")
-    other = ea.write_synthetic_cache(tmp_path, {1: "a", 2: "c"}, description="two texts")
+    folder = write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")
+    again = write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")
+    other = write_synthetic_cache(tmp_path, {1: "a", 2: "c"}, description="two texts")
     assert folder == again != other and folder.name.startswith("synthetic-demo__")
     (cache,) = [c for c in find_description_caches(tmp_path) if c.path == folder]
     assert cache.texts == {1: "a", 2: "b"} and cache.label == "synthetic demonstration (two texts)"
@@ -130,7 +131,7 @@ def test_analysis_texts_prefers_a_real_cache(tmp_path):
     assert source.startswith("SYNTHETIC DEMONSTRATION") and constructed is not None and len(texts) == 2300
     assert cache is None
     real = {c.index: "The trunk opens." for c in get_protocol("intra-pair").clips()}
-    folder = ea.write_synthetic_cache(tmp_path, real, name="stand-in", description="a stand-in cache")
+    folder = write_synthetic_cache(tmp_path, real, name="stand-in", description="a stand-in cache")
     texts, source, constructed, cache = ea.analysis_texts(tmp_path, rng=np.random.default_rng(0))
     assert texts == real and constructed is None and source == "synthetic demonstration (a stand-in cache)"
     assert cache.name == folder.name
@@ -144,7 +145,7 @@ def test_the_score_is_written_as_a_record_and_read_back(tmp_path, perfect):
 
     texts, items = perfect
     real = {c.index: "The trunk opens." for c in get_protocol("intra-pair").clips()}
-    ea.write_synthetic_cache(tmp_path, real, name="stand-in", description="a stand-in cache")
+    write_synthetic_cache(tmp_path, real, name="stand-in", description="a stand-in cache")
     analysed = ea.analysis_texts(tmp_path, rng=np.random.default_rng(0))
     # every clip described by its action: every query ranks its own action first, Pair-mAP 100 in every pair
     record = ea.score_record(evaluate("intra-pair", items), analysed, encoder="one-hot")
@@ -162,7 +163,7 @@ def test_the_score_is_written_as_a_record_and_read_back(tmp_path, perfect):
     assert score["value"] == 100.0 and score["per_class"] == dict.fromkeys(
         ["forward/reverse", "enter/exit", "load/unload", "trunk", "door", "start/stop", "turn"], 100.0)
     # one sentence for every clip: every clip ties, so the expected AP is exactly the random ranking's
-    from sova_lib.evaluate import baseline
+    from sova_lib.evaluation import baseline
 
     assert ea.recorded_score(collected, blind)["value"] == round(baseline("intra-pair", "random-ranking").value, 2)
     with pytest.raises(ValueError, match="0 rows of the collected records"):

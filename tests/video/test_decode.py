@@ -6,8 +6,8 @@ import pytest
 
 from sova_lib.video import decode as video_decode
 from sova_lib.video.decode import VideoError, VideoInfo, decode_planned, open_video
-from sova_lib.video.frames import example_videos, probe, sample_frames, write_video
-from tests.helpers_video import numbered_frames, read_number
+from sova_lib.video.frames import example_videos, probe, sample_frames
+from tests.helpers_video import numbered_frames, read_number, write_video
 
 BACKENDS = ["decord", "pyav"]
 

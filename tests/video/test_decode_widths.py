@@ -14,7 +14,8 @@ import pytest
 
 from sova_lib.video import decode
 from sova_lib.video.decode import DecoderFallbackWarning, VideoError, open_video
-from sova_lib.video.frames import sample_frames, write_video
+from sova_lib.video.frames import sample_frames
+from tests.helpers_video import write_video
 
 HEIGHT, FRAMES, BLOCK = 32, 4, 8
 

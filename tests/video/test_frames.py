@@ -14,9 +14,8 @@ from sova_lib.video.frames import (
     read_frames,
     sample_frames,
     sample_indices,
-    write_video,
 )
-from tests.helpers_video import decode_all, numbered_frames, read_number
+from tests.helpers_video import decode_all, numbered_frames, read_number, write_video
 
 BACKENDS = ["decord", "pyav"]
 VTEST = Path(os.environ.get("SOVA_SHARED", "/work/shared")) / "data" / "video" / "vtest.avi"

@@ -65,16 +65,8 @@ from sova_lib.benchmarks.muvr.annotation_files import (
     read_videos,
 )
 
-__all__ = ["ALIASES",
-    "BENCHMARK",
-    "PARTITIONS",
-    "MuvrQuery",
-    "Partition",
-    "TagPrompt",
-    "canonical_partition",
-    "load_partition",
-    "parse_prompt",
-    "partition_dir"]
+__all__ = ["ALIASES", "BENCHMARK", "PARTITIONS", "MuvrQuery", "Partition", "TagPrompt", "canonical_partition",
+           "load_partition", "parse_prompt", "partition_dir"]
 
 #: The ``benchmark`` field of a MUVR record (``MuvrResult.to_record``, ``QAResult.to_record``).
 BENCHMARK = "MUVR"

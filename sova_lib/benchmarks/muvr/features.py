@@ -35,20 +35,10 @@ from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
 from sova_lib.benchmarks.muvr.annotations import ALIASES, Partition, canonical_partition
 from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.similarity import ItemVectors, l2_normalize
+from sova_lib.storage import write_bytes
 
-__all__ = [
-    "MAX_NESTING",
-    "MAX_QUERY_DICT_BYTES",
-    "QUERY_DICT_SUFFIX",
-    "feature_dir",
-    "load_frames",
-    "load_query_dicts",
-    "load_query_pickle",
-    "npz_vectors",
-    "read_query_dict",
-    "released_vectors",
-    "write_vectors_npz",
-]
+__all__ = ["MAX_NESTING", "MAX_QUERY_DICT_BYTES", "QUERY_DICT_SUFFIX", "feature_dir", "load_frames", "load_query_dicts",
+           "load_query_pickle", "npz_vectors", "read_query_dict", "released_vectors", "write_vectors_npz"]
 
 QUERY_DICT_SUFFIX = "_query_dict.pkl"
 
@@ -310,10 +300,9 @@ def write_vectors_npz(path: str | Path, videos: ItemVectors, texts: ItemVectors 
     if tags:
         arrays.update(tag_phrases=np.array(list(tags), dtype=str),
                       tag_vectors=np.stack([np.asarray(v, dtype=np.float32) for v in tags.values()]))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, **arrays)
-    return path
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return write_bytes(path, buffer.getvalue())
 
 
 def npz_vectors(path: str | Path):

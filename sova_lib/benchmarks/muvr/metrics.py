@@ -42,10 +42,8 @@ import numpy as np
 
 from sova_lib.metrics import average_precision_rows, random_ranking_ap
 
-__all__ = [
-    "KS", "TIES", "average_precision_misses", "parse_official", "parse_strict", "qa_accuracy",
-    "random_baseline", "recall_at_k", "reranking_score", "unified_ap",
-]
+__all__ = ["KS", "TIES", "average_precision_misses", "parse_official", "parse_strict", "qa_accuracy", "random_baseline",
+           "recall_at_k", "reranking_score", "unified_ap"]
 
 TIES = ("expected", "optimistic", "pessimistic", "gallery-order")
 #: Cut-offs of R@k (Tables 7 and 8; cuvr.py:222-225,501).

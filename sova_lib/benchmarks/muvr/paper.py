@@ -11,6 +11,8 @@ import csv
 from importlib import resources
 from pathlib import Path
 
+import pandas as pd
+
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import evaluate
@@ -55,8 +57,6 @@ def tables_7_and_8(computed: dict) -> tuple:
     ``computed``: ``released_feature_tables``'s result (``{}``: every row
     "not computed here"). Only the released models' rows are kept.
     """
-    import pandas as pd
-
     models = list(RELEASED_FEATURES.values())
     blocks: dict = {}
     for table, group in GROUPS:

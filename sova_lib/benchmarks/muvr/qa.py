@@ -53,21 +53,8 @@ from sova_lib.records import make_record
 from sova_lib.video import probe
 from sova_lib.video.frames import read_frames
 
-__all__ = [
-    "MODES",
-    "OFFICIAL_NO_TAG",
-    "PARSES",
-    "TEMPLATES",
-    "QAQuestion",
-    "QAResult",
-    "find_video",
-    "load_qa",
-    "question_text",
-    "read_video_frames",
-    "run_qa",
-    "score_answers",
-    "target_frame_indices",
-]
+__all__ = ["MODES", "OFFICIAL_NO_TAG", "PARSES", "TEMPLATES", "QAQuestion", "QAResult", "find_video", "load_qa",
+           "question_text", "read_video_frames", "run_qa", "score_answers", "target_frame_indices"]
 
 MODES = ("multi-image", "text-only")
 PARSES = ("official", "strict")

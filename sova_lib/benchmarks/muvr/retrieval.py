@@ -46,7 +46,7 @@ from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors
 
 __all__ = ["VERSIONS", "MuvrResult", "PartitionScore", "evaluate", "evaluate_partition", "random_ranking",
-           "record_metrics", "rows_of"]
+           "record_metrics", "row_masks", "row_targets", "rows_of"]
 
 VERSIONS = ("base", "filter")
 
@@ -151,7 +151,7 @@ def _uap_only_rows(partition: Partition) -> list[tuple]:
     return [(q.id, q.id, (), ()) for q in partition.queries if q.positives is None]
 
 
-def _targets(rows, gallery_ids: list, in_partition: set):
+def row_targets(rows, gallery_ids: list, in_partition: set):
     """Column lists of each row's scored positives, ``|G_q|``, and each row's own column (-1: none)."""
     column = {v: j for j, v in enumerate(gallery_ids)}
     cols, n_positive, own = [], [], []
@@ -163,7 +163,8 @@ def _targets(rows, gallery_ids: list, in_partition: set):
     return cols, np.array(n_positive, dtype=np.int64), np.array(own, dtype=np.int64)
 
 
-def _masks(indices, cols, own, n):
+def row_masks(indices, cols, own, n):
+    """``(relevant, valid)`` ``(len(indices), n)`` of rows ``indices`` (``row_targets``): the own column not valid."""
     relevant = np.zeros((len(indices), n), dtype=bool)
     valid = np.ones((len(indices), n), dtype=bool)
     for i, r in enumerate(indices):
@@ -240,7 +241,7 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     reported = rows_of(partition, version)
     rows = reported + (_uap_only_rows(partition) if uap and version == "base" else [])
     gallery_ids = np.asarray(gallery.ids).tolist()
-    cols, n_positive, own = _targets(rows, gallery_ids, set(partition.gallery))
+    cols, n_positive, own = row_targets(rows, gallery_ids, set(partition.gallery))
     notes = _score_notes(partition, reported, gallery_ids, n_positive)
     query_ids, rows_by_query = _rows_by_query(rows)
     weight = tag_weight if version == "filter" else 0.0
@@ -255,7 +256,7 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
         if weight:
             term = signs[indices] @ tags if tags is not None else np.zeros_like(block)
             block = _filter_block(block, term, weight, n, dtype)
-        relevant, valid = _masks(indices, cols, own, n)
+        relevant, valid = row_masks(indices, cols, own, n)
         ap[indices] = metrics.average_precision_misses(block, relevant, valid, n_positive[indices], ties=ties)
         recall[indices] = metrics.recall_at_k(block, relevant, valid, n_positive[indices], ks=ks, ties=ties)
         if kept is not None:
@@ -264,7 +265,7 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     fused_rows(gallery, queries, query_ids, query, consume, block_vectors=block_vectors, dtype=dtype)
     value = None
     if kept is not None:
-        relevant, valid = _masks(range(len(rows)), cols, own, n)
+        relevant, valid = row_masks(range(len(rows)), cols, own, n)
         value = metrics.unified_ap(kept, relevant, valid, n_positive, ties=ties)
     m = len(reported)
     return PartitionScore(partition.name, [r[0] for r in reported], ap[:m], recall[:m], value, notes)
@@ -325,7 +326,7 @@ def random_ranking(partitions: list[Partition], *, version: str = "base", ks=met
     for partition in partitions:
         rows = rows_of(partition, version)
         gallery = set(partition.gallery)
-        _, n_positive, _ = _targets(rows, [], gallery)
+        _, n_positive, _ = row_targets(rows, [], gallery)
         # a query listed in its own list is a positive it never ranks: the ranking holds the others
         ranked = np.array([len([p for p in r[2] if p in gallery and p != r[1]]) for r in rows], dtype=np.int64)
         n_ranked = np.array([len(gallery) - (r[1] in gallery) for r in rows], dtype=np.int64)

@@ -29,6 +29,7 @@ data; no number it gives is a result.
 """
 from __future__ import annotations
 
+import io
 import json
 import pickle
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
-from sova_lib.storage import json_line
+from sova_lib.storage import json_line, write_bytes, write_text
 
 __all__ = ["FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_synthetic"]
 
@@ -64,8 +65,7 @@ def _near(rng, direction, noise):
 
 
 def _dump(path: Path, data) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
 def write_annotations(folder: str | Path, videos, queries, positives: dict, prompts: dict | None = None,
@@ -119,7 +119,9 @@ class _PartitionFiles:
     qa: list = field(default_factory=list)
 
     def video(self, vid: str, array: np.ndarray, is_query: int = 0) -> None:
-        np.save(self.feats / f"{vid}.npy", array.astype(np.float32))
+        buffer = io.BytesIO()
+        np.save(buffer, array.astype(np.float32))
+        write_bytes(self.feats / f"{vid}.npy", buffer.getvalue())
         self.videos.append((vid, is_query))
 
 
@@ -154,9 +156,8 @@ def _query_features(out: _PartitionFiles, rng, qid: str, direction, tag_dirs, ph
     array[4:8] = [_near(rng, direction, 1.0) for _ in range(4)]
     out.video(qid, array, is_query=1)
     tag_vectors = {ph: _near(rng, tag_dirs[k], 0.3).astype(np.float32) for k, ph in enumerate(phrases)}
-    with open(out.feats / f"{qid}_query_dict.pkl", "wb") as f:
-        pickle.dump({"query_prompt": _near(rng, direction, 1.5).astype(np.float32)[None],
-                     "tags": tag_vectors}, f)
+    write_bytes(out.feats / f"{qid}_query_dict.pkl", pickle.dumps(
+        {"query_prompt": _near(rng, direction, 1.5).astype(np.float32)[None], "tags": tag_vectors}))
 
 
 def _query_lists(out: _PartitionFiles, rng, qid: str, others: list, members: list, has_tag: dict,
@@ -209,11 +210,9 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
     videos of no topic (the last two kinds in ``videos.json`` only), two tags per topic. Same generator state, same files.
     """
     root = Path(root)
-    (root).mkdir(parents=True, exist_ok=True)
-    (root / "SYNTHETIC.md").write_text(_NOTE, encoding="utf-8")
+    write_text(root / "SYNTHETIC.md", _NOTE)
     for p, partition in enumerate(partitions):
         out = _PartitionFiles(root / "features" / "VLMs_1_15" / model / partition)
-        out.feats.mkdir(parents=True, exist_ok=True)
         for t in range(topics):
             _write_topic(out, rng, p, t, partition, queries_per_topic=queries_per_topic,
                          videos_per_topic=videos_per_topic, frames=frames, dims=dims)
@@ -221,7 +220,6 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
             out.video(f"BVsyn{p}d{d:02d}", _unit(rng, frames, dims))
         write_annotations(root / "annotations" / "retrieval" / partition, out.videos, out.queries, out.rel_lists,
                           out.tag_lists, out.query_tags)
-        qa_path = root / "annotations" / "QA" / "annotations" / f"{partition}.jsonl"
-        qa_path.parent.mkdir(parents=True, exist_ok=True)
-        qa_path.write_text("".join(json_line(r) for r in out.qa), encoding="utf-8")
+        write_text(root / "annotations" / "QA" / "annotations" / f"{partition}.jsonl",
+                   "".join(json_line(r) for r in out.qa))
     return root

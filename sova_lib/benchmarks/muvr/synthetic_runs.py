@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from sova_lib.benchmarks.muvr import qa
 from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
@@ -120,8 +122,6 @@ def base_table(frame, *, ties: str = "expected", bootstrap: int = 0, seed: int =
     """
     import json
 
-    import pandas as pd
-
     rows = _synthetic(frame, cache=CACHE, seed=seed)
     records = {q: _one(rows[(rows["bootstrap"] == bootstrap) & (rows["ties"] == ties)], f"base {q}") for q in QUERIES}
     records[_RANDOM] = _one(rows[rows["kind"] == "baseline"], "base none")
@@ -134,8 +134,6 @@ def base_table(frame, *, ties: str = "expected", bootstrap: int = 0, seed: int =
 
 def filter_table(frame, *, ties: str = "expected", seed: int = 0):
     """The synthetic MUVR-Filter table from collected records: one row per tag weight, every metric."""
-    import pandas as pd
-
     rows = _synthetic(frame, cache=CACHE, seed=seed, ties=ties, bootstrap=0)
     records = {f"p = {w:g}": _one(rows, f"filter text+video p={w:g}") for w in TAG_WEIGHTS}
     return pd.DataFrame({name: record_metrics(r) for name, r in records.items()}).T.round(2)
@@ -144,8 +142,6 @@ def filter_table(frame, *, ties: str = "expected", seed: int = 0):
 def qa_table(frame, *, seed: int = 0):
     """The QA stand-ins from collected records: accuracy and Reranking Score per subset, unparseable answers."""
     import json
-
-    import pandas as pd
 
     out = []
     for name in STAND_INS:

@@ -2,7 +2,7 @@
 
 ``evaluate`` scores descriptions, vectors or a built-in baseline under a
 protocol (any registered one: SOVABench's four and the bundled
-``quickstart-direction``) and returns a ``sova_lib.evaluate.Result`` whose
+``quickstart-direction``) and returns a ``sova_lib.evaluation.Result`` whose
 ``to_record()`` needs no argument. ``clips_of``, ``plan``, ``extract`` and
 ``clip_stats`` turn the MEVA/VIRAT downloads into clips and describe them;
 ``items`` gives the describer items of a protocol's clip files or of a clip
@@ -23,9 +23,9 @@ from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_i
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.benchmarks.sovabench.splits import read_tsv
 from sova_lib.encoder import SentenceEncoder
-from sova_lib.evaluate import Result
-from sova_lib.evaluate import baseline as score_baseline
-from sova_lib.evaluate import evaluate as score
+from sova_lib.evaluation import Result
+from sova_lib.evaluation import baseline as score_baseline
+from sova_lib.evaluation import evaluate as score
 from sova_lib.item_vectors import (
     MAX_TEXT_CHARS,
     cut_note,
@@ -48,11 +48,11 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
              sentences: bool = True, max_chars: int = MAX_TEXT_CHARS, aggregate: str = "max",
              ties: str = "expected", allow_missing: bool = False, bootstrap: int = 0, seed: int = 0) -> Result:
     """Score one input under ``protocol``: ``descriptions`` (JSON Lines, the authors' JSON or a describe cache
-    folder), ``embeddings`` (an ``.npz``) or the built-in ``baseline`` (``sova_lib.evaluate.BASELINES``).
+    folder), ``embeddings`` (an ``.npz``) or the built-in ``baseline`` (``sova_lib.evaluation.BASELINES``).
 
     ``encoder``: a ``SentenceEncoder`` or a function that makes one, used for descriptions (each split into
     sentences unless ``sentences=False``, at most ``max_chars`` of each embedded, with a note) and the oracle.
-    The other keywords as ``sova_lib.evaluate.evaluate`` takes them. The result's ``to_record()`` records what
+    The other keywords as ``sova_lib.evaluation.evaluate`` takes them. The result's ``to_record()`` records what
     was scored (kind, source, encoder, text split, bootstrap, seed).
     """
     run = {"bootstrap": bootstrap, "seed": seed, "benchmark": get_protocol(protocol).benchmark}

@@ -15,18 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = [
-    "ACTIONS",
-    "DIMS",
-    "DISTRACTOR",
-    "INTER_PAIRS",
-    "PAIRS",
-    "Pair",
-    "dim_of",
-    "opposite_of",
-    "pair_of",
-    "validate_action",
-]
+__all__ = ["ACTIONS", "DIMS", "DISTRACTOR", "INTER_PAIRS", "PAIRS", "Pair", "dim_of", "opposite_of", "pair_of",
+           "validate_action"]
 
 DISTRACTOR = "distractor"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects
 from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, check_submission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, task_key
-from sova_lib.storage import json_line
+from sova_lib.storage import json_line, write_text
 
 __all__ = ["read_submission", "write_submission"]
 
@@ -38,13 +38,10 @@ def write_submission(path, task: str, answers: Mapping[str, str], *, model: str,
     if box_coord_order not in ("xyxy", "yxyx"):
         raise ValueError("box_coord_order must be 'xyxy' or 'yxyx'")
     canonical = CANONICAL_TASKS[task_key(task)]
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for key, text in answers.items():
-            rec = {"id": key, "task": canonical, "conversations": [{"from": "assistant", "value": str(text)}],
-                   "metadata": {"model": model, "box_coord_order": box_coord_order, "extra": {}}}
-            f.write(json_line(rec))
+    path = write_text(path, "".join(
+        json_line({"id": key, "task": canonical, "conversations": [{"from": "assistant", "value": str(text)}],
+                   "metadata": {"model": model, "box_coord_order": box_coord_order, "extra": {}}})
+        for key, text in answers.items()))
     problems = check_submission(path, task, expected_ids)
     if problems:
         raise InvalidSubmission(path, problems)

@@ -39,10 +39,8 @@ import numpy as np
 from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.metrics import bootstrap_ci
 
-__all__ = [
-    "DEFAULT_RESAMPLES", "Score", "accuracy", "bootstrap_mean", "bootstrap_weighted", "interval", "interval_iou",
-    "interval_iou_matrix", "macro_f1", "macro_f1_counts", "resample_weights", "temporal_iou"
-]
+__all__ = ["DEFAULT_RESAMPLES", "Score", "accuracy", "bootstrap_mean", "bootstrap_weighted", "interval", "interval_iou",
+           "interval_iou_matrix", "macro_f1", "macro_f1_counts", "resample_weights", "temporal_iou"]
 
 #: Resamples per interval, as in the paper (appendix G.1).
 DEFAULT_RESAMPLES = 10_000

@@ -16,11 +16,9 @@ from sova_lib.benchmarks.vantage.metrics import Score
 from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 from sova_lib.benchmarks.vantage.parsing_boxes import person_label
 
-__all__ = [
-    "OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "clamp_box", "gt_person_boxes", "image_size",
-    "localization_f1", "match_at_threshold", "refex_iou", "scale_box", "sot_success", "sot_tracklet", "success_curve",
-    "to_pixels", "valid_box"
-]
+__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "gt_person_boxes", "image_size",
+           "localization_f1", "match_at_threshold", "refex_iou", "scale_box", "sot_success", "sot_tracklet",
+           "success_curve", "to_pixels", "valid_box"]
 
 def valid_box(box) -> bool:
     """True when ``box`` has four finite numbers and a positive width and height."""
@@ -51,15 +49,6 @@ def box_iou_matrix(a, b) -> np.ndarray:
     union = area_a[:, None] + area_b[None, :] - inter
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
-
-
-def clamp_box(box, low: float = 0.0, high: float = 1000.0) -> tuple[float, ...] | None:
-    """``box`` with every coordinate clipped to ``[low, high]``; ``None`` when the result is degenerate.
-
-    Example: ``[-10, 0, 1200, 50]`` on the 0-1000 grid gives ``(0, 0, 1000, 50)``.
-    """
-    clipped = tuple(float(min(max(float(v), low), high)) for v in box)
-    return clipped if valid_box(clipped) else None
 
 
 def to_pixels(box, width: float, height: float, *, floor: bool = False) -> tuple[float, ...] | None:

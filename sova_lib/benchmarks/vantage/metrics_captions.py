@@ -39,11 +39,9 @@ import numpy as np
 from sova_lib.benchmarks.vantage.metrics import Score, interval_iou_matrix
 from sova_lib.benchmarks.vantage.parsing import check_mode
 
-__all__ = [
-    "BERTSCORE_MODEL", "SIMILARITIES", "BertScoreSimilarity", "CaptionModelUnavailable", "MeteorSimilarity",
-    "Similarity", "exact_match_similarity", "make_similarity", "soda_alignment", "soda_c", "soda_video",
-    "token_f1_similarity"
-]
+__all__ = ["BERTSCORE_MODEL", "SIMILARITIES", "BertScoreSimilarity", "CaptionModelUnavailable", "MeteorSimilarity",
+           "Similarity", "exact_match_similarity", "make_similarity", "soda_alignment", "soda_c", "soda_video",
+           "token_f1_similarity"]
 
 #: The leaderboard's BERTScore model (Hugging Face id) and the layer bert-score uses for it by default.
 BERTSCORE_MODEL = "roberta-large"

@@ -16,12 +16,8 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Sequence
 
-import numpy as np
-
-__all__ = ["PUBLISHED_HALF_WIDTHS", "all_yes_macro_f1", "published_comparison", "published_numbers",
-           "random_choice_accuracy"]
+__all__ = ["PUBLISHED_HALF_WIDTHS", "published_comparison", "published_numbers"]
 
 _DATA = Path(__file__).resolve().parent / "data" / "published.csv"
 
@@ -33,20 +29,6 @@ def published_numbers() -> list[dict]:
     """Rows ``{task, model, setting, metric, value, source}`` of the paper's numbers (``value`` as float)."""
     with open(_DATA, newline="", encoding="utf-8") as f:
         return [{**row, "value": float(row["value"])} for row in csv.DictReader(f)]
-
-
-def random_choice_accuracy(n_options: Sequence[int]) -> float:
-    """Expected accuracy of a uniformly random letter: the mean of ``1 / n_options`` over items."""
-    n = np.asarray(n_options, dtype=np.float64)
-    if n.size == 0 or (n < 1).any():
-        raise ValueError("need at least one item, each with at least one option")
-    return float((1.0 / n).mean())
-
-
-def all_yes_macro_f1(truth: Sequence[str]) -> float:
-    """Macro F1 of answering "yes" to every item: ``p / (1 + p)``, p = share of "yes" (1.0 when all are "yes")."""
-    p = float(np.mean([str(t).lower() == "yes" for t in truth]))
-    return 1.0 if p == 1.0 else p / (1 + p)
 
 
 def published_comparison(computed: dict | None = None) -> list[dict]:

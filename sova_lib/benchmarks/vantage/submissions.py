@@ -55,7 +55,7 @@ def _turn_problem(turns) -> str | None:
     return "no {\"from\": \"assistant\", \"value\"} turn"
 
 
-def check_submission(path, task: str, expected_ids: Iterable[str] | None = None) -> list[str]:
+def check_submission(path, task: str, expected_ids: Iterable[str] | None = None) -> list[str]:  # noqa: C901 - one check after another, as the leaderboard makes them
     """The problems of submission ``path`` for ``task`` (any accepted task name), one line each; [] if valid."""
     path = Path(path)
     key = task_key(task)

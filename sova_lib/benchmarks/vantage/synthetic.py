@@ -20,6 +20,7 @@ data; no number it gives is a result.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections.abc import Sequence
@@ -37,9 +38,9 @@ from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id, submission_answers
 from sova_lib.describe.contract import DescribeRequest
 from sova_lib.describe.run_cache import RunOptions
+from sova_lib.storage import write_text
 
-__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table",
-           "write_street_benchmark"]
+__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table", "write_street_benchmark"]
 
 _VQA = [("What moves through the scene?", ["A. pedestrians", "B. a forklift", "C. a train", "D. nothing"], "A"),
         ("Where is the camera?", ["A. inside a car", "B. fixed above a public space", "C. hand-held",
@@ -95,12 +96,10 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
               "temporal": ["index", "video", "question"], "dvc": ["index", "video", "question"]}
     out = {}
     for task, table in rows.items():
-        out[task] = folder / f"{task}.tsv"
-        with open(out[task], "w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f, delimiter="\t")
-            writer.writerow(header[task])
-            writer.writerows(table)
-        (folder / f"{task}_gt.jsonl").write_text("\n".join(gt[task]) + "\n", encoding="utf-8")
+        text = io.StringIO()
+        csv.writer(text, delimiter="\t").writerows([header[task], *table])
+        out[task] = write_text(folder / f"{task}.tsv", text.getvalue())
+        write_text(folder / f"{task}_gt.jsonl", "\n".join(gt[task]) + "\n")
     return out
 
 

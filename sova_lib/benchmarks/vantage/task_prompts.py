@@ -11,9 +11,8 @@ uniformly sampled from the video." precedes the question, and event
 verification then sends its question without the system prompt
 (``vantage_event_verification.py:165-172``).
 
-Frame plans: ``uniform_frame_plan(F, n)`` takes frame ``int(i * F / (n + 1))``
-for i = 1..n (F = 90, n = 8 gives 10, 20, ..., 80); ``rate_frame_plan``
-takes ``int(i * src_fps / r)`` for i < ``int(duration * r)``.
+The frame plan: ``uniform_frame_plan(F, n)`` takes frame ``int(i * F / (n + 1))``
+for i = 1..n (F = 90, n = 8 gives 10, 20, ..., 80).
 """
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ from dataclasses import dataclass
 
 from sova_lib.benchmarks.vantage.inputs import VantageItem
 
-__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "RenderedPrompt", "rate_frame_plan", "render_prompt",
-           "uniform_frame_plan"]
+__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "RenderedPrompt", "render_prompt", "uniform_frame_plan"]
 
 #: Frames sent per video by default (spec section 1).
 DEFAULT_FRAMES = 8
@@ -71,13 +69,6 @@ def uniform_frame_plan(num_frames: int, n: int = DEFAULT_FRAMES) -> list[int]:
     if num_frames < 1 or n < 1:
         raise ValueError("need at least one source frame and one frame to send")
     return [int(i * num_frames / (n + 1)) for i in range(1, n + 1)]
-
-
-def rate_frame_plan(src_fps: float, duration: float, rate: float) -> list[int]:
-    """Source frame indices ``int(i * src_fps / rate)`` for i = 0 .. int(duration * rate) - 1."""
-    if src_fps <= 0 or rate <= 0:
-        raise ValueError("frame rates must be positive")
-    return [int(i * src_fps / rate) for i in range(int(duration * rate))]
 
 
 def _options(item: VantageItem) -> str:

@@ -70,8 +70,7 @@ from sova_lib.describe.backends.motion_tracking import (
     still_head,
 )
 
-__all__ = ["MOTION_VERSION", "MovingObject", "MotionAnalysis", "MotionDescriber", "analyse_motion",
-           "render_motion"]
+__all__ = ["MOTION_VERSION", "MovingObject", "MotionAnalysis", "MotionDescriber", "analyse_motion", "render_motion"]
 
 MOTION_VERSION = "2"
 

@@ -354,14 +354,30 @@ class _ImageTextToText:
     def generate(self, requests: Sequence[DescribeRequest]) -> list[str]:
         import torch
 
-        inputs = self.inputs(requests)
         settings = {"do_sample": False, "num_beams": 1, "max_new_tokens": self.owner.max_new_tokens}
         settings.update(self.owner.generate_kwargs)
-        with torch.inference_mode():
-            output = self.model.generate(**inputs, **settings)
+        try:
+            inputs = self.inputs(requests)
+            with torch.inference_mode():
+                output = self.model.generate(**inputs, **settings)
+        except torch.OutOfMemoryError as error:
+            raise self.out_of_memory(error, len(requests)) from None
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         texts = self.processor.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
         return [text.strip() for text in texts]
+
+    def out_of_memory(self, error: Exception, count: int) -> DescriberEnvironmentError:
+        """The run's end when the device runs out of memory: every later item would too, so no item is blamed."""
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        detail = " ".join(str(error).split())[:200]
+        return DescriberEnvironmentError(
+            f"{self.owner.model} ran out of memory on {self.owner.device} describing {count} item(s) at once "
+            f"(batch_size={self.owner.batch_size}; {type(error).__name__}: {detail}): lower --batch-size, give "
+            "fewer or smaller frames (--fps, or processor_kwargs max_pixels), use dtype=bfloat16, or spread the "
+            "model over every GPU with --device-map auto")
 
     def describe(self, requests: list[DescribeRequest]) -> list[str]:
         answers: list[str | None] = [None] * len(requests)
@@ -394,6 +410,8 @@ class _ImageTextToText:
             return [text for request in chunk for text in self.generate([request])]
         try:
             return self.generate(chunk)
+        except DescriberEnvironmentError:
+            raise
         except Exception as error:
             batch_error = error
         # A failing batch: an item may be bad (then the single call below raises

@@ -16,19 +16,8 @@ from pathlib import Path
 
 from sova_lib.describe.contract import DescriberEnvironmentError
 
-__all__ = [
-    "FAMILIES",
-    "explain_load_error",
-    "load_error_cause",
-    "missing_package",
-    "missing_torchvision",
-    "offline_mode",
-    "preflight",
-    "resolve_device",
-    "resolve_dtype",
-    "resolve_family",
-    "resolve_revision",
-]
+__all__ = ["FAMILIES", "explain_load_error", "load_error_cause", "missing_package", "missing_torchvision",
+           "offline_mode", "preflight", "resolve_device", "resolve_dtype", "resolve_family", "resolve_revision"]
 
 #: The describer paths of the transformers backend (``sova_lib.describe.backends.transformers``).
 FAMILIES = ("image-text-to-text", "minicpm-v")

@@ -44,7 +44,7 @@ from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
 from sova_lib.describe.contrastive.runner import check_pool, embed_stream, run_into_store
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item
-from sova_lib.describe.ray_engine import RayOptions, item_from_json, pickled_error
+from sova_lib.describe.ray_engine import RayOptions, item_from_json, map_on_actors, pickled_error
 from sova_lib.describe.run_cache import RunOptions, RunSummary
 
 __all__ = ["EmbedWorker", "embed_items_ray"]
@@ -74,25 +74,25 @@ class EmbedWorker:
             self.fatal = pickled_error(err)
 
     def __call__(self, batch: dict) -> dict:
-        rows = [int(row) for row in batch["row"]]
+        rows, answers = [int(row) for row in batch["row"]], [(b"", 0, "")] * len(batch["row"])
         if not self.fatal:
             try:
-                return self._embed(rows, batch)
+                answers = self._embed(batch)
             except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
                 self.fatal = pickled_error(err)
-        return {"row": rows, "vectors": [b""] * len(rows), "frames": [0] * len(rows), "error": [""] * len(rows),
+        vectors, frames, error = zip(*answers)
+        return {"row": rows, "vectors": list(vectors), "frames": list(frames), "error": list(error),
                 "fatal": [self.fatal] * len(rows)}
 
-    def _embed(self, rows: list[int], batch: dict) -> dict:
+    def _embed(self, batch: dict) -> list[tuple[bytes, int, str]]:
+        """``(pickled (vectors, frame indices) or b"", frames decoded, error or "")`` of each item of ``batch``."""
         items = [item_from_json(str(text)) for text in batch["item"]]
         done = {}
         for item, vectors, indices, frames, error in embed_stream(
                 self.model, items, fps=self.fps, pool=self.pool, batch_frames=self.batch_frames,
                 load_workers=self.load_workers):
             done[item.id] = (b"" if error else pickle.dumps((vectors, indices)), frames, error or "")
-        answers = [done[item.id] for item in items]
-        return {"row": rows, "vectors": [a[0] for a in answers], "frames": [a[1] for a in answers],
-                "error": [a[2] for a in answers], "fatal": [b""] * len(rows)}
+        return [done[item.id] for item in items]
 
 
 def embed_items_ray(
@@ -138,13 +138,9 @@ def embed_items_ray(
 
 def _stream_from_actors(ray: RayOptions, on_start, kwargs: dict, todo: list[Item]):
     """The ``stream`` of ``run_into_store`` for a Ray run: start Ray, map ``EmbedWorker(**kwargs)`` over ``todo``."""
-    with ray.session() as session:
-        if on_start is not None:
-            on_start(session.start_seconds)
-        for row, out in ray.map(todo, EmbedWorker, kwargs):
-            item = todo[row]
-            if out["error"]:
-                yield item, None, None, 0, str(out["error"])
-            else:
-                vectors, indices = pickle.loads(out["vectors"])
-                yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None
+    for item, out in map_on_actors(todo, EmbedWorker, kwargs, ray, on_start):
+        if out["error"]:
+            yield item, None, None, 0, str(out["error"])
+        else:
+            vectors, indices = pickle.loads(out["vectors"])
+            yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None

@@ -38,7 +38,7 @@ import numpy as np
 
 from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
 from sova_lib.describe.item import Item, load_item
-from sova_lib.describe.run_cache import RunOptions, RunSummary
+from sova_lib.describe.run_cache import RunOptions, RunSummary, left_to_do, unique_items
 from sova_lib.video import sample_frames
 
 __all__ = ["check_pool", "embed_items", "embed_stream", "run_into_store"]
@@ -90,23 +90,12 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
     once. ``last_run`` and ``manifest_fields`` go to the manifest. ``run_options``:
     ``retry_errors`` and ``show_progress`` of ``RunOptions``.
     """
-    run = run_options or RunOptions()
+    run, items = run_options or RunOptions(), unique_items(items)
     cache = EmbeddingCache(embedding_folder(cache_dir, key)).open()
     summary = RunSummary(cache.folder, verb="embedded")
     try:
         cache.start_manifest(key, device=device)
-        seen = set()
-        todo = []
-        for item in items:
-            if item.id in seen:
-                raise ValueError(f"item id {item.id!r} appears twice; ids must be unique")
-            seen.add(item.id)
-            if item.id in cache.done:
-                summary.skipped_cached += 1
-            elif item.id in cache.failures and not run.retry_errors:
-                summary.skipped_failed += 1
-            else:
-                todo.append(item)
+        todo = left_to_do(items, cache, run.retry_errors, summary)
         started = time.monotonic()
         if todo:
             _record(stream(todo), len(todo), cache, summary, flush_items, flush_seconds, run.show_progress)
@@ -115,7 +104,7 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
         cache.update_manifest(last_run={"embedded": summary.done, "failed": summary.failed,
                                         "skipped": summary.skipped, "frames": summary.frames,
                                         "seconds": round(summary.seconds, 3), **(last_run or {})},
-                              throughput_items_per_s=round(summary.items_per_second, 3), **manifest_fields)
+                              throughput_items_per_s=round(summary.items_per_s, 3), **manifest_fields)
     finally:
         cache.close()
     return summary

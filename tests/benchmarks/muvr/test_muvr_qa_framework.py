@@ -69,7 +69,7 @@ def test_run_qa_caches_answers_and_scores_them(data, tmp_path):
         _frames(video_root / q.target, 13, 200 if q.label else 20)
     describer = FakeDescriber()
     summary = qa.run_qa(describer, questions, video_root, tmp_path / "cache", run=QUIET)
-    assert summary.described == 4 and len(describer.seen) == 4
+    assert summary.done == 4 and len(describer.seen) == 4
     assert all(len(r.frames) == 7 for r in describer.seen)  # query middle frame + 6 target frames
     assert np.asarray(describer.seen[0].frames[0]).mean() == 12  # frame 5 // 2 = 2 of the query: value 10 + 2
     assert {r.prompt for r in describer.seen} == {qa.question_text(q) for q in questions}
@@ -88,7 +88,7 @@ def test_run_qa_records_a_missing_video_and_goes_on(data, tmp_path):
     _frames(tmp_path / "v" / questions[0].query, 3, 0)
     _frames(tmp_path / "v" / questions[0].target, 8, 200)
     summary = qa.run_qa(FakeDescriber(), questions, tmp_path / "v", tmp_path / "c", run=QUIET)
-    assert summary.described == 1 and summary.failed == 1
+    assert summary.done == 1 and summary.failed == 1
     assert "not under" in summary.failures[questions[1].id]
 
 

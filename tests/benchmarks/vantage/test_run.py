@@ -67,7 +67,7 @@ def test_describe_caches_by_prompt_and_resumes(street, tmp_path):
     items = read_items("vqa", tsvs["vqa"])
     rec = Recorder()
     summary = describe_task(rec, "vqa", items, tmp_path, media_root=root, n_frames=3, run=QUIET)
-    assert summary.described == len(items) and len(rec.sent) == len(items)
+    assert summary.done == len(items) and len(rec.sent) == len(items)
     by_id = {r.id: r for r in rec.sent}
     for it in items:
         req = by_id[cache_id(it, render_prompt(it, 3))]
@@ -76,7 +76,7 @@ def test_describe_caches_by_prompt_and_resumes(street, tmp_path):
     assert {x["id"].split("@")[1] for x in lines} == {render_prompt(it, 3).sha256[:12] for it in items}
     changed = [items[0].__class__(items[0].id, "vqa", items[0].media, "A new question?", items[0].options)] + items[1:]
     again = describe_task(rec, "vqa", changed, tmp_path, media_root=root, n_frames=3, run=QUIET)
-    assert again.folder == summary.folder and again.described == 1 and again.skipped_cached == len(items) - 1
+    assert again.folder == summary.folder and again.done == 1 and again.skipped_cached == len(items) - 1
     assert cached_answers(summary.folder, changed, 3) == {it.id: "Answer: A" for it in items}
 
 

@@ -8,7 +8,8 @@ from PIL import Image
 
 from sova_lib.describe.backends.motion import MOTION_VERSION, MotionDescriber, analyse_motion, render_motion
 from sova_lib.describe.contract import DescribeRequest, make_describer
-from sova_lib.video.frames import example_videos, sample_frames, write_video
+from sova_lib.video.frames import example_videos, sample_frames
+from tests.helpers_video import write_video
 
 FPS = 10
 

@@ -166,7 +166,7 @@ def test_through_the_runner_on_real_videos_key_never_written(server_factory, tmp
                         rng=np.random.default_rng(0), sleep=lambda s: None)
     items = [Item(p.stem, p) for p in example_videos()] + [Item("gone", tmp_path / "gone.mp4")]
     s = describe_items(d, items, tmp_path / "cache", prompt=resolve_prompt("general"), run=QUIET)
-    assert (s.described, s.failed) == (2, 2)
+    assert (s.done, s.failed) == (2, 2)
     texts = [json.loads(line)["text"] for line in (s.folder / "descriptions.jsonl").read_text().splitlines()]
     assert texts == ["images: 7", "images: 7"]
     assert "HTTP 400" in s.failures["vtest_square_0000-0049_half"] and "too many images: 6" in \
@@ -186,7 +186,7 @@ def test_several_endpoints_share_the_requests_with_bounded_concurrency_each(serv
     items = [Item(i, tmp_path / f"{i}.mp4") for i in range(12)]
     s = describe_items(d, items, tmp_path / "cache", prompt="Describe.", loader=lambda item, fps: (frames(), (0, 1), True),
                        run=QUIET)
-    assert (s.described, s.failed) == (12, 0)
+    assert (s.done, s.failed) == (12, 0)
     counts = [len(server.requests) for server in servers]
     assert sum(counts) == 12 and min(counts) >= 4  # least-in-flight: neither replica idles
     assert max(server.peak for server in servers) == 2  # never more than concurrency=2 at one endpoint

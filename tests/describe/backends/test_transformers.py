@@ -11,6 +11,7 @@ as videos, through transformers' video processors (torchvision).
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -201,6 +202,37 @@ def test_llava_image_request_has_no_system_message(llava, requests):
 def test_llava_cannot_take_videos_as_videos(llava_folder):
     with pytest.raises(DescriberEnvironmentError, match="no video processor"):
         TransformersDescriber(model=str(llava_folder), device="cpu", video_input="video").load()
+
+
+def test_running_out_of_memory_while_describing_stops_the_run(llava_folder, tmp_path):
+    """An out-of-memory error in ``generate`` (a batch too large for the GPU) ends the run as an environment
+    error, one line with the fix, before any item is recorded as failed: every later item would fail the same."""
+    import torch
+
+    from sova_lib.describe.item import Item
+    from sova_lib.describe.run_cache import RunOptions
+    from sova_lib.describe.runner import describe_items
+
+    describer = TransformersDescriber(model=str(llava_folder), max_new_tokens=2, device="cpu", batch_size=2)
+    model = describer.load()._engine.model
+
+    def out_of_memory(**inputs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB (GPU 0; 139.80 GiB total)")
+
+    model.generate = out_of_memory
+    frames = sorted(FRAMES_DIR.glob("frame_*.png"))
+    items = [Item(f"still{k}", str(path)) for k, path in enumerate(frames)]
+    with pytest.raises(DescriberEnvironmentError) as stopped:
+        describe_items(describer, items, tmp_path / "cache", prompt=IMAGE_PROMPT,
+                       run=RunOptions(show_progress=False, verbose=False))
+    message = str(stopped.value)
+    assert "\n" not in message  # the runner takes what its loaders have ready: one item or two
+    assert re.match(re.escape(f"{llava_folder} ran out of memory on cpu describing ") + r"[12] item\(s\) at once "
+                    r"\(batch_size=2; OutOfMemoryError: CUDA out of memory\.", message), message
+    assert message.endswith("lower --batch-size, give fewer or smaller frames (--fps, or processor_kwargs "
+                            "max_pixels), use dtype=bfloat16, or spread the model over every GPU with --device-map "
+                            "auto")
+    assert [p.read_text() for p in (tmp_path / "cache").rglob("errors.jsonl")] in ([], [""])  # no item blamed
 
 
 # --- real (tiny) Qwen-VL models: videos as videos, with their timestamps ---

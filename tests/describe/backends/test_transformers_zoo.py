@@ -137,9 +137,9 @@ def test_a_one_frame_clip_from_a_real_video_through_the_runner(folders, tmp_path
     items = [Item("one-frame", video, window=(5, 5)), Item("whole", video)]
     summary = describe_items(describer, items, tmp_path / "cache", prompt="Describe.", fps=1.0,
                              run=RunOptions(show_progress=False, verbose=False))
-    assert summary.described + summary.failed == 2
+    assert summary.done + summary.failed == 2
     records = [json.loads(line) for line in (summary.folder / "descriptions.jsonl").read_text().splitlines()]
-    assert all(r["text"].strip() for r in records) and len(records) == summary.described
+    assert all(r["text"].strip() for r in records) and len(records) == summary.done
     # a random tiny model may answer nothing: that item fails as an empty answer, never as anything else
     assert set(summary.failures.values()) <= {"the describer gave an empty answer"}
     sizes = sorted(len(c["videos"][0][0]) if "videos" in c else len(c["images"][0]) for c in calls)

@@ -36,17 +36,11 @@ from functools import partial
 from pathlib import Path
 from typing import Sequence
 
-from sova_lib.benchmarks.sovabench.clips.plan import ManifestRow, check_name, clamp_region
-from sova_lib.storage import STALE_SECONDS, remove_temporary, temporary_path
+from sova_lib.benchmarks.sovabench.clips.plan import ManifestRow, check_name
+from sova_lib.crop import clamp, crop
+from sova_lib.storage import STALE_SECONDS, atomic_file, remove_temporary
 
-__all__ = [
-    "VIDEO_EXTENSIONS",
-    "ExtractSummary",
-    "cut_clips",
-    "default_codec",
-    "extract_clips",
-    "find_source_videos",
-]
+__all__ = ["VIDEO_EXTENSIONS", "ExtractSummary", "cut_clips", "default_codec", "extract_clips", "find_source_videos"]
 
 #: File extensions searched for a source video, in order of preference.
 VIDEO_EXTENSIONS = (".avi", ".mp4", ".mkv", ".mov")
@@ -106,21 +100,21 @@ class ExtractSummary:
 
 
 class _Writer:
-    """One clip being written to a temporary file, renamed on :meth:`close`."""
+    """One clip being written (``storage.atomic_file``: no reader of ``<out>/*.mp4`` sees a partial clip)."""
 
-    def __init__(self, row, path: Path, crop, rate, codec, pix_fmt, crf):
+    def __init__(self, row, path: Path, region, rate, codec, pix_fmt, crf):
         import av
 
-        self.row, self.path, self.rate = row, path, rate
-        x1, y1, x2, y2 = crop
+        self.row, self.rate = row, rate
+        x1, y1, x2, y2 = region
         w, h = x2 - x1, y2 - y1
         if pix_fmt in ("yuv420p", "yuvj420p", "nv12") or codec == "mpeg4":
             w, h = w - w % 2, h - h % 2  # 4:2:0 needs even sides
         if w <= 0 or h <= 0:
-            raise ValueError(f"the crop {crop} leaves no pixels inside the frame")
+            raise ValueError(f"the crop {region} leaves no pixels inside the frame")
         self.crop = (x1, y1, x1 + w, y1 + h)
-        self.tmp = temporary_path(path)  # hidden, ending in .tmp: no reader of <out>/*.mp4 sees a partial clip
-        self.container = av.open(str(self.tmp), "w", format="mp4")
+        self.file = atomic_file(path)
+        self.container = av.open(self.file.file, "w", format="mp4")
         try:
             self.stream = self.container.add_stream(codec, rate=rate)
             self.stream.width, self.stream.height = w, h
@@ -135,19 +129,17 @@ class _Writer:
         self.frames = 0
 
     def add(self, rgb):
-        x1, y1, x2, y2 = self.crop
-        piece = rgb[y1:y2, x1:x2]
+        piece = crop(rgb, self.crop)
         if self.buffer is not None:
-            self.buffer.append(piece.copy())
+            self.buffer.append(piece)
         else:
             self._encode(piece)
         self.frames += 1
 
     def _encode(self, piece):
         import av
-        import numpy as np
 
-        frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(piece), format="rgb24")
+        frame = av.VideoFrame.from_ndarray(piece, format="rgb24")
         for packet in self.stream.encode(frame):
             self.container.mux(packet)
 
@@ -159,14 +151,14 @@ class _Writer:
         for packet in self.stream.encode():
             self.container.mux(packet)
         self.container.close()
-        os.replace(self.tmp, self.path)
+        self.file.commit()
 
     def abort(self):
         try:
             self.container.close()
         except Exception:  # noqa: BLE001
             pass
-        self.tmp.unlink(missing_ok=True)
+        self.file.discard()
 
 
 def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str | Path, *,
@@ -253,8 +245,8 @@ class _Cut:
 
     def open(self, row, frame, rate) -> None:
         try:
-            crop = clamp_region(row.region, (frame.width, frame.height))
-            self.active.append(_Writer(row, self.out_dir / f"{row.video}.mp4", crop, rate, self.codec,
+            region = clamp(row.region, frame.width, frame.height)
+            self.active.append(_Writer(row, self.out_dir / f"{row.video}.mp4", region, rate, self.codec,
                                        self.pix_fmt, self.crf))
         except Exception as err:  # noqa: BLE001
             self.finish(row, "failed", f"{type(err).__name__}: {err}")
@@ -321,8 +313,7 @@ def _log_outcome(log, summary: ExtractSummary, bar, rec: dict) -> None:
     else:
         summary.failed += 1
         summary.errors.append((rec["index"], rec["video"], rec["reason"]))
-    if bar is not None:
-        bar.update(1)
+    bar.update(1)
 
 
 def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: str | Path, *,
@@ -345,11 +336,9 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
     n_todo = sum(len(v) for v in todo.values())
     videos = find_source_videos(video_root, todo) if todo else {}
 
-    bar = None
-    if show_progress and n_todo:
-        from tqdm.auto import tqdm
+    from tqdm.auto import tqdm
 
-        bar = tqdm(total=n_todo, desc="extracting clips", unit="clip")
+    bar = tqdm(total=n_todo, desc="extracting clips", unit="clip", disable=not show_progress or not n_todo)
     with open(out_dir / LOG_NAME, "a", encoding="utf-8") as log:
         on_done = partial(_log_outcome, log, summary, bar)
         for source, group in todo.items():
@@ -370,9 +359,7 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
                         on_done(rec)
         else:
             for path, group in found:
-                if bar is not None:
-                    bar.set_postfix_str(path.stem[-40:])
+                bar.set_postfix_str(path.stem[-40:])
                 cut_clips(path, group, out_dir, on_done=on_done, **options)
-    if bar is not None:
-        bar.close()
+    bar.close()
     return summary

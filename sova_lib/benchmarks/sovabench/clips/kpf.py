@@ -30,19 +30,8 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = [
-    "VIRAT_TO_MEVA",
-    "Activity",
-    "Actor",
-    "AnnotationFiles",
-    "GeomBlock",
-    "KpfError",
-    "annotation_names",
-    "find_annotation_files",
-    "iter_geom",
-    "read_activities",
-    "read_types",
-]
+__all__ = ["VIRAT_TO_MEVA", "Activity", "Actor", "AnnotationFiles", "GeomBlock", "KpfError", "annotation_names",
+           "find_annotation_files", "iter_geom", "read_activities", "read_types"]
 
 #: VIRAT activity name -> the MEVA name SOVABench uses (spec section 6).
 #: Names absent from this map are used as they are.

@@ -19,16 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.sovabench.clips.kpf import AnnotationFiles, iter_geom, read_activities, read_types
+from sova_lib.crop import union_box
 from sova_lib.storage import write_text
 
-__all__ = [
-    "INDEX_VERSION",
-    "IndexedActivity",
-    "VideoIndex",
-    "build_video_index",
-    "default_index_dir",
-    "load_video_index",
-]
+__all__ = ["INDEX_VERSION", "IndexedActivity", "VideoIndex", "build_video_index", "default_index_dir",
+           "load_video_index"]
 
 #: Bumped whenever the cached index's content or meaning changes.
 INDEX_VERSION = 1
@@ -41,7 +36,7 @@ class IndexedActivity:
 
     ``region`` is the union ``(x1, y1, x2, y2)`` of the actors' counted boxes
     over frames ``start <= f < end`` of the activity's timespan (spec section
-    6, steps 2-3; x1/y1 rounded down, x2/y2 up), None when no box counts or the
+    6, steps 2-3; ``sova_lib.crop.union_box``), None when no box counts or the
     activity has several timespans or no actors; ``n_boxes`` how many boxes
     went into it.
     """
@@ -121,8 +116,9 @@ def _actor_spans(acts) -> tuple[dict, dict]:
     return counted, by_object
 
 
-def _add_block(block, needed, counted, by_object, lo, hi, n_boxes) -> None:
-    """Grow each activity's box bounds (``lo``, ``hi``, ``n_boxes``, in place) by one geometry block's boxes."""
+def _add_block(block, needed, counted, by_object, parts, n_boxes) -> None:
+    """Add one geometry block's counted boxes to each activity: the union of those of each block (``parts``, a list
+    per activity) and their number (``n_boxes``), in place."""
     keep = np.isin(block.ids, needed)
     if not keep.any():
         return
@@ -139,9 +135,7 @@ def _add_block(block, needed, counted, by_object, lo, hi, n_boxes) -> None:
         for k, s, e in by_object[o]:
             m = ok & (f >= s) & (f < e)
             if m.any():
-                bx = boxes[a:b][m]
-                lo[k] = np.minimum(lo[k], bx[:, :2].min(axis=0))
-                hi[k] = np.maximum(hi[k], bx[:, 2:].max(axis=0))
+                parts[k].append(union_box(boxes[a:b][m]))
                 n_boxes[k] += int(m.sum())
 
 
@@ -161,19 +155,15 @@ def build_video_index(files: AnnotationFiles, *, block_chars: int = 4_000_000) -
     types = read_types(files.types) if files.types is not None else {}
 
     counted, by_object = _actor_spans(acts)
-    lo = np.full((len(acts), 2), np.inf)
-    hi = np.full((len(acts), 2), -np.inf)
+    parts: list[list] = [[] for _ in acts]
     n_boxes = np.zeros(len(acts), dtype=np.int64)
     needed = np.array(sorted(by_object), dtype=np.int64)
     for block in iter_geom(files.geom, block_chars=block_chars):
-        _add_block(block, needed, counted, by_object, lo, hi, n_boxes)
+        _add_block(block, needed, counted, by_object, parts, n_boxes)
 
     indexed = []
     for k, a in enumerate(acts):
-        region = None
-        if n_boxes[k] > 0:
-            region = (int(np.floor(lo[k, 0])), int(np.floor(lo[k, 1])),
-                      int(np.ceil(hi[k, 0])), int(np.ceil(hi[k, 1])))
+        region = union_box(parts[k]) if parts[k] else None  # the union of the blocks' unions
         indexed.append(IndexedActivity(a.id2, a.name, a.source_name, a.timespans,
                                        tuple(actor.id1 for actor in a.actors), region, int(n_boxes[k]), a.line))
     return VideoIndex(files.name, indexed, types, _file_key(files))

@@ -39,27 +39,12 @@ from typing import Iterable, Sequence
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips.kpf_index import VideoIndex, load_video_index
 from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source_dataset_of
+from sova_lib.crop import clamp
 from sova_lib.storage import file_errors, write_text
 
-__all__ = [
-    "BUFFERED_ACTIVITIES",
-    "DEFAULT_FPS",
-    "INT_COLUMNS",
-    "MANIFEST_COLUMNS",
-    "MIN_REGION_SIZE",
-    "REVERSED_SOURCE_ACTIVITY",
-    "START_STOP_BUFFER_FRAMES",
-    "STATUSES",
-    "ManifestRow",
-    "check_name",
-    "clamp_region",
-    "manifest_frames_args",
-    "plan_clip",
-    "plan_clips",
-    "read_manifest",
-    "summary_lines",
-    "write_manifest",
-]
+__all__ = ["BUFFERED_ACTIVITIES", "DEFAULT_FPS", "INT_COLUMNS", "MANIFEST_COLUMNS", "MIN_REGION_SIZE",
+           "REVERSED_SOURCE_ACTIVITY", "START_STOP_BUFFER_FRAMES", "STATUSES", "ManifestRow", "check_name",
+           "manifest_frames_args", "plan_clip", "plan_clips", "read_manifest", "summary_lines", "write_manifest"]
 
 MANIFEST_COLUMNS = ("index", "video", "source_video", "activity", "start_frame", "end_frame",
                     "x1", "y1", "x2", "y2", "reversed", "status")
@@ -177,18 +162,15 @@ def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir
         if files is not None and files.activities is not None and files.geom is not None:
             files_of[video] = files
 
-    out: list[ManifestRow | None] = [None] * len(clips)
-    bar = None
-    if show_progress:
-        from tqdm.auto import tqdm
+    from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(clips), desc="planning clips", unit="row")
+    out: list[ManifestRow | None] = [None] * len(clips)
+    bar = tqdm(total=len(clips), desc="planning clips", unit="row", disable=not show_progress)
 
     def plan_video(video: str, index: VideoIndex | None) -> None:
         for k in by_video[video]:
             out[k] = plan_clip(clips[k], index, min_size=min_size, buffer_frames=buffer_frames)
-        if bar is not None:
-            bar.update(len(by_video[video]))
+        bar.update(len(by_video[video]))
 
     for video in by_video:
         if video not in files_of:
@@ -203,8 +185,7 @@ def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir
     else:
         for video, files in files_of.items():
             plan_video(video, load_video_index(files, cache_dir))
-    if bar is not None:
-        bar.close()
+    bar.close()
     return out  # type: ignore[return-value]
 
 
@@ -291,7 +272,7 @@ def manifest_frames_args(row: ManifestRow, frame_size: tuple[int, int] | None = 
     ``video.sample_frames(path, rate, window=..., crop=..., reverse=...)``
     (window both ends included, crop in source pixels with exclusive
     x2/y2). With ``frame_size=(width, height)`` the crop is clamped to the
-    frame; otherwise it is as annotated (it may pass the edge) and the window
+    frame (``sova_lib.crop.clamp``); otherwise it is as annotated (it may pass the edge) and the window
     end may pass the video's last frame: the reader clamps both.
     Raises ``ValueError`` for a row whose status is not ``ok``. For example::
 
@@ -300,17 +281,8 @@ def manifest_frames_args(row: ManifestRow, frame_size: tuple[int, int] | None = 
     """
     if not row.ok:
         raise ValueError(f"manifest row {row.index} ({row.video}) has no clip: status {row.status!r}")
-    crop = row.region
-    if frame_size is not None:
-        crop = clamp_region(crop, frame_size)
+    crop = row.region if frame_size is None else clamp(row.region, *frame_size)
     return {"window": (row.start_frame, row.end_frame), "crop": crop, "reverse": row.reversed}
-
-
-def clamp_region(region: tuple[int, int, int, int], frame_size: tuple[int, int]) -> tuple[int, int, int, int]:
-    """``region`` clamped to a ``(width, height)`` frame (x2/y2 exclusive)."""
-    w, h = frame_size
-    x1, y1, x2, y2 = region
-    return (min(max(x1, 0), w), min(max(y1, 0), h), min(max(x2, 0), w), min(max(y2, 0), h))
 
 
 def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:

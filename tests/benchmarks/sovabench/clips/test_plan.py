@@ -19,6 +19,7 @@ from sova_lib.benchmarks.sovabench.clips import plan as clips
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.splits import DATA_DIR, Clip, load_split
 from sova_lib.cli import main
+from sova_lib.crop import clamp
 from tests.paths import DATA
 
 SAMPLE = DATA_DIR / "meva-annotations-sample"
@@ -332,7 +333,7 @@ def synth(tmp_path_factory):
 
 
 def _expected(row: clips.ManifestRow) -> list[np.ndarray]:
-    x1, y1, x2, y2 = clips.clamp_region(row.region, (W, H))
+    x1, y1, x2, y2 = clamp(row.region, W, H)
     frames = [_synth_frame(i)[y1:y2, x1:x2] for i in range(row.start_frame, min(row.end_frame, N - 1) + 1)]
     return frames[::-1] if row.reversed else frames
 

@@ -18,9 +18,7 @@ Built-in baselines (``baseline``):
     run through splitting, the sentence encoder, similarity and AP: an upper
     bound (100) that exercises the whole path.
 
-A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
-module behind it may share its name; ``sova_lib.cli.evaluate`` parses and prints, ``sova_lib.evaluate`` does
-the work.
+``sova <benchmark> evaluate`` (``sova_lib.cli.evaluate``) parses and prints; this module does the work.
 """
 from __future__ import annotations
 
@@ -104,9 +102,7 @@ class Result:
 
 def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.ndarray, list]:
     """Position of each protocol clip in ``item_ids`` (-1 when missing), and notes."""
-    where = {}
-    for pos, i in enumerate(np.asarray(item_ids).tolist()):
-        where[i] = pos
+    where = {i: pos for pos, i in enumerate(np.asarray(item_ids).tolist())}
     wanted = protocol.ids()
     pos = np.array([where.get(i, -1) for i in wanted.tolist()], dtype=np.int64)
     notes = []
@@ -135,6 +131,11 @@ def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.nda
     return pos, notes
 
 
+def _check_bootstrap(bootstrap: int) -> None:
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
+
+
 def _restrict(task: Task, present: np.ndarray) -> Task:
     """``task`` without the positions that have no input."""
     return Task(task.name, task.queries[present[task.queries]], task.gallery[present[task.gallery]], task.labels)
@@ -148,10 +149,9 @@ def _summary(protocol, tasks, per_query_ap) -> float:
     return 100 * metrics.mean_ap(np.concatenate(kept))
 
 
-def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, bootstrap, seed, ids, bounds=None):
-    clips = protocol.clips()
+def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, bootstrap, seed, bounds=None):
+    clips, keys = protocol.clips(), protocol.ids().tolist()
     all_ap, groups, per_class, per_pair, per_query = [], [], {}, {}, {}
-    keys = ids.tolist()
     for t, (task, ap) in enumerate(zip(tasks, per_query_ap)):
         keep = ~np.isnan(ap)
         if (~keep).any():
@@ -203,12 +203,10 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     """
     if ties not in metrics.TIE_RULES:
         raise ValueError(f"unknown tie rule {ties!r}; choose one of {metrics.TIE_RULES}")
-    if bootstrap < 0:
-        raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
+    _check_bootstrap(bootstrap)
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     pos, notes = _coverage(protocol, items.ids, allow_missing)
     present = pos >= 0
-    ids = protocol.ids()
     rules = ("optimistic", "pessimistic") + ((ties,) if ties not in ("optimistic", "pessimistic") else ())
     tasks, per_rule = [], {rule: [] for rule in rules}
     for task in protocol.tasks():
@@ -233,8 +231,7 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
         for rule in rules:
             per_rule[rule].append(ap[rule])
     return _score_tasks(protocol, tasks, per_rule[ties], notes, ties=ties, aggregate=aggregate,
-                        bootstrap=bootstrap, seed=seed, ids=ids,
-                        bounds=(per_rule["optimistic"], per_rule["pessimistic"]))
+                        bootstrap=bootstrap, seed=seed, bounds=(per_rule["optimistic"], per_rule["pessimistic"]))
 
 
 def oracle_texts(protocol: str | Protocol) -> dict:
@@ -251,12 +248,10 @@ def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: in
     ``oracle`` needs a sentence ``encoder`` (e.g. ``SentenceEncoder()``).
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
-    if bootstrap < 0:
-        raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
+    _check_bootstrap(bootstrap)
     if name == "oracle":
         if encoder is None:
             raise ValueError("the oracle baseline needs a sentence encoder")
-
         result = evaluate(protocol, embed_descriptions(oracle_texts(protocol), encoder),
                           bootstrap=bootstrap, seed=seed)
         result.notes.append("oracle: every clip described by its own class text (an upper bound, not a model)")
@@ -272,8 +267,7 @@ def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: in
             value = metrics.random_ranking_ap(relevant.sum(axis=1), task.valid().sum(axis=1))
         tasks.append(task)
         per_query.append(np.asarray(value, dtype=np.float64))
-    result = _score_tasks(protocol, tasks, per_query, [], ties="n/a", aggregate="n/a",
-                          bootstrap=bootstrap, seed=seed, ids=protocol.ids())
+    result = _score_tasks(protocol, tasks, per_query, [], ties="n/a", aggregate="n/a", bootstrap=bootstrap, seed=seed)
     result.notes.append(
         "prevalence: mean class prevalence n_c/N, query counted in both (the paper's Random row)"
         if name == "prevalence" else
