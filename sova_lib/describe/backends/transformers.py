@@ -283,15 +283,10 @@ class _ImageTextToText:
         kwargs = dict(common, dtype=getattr(torch, owner.dtype))
         if owner.attn_implementation:
             kwargs["attn_implementation"] = owner.attn_implementation
-        use_device_map = owner.device_map is not None or (owner.device != "cpu" and _accelerate_available())
-        if owner.device_map is not None:
-            if not _accelerate_available():
-                raise DescriberEnvironmentError(
-                    f"device_map={owner.device_map!r} for {owner.model!r} needs the accelerate package: "
-                    "pip install -r requirements.txt")
-            kwargs["device_map"] = owner.device_map
-        elif use_device_map:
-            kwargs["device_map"] = owner.device
+        # accelerate (a dependency) places the weights: a device_map as given, or the one device off the CPU
+        use_device_map = owner.device_map is not None or owner.device != "cpu"
+        if use_device_map:
+            kwargs["device_map"] = owner.device if owner.device_map is None else owner.device_map
         try:
             model = AutoModelForImageTextToText.from_pretrained(owner.model, **kwargs)
         except Exception as error:
@@ -421,9 +416,3 @@ class _ImageTextToText:
         logger.warning("%s cannot batch these %s inputs (%s: %s); describing them one at a time from now on",
                        self.owner.model, kind, type(batch_error).__name__, batch_error)
         return texts
-
-
-def _accelerate_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("accelerate") is not None
