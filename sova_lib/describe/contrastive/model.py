@@ -19,34 +19,18 @@ mixes two sets of weights under one name.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
+from sova_lib.hub import hub_folder
 from sova_lib.storage import folder_digest
 
-__all__ = ["ContrastiveModel", "ModelLoadError", "planned_config", "resolve_model_path", "weights_identity"]
+__all__ = ["ContrastiveModel", "ModelLoadError", "planned_config", "weights_identity"]
 
 
 class ModelLoadError(RuntimeError):
-    """A model or its processor could not be found or loaded."""
-
-
-def resolve_model_path(name: str, revision: str | None = None) -> Path:
-    """The local folder of ``name``: itself when it is a folder, else its hub snapshot."""
-    folder = Path(name).expanduser()
-    if folder.is_dir():
-        return folder.resolve()
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(name, revision=revision,
-                                      local_files_only=os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0")))
-    except Exception as err:
-        raise ModelLoadError(f"model {name!r} is neither a local folder nor in the Hugging Face cache, and could "
-                             f"not be downloaded ({type(err).__name__}); download it on a machine with internet "
-                             "(huggingface-cli download NAME) or pass its local folder") from None
+    """A model or its processor could not be loaded."""
 
 
 def weights_identity(folder: Path) -> str:
@@ -57,37 +41,31 @@ def weights_identity(folder: Path) -> str:
     return folder_digest(folder, skip=(".cache",), by_file=True)
 
 
-def _config(name, revision, identity, model_class, dtype, video_frames) -> dict:
-    return {"model": name, "revision": revision, "identity": identity, "class": model_class.__name__,
-            "dtype": dtype, "video_frames": video_frames}
-
-
-def _video_frames(model_class, config) -> int | None:
-    vision = getattr(config, "vision_config", None)
-    return getattr(vision, "num_frames", None) if hasattr(model_class, "get_video_features") else None
-
-
 def planned_config(name: str, *, revision: str | None = None, device: str = "cpu",
-                   dtype: str | None = None) -> tuple[dict, type]:
-    """``(config(), model class)`` of ``ContrastiveModel(name, ...)`` on ``device``, without loading the weights.
+                   dtype: str | None = None) -> tuple[dict, type, Path]:
+    """``(config(), model class, local folder)`` of ``ContrastiveModel(name, ...)`` on ``device``, weights unloaded.
 
     Reads the checkpoint's ``config.json`` (``AutoConfig``) and hashes its
     files, so a process that never loads the model (the Ray engine's driver)
-    names the same cache folder as one that does. Raises ``ModelLoadError``
-    as ``ContrastiveModel`` does for a model it cannot find.
+    names the same cache folder as one that does; ``ContrastiveModel`` itself
+    starts here. The folder is ``sova_lib.hub.hub_folder(name, revision)``
+    (``RuntimeError`` for a model it cannot find); ``ModelLoadError`` for a
+    configuration ``AutoModel`` cannot map.
     """
     from transformers import AutoConfig, AutoModel
 
-    path = resolve_model_path(name, revision)
+    path = hub_folder(name, revision)
     try:
         config = AutoConfig.from_pretrained(path)
         model_class = AutoModel._model_mapping[type(config)]
     except Exception as err:
         raise ModelLoadError(f"could not load {name!r} from {path} with AutoConfig/AutoModel: "
                              f"{type(err).__name__}: {err}") from None
-    dtype = dtype or ("bfloat16" if device.startswith("cuda") else "float32")
-    return (_config(name, revision, weights_identity(path), model_class, dtype, _video_frames(model_class, config)),
-            model_class)
+    video = hasattr(model_class, "get_video_features")
+    frames = getattr(getattr(config, "vision_config", None), "num_frames", None) if video else None
+    return ({"model": name, "revision": revision, "identity": weights_identity(path), "class": model_class.__name__,
+             "dtype": dtype or ("bfloat16" if device.startswith("cuda") else "float32"), "video_frames": frames},
+            model_class, path)
 
 
 def _features(output):
@@ -105,20 +83,26 @@ class ContrastiveModel:
     device : torch device string, or None for CUDA when available, else CPU.
     dtype : ``"bfloat16"``, ``"float16"`` or ``"float32"``; None picks bfloat16 on CUDA, float32 otherwise.
     batch_size : images per forward pass.
+
+    ``config()`` is ``planned_config``'s; ``video_frames`` is the number of
+    frames the model's video head takes (X-CLIP: ``vision_config.num_frames``),
+    or None.
     """
 
     def __init__(self, name: str, *, revision: str | None = None, device: str | None = None,
                  dtype: str | None = None, batch_size: int = 32):
         import torch
-        from transformers import AutoModel, AutoProcessor
+        from transformers import AutoProcessor
 
         self.name, self.revision, self.batch_size = name, revision, int(batch_size)
-        self.path = resolve_model_path(name, revision)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.dtype = dtype or ("bfloat16" if self.device.startswith("cuda") else "float32")
+        self._config, model_class, self.path = planned_config(name, revision=revision, device=self.device,
+                                                              dtype=dtype)
+        self.dtype, self.identity, self.video_frames = (self._config[k] for k in ("dtype", "identity",
+                                                                                    "video_frames"))
         try:
             self.processor = AutoProcessor.from_pretrained(self.path)
-            self.model = AutoModel.from_pretrained(self.path, dtype=getattr(torch, self.dtype))
+            self.model = model_class.from_pretrained(self.path, dtype=getattr(torch, self.dtype))
         except Exception as err:
             raise ModelLoadError(f"could not load {name!r} from {self.path} with AutoModel/AutoProcessor: "
                                  f"{type(err).__name__}: {err}") from None
@@ -126,7 +110,6 @@ class ContrastiveModel:
             raise ModelLoadError(f"{name!r} loads as {type(self.model).__name__}, which has neither "
                                  "get_image_features nor get_video_features: not a contrastive vision-text model")
         self.model.to(self.device).eval()
-        self.identity = weights_identity(self.path)
 
     @property
     def has_video_features(self) -> bool:
@@ -137,8 +120,8 @@ class ContrastiveModel:
         return hasattr(self.model, "get_image_features")
 
     def config(self) -> dict:
-        """What identifies the vectors: name, revision, weights digest, class and precision."""
-        return _config(self.name, self.revision, self.identity, type(self.model), self.dtype, self.video_frames)
+        """What identifies the vectors: name, revision, weights digest, class, precision and video frames."""
+        return dict(self._config)
 
     def _run(self, method: str, inputs) -> np.ndarray:
         import torch
@@ -157,11 +140,6 @@ class ContrastiveModel:
                                                                 return_tensors="pt"))
                  for i in range(0, len(images), self.batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
-
-    @property
-    def video_frames(self) -> int | None:
-        """The number of frames the model's video head takes (X-CLIP: ``vision_config.num_frames``), or None."""
-        return _video_frames(type(self.model), self.model.config)
 
     def video_features(self, frames: list) -> np.ndarray:
         """``(D,)`` float32: ``get_video_features`` of one clip's frames (RGB PIL images, in time order).

@@ -118,14 +118,14 @@ def embed_items_ray(
     (``RayOptions``); ``on_start(seconds)`` is told how long Ray took to start,
     and is not called when nothing is left to embed (Ray is then not started).
     Other arguments, ``run`` (``RunOptions``) among them, as for
-    ``runner.embed_items``. ``ModelLoadError`` stops the run when the model
-    cannot be found (on the driver) or loaded (in an actor).
+    ``runner.embed_items``. A model that cannot be found (on the driver:
+    ``RuntimeError``) or loaded (in an actor: ``ModelLoadError``) stops the run.
     """
     ray = ray or RayOptions()
     device = model_options.get("device") or ("cuda" if ray.gpus_per_worker else "cpu")
     model_options = {**model_options, "device": device}
-    expected, model_class = planned_config(model_options["name"], revision=model_options.get("revision"),
-                                           device=device, dtype=model_options.get("dtype"))
+    expected, model_class, _ = planned_config(model_options["name"], revision=model_options.get("revision"),
+                                              device=device, dtype=model_options.get("dtype"))
     check_pool(model_class, pool, name=model_options["name"])
     key = embedding_key(expected, fps, pool, crop_source=crop_source)
     kwargs = {"model_options": model_options, "expected_config": expected, "fps": fps, "pool": pool,

@@ -7,7 +7,6 @@ from sova_lib.describe.backends.transformers_models import (
     explain_load_error,
     load_error_cause,
     missing_package,
-    offline_mode,
     preflight,
     resolve_device,
     resolve_dtype,
@@ -15,6 +14,7 @@ from sova_lib.describe.backends.transformers_models import (
     resolve_revision,
 )
 from sova_lib.describe.contract import DescriberEnvironmentError
+from sova_lib.hub import offline_mode
 
 
 def test_resolve_family():

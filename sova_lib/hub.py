@@ -1,4 +1,11 @@
-"""Fail fast when the Hugging Face hub cannot be reached: offline mode unless a short probe gets through.
+"""The Hugging Face hub: offline mode, the local folder of a model id, and failing fast when the hub is away.
+
+``offline_mode()`` reads ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` (now,
+not at import); ``hub_folder(name, revision)`` is the local folder of a
+model: the folder itself, or the id's snapshot in the local Hugging Face
+cache (downloaded first unless offline). The sentence encoder, the
+contrastive models and the transformers describer all decide offline mode by
+``offline_mode``.
 
 With ``HF_HUB_OFFLINE`` unset and no network, loading a model id that is not
 in the local cache retries for minutes before it fails. ``offline_unless_reachable``
@@ -21,12 +28,32 @@ import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
-__all__ = ["hub_reachable", "offline_unless_reachable"]
+__all__ = ["hub_folder", "hub_reachable", "offline_mode", "offline_unless_reachable"]
 
 
-def _offline() -> bool:
+def offline_mode() -> bool:
+    """True when ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` is set (read now, not at import)."""
     return any(os.environ.get(n, "").strip().lower() in ("1", "true", "yes", "on")
                for n in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def hub_folder(name: str, revision: str | None = None) -> Path:
+    """The local folder of the model ``name``: itself when it is a folder, else its Hugging Face snapshot.
+
+    A hub id is taken from the local Hugging Face cache, downloaded first unless ``offline_mode()``.
+    ``RuntimeError`` when it can be neither.
+    """
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        return folder.resolve()
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, revision=revision, local_files_only=offline_mode()))
+    except Exception as err:
+        raise RuntimeError(f"model {name!r} is neither a local folder nor in the Hugging Face cache, and could "
+                           f"not be downloaded ({type(err).__name__}); download it on a machine with internet "
+                           "(huggingface-cli download NAME) or pass its local folder") from None
 
 
 def hub_reachable(timeout: float = 3.0, endpoint: str | None = None) -> bool:
@@ -55,7 +82,7 @@ def offline_unless_reachable(model: str | None, timeout: float = 3.0) -> bool:
 
     Returns True when it switched (and prints one note saying so), False otherwise.
     """
-    if model is None or _offline() or Path(model).exists() or hub_reachable(timeout):
+    if model is None or offline_mode() or Path(model).exists() or hub_reachable(timeout):
         return False
     os.environ["HF_HUB_OFFLINE"] = "1"
     constants = sys.modules.get("huggingface_hub.constants")
