@@ -11,8 +11,9 @@ spread over a pool of Ray actors:
   straight to ``errors.jsonl``.
 * The rest become a Ray dataset of small rows (a position and the item as
   JSON: its path, window, crop, direction); no frames leave the driver.
-* ``Dataset.map_batches`` runs ``DescribeWorker`` in a pool of ``workers``
-  actors, each with ``gpus_per_worker`` GPUs and ``cpus_per_worker`` CPUs.
+* ``Dataset.map_batches`` runs ``RunWorker`` (the actor of both Ray
+  engines) in a pool of ``workers`` actors, each with ``gpus_per_worker``
+  GPUs and ``cpus_per_worker`` CPUs (``run_on_actors``).
   An actor builds its describer once (``make_describer(backend, **options)``)
   and loads it once (``runner.start_describer``: the weights, or the
   endpoint check); a failure there stops the whole run with the same
@@ -56,14 +57,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from sova_lib.describe.contract import make_describer
+from sova_lib.describe.contract import Describer, make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
-from sova_lib.describe.runner import build_request, prepare_run, run_key, schedule_requests, start_describer
+from sova_lib.describe.runner import prepare_run, run_key, schedule_requests, start_describer
 
-__all__ = ["DescribeWorker", "RayOptions", "cluster_token", "describe_items_ray", "item_from_json", "item_to_json",
-           "map_on_actors", "pickled_error", "ray_session", "use_cluster_token"]
+__all__ = ["RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "item_from_json", "item_to_json",
+           "map_on_actors", "pickled_error", "ray_session", "run_on_actors", "use_cluster_token"]
 
 
 @dataclass(frozen=True)
@@ -123,53 +124,58 @@ def item_from_json(text: str) -> Item:
                    "crop": d["crop"] and tuple(d["crop"])})
 
 
-class DescribeWorker:
-    """A Ray Data actor: one describer, built and loaded once, describing batches of dataset rows.
+class RunWorker:
+    """A Ray Data actor of either engine: ``start()`` once, then ``work(state, items, record, load_workers)`` per batch.
 
-    A batch holds ``row`` (positions in the driver's list) and ``item``
-    (``item_to_json``); the answer holds ``row``, ``text`` and ``error``
-    (``""`` when there is none), one per input row, and ``fatal``: empty, or
-    the pickled exception that stops the run (the describer could not be
-    built or loaded, or raised past the runner's per-item handling). The
-    driver raises that exception itself, so a run on Ray stops with the same
-    error and message as a local run. Frames are decoded here, by
-    ``load_workers`` threads.
+    ``start`` builds what the actor keeps (a describer, built and loaded once
+    with ``start_describer``; a contrastive model) and ``work`` runs the
+    local engine's own loop on a batch (``runner.schedule_requests``;
+    ``contrastive.runner.embed_stream``), calling ``record(id, value, error,
+    loaded=True)`` once per item as that loop does, with ``load_workers``
+    decoding threads (``RayOptions.threads``). A batch holds ``row``
+    (positions in the driver's list) and ``item`` (``item_to_json``); the
+    answer holds, per row, ``row``, ``value`` (the pickled value, empty on
+    error), ``error`` (``""`` when there is none), ``loaded`` (false for an
+    item whose frames could not be loaded) and ``fatal``: empty, or the
+    pickled exception that stops the run (``start`` failed, or ``work``
+    raised past its per-item handling). The driver raises that exception
+    itself, so a run on Ray stops with the same error and message as a local
+    run.
     """
 
-    def __init__(self, backend: str, options: dict, prompt: Prompt, fps: float, load_workers: int | None = None):
-        self.prompt, self.fps, self.load_workers = prompt, fps, load_workers
-        self.fatal = b""
+    def __init__(self, start: Callable[[], Any], work: Callable[..., None], load_workers: int):
+        self.work, self.load_workers, self.fatal = work, load_workers, b""
         try:
-            self.describer = make_describer(backend, **options)
-            start_describer(self.describer)
+            self.state = start()
         except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
             self.fatal = pickled_error(err)
 
     def __call__(self, batch: dict) -> dict:
         rows, done = [int(row) for row in batch["row"]], {}
         if not self.fatal:
+            items = [item_from_json(str(text)) for text in batch["item"]]
+            position = {item.id: row for item, row in zip(items, rows)}
+
+            def record(id: Any, value: Any, error: str | None, loaded: bool = True) -> None:
+                done[position[id]] = (b"" if error else pickle.dumps(value), error or "", loaded)
+
             try:
-                done = self._describe(batch)
+                self.work(self.state, items, record, self.load_workers)
             except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
                 self.fatal = pickled_error(err)
-        text, error, loaded = zip(*(done.get(r, ("", "", True)) for r in rows))
-        return {"row": rows, "text": list(text), "error": list(error), "loaded": list(loaded),
+        value, error, loaded = zip(*(done.get(r, (b"", "", True)) for r in rows))
+        return {"row": rows, "value": list(value), "error": list(error), "loaded": list(loaded),
                 "fatal": [self.fatal] * len(rows)}
 
-    def _describe(self, batch: dict) -> dict[int, tuple[str, str, bool]]:
-        items = [item_from_json(str(text)) for text in batch["item"]]
-        position = {item.id: int(row) for item, row in zip(items, batch["row"])}
-        done: dict[int, tuple[str, str, bool]] = {}
 
-        def load(item: Item):
-            request, error = build_request(item, self.fps, self.prompt)
-            return (request, None) if error is None else (item.id, error)
+def _start_describer(backend: str, options: dict) -> Describer:
+    describer = make_describer(backend, **options)
+    start_describer(describer)
+    return describer
 
-        def record(id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
-            done[position[id]] = (text or "", "" if error is None else error, by_describer)
 
-        schedule_requests(self.describer, items, load, record, self.load_workers, None)
-        return done
+def _describe_batch(prompt: Prompt, fps: float, describer: Describer, items: list[Item], record, load_workers: int):
+    schedule_requests(describer, items, fps, prompt, record, load_workers=load_workers)
 
 
 def pickled_error(err: BaseException) -> bytes:
@@ -262,26 +268,36 @@ def describe_items_ray(
     key, run_info = run_key(describer, prompt, fps, sampler_version, crop_source)
     info = {**run_info, "engine": ray.engine()}
 
-    schedule = partial(_schedule_on_ray, ray, on_start, backend, options, prompt, fps)
+    def schedule(todo: list[Item], record: Callable[..., None]) -> None:
+        outcomes = run_on_actors(todo, partial(_start_describer, backend, options),
+                                 partial(_describe_batch, prompt, fps), ray, on_start)
+        for item, text, error, loaded in outcomes:
+            record(item.id, text, error, loaded)
+
     return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=info, device=ray.device(),
                           details=details)
 
 
-def _schedule_on_ray(ray: RayOptions, on_start, backend, options, prompt, fps, todo: list[Item],
-                     record: Callable[..., None]) -> None:
-    """The ``schedule`` of ``run_into_cache`` for a Ray run: items known bad are recorded, the rest go to the pool."""
+def run_on_actors(todo: list[Item], start: Callable[[], Any], work: Callable[..., None], ray: RayOptions,
+                  on_start: Callable[[float], None] | None = None):
+    """Yield ``(item, value, error, loaded)`` of each of ``todo``, worked on by ``RunWorker(start, work)`` actors.
+
+    Items with a reason known before loading (``Item.error``) are answered
+    here, unloaded; the rest go to the pool (``map_on_actors``), each actor
+    with ``ray.threads()`` decoding threads, the one rule of both Ray engines.
+    """
     ready = []
     for item in todo:
         if item.error is not None:
-            record(item.id, None, item.error, False)
+            yield item, None, item.error, False
         else:
             ready.append(item)
     if not ready:
         return
-    kwargs = {"backend": backend, "options": options, "prompt": prompt, "fps": fps, "load_workers": ray.threads()}
-    for item, out in map_on_actors(ready, DescribeWorker, kwargs, ray, on_start):
-        error = str(out["error"])  # "" for none; loaded is false for an item whose frames could not be loaded
-        record(item.id, None if error else str(out["text"]), error or None, bool(out["loaded"]))
+    kwargs = {"start": start, "work": work, "load_workers": ray.threads()}
+    for item, out in map_on_actors(ready, RunWorker, kwargs, ray, on_start):
+        error = str(out["error"])  # "" for none
+        yield item, None if error else pickle.loads(out["value"]), error or None, bool(out["loaded"])
 
 
 def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions, on_start=None):

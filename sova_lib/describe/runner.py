@@ -190,12 +190,8 @@ def describe_items(
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
         start_describer(describer)
-
-        def load(item: Item):
-            request, error = build_request(item, fps, prompt, loader)
-            return (request, None) if error is None else (item.id, error)
-
-        schedule_requests(describer, todo, load, record, load_workers, prefetch)
+        schedule_requests(describer, todo, fps, prompt, record, loader=loader, load_workers=load_workers,
+                          prefetch=prefetch)
 
     return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=run_info,
                           device=None if device is None else str(device), details=details)
@@ -218,10 +214,13 @@ def run_key(describer: Describer, prompt: Prompt, fps: float | None, sampler_ver
     return key, run_info() if callable(run_info) else {}
 
 
-def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> None:
-    """Run ``load`` on background threads and ``describer`` calls on a pool; ``record`` each outcome.
+def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt: Prompt, record: Callable[..., None],
+                      *, loader: Callable = load_item, load_workers: int | None = None,
+                      prefetch: int | None = None) -> None:
+    """Load requests on background threads (``build_request``) and run ``describer`` calls on a pool.
 
-    Up to ``prefetch`` items are loaded or waiting ahead of the model; a call
+    ``record(id, text, error)`` each outcome (``record(id, None, error, False)``
+    for an item that could not be loaded). Up to ``prefetch`` items are loaded or waiting ahead of the model; a call
     takes up to ``max_batch_size`` loaded requests and goes out when the batch
     is full, when no call is in flight, or when nothing more is coming; at most
     ``max_concurrency`` calls are in flight.
@@ -234,7 +233,7 @@ def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> 
     load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
     call_pool = _DaemonCalls()
     pending, exhausted = iter(todo), False
-    loads: set = set()
+    loads: dict[Future, Item] = {}
     calls: dict = {}
     ready: deque[DescribeRequest] = deque()
     try:
@@ -244,7 +243,7 @@ def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> 
                 if item is None:
                     exhausted = True
                 else:
-                    loads.add(load_pool.submit(load, item))
+                    loads[load_pool.submit(build_request, item, fps, prompt, loader)] = item
             while ready and len(calls) < concurrency and (
                 len(ready) >= batch_size or not calls or (exhausted and not loads)
             ):
@@ -252,15 +251,15 @@ def schedule_requests(describer, todo, load, record, load_workers, prefetch) -> 
                 calls[call_pool.submit(describe_batch, describer, batch)] = batch
             if not (loads or calls or ready):
                 return
-            finished, _ = wait(loads | set(calls), return_when=FIRST_COMPLETED)
+            finished, _ = wait({*loads, *calls}, return_when=FIRST_COMPLETED)
             for fut in finished:
                 if fut in loads:
-                    loads.discard(fut)
+                    item = loads.pop(fut)
                     request, error = fut.result()
                     if error is None:
                         ready.append(request)
                     else:
-                        record(request, None, error, False)  # ``request`` is the item's id here
+                        record(item.id, None, error, False)
                 else:
                     calls.pop(fut)
                     for id, text, error in fut.result():

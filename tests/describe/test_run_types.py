@@ -128,23 +128,20 @@ def test_decoding_threads_rule(monkeypatch, cpus_per_worker, cores, load_workers
 def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tmp_path):
     """The describe and the embedding Ray engines hand each actor ``RayOptions.threads()`` (no Ray started)."""
     pytest.importorskip("transformers")
-    import sova_lib.describe.contrastive.ray_engine as embed_engine
-    from sova_lib.describe import ray_engine as describe_engine
+    from sova_lib.describe import ray_engine
     from sova_lib.describe.item import Item
     from tests.tiny_contrastive import build_tiny_clip
 
     monkeypatch.setattr("os.cpu_count", lambda: 3)
     options = RayOptions(cpus_per_worker=6.0)  # the rule: min(8, 6) = 6 threads, whatever this machine's 3 cores
     assert options.threads() == 6
-    seen = {}
-    monkeypatch.setattr(describe_engine, "map_on_actors",  # no Ray started
-                        lambda items, worker, kwargs, pool, on_start: seen.update(describe=kwargs) or iter(()))
-    describe_engine._schedule_on_ray(options, None, "motion", {}, None, 1.0, [Item("a", tmp_path / "a.mp4")],
-                                     lambda *outcome: None)
-    # the embedding engine: the stream it hands the cache writer carries the actors' keyword arguments
-    monkeypatch.setattr(embed_engine, "run_into_store", lambda key, items, cache_dir, stream, **kw: seen.update(
-        embed=stream.args[2]))
+    seen = []
+    monkeypatch.setattr(ray_engine, "map_on_actors",  # no Ray started
+                        lambda items, worker, kwargs, pool, on_start: seen.append(kwargs["load_workers"]) or iter(()))
+    quiet = RunOptions(show_progress=False, verbose=False)
+    describe_items_ray("motion", {}, [Item("a", tmp_path / "a.mp4")], tmp_path / "cache", prompt="Describe.",
+                       ray=options, run=quiet)
     model = build_tiny_clip(tmp_path / "clip")
-    embed_engine.embed_items_ray({"name": str(model), "device": "cpu"}, [Item("a", tmp_path / "a.mp4")],
-                                 tmp_path / "cache", pool="none", ray=options)
-    assert seen["describe"]["load_workers"] == seen["embed"]["load_workers"] == 6
+    embed_items_ray({"name": str(model), "device": "cpu"}, [Item("a", tmp_path / "a.mp4")], tmp_path / "cache",
+                    pool="none", ray=options, run=quiet)
+    assert seen == [6, 6]

@@ -10,9 +10,10 @@ way ``sova_lib.describe.ray_engine`` spreads describing:
   (``runner.run_into_store``) and leaves out the items already embedded (and,
   unless ``retry_errors``, those that failed before).
 * The rest become a Ray dataset of small JSON rows (``item_to_json``); no
-  frames leave the driver. ``map_batches`` runs ``EmbedWorker`` in a pool
-  of ``workers`` actors (``gpus_per_worker`` GPUs, ``cpus_per_worker``
-  CPUs each). An actor loads ``ContrastiveModel(**model_options)`` once and
+  frames leave the driver. ``map_batches`` runs the actor of both Ray
+  engines (``sova_lib.describe.ray_engine.RunWorker``) in a pool of
+  ``workers`` actors (``gpus_per_worker`` GPUs, ``cpus_per_worker`` CPUs
+  each). An actor loads ``ContrastiveModel(**model_options)`` once and
   checks that its ``config()`` is the driver's; a failure stops the run with
   the same exception and message as a local run. For each batch of
   ``batch_size`` items it decodes the sampler's frames and computes the
@@ -33,66 +34,34 @@ those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 
-import pickle
 from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
-
-import numpy as np
 
 from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
 from sova_lib.describe.contrastive.runner import check_pool, embed_stream, run_into_store
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item
-from sova_lib.describe.ray_engine import RayOptions, item_from_json, map_on_actors, pickled_error
+from sova_lib.describe.ray_engine import RayOptions, run_on_actors
 from sova_lib.describe.run_cache import RunOptions, RunSummary
 
-__all__ = ["EmbedWorker", "embed_items_ray"]
+__all__ = ["embed_items_ray"]
 
 
-class EmbedWorker:
-    """A Ray Data actor: one ``ContrastiveModel``, loaded once, embedding batches of dataset rows.
+def _load_model(model_options: dict, expected_config: dict) -> ContrastiveModel:
+    """An actor's model: ``ContrastiveModel(**model_options)``, checked to be the one the driver named the cache after."""
+    model = ContrastiveModel(**model_options)
+    if model.config() != expected_config:
+        raise RuntimeError(f"the model loaded on a Ray worker is not the one the driver named the cache "
+                           f"after: {model.config()} != {expected_config}")
+    return model
 
-    A batch holds ``row`` (positions in the driver's list) and ``item``
-    (``item_to_json``); the answer holds, per row, ``row``, ``vectors`` (the
-    pickled ``(vectors, frame indices)``, empty on error), ``frames`` (frames
-    decoded), ``error`` (``""`` when none) and ``fatal``: empty, or the
-    pickled exception that stops the run (the model could not load, its
-    configuration is not the driver's, or a forward pass failed).
-    """
 
-    def __init__(self, model_options: dict, expected_config: dict, fps: float, pool: str, batch_frames: int,
-                 load_workers: int = 1):
-        self.fps, self.pool, self.batch_frames, self.load_workers = fps, pool, batch_frames, load_workers
-        self.fatal = b""
-        try:
-            self.model = ContrastiveModel(**model_options)
-            if self.model.config() != expected_config:
-                raise RuntimeError(f"the model loaded on a Ray worker is not the one the driver named the cache "
-                                   f"after: {self.model.config()} != {expected_config}")
-        except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
-            self.fatal = pickled_error(err)
-
-    def __call__(self, batch: dict) -> dict:
-        rows, answers = [int(row) for row in batch["row"]], [(b"", 0, "")] * len(batch["row"])
-        if not self.fatal:
-            try:
-                answers = self._embed(batch)
-            except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
-                self.fatal = pickled_error(err)
-        vectors, frames, error = zip(*answers)
-        return {"row": rows, "vectors": list(vectors), "frames": list(frames), "error": list(error),
-                "fatal": [self.fatal] * len(rows)}
-
-    def _embed(self, batch: dict) -> list[tuple[bytes, int, str]]:
-        """``(pickled (vectors, frame indices) or b"", frames decoded, error or "")`` of each item of ``batch``."""
-        items = [item_from_json(str(text)) for text in batch["item"]]
-        done = {}
-        for item, vectors, indices, frames, error in embed_stream(
-                self.model, items, fps=self.fps, pool=self.pool, batch_frames=self.batch_frames,
-                load_workers=self.load_workers):
-            done[item.id] = (b"" if error else pickle.dumps((vectors, indices)), frames, error or "")
-        return [done[item.id] for item in items]
+def _embed_batch(fps: float, pool: str, batch_frames: int, model: ContrastiveModel, items: list[Item], record,
+                 load_workers: int) -> None:
+    for item, vectors, indices, frames, error in embed_stream(model, items, fps=fps, pool=pool,
+                                                              batch_frames=batch_frames, load_workers=load_workers):
+        record(item.id, None if error else (vectors, indices, frames), error)
 
 
 def embed_items_ray(
@@ -128,19 +97,13 @@ def embed_items_ray(
                                               device=device, dtype=model_options.get("dtype"))
     check_pool(model_class, pool, name=model_options["name"])
     key = embedding_key(expected, fps, pool, crop_source=crop_source)
-    kwargs = {"model_options": model_options, "expected_config": expected, "fps": fps, "pool": pool,
-              "batch_frames": batch_frames, "load_workers": ray.threads()}  # one rule for both Ray engines
-    stream = partial(_stream_from_actors, ray, on_start, kwargs)
+    start = partial(_load_model, model_options, expected)
+    work = partial(_embed_batch, fps, pool, batch_frames)
+
+    def stream(todo: list[Item]):
+        for item, value, error, _ in run_on_actors(todo, start, work, ray, on_start):
+            yield (item, None, None, 0, error) if error else (item, *value, None)
+
     return run_into_store(key, list(items), cache_dir, stream, device=f"{ray.device()}, {device}", run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds,
                           last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})
-
-
-def _stream_from_actors(ray: RayOptions, on_start, kwargs: dict, todo: list[Item]):
-    """The ``stream`` of ``run_into_store`` for a Ray run: start Ray, map ``EmbedWorker(**kwargs)`` over ``todo``."""
-    for item, out in map_on_actors(todo, EmbedWorker, kwargs, ray, on_start):
-        if out["error"]:
-            yield item, None, None, 0, str(out["error"])
-        else:
-            vectors, indices = pickle.loads(out["vectors"])
-            yield item, np.asarray(vectors), np.asarray(indices), int(out["frames"]), None

@@ -139,12 +139,14 @@ def _record(results, total, cache, summary, flush_items, flush_seconds, show_pro
 
 def _load(item: Item, fps: float):
     """``(item, images, frame indices, error)``: the sampler's frames of a video, or the one image."""
+    if item.error is not None:  # a reason known before loading, recorded as the describing engines record it
+        return item, None, None, item.error
     try:
-        if item.video and item.error is None and Path(item.path).is_file():
+        if item.video and Path(item.path).is_file():
             frames = sample_frames(item.path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse,
                                    cap_rate=True)
             return item, list(frames.images), np.asarray(frames.indices, dtype=np.int64), None
-        images, _, _ = load_item(item, fps)  # an image, or the error of a missing/planned-bad item
+        images, _, _ = load_item(item, fps)  # an image, or the error of a missing item
         return item, images, np.zeros(len(images), dtype=np.int64), None
     except Exception as err:  # a bad item is recorded, the run goes on
         return item, None, None, f"{type(err).__name__}: {err}"
