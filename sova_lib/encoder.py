@@ -189,26 +189,12 @@ class SplitCache:
             write_json(info, {"splitter": "nltk punkt, english parameters of sova_lib/data/nltk_data",
                               "rules": splitter.SPLIT_RULES, "version": self.version}, indent=1)
         lines = b"".join(json.dumps({"sha256": k, "sentences": v}).encode() + b"\n" for k, v in splits.items())
-        with file_errors(self.path, "write"), FileLock(str(self.folder / ".lock")):
-            with open(self.path, "a+b") as f:
-                size = f.seek(0, os.SEEK_END)
-                if size:
-                    f.seek(max(0, size - (1 << 16)))
-                    tail = f.read()
-                    if not tail.endswith(b"\n"):  # a writer was killed mid-line: cut its piece off
-                        cut = tail.rfind(b"\n")
-                        f.truncate(size - len(tail) + cut + 1 if cut >= 0 else self._last_line_end(f))
-                f.seek(0, os.SEEK_END)
-                f.write(lines)
-                f.flush()
-                os.fsync(f.fileno())
-
-    @staticmethod
-    def _last_line_end(f) -> int:
-        """Offset just after the last newline of the open file ``f`` (0 if none)."""
-        f.seek(0)
-        data = f.read()
-        return data.rfind(b"\n") + 1
+        with file_errors(self.path, "write"), FileLock(str(self.folder / ".lock")), open(self.path, "a+b") as f:
+            f.seek(0)
+            f.truncate(f.read().rfind(b"\n") + 1)  # a piece after the last line end is a killed writer's: cut off
+            f.write(lines)
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def split_many(texts, *, sentences: bool = True, cache_dir: str | Path | None = None) -> list[list[str]]:
