@@ -53,7 +53,7 @@ from sova_lib.storage import (
 from sova_lib.video.frames import SAMPLER_VERSION
 
 __all__ = ["MANIFEST_SCHEMA", "SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key",
-           "config_hash", "import_texts", "new_manifest", "open_cache", "software_versions"]
+           "config_hash", "import_texts", "new_manifest", "open_cache", "read_failures", "software_versions"]
 
 _SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "password", "secret",
                           "authorization"})
@@ -230,6 +230,11 @@ def _read_jsonl(path: Path, repair: bool) -> list[tuple[int, dict]]:
     return records
 
 
+def read_failures(path: Path) -> dict:
+    """id -> reason of each record of an ``errors.jsonl`` (the last one per id; a torn last line is cut off)."""
+    return {rec["id"]: rec.get("error", "") for _, rec in _read_jsonl(path, repair=True)}
+
+
 class DescriptionCache(LockedFolder):
     """One cache folder: append-only descriptions and errors, and the manifest.
 
@@ -267,10 +272,7 @@ class DescriptionCache(LockedFolder):
         lines: dict = {}
         for number, rec in _read_jsonl(self.descriptions_path, repair=True):
             put_text(self.done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
-        for _, rec in _read_jsonl(self.errors_path, repair=True):
-            self.failures[rec["id"]] = rec.get("error", "")
-        for key in self.done:
-            self.failures.pop(key, None)
+        self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
 
     def add(self, id: Any, text: str, cut: int | None = None) -> None:
         """Append ``id``'s description; an empty or whitespace-only text is flagged ``"empty": true``.

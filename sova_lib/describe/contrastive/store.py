@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.describe.cache import config_hash, new_manifest
+from sova_lib.describe.cache import config_hash, new_manifest, read_failures
 from sova_lib.item_vectors import write_embeddings
 from sova_lib.similarity import ItemVectors
-from sova_lib.storage import JSON_ERRORS, LockedFolder, atomic_file, file_errors, json_line, lines, now, read_text
+from sova_lib.storage import LockedFolder, atomic_file, file_errors, json_line, now
 from sova_lib.video import SAMPLER_VERSION
 
 __all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "export", "read_cache"]
@@ -104,19 +104,12 @@ class EmbeddingCache(LockedFolder):
 
     def open(self) -> "EmbeddingCache":
         self.lock()  # also removes the temporary files of a killed run
-        self.done = set(read_cache(self.folder))
-        if self.errors_path.exists():
-            with file_errors(self.errors_path, "read"):
-                text = read_text(self.errors_path)
-            for _, line in lines(text):
-                try:
-                    record = json.loads(line)
-                except JSON_ERRORS:
-                    continue  # a line torn by a killed run
-                if isinstance(record, dict) and "id" in record:
-                    self.failures[record["id"]] = record.get("error", "")
-        for key in self.done:
-            self.failures.pop(key, None)
+        try:
+            self.done = set(read_cache(self.folder))
+            self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
+        except BaseException:
+            self.unlock()
+            raise
         return self
 
     def add(self, ids: list, vectors: list[np.ndarray], frames: list[np.ndarray]) -> None:
