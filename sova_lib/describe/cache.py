@@ -101,17 +101,19 @@ def _slug(text: str, limit: int = 40) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:limit] or "x"
 
 
-def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "", name: str | None = None) -> Path:
-    """``<cache_dir>/descriptions/<prefix><name>__<config hash>``.
+def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "", name: str | None = None,
+                 kind: str = "descriptions") -> Path:
+    """``<cache_dir>/<kind>/<prefix><name>__<config hash>``, the name cut to a file-name-safe slug.
 
-    ``name`` defaults to ``<backend>-<model>-<prompt>-<fps>fps``, read from ``key``.
+    ``name`` defaults to ``<backend>-<model>-<prompt>-<fps>fps``, read from ``key``; ``kind`` is
+    ``descriptions`` (the default) or ``frame-embeddings`` (``contrastive.store.embedding_folder``).
     """
     if name is None:
         model = str(key["describer"].get("model") or "")
         fps = "" if key["fps"] is None else f"{key['fps']:g}fps"
         parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps]
         name = "-".join(_slug(p) for p in parts if p)
-    return Path(cache_dir) / "descriptions" / f"{prefix}{_slug(name, 80)}__{config_hash(key)}"
+    return Path(cache_dir) / kind / f"{prefix}{_slug(name, 80)}__{config_hash(key)}"
 
 
 #: Version of the ``manifest.json`` layout written by ``new_manifest``.

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 import uuid
 import zipfile
@@ -37,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.describe.cache import config_hash, new_manifest, read_failures
+from sova_lib.describe.cache import cache_folder, new_manifest, read_failures
 from sova_lib.item_vectors import write_embeddings
 from sova_lib.similarity import ItemVectors
 from sova_lib.storage import LockedFolder, atomic_file, file_errors, json_line, now
@@ -66,10 +65,9 @@ def embedding_key(model_config: dict, fps: float, pool: str, *, sampler_version:
 
 
 def embedding_folder(cache_dir: str | Path, key: dict) -> Path:
-    """``<cache_dir>/frame-embeddings/<model>-<pool>-<fps>fps__<config hash>``."""
+    """``<cache_dir>/frame-embeddings/<model>-<pool>-<fps>fps__<config hash>`` (``cache.cache_folder``)."""
     model = str(key["describer"].get("model", "model")).rstrip("/").rsplit("/", 1)[-1]
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{model}-{key['pool']}-{key['fps']:g}fps").strip("-.")
-    return Path(cache_dir) / "frame-embeddings" / f"{name}__{config_hash(key)}"
+    return cache_folder(cache_dir, key, name=f"{model}-{key['pool']}-{key['fps']:g}fps", kind="frame-embeddings")
 
 
 def read_cache(folder: str | Path) -> dict:
