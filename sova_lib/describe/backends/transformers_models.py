@@ -15,7 +15,7 @@ from pathlib import Path
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.hub import offline_mode
 
-__all__ = ["FAMILIES", "explain_load_error", "load_error_cause", "missing_package", "missing_torchvision",
+__all__ = ["FAMILIES", "explain_load_error", "load_error_cause", "missing_package",
            "preflight", "resolve_device", "resolve_dtype", "resolve_family", "resolve_revision"]
 
 #: The describer paths of the transformers backend (``sova_lib.describe.backends.transformers``).
@@ -100,18 +100,6 @@ def _folder_commit(folder: Path) -> str | None:
     return None
 
 
-def missing_torchvision(error: Exception) -> bool:
-    """Whether ``error`` comes from torchvision missing (or failing to import)."""
-    text = f"{type(error).__name__} {error}".lower()
-    if "torchvision" not in text and "video_processor" not in text:
-        return False
-    try:
-        import torchvision  # noqa: F401
-    except Exception:
-        return True
-    return False
-
-
 def resolve_device(device: str) -> str:
     """``device``, with ``"auto"`` resolved to ``"cuda"`` when available, else ``"cpu"``."""
     if device != "auto":
@@ -141,7 +129,17 @@ _OTHER_ROUTES = {
                  "environment with the transformers version its model card names, or `vllm serve "
                  "openbmb/MiniCPM-V-4_5 --trust-remote-code` and --backend openai"),
 }
-_CAUSES = ("out-of-memory", "flash-attn", "missing-package", "remote-code", "path", "hub-offline", "hub")
+
+
+def _is_path(model: str) -> bool:
+    """Whether ``model`` names a local folder (absolute, relative with ``.``/``~``, or existing), not a hub id."""
+    folder = Path(model).expanduser()
+    return folder.is_absolute() or model.startswith((".", "~")) or folder.exists()
+
+
+def _original_internvl(model: str) -> bool:
+    """An original InternVL checkpoint (``OpenGVLab/InternVL*`` not ending in ``-HF``): remote code."""
+    return bool(re.match(r"opengvlab/internvl", model, flags=re.IGNORECASE)) and not model.lower().endswith("-hf")
 
 
 def _model_type(model: str) -> str | None:
@@ -157,10 +155,13 @@ def _model_type(model: str) -> str | None:
 
 
 def missing_package(error: Exception) -> str | None:
-    """The name of the package whose absence caused ``error``, or None."""
-    if missing_torchvision(error):
-        return "torchvision"
+    """The name of the package whose absence caused ``error``, or None (torchvision: missing or failing to import)."""
     text = str(error)
+    if any(word in f"{type(error).__name__} {text}".lower() for word in ("torchvision", "video_processor")):
+        try:
+            import torchvision  # noqa: F401
+        except Exception:
+            return "torchvision"
     found = re.search(r"No module named '([A-Za-z0-9_]+)", text)
     if found:
         return found.group(1).replace("_", "-")
@@ -191,8 +192,7 @@ def load_error_cause(error: Exception, model: str) -> str:
     if (_model_type(model) in _OTHER_ROUTES or "trust_remote_code" in lower or "remote code" in lower
             or "does not recognize this architecture" in lower or "unrecognized configuration class" in lower):
         return "remote-code"
-    folder = Path(model).expanduser()
-    if folder.is_absolute() or model.startswith((".", "~")) or folder.exists():
+    if _is_path(model):
         return "path"
     return "hub-offline" if offline_mode() else "hub"
 
@@ -206,12 +206,12 @@ def preflight(model: str, *, revision: str | None = None, cache_dir: str | None 
     downloaded; and, in offline mode, for a hub id whose ``config.json`` is not in the local Hugging Face
     cache. Anything else is left to ``from_pretrained``.
     """
-    if re.match(r"opengvlab/internvl", str(model), flags=re.IGNORECASE) and not str(model).lower().endswith("-hf"):
+    if _original_internvl(model):
         raise explain_load_error("model", ValueError("the original InternVL checkpoints are remote code, not a "
                                                      "transformers image-text-to-text model"),
                                  model=str(model), revision=revision, cache_dir=cache_dir)
     folder = Path(str(model)).expanduser()
-    if folder.is_absolute() or str(model).startswith((".", "~")) or folder.exists():
+    if _is_path(str(model)):
         if not (folder / "config.json").is_file():
             raise explain_load_error("model", FileNotFoundError(f"{folder / 'config.json'} does not exist"),
                                      model=str(model), revision=revision, cache_dir=cache_dir)
@@ -243,7 +243,6 @@ def explain_load_error(what: str, error: Exception, *, model: str, revision: str
     detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
     detail = (detail if len(detail) <= 300 else detail[:297] + "...").rstrip(".")
     head = f"could not load the {what} of {where} ({cause}): {type(error).__name__}: {detail}"
-    folder = Path(model).expanduser()
     if cause == "out-of-memory":
         fix = (f"the model does not fit in the memory of {device or 'the device'}: split it over every visible "
                "GPU with --device-map auto, use dtype=bfloat16, free the GPU (nvidia-smi), or take a smaller "
@@ -265,7 +264,7 @@ def explain_load_error(what: str, error: Exception, *, model: str, revision: str
         model_type = _model_type(model)
         if model_type in _OTHER_ROUTES:
             fix = _OTHER_ROUTES[model_type]
-        elif re.match(r"opengvlab/internvl", model, flags=re.IGNORECASE) and not model.lower().endswith("-hf"):
+        elif _original_internvl(model):
             fix = _OTHER_ROUTES["internvl_chat"]
         else:
             fix = ("this model ships its own code, which this transformers cannot run as is: use a "
@@ -273,7 +272,7 @@ def explain_load_error(what: str, error: Exception, *, model: str, revision: str
                    "--backend-option trust_remote_code=true (only for code you trust) in the transformers "
                    "version its model card names, or serve it with vLLM and use --backend openai")
     elif cause == "path":
-        fix = (f"no usable model folder at {folder} (it needs config.json, the weights and the processor files): "
+        fix = (f"no usable model folder at {Path(model).expanduser()} (it needs config.json, the weights and the processor files): "
                "check the path, or pass a hub id such as Qwen/Qwen2.5-VL-7B-Instruct")
     elif cause == "hub-offline":
         from huggingface_hub import constants
