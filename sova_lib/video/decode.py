@@ -319,24 +319,14 @@ def decode_planned(path, backend: str, plan: Callable[[VideoInfo], list[int]]
                    ) -> tuple[VideoInfo, list[int], dict[int, np.ndarray]]:
     """Open ``path``, let ``plan(info)`` choose source frames, decode them.
 
-    With ``backend="auto"``, a file that decord opens but cannot decode is
-    retried with PyAV; the error names both failures.
+    A file that decord opens but cannot decode is read with PyAV (``DecordReader.read``; both number frames
+    alike, so the plan stands).
     """
     reader = open_video(path, backend)
     try:
         if reader.info.num_frames < 1:
             raise VideoError(f"video {os.fspath(path)} holds no frames")
         wanted = plan(reader.info)
-        try:
-            return reader.info, wanted, reader.read(wanted)
-        except VideoError as first:
-            if backend != "auto" or isinstance(reader, PyAVReader):
-                raise
-            fallback = PyAVReader(os.fspath(path))
-            try:
-                wanted = plan(fallback.info)
-                return fallback.info, wanted, fallback.read(wanted)
-            except VideoError as second:
-                raise VideoError(f"{first}; {second}") from second
+        return reader.info, wanted, reader.read(wanted)
     finally:
         reader.close()
