@@ -152,7 +152,6 @@ class _Endpoint:
                              f"put the API key in the environment variable {api_key_env} instead")
         self.url = base_url.rstrip("/")
         self.scheme, self.host, self.port = parts.scheme, parts.hostname, parts.port
-        self.root = parts.path.rstrip("/")
         self.in_flight = 0
 
 
@@ -284,9 +283,9 @@ class OpenAIDescriber:
             try:
                 status, _, data = self._request("GET", endpoint.url + "/models", wait)
             except httpx.ConnectError as err:
-                cause = _os_error(err)
-                if isinstance(cause, (ConnectionRefusedError, socket.gaierror)):
-                    raise self._unreachable(endpoint, cause) from None  # the message a first request would give
+                stop = self._unreachable(endpoint, err)
+                if stop is not None:
+                    raise stop from None  # the message a first request would give
                 continue
             except httpx.TimeoutException as err:
                 connect = isinstance(err, httpx.ConnectTimeout)
@@ -434,9 +433,9 @@ class OpenAIDescriber:
                 status, headers, data = self._request("POST", url, self.read_timeout, body)
                 break
             except httpx.ConnectError as err:
-                cause = _os_error(err)
-                if isinstance(cause, (ConnectionRefusedError, socket.gaierror)):
-                    raise self._unreachable(endpoint, cause) from None
+                stop = self._unreachable(endpoint, err)
+                if stop is not None:
+                    raise stop from None
                 raise _Retry(self._redact(f"{type(err).__name__}: {err}")) from None
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as err:
                 if again:  # broken twice: not a stale connection
@@ -456,11 +455,18 @@ class OpenAIDescriber:
             raise self._refused(endpoint, status, message)
         raise OpenAIError(f"HTTP {status} from {url}: {message}")
 
-    def _unreachable(self, endpoint: _Endpoint, err: OSError) -> DescriberEnvironmentError:
+    def _unreachable(self, endpoint: _Endpoint, error: httpx.ConnectError) -> DescriberEnvironmentError | None:
+        """The run's end when nothing listens at ``endpoint`` or its host does not resolve (the operating system's
+        error under ``error``), None for another connection error."""
+        err: BaseException | None = error
+        while err is not None and not isinstance(err, OSError):
+            err = err.__cause__ or err.__context__
         url = f"{endpoint.url}/chat/completions"
         if isinstance(err, socket.gaierror):
             why = f"the host name {endpoint.host!r} does not resolve ({err})"
             fix = "check the host in --base-url"
+        elif not isinstance(err, ConnectionRefusedError):
+            return None
         else:
             port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
             why = f"nothing accepts connections at {endpoint.host}:{port}"
@@ -496,14 +502,6 @@ def _check_settings(api_key_env, video_input: str, extra_body: dict, **waits) ->
     for name, value in waits.items():
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
             raise ValueError(f"{name} must be a finite number of seconds above 0, got {value!r}")
-
-
-def _os_error(err: BaseException) -> BaseException | None:
-    """The operating system's error under an ``httpx`` error (its cause chain), or None."""
-    seen = err
-    while seen is not None and not isinstance(seen, OSError):
-        seen = seen.__cause__ or seen.__context__
-    return seen
 
 
 def _answer_text(data: bytes, key: str) -> str:
