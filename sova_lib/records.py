@@ -58,10 +58,12 @@ _NAME_FIELDS = ("kind", "benchmark", "protocol", "baseline", "cache", "encoder",
                 "bootstrap", "seed")
 
 
+def _absent(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _rounded(value, digits: int = 2):
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return round(float(value), digits)
+    return None if _absent(value) else round(float(value), digits)
 
 
 def make_record(result=None, *, kind: str, source: str, **fields) -> dict:
@@ -79,13 +81,11 @@ def make_record(result=None, *, kind: str, source: str, **fields) -> dict:
     if result is not None:
         low, high = result.ci or (None, None)
         per_class = result.per_pair or result.per_class
-        record.update(protocol=result.protocol, metric=result.metric, value=_rounded(result.value),
-                      ci_low=_rounded(low), ci_high=_rounded(high), n_queries=result.n_queries,
-                      per_class={k: _rounded(v) for k, v in per_class.items()}, ties=result.ties,
-                      tie_spread=_rounded(result.tie_spread),
-                      aggregate=result.aggregate)
+        record.update(protocol=result.protocol, metric=result.metric, value=result.value, ci_low=low, ci_high=high,
+                      n_queries=result.n_queries, per_class={k: _rounded(v) for k, v in per_class.items()},
+                      ties=result.ties, tie_spread=result.tie_spread, aggregate=result.aggregate)
     record.update(fields)
-    for key in ("value", "ci_low", "ci_high", "tie_spread", "fps"):
+    for key in ("value", "ci_low", "ci_high", "tie_spread", "fps"):  # rounded here, whoever gave them
         record[key] = _rounded(record[key], 2 if key != "fps" else 6)
     return record
 
@@ -141,11 +141,8 @@ def collect_records(folder: str | Path, csv: str | Path | None = None):
 
 def format_cell(value, low=None, high=None, *, digits: int = 1, missing: str = "not computed here") -> str:
     """One table cell: ``value [low, high]``, ``value`` without an interval, or ``missing`` without a value."""
-    def absent(x):
-        return x is None or (isinstance(x, float) and math.isnan(x))
-
-    if absent(value):
+    if _absent(value):
         return missing
-    if absent(low) or absent(high):
+    if _absent(low) or _absent(high):
         return f"{value:.{digits}f}"
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
