@@ -152,24 +152,19 @@ def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
     summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
     todo = left_to_do(items, cache, run.retry_errors, summary)
     log = _RunLog(cache, summary)
-    # A run with nothing left to describe leaves the manifest (and its throughput) as it was.
-    changes = bool(todo) or not cache.manifest()
-    if changes:
-        log.update_manifest()
-    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0],
-              disable=not run.show_progress or not todo,
+    if not todo:  # nothing left to describe: the manifest (and its throughput) stays as it was
+        log.update_totals()
+        return summary
+    log.update_manifest()
+    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not run.show_progress,
               dynamic_ncols=True) as bar:
         log.bar = bar
         gate = _FailFast(run.stop_after_same_failures, log)
         try:
-            if todo:
-                schedule(todo, gate.record)
+            schedule(todo, gate.record)
             gate.release()  # fewer held failures than the rule needs: they are the items'
         finally:
-            if changes:
-                log.update_manifest()
-            else:
-                log.update_totals()
+            log.update_manifest()
     return summary
 
 
