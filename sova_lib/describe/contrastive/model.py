@@ -111,14 +111,6 @@ class ContrastiveModel:
                                  "get_image_features nor get_video_features: not a contrastive vision-text model")
         self.model.to(self.device).eval()
 
-    @property
-    def has_video_features(self) -> bool:
-        return hasattr(self.model, "get_video_features")
-
-    @property
-    def has_image_features(self) -> bool:
-        return hasattr(self.model, "get_image_features")
-
     def config(self) -> dict:
         """What identifies the vectors: name, revision, weights digest, class, precision and video frames."""
         return dict(self._config)
@@ -133,7 +125,7 @@ class ContrastiveModel:
 
     def image_features(self, images: list) -> np.ndarray:
         """``(n, D)`` float32 vectors of RGB PIL images, ``batch_size`` at a time."""
-        if not self.has_image_features:
+        if not hasattr(self.model, "get_image_features"):
             raise ModelLoadError(f"{type(self.model).__name__} has no get_image_features (a video-only model such "
                                  "as X-CLIP); use pool 'video'")
         parts = [self._run("get_image_features", self.processor(images=images[i:i + self.batch_size],
@@ -149,7 +141,7 @@ class ContrastiveModel:
         (``rint(linspace(0, n - 1, video_frames))``; frames repeat when the
         clip has fewer).
         """
-        if not self.has_video_features:
+        if not hasattr(self.model, "get_video_features"):
             raise ModelLoadError(f"{type(self.model).__name__} has no get_video_features; use pool 'mean' or 'none'")
         if self.video_frames and len(frames) != self.video_frames:
             frames = [frames[i] for i in np.rint(np.linspace(0, len(frames) - 1, self.video_frames)).astype(int)]

@@ -95,7 +95,7 @@ def embed_items_ray(
     model_options = {**model_options, "device": device}
     expected, model_class, _ = planned_config(model_options["name"], revision=model_options.get("revision"),
                                               device=device, dtype=model_options.get("dtype"))
-    check_pool(model_class, pool, name=model_options["name"])
+    check_pool(model_class, pool, model_options["name"])
     key = embedding_key(expected, fps, pool, crop_source=crop_source)
     start = partial(_load_model, model_options, expected)
     work = partial(_embed_batch, fps, pool, batch_frames)

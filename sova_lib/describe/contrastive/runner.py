@@ -58,7 +58,7 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
     ``run``: the run options shared with describing (``RunOptions``, default:
     its defaults; an embedding run reads ``retry_errors`` and ``show_progress``).
     """
-    check_pool(model, pool)
+    check_pool(type(model.model), pool, model.name)
     key = embedding_key(model.config(), fps, pool, crop_source=crop_source)
 
     def stream(todo):
@@ -68,12 +68,11 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
                           flush_items=flush_items, flush_seconds=flush_seconds, last_run={"batch_frames": batch_frames})
 
 
-def check_pool(model, pool: str, name: str | None = None) -> None:
-    """``ValueError`` when ``model`` (a ``ContrastiveModel``, or a transformers model class) lacks ``pool``'s head."""
-    name = name or getattr(model, "name", "the model")
-    if pool == "video" and not getattr(model, "has_video_features", hasattr(model, "get_video_features")):
+def check_pool(model_class: type, pool: str, name: str) -> None:
+    """``ValueError`` when the transformers model class of the model ``name`` lacks ``pool``'s head."""
+    if pool == "video" and not hasattr(model_class, "get_video_features"):
         raise ValueError(f"pool 'video' needs a model with get_video_features (X-CLIP); {name} has none")
-    if pool != "video" and not getattr(model, "has_image_features", hasattr(model, "get_image_features")):
+    if pool != "video" and not hasattr(model_class, "get_image_features"):
         raise ValueError(f"pool {pool!r} needs a model with get_image_features; {name} has only a video head")
 
 
