@@ -128,26 +128,23 @@ def _answer(text: Any) -> tuple[str | None, str | None]:
     return text, None
 
 
-class _DaemonCalls:
-    """Runs each call on a daemon thread of its own and returns its ``Future``.
+def _daemon_call(fn: Callable, *args) -> Future:
+    """Run ``fn(*args)`` on a daemon thread of its own; its ``Future``.
 
     The threads of a ``ThreadPoolExecutor`` are joined when the interpreter
     exits, so one call that hangs would keep a stopped run's process alive;
     these are not. The scheduler keeps at most ``max_concurrency`` in flight.
     """
+    future: Future = Future()
 
-    def submit(self, fn: Callable, *args) -> Future:
-        future: Future = Future()
+    def run() -> None:
+        try:
+            future.set_result(fn(*args))
+        except BaseException as err:  # noqa: BLE001 - handed to the scheduler through the future
+            future.set_exception(err)
 
-        def run() -> None:
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(*args))
-                except BaseException as err:  # noqa: BLE001 - handed to the scheduler through the future
-                    future.set_exception(err)
-
-        threading.Thread(target=run, name="sova-describe", daemon=True).start()
-        return future
+    threading.Thread(target=run, name="sova-describe", daemon=True).start()
+    return future
 
 
 def describe_items(
@@ -231,7 +228,6 @@ def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt
     if load_workers is None:
         load_workers = min(8, max(2, (os.cpu_count() or 2) // 2))
     load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
-    call_pool = _DaemonCalls()
     pending, exhausted = iter(todo), False
     loads: dict[Future, Item] = {}
     calls: dict = {}
@@ -248,7 +244,7 @@ def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt
                 len(ready) >= batch_size or not calls or (exhausted and not loads)
             ):
                 batch = [ready.popleft() for _ in range(min(batch_size, len(ready)))]
-                calls[call_pool.submit(describe_batch, describer, batch)] = batch
+                calls[_daemon_call(describe_batch, describer, batch)] = batch
             if not (loads or calls or ready):
                 return
             finished, _ = wait({*loads, *calls}, return_when=FIRST_COMPLETED)
