@@ -182,10 +182,8 @@ class SplitCache:
             return
         from filelock import FileLock
 
-        with file_errors(self.folder, "create the folder"):
-            self.folder.mkdir(parents=True, exist_ok=True)
         info = self.folder / "splitter.json"
-        if not info.exists():
+        if not info.exists():  # written first: it makes the folder
             write_json(info, {"splitter": "nltk punkt, english parameters of sova_lib/data/nltk_data",
                               "rules": splitter.SPLIT_RULES, "version": self.version}, indent=1)
         lines = b"".join(json.dumps({"sha256": k, "sentences": v}).encode() + b"\n" for k, v in splits.items())
@@ -271,8 +269,6 @@ class SentenceEncoder:
         known = _read_memo(memo) if memo is not None else {}
         digest = known.get(stamp) or folder_digest(folder)
         if memo is not None and known.get(stamp) != digest:
-            with file_errors(memo.parent, "create the folder"):
-                memo.parent.mkdir(parents=True, exist_ok=True)
             write_json(memo, {**known, stamp: digest}, indent=1)
         return digest
 
@@ -294,10 +290,8 @@ class SentenceEncoder:
             self._memory.update(zip(texts, vectors))
 
     def _write_shard(self, texts: list[str], vectors: np.ndarray):
-        with file_errors(self.cache_path, "create the folder"):
-            self.cache_path.mkdir(parents=True, exist_ok=True)
         info = self.cache_path / "encoder.json"
-        if not info.exists():
+        if not info.exists():  # written first: it makes the folder
             write_json(info, {"name": self.name, "path": self.path, "identity": self.identity}, indent=1)
         # a fresh random part: two processes that write at the same second never share a name
         stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(self._memory)}-{uuid.uuid4().hex[:8]}"
