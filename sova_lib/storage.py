@@ -301,13 +301,20 @@ class LockedFolder:
         try:
             remove_temporary(self.folder)
         except OSError:
-            self.unlock()
+            self.close()
             raise
 
-    def unlock(self) -> None:
+    def close(self) -> None:
+        """Release the lock (a subclass closes its files first); also what leaving a ``with`` block does."""
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def manifest(self) -> dict:
         """The manifest written last, or ``{}``; ``ValueError`` naming the file when it is not a JSON object."""

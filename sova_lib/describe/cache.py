@@ -326,13 +326,7 @@ class DescriptionCache(LockedFolder):
                 except OSError:  # the data could not be written: sync() has said so
                     pass
             self._files = []
-            self.unlock()
-
-    def __enter__(self) -> "DescriptionCache":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+            super().close()
 
 
 def import_texts(cache_dir: str | Path, key: dict, texts: dict, *, details: dict | None = None,

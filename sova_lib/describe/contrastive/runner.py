@@ -90,9 +90,8 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
     ``retry_errors`` and ``show_progress`` of ``RunOptions``.
     """
     run, items = run_options or RunOptions(), unique_items(items)
-    cache = EmbeddingCache(embedding_folder(cache_dir, key)).open()
-    summary = RunSummary(cache.folder, verb="embedded")
-    try:
+    with EmbeddingCache(embedding_folder(cache_dir, key)).open() as cache:
+        summary = RunSummary(cache.folder, verb="embedded")
         cache.start_manifest(key, device=device)
         todo = left_to_do(items, cache, run.retry_errors, summary)
         started = time.monotonic()
@@ -104,8 +103,6 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
                                         "skipped": summary.skipped, "frames": summary.frames,
                                         "seconds": round(summary.seconds, 3), **(last_run or {})},
                               throughput_items_per_s=round(summary.items_per_s, 3), **manifest_fields)
-    finally:
-        cache.close()
     return summary
 
 

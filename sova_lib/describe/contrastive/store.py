@@ -106,7 +106,7 @@ class EmbeddingCache(LockedFolder):
             self.done = set(read_cache(self.folder))
             self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
         except BaseException:
-            self.unlock()
+            self.close()
             raise
         return self
 
@@ -134,9 +134,6 @@ class EmbeddingCache(LockedFolder):
     def start_manifest(self, key: dict, device: str | None = None) -> None:
         """Begin this run's manifest in the project's schema (``new_manifest``), keeping the folder's ``created``."""
         self.manifest_data = new_manifest(key, source="run", device=device, created=self.manifest().get("created"))
-
-    def close(self) -> None:
-        self.unlock()
 
 
 def export(folder: str | Path, path: str | Path, ids=None) -> Path:
