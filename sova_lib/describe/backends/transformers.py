@@ -244,7 +244,6 @@ class TransformersDescriber:
     def load_error(self, what: str, error: Exception) -> Exception:
         """An error that says why ``what`` (e.g. ``"model"``) did not load and what to do."""
         return explain_load_error(what, error, model=self.model, revision=self.revision, cache_dir=self.cache_dir,
-                                  trust_remote_code=self.trust_remote_code,
                                   device=self.device if self.device_map is None else "the GPUs")
 
 

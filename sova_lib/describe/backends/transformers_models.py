@@ -230,8 +230,7 @@ def preflight(model: str, *, revision: str | None = None, cache_dir: str | None 
 
 
 def explain_load_error(what: str, error: Exception, *, model: str, revision: str | None = None,
-                       cache_dir: str | None = None, trust_remote_code: bool | None = None,
-                       device: str | None = None) -> DescriberEnvironmentError:
+                       cache_dir: str | None = None, device: str | None = None) -> DescriberEnvironmentError:
     """A ``DescriberEnvironmentError`` (an ``OSError``) saying why the ``what`` (e.g. ``"model"``) of
     ``model`` did not load and what to do, by cause (``load_error_cause``): a missing package (torchvision
     for video processors, num2words, accelerate, ...), flash-attn, running out of GPU memory, model code
@@ -272,8 +271,8 @@ def explain_load_error(what: str, error: Exception, *, model: str, revision: str
                    "--backend-option trust_remote_code=true (only for code you trust) in the transformers "
                    "version its model card names, or serve it with vLLM and use --backend openai")
     elif cause == "path":
-        fix = (f"no usable model folder at {Path(model).expanduser()} (it needs config.json, the weights and the processor files): "
-               "check the path, or pass a hub id such as Qwen/Qwen2.5-VL-7B-Instruct")
+        fix = (f"no usable model folder at {Path(model).expanduser()} (it needs config.json, the weights and the "
+               "processor files): check the path, or pass a hub id such as Qwen/Qwen2.5-VL-7B-Instruct")
     elif cause == "hub-offline":
         from huggingface_hub import constants
 
