@@ -16,7 +16,7 @@ from sova_lib.benchmarks.vantage.metrics import Score
 from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 from sova_lib.benchmarks.vantage.parsing_boxes import person_label
 
-__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "gt_person_boxes", "image_size",
+__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "gt_person_boxes",
            "localization_f1", "match_at_threshold", "refex_iou", "scale_box", "sot_success", "sot_tracklet",
            "success_curve", "to_pixels", "valid_box"]
 
@@ -70,19 +70,6 @@ def to_pixels(box, width: float, height: float, *, floor: bool = False) -> tuple
     px = (max(0.0, min(xs[0], width)), max(0.0, min(ys[0], height)),
           max(0.0, min(xs[1], width)), max(0.0, min(ys[1], height)))
     return px if valid_box(px) else None
-
-
-def image_size(extra: dict, default: tuple[float, float]) -> tuple[float, float]:
-    """``(width, height)`` of an item from its ``metadata.extra``: ``image_width`` / ``image_height`` (the
-    harness's keys, ``adapter_grounding.py:77-78``) or ``width`` / ``height``; each one missing takes its
-    ``default`` (the harness falls back to 1000 x 1000 for referring expressions, ``grounding_2d_dataset.py:815-825``,
-    and to 640 x 480 for object localization when the image does not open, ``astro_2d_dataset.py:480-487``)."""
-    out = []
-    for keys, fallback in ((("image_width", "width"), default[0]), (("image_height", "height"), default[1])):
-        value = next((extra[k] for k in keys if isinstance(extra.get(k), (int, float))
-                      and not isinstance(extra.get(k), bool)), None)
-        out.append(float(value) if value is not None else float(fallback))
-    return out[0], out[1]
 
 
 def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequence[list | None],
