@@ -16,8 +16,8 @@ the box tasks, and the modes), ``metrics`` (``Score``, the bootstrap, and
 the per-item metrics), ``metrics_boxes`` (box geometry, RefEx IoU, object
 localization F1, tracking Success AUC), ``metrics_captions`` (SODA_c and
 caption similarities), ``ground_truth`` (the ground-truth JSONL in the
-harness's layout), ``files`` (the submission JSONL, written and read), ``submissions`` (the leaderboard's checks of a
-submission, matching answers to ground-truth ids), ``scoring`` (the chain
+harness's layout), ``submissions`` (the submission JSONL, written, read and checked as the leaderboard
+checks it), ``scoring`` (the chain
 and ``VantageResult``), ``task_prompts`` (each task's prompt and frame plan), ``run`` (running a
 describer), ``published`` (the paper's numbers beside computed ones),
 ``hand_cases`` (the spec's hand-worked cases) and ``synthetic`` (a synthetic
@@ -28,7 +28,6 @@ vantage`` and the notebooks call: ``describe``, ``evaluate``, ``submit``,
 from __future__ import annotations
 
 from sova_lib.benchmarks.vantage.api import Described, describe, evaluate, score_folder, submit, validate
-from sova_lib.benchmarks.vantage.files import read_submission, write_submission
 from sova_lib.benchmarks.vantage.ground_truth import GroundTruth, GroundTruthSet, read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, read_items
 from sova_lib.benchmarks.vantage.metrics_captions import (
@@ -45,6 +44,8 @@ from sova_lib.benchmarks.vantage.submissions import (
     check_answer_ids,
     check_submission,
     expected_ids,
+    read_submission,
+    write_submission,
 )
 from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.tasks import (

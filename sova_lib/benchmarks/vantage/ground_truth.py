@@ -29,7 +29,7 @@ when it opens (the harness reads it there alone), else ``image_width`` /
 (grounding_2d_dataset.py lines 813-822, astro_2d_dataset.py lines
 481-489), with a note.
 
-``files`` reads and writes the submission JSONL; ``tasks`` builds the ids
+``submissions`` reads and writes the submission JSONL; ``tasks`` builds the ids
 and names the tasks.
 """
 from __future__ import annotations

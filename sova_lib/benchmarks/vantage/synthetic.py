@@ -3,7 +3,7 @@
 Nothing here is VANTAGE-Bench data or a model. ``write_street_benchmark``
 writes public-format TSVs and ground-truth JSONLs in the harness's layout
 (leaderboard ids, canonical task strings, answers as JSON text; see
-``files``) for the four video tasks over the three ``vtest`` excerpts
+``ground_truth``) for the four video tasks over the three ``vtest`` excerpts
 shipped with the package; the questions and answer keys are synthetic,
 written for this library. ``RuleBasedStandIn`` is
 a rule-based stand-in describer (not an MLLM): it measures frame-to-frame
