@@ -40,14 +40,15 @@ from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
 from sova_lib.paper.contrastive import paper_model
+from sova_lib.paper.plots import inter_vs_intra
 from sova_lib.paper.tables import NOT_COMPUTED, write_table
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, write_record
 from sova_lib.storage import write_text
 
-__all__ = ["NOT_COMPUTED", "paper_results", "baseline_rows", "cache_items", "evaluate_cache", "computed_rows",
-           "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "scatter_frame", "write_outputs",
-           "write_json"]
+__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "paper_results", "baseline_rows", "cache_items", "evaluate_cache",
+           "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "paper_random",
+           "figure2b", "scatter_frame", "write_outputs", "write_json"]
 
 #: The benchmark these tables are about (the ``benchmark`` field of their records).
 BENCHMARK = "SOVABench"
@@ -241,18 +242,29 @@ def _cache_key(model: str, prompt: str):
     return None
 
 
-def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFrame":
-    """Every row of paper ``table`` beside the computed rows, then the computed rows the paper lacks.
+#: The paper's tables of every model (Table 4: inter-pair mAP and intra-pair Pair-mAP, Section 5; Table C.1: the
+#: inter-pair protocol on the 1,423 query clips alone, Appendix C) -> their computed columns (protocol names, in
+#: the paper's order) and the columns copied from the paper alone (Table C.1's efficiency, instances per second on
+#: the authors' hardware: not a quantity computed here).
+PAPER_TABLES = {"Table 4": (("inter-pair", "intra-pair"), ()),
+                "Table C.1": (("inter-pair-constrained",), ("efficiency",))}
 
-    ``columns`` are protocol names (e.g. ``("inter-pair", "intra-pair")``).
-    For each column the result has ``<col> paper``, ``<col> here``,
-    ``<col> CI low`` and ``<col> CI high`` (NaN where absent), plus
-    ``computed as`` (the computed source, or ``not computed here``).
-    A paper row is matched by a description cache of the same model id and
-    prompt, and the paper's Random row by the ``prevalence`` baseline.
-    ``paper_only`` names columns copied from the paper alone (e.g. Table
-    C.1's ``efficiency``): ``<col> paper``, shown before the others.
+
+def compare_table(table: str, computed) -> "pd.DataFrame":
+    """Every row of ``table`` (one of ``PAPER_TABLES``) beside the computed rows, then the computed rows the paper
+    lacks.
+
+    ``computed``: the rows of ``figures/results.csv`` that ``main_rows``
+    selects. For each computed column the result has ``<col> paper``,
+    ``<col> here``, ``<col> CI low`` and ``<col> CI high`` (NaN where
+    absent), plus ``computed as`` (the computed source, or ``not computed
+    here``); a column copied from the paper alone is ``<col> paper``, shown
+    before the others. A paper row is matched by a description cache of the
+    same model id and prompt, by a frame-embedding cache of its paper model
+    (``contrastive.paper_model``), and the paper's Random row by the
+    ``prevalence`` baseline.
     """
+    columns, paper_only = PAPER_TABLES[table]
     paper = paper_results(table)
     paper = paper[paper["column"].isin([*paper_only, *columns])]
     out: dict = {}
@@ -301,8 +313,10 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
     return frame[order + ["computed as"]]
 
 
-def format_table(frame, columns, *, paper_only=()) -> "pd.DataFrame":
-    """``compare_table``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed here``."""
+def format_table(frame, table: str) -> "pd.DataFrame":
+    """``compare_table(table, ...)``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed
+    here``."""
+    columns, paper_only = PAPER_TABLES[table]
     shown = frame[["group", "model", "prompt"]].copy()
     for c in paper_only:
         shown[f"{c} (paper)"] = [f"{v:g}" if pd.notna(v) else "-" for v in frame[f"{c} paper"]]
@@ -338,6 +352,19 @@ def write_json(data: dict, path, *, digits: int | None = None) -> Path:
         return v
 
     return write_text(path, json.dumps(clean(data), indent=1) + "\n")
+
+
+def paper_random() -> tuple[float, float]:
+    """The paper's Random row of Table 4: ``(inter-pair mAP, intra-pair Pair-mAP)`` in percent."""
+    paper = paper_results("Table 4")
+    row = paper[paper["model"] == "Random"].set_index("column")["value"]
+    return float(row["inter-pair"]), float(row["intra-pair"])
+
+
+def figure2b(table, *, title: str = "SOVABench: inter-pair mAP against intra-pair Pair-mAP"):
+    """Figure 2(b) from ``compare_table("Table 4", ...)``: inter-pair (x) against intra-pair (y), one point per row,
+    the paper's rows as circles, the computed ones as stars, dashed lines at the paper's Random row."""
+    return inter_vs_intra(scatter_frame(table), random=paper_random(), title=title)
 
 
 def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
