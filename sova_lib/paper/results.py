@@ -38,8 +38,8 @@ import pandas as pd
 
 from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
-from sova_lib.paper.contrastive import paper_model
+from sova_lib.paper.cache_scan import FoundCache, paper_model, sovabench_caches
+from sova_lib.paper.contrastive import CONTRASTIVE_IDS
 from sova_lib.paper.plots import inter_vs_intra
 from sova_lib.paper.tables import NOT_COMPUTED, write_table
 from sova_lib.protocols import get_protocol
@@ -231,17 +231,6 @@ def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed
 
 # --------------------------------------------------------------------------- paper beside computed
 
-def _paper_key(model: str, prompt: str) -> tuple:
-    return (model, prompt or "")
-
-
-def _cache_key(model: str, prompt: str):
-    for paper, ids in MODEL_IDS.items():
-        if model.lower() in (i.lower() for i in ids):
-            return (paper, prompt)
-    return None
-
-
 #: The paper's tables of every model (Table 4: inter-pair mAP and intra-pair Pair-mAP, Section 5; Table C.1: the
 #: inter-pair protocol on the 1,423 query clips alone, Appendix C) -> their computed columns (protocol names, in
 #: the paper's order) and the columns copied from the paper alone (Table C.1's efficiency, instances per second on
@@ -261,7 +250,7 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
     here``); a column copied from the paper alone is ``<col> paper``, shown
     before the others. A paper row is matched by a description cache of the
     same model id and prompt, by a frame-embedding cache of its paper model
-    (``contrastive.paper_model``), and the paper's Random row by the
+    (``contrastive.CONTRASTIVE_IDS``), and the paper's Random row by the
     ``prevalence`` baseline.
     """
     columns, paper_only = PAPER_TABLES[table]
@@ -269,25 +258,21 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
     paper = paper[paper["column"].isin([*paper_only, *columns])]
     out: dict = {}
     for r in paper.itertuples(index=False):
-        key = _paper_key(r.model, r.prompt)
-        row = out.setdefault(key, {"group": r.group, "model": r.model, "prompt": r.prompt or "-",
+        row = out.setdefault((r.model, r.prompt or ""), {"group": r.group, "model": r.model, "prompt": r.prompt or "-",
                                    "computed as": NOT_COMPUTED})
         row[f"{r.column} paper"] = float(r.value)
     extra: dict = {}
     for r in computed.to_dict("records"):
         if r["protocol"] not in columns:
             continue
+        key = None
         if r["kind"] == "baseline" and r.get("baseline") == "prevalence":
             key = ("Random", "")
         elif r["kind"] == "description cache":
-            key = _cache_key(r.get("model", ""), r.get("prompt", ""))
-            key = key if key in out else None
+            key = (paper_model(r.get("model", "")), r.get("prompt", ""))
         elif r["kind"] == "embeddings":
-            key = (paper_model(r.get("model") or ""), "")
-            key = key if key in out else None
-        else:
-            key = None
-        if key is None:
+            key = (paper_model(r.get("model") or "", CONTRASTIVE_IDS), "")
+        if key not in out:
             key = ("computed", r["source"], r.get("cache", ""))
             target = extra.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
                                             "prompt": r.get("prompt", "-") or "-", "computed as": r["source"]})
