@@ -41,7 +41,7 @@ from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import FoundCache, paper_model, sovabench_caches
 from sova_lib.paper.contrastive import CONTRASTIVE_IDS
 from sova_lib.paper.plots import inter_vs_intra
-from sova_lib.paper.tables import NOT_COMPUTED, write_table
+from sova_lib.paper.tables import NOT_COMPUTED, markdown_table
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, write_record
 from sova_lib.storage import write_text
@@ -314,9 +314,11 @@ def format_table(frame, table: str) -> "pd.DataFrame":
 
 
 def write_outputs(numbers, readable, stem) -> list[Path]:
-    """``numbers`` as ``<stem>.csv`` and ``readable`` as the Markdown table ``<stem>.md``."""
-
-    return write_table(numbers, stem, readable=readable)
+    """``numbers`` as ``<stem>.csv`` (one for machines) and ``readable`` as the Markdown table ``<stem>.md`` (one
+    view for readers), side by side."""
+    stem = Path(stem)
+    return [write_text(stem.with_suffix(".csv"), numbers.to_csv(index=False)),
+            write_text(stem.with_suffix(".md"), markdown_table(readable))]
 
 
 def write_json(data: dict, path, *, digits: int | None = None) -> Path:
