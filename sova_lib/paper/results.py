@@ -46,7 +46,7 @@ from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, write_record
 from sova_lib.storage import write_text
 
-__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "paper_results", "baseline_rows", "cache_items", "evaluate_cache",
+__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "paper_results", "baseline_rows", "evaluate_cache",
            "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "paper_random",
            "figure2b", "scatter_frame", "write_outputs", "write_json"]
 
@@ -96,12 +96,6 @@ def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int =
     return rows
 
 
-def cache_items(cache: FoundCache, encoder, *, sentences: bool = True):
-    """The cache's descriptions split (or not) and embedded: ``ItemVectors`` keyed by clip id."""
-
-    return embed_descriptions(cache.texts, encoder, sentences=sentences)
-
-
 def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "max",
                    sentences: bool = True, ties: str = "expected", bootstrap: int = 1000,
                    seed: int = 0, items=None) -> list[dict]:
@@ -110,8 +104,8 @@ def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "m
     A protocol the cache does not cover gives a row with ``value`` NaN and a
     ``note`` saying how many clips are missing (it is never scored on a
     subset). ``encoder`` embeds the sentences (``SentenceEncoder``);
-    ``items`` passes vectors already made by ``cache_items`` with the same
-    encoder and ``sentences``.
+    ``items`` passes vectors already made (``item_vectors.embed_descriptions``
+    of the cache's texts) with the same encoder and ``sentences``.
     """
 
     rows = []
@@ -127,7 +121,7 @@ def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "m
                                     note=f"{needed - present} of {needed} clips missing: not scored", **common))
             continue
         if items is None:
-            items = cache_items(cache, encoder, sentences=sentences)
+            items = embed_descriptions(cache.texts, encoder, sentences=sentences)
         r = evaluate(p, items, aggregate=aggregate, ties=ties, bootstrap=bootstrap, seed=seed)
         rows.append(r.to_record(kind="description cache", source=cache.label, note="", **common))
     return rows
@@ -169,7 +163,7 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
     for a, b in pairs:
         for c in (a, b):
             if c.name not in vectors:
-                vectors[c.name] = cache_items(c, encoder)
+                vectors[c.name] = embed_descriptions(c.texts, encoder)
         out.append(compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
                            bootstrap=bootstrap, seed=seed))
     return out, note
