@@ -66,7 +66,7 @@ from sova_lib.benchmarks.muvr.annotation_files import (
 )
 
 __all__ = ["ALIASES", "BENCHMARK", "PARTITIONS", "MuvrQuery", "Partition", "TagPrompt", "canonical_partition",
-           "load_partition", "parse_prompt", "partition_dir"]
+           "load_partition", "parse_prompt", "partition_path"]
 
 #: The ``benchmark`` field of a MUVR record (``MuvrResult.to_record``, ``QAResult.to_record``).
 BENCHMARK = "MUVR"
@@ -96,15 +96,14 @@ def clean_description(text: str) -> str:
     return re.sub(r"\s+", " ", _MARKS.sub("", text)).strip()
 
 
-def partition_dir(root: str | Path, partition: str) -> Path:
-    """The annotation folder of ``partition`` under the data ``root``, under its own name or an alias."""
-    partition = canonical_partition(partition)
-    base = Path(root) / "annotations" / "retrieval"
-    for name in [partition] + [a for a, p in ALIASES.items() if p == partition]:
-        if (base / name).is_dir():
-            return base / name
-    raise MuvrDataError(base / partition, None, "no such folder; expected the released layout "
-                        "annotations/retrieval/<partition>/ under the data root")
+def partition_path(base: str | Path, partition: str, expected: str, suffix: str = "") -> Path:
+    """``<base>/<partition><suffix>`` (a folder or file) under the partition's own name or an alias (``ALIASES``),
+    the first that exists; ``MuvrDataError`` saying what was ``expected`` where neither does."""
+    name = canonical_partition(partition)
+    for found in [name] + [a for a, p in ALIASES.items() if p == name]:
+        if (Path(base) / f"{found}{suffix}").exists():
+            return Path(base) / f"{found}{suffix}"
+    raise MuvrDataError(Path(base) / f"{name}{suffix}", None, expected)
 
 
 @dataclass(frozen=True)
@@ -246,7 +245,8 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     cuvr.py:68-73, evaluate_all_vlm_mul.py:280).
     """
     name = canonical_partition(partition)
-    folder = partition_dir(root, name)
+    folder = partition_path(Path(root) / "annotations" / "retrieval", name, "no such folder; expected the released "
+                            "layout annotations/retrieval/<partition>/ under the data root")
     names = read_videos(folder)
     by_id, filtered = read_queries(folder, split)
     by_id, not_marked = _marked_queries(names, by_id)
