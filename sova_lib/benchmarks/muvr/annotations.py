@@ -55,7 +55,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sova_lib.benchmarks.muvr.annotation_files import (
-    ListedIds,
     MuvrDataError,
     VideoIds,
     read_queries,
@@ -234,22 +233,21 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     name = canonical_partition(partition)
     folder = partition_path(Path(root) / "annotations" / "retrieval", name, "no such folder; expected the released "
                             "layout annotations/retrieval/<partition>/ under the data root")
-    names = read_videos(folder)
+    names = read_videos(folder, join_listed)
     by_id, filtered = read_queries(folder, split)
     by_id, not_marked = _marked_queries(names, by_id)
-    listed = ListedIds(names, by_id, join_listed)
-    positives, in_lists, skipped_rel = read_rel_lists(folder, listed)
+    positives, in_lists, skipped_rel = read_rel_lists(folder, names, by_id)
     queries = tuple(MuvrQuery(q, number, text, clip, positives.get(q))
                     for q, (text, clip, number, _) in by_id.items())
     # the gallery: the videos the relation lists name, then their ids in no videos.json record (join_listed)
-    gallery = [v for v in dict.fromkeys(names.names) if v in in_lists] + list(listed.unknown.values())
-    listed_tags, skipped_tag = read_tag_lists(folder, listed)
+    gallery = [v for v in dict.fromkeys(names.names) if v in in_lists] + list(names.unknown.values())
+    listed_tags, skipped_tag = read_tag_lists(folder, names, by_id)
     by_query, skipped, no_sign = _tag_prompts(listed_tags)
     prompts = [p for q in by_id if q in by_query for p in by_query[q]]
     tags = read_query_tags(folder, by_id)
     counts = {"filtered": filtered, "not_marked": len(not_marked), "skipped_lists": skipped_rel + skipped_tag,
               "no_pos": sum(q.positives is None for q in queries), "no_sign": no_sign,
-              "unlisted": len(set(names.names) - in_lists), "unknown": len(listed.unknown), "skipped": skipped,
+              "unlisted": len(set(names.names) - in_lists), "unknown": len(names.unknown), "skipped": skipped,
               "clipped": sum(q.clip not in (None, "", "00.00.00-00.00.00") for q in queries)}
     notes = [f"{name}: " + text.format(n=counts[key], split=split, examples=not_marked[:3], skipped_rel=skipped_rel,
                                        skipped_tag=skipped_tag) for key, text in _LOAD_NOTES if counts[key]]
