@@ -18,8 +18,8 @@ localization F1, tracking Success AUC), ``metrics_captions`` (SODA_c and
 caption similarities), ``ground_truth`` (the ground-truth JSONL in the
 harness's layout), ``submissions`` (the submission JSONL, written, read and
 checked as the leaderboard checks it), ``scoring`` (the chain and
-``VantageResult``), ``task_prompts`` (each task's prompt and frame plan),
-``run`` (running a describer), ``published`` (the paper's numbers beside
+``VantageResult``), ``run`` (each task's prompt and frame plan, and running a
+describer), ``published`` (the paper's numbers beside
 computed ones), ``hand_cases`` (the spec's hand-worked cases) and
 ``synthetic`` (a synthetic run in the harness's layout): teaching and tests.
 ``api`` holds what ``sova vantage`` and the notebooks call: ``describe``,
@@ -31,9 +31,9 @@ from sova_lib.benchmarks.vantage.api import describe, evaluate, score_folder, su
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, SIMILARITIES, CaptionModelUnavailable
 from sova_lib.benchmarks.vantage.parsing import MODES
+from sova_lib.benchmarks.vantage.run import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.scoring import VantageResult
 from sova_lib.benchmarks.vantage.submissions import InvalidSubmission
-from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, TASKS, canonical_task, task_key
 
 __all__ = ["BERTSCORE_MODEL", "CANONICAL_TASKS", "DEFAULT_FRAMES", "MODES", "SIMILARITIES", "TASKS",

@@ -21,7 +21,7 @@ import numpy as np
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, make_similarity
-from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
+from sova_lib.benchmarks.vantage.run import DEFAULT_FRAMES, cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
 from sova_lib.benchmarks.vantage.submissions import (
     check_answer_ids,
@@ -30,7 +30,6 @@ from sova_lib.benchmarks.vantage.submissions import (
     read_submission,
     write_submission,
 )
-from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.tasks import HARNESS_KEYS, canonical_task, submission_answers, task_key
 from sova_lib.storage import lines, read_text
 

@@ -14,7 +14,7 @@ from sova_lib.benchmarks.vantage.metrics_boxes import (
 )
 from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_pointing, parse_temporal, parse_yes_no
 from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex
-from sova_lib.benchmarks.vantage.task_prompts import uniform_frame_plan
+from sova_lib.benchmarks.vantage.run import uniform_frame_plan
 
 EV_ANSWERS = ["Yes.", "No", "no", "I cannot tell"]
 
