@@ -21,7 +21,6 @@ from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 __all__ = ["PERSON_LABELS", "Detection", "parse_localization", "parse_refex", "parse_sot", "swap_yxyx"]
 
 _NUM = r"-?\d+(?:\.\d+)?"
-_BOX = re.compile(rf"\[\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*\]")
 # The referring-expression scorer's box pattern: any run of digits, dots and minus signs as a number
 # (harness ``vantage2d/grounding_2d_dataset.py:336-351``); a run that is not a number is skipped.
 _LOOSE_BOX = re.compile(r"\[\s*([-\d.]+)\s*,\s*([-\d.]+)\s*,\s*([-\d.]+)\s*,\s*([-\d.]+)\s*\]")
