@@ -44,10 +44,6 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, contrastive, plots, results
-from sova_lib.paper.table4 import figure2b, table4_frame
-from sova_lib.paper.table4 import readable as readable_table4
-from sova_lib.paper.table_c1 import readable as readable_table_c1
-from sova_lib.paper.table_c1 import table_c1_frame
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -122,8 +118,8 @@ computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", 
 # The paper's numbers (with GTE-Large as sentence encoder) beside the computed ones (with `encoder_name`).
 
 # %%
-table4 = table4_frame(computed)
-shown4 = readable_table4(table4)
+table4 = results.compare_table("Table 4", computed)
+shown4 = results.format_table(table4, "Table 4")
 results.write_outputs(table4, shown4, out / "02_results_table4")
 shown4
 
@@ -134,8 +130,8 @@ shown4
 # the authors' hardware) is shown as reported; it is not a quantity this table computes.
 
 # %%
-tableC1 = table_c1_frame(computed)
-shownC1 = readable_table_c1(tableC1)
+tableC1 = results.compare_table("Table C.1", computed)
+shownC1 = results.format_table(tableC1, "Table C.1")
 results.write_outputs(tableC1, shownC1, out / "02_results_tableC1")
 shownC1
 
@@ -146,7 +142,7 @@ shownC1
 # general prompt), stars the rows computed here with both protocols. Dashed lines mark the paper's Random row.
 
 # %%
-fig = figure2b(table4)
+fig = results.figure2b(table4)
 plots.save_figure(fig, out / "02_results_figure2b")
 
 # %% [markdown]

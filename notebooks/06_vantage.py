@@ -162,7 +162,7 @@ answers_shown
 # A submission is one JSONL per task, written record for record as the harness's emitter writes it: the
 # leaderboard id of each item (here `<video stem>__q_<index:06d>`), the canonical task string (`video_qa`), the raw
 # answer as the assistant turn, the model and the box coordinate order. It is checked as the leaderboard checks
-# it (`vantage.check_submission`: every id of the items once, the id shape, the task string, the turn shape) and
+# it (`vantage.validate`: every id of the items once, the id shape, the task string, the turn shape) and
 # refused otherwise. `docs/vantage.md` lists what each `sova vantage` command reads and writes.
 
 # %%

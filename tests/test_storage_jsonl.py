@@ -11,8 +11,7 @@ import json
 import pytest
 
 from sova_lib.benchmarks.muvr.qa import load_qa
-from sova_lib.benchmarks.vantage.files import read_submission, write_submission
-from sova_lib.benchmarks.vantage.submissions import check_submission
+from sova_lib.benchmarks.vantage.submissions import check_submission, read_submission, write_submission
 from sova_lib.describe.cache import DescriptionCache
 from sova_lib.describe.contrastive.store import EmbeddingCache
 from sova_lib.encoder import SplitCache

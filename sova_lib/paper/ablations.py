@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.encoder import SentenceEncoder
+from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import sovabench_caches
-from sova_lib.paper.results import NOT_COMPUTED, cache_items, evaluate_cache, paper_results
+from sova_lib.paper.results import NOT_COMPUTED, evaluate_cache, paper_results
 from sova_lib.records import format_cell
 
 __all__ = ["ENCODER_IDS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
@@ -47,7 +48,7 @@ def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expecte
             for sentences in dict.fromkeys(s for s, _ in settings):
                 items = None
                 if any(cache.covers(p) for p in protocols):
-                    items = cache_items(cache, encoder, sentences=sentences)
+                    items = embed_descriptions(cache.texts, encoder, sentences=sentences)
                 for aggregate in [a for s, a in settings if s == sentences]:
                     rows += evaluate_cache(cache, encoder, protocols, aggregate=aggregate, sentences=sentences,
                                            ties=ties, bootstrap=bootstrap, seed=seed, items=items)

@@ -20,7 +20,8 @@ from sova_lib.describe.prompts import PROMPTS
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import PROTOCOLS
 
-__all__ = ["MODEL_IDS", "FoundCache", "caches_frame", "find_description_caches", "source_label", "sovabench_caches"]
+__all__ = ["MODEL_IDS", "FoundCache", "caches_frame", "find_description_caches", "paper_model", "source_label",
+           "sovabench_caches"]
 
 #: Paper model name -> public model ids a description cache may name (case-insensitive).
 MODEL_IDS: dict[str, tuple[str, ...]] = {
@@ -33,6 +34,11 @@ MODEL_IDS: dict[str, tuple[str, ...]] = {
     "Gemini 2.5 Flash": ("gemini-2.5-flash",),
     "Qwen3-VL 235B A22B": ("Qwen/Qwen3-VL-235B-A22B-Instruct",),
 }
+
+
+def paper_model(model_id: str, known: dict = MODEL_IDS) -> str | None:
+    """The paper's name of the model ``model_id`` among ``known`` (paper name -> ids; case-insensitive), or None."""
+    return next((p for p, ids in known.items() if model_id.lower() in (i.lower() for i in ids)), None)
 
 
 def _prompt_name(manifest: dict) -> str:
@@ -112,7 +118,7 @@ def source_label(manifest: dict) -> str:
     prompt = _prompt_name(manifest)
     if backend == "motion":
         return "motion describer (classical OpenCV motion analysis, not an MLLM)"
-    paper = next((p for p, ids in MODEL_IDS.items() if model.lower() in (i.lower() for i in ids)), None)
+    paper = paper_model(model)
     shown = f"{paper} [{model}]" if paper else model
     how = ", ".join(x for x in (prompt, backend, "imported descriptions" if source == "import" else "") if x)
     return f"{shown} ({how})"

@@ -5,8 +5,8 @@
 with its manifest and the ids it holds. ``embedding_rows`` scores each cache
 on every SOVABench protocol whose clips it holds completely (a cache is never
 scored on a subset) and labels the row by the model id and pooling.
-``paper_model(model_id)`` names the paper row a model id reproduces
-(``CONTRASTIVE_IDS``); ``sova_lib.paper.results.compare_table`` puts such a row
+``cache_scan.paper_model(model_id, CONTRASTIVE_IDS)`` names the paper row a
+model id reproduces; ``sova_lib.paper.results.compare_table`` puts such a row
 beside the paper's number.
 """
 from __future__ import annotations
@@ -19,25 +19,18 @@ import numpy as np
 
 from sova_lib.describe.contrastive import read_cache
 from sova_lib.evaluation import evaluate
+from sova_lib.paper.cache_scan import paper_model
 from sova_lib.protocols import get_protocol
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, l2_normalize
 
-__all__ = ["CONTRASTIVE_IDS", "FoundEmbeddings", "embedding_rows", "find_embedding_caches", "paper_model"]
+__all__ = ["CONTRASTIVE_IDS", "FoundEmbeddings", "embedding_rows", "find_embedding_caches"]
 
 #: Paper row (Table 4 / C.1) -> public checkpoints that load through transformers' AutoModel as that model.
 CONTRASTIVE_IDS: dict[str, tuple[str, ...]] = {
     "CLIP-ViT-L-14": ("openai/clip-vit-large-patch14",),
     "SigLIP2-Giant": ("google/siglip2-giant-opt-patch16-384",),
 }
-
-
-def paper_model(model_id: str) -> str | None:
-    """The paper's name of the model ``model_id`` (case-insensitive), or None."""
-    for paper, ids in CONTRASTIVE_IDS.items():
-        if model_id.lower() in (i.lower() for i in ids):
-            return paper
-    return None
 
 
 @dataclass
@@ -58,7 +51,7 @@ class FoundEmbeddings:
 
     @property
     def label(self) -> str:
-        paper = paper_model(self.model)
+        paper = paper_model(self.model, CONTRASTIVE_IDS)
         shown = f"{paper} [{self.model}]" if paper else self.model
         return f"{shown} (contrastive, {self.manifest.get('pool')} pooling, {self.manifest.get('fps'):g} fps)"
 

@@ -25,8 +25,7 @@ from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.encoder import SentenceEncoder, default_cache_dir
-from sova_lib.paper.results import baseline_rows
-from sova_lib.paper.tables import write_table
+from sova_lib.paper.results import baseline_rows, write_outputs
 
 __all__ = ["baseline_table", "find_notebooks", "reproduce", "run_notebook"]
 
@@ -141,7 +140,8 @@ def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, boots
     out = Path(figures).resolve()
     cache = Path(cache_dir or default_cache_dir()).resolve()
     encoder = SentenceEncoder(cache_dir=cache, show_progress=False)
-    for path in write_table(baseline_table(encoder=encoder, bootstrap=bootstrap), out / "baselines"):
+    table = baseline_table(encoder=encoder, bootstrap=bootstrap)
+    for path in write_outputs(table, table, out / "baselines"):
         report(f"wrote {path}")
     if skip_notebooks:
         report(f"done in {time.time() - start:.0f} s; outputs under {out}/")

@@ -38,16 +38,17 @@ import pandas as pd
 
 from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper.cache_scan import MODEL_IDS, FoundCache, sovabench_caches
-from sova_lib.paper.contrastive import paper_model
-from sova_lib.paper.tables import NOT_COMPUTED, write_table
+from sova_lib.paper.cache_scan import FoundCache, paper_model, sovabench_caches
+from sova_lib.paper.contrastive import CONTRASTIVE_IDS
+from sova_lib.paper.plots import inter_vs_intra
+from sova_lib.paper.tables import NOT_COMPUTED, markdown_table
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, write_record
 from sova_lib.storage import write_text
 
-__all__ = ["NOT_COMPUTED", "paper_results", "baseline_rows", "cache_items", "evaluate_cache", "computed_rows",
-           "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "scatter_frame", "write_outputs",
-           "write_json"]
+__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "paper_results", "baseline_rows", "evaluate_cache",
+           "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "paper_random",
+           "figure2b", "scatter_frame", "write_outputs", "write_json"]
 
 #: The benchmark these tables are about (the ``benchmark`` field of their records).
 BENCHMARK = "SOVABench"
@@ -95,12 +96,6 @@ def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int =
     return rows
 
 
-def cache_items(cache: FoundCache, encoder, *, sentences: bool = True):
-    """The cache's descriptions split (or not) and embedded: ``ItemVectors`` keyed by clip id."""
-
-    return embed_descriptions(cache.texts, encoder, sentences=sentences)
-
-
 def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "max",
                    sentences: bool = True, ties: str = "expected", bootstrap: int = 1000,
                    seed: int = 0, items=None) -> list[dict]:
@@ -109,8 +104,8 @@ def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "m
     A protocol the cache does not cover gives a row with ``value`` NaN and a
     ``note`` saying how many clips are missing (it is never scored on a
     subset). ``encoder`` embeds the sentences (``SentenceEncoder``);
-    ``items`` passes vectors already made by ``cache_items`` with the same
-    encoder and ``sentences``.
+    ``items`` passes vectors already made (``item_vectors.embed_descriptions``
+    of the cache's texts) with the same encoder and ``sentences``.
     """
 
     rows = []
@@ -126,7 +121,7 @@ def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "m
                                     note=f"{needed - present} of {needed} clips missing: not scored", **common))
             continue
         if items is None:
-            items = cache_items(cache, encoder, sentences=sentences)
+            items = embed_descriptions(cache.texts, encoder, sentences=sentences)
         r = evaluate(p, items, aggregate=aggregate, ties=ties, bootstrap=bootstrap, seed=seed)
         rows.append(r.to_record(kind="description cache", source=cache.label, note="", **common))
     return rows
@@ -168,7 +163,7 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
     for a, b in pairs:
         for c in (a, b):
             if c.name not in vectors:
-                vectors[c.name] = cache_items(c, encoder)
+                vectors[c.name] = embed_descriptions(c.texts, encoder)
         out.append(compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
                            bootstrap=bootstrap, seed=seed))
     return out, note
@@ -230,52 +225,48 @@ def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed
 
 # --------------------------------------------------------------------------- paper beside computed
 
-def _paper_key(model: str, prompt: str) -> tuple:
-    return (model, prompt or "")
+#: The paper's tables of every model (Table 4: inter-pair mAP and intra-pair Pair-mAP, Section 5; Table C.1: the
+#: inter-pair protocol on the 1,423 query clips alone, Appendix C) -> their computed columns (protocol names, in
+#: the paper's order) and the columns copied from the paper alone (Table C.1's efficiency, instances per second on
+#: the authors' hardware: not a quantity computed here).
+PAPER_TABLES = {"Table 4": (("inter-pair", "intra-pair"), ()),
+                "Table C.1": (("inter-pair-constrained",), ("efficiency",))}
 
 
-def _cache_key(model: str, prompt: str):
-    for paper, ids in MODEL_IDS.items():
-        if model.lower() in (i.lower() for i in ids):
-            return (paper, prompt)
-    return None
+def compare_table(table: str, computed) -> "pd.DataFrame":
+    """Every row of ``table`` (one of ``PAPER_TABLES``) beside the computed rows, then the computed rows the paper
+    lacks.
 
-
-def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFrame":
-    """Every row of paper ``table`` beside the computed rows, then the computed rows the paper lacks.
-
-    ``columns`` are protocol names (e.g. ``("inter-pair", "intra-pair")``).
-    For each column the result has ``<col> paper``, ``<col> here``,
-    ``<col> CI low`` and ``<col> CI high`` (NaN where absent), plus
-    ``computed as`` (the computed source, or ``not computed here``).
-    A paper row is matched by a description cache of the same model id and
-    prompt, and the paper's Random row by the ``prevalence`` baseline.
-    ``paper_only`` names columns copied from the paper alone (e.g. Table
-    C.1's ``efficiency``): ``<col> paper``, shown before the others.
+    ``computed``: the rows of ``figures/results.csv`` that ``main_rows``
+    selects. For each computed column the result has ``<col> paper``,
+    ``<col> here``, ``<col> CI low`` and ``<col> CI high`` (NaN where
+    absent), plus ``computed as`` (the computed source, or ``not computed
+    here``); a column copied from the paper alone is ``<col> paper``, shown
+    before the others. A paper row is matched by a description cache of the
+    same model id and prompt, by a frame-embedding cache of its paper model
+    (``contrastive.CONTRASTIVE_IDS``), and the paper's Random row by the
+    ``prevalence`` baseline.
     """
+    columns, paper_only = PAPER_TABLES[table]
     paper = paper_results(table)
     paper = paper[paper["column"].isin([*paper_only, *columns])]
     out: dict = {}
     for r in paper.itertuples(index=False):
-        key = _paper_key(r.model, r.prompt)
-        row = out.setdefault(key, {"group": r.group, "model": r.model, "prompt": r.prompt or "-",
+        row = out.setdefault((r.model, r.prompt or ""), {"group": r.group, "model": r.model, "prompt": r.prompt or "-",
                                    "computed as": NOT_COMPUTED})
         row[f"{r.column} paper"] = float(r.value)
     extra: dict = {}
     for r in computed.to_dict("records"):
         if r["protocol"] not in columns:
             continue
+        key = None
         if r["kind"] == "baseline" and r.get("baseline") == "prevalence":
             key = ("Random", "")
         elif r["kind"] == "description cache":
-            key = _cache_key(r.get("model", ""), r.get("prompt", ""))
-            key = key if key in out else None
+            key = (paper_model(r.get("model", "")), r.get("prompt", ""))
         elif r["kind"] == "embeddings":
-            key = (paper_model(r.get("model") or ""), "")
-            key = key if key in out else None
-        else:
-            key = None
-        if key is None:
+            key = (paper_model(r.get("model") or "", CONTRASTIVE_IDS), "")
+        if key not in out:
             key = ("computed", r["source"], r.get("cache", ""))
             target = extra.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
                                             "prompt": r.get("prompt", "-") or "-", "computed as": r["source"]})
@@ -301,8 +292,10 @@ def compare_table(table: str, computed, columns, *, paper_only=()) -> "pd.DataFr
     return frame[order + ["computed as"]]
 
 
-def format_table(frame, columns, *, paper_only=()) -> "pd.DataFrame":
-    """``compare_table``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed here``."""
+def format_table(frame, table: str) -> "pd.DataFrame":
+    """``compare_table(table, ...)``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed
+    here``."""
+    columns, paper_only = PAPER_TABLES[table]
     shown = frame[["group", "model", "prompt"]].copy()
     for c in paper_only:
         shown[f"{c} (paper)"] = [f"{v:g}" if pd.notna(v) else "-" for v in frame[f"{c} paper"]]
@@ -315,9 +308,11 @@ def format_table(frame, columns, *, paper_only=()) -> "pd.DataFrame":
 
 
 def write_outputs(numbers, readable, stem) -> list[Path]:
-    """``numbers`` as ``<stem>.csv`` and ``readable`` as the Markdown table ``<stem>.md``."""
-
-    return write_table(numbers, stem, readable=readable)
+    """``numbers`` as ``<stem>.csv`` (one for machines) and ``readable`` as the Markdown table ``<stem>.md`` (one
+    view for readers), side by side."""
+    stem = Path(stem)
+    return [write_text(stem.with_suffix(".csv"), numbers.to_csv(index=False)),
+            write_text(stem.with_suffix(".md"), markdown_table(readable))]
 
 
 def write_json(data: dict, path, *, digits: int | None = None) -> Path:
@@ -338,6 +333,19 @@ def write_json(data: dict, path, *, digits: int | None = None) -> Path:
         return v
 
     return write_text(path, json.dumps(clean(data), indent=1) + "\n")
+
+
+def paper_random() -> tuple[float, float]:
+    """The paper's Random row of Table 4: ``(inter-pair mAP, intra-pair Pair-mAP)`` in percent."""
+    paper = paper_results("Table 4")
+    row = paper[paper["model"] == "Random"].set_index("column")["value"]
+    return float(row["inter-pair"]), float(row["intra-pair"])
+
+
+def figure2b(table, *, title: str = "SOVABench: inter-pair mAP against intra-pair Pair-mAP"):
+    """Figure 2(b) from ``compare_table("Table 4", ...)``: inter-pair (x) against intra-pair (y), one point per row,
+    the paper's rows as circles, the computed ones as stars, dashed lines at the paper's Random row."""
+    return inter_vs_intra(scatter_frame(table), random=paper_random(), title=title)
 
 
 def scatter_frame(comparison, x="inter-pair", y="intra-pair"):

@@ -1,5 +1,6 @@
-"""Writing tables: one CSV for machines and one Markdown view for readers, side by side.
+"""Tables for readers: a DataFrame as Markdown, and a paper's numbers beside the computed ones.
 
+``markdown_table`` is the Markdown view ``results.write_outputs`` writes beside each CSV.
 ``paper_beside_computed`` turns a long table of a paper's numbers and the ones
 computed here (one number per row) into a wide table a reader can scan: the
 paper's columns in the paper's order, a row of computed numbers under each paper
@@ -7,13 +8,9 @@ row that has any, and one cell, not a row of them, saying what was not computed.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
-from sova_lib.storage import write_text
-
-__all__ = ["markdown_table", "paper_beside_computed", "write_table"]
+__all__ = ["NOT_COMPUTED", "markdown_table", "paper_beside_computed"]
 
 #: What a cell of a number that was not computed here reads (as ``results.NOT_COMPUTED``).
 NOT_COMPUTED = "not computed here"
@@ -25,13 +22,6 @@ def markdown_table(frame) -> str:
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     lines = ["| " + " | ".join(map(str, row)) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *lines]) + "\n"
-
-
-def write_table(frame, stem: str | Path, *, readable=None) -> list[Path]:
-    """Write ``frame`` as ``<stem>.csv`` and, as Markdown, ``readable`` (default ``frame``) as ``<stem>.md``."""
-    stem = Path(stem)
-    return [write_text(stem.with_suffix(".csv"), frame.to_csv(index=False)),
-            write_text(stem.with_suffix(".md"), markdown_table(frame if readable is None else readable))]
 
 
 def paper_beside_computed(long, *, index=("group", "model"), column: str = "column", missing: str = NOT_COMPUTED):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sova_lib.benchmarks import image_tasks as it
+from sova_lib.benchmarks.image_tasks import datasets
 from sova_lib.cli import main
 from sova_lib.item_vectors import read_embeddings
 from sova_lib.video import example_videos, probe, sample_indices
@@ -29,7 +29,7 @@ def _vsr_file(tmp_path):
 def test_random_baseline_over_the_vendored_zeroshot_split(capsys):
     code, out, _ = _run(capsys, "image-tasks", "evaluate", "--task", "vsr-zeroshot", "--baseline", "random", "--json")
     result = json.loads(out)
-    lines = it.vendored_vsr("zeroshot").read_text().splitlines()
+    lines = datasets.vendored_vsr("zeroshot").read_text().splitlines()
     assert code == 0 and result["value"] == 50.0 and result["n_items"] == len(lines) == 1222
     assert result["metric"] == "accuracy"
 
@@ -94,7 +94,7 @@ def test_embed_images_then_zero_shot(capsys, tmp_path, tiny_clip):
     # independent: cosine of each image vector with each choice's text vector, argmax with ties shared
     model = ContrastiveModel(str(tiny_clip))
     credit = []
-    for item in it.load_vsr(path):
+    for item in datasets.load_vsr(path):
         text = model.text_features(list(item.choices))
         text /= np.linalg.norm(text, axis=1, keepdims=True)
         cos = text @ vectors.vectors[vectors.ids.tolist().index(item.image_key)]

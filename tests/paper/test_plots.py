@@ -19,8 +19,7 @@ def test_save_figure_writes_png_and_pdf(tmp_path):
 
 
 def test_inter_vs_intra_labels_every_point_and_zooms_on_outliers():
-    table = results.compare_table("Table 4", pd.DataFrame(columns=["kind", "protocol", "source", "value"]),
-                                  ("inter-pair", "intra-pair"))
+    table = results.compare_table("Table 4", pd.DataFrame(columns=["kind", "protocol", "source", "value"]))
     points = results.scatter_frame(table)
     fig = plots.inter_vs_intra(points, random=(3.4, 50.3))
     (ax,) = fig.axes

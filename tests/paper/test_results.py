@@ -1,4 +1,5 @@
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -135,7 +136,7 @@ def _computed():
 
 
 def test_compare_table_matches_rows_and_never_fills_in():
-    table = results.compare_table("Table 4", _computed(), ("inter-pair", "intra-pair"))
+    table = results.compare_table("Table 4", _computed())
     assert len(table) == 21 + 1  # every paper row, then the motion describer (not in the paper)
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("Random", "-"), "inter-pair here"] == 3.42
@@ -147,14 +148,14 @@ def test_compare_table_matches_rows_and_never_fills_in():
     assert rows.loc[("CLIP4Clip", "-"), "computed as"] == results.NOT_COMPUTED
     extra = table.iloc[-1]
     assert extra["group"].startswith("Computed here") and np.isnan(extra["inter-pair paper"])
-    shown = results.format_table(table, ("inter-pair", "intra-pair")).set_index(["model", "prompt"])
+    shown = results.format_table(table, "Table 4").set_index(["model", "prompt"])
     assert shown.loc[("MiniCPM-V 4.5", "task-aware"), "inter-pair (here, 95% CI)"] == "37.0 [36.0, 38.0]"
     assert shown.loc[("MiniCPM-V 4.5", "task-aware"), "intra-pair (here, 95% CI)"] == results.NOT_COMPUTED
     assert shown.loc[("VideoCLIP", "-"), "inter-pair (paper)"] == "34.5"
 
 
 def test_compare_table_paper_only_column():
-    table = results.compare_table("Table C.1", _computed(), ("inter-pair-constrained",), paper_only=("efficiency",))
+    table = results.compare_table("Table C.1", _computed())
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("VideoCLIP", "-"), "efficiency paper"] == 0.47
     assert np.isnan(rows.loc[("Random", "-"), "efficiency paper"])
@@ -166,7 +167,7 @@ def test_scatter_frame_keeps_paper_rows_and_complete_computed_rows():
     computed.loc[len(computed)] = {"kind": "description cache", "source": "motion describer (...)",
                                    "model": "classical-motion", "prompt": "general", "cache": "c2",
                                    "encoder": "e", "protocol": "inter-pair", "value": 10.0, "note": ""}
-    table = results.compare_table("Table 4", computed, ("inter-pair", "intra-pair"))
+    table = results.compare_table("Table 4", computed)
     points = results.scatter_frame(table)
     assert (points["source"] == "paper").sum() == 21
     here = points[points["source"] != "paper"]
@@ -274,3 +275,88 @@ def test_paired_comparisons_of_two_caches(tmp_path):
     found, note = results.paired_comparisons(others[:1], LabelEncoder(labels), "intra-pair")
     assert found == [] and "needs two" in note
 
+
+# --------------------------------------------------------------------------- Table 4, Figure 2(b), Table C.1
+
+def _table4_computed() -> pd.DataFrame:
+    # the prevalence baseline (the paper's Random row), one description cache matched to a paper row, one not
+    return pd.DataFrame([
+        {"kind": "baseline", "baseline": "prevalence", "source": "prevalence", "protocol": "inter-pair",
+         "value": 3.42, "ci_low": 3.3, "ci_high": 3.5, "note": ""},
+        {"kind": "baseline", "baseline": "prevalence", "source": "prevalence", "protocol": "intra-pair",
+         "value": 50.29, "ci_low": 50.1, "ci_high": 50.47, "note": ""},
+        {"kind": "description cache", "source": "MiniCPM-V 4.5 (task-aware)", "model": "openbmb/MiniCPM-V-4_5",
+         "prompt": "task-aware", "cache": "c1", "encoder": "all-MiniLM-L6-v2", "protocol": "inter-pair",
+         "value": 37.0, "ci_low": 36.0, "ci_high": 38.0, "note": ""},
+        {"kind": "baseline", "baseline": "prevalence", "source": "prevalence", "protocol": "two-class",
+         "value": 51.0, "ci_low": 50.0, "ci_high": 52.0, "note": ""},  # not a Table 4 column: left out
+    ])
+
+
+def test_table4_has_the_papers_21_rows_with_the_computed_ones_beside_them():
+    table = results.compare_table("Table 4", _table4_computed())
+    assert len(table) == 21  # the paper's rows; nothing computed here is outside the paper
+    assert list(table.columns) == ["group", "model", "prompt",
+                                   "inter-pair paper", "inter-pair here", "inter-pair CI low", "inter-pair CI high",
+                                   "intra-pair paper", "intra-pair here", "intra-pair CI low", "intra-pair CI high",
+                                   "computed as"]
+    rows = table.set_index(["model", "prompt"])
+    assert rows.loc[("Random", "-"), ["inter-pair paper", "inter-pair here", "intra-pair here"]].tolist() == \
+        [3.4, 3.42, 50.29]
+    assert rows.loc[("MiniCPM-V 4.5", "task-aware"), "inter-pair here"] == 37.0
+    assert (table["computed as"] == results.NOT_COMPUTED).sum() == 19  # 21 rows, Random and MiniCPM-V computed
+    shown = results.format_table(table, "Table 4").set_index(["model", "prompt"])
+    assert shown.loc[("Random", "-"), "intra-pair (here, 95% CI)"] == "50.3 [50.1, 50.5]"
+    assert shown.loc[("MiniCPM-V 4.5", "task-aware"), "inter-pair (paper)"] == "38.3"
+
+
+def test_the_papers_random_row_and_figure_2b_drawn_on_it():
+    assert results.paper_random() == (3.4, 50.3)  # Table 4's Random row, as printed
+    fig = results.figure2b(results.compare_table("Table 4", _table4_computed()))
+    (ax,) = fig.axes
+    dashed = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == "--" and
+              line.get_xdata()[0] == line.get_xdata()[1]]
+    assert dashed == [3.4]
+    assert [line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == "--" and
+            line.get_ydata()[0] == line.get_ydata()[1] and line.get_xdata()[0] != line.get_xdata()[1]] == [50.3]
+    labels = sorted(t.get_text() for t in ax.texts if t.get_text())
+    # one circle per paper row (Random included); MiniCPM-V was computed on inter-pair alone, so it has no star
+    assert len(labels) == 21 and "Random" in labels and not any(label.endswith("[here]") for label in labels)
+
+
+def _table_c1_computed() -> pd.DataFrame:
+    # the prevalence baseline (the paper's Random row), one description cache matched to a paper row, and a
+    # Table 4 row (inter-pair, not constrained) that Table C.1 leaves out
+    return pd.DataFrame([
+        {"kind": "baseline", "baseline": "prevalence", "source": "prevalence", "protocol": "inter-pair-constrained",
+         "value": 23.71, "ci_low": 22.9, "ci_high": 24.46, "note": ""},
+        {"kind": "description cache", "source": "MiniCPM-V 4.5 (task-aware)", "model": "openbmb/MiniCPM-V-4_5",
+         "prompt": "task-aware", "cache": "c1", "encoder": "all-MiniLM-L6-v2", "protocol": "inter-pair-constrained",
+         "value": 44.0, "ci_low": 43.0, "ci_high": 45.0, "note": ""},
+        {"kind": "baseline", "baseline": "prevalence", "source": "prevalence", "protocol": "inter-pair",
+         "value": 3.42, "ci_low": 3.3, "ci_high": 3.5, "note": ""},
+    ])
+
+
+def test_table_c1_has_the_papers_21_rows_with_efficiency_as_reported():
+    table = results.compare_table("Table C.1", _table_c1_computed())
+    # the paper's rows: Random, 6 contrastive models, 4 general and 6 video MLLM rows, 4 API rows
+    assert len(table) == 21
+    assert list(table.columns) == ["group", "model", "prompt", "efficiency paper",
+                                   "inter-pair-constrained paper", "inter-pair-constrained here",
+                                   "inter-pair-constrained CI low", "inter-pair-constrained CI high", "computed as"]
+    rows = table.set_index(["model", "prompt"])
+    assert rows.loc[("Random", "-"), ["inter-pair-constrained paper", "inter-pair-constrained here"]].tolist() == \
+        [23.7, 23.71]
+    assert math.isnan(rows.loc[("Random", "-"), "efficiency paper"])  # the paper gives Random no efficiency
+    minicpm = rows.loc[("MiniCPM-V 4.5", "task-aware")]
+    assert (minicpm["efficiency paper"], minicpm["inter-pair-constrained paper"],
+            minicpm["inter-pair-constrained here"]) == (0.26, 44.8, 44.0)
+    assert (table["computed as"] == results.NOT_COMPUTED).sum() == 19  # 21 rows, Random and MiniCPM-V computed
+    shown = results.format_table(table, "Table C.1").set_index(["model", "prompt"])
+    assert list(shown.columns) == ["group", "efficiency (paper)", "inter-pair-constrained (paper)",
+                                   "inter-pair-constrained (here, 95% CI)", "computed as"]
+    assert shown.loc[("Random", "-"), "efficiency (paper)"] == "-"
+    assert shown.loc[("Random", "-"), "inter-pair-constrained (here, 95% CI)"] == "23.7 [22.9, 24.5]"
+    assert shown.loc[("VideoChat-R1 7B", "general"), "efficiency (paper)"] == "0.06"
+    assert shown.loc[("VideoChat-R1 7B", "general"), "inter-pair-constrained (here, 95% CI)"] == results.NOT_COMPUTED

@@ -14,43 +14,13 @@ from sova_lib.benchmarks.image_tasks.accuracy import (
     BENCHMARK,
     TIE_RULE,
     ImageTaskResult,
-    accuracy,
     chance,
-    choice_scores,
-    embed_choices,
     oracle,
     score_descriptions,
-    score_vectors,
     table3_averages,
-    tie_credit,
 )
 from sova_lib.benchmarks.image_tasks.api import BASELINES, evaluate, items
-from sova_lib.benchmarks.image_tasks.choices import (
-    NUMBER_WORDS,
-    negate_caption,
-    number_choices,
-    visual7w_count_sentence,
-    vsr_choices,
-)
-from sova_lib.benchmarks.image_tasks.datasets import (
-    DATASETS,
-    ChoiceItem,
-    Dataset,
-    annotation_path,
-    image_key,
-    load,
-    load_countbench,
-    load_visual7w_count,
-    load_vsr,
-    load_whatsup,
-    vendored_vsr,
-)
+from sova_lib.benchmarks.image_tasks.datasets import DATASETS, load
 
-__all__ = [
-    "BASELINES", "evaluate", "items",
-    "NUMBER_WORDS", "negate_caption", "number_choices", "visual7w_count_sentence", "vsr_choices",
-    "DATASETS", "ChoiceItem", "Dataset", "annotation_path", "image_key", "load", "load_countbench",
-    "load_visual7w_count", "load_vsr", "load_whatsup", "vendored_vsr",
-    "BENCHMARK", "TIE_RULE", "ImageTaskResult", "accuracy", "chance", "choice_scores", "embed_choices", "oracle",
-    "score_descriptions", "score_vectors", "table3_averages", "tie_credit",
-]
+__all__ = ["BASELINES", "BENCHMARK", "DATASETS", "TIE_RULE", "ImageTaskResult", "chance", "evaluate", "items", "load",
+           "oracle", "score_descriptions", "table3_averages"]

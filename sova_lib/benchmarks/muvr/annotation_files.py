@@ -13,14 +13,14 @@ A video's name is the base name of its ``frames_path`` (``video_name``).
 record, resolved to its name as the official loader does (``vid_name``,
 cuvr.py:88-96,114-140): by the JSON value, so ``17`` resolves and ``"17"``
 does not, and a video name is accepted only where some record's ``id`` is
-that very string (``VideoIds``, ``ListedIds``).
+that very string (``VideoIds``).
 
 Each reader checks its file as it reads it (a failure raises
 ``MuvrDataError`` naming the file and the key): the file exists and parses;
 every record has its fields with the right types; ``videos.json`` ids are
 unique; every listed id of a kept entry is the id of a ``videos.json``
 record (a video name where an id belongs is named as such, in ``query_id``
-too), or, with ``join_listed``, is kept as ``#<id>`` (``ListedIds.unknown``).
+too), or, with ``join_listed``, is kept as ``#<id>`` (``VideoIds.unknown``).
 Entries of the list files whose ``query_id`` names no kept query are skipped
 unread and counted (cuvr.py:113-116,132-135). What the files make of a
 partition (its queries, gallery, Filter prompts, notes) is
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from sova_lib.storage import json_problem
 
-__all__ = ["ANNOTATION_FILES", "ListedIds", "MuvrDataError", "VideoIds", "read_json", "read_queries", "read_query_tags",
+__all__ = ["ANNOTATION_FILES", "MuvrDataError", "VideoIds", "read_json", "read_queries", "read_query_tags",
            "read_rel_lists", "read_tag_lists", "read_videos", "video_name"]
 
 ANNOTATION_FILES = ("videos.json", "queries_en.json", "query_rel_lists.json", "query_tag_lists.json",
@@ -95,10 +95,13 @@ class VideoIds:
     ``query_id`` and ``id_list`` entry up in it (cuvr.py:88-96,114-140): the
     integer ``3`` names a video, the string ``"3"`` does not, and a video
     name (``"BV..."``) resolves only if some record's ``id`` is that string.
+    With ``join_listed``, an id in no record is kept as ``#<id>``; ``unknown``
+    gathers those, in order of first listing.
     """
 
-    def __init__(self, records: list, path: Path):
+    def __init__(self, records: list, path: Path, join_listed: bool = False):
         self.path, self.by_id, self.names = path, {}, []
+        self.join_listed, self.unknown = join_listed, {}
         for k, rec in enumerate(records):
             if "id" not in rec:
                 raise MuvrDataError(path, f"[{k}].id", "missing; listed ids are resolved through it")
@@ -112,8 +115,8 @@ class VideoIds:
         self.known_names = set(self.names)
         self.marked = [video_name(r["frames_path"]) for r in records if r.get("is_query", 0) == 1]
 
-    def name(self, raw, path: Path, key: str, *, join_listed: bool = False) -> str | None:
-        """The video name of listed id ``raw``; None for an id in no record when ``join_listed``."""
+    def name(self, raw, path: Path, key: str) -> str:
+        """The video name of listed id ``raw`` (``#<id>`` for an id in no record, with ``join_listed``)."""
         if _hashable_id(raw) and raw in self.by_id:
             return self.by_id[raw]
         if isinstance(raw, str) and raw in self.known_names:
@@ -121,16 +124,30 @@ class VideoIds:
                                 f"ids of {self.path.name} (its 'id' field), which the official loader resolves")
         if not _hashable_id(raw):
             raise MuvrDataError(path, key, f"expected an id of {self.path.name}, got {type(raw).__name__}")
-        if join_listed:
-            return None
+        if self.join_listed:
+            return self.unknown.setdefault(raw, f"#{raw}")
         raise MuvrDataError(path, key, f"id {raw!r} is in no record of {self.path.name}; pass join_listed=True "
                             "(--join-listed) to keep it as a gallery entry without features")
 
+    def ids(self, ids: list, path: Path, key: str) -> tuple:
+        """The video names of the listed ``ids``, each once, in order of listing."""
+        return tuple(dict.fromkeys(self.name(raw, path, f"{key}[{j}]") for j, raw in enumerate(ids)))
 
-def read_videos(folder: Path) -> VideoIds:
+    def query(self, raw, kept, path: Path, key: str) -> str | None:
+        """The query's video name, or None for an entry the official loader skips, one whose video is not among
+        the ``kept`` queries (``vid_name.get``, cuvr.py:113-116)."""
+        if isinstance(raw, str) and raw in self.known_names and raw not in self.by_id:
+            self.name(raw, path, key)  # raises: a video name where the released files hold an id
+        if not _hashable_id(raw):
+            raise MuvrDataError(path, key, f"expected an id of videos.json, got {type(raw).__name__}")
+        qid = self.by_id.get(raw)
+        return qid if qid in kept else None
+
+
+def read_videos(folder: Path, join_listed: bool = False) -> VideoIds:
     """``folder/videos.json`` read and checked: its records' names and ids (``VideoIds``)."""
     path = folder / "videos.json"
-    return VideoIds(_list_of_dicts(read_json(path), path, {"frames_path": str}), path)
+    return VideoIds(_list_of_dicts(read_json(path), path, {"frames_path": str}), path, join_listed)
 
 
 def _id_list(value, path: Path, key: str) -> list:
@@ -165,91 +182,52 @@ def read_queries(folder: Path, split: str) -> tuple[dict, int]:
     return by_id, filtered
 
 
-class ListedIds:
-    """The resolution of ``query_id`` and ``id_list`` entries of the list files to the kept queries and videos.
-
-    ``kept``: the query video names whose entries are read. ``unknown``
-    gathers, in order of first listing, the ids in no ``videos.json`` record
-    kept as ``#<id>`` gallery entries (``join_listed``).
-    """
-
-    def __init__(self, videos: VideoIds, kept: dict, join_listed: bool):
-        self.names, self.kept, self.join_listed = videos, kept, join_listed
-        self.unknown = {}
-
-    def ids(self, ids: list, path: Path, key: str) -> tuple:
-        """The video names of the listed ``ids``, each once, in order of listing."""
-        out = []
-        for j, raw in enumerate(ids):
-            vid = self.names.name(raw, path, f"{key}[{j}]", join_listed=self.join_listed)
-            if vid is None:
-                vid = self.unknown.setdefault(raw, f"#{raw}")
-            out.append(vid)
-        return tuple(dict.fromkeys(out))
-
-    def query(self, raw, path: Path, key: str) -> str | None:
-        """The query's video name, or None for an entry the official loader skips (``vid_name.get``, cuvr.py:113-116)."""
-        names = self.names
-        if isinstance(raw, str) and raw in names.known_names and raw not in names.by_id:
-            names.name(raw, path, key)  # raises: a video name where the released files hold an id
-        if not _hashable_id(raw):
-            raise MuvrDataError(path, key, f"expected an id of videos.json, got {type(raw).__name__}")
-        qid = names.by_id.get(raw)
-        return qid if qid in self.kept else None
+def _query_entries(path: Path, videos: VideoIds, kept, fields: dict):
+    """``(k, query's video name or None, entry)`` of each entry of a per-query list file (``query_rel_lists.json``,
+    ``query_tag_lists.json``), in file order, ``k`` its position; the file read and its entries checked to be
+    objects with ``fields`` at once. The name is None where ``query_id`` names no ``kept`` query
+    (``VideoIds.query``): the official loader skips such an entry unread."""
+    for k, entry in enumerate(_list_of_dicts(read_json(path), path, fields)):
+        if "query_id" not in entry:
+            raise MuvrDataError(path, f"[{k}].query_id", "missing")
+        yield k, videos.query(entry["query_id"], kept, path, f"[{k}].query_id"), entry
 
 
-class _QueryEntries:
-    """The entries of a per-query list file (``query_rel_lists.json``, ``query_tag_lists.json``) of a kept query.
-
-    The file is read and its entries checked to be objects with ``fields``
-    at once; iterating yields ``(k, query's video name, entry)`` in file
-    order, ``k`` the entry's position, and counts in ``skipped`` the entries
-    whose ``query_id`` names no kept query (``ListedIds.query``).
-    """
-
-    def __init__(self, path: Path, listed: ListedIds, fields: dict):
-        self.path, self.listed, self.skipped = path, listed, 0
-        self.entries = _list_of_dicts(read_json(path), path, fields)
-
-    def __iter__(self):
-        for k, entry in enumerate(self.entries):
-            if "query_id" not in entry:
-                raise MuvrDataError(self.path, f"[{k}].query_id", "missing")
-            qid = self.listed.query(entry["query_id"], self.path, f"[{k}].query_id")
-            if qid is None:
-                self.skipped += 1
-            else:
-                yield k, qid, entry
-
-
-def read_rel_lists(folder: Path, listed: ListedIds) -> tuple[dict, set, int]:
-    """``query_rel_lists.json``: each kept query's ``pos_all`` names, every name listed, and the entries skipped."""
-    entries = _QueryEntries(folder / "query_rel_lists.json", listed, {"rel_lists": dict})
-    positives, names = {}, set()
-    for k, qid, rec in entries:
+def read_rel_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, set, int]:
+    """``query_rel_lists.json``: each ``kept`` query's ``pos_all`` names, every name listed, and the entries
+    skipped."""
+    path = folder / "query_rel_lists.json"
+    positives, names, skipped = {}, set(), 0
+    for k, qid, rec in _query_entries(path, videos, kept, {"rel_lists": dict}):
+        if qid is None:
+            skipped += 1
+            continue
         for kind, value in rec["rel_lists"].items():
             key = f"[{k}].rel_lists.{kind}"
-            ids = listed.ids(_id_list(value, entries.path, key), entries.path, key)
+            ids = videos.ids(_id_list(value, path, key), path, key)
             names.update(ids)
             if kind == "pos_all":
                 positives[qid] = ids  # a later entry of the same query replaces it (cuvr.py:125)
-    return positives, names, entries.skipped
+    return positives, names, skipped
 
 
-def read_tag_lists(folder: Path, listed: ListedIds) -> tuple[dict, int]:
-    """``query_tag_lists.json``: each kept query's ``(prompt, listed video names)`` pairs, and the entries skipped.
+def read_tag_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, int]:
+    """``query_tag_lists.json``: each ``kept`` query's ``(prompt, listed video names)`` pairs, and the entries
+    skipped.
 
     The pairs are in file order; a later entry of the same query replaces
     the earlier one (cuvr.py:138).
     """
-    entries = _QueryEntries(folder / "query_tag_lists.json", listed, {"tag_lists": dict})
-    by_query = {}
-    for k, qid, rec in entries:
-        by_query[qid] = []
-        for prompt, value in rec["tag_lists"].items():
-            key = f"[{k}].tag_lists[{prompt!r}]"
-            by_query[qid].append((prompt, listed.ids(_id_list(value, entries.path, key), entries.path, key)))
-    return by_query, entries.skipped
+    path = folder / "query_tag_lists.json"
+    by_query, skipped = {}, 0
+    for k, qid, rec in _query_entries(path, videos, kept, {"tag_lists": dict}):
+        if qid is None:
+            skipped += 1
+            continue
+        keys = {prompt: f"[{k}].tag_lists[{prompt!r}]" for prompt in rec["tag_lists"]}
+        by_query[qid] = [(prompt, videos.ids(_id_list(value, path, keys[prompt]), path, keys[prompt]))
+                         for prompt, value in rec["tag_lists"].items()]
+    return by_query, skipped
 
 
 def read_query_tags(folder: Path, by_id: dict) -> dict:

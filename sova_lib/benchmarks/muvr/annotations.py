@@ -55,7 +55,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sova_lib.benchmarks.muvr.annotation_files import (
-    ListedIds,
     MuvrDataError,
     VideoIds,
     read_queries,
@@ -66,7 +65,7 @@ from sova_lib.benchmarks.muvr.annotation_files import (
 )
 
 __all__ = ["ALIASES", "BENCHMARK", "PARTITIONS", "MuvrQuery", "Partition", "TagPrompt", "canonical_partition",
-           "load_partition", "parse_prompt", "partition_dir"]
+           "load_partition", "parse_prompt", "partition_path"]
 
 #: The ``benchmark`` field of a MUVR record (``MuvrResult.to_record``, ``QAResult.to_record``).
 BENCHMARK = "MUVR"
@@ -96,15 +95,14 @@ def clean_description(text: str) -> str:
     return re.sub(r"\s+", " ", _MARKS.sub("", text)).strip()
 
 
-def partition_dir(root: str | Path, partition: str) -> Path:
-    """The annotation folder of ``partition`` under the data ``root``, under its own name or an alias."""
-    partition = canonical_partition(partition)
-    base = Path(root) / "annotations" / "retrieval"
-    for name in [partition] + [a for a, p in ALIASES.items() if p == partition]:
-        if (base / name).is_dir():
-            return base / name
-    raise MuvrDataError(base / partition, None, "no such folder; expected the released layout "
-                        "annotations/retrieval/<partition>/ under the data root")
+def partition_path(base: str | Path, partition: str, expected: str, suffix: str = "") -> Path:
+    """``<base>/<partition><suffix>`` (a folder or file) under the partition's own name or an alias (``ALIASES``),
+    the first that exists; ``MuvrDataError`` saying what was ``expected`` where neither does."""
+    name = canonical_partition(partition)
+    for found in [name] + [a for a, p in ALIASES.items() if p == name]:
+        if (Path(base) / f"{found}{suffix}").exists():
+            return Path(base) / f"{found}{suffix}"
+    raise MuvrDataError(Path(base) / f"{name}{suffix}", None, expected)
 
 
 @dataclass(frozen=True)
@@ -205,37 +203,24 @@ def _tag_prompts(by_query: dict) -> tuple[dict, int, int]:
     return prompts, skipped, no_sign
 
 
-def _load_notes(name: str, split: str, queries: tuple, *, filtered: int, not_marked: list, skipped_rel: int,
-                skipped_tag: int, no_sign: int, unlisted: int, unknown: int, skipped: int) -> list[str]:
-    """One line for each kind of record the load dropped, kept specially, or ignored, with its count."""
-    notes = []
-    if filtered:
-        notes.append(f"{name}: {filtered} quer(ies) of queries_en.json left out by the split filter {split!r}")
-    if not_marked:
-        notes.append(f"{name}: {len(not_marked)} quer(ies) of queries_en.json have no videos.json record with "
-                     f"is_query 1 (e.g. {not_marked[:3]}); not queries, as in the official loader")
-    if skipped_rel or skipped_tag:
-        notes.append(f"{name}: {skipped_rel} query_rel_lists.json and {skipped_tag} query_tag_lists.json entr(ies) "
-                     "name no kept query; skipped, as in the official loader")
-    no_pos = sum(q.positives is None for q in queries)
-    if no_pos:
-        notes.append(f"{name}: {no_pos} quer(ies) have no pos_all list; left out of mAP and R@k, their pairs "
-                     "ranked as negatives in uAP, as in the official evaluate")
-    if no_sign:
-        notes.append(f"{name}: {no_sign} tag prompt(s) hold no +/- tag; scored as the Base ranking, as in the "
-                     "official code")
-    if unlisted:
-        notes.append(f"{name}: {unlisted} video(s) of videos.json are listed by no query in query_rel_lists.json; "
-                     "left out of the gallery, which the official loader builds from the lists")
-    if unknown:
-        notes.append(f"{name}: {unknown} listed id(s) in no record of videos.json kept as gallery entries "
-                     f"without features, named '#<id>' (--join-listed)")
-    if skipped:
-        notes.append(f"{name}: {skipped} AND/OR tag prompt(s) skipped, as in the official code")
-    clipped = sum(1 for q in queries if q.clip not in (None, "", "00.00.00-00.00.00"))
-    if clipped:
-        notes.append(f"{name}: {clipped} quer(ies) name a Clip segment; it is ignored, as the official evaluator does")
-    return notes
+#: The load's notes: each count, when not 0, gives its line, ``{n}`` the count (``{split}`` and ``{examples}``
+#: where a line names them).
+_LOAD_NOTES = (
+    ("filtered", "{n} quer(ies) of queries_en.json left out by the split filter {split!r}"),
+    ("not_marked", "{n} quer(ies) of queries_en.json have no videos.json record with is_query 1 (e.g. {examples}); "
+                   "not queries, as in the official loader"),
+    ("skipped_lists", "{skipped_rel} query_rel_lists.json and {skipped_tag} query_tag_lists.json entr(ies) name no "
+                      "kept query; skipped, as in the official loader"),
+    ("no_pos", "{n} quer(ies) have no pos_all list; left out of mAP and R@k, their pairs ranked as negatives in uAP, "
+               "as in the official evaluate"),
+    ("no_sign", "{n} tag prompt(s) hold no +/- tag; scored as the Base ranking, as in the official code"),
+    ("unlisted", "{n} video(s) of videos.json are listed by no query in query_rel_lists.json; left out of the "
+                 "gallery, which the official loader builds from the lists"),
+    ("unknown", "{n} listed id(s) in no record of videos.json kept as gallery entries without features, named "
+                "'#<id>' (--join-listed)"),
+    ("skipped", "{n} AND/OR tag prompt(s) skipped, as in the official code"),
+    ("clipped", "{n} quer(ies) name a Clip segment; it is ignored, as the official evaluator does"),
+)
 
 
 def load_partition(root: str | Path, partition: str, *, join_listed: bool = False, split: str = "all") -> Partition:
@@ -246,21 +231,24 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     cuvr.py:68-73, evaluate_all_vlm_mul.py:280).
     """
     name = canonical_partition(partition)
-    folder = partition_dir(root, name)
-    names = read_videos(folder)
+    folder = partition_path(Path(root) / "annotations" / "retrieval", name, "no such folder; expected the released "
+                            "layout annotations/retrieval/<partition>/ under the data root")
+    names = read_videos(folder, join_listed)
     by_id, filtered = read_queries(folder, split)
     by_id, not_marked = _marked_queries(names, by_id)
-    listed = ListedIds(names, by_id, join_listed)
-    positives, in_lists, skipped_rel = read_rel_lists(folder, listed)
+    positives, in_lists, skipped_rel = read_rel_lists(folder, names, by_id)
     queries = tuple(MuvrQuery(q, number, text, clip, positives.get(q))
                     for q, (text, clip, number, _) in by_id.items())
     # the gallery: the videos the relation lists name, then their ids in no videos.json record (join_listed)
-    gallery = [v for v in dict.fromkeys(names.names) if v in in_lists] + list(listed.unknown.values())
-    listed_tags, skipped_tag = read_tag_lists(folder, listed)
+    gallery = [v for v in dict.fromkeys(names.names) if v in in_lists] + list(names.unknown.values())
+    listed_tags, skipped_tag = read_tag_lists(folder, names, by_id)
     by_query, skipped, no_sign = _tag_prompts(listed_tags)
     prompts = [p for q in by_id if q in by_query for p in by_query[q]]
     tags = read_query_tags(folder, by_id)
-    notes = _load_notes(name, split, queries, filtered=filtered, not_marked=not_marked, skipped_rel=skipped_rel,
-                        skipped_tag=skipped_tag, no_sign=no_sign, unlisted=len(set(names.names) - in_lists),
-                        unknown=len(listed.unknown), skipped=skipped)
+    counts = {"filtered": filtered, "not_marked": len(not_marked), "skipped_lists": skipped_rel + skipped_tag,
+              "no_pos": sum(q.positives is None for q in queries), "no_sign": no_sign,
+              "unlisted": len(set(names.names) - in_lists), "unknown": len(names.unknown), "skipped": skipped,
+              "clipped": sum(q.clip not in (None, "", "00.00.00-00.00.00") for q in queries)}
+    notes = [f"{name}: " + text.format(n=counts[key], split=split, examples=not_marked[:3], skipped_rel=skipped_rel,
+                                       skipped_tag=skipped_tag) for key, text in _LOAD_NOTES if counts[key]]
     return Partition(name, folder, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)

@@ -32,25 +32,15 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
-from sova_lib.benchmarks.muvr.annotations import ALIASES, Partition, canonical_partition
+from sova_lib.benchmarks.muvr.annotations import Partition, partition_path
 from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.similarity import ItemVectors, l2_normalize
 from sova_lib.storage import write_bytes
 
-__all__ = ["MAX_NESTING", "MAX_QUERY_DICT_BYTES", "QUERY_DICT_SUFFIX", "feature_dir", "load_frames", "load_query_dicts",
+__all__ = ["MAX_NESTING", "MAX_QUERY_DICT_BYTES", "QUERY_DICT_SUFFIX", "load_frames", "load_query_dicts",
            "load_query_pickle", "npz_vectors", "read_query_dict", "released_vectors", "write_vectors_npz"]
 
 QUERY_DICT_SUFFIX = "_query_dict.pkl"
-
-
-def feature_dir(features: str | Path, partition: str) -> Path:
-    """``<features>/<partition>`` (or an alias folder) of one model's unpacked features."""
-    partition = canonical_partition(partition)
-    for name in [partition] + [a for a, p in ALIASES.items() if p == partition]:
-        if (Path(features) / name).is_dir():
-            return Path(features) / name
-    raise MuvrDataError(Path(features) / partition, None,
-                        "no such folder; expected <features>/<partition>/<video id>.npy")
 
 
 def _frames_of(path: Path) -> np.ndarray:
@@ -269,7 +259,8 @@ def released_vectors(features: str | Path, *, query: str = "text+video", version
     missing raises ``MuvrDataError``.
     """
     def vectors(partition: Partition):
-        folder = feature_dir(features, partition.name)
+        folder = partition_path(features, partition.name,
+                                "no such folder; expected <features>/<partition>/<video id>.npy")
         gallery, _ = load_frames(folder, partition.gallery)
         if gallery is None:
             raise MuvrDataError(folder, None, f"no feature file of any of the {len(partition.gallery)} gallery videos")

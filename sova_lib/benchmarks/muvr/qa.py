@@ -47,7 +47,13 @@ import numpy as np
 from sova_lib import storage
 from sova_lib.benchmarks.muvr import metrics
 from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
-from sova_lib.benchmarks.muvr.annotations import ALIASES, BENCHMARK, PARTITIONS, canonical_partition, clean_description
+from sova_lib.benchmarks.muvr.annotations import (
+    BENCHMARK,
+    PARTITIONS,
+    canonical_partition,
+    clean_description,
+    partition_path,
+)
 from sova_lib.describe import DescribeRequest, Item, Prompt, describe_items
 from sova_lib.records import make_record
 from sova_lib.video import probe
@@ -91,12 +97,8 @@ def load_qa(root: str | Path, partitions=PARTITIONS) -> list[QAQuestion]:
     out = []
     for partition in partitions:
         name = canonical_partition(partition)
-        folder = Path(root) / "annotations" / "QA" / "annotations"
-        names = [partition, name] + [a for a, p in ALIASES.items() if p == name]
-        path = next((folder / f"{n}.jsonl" for n in names if (folder / f"{n}.jsonl").is_file()),
-                    folder / f"{partition}.jsonl")
-        if not path.is_file():
-            raise MuvrDataError(path, None, "file not found; expected the released QA layout")
+        path = partition_path(Path(root) / "annotations" / "QA" / "annotations", name,
+                              "file not found; expected the released QA layout", ".jsonl")
         lines = [line for _, line in storage.lines(storage.read_text(path))]
         if len(lines) % 2:
             raise MuvrDataError(path, f"line {len(lines)}", "odd number of questions; lines come in pairs")

@@ -18,14 +18,18 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.files import read_submission, write_submission
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, make_similarity
-from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
+from sova_lib.benchmarks.vantage.run import DEFAULT_FRAMES, cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
-from sova_lib.benchmarks.vantage.submissions import check_answer_ids, check_submission, expected_ids
-from sova_lib.benchmarks.vantage.task_prompts import DEFAULT_FRAMES
+from sova_lib.benchmarks.vantage.submissions import (
+    check_answer_ids,
+    check_submission,
+    expected_ids,
+    read_submission,
+    write_submission,
+)
 from sova_lib.benchmarks.vantage.tasks import HARNESS_KEYS, canonical_task, submission_answers, task_key
 from sova_lib.storage import lines, read_text
 
@@ -130,7 +134,7 @@ def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy
            frames: int = DEFAULT_FRAMES) -> tuple[Path | None, int]:
     """Write the leaderboard's submission JSONL of ``task`` to ``out`` from ``answers`` (keyed by leaderboard id,
     or a ``describe`` cache folder, asked with ``frames`` frames), ``model`` and ``box_order`` recorded in it,
-    then check it against every id of ``items`` (``files.write_submission``: ``InvalidSubmission`` lists what is
+    then check it against every id of ``items`` (``submissions.write_submission``: ``InvalidSubmission`` lists what is
     wrong). Returns the file and the number of answers; ``(None, 0)``, writing nothing, when there is none."""
     found = _items(task, items)
     answers = _answers(task, answers, found, frames)

@@ -29,12 +29,13 @@ when it opens (the harness reads it there alone), else ``image_width`` /
 (grounding_2d_dataset.py lines 813-822, astro_2d_dataset.py lines
 481-489), with a note.
 
-``files`` reads and writes the submission JSONL; ``tasks`` builds the ids
+``submissions`` reads and writes the submission JSONL; ``tasks`` builds the ids
 and names the tasks.
 """
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,8 +108,8 @@ def _span(value, raw, path, line: int) -> tuple[float, float]:
     return (start, end)
 
 
-def _events(value, extra: dict, path, line: int) -> list[tuple]:
-    """dvc: the ``(start, end, caption)`` events; counts dropped events and zero times in ``extra``.
+def _events(value, counts: Counter, path, line: int) -> list[tuple]:
+    """dvc: the ``(start, end, caption)`` events; counts dropped events and zero times in ``counts``.
 
     As the harness reads its answer key (vantage_dvc.py lines 240-250): the
     caption is "caption", else "description"; an event with neither is left
@@ -123,13 +124,13 @@ def _events(value, extra: dict, path, line: int) -> list[tuple]:
             raise VantageDataError(path, line, "value", f"event {ev!r} is not a {{start, end, caption}} object")
         caption = ev.get("caption") or ev.get("description") or ""
         if not caption:
-            extra["dropped_events"] = extra.get("dropped_events", 0) + 1
+            counts["dropped_events"] += 1
             continue
         times = []
         for k in ("start", "end"):
             raw_time = ev.get(k)
             if raw_time is None or (isinstance(raw_time, str) and not raw_time.strip()):
-                extra["zero_times"] = extra.get("zero_times", 0) + 1
+                counts["zero_times"] += 1
                 times.append(0.0)
                 continue
             seconds = parse_time(raw_time, "strict")
@@ -140,7 +141,7 @@ def _events(value, extra: dict, path, line: int) -> list[tuple]:
     return events
 
 
-def _astro_objects(value: list, extra: dict) -> list:
+def _astro_objects(value: list, extra: dict, counts: Counter) -> list:
     """object localization: the boxes the harness keeps; sets ``extra['labels']``, counts skipped objects.
 
     The harness writes each {"label", "bbox"} object as a KITTI line and
@@ -152,7 +153,7 @@ def _astro_objects(value: list, extra: dict) -> list:
     for v in value:
         if not (isinstance(v, dict) and "label" in v and isinstance(v.get("bbox"), (list, tuple))
                 and len(v["bbox"]) >= 4):
-            extra["skipped_objects"] = extra.get("skipped_objects", 0) + 1
+            counts["skipped"] += 1
             continue
         kept.append(list(v["bbox"][:4]))
         labels.append(str(v["label"]).lower())
@@ -160,14 +161,14 @@ def _astro_objects(value: list, extra: dict) -> list:
     return kept
 
 
-def _boxes(task: str, value, extra: dict, path, line: int) -> list[list[float]]:
+def _boxes(task: str, value, extra: dict, counts: Counter, path, line: int) -> list[list[float]]:
     """refex, astro: the pixel boxes ``[x1, y1, x2, y2]``."""
     if task == "refex" and isinstance(value, list) and value and isinstance(value[0], (int, float)):
         value = [value]  # one box stored flat (grounding_2d_dataset.py lines 801-804)
     if not isinstance(value, list):
         raise VantageDataError(path, line, "value", "expected a list of pixel boxes")
     if task == "astro":
-        value = _astro_objects(value, extra)
+        value = _astro_objects(value, extra, counts)
     return [_box(b, path, line) for b in value]
 
 
@@ -185,8 +186,9 @@ def _track(value, extra: dict, path, line: int) -> dict:
     return boxes
 
 
-def _gt_value(task: str, raw, extra: dict, path, line: int):
-    """The task's GT value from the JSONL ``value`` (JSON text or a JSON value)."""
+def _gt_value(task: str, raw, extra: dict, counts: Counter, path, line: int):
+    """The task's GT value from the JSONL ``value`` (JSON text or a JSON value); what it leaves out is counted in
+    ``counts``."""
     if task in ("vqa", "pointing"):
         return _letter(raw, path, line)
     if task == "event_verification":
@@ -200,9 +202,9 @@ def _gt_value(task: str, raw, extra: dict, path, line: int):
     if task == "temporal":
         return _span(value, raw, path, line)
     if task == "dvc":
-        return _events(value, extra, path, line)
+        return _events(value, counts, path, line)
     if task in ("refex", "astro"):
-        return _boxes(task, value, extra, path, line)
+        return _boxes(task, value, extra, counts, path, line)
     return _track(value, extra, path, line)
 
 
@@ -257,7 +259,7 @@ def _record_task(rec: dict, fixed: str | None, path, line: int) -> str:
     return fixed or task_key(rec["task"])
 
 
-#: What ``_Tally.notes`` says after the count of each kind of record it counted, in this order.
+#: What ``read_ground_truth``'s notes say after the count of each kind of record it counted, in this order.
 _NOTES = (
     ("skipped", "object-localization objects have no label or no [x1, y1, x2, y2] \"bbox\" and are left out, "
                 "as the harness leaves them out"),
@@ -268,46 +270,17 @@ _NOTES = (
 )
 
 
-class _Tally:
-    """What ``read_ground_truth`` counts over a file for its notes, and the file's ``min_bbox_area``."""
-
-    def __init__(self):
-        self.sizes: dict[str, int] = {}
-        self.min_area = None
-        self.skipped = self.dropped_events = self.zero_times = self.unopened = 0
-
-    def complete(self, task: str, extra: dict, path, line: int) -> None:
-        """Add to ``extra`` what the task's metric reads (``GroundTruth.extra``), moving its counts here."""
-        if task == "temporal":
-            duration = extra.get("duration")
-            extra["duration"] = 30.0 if duration is None else float(duration)
-        if task in ("refex", "astro"):
-            where = _image_size(task, extra, path, line)
-            self.sizes[where] = self.sizes.get(where, 0) + 1
-            if task == "astro" and where == "harness" and extra.get("image_path"):
-                self.unopened += 1
-        if task == "astro":
-            self.skipped += extra.pop("skipped_objects", 0)
-            if self.min_area is None:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
-                self.min_area = int(extra.get("min_bbox_area", 0) or 0)
-            extra["min_bbox_area"] = self.min_area
-        if task == "dvc":
-            self.dropped_events += extra.pop("dropped_events", 0)
-            self.zero_times += extra.pop("zero_times", 0)
-        if task == "sot":
-            extra["n_frames"] = len(extra["frame_ids"])
-
-    def notes(self, path, out: GroundTruthSet) -> list[str]:
-        """One line for each left-out or defaulted part, each assumed image size."""
-        counts = {"skipped": self.skipped,
-                  "dropped_events": self.dropped_events, "zero_times": self.zero_times, "unopened": self.unopened}
-        notes = [f"{path}: {counts[name]} {text}" for name, text in _NOTES if counts[name]]
-        if self.sizes.get("fallback"):
-            task_name = next(iter(out.values())).task
-            w, h = _FALLBACK_SIZE[task_name]
-            notes.append(f"{path}: {self.sizes['fallback']} records give no image size; {w:g} x {h:g} assumed, "
-                         "as the harness does")
-        return notes
+def _complete(task: str, extra: dict, counts: Counter, path, line: int) -> None:
+    """Add to ``extra`` what the task's metric reads (``GroundTruth.extra``); count where image sizes came from."""
+    if task == "temporal":
+        duration = extra.get("duration")
+        extra["duration"] = 30.0 if duration is None else float(duration)
+    if task in ("refex", "astro"):
+        where = _image_size(task, extra, path, line)
+        counts[where] += 1
+        counts["unopened"] += task == "astro" and where == "harness" and bool(extra.get("image_path"))
+    if task == "sot":
+        extra["n_frames"] = len(extra["frame_ids"])
 
 
 def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
@@ -321,7 +294,7 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     """
     path = Path(path)
     out = GroundTruthSet()
-    tally = _Tally()
+    counts: Counter = Counter()
     fixed = task_key(task) if task is not None else None
     for line, rec in jsonl_objects(path):
         if "id" not in rec:
@@ -329,11 +302,18 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
         this = _record_task(rec, fixed, path, line)
         meta = rec.get("metadata") or {}
         extra = dict(meta.get("extra") or {}) if isinstance(meta, dict) else {}
-        value = _gt_value(this, _value_of(rec, "gpt", path, line), extra, path, line)
-        tally.complete(this, extra, path, line)
+        value = _gt_value(this, _value_of(rec, "gpt", path, line), extra, counts, path, line)
+        _complete(this, extra, counts, path, line)
         key = str(rec["id"])
         if key in out:
             raise VantageDataError(path, line, "id", f"id {key} appears twice")
         out[key] = GroundTruth(key, this, value, str(rec.get("media", "")), str(rec.get("category", "")), extra)
-    out.notes.extend(tally.notes(path, out))
+    astro = [g for g in out.values() if g.task == "astro"]
+    for g in astro:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
+        g.extra["min_bbox_area"] = int(astro[0].extra.get("min_bbox_area", 0) or 0)
+    out.notes.extend(f"{path}: {counts[name]} {text}" for name, text in _NOTES if counts[name])
+    if counts["fallback"]:
+        w, h = _FALLBACK_SIZE[next(iter(out.values())).task]
+        out.notes.append(f"{path}: {counts['fallback']} records give no image size; {w:g} x {h:g} assumed, "
+                         "as the harness does")
     return out

@@ -90,21 +90,18 @@ class VantageItem:
 
 def _split_options(text: str, path, line: int) -> tuple[str, ...]:
     text = text.strip()
-    if text.startswith("["):
-        try:
-            value = json.loads(text)
-        except ValueError as err:
-            raise VantageDataError(path, line, "options", f"a JSON list of option texts did not parse ({err})") from None
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise VantageDataError(path, line, "options", "expected a JSON list of option texts")
-        return tuple(v.strip() for v in value)
-    if text.startswith("{"):
-        try:
-            value = json.loads(text)
-        except ValueError as err:
-            raise VantageDataError(path, line, "options", f"a JSON object of options did not parse ({err})") from None
+    if not text.startswith(("[", "{")):
+        return tuple(row.strip() for row in text.splitlines() if row.strip())
+    kind = "list of option texts" if text[0] == "[" else "object of options"
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise VantageDataError(path, line, "options", f"a JSON {kind} did not parse ({err})") from None
+    if isinstance(value, dict):
         return tuple(f"{k}. {v}" for k, v in value.items())
-    return tuple(row.strip() for row in text.splitlines() if row.strip())
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise VantageDataError(path, line, "options", "expected a JSON list of option texts")
+    return tuple(v.strip() for v in value)
 
 
 def read_tsv(path, task: str) -> list[VantageItem]:
@@ -147,15 +144,18 @@ def _tsv_item(task: str, idx: str, row: dict, path, line: int) -> VantageItem:
     return VantageItem(idx, task, (row["image_path"],), row.get("question") or "")
 
 
+def _json_file(path: Path):
+    """The JSON value of the file ``path``; ``VantageDataError`` naming its line where it is not valid JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise VantageDataError(path, getattr(err, "lineno", None), None, f"not valid JSON ({err})") from None
+
+
 def read_refex(path) -> list[VantageItem]:
     """The referring-expression items of ``annotations.json``."""
     path = Path(path)
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise
-    except ValueError as err:
-        raise VantageDataError(path, getattr(err, "lineno", None), None, f"not valid JSON ({err})") from None
+    entries = _json_file(path)
     if not isinstance(entries, list):
         raise VantageDataError(path, None, None, "expected a JSON list of annotations")
     items = []
@@ -182,10 +182,7 @@ def read_sot(folder) -> list[VantageItem]:
         raise FileNotFoundError(f"no <sequence>/gt.json under {folder}")
     items = []
     for path in files:
-        try:
-            gt = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as err:
-            raise VantageDataError(path, getattr(err, "lineno", None), None, f"not valid JSON ({err})") from None
+        gt = _json_file(path)
         ids, init = gt.get("frame_ids") if isinstance(gt, dict) else None, gt.get("init_bbox") if isinstance(gt, dict) else None
         if not isinstance(ids, list) or len(ids) < 2:
             raise VantageDataError(path, None, "frame_ids", "expected a list of at least two frame ids")

@@ -39,8 +39,8 @@ import numpy as np
 from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.metrics import bootstrap_ci
 
-__all__ = ["DEFAULT_RESAMPLES", "Score", "accuracy", "bootstrap_mean", "bootstrap_weighted", "interval", "interval_iou",
-           "interval_iou_matrix", "macro_f1", "macro_f1_counts", "resample_weights", "temporal_iou"]
+__all__ = ["DEFAULT_RESAMPLES", "Score", "accuracy", "bootstrap_weighted", "interval", "interval_iou_matrix", "macro_f1",
+           "macro_f1_counts", "resample_weights", "temporal_iou"]
 
 #: Resamples per interval, as in the paper (appendix G.1).
 DEFAULT_RESAMPLES = 10_000
@@ -78,12 +78,6 @@ def bootstrap_weighted(stat: Callable[[np.ndarray], np.ndarray], n: int, rng: np
     return float(low), float(high)
 
 
-def bootstrap_mean(values, rng: np.random.Generator, *, n_resamples: int = DEFAULT_RESAMPLES,
-                   confidence: float = 0.95) -> tuple[float, float]:
-    """Percentile interval of the mean of per-unit ``values`` (``(n,)``): ``sova_lib.metrics.bootstrap_ci``."""
-    return bootstrap_ci(np.asarray(values, dtype=np.float64), rng, n_resamples=n_resamples, confidence=confidence)
-
-
 @dataclass
 class Score:
     """A metric's output on one task.
@@ -110,25 +104,18 @@ def interval(score: Score, rng: np.random.Generator, n_resamples: int = DEFAULT_
     if score.n_units == 0:
         return None
     if score.unit_values is not None:
-        return bootstrap_mean(score.unit_values, rng, n_resamples=n_resamples, confidence=confidence)
+        return bootstrap_ci(np.asarray(score.unit_values, dtype=np.float64), rng, n_resamples=n_resamples,
+                            confidence=confidence)
     if score.stat is None:
         raise ValueError("a Score needs unit_values or stat for an interval")
     return bootstrap_weighted(score.stat, score.n_units, rng, n_resamples=n_resamples, confidence=confidence)
 
 
-def interval_iou(a, b) -> float:
-    """Temporal IoU of two intervals ``(start, end)``.
+def interval_iou_matrix(a, b) -> np.ndarray:
+    """Temporal IoU of every interval ``(start, end)`` of ``a`` (``(M, 2)``) with every one of ``b`` (``(N, 2)``).
 
     I = max(0, min(ends) - max(starts)); U = max(0, e_a - s_a) + max(0, e_b - s_b) - I;
-    IoU = I / U, and 0 when U = 0.
-    """
-    return float(interval_iou_matrix([a], [b])[0, 0])
-
-
-def interval_iou_matrix(a, b) -> np.ndarray:
-    """Temporal IoU of every interval of ``a`` (``(M, 2)``) with every one of ``b`` (``(N, 2)``).
-
-    An interval with a ``nan`` or infinite time has IoU 0 with every finite
+    IoU = I / U, and 0 when U = 0. An interval with a ``nan`` or infinite time has IoU 0 with every finite
     one, as in the harness's scalar arithmetic (``vantage_dvc.py:26-29``).
     """
     a = np.asarray(a, dtype=np.float64).reshape(-1, 2)
@@ -256,7 +243,7 @@ def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[f
             if mode == "strict":
                 continue
             ans = (0.0, d)
-        iou[k] = interval_iou(_clamped(gt, d), _clamped(ans, d))
+        iou[k] = interval_iou_matrix([_clamped(gt, d)], [_clamped(ans, d)])[0, 0]
     groups = np.asarray([str(v) for v in videos])
     hit = (iou >= 0.5).astype(np.float64)
     one = np.ones((1, n))

@@ -16,17 +16,9 @@ from sova_lib.benchmarks.vantage.metrics import Score
 from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 from sova_lib.benchmarks.vantage.parsing_boxes import person_label
 
-__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "gt_person_boxes", "image_size",
+__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "gt_person_boxes",
            "localization_f1", "match_at_threshold", "refex_iou", "scale_box", "sot_success", "sot_tracklet",
-           "success_curve", "to_pixels", "valid_box"]
-
-def valid_box(box) -> bool:
-    """True when ``box`` has four finite numbers and a positive width and height."""
-    try:
-        x1, y1, x2, y2 = (float(v) for v in box)
-    except (TypeError, ValueError):
-        return False
-    return bool(np.isfinite([x1, y1, x2, y2]).all() and x2 > x1 and y2 > y1)
+           "success_curve", "to_pixels"]
 
 
 def box_iou(a, b) -> float:
@@ -51,11 +43,10 @@ def box_iou_matrix(a, b) -> np.ndarray:
         return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
 
 
-def to_pixels(box, width: float, height: float, *, floor: bool = False) -> tuple[float, ...] | None:
+def to_pixels(box, width: float, height: float) -> tuple[float, ...] | None:
     """A 0-1000 grid box in pixels of a ``width`` x ``height`` image, clipped to the image.
 
-    ``x * width / 1000`` and ``y * height / 1000`` (``floor=True`` truncates
-    to ``int`` as the object-localization scorer does), each clipped as the
+    ``x * width / 1000`` and ``y * height / 1000``, each clipped as the
     referring-expression scorer does, ``max(0.0, min(v, size))``
     (``grounding_2d_dataset.py:826-841``): with Python's ``min`` and ``max``
     a ``NaN`` becomes 0 and an infinity 0 or the size. ``None`` when the
@@ -65,24 +56,9 @@ def to_pixels(box, width: float, height: float, *, floor: bool = False) -> tuple
     x1, y1, x2, y2 = (float(v) for v in box)
     xs = [x1 * width / 1000.0, x2 * width / 1000.0]
     ys = [y1 * height / 1000.0, y2 * height / 1000.0]
-    if floor:
-        xs, ys = [float(int(v)) for v in xs], [float(int(v)) for v in ys]
     px = (max(0.0, min(xs[0], width)), max(0.0, min(ys[0], height)),
           max(0.0, min(xs[1], width)), max(0.0, min(ys[1], height)))
-    return px if valid_box(px) else None
-
-
-def image_size(extra: dict, default: tuple[float, float]) -> tuple[float, float]:
-    """``(width, height)`` of an item from its ``metadata.extra``: ``image_width`` / ``image_height`` (the
-    harness's keys, ``adapter_grounding.py:77-78``) or ``width`` / ``height``; each one missing takes its
-    ``default`` (the harness falls back to 1000 x 1000 for referring expressions, ``grounding_2d_dataset.py:815-825``,
-    and to 640 x 480 for object localization when the image does not open, ``astro_2d_dataset.py:480-487``)."""
-    out = []
-    for keys, fallback in ((("image_width", "width"), default[0]), (("image_height", "height"), default[1])):
-        value = next((extra[k] for k in keys if isinstance(extra.get(k), (int, float))
-                      and not isinstance(extra.get(k), bool)), None)
-        out.append(float(value) if value is not None else float(fallback))
-    return out[0], out[1]
+    return px if px[2] > px[0] and px[3] > px[1] else None  # clipped, so finite
 
 
 def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequence[list | None],

@@ -21,7 +21,6 @@ from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 __all__ = ["PERSON_LABELS", "Detection", "parse_localization", "parse_refex", "parse_sot", "swap_yxyx"]
 
 _NUM = r"-?\d+(?:\.\d+)?"
-_BOX = re.compile(rf"\[\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*\]")
 # The referring-expression scorer's box pattern: any run of digits, dots and minus signs as a number
 # (harness ``vantage2d/grounding_2d_dataset.py:336-351``); a run that is not a number is skipped.
 _LOOSE_BOX = re.compile(r"\[\s*([-\d.]+)\s*,\s*([-\d.]+)\s*,\s*([-\d.]+)\s*,\s*([-\d.]+)\s*\]")
@@ -89,18 +88,16 @@ def _refex_dict_boxes(d) -> list[tuple[float, ...]] | None:
     return None
 
 
-def _refex_json_text(text: str) -> str | None:
-    """The JSON part the harness reads (``grounding_2d_dataset.py:368-384``)."""
+def _json_part(text: str, first: str, last: str) -> str | None:
+    """The JSON part of an answer as the harness cuts it: the text of a ```` ```json ```` block (to the end when
+    unclosed), else from the first of the ``first`` characters the text holds (tried in order) to the last of the
+    ``last`` ones; ``None`` without them (``grounding_2d_dataset.py:368-384``, ``vantage2d/utils.py:124-163``)."""
     if "```json" in text:
-        start = text.find("```json")
-        end = text.find("```", start + 7)
-        return text[start + 7:end].strip() if end != -1 else text[start + 7:].strip()
-    start = text.find("{")
-    if start == -1:
-        start = text.find("[")
-    end = text.rfind("}")
-    if end == -1:
-        end = text.rfind("]")
+        start = text.find("```json") + 7
+        end = text.find("```", start)
+        return (text[start:end] if end != -1 else text[start:]).strip()
+    start = next((text.find(c) for c in first if c in text), -1)
+    end = next((text.rfind(c) for c in last if c in text), -1)
     return text[start:end + 1] if start != -1 and end != -1 else None
 
 
@@ -186,7 +183,7 @@ def parse_refex(text: str, mode: str = "official") -> list[tuple[float, ...]] | 
     boxes = _loose_boxes(text)
     if boxes:
         return boxes
-    body = _refex_json_text(text)
+    body = _json_part(text, "{[", "}]")
     if body is None:
         return None
     try:
@@ -260,17 +257,9 @@ def _loc_box(value) -> tuple[float, ...] | None:
 def _localization_json(text: str):
     """The JSON value of an object-localization answer (harness ``vantage2d/utils.py:124-163``): the text
     of a ```` ```json ```` block (to the end when unclosed), else from the first ``[`` to the last ``]``."""
-    if "```json" in text:
-        start = text.find("```json")
-        end = text.find("```", start + 7)
-        body = text[start + 7:end].strip() if end != -1 else text[start + 7:].strip()
-    else:
-        start, end = text.find("["), text.rfind("]")
-        if start == -1 or end == -1:
-            return None
-        body = text[start:end + 1]
+    body = _json_part(text, "[", "]")
     try:
-        return json.loads(body)
+        return None if body is None else json.loads(body)
     except (ValueError, RecursionError):
         return None
 

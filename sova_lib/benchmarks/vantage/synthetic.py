@@ -3,7 +3,7 @@
 Nothing here is VANTAGE-Bench data or a model. ``write_street_benchmark``
 writes public-format TSVs and ground-truth JSONLs in the harness's layout
 (leaderboard ids, canonical task strings, answers as JSON text; see
-``files``) for the four video tasks over the three ``vtest`` excerpts
+``ground_truth``) for the four video tasks over the three ``vtest`` excerpts
 shipped with the package; the questions and answer keys are synthetic,
 written for this library. ``RuleBasedStandIn`` is
 a rule-based stand-in describer (not an MLLM): it measures frame-to-frame
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
-from sova_lib.benchmarks.vantage.inputs import read_items
+from sova_lib.benchmarks.vantage.inputs import TSV_COLUMNS, read_items
 from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
 from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
@@ -91,13 +91,10 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
         events = [{"start": 0, "end": round(d / 2, 2), "caption": "people walk across the scene"},
                   {"start": round(d / 2, 2), "end": d, "caption": "people keep walking through the scene"}]
         gt["dvc"].append(_gt_line(v, "dvc", name, json.dumps(events)))
-    header = {"vqa": ["index", "video", "question", "options"],
-              "event_verification": ["index", "video", "system_prompt", "question"],
-              "temporal": ["index", "video", "question"], "dvc": ["index", "video", "question"]}
     out = {}
     for task, table in rows.items():
         text = io.StringIO()
-        csv.writer(text, delimiter="\t").writerows([header[task], *table])
+        csv.writer(text, delimiter="\t").writerows([TSV_COLUMNS[task], *table])
         out[task] = write_text(folder / f"{task}.tsv", text.getvalue())
         write_text(folder / f"{task}_gt.jsonl", "\n".join(gt[task]) + "\n")
     return out

@@ -32,10 +32,9 @@ sequence folder's name, with the public dataset's spelling
 ``scripts/validate_submission.py`` (lines 76-85) requires.
 
 The task registry (``TASKS``): one ``Task`` record per task format, naming
-how to read the task's public items (``load``), render an item's prompt
-(``prompt``), read an answer (``parse(text, mode, gt)``), score parsed
-answers against ground truth (``metric(gts, parsed, mode, similarity)`` ->
-``Score``), and the bootstrap's resampling unit. ``scoring.score_answers``
+how to read an answer (``parse(text, mode, gt)``), score parsed answers
+against ground truth (``score(gts, parsed, mode, similarity)`` -> ``Score``),
+and the bootstrap's resampling unit. ``scoring.score_answers``
 runs the chain for any task.
 """
 from __future__ import annotations
@@ -46,13 +45,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sova_lib.benchmarks.vantage.inputs import VantageItem, read_items
+from sova_lib.benchmarks.vantage.inputs import VantageItem
 from sova_lib.benchmarks.vantage.metrics import accuracy, macro_f1, temporal_iou
-from sova_lib.benchmarks.vantage.metrics_boxes import image_size, localization_f1, refex_iou, sot_success
+from sova_lib.benchmarks.vantage.metrics_boxes import localization_f1, refex_iou, sot_success
 from sova_lib.benchmarks.vantage.metrics_captions import soda_c
 from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_dvc, parse_pointing, parse_temporal, parse_yes_no
 from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex, parse_sot
-from sova_lib.benchmarks.vantage.task_prompts import render_prompt
 
 __all__ = [
     "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "get_task", "image_stem",
@@ -181,8 +179,6 @@ class Task:
     metric: str
     unit: str
     tie_rule: str
-    load: Callable[[Any], list]
-    prompt: Callable
     parse: Callable[[str, str, Any], Any]
     score: Callable[..., Any]
     boxes: bool = False
@@ -201,45 +197,46 @@ def _dvc_left_out(text, mode):
 
 TASKS: dict[str, Task] = {t.key: t for t in (
     Task("vqa", "Video question answering", "accuracy", "item", "none (one letter per answer)",
-         lambda p: read_items("vqa", p), render_prompt, lambda text, mode, gt: parse_choice(text, mode),
+         lambda text, mode, gt: parse_choice(text, mode),
          lambda gts, parsed, mode, sim=None: accuracy([g.value for g in gts], parsed)),
     Task("event_verification", "Event verification", "Macro F1", "item", "none (one label per answer)",
-         lambda p: read_items("event_verification", p), render_prompt,
          lambda text, mode, gt: parse_yes_no(text, mode),
          lambda gts, parsed, mode, sim=None: macro_f1([g.value for g in gts], parsed, mode)),
     Task("temporal", "Temporal localization", "mIoU", "item", "none (first interval of an answer)",
-         lambda p: read_items("temporal", p), render_prompt,
-         lambda text, mode, gt: parse_temporal(text, mode, gt.extra["duration"] if gt is not None else 30.0),
+         lambda text, mode, gt: parse_temporal(text, mode, gt.extra["duration"]),
          lambda gts, parsed, mode, sim=None: temporal_iou(
              [g.value for g in gts], parsed, [g.extra["duration"] for g in gts],
              [g.media or g.id for g in gts], mode)),
     Task("dvc", "Dense video captioning", "SODA_c", "video",
-         "DP argmax ties go up, then left, then diagonal (harness backtracking)",
-         lambda p: read_items("dvc", p), render_prompt, _dvc_parse,
+         "DP argmax ties go up, then left, then diagonal (harness backtracking)", _dvc_parse,
          lambda gts, parsed, mode, sim=None: soda_c([g.value for g in gts], parsed, _need(sim), mode),
          left_out=_dvc_left_out),
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
-         lambda p: read_items("refex", p), render_prompt, lambda text, mode, gt: parse_refex(text, mode),
-         lambda gts, parsed, mode, sim=None: refex_iou(
-             [g.value for g in gts], parsed, [image_size(g.extra, (1000, 1000)) for g in gts], mode),
+         lambda text, mode, gt: parse_refex(text, mode),
+         lambda gts, parsed, mode, sim=None: refex_iou([g.value for g in gts], parsed, _sizes(gts), mode),
          boxes=True),
     Task("pointing", "2D spatial pointing", "accuracy", "item", "none (one letter per answer)",
-         lambda p: read_items("pointing", p), render_prompt, lambda text, mode, gt: parse_pointing(text, mode),
+         lambda text, mode, gt: parse_pointing(text, mode),
          lambda gts, parsed, mode, sim=None: accuracy([g.value for g in gts], parsed)),
     Task("astro", "2D object localization", "F1@0.5", "image",
          "greedy in answer order; equal IoU takes the earlier GT box",
-         lambda p: read_items("astro", p), render_prompt, lambda text, mode, gt: parse_localization(text, mode),
+         lambda text, mode, gt: parse_localization(text, mode),
          lambda gts, parsed, mode, sim=None: localization_f1(
-             [_objects(g) for g in gts], parsed, [image_size(g.extra, (640, 480)) for g in gts], mode,
+             [_objects(g) for g in gts], parsed, _sizes(gts), mode,
              min_area=int(gts[0].extra.get("min_bbox_area", 0)) if gts else 0),
          boxes=True),
     Task("sot", "Single object tracking", "Success AUC", "tracklet", "none (IoU >= threshold counts)",
-         lambda p: read_items("sot", p), render_prompt,
-         lambda text, mode, gt: parse_sot(text, gt.extra["n_frames"] if gt is not None else 2, mode),
+         lambda text, mode, gt: parse_sot(text, gt.extra["n_frames"], mode),
          lambda gts, parsed, mode, sim=None: sot_success(
              [g.value for g in gts], parsed, [g.extra["n_frames"] for g in gts], mode),
          boxes=True),
 )}
+
+
+def _sizes(gts) -> list[tuple[float, float]]:
+    """Each item's image ``(width, height)`` in pixels: ``extra["width"]`` / ``extra["height"]``, which
+    ``ground_truth.read_ground_truth`` sets from the image, the record or the harness's fallback size."""
+    return [(float(g.extra["width"]), float(g.extra["height"])) for g in gts]
 
 
 def _objects(gt) -> list:

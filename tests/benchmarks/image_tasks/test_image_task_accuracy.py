@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks import image_tasks as it
-from sova_lib.benchmarks.image_tasks import ChoiceItem
+from sova_lib.benchmarks.image_tasks import accuracy
+from sova_lib.benchmarks.image_tasks.datasets import ChoiceItem
 from sova_lib.similarity import ItemVectors, l2_normalize
 
 
@@ -21,9 +22,9 @@ def _items():
 
 def test_tie_credit_by_hand():
     scores = np.array([[0.9, 0.1, np.nan], [0.5, 0.5, 0.2], [0.5, 0.5, 0.5], [0.3, 0.7, np.nan]])
-    credit = it.tie_credit(scores, np.array([0, 1, 2, 0]))
+    credit = accuracy.tie_credit(scores, np.array([0, 1, 2, 0]))
     assert credit.tolist() == [1.0, 0.5, pytest.approx(1 / 3), 0.0]
-    assert it.accuracy(credit) == pytest.approx(100 * (1 + 0.5 + 1 / 3) / 4)
+    assert accuracy.accuracy(credit) == pytest.approx(100 * (1 + 0.5 + 1 / 3) / 4)
 
 
 def test_choice_scores_against_a_naive_loop():
@@ -35,7 +36,7 @@ def test_choice_scores_against_a_naive_loop():
     item_of = np.repeat(np.arange(n), k)
     choice_vecs = l2_normalize(rng.standard_normal((item_of.size, dim)))
     choices = ItemVectors(np.arange(item_of.size), np.arange(item_of.size), choice_vecs)
-    scores = it.choice_scores(images, choices, item_of, block_items=7)  # 7 does not divide 23
+    scores = accuracy.choice_scores(images, choices, item_of, block_items=7)  # 7 does not divide 23
     expected = np.full((n, k.max()), np.nan)
     for c, i in enumerate(item_of):
         slot = c - np.flatnonzero(item_of == i)[0]
@@ -85,9 +86,9 @@ def test_bootstrap_interval_brackets_the_value_and_repeats():
     items = [ChoiceItem(i, f"{i}.jpg", ("a", "b"), i % 2) for i in range(40)]
     vectors = l2_normalize(np.array([[1, 0], [0, 1]], dtype=np.float32))
     images = ItemVectors(np.arange(40), np.arange(40), vectors[np.zeros(40, dtype=int)])
-    choices, item_of = it.embed_choices(items, lambda texts: vectors[[0 if t == "a" else 1 for t in texts]])
-    one = it.score_vectors("toy", items, images, choices, item_of, bootstrap=500, seed=1)
-    two = it.score_vectors("toy", items, images, choices, item_of, bootstrap=500, seed=1)
+    choices, item_of = accuracy.embed_choices(items, lambda texts: vectors[[0 if t == "a" else 1 for t in texts]])
+    one = accuracy.score_vectors("toy", items, images, choices, item_of, bootstrap=500, seed=1)
+    two = accuracy.score_vectors("toy", items, images, choices, item_of, bootstrap=500, seed=1)
     assert one.value == 50.0 and one.ci == two.ci
     assert one.ci[0] < 50.0 < one.ci[1]
 
@@ -95,10 +96,10 @@ def test_bootstrap_interval_brackets_the_value_and_repeats():
 def test_missing_vectors_raise_or_are_noted():
     items = _items()
     images = ItemVectors(np.array(["a"], dtype=object), np.array([0]), np.array([[1.0, 0.0]], dtype=np.float32))
-    choices, item_of = it.embed_choices(items, ConstantEncoder().encode)
+    choices, item_of = accuracy.embed_choices(items, ConstantEncoder().encode)
     with pytest.raises(ValueError, match=r"1 image\(s\) have no vectors \(e.g. \['b'\]\)"):
-        it.score_vectors("toy", items, images, choices, item_of)
-    result = it.score_vectors("toy", items, images, choices, item_of, allow_missing=True)
+        accuracy.score_vectors("toy", items, images, choices, item_of)
+    result = accuracy.score_vectors("toy", items, images, choices, item_of, allow_missing=True)
     assert result.n_items == 2 and result.value == pytest.approx(100 * (1 / 2 + 1 / 3) / 2)
     assert "1 item(s) on 1 image(s)" in result.notes[0]
 

@@ -1,13 +1,8 @@
 """Choice sentences of the image tasks: VSR negation, CountBench numbers, Visual7W-Count template."""
 import pytest
 
-from sova_lib.benchmarks.image_tasks import (
-    load_vsr,
-    negate_caption,
-    number_choices,
-    visual7w_count_sentence,
-    vsr_choices,
-)
+from sova_lib.benchmarks.image_tasks.choices import negate_caption, number_choices, visual7w_count_sentence, vsr_choices
+from sova_lib.benchmarks.image_tasks.datasets import load_vsr
 
 
 def test_vsr_negation_of_is_and_are_relations():

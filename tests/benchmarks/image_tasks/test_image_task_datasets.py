@@ -4,11 +4,12 @@ import json
 import pytest
 
 from sova_lib.benchmarks import image_tasks as it
+from sova_lib.benchmarks.image_tasks import datasets
 
 
 def test_vendored_vsr_zeroshot_counts():
     items = it.load("vsr-zeroshot")
-    rows = [json.loads(line) for line in it.vendored_vsr("zeroshot").read_text().splitlines()]
+    rows = [json.loads(line) for line in datasets.vendored_vsr("zeroshot").read_text().splitlines()]
     assert len(items) == len(rows) == 1222
     assert [i.id for i in items] == list(range(1222))
     assert sum(r["label"] for r in rows) == 629
@@ -27,7 +28,7 @@ def test_vendored_vsr_random_counts():
 
 
 def test_vendored_licence_ships_beside_the_data():
-    folder = it.vendored_vsr().parent
+    folder = datasets.vendored_vsr().parent
     assert "Apache License" in (folder / "LICENSE").read_text()
     assert "cambridgeltl/visual-spatial-reasoning" in (folder / "README.md").read_text()
 
@@ -60,19 +61,19 @@ def test_countbench_format(tmp_path):
                {"image_url": "http://example.org/b.jpg", "text": "a box of ten pens, ten colours", "number": 10}]
     path = tmp_path / "counts.json"
     path.write_text(json.dumps(records))
-    items = it.load_countbench(path)
+    items = datasets.load_countbench(path)
     assert [(i.id, i.answer, len(i.choices)) for i in items] == [(0, 0, 9), (1, 8, 9)]
     assert items[1].choices[1] == "a box of three pens, three colours"
     assert items[1].image == "1.jpg" and items[1].meta["url"] == "http://example.org/b.jpg"
     assert it.chance(items) == pytest.approx(100 / 9)
-    assert it.chance(it.load_countbench(path, numbers=range(1, 11))) == pytest.approx(10.0)
+    assert it.chance(datasets.load_countbench(path, numbers=range(1, 11))) == pytest.approx(10.0)
 
 
 def test_countbench_bad_record_names_file_and_record(tmp_path):
     path = tmp_path / "CountBench.json"
     path.write_text(json.dumps([{"text": "two cats", "number": 2}, {"text": "two cats", "number": "2"}]))
     with pytest.raises(ValueError, match=r"CountBench.json, record 1: field 'number' is str"):
-        it.load_countbench(path)
+        datasets.load_countbench(path)
 
 
 def test_visual7w_count_format(tmp_path):
@@ -90,12 +91,12 @@ def test_visual7w_count_format(tmp_path):
              "multiple_choices": ["1", "2", "4"], "type": "how"}]}]}
     path = tmp_path / "dataset_v7w_telling.json"
     path.write_text(json.dumps(data))
-    items = it.load_visual7w_count(path)
+    items = datasets.load_visual7w_count(path)
     assert [i.id for i in items] == [1, 3]  # index of the QA pair among all pairs of the file
     assert items[0].choices == ("Two dogs are on the bed.", "One dogs are on the bed.",
                                 "Three dogs are on the bed.", "Four dogs are on the bed.")
     assert items[0].answer == 0 and items[0].meta["qa_id"] == 11 and items[1].image_key == "v7w_3"
-    assert [i.id for i in it.load_visual7w_count(path, split=None)] == [1, 2, 3]
+    assert [i.id for i in datasets.load_visual7w_count(path, split=None)] == [1, 2, 3]
     assert it.chance(items) == 25.0
 
 
@@ -107,7 +108,7 @@ def test_missing_annotation_file_names_file_and_source(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match=r"dataset_v7w_telling.json not found .*does not exist.*stanford"):
         it.load("visual7w-count", tmp_path)
     with pytest.raises(FileNotFoundError, match="VSR annotation file"):
-        it.load_vsr(tmp_path / "nope.jsonl")
+        datasets.load_vsr(tmp_path / "nope.jsonl")
     with pytest.raises(ValueError, match="unknown image task"):
         it.load("spatialbench")
 
@@ -116,4 +117,4 @@ def test_broken_json_names_the_line(tmp_path):
     path = tmp_path / "test.jsonl"
     path.write_text('{"image": "a.jpg", "caption": "The cat is on the mat.", "label": 1, "relation": "on"}\n{oops\n')
     with pytest.raises(ValueError, match=r"test.jsonl, line 2: not valid JSON"):
-        it.load_vsr(path)
+        datasets.load_vsr(path)

@@ -195,7 +195,7 @@ def test_feature_errors(root):
     with pytest.raises(MuvrDataError, match="not allowed"):
         features.read_query_dict(folder / f"{qid}_query_dict.pkl")
     with pytest.raises(MuvrDataError, match="no such folder"):
-        features.feature_dir(_features(root), "dance")
+        muvr.released_vectors(_features(root) / "elsewhere")(part)
     np.savez(root / "bad.npz", ids=np.array(["a"]))
     with pytest.raises(MuvrDataError, match="owner: missing"):
         features.npz_vectors(root / "bad.npz")

@@ -4,7 +4,6 @@ import pytest
 
 from sova_lib.benchmarks.vantage.metrics import (
     Score,
-    bootstrap_mean,
     bootstrap_weighted,
     interval,
     macro_f1,
@@ -12,16 +11,20 @@ from sova_lib.benchmarks.vantage.metrics import (
 )
 
 
+def _mean(values) -> Score:
+    return Score(float(np.mean(values)), n_units=len(values), unit_values=np.asarray(values))
+
+
 def test_two_items():
-    assert bootstrap_mean([0.0, 1.0], np.random.default_rng(0)) == (0.0, 1.0)
+    assert interval(_mean([0.0, 1.0]), np.random.default_rng(0)) == (0.0, 1.0)
     assert bootstrap_weighted(lambda w: w[:, 1] / w.sum(axis=1), 2, np.random.default_rng(0)) == (0.0, 1.0)
 
 
 def test_same_seed_same_interval():
     values = np.random.default_rng(5).random(30)
-    a = bootstrap_mean(values, np.random.default_rng(7), n_resamples=500)
-    assert a == bootstrap_mean(values, np.random.default_rng(7), n_resamples=500)
-    assert a != bootstrap_mean(values, np.random.default_rng(8), n_resamples=500)
+    a = interval(_mean(values), np.random.default_rng(7), 500)
+    assert a == interval(_mean(values), np.random.default_rng(7), 500)
+    assert a != interval(_mean(values), np.random.default_rng(8), 500)
     assert a[0] < values.mean() < a[1]
 
 
@@ -61,7 +64,7 @@ def test_one_bootstrap_with_the_core():
 
     values = np.random.default_rng(11).random(25)
     core = bootstrap_ci(values, np.random.default_rng(1), n_resamples=800)
-    assert bootstrap_mean(values, np.random.default_rng(1), n_resamples=800) == core
+    assert interval(_mean(values), np.random.default_rng(1), 800) == core
     weighted = bootstrap_weighted(lambda w: (w @ values) / w.sum(axis=1), 25, np.random.default_rng(1),
                                   n_resamples=800, chunk=800)
     assert weighted == pytest.approx(core, abs=1e-12)

@@ -12,11 +12,16 @@ import json
 import pytest
 from PIL import Image
 
-from sova_lib.benchmarks.vantage.files import read_submission, write_submission
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
 from sova_lib.benchmarks.vantage.scoring import score_answers
-from sova_lib.benchmarks.vantage.submissions import InvalidSubmission, check_answer_ids, check_submission
+from sova_lib.benchmarks.vantage.submissions import (
+    InvalidSubmission,
+    check_answer_ids,
+    check_submission,
+    read_submission,
+    write_submission,
+)
 from sova_lib.benchmarks.vantage.tasks import (
     ID_PATTERNS,
     canonical_task,

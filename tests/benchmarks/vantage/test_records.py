@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from sova_lib.benchmarks.vantage.files import read_submission, write_submission
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items, read_tsv
+from sova_lib.benchmarks.vantage.submissions import read_submission, write_submission
 
 
 def write(path, text):

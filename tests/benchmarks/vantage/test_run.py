@@ -7,10 +7,16 @@ from PIL import Image
 
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageItem, read_items
-from sova_lib.benchmarks.vantage.run import cache_id, cached_answers, describe_task, load_media
+from sova_lib.benchmarks.vantage.run import (
+    FRAME_PREFIX,
+    cache_id,
+    cached_answers,
+    describe_task,
+    load_media,
+    render_prompt,
+)
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.synthetic import RuleBasedStandIn, write_street_benchmark
-from sova_lib.benchmarks.vantage.task_prompts import FRAME_PREFIX, render_prompt
 from sova_lib.benchmarks.vantage.tasks import submission_answers
 from sova_lib.describe.backends.openai import OpenAIDescriber
 from sova_lib.describe.contract import DescribeRequest
