@@ -97,6 +97,7 @@ the key's value and every ``Authorization`` / ``Bearer`` value redacted
 from __future__ import annotations
 
 import base64
+import contextlib
 import email.utils
 import io
 import json
@@ -328,11 +329,6 @@ class OpenAIDescriber:
                     return endpoint
                 self._slots.wait()
 
-    def _release(self, endpoint: _Endpoint) -> None:
-        with self._slots:
-            endpoint.in_flight -= 1
-            self._slots.notify()
-
     def _describe_one(self, request: DescribeRequest) -> str:
         body = json.dumps(self.request_body(request)).encode("utf-8")
         attempts = tenacity.Retrying(retry=tenacity.retry_if_exception_type(_Retry),
@@ -359,7 +355,9 @@ class OpenAIDescriber:
             self._count_failure(failure)
             raise
         finally:
-            self._release(endpoint)  # no slot is held while waiting to retry
+            with self._slots:  # no slot is held while waiting to retry
+                endpoint.in_flight -= 1
+                self._slots.notify()
         with self._slots:
             self._failed_in_a_row = 0
         return text
@@ -382,7 +380,9 @@ class OpenAIDescriber:
         failure = state.outcome.exception()
         if failure.wait is not None:
             return min(self.backoff_max, failure.wait)
-        return self._backoff(state.attempt_number - 1)
+        with self._rng_lock:
+            jitter = 0.5 + 0.5 * float(self._rng.random())
+        return min(self.backoff_max, self.backoff_base * 2.0 ** (state.attempt_number - 1)) * jitter
 
     def _pause(self, seconds: float) -> None:
         """Wait ``seconds`` between attempts, or less when ``stop()`` is called; then, if stopped, give up."""
@@ -393,18 +393,6 @@ class OpenAIDescriber:
         if self._stopping.is_set():
             raise OpenAIError("not retried: the run has stopped")
 
-    def _backoff(self, attempt: int) -> float:
-        with self._rng_lock:
-            jitter = 0.5 + 0.5 * float(self._rng.random())
-        return min(self.backoff_max, self.backoff_base * 2.0**attempt) * jitter
-
-    def _headers(self) -> dict:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(self.api_key_env)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
-
     def _redact(self, text: str) -> str:
         """``text`` without the API key's value and any ``Authorization`` / ``Bearer`` value."""
         return redact(text, [os.environ.get(self.api_key_env, "")])
@@ -412,8 +400,12 @@ class OpenAIDescriber:
     def _request(self, method: str, url: str, timeout: float,
                  content: bytes | None = None) -> tuple[int, httpx.Headers, bytes]:
         """``(status, headers, body)`` of one request; the body is read as a stream, bounded in size and time."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(self.api_key_env)  # read at each request; only ever in this header
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
         started = time.monotonic()
-        with self._client.stream(method, url, content=content, headers=self._headers(),
+        with self._client.stream(method, url, content=content, headers=headers,
                                  timeout=httpx.Timeout(timeout, connect=self.connect_timeout)) as response:
             chunks, size = [], 0
             for chunk in response.iter_bytes():
@@ -507,34 +499,29 @@ def _check_settings(api_key_env, video_input: str, extra_body: dict, **waits) ->
 def _answer_text(data: bytes, key: str) -> str:
     """The text of a chat completion, ``key`` (the API key, or "") redacted; ``_Retry`` for a body that holds none."""
 
-    def clean(text: str) -> str:
-        return redact(text, [key])
-
     try:
         choice = json.loads(data)["choices"][0]
         message = choice["message"]
     except (*JSON_ERRORS, KeyError, IndexError, TypeError):
-        raise _Retry(f"the server's answer is not a chat completion: {clean(repr(data[:300]))}") from None
+        raise _Retry(f"the server's answer is not a chat completion: {redact(repr(data[:300]), [key])}") from None
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list) and all(isinstance(p, dict) for p in content):  # content parts
         content = "".join(str(p.get("text", "")) for p in content if p.get("type", "text") == "text")
     if not isinstance(content, str):
-        raise _Retry(f"the server's answer holds no text: its content is {clean(json.dumps(content)[:100])}")
+        raise _Retry(f"the server's answer holds no text: its content is {redact(json.dumps(content)[:100], [key])}")
     if not content.strip():
         finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-        raise _Retry(f"the server's answer is empty (finish_reason {clean(repr(finish))})")
+        raise _Retry(f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})")
     return content.replace(key, REDACTED) if key else content
 
 
 def _server_message(data: bytes) -> str:
-    try:
+    with contextlib.suppress(*JSON_ERRORS, AttributeError):
         err = json.loads(data).get("error")
         if isinstance(err, dict) and err.get("message"):
             return str(err["message"])
         if isinstance(err, str):
             return err
-    except (*JSON_ERRORS, AttributeError):
-        pass
     return data[:500].decode("utf-8", "replace").strip() or "(no message)"
 
 
