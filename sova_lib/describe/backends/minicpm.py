@@ -73,11 +73,9 @@ def chat_arguments(request: DescribeRequest, max_new_tokens: int, frame_packing:
         "system_prompt": request.system_prompt or "",
     }
     if request.is_video:
-        arguments["use_image_id"] = False
-        arguments["max_slice_nums"] = 1
+        arguments.update(use_image_id=False, max_slice_nums=1)
         if frame_packing is not None:
-            times = list(request.timestamps) if request.timestamps else list(range(len(frames)))
-            arguments["temporal_ids"] = temporal_ids(times, frame_packing)
+            arguments["temporal_ids"] = temporal_ids(request.timestamps or range(len(frames)), frame_packing)
     arguments.update(generate_kwargs or {})
     return arguments
 

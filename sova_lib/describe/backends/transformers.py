@@ -186,15 +186,9 @@ class TransformersDescriber:
             "batch_size": self.batch_size,
             "video_input": self.video_input if self.family == "image-text-to-text" else "images",
         }
-        if self.processor_kwargs:
-            config["processor_kwargs"] = dict(self.processor_kwargs)
-        if self.generate_kwargs:
-            config["generate_kwargs"] = dict(self.generate_kwargs)
-        if self.frame_packing is not None:
-            config["frame_packing"] = self.frame_packing
-        if self.attn_implementation:
-            config["attn_implementation"] = self.attn_implementation
-        return config
+        optional = {"processor_kwargs": dict(self.processor_kwargs), "generate_kwargs": dict(self.generate_kwargs),
+                    "frame_packing": self.frame_packing, "attn_implementation": self.attn_implementation}
+        return {**config, **{k: v for k, v in optional.items() if v not in (None, {}, "")}}  # set ones only
 
     def run_info(self) -> dict:
         """Where the model runs (manifest, not the cache key): device, device_map, attention."""
@@ -210,10 +204,7 @@ class TransformersDescriber:
         """Load the model now (``describe`` does it on first use)."""
         if self._engine is None:
             preflight(self.model, revision=self.revision, cache_dir=self.cache_dir)
-            if self.family == "minicpm-v":
-                engine = MiniCPMVChat(self)
-            else:
-                engine = _ImageTextToText(self)
+            engine = MiniCPMVChat(self) if self.family == "minicpm-v" else _ImageTextToText(self)
             engine.load()
             self._engine = engine
         return self

@@ -9,6 +9,7 @@ torch or transformers at import time.
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -50,9 +51,7 @@ def resolve_family(model: str, family: str | None = None) -> str:
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r} for the transformers backend; choose one of {list(FAMILIES)}")
         return family
-    if _remote_code_minicpm(model):
-        return "minicpm-v"
-    return "minicpm-v" if _model_type(model) == "minicpmv" else "image-text-to-text"
+    return "minicpm-v" if _remote_code_minicpm(model) or _model_type(model) == "minicpmv" else "image-text-to-text"
 
 
 def resolve_revision(model: str, revision: str | None = None, cache_dir: str | None = None) -> str | None:
@@ -143,15 +142,11 @@ def _original_internvl(model: str) -> bool:
 
 
 def _model_type(model: str) -> str | None:
-    config = Path(str(model)).expanduser() / "config.json"
-    if config.is_file():
-        import json
-
-        try:
-            return json.loads(config.read_text(encoding="utf-8")).get("model_type")
-        except (OSError, ValueError):
-            return None
-    return None
+    """The ``model_type`` of a local folder's ``config.json``; None for a hub id or an unreadable file."""
+    try:
+        return json.loads((Path(str(model)).expanduser() / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError):
+        return None
 
 
 def missing_package(error: Exception) -> str | None:
