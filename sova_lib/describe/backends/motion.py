@@ -54,6 +54,7 @@ and thread-safe: ``describe`` may be called from several threads at once, so
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -278,10 +279,6 @@ def _seconds(t: float) -> str:
     return f"{t:.1f} s"
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _object_sentence(o: MovingObject) -> str:
     """One sentence per object: what it is, where it goes, how fast, and its own start, stop and size change."""
     if not o.direction:
@@ -303,16 +300,17 @@ def _object_sentence(o: MovingObject) -> str:
 
 
 def _summary_sentence(objects: list[MovingObject]) -> str:
-    """How many objects go each way, e.g. "Of 5 moving objects, 4 travel from right to left, 1 upwards."."""
-    ways: dict[str, int] = {}
-    for o in objects:
-        key = o.direction or ("leaves its place" if o.starts_at is not None else "arrives and stops")
-        ways[key] = ways.get(key, 0) + 1
+    """How many of the objects (two or more) go each way.
+
+    E.g. "Of 5 moving objects, 4 travel from right to left, 1 upwards.".
+    """
+    ways = Counter(o.direction or ("leaves its place" if o.starts_at is not None else "arrives and stops")
+                   for o in objects)
     told = []
     for k, (way, n) in enumerate(sorted(ways.items(), key=lambda kv: (-kv[1], kv[0]))):
-        moving = bool(objects) and way not in ("leaves its place", "arrives and stops")
+        moving = way not in ("leaves its place", "arrives and stops")
         told.append(f"{n} {'travels' if n == 1 else 'travel'} {way}" if moving and k == 0 else f"{n} {way}")
-    return f"Of {_count(len(objects), 'moving object', 'moving objects')}, {', '.join(told)}."
+    return f"Of {len(objects)} moving objects, {', '.join(told)}."
 
 
 def render_motion(analysis: MotionAnalysis) -> list[str]:
