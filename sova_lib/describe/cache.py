@@ -27,6 +27,7 @@ lines are written with ``Authorization`` and ``Bearer`` values redacted.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -73,15 +74,13 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
     ``fps`` is ``None`` for texts that were not made from sampled frames.
     """
     _check_no_secrets(describer_config)
-    if sampler_version is None:
-        sampler_version = SAMPLER_VERSION
     return {
         "backend": backend,
         "describer": describer_config,
         "prompt": {"name": prompt.name, "video": prompt.video, "image": prompt.image},
         "system_prompt": prompt.system_prompt,
         "fps": None if fps is None else float(fps),
-        "sampler_version": sampler_version,
+        "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
         "crop_source": crop_source,
     }
 
@@ -321,10 +320,8 @@ class DescriptionCache(LockedFolder):
                 self.sync()
         finally:
             for f in self._files:
-                try:
+                with contextlib.suppress(OSError):  # the data could not be written: sync() has said so
                     f.close()
-                except OSError:  # the data could not be written: sync() has said so
-                    pass
             self._files = []
             super().close()
 

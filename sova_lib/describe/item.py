@@ -39,9 +39,7 @@ class Item:
 
     @property
     def video(self) -> bool:
-        if self.is_video is not None:
-            return self.is_video
-        return Path(self.path).suffix.lower() not in IMAGE_SUFFIXES
+        return Path(self.path).suffix.lower() not in IMAGE_SUFFIXES if self.is_video is None else self.is_video
 
 
 def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:

@@ -44,12 +44,6 @@ from sova_lib.video import sample_frames
 __all__ = ["check_pool", "embed_items", "embed_stream", "run_into_store"]
 
 
-def _pool(frame_vectors: np.ndarray, indices: np.ndarray, pool: str):
-    if pool == "mean":
-        return frame_vectors.mean(axis=0, keepdims=True), np.array([-1])
-    return frame_vectors, indices
-
-
 def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float = 1.0, pool: str = "mean",
                 batch_frames: int = 64, flush_items: int = 64, flush_seconds: float = 30.0,
                 load_workers: int = 2, crop_source: str = "none", run: RunOptions | None = None) -> RunSummary:
@@ -177,8 +171,10 @@ def embed_stream(model, items: list[Item], *, fps: float, pool: str, batch_frame
         for item, images, indices in waiting:
             if pool == "video":
                 vecs, idx = model.video_features(images)[None], np.array([-1])
+            elif pool == "mean":
+                vecs, idx = vectors[offset:offset + len(images)].mean(axis=0, keepdims=True), np.array([-1])
             else:
-                vecs, idx = _pool(vectors[offset:offset + len(images)], indices, pool)
+                vecs, idx = vectors[offset:offset + len(images)], indices
             offset += len(images)
             out.append((item, vecs, idx, len(images), None))
         waiting.clear()
