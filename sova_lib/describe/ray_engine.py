@@ -61,7 +61,7 @@ from sova_lib.describe.contract import Describer, make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
-from sova_lib.describe.runner import prepare_run, run_key, schedule_requests, start_describer
+from sova_lib.describe.runner import plan_run, schedule_requests, start_describer
 
 __all__ = ["RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "item_from_json", "item_to_json",
            "map_on_actors", "pickled_error", "ray_session", "run_on_actors", "use_cluster_token"]
@@ -263,10 +263,9 @@ def describe_items_ray(
     describer's own error) stops the run when an actor's describer cannot start.
     """
     ray = ray or RayOptions()
-    prompt, items = prepare_run(prompt, system_prompt, items)
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
-    key, run_info = run_key(describer, prompt, fps, sampler_version, crop_source)
-    info = {**run_info, "engine": ray.engine()}
+    prompt, items, key, run_info = plan_run(describer, prompt, system_prompt, items, fps, sampler_version,
+                                            crop_source)
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
         outcomes = run_on_actors(todo, partial(_start_describer, backend, options),
@@ -274,8 +273,8 @@ def describe_items_ray(
         for item, text, error, loaded in outcomes:
             record(item.id, text, error, loaded)
 
-    return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=info, device=ray.device(),
-                          details=details)
+    return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info={**run_info, "engine": ray.engine()},
+                          device=ray.device(), details=details)
 
 
 def run_on_actors(todo: list[Item], start: Callable[[], Any], work: Callable[..., None], ray: RayOptions,

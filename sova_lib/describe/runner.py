@@ -35,8 +35,8 @@ described items all fail with one and the same message stops the same way
 fault. Failures while loading an item (a missing file) are always the item's.
 
 Engines: ``describe_items`` schedules the work in this process. The pieces
-that any engine shares are public: ``prepare_run`` (prompt and unique ids),
-``run_key`` (the cache key and the describer's run information),
+that any engine shares are public: ``plan_run`` (prompt, unique ids, the
+cache key and the describer's run information),
 ``start_describer`` (the describer's optional ``load()``, once, before the
 first item), ``build_request`` (an item's frames into a request),
 ``describe_batch`` (one describer call, item by item on failure),
@@ -68,8 +68,7 @@ from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache, unique_items
 
-__all__ = ["build_request", "describe_batch", "describe_items", "prepare_run",
-           "run_key", "schedule_requests", "start_describer"]
+__all__ = ["build_request", "describe_batch", "describe_items", "plan_run", "schedule_requests", "start_describer"]
 
 
 def start_describer(describer: Describer) -> None:
@@ -181,8 +180,8 @@ def describe_items(
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
-    prompt, items = prepare_run(prompt, system_prompt, items)
-    key, run_info = run_key(describer, prompt, fps, sampler_version, crop_source)
+    prompt, items, key, run_info = plan_run(describer, prompt, system_prompt, items, fps, sampler_version,
+                                            crop_source)
     device = getattr(describer, "device", None)
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
@@ -194,21 +193,21 @@ def describe_items(
                           device=None if device is None else str(device), details=details)
 
 
-def prepare_run(prompt: Prompt | str, system_prompt: str | None, items: Iterable[Item]) -> tuple[Prompt, list[Item]]:
-    """The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt) and its items, checked for unique ids."""
+def plan_run(describer: Describer, prompt: Prompt | str, system_prompt: str | None, items: Iterable[Item],
+             fps: float | None, sampler_version: str | None, crop_source: str) -> tuple[Prompt, list[Item], dict, dict]:
+    """``(prompt, items, key, run_info)`` of a run, whatever the engine.
+
+    The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt), its items checked for unique ids, its cache
+    key (``cache.cache_key``) and the describer's ``run_info()`` (``{}`` when it has none).
+    """
     if isinstance(prompt, str):
         prompt = Prompt("custom", prompt, prompt, system_prompt or None)
     elif system_prompt is not None:
         raise ValueError("a Prompt carries its own system prompt; pass system_prompt only with plain text")
-    return prompt, unique_items(items)
-
-
-def run_key(describer: Describer, prompt: Prompt, fps: float | None, sampler_version: str | None,
-            crop_source: str) -> tuple[dict, dict]:
-    """The run's cache key (``cache.cache_key``) and the describer's ``run_info()`` (``{}`` when it has none)."""
+    items = unique_items(items)
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
-    return key, run_info() if callable(run_info) else {}
+    return prompt, items, key, run_info() if callable(run_info) else {}
 
 
 def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt: Prompt, record: Callable[..., None],
