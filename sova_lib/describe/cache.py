@@ -256,8 +256,11 @@ class DescriptionCache(LockedFolder):
 
     def open(self) -> "DescriptionCache":
         self.lock()
-        try:
-            self._read()
+        try:  # read what is there, repairing a torn last line
+            lines: dict = {}
+            for number, rec in _read_jsonl(self.descriptions_path, repair=True):
+                put_text(self.done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
+            self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
             with file_errors(self.folder, "write to"):
                 self._desc = open(self.descriptions_path, "a", encoding="utf-8")
                 self._files = [self._desc]
@@ -267,13 +270,6 @@ class DescriptionCache(LockedFolder):
             self.close()
             raise
         return self
-
-    def _read(self) -> None:
-        """``done`` and ``failures`` from the folder's files (repairing a torn last line)."""
-        lines: dict = {}
-        for number, rec in _read_jsonl(self.descriptions_path, repair=True):
-            put_text(self.done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
-        self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
 
     def add(self, id: Any, text: str, cut: int | None = None) -> None:
         """Append ``id``'s description; an empty or whitespace-only text is flagged ``"empty": true``.
