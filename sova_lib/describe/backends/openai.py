@@ -424,19 +424,16 @@ class OpenAIDescriber:
             try:
                 status, headers, data = self._request("POST", url, self.read_timeout, body)
                 break
-            except httpx.ConnectError as err:
-                stop = self._unreachable(endpoint, err)
-                if stop is not None:
-                    raise stop from None
-                raise _Retry(self._redact(f"{type(err).__name__}: {err}")) from None
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as err:
-                if again:  # broken twice: not a stale connection
-                    raise _Retry(self._redact(f"{type(err).__name__}: {err}")) from None
             except httpx.ConnectTimeout:
                 raise _Retry(f"ConnectTimeout: no connection within {self.connect_timeout:g} s") from None
             except httpx.TimeoutException as err:
                 raise _Retry(f"{type(err).__name__}: no answer within {self.read_timeout:g} s") from None
             except httpx.TransportError as err:
+                if isinstance(err, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)) and not again:
+                    continue  # broken once: perhaps a stale kept-alive connection
+                stop = self._unreachable(endpoint, err) if isinstance(err, httpx.ConnectError) else None
+                if stop is not None:
+                    raise stop from None
                 raise _Retry(self._redact(f"{type(err).__name__}: {err}")) from None
         if status == 200:
             return _answer_text(data, os.environ.get(self.api_key_env, ""))
