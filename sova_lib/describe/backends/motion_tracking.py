@@ -96,10 +96,9 @@ def find_blobs(stack: np.ndarray, p: dict) -> list[list[Blob]]:
                 continue
             comp = (labels[y:y + bh, x:x + bw] == i).astype(np.uint8)
             outline = cv2.morphologyEx(comp, cv2.MORPH_GRADIENT, open_k).astype(bool)
-            g_frame = float(grad[y:y + bh, x:x + bw][outline].mean()) if outline.any() else 0.0
-            g_back = float(grad_bg[y:y + bh, x:x + bw][outline].mean()) if outline.any() else 0.0
+            ghost = outline.any() and grad_bg[y:y + bh, x:x + bw][outline].mean() > grad[y:y + bh, x:x + bw][outline].mean()
             blobs.append(Blob(k, float(centroids[i][0]), float(centroids[i][1]), (x, y, bw, bh),
-                               float(area), ghost=g_back > g_frame))
+                               float(area), ghost=bool(ghost)))
         out.append(blobs)
     return out
 
