@@ -125,7 +125,7 @@ def item_from_json(text: str) -> Item:
 
 
 class RunWorker:
-    """A Ray Data actor of either engine: ``start()`` once, then ``work(state, items, record, load_workers)`` per batch.
+    """A Ray Data actor of either engine: ``start()`` once, then ``work(state, items, record=, load_workers=)`` per batch.
 
     ``start`` builds what the actor keeps (a describer, built and loaded once
     with ``start_describer``; a contrastive model) and ``work`` runs the
@@ -160,7 +160,7 @@ class RunWorker:
                 done[position[id]] = (b"" if error else pickle.dumps(value), error or "", loaded)
 
             try:
-                self.work(self.state, items, record, self.load_workers)
+                self.work(self.state, items, record=record, load_workers=self.load_workers)
             except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
                 self.fatal = pickled_error(err)
         value, error, loaded = zip(*(done.get(r, (b"", "", True)) for r in rows))
@@ -172,10 +172,6 @@ def _start_describer(backend: str, options: dict) -> Describer:
     describer = make_describer(backend, **options)
     start_describer(describer)
     return describer
-
-
-def _describe_batch(prompt: Prompt, fps: float, describer: Describer, items: list[Item], record, load_workers: int):
-    schedule_requests(describer, items, fps, prompt, record, load_workers=load_workers)
 
 
 def pickled_error(err: BaseException) -> bytes:
@@ -269,7 +265,7 @@ def describe_items_ray(
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
         outcomes = run_on_actors(todo, partial(_start_describer, backend, options),
-                                 partial(_describe_batch, prompt, fps), ray, on_start)
+                                 partial(schedule_requests, fps=fps, prompt=prompt), ray, on_start)
         for item, text, error, loaded in outcomes:
             record(item.id, text, error, loaded)
 
