@@ -158,15 +158,10 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
         pairs = list(zip(covering, covering[1:]))
         note = ("no model has both a general and a task-aware cache; each cache against the next, by folder name"
                 if pairs else f"{len(covering)} cache(s) cover {protocol}: a paired comparison needs two")
-    vectors = {}
-    out = []
-    for a, b in pairs:
-        for c in (a, b):
-            if c.name not in vectors:
-                vectors[c.name] = embed_descriptions(c.texts, encoder)
-        out.append(compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
-                           bootstrap=bootstrap, seed=seed))
-    return out, note
+    needed = {c.name: c for pair in pairs for c in pair}  # each cache embedded once, in order of first use
+    vectors = {name: embed_descriptions(c.texts, encoder) for name, c in needed.items()}
+    return [compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
+                    bootstrap=bootstrap, seed=seed) for a, b in pairs], note
 
 
 class RecordFiles(list):
@@ -285,11 +280,7 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
     order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only)]
     for c in columns:
         order += [f"{c} paper", f"{c} here", f"{c} CI low", f"{c} CI high"]
-    frame = pd.DataFrame([*out.values(), *extra.values()])
-    for col in order:
-        if col not in frame:
-            frame[col] = np.nan
-    return frame[order + ["computed as"]]
+    return pd.DataFrame([*out.values(), *extra.values()]).reindex(columns=order + ["computed as"])
 
 
 def format_table(frame, table: str) -> "pd.DataFrame":
