@@ -210,11 +210,9 @@ def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed
                          text_split="sentences", ties=ties, **run)
     vectors = select_rows(frame, kind="embeddings", ties=ties, **run)
     caches = pd.concat([caches, vectors[vectors["cache"].notna()]], ignore_index=True)
-    where = {p: k for k, p in enumerate(protocols)}
-    baselines = baselines.assign(_a=baselines["baseline"].map({b: k for k, b in enumerate(BASELINES)}),
-                                 _b=baselines["protocol"].map(where))
-    caches = caches.assign(_a=caches["cache"], _b=caches["protocol"].map(where))
-    ordered = [part.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"]) for part in (baselines, caches)]
+    rank = {"baseline": {b: k for k, b in enumerate(BASELINES)}, "protocol": {p: k for k, p in enumerate(protocols)}}
+    ordered = [part.sort_values(by, kind="stable", key=lambda col: col.map(rank[col.name]) if col.name in rank else col)
+               for part, by in ((baselines, ["baseline", "protocol"]), (caches, ["cache", "protocol"]))]
     return pd.concat(ordered, ignore_index=True)
 
 
