@@ -51,7 +51,7 @@ def find_notebooks(folder: str | Path) -> list[Path]:
     ship with a source checkout, not with an installed wheel).
     """
     folder = Path(folder)
-    found = sorted(p for p in folder.glob("[0-9][0-9]_*.py"))
+    found = sorted(folder.glob("[0-9][0-9]_*.py"))
     if not found:
         raise FileNotFoundError(f"no notebooks (NN_name.py) in {folder}; run from a source checkout "
                                 "or pass --notebooks DIR")
