@@ -275,9 +275,8 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
         target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
         if isinstance(r.get("note"), str) and r["note"]:
             target["computed as"] += f" ({r['protocol']}: {r['note']})"
-    order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only)]
-    for c in columns:
-        order += [f"{c} paper", f"{c} here", f"{c} CI low", f"{c} CI high"]
+    order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
+             *(f"{c} {part}" for c in columns for part in ("paper", "here", "CI low", "CI high"))]
     return pd.DataFrame([*out.values(), *extra.values()]).reindex(columns=order + ["computed as"])
 
 
