@@ -131,9 +131,8 @@ class Comparison:
                 for r in rows.to_dict("records")]
             widths = [max(len(c[j]) for c in cells) for j in range(5)]
             lines.append(f"the {len(rows)} queries where A and B disagree most (AP in points):")
-            for c in cells:
-                lines.append("  " + "  ".join(v.ljust(w) if j < 2 else v.rjust(w)
-                                              for j, (v, w) in enumerate(zip(c, widths))))
+            lines += ["  " + "  ".join(v.ljust(w) if j < 2 else v.rjust(w) for j, (v, w) in enumerate(zip(c, widths)))
+                      for c in cells]
         return "\n".join(lines)
 
 

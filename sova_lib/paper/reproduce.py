@@ -39,8 +39,8 @@ def baseline_table(*, encoder=None, bootstrap: int = 1000, seed: int = 0):
 
 
     rows = pd.DataFrame(baseline_rows(list(SOVABENCH_PROTOCOLS), encoder=encoder, bootstrap=bootstrap, seed=seed))
-    rows["order"] = rows["protocol"].map({name: k for k, name in enumerate(SOVABENCH_PROTOCOLS)})
-    rows = rows.sort_values("order", kind="stable").reset_index(drop=True)
+    order = {name: k for k, name in enumerate(SOVABENCH_PROTOCOLS)}
+    rows = rows.sort_values("protocol", kind="stable", key=lambda col: col.map(order)).reset_index(drop=True)
     return rows[["protocol", "baseline", "metric", "value", "ci_low", "ci_high", "n_queries"]]
 
 
