@@ -156,10 +156,7 @@ def caches_frame(caches, protocols=("inter-pair", "inter-pair-constrained", "int
     rows = []
     for c in caches:
         row = {"cache": c.name, "source": c.label, "fps": c.fps, "items": len(c.texts),
-               "SOVABench clips": c.benchmark_ids}
-        for p in protocols:
-            present, needed = c.coverage[p]
-            row[p] = f"{present}/{needed}"
+               "SOVABench clips": c.benchmark_ids, **{p: "/".join(map(str, c.coverage[p])) for p in protocols}}
         if not c.benchmark_ids:
             row["status"] = "skipped: its ids are not SOVABench clips"
         elif not c.is_sovabench:
