@@ -129,12 +129,11 @@ def encoder_table(availability, rows, cache_dir):
     """
     paper = paper_results("Table 6")
     wide = paper.pivot_table(index="encoder", columns="column", values="value", aggfunc="first", sort=False)
-    ids = dict(ENCODER_IDS)
     tried = {r["encoder"]: r for r in availability.to_dict("records")}
-    names = list(wide.index) + [n for n in tried if n not in ids.values()]
+    names = list(wide.index) + [n for n in tried if n not in ENCODER_IDS.values()]
     out = []
     for name in names:
-        enc_id = ids.get(name, name)
+        enc_id = ENCODER_IDS.get(name, name)
         row = {"encoder": name, "id": enc_id}
         if name in wide.index:
             row.update({"params (M)": int(wide.loc[name, "params"]), "embedding size": int(wide.loc[name, "embedding size"]),

@@ -17,8 +17,6 @@ protocols (``protocols``) and clip manifests (``clips``):
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from sova_lib.benchmarks.sovabench import labels
@@ -29,7 +27,7 @@ from sova_lib.benchmarks.sovabench.splits import DATA_DIR, load_split
 from sova_lib.paper.results import NOT_COMPUTED, paper_results
 from sova_lib.protocols import get_protocol
 
-__all__ = ["table2", "query_counts", "metadata_durations", "sample_annotations", "sample_manifest", "pair_counts"]
+__all__ = ["table2", "query_counts", "metadata_durations", "SAMPLE_ANNOTATIONS", "sample_manifest", "pair_counts"]
 
 
 def table2():
@@ -93,24 +91,23 @@ def metadata_durations(split: str = "interpair", fps=None):
     return pd.DataFrame(rows)
 
 
-def sample_annotations() -> Path:
-    """Root of the MEVA annotation sample shipped with the package (KPF YAML of 4 source videos)."""
-    return DATA_DIR / "meva-annotations-sample"
+#: Root of the MEVA annotation sample shipped with the package (KPF YAML of 4 source videos).
+SAMPLE_ANNOTATIONS = DATA_DIR / "meva-annotations-sample"
 
 
 def sample_manifest(cache_dir=None):
     """A clip manifest of the benchmark's clips found in the shipped annotation sample.
 
     Every clip of the inter-pair and intra-pair files (each index once) is
-    planned against ``sample_annotations()``; the rows of source videos
+    planned against ``SAMPLE_ANNOTATIONS``; the rows of source videos
     outside the sample (status ``annotation_missing``) are dropped. Returns
     ``(frame, videos)``: the manifest as ``clip_stats.manifest_frame`` gives it,
     and the sample's annotated source videos.
     """
 
-    videos = sorted(find_annotation_files(sample_annotations()))
+    videos = sorted(find_annotation_files(SAMPLE_ANNOTATIONS))
     clips = {c.index: c for split in ("interpair", "intrapair") for c in load_split(split)}
-    rows = plan_clips(list(clips.values()), sample_annotations(), cache_dir=cache_dir)
+    rows = plan_clips(list(clips.values()), SAMPLE_ANNOTATIONS, cache_dir=cache_dir)
     frame = manifest_frame([r for r in rows if r.status != "annotation_missing"])
     return frame, videos
 

@@ -55,12 +55,6 @@ def _prompt_name(manifest: dict) -> str:
     return presets.get(text.lower(), text)
 
 
-def _check_schema(manifest: dict, path: Path) -> None:
-    if manifest.get("schema") != MANIFEST_SCHEMA:
-        raise ValueError(f"{path}: manifest schema {manifest.get('schema')!r}, expected {MANIFEST_SCHEMA}; "
-                         "describe or import the cache again with this version of sova_lib")
-
-
 @dataclass
 class FoundCache:
     """One description cache folder.
@@ -79,10 +73,6 @@ class FoundCache:
     @property
     def name(self) -> str:
         return self.path.name
-
-    @property
-    def backend(self) -> str:
-        return str(self.manifest["backend"])
 
     @property
     def model(self) -> str:
@@ -124,11 +114,6 @@ def source_label(manifest: dict) -> str:
     return f"{shown} ({how})"
 
 
-def _protocol_ids() -> dict:
-
-    return {name: set(p.ids().tolist()) for name, p in PROTOCOLS.items() if p.benchmark == "SOVABench"}
-
-
 def find_description_caches(cache_dir: str | Path) -> list[FoundCache]:
     """Every folder below ``<cache_dir>/descriptions`` holding a ``descriptions.jsonl``, sorted by path.
 
@@ -139,7 +124,7 @@ def find_description_caches(cache_dir: str | Path) -> list[FoundCache]:
     root = Path(cache_dir) / "descriptions"
     if not root.is_dir():
         return []
-    wanted = _protocol_ids()
+    wanted = {name: set(p.ids().tolist()) for name, p in PROTOCOLS.items() if p.benchmark == "SOVABench"}
     every = set().union(*wanted.values())
     caches = []
     for jsonl in sorted(root.rglob("descriptions.jsonl")):
@@ -151,7 +136,9 @@ def find_description_caches(cache_dir: str | Path) -> list[FoundCache]:
             raise ValueError(f"{folder}: no manifest.json; a cache folder is made by sova describe or sova import") from None
         except json.JSONDecodeError as err:
             raise ValueError(f"{path}: not valid JSON ({err.msg})") from None
-        _check_schema(manifest, path)
+        if manifest.get("schema") != MANIFEST_SCHEMA:
+            raise ValueError(f"{path}: manifest schema {manifest.get('schema')!r}, expected {MANIFEST_SCHEMA}; "
+                             "describe or import the cache again with this version of sova_lib")
         texts = read_descriptions(folder)
         ids = set(texts)
         coverage = {p: (len(ids & need), len(need)) for p, need in wanted.items()}
@@ -169,10 +156,7 @@ def caches_frame(caches, protocols=("inter-pair", "inter-pair-constrained", "int
     rows = []
     for c in caches:
         row = {"cache": c.name, "source": c.label, "fps": c.fps, "items": len(c.texts),
-               "SOVABench clips": c.benchmark_ids}
-        for p in protocols:
-            present, needed = c.coverage[p]
-            row[p] = f"{present}/{needed}"
+               "SOVABench clips": c.benchmark_ids, **{p: "/".join(map(str, c.coverage[p])) for p in protocols}}
         if not c.benchmark_ids:
             row["status"] = "skipped: its ids are not SOVABench clips"
         elif not c.is_sovabench:

@@ -38,7 +38,7 @@ from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_em
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 
-__all__ = ["Comparison", "compare", "compare_files", "compare_results", "load_items", "split_name"]
+__all__ = ["Comparison", "compare", "compare_files", "compare_results", "load_items"]
 
 
 @dataclass
@@ -47,7 +47,8 @@ class Comparison:
 
     ``per_query`` is a DataFrame with one row per query (``id``, ``class``,
     ``AP A``, ``AP B``, ``difference``, in points), largest disagreement first.
-    ``text_split`` says how descriptions were embedded (``split_name``), or
+    ``text_split`` says how descriptions were embedded (``sentences`` or
+    ``whole text``, the records' ``text_split``), or
     ``None`` when not known or both inputs were vectors.
     """
 
@@ -130,9 +131,8 @@ class Comparison:
                 for r in rows.to_dict("records")]
             widths = [max(len(c[j]) for c in cells) for j in range(5)]
             lines.append(f"the {len(rows)} queries where A and B disagree most (AP in points):")
-            for c in cells:
-                lines.append("  " + "  ".join(v.ljust(w) if j < 2 else v.rjust(w)
-                                              for j, (v, w) in enumerate(zip(c, widths))))
+            lines += ["  " + "  ".join(v.ljust(w) if j < 2 else v.rjust(w) for j, (v, w) in enumerate(zip(c, widths)))
+                      for c in cells]
         return "\n".join(lines)
 
 
@@ -207,11 +207,6 @@ def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str =
                            name_a=name_a, name_b=name_b, bootstrap=bootstrap, seed=seed)
 
 
-def split_name(sentences: bool) -> str:
-    """The records' ``text_split`` of descriptions embedded one vector per sentence, or each whole."""
-    return "sentences" if sentences else "whole text"
-
-
 def load_items(path, encoder, *, sentences: bool = True):
     """The ``ItemVectors`` of one input: ``.npz`` vectors as they are, or descriptions embedded.
 
@@ -239,5 +234,5 @@ def compare_files(protocol: str, path_a, path_b, encoder, *, sentences: bool = T
     result = compare(protocol, load_items(path_a, encoder, sentences=sentences),
                      load_items(path_b, encoder, sentences=sentences), **kwargs)
     vectors = str(path_a).endswith(".npz") and str(path_b).endswith(".npz")
-    result.text_split = None if vectors else split_name(sentences)
+    result.text_split = None if vectors else "sentences" if sentences else "whole text"
     return result

@@ -204,12 +204,6 @@ def pair_similarities(items, protocol: str = "intra-pair", *, aggregate: str = "
 TIE_TOLERANCE = 1e-6
 
 
-def _top_share(sims: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Per row: share of ``mask`` items among the items tied (within ``TIE_TOLERANCE``) at the row's maximum."""
-    best = sims >= sims.max(axis=1, keepdims=True) - TIE_TOLERANCE
-    return (best & mask).sum(axis=1) / best.sum(axis=1)
-
-
 def opposite_confusion(items, *, aggregate: str = "max"):
     """How often the top-ranked neighbour of an intra-pair query is the opposite action.
 
@@ -223,7 +217,8 @@ def opposite_confusion(items, *, aggregate: str = "max"):
     for task, _, sims in pair_similarities(items, "intra-pair", aggregate=aggregate):
         q_labels = task.labels[task.queries]
         opposite = q_labels[:, None] != task.labels[task.gallery][None, :]
-        share = 100 * _top_share(sims, opposite)
+        best = sims >= sims.max(axis=1, keepdims=True) - TIE_TOLERANCE  # tied (within TIE_TOLERANCE) at the top
+        share = 100 * (best & opposite).sum(axis=1) / best.sum(axis=1)
         valid = task.valid()
         chance = 100 * (opposite & valid).sum(axis=1) / valid.sum(axis=1)
         for action in list(dict.fromkeys(q_labels.tolist())) + ["all"]:

@@ -208,9 +208,6 @@ class _Sources:
                                  f"{'caches' if kind == 'clips' else 'muvr_caches'}")
         self._loaded, self._vectors = {}, {}
 
-    def options(self):
-        return [(label, value) for value, (label, _, _) in self.protocols.items()]
-
     def cache_names(self, protocol):
         return list(self.caches[self.protocols[protocol][1]])
 
@@ -277,7 +274,8 @@ class Explorer:
                                 muvr_query=muvr_query)
         self.videos, self.worst = videos or {}, worst
         self._quiet = True
-        self.protocol = w.Dropdown(options=self.sources.options(), description="protocol")
+        self.protocol = w.Dropdown(options=[(label, value) for value, (label, _, _) in self.sources.protocols.items()],
+                                   description="protocol")
         self.cache = w.Dropdown(options=self.sources.cache_names(self.protocol.value), description="cache")
         self.query = w.Dropdown(description="query")
         self.worst_list = w.Dropdown(description="worst")

@@ -103,15 +103,14 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     task, row, ids = _task_of(protocol, query)
-    where = {i: p for p, i in enumerate(np.asarray(items.ids).tolist())}
+    have = set(np.asarray(items.ids).tolist())
     gallery = [ids[g] for g in task.gallery.tolist()]
-    missing = [g for g in gallery + [query] if g not in where]
+    missing = [g for g in gallery + [query] if g not in have]
     if missing:
         raise ValueError(f"{len(missing)} clip(s) of the gallery of {query!r} have no vectors (e.g. {missing[:3]})")
-    owner = np.asarray(items.owner, dtype=np.int64)
-    vectors = np.asarray(items.vectors, dtype=np.float64)
-    qv = vectors[owner == where[query]]
-    best = [_best_pair(qv, vectors[owner == where[g]]) for g in gallery]
+    qv = items.vectors_of(query).astype(np.float64)
+    targets = [items.vectors_of(g).astype(np.float64) for g in gallery]
+    best = [_best_pair(qv, t) for t in targets]
     scores, pairs = np.array([b[0] for b in best]), [b[1] for b in best]
     relevant = task.relevance()[row]
     valid = task.valid()[row]
@@ -121,7 +120,7 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
     rows = []
     for rank, n in enumerate(order, start=1):
         g = gallery[n]
-        g_sentences = _sentences(texts, g, int((owner == where[g]).sum()))
+        g_sentences = _sentences(texts, g, len(targets[n]))
         a, b = pairs[n]
         rows.append({"rank": rank, "id": g, "similarity": float(scores[n]), "relevant": bool(relevant[n]),
                      "query sentence": q_sentences[a] if q_sentences else None,
@@ -218,12 +217,9 @@ def load_muvr_cache(source, encoder=None, *, query: str = "text+video"):
 
 def _query_rows(vectors, query_id):
     """The rows of ``query_id`` in ``vectors`` (``ItemVectors`` or None), float64; None when absent."""
-    if vectors is None:
+    if vectors is None or query_id not in np.asarray(vectors.ids).tolist():
         return None
-    ids = np.asarray(vectors.ids).tolist()
-    if query_id not in ids:
-        return None
-    return np.asarray(vectors.vectors, dtype=np.float64)[np.asarray(vectors.owner) == ids.index(query_id)]
+    return vectors.vectors_of(query_id).astype(np.float64)
 
 
 def _best_pair(rows, target):
@@ -235,41 +231,16 @@ def _best_pair(rows, target):
     return float(sims[a, b]), (int(a), int(b))
 
 
-@dataclass(frozen=True)
-class _QuerySides:
-    """A MUVR query's description and video: their vectors (float64 rows; None where the query mode does not use
-    them), the cleaned description, and the sentences naming each row (None where unknown)."""
-
-    text_rows: np.ndarray | None
-    frame_rows: np.ndarray | None
-    description: str
-    text_sentences: list | None
-    video_sentences: list | None
-
-
-def _muvr_query_sides(partition: Partition, queries, qid, query: str, texts: dict | None) -> _QuerySides:
-    """The ``_QuerySides`` of query ``qid``: a single description row is named by the description itself,
-    the video's rows by the sentences of ``texts[qid]``."""
-    text_rows = _query_rows(queries.text, qid) if query != "video" else None
-    frame_rows = _query_rows(queries.frames, qid) if query != "text" else None
-    description = clean_description(partition.query(qid).text)
-    if text_rows is None:
-        text_sentences = None
-    elif len(text_rows) == 1:
-        text_sentences = [description]
-    else:
-        text_sentences = _sentences({qid: description}, qid, len(text_rows))
-    video_sentences = _sentences(texts, qid, len(frame_rows)) if frame_rows is not None else None
-    return _QuerySides(text_rows, frame_rows, description, text_sentences, video_sentences)
-
-
 def _muvr_hits(gallery: ItemVectors, scores: np.ndarray, relevant: np.ndarray, valid: np.ndarray, k: int, *,
-               query: str, texts: dict | None, sides: _QuerySides) -> list[dict]:
+               query: str, texts: dict | None, text_rows, frame_rows, query_sentences) -> list[dict]:
     """The ``k`` best valid gallery videos by ``scores`` (ties in gallery order), one ``QueryView.hits`` row each.
 
-    Each row's sentence pair is the best one of the description (``query``
+    ``text_rows`` and ``frame_rows`` are the query description's and video's
+    vectors (float64; None where the query mode does not use them). Each
+    row's sentence pair is the best one of the description (``query``
     ``text``, ``text+video``) or of the query video (``video``) with the
-    video's vectors.
+    video's vectors; ``query_sentences`` name that side's rows (None where
+    unknown).
     """
     gallery_ids = np.asarray(gallery.ids).tolist()
     owner = np.asarray(gallery.owner)
@@ -279,12 +250,12 @@ def _muvr_hits(gallery: ItemVectors, scores: np.ndarray, relevant: np.ndarray, v
     for rank, n in enumerate(order, start=1):
         g = gallery_ids[n]
         target = all_vectors[owner == n]
-        s_t, t_pair = _best_pair(sides.text_rows, target)
-        s_v, v_pair = _best_pair(sides.frame_rows, target)
-        side, pair = (sides.video_sentences, v_pair) if query == "video" else (sides.text_sentences, t_pair)
+        s_t, t_pair = _best_pair(text_rows, target)
+        s_v, v_pair = _best_pair(frame_rows, target)
+        pair = v_pair if query == "video" else t_pair
         g_sentences = _sentences(texts, g, len(target))
         out.append({"rank": rank, "id": g, "similarity": float(scores[n]), "relevant": bool(relevant[n]),
-                    "query sentence": side[pair[0]] if side else None,
+                    "query sentence": query_sentences[pair[0]] if query_sentences else None,
                     "item sentence": g_sentences[pair[1]] if g_sentences else None, "sentence pair": pair,
                     "description": texts.get(g) if texts else None, "text score": s_t, "video score": s_v})
     return out
@@ -321,8 +292,19 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     scores = got[0]
     ap = float(muvr_metrics.average_precision_misses(scores[None], relevant[None], valid[None], n_positive,
                                                      ties=ties)[0])
-    sides = _muvr_query_sides(partition, queries, qid, query, texts)
-    out = _muvr_hits(gallery, scores, relevant, valid, k, query=query, texts=texts, sides=sides)
+    # the query's sides: a single description row is named by the description itself, the video's rows by the
+    # sentences of texts[qid]
+    text_rows = _query_rows(queries.text, qid) if query != "video" else None
+    frame_rows = _query_rows(queries.frames, qid) if query != "text" else None
+    description = clean_description(partition.query(qid).text)
+    if query == "video":
+        named = None if frame_rows is None else _sentences(texts, qid, len(frame_rows))
+    elif text_rows is None:
+        named = None
+    else:
+        named = [description] if len(text_rows) == 1 else _sentences({qid: description}, qid, len(text_rows))
+    out = _muvr_hits(gallery, scores, relevant, valid, k, query=query, texts=texts, text_rows=text_rows,
+                     frame_rows=frame_rows, query_sentences=named)
     notes = []
     unscored = int(n_positive[0]) - len(cols[0])  # |G_q| counts the positives without vectors: misses
     if qid in positives and qid in partition.gallery:
@@ -330,7 +312,7 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     if unscored:
         notes.append(f"{unscored} positive(s) have no vectors: misses")
     return QueryView(protocol=f"MUVR {partition.name} ({query})", query=qid, query_class=partition.name, ap=ap,
-                     n_relevant=int(n_positive[0]), n_gallery=int(valid.sum()), query_description=sides.description,
+                     n_relevant=int(n_positive[0]), n_gallery=int(valid.sum()), query_description=description,
                      hits=pd.DataFrame(out, columns=["rank", "id", "similarity", "relevant", "query sentence",
                                                      "item sentence", "sentence pair", "description", "text score",
                                                      "video score"]), notes=notes)

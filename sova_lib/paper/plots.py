@@ -159,9 +159,8 @@ def _sentence_key(name: str, sentences, width: int) -> str:
     return "\n".join(lines)
 
 
-def similarity_heatmap(matrix, row_sentences, col_sentences=None, *, row_name: str = "rows",
-                       col_name: str = "columns", title: str = "", value_label: str = "cosine similarity",
-                       highlight=None, vmin: float = 0.0, wrap: int = 110):
+def similarity_heatmap(matrix, row_sentences, col_sentences, *, row_name: str = "rows", col_name: str = "columns",
+                       title: str = "", value_label: str = "cosine similarity", highlight=None, wrap: int = 110):
     """The cosines between two lists of sentences as a heatmap, each cell annotated with its value (2 decimals).
 
     Rows and columns are numbered ``#1, #2, ...``; under the heatmap the
@@ -169,25 +168,24 @@ def similarity_heatmap(matrix, row_sentences, col_sentences=None, *, row_name: s
     never cut, under the headings ``row_name`` and ``col_name``.
     ``highlight`` = ``(row, column)`` outlines that cell in red (the maximum
     of Eq. 3). Cells are coloured by their printed values, on a scale from
-    ``vmin`` to 1.
+    0 to 1.
     """
     plt = pyplot()
     from matplotlib.patches import Rectangle
 
     matrix = printed(matrix, 2)
-    col_sentences = row_sentences if col_sentences is None else col_sentences
     key = (_sentence_key(f"rows, the sentences of {row_name}", row_sentences, wrap) + "\n\n"
            + _sentence_key(f"columns, the sentences of {col_name}", col_sentences, wrap))
     cell = 0.5
     fig, ax = plt.subplots(figsize=(cell * matrix.shape[1] + 2.2, cell * matrix.shape[0] + 0.8))
-    im = ax.imshow(matrix, cmap="viridis", vmin=vmin, vmax=1.0, aspect="equal")
+    im = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0, aspect="equal")
     ax.set_xticks(range(matrix.shape[1]), [f"#{k + 1}" for k in range(matrix.shape[1])], fontsize=8)
     ax.set_yticks(range(matrix.shape[0]), [f"#{k + 1}" for k in range(matrix.shape[0])], fontsize=8)
     ax.set_xlabel(f"columns: {col_name}", fontsize=9)
     ax.set_ylabel(f"rows: {row_name}", fontsize=9)
     for (i, j), v in np.ndenumerate(matrix):
         ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
-                color="white" if v < vmin + 0.6 * (1 - vmin) else "black")
+                color="white" if v < 0.6 else "black")
     if highlight is not None:
         i, j = highlight
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
@@ -200,15 +198,13 @@ def similarity_heatmap(matrix, row_sentences, col_sentences=None, *, row_name: s
     return fig
 
 
-def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float | None = None, max_label: int = 40,
-                        title: str = ""):
+def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: int = 40, title: str = ""):
     """Several square similarity matrices over the same ``labels``, side by side: ``panels`` = ``[(matrix, title)]``.
 
-    Each panel has its own colour scale. With ``vmin=None`` (default) it
-    spans the panel's off-diagonal values (the clip pairs; the diagonal,
-    each clip with itself, is drawn grey and marked "self"), so that values
-    close together (0.89 to 1.00, say) still get distinct colours; a number
-    gives a fixed scale from ``vmin`` to 1 instead. ``title`` goes above all
+    Each panel has its own colour scale, which spans the panel's
+    off-diagonal values (the clip pairs; the diagonal, each clip with
+    itself, is drawn grey and marked "self"), so that values close together
+    (0.89 to 1.00, say) still get distinct colours. ``title`` goes above all
     panels (name the describer and encoder there).
     """
     plt = pyplot()
@@ -217,11 +213,11 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float
     side = 0.6 * n + 0.075 * max(len(s) for s in names) + 0.8
     fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.6 * len(panels), side + 0.8),
                              squeeze=False)
+    self_cells = np.eye(n, dtype=bool)
     for k, (ax, (matrix, panel_title)) in enumerate(zip(axes[0], panels)):
         matrix = printed(matrix, 2)
-        self_cells = np.eye(n, dtype=bool) if vmin is None else np.zeros((n, n), dtype=bool)
-        off = matrix[~self_cells] if (~self_cells).any() else matrix.ravel()
-        low, high = (float(off.min()), float(off.max())) if vmin is None else (vmin, 1.0)
+        off = matrix[~self_cells] if n > 1 else matrix.ravel()
+        low, high = float(off.min()), float(off.max())
         if high - low < 0.005:
             low, high = low - 0.005, high + 0.005
         cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
@@ -233,8 +229,7 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", vmin: float
             dark = self_cells[i, j] or v >= low + 0.6 * (high - low)
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color="black" if dark else "white")
         ax.set_title(panel_title, fontsize=11)
-        fig.colorbar(im, ax=ax, label=f"{value_label}" + ("\nscale: the clip pairs' range, not from 0" if vmin is None else ""),
-                     fraction=0.046, pad=0.03)
+        fig.colorbar(im, ax=ax, label=f"{value_label}\nscale: the clip pairs' range, not from 0", fraction=0.046, pad=0.03)
     if title:
         fig.suptitle(title, fontsize=11)
     return fig
@@ -267,13 +262,16 @@ def class_count_bars(counts, *, title: str = "Queries per class", xlabel: str = 
     return fig
 
 
-def duration_histogram(seconds, groups=None, *, title: str = "Clip durations", bins=None):
-    """Histogram of clip durations in seconds, stacked by ``groups`` (same length) when given."""
+def duration_histogram(seconds, groups=None, *, title: str = "Clip durations"):
+    """Histogram of clip durations in seconds, stacked by ``groups`` (same length) when given.
+
+    40 bins from 0 to the 99th percentile (rounded up to a whole second); the
+    last bin holds everything above.
+    """
     plt = pyplot()
     seconds = np.asarray(seconds, dtype=float)
-    if bins is None:
-        top = float(np.quantile(seconds, 0.99)) if seconds.size else 1.0
-        bins = np.linspace(0, max(1.0, np.ceil(top)), 41)
+    top = float(np.quantile(seconds, 0.99)) if seconds.size else 1.0
+    bins = np.linspace(0, max(1.0, np.ceil(top)), 41)
     fig, ax = plt.subplots(figsize=(7, 4))
     if groups is None:
         ax.hist(np.clip(seconds, None, bins[-1]), bins=bins, color="#1f77b4", edgecolor="white")

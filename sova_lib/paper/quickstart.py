@@ -76,9 +76,8 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_so
         done = {}
     if all(it.id in done for it in items):
         return folder
-    summary = describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, crop_source=crop_source,
-                             run=RunOptions(show_progress=False))
-    return summary.folder
+    return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, crop_source=crop_source,
+                          run=RunOptions(show_progress=False)).folder
 
 
 def items_table(items):

@@ -39,8 +39,8 @@ def baseline_table(*, encoder=None, bootstrap: int = 1000, seed: int = 0):
 
 
     rows = pd.DataFrame(baseline_rows(list(SOVABENCH_PROTOCOLS), encoder=encoder, bootstrap=bootstrap, seed=seed))
-    rows["order"] = rows["protocol"].map({name: k for k, name in enumerate(SOVABENCH_PROTOCOLS)})
-    rows = rows.sort_values("order", kind="stable").reset_index(drop=True)
+    order = {name: k for k, name in enumerate(SOVABENCH_PROTOCOLS)}
+    rows = rows.sort_values("protocol", kind="stable", key=lambda col: col.map(order)).reset_index(drop=True)
     return rows[["protocol", "baseline", "metric", "value", "ci_low", "ci_high", "n_queries"]]
 
 
@@ -51,7 +51,7 @@ def find_notebooks(folder: str | Path) -> list[Path]:
     ship with a source checkout, not with an installed wheel).
     """
     folder = Path(folder)
-    found = sorted(p for p in folder.glob("[0-9][0-9]_*.py"))
+    found = sorted(folder.glob("[0-9][0-9]_*.py"))
     if not found:
         raise FileNotFoundError(f"no notebooks (NN_name.py) in {folder}; run from a source checkout "
                                 "or pass --notebooks DIR")

@@ -158,15 +158,10 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
         pairs = list(zip(covering, covering[1:]))
         note = ("no model has both a general and a task-aware cache; each cache against the next, by folder name"
                 if pairs else f"{len(covering)} cache(s) cover {protocol}: a paired comparison needs two")
-    vectors = {}
-    out = []
-    for a, b in pairs:
-        for c in (a, b):
-            if c.name not in vectors:
-                vectors[c.name] = embed_descriptions(c.texts, encoder)
-        out.append(compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
-                           bootstrap=bootstrap, seed=seed))
-    return out, note
+    needed = {c.name: c for pair in pairs for c in pair}  # each cache embedded once, in order of first use
+    vectors = {name: embed_descriptions(c.texts, encoder) for name, c in needed.items()}
+    return [compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
+                    bootstrap=bootstrap, seed=seed) for a, b in pairs], note
 
 
 class RecordFiles(list):
@@ -215,11 +210,9 @@ def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed
                          text_split="sentences", ties=ties, **run)
     vectors = select_rows(frame, kind="embeddings", ties=ties, **run)
     caches = pd.concat([caches, vectors[vectors["cache"].notna()]], ignore_index=True)
-    where = {p: k for k, p in enumerate(protocols)}
-    baselines = baselines.assign(_a=baselines["baseline"].map({b: k for k, b in enumerate(BASELINES)}),
-                                 _b=baselines["protocol"].map(where))
-    caches = caches.assign(_a=caches["cache"], _b=caches["protocol"].map(where))
-    ordered = [part.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"]) for part in (baselines, caches)]
+    rank = {"baseline": {b: k for k, b in enumerate(BASELINES)}, "protocol": {p: k for k, p in enumerate(protocols)}}
+    ordered = [part.sort_values(by, kind="stable", key=lambda col: col.map(rank[col.name]) if col.name in rank else col)
+               for part, by in ((baselines, ["baseline", "protocol"]), (caches, ["cache", "protocol"]))]
     return pd.concat(ordered, ignore_index=True)
 
 
@@ -282,14 +275,9 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
         target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
         if isinstance(r.get("note"), str) and r["note"]:
             target["computed as"] += f" ({r['protocol']}: {r['note']})"
-    order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only)]
-    for c in columns:
-        order += [f"{c} paper", f"{c} here", f"{c} CI low", f"{c} CI high"]
-    frame = pd.DataFrame([*out.values(), *extra.values()])
-    for col in order:
-        if col not in frame:
-            frame[col] = np.nan
-    return frame[order + ["computed as"]]
+    order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
+             *(f"{c} {part}" for c in columns for part in ("paper", "here", "CI low", "CI high"))]
+    return pd.DataFrame([*out.values(), *extra.values()]).reindex(columns=order + ["computed as"])
 
 
 def format_table(frame, table: str) -> "pd.DataFrame":

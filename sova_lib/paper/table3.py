@@ -30,7 +30,7 @@ from sova_lib.paper.results import NOT_COMPUTED, select_rows
 from sova_lib.records import make_record
 
 __all__ = ["COLUMNS", "RANDOM_SOURCE", "chance_by_construction", "computed_rows", "description_records",
-           "oracle_records", "oracle_source", "random_records", "random_row_check", "random_table", "readable",
+           "oracle_records", "random_records", "random_row_check", "random_table", "readable",
            "run_records", "table3_frame"]
 
 #: Table 3's dataset columns, in the paper's order, and the task that computes each here.
@@ -50,17 +50,13 @@ def _load(task: str, annotations):
         return None, str(err)
 
 
-def _run(kind: str, source: str, baseline=None, **context) -> dict:
-    return {"kind": kind, "source": source, "baseline": baseline, **context}
-
-
 def random_records(annotations=None, *, bootstrap: int = 0, seed: int = 0) -> list[dict]:
     """One record (``sova_lib.records``) per task column: chance from the loaded items (``annotations``: a folder
     of the files). A task whose annotation file is not found gives a record with no value and a note naming
     the file. ``bootstrap`` and ``seed`` are the run's settings (chance has no interval), as
     ``sova image-tasks evaluate --baseline random`` records them.
     """
-    run = _run("baseline", RANDOM_SOURCE, "random", bootstrap=bootstrap, seed=seed)
+    run = dict(kind="baseline", source=RANDOM_SOURCE, baseline="random", bootstrap=bootstrap, seed=seed)
     records = []
     for task in (t for t in COLUMNS.values() if t):
         items, error = _load(task, annotations)
@@ -95,15 +91,14 @@ def random_row_check(paper: dict) -> "pd.DataFrame":
     return pd.DataFrame(rows, columns=["averages", *AVERAGES])
 
 
-def oracle_source(limit: int | None) -> str:
-    """The ``source`` of the oracle's records, which names its row of Table 3."""
-    return f"oracle (first {limit} items; an upper bound)" if limit else "oracle (every item; an upper bound)"
-
-
 def oracle_records(encoder, annotations=None, *, limit: int | None = None, bootstrap: int = 0,
                    seed: int = 0) -> list[dict]:
-    """The oracle's accuracy on every task whose items load (the first ``limit`` items of each), one record each."""
-    run = _run("baseline", oracle_source(limit), "oracle", encoder=encoder.name, bootstrap=bootstrap, seed=seed)
+    """The oracle's accuracy on every task whose items load (the first ``limit`` items of each), one record each.
+
+    The records' ``source``, which names the oracle's row of Table 3, says how many items were scored.
+    """
+    source = f"oracle (first {limit} items; an upper bound)" if limit else "oracle (every item; an upper bound)"
+    run = dict(kind="baseline", source=source, baseline="oracle", encoder=encoder.name, bootstrap=bootstrap, seed=seed)
     records = []
     for task in (t for t in COLUMNS.values() if t):
         items = _load(task, annotations)[0]
@@ -124,9 +119,9 @@ def description_records(caches, encoder, annotations=None, *, sentences: bool = 
     loaded = {task: _load(task, annotations)[0] for task in COLUMNS.values() if task}
     for cache in caches:
         keys = set(cache.texts)
-        run = _run("description cache", cache.label, cache=cache.name, config_hash=cache.manifest.get("config_hash"),
-                   model=cache.model, prompt=cache.prompt, fps=cache.fps, encoder=encoder.name,
-                   bootstrap=bootstrap, seed=seed)
+        run = dict(kind="description cache", source=cache.label, cache=cache.name,
+                   config_hash=cache.manifest.get("config_hash"), model=cache.model, prompt=cache.prompt, fps=cache.fps,
+                   encoder=encoder.name, bootstrap=bootstrap, seed=seed)
         for task, items in loaded.items():
             needed = {i.image_key for i in items} if items else set()
             present = len(needed & keys)
@@ -169,8 +164,8 @@ def run_records(collected, *, encoder: str, bootstrap: int, seed: int, sentences
         frame = frame.assign(_a=[c if isinstance(c, str) else "" for c in frame["cache"]],
                              _b=frame["protocol"].map(where))
         frame = frame.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"])
-        out[name] = pd.concat([frame["protocol"].map(column_of).rename("column"), frame], axis=1)
-        out[name] = out[name].reset_index(drop=True)
+        frame.insert(0, "column", frame["protocol"].map(column_of))
+        out[name] = frame.reset_index(drop=True)
     return out
 
 
