@@ -54,9 +54,8 @@ def resample_weights(n: int, rng: np.random.Generator, size: int) -> np.ndarray:
 
 
 def bootstrap_weighted(stat: Callable[[np.ndarray], np.ndarray], n: int, rng: np.random.Generator, *,
-                       n_resamples: int = DEFAULT_RESAMPLES, confidence: float = 0.95,
-                       chunk: int = 1000) -> tuple[float, float]:
-    """Percentile interval of ``stat`` over ``n_resamples`` resamples of ``n`` units.
+                       n_resamples: int = DEFAULT_RESAMPLES, chunk: int = 1000) -> tuple[float, float]:
+    """95% percentile interval of ``stat`` over ``n_resamples`` resamples of ``n`` units.
 
     ``stat`` maps ``(B, n)`` draw counts to ``(B,)`` statistics; a resample
     whose statistic is undefined (``nan``, e.g. no scorable unit drawn) is
@@ -64,17 +63,12 @@ def bootstrap_weighted(stat: Callable[[np.ndarray], np.ndarray], n: int, rng: np
     """
     if n < 1:
         raise ValueError("a bootstrap needs at least one unit")
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be in (0, 1)")
-    parts = []
-    for start in range(0, n_resamples, chunk):
-        parts.append(np.asarray(stat(resample_weights(n, rng, min(chunk, n_resamples - start))), dtype=np.float64))
-    stats = np.concatenate(parts)
+    sizes = [min(chunk, n_resamples - start) for start in range(0, n_resamples, chunk)]
+    stats = np.concatenate([np.asarray(stat(resample_weights(n, rng, size)), dtype=np.float64) for size in sizes])
     stats = stats[np.isfinite(stats)]
     if not stats.size:
         return float("nan"), float("nan")
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(stats, [alpha, 1 - alpha])
+    low, high = np.quantile(stats, [0.025, 0.975])
     return float(low), float(high)
 
 
@@ -98,17 +92,14 @@ class Score:
     notes: list = field(default_factory=list)
 
 
-def interval(score: Score, rng: np.random.Generator, n_resamples: int = DEFAULT_RESAMPLES,
-             confidence: float = 0.95) -> tuple[float, float] | None:
-    """The percentile bootstrap interval of ``score.value`` (in [0, 1]), or ``None`` with no unit."""
+def interval(score: Score, rng: np.random.Generator,
+             n_resamples: int = DEFAULT_RESAMPLES) -> tuple[float, float] | None:
+    """The 95% percentile bootstrap interval of ``score.value`` (in [0, 1]), or ``None`` with no unit."""
     if score.n_units == 0:
         return None
     if score.unit_values is not None:
-        return bootstrap_ci(np.asarray(score.unit_values, dtype=np.float64), rng, n_resamples=n_resamples,
-                            confidence=confidence)
-    if score.stat is None:
-        raise ValueError("a Score needs unit_values or stat for an interval")
-    return bootstrap_weighted(score.stat, score.n_units, rng, n_resamples=n_resamples, confidence=confidence)
+        return bootstrap_ci(np.asarray(score.unit_values, dtype=np.float64), rng, n_resamples=n_resamples)
+    return bootstrap_weighted(score.stat, score.n_units, rng, n_resamples=n_resamples)
 
 
 def interval_iou_matrix(a, b) -> np.ndarray:
