@@ -256,14 +256,13 @@ def parse_temporal(text: str, mode: str = "official", duration: float = 30.0) ->
         return None
     if mode == "official":
         return _temporal_official(text, float(duration))
-    for obj in json_objects(text):
-        if isinstance(obj, dict) and "start" in obj and "end" in obj:
-            start, end = parse_time(obj["start"], mode), parse_time(obj["end"], mode)
-            return None if start is None or end is None else (start, end)
-    times = re.findall(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?){1,2}", text)
-    if len(times) < 2:
-        return None
-    start, end = parse_time(times[0], mode), parse_time(times[1], mode)
+    pair = next(((obj["start"], obj["end"]) for obj in json_objects(text)
+                 if isinstance(obj, dict) and "start" in obj and "end" in obj), None)
+    if pair is None:
+        pair = re.findall(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?){1,2}", text)[:2]
+        if len(pair) < 2:
+            return None
+    start, end = (parse_time(v, mode) for v in pair)
     return None if start is None or end is None else (start, end)
 
 
@@ -286,8 +285,7 @@ def dvc_time(value, mode: str = "official") -> float | None:
     if isinstance(value, (int, float)):
         number = float_of(value)
     else:
-        text = str(value).strip()
-        parts = text.split(":") if ":" in text else [text]
+        parts = str(value).strip().split(":")
         if len(parts) > 3:
             return None
         try:
