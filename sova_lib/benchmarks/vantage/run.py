@@ -235,9 +235,4 @@ def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT
         done = dict(cache.done)
     finally:
         cache.close()
-    out = {}
-    for it in items:
-        key = cache_id(it, render_prompt(it, n_frames))
-        if key in done:
-            out[it.id] = done[key]
-    return out
+    return {it.id: done[key] for it in items if (key := cache_id(it, render_prompt(it, n_frames))) in done}
