@@ -279,15 +279,10 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
         if not gt:
             no_gt += 1
             continue
-        if not ans:
-            if mode == "official":
-                dropped += 1
-            else:
-                values.append(0.0)
-                extra["iou_f1"].append(0.0)
-                extra["caption_f1"].append(0.0)
+        if not ans and mode == "official":
+            dropped += 1
             continue
-        video = soda_video(gt, ans, similarity)
+        video = soda_video(gt, ans or [], similarity)  # strict: a video without an event scores 0 throughout
         values.append(video["soda_c"])
         pooled.extend(video["pair_ious"])
         for key, column in extra.items():
