@@ -94,11 +94,7 @@ def parse_pointing(text: str, mode: str = "official", letters: str = _LETTERS) -
     found = re.findall(rf"\(([{letters}])\)|\b([{letters}])\b", text, flags=flags)
     if found:
         return "".join(found[-1]).upper()
-    if mode == "official":
-        for ch in text.upper():
-            if ch in letters:
-                return ch
-    return None
+    return next((ch for ch in text.upper() if ch in letters), None) if mode == "official" else None
 
 
 def parse_yes_no(text: str, mode: str = "official") -> str | None:

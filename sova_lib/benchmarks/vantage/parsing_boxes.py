@@ -229,19 +229,13 @@ def _loc_box(value) -> tuple[float, ...] | None:
 
     if isinstance(value, (list, tuple)):
         return four(value[:4]) if len(value) >= 4 else None
-    if isinstance(value, dict):
-        for key in ("bbox", "box", "pred_bbox", "bbox_2d", "box_2d"):
-            val = value.get(key)
-            if isinstance(val, (list, tuple)) and len(val) >= 4:
-                box = four(val[:4])
-                if box is not None:
-                    return box
-        for keys in (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax")):
-            if all(k in value for k in keys):
-                box = four([value[k] for k in keys])
-                if box is not None:
-                    return box
-    return None
+    if not isinstance(value, dict):
+        return None
+    lists = [value.get(key) for key in ("bbox", "box", "pred_bbox", "bbox_2d", "box_2d")]
+    corners = [[value[k] for k in keys] for keys in (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax"))
+               if all(k in value for k in keys)]
+    boxes = (four(v[:4]) for v in lists + corners if isinstance(v, (list, tuple)) and len(v) >= 4)
+    return next((box for box in boxes if box is not None), None)
 
 
 def parse_localization(text: str, mode: str = "official") -> list[Detection] | None:
