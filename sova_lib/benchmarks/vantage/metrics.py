@@ -186,12 +186,9 @@ def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "o
     ti = np.array([classes.index(x) if x in classes else 2 for x in t], dtype=int)
     pi = np.array([classes.index(x) for x in p], dtype=int)
 
-    def stat(weights: np.ndarray) -> np.ndarray:
-        return macro_f1_counts(ti, pi, 3, weights, labels=fixed)
-
     dropped = len(truth) - len(t)
     notes = [f"{dropped} unreadable answers dropped (harness behaviour)"] if dropped else []
-    return Score(value, n_units=len(t), stat=stat, notes=notes,
+    return Score(value, n_units=len(t), stat=lambda w: macro_f1_counts(ti, pi, 3, w, labels=fixed), notes=notes,
                  secondary={"share_yes_answers": float(np.mean([x == "yes" for x in p])) if p else float("nan")})
 
 
@@ -208,8 +205,7 @@ def _video_macro(values: np.ndarray, groups: np.ndarray, weights: np.ndarray) ->
 
 def _clamped(span, d) -> tuple[float, float]:
     """``span`` with both ends clamped to [0, d], sorted."""
-    s, e = sorted(min(max(float(v), 0.0), float(d)) for v in span)
-    return s, e
+    return tuple(sorted(min(max(float(v), 0.0), float(d)) for v in span))
 
 
 def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[float, float] | None],
@@ -230,11 +226,10 @@ def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[f
         raise ValueError("truth, answers, durations and videos must have one length")
     iou = np.zeros(n)
     for k, (gt, ans, d) in enumerate(zip(truth, answers, durations)):
-        if ans is None:
-            if mode == "strict":
-                continue
-            ans = (0.0, d)
-        iou[k] = interval_iou_matrix([_clamped(gt, d)], [_clamped(ans, d)])[0, 0]
+        if ans is None and mode == "strict":
+            continue
+        # official: an unreadable answer is the whole video
+        iou[k] = interval_iou_matrix([_clamped(gt, d)], [_clamped(ans or (0.0, d), d)])[0, 0]
     groups = np.asarray([str(v) for v in videos])
     hit = (iou >= 0.5).astype(np.float64)
     one = np.ones((1, n))
