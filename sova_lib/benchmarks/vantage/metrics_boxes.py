@@ -254,10 +254,8 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
         gt, box = truth.get(k), answer.get(k)
         if gt is None and box is None:
             continue
-        if box is not None:
-            n_box += 1
-        else:
-            nulls += 1
+        n_box += box is not None
+        nulls += box is None
         ious.append(0.0 if gt is None or box is None else box_iou(box, gt))
         if gt is not None and box is not None:
             if previous is not None and box_iou(box, previous) >= 0.95:
@@ -283,8 +281,8 @@ def sot_success(truth: Sequence[Mapping], answers: Sequence[Mapping | None], n_f
     rows = [sot_tracklet(t, a, n) for t, a, n in zip(truth, answers, n_frames)]
     kept = [r for r in rows if r is not None]
     auc = np.array([r["auc"] for r in kept])
-    secondary = {"null_rate": float(np.mean([r["null_rate"] for r in kept])) if kept else float("nan"),
-                 "freeze_rate": float(np.mean([r["freeze_rate"] for r in kept])) if kept else float("nan")}
+    secondary = {key: float(np.mean([r[key] for r in kept])) if kept else float("nan")
+                 for key in ("null_rate", "freeze_rate")}
     notes = [f"{len(rows) - len(kept)} tracklets without a scored frame left out"] if len(kept) < len(rows) else []
     return Score(float(auc.mean()) if auc.size else float("nan"), secondary, n_units=auc.size, unit_values=auc,
                  notes=notes)
