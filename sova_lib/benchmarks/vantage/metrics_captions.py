@@ -272,23 +272,17 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
     pooled (harness ``vantage_dvc.py:312,328``; 0 with no pair, as there).
     """
     mode = check_mode(mode)
-    values, extra = [], {"iou_f1": [], "caption_f1": []}
-    pooled: list[float] = []
-    no_gt = dropped = 0
+    videos, no_gt, dropped = [], 0, 0
     for gt, ans in zip(truth, answers):
         if not gt:
             no_gt += 1
-            continue
-        if not ans and mode == "official":
+        elif not ans and mode == "official":
             dropped += 1
-            continue
-        video = soda_video(gt, ans or [], similarity)  # strict: a video without an event scores 0 throughout
-        values.append(video["soda_c"])
-        pooled.extend(video["pair_ious"])
-        for key, column in extra.items():
-            column.append(video[key])
-    values = np.asarray(values, dtype=np.float64)
-    secondary = {k: float(np.mean(v)) if v else float("nan") for k, v in extra.items()}
+        else:  # strict: a video without an event scores 0 throughout
+            videos.append(soda_video(gt, ans or [], similarity))
+    values = np.array([v["soda_c"] for v in videos], dtype=np.float64)
+    pooled = [iou for v in videos for iou in v["pair_ious"]]
+    secondary = {k: float(np.mean([v[k] for v in videos])) if videos else float("nan") for k in ("iou_f1", "caption_f1")}
     secondary["pair_miou"] = float(np.mean(pooled)) if pooled else 0.0
     secondary["n_pairs"] = len(pooled)
     notes = []
