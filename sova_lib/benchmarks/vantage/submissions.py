@@ -116,10 +116,9 @@ def check_submission(path, task: str, expected_ids: Iterable[str] | None = None)
         problems.append(f"{path}: no record")
     if expected_ids is not None:
         expected = set(expected_ids)
-        for rid in sorted(expected - set(seen)):
-            problems.append(f"{path}, id {rid}: no record for this ground-truth id")
-        for rid in sorted(set(seen) - expected):
-            problems.append(f"{path}, line {seen[rid]}, id {rid}: not an id of the ground truth")
+        problems += [f"{path}, id {rid}: no record for this ground-truth id" for rid in sorted(expected - set(seen))]
+        problems += [f"{path}, line {seen[rid]}, id {rid}: not an id of the ground truth"
+                     for rid in sorted(set(seen) - expected)]
     return problems
 
 
