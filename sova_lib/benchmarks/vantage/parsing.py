@@ -124,11 +124,9 @@ def parse_time(value, mode: str = "official") -> float | None:
     if not isinstance(value, str) or not re.fullmatch(_TIME, value.strip()):
         return None
     parts = [float(p) for p in value.strip().split(":")]
-    if len(parts) == 1:
+    if len(parts) == 3 and mode == "official":
         return parts[0]
-    if len(parts) == 2:
-        return 60 * parts[0] + parts[1]
-    return parts[0] if mode == "official" else 3600 * parts[0] + 60 * parts[1] + parts[2]
+    return sum(f * 60 ** (len(parts) - 1 - k) for k, f in enumerate(parts))
 
 
 def json_objects(text: str):
