@@ -335,9 +335,9 @@ def parse_sot(text: str, n_frames: int, mode: str = "official") -> dict[int, tup
     else:
         for key, value in parsed.items():
             m = re.search(r"(\d+)", str(key))
-            if not m or not 1 <= int(m.group(1)) < n_frames:
+            k = int(m.group(1)) if m else 0
+            if not 1 <= k < n_frames:
                 continue
-            k = int(m.group(1))
             try:
                 found[k] = _sot_clipped([float_of(v) for v in value[:4]]) if (
                     isinstance(value, (list, tuple)) and len(value) >= 4) else None
