@@ -160,11 +160,8 @@ def _track(value, extra: dict, path, line: int) -> dict:
         raise VantageDataError(path, line, "metadata.extra.frame_ids", "expected the frame ids, anchor first")
     if not isinstance(value, dict):
         raise VantageDataError(path, line, "value", "expected {frame_id: box or null}")
-    boxes = {}
-    for k, fid in enumerate(ids[1:], start=1):
-        box = value.get(str(fid), value.get(f"frame_{k}"))
-        boxes[k] = None if box is None else _box(box, path, line)
-    return boxes
+    boxes = {k: value.get(str(fid), value.get(f"frame_{k}")) for k, fid in enumerate(ids[1:], start=1)}
+    return {k: None if box is None else _box(box, path, line) for k, box in boxes.items()}
 
 
 def _gt_value(task: str, raw, extra: dict, counts: Counter, path, line: int):
