@@ -309,12 +309,10 @@ def _dvc_raw(text: str):
             except (ValueError, RecursionError):
                 continue
             return [value] if isinstance(value, dict) else value
-    out = [{"start": s, "end": e, "caption": c} for s, e, c in re.findall(
+    quoted = [{"start": s, "end": e, "caption": c} for s, e, c in re.findall(
         r'"start":\s*"([^"]+)".*?"end":\s*"([^"]+)".*?"caption":\s*"([^"]*)"', text, re.DOTALL)]
-    if not out:
-        out = [{"start": s, "end": e, "caption": c.strip()} for s, e, c in re.findall(
-            r"<(\d{2}:\d{2}:\d{2})><(\d{2}:\d{2}:\d{2})>\s*(.+)", text)]
-    return out
+    return quoted or [{"start": s, "end": e, "caption": c.strip()} for s, e, c in re.findall(
+        r"<(\d{2}:\d{2}:\d{2})><(\d{2}:\d{2}:\d{2})>\s*(.+)", text)]
 
 
 def _field(ev: dict, key: str, mode: str):
