@@ -243,10 +243,10 @@ def parse_localization(text: str, mode: str = "official") -> list[Detection] | N
 
     The JSON value (harness ``vantage2d/utils.py:124-163``: the text of a
     ```` ```json ```` block, to the end when unclosed, else from the first
-    ``[`` to the last ``]``) as a list (an object is a list of one). A list entry is a box labelled person; an object entry takes
-    its box from the first of ``bbox_2d``, ``box_2d`` (``[y1, x1, y2, x2]``,
-    so ``yx`` is set) and ``bbox`` it has (an unreadable one drops the entry),
-    its ``label`` through ``person_label`` and its ``score`` (else
+    ``[`` to the last ``]``) as a list (an object is a list of one). A list
+    entry is a box labelled person; an object entry takes its box from the
+    first of ``bbox_2d``, ``box_2d`` (``[y1, x1, y2, x2]``, so ``yx`` is set)
+    and ``bbox`` it has (an unreadable one drops the entry), its ``label`` through ``person_label`` and its ``score`` (else
     ``confidence``, else 1) as written (``astro_2d_dataset.py:532-536``;
     the metric sorts by it). Other entries are left out, and so is a box with
     a number that is not finite (the harness stops on its ``int(nan)``,
