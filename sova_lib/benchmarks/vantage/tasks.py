@@ -170,16 +170,6 @@ class Task:
     left_out: Callable[[str, str], int] | None = None
 
 
-def _dvc_parse(text, mode, gt):
-    parsed = parse_dvc(text, mode)
-    return None if parsed is None else parsed[0]
-
-
-def _dvc_left_out(text, mode):
-    parsed = parse_dvc(text, mode)
-    return 0 if parsed is None else parsed[1]
-
-
 TASKS: dict[str, Task] = {t.key: t for t in (
     Task("vqa", "Video question answering", "accuracy", "item", "none (one letter per answer)",
          lambda text, mode, gt: parse_choice(text, mode),
@@ -193,9 +183,10 @@ TASKS: dict[str, Task] = {t.key: t for t in (
              [g.value for g in gts], parsed, [g.extra["duration"] for g in gts],
              [g.media or g.id for g in gts], mode)),
     Task("dvc", "Dense video captioning", "SODA_c", "video",
-         "DP argmax ties go up, then left, then diagonal (harness backtracking)", _dvc_parse,
+         "DP argmax ties go up, then left, then diagonal (harness backtracking)",
+         lambda text, mode, gt: (parse_dvc(text, mode) or (None, 0))[0],  # parse_dvc: (events, n_bad) or None
          lambda gts, parsed, mode, sim=None: soda_c([g.value for g in gts], parsed, _need(sim), mode),
-         left_out=_dvc_left_out),
+         left_out=lambda text, mode: (parse_dvc(text, mode) or (None, 0))[1]),
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
          lambda text, mode, gt: parse_refex(text, mode),
          lambda gts, parsed, mode, sim=None: refex_iou([g.value for g in gts], parsed, _sizes(gts), mode),
