@@ -89,8 +89,6 @@ def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequenc
 OL_THRESHOLDS = np.array([0.5 + 0.05 * i for i in range(10)])
 #: IoU thresholds of Success AUC: 0, 0.05, ..., 1 (21 values).
 SUCCESS_THRESHOLDS = np.linspace(0.0, 1.0, 21)
-# GT labels the KITTI reader skips (harness ``vantage2d/utils.py:103-105``).
-_IGNORED_LABELS = ("dontcare", "misc", "ignore")
 
 
 def scale_box(box, width: float, height: float) -> tuple[float, float, float, float]:
@@ -114,9 +112,11 @@ def gt_person_boxes(objects, min_area: float = 0.0) -> list[tuple[float, ...]]:
     """The GT boxes the object-localization scorer keeps (harness ``astro_2d_dataset.py:277-310,540-548``).
 
     ``objects``: one image's GT, each a box ``[x1, y1, x2, y2]`` in pixels
-    (a person) or a ``{"label", "bbox"}`` object as the harness's GT holds. Labels are lower-cased; ``dontcare``/``misc``/
-    ``ignore`` objects are skipped, person/people/pedestrian become person,
-    and only persons with area >= ``min_area`` are kept.
+    (a person) or a ``{"label", "bbox"}`` object as the harness's GT holds.
+    Labels are lower-cased; person/people/pedestrian become person, and only
+    persons with area >= ``min_area`` are kept (the ``dontcare``/``misc``/
+    ``ignore`` objects the harness's KITTI reader skips, ``vantage2d/utils.py:103-105``,
+    are no persons either).
     """
     out = []
     for obj in objects:
@@ -128,8 +128,7 @@ def gt_person_boxes(objects, min_area: float = 0.0) -> list[tuple[float, ...]]:
             box, label = obj, "person"
         if not isinstance(box, (list, tuple)) or len(box) < 4:
             continue
-        label = str(label).lower()
-        if label in _IGNORED_LABELS or person_label(label) != "person":
+        if person_label(str(label)) != "person":  # a null label is "none", as the harness writes it
             continue
         box = tuple(float(v) for v in box[:4])
         if _area(box) >= min_area:
