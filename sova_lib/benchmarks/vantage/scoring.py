@@ -124,8 +124,7 @@ class VantageResult:
 
 
 def _swap(task: str, parsed):
-    if parsed is None:
-        return None
+    """A parsed answer's boxes x-first (a ``yxyx`` submission)."""
     if task == "refex":
         return [swap_yxyx(b) for b in parsed]
     if task == "astro":  # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
