@@ -103,9 +103,8 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
                                                             "cache": Path(answers).name}
         answers = _answers(task, answers, items, frames)
     check_answer_ids(truth, answers)
-    name = None
-    if task == "dvc":
-        name = similarity + (f" {bertscore_model or BERTSCORE_MODEL}" if similarity == "bertscore" else "")
+    name = None if task != "dvc" else similarity + (
+        f" {bertscore_model or BERTSCORE_MODEL}" if similarity == "bertscore" else "")
     result = score_answers(task, truth, answers, mode=scoring, box_coord_order=info.get("box_coord_order", "xyxy"),
                            similarity=make_similarity(similarity, bertscore_model) if task == "dvc" else None,
                            rng=np.random.default_rng(seed) if bootstrap > 0 else None, n_resamples=bootstrap)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects, turn_value
 from sova_lib.benchmarks.vantage.parsing import parse_time
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, task_key
 
@@ -66,16 +66,6 @@ class GroundTruth:
     extra: dict = field(default_factory=dict, compare=False)
 
 
-def _value_of(rec: dict, speaker: str, path, line: int):
-    turns = rec.get("conversations")
-    if not isinstance(turns, list):
-        raise VantageDataError(path, line, "conversations", "expected a list of {from, value} turns")
-    for turn in reversed(turns):
-        if isinstance(turn, dict) and turn.get("from") == speaker and "value" in turn:
-            return turn["value"]
-    raise VantageDataError(path, line, "conversations", f"no turn from {speaker!r} with a 'value'")
-
-
 def _box(value, path, line) -> list[float]:
     if isinstance(value, dict):
         value = value.get("bbox_2d", value.get("bbox"))
@@ -84,20 +74,11 @@ def _box(value, path, line) -> list[float]:
     return [float(v) for v in value]
 
 
-def _letter(raw, path, line: int) -> str:
-    """vqa, pointing: the option letter A-D (case, spaces and a final period ignored)."""
-    letter = str(raw).strip().upper().rstrip(".")
-    if letter not in ("A", "B", "C", "D"):
-        raise VantageDataError(path, line, "value", f"expected an option letter A-D, got {raw!r}")
-    return letter
-
-
-def _yes_no(raw, path, line: int) -> str:
-    """event verification: "yes" or "no" (case, spaces and a final period ignored)."""
-    word = str(raw).strip().lower().rstrip(".")
-    if word not in ("yes", "no"):
-        raise VantageDataError(path, line, "value", f"expected Yes or No, got {raw!r}")
-    return word
+#: The one-word answers: the case they are read in, the words allowed, and what the error says is expected
+#: (case, spaces and a final period ignored).
+_WORDS = {"vqa": (str.upper, ("A", "B", "C", "D"), "an option letter A-D"),
+          "pointing": (str.upper, ("A", "B", "C", "D"), "an option letter A-D"),
+          "event_verification": (str.lower, ("yes", "no"), "Yes or No")}
 
 
 def _span(value, raw, path, line: int) -> tuple[float, float]:
@@ -179,20 +160,19 @@ def _track(value, extra: dict, path, line: int) -> dict:
         raise VantageDataError(path, line, "metadata.extra.frame_ids", "expected the frame ids, anchor first")
     if not isinstance(value, dict):
         raise VantageDataError(path, line, "value", "expected {frame_id: box or null}")
-    boxes = {}
-    for k, fid in enumerate(ids[1:], start=1):
-        box = value.get(str(fid), value.get(f"frame_{k}"))
-        boxes[k] = None if box is None else _box(box, path, line)
-    return boxes
+    boxes = {k: value.get(str(fid), value.get(f"frame_{k}")) for k, fid in enumerate(ids[1:], start=1)}
+    return {k: None if box is None else _box(box, path, line) for k, box in boxes.items()}
 
 
 def _gt_value(task: str, raw, extra: dict, counts: Counter, path, line: int):
     """The task's GT value from the JSONL ``value`` (JSON text or a JSON value); what it leaves out is counted in
     ``counts``."""
-    if task in ("vqa", "pointing"):
-        return _letter(raw, path, line)
-    if task == "event_verification":
-        return _yes_no(raw, path, line)
+    if task in _WORDS:
+        case, allowed, expected = _WORDS[task]
+        word = case(str(raw).strip()).rstrip(".")
+        if word not in allowed:
+            raise VantageDataError(path, line, "value", f"expected {expected}, got {raw!r}")
+        return word
     value = raw
     if isinstance(raw, str):
         try:
@@ -251,14 +231,6 @@ class GroundTruthSet(dict):
         self.notes: list[str] = []
 
 
-def _record_task(rec: dict, fixed: str | None, path, line: int) -> str:
-    """The record's task: ``fixed``, else the canonical task string of its ``task`` field."""
-    if fixed is None and rec.get("task") not in CANONICAL_TASKS.values():
-        raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
-                                                   f"{_TASKS} or its canonical string")
-    return fixed or task_key(rec["task"])
-
-
 #: What ``read_ground_truth``'s notes say after the count of each kind of record it counted, in this order.
 _NOTES = (
     ("skipped", "object-localization objects have no label or no [x1, y1, x2, y2] \"bbox\" and are left out, "
@@ -286,8 +258,8 @@ def _complete(task: str, extra: dict, counts: Counter, path, line: int) -> None:
 def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     """The GT records of a JSONL file, by id (file order kept).
 
-    The task is ``task`` or, per line, the record's ``task`` field or its
-    ``category`` when that names a task; any name ``tasks.task_key`` accepts.
+    The task is ``task`` (any name ``tasks.task_key`` accepts) or, per line,
+    the canonical task string of the record's ``task`` field.
     Raises ``VantageDataError`` naming the file, line and field of the first
     malformed record; ``.notes`` of the result says what was left out or
     assumed.
@@ -299,10 +271,13 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     for line, rec in jsonl_objects(path):
         if "id" not in rec:
             raise VantageDataError(path, line, "id", "missing")
-        this = _record_task(rec, fixed, path, line)
+        if fixed is None and rec.get("task") not in CANONICAL_TASKS.values():
+            raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
+                                                       f"{_TASKS} or its canonical string")
+        this = fixed or task_key(rec["task"])
         meta = rec.get("metadata") or {}
         extra = dict(meta.get("extra") or {}) if isinstance(meta, dict) else {}
-        value = _gt_value(this, _value_of(rec, "gpt", path, line), extra, counts, path, line)
+        value = _gt_value(this, turn_value(rec, "gpt", path, line, last=True), extra, counts, path, line)
         _complete(this, extra, counts, path, line)
         key = str(rec["id"])
         if key in out:

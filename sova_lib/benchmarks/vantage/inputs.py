@@ -33,7 +33,8 @@ from pathlib import Path
 
 from sova_lib.storage import JsonlError, read_jsonl
 
-__all__ = ["TSV_COLUMNS", "VantageDataError", "VantageItem", "jsonl_objects", "read_items", "read_refex", "read_sot", "read_tsv"]
+__all__ = ["TSV_COLUMNS", "VantageDataError", "VantageItem", "jsonl_objects", "read_items", "read_refex", "read_sot", "read_tsv",
+           "turn_value"]
 
 #: Required TSV columns per task.
 TSV_COLUMNS = {
@@ -66,6 +67,18 @@ def jsonl_objects(path: Path):
             yield number, rec
     except JsonlError as err:
         raise VantageDataError(path, err.line, None, f"not a JSON object ({err.reason})") from None
+
+
+def turn_value(rec: dict, speaker: str, path, line: int, *, last: bool = False):
+    """The ``value`` of a harness record's first (``last``: last) ``conversations`` turn ``from`` ``speaker``;
+    ``VantageDataError`` naming the line where there is none."""
+    turns = rec.get("conversations")
+    if not isinstance(turns, list):
+        raise VantageDataError(path, line, "conversations", "expected a list of {from, value} turns")
+    for turn in reversed(turns) if last else turns:
+        if isinstance(turn, dict) and turn.get("from") == speaker and "value" in turn:
+            return turn["value"]
+    raise VantageDataError(path, line, "conversations", f"no turn from {speaker!r} with a 'value'")
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,8 @@ def resample_weights(n: int, rng: np.random.Generator, size: int) -> np.ndarray:
 
 
 def bootstrap_weighted(stat: Callable[[np.ndarray], np.ndarray], n: int, rng: np.random.Generator, *,
-                       n_resamples: int = DEFAULT_RESAMPLES, confidence: float = 0.95,
-                       chunk: int = 1000) -> tuple[float, float]:
-    """Percentile interval of ``stat`` over ``n_resamples`` resamples of ``n`` units.
+                       n_resamples: int = DEFAULT_RESAMPLES, chunk: int = 1000) -> tuple[float, float]:
+    """95% percentile interval of ``stat`` over ``n_resamples`` resamples of ``n`` units.
 
     ``stat`` maps ``(B, n)`` draw counts to ``(B,)`` statistics; a resample
     whose statistic is undefined (``nan``, e.g. no scorable unit drawn) is
@@ -64,17 +63,12 @@ def bootstrap_weighted(stat: Callable[[np.ndarray], np.ndarray], n: int, rng: np
     """
     if n < 1:
         raise ValueError("a bootstrap needs at least one unit")
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be in (0, 1)")
-    parts = []
-    for start in range(0, n_resamples, chunk):
-        parts.append(np.asarray(stat(resample_weights(n, rng, min(chunk, n_resamples - start))), dtype=np.float64))
-    stats = np.concatenate(parts)
+    sizes = [min(chunk, n_resamples - start) for start in range(0, n_resamples, chunk)]
+    stats = np.concatenate([np.asarray(stat(resample_weights(n, rng, size)), dtype=np.float64) for size in sizes])
     stats = stats[np.isfinite(stats)]
     if not stats.size:
         return float("nan"), float("nan")
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(stats, [alpha, 1 - alpha])
+    low, high = np.quantile(stats, [0.025, 0.975])
     return float(low), float(high)
 
 
@@ -98,17 +92,14 @@ class Score:
     notes: list = field(default_factory=list)
 
 
-def interval(score: Score, rng: np.random.Generator, n_resamples: int = DEFAULT_RESAMPLES,
-             confidence: float = 0.95) -> tuple[float, float] | None:
-    """The percentile bootstrap interval of ``score.value`` (in [0, 1]), or ``None`` with no unit."""
+def interval(score: Score, rng: np.random.Generator,
+             n_resamples: int = DEFAULT_RESAMPLES) -> tuple[float, float] | None:
+    """The 95% percentile bootstrap interval of ``score.value`` (in [0, 1]), or ``None`` with no unit."""
     if score.n_units == 0:
         return None
     if score.unit_values is not None:
-        return bootstrap_ci(np.asarray(score.unit_values, dtype=np.float64), rng, n_resamples=n_resamples,
-                            confidence=confidence)
-    if score.stat is None:
-        raise ValueError("a Score needs unit_values or stat for an interval")
-    return bootstrap_weighted(score.stat, score.n_units, rng, n_resamples=n_resamples, confidence=confidence)
+        return bootstrap_ci(np.asarray(score.unit_values, dtype=np.float64), rng, n_resamples=n_resamples)
+    return bootstrap_weighted(score.stat, score.n_units, rng, n_resamples=n_resamples)
 
 
 def interval_iou_matrix(a, b) -> np.ndarray:
@@ -195,12 +186,9 @@ def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "o
     ti = np.array([classes.index(x) if x in classes else 2 for x in t], dtype=int)
     pi = np.array([classes.index(x) for x in p], dtype=int)
 
-    def stat(weights: np.ndarray) -> np.ndarray:
-        return macro_f1_counts(ti, pi, 3, weights, labels=fixed)
-
     dropped = len(truth) - len(t)
     notes = [f"{dropped} unreadable answers dropped (harness behaviour)"] if dropped else []
-    return Score(value, n_units=len(t), stat=stat, notes=notes,
+    return Score(value, n_units=len(t), stat=lambda w: macro_f1_counts(ti, pi, 3, w, labels=fixed), notes=notes,
                  secondary={"share_yes_answers": float(np.mean([x == "yes" for x in p])) if p else float("nan")})
 
 
@@ -217,8 +205,7 @@ def _video_macro(values: np.ndarray, groups: np.ndarray, weights: np.ndarray) ->
 
 def _clamped(span, d) -> tuple[float, float]:
     """``span`` with both ends clamped to [0, d], sorted."""
-    s, e = sorted(min(max(float(v), 0.0), float(d)) for v in span)
-    return s, e
+    return tuple(sorted(min(max(float(v), 0.0), float(d)) for v in span))
 
 
 def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[float, float] | None],
@@ -239,11 +226,10 @@ def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[f
         raise ValueError("truth, answers, durations and videos must have one length")
     iou = np.zeros(n)
     for k, (gt, ans, d) in enumerate(zip(truth, answers, durations)):
-        if ans is None:
-            if mode == "strict":
-                continue
-            ans = (0.0, d)
-        iou[k] = interval_iou_matrix([_clamped(gt, d)], [_clamped(ans, d)])[0, 0]
+        if ans is None and mode == "strict":
+            continue
+        # official: an unreadable answer is the whole video
+        iou[k] = interval_iou_matrix([_clamped(gt, d)], [_clamped(ans or (0.0, d), d)])[0, 0]
     groups = np.asarray([str(v) for v in videos])
     hit = (iou >= 0.5).astype(np.float64)
     one = np.ones((1, n))

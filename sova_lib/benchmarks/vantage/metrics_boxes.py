@@ -53,11 +53,8 @@ def to_pixels(box, width: float, height: float) -> tuple[float, ...] | None:
     clipped box is degenerate.
     Example: ``(nan, 100, inf, 300)`` on 1000 x 1000 -> ``(0, 100, 1000, 300)``.
     """
-    x1, y1, x2, y2 = (float(v) for v in box)
-    xs = [x1 * width / 1000.0, x2 * width / 1000.0]
-    ys = [y1 * height / 1000.0, y2 * height / 1000.0]
-    px = (max(0.0, min(xs[0], width)), max(0.0, min(ys[0], height)),
-          max(0.0, min(xs[1], width)), max(0.0, min(ys[1], height)))
+    sizes = (width, height, width, height)
+    px = tuple(max(0.0, min(float(v) * size / 1000.0, size)) for v, size in zip(box, sizes, strict=True))
     return px if px[2] > px[0] and px[3] > px[1] else None  # clipped, so finite
 
 
@@ -92,8 +89,6 @@ def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequenc
 OL_THRESHOLDS = np.array([0.5 + 0.05 * i for i in range(10)])
 #: IoU thresholds of Success AUC: 0, 0.05, ..., 1 (21 values).
 SUCCESS_THRESHOLDS = np.linspace(0.0, 1.0, 21)
-# GT labels the KITTI reader skips (harness ``vantage2d/utils.py:103-105``).
-_IGNORED_LABELS = ("dontcare", "misc", "ignore")
 
 
 def scale_box(box, width: float, height: float) -> tuple[float, float, float, float]:
@@ -105,9 +100,7 @@ def scale_box(box, width: float, height: float) -> tuple[float, float, float, fl
     box is kept (it can only be a false positive).
     Example: ``(-50, 100, 1200, 288)`` on 640 x 480 -> ``(0, 48, 640, 138)``.
     """
-    x1, y1, x2, y2 = (float(v) for v in box)
-    x1, x2 = int(x1 / 1000 * width), int(x2 / 1000 * width)
-    y1, y2 = int(y1 / 1000 * height), int(y2 / 1000 * height)
+    x1, y1, x2, y2 = (int(float(v) / 1000 * size) for v, size in zip(box, (width, height) * 2, strict=True))
     return (float(max(x1, 0)), float(max(y1, 0)), float(min(x2, width)), float(min(y2, height)))
 
 
@@ -119,10 +112,11 @@ def gt_person_boxes(objects, min_area: float = 0.0) -> list[tuple[float, ...]]:
     """The GT boxes the object-localization scorer keeps (harness ``astro_2d_dataset.py:277-310,540-548``).
 
     ``objects``: one image's GT, each a box ``[x1, y1, x2, y2]`` in pixels
-    (a person), a ``{"label", "bbox"}`` object as the harness's GT holds, or
-    a ``(box, label)`` pair. Labels are lower-cased; ``dontcare``/``misc``/
-    ``ignore`` objects are skipped, person/people/pedestrian become person,
-    and only persons with area >= ``min_area`` are kept.
+    (a person) or a ``{"label", "bbox"}`` object as the harness's GT holds.
+    Labels are lower-cased; person/people/pedestrian become person, and only
+    persons with area >= ``min_area`` are kept (the ``dontcare``/``misc``/
+    ``ignore`` objects the harness's KITTI reader skips, ``vantage2d/utils.py:103-105``,
+    are no persons either).
     """
     out = []
     for obj in objects:
@@ -130,14 +124,11 @@ def gt_person_boxes(objects, min_area: float = 0.0) -> list[tuple[float, ...]]:
             if "label" not in obj or "bbox" not in obj:
                 continue
             box, label = obj["bbox"], obj["label"]
-        elif len(obj) == 2 and not isinstance(obj[1], (int, float)):
-            box, label = obj
         else:
             box, label = obj, "person"
         if not isinstance(box, (list, tuple)) or len(box) < 4:
             continue
-        label = str(label).lower()
-        if label in _IGNORED_LABELS or person_label(label) != "person":
+        if person_label(str(label)) != "person":  # a null label is "none", as the harness writes it
             continue
         box = tuple(float(v) for v in box[:4])
         if _area(box) >= min_area:
@@ -169,20 +160,6 @@ def match_at_threshold(pred_boxes, gt_boxes, threshold: float) -> int:
     return tp
 
 
-def _f1(tp, fp, n_gt):
-    """Precision, recall and F1 as the harness computes them (``astro_2d_dataset.py:413-416``), elementwise."""
-    tp, fp, n_gt = (np.asarray(v, dtype=np.float64) for v in (tp, fp, n_gt))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(tp + fp > 0, tp / np.where(tp + fp > 0, tp + fp, 1), 0.0)
-        r = np.where(n_gt > 0, tp / np.where(n_gt > 0, n_gt, 1), 0.0)
-        return np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), 0.0)
-
-
-def _score_number(score) -> float:
-    """A detection's score as a number: itself when it is one (``bool`` too), else 1.0."""
-    return float_of(score) if isinstance(score, (int, float)) else 1.0
-
-
 def _by_score(boxes: list, mode: str) -> list:
     """``(box, score)`` pairs sorted by score, highest first, equal scores in answer order.
 
@@ -198,7 +175,8 @@ def _by_score(boxes: list, mode: str) -> list:
             return sorted(boxes, key=lambda p: p[1], reverse=True)
         except TypeError:
             pass
-    return sorted(boxes, key=lambda p: _score_number(p[1]), reverse=True)
+    # a score that is a number (``bool`` too) as it is, any other 1.0
+    return sorted(boxes, key=lambda p: float_of(p[1]) if isinstance(p[1], (int, float)) else 1.0, reverse=True)
 
 
 def localization_f1(truth: Sequence[Sequence], answers: Sequence[list | None],
@@ -230,8 +208,12 @@ def localization_f1(truth: Sequence[Sequence], answers: Sequence[list | None],
             counts[k, t] = (tp, len(px) - tp, len(gt_boxes))
 
     def f1(weights: np.ndarray) -> np.ndarray:  # (B, n) -> (B, thresholds)
+        # precision, recall and F1 as the harness computes them (astro_2d_dataset.py:413-416), 0 when undefined
         tp, fp, n_gt = np.moveaxis(np.tensordot(weights, counts, axes=(1, 0)), -1, 0)
-        return _f1(tp, fp, n_gt)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.where(tp + fp > 0, tp / np.where(tp + fp > 0, tp + fp, 1), 0.0)
+            r = np.where(n_gt > 0, tp / np.where(n_gt > 0, n_gt, 1), 0.0)
+            return np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), 0.0)
 
     point = f1(np.ones((1, len(truth))))[0] if len(truth) else np.full(len(OL_THRESHOLDS), np.nan)
     secondary = {"F1_mean_0.50:0.95": float(np.mean(point)), "F1@0.95": float(point[-1]),
@@ -271,10 +253,8 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
         gt, box = truth.get(k), answer.get(k)
         if gt is None and box is None:
             continue
-        if box is not None:
-            n_box += 1
-        else:
-            nulls += 1
+        n_box += box is not None
+        nulls += box is None
         ious.append(0.0 if gt is None or box is None else box_iou(box, gt))
         if gt is not None and box is not None:
             if previous is not None and box_iou(box, previous) >= 0.95:
@@ -287,7 +267,7 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
 
 
 def sot_success(truth: Sequence[Mapping], answers: Sequence[Mapping | None], n_frames: Sequence[int],
-                mode: str = "official", *, inclusive: bool = True) -> Score:
+                mode: str = "official") -> Score:
     """Success AUC over tracklets: the mean of per-tracklet AUC (resampling unit: the tracklet).
 
     ``truth``: per tracklet ``{k: GT box or None}``; ``answers``: per tracklet
@@ -297,11 +277,11 @@ def sot_success(truth: Sequence[Mapping], answers: Sequence[Mapping | None], n_f
     mean null rate and mean freeze rate.
     """
     mode = check_mode(mode)
-    rows = [sot_tracklet(t, a, n, inclusive=inclusive) for t, a, n in zip(truth, answers, n_frames)]
+    rows = [sot_tracklet(t, a, n) for t, a, n in zip(truth, answers, n_frames)]
     kept = [r for r in rows if r is not None]
     auc = np.array([r["auc"] for r in kept])
-    secondary = {"null_rate": float(np.mean([r["null_rate"] for r in kept])) if kept else float("nan"),
-                 "freeze_rate": float(np.mean([r["freeze_rate"] for r in kept])) if kept else float("nan")}
+    secondary = {key: float(np.mean([r[key] for r in kept])) if kept else float("nan")
+                 for key in ("null_rate", "freeze_rate")}
     notes = [f"{len(rows) - len(kept)} tracklets without a scored frame left out"] if len(kept) < len(rows) else []
     return Score(float(auc.mean()) if auc.size else float("nan"), secondary, n_units=auc.size, unit_values=auc,
                  notes=notes)

@@ -99,8 +99,8 @@ class BertScoreSimilarity:
     Raises ``CaptionModelUnavailable`` at once when the weights are not on disk.
     """
 
-    def __init__(self, model: str = BERTSCORE_MODEL, *, num_layers: int | None = None, batch_size: int = 64,
-                 device: str | None = None, cache_dir: str | Path | None = None):
+    def __init__(self, model: str = BERTSCORE_MODEL, *, num_layers: int | None = None, device: str | None = None,
+                 cache_dir: str | Path | None = None):
         folder = _cached_model_dir(model, cache_dir)
         if folder is None:
             raise CaptionModelUnavailable(
@@ -108,17 +108,10 @@ class BertScoreSimilarity:
                 "which are not on this machine and are never downloaded at run time. On a connected machine run "
                 "`huggingface-cli download FacebookAI/roberta-large --local-dir roberta-large` and pass that folder "
                 "as the model, or fill the Hugging Face cache; or score with METEOR (MeteorSimilarity).")
-        self.model = model
         self.folder = folder
         self.num_layers = num_layers or _BERTSCORE_LAYER
-        self.batch_size = batch_size
         self.device = device
         self._scorer = None
-
-    def config(self) -> dict:
-        """The settings that change a score."""
-        return {"similarity": "bertscore-f1", "model": self.model, "num_layers": self.num_layers,
-                "idf": False, "rescale_with_baseline": False}
 
     def __call__(self, gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
         m, n = len(gt), len(answer)
@@ -127,7 +120,7 @@ class BertScoreSimilarity:
         if self._scorer is None:
             from bert_score import BERTScorer
 
-            self._scorer = BERTScorer(model_type=self.folder, num_layers=self.num_layers, batch_size=self.batch_size,
+            self._scorer = BERTScorer(model_type=self.folder, num_layers=self.num_layers, batch_size=64,
                                       device=self.device, idf=False, rescale_with_baseline=False)
         cands = [answer[j] for i in range(m) for j in range(n)]
         refs = [gt[i] for i in range(m) for j in range(n)]
@@ -146,9 +139,6 @@ class MeteorSimilarity:
         if shutil.which("java") is None:
             raise CaptionModelUnavailable("METEOR needs Java (e.g. OpenJDK 17: apt-get install openjdk-17-jre-headless)")
         self._meteor = None
-
-    def config(self) -> dict:
-        return {"similarity": "meteor-1.5", "package": "pycocoevalcap"}
 
     def __call__(self, gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
         m, n = len(gt), len(answer)
@@ -175,15 +165,11 @@ SIMILARITIES = ("bertscore", "meteor", "token-f1", "exact")
 
 def make_similarity(name: str, model: str | None = None):
     """The caption similarity called ``name`` (one of ``SIMILARITIES``); ``model``: BERTScore's model or folder."""
-    if name == "bertscore":
-        return BertScoreSimilarity(model or BERTSCORE_MODEL)
-    if name == "meteor":
-        return MeteorSimilarity()
-    if name == "token-f1":
-        return token_f1_similarity
-    if name == "exact":
-        return exact_match_similarity
-    raise ValueError(f"unknown caption similarity {name!r}; choose one of {SIMILARITIES}")
+    makers = {"bertscore": lambda: BertScoreSimilarity(model or BERTSCORE_MODEL), "meteor": MeteorSimilarity,
+              "token-f1": lambda: token_f1_similarity, "exact": lambda: exact_match_similarity}
+    if name not in makers:
+        raise ValueError(f"unknown caption similarity {name!r}; choose one of {SIMILARITIES}")
+    return makers[name]()
 
 
 #: ``sim(gt_captions, answer_captions) -> (M, N)`` array, GT rows and answer columns (answers are the candidates).
@@ -286,28 +272,17 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
     pooled (harness ``vantage_dvc.py:312,328``; 0 with no pair, as there).
     """
     mode = check_mode(mode)
-    values, extra = [], {"iou_f1": [], "caption_f1": []}
-    pooled: list[float] = []
-    no_gt = dropped = 0
+    videos, no_gt, dropped = [], 0, 0
     for gt, ans in zip(truth, answers):
         if not gt:
             no_gt += 1
-            continue
-        if not ans:
-            if mode == "official":
-                dropped += 1
-            else:
-                values.append(0.0)
-                extra["iou_f1"].append(0.0)
-                extra["caption_f1"].append(0.0)
-            continue
-        video = soda_video(gt, ans, similarity)
-        values.append(video["soda_c"])
-        pooled.extend(video["pair_ious"])
-        for key, column in extra.items():
-            column.append(video[key])
-    values = np.asarray(values, dtype=np.float64)
-    secondary = {k: float(np.mean(v)) if v else float("nan") for k, v in extra.items()}
+        elif not ans and mode == "official":
+            dropped += 1
+        else:  # strict: a video without an event scores 0 throughout
+            videos.append(soda_video(gt, ans or [], similarity))
+    values = np.array([v["soda_c"] for v in videos], dtype=np.float64)
+    pooled = [iou for v in videos for iou in v["pair_ious"]]
+    secondary = {k: float(np.mean([v[k] for v in videos])) if videos else float("nan") for k in ("iou_f1", "caption_f1")}
     secondary["pair_miou"] = float(np.mean(pooled)) if pooled else 0.0
     secondary["n_pairs"] = len(pooled)
     notes = []

@@ -94,11 +94,7 @@ def parse_pointing(text: str, mode: str = "official", letters: str = _LETTERS) -
     found = re.findall(rf"\(([{letters}])\)|\b([{letters}])\b", text, flags=flags)
     if found:
         return "".join(found[-1]).upper()
-    if mode == "official":
-        for ch in text.upper():
-            if ch in letters:
-                return ch
-    return None
+    return next((ch for ch in text.upper() if ch in letters), None) if mode == "official" else None
 
 
 def parse_yes_no(text: str, mode: str = "official") -> str | None:
@@ -128,11 +124,9 @@ def parse_time(value, mode: str = "official") -> float | None:
     if not isinstance(value, str) or not re.fullmatch(_TIME, value.strip()):
         return None
     parts = [float(p) for p in value.strip().split(":")]
-    if len(parts) == 1:
+    if len(parts) == 3 and mode == "official":
         return parts[0]
-    if len(parts) == 2:
-        return 60 * parts[0] + parts[1]
-    return parts[0] if mode == "official" else 3600 * parts[0] + 60 * parts[1] + parts[2]
+    return sum(f * 60 ** (len(parts) - 1 - k) for k, f in enumerate(parts))
 
 
 def json_objects(text: str):
@@ -256,14 +250,13 @@ def parse_temporal(text: str, mode: str = "official", duration: float = 30.0) ->
         return None
     if mode == "official":
         return _temporal_official(text, float(duration))
-    for obj in json_objects(text):
-        if isinstance(obj, dict) and "start" in obj and "end" in obj:
-            start, end = parse_time(obj["start"], mode), parse_time(obj["end"], mode)
-            return None if start is None or end is None else (start, end)
-    times = re.findall(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?){1,2}", text)
-    if len(times) < 2:
-        return None
-    start, end = parse_time(times[0], mode), parse_time(times[1], mode)
+    pair = next(((obj["start"], obj["end"]) for obj in json_objects(text)
+                 if isinstance(obj, dict) and "start" in obj and "end" in obj), None)
+    if pair is None:
+        pair = re.findall(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?){1,2}", text)[:2]
+        if len(pair) < 2:
+            return None
+    start, end = (parse_time(v, mode) for v in pair)
     return None if start is None or end is None else (start, end)
 
 
@@ -286,8 +279,7 @@ def dvc_time(value, mode: str = "official") -> float | None:
     if isinstance(value, (int, float)):
         number = float_of(value)
     else:
-        text = str(value).strip()
-        parts = text.split(":") if ":" in text else [text]
+        parts = str(value).strip().split(":")
         if len(parts) > 3:
             return None
         try:
@@ -317,12 +309,10 @@ def _dvc_raw(text: str):
             except (ValueError, RecursionError):
                 continue
             return [value] if isinstance(value, dict) else value
-    out = [{"start": s, "end": e, "caption": c} for s, e, c in re.findall(
+    quoted = [{"start": s, "end": e, "caption": c} for s, e, c in re.findall(
         r'"start":\s*"([^"]+)".*?"end":\s*"([^"]+)".*?"caption":\s*"([^"]*)"', text, re.DOTALL)]
-    if not out:
-        out = [{"start": s, "end": e, "caption": c.strip()} for s, e, c in re.findall(
-            r"<(\d{2}:\d{2}:\d{2})><(\d{2}:\d{2}:\d{2})>\s*(.+)", text)]
-    return out
+    return quoted or [{"start": s, "end": e, "caption": c.strip()} for s, e, c in re.findall(
+        r"<(\d{2}:\d{2}:\d{2})><(\d{2}:\d{2}:\d{2})>\s*(.+)", text)]
 
 
 def _field(ev: dict, key: str, mode: str):

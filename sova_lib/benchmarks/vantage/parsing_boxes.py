@@ -58,7 +58,8 @@ def _list_of_fours(value) -> list[tuple[float, ...]]:
 
 
 def _refex_dict_boxes(d) -> list[tuple[float, ...]] | None:
-    """Boxes of one JSON object (harness ``grounding_2d_dataset.py:311-333``); ``None`` when it names none.
+    """Boxes of one JSON object (harness ``grounding_2d_dataset.py:311-333``); ``None`` when it names none,
+    ``IndexError`` when it names an empty list of them (the harness indexes ``extracted[0]``).
 
     Keys ``bbox``, ``bbox_2d``, ``bounding_box``, ``box``, ``coordinates`` in
     that order: four numbers, or a list of such lists; then ``box_2d``
@@ -74,7 +75,10 @@ def _refex_dict_boxes(d) -> list[tuple[float, ...]] | None:
             if box is not None:
                 return [box]
             if val and isinstance(val[0], list):
-                return _list_of_fours(val)
+                boxes = _list_of_fours(val)
+                if not boxes:
+                    raise IndexError("empty box list")
+                return boxes
     if "box_2d" in d:
         box = _four(d["box_2d"])
         if box is not None:
@@ -117,14 +121,7 @@ def _refex_json_boxes(data) -> list[tuple[float, ...]]:  # noqa: C901 - the harn
         if data and isinstance(data[0], list):
             return _list_of_fours(data)
         if data and isinstance(data[0], dict):
-            out = []
-            for item in data:
-                found = _refex_dict_boxes(item)
-                if found is None:
-                    continue
-                if not found:
-                    raise IndexError("empty box list")  # the harness indexes extracted[0]
-                out.extend(found)
+            out = [box for item in data for box in _refex_dict_boxes(item) or []]
             if out:
                 return out
         if data and isinstance(data[0], str):
@@ -140,8 +137,6 @@ def _refex_json_boxes(data) -> list[tuple[float, ...]]:  # noqa: C901 - the harn
                 return [tuple(float_of(x) for x in val)]
         found = _refex_dict_boxes(data)
         if found is not None:
-            if not found:
-                raise IndexError("empty box list")
             return found
     return []
 
@@ -219,13 +214,6 @@ def person_label(label) -> str:
     return "person" if label in PERSON_LABELS else label
 
 
-def _to_float(v) -> float | None:
-    try:
-        return float_of(v)
-    except (TypeError, ValueError):
-        return None
-
-
 def _loc_box(value) -> tuple[float, ...] | None:
     """A box of an object-localization answer (harness ``astro_2d_dataset.py:39-88``).
 
@@ -234,44 +222,31 @@ def _loc_box(value) -> tuple[float, ...] | None:
     or ``box_2d`` (taken as written), or ``x1..y2`` / ``xmin..ymax`` keys.
     """
     def four(vals):
-        out = [_to_float(v) for v in vals]
-        return tuple(out) if all(v is not None for v in out) else None
+        try:
+            return tuple(float_of(v) for v in vals)
+        except (TypeError, ValueError):
+            return None
 
     if isinstance(value, (list, tuple)):
         return four(value[:4]) if len(value) >= 4 else None
-    if isinstance(value, dict):
-        for key in ("bbox", "box", "pred_bbox", "bbox_2d", "box_2d"):
-            val = value.get(key)
-            if isinstance(val, (list, tuple)) and len(val) >= 4:
-                box = four(val[:4])
-                if box is not None:
-                    return box
-        for keys in (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax")):
-            if all(k in value for k in keys):
-                box = four([value[k] for k in keys])
-                if box is not None:
-                    return box
-    return None
-
-
-def _localization_json(text: str):
-    """The JSON value of an object-localization answer (harness ``vantage2d/utils.py:124-163``): the text
-    of a ```` ```json ```` block (to the end when unclosed), else from the first ``[`` to the last ``]``."""
-    body = _json_part(text, "[", "]")
-    try:
-        return None if body is None else json.loads(body)
-    except (ValueError, RecursionError):
+    if not isinstance(value, dict):
         return None
+    lists = [value.get(key) for key in ("bbox", "box", "pred_bbox", "bbox_2d", "box_2d")]
+    corners = [[value[k] for k in keys] for keys in (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax"))
+               if all(k in value for k in keys)]
+    boxes = (four(v[:4]) for v in lists + corners if isinstance(v, (list, tuple)) and len(v) >= 4)
+    return next((box for box in boxes if box is not None), None)
 
 
 def parse_localization(text: str, mode: str = "official") -> list[Detection] | None:
     """The boxes of an object-localization answer (harness ``vantage2d/astro_2d_dataset.py:490-536``).
 
-    The JSON value (``_localization_json``) as a list (an object is a list
-    of one). A list entry is a box labelled person; an object entry takes
-    its box from the first of ``bbox_2d``, ``box_2d`` (``[y1, x1, y2, x2]``,
-    so ``yx`` is set) and ``bbox`` it has (an unreadable one drops the entry),
-    its ``label`` through ``person_label`` and its ``score`` (else
+    The JSON value (harness ``vantage2d/utils.py:124-163``: the text of a
+    ```` ```json ```` block, to the end when unclosed, else from the first
+    ``[`` to the last ``]``) as a list (an object is a list of one). A list
+    entry is a box labelled person; an object entry takes its box from the
+    first of ``bbox_2d``, ``box_2d`` (``[y1, x1, y2, x2]``, so ``yx`` is set)
+    and ``bbox`` it has (an unreadable one drops the entry), its ``label`` through ``person_label`` and its ``score`` (else
     ``confidence``, else 1) as written (``astro_2d_dataset.py:532-536``;
     the metric sorts by it). Other entries are left out, and so is a box with
     a number that is not finite (the harness stops on its ``int(nan)``,
@@ -282,7 +257,11 @@ def parse_localization(text: str, mode: str = "official") -> list[Detection] | N
     mode = check_mode(mode)
     if not isinstance(text, str):
         return None
-    value = _localization_json(text)
+    body = _json_part(text, "[", "]")
+    try:
+        value = None if body is None else json.loads(body)
+    except (ValueError, RecursionError):
+        return None
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list):
@@ -356,9 +335,9 @@ def parse_sot(text: str, n_frames: int, mode: str = "official") -> dict[int, tup
     else:
         for key, value in parsed.items():
             m = re.search(r"(\d+)", str(key))
-            if not m or not 1 <= int(m.group(1)) < n_frames:
+            k = int(m.group(1)) if m else 0
+            if not 1 <= k < n_frames:
                 continue
-            k = int(m.group(1))
             try:
                 found[k] = _sot_clipped([float_of(v) for v in value[:4]]) if (
                     isinstance(value, (list, tuple)) and len(value) >= 4) else None

@@ -110,10 +110,8 @@ def render_prompt(item: VantageItem, n_frames: int = DEFAULT_FRAMES) -> Rendered
     """The prompt of ``item`` for a backend that receives ``n_frames`` frames (videos) or the item's image(s)."""
     task = item.task
     if task in VIDEO_TASKS:
-        parts = [FRAME_PREFIX.format(n=n_frames), item.question]
-        if task == "vqa":
-            parts.append(_options(item))
-        parts.append(INSTRUCTIONS[task])
+        parts = [FRAME_PREFIX.format(n=n_frames), item.question, _options(item) if task == "vqa" else "",
+                 INSTRUCTIONS[task]]
         # Frame-list backends drop event verification's system prompt (harness behaviour).
         return RenderedPrompt("\n".join(p for p in parts if p), None, f"{n_frames} video frames")
     if task == "sot":
@@ -217,15 +215,12 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     wrapped = PromptedDescriber(describer, prompts, settings)
     runner_items = [Item(key, _resolve(media_root, it.media[0]), is_video=it.task in VIDEO_TASKS)
                     for key, it in by_id.items()]
-
-    def loader(item: Item, fps: float):
-        return load_media(by_id[item.id], media_root, n_frames)
-
     template = Prompt(f"vantage-{task}", INSTRUCTIONS[task], INSTRUCTIONS[task], None)
     # No sampling rate: videos get a fixed number of frames, named by the sampler version.
     return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=None,
                           sampler_version=f"vantage-uniform-{n_frames}", crop_source="none",
-                          loader=loader, run=run, details={"benchmark": "vantage", **settings})
+                          loader=lambda item, fps: load_media(by_id[item.id], media_root, n_frames),
+                          run=run, details={"benchmark": "vantage", **settings})
 
 
 def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT_FRAMES) -> dict[str, str]:
@@ -235,9 +230,4 @@ def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT
         done = dict(cache.done)
     finally:
         cache.close()
-    out = {}
-    for it in items:
-        key = cache_id(it, render_prompt(it, n_frames))
-        if key in done:
-            out[it.id] = done[key]
-    return out
+    return {it.id: done[key] for it in items if (key := cache_id(it, render_prompt(it, n_frames))) in done}

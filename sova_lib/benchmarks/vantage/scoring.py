@@ -124,8 +124,7 @@ class VantageResult:
 
 
 def _swap(task: str, parsed):
-    if parsed is None:
-        return None
+    """A parsed answer's boxes x-first (a ``yxyx`` submission)."""
     if task == "refex":
         return [swap_yxyx(b) for b in parsed]
     if task == "astro":  # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
@@ -195,11 +194,8 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
     extra = set(answers) - {g.id for g in gts}
     if extra:
         notes.append(f"{len(extra)} answers have no GT id and were ignored")
-
-    def pct(v):
-        return 100.0 * v if isinstance(v, float) else v
-
-    secondary = {k: (v if k.startswith("n_") or k == "boxes_per_answer" else pct(v)) for k, v in score.secondary.items()}
+    secondary = {k: (100.0 * v if isinstance(v, float) and not k.startswith("n_") and k != "boxes_per_answer" else v)
+                 for k, v in score.secondary.items()}
     return VantageResult(task=task, metric=spec.metric, value=100.0 * score.value, mode=mode, n_items=len(gts),
                          n_parsed=n_parsed, n_scored=score.n_units, ci_unit=spec.unit, tie_rule=spec.tie_rule,
                          ci=None if ci is None else (100.0 * ci[0], 100.0 * ci[1]),

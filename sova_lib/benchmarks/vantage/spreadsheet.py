@@ -57,7 +57,7 @@ are applied to them all the same.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 __all__ = ["MISSING_TEXTS", "answer_text", "read_back", "round_trip"]
 
@@ -80,8 +80,6 @@ def _utf16_length(text: str) -> int:
 
 def _cut(text: str, limit: int = _MAX_TEXT) -> str:
     """``text`` cut to at most ``limit`` UTF-16 units, never inside a character (rule 4)."""
-    if _utf16_length(text) <= limit:
-        return text
     units = 0
     for k, char in enumerate(text):
         units += 2 if ord(char) > 0xFFFF else 1
@@ -92,10 +90,8 @@ def _cut(text: str, limit: int = _MAX_TEXT) -> str:
 
 def _link_text(text: str) -> str:
     """The text a hyperlink cell keeps (rule 3)."""
-    if text.startswith("mailto:"):
-        return text.replace("mailto:", "", 1)
-    if text.startswith("internal:"):
-        return text.replace("internal:", "", 1)
+    if text.startswith(("mailto:", "internal:")):
+        return text.partition(":")[2]
     if text.startswith(("file://", "external:")):
         path = text.replace("external:", "file:///", 1).replace("file:///", "", 1).replace("file://", "", 1)
         return path.replace("/", "\\")
@@ -142,7 +138,7 @@ def answer_text(value) -> str | None:
     return None if value is None else str(value)
 
 
-def round_trip(answers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str | None]:
+def round_trip(answers: Mapping[str, str]) -> dict[str, str | None]:
     """Answer id -> the text each evaluator parses after the round trip (``answer_text(read_back(...))``).
 
     ``answers`` in the submission's order (the order the spreadsheet's rows
@@ -151,7 +147,7 @@ def round_trip(answers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[s
     """
     out: dict[str, str | None] = {}
     links = 0
-    for key, text in (answers.items() if isinstance(answers, Mapping) else answers):
+    for key, text in answers.items():
         if not isinstance(text, str):
             out[key] = text
             continue

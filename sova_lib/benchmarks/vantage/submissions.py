@@ -38,7 +38,7 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, jsonl_objects
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, jsonl_objects, turn_value
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, ID_PATTERNS, submission_id, task_key
 from sova_lib.storage import json_line, lines, read_text, write_text
 
@@ -116,10 +116,9 @@ def check_submission(path, task: str, expected_ids: Iterable[str] | None = None)
         problems.append(f"{path}: no record")
     if expected_ids is not None:
         expected = set(expected_ids)
-        for rid in sorted(expected - set(seen)):
-            problems.append(f"{path}, id {rid}: no record for this ground-truth id")
-        for rid in sorted(set(seen) - expected):
-            problems.append(f"{path}, line {seen[rid]}, id {rid}: not an id of the ground truth")
+        problems += [f"{path}, id {rid}: no record for this ground-truth id" for rid in sorted(expected - set(seen))]
+        problems += [f"{path}, line {seen[rid]}, id {rid}: not an id of the ground truth"
+                     for rid in sorted(set(seen) - expected)]
     return problems
 
 
@@ -161,18 +160,6 @@ def write_submission(path, task: str, answers: Mapping[str, str], *, model: str,
     return path
 
 
-def _assistant_text(rec: dict, path, line: int) -> str:
-    """The assistant answer: the ``value`` of the turn ``from`` the assistant (JSON text when it is not a string)."""
-    turns = rec.get("conversations")
-    if not isinstance(turns, list):
-        raise VantageDataError(path, line, "conversations", "expected a list of {from, value} turns")
-    for turn in turns:
-        if isinstance(turn, dict) and turn.get("from") == "assistant" and "value" in turn:
-            value = turn["value"]
-            return value if isinstance(value, str) else json.dumps(value)
-    raise VantageDataError(path, line, "conversations", "no turn from 'assistant' with a 'value'")
-
-
 def read_submission(path) -> tuple[dict[str, str], dict]:
     """``(answers, info)`` of a submission JSONL: id -> raw answer, and ``{task, model, box_coord_order}``.
 
@@ -200,6 +187,7 @@ def read_submission(path) -> tuple[dict[str, str], dict]:
         info = this
         if str(rec["id"]) in answers:
             raise VantageDataError(path, line, "id", f"id {rec['id']} appears twice")
-        answers[str(rec["id"])] = _assistant_text(rec, path, line)
+        value = turn_value(rec, "assistant", path, line)  # the raw answer; JSON text when it is not a string
+        answers[str(rec["id"])] = value if isinstance(value, str) else json.dumps(value)
     return answers, info
 

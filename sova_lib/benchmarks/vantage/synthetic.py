@@ -29,13 +29,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sova_lib.benchmarks.vantage.api import describe
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
-from sova_lib.benchmarks.vantage.inputs import TSV_COLUMNS, read_items
+from sova_lib.benchmarks.vantage.inputs import TSV_COLUMNS
 from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
 from sova_lib.benchmarks.vantage.parsing import check_mode
-from sova_lib.benchmarks.vantage.run import cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import score_answers
-from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id, submission_answers
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id
 from sova_lib.describe.contract import DescribeRequest
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.storage import write_text
@@ -163,10 +163,8 @@ def street_run(describer, tsvs: dict, work_dir, answers_dir, *, media_root, n_fr
     """
     results, shown = {}, {}
     for task, tsv in tsvs.items():
-        items = read_items(task, tsv)
-        run = describe_task(describer, task, items, answers_dir, media_root=media_root, n_frames=n_frames,
-                            run=RunOptions(show_progress=False, verbose=False))
-        answers = submission_answers(items, cached_answers(run.folder, items, n_frames))
+        answers = describe(describer, task, tsv, answers_dir, media_root=media_root, frames=n_frames,
+                           run=RunOptions(show_progress=False, verbose=False)).answers
         shown[task] = next(iter(answers.values()))
         truth = read_ground_truth(Path(work_dir) / f"{task}_gt.jsonl", task)
         results[task] = score_answers(task, truth, answers, mode=mode, rng=rng, n_resamples=n_resamples,

@@ -53,8 +53,8 @@ from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_dvc, parse_p
 from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex, parse_sot
 
 __all__ = [
-    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "get_task", "image_stem",
-    "make_id", "sot_id", "submission_answers", "submission_id", "task_key", "video_stem"
+    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "get_task", "make_id",
+    "sot_id", "submission_answers", "submission_id", "task_key"
 ]
 
 #: Library key -> the canonical task string of submission and ground-truth records.
@@ -97,21 +97,6 @@ def canonical_task(name: str) -> str:
     return CANONICAL_TASKS[task_key(name)]
 
 
-def video_stem(video: str) -> str:
-    """``video`` without one trailing ``.mp4`` (nothing else changes: folders stay)."""
-    video = str(video)
-    return video[:-4] if video.endswith(".mp4") else video
-
-
-def image_stem(image: str) -> str:
-    """``image`` without one trailing ``.jpg``, ``.jpeg`` or ``.png`` (any case)."""
-    image = str(image)
-    for ext in (".jpeg", ".jpg", ".png"):
-        if image.lower().endswith(ext):
-            return image[: -len(ext)]
-    return image
-
-
 def sot_id(sequence: str) -> str:
     """A tracking sequence's id: its folder name, the public ``__<frame>__obj`` spelling made canonical."""
     m = _SOT_PUBLIC.match(str(sequence))
@@ -134,12 +119,12 @@ def make_id(task: str, media: str, index) -> str:
         number = int(index)
     except (TypeError, ValueError):
         raise ValueError(f"a {CANONICAL_TASKS[key]} id needs an integer index, got {index!r}") from None
+    media = str(media)
     if key in ("vqa", "event_verification", "temporal", "dvc"):
-        stem = video_stem(media)
-    elif key in ("pointing", "astro"):
-        stem = image_stem(os.path.basename(str(media)))
-    else:
-        stem = image_stem(media)
+        stem = media.removesuffix(".mp4")  # folders stay
+    else:  # one trailing .jpg, .jpeg or .png, any case; pointing and object localization keep the base name only
+        stem = re.sub(r"\.(?:jpe?g|png)\Z", "", os.path.basename(media) if key in ("pointing", "astro") else media,
+                      flags=re.IGNORECASE)
     return f"{stem}__{_TAGS[key]}_{number:06d}"
 
 
@@ -185,16 +170,6 @@ class Task:
     left_out: Callable[[str, str], int] | None = None
 
 
-def _dvc_parse(text, mode, gt):
-    parsed = parse_dvc(text, mode)
-    return None if parsed is None else parsed[0]
-
-
-def _dvc_left_out(text, mode):
-    parsed = parse_dvc(text, mode)
-    return 0 if parsed is None else parsed[1]
-
-
 TASKS: dict[str, Task] = {t.key: t for t in (
     Task("vqa", "Video question answering", "accuracy", "item", "none (one letter per answer)",
          lambda text, mode, gt: parse_choice(text, mode),
@@ -208,9 +183,10 @@ TASKS: dict[str, Task] = {t.key: t for t in (
              [g.value for g in gts], parsed, [g.extra["duration"] for g in gts],
              [g.media or g.id for g in gts], mode)),
     Task("dvc", "Dense video captioning", "SODA_c", "video",
-         "DP argmax ties go up, then left, then diagonal (harness backtracking)", _dvc_parse,
+         "DP argmax ties go up, then left, then diagonal (harness backtracking)",
+         lambda text, mode, gt: (parse_dvc(text, mode) or (None, 0))[0],  # parse_dvc: (events, n_bad) or None
          lambda gts, parsed, mode, sim=None: soda_c([g.value for g in gts], parsed, _need(sim), mode),
-         left_out=_dvc_left_out),
+         left_out=lambda text, mode: (parse_dvc(text, mode) or (None, 0))[1]),
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
          lambda text, mode, gt: parse_refex(text, mode),
          lambda gts, parsed, mode, sim=None: refex_iou([g.value for g in gts], parsed, _sizes(gts), mode),
