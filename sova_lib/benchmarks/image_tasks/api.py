@@ -79,8 +79,7 @@ def evaluate(task: str, *, descriptions=None, embeddings=None, baseline: str | N
             result = oracle(task, found, made, bootstrap=bootstrap, seed=seed)
         else:
             texts = read_descriptions(descriptions)
-            cut = {key: text[:max_chars] for key, text in texts.items()}
-            result = score_descriptions(task, found, cut, made, sentences=sentences, **common)
+            result = score_descriptions(task, found, texts, made, sentences=sentences, max_chars=max_chars, **common)
             result.notes.extend(cut_note(texts, max_chars))
     kind = "baseline" if baseline else ("embeddings" if embeddings is not None else "description cache")
     result.to_record = partial(result.to_record, kind=kind, source=baseline or str(embeddings or descriptions),

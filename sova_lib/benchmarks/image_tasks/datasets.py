@@ -32,9 +32,6 @@ from sova_lib.storage import lines, read_text
 __all__ = ["DATASETS", "ChoiceItem", "Dataset", "annotation_path", "image_key", "load", "load_countbench",
            "load_visual7w_count", "load_vsr", "load_whatsup", "vendored_vsr"]
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
-
-
 @dataclass(frozen=True)
 class ChoiceItem:
     """One multiple-choice item: ``choices[answer]`` is the correct sentence.
