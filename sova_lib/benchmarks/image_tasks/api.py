@@ -20,7 +20,7 @@ from sova_lib.benchmarks.image_tasks.accuracy import (
     score_descriptions,
     score_vectors,
 )
-from sova_lib.benchmarks.image_tasks.datasets import load
+from sova_lib.benchmarks.image_tasks.datasets import image_key, load
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import MAX_TEXT_CHARS, cut_note, read_descriptions, read_embeddings
@@ -40,7 +40,7 @@ def items(images: str) -> list[Item]:
         raise ValueError(f"--images {images!r} matches no image file ({', '.join(sorted(IMAGE_SUFFIXES))})")
     owners: dict = {}
     for f in files:
-        key = int(f.stem) if f.stem.isdigit() else f.stem
+        key = image_key(f)
         if key in owners:
             raise ValueError(f"--images: {owners[key]} and {f} have the same id {key!r}; ids are file stems")
         owners[key] = f
