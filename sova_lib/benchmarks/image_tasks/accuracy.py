@@ -28,8 +28,8 @@ import numpy as np
 
 from sova_lib import metrics
 from sova_lib.benchmarks.image_tasks.datasets import ChoiceItem, image_key
+from sova_lib.item_vectors import MAX_TEXT_CHARS, embed_descriptions
 from sova_lib.records import make_record
-from sova_lib.sentences import split
 from sova_lib.similarity import ItemVectors, l2_normalize, set_similarity
 
 __all__ = ["BENCHMARK", "TIE_RULE", "ImageTaskResult", "accuracy", "chance", "choice_scores", "embed_choices", "oracle",
@@ -197,22 +197,18 @@ def score_vectors(task: str, items: list[ChoiceItem], images: ItemVectors, choic
 
 
 def score_descriptions(task: str, items: list[ChoiceItem], texts: dict, encoder, *, sentences: bool = True,
-                       allow_missing: bool = False, bootstrap: int = 0, seed: int = 0) -> ImageTaskResult:
+                       max_chars: int = MAX_TEXT_CHARS, allow_missing: bool = False, bootstrap: int = 0,
+                       seed: int = 0) -> ImageTaskResult:
     """Accuracy of the MLLM-to-Embedding framework from image descriptions.
 
-    ``texts``: image key -> description. Each description is split into
-    sentences (``sentences=False``: kept whole, the Table 5 ablation), each
-    sentence and each choice embedded by ``encoder`` (``SentenceEncoder``),
-    and each choice scored by its maximum cosine to the sentences.
+    ``texts``: image key -> description, of which the first ``max_chars``
+    characters are read. Each description is split into sentences
+    (``sentences=False``: kept whole, the Table 5 ablation), each sentence and
+    each choice embedded by ``encoder`` (``SentenceEncoder``), and each choice
+    scored by its maximum cosine to the sentences
+    (``sova_lib.item_vectors.embed_descriptions``).
     """
-    keys = list(texts)
-    pieces = [split(texts[k], sentences=sentences) for k in keys]
-    flat = [s for p in pieces for s in p]
-    unique = list(dict.fromkeys(flat))
-    row = {s: r for r, s in enumerate(unique)}
-    vectors = np.asarray(encoder.encode(unique), dtype=np.float32)[[row[s] for s in flat]]
-    owner = np.repeat(np.arange(len(keys)), [len(p) for p in pieces])
-    images = ItemVectors(np.array(keys, dtype=object), owner, vectors)
+    images = embed_descriptions(texts, encoder, sentences=sentences, max_chars=max_chars)
     choices, item_of = embed_choices(items, encoder.encode)
     return score_vectors(task, items, images, choices, item_of, allow_missing=allow_missing,
                          bootstrap=bootstrap, seed=seed, text_split="sentences+max" if sentences else "whole text")

@@ -20,7 +20,7 @@ from sova_lib.benchmarks.image_tasks.accuracy import (
     score_descriptions,
     score_vectors,
 )
-from sova_lib.benchmarks.image_tasks.datasets import load
+from sova_lib.benchmarks.image_tasks.datasets import image_key, load
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import MAX_TEXT_CHARS, cut_note, read_descriptions, read_embeddings
@@ -40,7 +40,7 @@ def items(images: str) -> list[Item]:
         raise ValueError(f"--images {images!r} matches no image file ({', '.join(sorted(IMAGE_SUFFIXES))})")
     owners: dict = {}
     for f in files:
-        key = int(f.stem) if f.stem.isdigit() else f.stem
+        key = image_key(f)
         if key in owners:
             raise ValueError(f"--images: {owners[key]} and {f} have the same id {key!r}; ids are file stems")
         owners[key] = f
@@ -79,8 +79,7 @@ def evaluate(task: str, *, descriptions=None, embeddings=None, baseline: str | N
             result = oracle(task, found, made, bootstrap=bootstrap, seed=seed)
         else:
             texts = read_descriptions(descriptions)
-            cut = {key: text[:max_chars] for key, text in texts.items()}
-            result = score_descriptions(task, found, cut, made, sentences=sentences, **common)
+            result = score_descriptions(task, found, texts, made, sentences=sentences, max_chars=max_chars, **common)
             result.notes.extend(cut_note(texts, max_chars))
     kind = "baseline" if baseline else ("embeddings" if embeddings is not None else "description cache")
     result.to_record = partial(result.to_record, kind=kind, source=baseline or str(embeddings or descriptions),

@@ -32,9 +32,6 @@ from sova_lib.storage import lines, read_text
 __all__ = ["DATASETS", "ChoiceItem", "Dataset", "annotation_path", "image_key", "load", "load_countbench",
            "load_visual7w_count", "load_vsr", "load_whatsup", "vendored_vsr"]
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
-
-
 @dataclass(frozen=True)
 class ChoiceItem:
     """One multiple-choice item: ``choices[answer]`` is the correct sentence.
@@ -77,18 +74,13 @@ class Dataset:
 
 #: Dataset name -> ``Dataset``. Names are also the evaluation protocol names.
 DATASETS: dict[str, Dataset] = {d.name: d for d in [
-    Dataset("vsr-zeroshot", "VSR", "spatial", "zeroshot_test.jsonl",
-            "github.com/cambridgeltl/visual-spatial-reasoning data/splits/zeroshot/test.jsonl",
-            "task-aware-vsr", vendored=True),
-    Dataset("vsr-random", "VSR (random split)", "spatial", "random_test.jsonl",
-            "github.com/cambridgeltl/visual-spatial-reasoning data/splits/random/test.jsonl",
-            "task-aware-vsr", vendored=True),
-    Dataset("whatsup-a", "What's Up A", "spatial", "controlled_images_dataset.json",
-            "github.com/amitakamath/whatsup_vlms (Google Drive id 1ap8mmmpQjLIjPGuplkpBgc1hoEHCj4hm)",
-            "task-aware-whatsup"),
-    Dataset("whatsup-b", "What's Up B", "spatial", "controlled_clevr_dataset.json",
-            "github.com/amitakamath/whatsup_vlms (Google Drive id 1unNNosLbdy9NDjgj4l8fsQP3WiAAGA6z)",
-            "task-aware-whatsup"),
+    *(Dataset(f"vsr-{split}", column, "spatial", f"{split}_test.jsonl",
+              f"github.com/cambridgeltl/visual-spatial-reasoning data/splits/{split}/test.jsonl", "task-aware-vsr",
+              vendored=True) for split, column in (("zeroshot", "VSR"), ("random", "VSR (random split)"))),
+    *(Dataset(f"whatsup-{subset.lower()}", f"What's Up {subset}", "spatial", f"controlled_{kind}_dataset.json",
+              f"github.com/amitakamath/whatsup_vlms (Google Drive id {drive_id})", "task-aware-whatsup")
+      for subset, kind, drive_id in (("A", "images", "1ap8mmmpQjLIjPGuplkpBgc1hoEHCj4hm"),
+                                     ("B", "clevr", "1unNNosLbdy9NDjgj4l8fsQP3WiAAGA6z"))),
     Dataset("countbench", "CountBench", "count", "CountBench.json",
             "github.com/teaching-clip-to-count/teaching-clip-to-count.github.io CountBench.json",
             "task-aware-countbench"),

@@ -181,9 +181,8 @@ def _marked_queries(videos: VideoIds, by_id: dict) -> tuple[dict, list]:
     A query is a ``videos.json`` record with ``is_query == 1`` whose video
     has a kept ``queries_en.json`` record (cuvr.py:100).
     """
-    query_order = [q for q in dict.fromkeys(videos.marked) if q in by_id]
-    not_marked = [q for q in by_id if q not in set(query_order)]
-    return {q: by_id[q] for q in query_order}, not_marked
+    marked = set(videos.marked)
+    return {q: by_id[q] for q in dict.fromkeys(videos.marked) if q in by_id}, [q for q in by_id if q not in marked]
 
 
 def _tag_prompts(by_query: dict) -> tuple[dict, int, int]:

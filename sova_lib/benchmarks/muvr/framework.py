@@ -30,7 +30,7 @@ from sova_lib.item_vectors import embed_descriptions
 from sova_lib.video import probe
 
 __all__ = ["MAX_WINDOWS", "WINDOW_SECONDS", "describe_windows", "framework_vectors",
-           "pool_windows", "window_items", "window_spec", "windows"]
+           "pool_windows", "window_spec", "windows"]
 
 WINDOW_SECONDS = 12.0
 MAX_WINDOWS = 10
@@ -58,9 +58,13 @@ def windows(num_frames: int, fps: float, *, seconds: float = WINDOW_SECONDS,
     return out
 
 
-def window_items(video_ids, video_root: str | Path, *, seconds: float = WINDOW_SECONDS,
-                 max_windows: int = MAX_WINDOWS) -> list[Item]:
-    """One runner ``Item`` per window of each video; a video not found or unreadable gives an item with its error."""
+def describe_windows(describer, video_ids, video_root: str | Path, cache_dir: str | Path, *, prompt, fps: float = 1.0,
+                     seconds: float = WINDOW_SECONDS, max_windows: int = MAX_WINDOWS, **options):
+    """Describe every window of ``video_ids`` into a description cache; returns the runner's ``RunSummary``.
+
+    Each window is one runner ``Item``; a video not found or unreadable gives one item with its error, which
+    the runner records in the cache's ``errors.jsonl``.
+    """
     items = []
     for vid in video_ids:
         try:
@@ -73,13 +77,6 @@ def window_items(video_ids, video_root: str | Path, *, seconds: float = WINDOW_S
             continue
         for k, window in enumerate(windows(info.num_frames, info.fps, seconds=seconds, max_windows=max_windows)):
             items.append(Item(f"{vid}@{k}", path, window=window, is_video=True))
-    return items
-
-
-def describe_windows(describer, video_ids, video_root: str | Path, cache_dir: str | Path, *, prompt, fps: float = 1.0,
-                     seconds: float = WINDOW_SECONDS, max_windows: int = MAX_WINDOWS, **options):
-    """Describe every window of ``video_ids`` into a description cache; returns the runner's ``RunSummary``."""
-    items = window_items(video_ids, video_root, seconds=seconds, max_windows=max_windows)
     return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps,
                           crop_source=window_spec(seconds, max_windows), **options)
 

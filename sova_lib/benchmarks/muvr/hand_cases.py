@@ -68,9 +68,8 @@ def hand_cases() -> list[dict]:
     rows = []
 
     def add(case, quantity, computed, expected):
-        exact = expected if isinstance(expected, float) else float(expected)
         rows.append({"case": case, "quantity": quantity, "computed": round(float(computed), 4),
-                     "by hand": str(expected) if isinstance(expected, Fraction) else round(exact, 4)})
+                     "by hand": str(expected) if isinstance(expected, Fraction) else round(float(expected), 4)})
 
     s1, r1 = np.array([[.9, .8, .7, .6, 0]]), np.array([[1, 0, 1, 0, 1]], bool)
     v1 = np.array([[1, 1, 1, 1, 0]], bool)

@@ -50,7 +50,9 @@ TIES = ("expected", "optimistic", "pessimistic", "gallery-order")
 KS = (200, 500, 1000, 2000)
 
 
-def _arrays(scores, relevant, valid, n_positive):
+def _arrays(scores, relevant, valid, n_positive, ties):
+    if ties not in TIES:
+        raise ValueError(f"unknown tie rule {ties!r}; choose one of {TIES}")
     scores = np.asarray(scores)
     relevant = np.asarray(relevant, dtype=bool)
     valid = np.ones(scores.shape, bool) if valid is None else np.asarray(valid, dtype=bool)
@@ -65,11 +67,6 @@ def _arrays(scores, relevant, valid, n_positive):
     return scores, relevant, valid, n_positive, n_scored
 
 
-def _tie_rule(ties: str) -> None:
-    if ties not in TIES:
-        raise ValueError(f"unknown tie rule {ties!r}; choose one of {TIES}")
-
-
 def average_precision_misses(scores, relevant, valid=None, n_positive=None, *, ties: str = "expected") -> np.ndarray:
     """AP of each query, ``(Q,)`` in [0, 1]: ``(1/|G_q|) * sum over ranked positives of precision at their rank``.
 
@@ -77,8 +74,7 @@ def average_precision_misses(scores, relevant, valid=None, n_positive=None, *, t
     ``|G_q|``, so unscored positives are misses. Example (spec Sec. 6, case 1):
     positives a, c, e; a .9, b .8, c .7, d .6, e unscored: ``(1 + 2/3) / 3 = 5/9``.
     """
-    _tie_rule(ties)
-    scores, relevant, valid, n_positive, n_scored = _arrays(scores, relevant, valid, n_positive)
+    scores, relevant, valid, n_positive, n_scored = _arrays(scores, relevant, valid, n_positive, ties)
     rule = "stable" if ties == "gallery-order" else ties  # a stable descending sort keeps gallery order
     ap = average_precision_rows(scores, relevant, valid, ties=rule)
     sums = np.where(n_scored > 0, np.nan_to_num(ap) * n_scored, 0.0)
@@ -93,8 +89,7 @@ def recall_at_k(scores, relevant, valid=None, n_positive=None, *, ks=KS, ties: s
     (expected), ``min(r, m)`` (optimistic) or ``max(0, m - (n - r))``
     (pessimistic). A ``k`` beyond the ranked count takes every ranked positive.
     """
-    _tie_rule(ties)
-    scores, relevant, valid, n_positive, n_scored = _arrays(scores, relevant, valid, n_positive)
+    scores, relevant, valid, n_positive, n_scored = _arrays(scores, relevant, valid, n_positive, ties)
     key = np.where(valid, scores.astype(np.float64), -np.inf)
     n_valid = valid.sum(axis=1)
     out = np.zeros((scores.shape[0], len(ks)))
@@ -136,8 +131,7 @@ def unified_ap(scores, relevant, valid=None, n_positive=None, *, ties: str = "ex
     tied, ``r`` positives tied, ``b`` positives above):
     ``(r/n) * sum_{k=1..n} (b + 1 + (k-1)(r-1)/(n-1)) / (a+k)``.
     """
-    _tie_rule(ties)
-    scores, relevant, valid, n_positive, _ = _arrays(scores, relevant, valid, n_positive)
+    scores, relevant, valid, n_positive, _ = _arrays(scores, relevant, valid, n_positive, ties)
     total = int(n_positive.sum())
     if total == 0:
         return 0.0

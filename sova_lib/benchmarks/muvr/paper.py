@@ -67,9 +67,7 @@ def tables_7_and_8(computed: dict) -> tuple:
 
 
 def _flatten(result) -> dict:
-    values = dict(result.metrics)
-    values.update({p: v["mAP"] for p, v in result.per_partition.items()})
-    return values
+    return {**result.metrics, **{p: v["mAP"] for p, v in result.per_partition.items()}}
 
 
 def released_feature_tables(data_root, features_root, *, models=tuple(RELEASED_FEATURES), partitions=PARTITIONS,

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -249,8 +249,7 @@ class QAResult:
                          for subset, value in self.accuracy.items())
 
     def to_json(self) -> dict:
-        return {"parse": self.parse, "accuracy": self.accuracy, "reranking_score": self.reranking_score,
-                "n_questions": self.n_questions, "unparseable": self.unparseable, "notes": self.notes}
+        return asdict(self)
 
     def to_record(self, *, kind: str, source: str, bootstrap: int, seed: int, **context) -> dict:
         """These answers' scores as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
@@ -287,16 +286,10 @@ def score_answers(questions: list[QAQuestion], answers: dict, *, parse: str = "o
     missing = [q.id for q in questions if q.id not in answers]
     if missing:
         raise ValueError(f"{len(missing)} of {len(questions)} questions have no answer (e.g. {missing[:3]})")
-    preds, unparseable = [], []
-    for q in questions:
-        if parse == "official":
-            preds.append(metrics.parse_official(answers[q.id]))
-        else:
-            value = metrics.parse_strict(answers[q.id])
-            if value is None:
-                unparseable.append(q.id)
-            preds.append(value or 0)
-    preds = np.array(preds)
+    parsed = [(metrics.parse_official if parse == "official" else metrics.parse_strict)(answers[q.id])
+              for q in questions]
+    unparseable = [q.id for q, value in zip(questions, parsed) if value is None]  # strict only
+    preds = np.array([value or 0 for value in parsed])
     labels = np.array([q.label for q in questions])
     tagless = np.array([q.tag == "" for q in questions], dtype=bool)
     no_tag = tagless & np.array([parse == "strict" or q.partition in OFFICIAL_NO_TAG for q in questions], dtype=bool)

@@ -191,16 +191,6 @@ def _score_notes(partition: Partition, reported: list, gallery_ids: list, n_posi
     return notes
 
 
-def _rows_by_query(rows: list) -> tuple[list, list]:
-    """The distinct query ids of ``rows`` in first-seen order, and the row indices of each."""
-    query_ids = list(dict.fromkeys(r[1] for r in rows))
-    q_index = {q: i for i, q in enumerate(query_ids)}
-    rows_by_query = [[] for _ in query_ids]
-    for r, row in enumerate(rows):
-        rows_by_query[q_index[row[1]]].append(r)
-    return query_ids, rows_by_query
-
-
 def _tag_terms(name: str, rows: list, gallery: ItemVectors, queries: QueryVectors, weight: float, *,
                block_vectors: int, dtype) -> tuple[np.ndarray | None, np.ndarray]:
     """The tag score rows of every distinct (query, tag phrase) of ``rows`` ``(P, N)`` (None when there is none
@@ -243,7 +233,10 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     gallery_ids = np.asarray(gallery.ids).tolist()
     cols, n_positive, own = row_targets(rows, gallery_ids, set(partition.gallery))
     notes = _score_notes(partition, reported, gallery_ids, n_positive)
-    query_ids, rows_by_query = _rows_by_query(rows)
+    by_query: dict = {}  # query id -> its row indices, queries in first-seen order
+    for r, row in enumerate(rows):
+        by_query.setdefault(row[1], []).append(r)
+    query_ids, rows_by_query = list(by_query), list(by_query.values())
     weight = tag_weight if version == "filter" else 0.0
     tags, signs = _tag_terms(partition.name, rows, gallery, queries, weight, block_vectors=block_vectors, dtype=dtype)
     n = len(gallery_ids)

@@ -12,6 +12,7 @@ model.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,14 +57,10 @@ class SyntheticRuns:
 
     def records(self) -> list[dict]:
         """One record per result. Base takes the run's bootstrap; the random ranking and Filter have no interval."""
-        out = []
-        for name, r in self.base.items():
-            if name == _RANDOM:
-                out.append(r.to_record(kind="baseline", source=SOURCE, baseline="random-ranking", cache=CACHE,
-                                       bootstrap=0, seed=self.seed))
-            else:
-                out.append(r.to_record(kind="embeddings", source=SOURCE, cache=CACHE, bootstrap=self.bootstrap,
-                                       seed=self.seed))
+        random = {"kind": "baseline", "baseline": "random-ranking", "bootstrap": 0}
+        embeddings = {"kind": "embeddings", "bootstrap": self.bootstrap}
+        out = [r.to_record(source=SOURCE, cache=CACHE, seed=self.seed, **(random if name == _RANDOM else embeddings))
+               for name, r in self.base.items()]
         out += [r.to_record(kind="embeddings", source=SOURCE, cache=CACHE, bootstrap=0, seed=self.seed)
                 for r in self.filter.values()]
         out += [r.to_record(kind="baseline", source=name, baseline="stand-in", cache=f"{CACHE} QA {name}",
@@ -120,8 +117,6 @@ def base_table(frame, *, ties: str = "expected", bootstrap: int = 0, seed: int =
     One row per query modality, then the random ranking; values to 2
     decimals; ``mAP 95% CI`` as ``low-high`` (1 decimal) or empty.
     """
-    import json
-
     rows = _synthetic(frame, cache=CACHE, seed=seed)
     records = {q: _one(rows[(rows["bootstrap"] == bootstrap) & (rows["ties"] == ties)], f"base {q}") for q in QUERIES}
     records[_RANDOM] = _one(rows[rows["kind"] == "baseline"], "base none")
@@ -141,8 +136,6 @@ def filter_table(frame, *, ties: str = "expected", seed: int = 0):
 
 def qa_table(frame, *, seed: int = 0):
     """The QA stand-ins from collected records: accuracy and Reranking Score per subset, unparseable answers."""
-    import json
-
     out = []
     for name in STAND_INS:
         rows = _synthetic(frame, cache=f"{CACHE} QA {name}", seed=seed)
