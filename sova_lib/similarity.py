@@ -200,7 +200,11 @@ def set_similarity(
         raise ValueError(f"query vectors have {np.shape(queries.vectors)[1]} dimensions, "
                          f"gallery vectors {np.shape(gallery.vectors)[1]}")
     if aggregate == "median":
-        return _median_rows(queries, gallery, dtype, consume)
+        out = _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
+        if consume is None:
+            return out
+        consume(np.arange(out.shape[0]), out)
+        return None
     qv, q_order, q_groups = _by_count(queries, dtype)
     gv, g_order, g_groups = _by_count(gallery, dtype)
     unique_gv, column = _unique_rows(gv)  # column[r]: where gallery row r lands in the product
@@ -221,15 +225,6 @@ def set_similarity(
 
     _run_blocks(run, _query_blocks(q_groups, block_vectors))
     return out
-
-
-def _median_rows(queries: ItemVectors, gallery: ItemVectors, dtype, consume) -> np.ndarray | None:
-    """``set_similarity`` with ``aggregate="median"``: the whole matrix, or None once ``consume`` has it."""
-    out = _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
-    if consume is None:
-        return out
-    consume(np.arange(out.shape[0]), out)
-    return None
 
 
 def _query_blocks(q_groups: list, block_vectors: int) -> list[tuple]:

@@ -39,7 +39,6 @@ from typing import Iterable, Sequence
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips.kpf_index import VideoIndex, load_video_index
 from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source_dataset_of
-from sova_lib.crop import clamp
 from sova_lib.storage import file_errors, write_text
 
 __all__ = ["BUFFERED_ACTIVITIES", "DEFAULT_FPS", "INT_COLUMNS", "MANIFEST_COLUMNS", "MIN_REGION_SIZE",
@@ -264,16 +263,15 @@ def read_manifest(path: str | Path) -> list[ManifestRow]:
     return rows
 
 
-def manifest_frames_args(row: ManifestRow, frame_size: tuple[int, int] | None = None) -> dict:
+def manifest_frames_args(row: ManifestRow) -> dict:
     """Keyword arguments that read ``row``'s clip straight from its source video.
 
     Returns ``{"window": (start_frame, end_frame), "crop": (x1, y1, x2, y2),
     "reverse": bool}``, the arguments of the frame sampler
     ``video.sample_frames(path, rate, window=..., crop=..., reverse=...)``
     (window both ends included, crop in source pixels with exclusive
-    x2/y2). With ``frame_size=(width, height)`` the crop is clamped to the
-    frame (``sova_lib.crop.clamp``); otherwise it is as annotated (it may pass the edge) and the window
-    end may pass the video's last frame: the reader clamps both.
+    x2/y2). The crop is as annotated (it may pass the frame's edge) and the window end may pass the video's last
+    frame: the reader clamps both (``sova_lib.crop.clamp``).
     Raises ``ValueError`` for a row whose status is not ``ok``. For example::
 
         path = clip_extract.find_source_videos(video_root, [row.source_video])[row.source_video]
@@ -281,8 +279,7 @@ def manifest_frames_args(row: ManifestRow, frame_size: tuple[int, int] | None = 
     """
     if not row.ok:
         raise ValueError(f"manifest row {row.index} ({row.video}) has no clip: status {row.status!r}")
-    crop = row.region if frame_size is None else clamp(row.region, *frame_size)
-    return {"window": (row.start_frame, row.end_frame), "crop": crop, "reverse": row.reversed}
+    return {"window": (row.start_frame, row.end_frame), "crop": row.region, "reverse": row.reversed}
 
 
 def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:
