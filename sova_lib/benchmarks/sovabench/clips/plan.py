@@ -197,9 +197,6 @@ def _fmt(v) -> str:
 
 def write_manifest(rows: Iterable[ManifestRow], path: str | Path) -> Path:
     """Write ``rows`` as a tab-separated manifest with a ``MANIFEST_COLUMNS`` header."""
-    path = Path(path)
-    with file_errors(path.parent, "create the folder"):
-        path.parent.mkdir(parents=True, exist_ok=True)
     text = io.StringIO()
     w = csv.writer(text, delimiter="\t", lineterminator="\n")
     w.writerow(MANIFEST_COLUMNS)
@@ -237,17 +234,11 @@ def read_manifest(path: str | Path) -> list[ManifestRow]:
             raise ValueError(f"{path}: expected manifest columns {MANIFEST_COLUMNS}, found {reader.fieldnames}")
         for line, rec in enumerate(reader, start=2):
             try:
-                values = {}
-                for c in MANIFEST_COLUMNS:
-                    v = rec[c]
-                    if c in INT_COLUMNS:
-                        values[c] = None if v in ("", None) else int(v)
-                    elif c == "reversed":
-                        if v not in ("True", "False"):
-                            raise ValueError(f"'reversed' must be True or False, not {v!r}")
-                        values[c] = v == "True"
-                    else:
-                        values[c] = v or ""
+                values = {c: rec[c] or "" for c in MANIFEST_COLUMNS}
+                values.update({c: int(values[c]) if values[c] else None for c in INT_COLUMNS})
+                if rec["reversed"] not in ("True", "False"):
+                    raise ValueError(f"'reversed' must be True or False, not {rec['reversed']!r}")
+                values["reversed"] = rec["reversed"] == "True"
                 if values["index"] is None:
                     raise ValueError("empty 'index'")
                 check_name(values["video"], "video")
