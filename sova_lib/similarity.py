@@ -313,8 +313,7 @@ def _run_blocks(run, blocks) -> None:
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        for _ in pool.map(run, blocks):
-            pass
+        list(pool.map(run, blocks))  # each block's exception, if any, is raised here
 
 
 def _median_similarity(qv, q_starts, q_counts, gv, g_starts, g_counts):
