@@ -191,17 +191,12 @@ def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir
 # --------------------------------------------------------------------------- manifest files
 
 
-def _fmt(v) -> str:
-    return "" if v is None else str(v)
-
-
 def write_manifest(rows: Iterable[ManifestRow], path: str | Path) -> Path:
     """Write ``rows`` as a tab-separated manifest with a ``MANIFEST_COLUMNS`` header."""
     text = io.StringIO()
     w = csv.writer(text, delimiter="\t", lineterminator="\n")
     w.writerow(MANIFEST_COLUMNS)
-    for r in rows:
-        w.writerow([_fmt(getattr(r, c)) for c in MANIFEST_COLUMNS])
+    w.writerows([getattr(r, c) for c in MANIFEST_COLUMNS] for r in rows)  # csv writes None as an empty cell
     return write_text(path, text.getvalue())
 
 
