@@ -283,16 +283,13 @@ def _unique_rows(vectors: np.ndarray):
     direction = np.random.default_rng(0).standard_normal(rows.shape[1]).astype(rows.dtype)
     probe = (rows * direction).sum(axis=1, dtype=np.float64)
     _, first, column = np.unique(probe, return_index=True, return_inverse=True)
-    if first.size == rows.shape[0]:
-        return rows, None
     column = column.ravel()
-    if not (rows[first[column]] == rows).all():  # a projection shared by different rows: sort the bytes
+    if first.size < rows.shape[0] and not (rows[first[column]] == rows).all():
+        # a projection shared by different rows: sort the bytes
         keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
         _, first, column = np.unique(keys, return_index=True, return_inverse=True)
-        if first.size == rows.shape[0]:
-            return rows, None
         column = column.ravel()
-    return rows[first], column
+    return (rows, None) if first.size == rows.shape[0] else (rows[first], column)
 
 
 def _run_blocks(run, blocks) -> None:
