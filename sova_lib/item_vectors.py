@@ -148,8 +148,7 @@ def read_embeddings(path: str | Path) -> ItemVectors:
     if not zipfile.is_zipfile(path):
         raise ValueError(f"{path}: not an .npz archive; {expected}")
     try:
-        data = np.load(path, allow_pickle=False)
-        with data:
+        with np.load(path, allow_pickle=False) as data:
             missing = [k for k in ("ids", "owner", "vectors") if k not in data.files]
             if missing:
                 raise ValueError(f"{path}: missing array(s) {missing}; it holds {data.files}; {expected}")
