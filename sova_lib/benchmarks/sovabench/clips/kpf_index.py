@@ -152,11 +152,9 @@ def build_video_index(files: AnnotationFiles, *, block_chars: int = 4_000_000) -
     for block in iter_geom(files.geom, block_chars=block_chars):
         _add_block(block, needed, counted, by_object, parts, n_boxes)
 
-    indexed = []
-    for k, a in enumerate(acts):
-        region = union_box(parts[k]) if parts[k] else None  # the union of the blocks' unions
-        indexed.append(IndexedActivity(a.id2, a.name, a.source_name, a.timespans,
-                                       tuple(actor.id1 for actor in a.actors), region, int(n_boxes[k]), a.line))
+    indexed = [IndexedActivity(a.id2, a.name, a.source_name, a.timespans, tuple(actor.id1 for actor in a.actors),
+                               union_box(parts[k]) if parts[k] else None,  # the union of the blocks' unions
+                               int(n_boxes[k]), a.line) for k, a in enumerate(acts)]
     return VideoIndex(files.name, indexed, types, _file_key(files))
 
 
