@@ -49,9 +49,7 @@ _HOMES = {
     "mean_ap": "sova_lib.metrics",
 }
 
-__all__ = ["__version__", "load_split", "get_protocol", "sample_indices", "sample_frames", "make_describer", "Item",
-           "describe_items", "split", "SentenceEncoder", "embed_descriptions", "read_descriptions", "set_similarity",
-           "evaluate", "baseline", "average_precision", "mean_ap"]
+__all__ = ["__version__", *_HOMES]
 
 
 def __getattr__(name: str):

@@ -40,6 +40,7 @@ import re
 import time
 import uuid
 import zipfile
+from contextlib import suppress
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -276,10 +277,8 @@ class SentenceEncoder:
     def _load_shards(self):
         if not self.cache_path.is_dir():
             return
-        try:
+        with suppress(OSError):  # a read-only cache: reading needs nothing removed
             remove_temporary(self.cache_path, older_than=STALE_SECONDS)
-        except OSError:
-            pass  # a read-only cache: reading needs nothing removed
         for shard in sorted(self.cache_path.glob("shard-*.npz")):
             try:
                 with np.load(shard, allow_pickle=False) as data:

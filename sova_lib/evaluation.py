@@ -136,11 +136,6 @@ def _check_bootstrap(bootstrap: int) -> None:
         raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
 
 
-def _restrict(task: Task, present: np.ndarray) -> Task:
-    """``task`` without the positions that have no input."""
-    return Task(task.name, task.queries[present[task.queries]], task.gallery[present[task.gallery]], task.labels)
-
-
 def _summary(protocol, tasks, per_query_ap) -> float:
     """The protocol's score (percent) from each task's per-query AP: mAP, or Pair-mAP over the tasks."""
     kept = [ap[~np.isnan(ap)] for ap in per_query_ap]
@@ -210,7 +205,7 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     rules = ("optimistic", "pessimistic") + ((ties,) if ties not in ("optimistic", "pessimistic") else ())
     tasks, per_rule = [], {rule: [] for rule in rules}
     for task in protocol.tasks():
-        task = _restrict(task, present)
+        task = Task(task.name, task.queries[present[task.queries]], task.gallery[present[task.gallery]], task.labels)
         if not task.queries.size:
             notes.append(f"task {task.name!r} has no clip in the input and was left out")
             continue
@@ -258,15 +253,12 @@ def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: in
         return result
     if name not in BASELINES:
         raise ValueError(f"unknown baseline {name!r}; choose one of {BASELINES}")
-    tasks, per_query = [], []
-    for task in protocol.tasks():
-        relevant = task.relevance() & task.valid()
-        if name == "prevalence":
-            value = metrics.prevalence(task.labels[task.queries], task.labels[task.gallery])
-        else:
-            value = metrics.random_ranking_ap(relevant.sum(axis=1), task.valid().sum(axis=1))
-        tasks.append(task)
-        per_query.append(np.asarray(value, dtype=np.float64))
+    tasks = list(protocol.tasks())
+    if name == "prevalence":
+        per_query = [metrics.prevalence(t.labels[t.queries], t.labels[t.gallery]) for t in tasks]
+    else:
+        per_query = [metrics.random_ranking_ap((t.relevance() & t.valid()).sum(axis=1), t.valid().sum(axis=1))
+                     for t in tasks]
     result = _score_tasks(protocol, tasks, per_query, [], ties="n/a", aggregate="n/a", bootstrap=bootstrap, seed=seed)
     result.notes.append(
         "prevalence: mean class prevalence n_c/N, query counted in both (the paper's Random row)"

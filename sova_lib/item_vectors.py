@@ -33,12 +33,10 @@ __all__ = ["MAX_TEXT_CHARS", "cut_note", "embed_descriptions", "empty_note", "pu
 
 def _as_id(raw, where: str):
     """Benchmark ids are ints; digit strings are accepted; other strings stay strings."""
-    if isinstance(raw, bool):
-        raise ValueError(f"{where}: id {raw!r} is not an integer or string")
-    if isinstance(raw, int):
-        return raw
     if isinstance(raw, str):
         return int(raw) if raw.strip().lstrip("-").isdigit() else raw
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
     raise ValueError(f"{where}: id {raw!r} is not an integer or string")
 
 
@@ -116,28 +114,29 @@ def read_descriptions(path: str | Path) -> dict:
 MAX_TEXT_CHARS = 20_000
 
 
+def _note(keys: list, texts: dict, kind: str, consequence: str) -> list[str]:
+    """``["<n> of <N> descriptions are <kind> (ids ...): <consequence>"]`` naming up to five of ``keys``, or ``[]``."""
+    if not keys:
+        return []
+    shown = ", ".join(repr(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
+    return [f"{len(keys)} of {len(texts)} descriptions are {kind} (ids {shown}): {consequence}"]
+
+
 def empty_note(texts: dict) -> list[str]:
     """A note (a one-element list) when some descriptions are empty or whitespace only, else ``[]``.
 
     Such an item has no sentence to embed; ``sova describe`` never writes one (it records a failure), but the
     authors' JSON or a file made elsewhere may hold some.
     """
-    empty = [key for key, text in texts.items() if not text.strip()]
-    if not empty:
-        return []
-    shown = ", ".join(repr(key) for key in empty[:5]) + (", ..." if len(empty) > 5 else "")
-    return [f"{len(empty)} of {len(texts)} descriptions are empty or whitespace only (ids {shown}): the describer "
-            "gave no text for them"]
+    return _note([key for key, text in texts.items() if not text.strip()], texts, "empty or whitespace only",
+                 "the describer gave no text for them")
 
 
 def cut_note(texts: dict, max_chars: int = MAX_TEXT_CHARS) -> list[str]:
     """A note (a one-element list) when some texts are longer than ``max_chars``, which ``embed_descriptions`` cuts."""
-    long = [key for key, text in texts.items() if len(text) > max_chars]
-    if not long:
-        return []
-    shown = ", ".join(repr(key) for key in long[:5]) + (", ..." if len(long) > 5 else "")
-    return [f"{len(long)} of {len(texts)} descriptions are longer than {max_chars} characters (ids {shown}): only "
-            "their first characters were embedded (--max-answer-chars)"]
+    return _note([key for key, text in texts.items() if len(text) > max_chars], texts,
+                 f"longer than {max_chars} characters",
+                 "only their first characters were embedded (--max-answer-chars)")
 
 
 def read_embeddings(path: str | Path) -> ItemVectors:
@@ -149,8 +148,7 @@ def read_embeddings(path: str | Path) -> ItemVectors:
     if not zipfile.is_zipfile(path):
         raise ValueError(f"{path}: not an .npz archive; {expected}")
     try:
-        data = np.load(path, allow_pickle=False)
-        with data:
+        with np.load(path, allow_pickle=False) as data:
             missing = [k for k in ("ids", "owner", "vectors") if k not in data.files]
             if missing:
                 raise ValueError(f"{path}: missing array(s) {missing}; it holds {data.files}; {expected}")

@@ -200,7 +200,11 @@ def set_similarity(
         raise ValueError(f"query vectors have {np.shape(queries.vectors)[1]} dimensions, "
                          f"gallery vectors {np.shape(gallery.vectors)[1]}")
     if aggregate == "median":
-        return _median_rows(queries, gallery, dtype, consume)
+        out = _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
+        if consume is None:
+            return out
+        consume(np.arange(out.shape[0]), out)
+        return None
     qv, q_order, q_groups = _by_count(queries, dtype)
     gv, g_order, g_groups = _by_count(gallery, dtype)
     unique_gv, column = _unique_rows(gv)  # column[r]: where gallery row r lands in the product
@@ -221,15 +225,6 @@ def set_similarity(
 
     _run_blocks(run, _query_blocks(q_groups, block_vectors))
     return out
-
-
-def _median_rows(queries: ItemVectors, gallery: ItemVectors, dtype, consume) -> np.ndarray | None:
-    """``set_similarity`` with ``aggregate="median"``: the whole matrix, or None once ``consume`` has it."""
-    out = _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
-    if consume is None:
-        return out
-    consume(np.arange(out.shape[0]), out)
-    return None
 
 
 def _query_blocks(q_groups: list, block_vectors: int) -> list[tuple]:
@@ -288,16 +283,13 @@ def _unique_rows(vectors: np.ndarray):
     direction = np.random.default_rng(0).standard_normal(rows.shape[1]).astype(rows.dtype)
     probe = (rows * direction).sum(axis=1, dtype=np.float64)
     _, first, column = np.unique(probe, return_index=True, return_inverse=True)
-    if first.size == rows.shape[0]:
-        return rows, None
     column = column.ravel()
-    if not (rows[first[column]] == rows).all():  # a projection shared by different rows: sort the bytes
+    if first.size < rows.shape[0] and not (rows[first[column]] == rows).all():
+        # a projection shared by different rows: sort the bytes
         keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
         _, first, column = np.unique(keys, return_index=True, return_inverse=True)
-        if first.size == rows.shape[0]:
-            return rows, None
         column = column.ravel()
-    return rows[first], column
+    return (rows, None) if first.size == rows.shape[0] else (rows[first], column)
 
 
 def _run_blocks(run, blocks) -> None:
@@ -318,8 +310,7 @@ def _run_blocks(run, blocks) -> None:
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        for _ in pool.map(run, blocks):
-            pass
+        list(pool.map(run, blocks))  # each block's exception, if any, is raised here
 
 
 def _median_similarity(qv, q_starts, q_counts, gv, g_starts, g_counts):

@@ -144,15 +144,13 @@ class DecordReader:
 
     def _size(self) -> tuple[int, int]:
         """Width and height from the stream header (PyAV), else by decoding frame 0."""
-        try:
+        with contextlib.suppress(Exception):  # any failure: decode a frame instead
             import av
 
             with av.open(self.path) as container:
                 ctx = container.streams.video[0].codec_context
                 if ctx.width and ctx.height:
                     return int(ctx.width), int(ctx.height)
-        except Exception:  # noqa: BLE001 - any failure: decode a frame instead
-            pass
         if not len(self._vr):
             return 0, 0
         height, width = self._vr[0].shape[:2]

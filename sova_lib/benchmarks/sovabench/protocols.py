@@ -45,11 +45,8 @@ def _intra_pair_tasks() -> list[Task]:
     clips = load_split("intrapair")
     lab = np.array([c.label for c in clips])
     pair = np.array([c.pair for c in clips])
-    tasks = []
-    for p in labels.PAIRS:
-        members = np.flatnonzero(pair == p.name)
-        tasks.append(Task(p.name, members, members, lab))
-    return tasks
+    members = {p.name: np.flatnonzero(pair == p.name) for p in labels.PAIRS}
+    return [Task(name, clips_of_pair, clips_of_pair, lab) for name, clips_of_pair in members.items()]
 
 
 def _register(name: str, metric: str, description: str, split: str, tasks, label_of: Callable[[Clip], str],

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import partial
@@ -154,10 +155,8 @@ class _Writer:
         self.file.commit()
 
     def abort(self):
-        try:
+        with suppress(Exception):
             self.container.close()
-        except Exception:  # noqa: BLE001
-            pass
         self.file.discard()
 
 

@@ -22,15 +22,10 @@ __all__ = ["clip_path", "manifest_items", "protocol_items"]
 
 def clip_path(video_root: Path, name: str, prefix: str, suffix: str = ".mp4") -> Path:
     """Where a clip lies: ``root/name.mp4``, else ``root/<tail of prefix>/name.mp4``; the first if none exists."""
-    first = video_root / f"{name}{suffix}"
-    if first.is_file():
-        return first
     parts = Path(prefix).parts
-    for start in range(len(parts)):
-        candidate = video_root.joinpath(*parts[start:]) / f"{name}{suffix}"
-        if candidate.is_file():
-            return candidate
-    return first
+    candidates = [video_root / f"{name}{suffix}",
+                  *(video_root.joinpath(*parts[start:]) / f"{name}{suffix}" for start in range(len(parts)))]
+    return next((c for c in candidates if c.is_file()), candidates[0])
 
 
 def protocol_items(protocol: str, video_root: str | Path) -> tuple[list[Item], str]:

@@ -311,18 +311,12 @@ def find_annotation_files(root: str | Path) -> dict[str, AnnotationFiles]:
                 suffix = f".{kind}.yml"
                 if fn.endswith(suffix):
                     found.setdefault(fn[: -len(suffix)], {}).setdefault(kind, []).append(Path(dirpath) / fn)
-    out = {}
-    dupes = []
-    for name, kinds in found.items():
-        for paths in kinds.values():
-            paths.sort()
-            if len(paths) > 1:
-                dupes.append(name)
-        out[name] = AnnotationFiles(name, *(kinds.get(k, [None])[0] for k in _KINDS))
+    dupes = sorted(name for name, kinds in found.items() if any(len(paths) > 1 for paths in kinds.values()))
     if dupes:
-        warnings.warn(f"{len(set(dupes))} video(s) have annotation files in several folders under {root}; "
-                      f"using the first path in sorted order (e.g. {sorted(set(dupes))[0]})", stacklevel=2)
-    return out
+        warnings.warn(f"{len(dupes)} video(s) have annotation files in several folders under {root}; "
+                      f"using the first path in sorted order (e.g. {dupes[0]})", stacklevel=2)
+    return {name: AnnotationFiles(name, *(min(kinds[k]) if k in kinds else None for k in _KINDS))
+            for name, kinds in found.items()}
 
 
 _RELEASE_SUFFIX = re.compile(r"\.r\d+$")

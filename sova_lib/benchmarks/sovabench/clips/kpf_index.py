@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -66,15 +67,8 @@ class VideoIndex:
         An activity with several timespans matches when any of them, or their
         overall extent, is ``(start, end)``.
         """
-        out = []
-        for a in self.activities:
-            if a.name != name:
-                continue
-            spans = set(a.timespans)
-            spans.add((min(s for s, _ in a.timespans), max(e for _, e in a.timespans)))
-            if (start, end) in spans:
-                out.append(a)
-        return out
+        return [a for a in self.activities if a.name == name and (start, end) in (
+            *a.timespans, (min(s for s, _ in a.timespans), max(e for _, e in a.timespans)))]
 
     def to_json(self) -> dict:
         return {"name": self.name, "key": self.key, "types": {str(k): v for k, v in self.types.items()},
@@ -82,11 +76,9 @@ class VideoIndex:
 
     @classmethod
     def from_json(cls, d: dict) -> "VideoIndex":
-        acts = [IndexedActivity(
-            id2=a["id2"], name=a["name"], source_name=a["source_name"],
-            timespans=tuple(tuple(s) for s in a["timespans"]), actor_ids=tuple(a["actor_ids"]),
-            region=None if a["region"] is None else tuple(a["region"]), n_boxes=a["n_boxes"], line=a["line"],
-        ) for a in d["activities"]]
+        acts = [IndexedActivity(**{**a, "timespans": tuple(tuple(s) for s in a["timespans"]),
+                                   "actor_ids": tuple(a["actor_ids"]), "region": a["region"] and tuple(a["region"])})
+                for a in d["activities"]]
         return cls(d["name"], acts, {int(k): v for k, v in d["types"].items()}, d["key"])
 
 
@@ -107,12 +99,11 @@ def _actor_spans(acts) -> tuple[dict, dict]:
     for a in acts:
         for actor in a.actors:
             counted.setdefault(actor.id1, []).extend(actor.timespans)
-    wanted = [k for k, a in enumerate(acts) if len(a.timespans) == 1 and a.actors]
     by_object: dict[int, list[tuple[int, int, int]]] = {}
-    for k in wanted:
-        s, e = acts[k].timespans[0]
-        for o in {actor.id1 for actor in acts[k].actors}:
-            by_object.setdefault(o, []).append((k, s, e))
+    for k, a in enumerate(acts):
+        if len(a.timespans) == 1 and a.actors:
+            for o in {actor.id1 for actor in a.actors}:
+                by_object.setdefault(o, []).append((k, *a.timespans[0]))
     return counted, by_object
 
 
@@ -161,11 +152,9 @@ def build_video_index(files: AnnotationFiles, *, block_chars: int = 4_000_000) -
     for block in iter_geom(files.geom, block_chars=block_chars):
         _add_block(block, needed, counted, by_object, parts, n_boxes)
 
-    indexed = []
-    for k, a in enumerate(acts):
-        region = union_box(parts[k]) if parts[k] else None  # the union of the blocks' unions
-        indexed.append(IndexedActivity(a.id2, a.name, a.source_name, a.timespans,
-                                       tuple(actor.id1 for actor in a.actors), region, int(n_boxes[k]), a.line))
+    indexed = [IndexedActivity(a.id2, a.name, a.source_name, a.timespans, tuple(actor.id1 for actor in a.actors),
+                               union_box(parts[k]) if parts[k] else None,  # the union of the blocks' unions
+                               int(n_boxes[k]), a.line) for k, a in enumerate(acts)]
     return VideoIndex(files.name, indexed, types, _file_key(files))
 
 
@@ -194,14 +183,11 @@ def load_video_index(files: AnnotationFiles, cache_dir: str | Path | None = None
     tag = hashlib.sha256(str(Path(files.activities).resolve()).encode()).hexdigest()[:10]
     cache_path = cache_dir / f"{files.name}.{tag}.json"
     key = _file_key(files)
-    try:
+    with suppress(OSError, ValueError, KeyError, TypeError):
         with open(cache_path, encoding="utf-8") as f:
             cached = json.load(f)
         if cached.get("key") == key:
             return VideoIndex.from_json(cached)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
     index = build_video_index(files)
-    cache_dir.mkdir(parents=True, exist_ok=True)
     write_text(cache_path, json.dumps(index.to_json()))
     return index

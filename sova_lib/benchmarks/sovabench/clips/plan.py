@@ -39,7 +39,6 @@ from typing import Iterable, Sequence
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips.kpf_index import VideoIndex, load_video_index
 from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source_dataset_of
-from sova_lib.crop import clamp
 from sova_lib.storage import file_errors, write_text
 
 __all__ = ["BUFFERED_ACTIVITIES", "DEFAULT_FPS", "INT_COLUMNS", "MANIFEST_COLUMNS", "MIN_REGION_SIZE",
@@ -192,20 +191,12 @@ def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir
 # --------------------------------------------------------------------------- manifest files
 
 
-def _fmt(v) -> str:
-    return "" if v is None else str(v)
-
-
 def write_manifest(rows: Iterable[ManifestRow], path: str | Path) -> Path:
     """Write ``rows`` as a tab-separated manifest with a ``MANIFEST_COLUMNS`` header."""
-    path = Path(path)
-    with file_errors(path.parent, "create the folder"):
-        path.parent.mkdir(parents=True, exist_ok=True)
     text = io.StringIO()
     w = csv.writer(text, delimiter="\t", lineterminator="\n")
     w.writerow(MANIFEST_COLUMNS)
-    for r in rows:
-        w.writerow([_fmt(getattr(r, c)) for c in MANIFEST_COLUMNS])
+    w.writerows([getattr(r, c) for c in MANIFEST_COLUMNS] for r in rows)  # csv writes None as an empty cell
     return write_text(path, text.getvalue())
 
 
@@ -238,17 +229,11 @@ def read_manifest(path: str | Path) -> list[ManifestRow]:
             raise ValueError(f"{path}: expected manifest columns {MANIFEST_COLUMNS}, found {reader.fieldnames}")
         for line, rec in enumerate(reader, start=2):
             try:
-                values = {}
-                for c in MANIFEST_COLUMNS:
-                    v = rec[c]
-                    if c in INT_COLUMNS:
-                        values[c] = None if v in ("", None) else int(v)
-                    elif c == "reversed":
-                        if v not in ("True", "False"):
-                            raise ValueError(f"'reversed' must be True or False, not {v!r}")
-                        values[c] = v == "True"
-                    else:
-                        values[c] = v or ""
+                values = {c: rec[c] or "" for c in MANIFEST_COLUMNS}
+                values.update({c: int(values[c]) if values[c] else None for c in INT_COLUMNS})
+                if rec["reversed"] not in ("True", "False"):
+                    raise ValueError(f"'reversed' must be True or False, not {rec['reversed']!r}")
+                values["reversed"] = rec["reversed"] == "True"
                 if values["index"] is None:
                     raise ValueError("empty 'index'")
                 check_name(values["video"], "video")
@@ -264,16 +249,15 @@ def read_manifest(path: str | Path) -> list[ManifestRow]:
     return rows
 
 
-def manifest_frames_args(row: ManifestRow, frame_size: tuple[int, int] | None = None) -> dict:
+def manifest_frames_args(row: ManifestRow) -> dict:
     """Keyword arguments that read ``row``'s clip straight from its source video.
 
     Returns ``{"window": (start_frame, end_frame), "crop": (x1, y1, x2, y2),
     "reverse": bool}``, the arguments of the frame sampler
     ``video.sample_frames(path, rate, window=..., crop=..., reverse=...)``
     (window both ends included, crop in source pixels with exclusive
-    x2/y2). With ``frame_size=(width, height)`` the crop is clamped to the
-    frame (``sova_lib.crop.clamp``); otherwise it is as annotated (it may pass the edge) and the window
-    end may pass the video's last frame: the reader clamps both.
+    x2/y2). The crop is as annotated (it may pass the frame's edge) and the window end may pass the video's last
+    frame: the reader clamps both (``sova_lib.crop.clamp``).
     Raises ``ValueError`` for a row whose status is not ``ok``. For example::
 
         path = clip_extract.find_source_videos(video_root, [row.source_video])[row.source_video]
@@ -281,8 +265,7 @@ def manifest_frames_args(row: ManifestRow, frame_size: tuple[int, int] | None = 
     """
     if not row.ok:
         raise ValueError(f"manifest row {row.index} ({row.video}) has no clip: status {row.status!r}")
-    crop = row.region if frame_size is None else clamp(row.region, *frame_size)
-    return {"window": (row.start_frame, row.end_frame), "crop": crop, "reverse": row.reversed}
+    return {"window": (row.start_frame, row.end_frame), "crop": row.region, "reverse": row.reversed}
 
 
 def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:

@@ -43,6 +43,14 @@ def _ok(df):
     return df[df["status"] == "ok"]
 
 
+def _per_clip(ok, **columns):
+    """A table of the ``ok`` rows: ``index, video, source_dataset``, then ``columns``."""
+    import pandas as pd
+
+    return pd.DataFrame({"index": ok["index"].astype("int64"), "video": ok["video"],
+                         "source_dataset": ok["source_dataset"], **columns}).reset_index(drop=True)
+
+
 def clip_durations(df, fps: float | Mapping[str, float] = DEFAULT_FPS):
     """Duration of every ``ok`` clip (Figure 3(b)).
 
@@ -60,30 +68,16 @@ def clip_durations(df, fps: float | Mapping[str, float] = DEFAULT_FPS):
         missing = sorted(set(ok["source_dataset"][rates.isna()]))
         raise ValueError(f"no frame rate for source dataset(s) {missing}; pass fps for each")
     frames = (ok["end_frame"] - ok["start_frame"] + 1).astype("int64")
-    return pd.DataFrame({"index": ok["index"].astype("int64"), "video": ok["video"],
-                         "source_dataset": ok["source_dataset"], "frames": frames,
-                         "duration_s": frames / rates.astype(float)}).reset_index(drop=True)
+    return _per_clip(ok, frames=frames, duration_s=frames / rates.astype(float))
 
 
-def crop_sizes(df, frame_size: tuple[int, int] | None = None):
-    """Width and height in pixels of every ``ok`` clip's crop (Figure 3(c)).
+def crop_sizes(df):
+    """Width and height in pixels of every ``ok`` clip's crop, as annotated (Figure 3(c)).
 
-    ``width = x2 - x1``, ``height = y2 - y1`` of the region as annotated, or
-    clamped to a ``(width, height)`` frame when ``frame_size`` is given (what
-    extraction writes for a frame of that size). Returns ``index, video,
-    source_dataset, width, height``.
+    ``width = x2 - x1``, ``height = y2 - y1``. Returns ``index, video, source_dataset, width, height``.
     """
-    import pandas as pd
-
     ok = _ok(df)
-    x1, y1, x2, y2 = (ok[c].astype("int64") for c in ("x1", "y1", "x2", "y2"))
-    if frame_size is not None:
-        w, h = frame_size
-        x1, x2 = x1.clip(0, w), x2.clip(0, w)
-        y1, y2 = y1.clip(0, h), y2.clip(0, h)
-    return pd.DataFrame({"index": ok["index"].astype("int64"), "video": ok["video"],
-                         "source_dataset": ok["source_dataset"],
-                         "width": x2 - x1, "height": y2 - y1}).reset_index(drop=True)
+    return _per_clip(ok, width=(ok["x2"] - ok["x1"]).astype("int64"), height=(ok["y2"] - ok["y1"]).astype("int64"))
 
 
 def class_counts(df, clips: Iterable[Clip] | None = None):

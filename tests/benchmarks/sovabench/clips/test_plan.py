@@ -216,7 +216,6 @@ def test_manifest_frames_args():
     row = clips.ManifestRow(7, "v.vehicle_drives_forward.20.10", "v", "vehicle_reverses", 10, 20, -4, 30, 2000, 90,
                             True, "ok")
     assert clips.manifest_frames_args(row) == {"window": (10, 20), "crop": (-4, 30, 2000, 90), "reverse": True}
-    assert clips.manifest_frames_args(row, frame_size=(1920, 1080))["crop"] == (0, 30, 1920, 90)
     with pytest.raises(ValueError, match="status 'no_boxes'"):
         clips.manifest_frames_args(clips.ManifestRow(8, "v", "v", "a", 1, 2, None, None, None, None, False, "no_boxes"))
 
@@ -246,7 +245,6 @@ def test_durations_and_crop_sizes():
         clip_stats.clip_durations(df, {"MEVA": 30.0})
     s = clip_stats.crop_sizes(df)
     assert s[["width", "height"]].values.tolist() == [[200, 120], [1940, 200]]
-    assert clip_stats.crop_sizes(df, (1920, 1080))[["width", "height"]].values.tolist() == [[200, 120], [1920, 200]]
 
 
 def test_counts_per_class_dataset_and_status():
