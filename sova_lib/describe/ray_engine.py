@@ -130,7 +130,7 @@ class RunWorker:
     ``start`` builds what the actor keeps (a describer, built and loaded once
     with ``start_describer``; a contrastive model) and ``work`` runs the
     local engine's own loop on a batch (``runner.schedule_requests``;
-    ``contrastive.runner.embed_stream``), calling ``record(id, value, error,
+    ``contrastive.runner.schedule_embeddings``), calling ``record(id, value, error,
     loaded=True)`` once per item as that loop does, with ``load_workers``
     decoding threads (``RayOptions.threads``). A batch holds ``row``
     (positions in the driver's list) and ``item`` (``item_to_json``); the
@@ -262,29 +262,26 @@ def describe_items_ray(
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
     prompt, items, key, run_info = plan_run(describer, prompt, system_prompt, items, fps, sampler_version,
                                             crop_source)
-
-    def schedule(todo: list[Item], record: Callable[..., None]) -> None:
-        outcomes = run_on_actors(todo, partial(_start_describer, backend, options),
-                                 partial(schedule_requests, fps=fps, prompt=prompt), ray, on_start)
-        for item, text, error, loaded in outcomes:
-            record(item.id, text, error, loaded)
-
+    schedule = partial(run_on_actors, start=partial(_start_describer, backend, options),
+                       work=partial(schedule_requests, fps=fps, prompt=prompt), ray=ray, on_start=on_start)
     return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info={**run_info, "engine": ray.engine()},
                           device=ray.device(), details=details)
 
 
-def run_on_actors(todo: list[Item], start: Callable[[], Any], work: Callable[..., None], ray: RayOptions,
-                  on_start: Callable[[float], None] | None = None):
-    """Yield ``(item, value, error, loaded)`` of each of ``todo``, worked on by ``RunWorker(start, work)`` actors.
+def run_on_actors(todo: list[Item], record: Callable[..., None], *, start: Callable[[], Any],
+                  work: Callable[..., None], ray: RayOptions, on_start: Callable[[float], None] | None = None) -> None:
+    """The ``schedule(todo, record)`` of both Ray engines: ``todo`` worked on by ``RunWorker(start, work)`` actors.
 
-    Items with a reason known before loading (``Item.error``) are answered
-    here, unloaded; the rest go to the pool (``map_on_actors``), each actor
-    with ``ray.threads()`` decoding threads, the one rule of both Ray engines.
+    ``record(id, value, error, loaded)`` once per item, as the local engines
+    call it. Items with a reason known before loading (``Item.error``) are
+    recorded here, unloaded; the rest go to the pool (``map_on_actors``), each
+    actor with ``ray.threads()`` decoding threads, the one rule of both Ray
+    engines.
     """
     ready = []
     for item in todo:
         if item.error is not None:
-            yield item, None, item.error, False
+            record(item.id, None, item.error, False)
         else:
             ready.append(item)
     if not ready:
@@ -292,7 +289,7 @@ def run_on_actors(todo: list[Item], start: Callable[[], Any], work: Callable[...
     kwargs = {"start": start, "work": work, "load_workers": ray.threads()}
     for item, out in map_on_actors(ready, RunWorker, kwargs, ray, on_start):
         error = str(out["error"])  # "" for none
-        yield item, None if error else pickle.loads(out["value"]), error or None, bool(out["loaded"])
+        record(item.id, None if error else pickle.loads(out["value"]), error or None, bool(out["loaded"]))
 
 
 def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions, on_start=None):

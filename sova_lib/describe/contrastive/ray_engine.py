@@ -17,7 +17,7 @@ way ``sova_lib.describe.ray_engine`` spreads describing:
   checks that its ``config()`` is the driver's; a failure stops the run with
   the same exception and message as a local run. For each batch of
   ``batch_size`` items it decodes the sampler's frames and computes the
-  vectors with the local engine's own loop (``runner.embed_stream``).
+  vectors with the local engine's own loop (``runner.schedule_embeddings``).
 * Vectors and per-item errors stream back (``iter_rows``) and the driver
   alone appends them to the shards and ``errors.jsonl``: a killed driver
   loses only unwritten items, and the same command resumes.
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
-from sova_lib.describe.contrastive.runner import check_pool, embed_stream, run_into_store
+from sova_lib.describe.contrastive.runner import check_pool, run_into_store, schedule_embeddings
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item
 from sova_lib.describe.ray_engine import RayOptions, run_on_actors
@@ -55,13 +55,6 @@ def _load_model(model_options: dict, expected_config: dict) -> ContrastiveModel:
         raise RuntimeError(f"the model loaded on a Ray worker is not the one the driver named the cache "
                            f"after: {model.config()} != {expected_config}")
     return model
-
-
-def _embed_batch(fps: float, pool: str, batch_frames: int, model: ContrastiveModel, items: list[Item], record,
-                 load_workers: int) -> None:
-    for item, vectors, indices, frames, error in embed_stream(model, items, fps=fps, pool=pool,
-                                                              batch_frames=batch_frames, load_workers=load_workers):
-        record(item.id, None if error else (vectors, indices, frames), error)
 
 
 def embed_items_ray(
@@ -97,13 +90,9 @@ def embed_items_ray(
                                               device=device, dtype=model_options.get("dtype"))
     check_pool(model_class, pool, model_options["name"])
     key = embedding_key(expected, fps, pool, crop_source=crop_source)
-    start = partial(_load_model, model_options, expected)
-    work = partial(_embed_batch, fps, pool, batch_frames)
-
-    def stream(todo: list[Item]):
-        for item, value, error, _ in run_on_actors(todo, start, work, ray, on_start):
-            yield (item, None, None, 0, error) if error else (item, *value, None)
-
-    return run_into_store(key, list(items), cache_dir, stream, device=f"{ray.device()}, {device}", run_options=run,
+    schedule = partial(run_on_actors, start=partial(_load_model, model_options, expected),
+                       work=partial(schedule_embeddings, fps=fps, pool=pool, batch_frames=batch_frames), ray=ray,
+                       on_start=on_start)
+    return run_into_store(key, list(items), cache_dir, schedule, device=f"{ray.device()}, {device}", run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds,
                           last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})

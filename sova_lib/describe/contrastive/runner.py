@@ -16,10 +16,12 @@ vector, so an item is a set of vectors and ``set_similarity`` scores it by
 its best pair of frames; ``video`` keeps the model's own clip vector
 (``get_video_features``, X-CLIP).
 
-Both engines share two pieces: ``embed_stream`` (decode, batch, embed, pool:
-the loop of this process, and of each Ray actor of ``ray_engine``) and
-``run_into_store`` (the one writer of the cache: skipping, shards, errors,
-manifest), which the Ray engine runs on its driver.
+Both engines share two pieces, with the describing engines' contract
+(``schedule(todo, record)``, ``sova_lib.describe.run_cache``):
+``schedule_embeddings`` (decode, batch, embed, pool: the loop of this
+process, and of each Ray actor of ``ray_engine``) and ``run_into_store``
+(the one writer of the cache: skipping, shards, errors, manifest), which the
+Ray engine runs on its driver.
 
 ``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
 (``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
@@ -32,6 +34,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +44,7 @@ from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.run_cache import RunOptions, RunSummary, left_to_do, unique_items
 from sova_lib.video import sample_frames
 
-__all__ = ["check_pool", "embed_items", "embed_stream", "run_into_store"]
+__all__ = ["check_pool", "embed_items", "run_into_store", "schedule_embeddings"]
 
 
 def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float = 1.0, pool: str = "mean",
@@ -54,11 +57,9 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
     """
     check_pool(type(model.model), pool, model.name)
     key = embedding_key(model.config(), fps, pool, crop_source=crop_source)
-
-    def stream(todo):
-        return embed_stream(model, todo, fps=fps, pool=pool, batch_frames=batch_frames, load_workers=load_workers)
-
-    return run_into_store(key, items, cache_dir, stream, device=getattr(model, "device", None), run_options=run,
+    schedule = partial(schedule_embeddings, model, fps=fps, pool=pool, batch_frames=batch_frames,
+                       load_workers=load_workers)
+    return run_into_store(key, items, cache_dir, schedule, device=getattr(model, "device", None), run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds, last_run={"batch_frames": batch_frames})
 
 
@@ -70,18 +71,20 @@ def check_pool(model_class: type, pool: str, name: str) -> None:
         raise ValueError(f"pool {pool!r} needs a model with get_image_features; {name} has only a video head")
 
 
-def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, *, device: str | None = None,
+def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, schedule, *, device: str | None = None,
                    run_options: RunOptions | None = None, flush_items: int = 64, flush_seconds: float = 30.0,
                    last_run: dict | None = None, **manifest_fields) -> RunSummary:
-    """Open the cache folder of ``key``, leave out finished items, and append what ``stream(todo)`` yields.
+    """Open the cache folder of ``key``, leave out finished items, and write what ``schedule`` records.
 
-    The one writer of an embedding cache, for every engine. ``stream`` is
-    called once with the items to embed (not at all when there are none) and
-    yields ``(item, vectors, frame indices, frames decoded, error)`` per item,
-    ``error`` a text (then no vectors) or None. Vectors are written in shards
-    of ``flush_items`` items or every ``flush_seconds`` seconds; errors at
-    once. ``last_run`` and ``manifest_fields`` go to the manifest. ``run_options``:
-    ``retry_errors`` and ``show_progress`` of ``RunOptions``.
+    The one writer of an embedding cache, for every engine. ``schedule(todo,
+    record)`` is called once with the items to embed (not at all when there
+    are none) and calls ``record(id, (vectors, frame indices, frames decoded),
+    None)`` or ``record(id, None, error)`` once per item (a fourth argument,
+    ``loaded``, as ``run_cache.run_into_cache`` takes it, is not read here).
+    Vectors are written in shards of ``flush_items`` items or every
+    ``flush_seconds`` seconds; errors at once. ``last_run`` and
+    ``manifest_fields`` go to the manifest. ``run_options``: ``retry_errors``
+    and ``show_progress`` of ``RunOptions``.
     """
     run, items = run_options or RunOptions(), unique_items(items)
     with EmbeddingCache(embedding_folder(cache_dir, key)).open() as cache:
@@ -90,7 +93,7 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
         todo = left_to_do(items, cache, run.retry_errors, summary)
         started = time.monotonic()
         if todo:
-            _record(stream(todo), len(todo), cache, summary, flush_items, flush_seconds, run.show_progress)
+            _record(schedule, todo, cache, summary, flush_items, flush_seconds, run.show_progress)
         summary.seconds = time.monotonic() - started
         summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
         cache.update_manifest(last_run={"embedded": summary.done, "failed": summary.failed,
@@ -100,31 +103,34 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, stream, 
     return summary
 
 
-def _record(results, total, cache, summary, flush_items, flush_seconds, show_progress) -> None:
+def _record(schedule, todo, cache, summary, flush_items, flush_seconds, show_progress) -> None:
+    """``run_into_store``'s side of ``schedule(todo, record)``: count each outcome, write shards and errors."""
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, unit="item", disable=not show_progress, desc="embed")
     ready = ([], [], [])  # finished ids, vectors, frame indices
     last_flush = time.monotonic()
-    try:
-        for item, vectors, indices, frames, error in results:
-            bar.update(1)
-            if error is not None:
-                cache.add_error(item.id, error)
-                summary.failed += 1
-                summary.failures[item.id] = error
-                continue
-            ready[0].append(item.id)
-            ready[1].append(vectors)
-            ready[2].append(indices)
-            summary.done += 1
-            summary.frames += frames
-            if len(ready[0]) >= flush_items or time.monotonic() - last_flush >= flush_seconds:
-                cache.add(*ready)
-                ready, last_flush = ([], [], []), time.monotonic()
+
+    def record(id, value, error, loaded=True) -> None:
+        nonlocal ready, last_flush
+        bar.update(1)
+        if error is not None:
+            cache.add_error(id, error)
+            summary.failed += 1
+            summary.failures[id] = error
+            return
+        vectors, indices, frames = value
+        ready[0].append(id)
+        ready[1].append(vectors)
+        ready[2].append(indices)
+        summary.done += 1
+        summary.frames += frames
+        if len(ready[0]) >= flush_items or time.monotonic() - last_flush >= flush_seconds:
+            cache.add(*ready)
+            ready, last_flush = ([], [], []), time.monotonic()
+
+    with tqdm(total=len(todo), unit="item", disable=not show_progress, desc="embed") as bar:
+        schedule(todo, record)
         cache.add(*ready)
-    finally:
-        bar.close()
 
 
 def _load(item: Item, fps: float):
@@ -154,12 +160,13 @@ def _prefetched(todo, fps, workers: int, ahead: int):
             yield queue.popleft().result()
 
 
-def embed_stream(model, items: list[Item], *, fps: float, pool: str, batch_frames: int = 64, load_workers: int = 2):
-    """Yield ``(item, vectors, frame indices, frames decoded, error)`` for each of ``items``.
+def schedule_embeddings(model, items: list[Item], record, *, fps: float, pool: str, batch_frames: int = 64,
+                        load_workers: int = 2) -> None:
+    """``record(id, (vectors, frame indices, frames decoded), None)``, or ``record(id, None, error)``, per item.
 
     Frames are decoded by ``load_workers`` threads (the sampler's frames of a
     video, or the one image); frames of several items share a forward pass of
-    at least ``batch_frames`` frames. An item that cannot be read is yielded
+    at least ``batch_frames`` frames. An item that cannot be read is recorded
     at once with its error; the others once their batch has run.
     """
     waiting = []  # (item, images, indices) whose frames wait for a batch
@@ -176,16 +183,17 @@ def embed_stream(model, items: list[Item], *, fps: float, pool: str, batch_frame
             else:
                 vecs, idx = vectors[offset:offset + len(images)], indices
             offset += len(images)
-            out.append((item, vecs, idx, len(images), None))
+            out.append((item.id, (vecs, idx, len(images)), None))
         waiting.clear()
-        return out
+        for outcome in out:  # recorded once the whole batch has run
+            record(*outcome)
 
     for item, images, indices, error in _prefetched(items, fps, load_workers, ahead=4 * max(1, load_workers)):
         if error is not None:
-            yield item, None, None, 0, error
+            record(item.id, None, error)
             continue
         waiting.append((item, images, indices))
         if sum(len(w[1]) for w in waiting) >= batch_frames:
-            yield from run_batch()
+            run_batch()
     if waiting:
-        yield from run_batch()
+        run_batch()
