@@ -127,8 +127,7 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
     for row, (label, frames, times) in zip(axes, strips):
         keep = np.unique(np.rint(np.linspace(0, len(frames) - 1, min(len(frames), max_frames))).astype(int))
         for ax in row:
-            ax.set_xticks([])
-            ax.set_yticks([])
+            ax.set(xticks=[], yticks=[])
             ax.axis("off")
         for ax, k in zip(row, keep):
             ax.axis("on")
@@ -253,10 +252,7 @@ def class_count_bars(counts, *, title: str = "Queries per class", xlabel: str = 
     for y, total in enumerate(left):
         ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
     ax.invert_yaxis()
-    ax.set_xlim(0, left.max() * 1.12)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set(xlim=(0, left.max() * 1.12), xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(title="source", loc="upper right")
     fig.tight_layout()
     return fig
@@ -281,9 +277,7 @@ def duration_histogram(seconds, groups=None, *, title: str = "Clip durations"):
         ax.hist([np.clip(seconds[groups == g], None, bins[-1]) for g in names], bins=bins, stacked=True,
                 color=[_DATASET_COLORS.get(g) for g in names], label=names, edgecolor="white")
         ax.legend(title="source")
-    ax.set_xlabel(f"duration (s); last bin holds everything above {bins[-1]:.0f} s")
-    ax.set_ylabel("clips")
-    ax.set_title(title)
+    ax.set(xlabel=f"duration (s); last bin holds everything above {bins[-1]:.0f} s", ylabel="clips", title=title)
     fig.tight_layout()
     return fig
 
@@ -296,11 +290,9 @@ def crop_size_scatter(widths, heights, *, title: str = "Crop sizes", min_side: i
     ax.scatter(widths, heights, s=14, alpha=0.6, color="#1f77b4", edgecolors="none", label=f"clips (n = {widths.size})")
     ax.axvline(min_side, ls="--", color="0.5", lw=1)
     ax.axhline(min_side, ls="--", color="0.5", lw=1, label=f"minimum side ({min_side} px)")
-    ax.set_xlim(0, max(float(widths.max(initial=0)), min_side) * 1.05)
-    ax.set_ylim(0, max(float(heights.max(initial=0)), min_side) * 1.15)
-    ax.set_xlabel("crop width (px)")
-    ax.set_ylabel("crop height (px)")
-    ax.set_title(title)
+    ax.set(xlim=(0, max(float(widths.max(initial=0)), min_side) * 1.05),
+           ylim=(0, max(float(heights.max(initial=0)), min_side) * 1.15),
+           xlabel="crop width (px)", ylabel="crop height (px)", title=title)
     ax.legend(loc="upper left")
     fig.tight_layout()
     return fig
@@ -322,8 +314,7 @@ def pair_count_bars(frame, *, title: str = "Clips per action within each opposit
         bars = ax.bar(range(len(part)), part["clips"], color=["#1f77b4", "#ff7f0e"][: len(part)], width=0.6)
         ax.bar_label(bars, fontsize=9)
         ax.set_xticks(range(len(part)), [a.replace(" vehicle", "\nvehicle") for a in part["action"]], fontsize=9)
-        ax.set_ylim(0, top)
-        ax.set_ylabel("clips")
+        ax.set(ylim=(0, top), ylabel="clips")
         ax.set_title(pair, fontsize=11)
     for ax in list(axes.flat)[len(pairs):]:
         ax.axis("off")
@@ -395,29 +386,28 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
     outside = (xs < box_x[0]) | (xs > box_x[1]) | (ys < box_y[0]) | (ys > box_y[1])
     if outside.any():
         fig, (ax, overview) = plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [2, 1]})
+        panels = [ax, overview]
     else:
         fig, ax = plt.subplots(figsize=(9.5, 6.5))
-        overview = None
-    for a in [ax] + ([overview] if overview is not None else []):
+        overview, panels = None, [ax]
+    for a in panels:
         if random is not None:
             a.axvline(random[0], ls="--", lw=0.8, color="0.6")
             a.axhline(random[1], ls="--", lw=0.8, color="0.6")
         _draw_points(a, frame)
-    ax.set_xlim(*box_x)
-    ax.set_ylim(*box_y)
+    ax.set(xlim=box_x, ylim=box_y)
     ax.set_title((title if overview is None else title + " (paper's range)")
                  + "\ncircles: the paper's published values" + ("; stars: computed here" if
                                                                  (frame["source"] != "paper").any() else ""))
     legend = ax.legend(handles=_legend_handles(frame), loc="upper left", fontsize=8, framealpha=0.95)
     if overview is not None:
-        overview.set_xlim(*_limits(xs, 0.05, 0.1, floor=0))
-        overview.set_ylim(*_limits(ys, 0.1, 0.25))
+        overview.set(xlim=_limits(xs, 0.05, 0.1, floor=0), ylim=_limits(ys, 0.1, 0.25))
         overview.add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0],
                                          fill=False, ls=":", lw=1, color="0.3"))
         overview.set_title("all points (dotted box: left panel)")
-    for a in [ax] + ([overview] if overview is not None else []):
-        a.set_xlabel("inter-pair mAP (%)" + _axis_start(a.get_xlim()[0]))
-        a.set_ylabel("intra-pair Pair-mAP (%)" + _axis_start(a.get_ylim()[0]))
+    for a in panels:
+        a.set(xlabel="inter-pair mAP (%)" + _axis_start(a.get_xlim()[0]),
+              ylabel="intra-pair Pair-mAP (%)" + _axis_start(a.get_ylim()[0]))
     fig.tight_layout()
     fig.canvas.draw()
     inside = ~outside
@@ -447,9 +437,8 @@ def ablation_bars(frame, *, value="value", category="setting", group="protocol",
         bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat))
         ax.bar_label(bars, fmt="%.1f", fontsize=8, padding=6 if err is not None else 2)
     ax.set_xticks(range(len(groups)), groups)
-    ax.set_xlabel(group)
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(0, float(np.nanmax(frame[[value] + (["ci_high"] if "ci_high" in frame else [])].to_numpy())) * 1.2)
+    ax.set(xlabel=group, ylabel=ylabel,
+           ylim=(0, float(np.nanmax(frame[[value] + (["ci_high"] if "ci_high" in frame else [])].to_numpy())) * 1.2))
     ax.legend(fontsize=9)
     if title:
         ax.set_title(title)
@@ -482,10 +471,8 @@ def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked nei
         ax.text(101, k, f"{whole.loc[k, 'top-1 opposite (%)']:.1f}%", va="center", fontsize=9)
     ax.set_yticks(y, whole["pair"])
     ax.invert_yaxis()
-    ax.set_xlim(0, 112)
-    ax.set_xlabel("queries whose top-ranked neighbour is the opposite action (%)")
-    ax.set_ylabel("opposite pair")
-    ax.set_title(title)
+    ax.set(xlim=(0, 112), xlabel="queries whose top-ranked neighbour is the opposite action (%)",
+           ylabel="opposite pair", title=title)
     ax.legend(handles=[Line2D([], [], color="#d62728", lw=6, alpha=0.75, label="pair (all queries)"),
                        Line2D([], [], marker="o", ls="", color="k", markersize=4, label="each action"),
                        Line2D([], [], color="0.35", lw=2, label="random ranking")],
@@ -508,9 +495,7 @@ def error_mode_bars(counts, paper=None, *, title: str = "Error modes", label: st
         pbars = ax.bar(x + width / 2, values, width=width, color="0.6", label="paper (Appendix E: MiniCPM-V 4.5, task-aware)")
         ax.bar_label(pbars, labels=["" if np.isnan(v) else f"{v:.0f}" for v in values], fontsize=8)
     ax.set_xticks(x, [m.replace(" ", "\n") for m in modes], fontsize=9)
-    ax.set_xlabel("error mode")
-    ax.set_ylabel("clips")
-    ax.set_title(title)
+    ax.set(xlabel="error mode", ylabel="clips", title=title)
     ax.legend()
     fig.tight_layout()
     return fig
