@@ -158,6 +158,12 @@ def _sentence_key(name: str, sentences, width: int) -> str:
     return "\n".join(lines)
 
 
+def _annotate_cells(ax, texts, dark) -> None:
+    """Write ``texts[i][j]`` at the centre of cell (i, j) of an image: black where ``dark[i, j]``, white elsewhere."""
+    for (i, j), is_dark in np.ndenumerate(dark):
+        ax.text(j, i, texts[i][j], ha="center", va="center", fontsize=7, color="black" if is_dark else "white")
+
+
 def similarity_heatmap(matrix, row_sentences, col_sentences, *, row_name: str = "rows", col_name: str = "columns",
                        title: str = "", value_label: str = "cosine similarity", highlight=None, wrap: int = 110):
     """The cosines between two lists of sentences as a heatmap, each cell annotated with its value (2 decimals).
@@ -182,9 +188,7 @@ def similarity_heatmap(matrix, row_sentences, col_sentences, *, row_name: str = 
     ax.set_yticks(range(matrix.shape[0]), [f"#{k + 1}" for k in range(matrix.shape[0])], fontsize=8)
     ax.set_xlabel(f"columns: {col_name}", fontsize=9)
     ax.set_ylabel(f"rows: {row_name}", fontsize=9)
-    for (i, j), v in np.ndenumerate(matrix):
-        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
-                color="white" if v < 0.6 else "black")
+    _annotate_cells(ax, [[f"{v:.2f}" for v in row] for row in matrix], ~(matrix < 0.6))
     if highlight is not None:
         i, j = highlight
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
@@ -223,10 +227,8 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: 
         im = ax.imshow(np.ma.masked_array(matrix, self_cells), cmap=cmap, vmin=low, vmax=high)
         ax.set_xticks(range(n), names, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
         ax.set_yticks(range(n), names if k == 0 else [""] * n, fontsize=8)
-        for (i, j), v in np.ndenumerate(matrix):
-            text = "self" if self_cells[i, j] else f"{v:.2f}"
-            dark = self_cells[i, j] or v >= low + 0.6 * (high - low)
-            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="black" if dark else "white")
+        _annotate_cells(ax, [["self" if i == j else f"{v:.2f}" for j, v in enumerate(row)] for i, row in enumerate(matrix)],
+                        self_cells | (matrix >= low + 0.6 * (high - low)))
         ax.set_title(panel_title, fontsize=11)
         fig.colorbar(im, ax=ax, label=f"{value_label}\nscale: the clip pairs' range, not from 0", fraction=0.046, pad=0.03)
     if title:
@@ -377,7 +379,8 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
     """
     plt = pyplot()
     frame = frame.assign(inter=printed(frame["inter"], 2), intra=printed(frame["intra"], 2))  # as the tables print
-    paper = frame[frame["source"] == "paper"]
+    computed = (frame["source"] != "paper").to_numpy()
+    paper = frame[~computed]
     xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
     box_x = _limits(paper["inter"], 0.08, 0.3, floor=0) if len(paper) else _limits(xs, 0.1, 0.3)
     if 0 < box_x[0] < 0.2 * box_x[1]:  # close to 0: start there
@@ -395,26 +398,22 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
             a.axvline(random[0], ls="--", lw=0.8, color="0.6")
             a.axhline(random[1], ls="--", lw=0.8, color="0.6")
         _draw_points(a, frame)
-    ax.set(xlim=box_x, ylim=box_y)
-    ax.set_title((title if overview is None else title + " (paper's range)")
-                 + "\ncircles: the paper's published values" + ("; stars: computed here" if
-                                                                 (frame["source"] != "paper").any() else ""))
+    ax.set(xlim=box_x, ylim=box_y, title=(title if overview is None else title + " (paper's range)")
+           + "\ncircles: the paper's published values" + ("; stars: computed here" if computed.any() else ""))
     legend = ax.legend(handles=_legend_handles(frame), loc="upper left", fontsize=8, framealpha=0.95)
     if overview is not None:
-        overview.set(xlim=_limits(xs, 0.05, 0.1, floor=0), ylim=_limits(ys, 0.1, 0.25))
+        overview.set(xlim=_limits(xs, 0.05, 0.1, floor=0), ylim=_limits(ys, 0.1, 0.25),
+                     title="all points (dotted box: left panel)")
         overview.add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0],
                                          fill=False, ls=":", lw=1, color="0.3"))
-        overview.set_title("all points (dotted box: left panel)")
     for a in panels:
         a.set(xlabel="inter-pair mAP (%)" + _axis_start(a.get_xlim()[0]),
               ylabel="intra-pair Pair-mAP (%)" + _axis_start(a.get_ylim()[0]))
     fig.tight_layout()
     fig.canvas.draw()
-    inside = ~outside
-    place_labels(ax, xs[inside], ys[inside], list(frame["label"][inside]), fontsize=7.5,
+    place_labels(ax, xs[~outside], ys[~outside], list(frame["label"][~outside]), fontsize=7.5,
                  avoid=[legend.get_window_extent(fig.canvas.get_renderer())])
     if overview is not None:
-        computed = (frame["source"] != "paper").to_numpy()
         place_labels(overview, xs[computed], ys[computed], list(frame["label"][computed]), fontsize=7.5,
                      obstacles=(xs[~computed], ys[~computed]))
     return fig
