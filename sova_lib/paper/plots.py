@@ -126,11 +126,10 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
                              figsize=(cols * height * aspect + 1.6, len(strips) * (height + 0.35) + 0.5))
     for row, (label, frames, times) in zip(axes, strips):
         keep = np.unique(np.rint(np.linspace(0, len(frames) - 1, min(len(frames), max_frames))).astype(int))
-        for ax in row:
-            ax.set(xticks=[], yticks=[])
+        for ax in row[len(keep):]:
             ax.axis("off")
         for ax, k in zip(row, keep):
-            ax.axis("on")
+            ax.set(xticks=[], yticks=[])
             img = Image.fromarray(np.asarray(frames[k]))
             img.thumbnail((10 * max_pixels, max_pixels))
             ax.imshow(np.asarray(img))
@@ -217,13 +216,13 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: 
     fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.6 * len(panels), side + 0.8),
                              squeeze=False)
     self_cells = np.eye(n, dtype=bool)
+    cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
     for k, (ax, (matrix, panel_title)) in enumerate(zip(axes[0], panels)):
         matrix = printed(matrix, 2)
         off = matrix[~self_cells] if n > 1 else matrix.ravel()
         low, high = float(off.min()), float(off.max())
         if high - low < 0.005:
             low, high = low - 0.005, high + 0.005
-        cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
         im = ax.imshow(np.ma.masked_array(matrix, self_cells), cmap=cmap, vmin=low, vmax=high)
         ax.set_xticks(range(n), names, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
         ax.set_yticks(range(n), names if k == 0 else [""] * n, fontsize=8)
@@ -306,19 +305,18 @@ def pair_count_bars(frame, *, title: str = "Clips per action within each opposit
     ``frame`` has columns ``pair``, ``action``, ``clips`` (two rows per pair, in order).
     """
     plt = pyplot()
-    pairs = list(dict.fromkeys(frame["pair"]))
+    pairs = frame.groupby("pair", sort=False)
     ncols = 4
-    nrows = int(np.ceil(len(pairs) / ncols))
+    nrows = int(np.ceil(pairs.ngroups / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows), squeeze=False)
     top = float(frame["clips"].max()) * 1.2
-    for ax, pair in zip(axes.flat, pairs):
-        part = frame[frame["pair"] == pair]
+    for ax, (pair, part) in zip(axes.flat, pairs):
         bars = ax.bar(range(len(part)), part["clips"], color=["#1f77b4", "#ff7f0e"][: len(part)], width=0.6)
         ax.bar_label(bars, fontsize=9)
         ax.set_xticks(range(len(part)), [a.replace(" vehicle", "\nvehicle") for a in part["action"]], fontsize=9)
         ax.set(ylim=(0, top), ylabel="clips")
         ax.set_title(pair, fontsize=11)
-    for ax in list(axes.flat)[len(pairs):]:
+    for ax in axes.flat[pairs.ngroups:]:
         ax.axis("off")
     fig.suptitle(title)
     fig.tight_layout()
