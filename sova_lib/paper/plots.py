@@ -454,18 +454,18 @@ def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked nei
     from matplotlib.lines import Line2D
 
     frame = frame.assign(**{c: printed(frame[c], 1) for c in ("top-1 opposite (%)", "chance (%)")})
-    whole = frame[frame["action"] == "all"].reset_index(drop=True)
+    whole, each = frame[frame["action"] == "all"], frame[frame["action"] != "all"]
     fig, ax = plt.subplots(figsize=(8, 0.55 * len(whole) + 1.8))
     y = np.arange(len(whole))
     ax.barh(y, whole["top-1 opposite (%)"], color="#d62728", alpha=0.75, height=0.6)
-    for k, pair in enumerate(whole["pair"]):
-        part = frame[(frame["pair"] == pair) & (frame["action"] != "all")]
+    for k, (pair, share, chance) in enumerate(zip(whole["pair"], whole["top-1 opposite (%)"], whole["chance (%)"])):
+        part = each[each["pair"] == pair]
         ax.scatter(part["top-1 opposite (%)"], [k] * len(part), color="k", s=14, zorder=3)
         for n, (action, x) in enumerate(zip(part["action"], part["top-1 opposite (%)"])):  # above, then below
             ax.annotate(action, (x, k), xytext=(0, 7 if n % 2 == 0 else -9),
                         textcoords="offset points", ha="center", fontsize=6.5, color="0.15")
-        ax.plot([whole.loc[k, "chance (%)"]] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
-        ax.text(101, k, f"{whole.loc[k, 'top-1 opposite (%)']:.1f}%", va="center", fontsize=9)
+        ax.plot([chance] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
+        ax.text(101, k, f"{share:.1f}%", va="center", fontsize=9)
     ax.set_yticks(y, whole["pair"])
     ax.invert_yaxis()
     ax.set(xlim=(0, 112), xlabel="queries whose top-ranked neighbour is the opposite action (%)",
