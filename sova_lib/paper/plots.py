@@ -151,10 +151,9 @@ def middle_cut(label: str, limit: int) -> str:
 
 def _sentence_key(name: str, sentences, width: int) -> str:
     """``name:`` then each sentence numbered ``#k``, wrapped at ``width`` characters (never cut)."""
-    lines = [f"{name}:"]
-    for k, sentence in enumerate(sentences, start=1):
-        lines.append(textwrap.fill(f"#{k}  {sentence}", width=width, initial_indent="  ", subsequent_indent="       "))
-    return "\n".join(lines)
+    numbered = (textwrap.fill(f"#{k}  {sentence}", width=width, initial_indent="  ", subsequent_indent="       ")
+                for k, sentence in enumerate(sentences, start=1))
+    return "\n".join([f"{name}:", *numbered])
 
 
 def _annotate_cells(ax, texts, dark) -> None:
