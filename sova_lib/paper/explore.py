@@ -111,7 +111,7 @@ def static_view(view: QueryView, videos: dict | None = None):
     n_hits = len(view.hits)
     fig = plt.figure(figsize=(max(7.0, 1.7 * len(shown)), (2.0 if has_frames else 0) + 1.4 + 0.35 * n_hits),
                      constrained_layout=True)
-    grid = fig.add_gridspec(rows, max(1, len(shown)) if has_frames else 1,
+    grid = fig.add_gridspec(rows, len(shown) if has_frames else 1,
                             height_ratios=[2.0, 1.0 + 0.35 * n_hits] if has_frames else None)
     if has_frames:
         for n, (i, image) in enumerate(zip(shown, frames)):
