@@ -225,8 +225,8 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: 
         im = ax.imshow(np.ma.masked_array(matrix, self_cells), cmap=cmap, vmin=low, vmax=high)
         ax.set_xticks(range(n), names, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
         ax.set_yticks(range(n), names if k == 0 else [""] * n, fontsize=8)
-        _annotate_cells(ax, [["self" if i == j else f"{v:.2f}" for j, v in enumerate(row)] for i, row in enumerate(matrix)],
-                        self_cells | (matrix >= low + 0.6 * (high - low)))
+        texts = [["self" if i == j else f"{v:.2f}" for j, v in enumerate(row)] for i, row in enumerate(matrix)]
+        _annotate_cells(ax, texts, self_cells | (matrix >= low + 0.6 * (high - low)))
         ax.set_title(panel_title, fontsize=11)
         fig.colorbar(im, ax=ax, label=f"{value_label}\nscale: the clip pairs' range, not from 0", fraction=0.046, pad=0.03)
     if title:
@@ -395,8 +395,9 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
             a.axvline(random[0], ls="--", lw=0.8, color="0.6")
             a.axhline(random[1], ls="--", lw=0.8, color="0.6")
         _draw_points(a, frame)
-    ax.set(xlim=box_x, ylim=box_y, title=(title if overview is None else title + " (paper's range)")
-           + "\ncircles: the paper's published values" + ("; stars: computed here" if computed.any() else ""))
+    heading = ((title if overview is None else title + " (paper's range)") + "\ncircles: the paper's published values"
+               + ("; stars: computed here" if computed.any() else ""))
+    ax.set(xlim=box_x, ylim=box_y, title=heading)
     legend = ax.legend(handles=_legend_handles(frame), loc="upper left", fontsize=8, framealpha=0.95)
     if overview is not None:
         overview.set(xlim=_limits(xs, 0.05, 0.1, floor=0), ylim=_limits(ys, 0.1, 0.25),
