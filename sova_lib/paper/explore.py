@@ -111,7 +111,7 @@ def static_view(view: QueryView, videos: dict | None = None):
     n_hits = len(view.hits)
     fig = plt.figure(figsize=(max(7.0, 1.7 * len(shown)), (2.0 if has_frames else 0) + 1.4 + 0.35 * n_hits),
                      constrained_layout=True)
-    grid = fig.add_gridspec(rows, max(1, len(shown)) if has_frames else 1,
+    grid = fig.add_gridspec(rows, len(shown) if has_frames else 1,
                             height_ratios=[2.0, 1.0 + 0.35 * n_hits] if has_frames else None)
     if has_frames:
         for n, (i, image) in enumerate(zip(shown, frames)):
@@ -135,7 +135,7 @@ def _similarity_bars(ax, view: QueryView, values: np.ndarray) -> None:
     colours = ["#1a9850" if r else "#b2182b" for r in view.hits["relevant"]]
     bars = ax.barh([f"#{r} {middle_cut(str(i), 36)}" for r, i in zip(view.hits["rank"], view.hits["id"])], values,
                    color=colours)
-    ax.bar_label(bars, labels=[f"{v:.3f}" for v in values], label_type="edge", padding=3, fontsize=8)
+    ax.bar_label(bars, fmt="%.3f", padding=3, fontsize=8)
     ax.invert_yaxis()
     negative = len(values) and float(np.min(values)) < 0
     ax.set_xlim(-1.0 if negative else 0.0, 1.15)

@@ -126,12 +126,10 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
                              figsize=(cols * height * aspect + 1.6, len(strips) * (height + 0.35) + 0.5))
     for row, (label, frames, times) in zip(axes, strips):
         keep = np.unique(np.rint(np.linspace(0, len(frames) - 1, min(len(frames), max_frames))).astype(int))
-        for ax in row:
-            ax.set_xticks([])
-            ax.set_yticks([])
+        for ax in row[len(keep):]:
             ax.axis("off")
         for ax, k in zip(row, keep):
-            ax.axis("on")
+            ax.set(xticks=[], yticks=[])
             img = Image.fromarray(np.asarray(frames[k]))
             img.thumbnail((10 * max_pixels, max_pixels))
             ax.imshow(np.asarray(img))
@@ -153,10 +151,15 @@ def middle_cut(label: str, limit: int) -> str:
 
 def _sentence_key(name: str, sentences, width: int) -> str:
     """``name:`` then each sentence numbered ``#k``, wrapped at ``width`` characters (never cut)."""
-    lines = [f"{name}:"]
-    for k, sentence in enumerate(sentences, start=1):
-        lines.append(textwrap.fill(f"#{k}  {sentence}", width=width, initial_indent="  ", subsequent_indent="       "))
-    return "\n".join(lines)
+    numbered = (textwrap.fill(f"#{k}  {sentence}", width=width, initial_indent="  ", subsequent_indent="       ")
+                for k, sentence in enumerate(sentences, start=1))
+    return "\n".join([f"{name}:", *numbered])
+
+
+def _annotate_cells(ax, texts, dark) -> None:
+    """Write ``texts[i][j]`` at the centre of cell (i, j) of an image: black where ``dark[i, j]``, white elsewhere."""
+    for (i, j), is_dark in np.ndenumerate(dark):
+        ax.text(j, i, texts[i][j], ha="center", va="center", fontsize=7, color="black" if is_dark else "white")
 
 
 def similarity_heatmap(matrix, row_sentences, col_sentences, *, row_name: str = "rows", col_name: str = "columns",
@@ -183,9 +186,7 @@ def similarity_heatmap(matrix, row_sentences, col_sentences, *, row_name: str = 
     ax.set_yticks(range(matrix.shape[0]), [f"#{k + 1}" for k in range(matrix.shape[0])], fontsize=8)
     ax.set_xlabel(f"columns: {col_name}", fontsize=9)
     ax.set_ylabel(f"rows: {row_name}", fontsize=9)
-    for (i, j), v in np.ndenumerate(matrix):
-        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
-                color="white" if v < 0.6 else "black")
+    _annotate_cells(ax, [[f"{v:.2f}" for v in row] for row in matrix], ~(matrix < 0.6))
     if highlight is not None:
         i, j = highlight
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
@@ -214,20 +215,18 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: 
     fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.6 * len(panels), side + 0.8),
                              squeeze=False)
     self_cells = np.eye(n, dtype=bool)
+    cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
     for k, (ax, (matrix, panel_title)) in enumerate(zip(axes[0], panels)):
         matrix = printed(matrix, 2)
         off = matrix[~self_cells] if n > 1 else matrix.ravel()
         low, high = float(off.min()), float(off.max())
         if high - low < 0.005:
             low, high = low - 0.005, high + 0.005
-        cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
         im = ax.imshow(np.ma.masked_array(matrix, self_cells), cmap=cmap, vmin=low, vmax=high)
         ax.set_xticks(range(n), names, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
         ax.set_yticks(range(n), names if k == 0 else [""] * n, fontsize=8)
-        for (i, j), v in np.ndenumerate(matrix):
-            text = "self" if self_cells[i, j] else f"{v:.2f}"
-            dark = self_cells[i, j] or v >= low + 0.6 * (high - low)
-            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="black" if dark else "white")
+        texts = [["self" if i == j else f"{v:.2f}" for j, v in enumerate(row)] for i, row in enumerate(matrix)]
+        _annotate_cells(ax, texts, self_cells | (matrix >= low + 0.6 * (high - low)))
         ax.set_title(panel_title, fontsize=11)
         fig.colorbar(im, ax=ax, label=f"{value_label}\nscale: the clip pairs' range, not from 0", fraction=0.046, pad=0.03)
     if title:
@@ -253,10 +252,7 @@ def class_count_bars(counts, *, title: str = "Queries per class", xlabel: str = 
     for y, total in enumerate(left):
         ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
     ax.invert_yaxis()
-    ax.set_xlim(0, left.max() * 1.12)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set(xlim=(0, left.max() * 1.12), xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(title="source", loc="upper right")
     fig.tight_layout()
     return fig
@@ -281,9 +277,7 @@ def duration_histogram(seconds, groups=None, *, title: str = "Clip durations"):
         ax.hist([np.clip(seconds[groups == g], None, bins[-1]) for g in names], bins=bins, stacked=True,
                 color=[_DATASET_COLORS.get(g) for g in names], label=names, edgecolor="white")
         ax.legend(title="source")
-    ax.set_xlabel(f"duration (s); last bin holds everything above {bins[-1]:.0f} s")
-    ax.set_ylabel("clips")
-    ax.set_title(title)
+    ax.set(xlabel=f"duration (s); last bin holds everything above {bins[-1]:.0f} s", ylabel="clips", title=title)
     fig.tight_layout()
     return fig
 
@@ -296,11 +290,9 @@ def crop_size_scatter(widths, heights, *, title: str = "Crop sizes", min_side: i
     ax.scatter(widths, heights, s=14, alpha=0.6, color="#1f77b4", edgecolors="none", label=f"clips (n = {widths.size})")
     ax.axvline(min_side, ls="--", color="0.5", lw=1)
     ax.axhline(min_side, ls="--", color="0.5", lw=1, label=f"minimum side ({min_side} px)")
-    ax.set_xlim(0, max(float(widths.max(initial=0)), min_side) * 1.05)
-    ax.set_ylim(0, max(float(heights.max(initial=0)), min_side) * 1.15)
-    ax.set_xlabel("crop width (px)")
-    ax.set_ylabel("crop height (px)")
-    ax.set_title(title)
+    ax.set(xlim=(0, max(float(widths.max(initial=0)), min_side) * 1.05),
+           ylim=(0, max(float(heights.max(initial=0)), min_side) * 1.15),
+           xlabel="crop width (px)", ylabel="crop height (px)", title=title)
     ax.legend(loc="upper left")
     fig.tight_layout()
     return fig
@@ -312,20 +304,18 @@ def pair_count_bars(frame, *, title: str = "Clips per action within each opposit
     ``frame`` has columns ``pair``, ``action``, ``clips`` (two rows per pair, in order).
     """
     plt = pyplot()
-    pairs = list(dict.fromkeys(frame["pair"]))
+    pairs = frame.groupby("pair", sort=False)
     ncols = 4
-    nrows = int(np.ceil(len(pairs) / ncols))
+    nrows = int(np.ceil(pairs.ngroups / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows), squeeze=False)
     top = float(frame["clips"].max()) * 1.2
-    for ax, pair in zip(axes.flat, pairs):
-        part = frame[frame["pair"] == pair]
+    for ax, (pair, part) in zip(axes.flat, pairs):
         bars = ax.bar(range(len(part)), part["clips"], color=["#1f77b4", "#ff7f0e"][: len(part)], width=0.6)
         ax.bar_label(bars, fontsize=9)
         ax.set_xticks(range(len(part)), [a.replace(" vehicle", "\nvehicle") for a in part["action"]], fontsize=9)
-        ax.set_ylim(0, top)
-        ax.set_ylabel("clips")
+        ax.set(ylim=(0, top), ylabel="clips")
         ax.set_title(pair, fontsize=11)
-    for ax in list(axes.flat)[len(pairs):]:
+    for ax in axes.flat[pairs.ngroups:]:
         ax.axis("off")
     fig.suptitle(title)
     fig.tight_layout()
@@ -386,7 +376,8 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
     """
     plt = pyplot()
     frame = frame.assign(inter=printed(frame["inter"], 2), intra=printed(frame["intra"], 2))  # as the tables print
-    paper = frame[frame["source"] == "paper"]
+    computed = (frame["source"] != "paper").to_numpy()
+    paper = frame[~computed]
     xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
     box_x = _limits(paper["inter"], 0.08, 0.3, floor=0) if len(paper) else _limits(xs, 0.1, 0.3)
     if 0 < box_x[0] < 0.2 * box_x[1]:  # close to 0: start there
@@ -395,36 +386,32 @@ def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-p
     outside = (xs < box_x[0]) | (xs > box_x[1]) | (ys < box_y[0]) | (ys > box_y[1])
     if outside.any():
         fig, (ax, overview) = plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [2, 1]})
+        panels = [ax, overview]
     else:
         fig, ax = plt.subplots(figsize=(9.5, 6.5))
-        overview = None
-    for a in [ax] + ([overview] if overview is not None else []):
+        overview, panels = None, [ax]
+    for a in panels:
         if random is not None:
             a.axvline(random[0], ls="--", lw=0.8, color="0.6")
             a.axhline(random[1], ls="--", lw=0.8, color="0.6")
         _draw_points(a, frame)
-    ax.set_xlim(*box_x)
-    ax.set_ylim(*box_y)
-    ax.set_title((title if overview is None else title + " (paper's range)")
-                 + "\ncircles: the paper's published values" + ("; stars: computed here" if
-                                                                 (frame["source"] != "paper").any() else ""))
+    heading = ((title if overview is None else title + " (paper's range)") + "\ncircles: the paper's published values"
+               + ("; stars: computed here" if computed.any() else ""))
+    ax.set(xlim=box_x, ylim=box_y, title=heading)
     legend = ax.legend(handles=_legend_handles(frame), loc="upper left", fontsize=8, framealpha=0.95)
     if overview is not None:
-        overview.set_xlim(*_limits(xs, 0.05, 0.1, floor=0))
-        overview.set_ylim(*_limits(ys, 0.1, 0.25))
+        overview.set(xlim=_limits(xs, 0.05, 0.1, floor=0), ylim=_limits(ys, 0.1, 0.25),
+                     title="all points (dotted box: left panel)")
         overview.add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0],
                                          fill=False, ls=":", lw=1, color="0.3"))
-        overview.set_title("all points (dotted box: left panel)")
-    for a in [ax] + ([overview] if overview is not None else []):
-        a.set_xlabel("inter-pair mAP (%)" + _axis_start(a.get_xlim()[0]))
-        a.set_ylabel("intra-pair Pair-mAP (%)" + _axis_start(a.get_ylim()[0]))
+    for a in panels:
+        a.set(xlabel="inter-pair mAP (%)" + _axis_start(a.get_xlim()[0]),
+              ylabel="intra-pair Pair-mAP (%)" + _axis_start(a.get_ylim()[0]))
     fig.tight_layout()
     fig.canvas.draw()
-    inside = ~outside
-    place_labels(ax, xs[inside], ys[inside], list(frame["label"][inside]), fontsize=7.5,
+    place_labels(ax, xs[~outside], ys[~outside], list(frame["label"][~outside]), fontsize=7.5,
                  avoid=[legend.get_window_extent(fig.canvas.get_renderer())])
     if overview is not None:
-        computed = (frame["source"] != "paper").to_numpy()
         place_labels(overview, xs[computed], ys[computed], list(frame["label"][computed]), fontsize=7.5,
                      obstacles=(xs[~computed], ys[~computed]))
     return fig
@@ -447,9 +434,8 @@ def ablation_bars(frame, *, value="value", category="setting", group="protocol",
         bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat))
         ax.bar_label(bars, fmt="%.1f", fontsize=8, padding=6 if err is not None else 2)
     ax.set_xticks(range(len(groups)), groups)
-    ax.set_xlabel(group)
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(0, float(np.nanmax(frame[[value] + (["ci_high"] if "ci_high" in frame else [])].to_numpy())) * 1.2)
+    ax.set(xlabel=group, ylabel=ylabel,
+           ylim=(0, float(np.nanmax(frame[[value] + (["ci_high"] if "ci_high" in frame else [])].to_numpy())) * 1.2))
     ax.legend(fontsize=9)
     if title:
         ax.set_title(title)
@@ -468,24 +454,22 @@ def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked nei
     from matplotlib.lines import Line2D
 
     frame = frame.assign(**{c: printed(frame[c], 1) for c in ("top-1 opposite (%)", "chance (%)")})
-    whole = frame[frame["action"] == "all"].reset_index(drop=True)
+    whole, each = frame[frame["action"] == "all"], frame[frame["action"] != "all"]
     fig, ax = plt.subplots(figsize=(8, 0.55 * len(whole) + 1.8))
     y = np.arange(len(whole))
     ax.barh(y, whole["top-1 opposite (%)"], color="#d62728", alpha=0.75, height=0.6)
-    for k, pair in enumerate(whole["pair"]):
-        part = frame[(frame["pair"] == pair) & (frame["action"] != "all")]
+    for k, (pair, share, chance) in enumerate(zip(whole["pair"], whole["top-1 opposite (%)"], whole["chance (%)"])):
+        part = each[each["pair"] == pair]
         ax.scatter(part["top-1 opposite (%)"], [k] * len(part), color="k", s=14, zorder=3)
         for n, (action, x) in enumerate(zip(part["action"], part["top-1 opposite (%)"])):  # above, then below
             ax.annotate(action, (x, k), xytext=(0, 7 if n % 2 == 0 else -9),
                         textcoords="offset points", ha="center", fontsize=6.5, color="0.15")
-        ax.plot([whole.loc[k, "chance (%)"]] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
-        ax.text(101, k, f"{whole.loc[k, 'top-1 opposite (%)']:.1f}%", va="center", fontsize=9)
+        ax.plot([chance] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
+        ax.text(101, k, f"{share:.1f}%", va="center", fontsize=9)
     ax.set_yticks(y, whole["pair"])
     ax.invert_yaxis()
-    ax.set_xlim(0, 112)
-    ax.set_xlabel("queries whose top-ranked neighbour is the opposite action (%)")
-    ax.set_ylabel("opposite pair")
-    ax.set_title(title)
+    ax.set(xlim=(0, 112), xlabel="queries whose top-ranked neighbour is the opposite action (%)",
+           ylabel="opposite pair", title=title)
     ax.legend(handles=[Line2D([], [], color="#d62728", lw=6, alpha=0.75, label="pair (all queries)"),
                        Line2D([], [], marker="o", ls="", color="k", markersize=4, label="each action"),
                        Line2D([], [], color="0.35", lw=2, label="random ranking")],
@@ -506,11 +490,9 @@ def error_mode_bars(counts, paper=None, *, title: str = "Error modes", label: st
     if paper is not None:
         values = [float(paper.get(m, np.nan)) for m in modes]
         pbars = ax.bar(x + width / 2, values, width=width, color="0.6", label="paper (Appendix E: MiniCPM-V 4.5, task-aware)")
-        ax.bar_label(pbars, labels=["" if np.isnan(v) else f"{v:.0f}" for v in values], fontsize=8)
+        ax.bar_label(pbars, fmt="%.0f", fontsize=8)  # a mode the paper did not count: no label
     ax.set_xticks(x, [m.replace(" ", "\n") for m in modes], fontsize=9)
-    ax.set_xlabel("error mode")
-    ax.set_ylabel("clips")
-    ax.set_title(title)
+    ax.set(xlabel="error mode", ylabel="clips", title=title)
     ax.legend()
     fig.tight_layout()
     return fig
