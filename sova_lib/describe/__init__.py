@@ -23,6 +23,7 @@ from sova_lib.describe.contract import (
     Describer,
     DescriberEnvironmentError,
     DescribeRequest,
+    PromptedDescriber,
     make_describer,
     register_describer,
 )
@@ -32,5 +33,6 @@ from sova_lib.describe.run_cache import RunSummary
 from sova_lib.describe.runner import describe_items
 
 __all__ = ["CacheLockedError", "DescriptionCache", "DESCRIBERS", "DescribeRequest", "Describer",
-           "DescriberEnvironmentError", "make_describer", "register_describer", "PROMPTS", "SOVABENCH_SYSTEM_PROMPT",
-           "Prompt", "resolve_prompt", "IMAGE_SUFFIXES", "Item", "RunSummary", "describe_items"]
+           "DescriberEnvironmentError", "PromptedDescriber", "make_describer", "register_describer", "PROMPTS",
+           "SOVABENCH_SYSTEM_PROMPT", "Prompt", "resolve_prompt", "IMAGE_SUFFIXES", "Item", "RunSummary",
+           "describe_items"]

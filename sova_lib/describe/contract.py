@@ -19,6 +19,13 @@ Contract (``Describer``):
 * ``describe(requests) -> list[str]``: one answer per request, in order. It
   raises on failure; the runner then retries the batch item by item and
   records each item that still fails.
+* optional ``load()`` (load the weights, check the server; the runner calls
+  it once before any item), ``stop()`` (end the calls in flight when a run
+  is interrupted) and ``run_info() -> dict`` (what the manifest records of
+  the run, such as the server's model name).
+
+``PromptedDescriber`` wraps a describer to send each item its own prompt (a
+benchmark whose questions differ per item) and keeps all of the above.
 
 Two kinds of failure. An error about an item (a video that does not decode,
 a request the server rejects for that item, time-outs after retries) is
@@ -32,11 +39,11 @@ the item, and the error's message names the model or URL and the likely fix.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-__all__ = ["DESCRIBERS", "DescribeRequest", "Describer", "DescriberEnvironmentError", "make_describer",
-           "register_describer"]
+__all__ = ["DESCRIBERS", "DescribeRequest", "Describer", "DescriberEnvironmentError", "PromptedDescriber",
+           "make_describer", "register_describer"]
 
 
 class DescriberEnvironmentError(OSError):
@@ -77,6 +84,42 @@ class Describer(Protocol):
     def config(self) -> dict: ...
 
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]: ...
+
+
+class PromptedDescriber:
+    """``inner`` with each request's fields replaced by its id's entry of ``fields`` (its own prompt, ...).
+
+    ``config()`` is the inner config plus ``settings`` under ``key``, so they
+    enter the cache key; ``load()``, ``stop()`` and ``run_info()`` are the
+    inner describer's, so a benchmark's run starts, stops and is recorded as
+    any other.
+    """
+
+    def __init__(self, inner: Describer, fields: dict, key: str, settings: dict):
+        self.inner, self.fields, self.key, self.settings = inner, fields, key, settings
+        self.name, self.max_batch_size, self.max_concurrency = inner.name, inner.max_batch_size, inner.max_concurrency
+
+    @property
+    def device(self):
+        return getattr(self.inner, "device", None)
+
+    def config(self) -> dict:
+        return {**self.inner.config(), self.key: self.settings}
+
+    def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
+        return self.inner.describe([replace(r, **self.fields[r.id]) for r in requests])
+
+    def load(self) -> None:
+        if callable(getattr(self.inner, "load", None)):
+            self.inner.load()
+
+    def stop(self) -> None:
+        if callable(getattr(self.inner, "stop", None)):
+            self.inner.stop()
+
+    def run_info(self) -> dict:
+        info = getattr(self.inner, "run_info", None)
+        return info() if callable(info) else {}
 
 
 #: Backend name -> "module:factory". The factory takes keyword options and

@@ -4,7 +4,13 @@ import sys
 import pytest
 
 from sova_lib.describe import contract
-from sova_lib.describe.contract import Describer, DescribeRequest, make_describer, register_describer
+from sova_lib.describe.contract import (
+    Describer,
+    DescribeRequest,
+    PromptedDescriber,
+    make_describer,
+    register_describer,
+)
 
 
 class Shouting:
@@ -49,3 +55,38 @@ def test_a_backend_module_is_imported_only_when_its_describer_is_made(monkeypatc
     assert "late_backend" not in sys.modules  # registering names the module; it does not import it
     assert make_describer("late", model="m").config() == {"model": "m"}
     assert "late_backend" in sys.modules
+
+
+class Served(Shouting):
+    """``Shouting`` with the optional part of the contract: it counts load() and stop() calls."""
+
+    device = "cuda:1"
+
+    def __init__(self):
+        super().__init__()
+        self.loads = self.stops = 0
+
+    def load(self):
+        self.loads += 1
+
+    def stop(self):
+        self.stops += 1
+
+    def run_info(self):
+        return {"served_model": "m-1"}
+
+
+def test_a_prompted_describer_sends_each_item_its_own_fields_and_keeps_the_rest_of_the_inner_describer():
+    inner = Served()
+    asked = PromptedDescriber(inner, {"a": {"prompt": "first"}, "b": {"prompt": "second", "system_prompt": "s"}},
+                              "bench", {"frames": 3})
+    requests = [DescribeRequest("a", [], "template"), DescribeRequest("b", [], "template", "x")]
+    assert asked.describe(requests) == ["FIRST!", "SECOND!"]
+    assert (asked.name, asked.max_batch_size, asked.max_concurrency) == ("shouting", 2, 1)
+    assert asked.config() == {"suffix": "!", "bench": {"frames": 3}}
+    asked.load(), asked.stop(), asked.stop()
+    assert (inner.loads, inner.stops) == (1, 2)
+    assert asked.run_info() == {"served_model": "m-1"} and asked.device == "cuda:1"
+    plain = PromptedDescriber(Shouting("?"), {}, "bench", {})
+    plain.load(), plain.stop()  # an inner describer without them: nothing to call
+    assert plain.run_info() == {} and plain.device is None and isinstance(plain, Describer)

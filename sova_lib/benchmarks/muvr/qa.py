@@ -54,7 +54,7 @@ from sova_lib.benchmarks.muvr.annotations import (
     clean_description,
     partition_path,
 )
-from sova_lib.describe import DescribeRequest, Item, Prompt, describe_items
+from sova_lib.describe import Item, Prompt, PromptedDescriber, describe_items
 from sova_lib.records import make_record
 from sova_lib.video import probe
 from sova_lib.video.frames import read_frames
@@ -183,22 +183,6 @@ def read_video_frames(path: Path, pick) -> list:
     return [Image.fromarray(a) for a in read_frames(path, pick(probe(path).num_frames))]
 
 
-class _QuestionDescriber:
-    """A describer that sends each question's own text; everything else is the wrapped describer's."""
-
-    def __init__(self, inner, texts: dict, extra: dict):
-        self.inner, self.texts, self.extra = inner, texts, extra
-        self.name = inner.name
-        self.max_batch_size, self.max_concurrency = inner.max_batch_size, inner.max_concurrency
-
-    def config(self) -> dict:
-        return {**self.inner.config(), "muvr_qa": self.extra}
-
-    def describe(self, requests):
-        return self.inner.describe([DescribeRequest(r.id, r.frames, self.texts[r.id], r.system_prompt, False, ())
-                                    for r in requests])
-
-
 def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache_dir: str | Path, *,
            mode: str = "multi-image", template: str = "code", n_frames: int = 6, **options):
     """Ask ``describer`` every question with its frames; answers go to a description cache. Returns the ``RunSummary``.
@@ -227,7 +211,8 @@ def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache
     template_text = question_text(QAQuestion("", "", "", "", "+{tag}", 1, "{description}"), mode=mode,
                                   template=template, n_frames=n_frames)
     items = [Item(q.id, video_root / q.target, is_video=False) for q in questions]
-    return describe_items(_QuestionDescriber(describer, texts, extra), items, cache_dir,
+    asked = PromptedDescriber(describer, {id: {"prompt": text} for id, text in texts.items()}, "muvr_qa", extra)
+    return describe_items(asked, items, cache_dir,
                           prompt=Prompt(name, template_text, template_text), fps=0.0, loader=load, **options)
 
 

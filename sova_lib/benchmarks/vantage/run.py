@@ -35,20 +35,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from sova_lib.benchmarks.vantage.inputs import VantageItem
 from sova_lib.describe.cache import DescriptionCache
-from sova_lib.describe.contract import Describer, DescribeRequest
+from sova_lib.describe.contract import Describer, PromptedDescriber
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary
 from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import probe, read_frames, to_rgb_image
 
-__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "VIDEO_TASKS", "PromptedDescriber", "RenderedPrompt",
+__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "VIDEO_TASKS", "RenderedPrompt",
            "cache_id", "cached_answers", "describe_task", "load_media", "render_prompt", "uniform_frame_plan"]
 
 #: Frames sent per video by default (spec section 1).
@@ -128,33 +128,6 @@ def cache_id(item: VantageItem, prompt: RenderedPrompt) -> str:
     return f"{item.id}@{prompt.sha256[:12]}"
 
 
-class PromptedDescriber:
-    """A ``Describer`` that sends each request with its own item's rendered prompt.
-
-    Wraps ``inner``; ``prompts`` maps a cache id to its ``RenderedPrompt``.
-    ``config()`` is the inner config plus the VANTAGE settings, so they enter
-    the cache key.
-    """
-
-    def __init__(self, inner: Describer, prompts: dict, settings: dict):
-        self.inner, self.prompts, self.settings = inner, prompts, settings
-        self.name = inner.name
-        self.max_batch_size = inner.max_batch_size
-        self.max_concurrency = inner.max_concurrency
-
-    def config(self) -> dict:
-        return {**self.inner.config(), "vantage": self.settings}
-
-    def run_info(self) -> dict:
-        info = getattr(self.inner, "run_info", None)
-        return info() if callable(info) else {}
-
-    def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
-        sent = [replace(r, prompt=self.prompts[r.id].text, system_prompt=self.prompts[r.id].system_prompt)
-                for r in requests]
-        return self.inner.describe(sent)
-
-
 def _resolve(media_root, name: str) -> Path:
     path = Path(name)
     return path if path.is_absolute() or media_root is None else Path(media_root) / path
@@ -212,7 +185,8 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     settings = {"task": task, "instruction": INSTRUCTIONS[task], "frame_prefix": FRAME_PREFIX,
                 "frames": n_frames if task in VIDEO_TASKS else None,
                 "frame_plan": "int(i*F/(n+1)), i=1..n" if task in VIDEO_TASKS else "item images in order"}
-    wrapped = PromptedDescriber(describer, prompts, settings)
+    fields = {key: {"prompt": p.text, "system_prompt": p.system_prompt} for key, p in prompts.items()}
+    wrapped = PromptedDescriber(describer, fields, "vantage", settings)
     runner_items = [Item(key, _resolve(media_root, it.media[0]), is_video=it.task in VIDEO_TASKS)
                     for key, it in by_id.items()]
     template = Prompt(f"vantage-{task}", INSTRUCTIONS[task], INSTRUCTIONS[task], None)

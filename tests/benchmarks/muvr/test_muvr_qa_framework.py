@@ -8,6 +8,7 @@ from PIL import Image
 
 from sova_lib.benchmarks.muvr import framework, qa, retrieval
 from sova_lib.benchmarks.muvr.annotations import MuvrQuery, Partition
+from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.video import example_videos
@@ -153,3 +154,17 @@ def test_framework_pools_windows_and_any_window_can_match():
     assert whole.text.counts.tolist() == [1]
     with pytest.raises(ValueError, match="not '<video id>@<window>'"):
         framework.pool_windows({"g1": "x"})
+
+
+class Unreachable(FakeDescriber):
+    """A describer whose server cannot be reached: its load() says so, as the OpenAI backend's does."""
+
+    def load(self):
+        raise DescriberEnvironmentError("cannot reach http://127.0.0.1:9/v1: is the server running?")
+
+
+def test_run_qa_with_a_describer_that_cannot_start_stops_before_any_question(data, tmp_path):
+    describer = Unreachable()
+    with pytest.raises(DescriberEnvironmentError, match="is the server running"):
+        qa.run_qa(describer, qa.load_qa(data, ["news"]), tmp_path / "v", tmp_path / "c", run=QUIET)
+    assert describer.seen == []

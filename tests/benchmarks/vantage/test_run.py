@@ -19,7 +19,7 @@ from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.synthetic import RuleBasedStandIn, write_street_benchmark
 from sova_lib.benchmarks.vantage.tasks import submission_answers
 from sova_lib.describe.backends.openai import OpenAIDescriber
-from sova_lib.describe.contract import DescribeRequest
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.video.frames import example_videos, probe
 
@@ -121,3 +121,18 @@ def test_rule_based_stand_in_run_scores_every_video_task(street, tmp_path):
         result = score_answers(task, read_ground_truth(folder / f"{task}_gt.jsonl", task), answers)
         assert result.parse_rate == 1.0 and 0 <= result.value <= 100
     assert result.task == "temporal" and result.secondary["n_videos"] == 3
+
+
+class Unreachable(Recorder):
+    """A describer whose server cannot be reached: its load() says so, as the OpenAI backend's does."""
+
+    def load(self):
+        raise DescriberEnvironmentError("cannot reach http://127.0.0.1:9/v1: is the server running?")
+
+
+def test_a_describer_that_cannot_start_stops_the_run_before_any_item(street, tmp_path):
+    folder, tsvs, root = street
+    describer = Unreachable()
+    with pytest.raises(DescriberEnvironmentError, match="is the server running"):
+        describe_task(describer, "vqa", read_items("vqa", tsvs["vqa"]), tmp_path, media_root=root, run=QUIET)
+    assert describer.sent == []
