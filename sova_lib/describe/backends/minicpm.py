@@ -122,11 +122,16 @@ class MiniCPMVChat:
         return rendered
 
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
+        import torch
+
         owner = self.owner
         answers = []
         for request in requests:
             arguments = chat_arguments(request, owner.max_new_tokens, owner.frame_packing, owner.generate_kwargs)
-            answer = self.model.chat(tokenizer=self.tokenizer, processor=self.processor, **arguments)
+            try:
+                answer = self.model.chat(tokenizer=self.tokenizer, processor=self.processor, **arguments)
+            except torch.OutOfMemoryError as error:
+                raise owner.out_of_memory(error, 1) from None
             if not isinstance(answer, str):
                 raise TypeError(f"MiniCPM-V chat returned {type(answer).__name__} for request {request.id!r}, "
                                 "expected the answer text")

@@ -223,6 +223,20 @@ class TransformersDescriber:
                 raise ValueError(f"request {request.id!r} has no frames: give the video's frames or the image")
         return self.load()._engine.describe(requests)
 
+    def out_of_memory(self, error: Exception, count: int) -> DescriberEnvironmentError:
+        """The run's end when the device runs out of memory (either engine): every later item would too, so no item
+        is blamed."""
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        detail = " ".join(str(error).split())[:200]
+        return DescriberEnvironmentError(
+            f"{self.model} ran out of memory on {self.device} describing {count} item(s) at once "
+            f"(batch_size={self.batch_size}; {type(error).__name__}: {detail}): lower --batch-size, give "
+            "fewer or smaller frames (--fps, or processor_kwargs max_pixels), use dtype=bfloat16, or spread the "
+            "model over every GPU with --device-map auto")
+
     def from_pretrained_kwargs(self) -> dict:
         """Keyword arguments shared by every ``from_pretrained`` call of this describer."""
         kwargs: dict = {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
@@ -346,23 +360,10 @@ class _ImageTextToText:
             with torch.inference_mode():
                 output = self.model.generate(**inputs, **settings)
         except torch.OutOfMemoryError as error:
-            raise self.out_of_memory(error, len(requests)) from None
+            raise self.owner.out_of_memory(error, len(requests)) from None
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         texts = self.processor.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
         return [text.strip() for text in texts]
-
-    def out_of_memory(self, error: Exception, count: int) -> DescriberEnvironmentError:
-        """The run's end when the device runs out of memory: every later item would too, so no item is blamed."""
-        import torch
-
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-        detail = " ".join(str(error).split())[:200]
-        return DescriberEnvironmentError(
-            f"{self.owner.model} ran out of memory on {self.owner.device} describing {count} item(s) at once "
-            f"(batch_size={self.owner.batch_size}; {type(error).__name__}: {detail}): lower --batch-size, give "
-            "fewer or smaller frames (--fps, or processor_kwargs max_pixels), use dtype=bfloat16, or spread the "
-            "model over every GPU with --device-map auto")
 
     def describe(self, requests: list[DescribeRequest]) -> list[str]:
         answers: list[str | None] = [None] * len(requests)

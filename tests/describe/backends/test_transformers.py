@@ -363,6 +363,24 @@ def test_minicpm_v_frame_packing_and_generate_kwargs(fake_minicpm, requests):
     assert describer.config()["generate_kwargs"] == {"num_beams": 1, "repetition_penalty": 1.0}
 
 
+def test_minicpm_v_running_out_of_memory_stops_the_run(fake_minicpm, requests):
+    import torch
+
+    fake, _ = fake_minicpm
+
+    def out_of_memory(**kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
+
+    fake.chat = out_of_memory
+    describer = TransformersDescriber("openbmb/MiniCPM-V-4_5", device="cpu")
+    with pytest.raises(DescriberEnvironmentError) as stopped:
+        describer.describe(requests)
+    assert str(stopped.value) == (
+        "openbmb/MiniCPM-V-4_5 ran out of memory on cpu describing 1 item(s) at once (batch_size=1; OutOfMemoryError: "
+        "CUDA out of memory. Tried to allocate 8.00 GiB): lower --batch-size, give fewer or smaller frames (--fps, or "
+        "processor_kwargs max_pixels), use dtype=bfloat16, or spread the model over every GPU with --device-map auto")
+
+
 def test_temporal_ids_on_the_tenth_of_a_second_scale(requests):
     assert temporal_ids([0.0, 1.0, 2.0, 3.0, 4.05], 2) == [[0, 10], [20, 30], [40]]
     assert temporal_ids([0.25, 0.5], 1) == [[2], [5]]
