@@ -157,16 +157,11 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
     times = np.asarray(timestamps if timestamps is not None and len(timestamps) == n else np.arange(n), float)
     if n < 2:
         return MotionAnalysis([], float(times[0]), float(times[0]), n)
-    arrays, stack, (width, height), scale = prepare_frames(frames, int(p["work_size"]))
-    wh, ww = stack.shape[1:3]
-    diag = float(np.hypot(ww, wh))
-    scene = _Scene(p, arrays, times, n, ww, wh, diag, scale, width, radius=p["still_radius"],
-                   tight=p["still_radius"] / 4,
-                   near=max(p["max_speed"] * float(np.median(np.diff(times))), 0.1))  # ghost-to-track radius
-    blobs = find_blobs(stack, p)
-    real = link_blobs([[b for b in bs if not b.ghost] for bs in blobs], times, diag, p)
-    ghosts = link_blobs([[b for b in bs if b.ghost] for bs in blobs], times, diag, p)
-    events = ghost_events(ghosts, n, scene.radius, diag)
+    scene = _Scene(p, frames, times)
+    blobs = find_blobs(scene.stack, p)
+    real = link_blobs([[b for b in bs if not b.ghost] for bs in blobs], times, scene.diag, p)
+    ghosts = link_blobs([[b for b in bs if b.ghost] for bs in blobs], times, scene.diag, p)
+    events = ghost_events(ghosts, n, scene.radius, scene.diag)
     objects, used = [], set()
     for t in real:
         dep = scene.match(events, "departs", t[0].k, t[0]) if t[0].k > 0 else None
@@ -181,29 +176,24 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
     return MotionAnalysis(objects, float(times[0]), float(times[-1]), n)
 
 
-@dataclass
 class _Scene:
     """What ``analyse_motion`` measured of one clip, and the steps that turn tracks and ghosts into objects.
 
-    ``p``: the options; ``arrays``: the frames; ``times``: seconds per frame;
-    ``ww`` x ``wh``: working size (``diag`` its diagonal, ``scale`` working /
-    original, ``width`` the original width); ``radius`` and ``tight``: the
-    still radii; ``near``: how close (fraction of ``diag``) a ghost must be
-    to a track's end to belong to it.
+    ``p``: the options; ``arrays``: the frames; ``stack``: the frames at working
+    size (``prepare_frames``); ``times``: seconds per frame; ``ww`` x ``wh``:
+    working size (``diag`` its diagonal, ``scale`` working / original,
+    ``width`` the original width); ``radius`` and ``tight``: the still radii;
+    ``near``: how close (fraction of ``diag``) a ghost must be to a track's end
+    to belong to it.
     """
 
-    p: dict
-    arrays: list
-    times: np.ndarray
-    n: int
-    ww: int
-    wh: int
-    diag: float
-    scale: float
-    width: int
-    radius: float
-    tight: float
-    near: float
+    def __init__(self, p: dict, frames: Sequence, times: np.ndarray):
+        self.p, self.times, self.n = p, times, len(times)
+        self.arrays, self.stack, (self.width, _), self.scale = prepare_frames(frames, int(p["work_size"]))
+        self.wh, self.ww = self.stack.shape[1:3]
+        self.diag = float(np.hypot(self.ww, self.wh))
+        self.radius, self.tight = p["still_radius"], p["still_radius"] / 4
+        self.near = max(p["max_speed"] * float(np.median(np.diff(times))), 0.1)  # ghost-to-track radius
 
     def mid(self, i: int, j: int) -> float:
         return float(self.times[i] + self.times[j]) / 2
