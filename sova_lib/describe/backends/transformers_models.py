@@ -176,20 +176,58 @@ def load_error_cause(error: Exception, model: str) -> str:
     """Why ``model`` did not load: one of ``out-of-memory``, ``flash-attn``, ``missing-package``,
     ``remote-code``, ``path``, ``hub-offline`` (offline and not in the local cache) or ``hub`` (anything
     else about fetching it: a wrong id, no network, a gated model)."""
-    text = f"{type(error).__name__}: {error}"
-    lower = text.lower()
+    return _diagnose(error, model)[0]
+
+
+def _diagnose(error: Exception, model: str, revision: str | None = None, cache_dir: str | None = None,
+              device: str | None = None) -> tuple[str, str]:
+    """``(cause, fix)`` of a failed load: its cause (``load_error_cause``) and what to do about it."""
+    lower = f"{type(error).__name__}: {error}".lower()
     if type(error).__name__ == "OutOfMemoryError" or "out of memory" in lower:
-        return "out-of-memory"
+        return "out-of-memory", (
+            f"the model does not fit in the memory of {device or 'the device'}: split it over every visible "
+            "GPU with --device-map auto, use dtype=bfloat16, free the GPU (nvidia-smi), or take a smaller model")
     if "flash_attn" in lower or "flash-attn" in lower or "flashattention" in lower:
-        return "flash-attn"
-    if missing_package(error) is not None:
-        return "missing-package"
-    if (_model_type(model) in _OTHER_ROUTES or "trust_remote_code" in lower or "remote code" in lower
+        return "flash-attn", (
+            "attn_implementation=flash_attention_2 needs the flash-attn package built for this torch and CUDA "
+            "(pip install flash-attn --no-build-isolation; not pinned, see docs/gpu.md), or leave "
+            "attn_implementation unset to use PyTorch's sdpa attention")
+    package = missing_package(error)
+    if package == "torchvision":
+        return "missing-package", (
+            "this model's processor handles video, and transformers' video processors need torchvision: "
+            "install the release that matches torch (torch 2.13 -> torchvision 0.28, pinned in "
+            "requirements.txt: pip install -r requirements.txt), or use an image-only model")
+    if package is not None:
+        return "missing-package", (f"install {package} (pip install -r requirements.txt installs every package "
+                                   "this project's describers use)")
+    model_type = _model_type(model)
+    if model_type in _OTHER_ROUTES:
+        return "remote-code", _OTHER_ROUTES[model_type]
+    if ("trust_remote_code" in lower or "remote code" in lower
             or "does not recognize this architecture" in lower or "unrecognized configuration class" in lower):
-        return "remote-code"
+        if _original_internvl(model):
+            return "remote-code", _OTHER_ROUTES["internvl_chat"]
+        return "remote-code", (
+            "this model ships its own code, which this transformers cannot run as is: use a "
+            "transformers-native checkpoint of it if there is one, or pass "
+            "--backend-option trust_remote_code=true (only for code you trust) in the transformers "
+            "version its model card names, or serve it with vLLM and use --backend openai")
     if _is_path(model):
-        return "path"
-    return "hub-offline" if offline_mode() else "hub"
+        return "path", (f"no usable model folder at {Path(model).expanduser()} (it needs config.json, the weights "
+                        "and the processor files): check the path, or pass a hub id such as "
+                        "Qwen/Qwen2.5-VL-7B-Instruct")
+    if offline_mode():
+        from huggingface_hub import constants
+
+        return "hub-offline", (
+            "HF_HUB_OFFLINE=1 is set and the model is not (completely) in the local Hugging Face cache "
+            f"({cache_dir or constants.HF_HUB_CACHE}): check the id's spelling, download it on a machine with "
+            f"internet (`hf download {model}" + (f" --revision {revision}" if revision else "")
+            + "`), copy the cache here and point HF_HUB_CACHE (or HF_HOME) at it, or pass the model's "
+            "local folder as --model")
+    return "hub", ("check the model id and revision, your network access to the Hugging Face Hub and, for gated "
+                   "models, your login (`hf auth login`); or pass a local folder")
 
 
 def preflight(model: str, *, revision: str | None = None, cache_dir: str | None = None) -> None:
@@ -232,52 +270,9 @@ def explain_load_error(what: str, error: Exception, *, model: str, revision: str
     this transformers cannot run (remote code, the original InternVL and MiniCPM-V checkpoints), a local
     folder that holds no model, offline mode with the model not in the local cache, or the Hub.
     """
-    cause = load_error_cause(error, model)
+    cause, fix = _diagnose(error, model, revision, cache_dir, device)
     where = f"{model!r}" + (f" at revision {revision!r}" if revision else "")
     detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
     detail = (detail if len(detail) <= 300 else detail[:297] + "...").rstrip(".")
     head = f"could not load the {what} of {where} ({cause}): {type(error).__name__}: {detail}"
-    if cause == "out-of-memory":
-        fix = (f"the model does not fit in the memory of {device or 'the device'}: split it over every visible "
-               "GPU with --device-map auto, use dtype=bfloat16, free the GPU (nvidia-smi), or take a smaller "
-               "model")
-    elif cause == "flash-attn":
-        fix = ("attn_implementation=flash_attention_2 needs the flash-attn package built for this torch and CUDA "
-               "(pip install flash-attn --no-build-isolation; not pinned, see docs/gpu.md), or leave "
-               "attn_implementation unset to use PyTorch's sdpa attention")
-    elif cause == "missing-package":
-        package = missing_package(error)
-        if package == "torchvision":
-            fix = ("this model's processor handles video, and transformers' video processors need torchvision: "
-                   "install the release that matches torch (torch 2.13 -> torchvision 0.28, pinned in "
-                   "requirements.txt: pip install -r requirements.txt), or use an image-only model")
-        else:
-            fix = (f"install {package} (pip install -r requirements.txt installs every package this project's "
-                   "describers use)")
-    elif cause == "remote-code":
-        model_type = _model_type(model)
-        if model_type in _OTHER_ROUTES:
-            fix = _OTHER_ROUTES[model_type]
-        elif _original_internvl(model):
-            fix = _OTHER_ROUTES["internvl_chat"]
-        else:
-            fix = ("this model ships its own code, which this transformers cannot run as is: use a "
-                   "transformers-native checkpoint of it if there is one, or pass "
-                   "--backend-option trust_remote_code=true (only for code you trust) in the transformers "
-                   "version its model card names, or serve it with vLLM and use --backend openai")
-    elif cause == "path":
-        fix = (f"no usable model folder at {Path(model).expanduser()} (it needs config.json, the weights and the "
-               "processor files): check the path, or pass a hub id such as Qwen/Qwen2.5-VL-7B-Instruct")
-    elif cause == "hub-offline":
-        from huggingface_hub import constants
-
-        cache = cache_dir or constants.HF_HUB_CACHE
-        fix = (f"HF_HUB_OFFLINE=1 is set and the model is not (completely) in the local Hugging Face cache "
-               f"({cache}): check the id's spelling, download it on a machine with internet (`hf download {model}"
-               + (f" --revision {revision}" if revision else "")
-               + "`), copy the cache here and point HF_HUB_CACHE (or HF_HOME) at it, or pass the model's "
-               "local folder as --model")
-    else:
-        fix = ("check the model id and revision, your network access to the Hugging Face Hub and, for gated "
-               "models, your login (`hf auth login`); or pass a local folder")
     return DescriberEnvironmentError(f"{head}. Fix: {fix}.")
