@@ -284,9 +284,7 @@ class OpenAIDescriber:
             try:
                 status, _, data = self._request("GET", endpoint.url + "/models", wait)
             except httpx.ConnectError as err:
-                stop = self._unreachable(endpoint, err)
-                if stop is not None:
-                    raise stop from None  # the message a first request would give
+                self._stop_if_unreachable(endpoint, err)  # the message a first request would give
                 continue
             except httpx.TimeoutException as err:
                 connect = isinstance(err, httpx.ConnectTimeout)
@@ -431,9 +429,8 @@ class OpenAIDescriber:
             except httpx.TransportError as err:
                 if isinstance(err, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)) and not again:
                     continue  # broken once: perhaps a stale kept-alive connection
-                stop = self._unreachable(endpoint, err) if isinstance(err, httpx.ConnectError) else None
-                if stop is not None:
-                    raise stop from None
+                if isinstance(err, httpx.ConnectError):
+                    self._stop_if_unreachable(endpoint, err)
                 raise _Retry(self._redact(f"{type(err).__name__}: {err}")) from None
         if status == 200:
             return _answer_text(data, os.environ.get(self.api_key_env, ""))
@@ -444,9 +441,9 @@ class OpenAIDescriber:
             raise self._refused(endpoint, status, message)
         raise OpenAIError(f"HTTP {status} from {url}: {message}")
 
-    def _unreachable(self, endpoint: _Endpoint, error: httpx.ConnectError) -> DescriberEnvironmentError | None:
-        """The run's end when nothing listens at ``endpoint`` or its host does not resolve (the operating system's
-        error under ``error``), None for another connection error."""
+    def _stop_if_unreachable(self, endpoint: _Endpoint, error: httpx.ConnectError) -> None:
+        """End the run (``DescriberEnvironmentError``) when nothing listens at ``endpoint`` or its host does not
+        resolve (the operating system's error under ``error``); return for another connection error."""
         err: BaseException | None = error
         while err is not None and not isinstance(err, OSError):
             err = err.__cause__ or err.__context__
@@ -455,13 +452,13 @@ class OpenAIDescriber:
             why = f"the host name {endpoint.host!r} does not resolve ({err})"
             fix = "check the host in --base-url"
         elif not isinstance(err, ConnectionRefusedError):
-            return None
+            return
         else:
             port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
             why = f"nothing accepts connections at {endpoint.host}:{port}"
             fix = (f"start the server (e.g. `vllm serve {self.model} --port {endpoint.port or 8000}`), wait until "
                    f"{endpoint.url}/models answers, or fix --base-url")
-        return DescriberEnvironmentError(f"cannot reach {url} for model {self.model!r}: {why}. Fix: {fix}.")
+        raise DescriberEnvironmentError(f"cannot reach {url} for model {self.model!r}: {why}. Fix: {fix}.") from None
 
     def _refused(self, endpoint: _Endpoint, status: int, message: str) -> DescriberEnvironmentError:
         url = f"{endpoint.url}/chat/completions"
