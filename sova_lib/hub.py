@@ -21,6 +21,7 @@ not in the cache" message.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -56,25 +57,22 @@ def hub_folder(name: str, revision: str | None = None) -> Path:
                            "(huggingface-cli download NAME) or pass its local folder") from None
 
 
-def hub_reachable(timeout: float = 3.0, endpoint: str | None = None) -> bool:
+def hub_reachable(timeout: float = 3.0) -> bool:
     """Whether a TCP connection to the hub's endpoint opens within ``timeout`` seconds (name lookup included)."""
-    url = urlparse(endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
     host, port = url.hostname, url.port or (80 if url.scheme == "http" else 443)
     if not host:
         return False
-    answer: dict[str, bool] = {}
+    opened: list[bool] = []
 
     def probe() -> None:
-        try:
-            with socket.create_connection((host, port), timeout=timeout):
-                answer["ok"] = True
-        except OSError:
-            answer["ok"] = False
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=timeout):
+            opened.append(True)
 
     worker = threading.Thread(target=probe, daemon=True)  # a hanging name lookup cannot hold the caller
     worker.start()
     worker.join(timeout)
-    return answer.get("ok", False)
+    return bool(opened)
 
 
 def offline_unless_reachable(model: str | None, timeout: float = 3.0) -> bool:
