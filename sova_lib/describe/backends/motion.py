@@ -114,16 +114,6 @@ class MotionAnalysis:
     clip_end: float = 0.0
     num_frames: int = 0
 
-    @property
-    def motion_start(self) -> float | None:
-        times = [o.starts_at if o.starts_at is not None else o.first_seen for o in self.objects]
-        return min(times) if times else None
-
-    @property
-    def motion_end(self) -> float | None:
-        times = [o.stops_at if o.stops_at is not None else o.last_seen for o in self.objects]
-        return max(times) if times else None
-
 
 #: Option -> default (see ``MotionDescriber``).
 _DEFAULTS = dict(work_size=320, diff_threshold=30.0, min_area=0.002, max_speed=0.4, max_area_ratio=3.0,
@@ -316,10 +306,11 @@ def render_motion(analysis: MotionAnalysis) -> list[str]:
     if not analysis.objects:
         return ["No motion is detected."]
     lines = [_object_sentence(o) for o in analysis.objects]
-    start, end = analysis.motion_start, analysis.motion_end
-    if start is not None and start > analysis.clip_start:
+    start = min(o.first_seen if o.starts_at is None else o.starts_at for o in analysis.objects)
+    end = max(o.last_seen if o.stops_at is None else o.stops_at for o in analysis.objects)
+    if start > analysis.clip_start:
         lines.append(f"Motion starts at about {_seconds(start)}.")
-    if end is not None and end < analysis.clip_end:
+    if end < analysis.clip_end:
         lines.append(f"Motion stops at about {_seconds(end)}.")
     if len(analysis.objects) > 1:
         lines.append(_summary_sentence(analysis.objects))
