@@ -316,16 +316,11 @@ class OpenAIDescriber:
     def _acquire(self) -> _Endpoint:
         """The endpoint with the fewest requests in flight (round-robin among ties), waiting for a free slot."""
         with self._slots:
-            while True:
-                n = len(self._endpoints)
-                order = [self._endpoints[(self._next + k) % n] for k in range(n)]
-                free = [e for e in order if e.in_flight < self.concurrency]
-                if free:
-                    endpoint = min(free, key=lambda e: e.in_flight)
-                    endpoint.in_flight += 1
-                    self._next = (self._endpoints.index(endpoint) + 1) % n
-                    return endpoint
-                self._slots.wait()
+            self._slots.wait_for(lambda: any(e.in_flight < self.concurrency for e in self._endpoints))
+            endpoint = min(self._endpoints[self._next:] + self._endpoints[:self._next], key=lambda e: e.in_flight)
+            endpoint.in_flight += 1
+            self._next = (self._endpoints.index(endpoint) + 1) % len(self._endpoints)
+            return endpoint
 
     def _describe_one(self, request: DescribeRequest) -> str:
         body = json.dumps(self.request_body(request)).encode("utf-8")
