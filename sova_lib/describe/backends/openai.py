@@ -226,10 +226,9 @@ class OpenAIDescriber:
         self.video_input = video_input
         self.extra_body = dict(extra_body or {})
         self._rng = rng if rng is not None else np.random.default_rng(0)
-        self._rng_lock = threading.Lock()
-        self._sleep = sleep
         self._stopping = threading.Event()
-        self._slots = threading.Condition()
+        self._sleep = sleep or self._stopping.wait
+        self._slots = threading.Condition()  # guards the endpoints' slots, the counters and the rng
         self._next = 0
         self._failed_in_a_row = self._in_progress = 0
         # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but the key
@@ -373,16 +372,13 @@ class OpenAIDescriber:
         failure = state.outcome.exception()
         if failure.wait is not None:
             return min(self.backoff_max, failure.wait)
-        with self._rng_lock:
+        with self._slots:
             jitter = 0.5 + 0.5 * float(self._rng.random())
         return min(self.backoff_max, self.backoff_base * 2.0 ** (state.attempt_number - 1)) * jitter
 
     def _pause(self, seconds: float) -> None:
         """Wait ``seconds`` between attempts, or less when ``stop()`` is called; then, if stopped, give up."""
-        if self._sleep is not None:
-            self._sleep(seconds)
-        else:
-            self._stopping.wait(seconds)
+        self._sleep(seconds)
         if self._stopping.is_set():
             raise OpenAIError("not retried: the run has stopped")
 
