@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["PROMPTS", "Prompt", "SOVABENCH_SYSTEM_PROMPT", "resolve_prompt"]
 
@@ -103,10 +103,7 @@ def resolve_prompt(spec: str, system_prompt: str | None = None) -> Prompt:
     if not text:
         raise ValueError("the prompt is empty: give a preset name or an instruction")
     if text in PROMPTS:
-        preset = PROMPTS[text]
-        if system_prompt is None:
-            return preset
-        return Prompt(preset.name, preset.video, preset.image, system_prompt or None)
+        return PROMPTS[text] if system_prompt is None else replace(PROMPTS[text], system_prompt=system_prompt or None)
     if _NAME_LIKE.match(text):
         close = difflib.get_close_matches(text, list(PROMPTS), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
