@@ -196,24 +196,20 @@ class _Scene:
                 return e
         return None
 
-    def start_stop(self, t, dep, arr) -> tuple[float | None, float | None]:
-        """When track ``t`` starts and stops moving: from its ghost events, else from a still head or tail."""
-        times, p = self.times, self.p
-        starts_at = stops_at = None
-        if dep:
-            starts_at = self.mid(dep[1] - 1, dep[1])
-        elif t[0].k == 0:
-            run, i = still_head(t, t[0], self.radius, self.tight, self.diag)
-            if run >= 2 and times[t[run - 1].k] - times[0] >= p["min_still"] and i + 1 < len(t):
-                starts_at = self.mid(t[i].k, t[i + 1].k)
-        if arr:
-            stops_at = self.mid(arr[1] - 1, arr[1])
-        elif t[-1].k == self.n - 1:
-            back = t[::-1]
-            run, i = still_head(back, back[0], self.radius, self.tight, self.diag)
-            if run >= 2 and times[-1] - times[back[run - 1].k] >= p["min_still"] and i + 1 < len(back):
-                stops_at = self.mid(back[i + 1].k, back[i].k)
-        return starts_at, stops_at
+    def rest_ends(self, t, event, forward: bool) -> float | None:
+        """When track ``t`` stops being at rest: at its ghost ``event``, else, when it is there from the clip's
+        first frame, after a still head of at least ``min_still`` s; None when neither. ``forward=False`` reads
+        the track and the clip backwards: when ``t`` comes to rest (at its ghost, or for a still tail)."""
+        if event:
+            return self.mid(event[1] - 1, event[1])
+        seq, edge = (t, 0) if forward else (t[::-1], self.n - 1)
+        if seq[0].k != edge:
+            return None
+        run, i = still_head(seq, seq[0], self.radius, self.tight, self.diag)
+        held = self.times[seq[run - 1].k] - self.times[edge]
+        if run >= 2 and (held if forward else -held) >= self.p["min_still"] and i + 1 < len(seq):
+            return self.mid(seq[i].k, seq[i + 1].k)
+        return None
 
     def track_object(self, t, dep, arr) -> MovingObject | None:
         """The object of track ``t`` (with its departure and arrival ghosts), or None if it hardly moves."""
@@ -223,7 +219,7 @@ class _Scene:
         first, last = (dep[2] if dep else t[0]), (arr[2] if arr else t[-1])
         if np.hypot(last.cx - first.cx, last.cy - first.cy) / self.diag <= p["min_travel"]:
             return None
-        starts_at, stops_at = self.start_stop(t, dep, arr)
+        starts_at, stops_at = self.rest_ends(t, dep, forward=True), self.rest_ends(t, arr, forward=False)
         dx, dy = (last.cx - first.cx) / scale, (last.cy - first.cy) / scale
         begin = starts_at if starts_at is not None else float(times[t[0].k])
         end = stops_at if stops_at is not None else float(times[t[-1].k])
