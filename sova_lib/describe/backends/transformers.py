@@ -145,10 +145,9 @@ class TransformersDescriber:
         max_new_tokens = 1024 if max_new_tokens is None else max_new_tokens
         batch_size = 1 if batch_size is None else batch_size
         dtype, device = dtype or "auto", device or "auto"
-        if int(max_new_tokens) < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-        if int(batch_size) < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        for name, value in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
+            if int(value) < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
         if video_input not in _VIDEO_INPUTS:
             raise ValueError(f"video_input must be one of {list(_VIDEO_INPUTS)}, got {video_input!r}")
         self.model = str(model)
@@ -288,16 +287,13 @@ class _ImageTextToText:
         if owner.attn_implementation:
             kwargs["attn_implementation"] = owner.attn_implementation
         # accelerate (a dependency) places the weights: a device_map as given, or the one device off the CPU
-        use_device_map = owner.device_map is not None or owner.device != "cpu"
-        if use_device_map:
+        # (from_pretrained loads onto the CPU without one)
+        if owner.device_map is not None or owner.device != "cpu":
             kwargs["device_map"] = owner.device if owner.device_map is None else owner.device_map
         try:
-            model = AutoModelForImageTextToText.from_pretrained(owner.model, **kwargs)
+            self.model = AutoModelForImageTextToText.from_pretrained(owner.model, **kwargs).eval()
         except Exception as error:
             raise owner.load_error("model", error) from error
-        if not use_device_map:
-            model = model.to(owner.device)
-        self.model = model.eval()
         generation = self.model.generation_config
         if getattr(generation, "pad_token_id", None) is None:
             generation.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
