@@ -76,11 +76,8 @@ def resolve_revision(model: str, revision: str | None = None, cache_dir: str | N
         found = try_to_load_from_cache(str(model), "config.json", cache_dir=cache_dir, revision=revision)
     except Exception:  # an id the cache cannot even parse: nothing to resolve
         return revision
-    if isinstance(found, str):
-        match = re.search(r"snapshots[/\\]([0-9a-f]{40})[/\\]", found)
-        if match:
-            return match.group(1)
-    return revision
+    match = re.search(r"snapshots[/\\]([0-9a-f]{40})[/\\]", found) if isinstance(found, str) else None
+    return match.group(1) if match else revision
 
 
 def _folder_commit(folder: Path) -> str | None:
@@ -90,13 +87,10 @@ def _folder_commit(folder: Path) -> str | None:
     if not head.is_file():
         return None
     text = head.read_text(encoding="utf-8").strip()
-    if _COMMIT.fullmatch(text):
-        return text
-    if text.startswith("ref: "):
+    if text.startswith("ref: "):  # a branch checked out: its file holds the commit
         ref = folder / ".git" / text[5:]
-        if ref.is_file() and _COMMIT.fullmatch(commit := ref.read_text(encoding="utf-8").strip()):
-            return commit
-    return None
+        text = ref.read_text(encoding="utf-8").strip() if ref.is_file() else ""
+    return text if _COMMIT.fullmatch(text) else None
 
 
 def resolve_device(device: str) -> str:
