@@ -115,6 +115,7 @@ import tenacity
 
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.storage import JSON_ERRORS, REDACTED, redact
+from sova_lib.video.frames import to_rgb_image
 
 __all__ = ["OpenAIDescriber", "OpenAIError", "encode_jpeg"]
 
@@ -132,12 +133,8 @@ class OpenAIError(RuntimeError):
 
 def encode_jpeg(image: Any, quality: int = 90) -> str:
     """A ``data:image/jpeg;base64,...`` URL of an RGB PIL image (or HxWx3 uint8 array)."""
-    from PIL import Image
-
-    if not isinstance(image, Image.Image):
-        image = Image.fromarray(image)
     buf = io.BytesIO()
-    image.convert("RGB").save(buf, format="JPEG", quality=quality)
+    to_rgb_image(image).save(buf, format="JPEG", quality=quality)
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
