@@ -190,11 +190,8 @@ class _Scene:
 
     def match(self, events, kind: str, k: int, blob: Blob):
         """The ghost event of ``kind`` at frame ``k`` (+-1) near ``blob``, or None."""
-        for e in events:
-            if e[0] == kind and abs(e[1] - k) <= 1 and \
-                    np.hypot(blob.cx - e[2].cx, blob.cy - e[2].cy) / self.diag <= self.near:
-                return e
-        return None
+        return next((e for e in events if e[0] == kind and abs(e[1] - k) <= 1
+                     and np.hypot(blob.cx - e[2].cx, blob.cy - e[2].cy) / self.diag <= self.near), None)
 
     def rest_ends(self, t, event, forward: bool) -> float | None:
         """When track ``t`` stops being at rest: at its ghost ``event``, else, when it is there from the clip's
