@@ -100,9 +100,7 @@ def _read_memo(memo: Path) -> dict:
         known = json.loads(memo.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, *JSON_ERRORS):
         return {}
-    if not isinstance(known, dict):
-        return {}
-    return {k: v for k, v in known.items() if isinstance(v, str)}
+    return {k: v for k, v in known.items() if isinstance(v, str)} if isinstance(known, dict) else {}
 
 
 def _folder_stamp(folder: Path) -> str:
@@ -133,10 +131,6 @@ def splitter_version() -> str:
         h.update(f"{path.name}\n".encode())
         h.update(path.read_bytes() if path.is_file() else b"(absent)")
     return h.hexdigest()
-
-
-def _text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _PREFIX = b'{"sha256": "'  # how json.dumps starts each line of splits.jsonl
@@ -210,7 +204,7 @@ def split_many(texts, *, sentences: bool = True, cache_dir: str | Path | None = 
         if not isinstance(t, str):
             raise TypeError(f"expected the answer as str, got {type(t).__name__}")
     cache = SplitCache(cache_dir)
-    keys = [_text_key(t) for t in texts]
+    keys = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
     known = cache.lookup(keys)
     new = {}
     for key, text in zip(keys, texts):
@@ -275,8 +269,6 @@ class SentenceEncoder:
 
     # -- cache ------------------------------------------------------------
     def _load_shards(self):
-        if not self.cache_path.is_dir():
-            return
         with suppress(OSError):  # a read-only cache: reading needs nothing removed
             remove_temporary(self.cache_path, older_than=STALE_SECONDS)
         for shard in sorted(self.cache_path.glob("shard-*.npz")):
