@@ -68,11 +68,6 @@ def planned_config(name: str, *, revision: str | None = None, device: str = "cpu
             model_class, path)
 
 
-def _features(output):
-    """The feature tensor of a ``get_*_features`` call (a tensor, or an output with ``pooler_output``)."""
-    return output.pooler_output if hasattr(output, "pooler_output") else output
-
-
 class ContrastiveModel:
     """A contrastive model and its processor (see the module docstring).
 
@@ -121,7 +116,8 @@ class ContrastiveModel:
         floating = {k: v.to(self.device, getattr(torch, self.dtype)) if v.is_floating_point() else v.to(self.device)
                     for k, v in inputs.items()}
         with torch.inference_mode():
-            return _features(getattr(self.model, method)(**floating)).float().cpu().numpy()
+            output = getattr(self.model, method)(**floating)  # a tensor, or an output holding it as pooler_output
+        return getattr(output, "pooler_output", output).float().cpu().numpy()
 
     def image_features(self, images: list) -> np.ndarray:
         """``(n, D)`` float32 vectors of RGB PIL images, ``batch_size`` at a time."""
