@@ -51,7 +51,7 @@ import os
 import re
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
@@ -117,22 +117,16 @@ def file_errors(path: str | Path, doing: str) -> Iterator[None]:
 STALE_SECONDS = 3600.0
 
 
-def remove_temporary(folder: str | Path, *, older_than: float | None = None) -> int:
-    """Remove the temporary files (``atomic_file``'s) left in ``folder`` by killed writers; returns how many.
+def remove_temporary(folder: str | Path, *, older_than: float | None = None) -> None:
+    """Remove the temporary files (``atomic_file``'s) left in ``folder`` by killed writers.
 
     ``older_than`` (seconds): only those not modified for that long, for a folder that writers share without a
     lock, where a younger one may be another process's write in progress.
     """
-    removed = 0
     for stray in Path(folder).glob(".*.tmp"):
-        try:
-            if older_than is not None and time.time() - stray.stat().st_mtime < older_than:
-                continue
-            stray.unlink()
-            removed += 1
-        except FileNotFoundError:  # another process finished or removed it
-            continue
-    return removed
+        with suppress(FileNotFoundError):  # another process finished or removed it
+            if older_than is None or time.time() - stray.stat().st_mtime >= older_than:
+                stray.unlink()
 
 
 #: ``Authorization: <value>`` (a header, a JSON or Python dict entry, any case) and ``Bearer <token>``.
