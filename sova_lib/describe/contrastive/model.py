@@ -14,8 +14,8 @@ local folder. It gives:
 
 Vectors are returned as the model gives them (not normalised). On a GPU the
 weights run in bfloat16, on a CPU in float32 (``dtype`` overrides);
-``identity`` is the SHA-256 of the checkpoint's files, so a cache never
-mixes two sets of weights under one name.
+``config()["identity"]`` is the SHA-256 of the checkpoint's files, so a
+cache never mixes two sets of weights under one name.
 """
 from __future__ import annotations
 
@@ -93,8 +93,7 @@ class ContrastiveModel:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self._config, model_class, self.path = planned_config(name, revision=revision, device=self.device,
                                                               dtype=dtype)
-        self.dtype, self.identity, self.video_frames = (self._config[k] for k in ("dtype", "identity",
-                                                                                    "video_frames"))
+        self.dtype, self.video_frames = self._config["dtype"], self._config["video_frames"]
         try:
             self.processor = AutoProcessor.from_pretrained(self.path)
             self.model = model_class.from_pretrained(self.path, dtype=getattr(torch, self.dtype))
