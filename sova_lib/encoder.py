@@ -280,14 +280,15 @@ class SentenceEncoder:
                                  "delete it, and its sentences are encoded again") from None
             self._memory.update(zip(texts, vectors))
 
-    def _write_shard(self, texts: list[str], vectors: np.ndarray):
+    def _write_shard(self, texts: list[str]):
+        """Write the vectors of ``texts`` (held in memory) as one new shard."""
         info = self.cache_path / "encoder.json"
         if not info.exists():  # written first: it makes the folder
             write_json(info, {"name": self.name, "path": self.path, "identity": self.identity}, indent=1)
         # a fresh random part: two processes that write at the same second never share a name
         stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(self._memory)}-{uuid.uuid4().hex[:8]}"
         with atomic_file(self.cache_path / f"{stem}.npz") as f:
-            np.savez(f, texts=np.array(texts, dtype=str), vectors=vectors.astype(np.float32))
+            np.savez(f, texts=np.array(texts, dtype=str), vectors=np.stack([self._memory[t] for t in texts]))
 
     # -- encoding ---------------------------------------------------------
     @property
@@ -341,8 +342,7 @@ class SentenceEncoder:
         """
         model = self.model
         order = np.argsort([-len(t) for t in missing])
-        done_texts: list[str] = []
-        done_vectors: list[np.ndarray] = []
+        done: list[str] = []  # encoded since the last shard
         last_shard = time.monotonic()
         with progress_bar(total=len(missing), unit="sentence", desc="encoding sentences",
                           disable=not self.show_progress, dynamic_ncols=True) as bar:
@@ -351,11 +351,10 @@ class SentenceEncoder:
                 vectors = model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
                                        convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
                 self._memory.update(zip(batch, vectors))
-                done_texts.extend(batch)
-                done_vectors.append(vectors)
+                done.extend(batch)
                 bar.update(len(batch))
                 if self.cache_path is not None and time.monotonic() - last_shard >= SHARD_SECONDS:
-                    self._write_shard(done_texts, np.concatenate(done_vectors))
-                    done_texts, done_vectors, last_shard = [], [], time.monotonic()
-        if self.cache_path is not None and done_texts:
-            self._write_shard(done_texts, np.concatenate(done_vectors))
+                    self._write_shard(done)
+                    done, last_shard = [], time.monotonic()
+        if self.cache_path is not None and done:
+            self._write_shard(done)
