@@ -206,10 +206,8 @@ def split_many(texts, *, sentences: bool = True, cache_dir: str | Path | None = 
     cache = SplitCache(cache_dir)
     keys = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
     known = cache.lookup(keys)
-    new = {}
-    for key, text in zip(keys, texts):
-        if key not in known and key not in new:
-            new[key] = splitter.split(text)
+    # each distinct text not split before, split once, in order of first appearance
+    new = {key: splitter.split(text) for key, text in dict(zip(keys, texts)).items() if key not in known}
     cache.append(new)
     known.update(new)
     return [list(known[k]) for k in keys]
