@@ -100,9 +100,7 @@ def _read_memo(memo: Path) -> dict:
         known = json.loads(memo.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, *JSON_ERRORS):
         return {}
-    if not isinstance(known, dict):
-        return {}
-    return {k: v for k, v in known.items() if isinstance(v, str)}
+    return {k: v for k, v in known.items() if isinstance(v, str)} if isinstance(known, dict) else {}
 
 
 def _folder_stamp(folder: Path) -> str:
@@ -133,10 +131,6 @@ def splitter_version() -> str:
         h.update(f"{path.name}\n".encode())
         h.update(path.read_bytes() if path.is_file() else b"(absent)")
     return h.hexdigest()
-
-
-def _text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _PREFIX = b'{"sha256": "'  # how json.dumps starts each line of splits.jsonl
@@ -210,12 +204,10 @@ def split_many(texts, *, sentences: bool = True, cache_dir: str | Path | None = 
         if not isinstance(t, str):
             raise TypeError(f"expected the answer as str, got {type(t).__name__}")
     cache = SplitCache(cache_dir)
-    keys = [_text_key(t) for t in texts]
+    keys = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
     known = cache.lookup(keys)
-    new = {}
-    for key, text in zip(keys, texts):
-        if key not in known and key not in new:
-            new[key] = splitter.split(text)
+    # each distinct text not split before, split once, in order of first appearance
+    new = {key: splitter.split(text) for key, text in dict(zip(keys, texts)).items() if key not in known}
     cache.append(new)
     known.update(new)
     return [list(known[k]) for k in keys]
@@ -275,8 +267,6 @@ class SentenceEncoder:
 
     # -- cache ------------------------------------------------------------
     def _load_shards(self):
-        if not self.cache_path.is_dir():
-            return
         with suppress(OSError):  # a read-only cache: reading needs nothing removed
             remove_temporary(self.cache_path, older_than=STALE_SECONDS)
         for shard in sorted(self.cache_path.glob("shard-*.npz")):
@@ -288,14 +278,15 @@ class SentenceEncoder:
                                  "delete it, and its sentences are encoded again") from None
             self._memory.update(zip(texts, vectors))
 
-    def _write_shard(self, texts: list[str], vectors: np.ndarray):
+    def _write_shard(self, texts: list[str]):
+        """Write the vectors of ``texts`` (held in memory) as one new shard."""
         info = self.cache_path / "encoder.json"
         if not info.exists():  # written first: it makes the folder
             write_json(info, {"name": self.name, "path": self.path, "identity": self.identity}, indent=1)
         # a fresh random part: two processes that write at the same second never share a name
         stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(self._memory)}-{uuid.uuid4().hex[:8]}"
         with atomic_file(self.cache_path / f"{stem}.npz") as f:
-            np.savez(f, texts=np.array(texts, dtype=str), vectors=vectors.astype(np.float32))
+            np.savez(f, texts=np.array(texts, dtype=str), vectors=np.stack([self._memory[t] for t in texts]))
 
     # -- encoding ---------------------------------------------------------
     @property
@@ -349,8 +340,7 @@ class SentenceEncoder:
         """
         model = self.model
         order = np.argsort([-len(t) for t in missing])
-        done_texts: list[str] = []
-        done_vectors: list[np.ndarray] = []
+        done: list[str] = []  # encoded since the last shard
         last_shard = time.monotonic()
         with progress_bar(total=len(missing), unit="sentence", desc="encoding sentences",
                           disable=not self.show_progress, dynamic_ncols=True) as bar:
@@ -359,11 +349,10 @@ class SentenceEncoder:
                 vectors = model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
                                        convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
                 self._memory.update(zip(batch, vectors))
-                done_texts.extend(batch)
-                done_vectors.append(vectors)
+                done.extend(batch)
                 bar.update(len(batch))
                 if self.cache_path is not None and time.monotonic() - last_shard >= SHARD_SECONDS:
-                    self._write_shard(done_texts, np.concatenate(done_vectors))
-                    done_texts, done_vectors, last_shard = [], [], time.monotonic()
-        if self.cache_path is not None and done_texts:
-            self._write_shard(done_texts, np.concatenate(done_vectors))
+                    self._write_shard(done)
+                    done, last_shard = [], time.monotonic()
+        if self.cache_path is not None and done:
+            self._write_shard(done)

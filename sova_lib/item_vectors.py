@@ -83,8 +83,7 @@ def read_descriptions(path: str | Path) -> dict:
                          "expected a UTF-8 JSON Lines or JSON file") from None
     out: dict = {}
     sources: dict = {}
-    stripped = text.lstrip()
-    if stripped.startswith("{"):
+    if text.lstrip().startswith("{"):
         try:
             whole = json.loads(text)
         except JSON_ERRORS:

@@ -5,7 +5,7 @@ cache (``sova_lib.describe.contrastive.store``), the result records
 (``sova_lib.records``) and the clip index cache
 (``sova_lib.benchmarks.sovabench.clips.kpf_index``) write through here:
 
-* ``LockedFolder``: a folder written by one process at a time. ``lock()``
+* ``LockedFolder``: a folder written by one process at a time. ``open()``
   takes ``<folder>/.lock`` exclusively (``filelock``; a second writer fails at
   once with ``CacheLockedError``); ``manifest()`` reads ``manifest.json`` and
   ``update_manifest(**fields)`` refreshes its counts and time and writes it
@@ -14,7 +14,7 @@ cache (``sova_lib.describe.contrastive.store``), the result records
   ``os.replace`` it, so a reader (or a killed writer) sees the whole old file
   or the whole new one; ``write_bytes``, ``write_text``, ``write_json`` build on it (and make the folder).
   Every file the library writes whole goes through these. Every
-  temporary name of the project is ``temporary_path(path)``,
+  temporary name of the project is ``atomic_file``'s,
   ``.<name>.<pid>.<random>.tmp``: hidden and ending in ``.tmp``, so no
   reader's pattern (``shard-*.npz``, ``*.json``, ``*.mp4``) matches it;
   ``remove_temporary(folder)`` clears those a killed writer left.
@@ -51,14 +51,14 @@ import os
 import re
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 __all__ = ["CacheLockedError", "JSON_ERRORS", "JsonlError", "LockedFolder", "REDACTED", "STALE_SECONDS",
            "StorageError", "atomic_file", "file_errors", "folder_digest", "json_line", "json_problem",
-           "lines", "now", "read_jsonl", "read_text", "redact", "remove_temporary", "temporary_path", "write_bytes",
+           "lines", "now", "read_jsonl", "read_text", "redact", "remove_temporary", "write_bytes",
            "write_json", "write_text"]
 
 #: What ``json.loads`` raises on input it cannot read: bad JSON, or nesting deeper than Python's recursion limit.
@@ -113,32 +113,20 @@ def file_errors(path: str | Path, doing: str) -> Iterator[None]:
         raise error from None
 
 
-def temporary_path(path: str | Path) -> Path:
-    """``.<name>.<pid>.<random>.tmp`` beside ``path``: hidden and ending in ``.tmp``, a name no reader's pattern matches."""
-    path = Path(path)
-    return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-
-
 #: A temporary file this old (seconds) in a folder that writers share without a lock is a killed writer's.
 STALE_SECONDS = 3600.0
 
 
-def remove_temporary(folder: str | Path, *, older_than: float | None = None) -> int:
-    """Remove the temporary files (``temporary_path``) left in ``folder`` by killed writers; returns how many.
+def remove_temporary(folder: str | Path, *, older_than: float | None = None) -> None:
+    """Remove the temporary files (``atomic_file``'s) left in ``folder`` by killed writers.
 
     ``older_than`` (seconds): only those not modified for that long, for a folder that writers share without a
     lock, where a younger one may be another process's write in progress.
     """
-    removed = 0
     for stray in Path(folder).glob(".*.tmp"):
-        try:
-            if older_than is not None and time.time() - stray.stat().st_mtime < older_than:
-                continue
-            stray.unlink()
-            removed += 1
-        except FileNotFoundError:  # another process finished or removed it
-            continue
-    return removed
+        with suppress(FileNotFoundError):  # another process finished or removed it
+            if older_than is None or time.time() - stray.stat().st_mtime >= older_than:
+                stray.unlink()
 
 
 #: ``Authorization: <value>`` (a header, a JSON or Python dict entry, any case) and ``Bearer <token>``.
@@ -175,8 +163,9 @@ class atomic_file:
     """A file that appears at ``path`` whole or not at all: written under a temporary name, then ``os.replace``-d.
 
     ``with atomic_file(path) as f:`` gives the temporary file opened for
-    binary writing (its name is ``temporary_path(path)``, so concurrent
-    writers never share one and no reader sees it); leaving the block
+    binary writing (named ``.<name>.<pid>.<random>.tmp`` beside ``path``: hidden
+    and ending in ``.tmp``, so concurrent writers never share one and no
+    reader's pattern matches it); leaving the block
     without an exception replaces ``path`` with it (``commit``), an exception
     removes it and leaves ``path`` as it was (``discard``). A writer that
     outlives one block (a clip written frame by frame) keeps the object and
@@ -187,7 +176,7 @@ class atomic_file:
 
     def __init__(self, path: str | Path, *, sync: bool = False):
         self.path, self.sync = Path(path), sync
-        self.tmp = temporary_path(self.path)
+        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         with file_errors(self.path, "write"):
             self.file: BinaryIO = open(self.tmp, "wb")
 
@@ -268,9 +257,9 @@ def folder_digest(folder: str | Path, *, skip: tuple[str, ...] = (), by_file: bo
 class LockedFolder:
     """A cache folder written by one process at a time, with a ``manifest.json``.
 
-    Subclasses keep ``done`` (finished ids) and ``failures`` (id -> reason);
-    ``update_manifest`` counts them. ``manifest_data`` is the manifest being
-    written.
+    Subclasses keep ``done`` (finished ids) and ``failures`` (id -> reason),
+    which their ``_read`` fills when the folder is opened; ``update_manifest``
+    counts them. ``manifest_data`` is the manifest being written.
     """
 
     done: Any
@@ -282,10 +271,11 @@ class LockedFolder:
         self.manifest_data: dict = {}
         self._lock = None
 
-    def lock(self) -> None:
-        """Create the folder and hold ``.lock`` in it; ``CacheLockedError`` if another writer holds it.
+    def open(self):
+        """Create the folder, hold ``.lock`` in it and read what is there (``_read``); returns the folder object.
 
-        Holding the lock, it removes the temporary files a killed writer left (``remove_temporary``).
+        ``CacheLockedError`` if another writer holds the lock. Holding it, the temporary files a killed writer left
+        are removed (``remove_temporary``); on any failure after that the lock is released again.
         """
         from filelock import FileLock, Timeout
 
@@ -300,9 +290,15 @@ class LockedFolder:
         self._lock = lock
         try:
             remove_temporary(self.folder)
-        except OSError:
+            self._read()
+        except BaseException:
             self.close()
             raise
+        return self
+
+    def _read(self) -> None:
+        """Read ``done`` and ``failures`` from the folder (each subclass its own way)."""
+        raise NotImplementedError
 
     def close(self) -> None:
         """Release the lock (a subclass closes its files first); also what leaving a ``with`` block does."""

@@ -1,3 +1,4 @@
+import hashlib
 import json
 import os
 import shutil
@@ -70,8 +71,6 @@ def test_one_progress_bar_over_all_sentences_and_the_vectors_of_one_encode_call(
                                                                                  monkeypatch):
     """Batch by batch under one bar (no per-call "Batches" bar); a shard per batch when SHARD_SECONDS is 0;
     every vector bit for bit what one ``SentenceTransformer.encode`` call over all the sentences gives."""
-    from sova_lib import encoder as encoder_module
-
     texts = [f"Sentence number {k} {'is longer ' * (k % 7)}than the last." for k in range(40)]
     reference = encoder.model.encode(texts, batch_size=8, normalize_embeddings=True, convert_to_numpy=True,
                                      show_progress_bar=False).astype(np.float32)
@@ -165,7 +164,7 @@ def test_a_torn_last_line_is_ignored_then_cut_off_by_the_next_writer(tmp_path):
     cache = SplitCache(tmp_path)
     with open(cache.path, "ab") as f:
         f.write(b'{"sha256": "' + b"0" * 64 + b'", "sentences": ["half')  # a writer killed mid-line
-    keys = [encoder_module._text_key(t) for t in TEXTS[:2]]
+    keys = [hashlib.sha256(t.encode()).hexdigest() for t in TEXTS[:2]]  # the SHA-256 of each text
     assert cache.lookup(keys + ["0" * 64]) == {keys[0]: split(TEXTS[0]), keys[1]: [""]}
     split_many(TEXTS[2:3], cache_dir=tmp_path)
     records = [json.loads(line) for line in cache.path.read_text().splitlines()]  # every line whole again

@@ -50,8 +50,9 @@ def replace(source, target):
 
 np.savez = savez
 storage.os.replace = replace
-unit = np.full((2, 384), 1 / np.sqrt(384), np.float32)
-encoder._write_shard([f"kill test sentence {step} one", f"kill test sentence {step} two"], unit)
+texts = [f"kill test sentence {step} one", f"kill test sentence {step} two"]
+encoder._memory.update(zip(texts, np.full((2, 384), 1 / np.sqrt(384), np.float32)))
+encoder._write_shard(texts)
 """
 
 STEPS = ("created", "half", "written", "renamed")
@@ -89,7 +90,8 @@ def test_a_shard_write_killed_at_each_step_then_an_evaluation(tmp_path):
 
 def test_a_broken_shard_is_named_in_one_line(tmp_path):
     encoder = SentenceEncoder(cache_dir=tmp_path, show_progress=False)
-    encoder._write_shard(["a car"], np.ones((1, 384), np.float32))
+    encoder._memory["a car"] = np.ones(384, np.float32)
+    encoder._write_shard(["a car"])
     (shard,) = encoder.cache_path.glob("shard-*.npz")
     shard.write_bytes(shard.read_bytes()[:100])  # damaged on disk
     with pytest.raises(ValueError) as err:

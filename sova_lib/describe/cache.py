@@ -199,13 +199,11 @@ def _read_jsonl(path: Path, repair: bool) -> list[tuple[int, dict]]:
         return []
     with file_errors(path, "read"):
         data = path.read_bytes()
+    pieces = data.split(b"\n")  # the last piece is empty when the file ends with a line end
+    last = max((n for n, raw in enumerate(pieces, start=1) if raw.strip()), default=0)
     records: list[tuple[int, dict]] = []
-    pos, number = 0, 0
-    while pos < len(data):
-        number += 1
-        end = data.find(b"\n", pos)
-        raw = data[pos:] if end < 0 else data[pos:end]
-        is_last = end < 0 or not data[end + 1:].strip()
+    pos = 0  # where the line starts in the file
+    for number, raw in enumerate(pieces, start=1):
         try:
             if raw.strip():
                 rec = json.loads(raw)
@@ -213,7 +211,7 @@ def _read_jsonl(path: Path, repair: bool) -> list[tuple[int, dict]]:
                     raise ValueError("not an object with an 'id'")
                 records.append((number, rec))
         except JSON_ERRORS as err:
-            if not is_last:
+            if number != last:
                 raise ValueError(f"{path}, line {number}: broken record ({json_problem(err)}); "
                                  "remove or fix that line, then run again") from None
             if repair:
@@ -221,13 +219,11 @@ def _read_jsonl(path: Path, repair: bool) -> list[tuple[int, dict]]:
                       "left by an interrupted run", file=sys.stderr)
                 with file_errors(path, "repair"), open(path, "r+b") as f:
                     f.truncate(pos)
-            break
-        if end < 0:  # a whole record whose line end was never written
-            if repair:
-                with file_errors(path, "repair"), open(path, "ab") as f:
-                    f.write(b"\n")
-            break
-        pos = end + 1
+            return records
+        pos += len(raw) + 1
+    if repair and pieces[-1]:  # a whole record whose line end was never written
+        with file_errors(path, "repair"), open(path, "ab") as f:
+            f.write(b"\n")
     return records
 
 
@@ -240,8 +236,9 @@ class DescriptionCache(LockedFolder):
     """One cache folder: append-only descriptions and errors, and the manifest.
 
     ``open()`` takes an exclusive lock (a second run on the same folder fails
-    at once), repairs a torn last line and reads what is there: ``done`` (id ->
-    text) and ``failures`` (id -> reason, for ids not described since).
+    at once), repairs a torn last line, reads what is there: ``done`` (id ->
+    text) and ``failures`` (id -> reason, for ids not described since), and
+    opens both files for appending.
     """
 
     def __init__(self, folder: str | Path, sync_every: float = 5.0):
@@ -254,22 +251,15 @@ class DescriptionCache(LockedFolder):
         self._files: list = []
         self._last_sync = time.monotonic()
 
-    def open(self) -> "DescriptionCache":
-        self.lock()
-        try:  # read what is there, repairing a torn last line
-            lines: dict = {}
-            for number, rec in _read_jsonl(self.descriptions_path, repair=True):
-                put_text(self.done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
-            self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
-            with file_errors(self.folder, "write to"):
-                self._desc = open(self.descriptions_path, "a", encoding="utf-8")
-                self._files = [self._desc]
-                self._err = open(self.errors_path, "a", encoding="utf-8")
-                self._files.append(self._err)
-        except BaseException:
-            self.close()
-            raise
-        return self
+    def _read(self) -> None:
+        lines: dict = {}
+        for number, rec in _read_jsonl(self.descriptions_path, repair=True):
+            put_text(self.done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
+        self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
+        with file_errors(self.folder, "write to"):
+            for path in (self.descriptions_path, self.errors_path):
+                self._files.append(open(path, "a", encoding="utf-8"))
+        self._desc, self._err = self._files
 
     def add(self, id: Any, text: str, cut: int | None = None) -> None:
         """Append ``id``'s description; an empty or whitespace-only text is flagged ``"empty": true``.
@@ -312,8 +302,7 @@ class DescriptionCache(LockedFolder):
 
     def close(self) -> None:
         try:
-            if self._files:
-                self.sync()
+            self.sync()
         finally:
             for f in self._files:
                 with contextlib.suppress(OSError):  # the data could not be written: sync() has said so
@@ -322,16 +311,15 @@ class DescriptionCache(LockedFolder):
             super().close()
 
 
-def import_texts(cache_dir: str | Path, key: dict, texts: dict, *, details: dict | None = None,
-                 prefix: str = "imported-") -> tuple[Path, int]:
-    """Write descriptions made elsewhere (id -> text) into the cache folder of ``key``.
+def import_texts(cache_dir: str | Path, key: dict, texts: dict, *, details: dict | None = None) -> tuple[Path, int]:
+    """Write descriptions made elsewhere (id -> text) into the cache folder of ``key``, named ``imported-...``.
 
     Returns the folder and how many texts were added; texts already there
     are skipped. An id already there with another text raises ``ValueError``
     (import into a fresh cache folder instead).
     """
     added = 0
-    with open_cache(cache_dir, key, source="import", prefix=prefix, details=details) as cache:
+    with open_cache(cache_dir, key, source="import", prefix="imported-", details=details) as cache:
         for id, text in texts.items():
             if id in cache.done:
                 if cache.done[id] != text:

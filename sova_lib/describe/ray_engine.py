@@ -310,7 +310,7 @@ def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions, on_
         context.enable_progress_bars = False
         context.print_on_execution_start = False
         rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(items)]
-        blocks = max(1, min(len(rows), -(-len(rows) // pool.batch_size)))
+        blocks = -(-len(rows) // pool.batch_size)  # one block per batch (run_on_actors never sends none)
         dataset = ray.data.from_items(rows, override_num_blocks=blocks)
         mapped = dataset.map_batches(
             worker, batch_size=pool.batch_size, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,

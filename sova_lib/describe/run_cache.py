@@ -151,7 +151,7 @@ def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
 
     summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
     todo = left_to_do(items, cache, run.retry_errors, summary)
-    log = _RunLog(cache, summary)
+    log = _RunLog(cache, summary, run.stop_after_same_failures)
     if not todo:  # nothing left to describe: the manifest (and its throughput) stays as it was
         log.update_totals()
         return summary
@@ -159,10 +159,9 @@ def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
     with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not run.show_progress,
               dynamic_ncols=True) as bar:
         log.bar = bar
-        gate = _FailFast(run.stop_after_same_failures, log)
         try:
-            schedule(todo, gate.record)
-            gate.release()  # fewer held failures than the rule needs: they are the items'
+            schedule(todo, log.record)
+            log.release()  # fewer held failures than the rule needs: they are the items'
         finally:
             log.update_manifest()
     return summary
@@ -194,13 +193,21 @@ def left_to_do(items, cache, retry_errors, summary) -> list:
 class _RunLog:
     """Writes each outcome of a run to the open cache, counts it in the summary and keeps the manifest current.
 
-    ``bar`` (a tqdm bar) is set once the bar is open; the manifest is
-    rewritten at most every ``cache.sync_every`` seconds.
+    ``record`` is the scheduler's ``record``; it applies the fail-fast rule of
+    the module docstring before ``keep`` writes an outcome. While ``active``,
+    the describer's failures are held back; the first success, or ``limit``
+    held failures with more than one message, ends the rule and writes what
+    was held; ``limit`` held failures all with one message raise
+    ``DescriberEnvironmentError``. ``limit`` 0: never active. ``bar`` (a tqdm
+    bar) is set once the bar is open; the manifest is rewritten at most every
+    ``cache.sync_every`` seconds.
     """
 
-    def __init__(self, cache, summary: RunSummary):
+    def __init__(self, cache, summary: RunSummary, limit: int):
         self.cache, self.summary, self.bar = cache, summary, None
         self.start = self.last_update = time.monotonic()
+        self.limit, self.active = limit, limit > 0
+        self.held: list[tuple[Any, str]] = []
 
     def update_totals(self) -> None:
         summary = self.summary
@@ -237,27 +244,12 @@ class _RunLog:
             self.update_manifest()
             self.last_update = time.monotonic()
 
-
-class _FailFast:
-    """The fail-fast rule of the module docstring, between the scheduler's ``record`` and ``_RunLog.keep``.
-
-    While ``active``, the describer's failures are held back; the first
-    success, or ``limit`` held failures with more than one message, ends the
-    rule and writes what was held; ``limit`` held failures all with one
-    message raise ``DescriberEnvironmentError``. ``limit`` 0: never active.
-    """
-
-    def __init__(self, limit: int, log: _RunLog):
-        self.limit, self.log = limit, log
-        self.active = limit > 0
-        self.held: list[tuple[Any, str]] = []
-
     def release(self) -> None:
         """End the rule: the held failures are the items' own; write them."""
         self.active = False
         while self.held:
             id, error = self.held.pop(0)
-            self.log.keep(id, None, error, shown=True)
+            self.keep(id, None, error, shown=True)
 
     def record(self, id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
         if self.active and by_describer:
@@ -265,7 +257,7 @@ class _FailFast:
                 self.release()
             else:
                 self.held.append((id, error))
-                self.log.bar.update(1)
+                self.bar.update(1)
                 if len(self.held) < self.limit:
                     return
                 if len({message for _, message in self.held}) == 1:
@@ -274,4 +266,4 @@ class _FailFast:
                         f"at the describer or its environment rather than the items: {error}")
                 self.release()
                 return
-        self.log.keep(id, text, error)
+        self.keep(id, text, error)

@@ -227,20 +227,17 @@ def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt
     if load_workers is None:
         load_workers = min(8, max(2, (os.cpu_count() or 2) // 2))
     load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
-    pending, exhausted = iter(todo), False
+    pending = deque(todo)
     loads: dict[Future, Item] = {}
     calls: dict = {}
     ready: deque[DescribeRequest] = deque()
     try:
         while True:
-            while not exhausted and len(loads) + len(ready) < prefetch:
-                item = next(pending, None)
-                if item is None:
-                    exhausted = True
-                else:
-                    loads[load_pool.submit(build_request, item, fps, prompt, loader)] = item
+            while pending and len(loads) + len(ready) < prefetch:
+                item = pending.popleft()
+                loads[load_pool.submit(build_request, item, fps, prompt, loader)] = item
             while ready and len(calls) < concurrency and (
-                len(ready) >= batch_size or not calls or (exhausted and not loads)
+                len(ready) >= batch_size or not calls or not (pending or loads)
             ):
                 batch = [ready.popleft() for _ in range(min(batch_size, len(ready)))]
                 calls[_daemon_call(describe_batch, describer, batch)] = batch

@@ -16,7 +16,7 @@ def _cache(cache_dir, model, ids, per_clip, rng):
     cache = EmbeddingCache(embedding_folder(cache_dir, key)).open()
     cache.start_manifest(key)
     vectors = [rng.standard_normal((per_clip, 6)).astype(np.float32) for _ in ids]
-    cache.add(list(ids), vectors, [np.arange(per_clip)] * len(ids))
+    cache.add([(i, v, np.arange(per_clip)) for i, v in zip(ids, vectors)])
     cache.update_manifest()
     cache.close()
     return vectors

@@ -14,8 +14,8 @@ local folder. It gives:
 
 Vectors are returned as the model gives them (not normalised). On a GPU the
 weights run in bfloat16, on a CPU in float32 (``dtype`` overrides);
-``identity`` is the SHA-256 of the checkpoint's files, so a cache never
-mixes two sets of weights under one name.
+``config()["identity"]`` is the SHA-256 of the checkpoint's files, so a
+cache never mixes two sets of weights under one name.
 """
 from __future__ import annotations
 
@@ -68,11 +68,6 @@ def planned_config(name: str, *, revision: str | None = None, device: str = "cpu
             model_class, path)
 
 
-def _features(output):
-    """The feature tensor of a ``get_*_features`` call (a tensor, or an output with ``pooler_output``)."""
-    return output.pooler_output if hasattr(output, "pooler_output") else output
-
-
 class ContrastiveModel:
     """A contrastive model and its processor (see the module docstring).
 
@@ -98,8 +93,7 @@ class ContrastiveModel:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self._config, model_class, self.path = planned_config(name, revision=revision, device=self.device,
                                                               dtype=dtype)
-        self.dtype, self.identity, self.video_frames = (self._config[k] for k in ("dtype", "identity",
-                                                                                    "video_frames"))
+        self.dtype, self.video_frames = self._config["dtype"], self._config["video_frames"]
         try:
             self.processor = AutoProcessor.from_pretrained(self.path)
             self.model = model_class.from_pretrained(self.path, dtype=getattr(torch, self.dtype))
@@ -121,7 +115,8 @@ class ContrastiveModel:
         floating = {k: v.to(self.device, getattr(torch, self.dtype)) if v.is_floating_point() else v.to(self.device)
                     for k, v in inputs.items()}
         with torch.inference_mode():
-            return _features(getattr(self.model, method)(**floating)).float().cpu().numpy()
+            output = getattr(self.model, method)(**floating)  # a tensor, or an output holding it as pooler_output
+        return getattr(output, "pooler_output", output).float().cpu().numpy()
 
     def image_features(self, images: list) -> np.ndarray:
         """``(n, D)`` float32 vectors of RGB PIL images, ``batch_size`` at a time."""

@@ -107,7 +107,7 @@ def _record(schedule, todo, cache, summary, flush_items, flush_seconds, show_pro
     """``run_into_store``'s side of ``schedule(todo, record)``: count each outcome, write shards and errors."""
     from tqdm.auto import tqdm
 
-    ready = ([], [], [])  # finished ids, vectors, frame indices
+    ready = []  # (id, vectors, frame indices) of the finished items not yet in a shard
     last_flush = time.monotonic()
 
     def record(id, value, error, loaded=True) -> None:
@@ -119,18 +119,16 @@ def _record(schedule, todo, cache, summary, flush_items, flush_seconds, show_pro
             summary.failures[id] = error
             return
         vectors, indices, frames = value
-        ready[0].append(id)
-        ready[1].append(vectors)
-        ready[2].append(indices)
+        ready.append((id, vectors, indices))
         summary.done += 1
         summary.frames += frames
-        if len(ready[0]) >= flush_items or time.monotonic() - last_flush >= flush_seconds:
-            cache.add(*ready)
-            ready, last_flush = ([], [], []), time.monotonic()
+        if len(ready) >= flush_items or time.monotonic() - last_flush >= flush_seconds:
+            cache.add(ready)
+            ready, last_flush = [], time.monotonic()
 
     with tqdm(total=len(todo), unit="item", disable=not show_progress, desc="embed") as bar:
         schedule(todo, record)
-        cache.add(*ready)
+        cache.add(ready)
 
 
 def _load(item: Item, fps: float):

@@ -11,7 +11,7 @@ folder::
         manifest.json                the key, counts, versions, throughput and times (the schema of
                                      sova_lib.describe.cache.new_manifest, ``backend`` "contrastive")
 
-A shard is written to a temporary name (``sova_lib.storage.temporary_path``:
+A shard is written to a temporary name (``sova_lib.storage.atomic_file``:
 ``.shard-....npz.<pid>.<random>.tmp``, which no reader's ``shard-*.npz``
 matches) and renamed, so a killed run leaves either a whole shard or none (a
 stray temporary file is removed on the next open); items of a lost shard are
@@ -49,8 +49,7 @@ __all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "expo
 POOLS = ("mean", "none", "video")
 
 
-def embedding_key(model_config: dict, fps: float, pool: str, *, sampler_version: str | None = None,
-                  crop_source: str = "none") -> dict:
+def embedding_key(model_config: dict, fps: float, pool: str, *, crop_source: str = "none") -> dict:
     """Everything that changes the vectors of a run; its ``config_hash`` names the cache folder.
 
     Shaped like a description cache's key (``backend``, ``describer``: the
@@ -60,8 +59,7 @@ def embedding_key(model_config: dict, fps: float, pool: str, *, sampler_version:
     if pool not in POOLS:
         raise ValueError(f"unknown pooling {pool!r}; choose one of {POOLS}")
     return {"backend": "contrastive", "describer": model_config, "fps": float(fps), "pool": pool,
-            "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
-            "crop_source": crop_source}
+            "sampler_version": SAMPLER_VERSION, "crop_source": crop_source}
 
 
 def embedding_folder(cache_dir: str | Path, key: dict) -> Path:
@@ -100,20 +98,15 @@ class EmbeddingCache(LockedFolder):
         self.failures: dict = {}
         self._shards = 0
 
-    def open(self) -> "EmbeddingCache":
-        self.lock()  # also removes the temporary files of a killed run
-        try:
-            self.done = set(read_cache(self.folder))
-            self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
-        except BaseException:
-            self.close()
-            raise
-        return self
+    def _read(self) -> None:
+        self.done = set(read_cache(self.folder))
+        self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
 
-    def add(self, ids: list, vectors: list[np.ndarray], frames: list[np.ndarray]) -> None:
-        """Write one shard holding ``ids`` with their vectors ``(c_i, D)`` and frame indices ``(c_i,)``."""
-        if not ids:
+    def add(self, items: list[tuple]) -> None:
+        """Write one shard holding ``items``: ``(id, vectors (c, D), frame indices (c,))`` each."""
+        if not items:
             return
+        ids, vectors, frames = zip(*items)
         self._shards += 1
         # a fresh random part: a shard never replaces one written by an earlier run
         stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{self._shards:05d}-{uuid.uuid4().hex[:8]}"
