@@ -79,16 +79,17 @@ def paper_results(table: str | None = None):
 # --------------------------------------------------------------------------- computing rows
 
 def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int = 0) -> list[dict]:
-    """Rows of the built-in baselines on ``protocols`` (``oracle`` only when an encoder is given)."""
+    """Rows of the built-in baselines on ``protocols`` (``oracle`` only when an encoder is given), protocol by
+    protocol."""
 
     names = {"prevalence": "prevalence (the paper's Random: mean class prevalence)",
              "random-ranking": "random ranking (exact expected AP, query excluded)",
              "oracle": "oracle (each clip described by its class name; an upper bound)"}
     rows = []
-    for name in BASELINES:
-        if name == "oracle" and encoder is None:
-            continue
-        for p in protocols:
+    for p in protocols:
+        for name in BASELINES:
+            if name == "oracle" and encoder is None:
+                continue
             r = baseline(p, name, encoder=encoder, bootstrap=bootstrap, seed=seed)
             rows.append(r.to_record(kind="baseline", source=names[name], benchmark=BENCHMARK, baseline=name,
                                     encoder=encoder.name if name == "oracle" else None, bootstrap=bootstrap,
