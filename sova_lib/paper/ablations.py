@@ -46,9 +46,8 @@ def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expecte
     for cache in sovabench_caches(caches):
         for encoder in encoders:
             for sentences in dict.fromkeys(s for s, _ in settings):
-                items = None
-                if any(cache.covers(p) for p in protocols):
-                    items = embed_descriptions(cache.texts, encoder, sentences=sentences)
+                covered = any(cache.covers(p) for p in protocols)
+                items = embed_descriptions(cache.texts, encoder, sentences=sentences) if covered else None
                 for aggregate in [a for s, a in settings if s == sentences]:
                     rows += evaluate_cache(cache, encoder, protocols, aggregate=aggregate, sentences=sentences,
                                            ties=ties, bootstrap=bootstrap, seed=seed, items=items)

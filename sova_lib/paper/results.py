@@ -149,7 +149,7 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
     """
     from sova_lib.paper.compare import compare
 
-    covering = [c for c in sovabench_caches(caches) if c.coverage[protocol][0] == c.coverage[protocol][1]]
+    covering = [c for c in sovabench_caches(caches) if c.covers(protocol)]
     by_model = {}
     for c in covering:
         by_model.setdefault(c.model, {})[c.prompt] = c
@@ -191,10 +191,7 @@ def select_rows(frame, **settings):
     for field, wanted in settings.items():
         wanted = wanted if isinstance(wanted, tuple) else (wanted,)
         column = frame[field]
-        match = column.isin([w for w in wanted if w is not None]).to_numpy(copy=True)
-        if None in wanted:
-            match |= column.isna().to_numpy()
-        keep &= match
+        keep &= (column.isin([w for w in wanted if w is not None]) | (column.isna() & (None in wanted))).to_numpy()
     return frame[keep].reset_index(drop=True)
 
 
