@@ -201,12 +201,11 @@ def computed_rows(parts: dict) -> dict:
     """
     rows = {}
     for name in ("random", "oracle"):
-        frame = parts[name]
-        for source, group in (frame.groupby("source", sort=False) if len(frame) else []):
+        for source, group in parts[name].groupby("source", sort=False):
             rows[source] = dict(zip(group["column"], group["value"]))
     described = parts["described"]
-    shared = described.groupby("source")["cache"].nunique() if len(described) else {}
-    for cache, group in (described.groupby("cache", sort=True) if len(described) else []):
+    shared = described.groupby("source")["cache"].nunique()
+    for cache, group in described.groupby("cache", sort=True):
         source = group["source"].iloc[0]
         name = f"{source} [here]" if shared[source] == 1 else f"{source} [here: {cache}]"
         rows[name] = dict(zip(group["column"], group["value"]))
