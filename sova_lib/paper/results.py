@@ -39,6 +39,7 @@ import pandas as pd
 from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import FoundCache, paper_model, sovabench_caches
+from sova_lib.paper.compare import compare
 from sova_lib.paper.contrastive import CONTRASTIVE_IDS
 from sova_lib.paper.plots import inter_vs_intra
 from sova_lib.paper.tables import NOT_COMPUTED, markdown_table
@@ -147,8 +148,6 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
     against the next. Fewer than two covering caches give no comparison;
     ``note`` says which case applied.
     """
-    from sova_lib.paper.compare import compare
-
     covering = [c for c in sovabench_caches(caches) if c.covers(protocol)]
     by_model = {}
     for c in covering:
