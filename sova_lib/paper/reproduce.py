@@ -23,6 +23,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
+
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.encoder import SentenceEncoder, default_cache_dir
 from sova_lib.paper.results import baseline_rows, write_outputs
@@ -120,7 +122,6 @@ def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, boots
     ``bootstrap`` raises ``ValueError`` and a folder without notebooks
     ``FileNotFoundError``, both before anything is written.
     """
-    import pandas as pd
     import papermill
 
     if bootstrap < 0:
