@@ -245,8 +245,7 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
         row = out.setdefault((r.model, r.prompt or ""), {"group": r.group, "model": r.model, "prompt": r.prompt or "-",
                                    "computed as": NOT_COMPUTED})
         row[f"{r.column} paper"] = float(r.value)
-    extra: dict = {}
-    for r in computed.to_dict("records"):
+    for r in computed.to_dict("records"):  # rows the paper lacks go after its own
         if r["protocol"] not in columns:
             continue
         key = None
@@ -258,8 +257,8 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
             key = (paper_model(r.get("model") or "", CONTRASTIVE_IDS), "")
         if key not in out:
             key = ("computed", r["source"], r.get("cache", ""))
-            target = extra.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
-                                            "prompt": r.get("prompt", "-") or "-", "computed as": r["source"]})
+            target = out.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
+                                          "prompt": r.get("prompt", "-") or "-", "computed as": r["source"]})
         else:
             target = out[key]
             target["computed as"] = r["source"]
@@ -274,7 +273,7 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
             target["computed as"] += f" ({r['protocol']}: {r['note']})"
     order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
              *(f"{c} {part}" for c in columns for part in ("paper", "here", "CI low", "CI high"))]
-    return pd.DataFrame([*out.values(), *extra.values()]).reindex(columns=order + ["computed as"])
+    return pd.DataFrame(list(out.values())).reindex(columns=order + ["computed as"])
 
 
 def format_table(frame, table: str) -> "pd.DataFrame":
