@@ -11,9 +11,8 @@ and its colour and axis limits computed from those), so the last float bits
 of another CPU move no pixel; ``save_figure`` and ``figure_bytes`` write no
 date and no software version into the files (``FILE_METADATA``).
 
-matplotlib is imported inside the functions with the non-interactive Agg
-backend unless a backend is already chosen (a notebook's inline backend is
-kept).
+matplotlib is imported inside the functions; outside a kernel it draws with
+the non-interactive Agg backend (inside one, the kernel's backend is kept).
 """
 from __future__ import annotations
 
