@@ -127,7 +127,7 @@ if len(agg_rows) and agg_rows["value"].notna().any():
 # %%
 encoder_scores = results.select_rows(collected, text_split="sentences", aggregate="max", protocol="inter-pair",
                                      **run)
-table6 = ablations.encoder_table(available, encoder_scores, cache_dir)
+table6 = ablations.encoder_table(available, encoder_scores)
 results.write_outputs(table6, table6, out / "03_ablations_table6")
 table6
 

@@ -46,9 +46,8 @@ def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expecte
     for cache in sovabench_caches(caches):
         for encoder in encoders:
             for sentences in dict.fromkeys(s for s, _ in settings):
-                items = None
-                if any(cache.covers(p) for p in protocols):
-                    items = embed_descriptions(cache.texts, encoder, sentences=sentences)
+                covered = any(cache.covers(p) for p in protocols)
+                items = embed_descriptions(cache.texts, encoder, sentences=sentences) if covered else None
                 for aggregate in [a for s, a in settings if s == sentences]:
                     rows += evaluate_cache(cache, encoder, protocols, aggregate=aggregate, sentences=sentences,
                                            ties=ties, bootstrap=bootstrap, seed=seed, items=items)
@@ -107,7 +106,7 @@ def settings_table(rows, setting: str, cache_dir):
     varies (``text_split``, ``aggregate`` or ``encoder``). Cells read
     ``value [CI low, CI high]`` or say why nothing was computed.
     """
-    if rows is None or len(rows) == 0:
+    if not len(rows):
         return pd.DataFrame([{"source": no_cache_note(cache_dir)}])
     out = []
     for (source, cache, protocol), part in rows.groupby(["source", "cache", "protocol"], sort=False):
@@ -120,7 +119,7 @@ def settings_table(rows, setting: str, cache_dir):
     return pd.DataFrame(out)
 
 
-def encoder_table(availability, rows, cache_dir):
+def encoder_table(availability, rows):
     """Table 6: each paper encoder (and any other tried) with the paper's mAP and what was computed here.
 
     ``availability`` is ``encoder_rows``' frame (``encoder, available,
@@ -143,7 +142,7 @@ def encoder_table(availability, rows, cache_dir):
             row["here"] = f"{NOT_COMPUTED} (not tried)"
         elif not info["available"]:
             row["here"] = f"{NOT_COMPUTED}: {info['reason']}"
-        elif rows is None or len(rows) == 0:
+        elif not len(rows):
             row["here"] = f"{NOT_COMPUTED}: loads here, but there is no SOVABench description cache"
         else:
             part = rows[(rows["encoder"] == enc_id) & (rows["protocol"] == "inter-pair")]
@@ -166,7 +165,7 @@ def fps_compare(rows, cache_dir):
         values = dict(zip(part["column"], part["value"]))
         out.append({"source": "paper: MiniCPM-V 4.5 (task-aware), GTE-Large-8152", "fps": float(fps),
                     "inter-pair mAP": f"{values['inter-pair']:.1f}", "intra-pair Pair-mAP": f"{values['intra-pair']:.1f}"})
-    if rows is None or len(rows) == 0:
+    if not len(rows):
         out.append({"source": no_cache_note(cache_dir), "fps": "",
                     "inter-pair mAP": NOT_COMPUTED, "intra-pair Pair-mAP": NOT_COMPUTED})
         return pd.DataFrame(out)

@@ -71,7 +71,7 @@ def query_counts(split: str = "interpair"):
     return frame.reindex(index=order, columns=["MEVA", "VIRAT"], fill_value=0).rename_axis(columns=None)
 
 
-def metadata_durations(split: str = "interpair", fps=None):
+def metadata_durations(split: str = "interpair", fps=DEFAULT_FPS):
     """Every clip's duration in seconds, from its annotated frames (Figure 3(b)).
 
     The window is the clip planner's (``clips.plan_clip``): annotated start
@@ -80,12 +80,11 @@ def metadata_durations(split: str = "interpair", fps=None):
     (default ``clips.DEFAULT_FPS``: 30). Columns ``index, label,
     source_dataset, distractor, frames, duration_s``.
     """
-    rates = fps if fps is not None else DEFAULT_FPS
     rows = []
     for clip in load_split(split):
         window = plan_clip(clip, None)
         frames = window.end_frame - window.start_frame + 1
-        rate = rates[clip.source_dataset] if isinstance(rates, dict) else float(rates)
+        rate = fps[clip.source_dataset] if isinstance(fps, dict) else float(fps)
         rows.append({"index": clip.index, "label": clip.label, "source_dataset": clip.source_dataset,
                      "distractor": clip.is_distractor, "frames": frames, "duration_s": frames / rate})
     return pd.DataFrame(rows)

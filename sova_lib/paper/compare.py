@@ -46,7 +46,7 @@ class Comparison:
     """Two scorers on one protocol. ``value_*``, ``difference`` and ``ci`` are in points (percent).
 
     ``per_query`` is a DataFrame with one row per query (``id``, ``class``,
-    ``AP A``, ``AP B``, ``difference``, in points), largest disagreement first.
+    ``AP A``, ``AP B``, ``difference``, in points), largest disagreement first (ties kept in id order).
     ``text_split`` says how descriptions were embedded (``sentences`` or
     ``whole text``, the records' ``text_split``), or
     ``None`` when not known or both inputs were vectors.
@@ -68,10 +68,6 @@ class Comparison:
     per_query: object = field(repr=False)
     per_class: dict = field(default_factory=dict)
     text_split: str | None = None
-
-    def disagreements(self, k: int = 10):
-        """The ``k`` queries with the largest absolute AP difference (ties kept in id order)."""
-        return self.per_query.head(k).reset_index(drop=True)
 
     def to_record(self, *, encoder: str | None = None, text_split: str | None = None,
                   benchmark: str | None = None) -> dict:
@@ -110,7 +106,7 @@ class Comparison:
     def to_json(self, top: int = 10) -> dict:
         """``summary()`` and the ``top`` queries of largest disagreement (``id``, ``class``, ``ap_a``, ``ap_b``,
         ``difference``, in points, full precision): what ``sova compare --json`` prints."""
-        rows = self.disagreements(top).rename(columns={"AP A": "ap_a", "AP B": "ap_b"})
+        rows = self.per_query.head(top).rename(columns={"AP A": "ap_a", "AP B": "ap_b"})
         return {**self.summary(), "disagreements": rows.to_dict("records")}
 
     def text(self, top: int = 10) -> str:
@@ -124,7 +120,7 @@ class Comparison:
                  f"  A = {self.value_a:6.2f}  {self.name_a}", f"  B = {self.value_b:6.2f}  {self.name_b}",
                  f"  A better on {s['a_better']} queries, B on {s['b_better']}, equal on {s['equal']}",
                  f"  ({how}; AP ties: {self.ties})"]
-        rows = self.disagreements(top)
+        rows = self.per_query.head(top)
         if len(rows):
             cells = [["query", "class", "AP A", "AP B", "A - B"]] + [
                 [str(r["id"]), str(r["class"]), f"{r['AP A']:.2f}", f"{r['AP B']:.2f}", f"{r['difference']:+.2f}"]

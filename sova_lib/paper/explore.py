@@ -22,6 +22,7 @@ each partition of a MUVR data root as a protocol when ``muvr_root`` is given.
 from __future__ import annotations
 
 import base64
+import functools
 import html
 
 import numpy as np
@@ -206,25 +207,22 @@ class _Sources:
             if not self.caches[kind]:
                 raise ValueError(f"protocol {value!r} has no cache to explore: pass "
                                  f"{'caches' if kind == 'clips' else 'muvr_caches'}")
-        self._loaded, self._vectors = {}, {}
+        # loaded caches and MUVR vectors are kept, so switching back costs nothing
+        self._cache, self._muvr = functools.cache(self._cache), functools.cache(self._muvr)
 
     def cache_names(self, protocol):
         return list(self.caches[self.protocols[protocol][1]])
 
     def _cache(self, kind, name):
-        if (kind, name) not in self._loaded:
-            source = self.caches[kind][name]
-            self._loaded[kind, name] = (load_cache(source, self.encoder) if kind == "clips" else
-                                        load_muvr_cache(source, self.encoder, query=self.muvr_query))
-        return self._loaded[kind, name]
+        """What ``load_cache`` (kind ``clips``) or ``load_muvr_cache`` (``muvr``) gives of cache ``name``."""
+        source = self.caches[kind][name]
+        return (load_cache(source, self.encoder) if kind == "clips" else
+                load_muvr_cache(source, self.encoder, query=self.muvr_query))
 
     def _muvr(self, protocol, name):
-        """The partition's ``(gallery, QueryVectors)`` of cache ``name`` (computed once) and its texts."""
-        _, _, part = self.protocols[protocol]
-        vectors, texts = self._cache("muvr", name)
-        if (protocol, name) not in self._vectors:
-            self._vectors[protocol, name] = vectors(part)
-        return self._vectors[protocol, name], texts
+        """The ``(gallery, QueryVectors)`` of MUVR cache ``name`` on the partition of ``protocol``."""
+        vectors, _ = self._cache("muvr", name)
+        return vectors(self.protocols[protocol][2])
 
     def queries(self, protocol, name):
         """The query ids of ``protocol`` that cache ``name`` can rank."""
@@ -239,15 +237,14 @@ class _Sources:
     def worst(self, protocol, name, n):
         _, kind, proto = self.protocols[protocol]
         if kind == "muvr":
-            pair, _ = self._muvr(protocol, name)
-            return muvr_worst_queries(proto, pair, query=self.muvr_query, n=n)
+            return muvr_worst_queries(proto, self._muvr(protocol, name), query=self.muvr_query, n=n)
         return worst_queries(proto, self._cache(kind, name)[0], n=n)
 
     def view(self, protocol, name, query, k):
         _, kind, proto = self.protocols[protocol]
         if kind == "muvr":
-            pair, texts = self._muvr(protocol, name)
-            return muvr_view(proto, pair, query, query=self.muvr_query, texts=texts, k=k)
+            return muvr_view(proto, self._muvr(protocol, name), query, query=self.muvr_query,
+                             texts=self._cache("muvr", name)[1], k=k)
         items, texts = self._cache(kind, name)
         return query_view(proto, items, query, texts=texts, k=k)
 

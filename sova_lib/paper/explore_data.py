@@ -90,6 +90,29 @@ def _sentences(texts, key, count):
     return pieces if len(pieces) == count else None
 
 
+def _hits(ids: list, scores: np.ndarray, relevant: np.ndarray, valid: np.ndarray, k: int, texts: dict | None,
+          query_sentences, best, extra=()) -> pd.DataFrame:
+    """The ``k`` best valid gallery items by ``scores`` (ties in gallery order): ``QueryView.hits``.
+
+    ``best(n)`` gives gallery position ``n``'s vectors, the sentence pair
+    (query row, item row) that gave its similarity and the values of the
+    ``extra`` columns (a dict); ``query_sentences`` name the query's rows and
+    ``texts`` (id -> description) the items' (None where unknown).
+    """
+    order = [n for n in np.argsort(-scores, kind="stable") if valid[n]][:k]
+    rows = []
+    for rank, n in enumerate(order, start=1):
+        g = ids[n]
+        target, pair, more = best(n)
+        g_sentences = _sentences(texts, g, len(target))
+        rows.append({"rank": rank, "id": g, "similarity": float(scores[n]), "relevant": bool(relevant[n]),
+                     "query sentence": query_sentences[pair[0]] if query_sentences else None,
+                     "item sentence": g_sentences[pair[1]] if g_sentences else None, "sentence pair": pair,
+                     "description": texts.get(g) if texts else None, **more})
+    return pd.DataFrame(rows, columns=["rank", "id", "similarity", "relevant", "query sentence", "item sentence",
+                                       "sentence pair", "description", *extra])
+
+
 def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: dict | None = None, k: int = 5,
                ties: str = "expected") -> QueryView:
     """The ranking of ``query`` under ``protocol`` by the maximum sentence cosine of ``items``.
@@ -115,23 +138,12 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
     relevant = task.relevance()[row]
     valid = task.valid()[row]
     ap = float(metrics.average_precision_rows(scores[None], relevant[None], valid[None], ties=ties)[0])
-    order = [n for n in np.argsort(-scores, kind="stable") if valid[n]][:k]
-    q_sentences = _sentences(texts, query, qv.shape[0])
-    rows = []
-    for rank, n in enumerate(order, start=1):
-        g = gallery[n]
-        g_sentences = _sentences(texts, g, len(targets[n]))
-        a, b = pairs[n]
-        rows.append({"rank": rank, "id": g, "similarity": float(scores[n]), "relevant": bool(relevant[n]),
-                     "query sentence": q_sentences[a] if q_sentences else None,
-                     "item sentence": g_sentences[b] if g_sentences else None, "sentence pair": (a, b),
-                     "description": texts.get(g) if texts else None})
+    hits = _hits(gallery, scores, relevant, valid, k, texts, _sentences(texts, query, qv.shape[0]),
+                 lambda n: (targets[n], pairs[n], {}))
     clip = {c.index: c for c in protocol.clips()}[query]
     return QueryView(protocol=protocol.name, query=query, query_class=str(protocol.query_class(clip)), ap=ap,
                      n_relevant=int((relevant & valid).sum()), n_gallery=int(valid.sum()),
-                     query_description=texts.get(query) if texts else None,
-                     hits=pd.DataFrame(rows, columns=["rank", "id", "similarity", "relevant", "query sentence",
-                                                      "item sentence", "sentence pair", "description"]))
+                     query_description=texts.get(query) if texts else None, hits=hits)
 
 
 def worst_queries(protocol: str | Protocol, items: ItemVectors, *, n: int = 20, ties: str = "expected"):
@@ -231,36 +243,6 @@ def _best_pair(rows, target):
     return float(sims[a, b]), (int(a), int(b))
 
 
-def _muvr_hits(gallery: ItemVectors, scores: np.ndarray, relevant: np.ndarray, valid: np.ndarray, k: int, *,
-               query: str, texts: dict | None, text_rows, frame_rows, query_sentences) -> list[dict]:
-    """The ``k`` best valid gallery videos by ``scores`` (ties in gallery order), one ``QueryView.hits`` row each.
-
-    ``text_rows`` and ``frame_rows`` are the query description's and video's
-    vectors (float64; None where the query mode does not use them). Each
-    row's sentence pair is the best one of the description (``query``
-    ``text``, ``text+video``) or of the query video (``video``) with the
-    video's vectors; ``query_sentences`` name that side's rows (None where
-    unknown).
-    """
-    gallery_ids = np.asarray(gallery.ids).tolist()
-    owner = np.asarray(gallery.owner)
-    all_vectors = np.asarray(gallery.vectors, dtype=np.float64)
-    order = [n for n in np.argsort(-scores, kind="stable") if valid[n]][:k]
-    out = []
-    for rank, n in enumerate(order, start=1):
-        g = gallery_ids[n]
-        target = all_vectors[owner == n]
-        s_t, t_pair = _best_pair(text_rows, target)
-        s_v, v_pair = _best_pair(frame_rows, target)
-        pair = v_pair if query == "video" else t_pair
-        g_sentences = _sentences(texts, g, len(target))
-        out.append({"rank": rank, "id": g, "similarity": float(scores[n]), "relevant": bool(relevant[n]),
-                    "query sentence": query_sentences[pair[0]] if query_sentences else None,
-                    "item sentence": g_sentences[pair[1]] if g_sentences else None, "sentence pair": pair,
-                    "description": texts.get(g) if texts else None, "text score": s_t, "video score": s_v})
-    return out
-
-
 def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+video", texts: dict | None = None,
               k: int = 5, ties: str = "expected") -> QueryView:
     """The ranking of MUVR Base query ``query_id`` against ``partition``'s gallery.
@@ -303,8 +285,16 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
         named = None
     else:
         named = [description] if len(text_rows) == 1 else _sentences({qid: description}, qid, len(text_rows))
-    out = _muvr_hits(gallery, scores, relevant, valid, k, query=query, texts=texts, text_rows=text_rows,
-                     frame_rows=frame_rows, query_sentences=named)
+    all_vectors, owner = np.asarray(gallery.vectors, dtype=np.float64), np.asarray(gallery.owner)
+
+    def best(n):  # the pair of the description (text, text+video) or of the query video (video) with video n
+        target = all_vectors[owner == n]
+        s_t, t_pair = _best_pair(text_rows, target)
+        s_v, v_pair = _best_pair(frame_rows, target)
+        return target, v_pair if query == "video" else t_pair, {"text score": s_t, "video score": s_v}
+
+    hits = _hits(np.asarray(gallery.ids).tolist(), scores, relevant, valid, k, texts, named, best,
+                 ("text score", "video score"))
     notes = []
     unscored = int(n_positive[0]) - len(cols[0])  # |G_q| counts the positives without vectors: misses
     if qid in positives and qid in partition.gallery:
@@ -313,9 +303,7 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
         notes.append(f"{unscored} positive(s) have no vectors: misses")
     return QueryView(protocol=f"MUVR {partition.name} ({query})", query=qid, query_class=partition.name, ap=ap,
                      n_relevant=int(n_positive[0]), n_gallery=int(valid.sum()), query_description=description,
-                     hits=pd.DataFrame(out, columns=["rank", "id", "similarity", "relevant", "query sentence",
-                                                     "item sentence", "sentence pair", "description", "text score",
-                                                     "video score"]), notes=notes)
+                     hits=hits, notes=notes)
 
 
 def muvr_worst_queries(partition: Partition, vectors, *, query: str = "text+video", n: int = 20,

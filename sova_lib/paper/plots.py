@@ -11,9 +11,8 @@ and its colour and axis limits computed from those), so the last float bits
 of another CPU move no pixel; ``save_figure`` and ``figure_bytes`` write no
 date and no software version into the files (``FILE_METADATA``).
 
-matplotlib is imported inside the functions with the non-interactive Agg
-backend unless a backend is already chosen (a notebook's inline backend is
-kept).
+matplotlib is imported inside the functions; outside a kernel it draws with
+the non-interactive Agg backend (inside one, the kernel's backend is kept).
 """
 from __future__ import annotations
 
@@ -47,14 +46,12 @@ def pyplot():
     """matplotlib.pyplot with the figures' font sizes; Agg outside a kernel (no display needed)."""
     import matplotlib
 
-    if matplotlib.get_backend().lower() not in ("agg",) and "inline" not in matplotlib.get_backend():
-        try:
-            import IPython  # noqa: F401  (inside a kernel: keep its backend)
-
-            if IPython.get_ipython() is None:
-                matplotlib.use("Agg")
-        except ImportError:
-            matplotlib.use("Agg")
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        get_ipython = type(None)
+    if get_ipython() is None:  # outside a kernel (inside one, its backend stays); a no-op when Agg already
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     plt.rcParams.update({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11,

@@ -23,25 +23,16 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
+
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.encoder import SentenceEncoder, default_cache_dir
 from sova_lib.paper.results import baseline_rows, write_outputs
 
-__all__ = ["baseline_table", "find_notebooks", "reproduce", "run_notebook"]
+__all__ = ["find_notebooks", "reproduce", "run_notebook"]
 
 #: Where the package's own notebooks are, in a source checkout.
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def baseline_table(*, encoder=None, bootstrap: int = 1000, seed: int = 0):
-    """A DataFrame with one row per (SOVABench protocol, baseline): value and 95% interval in percent."""
-    import pandas as pd
-
-
-    rows = pd.DataFrame(baseline_rows(list(SOVABENCH_PROTOCOLS), encoder=encoder, bootstrap=bootstrap, seed=seed))
-    order = {name: k for k, name in enumerate(SOVABENCH_PROTOCOLS)}
-    rows = rows.sort_values("protocol", kind="stable", key=lambda col: col.map(order)).reset_index(drop=True)
-    return rows[["protocol", "baseline", "metric", "value", "ci_low", "ci_high", "n_queries"]]
 
 
 def find_notebooks(folder: str | Path) -> list[Path]:
@@ -140,7 +131,8 @@ def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, boots
     out = Path(figures).resolve()
     cache = Path(cache_dir or default_cache_dir()).resolve()
     encoder = SentenceEncoder(cache_dir=cache, show_progress=False)
-    table = baseline_table(encoder=encoder, bootstrap=bootstrap)
+    rows = baseline_rows(list(SOVABENCH_PROTOCOLS), encoder=encoder, bootstrap=bootstrap)  # protocol by protocol
+    table = pd.DataFrame(rows)[["protocol", "baseline", "metric", "value", "ci_low", "ci_high", "n_queries"]]
     for path in write_outputs(table, table, out / "baselines"):
         report(f"wrote {path}")
     if skip_notebooks:

@@ -39,6 +39,7 @@ import pandas as pd
 from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import FoundCache, paper_model, sovabench_caches
+from sova_lib.paper.compare import compare
 from sova_lib.paper.contrastive import CONTRASTIVE_IDS
 from sova_lib.paper.plots import inter_vs_intra
 from sova_lib.paper.tables import NOT_COMPUTED, markdown_table
@@ -79,16 +80,17 @@ def paper_results(table: str | None = None):
 # --------------------------------------------------------------------------- computing rows
 
 def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int = 0) -> list[dict]:
-    """Rows of the built-in baselines on ``protocols`` (``oracle`` only when an encoder is given)."""
+    """Rows of the built-in baselines on ``protocols`` (``oracle`` only when an encoder is given), protocol by
+    protocol."""
 
     names = {"prevalence": "prevalence (the paper's Random: mean class prevalence)",
              "random-ranking": "random ranking (exact expected AP, query excluded)",
              "oracle": "oracle (each clip described by its class name; an upper bound)"}
     rows = []
-    for name in BASELINES:
-        if name == "oracle" and encoder is None:
-            continue
-        for p in protocols:
+    for p in protocols:
+        for name in BASELINES:
+            if name == "oracle" and encoder is None:
+                continue
             r = baseline(p, name, encoder=encoder, bootstrap=bootstrap, seed=seed)
             rows.append(r.to_record(kind="baseline", source=names[name], benchmark=BENCHMARK, baseline=name,
                                     encoder=encoder.name if name == "oracle" else None, bootstrap=bootstrap,
@@ -146,9 +148,7 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
     against the next. Fewer than two covering caches give no comparison;
     ``note`` says which case applied.
     """
-    from sova_lib.paper.compare import compare
-
-    covering = [c for c in sovabench_caches(caches) if c.coverage[protocol][0] == c.coverage[protocol][1]]
+    covering = [c for c in sovabench_caches(caches) if c.covers(protocol)]
     by_model = {}
     for c in covering:
         by_model.setdefault(c.model, {})[c.prompt] = c
@@ -190,10 +190,7 @@ def select_rows(frame, **settings):
     for field, wanted in settings.items():
         wanted = wanted if isinstance(wanted, tuple) else (wanted,)
         column = frame[field]
-        match = column.isin([w for w in wanted if w is not None]).to_numpy(copy=True)
-        if None in wanted:
-            match |= column.isna().to_numpy()
-        keep &= match
+        keep &= (column.isin([w for w in wanted if w is not None]) | (column.isna() & (None in wanted))).to_numpy()
     return frame[keep].reset_index(drop=True)
 
 
@@ -248,8 +245,7 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
         row = out.setdefault((r.model, r.prompt or ""), {"group": r.group, "model": r.model, "prompt": r.prompt or "-",
                                    "computed as": NOT_COMPUTED})
         row[f"{r.column} paper"] = float(r.value)
-    extra: dict = {}
-    for r in computed.to_dict("records"):
+    for r in computed.to_dict("records"):  # rows the paper lacks go after its own
         if r["protocol"] not in columns:
             continue
         key = None
@@ -261,8 +257,8 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
             key = (paper_model(r.get("model") or "", CONTRASTIVE_IDS), "")
         if key not in out:
             key = ("computed", r["source"], r.get("cache", ""))
-            target = extra.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
-                                            "prompt": r.get("prompt", "-") or "-", "computed as": r["source"]})
+            target = out.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
+                                          "prompt": r.get("prompt", "-") or "-", "computed as": r["source"]})
         else:
             target = out[key]
             target["computed as"] = r["source"]
@@ -277,7 +273,7 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
             target["computed as"] += f" ({r['protocol']}: {r['note']})"
     order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
              *(f"{c} {part}" for c in columns for part in ("paper", "here", "CI low", "CI high"))]
-    return pd.DataFrame([*out.values(), *extra.values()]).reindex(columns=order + ["computed as"])
+    return pd.DataFrame(list(out.values())).reindex(columns=order + ["computed as"])
 
 
 def format_table(frame, table: str) -> "pd.DataFrame":

@@ -38,16 +38,22 @@ COLUMNS = {"SpatialBench InD.": None, "SpatialBench OutD.": None, "VSR": "vsr-ze
            "What's Up A": "whatsup-a", "What's Up B": "whatsup-b", "CountBench": "countbench",
            "Visual7W-Count": "visual7w-count"}
 AVERAGES = ("Spatial Avg.", "Count Avg.", "Avg.")
+#: The tasks computed here, in the order of their columns.
+TASKS = tuple(task for task in COLUMNS.values() if task)
 
 #: The ``source`` of the Random row's records, which names its row of Table 3.
 RANDOM_SOURCE = "Random (recomputed from the choice lists)"
 
 
-def _load(task: str, annotations):
-    try:
-        return it.load(task, None if it.DATASETS[task].vendored else annotations), ""
-    except FileNotFoundError as err:
-        return None, str(err)
+def _load(annotations) -> dict:
+    """task -> ``(items, "")`` of each of ``TASKS``, or ``(None, why)`` when its annotation file is not found."""
+    loaded = {}
+    for task in TASKS:
+        try:
+            loaded[task] = it.load(task, None if it.DATASETS[task].vendored else annotations), ""
+        except FileNotFoundError as err:
+            loaded[task] = None, str(err)
+    return loaded
 
 
 def random_records(annotations=None, *, bootstrap: int = 0, seed: int = 0) -> list[dict]:
@@ -58,8 +64,7 @@ def random_records(annotations=None, *, bootstrap: int = 0, seed: int = 0) -> li
     """
     run = dict(kind="baseline", source=RANDOM_SOURCE, baseline="random", bootstrap=bootstrap, seed=seed)
     records = []
-    for task in (t for t in COLUMNS.values() if t):
-        items, error = _load(task, annotations)
+    for task, (items, error) in _load(annotations).items():
         if items is None:
             records.append(make_record(benchmark=it.BENCHMARK, protocol=task, metric="accuracy", ties="n/a",
                                        text_split="n/a", note=f"{NOT_COMPUTED}: {error}", **run))
@@ -99,12 +104,8 @@ def oracle_records(encoder, annotations=None, *, limit: int | None = None, boots
     """
     source = f"oracle (first {limit} items; an upper bound)" if limit else "oracle (every item; an upper bound)"
     run = dict(kind="baseline", source=source, baseline="oracle", encoder=encoder.name, bootstrap=bootstrap, seed=seed)
-    records = []
-    for task in (t for t in COLUMNS.values() if t):
-        items = _load(task, annotations)[0]
-        if items:
-            records.append(it.oracle(task, items[:limit], encoder, bootstrap=bootstrap, seed=seed).to_record(**run))
-    return records
+    return [it.oracle(task, items[:limit], encoder, bootstrap=bootstrap, seed=seed).to_record(**run)
+            for task, (items, _) in _load(annotations).items() if items]
 
 
 def description_records(caches, encoder, annotations=None, *, sentences: bool = True, bootstrap: int = 0,
@@ -116,7 +117,7 @@ def description_records(caches, encoder, annotations=None, *, sentences: bool = 
     and a note, never a score on a subset; a task it does not touch gives none.
     """
     records = []
-    loaded = {task: _load(task, annotations)[0] for task in COLUMNS.values() if task}
+    loaded = {task: items for task, (items, _) in _load(annotations).items()}
     for cache in caches:
         keys = set(cache.texts)
         run = dict(kind="description cache", source=cache.label, cache=cache.name,
@@ -152,7 +153,7 @@ def run_records(collected, *, encoder: str, bootstrap: int, seed: int, sentences
     and ``sentences``, each in the order of the table's columns (caches by
     folder name first). Records of other benchmarks or settings are left out.
     """
-    where = {task: k for k, task in enumerate(t for t in COLUMNS.values() if t)}
+    where = {task: k for k, task in enumerate(TASKS)}
     run = {"benchmark": it.BENCHMARK, "protocol": tuple(where), "bootstrap": bootstrap, "seed": seed}
     parts = {"random": select_rows(collected, kind="baseline", baseline="random", encoder=None, **run),
              "oracle": select_rows(collected, kind="baseline", baseline="oracle", encoder=encoder, **run),
@@ -200,12 +201,11 @@ def computed_rows(parts: dict) -> dict:
     """
     rows = {}
     for name in ("random", "oracle"):
-        frame = parts[name]
-        for source, group in (frame.groupby("source", sort=False) if len(frame) else []):
+        for source, group in parts[name].groupby("source", sort=False):
             rows[source] = dict(zip(group["column"], group["value"]))
     described = parts["described"]
-    shared = described.groupby("source")["cache"].nunique() if len(described) else {}
-    for cache, group in (described.groupby("cache", sort=True) if len(described) else []):
+    shared = described.groupby("source")["cache"].nunique()
+    for cache, group in described.groupby("cache", sort=True):
         source = group["source"].iloc[0]
         name = f"{source} [here]" if shared[source] == 1 else f"{source} [here: {cache}]"
         rows[name] = dict(zip(group["column"], group["value"]))

@@ -39,8 +39,7 @@ def paper_beside_computed(long, *, index=("group", "model"), column: str = "colu
     """
     index, columns = list(index), list(dict.fromkeys(long[column]))
     rows = []
-    for key, part in long.groupby(index, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
+    for key, part in long.groupby(index, sort=False):  # a tuple, index being a list
         paper = dict(zip(part[column], part["paper"]))
         computed = dict(zip(part[column], part["computed"]))
         done = {c: v for c, v in computed.items() if not (isinstance(v, str) and v == missing) and not pd.isna(v)}

@@ -24,7 +24,7 @@ def test_tables_without_any_cache_say_so(tmp_path):
     assert len(t7) == 5 and t7.iloc[-1]["inter-pair mAP"] == results.NOT_COMPUTED
     available = pd.DataFrame([{"encoder": "all-MiniLM-L6-v2", "available": True, "reason": ""},
                               {"encoder": "Alibaba-NLP/gte-large-en-v1.5", "available": False, "reason": "no hub"}])
-    t6 = ablations.encoder_table(available, pd.DataFrame(), tmp_path).set_index("encoder")
+    t6 = ablations.encoder_table(available, pd.DataFrame()).set_index("encoder")
     assert len(t6) == 6 and t6.loc["GTE-Large-8152", "inter-pair mAP (paper, MiniCPM-V 4.5 task-aware)"] == 38.3
     assert t6.loc["GTE-Large-8152", "here"] == "not computed here: no hub"
     assert t6.loc["all-MiniLM-L6-v2", "here"].startswith("not computed here: loads here, but")
