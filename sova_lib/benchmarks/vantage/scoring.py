@@ -25,7 +25,7 @@ from sova_lib.benchmarks.vantage.metrics import DEFAULT_RESAMPLES, interval
 from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.benchmarks.vantage.parsing_boxes import swap_yxyx
 from sova_lib.benchmarks.vantage.spreadsheet import round_trip
-from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, get_task
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, TASKS, task_key
 from sova_lib.records import make_record
 
 __all__ = ["BENCHMARK", "VantageResult", "parse_answers", "score_answers"]
@@ -135,7 +135,8 @@ def _swap(task: str, parsed):
 def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str], mode: str = "official",
                   box_coord_order: str = "xyxy") -> tuple[list, int, int]:
     """Parsed answers in the order of ``gts``, the number read, and the number missing from ``answers``."""
-    spec = get_task(task)
+    task = task_key(task)
+    spec = TASKS[task]
     parsed, n_parsed, missing = [], 0, 0
     for gt in gts:
         text = answers.get(gt.id)
@@ -155,7 +156,8 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
                   answers: Mapping[str, str], *, mode: str = "official", similarity=None,
                   box_coord_order: str = "xyxy", rng: np.random.Generator | None = None,
                   n_resamples: int = DEFAULT_RESAMPLES) -> VantageResult:
-    """Score raw ``answers`` (id -> text) of ``task`` against ``ground_truth`` in ``mode``.
+    """Score raw ``answers`` (id -> text) of ``task`` (any name ``tasks.task_key`` accepts) against
+    ``ground_truth`` in ``mode``.
 
     ``answers`` in the submission's order. ``official`` reads them as the
     harness's evaluators get them back from its spreadsheet
@@ -166,7 +168,8 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
     interval). Values are x100.
     """
     mode = check_mode(mode)
-    spec = get_task(task)
+    task = task_key(task)
+    spec = TASKS[task]
     gts = list(ground_truth.values()) if isinstance(ground_truth, Mapping) else list(ground_truth)
     if not gts:
         raise ValueError(f"no {task} ground truth to score against")

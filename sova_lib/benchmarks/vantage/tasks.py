@@ -53,7 +53,7 @@ from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_dvc, parse_p
 from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex, parse_sot
 
 __all__ = [
-    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "get_task", "make_id",
+    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "make_id",
     "sot_id", "submission_answers", "submission_id", "task_key"
 ]
 
@@ -226,11 +226,4 @@ def _need(similarity):
     if similarity is None:
         raise ValueError("SODA_c needs a caption similarity (metrics_captions.BertScoreSimilarity for the leaderboard's)")
     return similarity
-
-
-def get_task(key: str) -> Task:
-    """The registered task ``key``; ``ValueError`` listing the tasks otherwise."""
-    if key not in TASKS:
-        raise ValueError(f"unknown VANTAGE-Bench task {key!r}; choose one of {sorted(TASKS)}")
-    return TASKS[key]
 
