@@ -177,9 +177,7 @@ def run_describe(args) -> int:
 
 
 def run_evaluate(args) -> int:
-    if args.submission is not None:
-        return _evaluate(args, submission=args.submission)
-    return _evaluate(args, answers=args.answers, items=args.items)
+    return _evaluate(args, submission=args.submission, answers=args.answers, items=args.items)
 
 
 def run_submit(args) -> int:
