@@ -26,11 +26,10 @@ from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
 from sova_lib.benchmarks.vantage.submissions import (
     check_answer_ids,
     check_submission,
-    expected_ids,
     read_submission,
     write_submission,
 )
-from sova_lib.benchmarks.vantage.tasks import HARNESS_KEYS, canonical_task, submission_answers, task_key
+from sova_lib.benchmarks.vantage.tasks import HARNESS_KEYS, canonical_task, submission_answers, submission_id, task_key
 from sova_lib.storage import lines, read_text
 
 __all__ = ["Described", "describe", "evaluate", "score_folder", "submit", "validate"]
@@ -74,7 +73,7 @@ def describe(describer, task: str, items, cache_dir, *, media_root=None, frames:
     task = task_key(task)
     found = _items(task, items)
     summary = describe_task(describer, task, found, cache_dir, media_root=media_root, n_frames=frames, run=run)
-    return Described(summary, found, submission_answers(found, cached_answers(summary.folder, found, frames)))
+    return Described(summary, found, _answers(task, summary.folder, found, frames))
 
 
 def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=None, frames: int = DEFAULT_FRAMES,
@@ -140,7 +139,7 @@ def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy
     if not answers:
         return None, 0
     path = write_submission(out, task, answers, model=model, box_coord_order=box_order,
-                            expected_ids=expected_ids(found))
+                            expected_ids=[submission_id(it) for it in found])
     return path, len(answers)
 
 
@@ -152,7 +151,7 @@ def validate(file, task: str, *, ground_truth=None, items=None) -> tuple[list[st
     if ground_truth is not None:
         ids = list(read_ground_truth(ground_truth, task_key(task)))
     elif items is not None:
-        ids = expected_ids(_items(task, items))
+        ids = [submission_id(it) for it in _items(task, items)]
     if not Path(file).is_file():
         raise FileNotFoundError(f"{file}: no such file")
     problems = check_submission(file, task, ids)

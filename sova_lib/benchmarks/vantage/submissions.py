@@ -38,11 +38,11 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, jsonl_objects, turn_value
-from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, ID_PATTERNS, submission_id, task_key
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects, turn_value
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, ID_PATTERNS, task_key
 from sova_lib.storage import json_line, lines, read_text, write_text
 
-__all__ = ["InvalidSubmission", "check_answer_ids", "check_submission", "expected_ids", "read_submission",
+__all__ = ["InvalidSubmission", "check_answer_ids", "check_submission", "read_submission",
            "write_submission"]
 
 
@@ -120,11 +120,6 @@ def check_submission(path, task: str, expected_ids: Iterable[str] | None = None)
         problems += [f"{path}, line {seen[rid]}, id {rid}: not an id of the ground truth"
                      for rid in sorted(set(seen) - expected)]
     return problems
-
-
-def expected_ids(items: Iterable[VantageItem]) -> list[str]:
-    """The leaderboard ids of ``items``, in item order: the ids a complete submission answers."""
-    return [submission_id(it) for it in items]
 
 
 def check_answer_ids(gt_ids: Iterable[str], answers: Mapping[str, str]) -> None:
