@@ -71,7 +71,6 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
     runs 0, 1, ... . Returns task -> TSV path.
     """
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     rows = {"vqa": [], "event_verification": [], "temporal": [], "dvc": []}
     gt = {task: [] for task in rows}
     for v, (video, d) in enumerate(zip(videos, durations)):
