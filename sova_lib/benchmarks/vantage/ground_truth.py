@@ -46,8 +46,6 @@ from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, task_key
 
 __all__ = ["GroundTruth", "GroundTruthSet", "read_ground_truth"]
 
-_TASKS = tuple(CANONICAL_TASKS)
-
 
 @dataclass(frozen=True)
 class GroundTruth:
@@ -273,7 +271,7 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
             raise VantageDataError(path, line, "id", "missing")
         if fixed is None and rec.get("task") not in CANONICAL_TASKS.values():
             raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
-                                                       f"{_TASKS} or its canonical string")
+                                                       f"{tuple(CANONICAL_TASKS)} or its canonical string")
         this = fixed or task_key(rec["task"])
         meta = rec.get("metadata") or {}
         extra = dict(meta.get("extra") or {}) if isinstance(meta, dict) else {}
