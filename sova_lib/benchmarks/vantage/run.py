@@ -177,15 +177,14 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     items = [it for it in items if it.task == task]
     if not items:
         raise ValueError(f"no {task} items to describe")
-    prompts, by_id = {}, {}
+    fields, by_id = {}, {}
     for it in items:
         prompt = render_prompt(it, n_frames)
         key = cache_id(it, prompt)
-        prompts[key], by_id[key] = prompt, it
+        fields[key], by_id[key] = {"prompt": prompt.text, "system_prompt": prompt.system_prompt}, it
     settings = {"task": task, "instruction": INSTRUCTIONS[task], "frame_prefix": FRAME_PREFIX,
                 "frames": n_frames if task in VIDEO_TASKS else None,
                 "frame_plan": "int(i*F/(n+1)), i=1..n" if task in VIDEO_TASKS else "item images in order"}
-    fields = {key: {"prompt": p.text, "system_prompt": p.system_prompt} for key, p in prompts.items()}
     wrapped = PromptedDescriber(describer, fields, "vantage", settings)
     runner_items = [Item(key, _resolve(media_root, it.media[0]), is_video=it.task in VIDEO_TASKS)
                     for key, it in by_id.items()]
