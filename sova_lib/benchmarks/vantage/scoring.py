@@ -23,7 +23,6 @@ import numpy as np
 from sova_lib.benchmarks.vantage.ground_truth import GroundTruth
 from sova_lib.benchmarks.vantage.metrics import DEFAULT_RESAMPLES, interval
 from sova_lib.benchmarks.vantage.parsing import check_mode
-from sova_lib.benchmarks.vantage.parsing_boxes import swap_yxyx
 from sova_lib.benchmarks.vantage.spreadsheet import round_trip
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, TASKS, task_key
 from sova_lib.records import make_record
@@ -122,21 +121,10 @@ class VantageResult:
                            encoder=similarity, note=note, **context)
 
 
-
-def _swap(task: str, parsed):
-    """A parsed answer's boxes x-first (a ``yxyx`` submission)."""
-    if task == "refex":
-        return [swap_yxyx(b) for b in parsed]
-    if task == "astro":  # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
-        return [d._replace(yx=True) for d in parsed]
-    return {k: swap_yxyx(b) for k, b in parsed.items()}
-
-
 def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str], mode: str = "official",
                   box_coord_order: str = "xyxy") -> tuple[list, int, int]:
     """Parsed answers in the order of ``gts``, the number read, and the number missing from ``answers``."""
-    task = task_key(task)
-    spec = TASKS[task]
+    spec = TASKS[task_key(task)]
     parsed, n_parsed, missing = [], 0, 0
     for gt in gts:
         text = answers.get(gt.id)
@@ -145,8 +133,8 @@ def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str],
             value = spec.parse(text, mode, gt) if isinstance(text, str) else None
         except Exception:  # noqa: BLE001 - a parser bug must not stop a scoring run; the answer counts as unread
             value = None
-        if value is not None and spec.boxes and box_coord_order == "yxyx":
-            value = _swap(task, value)
+        if value is not None and spec.swap is not None and box_coord_order == "yxyx":
+            value = spec.swap(value)
         n_parsed += value is not None
         parsed.append(value)
     return parsed, n_parsed, missing
