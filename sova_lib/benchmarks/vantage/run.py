@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -198,9 +199,6 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
 
 def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT_FRAMES) -> dict[str, str]:
     """Item id -> cached raw answer, for the items whose current prompt has an answer in ``folder``."""
-    cache = DescriptionCache(folder).open()
-    try:
+    with closing(DescriptionCache(folder).open()) as cache:
         done = dict(cache.done)
-    finally:
-        cache.close()
     return {it.id: done[key] for it in items if (key := cache_id(it, render_prompt(it, n_frames))) in done}
