@@ -110,18 +110,16 @@ def _options(item: VantageItem) -> str:
 def render_prompt(item: VantageItem, n_frames: int = DEFAULT_FRAMES) -> RenderedPrompt:
     """The prompt of ``item`` for a backend that receives ``n_frames`` frames (videos) or the item's image(s)."""
     task = item.task
-    if task in VIDEO_TASKS:
-        parts = [FRAME_PREFIX.format(n=n_frames), item.question, _options(item) if task == "vqa" else "",
-                 INSTRUCTIONS[task]]
-        # Frame-list backends drop event verification's system prompt (harness behaviour).
-        return RenderedPrompt("\n".join(p for p in parts if p), None, f"{n_frames} video frames")
     if task == "sot":
         n = len(item.media)
         init = "[" + ", ".join(f"{v:g}" for v in item.extra["init_bbox"]) + "]"
         text = INSTRUCTIONS["sot"].format(init=init, last=n - 1)
         return RenderedPrompt(text, None, f"target crop, boxed frame 0, frames 1-{n - 1}")
-    parts = [item.question, _options(item) if task == "pointing" else "", INSTRUCTIONS[task]]
-    return RenderedPrompt("\n".join(p for p in parts if p), None, "one image")
+    video = task in VIDEO_TASKS
+    parts = [FRAME_PREFIX.format(n=n_frames) if video else "", item.question,
+             _options(item) if task in ("vqa", "pointing") else "", INSTRUCTIONS[task]]
+    # Frame-list backends drop event verification's system prompt (harness behaviour).
+    return RenderedPrompt("\n".join(p for p in parts if p), None, f"{n_frames} video frames" if video else "one image")
 
 
 def cache_id(item: VantageItem, prompt: RenderedPrompt) -> str:
