@@ -25,7 +25,7 @@ def _gt(task, values, **extra):
 
 _TEMPORAL = _gt("temporal", [(10, 14)], duration=30)
 _REFEX = _gt("refex", [[[200, 100, 400, 300]]], width=2000, height=1000)
-_SOT_GT = {1: [100, 100, 200, 200], 2: None, 3: [300, 300, 400, 400]}
+_SOT = [GroundTruth("0", "sot", {1: [100, 100, 200, 200], 2: None, 3: [300, 300, 400, 400]}, extra={"n_frames": 4})]
 _SHIFTED = {k: [10 * k, 0, 100 + 10 * k, 100] for k in range(1, 5)}
 _OL = ('[{"bbox_2d": [0, 0, 100, 100], "label": "person"}, {"bbox_2d": [200, 200, 288, 300], "label": "person"}, '
        '{"bbox_2d": [500, 500, 600, 600], "label": "person"}]')
@@ -66,15 +66,13 @@ HAND_CASES = [
     ("astro", "two images; 2 hits (IoU 1, 0.88), 1 false box, 1 missed person (F1@0.5)",
      _gt("astro", [[[0, 0, 100, 100], [200, 200, 300, 300]], [[0, 0, 50, 50]]], width=1000, height=1000),
      [_OL, "no answer"], 2 / 3, 2 / 3),
-    ("sot", "GT {1: box, 2: absent, 3: box}; IoU .5, box on absent, null on present",
-     [GroundTruth("0", "sot", _SOT_GT, extra={"n_frames": 4})],
+    ("sot", "GT {1: box, 2: absent, 3: box}; IoU .5, box on absent, null on present", _SOT,
      ['{"frame_1": [100,100,200,150], "frame_2": [10,10,20,20], "frame_3": null}'], 13 / 63, 13 / 63),
     ("sot", "initial box repeated, GT shifted 10..40 px",
      [GroundTruth("0", "sot", _SHIFTED, extra={"n_frames": 5})],
      ['{"frame_1": [0,0,100,100], "frame_2": [0,0,100,100], "frame_3": [0,0,100,100], "frame_4": [0,0,100,100]}'],
      51 / 84, 51 / 84),
-    ("sot", "no answer (every present frame IoU 0)", [GroundTruth("0", "sot", _SOT_GT, extra={"n_frames": 4})],
-     ["I lost the target"], 1 / 21, 1 / 21),
+    ("sot", "no answer (every present frame IoU 0)", _SOT, ["I lost the target"], 1 / 21, 1 / 21),
 ]
 
 
