@@ -23,12 +23,7 @@ from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, make_similarity
 from sova_lib.benchmarks.vantage.run import DEFAULT_FRAMES, cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
-from sova_lib.benchmarks.vantage.submissions import (
-    check_answer_ids,
-    check_submission,
-    read_submission,
-    write_submission,
-)
+from sova_lib.benchmarks.vantage.submissions import check_submission, read_submission, write_submission
 from sova_lib.benchmarks.vantage.tasks import HARNESS_KEYS, canonical_task, submission_answers, submission_id, task_key
 from sova_lib.storage import lines, read_text
 
@@ -85,7 +80,8 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
     keyed by leaderboard id or the cache folder of a ``describe`` run (with the task's ``items``, asked with
     ``frames`` frames). ``similarity`` (and ``bertscore_model``): dense captioning's caption similarity.
     ``bootstrap`` resamples seeded by ``seed`` give the interval (0: none). The answer key's notes are
-    ``result.ground_truth_notes``.
+    ``result.ground_truth_notes``. ``ValueError``, naming an id of each side, when answers are given and none of
+    them is for a ground-truth id.
     """
     task = task_key(task)
     truth = read_ground_truth(ground_truth, task)
@@ -101,7 +97,9 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
         context = {} if isinstance(answers, Mapping) else {"kind": "description cache", "source": str(answers),
                                                             "cache": Path(answers).name}
         answers = _answers(task, answers, items, frames)
-    check_answer_ids(truth, answers)
+    if answers and truth and not set(truth) & set(answers):  # an answer without a GT id is counted by the scorer
+        raise ValueError(f"none of the {len(answers)} answer ids is a ground-truth id (answer id "
+                         f"{next(iter(answers))!r}, ground-truth id {next(iter(truth))!r})")
     name = None if task != "dvc" else similarity + (
         f" {bertscore_model or BERTSCORE_MODEL}" if similarity == "bertscore" else "")
     result = score_answers(task, truth, answers, mode=scoring, box_coord_order=info.get("box_coord_order", "xyxy"),
