@@ -193,8 +193,7 @@ def _json_times(text: str) -> tuple[float, float] | None:
     try:
         value = json.loads(repaired)
     except json.JSONDecodeError:
-        start = re.search(r'"start":\s*"([^"]+)"', repaired)
-        end = re.search(r'"end":\s*"([^"]+)"', repaired)
+        start, end = (re.search(rf'"{key}":\s*"([^"]+)"', repaired) for key in ("start", "end"))
         if not (start and end):
             return None
         value = {"start": start.group(1), "end": end.group(1).rstrip("\n}")}
@@ -350,8 +349,7 @@ def parse_dvc(text: str, mode: str = "official") -> tuple[list[tuple[float, floa
         if not isinstance(ev, dict):
             bad += 1
             continue
-        start = dvc_time(_field(ev, "start", mode), mode)
-        end = dvc_time(_field(ev, "end", mode), mode)
+        start, end = (dvc_time(_field(ev, key, mode), mode) for key in ("start", "end"))
         caption = ev.get("caption", "") or ev.get("description", "") or ""
         if start is None or end is None or not caption or (mode == "strict" and not isinstance(caption, str)):
             bad += 1
