@@ -125,7 +125,7 @@ def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str],
                   box_coord_order: str = "xyxy") -> tuple[list, int, int]:
     """Parsed answers in the order of ``gts``, the number read, and the number missing from ``answers``."""
     spec = TASKS[task_key(task)]
-    parsed, n_parsed, missing = [], 0, 0
+    parsed, missing = [], 0
     for gt in gts:
         text = answers.get(gt.id)
         missing += gt.id not in answers
@@ -135,9 +135,8 @@ def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str],
             value = None
         if value is not None and spec.swap is not None and box_coord_order == "yxyx":
             value = spec.swap(value)
-        n_parsed += value is not None
         parsed.append(value)
-    return parsed, n_parsed, missing
+    return parsed, sum(value is not None for value in parsed), missing
 
 
 def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[GroundTruth],
