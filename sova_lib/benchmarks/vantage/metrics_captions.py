@@ -33,6 +33,7 @@ import re
 import shutil
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -117,18 +118,17 @@ class BertScoreSimilarity:
         self.folder = folder
         self.num_layers = num_layers or _BERTSCORE_LAYER
         self.device = device
-        self._scorer = None
 
     def __call__(self, gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
-        return _pairwise(gt, answer, self._scores)
+        return _pairwise(gt, answer, lambda cands, refs: self._scorer.score(cands, refs)[2])
 
-    def _scores(self, cands: list, refs: list):
-        if self._scorer is None:
-            from bert_score import BERTScorer
+    @cached_property
+    def _scorer(self):
+        """The BERTScore scorer, loaded on the first pair to score."""
+        from bert_score import BERTScorer
 
-            self._scorer = BERTScorer(model_type=self.folder, num_layers=self.num_layers, batch_size=64,
-                                      device=self.device, idf=False, rescale_with_baseline=False)
-        return self._scorer.score(cands, refs)[2]
+        return BERTScorer(model_type=self.folder, num_layers=self.num_layers, batch_size=64, device=self.device,
+                          idf=False, rescale_with_baseline=False)
 
 
 class MeteorSimilarity:
@@ -141,22 +141,22 @@ class MeteorSimilarity:
     def __init__(self):
         if shutil.which("java") is None:
             raise CaptionModelUnavailable("METEOR needs Java (e.g. OpenJDK 17: apt-get install openjdk-17-jre-headless)")
-        self._meteor = None
 
     def __call__(self, gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
-        return _pairwise(gt, answer, self._scores)
+        return _pairwise(gt, answer, lambda cands, refs: self._meteor.compute_score(
+            {k: [r] for k, r in enumerate(refs)}, {k: [c] for k, c in enumerate(cands)})[1])
 
-    def _scores(self, cands: list, refs: list):
-        if self._meteor is None:
-            from pycocoevalcap.meteor.meteor import Meteor
+    @cached_property
+    def _meteor(self):
+        """The METEOR scorer and its Java process, started on the first pair to score."""
+        from pycocoevalcap.meteor.meteor import Meteor
 
-            self._meteor = Meteor()
-        return self._meteor.compute_score({k: [r] for k, r in enumerate(refs)}, {k: [c] for k, c in enumerate(cands)})[1]
+        return Meteor()
 
     def close(self) -> None:
-        if self._meteor is not None:
+        if "_meteor" in self.__dict__:  # started
             self._meteor.__del__()  # ends the Java process
-            self._meteor = None
+            del self._meteor
 
 
 #: Caption similarities by name (``make_similarity``); ``bertscore`` is the leaderboard's.
