@@ -42,8 +42,7 @@ from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects, 
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, ID_PATTERNS, task_key
 from sova_lib.storage import json_line, lines, read_text, write_text
 
-__all__ = ["InvalidSubmission", "check_submission", "read_submission",
-           "write_submission"]
+__all__ = ["InvalidSubmission", "check_submission", "read_submission", "write_submission"]
 
 
 class InvalidSubmission(ValueError):
