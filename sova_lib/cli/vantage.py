@@ -55,14 +55,13 @@ _CACHED_FRAMES = (f"frames per video the cached answers were asked with (default
                   "prompts state it, so answers asked with another count are not found")
 
 
-def _task_args(p, *, items: bool, frames_help: str | None = None) -> None:
+def _task_args(p, *, items: bool,
+               frames_help: str = f"frames sampled per video (default {vantage.DEFAULT_FRAMES})") -> None:
     p.add_argument("--task", required=True, type=_task, metavar="TASK", help=_TASK_HELP)
     if items:
         p.add_argument("--items", required=True, type=Path, metavar="PATH",
                        help="the task's public items: its TSV, refex's annotations.json, or sot's folder")
-    p.add_argument("--frames", type=positive_count, default=vantage.DEFAULT_FRAMES, metavar="N",
-                   help=f"frames sampled per video (default {vantage.DEFAULT_FRAMES})" if frames_help is None
-                   else frames_help)
+    p.add_argument("--frames", type=positive_count, default=vantage.DEFAULT_FRAMES, metavar="N", help=frames_help)
 
 
 def _score_args(p) -> None:
@@ -177,9 +176,7 @@ def run_describe(args) -> int:
 
 
 def run_evaluate(args) -> int:
-    if args.submission is not None:
-        return _evaluate(args, submission=args.submission)
-    return _evaluate(args, answers=args.answers, items=args.items)
+    return _evaluate(args, submission=args.submission, answers=args.answers, items=args.items)
 
 
 def run_submit(args) -> int:

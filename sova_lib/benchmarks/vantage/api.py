@@ -23,14 +23,8 @@ from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, make_similarity
 from sova_lib.benchmarks.vantage.run import DEFAULT_FRAMES, cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
-from sova_lib.benchmarks.vantage.submissions import (
-    check_answer_ids,
-    check_submission,
-    expected_ids,
-    read_submission,
-    write_submission,
-)
-from sova_lib.benchmarks.vantage.tasks import HARNESS_KEYS, canonical_task, submission_answers, task_key
+from sova_lib.benchmarks.vantage.submissions import check_submission, read_submission, write_submission
+from sova_lib.benchmarks.vantage.tasks import HARNESS_KEYS, canonical_task, submission_answers, submission_id, task_key
 from sova_lib.storage import lines, read_text
 
 __all__ = ["Described", "describe", "evaluate", "score_folder", "submit", "validate"]
@@ -74,7 +68,7 @@ def describe(describer, task: str, items, cache_dir, *, media_root=None, frames:
     task = task_key(task)
     found = _items(task, items)
     summary = describe_task(describer, task, found, cache_dir, media_root=media_root, n_frames=frames, run=run)
-    return Described(summary, found, submission_answers(found, cached_answers(summary.folder, found, frames)))
+    return Described(summary, found, _answers(task, summary.folder, found, frames))
 
 
 def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=None, frames: int = DEFAULT_FRAMES,
@@ -86,7 +80,8 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
     keyed by leaderboard id or the cache folder of a ``describe`` run (with the task's ``items``, asked with
     ``frames`` frames). ``similarity`` (and ``bertscore_model``): dense captioning's caption similarity.
     ``bootstrap`` resamples seeded by ``seed`` give the interval (0: none). The answer key's notes are
-    ``result.ground_truth_notes``.
+    ``result.ground_truth_notes``. ``ValueError``, naming an id of each side, when answers are given and none of
+    them is for a ground-truth id.
     """
     task = task_key(task)
     truth = read_ground_truth(ground_truth, task)
@@ -102,7 +97,9 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
         context = {} if isinstance(answers, Mapping) else {"kind": "description cache", "source": str(answers),
                                                             "cache": Path(answers).name}
         answers = _answers(task, answers, items, frames)
-    check_answer_ids(truth, answers)
+    if answers and truth and not set(truth) & set(answers):  # an answer without a GT id is counted by the scorer
+        raise ValueError(f"none of the {len(answers)} answer ids is a ground-truth id (answer id "
+                         f"{next(iter(answers))!r}, ground-truth id {next(iter(truth))!r})")
     name = None if task != "dvc" else similarity + (
         f" {bertscore_model or BERTSCORE_MODEL}" if similarity == "bertscore" else "")
     result = score_answers(task, truth, answers, mode=scoring, box_coord_order=info.get("box_coord_order", "xyxy"),
@@ -140,7 +137,7 @@ def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy
     if not answers:
         return None, 0
     path = write_submission(out, task, answers, model=model, box_coord_order=box_order,
-                            expected_ids=expected_ids(found))
+                            expected_ids=[submission_id(it) for it in found])
     return path, len(answers)
 
 
@@ -152,7 +149,7 @@ def validate(file, task: str, *, ground_truth=None, items=None) -> tuple[list[st
     if ground_truth is not None:
         ids = list(read_ground_truth(ground_truth, task_key(task)))
     elif items is not None:
-        ids = expected_ids(_items(task, items))
+        ids = [submission_id(it) for it in _items(task, items)]
     if not Path(file).is_file():
         raise FileNotFoundError(f"{file}: no such file")
     problems = check_submission(file, task, ids)

@@ -46,8 +46,6 @@ from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, task_key
 
 __all__ = ["GroundTruth", "GroundTruthSet", "read_ground_truth"]
 
-_TASKS = tuple(CANONICAL_TASKS)
-
 
 @dataclass(frozen=True)
 class GroundTruth:
@@ -112,10 +110,8 @@ def _events(value, counts: Counter, path, line: int) -> list[tuple]:
             raw_time = ev.get(k)
             if raw_time is None or (isinstance(raw_time, str) and not raw_time.strip()):
                 counts["zero_times"] += 1
-                times.append(0.0)
-                continue
-            seconds = parse_time(raw_time, "strict")
-            if seconds is None:
+                seconds = 0.0
+            elif (seconds := parse_time(raw_time, "strict")) is None:
                 raise VantageDataError(path, line, "value", f"event {ev!r}: {k} {raw_time!r} is not a time")
             times.append(seconds)
         events.append((times[0], times[1], str(caption)))
@@ -154,10 +150,12 @@ def _boxes(task: str, value, extra: dict, counts: Counter, path, line: int) -> l
 
 
 def _track(value, extra: dict, path, line: int) -> dict:
-    """sot: ``{k: box or None}`` for frames k = 1 .. N-1 of ``extra['frame_ids']`` (the anchor is frame 0)."""
+    """sot: ``{k: box or None}`` for frames k = 1 .. N-1 of ``extra['frame_ids']`` (the anchor is frame 0); sets
+    ``extra['n_frames']`` to N."""
     ids = extra.get("frame_ids")
     if not isinstance(ids, list) or len(ids) < 2:
         raise VantageDataError(path, line, "metadata.extra.frame_ids", "expected the frame ids, anchor first")
+    extra["n_frames"] = len(ids)
     if not isinstance(value, dict):
         raise VantageDataError(path, line, "value", "expected {frame_id: box or null}")
     boxes = {k: value.get(str(fid), value.get(f"frame_{k}")) for k, fid in enumerate(ids[1:], start=1)}
@@ -243,7 +241,8 @@ _NOTES = (
 
 
 def _complete(task: str, extra: dict, counts: Counter, path, line: int) -> None:
-    """Add to ``extra`` what the task's metric reads (``GroundTruth.extra``); count where image sizes came from."""
+    """Add to ``extra`` what the task's metric reads (``GroundTruth.extra``; tracking's ``n_frames`` comes from
+    ``_track``); count where image sizes came from."""
     if task == "temporal":
         duration = extra.get("duration")
         extra["duration"] = 30.0 if duration is None else float(duration)
@@ -251,8 +250,6 @@ def _complete(task: str, extra: dict, counts: Counter, path, line: int) -> None:
         where = _image_size(task, extra, path, line)
         counts[where] += 1
         counts["unopened"] += task == "astro" and where == "harness" and bool(extra.get("image_path"))
-    if task == "sot":
-        extra["n_frames"] = len(extra["frame_ids"])
 
 
 def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
@@ -273,7 +270,7 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
             raise VantageDataError(path, line, "id", "missing")
         if fixed is None and rec.get("task") not in CANONICAL_TASKS.values():
             raise VantageDataError(path, line, "task", f"unknown task {rec.get('task')!r}; pass the task, one of "
-                                                       f"{_TASKS} or its canonical string")
+                                                       f"{tuple(CANONICAL_TASKS)} or its canonical string")
         this = fixed or task_key(rec["task"])
         meta = rec.get("metadata") or {}
         extra = dict(meta.get("extra") or {}) if isinstance(meta, dict) else {}

@@ -145,16 +145,14 @@ def read_tsv(path, task: str) -> list[VantageItem]:
 
 
 def _tsv_item(task: str, idx: str, row: dict, path, line: int) -> VantageItem:
+    media = row["video" if "video" in TSV_COLUMNS[task] else "image_path"]
     if task == "vqa":
-        return VantageItem(idx, task, (row["video"],), row["question"], _split_options(row["options"], path, line))
-    if task == "event_verification":
-        return VantageItem(idx, task, (row["video"],), row["question"], system_prompt=row["system_prompt"])
-    if task in ("temporal", "dvc"):
-        return VantageItem(idx, task, (row["video"],), row["question"])
-    if task == "pointing":
-        return VantageItem(idx, task, (row["image_path"],), row["question"], tuple(row[c] for c in "ABCD"),
-                           extra={"question_id": row["question_id"]})
-    return VantageItem(idx, task, (row["image_path"],), row.get("question") or "")
+        options = _split_options(row["options"], path, line)
+    else:
+        options = tuple(row[c] for c in "ABCD") if task == "pointing" else ()
+    return VantageItem(idx, task, (media,), row.get("question") or "", options,
+                       system_prompt=row["system_prompt"] if task == "event_verification" else None,
+                       extra={"question_id": row["question_id"]} if task == "pointing" else {})
 
 
 def _json_file(path: Path):

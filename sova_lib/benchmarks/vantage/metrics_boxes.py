@@ -247,14 +247,13 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
     Returns ``None`` when no frame is scored (the harness stops on such a tracklet).
     """
     answer = answer or {}
-    ious, nulls, n_box, freezes = [], 0, 0, 0
+    ious, n_box, freezes = [], 0, 0
     previous = None
     for k in range(1, n_frames):
         gt, box = truth.get(k), answer.get(k)
         if gt is None and box is None:
             continue
         n_box += box is not None
-        nulls += box is None
         ious.append(0.0 if gt is None or box is None else box_iou(box, gt))
         if gt is not None and box is not None:
             if previous is not None and box_iou(box, previous) >= 0.95:
@@ -262,7 +261,7 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
             previous = box
     if not ious:
         return None
-    return {"auc": float(success_curve(ious, inclusive=inclusive).mean()), "null_rate": nulls / len(ious),
+    return {"auc": float(success_curve(ious, inclusive=inclusive).mean()), "null_rate": (len(ious) - n_box) / len(ious),
             "freeze_rate": freezes / max(1, n_box - 1), "n_scored_frames": len(ious)}
 
 

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -56,25 +58,30 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", str(text).lower())
 
 
+def _pairwise(gt: Sequence[str], answer: Sequence[str], score: Callable[[list, list], Sequence[float]]) -> np.ndarray:
+    """``score(answer_captions, gt_captions)`` over every (GT, answer) pair, GT-major, as an ``(M, N)`` array;
+    zeros when either side is empty (``score`` is not called)."""
+    m, n = len(gt), len(answer)
+    if m == 0 or n == 0:
+        return np.zeros((m, n))
+    scores = score([answer[j] for _ in range(m) for j in range(n)], [gt[i] for i in range(m) for _ in range(n)])
+    return np.asarray(scores, dtype=np.float64).reshape(m, n)
+
+
 def exact_match_similarity(gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
     """1 where the captions have the same words (case and punctuation ignored), else 0: ``(M, N)``."""
-    a = [" ".join(_words(t)) for t in gt]
-    b = [" ".join(_words(t)) for t in answer]
-    return np.array([[float(x == y) for y in b] for x in a]).reshape(len(a), len(b))
+    return _pairwise(gt, answer, lambda cands, refs: [float(_words(c) == _words(r)) for c, r in zip(cands, refs)])
+
+
+def _token_f1(a: str, b: str) -> float:
+    x, y = Counter(_words(a)), Counter(_words(b))
+    common = sum((x & y).values())
+    return 2 * common / (sum(x.values()) + sum(y.values())) if common else 0.0
 
 
 def token_f1_similarity(gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
     """Unigram F1 of each (GT, answer) caption pair, words lower-cased and counted with multiplicity: ``(M, N)``."""
-    from collections import Counter
-
-    ga, gb = [Counter(_words(t)) for t in gt], [Counter(_words(t)) for t in answer]
-    out = np.zeros((len(ga), len(gb)))
-    for i, x in enumerate(ga):
-        for j, y in enumerate(gb):
-            common = sum((x & y).values())
-            if common:
-                out[i, j] = 2 * common / (sum(x.values()) + sum(y.values()))
-    return out
+    return _pairwise(gt, answer, lambda cands, refs: [_token_f1(c, r) for c, r in zip(cands, refs)])
 
 
 def _cached_model_dir(model: str, cache_dir: str | Path | None) -> str | None:
@@ -111,21 +118,17 @@ class BertScoreSimilarity:
         self.folder = folder
         self.num_layers = num_layers or _BERTSCORE_LAYER
         self.device = device
-        self._scorer = None
 
     def __call__(self, gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
-        m, n = len(gt), len(answer)
-        if m == 0 or n == 0:
-            return np.zeros((m, n))
-        if self._scorer is None:
-            from bert_score import BERTScorer
+        return _pairwise(gt, answer, lambda cands, refs: self._scorer.score(cands, refs)[2])
 
-            self._scorer = BERTScorer(model_type=self.folder, num_layers=self.num_layers, batch_size=64,
-                                      device=self.device, idf=False, rescale_with_baseline=False)
-        cands = [answer[j] for i in range(m) for j in range(n)]
-        refs = [gt[i] for i in range(m) for j in range(n)]
-        _, _, f1 = self._scorer.score(cands, refs)
-        return np.asarray(f1, dtype=np.float64).reshape(m, n)
+    @cached_property
+    def _scorer(self):
+        """The BERTScore scorer, loaded on the first pair to score."""
+        from bert_score import BERTScorer
+
+        return BERTScorer(model_type=self.folder, num_layers=self.num_layers, batch_size=64, device=self.device,
+                          idf=False, rescale_with_baseline=False)
 
 
 class MeteorSimilarity:
@@ -138,25 +141,22 @@ class MeteorSimilarity:
     def __init__(self):
         if shutil.which("java") is None:
             raise CaptionModelUnavailable("METEOR needs Java (e.g. OpenJDK 17: apt-get install openjdk-17-jre-headless)")
-        self._meteor = None
 
     def __call__(self, gt: Sequence[str], answer: Sequence[str]) -> np.ndarray:
-        m, n = len(gt), len(answer)
-        if m == 0 or n == 0:
-            return np.zeros((m, n))
-        if self._meteor is None:
-            from pycocoevalcap.meteor.meteor import Meteor
+        return _pairwise(gt, answer, lambda cands, refs: self._meteor.compute_score(
+            {k: [r] for k, r in enumerate(refs)}, {k: [c] for k, c in enumerate(cands)})[1])
 
-            self._meteor = Meteor()
-        refs = {k: [gt[k // n]] for k in range(m * n)}
-        cands = {k: [answer[k % n]] for k in range(m * n)}
-        _, scores = self._meteor.compute_score(refs, cands)
-        return np.asarray(scores, dtype=np.float64).reshape(m, n)
+    @cached_property
+    def _meteor(self):
+        """The METEOR scorer and its Java process, started on the first pair to score."""
+        from pycocoevalcap.meteor.meteor import Meteor
+
+        return Meteor()
 
     def close(self) -> None:
-        if self._meteor is not None:
+        if "_meteor" in self.__dict__:  # started
             self._meteor.__del__()  # ends the Java process
-            self._meteor = None
+            del self._meteor
 
 
 #: Caption similarities by name (``make_similarity``); ``bertscore`` is the leaderboard's.

@@ -32,8 +32,6 @@ __all__ = [
 #: answer as wrong or zero.
 MODES = ("official", "strict")
 
-_LETTERS = "ABCD"
-
 
 def check_mode(mode: str) -> str:
     """``mode`` itself; ``ValueError`` when it is not one of ``MODES``."""
@@ -51,7 +49,7 @@ def float_of(value) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def parse_choice(text: str, mode: str = "official", letters: str = _LETTERS) -> str | None:
+def parse_choice(text: str, mode: str = "official") -> str | None:
     """The option letter of a multiple-choice answer (VQA; harness ``vantage_vqa.py:29-55``).
 
     On the stripped text, first match wins: ``Answer:`` then the letter
@@ -69,7 +67,7 @@ def parse_choice(text: str, mode: str = "official", letters: str = _LETTERS) -> 
     if not isinstance(text, str):
         return None
     text = text.strip()
-    cls = f"([{letters}])" if mode == "strict" else f"([{letters}{letters.lower()}])"
+    cls = "([ABCD])" if mode == "strict" else "([ABCDabcd])"
     patterns = ((re.search, rf"(?i:Answer:)\s*{cls}\b"), (re.match, rf"^\(?{cls}\)?[.:\s]"),
                 (re.search, rf"(?i:answer is|option|choose|select|pick)\s*:?\s*\(?{cls}\)?"))
     for find, pattern in patterns:
@@ -80,7 +78,7 @@ def parse_choice(text: str, mode: str = "official", letters: str = _LETTERS) -> 
     return found[-1].upper() if found else None
 
 
-def parse_pointing(text: str, mode: str = "official", letters: str = _LETTERS) -> str | None:
+def parse_pointing(text: str, mode: str = "official") -> str | None:
     """The option letter of a pointing answer (harness ``image_mcq.py:3020-3032``).
 
     The last standalone letter or ``(X)``, case-insensitive in ``official``;
@@ -91,10 +89,10 @@ def parse_pointing(text: str, mode: str = "official", letters: str = _LETTERS) -
     if not isinstance(text, str):
         return None
     flags = re.IGNORECASE if mode == "official" else 0
-    found = re.findall(rf"\(([{letters}])\)|\b([{letters}])\b", text, flags=flags)
+    found = re.findall(r"\(([ABCD])\)|\b([ABCD])\b", text, flags=flags)
     if found:
         return "".join(found[-1]).upper()
-    return next((ch for ch in text.upper() if ch in letters), None) if mode == "official" else None
+    return next((ch for ch in text.upper() if ch in "ABCD"), None) if mode == "official" else None
 
 
 def parse_yes_no(text: str, mode: str = "official") -> str | None:
@@ -195,8 +193,7 @@ def _json_times(text: str) -> tuple[float, float] | None:
     try:
         value = json.loads(repaired)
     except json.JSONDecodeError:
-        start = re.search(r'"start":\s*"([^"]+)"', repaired)
-        end = re.search(r'"end":\s*"([^"]+)"', repaired)
+        start, end = (re.search(rf'"{key}":\s*"([^"]+)"', repaired) for key in ("start", "end"))
         if not (start and end):
             return None
         value = {"start": start.group(1), "end": end.group(1).rstrip("\n}")}
@@ -352,8 +349,7 @@ def parse_dvc(text: str, mode: str = "official") -> tuple[list[tuple[float, floa
         if not isinstance(ev, dict):
             bad += 1
             continue
-        start = dvc_time(_field(ev, "start", mode), mode)
-        end = dvc_time(_field(ev, "end", mode), mode)
+        start, end = (dvc_time(_field(ev, key, mode), mode) for key in ("start", "end"))
         caption = ev.get("caption", "") or ev.get("description", "") or ""
         if start is None or end is None or not caption or (mode == "strict" and not isinstance(caption, str)):
             bad += 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from contextlib import suppress
 from typing import NamedTuple
 
 from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
@@ -320,10 +321,8 @@ def parse_sot(text: str, n_frames: int, mode: str = "official") -> dict[int, tup
     except json.JSONDecodeError:
         m = re.search(r"\{[\s\S]*\}", body)
         if m:
-            try:
+            with suppress(json.JSONDecodeError):
                 parsed = json.loads(m.group())
-            except json.JSONDecodeError:
-                pass
     found: dict[int, tuple[float, ...] | None] = {}
     if not isinstance(parsed, dict):
         for m in _SOT_FRAME.finditer(body):

@@ -1,9 +1,9 @@
 """The paper's published VANTAGE-Bench numbers and the chance baselines a user can compute.
 
-``published_numbers()`` reads ``data/published.csv``: one row per number the
-paper reports (arXiv:2609.09396, sections 4, 5, C.1 and D.3; spec section 4),
-x100, with the section it comes from; ``published_comparison(computed)`` puts
-them beside the values a user computed ("not computed here" for the rest).
+``data/published.csv`` holds one row per number the paper reports
+(arXiv:2609.09396, sections 4, 5, C.1 and D.3; spec section 4), x100, with
+the section it comes from; ``published_comparison(computed)`` puts them
+beside the values a user computed ("not computed here" for the rest).
 ``PUBLISHED_HALF_WIDTHS`` are the
 median bootstrap half-widths of appendix G.1.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-__all__ = ["PUBLISHED_HALF_WIDTHS", "published_comparison", "published_numbers"]
+__all__ = ["PUBLISHED_HALF_WIDTHS", "published_comparison"]
 
 _DATA = Path(__file__).resolve().parent / "data" / "published.csv"
 
@@ -25,14 +25,9 @@ _DATA = Path(__file__).resolve().parent / "data" / "published.csv"
 PUBLISHED_HALF_WIDTHS = {"refex": 1.00, "astro": 1.27, "event_verification": 7.47}
 
 
-def published_numbers() -> list[dict]:
-    """Rows ``{task, model, setting, metric, value, source}`` of the paper's numbers (``value`` as float)."""
-    with open(_DATA, newline="", encoding="utf-8") as f:
-        return [{**row, "value": float(row["value"])} for row in csv.DictReader(f)]
-
-
 def published_comparison(computed: dict | None = None) -> list[dict]:
-    """The paper's numbers with a ``computed here`` column: the user's value for that task, or "not computed here".
+    """The paper's numbers, rows ``{task, model, setting, metric, value, source}`` (``value`` as float), with a
+    ``computed here`` column: the user's value for that task, or "not computed here".
 
     ``computed`` maps a task to a ``VantageResult`` of the user's own model on
     the real ground truth; its value stands beside every published row of
@@ -40,8 +35,9 @@ def published_comparison(computed: dict | None = None) -> list[dict]:
     """
     computed = computed or {}
     rows = []
-    for row in published_numbers():
-        mine = computed.get(row["task"])
-        value = round(mine.value, 2) if mine is not None and mine.metric == row["metric"] else "not computed here"
-        rows.append({**row, "computed here": value})
+    with open(_DATA, newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            mine = computed.get(row["task"])
+            value = round(mine.value, 2) if mine is not None and mine.metric == row["metric"] else "not computed here"
+            rows.append({**row, "value": float(row["value"]), "computed here": value})
     return rows

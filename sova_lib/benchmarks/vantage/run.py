@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -109,18 +110,16 @@ def _options(item: VantageItem) -> str:
 def render_prompt(item: VantageItem, n_frames: int = DEFAULT_FRAMES) -> RenderedPrompt:
     """The prompt of ``item`` for a backend that receives ``n_frames`` frames (videos) or the item's image(s)."""
     task = item.task
-    if task in VIDEO_TASKS:
-        parts = [FRAME_PREFIX.format(n=n_frames), item.question, _options(item) if task == "vqa" else "",
-                 INSTRUCTIONS[task]]
-        # Frame-list backends drop event verification's system prompt (harness behaviour).
-        return RenderedPrompt("\n".join(p for p in parts if p), None, f"{n_frames} video frames")
     if task == "sot":
         n = len(item.media)
         init = "[" + ", ".join(f"{v:g}" for v in item.extra["init_bbox"]) + "]"
         text = INSTRUCTIONS["sot"].format(init=init, last=n - 1)
         return RenderedPrompt(text, None, f"target crop, boxed frame 0, frames 1-{n - 1}")
-    parts = [item.question, _options(item) if task == "pointing" else "", INSTRUCTIONS[task]]
-    return RenderedPrompt("\n".join(p for p in parts if p), None, "one image")
+    video = task in VIDEO_TASKS
+    parts = [FRAME_PREFIX.format(n=n_frames) if video else "", item.question,
+             _options(item) if task in ("vqa", "pointing") else "", INSTRUCTIONS[task]]
+    # Frame-list backends drop event verification's system prompt (harness behaviour).
+    return RenderedPrompt("\n".join(p for p in parts if p), None, f"{n_frames} video frames" if video else "one image")
 
 
 def cache_id(item: VantageItem, prompt: RenderedPrompt) -> str:
@@ -177,15 +176,14 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     items = [it for it in items if it.task == task]
     if not items:
         raise ValueError(f"no {task} items to describe")
-    prompts, by_id = {}, {}
+    fields, by_id = {}, {}
     for it in items:
         prompt = render_prompt(it, n_frames)
         key = cache_id(it, prompt)
-        prompts[key], by_id[key] = prompt, it
+        fields[key], by_id[key] = {"prompt": prompt.text, "system_prompt": prompt.system_prompt}, it
     settings = {"task": task, "instruction": INSTRUCTIONS[task], "frame_prefix": FRAME_PREFIX,
                 "frames": n_frames if task in VIDEO_TASKS else None,
                 "frame_plan": "int(i*F/(n+1)), i=1..n" if task in VIDEO_TASKS else "item images in order"}
-    fields = {key: {"prompt": p.text, "system_prompt": p.system_prompt} for key, p in prompts.items()}
     wrapped = PromptedDescriber(describer, fields, "vantage", settings)
     runner_items = [Item(key, _resolve(media_root, it.media[0]), is_video=it.task in VIDEO_TASKS)
                     for key, it in by_id.items()]
@@ -199,9 +197,6 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
 
 def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT_FRAMES) -> dict[str, str]:
     """Item id -> cached raw answer, for the items whose current prompt has an answer in ``folder``."""
-    cache = DescriptionCache(folder).open()
-    try:
+    with closing(DescriptionCache(folder).open()) as cache:
         done = dict(cache.done)
-    finally:
-        cache.close()
     return {it.id: done[key] for it in items if (key := cache_id(it, render_prompt(it, n_frames))) in done}

@@ -23,9 +23,8 @@ import numpy as np
 from sova_lib.benchmarks.vantage.ground_truth import GroundTruth
 from sova_lib.benchmarks.vantage.metrics import DEFAULT_RESAMPLES, interval
 from sova_lib.benchmarks.vantage.parsing import check_mode
-from sova_lib.benchmarks.vantage.parsing_boxes import swap_yxyx
 from sova_lib.benchmarks.vantage.spreadsheet import round_trip
-from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, get_task
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, TASKS, task_key
 from sova_lib.records import make_record
 
 __all__ = ["BENCHMARK", "VantageResult", "parse_answers", "score_answers"]
@@ -122,21 +121,11 @@ class VantageResult:
                            encoder=similarity, note=note, **context)
 
 
-
-def _swap(task: str, parsed):
-    """A parsed answer's boxes x-first (a ``yxyx`` submission)."""
-    if task == "refex":
-        return [swap_yxyx(b) for b in parsed]
-    if task == "astro":  # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
-        return [d._replace(yx=True) for d in parsed]
-    return {k: swap_yxyx(b) for k, b in parsed.items()}
-
-
 def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str], mode: str = "official",
                   box_coord_order: str = "xyxy") -> tuple[list, int, int]:
     """Parsed answers in the order of ``gts``, the number read, and the number missing from ``answers``."""
-    spec = get_task(task)
-    parsed, n_parsed, missing = [], 0, 0
+    spec = TASKS[task_key(task)]
+    parsed, missing = [], 0
     for gt in gts:
         text = answers.get(gt.id)
         missing += gt.id not in answers
@@ -144,18 +133,18 @@ def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str],
             value = spec.parse(text, mode, gt) if isinstance(text, str) else None
         except Exception:  # noqa: BLE001 - a parser bug must not stop a scoring run; the answer counts as unread
             value = None
-        if value is not None and spec.boxes and box_coord_order == "yxyx":
-            value = _swap(task, value)
-        n_parsed += value is not None
+        if value is not None and spec.swap is not None and box_coord_order == "yxyx":
+            value = spec.swap(value)
         parsed.append(value)
-    return parsed, n_parsed, missing
+    return parsed, sum(value is not None for value in parsed), missing
 
 
 def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[GroundTruth],
                   answers: Mapping[str, str], *, mode: str = "official", similarity=None,
                   box_coord_order: str = "xyxy", rng: np.random.Generator | None = None,
                   n_resamples: int = DEFAULT_RESAMPLES) -> VantageResult:
-    """Score raw ``answers`` (id -> text) of ``task`` against ``ground_truth`` in ``mode``.
+    """Score raw ``answers`` (id -> text) of ``task`` (any name ``tasks.task_key`` accepts) against
+    ``ground_truth`` in ``mode``.
 
     ``answers`` in the submission's order. ``official`` reads them as the
     harness's evaluators get them back from its spreadsheet
@@ -166,7 +155,8 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
     interval). Values are x100.
     """
     mode = check_mode(mode)
-    spec = get_task(task)
+    task = task_key(task)
+    spec = TASKS[task]
     gts = list(ground_truth.values()) if isinstance(ground_truth, Mapping) else list(ground_truth)
     if not gts:
         raise ValueError(f"no {task} ground truth to score against")

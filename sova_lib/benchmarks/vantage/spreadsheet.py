@@ -48,8 +48,8 @@ from such a value other than it reads the written text (where one does not
 stop, as the temporal and dense-captioning evaluators do on any non-text
 value), so that column-wide rule is left out. The evaluators read a missing
 answer as no answer (``pd.isna``, or ``str`` -> ``"nan"``, which no parser
-reads) and the formula's 0 through ``str`` (``"0"``), which ``answer_text``
-gives. Answers that make the spreadsheet step itself fail (a lone surrogate,
+reads) and the formula's 0 through ``str`` (``"0"``), as ``round_trip``
+gives them. Answers that make the spreadsheet step itself fail (a lone surrogate,
 a link or formula holding a control character, a ``file://`` link without a
 path) stop the harness's whole task and have no official value; the rules
 are applied to them all the same.
@@ -59,7 +59,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["MISSING_TEXTS", "answer_text", "read_back", "round_trip"]
+__all__ = ["MISSING_TEXTS", "read_back", "round_trip"]
 
 #: The texts pandas reads as a missing value (its default ``na_values``, ``pandas._libs.parsers.STR_NA_VALUES``).
 MISSING_TEXTS = frozenset({
@@ -133,13 +133,9 @@ def read_back(text: str, links_before: int = 0) -> str | int | None:
     return None if text in MISSING_TEXTS else text
 
 
-def answer_text(value) -> str | None:
-    """The text an evaluator parses from a read-back value: ``None`` for a missing one, ``str`` of the rest."""
-    return None if value is None else str(value)
-
-
 def round_trip(answers: Mapping[str, str]) -> dict[str, str | None]:
-    """Answer id -> the text each evaluator parses after the round trip (``answer_text(read_back(...))``).
+    """Answer id -> the text each evaluator parses after the round trip: ``None`` where ``read_back`` gives a
+    missing value, else ``str`` of what it gives (a formula's 0 is ``"0"``).
 
     ``answers`` in the submission's order (the order the spreadsheet's rows
     are written, which only the hyperlink limit depends on). A value that is
@@ -151,6 +147,7 @@ def round_trip(answers: Mapping[str, str]) -> dict[str, str | None]:
         if not isinstance(text, str):
             out[key] = text
             continue
-        out[key] = answer_text(read_back(text, links))
+        value = read_back(text, links)
+        out[key] = None if value is None else str(value)
         links += _link(text) and not _too_long(text)  # a link past the limit still counts (Worksheet.hlink_count)
     return out

@@ -28,7 +28,7 @@ validators (``vlmeval/dataset/utils/vantagebench/validate.py`` lines
   of them has a record and no record has another id.
 
 The leaderboard's files use the ids of ``tasks.submission_id``
-(``vtest_lawn_0600-0659__q_000000``); ``check_answer_ids`` stops a scoring
+(``vtest_lawn_0600-0659__q_000000``); ``api.evaluate`` stops a scoring
 whose answers name none of the ground truth's ids. The ground-truth JSONL is
 ``ground_truth``'s.
 """
@@ -38,12 +38,11 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from sova_lib.benchmarks.vantage.inputs import VantageDataError, VantageItem, jsonl_objects, turn_value
-from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, ID_PATTERNS, submission_id, task_key
+from sova_lib.benchmarks.vantage.inputs import VantageDataError, jsonl_objects, turn_value
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, ID_PATTERNS, task_key
 from sova_lib.storage import json_line, lines, read_text, write_text
 
-__all__ = ["InvalidSubmission", "check_answer_ids", "check_submission", "expected_ids", "read_submission",
-           "write_submission"]
+__all__ = ["InvalidSubmission", "check_submission", "read_submission", "write_submission"]
 
 
 class InvalidSubmission(ValueError):
@@ -120,20 +119,6 @@ def check_submission(path, task: str, expected_ids: Iterable[str] | None = None)
         problems += [f"{path}, line {seen[rid]}, id {rid}: not an id of the ground truth"
                      for rid in sorted(set(seen) - expected)]
     return problems
-
-
-def expected_ids(items: Iterable[VantageItem]) -> list[str]:
-    """The leaderboard ids of ``items``, in item order: the ids a complete submission answers."""
-    return [submission_id(it) for it in items]
-
-
-def check_answer_ids(gt_ids: Iterable[str], answers: Mapping[str, str]) -> None:
-    """``ValueError`` when answers are given and none of them is for a ground-truth id (one line naming an id of
-    each side); an answer without a ground-truth id is otherwise left to the scorer, which counts it."""
-    gt = list(gt_ids)
-    if answers and gt and not set(gt) & set(answers):
-        raise ValueError(f"none of the {len(answers)} answer ids is a ground-truth id (answer id "
-                         f"{next(iter(answers))!r}, ground-truth id {gt[0]!r})")
 
 
 def write_submission(path, task: str, answers: Mapping[str, str], *, model: str, box_coord_order: str = "xyxy",

@@ -49,12 +49,15 @@ _EV = [("Does a person walk through the scene?", "Yes"), ("Does a vehicle drive 
 _EV_SYSTEM = "You verify whether an event happens in a fixed-camera video. Answer Yes or No."
 
 
-def _gt_line(index: int, task: str, media: str, value: str, extra: dict | None = None) -> str:
-    """One ground-truth record as the harness's adapters read it: leaderboard id, canonical task, text answer."""
+def _add(rows: dict, gt: dict, task: str, media: str, cells: list, value: str, extra: dict | None = None) -> None:
+    """Append the next item of ``task`` to its TSV ``rows`` (``index``, ``media``, then ``cells``) and its answer
+    ``value`` to ``gt`` as the harness's adapters read a record: leaderboard id, canonical task, text answer."""
+    index = len(rows[task])
+    rows[task].append([index, media, *cells])
     rec = {"id": make_id(task, media, index), "task": CANONICAL_TASKS[task], "media": media, "category": "street",
            "conversations": [{"from": "human", "value": "<question>"}, {"from": "gpt", "value": value}],
            "metadata": {"extra": extra or {}}}
-    return json.dumps(rec)
+    gt[task].append(json.dumps(rec))
 
 
 def _mmss(t: float) -> str:
@@ -71,26 +74,20 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
     runs 0, 1, ... . Returns task -> TSV path.
     """
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     rows = {"vqa": [], "event_verification": [], "temporal": [], "dvc": []}
     gt = {task: [] for task in rows}
-    for v, (video, d) in enumerate(zip(videos, durations)):
+    for video, d in zip(videos, durations):
         name = Path(video).name
         for question, options, answer in _VQA:
-            key = len(rows["vqa"])
-            rows["vqa"].append([key, name, question, json.dumps(options)])
-            gt["vqa"].append(_gt_line(key, "vqa", name, answer))
+            _add(rows, gt, "vqa", name, [question, json.dumps(options)], answer)
         for question, answer in _EV:
-            key = len(rows["event_verification"])
-            rows["event_verification"].append([key, name, _EV_SYSTEM, question])
-            gt["event_verification"].append(_gt_line(key, "event_verification", name, answer))
-        rows["temporal"].append([v, name, "When do the people in the scene move the most?"])
+            _add(rows, gt, "event_verification", name, [_EV_SYSTEM, question], answer)
         span = {"start": _mmss(d / 4), "end": _mmss(3 * d / 4)}
-        gt["temporal"].append(_gt_line(v, "temporal", name, json.dumps(span), {"duration": d}))
-        rows["dvc"].append([v, name, "Describe the events of the video."])
+        _add(rows, gt, "temporal", name, ["When do the people in the scene move the most?"], json.dumps(span),
+             {"duration": d})
         events = [{"start": 0, "end": round(d / 2, 2), "caption": "people walk across the scene"},
                   {"start": round(d / 2, 2), "end": d, "caption": "people keep walking through the scene"}]
-        gt["dvc"].append(_gt_line(v, "dvc", name, json.dumps(events)))
+        _add(rows, gt, "dvc", name, ["Describe the events of the video."], json.dumps(events))
     out = {}
     for task, table in rows.items():
         text = io.StringIO()

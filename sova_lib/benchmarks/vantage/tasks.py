@@ -50,10 +50,10 @@ from sova_lib.benchmarks.vantage.metrics import accuracy, macro_f1, temporal_iou
 from sova_lib.benchmarks.vantage.metrics_boxes import localization_f1, refex_iou, sot_success
 from sova_lib.benchmarks.vantage.metrics_captions import soda_c
 from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_dvc, parse_pointing, parse_temporal, parse_yes_no
-from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex, parse_sot
+from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex, parse_sot, swap_yxyx
 
 __all__ = [
-    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "get_task", "make_id",
+    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "make_id",
     "sot_id", "submission_answers", "submission_id", "task_key"
 ]
 
@@ -156,8 +156,9 @@ def submission_answers(items: Iterable[VantageItem], answers: Mapping[str, str])
 @dataclass(frozen=True)
 class Task:
     """One task format. ``metric`` names the primary metric as the paper does; ``unit`` is the resampling unit;
-    ``boxes``: answers hold boxes (swapped for a ``yxyx`` submission); ``left_out(text, mode)``: how many parts of
-    a readable answer the parser dropped (dense captioning: events with a bad time or no caption)."""
+    ``swap``: a parsed answer's boxes made x-first, for a ``yxyx`` submission (tasks whose answers hold boxes);
+    ``left_out(text, mode)``: how many parts of a readable answer the parser dropped (dense captioning: events with
+    a bad time or no caption)."""
 
     key: str
     title: str
@@ -166,7 +167,7 @@ class Task:
     tie_rule: str
     parse: Callable[[str, str, Any], Any]
     score: Callable[..., Any]
-    boxes: bool = False
+    swap: Callable[[Any], Any] | None = None
     left_out: Callable[[str, str], int] | None = None
 
 
@@ -190,7 +191,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
          lambda text, mode, gt: parse_refex(text, mode),
          lambda gts, parsed, mode, sim=None: refex_iou([g.value for g in gts], parsed, _sizes(gts), mode),
-         boxes=True),
+         swap=lambda boxes: [swap_yxyx(b) for b in boxes]),
     Task("pointing", "2D spatial pointing", "accuracy", "item", "none (one letter per answer)",
          lambda text, mode, gt: parse_pointing(text, mode),
          lambda gts, parsed, mode, sim=None: accuracy([g.value for g in gts], parsed)),
@@ -200,12 +201,13 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          lambda gts, parsed, mode, sim=None: localization_f1(
              [_objects(g) for g in gts], parsed, _sizes(gts), mode,
              min_area=int(gts[0].extra.get("min_bbox_area", 0)) if gts else 0),
-         boxes=True),
+         # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
+         swap=lambda detections: [d._replace(yx=True) for d in detections]),
     Task("sot", "Single object tracking", "Success AUC", "tracklet", "none (IoU >= threshold counts)",
          lambda text, mode, gt: parse_sot(text, gt.extra["n_frames"], mode),
          lambda gts, parsed, mode, sim=None: sot_success(
              [g.value for g in gts], parsed, [g.extra["n_frames"] for g in gts], mode),
-         boxes=True),
+         swap=lambda frames: {k: swap_yxyx(b) for k, b in frames.items()}),
 )}
 
 
@@ -226,11 +228,4 @@ def _need(similarity):
     if similarity is None:
         raise ValueError("SODA_c needs a caption similarity (metrics_captions.BertScoreSimilarity for the leaderboard's)")
     return similarity
-
-
-def get_task(key: str) -> Task:
-    """The registered task ``key``; ``ValueError`` listing the tasks otherwise."""
-    if key not in TASKS:
-        raise ValueError(f"unknown VANTAGE-Bench task {key!r}; choose one of {sorted(TASKS)}")
-    return TASKS[key]
 

@@ -12,12 +12,12 @@ import json
 import pytest
 from PIL import Image
 
+from sova_lib.benchmarks.vantage.api import evaluate
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.submissions import (
     InvalidSubmission,
-    check_answer_ids,
     check_submission,
     read_submission,
     write_submission,
@@ -229,7 +229,7 @@ def test_harness_form_scores_and_a_short_task_key_is_refused(tmp_path):
     # answers that name none of the answer key's ids (the TSV's index) stop the scoring, naming an id of each side
     with pytest.raises(ValueError, match="none of the 2 answer ids is a ground-truth id .answer id '0', "
                                          "ground-truth id 'f__rx_000000'"):
-        check_answer_ids(gts, {"0": "[[1, 2, 3, 4]]", "1": "[[1, 2, 3, 4]]"})
+        evaluate("refex", gt_new, answers={"0": "[[1, 2, 3, 4]]", "1": "[[1, 2, 3, 4]]"})
 
 
 def test_bad_ground_truth_task_names_the_line(tmp_path):
