@@ -196,17 +196,14 @@ def set_similarity(
     g_counts = np.repeat([g[0] for g in g_groups], [g[1] for g in g_groups])
     column_of = np.argsort(g_order)  # count order -> the gallery's own order
     out = np.empty((len(q_order), len(g_order)), dtype=dtype) if consume is None else None
+    consume = consume or out.__setitem__  # without a consumer, each block's rows fill the matrix
 
     def run(block):
         c_q, n_q, first_q, row_q, i0, b = block
         group = qv[row_q:row_q + c_q * n_q].reshape(c_q, n_q, qv.shape[1])[:, i0:i0 + b]
         per_item = _block_similarity(group, unique_gv, column, g_groups, g_counts, aggregate, dtype)
         # Rows and columns back to the callers' order while the block is in cache.
-        positions, rows = q_order[first_q + i0:first_q + i0 + b], _snap_identical(per_item)[:, column_of]
-        if consume is None:
-            out[positions] = rows
-        else:
-            consume(positions, rows)
+        consume(q_order[first_q + i0:first_q + i0 + b], _snap_identical(per_item)[:, column_of])
 
     _run_blocks(run, _query_blocks(q_groups, block_vectors))
     return out
