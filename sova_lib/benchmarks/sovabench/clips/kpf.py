@@ -211,7 +211,8 @@ class GeomBlock:
 def _block_fast(text: str, first_line: int) -> GeomBlock | None:
     """Parse a block with whole-block pattern scans, or None if it does not check out.
 
-    The block starts at line ``first_line`` of its file. It checks out when every line is a ``- {...}`` record holding exactly one
+    The block starts at line ``first_line`` of its file. It checks out when
+    every line is a ``- {...}`` record holding exactly one
     ``id1``, ``ts0`` and ``g0`` and the block's braces balance; a block with blank lines, comments, ``meta``
     records or a bad line goes to :func:`_block_by_line` instead.
     """
