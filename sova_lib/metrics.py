@@ -50,12 +50,9 @@ def _checked(scores, relevant, valid):
     relevant = np.asarray(relevant, dtype=bool)
     if scores.ndim != 2 or relevant.shape != scores.shape:
         raise ValueError(f"scores and relevant must be (Q, N) arrays of one shape, got {scores.shape} and {relevant.shape}")
-    if valid is None:
-        valid = np.ones(scores.shape, dtype=bool)
-    else:
-        valid = np.asarray(valid, dtype=bool)
-        if valid.shape != scores.shape:
-            raise ValueError(f"valid has shape {valid.shape}, expected {scores.shape}")
+    valid = np.ones(scores.shape, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
+    if valid.shape != scores.shape:
+        raise ValueError(f"valid has shape {valid.shape}, expected {scores.shape}")
     if not np.isfinite(scores).all() and not np.isfinite(scores[valid]).all():
         raise ValueError("scores must be finite for every valid gallery entry")
     return scores, relevant & valid, valid
@@ -277,19 +274,15 @@ def bootstrap_ci(
         raise ValueError("values must be a non-empty 1-D array")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
-    if groups is None:
-        idx = rng.integers(0, values.size, size=(n_resamples, values.size))
-        stats = values[idx].mean(axis=1)
-    else:
-        groups = np.asarray(groups)
-        if groups.shape != values.shape:
-            raise ValueError("groups must have the shape of values")
-        per_group = []
-        for g in np.unique(groups):
-            v = values[groups == g]
-            idx = rng.integers(0, v.size, size=(n_resamples, v.size))
-            per_group.append(v[idx].mean(axis=1))
-        stats = np.mean(per_group, axis=0)
+    groups = np.zeros(values.shape) if groups is None else np.asarray(groups)  # no groups: one group of all
+    if groups.shape != values.shape:
+        raise ValueError("groups must have the shape of values")
+    per_group = []
+    for g in np.unique(groups):
+        v = values[groups == g]
+        idx = rng.integers(0, v.size, size=(n_resamples, v.size))
+        per_group.append(v[idx].mean(axis=1))
+    stats = np.mean(per_group, axis=0)
     alpha = (1 - confidence) / 2
     low, high = np.quantile(stats, [alpha, 1 - alpha])
     return float(low), float(high)

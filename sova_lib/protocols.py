@@ -116,25 +116,18 @@ class ProtocolRegistry(Mapping):
     """Protocol name -> ``Protocol``, read-only; the first read imports every module of ``providers``.
 
     ``register_protocol`` adds to it without reading it, so a provider can
-    register while it is being imported. A provider that fails to import
-    raises on that read and is tried again on the next one.
+    register while it is being imported. Every read imports the providers, which Python does once: a later read
+    finds them in ``sys.modules`` (a read while they import sees what they registered so far), and a provider
+    that failed to import raises on that read and is tried again on the next one.
     """
 
     def __init__(self, providers: tuple[str, ...]):
         self.providers = providers
         self._protocols: dict[str, Protocol] = {}
-        self._filled = False
 
     def _fill(self) -> None:
-        if self._filled:
-            return
-        self._filled = True  # a read while the providers import sees what they registered so far
-        try:
-            for module in self.providers:
-                importlib.import_module(module)
-        except BaseException:
-            self._filled = False
-            raise
+        for module in self.providers:
+            importlib.import_module(module)
 
     def add(self, protocol: Protocol) -> None:
         self._protocols[protocol.name] = protocol

@@ -127,15 +127,6 @@ def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts, lengths) + (np.arange(total) - np.repeat(offsets, lengths))
 
 
-def _grouped(items: ItemVectors, dtype):
-    """Vectors sorted by owner, with the start row of each item's run."""
-    owner = np.asarray(items.owner, dtype=np.int64)
-    order = np.argsort(owner, kind="stable")
-    counts = items.counts
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    return np.ascontiguousarray(np.asarray(items.vectors, dtype=dtype)[order]), starts, counts
-
-
 def _by_count(items: ItemVectors, dtype):
     """Items grouped by their number of vectors ``c``, each group one dense block.
 
@@ -199,29 +190,20 @@ def set_similarity(
     if np.shape(queries.vectors)[1] != np.shape(gallery.vectors)[1]:
         raise ValueError(f"query vectors have {np.shape(queries.vectors)[1]} dimensions, "
                          f"gallery vectors {np.shape(gallery.vectors)[1]}")
-    if aggregate == "median":
-        out = _snap_identical(_median_similarity(*_grouped(queries, dtype), *_grouped(gallery, dtype)))
-        if consume is None:
-            return out
-        consume(np.arange(out.shape[0]), out)
-        return None
     qv, q_order, q_groups = _by_count(queries, dtype)
     gv, g_order, g_groups = _by_count(gallery, dtype)
     unique_gv, column = _unique_rows(gv)  # column[r]: where gallery row r lands in the product
     g_counts = np.repeat([g[0] for g in g_groups], [g[1] for g in g_groups])
     column_of = np.argsort(g_order)  # count order -> the gallery's own order
     out = np.empty((len(q_order), len(g_order)), dtype=dtype) if consume is None else None
+    consume = consume or out.__setitem__  # without a consumer, each block's rows fill the matrix
 
     def run(block):
         c_q, n_q, first_q, row_q, i0, b = block
         group = qv[row_q:row_q + c_q * n_q].reshape(c_q, n_q, qv.shape[1])[:, i0:i0 + b]
         per_item = _block_similarity(group, unique_gv, column, g_groups, g_counts, aggregate, dtype)
         # Rows and columns back to the callers' order while the block is in cache.
-        positions, rows = q_order[first_q + i0:first_q + i0 + b], _snap_identical(per_item)[:, column_of]
-        if consume is None:
-            out[positions] = rows
-        else:
-            consume(positions, rows)
+        consume(q_order[first_q + i0:first_q + i0 + b], _snap_identical(per_item)[:, column_of])
 
     _run_blocks(run, _query_blocks(q_groups, block_vectors))
     return out
@@ -245,19 +227,23 @@ def _block_similarity(group: np.ndarray, unique_gv: np.ndarray, column, g_groups
     ``unique_gv`` its distinct rows and ``column`` each row's position
     there (None: all distinct), ``g_groups`` its count groups and
     ``g_counts`` ``(n_g,)`` each item's count; columns are in that count
-    order. ``aggregate`` is ``"max"`` or ``"mean"``: one product, then
-    reductions over each gallery group's vectors and over the query's.
+    order. One product, then, for ``"max"`` and ``"mean"``, reductions over
+    each gallery group's vectors and then over the query's; ``"median"``
+    takes the median over all of a pair's cosines at once (a median of
+    medians is not the median).
     """
     c_q, b, dim = group.shape
     n_g = len(g_counts)
-    reduce = np.max if aggregate == "max" else np.sum
+    reduce = {"max": np.max, "mean": np.sum}.get(aggregate)
     sims = group.reshape(c_q * b, dim) @ unique_gv.T  # (c_q * b, unique gallery vectors)
-    per_gallery = np.empty((c_q * b, n_g), dtype=dtype)
+    out = np.empty((b, n_g) if reduce is None else (c_q, b, n_g), dtype=dtype)
     for c_g, n, first_g, row_g in g_groups:
         cols = slice(row_g, row_g + c_g * n) if column is None else column[row_g:row_g + c_g * n]
-        part = sims[:, cols].reshape(c_q * b, c_g, n)
-        per_gallery[:, first_g:first_g + n] = reduce(part, axis=1)
-    per_item = reduce(per_gallery.reshape(c_q, b, n_g), axis=0)
+        part = sims[:, cols].reshape(c_q, b, c_g, n)
+        out[..., first_g:first_g + n] = np.median(part, axis=(0, 2)) if reduce is None else reduce(part, axis=2)
+    if reduce is None:
+        return out
+    per_item = reduce(out, axis=0)
     if aggregate == "mean":
         per_item /= (c_q * g_counts).astype(dtype)
     return per_item
@@ -311,20 +297,3 @@ def _run_blocks(run, blocks) -> None:
 
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
         list(pool.map(run, blocks))  # each block's exception, if any, is raised here
-
-
-def _median_similarity(qv, q_starts, q_counts, gv, g_starts, g_counts):
-    """Median over sentence pairs: one query item at a time, gallery NaN-padded to (n_g, L_g)."""
-    n_g, l_g = g_counts.size, int(g_counts.max())
-    g_slot = g_starts[:, None] + np.arange(l_g)[None, :]
-    pad = np.arange(l_g)[None, :] >= g_counts[:, None]
-    g_slot[pad] = 0
-    gv, column = _unique_rows(gv)  # identical gallery vectors: one product, exact ties
-    if column is not None:
-        g_slot = column[g_slot]
-    out = np.empty((q_counts.size, n_g), dtype=qv.dtype)
-    for i, (start, count) in enumerate(zip(q_starts, q_counts)):
-        sims = (qv[start:start + count] @ gv.T)[:, g_slot]  # (L_q, n_g, L_g)
-        sims[:, pad] = np.nan
-        out[i] = np.nanmedian(sims.transpose(1, 0, 2).reshape(n_g, -1), axis=1)
-    return out

@@ -19,10 +19,8 @@ from functools import cache, partial
 from sova_lib.cli.options import (
     AGGREGATE_HELP,
     TIES_HELP,
-    add_bootstrap_options,
-    add_cache_options,
     add_encoder_options,
-    add_output_options,
+    add_scoring_options,
     count,
     note,
     report,
@@ -57,9 +55,7 @@ def add_commands(sub) -> None:
                    help="score the clips each input has, leaving out the others; both must still leave the same "
                         "queries (default: a clip missing from an input is an error)")
     add_encoder_options(p)
-    add_bootstrap_options(p)
-    add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
-    add_output_options(p, record="comparison", json=True)
+    add_scoring_options(p, record="comparison")
     p.set_defaults(func=run_compare)
 
 

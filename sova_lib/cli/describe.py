@@ -103,6 +103,7 @@ from sova_lib.cli.options import (
     add_output_options,
     existing_file,
     existing_folder,
+    note,
     positive_rate,
 )
 from sova_lib.describe import contract
@@ -205,7 +206,7 @@ def describer_options(args) -> dict:
     if isinstance(options.get("base_url"), list) and len(options["base_url"]) == 1:
         options["base_url"] = options["base_url"][0]
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
-        print(f"sova: note: the {args.backend} backend has no model; --model is ignored", file=sys.stderr)
+        note(f"the {args.backend} backend has no model; --model is ignored")
     name = getattr(args, "api_key_env", None)
     if name is not None and name.isidentifier() and name not in os.environ:  # not a name: the backend says so
         raise CliError("--api-key-env names an environment variable that is not set: set it to the key (export "
@@ -297,8 +298,7 @@ def sampling_rate(args, items) -> float:
     """``--fps``, or the highest frame rate of the items' videos when that is lower (with a note)."""
     fps = effective_rate(items, args.fps)
     if fps < args.fps:
-        print(f"sova: note: --fps {args.fps:g} is above every video's own frame rate; sampling (and the cache key) "
-              f"use {fps:g} fps", file=sys.stderr)
+        note(f"--fps {args.fps:g} is above every video's own frame rate; sampling (and the cache key) use {fps:g} fps")
     return fps
 
 
@@ -355,12 +355,11 @@ def run_describe(args) -> int:
 def run_import(args) -> int:
     if args.fps is None:
         args.fps = 1.0
-        print("sova: note: --fps not given; the import records 1 frame per second (the paper's rate)",
-              file=sys.stderr)
+        note("--fps not given; the import records 1 frame per second (the paper's rate)")
     folder, added, texts, notes = sovabench.import_authors(
         args.authors_json, args.cache_dir, backend=args.backend, model=args.model, revision=args.revision,
         prompt=resolve_prompt(args.prompt, args.system_prompt), fps=args.fps)
     for line in notes:
-        print(f"sova: note: {line}", file=sys.stderr)
+        note(line)
     print(f"imported {added} descriptions ({len(texts) - added} already there) into {folder}")
     return 0

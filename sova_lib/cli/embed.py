@@ -90,15 +90,13 @@ def run_embed(args) -> int:
     offline_unless_reachable(args.model)
     common = dict(fps=args.fps, pool=args.pool, batch_frames=args.batch_frames, crop_source=crop_source,
                   run=run_options(args))
+    options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
+               "batch_size": args.batch_frames}  # the model's keywords, made here or in each Ray actor
     try:
         if engine is not None:
-            options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
-                       "batch_size": args.batch_frames}
             summary = embed_items_ray(options, items, args.cache_dir, ray=engine, **common)
-        else:
-            model = ContrastiveModel(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
-                                     batch_size=args.batch_frames)
-            summary = embed_items(model, items, args.cache_dir, **common)  # a model without --pool's head: ValueError
+        else:  # a model without --pool's head: ValueError
+            summary = embed_items(ContrastiveModel(**options), items, args.cache_dir, **common)
     except RuntimeError as err:  # no model, a busy folder (duplicate ids and a wrong pool are ValueErrors)
         raise CliError(str(err)) from None
     except KeyboardInterrupt:

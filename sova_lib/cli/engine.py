@@ -17,9 +17,8 @@ a ray option beside an explicit ``--engine local``, is a usage error.
 """
 from __future__ import annotations
 
-import sys
-
 from sova_lib.cli import CliError
+from sova_lib.cli.options import note
 from sova_lib.describe.ray_engine import RayOptions
 from sova_lib.describe.run_cache import RunOptions
 
@@ -65,7 +64,7 @@ def engine_options(args) -> RayOptions | None:
     if args.engine is None:
         args.engine = "ray" if given else "local"
         if given:
-            print(f"sova: note: --engine ray, implied by {', '.join(flags)}", file=sys.stderr)
+            note(f"--engine ray, implied by {', '.join(flags)}")
     if args.engine != "ray":
         return None
     options = {dest: default for _, dest, _, default, _ in _RAY_OPTIONS} | given

@@ -28,10 +28,8 @@ from sova_lib.cli.options import (
     AGGREGATE_HELP,
     TIES_HELP,
     add_answer_limit,
-    add_bootstrap_options,
-    add_cache_options,
     add_encoder_options,
-    add_output_options,
+    add_scoring_options,
     note,
     report,
 )
@@ -69,7 +67,7 @@ def add_sovabench_evaluate(p) -> None:
     p.add_argument("--allow-missing", action="store_true",
                    help="score the protocol's clips the input has, leaving out the others (default: a clip missing "
                         "from the input is an error)")
-    _common(p)
+    add_scoring_options(p)
     p.set_defaults(func=run_sovabench)
 
 
@@ -87,14 +85,8 @@ def add_image_task_evaluate(p) -> None:
     p.add_argument("--allow-missing", action="store_true",
                    help="score the task's items the input has, leaving out the others (default: an item missing "
                         "from the input is an error)")
-    _common(p)
+    add_scoring_options(p)
     p.set_defaults(func=run_image_task)
-
-
-def _common(p) -> None:
-    add_bootstrap_options(p)
-    add_cache_options(p, what="the sentence encoder's vectors are cached under it", retry=False)
-    add_output_options(p, record="result", json=True)
 
 
 def encoder_of(args):

@@ -21,9 +21,7 @@ import argparse
 from sova_lib.benchmarks import muvr
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
-    add_bootstrap_options,
-    add_cache_options,
-    add_output_options,
+    add_scoring_options,
     existing_folder,
     nonnegative_number,
     positive_count,
@@ -98,9 +96,7 @@ def add_commands(subparsers) -> None:
     g.add_argument("--scoring", choices=muvr.SCORINGS, default="official",
                    help="--version qa: official parses the answers as MUVR's own code does (default); strict "
                         "counts only answers whose first word is yes or no")
-    add_bootstrap_options(v)
-    add_cache_options(v, what="the sentence encoder's vectors are cached under it", retry=False)
-    add_output_options(v, record="result", json=True)
+    add_scoring_options(v)
     v.set_defaults(func=run_evaluate)
 
 

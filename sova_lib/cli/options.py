@@ -13,6 +13,8 @@ spelling, one help text and one default everywhere (the table of spellings is
   encoder that embeds descriptions;
 * ``add_bootstrap_options``: ``--bootstrap N`` (default ``DEFAULT_BOOTSTRAP``)
   and ``--seed``;
+* ``add_scoring_options``: the bootstrap, cache and output options of every
+  scoring command;
 * ``report``: what every scoring command prints and writes (``--out``,
   ``--json``, its notes).
 
@@ -29,11 +31,10 @@ from pathlib import Path
 
 from sova_lib.encoder import default_cache_dir
 
-__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
-           "add_cache_options",
-           "add_output_options", "add_bootstrap_options", "add_encoder_options", "add_fps_option", "positive_rate", "count",
-           "positive_count", "positive_number", "nonnegative_number", "existing_file", "existing_folder", "note",
-           "report"]
+__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options", "add_cache_options",
+           "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
+           "add_fps_option", "positive_rate", "count", "positive_count", "positive_number", "nonnegative_number",
+           "existing_file", "existing_folder", "note", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
@@ -151,7 +152,7 @@ def cache_root(text: str) -> Path:
 
 # --------------------------------------------------------------------------- shared groups
 
-def add_describer_options(parser, *, prompt: bool = True, device_map: bool = True) -> None:
+def add_describer_options(parser, *, prompt: bool = True) -> None:
     """The describer: backend, model, prompt and the backend's keywords (``sova_lib.describe``)."""
     from sova_lib.describe.contract import DESCRIBERS
 
@@ -182,10 +183,9 @@ def add_describer_options(parser, *, prompt: bool = True, device_map: bool = Tru
                    help="openai backend: seconds to wait for a connection to the server (default 10)")
     g.add_argument("--read-timeout", type=positive_number, metavar="S",
                    help="openai backend: seconds to wait for one whole answer (default 120)")
-    if device_map:
-        g.add_argument("--device-map", metavar="MAP",
-                       help="transformers backend: 'auto' splits a model too large for one GPU over every visible "
-                            "GPU (accelerate)")
+    g.add_argument("--device-map", metavar="MAP",
+                   help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
+                        "(accelerate)")
     g.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
 
@@ -266,3 +266,11 @@ def add_bootstrap_options(parser) -> None:
                    help=f"bootstrap resamples for a 95%% confidence interval (default {DEFAULT_BOOTSTRAP}; "
                         "0: no interval)")
     g.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+
+
+def add_scoring_options(parser, *, record: str = "result") -> None:
+    """What every scoring command ends with: ``--bootstrap`` and ``--seed``, ``--cache-dir`` (the sentence
+    encoder's vectors), ``--out`` (a folder for the ``record``, as ``add_output_options`` names it) and ``--json``."""
+    add_bootstrap_options(parser)
+    add_cache_options(parser, what="the sentence encoder's vectors are cached under it", retry=False)
+    add_output_options(parser, record=record, json=True)

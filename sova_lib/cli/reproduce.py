@@ -6,11 +6,10 @@ module behind it may share its name; ``sova_lib.cli.reproduce`` parses and print
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from sova_lib.cli import CliError
-from sova_lib.cli.options import DEFAULT_BOOTSTRAP, add_cache_options, add_output_options, count
+from sova_lib.cli.options import DEFAULT_BOOTSTRAP, add_cache_options, add_output_options, count, note
 from sova_lib.paper.reproduce import REPO_ROOT, reproduce
 
 __all__ = ["add_commands"]
@@ -18,7 +17,7 @@ __all__ = ["add_commands"]
 
 def run_reproduce(args) -> int:
     if args.bootstrap == 1:
-        print("sova: note: --bootstrap 1 resamples the queries once: every interval has zero width", file=sys.stderr)
+        note("--bootstrap 1 resamples the queries once: every interval has zero width")
     if not args.skip_notebooks and args.notebooks is None:
         if not (REPO_ROOT / "notebooks").is_dir():
             raise CliError("no notebooks folder beside this installed sova_lib: pass --notebooks DIR (the notebooks/ "

@@ -315,7 +315,7 @@ def open_video(path, backend: str):
 
 def decode_planned(path, backend: str, plan: Callable[[VideoInfo], list[int]]
                    ) -> tuple[VideoInfo, list[int], dict[int, np.ndarray]]:
-    """Open ``path``, let ``plan(info)`` choose source frames, decode them.
+    """Open ``path``, let ``plan(info)`` choose source frames, decode them (none for an empty plan).
 
     A file that decord opens but cannot decode is read with PyAV (``DecordReader.read``; both number frames
     alike, so the plan stands).
@@ -325,6 +325,6 @@ def decode_planned(path, backend: str, plan: Callable[[VideoInfo], list[int]]
         if reader.info.num_frames < 1:
             raise VideoError(f"video {os.fspath(path)} holds no frames")
         wanted = plan(reader.info)
-        return reader.info, wanted, reader.read(wanted)
+        return reader.info, wanted, reader.read(wanted) if wanted else {}
     finally:
         reader.close()

@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from sova_lib.crop import crop as crop_frame
-from sova_lib.video.decode import BACKENDS, VideoError, VideoInfo, decode_planned, open_video
+from sova_lib.video.decode import BACKENDS, VideoError, VideoInfo, decode_planned
 
 __all__ = ["SAMPLER_VERSION", "BACKENDS", "VideoError", "VideoInfo", "Frames", "sample_indices", "probe", "read_frames",
            "sample_frames", "example_videos", "to_rgb_image"]
@@ -107,12 +107,7 @@ def probe(path, backend: str = "auto") -> VideoInfo:
     ``sova_lib.video.decode``), not the container header's claim. Raises ``FileNotFoundError``
     for a missing file and ``VideoError`` for one that cannot be opened.
     """
-    reader = open_video(path, backend)
-    info = reader.info
-    reader.close()
-    if info.num_frames < 1:
-        raise VideoError(f"video {os.fspath(path)} holds no frames")
-    return info
+    return decode_planned(path, backend, lambda info: [])[0]  # opened and checked, no frame decoded
 
 
 def _clip_range(window, num_frames: int, path) -> tuple[int, int]:

@@ -18,7 +18,8 @@ description rows (one vector per query) and the tag rows (one per distinct
 (query, phrase) vector) are whole ``(rows, N)`` matrices, which are small; the frame rows go
 through ``set_similarity`` in blocks of ``block_vectors`` query vectors and
 are fused and handed to ``consume`` block by block, so no ``(Q*15, N*15)``
-product is ever held.
+product is ever held (for ``"text"`` alone, the description rows are handed
+over block by block the same way).
 """
 from __future__ import annotations
 
@@ -91,14 +92,11 @@ def fused_rows(gallery: ItemVectors, queries: QueryVectors, query_ids, mode: str
     if mode in ("text", "text+video"):
         if queries.text is None:
             raise ValueError(f"query {mode!r} needs description vectors")
-        text = set_similarity(queries.text.select(_positions(queries.text, query_ids, "description")), gallery,
-                              block_vectors=block_vectors, dtype=dtype)
-    if mode == "text":
-        step = max(1, block_vectors)
-        for start in range(0, len(query_ids), step):
-            positions = np.arange(start, min(start + step, len(query_ids)))
-            consume(positions, text[positions])
-        return
+        described = queries.text.select(_positions(queries.text, query_ids, "description"))
+        if mode == "text":  # the description rows alone, block by block as they are made
+            set_similarity(described, gallery, block_vectors=block_vectors, dtype=dtype, consume=consume)
+            return
+        text = set_similarity(described, gallery, block_vectors=block_vectors, dtype=dtype)
     if queries.frames is None:
         raise ValueError(f"query {mode!r} needs the query videos' vectors")
 

@@ -92,17 +92,11 @@ class MuvrResult:
         out.pop("per_row")
         return out
 
-    @property
-    def protocol(self) -> str:
-        """The record's ``protocol``: the version and query modality, and the tag weight of Filter
-        (``"base text+video"``, ``"filter text+video p=0.3"``)."""
-        weight = f" p={self.tag_weight:g}" if self.version == "filter" else ""
-        return f"{self.version} {self.query}{weight}"
-
     def to_record(self, *, kind: str, source: str, bootstrap: int, seed: int, **context) -> dict:
         """This evaluation as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
 
-        ``benchmark`` is ``muvr``; ``protocol`` is ``protocol``; ``metric``
+        ``benchmark`` is ``muvr``; ``protocol`` the version and query modality, and the tag weight of Filter
+        (``"base text+video"``, ``"filter text+video p=0.3"``); ``metric``
         ``mAP`` with ``value`` the mean over partitions and its interval;
         ``n_queries`` the scored rows; ``per_class`` each partition's mAP (2
         decimals); ``ties`` as scored; ``aggregate`` ``max``; ``note`` the
@@ -113,9 +107,10 @@ class MuvrResult:
         say what was scored and how.
         """
         others = ", ".join(f"{k} {v:.2f}" for k, v in self.metrics.items() if k != "mAP")
-        fields = {"protocol": self.protocol, "metric": "mAP", "value": self.metrics["mAP"], "n_queries": self.n_rows,
-                  "per_class": {p: round(v["mAP"], 2) for p, v in self.per_partition.items()}, "ties": self.ties,
-                  "aggregate": "max", "note": "; ".join([others, *self.notes])}
+        weight = f" p={self.tag_weight:g}" if self.version == "filter" else ""
+        fields = {"protocol": f"{self.version} {self.query}{weight}", "metric": "mAP", "value": self.metrics["mAP"],
+                  "n_queries": self.n_rows, "per_class": {p: round(v["mAP"], 2) for p, v in self.per_partition.items()},
+                  "ties": self.ties, "aggregate": "max", "note": "; ".join([others, *self.notes])}
         if "mAP" in self.ci:
             fields.update(ci_low=self.ci["mAP"][0], ci_high=self.ci["mAP"][1])
         return make_record(kind=kind, source=source, benchmark=BENCHMARK, bootstrap=bootstrap, seed=seed,

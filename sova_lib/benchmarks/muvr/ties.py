@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from sova_lib.benchmarks.muvr.annotations import load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
@@ -83,13 +84,7 @@ def tie_study(root: Path, *, seed: int = 0, orders: int = 200) -> TieStudy:
         gallery, queries = vectors(partition)
         return gallery.select(order_rng.permutation(len(gallery.ids))), queries
 
-    draws = [evaluate(partitions, shuffled, ties="gallery-order").metrics for _ in range(orders)]
-    stats: dict[str, dict[str, float]] = {"mean": {}, "standard error": {}, "min": {}, "max": {}}
-    for name in (draws[0] if draws else ()):
-        values = np.array([draw[name] for draw in draws], dtype=np.float64)
-        stats["mean"][name] = float(values.mean())
-        stats["standard error"][name] = float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 \
-            else float("nan")
-        stats["min"][name] = float(values.min())
-        stats["max"][name] = float(values.max())
-    return TieStudy(rules=rules, random_orders=stats, orders=orders)
+    draws = pd.DataFrame([evaluate(partitions, shuffled, ties="gallery-order").metrics for _ in range(orders)])
+    stats = {"mean": draws.mean(), "standard error": draws.sem(), "min": draws.min(), "max": draws.max()}
+    return TieStudy(rules=rules, random_orders={stat: values.to_dict() for stat, values in stats.items()},
+                    orders=orders)

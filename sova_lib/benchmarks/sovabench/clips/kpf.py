@@ -208,10 +208,11 @@ class GeomBlock:
     first_line: int
 
 
-def _block_fast(text: str) -> GeomBlock | None:
+def _block_fast(text: str, first_line: int) -> GeomBlock | None:
     """Parse a block with whole-block pattern scans, or None if it does not check out.
 
-    It checks out when every line is a ``- {...}`` record holding exactly one
+    The block starts at line ``first_line`` of its file. It checks out when
+    every line is a ``- {...}`` record holding exactly one
     ``id1``, ``ts0`` and ``g0`` and the block's braces balance; a block with blank lines, comments, ``meta``
     records or a bad line goes to :func:`_block_by_line` instead.
     """
@@ -227,7 +228,7 @@ def _block_fast(text: str) -> GeomBlock | None:
         return None
     ids_a = np.fromstring(" ".join(ids), dtype=np.int64, sep=" ")
     frames_a = np.fromstring(" ".join(frames), dtype=np.int64, sep=" ")
-    return GeomBlock(ids_a, frames_a, b.reshape(n_lines, 4).astype(np.float64, copy=False), 0)
+    return GeomBlock(ids_a, frames_a, b.reshape(n_lines, 4).astype(np.float64, copy=False), first_line)
 
 
 def _block_by_line(text: str, path: Path, first_line: int) -> GeomBlock:
@@ -272,10 +273,7 @@ def iter_geom(path: str | Path, *, block_chars: int = 4_000_000) -> Iterator[Geo
                 return
             if not text.endswith("\n"):
                 text += f.readline()
-            block = _block_fast(text)
-            if block is None:
-                block = _block_by_line(text, path, line)
-            yield GeomBlock(block.ids, block.frames, block.boxes, line)
+            yield _block_fast(text, line) or _block_by_line(text, path, line)
             line += text.count("\n")
 
 

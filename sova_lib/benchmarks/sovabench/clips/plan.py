@@ -108,16 +108,12 @@ class ManifestRow:
         return (self.x1, self.y1, self.x2, self.y2)
 
 
-def _window(activity: str, start: int, end: int, buffer_frames: int) -> tuple[int, int]:
-    before, after = BUFFERED_ACTIVITIES.get(activity, (0, 0))
-    return max(0, start - before * buffer_frames), end + after * buffer_frames
-
-
 def plan_clip(clip: Clip, index: VideoIndex | None, *, min_size: int = MIN_REGION_SIZE,
               buffer_frames: int = START_STOP_BUFFER_FRAMES) -> ManifestRow:
     """The manifest row of one clip, given its video's index (None: annotations missing)."""
     activity = REVERSED_SOURCE_ACTIVITY if clip.activity == REVERSED_ACTIVITY else clip.activity
-    start, end = _window(activity, clip.start_frame, clip.end_frame, buffer_frames)
+    before, after = BUFFERED_ACTIVITIES.get(activity, (0, 0))
+    start, end = max(0, clip.start_frame - before * buffer_frames), clip.end_frame + after * buffer_frames
     row = dict(index=clip.index, video=clip.name, source_video=clip.source_video, activity=activity,
                start_frame=start, end_frame=end, x1=None, y1=None, x2=None, y2=None,
                reversed=clip.reversed)

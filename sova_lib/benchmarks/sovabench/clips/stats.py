@@ -91,7 +91,6 @@ def class_counts(df, clips: Iterable[Clip] | None = None):
     import pandas as pd
 
     if clips is None:
-
         clips = [*load_split("interpair"), *load_split("intrapair")]
     label_of = {c.index: c.label for c in clips}
     labels = df["index"].map(lambda i: label_of.get(int(i), "unknown"))
@@ -111,10 +110,6 @@ def status_counts(df):
     import pandas as pd
 
     t = pd.crosstab(df["status"], df["source_dataset"])
-    for d in DEFAULT_FPS:
-        if d not in t.columns:
-            t[d] = 0
-    t = t[[*DEFAULT_FPS, *[c for c in t.columns if c not in DEFAULT_FPS]]]
+    t = t.reindex(columns=[*DEFAULT_FPS, *[c for c in t.columns if c not in DEFAULT_FPS]], fill_value=0)
     t["total"] = t.sum(axis=1)
-    order = [s for s in STATUSES if s in t.index]
-    return t.loc[order].reset_index().rename_axis(None, axis=1)
+    return t.loc[[s for s in STATUSES if s in t.index]].reset_index().rename_axis(None, axis=1)
