@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 __all__ = ["DESCRIBERS", "DescribeRequest", "Describer", "DescriberEnvironmentError", "PromptedDescriber",
-           "make_describer", "register_describer"]
+           "make_describer"]
 
 
 class DescriberEnvironmentError(OSError):
@@ -90,18 +90,19 @@ class PromptedDescriber:
     """``inner`` with each request's fields replaced by its id's entry of ``fields`` (its own prompt, ...).
 
     ``config()`` is the inner config plus ``settings`` under ``key``, so they
-    enter the cache key; ``load()``, ``stop()`` and ``run_info()`` are the
-    inner describer's, so a benchmark's run starts, stops and is recorded as
-    any other.
+    enter the cache key; every other attribute (``name``, ``max_batch_size``,
+    ``load()``, ``stop()``, ``run_info()``, ``device``, ...) is the inner
+    describer's, present exactly when it is there, so a benchmark's run
+    starts, stops and is recorded as any other.
     """
 
     def __init__(self, inner: Describer, fields: dict, key: str, settings: dict):
         self.inner, self.fields, self.key, self.settings = inner, fields, key, settings
-        self.name, self.max_batch_size, self.max_concurrency = inner.name, inner.max_batch_size, inner.max_concurrency
 
-    @property
-    def device(self):
-        return getattr(self.inner, "device", None)
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (a copy being made): no inner describer to ask
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def config(self) -> dict:
         return {**self.inner.config(), self.key: self.settings}
@@ -109,31 +110,15 @@ class PromptedDescriber:
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
         return self.inner.describe([replace(r, **self.fields[r.id]) for r in requests])
 
-    def load(self) -> None:
-        if callable(getattr(self.inner, "load", None)):
-            self.inner.load()
-
-    def stop(self) -> None:
-        if callable(getattr(self.inner, "stop", None)):
-            self.inner.stop()
-
-    def run_info(self) -> dict:
-        info = getattr(self.inner, "run_info", None)
-        return info() if callable(info) else {}
-
 
 #: Backend name -> "module:factory". The factory takes keyword options and
 #: returns a ``Describer``. Modules are imported only when the backend is used.
+#: A new backend is registered by adding its entry: ``DESCRIBERS["mine"] = "my_package.module:MyDescriber"``.
 DESCRIBERS: dict[str, str] = {
     "transformers": "sova_lib.describe.backends.transformers:TransformersDescriber",
     "openai": "sova_lib.describe.backends.openai:OpenAIDescriber",
     "motion": "sova_lib.describe.backends.motion:MotionDescriber",
 }
-
-
-def register_describer(name: str, target: str) -> None:
-    """Register ``target`` (``"package.module:factory"``) under ``name``."""
-    DESCRIBERS[name] = target
 
 
 def make_describer(backend: str, **options: Any) -> Describer:
