@@ -75,17 +75,14 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     return bool(opened)
 
 
-def offline_unless_reachable(model: str | None, timeout: float = 3.0) -> bool:
-    """Switch this process to offline mode when ``model`` would need the hub and the hub does not answer.
-
-    Returns True when it switched (and prints one note saying so), False otherwise.
-    """
+def offline_unless_reachable(model: str | None, timeout: float = 3.0) -> None:
+    """Switch this process to offline mode, with one note saying so, when ``model`` would need the hub and the hub
+    does not answer."""
     if model is None or offline_mode() or Path(model).exists() or hub_reachable(timeout):
-        return False
+        return
     os.environ["HF_HUB_OFFLINE"] = "1"
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None:
         constants.HF_HUB_OFFLINE = True
     print(f"sova: note: the Hugging Face hub does not answer within {timeout:g} s; loading {model} from the local "
           "cache only (HF_HUB_OFFLINE=1)", file=sys.stderr)
-    return True
