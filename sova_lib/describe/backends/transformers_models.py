@@ -16,7 +16,7 @@ from pathlib import Path
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.hub import offline_mode
 
-__all__ = ["FAMILIES", "explain_load_error", "load_error_cause", "missing_package",
+__all__ = ["FAMILIES", "explain_load_error", "missing_package",
            "preflight", "resolve_device", "resolve_dtype", "resolve_family", "resolve_revision"]
 
 #: The describer paths of the transformers backend (``sova_lib.describe.backends.transformers``).
@@ -166,16 +166,11 @@ def missing_package(error: Exception) -> str | None:
     return None
 
 
-def load_error_cause(error: Exception, model: str) -> str:
-    """Why ``model`` did not load: one of ``out-of-memory``, ``flash-attn``, ``missing-package``,
-    ``remote-code``, ``path``, ``hub-offline`` (offline and not in the local cache) or ``hub`` (anything
-    else about fetching it: a wrong id, no network, a gated model)."""
-    return _diagnose(error, model)[0]
-
-
 def _diagnose(error: Exception, model: str, revision: str | None = None, cache_dir: str | None = None,
               device: str | None = None) -> tuple[str, str]:
-    """``(cause, fix)`` of a failed load: its cause (``load_error_cause``) and what to do about it."""
+    """``(cause, fix)`` of a failed load: why ``model`` did not load, one of ``out-of-memory``, ``flash-attn``,
+    ``missing-package``, ``remote-code``, ``path``, ``hub-offline`` (offline and not in the local cache) or ``hub``
+    (anything else about fetching it: a wrong id, no network, a gated model), and what to do about it."""
     lower = f"{type(error).__name__}: {error}".lower()
     if type(error).__name__ == "OutOfMemoryError" or "out of memory" in lower:
         return "out-of-memory", (
@@ -259,7 +254,7 @@ def preflight(model: str, *, revision: str | None = None, cache_dir: str | None 
 def explain_load_error(what: str, error: Exception, *, model: str, revision: str | None = None,
                        cache_dir: str | None = None, device: str | None = None) -> DescriberEnvironmentError:
     """A ``DescriberEnvironmentError`` (an ``OSError``) saying why the ``what`` (e.g. ``"model"``) of
-    ``model`` did not load and what to do, by cause (``load_error_cause``): a missing package (torchvision
+    ``model`` did not load and what to do, by cause (its name in brackets): a missing package (torchvision
     for video processors, num2words, accelerate, ...), flash-attn, running out of GPU memory, model code
     this transformers cannot run (remote code, the original InternVL and MiniCPM-V checkpoints), a local
     folder that holds no model, offline mode with the model not in the local cache, or the Hub.

@@ -5,7 +5,6 @@ import pytest
 
 from sova_lib.describe.backends.transformers_models import (
     explain_load_error,
-    load_error_cause,
     missing_package,
     preflight,
     resolve_device,
@@ -99,7 +98,6 @@ def test_load_error_advice_depends_on_the_cause(tmp_path, monkeypatch):
 ])
 def test_a_missing_package_is_named_with_the_install_line(error, package):
     assert missing_package(error) == package
-    assert load_error_cause(error, "org/m") == "missing-package"
     message = str(explain_load_error("processor", error, model="org/m"))
     assert "(missing-package)" in message and f"Fix: install {package} (pip install -r requirements.txt" in message
 
@@ -109,8 +107,8 @@ def test_torchvision_missing_for_a_video_processor(monkeypatch):
 
     error = ImportError("Qwen2VLVideoProcessor requires the Torchvision library but it was not found in your "
                         "environment.")
-    assert load_error_cause(error, "Qwen/Qwen2.5-VL-7B-Instruct") == "missing-package"
     assert missing_package(error) == "Torchvision"  # it imports here
+    assert "(missing-package)" in str(explain_load_error("processor", error, model="Qwen/Qwen2.5-VL-7B-Instruct"))
     real_import = builtins.__import__
 
     def no_torchvision(name, *args, **kwargs):
@@ -127,14 +125,13 @@ def test_out_of_memory_and_flash_attn_advice():
     import torch
 
     oom = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB (GPU 0; 79.10 GiB total)")
-    assert load_error_cause(oom, "Qwen/Qwen3-VL-235B-A22B-Instruct") == "out-of-memory"
     message = str(explain_load_error("model", oom, model="Qwen/Qwen3-VL-235B-A22B-Instruct", device="cuda:0"))
     assert "(out-of-memory): OutOfMemoryError: CUDA out of memory" in message
     assert "does not fit in the memory of cuda:0: split it over every visible GPU with --device-map auto" in message
     flash = ImportError("FlashAttention2 has been toggled on, but it cannot be used due to the following error: "
                         "the package flash_attn seems to be not installed.")
-    assert load_error_cause(flash, "org/m") == "flash-attn"
-    assert "pip install flash-attn --no-build-isolation" in str(explain_load_error("model", flash, model="org/m"))
+    flash_message = str(explain_load_error("model", flash, model="org/m"))
+    assert "(flash-attn): ImportError" in flash_message and "pip install flash-attn --no-build-isolation" in flash_message
 
 
 def test_remote_code_checkpoints_point_to_their_route(tmp_path):
