@@ -348,8 +348,6 @@ class MotionDescriber:
         return {"backend": self.name, "model": "classical-motion", "version": MOTION_VERSION,
                 "opencv": cv2.__version__, **self.options}
 
-    def analyse(self, request) -> MotionAnalysis:
-        return analyse_motion(list(request.frames), list(request.timestamps) or None, **self.options)
-
     def describe(self, requests) -> list[str]:
-        return ["\n".join(render_motion(self.analyse(r))) for r in requests]
+        return ["\n".join(render_motion(analyse_motion(r.frames, list(r.timestamps) or None, **self.options)))
+                for r in requests]

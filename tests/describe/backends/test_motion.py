@@ -153,7 +153,8 @@ def test_encoded_video_forward_and_reversed(tmp_path):
         frames = sample_frames(path, rate=1, reverse=reverse)
         assert frames.indices.tolist() == [0, 10, 20, 29, 39]  # F = 40: n = round(4.0) + 1 = 5
         request = DescribeRequest(id=0, frames=frames.images, prompt="", timestamps=tuple(frames.timestamps))
-        assert [o.direction for o in describer.analyse(request).objects] == [direction]
+        analysis = analyse_motion(request.frames, request.timestamps, **describer.options)
+        assert [o.direction for o in analysis.objects] == [direction]
 
 
 def test_vtest_excerpts():
