@@ -51,11 +51,10 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
     rate, with a warning (once per rate and video frame rate): sampling faster
     than the video only repeats frames. The sampler's own repeats (a 1-frame
     clip gives that frame twice) are kept. Raises ``FileNotFoundError`` for a missing file and the
-    decoder's error for an unreadable one.
+    decoder's error for an unreadable one. An item's known ``error`` is its callers' to record: they never
+    load such an item.
     """
     path = Path(item.path)
-    if item.error is not None:
-        raise ValueError(item.error)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     if not item.video:
