@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 __all__ = ["DESCRIBERS", "DescribeRequest", "Describer", "DescriberEnvironmentError", "PromptedDescriber",
            "make_describer"]
@@ -126,5 +126,4 @@ def make_describer(backend: str, **options: Any) -> Describer:
     if backend not in DESCRIBERS:
         raise ValueError(f"unknown describer backend {backend!r}; choose one of {sorted(DESCRIBERS)}")
     module, _, factory = DESCRIBERS[backend].partition(":")
-    build: Callable[..., Describer] = getattr(importlib.import_module(module), factory)
-    return build(**options)
+    return getattr(importlib.import_module(module), factory)(**options)
