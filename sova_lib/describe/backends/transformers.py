@@ -133,18 +133,14 @@ class TransformersDescriber:
     name = "transformers"
     max_concurrency = 1
 
-    def __init__(self, model: str, revision: str | None = None, max_new_tokens: int | None = 1024,
-                 dtype: str | None = "auto", device: str | None = "auto", batch_size: int | None = 1,
+    def __init__(self, model: str, revision: str | None = None, max_new_tokens: int = 1024,
+                 dtype: str = "auto", device: str = "auto", batch_size: int = 1,
                  family: str | None = None, device_map: str | dict | None = None,
                  trust_remote_code: bool | None = None, attn_implementation: str | None = None,
                  processor_kwargs: dict | None = None, video_input: str = "auto", frame_packing: int | None = None,
                  generate_kwargs: dict | None = None, cache_dir: str | None = None):
         if not model:
             raise ValueError("the transformers backend needs a model: a hub id or a local folder (--model)")
-        # an option left unset on the command line may arrive as None: take the default
-        max_new_tokens = 1024 if max_new_tokens is None else max_new_tokens
-        batch_size = 1 if batch_size is None else batch_size
-        dtype, device = dtype or "auto", device or "auto"
         for name, value in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
             if int(value) < 1:
                 raise ValueError(f"{name} must be at least 1, got {value}")
@@ -215,8 +211,6 @@ class TransformersDescriber:
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
         """One answer per request, in order (module docstring for batching)."""
         requests = list(requests)
-        if not requests:
-            return []
         for request in requests:
             if not request.frames:
                 raise ValueError(f"request {request.id!r} has no frames: give the video's frames or the image")
@@ -227,8 +221,7 @@ class TransformersDescriber:
         is blamed."""
         import torch
 
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
+        torch.cuda.empty_cache()  # a no-op where CUDA never started
         detail = " ".join(str(error).split())[:200]
         return DescriberEnvironmentError(
             f"{self.model} ran out of memory on {self.device} describing {count} item(s) at once "
@@ -238,12 +231,8 @@ class TransformersDescriber:
 
     def from_pretrained_kwargs(self) -> dict:
         """Keyword arguments shared by every ``from_pretrained`` call of this describer."""
-        kwargs: dict = {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
-        if self.cache_dir:
-            kwargs["cache_dir"] = self.cache_dir
-        if offline_mode():
-            kwargs["local_files_only"] = True
-        return kwargs
+        return {"revision": self.revision, "trust_remote_code": self.trust_remote_code, "cache_dir": self.cache_dir or None,
+                "local_files_only": offline_mode()}
 
     def load_error(self, what: str, error: Exception) -> Exception:
         """An error that says why ``what`` (e.g. ``"model"``) did not load and what to do."""
@@ -283,9 +272,7 @@ class _ImageTextToText:
                 f"{owner.model!r} has no video processor: use video_input='images' or 'auto'")
         self.videos_as_videos = has_video and owner.video_input != "images"
 
-        kwargs = dict(common, dtype=getattr(torch, owner.dtype))
-        if owner.attn_implementation:
-            kwargs["attn_implementation"] = owner.attn_implementation
+        kwargs = dict(common, dtype=getattr(torch, owner.dtype), attn_implementation=owner.attn_implementation or None)
         # accelerate (a dependency) places the weights: a device_map as given, or the one device off the CPU
         # (from_pretrained loads onto the CPU without one)
         if owner.device_map is not None or owner.device != "cpu":

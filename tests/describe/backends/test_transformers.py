@@ -113,8 +113,8 @@ def test_config_without_loading_and_option_checks():
     assert config["max_new_tokens"] == 64 and config["batch_size"] == 4 and config["family"] == "image-text-to-text"
     assert describer.max_batch_size == 4 and describer.max_concurrency == 1 and describer._engine is None
     assert TransformersDescriber("m/x", device="cuda").dtype == "bfloat16"
-    unset = TransformersDescriber("m/x", max_new_tokens=None, batch_size=None, dtype=None, device="cpu")
-    assert (unset.max_new_tokens, unset.batch_size, unset.dtype) == (1024, 1, "float32")
+    default = TransformersDescriber("m/x", device="cpu")
+    assert (default.max_new_tokens, default.batch_size, default.dtype) == (1024, 1, "float32")
     assert TransformersDescriber("m/x", device="cuda", dtype="float16").config()["dtype"] == "float16"
     minicpm = TransformersDescriber("openbmb/MiniCPM-V-4_5", device="cpu", frame_packing=3)
     assert minicpm.config()["family"] == "minicpm-v" and minicpm.config()["frame_packing"] == 3
