@@ -85,7 +85,7 @@ def effective_rate(items, fps: float) -> float:
     """
     from sova_lib.video.frames import probe
 
-    fastest = None
+    rates = []
     for item in items:
         if item.error is not None or not item.video or not Path(item.path).is_file():
             continue
@@ -95,5 +95,5 @@ def effective_rate(items, fps: float) -> float:
             continue
         if rate >= fps:
             return fps
-        fastest = rate if fastest is None else max(fastest, rate)
-    return fps if fastest is None else fastest
+        rates.append(rate)
+    return max(rates, default=fps)
