@@ -119,8 +119,6 @@ from sova_lib.video.frames import to_rgb_image
 
 __all__ = ["OpenAIDescriber", "OpenAIError", "encode_jpeg"]
 
-_RETRY_STATUS = frozenset({408, 429})
-
 #: The largest answer body read (bytes); a chat completion of 1,024 tokens is some 10 KB.
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
@@ -393,16 +391,15 @@ class OpenAIDescriber:
         started = time.monotonic()
         with self._client.stream(method, url, content=content, headers=headers,
                                  timeout=httpx.Timeout(timeout, connect=self.connect_timeout)) as response:
-            chunks, size = [], 0
+            body = bytearray()
             for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > self.max_response_bytes:
+                body += chunk
+                if len(body) > self.max_response_bytes:
                     raise _Retry(f"the server's answer is longer than {self.max_response_bytes} bytes; it was not "
                                  "read")
                 if time.monotonic() - started > timeout:
                     raise _Retry(f"the server's answer took longer than {timeout:g} s (read_timeout)")
-                chunks.append(chunk)
-            return response.status_code, response.headers, b"".join(chunks)
+            return response.status_code, response.headers, bytes(body)
 
     def _post(self, endpoint: _Endpoint, body: bytes) -> str:
         url = endpoint.url + "/chat/completions"
@@ -423,7 +420,7 @@ class OpenAIDescriber:
         if status == 200:
             return _answer_text(data, os.environ.get(self.api_key_env, ""))
         message = self._redact(_server_message(data))
-        if status in _RETRY_STATUS or status >= 500:
+        if status in (408, 429) or status >= 500:
             raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(headers.get("Retry-After")))
         if status in (401, 403, 404):
             raise self._refused(endpoint, status, message)
@@ -492,7 +489,7 @@ def _answer_text(data: bytes, key: str) -> str:
     if not isinstance(content, str):
         raise _Retry(f"the server's answer holds no text: its content is {redact(json.dumps(content)[:100], [key])}")
     if not content.strip():
-        finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+        finish = choice.get("finish_reason")  # a dict: its "message" was read
         raise _Retry(f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})")
     return content.replace(key, REDACTED) if key else content
 
