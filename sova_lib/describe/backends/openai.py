@@ -226,11 +226,10 @@ class OpenAIDescriber:
         self._slots = threading.Condition()  # guards the endpoints' slots, the counters and the rng
         self._next = 0
         self._failed_in_a_row = self._in_progress = 0
-        # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but the key
-        self._client = httpx.Client(timeout=httpx.Timeout(self.read_timeout, connect=self.connect_timeout),
-                                    trust_env=False,
-                                    limits=httpx.Limits(max_connections=None,
-                                                        max_keepalive_connections=self.max_concurrency))
+        # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but the key;
+        # each request sets its own timeouts (_request)
+        self._client = httpx.Client(trust_env=False, limits=httpx.Limits(
+            max_connections=None, max_keepalive_connections=self.max_concurrency))
 
     def config(self) -> dict:
         """The settings that change the text (hashed into the cache key)."""
