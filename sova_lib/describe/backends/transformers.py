@@ -349,13 +349,12 @@ class _ImageTextToText:
         return [text.strip() for text in texts]
 
     def describe(self, requests: list[DescribeRequest]) -> list[str]:
-        answers: list[str | None] = [None] * len(requests)
+        answers: dict[int, str] = {}  # position -> answer
         for kind, positions in self._groups(requests):
             for start in range(0, len(positions), self.owner.batch_size):
                 chunk = positions[start:start + self.owner.batch_size]
-                for i, text in zip(chunk, self._describe_chunk(kind, [requests[i] for i in chunk])):
-                    answers[i] = text
-        return [str(answer) for answer in answers]
+                answers.update(zip(chunk, self._describe_chunk(kind, [requests[i] for i in chunk])))
+        return [answers[i] for i in range(len(requests))]
 
     def _groups(self, requests: list[DescribeRequest]) -> list[tuple[str, list[int]]]:
         """The positions that may share a batch: the images, and the videos of each frame count.
