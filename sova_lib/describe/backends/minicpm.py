@@ -95,14 +95,13 @@ class MiniCPMVChat:
 
         owner = self.owner
         common = owner.from_pretrained_kwargs()
-        placement = {} if owner.device_map is None else {"device_map": owner.device_map}
         try:
             model = AutoModel.from_pretrained(owner.model, dtype=getattr(torch, owner.dtype),
                                               attn_implementation=owner.attn_implementation or "sdpa",
-                                              **placement, **common)
+                                              device_map=owner.device_map, **common)
         except Exception as error:
             raise owner.load_error("model", error) from error
-        self.model = model.eval() if placement else model.eval().to(owner.device)
+        self.model = model.eval() if owner.device_map is not None else model.eval().to(owner.device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(owner.model, **common)
             self.processor = AutoProcessor.from_pretrained(owner.model, **common, **owner.processor_kwargs)
