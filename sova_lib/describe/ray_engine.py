@@ -50,7 +50,6 @@ import logging
 import os
 import pickle
 import sys
-import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -213,22 +212,18 @@ def use_cluster_token() -> None:
 
 @contextmanager
 def ray_session(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None):
-    """Join ``address``, or reuse this process's Ray, or start a local instance and stop it after.
-
-    Yields how long Ray took to start, in seconds (0 when it was running).
-    """
+    """Join ``address``, or reuse this process's Ray, or start a local instance and stop it after."""
     import ray
 
     if ray.is_initialized():
-        yield 0.0
+        yield
         return
-    start = time.monotonic()
     if address:
         ray.init(address=address, logging_level=logging.WARNING)
     else:
         ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, logging_level=logging.WARNING)
     try:
-        yield time.monotonic() - start
+        yield
     finally:
         ray.shutdown()
 
@@ -245,7 +240,6 @@ def describe_items_ray(
     crop_source: str = "none",
     sampler_version: str | None = None,
     details: dict | None = None,
-    on_start: Callable[[float], None] | None = None,
     ray: RayOptions | None = None,
     run: RunOptions | None = None,
 ) -> RunSummary:
@@ -253,8 +247,7 @@ def describe_items_ray(
 
     ``options`` are the describer's keyword options (as for ``make_describer``).
     ``ray``: the pool and the cluster (``RayOptions``; default: its defaults);
-    ``run`` (``RunOptions``) as for ``runner.describe_items``. ``on_start(seconds)`` is told
-    how long Ray took to start (0 when it was running). Other arguments as for
+    ``run`` (``RunOptions``) as for ``runner.describe_items``. Other arguments as for
     ``runner.describe_items``. ``DescriberEnvironmentError`` (or the
     describer's own error) stops the run when an actor's describer cannot start.
     """
@@ -263,13 +256,13 @@ def describe_items_ray(
     prompt, items, key, run_info = plan_run(describer, prompt, system_prompt, items, fps, sampler_version,
                                             crop_source)
     schedule = partial(run_on_actors, start=partial(_start_describer, backend, options),
-                       work=partial(schedule_requests, fps=fps, prompt=prompt), ray=ray, on_start=on_start)
+                       work=partial(schedule_requests, fps=fps, prompt=prompt), ray=ray)
     return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info={**run_info, "engine": ray.engine()},
                           device=ray.device(), details=details)
 
 
 def run_on_actors(todo: list[Item], record: Callable[..., None], *, start: Callable[[], Any],
-                  work: Callable[..., None], ray: RayOptions, on_start: Callable[[float], None] | None = None) -> None:
+                  work: Callable[..., None], ray: RayOptions) -> None:
     """The ``schedule(todo, record)`` of both Ray engines: ``todo`` worked on by ``RunWorker(start, work)`` actors.
 
     ``record(id, value, error, loaded)`` once per item, as the local engines
@@ -287,25 +280,22 @@ def run_on_actors(todo: list[Item], record: Callable[..., None], *, start: Calla
     if not ready:
         return
     kwargs = {"start": start, "work": work, "load_workers": ray.threads()}
-    for item, out in map_on_actors(ready, RunWorker, kwargs, ray, on_start):
+    for item, out in map_on_actors(ready, RunWorker, kwargs, ray):
         error = str(out["error"])  # "" for none
         record(item.id, None if error else pickle.loads(out["value"]), error or None, bool(out["loaded"]))
 
 
-def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions, on_start=None):
+def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
     """Run the actor class ``worker`` over ``items`` on the actor pool of ``pool``; yield ``(item, output row)``.
 
-    Ray is joined or started for the run (``ray_session``; ``on_start(seconds)``
-    is told how long it took to start). Items travel as small JSON rows
+    Ray is joined or started for the run (``ray_session``). Items travel as small JSON rows
     (``item_to_json``); each output row comes back as the pool finishes it. An
     output whose ``fatal`` field is set (an actor that could not start) is
     raised on the driver.
     """
     import ray.data
 
-    with ray_session(pool.address, pool.num_cpus, pool.num_gpus) as seconds:
-        if on_start is not None:
-            on_start(seconds)
+    with ray_session(pool.address, pool.num_cpus, pool.num_gpus):
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
