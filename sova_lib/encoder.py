@@ -38,8 +38,6 @@ import json
 import os
 import re
 import time
-import uuid
-import zipfile
 from contextlib import suppress
 from functools import lru_cache
 from importlib.util import find_spec
@@ -53,11 +51,12 @@ from sova_lib.progress import in_kernel, progress_bar
 from sova_lib.storage import (
     JSON_ERRORS,
     STALE_SECONDS,
-    atomic_file,
     file_errors,
     folder_digest,
+    read_shards,
     remove_temporary,
     write_json,
+    write_shard,
 )
 
 __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "SentenceEncoder", "SplitCache", "default_cache_dir",
@@ -269,24 +268,17 @@ class SentenceEncoder:
     def _load_shards(self):
         with suppress(OSError):  # a read-only cache: reading needs nothing removed
             remove_temporary(self.cache_path, older_than=STALE_SECONDS)
-        for shard in sorted(self.cache_path.glob("shard-*.npz")):
-            try:
-                with np.load(shard, allow_pickle=False) as data:
-                    texts, vectors = data["texts"].tolist(), data["vectors"]
-            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-                raise ValueError(f"{shard}: not a readable shard of sentence vectors ({type(err).__name__}: {err}); "
-                                 "delete it, and its sentences are encoded again") from None
-            self._memory.update(zip(texts, vectors))
+        for texts, vectors in read_shards(self.cache_path, ("texts", "vectors"), "shard of sentence vectors",
+                                          "its sentences are encoded again"):
+            self._memory.update(zip(texts.tolist(), vectors))
 
     def _write_shard(self, texts: list[str]):
         """Write the vectors of ``texts`` (held in memory) as one new shard."""
         info = self.cache_path / "encoder.json"
         if not info.exists():  # written first: it makes the folder
             write_json(info, {"name": self.name, "path": self.path, "identity": self.identity}, indent=1)
-        # a fresh random part: two processes that write at the same second never share a name
-        stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(self._memory)}-{uuid.uuid4().hex[:8]}"
-        with atomic_file(self.cache_path / f"{stem}.npz") as f:
-            np.savez(f, texts=np.array(texts, dtype=str), vectors=np.stack([self._memory[t] for t in texts]))
+        write_shard(self.cache_path, len(self._memory), texts=np.array(texts, dtype=str),
+                    vectors=np.stack([self._memory[t] for t in texts]))
 
     # -- encoding ---------------------------------------------------------
     @property
