@@ -273,7 +273,7 @@ def folder_digest(folder: str | Path, *, skip: tuple[str, ...] = (), by_file: bo
     then its bytes, or with ``by_file`` the 32-byte SHA-256 of its bytes.
     Files with a path part in ``skip`` (e.g. ``".cache"``) are left out. The
     two forms name existing caches (the sentence encoder's: bytes; a
-    contrastive model's ``weights_identity``: ``by_file``, skipping
+    contrastive model's ``config()["identity"]``: ``by_file``, skipping
     ``.cache``), so neither may change.
     """
     folder = Path(folder)
