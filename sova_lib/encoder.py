@@ -39,7 +39,7 @@ import os
 import re
 import time
 from contextlib import suppress
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -242,7 +242,6 @@ class SentenceEncoder:
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self.device = device
         self.show_progress = show_progress
-        self._model = None
         self._memory: dict[str, np.ndarray] = {}
         self.identity = self._identity(cache_dir)  # SHA-256 of the model's files
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
@@ -281,30 +280,29 @@ class SentenceEncoder:
                     vectors=np.stack([self._memory[t] for t in texts]))
 
     # -- encoding ---------------------------------------------------------
-    @property
+    @cached_property
     def model(self):
-        if self._model is None:
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+        """The sentence-transformers model, loaded on first use."""
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
-            # transformers draws a "Loading weights" bar of its own: off too when show_progress is False, and in a
-            # notebook (its widget would be saved at its first state, "0%").
-            shown = transformers_logging.is_progress_bar_enabled()
-            quiet = not self.show_progress or in_kernel()
-            if quiet:
-                transformers_logging.disable_progress_bar()
-            try:
-                self._model = SentenceTransformer(self.path, device=self.device)
-            except OSError as err:
-                raise RuntimeError(
-                    f"could not load sentence encoder {self.name!r} from {self.path!r}: {err}. "
-                    "Without internet, use the default all-MiniLM-L6-v2 or a local folder."
-                ) from None
-            finally:
-                if shown and quiet:
-                    transformers_logging.enable_progress_bar()
-        return self._model
+        # transformers draws a "Loading weights" bar of its own: off too when show_progress is False, and in a
+        # notebook (its widget would be saved at its first state, "0%").
+        shown = transformers_logging.is_progress_bar_enabled()
+        quiet = not self.show_progress or in_kernel()
+        if quiet:
+            transformers_logging.disable_progress_bar()
+        try:
+            return SentenceTransformer(self.path, device=self.device)
+        except OSError as err:
+            raise RuntimeError(
+                f"could not load sentence encoder {self.name!r} from {self.path!r}: {err}. "
+                "Without internet, use the default all-MiniLM-L6-v2 or a local folder."
+            ) from None
+        finally:
+            if shown and quiet:
+                transformers_logging.enable_progress_bar()
 
     @property
     def dim(self) -> int:
