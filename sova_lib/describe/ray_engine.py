@@ -235,7 +235,6 @@ def describe_items_ray(
     cache_dir: str | Path,
     *,
     prompt: Prompt | str,
-    system_prompt: str | None = None,
     fps: float = 1.0,
     crop_source: str = "none",
     sampler_version: str | None = None,
@@ -253,8 +252,7 @@ def describe_items_ray(
     """
     ray = ray or RayOptions()
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
-    prompt, items, key, run_info = plan_run(describer, prompt, system_prompt, items, fps, sampler_version,
-                                            crop_source)
+    prompt, items, key, run_info = plan_run(describer, prompt, items, fps, sampler_version, crop_source)
     schedule = partial(run_on_actors, start=partial(_start_describer, backend, options),
                        work=partial(schedule_requests, fps=fps, prompt=prompt), ray=ray)
     return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info={**run_info, "engine": ray.engine()},
