@@ -10,7 +10,7 @@ spread over a pool of Ray actors:
   those that failed before). Items with a reason known before loading go
   straight to ``errors.jsonl``.
 * The rest become a Ray dataset of small rows (a position and the item as
-  JSON: its path, window, crop, direction); no frames leave the driver.
+  pickled: its path, window, crop, direction); no frames leave the driver.
 * ``Dataset.map_batches`` runs ``RunWorker`` (the actor of both Ray
   engines) in a pool of ``workers`` actors, each with ``gpus_per_worker``
   GPUs and ``cpus_per_worker`` CPUs (``run_on_actors``).
@@ -45,13 +45,12 @@ those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import pickle
 import sys
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -62,8 +61,8 @@ from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
 from sova_lib.describe.runner import plan_run, schedule_requests, start_describer
 
-__all__ = ["RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "item_from_json", "item_to_json",
-           "map_on_actors", "pickled_error", "ray_session", "run_on_actors", "use_cluster_token"]
+__all__ = ["RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "map_on_actors", "pickled_error",
+           "ray_session", "run_on_actors", "use_cluster_token"]
 
 
 @dataclass(frozen=True)
@@ -112,17 +111,6 @@ class RayOptions:
         return max(1, min(8, int(self.cpus_per_worker) or 1))
 
 
-def item_to_json(item: Item) -> str:
-    """``item`` as one JSON text (a dataset row); ``item_from_json`` reads it back."""
-    return json.dumps({**asdict(item), "path": str(item.path)})
-
-
-def item_from_json(text: str) -> Item:
-    d = json.loads(text)
-    return Item(**{**d, "path": Path(d["path"]), "window": d["window"] and tuple(d["window"]),
-                   "crop": d["crop"] and tuple(d["crop"])})
-
-
 class RunWorker:
     """A Ray Data actor of either engine: ``start()`` once, then ``work(state, items, record=, load_workers=)`` per batch.
 
@@ -132,7 +120,7 @@ class RunWorker:
     ``contrastive.runner.schedule_embeddings``), calling ``record(id, value, error,
     loaded=True)`` once per item as that loop does, with ``load_workers``
     decoding threads (``RayOptions.threads``). A batch holds ``row``
-    (positions in the driver's list) and ``item`` (``item_to_json``); the
+    (positions in the driver's list) and ``item`` (each ``Item`` pickled); the
     answer holds, per row, ``row``, ``value`` (the pickled value, empty on
     error), ``error`` (``""`` when there is none), ``loaded`` (false for an
     item whose frames could not be loaded) and ``fatal``: empty, or the
@@ -152,7 +140,7 @@ class RunWorker:
     def __call__(self, batch: dict) -> dict:
         rows, done = [int(row) for row in batch["row"]], {}
         if not self.fatal:
-            items = [item_from_json(str(text)) for text in batch["item"]]
+            items = [pickle.loads(data) for data in batch["item"]]
             position = {item.id: row for item, row in zip(items, rows)}
 
             def record(id: Any, value: Any, error: str | None, loaded: bool = True) -> None:
@@ -286,8 +274,8 @@ def run_on_actors(todo: list[Item], record: Callable[..., None], *, start: Calla
 def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
     """Run the actor class ``worker`` over ``items`` on the actor pool of ``pool``; yield ``(item, output row)``.
 
-    Ray is joined or started for the run (``ray_session``). Items travel as small JSON rows
-    (``item_to_json``); each output row comes back as the pool finishes it. An
+    Ray is joined or started for the run (``ray_session``). Items travel as small rows, each
+    pickled; each output row comes back as the pool finishes it. An
     output whose ``fatal`` field is set (an actor that could not start) is
     raised on the driver.
     """
@@ -297,7 +285,7 @@ def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
-        rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(items)]
+        rows = [{"row": i, "item": pickle.dumps(item)} for i, item in enumerate(items)]
         blocks = -(-len(rows) // pool.batch_size)  # one block per batch (run_on_actors never sends none)
         dataset = ray.data.from_items(rows, override_num_blocks=blocks)
         mapped = dataset.map_batches(

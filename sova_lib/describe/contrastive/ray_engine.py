@@ -9,7 +9,7 @@ way ``sova_lib.describe.ray_engine`` spreads describing:
   the weights' digest), opens it through the one cache writer
   (``runner.run_into_store``) and leaves out the items already embedded (and,
   unless ``retry_errors``, those that failed before).
-* The rest become a Ray dataset of small JSON rows (``item_to_json``); no
+* The rest become a Ray dataset of small rows (each item pickled); no
   frames leave the driver. ``map_batches`` runs the actor of both Ray
   engines (``sova_lib.describe.ray_engine.RunWorker``) in a pool of
   ``workers`` actors (``gpus_per_worker`` GPUs, ``cpus_per_worker`` CPUs
