@@ -196,8 +196,8 @@ class atomic_file:
             with file_errors(self.path, "write"):
                 raise error
 
-    def commit(self) -> Path:
-        """Replace ``path`` with what was written; returns ``path``."""
+    def commit(self) -> None:
+        """Replace ``path`` with what was written."""
         with file_errors(self.path, "write"):
             try:
                 if self.sync:
@@ -208,7 +208,6 @@ class atomic_file:
             except BaseException:
                 self.discard()
                 raise
-        return self.path
 
     def discard(self) -> None:
         """Remove what was written; ``path`` stays as it was."""
