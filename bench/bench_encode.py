@@ -47,7 +47,8 @@ def sentences(n: int, seed: int = 0) -> list[str]:
 
 def encoder(name: str, batch_size: int, model=None) -> SentenceEncoder:
     enc = SentenceEncoder(name, cache_dir=None, batch_size=batch_size, show_progress=False)
-    enc._model = model
+    if model is not None:  # share weights already loaded; otherwise the encoder loads its own
+        enc.model = model
     enc.encode(["Warm up the model."])
     return enc
 

@@ -38,10 +38,8 @@ import json
 import os
 import re
 import time
-import uuid
-import zipfile
 from contextlib import suppress
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -53,11 +51,12 @@ from sova_lib.progress import in_kernel, progress_bar
 from sova_lib.storage import (
     JSON_ERRORS,
     STALE_SECONDS,
-    atomic_file,
     file_errors,
     folder_digest,
+    read_shards,
     remove_temporary,
     write_json,
+    write_shard,
 )
 
 __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "SentenceEncoder", "SplitCache", "default_cache_dir",
@@ -243,7 +242,6 @@ class SentenceEncoder:
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self.device = device
         self.show_progress = show_progress
-        self._model = None
         self._memory: dict[str, np.ndarray] = {}
         self.identity = self._identity(cache_dir)  # SHA-256 of the model's files
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
@@ -269,50 +267,42 @@ class SentenceEncoder:
     def _load_shards(self):
         with suppress(OSError):  # a read-only cache: reading needs nothing removed
             remove_temporary(self.cache_path, older_than=STALE_SECONDS)
-        for shard in sorted(self.cache_path.glob("shard-*.npz")):
-            try:
-                with np.load(shard, allow_pickle=False) as data:
-                    texts, vectors = data["texts"].tolist(), data["vectors"]
-            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-                raise ValueError(f"{shard}: not a readable shard of sentence vectors ({type(err).__name__}: {err}); "
-                                 "delete it, and its sentences are encoded again") from None
-            self._memory.update(zip(texts, vectors))
+        for texts, vectors in read_shards(self.cache_path, ("texts", "vectors"), "shard of sentence vectors",
+                                          "its sentences are encoded again"):
+            self._memory.update(zip(texts.tolist(), vectors))
 
     def _write_shard(self, texts: list[str]):
         """Write the vectors of ``texts`` (held in memory) as one new shard."""
         info = self.cache_path / "encoder.json"
         if not info.exists():  # written first: it makes the folder
             write_json(info, {"name": self.name, "path": self.path, "identity": self.identity}, indent=1)
-        # a fresh random part: two processes that write at the same second never share a name
-        stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{len(self._memory)}-{uuid.uuid4().hex[:8]}"
-        with atomic_file(self.cache_path / f"{stem}.npz") as f:
-            np.savez(f, texts=np.array(texts, dtype=str), vectors=np.stack([self._memory[t] for t in texts]))
+        write_shard(self.cache_path, len(self._memory), texts=np.array(texts, dtype=str),
+                    vectors=np.stack([self._memory[t] for t in texts]))
 
     # -- encoding ---------------------------------------------------------
-    @property
+    @cached_property
     def model(self):
-        if self._model is None:
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+        """The sentence-transformers model, loaded on first use."""
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
-            # transformers draws a "Loading weights" bar of its own: off too when show_progress is False, and in a
-            # notebook (its widget would be saved at its first state, "0%").
-            shown = transformers_logging.is_progress_bar_enabled()
-            quiet = not self.show_progress or in_kernel()
-            if quiet:
-                transformers_logging.disable_progress_bar()
-            try:
-                self._model = SentenceTransformer(self.path, device=self.device)
-            except OSError as err:
-                raise RuntimeError(
-                    f"could not load sentence encoder {self.name!r} from {self.path!r}: {err}. "
-                    "Without internet, use the default all-MiniLM-L6-v2 or a local folder."
-                ) from None
-            finally:
-                if shown and quiet:
-                    transformers_logging.enable_progress_bar()
-        return self._model
+        # transformers draws a "Loading weights" bar of its own: off too when show_progress is False, and in a
+        # notebook (its widget would be saved at its first state, "0%").
+        shown = transformers_logging.is_progress_bar_enabled()
+        quiet = not self.show_progress or in_kernel()
+        if quiet:
+            transformers_logging.disable_progress_bar()
+        try:
+            return SentenceTransformer(self.path, device=self.device)
+        except OSError as err:
+            raise RuntimeError(
+                f"could not load sentence encoder {self.name!r} from {self.path!r}: {err}. "
+                "Without internet, use the default all-MiniLM-L6-v2 or a local folder."
+            ) from None
+        finally:
+            if shown and quiet:
+                transformers_logging.enable_progress_bar()
 
     @property
     def dim(self) -> int:

@@ -180,8 +180,7 @@ def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, boots
 
 
 def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "max", ties: str = "expected",
-             allow_missing: bool = False, bootstrap: int = 0, seed: int = 0,
-             block_vectors: int = 256, dtype=np.float32) -> Result:
+             allow_missing: bool = False, bootstrap: int = 0, seed: int = 0, dtype=np.float32) -> Result:
     """Score ``items`` (vectors of clips, keyed by benchmark id) under ``protocol``.
 
     ``ties`` is the AP tie rule (``metrics.TIE_RULES``; default the tie-aware
@@ -220,8 +219,8 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
             for rule, values in found.items():
                 ap[rule][rows] = values
 
-        set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]), aggregate=aggregate,
-                       block_vectors=block_vectors, dtype=dtype, consume=score)
+        queries, gallery = items.select(pos[task.queries]), items.select(pos[task.gallery])
+        set_similarity(queries, gallery, aggregate=aggregate, dtype=dtype, consume=score)
         tasks.append(task)
         for rule in rules:
             per_rule[rule].append(ap[rule])

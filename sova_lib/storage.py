@@ -18,6 +18,9 @@ cache (``sova_lib.describe.contrastive.store``), the result records
   ``.<name>.<pid>.<random>.tmp``: hidden and ending in ``.tmp``, so no
   reader's pattern (``shard-*.npz``, ``*.json``, ``*.mp4``) matches it;
   ``remove_temporary(folder)`` clears those a killed writer left.
+* ``write_shard(folder, number, **arrays)`` and ``read_shards(folder, names, ...)``: the append-only
+  ``shard-*.npz`` files of the sentence-vector and frame-embedding caches, each written whole (``atomic_file``)
+  under a name no other writer can take, and read back in the order of their names.
 * ``file_errors(path, doing)``: an operating-system error on ``path`` (a full
   disk, a read-only folder, a folder where a file belongs) becomes a
   ``StorageError``, one line naming the file and what to do.
@@ -51,6 +54,7 @@ import os
 import re
 import time
 import uuid
+import zipfile
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
@@ -58,8 +62,8 @@ from typing import Any, BinaryIO, Iterator
 
 __all__ = ["CacheLockedError", "JSON_ERRORS", "JsonlError", "LockedFolder", "REDACTED", "STALE_SECONDS",
            "StorageError", "atomic_file", "file_errors", "folder_digest", "json_line", "json_problem",
-           "lines", "now", "read_jsonl", "read_text", "redact", "remove_temporary", "write_bytes",
-           "write_json", "write_text"]
+           "lines", "now", "read_jsonl", "read_shards", "read_text", "redact", "remove_temporary",
+           "write_bytes", "write_json", "write_shard", "write_text"]
 
 #: What ``json.loads`` raises on input it cannot read: bad JSON, or nesting deeper than Python's recursion limit.
 JSON_ERRORS = (ValueError, RecursionError)
@@ -192,8 +196,8 @@ class atomic_file:
             with file_errors(self.path, "write"):
                 raise error
 
-    def commit(self) -> Path:
-        """Replace ``path`` with what was written; returns ``path``."""
+    def commit(self) -> None:
+        """Replace ``path`` with what was written."""
         with file_errors(self.path, "write"):
             try:
                 if self.sync:
@@ -204,7 +208,6 @@ class atomic_file:
             except BaseException:
                 self.discard()
                 raise
-        return self.path
 
     def discard(self) -> None:
         """Remove what was written; ``path`` stays as it was."""
@@ -231,6 +234,37 @@ def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> Path:
     return write_text(path, json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n")
 
 
+def write_shard(folder: str | Path, number: int | str, *, sync: bool = False, **arrays) -> None:
+    """Write ``arrays`` (``numpy.savez``) as a new ``shard-<time>-<pid>-<number>-<random>.npz`` in ``folder``.
+
+    Atomically (``atomic_file``; ``sync`` as there). The random part keeps a shard from ever replacing another,
+    one written by an earlier run or by another process in the same second.
+    """
+    import numpy as np
+
+    stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{number}-{uuid.uuid4().hex[:8]}"
+    with atomic_file(Path(folder) / f"{stem}.npz", sync=sync) as f:
+        np.savez(f, **arrays)
+
+
+def read_shards(folder: str | Path, names: tuple[str, ...], kind: str, fix: str) -> Iterator[tuple]:
+    """The arrays ``names`` of each ``shard-*.npz`` of ``folder`` (``write_shard``), in the order of the file names.
+
+    A shard that cannot be read raises ``ValueError``: ``<shard>: not a readable <kind> (<why>); delete it, and
+    <fix>``.
+    """
+    import numpy as np
+
+    for shard in sorted(Path(folder).glob("shard-*.npz")):
+        try:
+            with np.load(shard, allow_pickle=False) as data:
+                arrays = tuple(data[name] for name in names)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+            raise ValueError(f"{shard}: not a readable {kind} ({type(err).__name__}: {err}); "
+                             f"delete it, and {fix}") from None
+        yield arrays
+
+
 def folder_digest(folder: str | Path, *, skip: tuple[str, ...] = (), by_file: bool = False) -> str:
     """SHA-256 over every file below ``folder``, in the order of their sorted paths.
 
@@ -238,7 +272,7 @@ def folder_digest(folder: str | Path, *, skip: tuple[str, ...] = (), by_file: bo
     then its bytes, or with ``by_file`` the 32-byte SHA-256 of its bytes.
     Files with a path part in ``skip`` (e.g. ``".cache"``) are left out. The
     two forms name existing caches (the sentence encoder's: bytes; a
-    contrastive model's ``weights_identity``: ``by_file``, skipping
+    contrastive model's ``config()["identity"]``: ``by_file``, skipping
     ``.cache``), so neither may change.
     """
     folder = Path(folder)

@@ -245,6 +245,7 @@ def out_of_memory_row(folder: Path, requests, device: str, dtype: str, workdir: 
     from sova_lib.describe.backends.transformers import TransformersDescriber
     from sova_lib.describe.contract import DescriberEnvironmentError
     from sova_lib.describe.item import Item
+    from sova_lib.describe.prompts import Prompt
     from sova_lib.describe.run_cache import RunOptions
     from sova_lib.describe.runner import describe_items
     from sova_lib.video.frames import example_videos
@@ -262,8 +263,8 @@ def out_of_memory_row(folder: Path, requests, device: str, dtype: str, workdir: 
                                                index)
     try:
         items = [Item(f"copy{k}", str(example_videos()[0])) for k in range(batch)]
-        describe_items(describer, items, workdir / "oom-cache", prompt=video.prompt,
-                       system_prompt=video.system_prompt, loader=lambda item, fps: (frames, times, True),
+        describe_items(describer, items, workdir / "oom-cache", prompt=Prompt("custom", video.prompt, video.prompt, video.system_prompt or None),
+                       loader=lambda item, fps: (frames, times, True),
                        run=RunOptions(show_progress=False, verbose=False))
         row.note = f"a batch of {batch} clips of {len(frames)} frames did not run out of 8 MiB"
     except DescriberEnvironmentError as error:

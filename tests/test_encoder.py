@@ -30,14 +30,14 @@ def test_offline_encoder_gives_unit_vectors(encoder):
 
 def test_disk_cache_is_reused_without_loading_the_model(encoder, tmp_path):
     first = SentenceEncoder(cache_dir=tmp_path, show_progress=False)
-    first._model = encoder.model  # share the already loaded weights
+    first.model = encoder.model  # share the already loaded weights
     texts = ["The truck reverses.", "Nobody moves."]
     vectors = first.encode(texts)
     shards = list(first.cache_path.glob("shard-*.npz"))
     assert len(shards) == 1
     second = SentenceEncoder(cache_dir=tmp_path, show_progress=False)
     np.testing.assert_array_equal(second.encode(texts), vectors)
-    assert second._model is None  # nothing was re-encoded
+    assert "model" not in vars(second)  # nothing was re-encoded: the model was never loaded
     first.encode(texts)  # known texts write no new shard
     assert len(list(first.cache_path.glob("shard-*.npz"))) == 1
 
@@ -77,7 +77,7 @@ def test_one_progress_bar_over_all_sentences_and_the_vectors_of_one_encode_call(
     capfd.readouterr()
     monkeypatch.setattr(encoder_module, "SHARD_SECONDS", 0.0)
     fresh = SentenceEncoder(cache_dir=tmp_path, show_progress=True, batch_size=8)
-    fresh._model = encoder.model
+    fresh.model = encoder.model
     vectors = fresh.encode(texts)
     out, err = capfd.readouterr()
     assert "Batches" not in err + out and err.count("encoding sentences: 100%") >= 1
@@ -85,7 +85,7 @@ def test_one_progress_bar_over_all_sentences_and_the_vectors_of_one_encode_call(
     assert np.array_equal(vectors.view(np.uint32), reference.view(np.uint32))
     assert len(list(fresh.cache_path.glob("shard-*.npz"))) == 5  # 40 sentences, 8 a batch
     again = SentenceEncoder(cache_dir=tmp_path, show_progress=False)
-    assert np.array_equal(again.encode(texts), vectors) and again._model is None
+    assert np.array_equal(again.encode(texts), vectors) and "model" not in vars(again)
 
 
 # -- the split cache (split_many, SplitCache) -------------------------------------------------------------------------------------------

@@ -186,14 +186,14 @@ def open_cache(cache_dir: str | Path, key: dict, *, source: str, prefix: str = "
     return cache
 
 
-def _read_jsonl(path: Path, repair: bool) -> list[tuple[int, dict]]:
-    """The records of a JSON Lines file written by ``DescriptionCache``, each with its line number.
+def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
+    """The records of a JSON Lines file written by ``DescriptionCache``, each with its line number, repaired.
 
-    A last line that does not parse was cut short by an interrupted run: with
-    ``repair`` it is cut off the file (every complete line before it is
-    kept). A last line that parses but lacks its line end is whole: it is
-    kept, and with ``repair`` the line end is added. A broken line elsewhere
-    raises ``ValueError`` naming the file and line.
+    A last line that does not parse was cut short by an interrupted run: it
+    is cut off the file (every complete line before it is kept). A last line
+    that parses but lacks its line end is whole: it is kept, and the line end
+    is added. A broken line elsewhere raises ``ValueError`` naming the file
+    and line.
     """
     if not path.exists():
         return []
@@ -214,14 +214,13 @@ def _read_jsonl(path: Path, repair: bool) -> list[tuple[int, dict]]:
             if number != last:
                 raise ValueError(f"{path}, line {number}: broken record ({json_problem(err)}); "
                                  "remove or fix that line, then run again") from None
-            if repair:
-                print(f"sova: {path}: cut off an incomplete last line ({len(data) - pos} bytes) "
-                      "left by an interrupted run", file=sys.stderr)
-                with file_errors(path, "repair"), open(path, "r+b") as f:
-                    f.truncate(pos)
+            print(f"sova: {path}: cut off an incomplete last line ({len(data) - pos} bytes) "
+                  "left by an interrupted run", file=sys.stderr)
+            with file_errors(path, "repair"), open(path, "r+b") as f:
+                f.truncate(pos)
             return records
         pos += len(raw) + 1
-    if repair and pieces[-1]:  # a whole record whose line end was never written
+    if pieces[-1]:  # a whole record whose line end was never written
         with file_errors(path, "repair"), open(path, "ab") as f:
             f.write(b"\n")
     return records
@@ -229,7 +228,7 @@ def _read_jsonl(path: Path, repair: bool) -> list[tuple[int, dict]]:
 
 def read_failures(path: Path) -> dict:
     """id -> reason of each record of an ``errors.jsonl`` (the last one per id; a torn last line is cut off)."""
-    return {rec["id"]: rec.get("error", "") for _, rec in _read_jsonl(path, repair=True)}
+    return {rec["id"]: rec.get("error", "") for _, rec in _read_jsonl(path)}
 
 
 class DescriptionCache(LockedFolder):
@@ -253,7 +252,7 @@ class DescriptionCache(LockedFolder):
 
     def _read(self) -> None:
         lines: dict = {}
-        for number, rec in _read_jsonl(self.descriptions_path, repair=True):
+        for number, rec in _read_jsonl(self.descriptions_path):
             put_text(self.done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
         self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
         with file_errors(self.folder, "write to"):

@@ -10,7 +10,7 @@ spread over a pool of Ray actors:
   those that failed before). Items with a reason known before loading go
   straight to ``errors.jsonl``.
 * The rest become a Ray dataset of small rows (a position and the item as
-  JSON: its path, window, crop, direction); no frames leave the driver.
+  pickled: its path, window, crop, direction); no frames leave the driver.
 * ``Dataset.map_batches`` runs ``RunWorker`` (the actor of both Ray
   engines) in a pool of ``workers`` actors, each with ``gpus_per_worker``
   GPUs and ``cpus_per_worker`` CPUs (``run_on_actors``).
@@ -45,14 +45,12 @@ those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import pickle
 import sys
-import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -63,8 +61,8 @@ from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
 from sova_lib.describe.runner import plan_run, schedule_requests, start_describer
 
-__all__ = ["RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "item_from_json", "item_to_json",
-           "map_on_actors", "pickled_error", "ray_session", "run_on_actors", "use_cluster_token"]
+__all__ = ["RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "map_on_actors", "pickled_error",
+           "ray_session", "run_on_actors", "use_cluster_token"]
 
 
 @dataclass(frozen=True)
@@ -113,17 +111,6 @@ class RayOptions:
         return max(1, min(8, int(self.cpus_per_worker) or 1))
 
 
-def item_to_json(item: Item) -> str:
-    """``item`` as one JSON text (a dataset row); ``item_from_json`` reads it back."""
-    return json.dumps({**asdict(item), "path": str(item.path)})
-
-
-def item_from_json(text: str) -> Item:
-    d = json.loads(text)
-    return Item(**{**d, "path": Path(d["path"]), "window": d["window"] and tuple(d["window"]),
-                   "crop": d["crop"] and tuple(d["crop"])})
-
-
 class RunWorker:
     """A Ray Data actor of either engine: ``start()`` once, then ``work(state, items, record=, load_workers=)`` per batch.
 
@@ -133,7 +120,7 @@ class RunWorker:
     ``contrastive.runner.schedule_embeddings``), calling ``record(id, value, error,
     loaded=True)`` once per item as that loop does, with ``load_workers``
     decoding threads (``RayOptions.threads``). A batch holds ``row``
-    (positions in the driver's list) and ``item`` (``item_to_json``); the
+    (positions in the driver's list) and ``item`` (each ``Item`` pickled); the
     answer holds, per row, ``row``, ``value`` (the pickled value, empty on
     error), ``error`` (``""`` when there is none), ``loaded`` (false for an
     item whose frames could not be loaded) and ``fatal``: empty, or the
@@ -153,7 +140,7 @@ class RunWorker:
     def __call__(self, batch: dict) -> dict:
         rows, done = [int(row) for row in batch["row"]], {}
         if not self.fatal:
-            items = [item_from_json(str(text)) for text in batch["item"]]
+            items = [pickle.loads(data) for data in batch["item"]]
             position = {item.id: row for item, row in zip(items, rows)}
 
             def record(id: Any, value: Any, error: str | None, loaded: bool = True) -> None:
@@ -213,22 +200,18 @@ def use_cluster_token() -> None:
 
 @contextmanager
 def ray_session(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None):
-    """Join ``address``, or reuse this process's Ray, or start a local instance and stop it after.
-
-    Yields how long Ray took to start, in seconds (0 when it was running).
-    """
+    """Join ``address``, or reuse this process's Ray, or start a local instance and stop it after."""
     import ray
 
     if ray.is_initialized():
-        yield 0.0
+        yield
         return
-    start = time.monotonic()
     if address:
         ray.init(address=address, logging_level=logging.WARNING)
     else:
         ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, logging_level=logging.WARNING)
     try:
-        yield time.monotonic() - start
+        yield
     finally:
         ray.shutdown()
 
@@ -240,12 +223,10 @@ def describe_items_ray(
     cache_dir: str | Path,
     *,
     prompt: Prompt | str,
-    system_prompt: str | None = None,
     fps: float = 1.0,
     crop_source: str = "none",
     sampler_version: str | None = None,
     details: dict | None = None,
-    on_start: Callable[[float], None] | None = None,
     ray: RayOptions | None = None,
     run: RunOptions | None = None,
 ) -> RunSummary:
@@ -253,23 +234,21 @@ def describe_items_ray(
 
     ``options`` are the describer's keyword options (as for ``make_describer``).
     ``ray``: the pool and the cluster (``RayOptions``; default: its defaults);
-    ``run`` (``RunOptions``) as for ``runner.describe_items``. ``on_start(seconds)`` is told
-    how long Ray took to start (0 when it was running). Other arguments as for
+    ``run`` (``RunOptions``) as for ``runner.describe_items``. Other arguments as for
     ``runner.describe_items``. ``DescriberEnvironmentError`` (or the
     describer's own error) stops the run when an actor's describer cannot start.
     """
     ray = ray or RayOptions()
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
-    prompt, items, key, run_info = plan_run(describer, prompt, system_prompt, items, fps, sampler_version,
-                                            crop_source)
+    prompt, items, key, run_info = plan_run(describer, prompt, items, fps, sampler_version, crop_source)
     schedule = partial(run_on_actors, start=partial(_start_describer, backend, options),
-                       work=partial(schedule_requests, fps=fps, prompt=prompt), ray=ray, on_start=on_start)
+                       work=partial(schedule_requests, fps=fps, prompt=prompt), ray=ray)
     return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info={**run_info, "engine": ray.engine()},
                           device=ray.device(), details=details)
 
 
 def run_on_actors(todo: list[Item], record: Callable[..., None], *, start: Callable[[], Any],
-                  work: Callable[..., None], ray: RayOptions, on_start: Callable[[float], None] | None = None) -> None:
+                  work: Callable[..., None], ray: RayOptions) -> None:
     """The ``schedule(todo, record)`` of both Ray engines: ``todo`` worked on by ``RunWorker(start, work)`` actors.
 
     ``record(id, value, error, loaded)`` once per item, as the local engines
@@ -287,29 +266,26 @@ def run_on_actors(todo: list[Item], record: Callable[..., None], *, start: Calla
     if not ready:
         return
     kwargs = {"start": start, "work": work, "load_workers": ray.threads()}
-    for item, out in map_on_actors(ready, RunWorker, kwargs, ray, on_start):
+    for item, out in map_on_actors(ready, RunWorker, kwargs, ray):
         error = str(out["error"])  # "" for none
         record(item.id, None if error else pickle.loads(out["value"]), error or None, bool(out["loaded"]))
 
 
-def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions, on_start=None):
+def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
     """Run the actor class ``worker`` over ``items`` on the actor pool of ``pool``; yield ``(item, output row)``.
 
-    Ray is joined or started for the run (``ray_session``; ``on_start(seconds)``
-    is told how long it took to start). Items travel as small JSON rows
-    (``item_to_json``); each output row comes back as the pool finishes it. An
+    Ray is joined or started for the run (``ray_session``). Items travel as small rows, each
+    pickled; each output row comes back as the pool finishes it. An
     output whose ``fatal`` field is set (an actor that could not start) is
     raised on the driver.
     """
     import ray.data
 
-    with ray_session(pool.address, pool.num_cpus, pool.num_gpus) as seconds:
-        if on_start is not None:
-            on_start(seconds)
+    with ray_session(pool.address, pool.num_cpus, pool.num_gpus):
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
-        rows = [{"row": i, "item": item_to_json(item)} for i, item in enumerate(items)]
+        rows = [{"row": i, "item": pickle.dumps(item)} for i, item in enumerate(items)]
         blocks = -(-len(rows) // pool.batch_size)  # one block per batch (run_on_actors never sends none)
         dataset = ray.data.from_items(rows, override_num_blocks=blocks)
         mapped = dataset.map_batches(

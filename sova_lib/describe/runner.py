@@ -152,7 +152,6 @@ def describe_items(
     cache_dir: str | Path,
     *,
     prompt: Prompt | str,
-    system_prompt: str | None = None,
     fps: float = 1.0,
     crop_source: str = "none",
     sampler_version: str | None = None,
@@ -165,7 +164,7 @@ def describe_items(
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
     ``prompt`` is a ``Prompt`` (see ``sova_lib.describe.prompts.resolve_prompt``) or
-    plain text, with ``system_prompt`` then taken as its system prompt.
+    plain text (a ``"custom"`` prompt without a system prompt).
     ``fps`` is the sampling rate in frames per second of video. ``crop_source``
     says where crop boxes come from (``"none"``: whole frames of the given
     files); it is part of the cache key. ``loader(item, fps)`` returns
@@ -180,8 +179,7 @@ def describe_items(
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
-    prompt, items, key, run_info = plan_run(describer, prompt, system_prompt, items, fps, sampler_version,
-                                            crop_source)
+    prompt, items, key, run_info = plan_run(describer, prompt, items, fps, sampler_version, crop_source)
     device = getattr(describer, "device", None)
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
@@ -193,17 +191,15 @@ def describe_items(
                           device=None if device is None else str(device), details=details)
 
 
-def plan_run(describer: Describer, prompt: Prompt | str, system_prompt: str | None, items: Iterable[Item],
-             fps: float | None, sampler_version: str | None, crop_source: str) -> tuple[Prompt, list[Item], dict, dict]:
+def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], fps: float | None,
+             sampler_version: str | None, crop_source: str) -> tuple[Prompt, list[Item], dict, dict]:
     """``(prompt, items, key, run_info)`` of a run, whatever the engine.
 
     The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt), its items checked for unique ids, its cache
     key (``cache.cache_key``) and the describer's ``run_info()`` (``{}`` when it has none).
     """
     if isinstance(prompt, str):
-        prompt = Prompt("custom", prompt, prompt, system_prompt or None)
-    elif system_prompt is not None:
-        raise ValueError("a Prompt carries its own system prompt; pass system_prompt only with plain text")
+        prompt = Prompt("custom", prompt, prompt)
     items = unique_items(items)
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)

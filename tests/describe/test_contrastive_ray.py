@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from sova_lib.cli import main
+from sova_lib.describe import ray_engine
 from sova_lib.describe.contrastive import ContrastiveModel, embed_items, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.describe.item import Item
@@ -32,7 +33,7 @@ def _errors(folder):
 
 
 def test_ray_engine_writes_the_local_engines_vectors_errors_and_folder(ray_address, tiny_clip, media, tmp_path,
-                                                                       capsys):
+                                                                       capsys, monkeypatch):
     args = ["embed", "--model", str(tiny_clip), "--fps", "1", "--pool", "none", "--device", "cpu",
             "--batch-frames", "5", "--videos", str(media), "--no-progress"]
     assert main(args + ["--cache-dir", str(tmp_path / "local")]) == 0
@@ -58,9 +59,10 @@ def test_ray_engine_writes_the_local_engines_vectors_errors_and_folder(ray_addre
     assert "6 embedded, 0 already cached, 1 failed" in out
     # the same items again: nothing is sent, Ray is not even asked
     started = []
+    monkeypatch.setattr(ray_engine, "ray_session", lambda *args: started.append(args))
     items = [Item(p.stem, p) for p in sorted(media.iterdir())]
     again = embed_items_ray({"name": str(tiny_clip), "device": "cpu", "batch_size": 5}, items, tmp_path / "ray",
-                            fps=1.0, pool="none", batch_frames=5, on_start=started.append, run=QUIET)
+                            fps=1.0, pool="none", batch_frames=5, run=QUIET)
     assert (again.done, again.skipped, again.failed, again.folder, started) == (0, 7, 0, remote, [])
 
 

@@ -1,6 +1,7 @@
 """The Ray engine against the local engine, on one local Ray instance (2 CPUs) shared by the module."""
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -8,13 +9,14 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sova_lib.cli import main
 from sova_lib.describe.contract import DescriberEnvironmentError, make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.ray_engine import RayOptions, describe_items_ray, item_from_json, item_to_json
+from sova_lib.describe.ray_engine import RayOptions, RunWorker, describe_items_ray
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
@@ -35,10 +37,21 @@ def texts(folder):
     return {r["id"]: r["text"] for r in lines(folder)}
 
 
-def test_item_rows_round_trip(tmp_path):
-    item = Item(17, tmp_path / "v.avi", window=(3, 40), crop=(1, 2, 30, 40), reverse=True, is_video=True)
-    assert item_from_json(item_to_json(item)) == item
-    assert item_from_json(item_to_json(Item("a", tmp_path / "b.png"))) == Item("a", tmp_path / "b.png")
+def test_an_actor_reads_each_item_of_its_rows_whole(tmp_path):
+    items = [Item(17, tmp_path / "v.avi", window=(3, 40), crop=(1, 2, 30, 40), reverse=True, is_video=True),
+             Item("a", tmp_path / "b.png")]
+    seen = []
+
+    def work(state, batch, *, record, load_workers):
+        seen.extend(batch)
+        record(17, state, None)
+        record("a", None, "unreadable", False)
+
+    worker = RunWorker(lambda: "ok", work, load_workers=1)
+    out = worker({"row": np.array([4, 9]), "item": np.array([pickle.dumps(i) for i in items], dtype=object)})
+    assert seen == items
+    assert out == {"row": [4, 9], "value": [pickle.dumps("ok"), b""], "error": ["", "unreadable"],
+                   "loaded": [True, False], "fatal": [b"", b""]}
 
 
 def test_cli_ray_engine_writes_the_local_engines_texts_and_errors(ray_address, media, tmp_path, capsys):

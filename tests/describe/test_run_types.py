@@ -137,7 +137,7 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     assert options.threads() == 6
     seen = []
     monkeypatch.setattr(ray_engine, "map_on_actors",  # no Ray started
-                        lambda items, worker, kwargs, pool, on_start: seen.append(kwargs["load_workers"]) or iter(()))
+                        lambda items, worker, kwargs, pool: seen.append(kwargs["load_workers"]) or iter(()))
     quiet = RunOptions(show_progress=False, verbose=False)
     describe_items_ray("motion", {}, [Item("a", tmp_path / "a.mp4")], tmp_path / "cache", prompt="Describe.",
                        ray=options, run=quiet)

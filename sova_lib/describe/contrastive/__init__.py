@@ -9,7 +9,7 @@ scores. ``ray_engine.embed_items_ray`` does the same on a pool of Ray actors.
 """
 from __future__ import annotations
 
-from sova_lib.describe.contrastive.model import ContrastiveModel, ModelLoadError, weights_identity
+from sova_lib.describe.contrastive.model import ContrastiveModel, ModelLoadError
 from sova_lib.describe.contrastive.runner import embed_items
 from sova_lib.describe.contrastive.store import (
            POOLS,
@@ -21,4 +21,4 @@ from sova_lib.describe.contrastive.store import (
 )
 
 __all__ = ["POOLS", "ContrastiveModel", "EmbeddingCache", "ModelLoadError", "embed_items",
-           "embedding_folder", "embedding_key", "export", "read_cache", "weights_identity"]
+           "embedding_folder", "embedding_key", "export", "read_cache"]

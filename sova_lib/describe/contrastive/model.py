@@ -26,19 +26,11 @@ import numpy as np
 from sova_lib.hub import hub_folder
 from sova_lib.storage import folder_digest
 
-__all__ = ["ContrastiveModel", "ModelLoadError", "planned_config", "weights_identity"]
+__all__ = ["ContrastiveModel", "ModelLoadError", "planned_config"]
 
 
 class ModelLoadError(RuntimeError):
     """A model or its processor could not be loaded."""
-
-
-def weights_identity(folder: Path) -> str:
-    """SHA-256 over the relative names and file digests of every file below ``folder`` (``.cache`` left out).
-
-    ``sova_lib.storage.folder_digest(folder, skip=(".cache",), by_file=True)``: it names frame-embedding caches.
-    """
-    return folder_digest(folder, skip=(".cache",), by_file=True)
 
 
 def planned_config(name: str, *, revision: str | None = None, device: str = "cpu",
@@ -63,7 +55,8 @@ def planned_config(name: str, *, revision: str | None = None, device: str = "cpu
                              f"{type(err).__name__}: {err}") from None
     video = hasattr(model_class, "get_video_features")
     frames = getattr(getattr(config, "vision_config", None), "num_frames", None) if video else None
-    return ({"model": name, "revision": revision, "identity": weights_identity(path), "class": model_class.__name__,
+    identity = folder_digest(path, skip=(".cache",), by_file=True)  # names and file digests, .cache left out
+    return ({"model": name, "revision": revision, "identity": identity, "class": model_class.__name__,
              "dtype": dtype or ("bfloat16" if device.startswith("cuda") else "float32"), "video_frames": frames},
             model_class, path)
 

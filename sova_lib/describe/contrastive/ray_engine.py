@@ -9,7 +9,7 @@ way ``sova_lib.describe.ray_engine`` spreads describing:
   the weights' digest), opens it through the one cache writer
   (``runner.run_into_store``) and leaves out the items already embedded (and,
   unless ``retry_errors``, those that failed before).
-* The rest become a Ray dataset of small JSON rows (``item_to_json``); no
+* The rest become a Ray dataset of small rows (each item pickled); no
   frames leave the driver. ``map_batches`` runs the actor of both Ray
   engines (``sova_lib.describe.ray_engine.RunWorker``) in a pool of
   ``workers`` actors (``gpus_per_worker`` GPUs, ``cpus_per_worker`` CPUs
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
 from sova_lib.describe.contrastive.runner import check_pool, run_into_store, schedule_embeddings
@@ -68,7 +68,6 @@ def embed_items_ray(
     flush_items: int = 64,
     flush_seconds: float = 30.0,
     crop_source: str = "none",
-    on_start: Callable[[float], None] | None = None,
     ray: RayOptions | None = None,
     run: RunOptions | None = None,
 ) -> RunSummary:
@@ -77,8 +76,7 @@ def embed_items_ray(
     ``model_options``: ``ContrastiveModel``'s keyword options (``name``,
     ``revision``, ``device``, ``dtype``, ``batch_size``). ``ray``: the pool
     and the cluster, as for ``sova_lib.describe.ray_engine.describe_items_ray``
-    (``RayOptions``); ``on_start(seconds)`` is told how long Ray took to start,
-    and is not called when nothing is left to embed (Ray is then not started).
+    (``RayOptions``); Ray is not started when nothing is left to embed.
     Other arguments, ``run`` (``RunOptions``) among them, as for
     ``runner.embed_items``. A model that cannot be found (on the driver:
     ``RuntimeError``) or loaded (in an actor: ``ModelLoadError``) stops the run.
@@ -91,8 +89,7 @@ def embed_items_ray(
     check_pool(model_class, pool, model_options["name"])
     key = embedding_key(expected, fps, pool, crop_source=crop_source)
     schedule = partial(run_on_actors, start=partial(_load_model, model_options, expected),
-                       work=partial(schedule_embeddings, fps=fps, pool=pool, batch_frames=batch_frames), ray=ray,
-                       on_start=on_start)
+                       work=partial(schedule_embeddings, fps=fps, pool=pool, batch_frames=batch_frames), ray=ray)
     return run_into_store(key, list(items), cache_dir, schedule, device=f"{ray.device()}, {device}", run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds,
                           last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})

@@ -28,10 +28,6 @@ reads (``ids``, ``owner``, ``vectors``).
 from __future__ import annotations
 
 import json
-import os
-import time
-import uuid
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +35,7 @@ import numpy as np
 from sova_lib.describe.cache import cache_folder, new_manifest, read_failures
 from sova_lib.item_vectors import write_embeddings
 from sova_lib.similarity import ItemVectors
-from sova_lib.storage import LockedFolder, atomic_file, file_errors, json_line, now
+from sova_lib.storage import LockedFolder, file_errors, json_line, now, read_shards, write_shard
 from sova_lib.video import SAMPLER_VERSION
 
 __all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "export", "read_cache"]
@@ -71,13 +67,8 @@ def embedding_folder(cache_dir: str | Path, key: dict) -> Path:
 def read_cache(folder: str | Path) -> dict:
     """id -> ``(vectors (c, D) float32, frames (c,) int64)`` of every finished item of a cache folder."""
     out = {}
-    for shard in sorted(Path(folder).glob("shard-*.npz")):
-        try:
-            with np.load(shard, allow_pickle=False) as data:
-                ids, counts, vectors, frames = data["ids"], data["counts"], data["vectors"], data["frames"]
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-            raise ValueError(f"{shard}: not a readable shard ({type(err).__name__}: {err}); delete it, and the "
-                             "next run embeds its items again") from None
+    for ids, counts, vectors, frames in read_shards(folder, ("ids", "counts", "vectors", "frames"), "shard",
+                                                    "the next run embeds its items again"):
         starts = np.cumsum(counts) - counts
         for raw, start, count in zip(ids.tolist(), starts.tolist(), counts.tolist()):
             out[json.loads(raw)] = (vectors[start:start + count], frames[start:start + count])
@@ -108,13 +99,9 @@ class EmbeddingCache(LockedFolder):
             return
         ids, vectors, frames = zip(*items)
         self._shards += 1
-        # a fresh random part: a shard never replaces one written by an earlier run
-        stem = f"shard-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{self._shards:05d}-{uuid.uuid4().hex[:8]}"
-        with atomic_file(self.folder / f"{stem}.npz", sync=True) as f:
-            np.savez(f, ids=np.array([json.dumps(i) for i in ids]),
-                     counts=np.array([len(v) for v in vectors], dtype=np.int64),
-                     vectors=np.concatenate(vectors).astype(np.float32),
-                     frames=np.concatenate(frames).astype(np.int64))
+        write_shard(self.folder, f"{self._shards:05d}", sync=True, ids=np.array([json.dumps(i) for i in ids]),
+                    counts=np.array([len(v) for v in vectors], dtype=np.int64),
+                    vectors=np.concatenate(vectors).astype(np.float32), frames=np.concatenate(frames).astype(np.int64))
         self.done.update(ids)
         for i in ids:
             self.failures.pop(i, None)
