@@ -188,25 +188,20 @@ class _Sources:
     def __init__(self, caches, protocols, *, encoder=None, muvr_root=None, muvr_caches=None,
                  muvr_query="text+video"):
         self.encoder, self.muvr_query = encoder, muvr_query
-        self.protocols = {}
-        for p in protocols or ():
-            proto = get_protocol(p) if isinstance(p, str) else p
-            self.protocols[proto.name] = (proto.name, "clips", proto)
+        clips = [get_protocol(p) if isinstance(p, str) else p for p in protocols or ()]
+        self.protocols = {p.name: (p.name, "clips", p) for p in clips}
         if muvr_root is not None:
             for name, part in muvr_partitions(muvr_root).items():
                 self.protocols[MUVR_PREFIX + name] = (f"MUVR {name} (Base, {muvr_query})", "muvr", part)
-            if muvr_caches is None:
-                muvr_caches = muvr_caches_of(muvr_root)
+            muvr_caches = muvr_caches_of(muvr_root) if muvr_caches is None else muvr_caches
             if not muvr_caches:
                 raise ValueError(f"{muvr_root}: no released features under features/VLMs_1_15/; pass muvr_caches "
                                  "(feature folders, .npz files or description caches of windows)")
         self.caches = {"clips": dict(caches or {}), "muvr": dict(muvr_caches or {})}
         if not self.protocols:
             raise ValueError("the explorer needs at least one protocol (or a MUVR data root)")
-        for value, (_, kind, _) in self.protocols.items():
-            if not self.caches[kind]:
-                raise ValueError(f"protocol {value!r} has no cache to explore: pass "
-                                 f"{'caches' if kind == 'clips' else 'muvr_caches'}")
+        if clips and not caches:  # (a MUVR partition always has its caches: checked above)
+            raise ValueError(f"protocol {clips[0].name!r} has no cache to explore: pass caches")
         # loaded caches and MUVR vectors are kept, so switching back costs nothing
         self._cache, self._muvr = functools.cache(self._cache), functools.cache(self._muvr)
 
