@@ -265,7 +265,7 @@ class Explorer:
         self.sources = _Sources(caches, protocols, encoder=encoder, muvr_root=muvr_root, muvr_caches=muvr_caches,
                                 muvr_query=muvr_query)
         self.videos, self.worst = videos or {}, worst
-        self._quiet = True
+        self._quiet = False  # True while the explorer sets its own controls: their observers then do nothing
         self.protocol = w.Dropdown(options=[(label, value) for value, (label, _, _) in self.sources.protocols.items()],
                                    description="protocol")
         self.cache = w.Dropdown(options=self.sources.cache_names(self.protocol.value), description="cache")
@@ -275,42 +275,39 @@ class Explorer:
         self.html = w.HTML()
         self.image = w.Image(format="png")
         self.view, self.handle = None, None
-        self._refresh_queries(query)
-        self.protocol.observe(self._pick_protocol, names="value")
-        self.cache.observe(lambda _: self._refresh_queries(None), names="value")
-        self.query.observe(lambda _: self.update(), names="value")
-        self.k.observe(lambda _: self.update(), names="value")
+        self._fill_queries(query)
+        for control in (self.protocol, self.cache, self.query, self.k):
+            control.observe(self._changed, names="value")
         self.worst_list.observe(self._pick_worst, names="value")
         self.widget = w.VBox([w.HBox([self.protocol, self.cache, self.k]), w.HBox([self.query, self.worst_list]),
                               self.html, self.image])
-        self._quiet = False
         self.update()
 
-    def _pick_protocol(self, _):
-        names = self.sources.cache_names(self.protocol.value)
+    def _changed(self, change):
+        """A control changed: follow it (a protocol's caches, a cache's queries), then recompute the view once."""
+        if self._quiet:
+            return
         self._quiet = True
         try:
-            if list(self.cache.options) != names:
+            names = self.sources.cache_names(self.protocol.value)
+            if change.owner is self.protocol and list(self.cache.options) != names:
                 self.cache.options = names
                 self.cache.value = names[0]
+            if change.owner in (self.protocol, self.cache):
+                self._fill_queries(None)
         finally:
             self._quiet = False
-        self._refresh_queries(None)
+        self.update()
 
-    def _refresh_queries(self, query):
-        quiet, self._quiet = self._quiet, True
-        try:
-            queries = self.sources.queries(self.protocol.value, self.cache.value)
-            if not queries:
-                raise ValueError(f"cache {self.cache.value!r} covers no query of {self.protocol.value!r}")
-            worst = self.sources.worst(self.protocol.value, self.cache.value, self.worst)
-            self.worst_list.options = [("", None)] + [(f"{r.id} (AP {r.AP:.1f})", r.id) for r in worst.itertuples()]
-            self.query.options = queries
-            self.query.value = query if query in queries else queries[0]
-        finally:
-            self._quiet = quiet
-        if not quiet:
-            self.update()
+    def _fill_queries(self, query):
+        """The query and worst lists of the current protocol and cache; ``query`` is chosen when listed."""
+        queries = self.sources.queries(self.protocol.value, self.cache.value)
+        if not queries:
+            raise ValueError(f"cache {self.cache.value!r} covers no query of {self.protocol.value!r}")
+        worst = self.sources.worst(self.protocol.value, self.cache.value, self.worst)
+        self.worst_list.options = [("", None)] + [(f"{r.id} (AP {r.AP:.1f})", r.id) for r in worst.itertuples()]
+        self.query.options = queries
+        self.query.value = query if query in queries else queries[0]
 
     def _pick_worst(self, change):
         if change["new"] is not None:
@@ -318,8 +315,6 @@ class Explorer:
 
     def update(self):
         """Recompute the view of the current query; redraw the text, the figure and the displayed bundle."""
-        if self._quiet:
-            return self.view
         self.view = self.sources.view(self.protocol.value, self.cache.value, self.query.value, self.k.value)
         self.html.value = view_html(self.view)
         self.image.value = view_png(self.view, self.videos)
