@@ -155,25 +155,19 @@ def view_png(view: QueryView, videos: dict | None = None, *, dpi: int = 80) -> b
         pyplot().close(fig)
 
 
-def view_bundle(view: QueryView, videos: dict | None = None, *, widget=None, png: bytes | None = None) -> dict:
+def view_bundle(view: QueryView, videos: dict | None = None, *, png: bytes | None = None) -> dict:
     """The view as one display bundle: ``text/plain`` (one line), ``text/html`` (the table of ``view_html`` and
     the figure of ``static_view`` as an embedded PNG) and ``image/png`` (that figure; ``png`` if already drawn).
 
-    With ``widget`` (an ipywidgets widget), its view is added
-    (``application/vnd.jupyter.widget-view+json``): JupyterLab shows the live
-    widget, and every viewer without it one of the static forms.
+    ``Explorer.bundle`` adds its widget's view to it.
     """
     png = base64.b64encode(view_png(view, videos) if png is None else png).decode("ascii")
     top = ", ".join(f"#{h.rank} {h.id} ({'relevant' if h.relevant else 'not relevant'})"
                     for h in view.hits.itertuples(index=False))
-    bundle = {"text/plain": f"{view.query} on {view.protocol}: {_ap_text(view)}; top {len(view.hits)}: {top}",
-              "text/html": view_html(view) + f'\n<p><img alt="similarity of each hit to the query" '
-                                             f'src="data:image/png;base64,{png}"></p>',
-              "image/png": png}
-    if widget is not None:
-        bundle["application/vnd.jupyter.widget-view+json"] = widget._repr_mimebundle_()[
-            "application/vnd.jupyter.widget-view+json"]
-    return bundle
+    return {"text/plain": f"{view.query} on {view.protocol}: {_ap_text(view)}; top {len(view.hits)}: {top}",
+            "text/html": view_html(view) + f'\n<p><img alt="similarity of each hit to the query" '
+                                           f'src="data:image/png;base64,{png}"></p>',
+            "image/png": png}
 
 
 class _Sources:
@@ -323,8 +317,14 @@ class Explorer:
         return self.view
 
     def bundle(self) -> dict:
-        """The widget and the current view's static forms as one display bundle (``view_bundle``)."""
-        return view_bundle(self.view, self.videos, widget=self.widget, png=self.image.value)
+        """The current view's static forms (``view_bundle``) and the widget's view as one display bundle.
+
+        JupyterLab shows the live widget (``application/vnd.jupyter.widget-view+json``), every viewer without it
+        one of the static forms.
+        """
+        widget = "application/vnd.jupyter.widget-view+json"
+        return {**view_bundle(self.view, self.videos, png=self.image.value),
+                widget: self.widget._repr_mimebundle_()[widget]}
 
     def display(self):
         """Display the bundle (once); later views replace it in place, so a saved notebook holds the last one."""
