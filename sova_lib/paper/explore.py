@@ -108,11 +108,10 @@ def static_view(view: QueryView, videos: dict | None = None):
     shown = [view.query, *view.hits["id"]] if videos else []
     frames = [_first_frame(videos[i]) if i in videos else None for i in shown]
     has_frames = any(f is not None for f in frames)
-    rows = 2 if has_frames else 1
     n_hits = len(view.hits)
     fig = plt.figure(figsize=(max(7.0, 1.7 * len(shown)), (2.0 if has_frames else 0) + 1.4 + 0.35 * n_hits),
                      constrained_layout=True)
-    grid = fig.add_gridspec(rows, len(shown) if has_frames else 1,
+    grid = fig.add_gridspec(2 if has_frames else 1, len(shown) if has_frames else 1,
                             height_ratios=[2.0, 1.0 + 0.35 * n_hits] if has_frames else None)
     if has_frames:
         for n, (i, image) in enumerate(zip(shown, frames)):
@@ -124,7 +123,7 @@ def static_view(view: QueryView, videos: dict | None = None):
             label = "query" if hit is None else f"#{hit['rank']} {'relevant' if hit['relevant'] else 'not relevant'}"
             ax.set_title(f"{label}\n{middle_cut(str(i), 17)}", fontsize=7,
                          color="black" if hit is None or hit["relevant"] else "#b2182b")
-    ax = fig.add_subplot(grid[rows - 1, :])
+    ax = fig.add_subplot(grid[-1, :])  # the bars: below the frames, if any
     _similarity_bars(ax, view, printed(view.hits["similarity"], 3))
     fig.suptitle(f"{view.query} ({view.query_class}) on {view.protocol}: {_ap_text(view)}, "
                  f"{view.n_relevant} relevant of {view.n_gallery}", fontsize=9)
