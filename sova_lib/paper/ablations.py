@@ -126,8 +126,7 @@ def encoder_table(availability, rows):
     reason``) with encoder ids; ``rows`` the ``ablation_rows`` of the caches
     (inter-pair). One ``here`` column per SOVABench cache.
     """
-    paper = paper_results("Table 6")
-    wide = paper.pivot_table(index="encoder", columns="column", values="value", aggfunc="first", sort=False)
+    wide = paper_wide("Table 6").set_index("encoder")
     tried = {r["encoder"]: r for r in availability.to_dict("records")}
     names = list(wide.index) + [n for n in tried if n not in ENCODER_IDS.values()]
     out = []
@@ -159,12 +158,10 @@ def fps_compare(rows, cache_dir):
     and intra-pair). Computed rows are grouped by what made them other than
     the sampling rate (model, prompt), read from each cache's manifest.
     """
-    paper = paper_results("Table 7")
     out = []
-    for fps, part in paper.groupby("fps", sort=False):
-        values = dict(zip(part["column"], part["value"]))
-        out.append({"source": "paper: MiniCPM-V 4.5 (task-aware), GTE-Large-8152", "fps": float(fps),
-                    "inter-pair mAP": f"{values['inter-pair']:.1f}", "intra-pair Pair-mAP": f"{values['intra-pair']:.1f}"})
+    for r in paper_wide("Table 7").to_dict("records"):
+        out.append({"source": "paper: MiniCPM-V 4.5 (task-aware), GTE-Large-8152", "fps": float(r["fps"]),
+                    "inter-pair mAP": f"{r['inter-pair']:.1f}", "intra-pair Pair-mAP": f"{r['intra-pair']:.1f}"})
     if not len(rows):
         out.append({"source": no_cache_note(cache_dir), "fps": "",
                     "inter-pair mAP": NOT_COMPUTED, "intra-pair Pair-mAP": NOT_COMPUTED})

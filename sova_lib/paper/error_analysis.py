@@ -175,7 +175,7 @@ def recorded_score(collected, record: dict) -> dict:
 # --------------------------------------------------------------------------- similarities per pair
 
 def pair_similarities(items, protocol: str = "intra-pair", *, aggregate: str = "max"):
-    """For each task of ``protocol``: ``(task, ids, sims)``.
+    """For each task of ``protocol`` (a generator): ``(task, ids, sims)``.
 
     ``ids`` are the benchmark ids of the task's clip positions (all of the
     protocol's clips); ``sims`` is the ``(Q, N)`` query-by-gallery similarity
@@ -190,13 +190,11 @@ def pair_similarities(items, protocol: str = "intra-pair", *, aggregate: str = "
     if missing:
         raise ValueError(f"{len(missing)} clips of {protocol!r} have no description (e.g. ids {missing[:5]})")
     pos = np.array([where[i] for i in ids.tolist()])
-    out = []
     for task in proto.tasks():
         sims = set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]), aggregate=aggregate)
         sims = sims.astype(np.float64)
         sims[~task.valid()] = -np.inf
-        out.append((task, ids, sims))
-    return out
+        yield task, ids, sims
 
 
 #: Scores this close to a row's best count as tied with it: float32 products give identical texts

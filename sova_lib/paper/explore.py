@@ -108,11 +108,10 @@ def static_view(view: QueryView, videos: dict | None = None):
     shown = [view.query, *view.hits["id"]] if videos else []
     frames = [_first_frame(videos[i]) if i in videos else None for i in shown]
     has_frames = any(f is not None for f in frames)
-    rows = 2 if has_frames else 1
     n_hits = len(view.hits)
     fig = plt.figure(figsize=(max(7.0, 1.7 * len(shown)), (2.0 if has_frames else 0) + 1.4 + 0.35 * n_hits),
                      constrained_layout=True)
-    grid = fig.add_gridspec(rows, len(shown) if has_frames else 1,
+    grid = fig.add_gridspec(2 if has_frames else 1, len(shown) if has_frames else 1,
                             height_ratios=[2.0, 1.0 + 0.35 * n_hits] if has_frames else None)
     if has_frames:
         for n, (i, image) in enumerate(zip(shown, frames)):
@@ -124,7 +123,7 @@ def static_view(view: QueryView, videos: dict | None = None):
             label = "query" if hit is None else f"#{hit['rank']} {'relevant' if hit['relevant'] else 'not relevant'}"
             ax.set_title(f"{label}\n{middle_cut(str(i), 17)}", fontsize=7,
                          color="black" if hit is None or hit["relevant"] else "#b2182b")
-    ax = fig.add_subplot(grid[rows - 1, :])
+    ax = fig.add_subplot(grid[-1, :])  # the bars: below the frames, if any
     _similarity_bars(ax, view, printed(view.hits["similarity"], 3))
     fig.suptitle(f"{view.query} ({view.query_class}) on {view.protocol}: {_ap_text(view)}, "
                  f"{view.n_relevant} relevant of {view.n_gallery}", fontsize=9)
@@ -155,25 +154,19 @@ def view_png(view: QueryView, videos: dict | None = None, *, dpi: int = 80) -> b
         pyplot().close(fig)
 
 
-def view_bundle(view: QueryView, videos: dict | None = None, *, widget=None, png: bytes | None = None) -> dict:
+def view_bundle(view: QueryView, videos: dict | None = None, *, png: bytes | None = None) -> dict:
     """The view as one display bundle: ``text/plain`` (one line), ``text/html`` (the table of ``view_html`` and
     the figure of ``static_view`` as an embedded PNG) and ``image/png`` (that figure; ``png`` if already drawn).
 
-    With ``widget`` (an ipywidgets widget), its view is added
-    (``application/vnd.jupyter.widget-view+json``): JupyterLab shows the live
-    widget, and every viewer without it one of the static forms.
+    ``Explorer.bundle`` adds its widget's view to it.
     """
     png = base64.b64encode(view_png(view, videos) if png is None else png).decode("ascii")
     top = ", ".join(f"#{h.rank} {h.id} ({'relevant' if h.relevant else 'not relevant'})"
                     for h in view.hits.itertuples(index=False))
-    bundle = {"text/plain": f"{view.query} on {view.protocol}: {_ap_text(view)}; top {len(view.hits)}: {top}",
-              "text/html": view_html(view) + f'\n<p><img alt="similarity of each hit to the query" '
-                                             f'src="data:image/png;base64,{png}"></p>',
-              "image/png": png}
-    if widget is not None:
-        bundle["application/vnd.jupyter.widget-view+json"] = widget._repr_mimebundle_()[
-            "application/vnd.jupyter.widget-view+json"]
-    return bundle
+    return {"text/plain": f"{view.query} on {view.protocol}: {_ap_text(view)}; top {len(view.hits)}: {top}",
+            "text/html": view_html(view) + f'\n<p><img alt="similarity of each hit to the query" '
+                                           f'src="data:image/png;base64,{png}"></p>',
+            "image/png": png}
 
 
 class _Sources:
@@ -188,25 +181,20 @@ class _Sources:
     def __init__(self, caches, protocols, *, encoder=None, muvr_root=None, muvr_caches=None,
                  muvr_query="text+video"):
         self.encoder, self.muvr_query = encoder, muvr_query
-        self.protocols = {}
-        for p in protocols or ():
-            proto = get_protocol(p) if isinstance(p, str) else p
-            self.protocols[proto.name] = (proto.name, "clips", proto)
+        clips = [get_protocol(p) if isinstance(p, str) else p for p in protocols or ()]
+        self.protocols = {p.name: (p.name, "clips", p) for p in clips}
         if muvr_root is not None:
             for name, part in muvr_partitions(muvr_root).items():
                 self.protocols[MUVR_PREFIX + name] = (f"MUVR {name} (Base, {muvr_query})", "muvr", part)
-            if muvr_caches is None:
-                muvr_caches = muvr_caches_of(muvr_root)
+            muvr_caches = muvr_caches_of(muvr_root) if muvr_caches is None else muvr_caches
             if not muvr_caches:
                 raise ValueError(f"{muvr_root}: no released features under features/VLMs_1_15/; pass muvr_caches "
                                  "(feature folders, .npz files or description caches of windows)")
         self.caches = {"clips": dict(caches or {}), "muvr": dict(muvr_caches or {})}
         if not self.protocols:
             raise ValueError("the explorer needs at least one protocol (or a MUVR data root)")
-        for value, (_, kind, _) in self.protocols.items():
-            if not self.caches[kind]:
-                raise ValueError(f"protocol {value!r} has no cache to explore: pass "
-                                 f"{'caches' if kind == 'clips' else 'muvr_caches'}")
+        if clips and not caches:  # (a MUVR partition always has its caches: checked above)
+            raise ValueError(f"protocol {clips[0].name!r} has no cache to explore: pass caches")
         # loaded caches and MUVR vectors are kept, so switching back costs nothing
         self._cache, self._muvr = functools.cache(self._cache), functools.cache(self._muvr)
 
@@ -270,7 +258,7 @@ class Explorer:
         self.sources = _Sources(caches, protocols, encoder=encoder, muvr_root=muvr_root, muvr_caches=muvr_caches,
                                 muvr_query=muvr_query)
         self.videos, self.worst = videos or {}, worst
-        self._quiet = True
+        self._quiet = False  # True while the explorer sets its own controls: their observers then do nothing
         self.protocol = w.Dropdown(options=[(label, value) for value, (label, _, _) in self.sources.protocols.items()],
                                    description="protocol")
         self.cache = w.Dropdown(options=self.sources.cache_names(self.protocol.value), description="cache")
@@ -280,42 +268,39 @@ class Explorer:
         self.html = w.HTML()
         self.image = w.Image(format="png")
         self.view, self.handle = None, None
-        self._refresh_queries(query)
-        self.protocol.observe(self._pick_protocol, names="value")
-        self.cache.observe(lambda _: self._refresh_queries(None), names="value")
-        self.query.observe(lambda _: self.update(), names="value")
-        self.k.observe(lambda _: self.update(), names="value")
+        self._fill_queries(query)
+        for control in (self.protocol, self.cache, self.query, self.k):
+            control.observe(self._changed, names="value")
         self.worst_list.observe(self._pick_worst, names="value")
         self.widget = w.VBox([w.HBox([self.protocol, self.cache, self.k]), w.HBox([self.query, self.worst_list]),
                               self.html, self.image])
-        self._quiet = False
         self.update()
 
-    def _pick_protocol(self, _):
-        names = self.sources.cache_names(self.protocol.value)
+    def _changed(self, change):
+        """A control changed: follow it (a protocol's caches, a cache's queries), then recompute the view once."""
+        if self._quiet:
+            return
         self._quiet = True
         try:
-            if list(self.cache.options) != names:
+            names = self.sources.cache_names(self.protocol.value)
+            if change.owner is self.protocol and list(self.cache.options) != names:
                 self.cache.options = names
                 self.cache.value = names[0]
+            if change.owner in (self.protocol, self.cache):
+                self._fill_queries(None)
         finally:
             self._quiet = False
-        self._refresh_queries(None)
+        self.update()
 
-    def _refresh_queries(self, query):
-        quiet, self._quiet = self._quiet, True
-        try:
-            queries = self.sources.queries(self.protocol.value, self.cache.value)
-            if not queries:
-                raise ValueError(f"cache {self.cache.value!r} covers no query of {self.protocol.value!r}")
-            worst = self.sources.worst(self.protocol.value, self.cache.value, self.worst)
-            self.worst_list.options = [("", None)] + [(f"{r.id} (AP {r.AP:.1f})", r.id) for r in worst.itertuples()]
-            self.query.options = queries
-            self.query.value = query if query in queries else queries[0]
-        finally:
-            self._quiet = quiet
-        if not quiet:
-            self.update()
+    def _fill_queries(self, query):
+        """The query and worst lists of the current protocol and cache; ``query`` is chosen when listed."""
+        queries = self.sources.queries(self.protocol.value, self.cache.value)
+        if not queries:
+            raise ValueError(f"cache {self.cache.value!r} covers no query of {self.protocol.value!r}")
+        worst = self.sources.worst(self.protocol.value, self.cache.value, self.worst)
+        self.worst_list.options = [("", None)] + [(f"{r.id} (AP {r.AP:.1f})", r.id) for r in worst.itertuples()]
+        self.query.options = queries
+        self.query.value = query if query in queries else queries[0]
 
     def _pick_worst(self, change):
         if change["new"] is not None:
@@ -323,8 +308,6 @@ class Explorer:
 
     def update(self):
         """Recompute the view of the current query; redraw the text, the figure and the displayed bundle."""
-        if self._quiet:
-            return self.view
         self.view = self.sources.view(self.protocol.value, self.cache.value, self.query.value, self.k.value)
         self.html.value = view_html(self.view)
         self.image.value = view_png(self.view, self.videos)
@@ -333,8 +316,14 @@ class Explorer:
         return self.view
 
     def bundle(self) -> dict:
-        """The widget and the current view's static forms as one display bundle (``view_bundle``)."""
-        return view_bundle(self.view, self.videos, widget=self.widget, png=self.image.value)
+        """The current view's static forms (``view_bundle``) and the widget's view as one display bundle.
+
+        JupyterLab shows the live widget (``application/vnd.jupyter.widget-view+json``), every viewer without it
+        one of the static forms.
+        """
+        widget = "application/vnd.jupyter.widget-view+json"
+        return {**view_bundle(self.view, self.videos, png=self.image.value),
+                widget: self.widget._repr_mimebundle_()[widget]}
 
     def display(self):
         """Display the bundle (once); later views replace it in place, so a saved notebook holds the last one."""

@@ -30,13 +30,13 @@ from sova_lib.benchmarks.muvr import metrics as muvr_metrics
 from sova_lib.benchmarks.muvr.annotations import Partition, clean_description
 from sova_lib.benchmarks.muvr.features import npz_vectors
 from sova_lib.benchmarks.muvr.framework import framework_vectors, pool_windows
-from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, fused_rows
+from sova_lib.benchmarks.muvr.fusion import fused_rows
 from sova_lib.benchmarks.muvr.retrieval import evaluate_partition, row_masks, row_targets, rows_of
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.sentences import split
-from sova_lib.similarity import ItemVectors
+from sova_lib.similarity import ItemVectors, max_cosine
 
 __all__ = ["QueryView", "load_cache", "load_muvr_cache", "muvr_caches_of", "muvr_partitions", "muvr_view",
            "muvr_worst_queries", "query_view", "worst_queries"]
@@ -133,13 +133,11 @@ def query_view(protocol: str | Protocol, items: ItemVectors, query, *, texts: di
         raise ValueError(f"{len(missing)} clip(s) of the gallery of {query!r} have no vectors (e.g. {missing[:3]})")
     qv = items.vectors_of(query).astype(np.float64)
     targets = [items.vectors_of(g).astype(np.float64) for g in gallery]
-    best = [_best_pair(qv, t) for t in targets]
-    scores, pairs = np.array([b[0] for b in best]), [b[1] for b in best]
-    relevant = task.relevance()[row]
-    valid = task.valid()[row]
+    scores = np.array([max_cosine(qv, t) for t in targets])
+    relevant, valid = task.relevance()[row], task.valid()[row]
     ap = float(metrics.average_precision_rows(scores[None], relevant[None], valid[None], ties=ties)[0])
     hits = _hits(gallery, scores, relevant, valid, k, texts, _sentences(texts, query, qv.shape[0]),
-                 lambda n: (targets[n], pairs[n], {}))
+                 lambda n: (targets[n], _best_pair(qv, targets[n])[1], {}))
     clip = {c.index: c for c in protocol.clips()}[query]
     return QueryView(protocol=protocol.name, query=query, query_class=str(protocol.query_class(clip)), ap=ap,
                      n_relevant=int((relevant & valid).sum()), n_gallery=int(valid.sum()),
@@ -259,8 +257,6 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     or of the query video and the video (``video``), with ``texts`` (video
     id -> pooled window text) giving the sentences.
     """
-    if query not in QUERY_MODES:
-        raise ValueError(f"unknown query {query!r}; choose one of {QUERY_MODES}")
     rows = {r[0]: r for r in rows_of(partition, "base")}
     if query_id not in rows:
         raise ValueError(f"{query_id!r} is not a scored Base query of MUVR partition {partition.name!r} "

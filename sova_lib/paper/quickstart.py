@@ -82,22 +82,16 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_so
 
 def items_table(items):
     """One row per item: ``id, file, reversed, frames, fps, seconds`` (read from each file's header and packets)."""
-    rows = []
-    for it in items:
-        info = probe(it.path)
-        rows.append({"id": it.id, "file": Path(it.path).name, "reversed": it.reverse, "frames": info.num_frames,
-                     "fps": info.fps, "seconds": round(info.duration, 2)})
-    return pd.DataFrame(rows)
+    infos = [probe(it.path) for it in items]
+    return pd.DataFrame([{"id": it.id, "file": Path(it.path).name, "reversed": it.reverse, "frames": info.num_frames,
+                          "fps": info.fps, "seconds": round(info.duration, 2)} for it, info in zip(items, infos)])
 
 
 def sampled_frames(items, fps: float):
     """The frames the paper's sampler picks from each item: a list of ``(id, images, timestamps in s)``."""
 
-    strips = []
-    for it in items:
-        frames = sample_frames(it.path, rate=fps, window=it.window, crop=it.crop, reverse=it.reverse)
-        strips.append((str(it.id), frames.images, frames.timestamps))
-    return strips
+    sampled = [sample_frames(it.path, rate=fps, window=it.window, crop=it.crop, reverse=it.reverse) for it in items]
+    return [(str(it.id), frames.images, frames.timestamps) for it, frames in zip(items, sampled)]
 
 
 def request_table(item, fps: float, prompt):

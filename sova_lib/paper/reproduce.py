@@ -28,6 +28,7 @@ import pandas as pd
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.encoder import SentenceEncoder, default_cache_dir
 from sova_lib.paper.results import baseline_rows, write_outputs
+from sova_lib.storage import write_text
 
 __all__ = ["find_notebooks", "reproduce", "run_notebook"]
 
@@ -79,12 +80,10 @@ def run_notebook(source: str | Path, executed: str | Path, parameters: dict | No
     written up to the failure, shows where).
     """
     import jupytext
-    import nbformat
     import papermill
 
-    source, executed = Path(source), Path(executed)
-    executed.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(jupytext.read(source), executed)  # the .py is the source; this copy is what runs
+    source = Path(source)
+    executed = write_text(executed, jupytext.writes(jupytext.read(source), fmt="ipynb"))  # this copy is what runs
     from jupyter_client.manager import AsyncKernelManager
     from traitlets.config import Config
 
