@@ -40,6 +40,20 @@ def test_macro_f1_all_yes_both_ways_is_one_and_counts_match_sklearn():
     np.testing.assert_allclose(got, want, atol=1e-12)
 
 
+def test_macro_f1_equals_sklearn_on_random_answers():
+    # The harness's scoring by scikit-learn: official drops unreadable answers and averages over the labels present,
+    # strict reads them as "invalid" and averages over no and yes.
+    rng = np.random.default_rng(2)
+    for n in range(1, 30):
+        truth = list(rng.choice(["yes", "no"], n))
+        answers = [None if r < 0.3 else ("yes" if r < 0.65 else "no") for r in rng.random(n)]
+        t, p = zip(*[(x, a) for x, a in zip(truth, answers) if a is not None]) if any(answers) else ((), ())
+        official = f1_score(t, p, labels=sorted(set(t) | set(p)), average="macro", zero_division=0) if t else 0.0
+        strict = f1_score(truth, [a or "invalid" for a in answers], labels=["no", "yes"], average="macro",
+                          zero_division=0)
+        assert (macro_f1(truth, answers).value, macro_f1(truth, answers, "strict").value) == (official, strict)
+
+
 def test_all_yes_baseline_is_p_over_one_plus_p():
     truth = ["yes"] * 3 + ["no"] * 5
     assert macro_f1(truth, ["yes"] * 8).value == pytest.approx(3 / 8 / (11 / 8))  # p / (1 + p), p = 3/8 yes
