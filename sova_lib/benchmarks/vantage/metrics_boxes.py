@@ -111,27 +111,17 @@ def _area(box) -> float:
 def gt_person_boxes(objects, min_area: float = 0.0) -> list[tuple[float, ...]]:
     """The GT boxes the object-localization scorer keeps (harness ``astro_2d_dataset.py:277-310,540-548``).
 
-    ``objects``: one image's GT, each a box ``[x1, y1, x2, y2]`` in pixels
-    (a person) or a ``{"label", "bbox"}`` object as the harness's GT holds.
-    Labels are lower-cased; person/people/pedestrian become person, and only
-    persons with area >= ``min_area`` are kept (the ``dontcare``/``misc``/
-    ``ignore`` objects the harness's KITTI reader skips, ``vantage2d/utils.py:103-105``,
-    are no persons either).
+    ``objects``: one image's GT as ``ground_truth.read_ground_truth`` keeps it, each a box ``[x1, y1, x2, y2]``
+    in pixels (a person) or a ``{"label", "bbox"}`` object (the reader has already left out an object without
+    either, as the harness's KITTI writer does). Labels are lower-cased; person/people/pedestrian become person,
+    and only persons with area >= ``min_area`` are kept (the ``dontcare``/``misc``/``ignore`` objects the
+    harness's KITTI reader skips, ``vantage2d/utils.py:103-105``, are no persons either).
     """
     out = []
     for obj in objects:
-        if isinstance(obj, dict):
-            if "label" not in obj or "bbox" not in obj:
-                continue
-            box, label = obj["bbox"], obj["label"]
-        else:
-            box, label = obj, "person"
-        if not isinstance(box, (list, tuple)) or len(box) < 4:
-            continue
-        if person_label(str(label)) != "person":  # a null label is "none", as the harness writes it
-            continue
+        box, label = (obj["bbox"], obj["label"]) if isinstance(obj, dict) else (obj, "person")
         box = tuple(float(v) for v in box[:4])
-        if _area(box) >= min_area:
+        if person_label(str(label)) == "person" and _area(box) >= min_area:  # a null label is "none", as written
             out.append(box)
     return out
 
