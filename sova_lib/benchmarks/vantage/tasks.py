@@ -190,7 +190,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          left_out=lambda text, mode: (parse_dvc(text, mode) or (None, 0))[1]),
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
          lambda text, mode, gt: parse_refex(text, mode),
-         lambda gts, parsed, mode, sim=None: refex_iou([g.value for g in gts], parsed, _sizes(gts), mode),
+         lambda gts, parsed, mode, sim=None: refex_iou([g.value for g in gts], parsed, _sizes(gts)),
          swap=lambda boxes: [swap_yxyx(b) for b in boxes]),
     Task("pointing", "2D spatial pointing", "accuracy", "item", "none (one letter per answer)",
          lambda text, mode, gt: parse_pointing(text, mode),
@@ -206,7 +206,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
     Task("sot", "Single object tracking", "Success AUC", "tracklet", "none (IoU >= threshold counts)",
          lambda text, mode, gt: parse_sot(text, gt.extra["n_frames"], mode),
          lambda gts, parsed, mode, sim=None: sot_success(
-             [g.value for g in gts], parsed, [g.extra["n_frames"] for g in gts], mode),
+             [g.value for g in gts], parsed, [g.extra["n_frames"] for g in gts]),
          swap=lambda frames: {k: swap_yxyx(b) for k, b in frames.items()}),
 )}
 
