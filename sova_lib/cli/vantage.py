@@ -182,7 +182,7 @@ def run_submit(args) -> int:
     if out is None:
         print(f"sova: no item has an answer in {args.answers}", file=sys.stderr)
         return 1
-    print(f"submission: {out} ({count} {vantage.canonical_task(args.task)} answers; valid)")
+    print(f"submission: {out} ({count} {vantage.CANONICAL_TASKS[args.task]} answers; valid)")
     return 0
 
 
@@ -192,5 +192,5 @@ def run_validate(args) -> int:
     if problems:
         raise vantage.InvalidSubmission(args.file, problems)
     against = "" if expected is None else f", each of the {expected} expected ids once"
-    print(f"{args.file}: valid {vantage.canonical_task(args.task)} submission ({records} records{against})")
+    print(f"{args.file}: valid {vantage.CANONICAL_TASKS[args.task]} submission ({records} records{against})")
     return 0

@@ -53,7 +53,7 @@ from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_dvc, parse_p
 from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex, parse_sot, swap_yxyx
 
 __all__ = [
-    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "make_id",
+    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "make_id",
     "sot_id", "submission_answers", "submission_id", "task_key"
 ]
 
@@ -90,11 +90,6 @@ def task_key(name: str) -> str:
         raise ValueError(f"unknown VANTAGE-Bench task {name!r}; choose one of {sorted(CANONICAL_TASKS)} "
                          f"or a canonical task string ({', '.join(CANONICAL_TASKS.values())})")
     return _ALIASES[name]
-
-
-def canonical_task(name: str) -> str:
-    """The canonical task string (``video_qa``, ...) of a task named any accepted way."""
-    return CANONICAL_TASKS[task_key(name)]
 
 
 def sot_id(sequence: str) -> str:
