@@ -125,10 +125,8 @@ def make_id(task: str, media: str, index) -> str:
 
 def submission_id(item: VantageItem) -> str:
     """The leaderboard id of a public item (``inputs.read_items``)."""
-    if item.task == "sot":
-        return sot_id(item.id)
-    index = item.extra.get("position", item.id) if item.task == "refex" else item.id
-    return make_id(item.task, item.media[0], index)
+    media = item.id if item.task == "sot" else item.media[0]  # tracking: the sequence's name
+    return make_id(item.task, media, item.extra.get("position", item.id))  # refex: the list position
 
 
 def submission_answers(items: Iterable[VantageItem], answers: Mapping[str, str]) -> dict[str, str]:
