@@ -192,8 +192,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          "greedy in answer order; equal IoU takes the earlier GT box",
          lambda text, mode, gt: parse_localization(text, mode),
          lambda gts, parsed, mode, sim=None: localization_f1(
-             [_objects(g) for g in gts], parsed, _sizes(gts), mode,
-             min_area=int(gts[0].extra.get("min_bbox_area", 0)) if gts else 0),
+             [_objects(g) for g in gts], parsed, _sizes(gts), mode, min_area=gts[0].extra.get("min_bbox_area", 0)),
          # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
          swap=lambda detections: [d._replace(yx=True) for d in detections]),
     Task("sot", "Single object tracking", "Success AUC", "tracklet", "none (IoU >= threshold counts)",
