@@ -155,7 +155,8 @@ def macro_f1_counts(truth_index: np.ndarray, pred_index: np.ndarray, n_classes: 
 
 
 def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "official") -> Score:
-    """Macro F1 of yes/no answers (event verification): ``macro_f1_counts`` with every item counted once.
+    """Macro F1 of yes/no answers (event verification): ``macro_f1_counts`` with every item counted once, the
+    value scikit-learn's ``f1_score(..., average="macro", zero_division=0)`` gives, as the harness computes it.
 
     ``official`` (harness ``vantage_event_verification.py:222-227``): items
     with an unreadable answer are dropped; the average runs over the labels
