@@ -24,7 +24,6 @@ import sys
 from pathlib import Path
 
 from sova_lib.benchmarks import vantage
-from sova_lib.cli import CliError
 from sova_lib.cli.engine import run_options
 from sova_lib.cli.options import (
     add_bootstrap_options,
@@ -146,13 +145,11 @@ def add_commands(sub) -> None:
 
 
 def _evaluate(args, **inputs) -> int:
-    """Score the answers ``inputs`` name against ``--ground-truth``; print the score and its notes."""
-    try:
-        result = vantage.evaluate(args.task, args.ground_truth, frames=args.frames, scoring=args.scoring,
-                                  similarity=args.similarity, bertscore_model=args.bertscore_model,
-                                  bootstrap=args.bootstrap, seed=args.seed, **inputs)
-    except vantage.CaptionModelUnavailable as err:
-        raise CliError(str(err)) from None
+    """Score the answers ``inputs`` name against ``--ground-truth``; print the score and its notes (a similarity
+    that cannot run here, ``CaptionModelUnavailable``, is a ``ValueError``: one line, exit status 2)."""
+    result = vantage.evaluate(args.task, args.ground_truth, frames=args.frames, scoring=args.scoring,
+                              similarity=args.similarity, bertscore_model=args.bertscore_model,
+                              bootstrap=args.bootstrap, seed=args.seed, **inputs)
     for line in result.ground_truth_notes:
         print(f"note: {line}", file=sys.stderr)
     return report(args, result, result.text(), notes=() if args.json else result.notes)
@@ -185,7 +182,7 @@ def run_submit(args) -> int:
     if out is None:
         print(f"sova: no item has an answer in {args.answers}", file=sys.stderr)
         return 1
-    print(f"submission: {out} ({count} {vantage.canonical_task(args.task)} answers; valid)")
+    print(f"submission: {out} ({count} {vantage.CANONICAL_TASKS[args.task]} answers; valid)")
     return 0
 
 
@@ -195,5 +192,5 @@ def run_validate(args) -> int:
     if problems:
         raise vantage.InvalidSubmission(args.file, problems)
     against = "" if expected is None else f", each of the {expected} expected ids once"
-    print(f"{args.file}: valid {vantage.canonical_task(args.task)} submission ({records} records{against})")
+    print(f"{args.file}: valid {vantage.CANONICAL_TASKS[args.task]} submission ({records} records{against})")
     return 0

@@ -34,8 +34,8 @@ from sova_lib.benchmarks.vantage.parsing import MODES
 from sova_lib.benchmarks.vantage.run import DEFAULT_FRAMES
 from sova_lib.benchmarks.vantage.scoring import VantageResult
 from sova_lib.benchmarks.vantage.submissions import InvalidSubmission
-from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, TASKS, canonical_task, task_key
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, TASKS, task_key
 
 __all__ = ["BERTSCORE_MODEL", "CANONICAL_TASKS", "DEFAULT_FRAMES", "MODES", "SIMILARITIES", "TASKS",
-           "CaptionModelUnavailable", "InvalidSubmission", "VantageResult", "canonical_task", "describe", "evaluate",
+           "CaptionModelUnavailable", "InvalidSubmission", "VantageResult", "describe", "evaluate",
            "read_items", "score_folder", "submit", "task_key", "validate"]

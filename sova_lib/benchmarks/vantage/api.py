@@ -24,7 +24,7 @@ from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, make_s
 from sova_lib.benchmarks.vantage.run import DEFAULT_FRAMES, cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
 from sova_lib.benchmarks.vantage.submissions import check_submission, read_submission, write_submission
-from sova_lib.benchmarks.vantage.tasks import HARNESS_KEYS, canonical_task, submission_answers, submission_id, task_key
+from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, submission_answers, submission_id, task_key
 from sova_lib.storage import lines, read_text
 
 __all__ = ["Described", "describe", "evaluate", "score_folder", "submit", "validate"]
@@ -89,8 +89,8 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
     if submission is not None:
         answers, info = read_submission(submission)
         if info and info["task"] != task:
-            raise ValueError(f"{submission}: holds task {canonical_task(info['task'])!r}, not "
-                             f"{canonical_task(task)!r} ({task})")
+            raise ValueError(f"{submission}: holds task {CANONICAL_TASKS[info['task']]!r}, not "
+                             f"{CANONICAL_TASKS[task]!r} ({task})")
         context = {"kind": "submission", "source": str(submission), "model": info.get("model"),
                    "cache": f"{Path(submission).parent.name}-{Path(submission).stem}"}
     else:  # raw answers given as such: the caller says what they are in to_record(kind=..., source=...)

@@ -222,11 +222,10 @@ def _image_size(task: str, extra: dict, path, line: int) -> str:
 
 class GroundTruthSet(dict):
     """``read_ground_truth``'s result: id -> ``GroundTruth`` in file order, with ``notes`` (one line each) on
-    what the file needed that the harness's layout does not (left-out parts, assumed image sizes)."""
+    what the file needed that the harness's layout does not (left-out parts, assumed image sizes), set by
+    ``read_ground_truth``."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.notes: list[str] = []
+    notes: list[str]
 
 
 #: What ``read_ground_truth``'s notes say after the count of each kind of record it counted, in this order.
@@ -283,7 +282,7 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     astro = [g for g in out.values() if g.task == "astro"]
     for g in astro:  # the first record's, for the whole file (adapter_astro.py lines 123-130)
         g.extra["min_bbox_area"] = int(astro[0].extra.get("min_bbox_area", 0) or 0)
-    out.notes.extend(f"{path}: {counts[name]} {text}" for name, text in _NOTES if counts[name])
+    out.notes = [f"{path}: {counts[name]} {text}" for name, text in _NOTES if counts[name]]
     if counts["fallback"]:
         w, h = _FALLBACK_SIZE[next(iter(out.values())).task]
         out.notes.append(f"{path}: {counts['fallback']} records give no image size; {w:g} x {h:g} assumed, "

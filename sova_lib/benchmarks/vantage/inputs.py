@@ -87,7 +87,8 @@ class VantageItem:
 
     ``media``: the video, the image, or (tracking) the frame files in order,
     frame 0 first, as given (relative to the media root). ``options``: the
-    lettered options (VQA: as listed in the TSV; pointing: the texts of A-D).
+    options, one line each as the prompt lists them (VQA: as listed in the TSV; pointing: ``A. <text of A>``
+    to ``D. <text of D>``).
     ``extra``: task data the prompt or metric needs (``width``/``height``,
     ``init_bbox`` and ``frame_ids`` for tracking, ``question_id``).
     """
@@ -149,7 +150,7 @@ def _tsv_item(task: str, idx: str, row: dict, path, line: int) -> VantageItem:
     if task == "vqa":
         options = _split_options(row["options"], path, line)
     else:
-        options = tuple(row[c] for c in "ABCD") if task == "pointing" else ()
+        options = tuple(f"{c}. {row[c]}" for c in "ABCD") if task == "pointing" else ()
     return VantageItem(idx, task, (media,), row.get("question") or "", options,
                        system_prompt=row["system_prompt"] if task == "event_verification" else None,
                        extra={"question_id": row["question_id"]} if task == "pointing" else {})

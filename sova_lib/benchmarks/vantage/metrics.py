@@ -155,7 +155,8 @@ def macro_f1_counts(truth_index: np.ndarray, pred_index: np.ndarray, n_classes: 
 
 
 def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "official") -> Score:
-    """Macro F1 of yes/no answers (event verification), by scikit-learn.
+    """Macro F1 of yes/no answers (event verification): ``macro_f1_counts`` with every item counted once, the
+    value scikit-learn's ``f1_score(..., average="macro", zero_division=0)`` gives, as the harness computes it.
 
     ``official`` (harness ``vantage_event_verification.py:222-227``): items
     with an unreadable answer are dropped; the average runs over the labels
@@ -165,8 +166,6 @@ def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "o
     ``"invalid"``, and the average runs over ``["no", "yes"]``.
     Truth y,y,n,n with answers yes,no,no,None: 0.6667 (official), 0.5833 (strict).
     """
-    from sklearn.metrics import f1_score  # heavy (seconds): imported when used, so `sova --help` stays fast
-
     mode = check_mode(mode)
     if len(truth) != len(answers):
         raise ValueError(f"{len(truth)} truths but {len(answers)} answers")
@@ -175,17 +174,15 @@ def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "o
     if mode == "official":
         keep = [k for k, a in enumerate(answers) if a is not None]
         t, p = [truth[k] for k in keep], [answers[k] for k in keep]
-        labels = sorted(set(t) | set(p))
-        # no readable answer at all: the harness reports 0 (vantage_event_verification.py:229-231)
-        value = float(f1_score(t, p, labels=labels, average="macro", zero_division=0)) if t else 0.0
         fixed = None
     else:
         t, p = truth, [a if a is not None else "invalid" for a in answers]
-        value = float(f1_score(t, p, labels=["no", "yes"], average="macro", zero_division=0)) if t else float("nan")
         fixed = [0, 1]
     ti = np.array([classes.index(x) if x in classes else 2 for x in t], dtype=int)
     pi = np.array([classes.index(x) for x in p], dtype=int)
-
+    # no readable answer at all: the harness reports 0 (vantage_event_verification.py:229-231)
+    empty = 0.0 if mode == "official" else float("nan")
+    value = float(macro_f1_counts(ti, pi, 3, np.ones((1, len(t))), labels=fixed)[0]) if t else empty
     dropped = len(truth) - len(t)
     notes = [f"{dropped} unreadable answers dropped (harness behaviour)"] if dropped else []
     return Score(value, n_units=len(t), stat=lambda w: macro_f1_counts(ti, pi, 3, w, labels=fixed), notes=notes,

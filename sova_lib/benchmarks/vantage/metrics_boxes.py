@@ -59,7 +59,7 @@ def to_pixels(box, width: float, height: float) -> tuple[float, ...] | None:
 
 
 def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequence[list | None],
-              sizes: Sequence[tuple[float, float]], mode: str = "official") -> Score:
+              sizes: Sequence[tuple[float, float]]) -> Score:
     """Referring-expression mIoU and Acc@0.25/0.5/0.75 (harness ``grounding_2d_dataset.py:779-872``).
 
     ``truth_boxes``: per item, its GT boxes in pixels ``(x1, y1, x2, y2)``;
@@ -68,9 +68,8 @@ def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequenc
     (``x * W / 1000``), is clipped to the image and dropped when degenerate.
     An item scores the maximum IoU over (answer box, GT box) pairs, 0 without
     a box. mIoU = item mean; Acc@t = share of items with IoU >= t. Extra boxes
-    can only raise an item's score, so ``boxes_per_answer`` is reported too.
+    can only raise an item's score, so ``boxes_per_answer`` is reported too. The modes differ in the parser only.
     """
-    mode = check_mode(mode)
     scores = np.zeros(len(truth_boxes))
     n_boxes = []
     for k, (gt, ans, (w, h)) in enumerate(zip(truth_boxes, answers, sizes)):
@@ -111,27 +110,17 @@ def _area(box) -> float:
 def gt_person_boxes(objects, min_area: float = 0.0) -> list[tuple[float, ...]]:
     """The GT boxes the object-localization scorer keeps (harness ``astro_2d_dataset.py:277-310,540-548``).
 
-    ``objects``: one image's GT, each a box ``[x1, y1, x2, y2]`` in pixels
-    (a person) or a ``{"label", "bbox"}`` object as the harness's GT holds.
-    Labels are lower-cased; person/people/pedestrian become person, and only
-    persons with area >= ``min_area`` are kept (the ``dontcare``/``misc``/
-    ``ignore`` objects the harness's KITTI reader skips, ``vantage2d/utils.py:103-105``,
-    are no persons either).
+    ``objects``: one image's GT as ``ground_truth.read_ground_truth`` keeps it, each a box ``[x1, y1, x2, y2]``
+    in pixels (a person) or a ``{"label", "bbox"}`` object (the reader has already left out an object without
+    either, as the harness's KITTI writer does). Labels are lower-cased; person/people/pedestrian become person,
+    and only persons with area >= ``min_area`` are kept (the ``dontcare``/``misc``/``ignore`` objects the
+    harness's KITTI reader skips, ``vantage2d/utils.py:103-105``, are no persons either).
     """
     out = []
     for obj in objects:
-        if isinstance(obj, dict):
-            if "label" not in obj or "bbox" not in obj:
-                continue
-            box, label = obj["bbox"], obj["label"]
-        else:
-            box, label = obj, "person"
-        if not isinstance(box, (list, tuple)) or len(box) < 4:
-            continue
-        if person_label(str(label)) != "person":  # a null label is "none", as the harness writes it
-            continue
+        box, label = (obj["bbox"], obj["label"]) if isinstance(obj, dict) else (obj, "person")
         box = tuple(float(v) for v in box[:4])
-        if _area(box) >= min_area:
+        if person_label(str(label)) == "person" and _area(box) >= min_area:  # a null label is "none", as written
             out.append(box)
     return out
 
@@ -265,17 +254,15 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
             "freeze_rate": freezes / max(1, n_box - 1), "n_scored_frames": len(ious)}
 
 
-def sot_success(truth: Sequence[Mapping], answers: Sequence[Mapping | None], n_frames: Sequence[int],
-                mode: str = "official") -> Score:
+def sot_success(truth: Sequence[Mapping], answers: Sequence[Mapping | None], n_frames: Sequence[int]) -> Score:
     """Success AUC over tracklets: the mean of per-tracklet AUC (resampling unit: the tracklet).
 
     ``truth``: per tracklet ``{k: GT box or None}``; ``answers``: per tracklet
     the parsed ``{k: box or None}`` or ``None`` (every frame without a box, in
     both modes); ``n_frames``: frames per tracklet, frame 0 included. A
     tracklet with no scored frame is left out and counted. Secondary: the
-    mean null rate and mean freeze rate.
+    mean null rate and mean freeze rate. Both modes score alike.
     """
-    mode = check_mode(mode)
     rows = [sot_tracklet(t, a, n) for t, a, n in zip(truth, answers, n_frames)]
     kept = [r for r in rows if r is not None]
     auc = np.array([r["auc"] for r in kept])

@@ -228,14 +228,12 @@ def _loc_box(value) -> tuple[float, ...] | None:
         except (TypeError, ValueError):
             return None
 
-    if isinstance(value, (list, tuple)):
-        return four(value[:4]) if len(value) >= 4 else None
-    if not isinstance(value, dict):
-        return None
-    lists = [value.get(key) for key in ("bbox", "box", "pred_bbox", "bbox_2d", "box_2d")]
-    corners = [[value[k] for k in keys] for keys in (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax"))
-               if all(k in value for k in keys)]
-    boxes = (four(v[:4]) for v in lists + corners if isinstance(v, (list, tuple)) and len(v) >= 4)
+    candidates = [value]
+    if isinstance(value, dict):
+        candidates = [value.get(key) for key in ("bbox", "box", "pred_bbox", "bbox_2d", "box_2d")]
+        candidates += [[value[k] for k in keys] for keys in (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax"))
+                       if all(k in value for k in keys)]
+    boxes = (four(v[:4]) for v in candidates if isinstance(v, (list, tuple)) and len(v) >= 4)
     return next((box for box in boxes if box is not None), None)
 
 

@@ -101,12 +101,6 @@ def uniform_frame_plan(num_frames: int, n: int = DEFAULT_FRAMES) -> list[int]:
     return [int(i * num_frames / (n + 1)) for i in range(1, n + 1)]
 
 
-def _options(item: VantageItem) -> str:
-    if item.task == "pointing":
-        return "\n".join(f"{letter}. {text}" for letter, text in zip("ABCD", item.options))
-    return "\n".join(item.options)
-
-
 def render_prompt(item: VantageItem, n_frames: int = DEFAULT_FRAMES) -> RenderedPrompt:
     """The prompt of ``item`` for a backend that receives ``n_frames`` frames (videos) or the item's image(s)."""
     task = item.task
@@ -117,7 +111,7 @@ def render_prompt(item: VantageItem, n_frames: int = DEFAULT_FRAMES) -> Rendered
         return RenderedPrompt(text, None, f"target crop, boxed frame 0, frames 1-{n - 1}")
     video = task in VIDEO_TASKS
     parts = [FRAME_PREFIX.format(n=n_frames) if video else "", item.question,
-             _options(item) if task in ("vqa", "pointing") else "", INSTRUCTIONS[task]]
+             "\n".join(item.options), INSTRUCTIONS[task]]
     # Frame-list backends drop event verification's system prompt (harness behaviour).
     return RenderedPrompt("\n".join(p for p in parts if p), None, f"{n_frames} video frames" if video else "one image")
 

@@ -27,7 +27,7 @@ from sova_lib.benchmarks.vantage.spreadsheet import round_trip
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, TASKS, task_key
 from sova_lib.records import make_record
 
-__all__ = ["BENCHMARK", "VantageResult", "parse_answers", "score_answers"]
+__all__ = ["BENCHMARK", "VantageResult", "score_answers"]
 
 #: The ``benchmark`` field of a VANTAGE-Bench record (``VantageResult.to_record``).
 BENCHMARK = "VANTAGE-Bench"
@@ -121,24 +121,6 @@ class VantageResult:
                            encoder=similarity, note=note, **context)
 
 
-def parse_answers(task: str, gts: list[GroundTruth], answers: Mapping[str, str], mode: str = "official",
-                  box_coord_order: str = "xyxy") -> tuple[list, int, int]:
-    """Parsed answers in the order of ``gts``, the number read, and the number missing from ``answers``."""
-    spec = TASKS[task_key(task)]
-    parsed, missing = [], 0
-    for gt in gts:
-        text = answers.get(gt.id)
-        missing += gt.id not in answers
-        try:
-            value = spec.parse(text, mode, gt) if isinstance(text, str) else None
-        except Exception:  # noqa: BLE001 - a parser bug must not stop a scoring run; the answer counts as unread
-            value = None
-        if value is not None and spec.swap is not None and box_coord_order == "yxyx":
-            value = spec.swap(value)
-        parsed.append(value)
-    return parsed, sum(value is not None for value in parsed), missing
-
-
 def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[GroundTruth],
                   answers: Mapping[str, str], *, mode: str = "official", similarity=None,
                   box_coord_order: str = "xyxy", rng: np.random.Generator | None = None,
@@ -166,7 +148,16 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
     written = answers
     if mode == "official":
         answers = round_trip(answers)
-    parsed, n_parsed, missing = parse_answers(task, gts, answers, mode, box_coord_order)
+    parsed = []  # in the order of gts
+    for gt in gts:
+        text = answers.get(gt.id)
+        try:
+            value = spec.parse(text, mode, gt) if isinstance(text, str) else None
+        except Exception:  # noqa: BLE001 - a parser bug must not stop a scoring run; the answer counts as unread
+            value = None
+        if value is not None and spec.swap is not None and box_coord_order == "yxyx":
+            value = spec.swap(value)
+        parsed.append(value)
     score = spec.score(gts, parsed, mode, similarity)
     ci = interval(score, rng, n_resamples) if rng is not None and n_resamples > 0 else None
     notes = list(score.notes)
@@ -175,6 +166,7 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
         notes.append(f"{changed} answers changed by the harness's spreadsheet round trip (read as the harness reads "
                      "them back: control characters as _xHHHH_ text, missing-value words as no answer, a leading "
                      "'=' as 0, text cut at 32,767 characters)")
+    missing = sum(g.id not in answers for g in gts)
     if missing:
         notes.insert(0, f"{missing} of {len(gts)} GT ids have no answer (scored as unreadable)")
     if spec.left_out is not None:
@@ -187,6 +179,7 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
     secondary = {k: (100.0 * v if isinstance(v, float) and not k.startswith("n_") and k != "boxes_per_answer" else v)
                  for k, v in score.secondary.items()}
     return VantageResult(task=task, metric=spec.metric, value=100.0 * score.value, mode=mode, n_items=len(gts),
-                         n_parsed=n_parsed, n_scored=score.n_units, ci_unit=spec.unit, tie_rule=spec.tie_rule,
+                         n_parsed=sum(value is not None for value in parsed), n_scored=score.n_units,
+                         ci_unit=spec.unit, tie_rule=spec.tie_rule,
                          ci=None if ci is None else (100.0 * ci[0], 100.0 * ci[1]),
                          n_resamples=n_resamples if ci is not None else 0, secondary=secondary, notes=notes)

@@ -119,8 +119,6 @@ def read_back(text: str, links_before: int = 0) -> str | int | None:
     Examples: ``"B\\r\\n"`` -> ``"B_x000D_\\n"``; ``"N/A"`` -> ``None``;
     ``"=B"`` -> ``0``; ``"mailto:a@b"`` -> ``"a@b"``.
     """
-    if text == "":
-        return None
     if _formula(text):
         return 0
     if _link(text):
@@ -130,7 +128,7 @@ def read_back(text: str, links_before: int = 0) -> str | int | None:
     text = _ESCAPE_LIKE.sub(r"_x005F\1", _cut(text))
     text = _CONTROL.sub(lambda m: f"_x{ord(m.group()):04X}_", text)
     text = text.replace("\ufffe", "_xFFFE_").replace("\uffff", "_xFFFF_").replace("x005F_", "")
-    return None if text in MISSING_TEXTS else text
+    return None if text in MISSING_TEXTS else text  # "" among them: an empty answer is a blank cell (rule 1)
 
 
 def round_trip(answers: Mapping[str, str]) -> dict[str, str | None]:

@@ -88,10 +88,9 @@ def check_submission(path, task: str, expected_ids: Iterable[str] | None = None)
             problems.append(f"{where}: 'id' must be a non-empty string, got {rid!r}")
             continue
         where = f"{where}, id {rid}"
-        if rid in seen:
-            problems.append(f"{where}: id appears again (first on line {seen[rid]})")
-        else:
-            seen[rid] = number
+        first = seen.setdefault(rid, number)
+        if first != number:
+            problems.append(f"{where}: id appears again (first on line {first})")
         if rec.get("task") != want_task:
             problems.append(f"{where}: task {rec.get('task')!r}; the leaderboard needs {want_task!r}")
         if not pattern.match(rid):

@@ -53,7 +53,7 @@ from sova_lib.benchmarks.vantage.parsing import parse_choice, parse_dvc, parse_p
 from sova_lib.benchmarks.vantage.parsing_boxes import parse_localization, parse_refex, parse_sot, swap_yxyx
 
 __all__ = [
-    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "canonical_task", "make_id",
+    "CANONICAL_TASKS", "HARNESS_KEYS", "ID_PATTERNS", "TASKS", "Task", "make_id",
     "sot_id", "submission_answers", "submission_id", "task_key"
 ]
 
@@ -92,11 +92,6 @@ def task_key(name: str) -> str:
     return _ALIASES[name]
 
 
-def canonical_task(name: str) -> str:
-    """The canonical task string (``video_qa``, ...) of a task named any accepted way."""
-    return CANONICAL_TASKS[task_key(name)]
-
-
 def sot_id(sequence: str) -> str:
     """A tracking sequence's id: its folder name, the public ``__<frame>__obj`` spelling made canonical."""
     m = _SOT_PUBLIC.match(str(sequence))
@@ -130,10 +125,8 @@ def make_id(task: str, media: str, index) -> str:
 
 def submission_id(item: VantageItem) -> str:
     """The leaderboard id of a public item (``inputs.read_items``)."""
-    if item.task == "sot":
-        return sot_id(item.id)
-    index = item.extra.get("position", item.id) if item.task == "refex" else item.id
-    return make_id(item.task, item.media[0], index)
+    media = item.id if item.task == "sot" else item.media[0]  # tracking: the sequence's name
+    return make_id(item.task, media, item.extra.get("position", item.id))  # refex: the list position
 
 
 def submission_answers(items: Iterable[VantageItem], answers: Mapping[str, str]) -> dict[str, str]:
@@ -190,7 +183,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          left_out=lambda text, mode: (parse_dvc(text, mode) or (None, 0))[1]),
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
          lambda text, mode, gt: parse_refex(text, mode),
-         lambda gts, parsed, mode, sim=None: refex_iou([g.value for g in gts], parsed, _sizes(gts), mode),
+         lambda gts, parsed, mode, sim=None: refex_iou([g.value for g in gts], parsed, _sizes(gts)),
          swap=lambda boxes: [swap_yxyx(b) for b in boxes]),
     Task("pointing", "2D spatial pointing", "accuracy", "item", "none (one letter per answer)",
          lambda text, mode, gt: parse_pointing(text, mode),
@@ -199,14 +192,13 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          "greedy in answer order; equal IoU takes the earlier GT box",
          lambda text, mode, gt: parse_localization(text, mode),
          lambda gts, parsed, mode, sim=None: localization_f1(
-             [_objects(g) for g in gts], parsed, _sizes(gts), mode,
-             min_area=int(gts[0].extra.get("min_bbox_area", 0)) if gts else 0),
+             [_objects(g) for g in gts], parsed, _sizes(gts), mode, min_area=gts[0].extra.get("min_bbox_area", 0)),
          # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
          swap=lambda detections: [d._replace(yx=True) for d in detections]),
     Task("sot", "Single object tracking", "Success AUC", "tracklet", "none (IoU >= threshold counts)",
          lambda text, mode, gt: parse_sot(text, gt.extra["n_frames"], mode),
          lambda gts, parsed, mode, sim=None: sot_success(
-             [g.value for g in gts], parsed, [g.extra["n_frames"] for g in gts], mode),
+             [g.value for g in gts], parsed, [g.extra["n_frames"] for g in gts]),
          swap=lambda frames: {k: swap_yxyx(b) for k, b in frames.items()}),
 )}
 

@@ -23,8 +23,8 @@ from sova_lib.benchmarks.vantage.submissions import (
     write_submission,
 )
 from sova_lib.benchmarks.vantage.tasks import (
+    CANONICAL_TASKS,
     ID_PATTERNS,
-    canonical_task,
     make_id,
     sot_id,
     submission_answers,
@@ -75,7 +75,7 @@ def test_leaderboard_ids_by_hand():
 def test_task_names():
     assert [task_key(n) for n in ("video_qa", "vqa", "grounding", "referring_expressions", "refex")] == \
         ["vqa", "vqa", "refex", "refex", "refex"]
-    assert canonical_task("astro") == "object_localization" and canonical_task("temporal") == "temporal_grounding"
+    assert CANONICAL_TASKS["astro"] == "object_localization" and CANONICAL_TASKS["temporal"] == "temporal_grounding"
     with pytest.raises(ValueError, match="unknown VANTAGE-Bench task 'qa'"):
         task_key("qa")
 

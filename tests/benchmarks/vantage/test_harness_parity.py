@@ -62,9 +62,10 @@ def test_scale_box_truncates_and_clips_one_side():
 
 def test_gt_person_filter():
     objects = [{"label": "Pedestrian", "bbox": [0, 0, 10, 10]}, {"label": "car", "bbox": [0, 0, 5, 5]},
-               {"label": "person", "bbox": [0, 0, 3, 3]}, {"bbox": [1, 1, 2, 2]}]
-    assert gt_person_boxes(objects) == [(0.0, 0.0, 10.0, 10.0), (0.0, 0.0, 3.0, 3.0)]
-    assert gt_person_boxes(objects, min_area=10) == [(0.0, 0.0, 10.0, 10.0)]  # area 9 < 10
+               {"label": "person", "bbox": [0, 0, 3, 3]}, [1, 1, 2, 2], {"label": None, "bbox": [0, 0, 8, 8]}]
+    # a plain box is a person; a null label is "none", no person
+    assert gt_person_boxes(objects) == [(0.0, 0.0, 10.0, 10.0), (0.0, 0.0, 3.0, 3.0), (1.0, 1.0, 2.0, 2.0)]
+    assert gt_person_boxes(objects, min_area=10) == [(0.0, 0.0, 10.0, 10.0)]  # areas 9 and 1 < 10
 
 
 def test_localization_counts_degenerate_boxes_and_ignores_non_person_gt():

@@ -5,6 +5,7 @@ import pytest
 
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items, read_tsv
+from sova_lib.benchmarks.vantage.run import render_prompt
 from sova_lib.benchmarks.vantage.submissions import read_submission, write_submission
 
 
@@ -21,7 +22,9 @@ def test_tsv_loaders(tmp_path):
     pts = write(tmp_path / "p.tsv", "index\tquestion_id\timage_path\tquestion\tA\tB\tC\tD\n1\tq1\ti.png\tWhich?\t"
                                     "[1,2]\t[3,4]\t[5,6]\t[7,8]\n")
     item = read_items("pointing", pts)[0]
-    assert item.options == ("[1,2]", "[3,4]", "[5,6]", "[7,8]") and item.extra["question_id"] == "q1"
+    assert item.options == ("A. [1,2]", "B. [3,4]", "C. [5,6]", "D. [7,8]") and item.extra["question_id"] == "q1"
+    assert render_prompt(item).text == ("Which?\nA. [1,2]\nB. [3,4]\nC. [5,6]\nD. [7,8]\nAnswer with the letter of the "
+                                        "correct point (A, B, C or D).")
     ev = write(tmp_path / "ev.tsv", "index\tvideo\tsystem_prompt\tquestion\n1\tv.mp4\tBe brief.\tDid it?\n")
     assert read_items("event_verification", ev)[0].system_prompt == "Be brief."
 
