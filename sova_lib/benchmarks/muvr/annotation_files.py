@@ -160,9 +160,8 @@ def _id_list(value, path: Path, key: str) -> list:
 def read_queries(folder: Path, split: str) -> tuple[dict, int]:
     """The ``queries_en.json`` records that pass the ``split`` filter (cuvr.py:68-73), and how many do not.
 
-    Each kept record is ``video name -> (prompt_en, Clip or None, integer
-    id or None, str of its id or None)``, in file order; a video named by
-    two records is an error.
+    Each kept record is ``video name -> (prompt_en, Clip or None, str of its
+    id or None)``, in file order; a video named by two records is an error.
     """
     path = folder / "queries_en.json"
     records = _list_of_dicts(read_json(path), path, {"frames_path": str, "prompt_en": str})
@@ -176,8 +175,7 @@ def read_queries(folder: Path, split: str) -> tuple[dict, int]:
             filtered += 1
             continue
         clip = rec.get("Clip")
-        number = rec.get("id") if isinstance(rec.get("id"), int) and not isinstance(rec.get("id"), bool) else None
-        by_id[qid] = (rec["prompt_en"], clip if isinstance(clip, str) else None, number,
+        by_id[qid] = (rec["prompt_en"], clip if isinstance(clip, str) else None,
                       str(rec["id"]) if "id" in rec else None)
     return by_id, filtered
 
@@ -233,7 +231,7 @@ def read_tag_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, int]:
 def read_query_tags(folder: Path, by_id: dict) -> dict:
     """``query_tags.json``: each query's tag phrases, keyed by str of its ``queries_en.json`` id (cuvr.py:82-83).
 
-    ``by_id`` is ``read_queries``' map (its fourth field is the key); a
+    ``by_id`` is ``read_queries``' map (its third field is the key); a
     query the file does not name has no tags.
     """
     gpath = folder / "query_tags.json"
@@ -243,4 +241,4 @@ def read_query_tags(folder: Path, by_id: dict) -> dict:
     for key, value in tags.items():
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             raise MuvrDataError(gpath, repr(key), "expected a list of tag phrases")
-    return {q: tags.get(key, []) for q, (_, _, _, key) in by_id.items()}
+    return {q: tags.get(key, []) for q, (_, _, key) in by_id.items()}

@@ -107,13 +107,12 @@ def partition_path(base: str | Path, partition: str, expected: str, suffix: str 
 
 @dataclass(frozen=True)
 class MuvrQuery:
-    """One Base query: its video id, integer ``number``, English description, ``Clip`` and ``pos_all``.
+    """One Base query: its video id, English description, ``Clip`` and ``pos_all``.
 
     ``positives`` is None for a query without a ``pos_all`` list (not scored by mAP and R@k; in uAP as negatives).
     """
 
     id: str
-    number: int | None
     text: str
     clip: str | None
     positives: tuple
@@ -121,23 +120,17 @@ class MuvrQuery:
 
 @dataclass(frozen=True)
 class TagPrompt:
-    """One Filter prompt and its positives: ``+phrase`` (sign +1) or ``-phrase`` (sign -1).
+    """One Filter prompt and its positives.
 
-    ``conditions`` holds every ``(sign, phrase)`` of the prompt (``"+a -b"``
-    has two, a prompt without a sign none); None means the one condition
-    ``(sign, phrase)``.
+    ``conditions`` holds every ``(sign, phrase)`` of the prompt whose tag
+    score the Filter score adds (cuvr.py:322-336): ``"+a"`` is ``((1, "a"),)``,
+    ``"+a -b"`` has two, a prompt without a sign none (``parse_prompt``).
     """
 
     query_id: str
     prompt: str
-    phrase: str
-    sign: int
     positives: tuple
-    conditions: tuple | None = None
-
-    def terms(self) -> tuple:
-        """The ``(sign, phrase)`` conditions whose tag scores the Filter score adds (cuvr.py:322-336)."""
-        return ((self.sign, self.phrase),) if self.conditions is None else self.conditions
+    conditions: tuple
 
 
 @dataclass
@@ -145,7 +138,6 @@ class Partition:
     """A partition's gallery (video ids, in file order), Base queries, Filter prompts and tags."""
 
     name: str
-    folder: Path
     gallery: tuple
     queries: tuple
     prompts: tuple
@@ -197,8 +189,7 @@ def _tag_prompts(by_query: dict) -> tuple[dict, int, int]:
                 skipped += 1
                 continue
             no_sign += not conditions
-            first = conditions[0] if conditions else (0, "")
-            prompts[qid].append(TagPrompt(qid, prompt, first[1], first[0], ids, conditions))
+            prompts[qid].append(TagPrompt(qid, prompt, ids, conditions))
     return prompts, skipped, no_sign
 
 
@@ -236,8 +227,7 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     by_id, filtered = read_queries(folder, split)
     by_id, not_marked = _marked_queries(names, by_id)
     positives, in_lists, skipped_rel = read_rel_lists(folder, names, by_id)
-    queries = tuple(MuvrQuery(q, number, text, clip, positives.get(q))
-                    for q, (text, clip, number, _) in by_id.items())
+    queries = tuple(MuvrQuery(q, text, clip, positives.get(q)) for q, (text, clip, _) in by_id.items())
     # the gallery: the videos the relation lists name, then their ids in no videos.json record (join_listed)
     gallery = [v for v in dict.fromkeys(names.names) if v in in_lists] + list(names.unknown.values())
     listed_tags, skipped_tag = read_tag_lists(folder, names, by_id)
@@ -250,4 +240,4 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
               "clipped": sum(q.clip not in (None, "", "00.00.00-00.00.00") for q in queries)}
     notes = [f"{name}: " + text.format(n=counts[key], split=split, examples=not_marked[:3], skipped_rel=skipped_rel,
                                        skipped_tag=skipped_tag) for key, text in _LOAD_NOTES if counts[key]]
-    return Partition(name, folder, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)
+    return Partition(name, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)

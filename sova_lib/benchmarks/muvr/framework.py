@@ -112,7 +112,7 @@ def framework_vectors(window_texts: dict, encoder, *, split_query: bool = True):
             q in pooled for q in qids) else None
         text = embed_descriptions({q.id: clean_description(q.text) for q in partition.queries}, encoder,
                                   sentences=split_query)
-        phrases = sorted({phrase for p in partition.prompts for _, phrase in p.terms()})
+        phrases = sorted({phrase for p in partition.prompts for _, phrase in p.conditions})
         tags = dict(zip(phrases, np.asarray(encoder.encode(phrases), dtype=np.float32))) if phrases else {}
         return _str_ids(gallery), QueryVectors(_str_ids(frames), _str_ids(text), tags)
 
