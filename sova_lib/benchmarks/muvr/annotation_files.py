@@ -34,11 +34,8 @@ from pathlib import Path
 
 from sova_lib.storage import json_problem
 
-__all__ = ["ANNOTATION_FILES", "MuvrDataError", "VideoIds", "read_json", "read_queries", "read_query_tags",
-           "read_rel_lists", "read_tag_lists", "read_videos", "video_name"]
-
-ANNOTATION_FILES = ("videos.json", "queries_en.json", "query_rel_lists.json", "query_tag_lists.json",
-                    "query_tags.json")
+__all__ = ["MuvrDataError", "VideoIds", "read_json", "read_queries", "read_query_tags", "read_rel_lists",
+           "read_tag_lists", "read_videos", "video_name"]
 
 
 class MuvrDataError(ValueError):

@@ -1,8 +1,7 @@
 """MUVR's released retrieval annotations as a ``Partition`` (MUVR paper, Sec. 3; spec muvr-spec.md Sec. 2).
 
 One partition lives in ``<root>/annotations/retrieval/<partition>/``, five
-JSON files (``ANNOTATION_FILES``) that
-``sova_lib.benchmarks.muvr.annotation_files`` reads and checks, resolving
+JSON files that ``sova_lib.benchmarks.muvr.annotation_files`` reads and checks, resolving
 every listed id to a video name as the official loader does (``vid_name``,
 cuvr.py:88-96,114-140). Features are stored and results reported under
 that name. This module makes a partition of them.
