@@ -176,19 +176,18 @@ def _marked_queries(videos: VideoIds, by_id: dict) -> tuple[dict, list]:
     return {q: by_id[q] for q in dict.fromkeys(videos.marked) if q in by_id}, [q for q in by_id if q not in marked]
 
 
-def _tag_prompts(by_query: dict) -> tuple[dict, int, int]:
-    """Each query's ``TagPrompt``s from ``read_tag_lists``' pairs, the AND/OR prompts skipped, and the prompts
-    with no signed condition."""
-    prompts, skipped, no_sign = {}, 0, 0
-    for qid, pairs in by_query.items():
-        prompts[qid] = []
-        for prompt, ids in pairs:
+def _tag_prompts(listed: dict, queries) -> tuple[list, int, int]:
+    """The ``TagPrompt``s of ``queries`` (in that order) from ``read_tag_lists``' pairs, the AND/OR prompts
+    skipped, and the prompts with no signed condition."""
+    prompts, skipped, no_sign = [], 0, 0
+    for qid in queries:
+        for prompt, ids in listed.get(qid, ()):
             conditions = parse_prompt(prompt)
             if conditions is None:
                 skipped += 1
                 continue
             no_sign += not conditions
-            prompts[qid].append(TagPrompt(qid, prompt, ids, conditions))
+            prompts.append(TagPrompt(qid, prompt, ids, conditions))
     return prompts, skipped, no_sign
 
 
@@ -230,8 +229,7 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     # the gallery: the videos the relation lists name, then their ids in no videos.json record (join_listed)
     gallery = [v for v in dict.fromkeys(names.names) if v in in_lists] + list(names.unknown.values())
     listed_tags, skipped_tag = read_tag_lists(folder, names, by_id)
-    by_query, skipped, no_sign = _tag_prompts(listed_tags)
-    prompts = [p for q in by_id if q in by_query for p in by_query[q]]
+    prompts, skipped, no_sign = _tag_prompts(listed_tags, by_id)
     tags = read_query_tags(folder, by_id)
     counts = {"filtered": filtered, "not_marked": len(not_marked), "skipped_lists": skipped_rel + skipped_tag,
               "no_pos": sum(q.positives is None for q in queries), "no_sign": no_sign,
