@@ -126,8 +126,12 @@ class VideoIds:
         raise MuvrDataError(path, key, f"id {raw!r} is in no record of {self.path.name}; pass join_listed=True "
                             "(--join-listed) to keep it as a gallery entry without features")
 
-    def ids(self, ids: list, path: Path, key: str) -> tuple:
-        """The video names of the listed ``ids``, each once, in order of listing."""
+    def ids(self, value, path: Path, key: str) -> tuple:
+        """The video names of the ids ``value`` lists (an object ``{"id_list": [ids]}``), each once, in order of
+        listing."""
+        ids = value.get("id_list") if isinstance(value, dict) else None
+        if not isinstance(ids, list):
+            raise MuvrDataError(path, key, "expected an object {\"id_list\": [ids of videos.json]}")
         return tuple(dict.fromkeys(self.name(raw, path, f"{key}[{j}]") for j, raw in enumerate(ids)))
 
     def query(self, raw, kept, path: Path, key: str) -> str | None:
@@ -145,13 +149,6 @@ def read_videos(folder: Path, join_listed: bool = False) -> VideoIds:
     """``folder/videos.json`` read and checked: its records' names and ids (``VideoIds``)."""
     path = folder / "videos.json"
     return VideoIds(_list_of_dicts(read_json(path), path, {"frames_path": str}), path, join_listed)
-
-
-def _id_list(value, path: Path, key: str) -> list:
-    ids = value.get("id_list") if isinstance(value, dict) else None
-    if not isinstance(ids, list):
-        raise MuvrDataError(path, key, "expected an object {\"id_list\": [ids of videos.json]}")
-    return ids
 
 
 def read_queries(folder: Path, split: str) -> tuple[dict, int]:
@@ -199,7 +196,7 @@ def read_rel_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, set, int
             continue
         for kind, value in rec["rel_lists"].items():
             key = f"[{k}].rel_lists.{kind}"
-            ids = videos.ids(_id_list(value, path, key), path, key)
+            ids = videos.ids(value, path, key)
             names.update(ids)
             if kind == "pos_all":
                 positives[qid] = ids  # a later entry of the same query replaces it (cuvr.py:125)
@@ -219,8 +216,7 @@ def read_tag_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, int]:
         if qid is None:
             skipped += 1
             continue
-        keys = {prompt: f"[{k}].tag_lists[{prompt!r}]" for prompt in rec["tag_lists"]}
-        by_query[qid] = [(prompt, videos.ids(_id_list(value, path, keys[prompt]), path, keys[prompt]))
+        by_query[qid] = [(prompt, videos.ids(value, path, f"[{k}].tag_lists[{prompt!r}]"))
                          for prompt, value in rec["tag_lists"].items()]
     return by_query, skipped
 
