@@ -107,9 +107,8 @@ def framework_vectors(window_texts: dict, encoder, *, split_query: bool = True):
         if not gallery_texts:
             raise ValueError(f"no gallery video of partition {partition.name!r} has a described window")
         gallery = embed_descriptions(gallery_texts, encoder)
-        qids = [q.id for q in partition.queries]
-        frames = embed_descriptions({q: pooled[q] for q in qids if q in pooled}, encoder) if any(
-            q in pooled for q in qids) else None
+        described = {q.id: pooled[q.id] for q in partition.queries if q.id in pooled}
+        frames = embed_descriptions(described, encoder) if described else None
         text = embed_descriptions({q.id: clean_description(q.text) for q in partition.queries}, encoder,
                                   sentences=split_query)
         phrases = sorted({phrase for p in partition.prompts for _, phrase in p.conditions})
