@@ -42,9 +42,7 @@ class MuvrDataError(ValueError):
     """A MUVR file that is missing or malformed; the message names the file and the key."""
 
     def __init__(self, path, key, problem: str):
-        self.path, self.key, self.problem = Path(path), key, problem
-        where = f"{path}" if key is None else f"{path}: {key}"
-        super().__init__(f"{where}: {problem}")
+        super().__init__(f"{path}: {problem}" if key is None else f"{path}: {key}: {problem}")
 
 
 def read_json(path: Path):

@@ -55,7 +55,6 @@ from pathlib import Path
 
 from sova_lib.benchmarks.muvr.annotation_files import (
     MuvrDataError,
-    VideoIds,
     read_queries,
     read_query_tags,
     read_rel_lists,
@@ -166,16 +165,6 @@ def parse_prompt(prompt: str) -> tuple | None:
     return tuple((1 if sign == " +" else -1, phrase.strip()) for sign, phrase in _CONDITION.findall(" " + prompt))
 
 
-def _marked_queries(videos: VideoIds, by_id: dict) -> tuple[dict, list]:
-    """The kept ``queries_en.json`` records that are queries, in ``videos.json`` order, and those that are not.
-
-    A query is a ``videos.json`` record with ``is_query == 1`` whose video
-    has a kept ``queries_en.json`` record (cuvr.py:100).
-    """
-    marked = set(videos.marked)
-    return {q: by_id[q] for q in dict.fromkeys(videos.marked) if q in by_id}, [q for q in by_id if q not in marked]
-
-
 def _tag_prompts(listed: dict, queries) -> tuple[list, int, int]:
     """The ``TagPrompt``s of ``queries`` (in that order) from ``read_tag_lists``' pairs, the AND/OR prompts
     skipped, and the prompts with no signed condition."""
@@ -222,8 +211,10 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     folder = partition_path(Path(root) / "annotations" / "retrieval", name, "no such folder; expected the released "
                             "layout annotations/retrieval/<partition>/ under the data root")
     names = read_videos(folder, join_listed)
-    by_id, filtered = read_queries(folder, split)
-    by_id, not_marked = _marked_queries(names, by_id)
+    listed, filtered = read_queries(folder, split)
+    # the queries: records of videos.json with is_query 1 whose video has a kept queries_en.json record (cuvr.py:100)
+    by_id = {q: listed[q] for q in dict.fromkeys(names.marked) if q in listed}
+    not_marked = [q for q in listed if q not in by_id]
     positives, in_lists, skipped_rel = read_rel_lists(folder, names, by_id)
     queries = tuple(MuvrQuery(q, text, clip, positives.get(q)) for q, (text, clip, _) in by_id.items())
     # the gallery: the videos the relation lists name, then their ids in no videos.json record (join_listed)
