@@ -95,7 +95,7 @@ class VideoIds:
     """
 
     def __init__(self, records: list, path: Path, join_listed: bool = False):
-        self.path, self.by_id, self.names = path, {}, []
+        self.path, self.by_id = path, {}
         self.join_listed, self.unknown = join_listed, {}
         for k, rec in enumerate(records):
             if "id" not in rec:
@@ -104,9 +104,8 @@ class VideoIds:
                 raise MuvrDataError(path, f"[{k}].id", f"expected an integer id, got {type(rec['id']).__name__}")
             if rec["id"] in self.by_id:
                 raise MuvrDataError(path, f"[{k}].id", f"id {rec['id']!r} appears twice")
-            name = video_name(rec["frames_path"])
-            self.by_id[rec["id"]] = name
-            self.names.append(name)
+            self.by_id[rec["id"]] = video_name(rec["frames_path"])
+        self.names = list(self.by_id.values())
         self.known_names = set(self.names)
         self.marked = [video_name(r["frames_path"]) for r in records if r.get("is_query", 0) == 1]
 
