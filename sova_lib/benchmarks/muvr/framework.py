@@ -113,13 +113,7 @@ def framework_vectors(window_texts: dict, encoder, *, split_query: bool = True):
                                   sentences=split_query)
         phrases = sorted({phrase for p in partition.prompts for _, phrase in p.conditions})
         tags = dict(zip(phrases, np.asarray(encoder.encode(phrases), dtype=np.float32))) if phrases else {}
-        return _str_ids(gallery), QueryVectors(_str_ids(frames), _str_ids(text), tags)
+        return gallery, QueryVectors(frames, text, tags)
 
     return vectors
 
-
-def _str_ids(items):
-    """Video ids as strings (``embed_descriptions`` keeps digit-only ids as ints)."""
-    if items is None:
-        return None
-    return type(items)(np.array([str(i) for i in np.asarray(items.ids).tolist()]), items.owner, items.vectors)

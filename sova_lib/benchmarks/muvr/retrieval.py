@@ -108,13 +108,12 @@ class MuvrResult:
         """
         others = ", ".join(f"{k} {v:.2f}" for k, v in self.metrics.items() if k != "mAP")
         weight = f" p={self.tag_weight:g}" if self.version == "filter" else ""
-        fields = {"protocol": f"{self.version} {self.query}{weight}", "metric": "mAP", "value": self.metrics["mAP"],
-                  "n_queries": self.n_rows, "per_class": {p: round(v["mAP"], 2) for p, v in self.per_partition.items()},
-                  "ties": self.ties, "aggregate": "max", "note": "; ".join([others, *self.notes])}
-        if "mAP" in self.ci:
-            fields.update(ci_low=self.ci["mAP"][0], ci_high=self.ci["mAP"][1])
-        return make_record(kind=kind, source=source, benchmark=BENCHMARK, bootstrap=bootstrap, seed=seed,
-                           **fields, **context)
+        low, high = self.ci.get("mAP", (None, None))
+        return make_record(kind=kind, source=source, benchmark=BENCHMARK, protocol=f"{self.version} {self.query}{weight}",
+                           metric="mAP", value=self.metrics["mAP"], ci_low=low, ci_high=high, n_queries=self.n_rows,
+                           per_class={p: round(v["mAP"], 2) for p, v in self.per_partition.items()}, ties=self.ties,
+                           aggregate="max", note="; ".join([others, *self.notes]), bootstrap=bootstrap, seed=seed,
+                           **context)
 
 
 def record_metrics(record) -> dict:
