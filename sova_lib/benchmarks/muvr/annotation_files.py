@@ -192,8 +192,7 @@ def read_rel_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, set, int
             skipped += 1
             continue
         for kind, value in rec["rel_lists"].items():
-            key = f"[{k}].rel_lists.{kind}"
-            ids = videos.ids(value, path, key)
+            ids = videos.ids(value, path, f"[{k}].rel_lists.{kind}")
             names.update(ids)
             if kind == "pos_all":
                 positives[qid] = ids  # a later entry of the same query replaces it (cuvr.py:125)
