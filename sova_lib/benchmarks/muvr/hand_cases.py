@@ -52,9 +52,8 @@ def case4_partition():
     gallery = ItemVectors(np.array(names), np.repeat(np.arange(len(names)), 2), np.array(rows))
     queries = QueryVectors(text=ItemVectors(np.array(["q"]), np.array([0]), np.eye(dim)[:1]),
                            tags={"t": np.eye(dim)[1]})
-    partition = Partition("news", tuple(names), (MuvrQuery("q", "", None, ("a", "b", "c", "d")),),
-                          (TagPrompt("q", "+t", ("a", "b"), ((1, "t"),)), TagPrompt("q", "-t", ("c", "d"), ((-1, "t"),))),
-                          {})
+    prompts = (TagPrompt("q", "+t", ("a", "b"), ((1, "t"),)), TagPrompt("q", "-t", ("c", "d"), ((-1, "t"),)))
+    partition = Partition("news", tuple(names), (MuvrQuery("q", "", None, ("a", "b", "c", "d")),), prompts, {})
     return partition, gallery, queries
 
 
