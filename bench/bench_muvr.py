@@ -43,9 +43,8 @@ def synthetic(rng, queries, gallery, frames, dim, positives):
     qids = np.array([f"q{i}" for i in range(queries)])
     query_frames = ItemVectors(qids, np.repeat(np.arange(queries), frames), unit_rows(rng, queries * frames, dim))
     text = ItemVectors(qids, np.arange(queries), unit_rows(rng, queries, dim))
-    rows = tuple(MuvrQuery(q, i, "", None, tuple(ids[rng.choice(gallery, positives, replace=False)]))
-                 for i, q in enumerate(qids))
-    partition = Partition("synthetic", None, tuple(ids), rows, (), {})
+    rows = tuple(MuvrQuery(q, "", None, tuple(ids[rng.choice(gallery, positives, replace=False)])) for q in qids)
+    partition = Partition("synthetic", tuple(ids), rows, (), {})
     return partition, gallery_items, QueryVectors(query_frames, text, {})
 
 
@@ -96,7 +95,7 @@ def main():
           f"  uAP {100 * ours.uap:.3f}")
     print(f"  floor (plain blocked matrix products, same shape):  {t_floor:8.2f} s   ratio {t_ours / t_floor:.2f}x"
           " (target <= 2x)")
-    sub = Partition("subset", None, partition.gallery, partition.queries[:args.subset], (), {})
+    sub = Partition("subset", partition.gallery, partition.queries[:args.subset], (), {})
     official = evaluate_partition(sub, gallery, queries, query="text+video", ties="gallery-order", uap=False)
     start = time.perf_counter()
     naive = official_loop(partition, gallery, queries, args.subset)

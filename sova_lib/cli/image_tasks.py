@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 
 from sova_lib.cli import describe, embed, evaluate
-from sova_lib.cli.describe import EXIT_STATUS_HELP
 
 __all__ = ["add_commands"]
 
@@ -34,7 +33,7 @@ def add_commands(subparsers) -> None:
                                      "command again to\nresume). Example:\n"
                                      "  sova image-tasks describe --images coco/ --backend B --model M "
                                      "--prompt task-aware-vsr",
-                         epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+                         epilog=describe.EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     describe.add_image_sources(d)
     describe.add_describe_options(d, fps=False)
     d.set_defaults(func=describe.run_describe)

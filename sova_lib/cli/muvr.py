@@ -120,11 +120,10 @@ def run_evaluate(args) -> int:
                                join_listed=args.join_listed, bootstrap=args.bootstrap, seed=args.seed)
     except (ValueError, OSError) as err:
         raise CliError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
-    out, remarks = {"benchmark": muvr.BENCHMARK, **result.to_json()}, []
-    if args.version == "qa":
-        out = {"benchmark": muvr.BENCHMARK, "version": "qa", "source": str(args.answers), **result.to_json()}
-        if result.unparseable and not args.json:
-            remarks = [f"  {len(result.unparseable)} unparseable answer(s), e.g. {result.unparseable[:3]}"]
+    qa = {"version": "qa", "source": str(args.answers)} if args.version == "qa" else {}
+    out = {"benchmark": muvr.BENCHMARK, **qa, **result.to_json()}
+    remarks = ([f"  {len(result.unparseable)} unparseable answer(s), e.g. {result.unparseable[:3]}"]
+               if qa and result.unparseable and not args.json else [])
     return report(args, result, result.text(), out, notes=result.notes, remarks=remarks)
 
 

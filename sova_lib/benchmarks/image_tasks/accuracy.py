@@ -76,10 +76,9 @@ class ImageTaskResult:
         ``seed``, ``cache``, ...) say what was scored and how.
         """
         low, high = self.ci or (None, None)
-        fields = {"note": "; ".join(self.notes) or None, **context}
         return make_record(kind=kind, source=source, benchmark=BENCHMARK, protocol=self.task, metric="accuracy",
                            value=self.value, ci_low=low, ci_high=high, n_queries=self.n_items, ties=self.ties,
-                           text_split=self.text_split, **fields)
+                           text_split=self.text_split, note="; ".join(self.notes) or None, **context)
 
 
 def embed_choices(items: list[ChoiceItem], encode) -> tuple[ItemVectors, np.ndarray]:
@@ -154,27 +153,6 @@ def accuracy(credit: np.ndarray) -> float:
     return float(100 * credit.mean())
 
 
-def _result(task, items, credit, *, bootstrap, seed, text_split, notes) -> ImageTaskResult:
-    ci = None
-    if bootstrap:
-        low, high = metrics.bootstrap_ci(credit, np.random.default_rng(seed), n_resamples=bootstrap)
-        ci = (100 * low, 100 * high)
-    return ImageTaskResult(task, accuracy(credit), len(items), ci, TIE_RULE, text_split, notes,
-                           {item.id: float(c) for item, c in zip(items, credit)})
-
-
-def _positions(items, vectors: ItemVectors, allow_missing: bool, what: str):
-    where = {image_key(k) if isinstance(k, str) else k: p for p, k in enumerate(np.asarray(vectors.ids).tolist())}
-    keys = [item.image_key for item in items]
-    missing = sorted({k for k in keys if k not in where}, key=str)
-    if missing and not allow_missing:
-        raise ValueError(f"{len(missing)} image(s) have no {what} (e.g. {missing[:5]}); "
-                         "describe or embed them, or allow missing items")
-    keep = [i for i, k in enumerate(keys) if k in where]
-    notes = [f"{len(items) - len(keep)} item(s) on {len(missing)} image(s) without {what} were left out"] if missing else []
-    return keep, np.array([where[keys[i]] for i in keep], dtype=np.int64), notes
-
-
 def score_vectors(task: str, items: list[ChoiceItem], images: ItemVectors, choices: ItemVectors,
                   item_of: np.ndarray, *, allow_missing: bool = False, bootstrap: int = 0, seed: int = 0,
                   text_split: str = "sentences+max") -> ImageTaskResult:
@@ -184,16 +162,30 @@ def score_vectors(task: str, items: list[ChoiceItem], images: ItemVectors, choic
     ``choices``/``item_of`` as made by ``embed_choices`` for the same items
     (for CLIP zero-shot, the model's text vectors of the choices).
     """
-    keep, pos, notes = _positions(items, images, allow_missing, "vectors")
+    where = {image_key(k) if isinstance(k, str) else k: p for p, k in enumerate(np.asarray(images.ids).tolist())}
+    keys = [item.image_key for item in items]
+    missing = sorted({k for k in keys if k not in where}, key=str)
+    if missing and not allow_missing:
+        raise ValueError(f"{len(missing)} image(s) have no vectors (e.g. {missing[:5]}); "
+                         "describe or embed them, or allow missing items")
+    keep = [i for i, k in enumerate(keys) if k in where]
     if not keep:
         raise ValueError(f"{task}: no item has vectors")
+    notes = ([f"{len(items) - len(keep)} item(s) on {len(missing)} image(s) without vectors were left out"]
+             if missing else [])
     mine = np.flatnonzero(np.isin(item_of, keep))
     renumber = np.full(len(items), -1)
     renumber[keep] = np.arange(len(keep))
+    pos = np.array([where[keys[i]] for i in keep], dtype=np.int64)
     scores = choice_scores(images.select(pos), choices.select(mine), renumber[item_of[mine]])
     kept = [items[i] for i in keep]
     credit = tie_credit(scores, np.array([item.answer for item in kept]))
-    return _result(task, kept, credit, bootstrap=bootstrap, seed=seed, text_split=text_split, notes=notes)
+    ci = None
+    if bootstrap:
+        low, high = metrics.bootstrap_ci(credit, np.random.default_rng(seed), n_resamples=bootstrap)
+        ci = (100 * low, 100 * high)
+    return ImageTaskResult(task, accuracy(credit), len(kept), ci, TIE_RULE, text_split, notes,
+                           {item.id: float(c) for item, c in zip(kept, credit)})
 
 
 def score_descriptions(task: str, items: list[ChoiceItem], texts: dict, encoder, *, sentences: bool = True,

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 
 from sova_lib.benchmarks.image_tasks.choices import number_choices, visual7w_count_sentence, vsr_choices
-from sova_lib.storage import lines, read_text
+from sova_lib.storage import read_jsonl
 
 __all__ = ["DATASETS", "ChoiceItem", "Dataset", "annotation_path", "image_key", "load", "load_countbench",
            "load_visual7w_count", "load_vsr", "load_whatsup", "vendored_vsr"]
@@ -98,16 +98,12 @@ def vendored_vsr(split: str = "zeroshot") -> Path:
 
 
 def annotation_path(name: str, path: str | Path | None = None) -> Path:
-    """The annotation file of dataset ``name``: ``path`` (a file or a folder holding it), else
-    ``$SOVA_IMAGE_TASKS/<file>``; vendored files need neither.
+    """The annotation file of dataset ``name`` (one not vendored): ``path`` (a file or a folder holding it), else
+    ``$SOVA_IMAGE_TASKS/<file>``.
 
     Raises ``FileNotFoundError`` naming the expected file and its public source.
     """
-    dataset = DATASETS.get(name)
-    if dataset is None:
-        raise ValueError(f"unknown image task {name!r}; choose one of {sorted(DATASETS)}")
-    if path is None and dataset.vendored:
-        return vendored_vsr(name.split("-", 1)[1])
+    dataset = DATASETS[name]
     if path is None and os.environ.get("SOVA_IMAGE_TASKS"):
         path = os.environ["SOVA_IMAGE_TASKS"]
     candidate = None if path is None else Path(path)
@@ -150,12 +146,8 @@ def load_vsr(path: str | Path | None = None, *, split: str = "zeroshot") -> list
         raise FileNotFoundError(f"VSR annotation file {path} does not exist; the test splits are published at "
                                 f"{DATASETS['vsr-zeroshot'].source}")
     items = []
-    for line_number, line in lines(read_text(path)):
+    for line_number, record in read_jsonl(path):
         number, where = line_number - 1, f"{path}, line {line_number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
         caption, relation = _field(record, "caption", str, where), _field(record, "relation", str, where)
         label = _field(record, "label", int, where)
         try:

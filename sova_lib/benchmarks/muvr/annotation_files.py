@@ -34,20 +34,15 @@ from pathlib import Path
 
 from sova_lib.storage import json_problem
 
-__all__ = ["ANNOTATION_FILES", "MuvrDataError", "VideoIds", "read_json", "read_queries", "read_query_tags",
-           "read_rel_lists", "read_tag_lists", "read_videos", "video_name"]
-
-ANNOTATION_FILES = ("videos.json", "queries_en.json", "query_rel_lists.json", "query_tag_lists.json",
-                    "query_tags.json")
+__all__ = ["MuvrDataError", "VideoIds", "read_json", "read_queries", "read_query_tags", "read_rel_lists",
+           "read_tag_lists", "read_videos", "video_name"]
 
 
 class MuvrDataError(ValueError):
     """A MUVR file that is missing or malformed; the message names the file and the key."""
 
     def __init__(self, path, key, problem: str):
-        self.path, self.key, self.problem = Path(path), key, problem
-        where = f"{path}" if key is None else f"{path}: {key}"
-        super().__init__(f"{where}: {problem}")
+        super().__init__(f"{path}: {problem}" if key is None else f"{path}: {key}: {problem}")
 
 
 def read_json(path: Path):
@@ -100,7 +95,7 @@ class VideoIds:
     """
 
     def __init__(self, records: list, path: Path, join_listed: bool = False):
-        self.path, self.by_id, self.names = path, {}, []
+        self.path, self.by_id = path, {}
         self.join_listed, self.unknown = join_listed, {}
         for k, rec in enumerate(records):
             if "id" not in rec:
@@ -109,9 +104,8 @@ class VideoIds:
                 raise MuvrDataError(path, f"[{k}].id", f"expected an integer id, got {type(rec['id']).__name__}")
             if rec["id"] in self.by_id:
                 raise MuvrDataError(path, f"[{k}].id", f"id {rec['id']!r} appears twice")
-            name = video_name(rec["frames_path"])
-            self.by_id[rec["id"]] = name
-            self.names.append(name)
+            self.by_id[rec["id"]] = video_name(rec["frames_path"])
+        self.names = list(self.by_id.values())
         self.known_names = set(self.names)
         self.marked = [video_name(r["frames_path"]) for r in records if r.get("is_query", 0) == 1]
 
@@ -129,8 +123,12 @@ class VideoIds:
         raise MuvrDataError(path, key, f"id {raw!r} is in no record of {self.path.name}; pass join_listed=True "
                             "(--join-listed) to keep it as a gallery entry without features")
 
-    def ids(self, ids: list, path: Path, key: str) -> tuple:
-        """The video names of the listed ``ids``, each once, in order of listing."""
+    def ids(self, value, path: Path, key: str) -> tuple:
+        """The video names of the ids ``value`` lists (an object ``{"id_list": [ids]}``), each once, in order of
+        listing."""
+        ids = value.get("id_list") if isinstance(value, dict) else None
+        if not isinstance(ids, list):
+            raise MuvrDataError(path, key, "expected an object {\"id_list\": [ids of videos.json]}")
         return tuple(dict.fromkeys(self.name(raw, path, f"{key}[{j}]") for j, raw in enumerate(ids)))
 
     def query(self, raw, kept, path: Path, key: str) -> str | None:
@@ -150,19 +148,11 @@ def read_videos(folder: Path, join_listed: bool = False) -> VideoIds:
     return VideoIds(_list_of_dicts(read_json(path), path, {"frames_path": str}), path, join_listed)
 
 
-def _id_list(value, path: Path, key: str) -> list:
-    ids = value.get("id_list") if isinstance(value, dict) else None
-    if not isinstance(ids, list):
-        raise MuvrDataError(path, key, "expected an object {\"id_list\": [ids of videos.json]}")
-    return ids
-
-
 def read_queries(folder: Path, split: str) -> tuple[dict, int]:
     """The ``queries_en.json`` records that pass the ``split`` filter (cuvr.py:68-73), and how many do not.
 
-    Each kept record is ``video name -> (prompt_en, Clip or None, integer
-    id or None, str of its id or None)``, in file order; a video named by
-    two records is an error.
+    Each kept record is ``video name -> (prompt_en, Clip or None, str of its
+    id or None)``, in file order; a video named by two records is an error.
     """
     path = folder / "queries_en.json"
     records = _list_of_dicts(read_json(path), path, {"frames_path": str, "prompt_en": str})
@@ -176,8 +166,7 @@ def read_queries(folder: Path, split: str) -> tuple[dict, int]:
             filtered += 1
             continue
         clip = rec.get("Clip")
-        number = rec.get("id") if isinstance(rec.get("id"), int) and not isinstance(rec.get("id"), bool) else None
-        by_id[qid] = (rec["prompt_en"], clip if isinstance(clip, str) else None, number,
+        by_id[qid] = (rec["prompt_en"], clip if isinstance(clip, str) else None,
                       str(rec["id"]) if "id" in rec else None)
     return by_id, filtered
 
@@ -203,8 +192,7 @@ def read_rel_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, set, int
             skipped += 1
             continue
         for kind, value in rec["rel_lists"].items():
-            key = f"[{k}].rel_lists.{kind}"
-            ids = videos.ids(_id_list(value, path, key), path, key)
+            ids = videos.ids(value, path, f"[{k}].rel_lists.{kind}")
             names.update(ids)
             if kind == "pos_all":
                 positives[qid] = ids  # a later entry of the same query replaces it (cuvr.py:125)
@@ -224,8 +212,7 @@ def read_tag_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, int]:
         if qid is None:
             skipped += 1
             continue
-        keys = {prompt: f"[{k}].tag_lists[{prompt!r}]" for prompt in rec["tag_lists"]}
-        by_query[qid] = [(prompt, videos.ids(_id_list(value, path, keys[prompt]), path, keys[prompt]))
+        by_query[qid] = [(prompt, videos.ids(value, path, f"[{k}].tag_lists[{prompt!r}]"))
                          for prompt, value in rec["tag_lists"].items()]
     return by_query, skipped
 
@@ -233,7 +220,7 @@ def read_tag_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, int]:
 def read_query_tags(folder: Path, by_id: dict) -> dict:
     """``query_tags.json``: each query's tag phrases, keyed by str of its ``queries_en.json`` id (cuvr.py:82-83).
 
-    ``by_id`` is ``read_queries``' map (its fourth field is the key); a
+    ``by_id`` is ``read_queries``' map (its third field is the key); a
     query the file does not name has no tags.
     """
     gpath = folder / "query_tags.json"
@@ -243,4 +230,4 @@ def read_query_tags(folder: Path, by_id: dict) -> dict:
     for key, value in tags.items():
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             raise MuvrDataError(gpath, repr(key), "expected a list of tag phrases")
-    return {q: tags.get(key, []) for q, (_, _, _, key) in by_id.items()}
+    return {q: tags.get(key, []) for q, (_, _, key) in by_id.items()}

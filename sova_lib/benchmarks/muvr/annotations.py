@@ -1,8 +1,7 @@
 """MUVR's released retrieval annotations as a ``Partition`` (MUVR paper, Sec. 3; spec muvr-spec.md Sec. 2).
 
 One partition lives in ``<root>/annotations/retrieval/<partition>/``, five
-JSON files (``ANNOTATION_FILES``) that
-``sova_lib.benchmarks.muvr.annotation_files`` reads and checks, resolving
+JSON files that ``sova_lib.benchmarks.muvr.annotation_files`` reads and checks, resolving
 every listed id to a video name as the official loader does (``vid_name``,
 cuvr.py:88-96,114-140). Features are stored and results reported under
 that name. This module makes a partition of them.
@@ -56,7 +55,6 @@ from pathlib import Path
 
 from sova_lib.benchmarks.muvr.annotation_files import (
     MuvrDataError,
-    VideoIds,
     read_queries,
     read_query_tags,
     read_rel_lists,
@@ -107,13 +105,12 @@ def partition_path(base: str | Path, partition: str, expected: str, suffix: str 
 
 @dataclass(frozen=True)
 class MuvrQuery:
-    """One Base query: its video id, integer ``number``, English description, ``Clip`` and ``pos_all``.
+    """One Base query: its video id, English description, ``Clip`` and ``pos_all``.
 
     ``positives`` is None for a query without a ``pos_all`` list (not scored by mAP and R@k; in uAP as negatives).
     """
 
     id: str
-    number: int | None
     text: str
     clip: str | None
     positives: tuple
@@ -121,23 +118,17 @@ class MuvrQuery:
 
 @dataclass(frozen=True)
 class TagPrompt:
-    """One Filter prompt and its positives: ``+phrase`` (sign +1) or ``-phrase`` (sign -1).
+    """One Filter prompt and its positives.
 
-    ``conditions`` holds every ``(sign, phrase)`` of the prompt (``"+a -b"``
-    has two, a prompt without a sign none); None means the one condition
-    ``(sign, phrase)``.
+    ``conditions`` holds every ``(sign, phrase)`` of the prompt whose tag
+    score the Filter score adds (cuvr.py:322-336): ``"+a"`` is ``((1, "a"),)``,
+    ``"+a -b"`` has two, a prompt without a sign none (``parse_prompt``).
     """
 
     query_id: str
     prompt: str
-    phrase: str
-    sign: int
     positives: tuple
-    conditions: tuple | None = None
-
-    def terms(self) -> tuple:
-        """The ``(sign, phrase)`` conditions whose tag scores the Filter score adds (cuvr.py:322-336)."""
-        return ((self.sign, self.phrase),) if self.conditions is None else self.conditions
+    conditions: tuple
 
 
 @dataclass
@@ -145,7 +136,6 @@ class Partition:
     """A partition's gallery (video ids, in file order), Base queries, Filter prompts and tags."""
 
     name: str
-    folder: Path
     gallery: tuple
     queries: tuple
     prompts: tuple
@@ -175,30 +165,18 @@ def parse_prompt(prompt: str) -> tuple | None:
     return tuple((1 if sign == " +" else -1, phrase.strip()) for sign, phrase in _CONDITION.findall(" " + prompt))
 
 
-def _marked_queries(videos: VideoIds, by_id: dict) -> tuple[dict, list]:
-    """The kept ``queries_en.json`` records that are queries, in ``videos.json`` order, and those that are not.
-
-    A query is a ``videos.json`` record with ``is_query == 1`` whose video
-    has a kept ``queries_en.json`` record (cuvr.py:100).
-    """
-    marked = set(videos.marked)
-    return {q: by_id[q] for q in dict.fromkeys(videos.marked) if q in by_id}, [q for q in by_id if q not in marked]
-
-
-def _tag_prompts(by_query: dict) -> tuple[dict, int, int]:
-    """Each query's ``TagPrompt``s from ``read_tag_lists``' pairs, the AND/OR prompts skipped, and the prompts
-    with no signed condition."""
-    prompts, skipped, no_sign = {}, 0, 0
-    for qid, pairs in by_query.items():
-        prompts[qid] = []
-        for prompt, ids in pairs:
+def _tag_prompts(listed: dict, queries) -> tuple[list, int, int]:
+    """The ``TagPrompt``s of ``queries`` (in that order) from ``read_tag_lists``' pairs, the AND/OR prompts
+    skipped, and the prompts with no signed condition."""
+    prompts, skipped, no_sign = [], 0, 0
+    for qid in queries:
+        for prompt, ids in listed.get(qid, ()):
             conditions = parse_prompt(prompt)
             if conditions is None:
                 skipped += 1
                 continue
             no_sign += not conditions
-            first = conditions[0] if conditions else (0, "")
-            prompts[qid].append(TagPrompt(qid, prompt, first[1], first[0], ids, conditions))
+            prompts.append(TagPrompt(qid, prompt, ids, conditions))
     return prompts, skipped, no_sign
 
 
@@ -233,16 +211,16 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     folder = partition_path(Path(root) / "annotations" / "retrieval", name, "no such folder; expected the released "
                             "layout annotations/retrieval/<partition>/ under the data root")
     names = read_videos(folder, join_listed)
-    by_id, filtered = read_queries(folder, split)
-    by_id, not_marked = _marked_queries(names, by_id)
+    listed, filtered = read_queries(folder, split)
+    # the queries: records of videos.json with is_query 1 whose video has a kept queries_en.json record (cuvr.py:100)
+    by_id = {q: listed[q] for q in dict.fromkeys(names.marked) if q in listed}
+    not_marked = [q for q in listed if q not in by_id]
     positives, in_lists, skipped_rel = read_rel_lists(folder, names, by_id)
-    queries = tuple(MuvrQuery(q, number, text, clip, positives.get(q))
-                    for q, (text, clip, number, _) in by_id.items())
+    queries = tuple(MuvrQuery(q, text, clip, positives.get(q)) for q, (text, clip, _) in by_id.items())
     # the gallery: the videos the relation lists name, then their ids in no videos.json record (join_listed)
     gallery = [v for v in dict.fromkeys(names.names) if v in in_lists] + list(names.unknown.values())
     listed_tags, skipped_tag = read_tag_lists(folder, names, by_id)
-    by_query, skipped, no_sign = _tag_prompts(listed_tags)
-    prompts = [p for q in by_id if q in by_query for p in by_query[q]]
+    prompts, skipped, no_sign = _tag_prompts(listed_tags, by_id)
     tags = read_query_tags(folder, by_id)
     counts = {"filtered": filtered, "not_marked": len(not_marked), "skipped_lists": skipped_rel + skipped_tag,
               "no_pos": sum(q.positives is None for q in queries), "no_sign": no_sign,
@@ -250,4 +228,4 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
               "clipped": sum(q.clip not in (None, "", "00.00.00-00.00.00") for q in queries)}
     notes = [f"{name}: " + text.format(n=counts[key], split=split, examples=not_marked[:3], skipped_rel=skipped_rel,
                                        skipped_tag=skipped_tag) for key, text in _LOAD_NOTES if counts[key]]
-    return Partition(name, folder, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)
+    return Partition(name, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)

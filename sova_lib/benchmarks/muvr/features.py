@@ -246,8 +246,7 @@ def load_query_dicts(folder: str | Path, query_ids, tag_phrases: dict | None = N
     widths = {r.size for r in rows} | {v.size for own in tags.values() for v in own.values()}
     if len(widths) > 1:
         raise MuvrDataError(folder, "query_prompt", f"vectors of several widths {sorted(widths)}")
-    items = ItemVectors(np.array(list(query_ids)), np.arange(len(rows)), l2_normalize(np.stack(rows)))
-    return items, tags
+    return ItemVectors(np.array(list(query_ids)), np.arange(len(rows)), l2_normalize(np.stack(rows))), tags
 
 
 def released_vectors(features: str | Path, *, query: str = "text+video", version: str = "base"):

@@ -107,20 +107,13 @@ def framework_vectors(window_texts: dict, encoder, *, split_query: bool = True):
         if not gallery_texts:
             raise ValueError(f"no gallery video of partition {partition.name!r} has a described window")
         gallery = embed_descriptions(gallery_texts, encoder)
-        qids = [q.id for q in partition.queries]
-        frames = embed_descriptions({q: pooled[q] for q in qids if q in pooled}, encoder) if any(
-            q in pooled for q in qids) else None
+        described = {q.id: pooled[q.id] for q in partition.queries if q.id in pooled}
+        frames = embed_descriptions(described, encoder) if described else None
         text = embed_descriptions({q.id: clean_description(q.text) for q in partition.queries}, encoder,
                                   sentences=split_query)
-        phrases = sorted({phrase for p in partition.prompts for _, phrase in p.terms()})
+        phrases = sorted({phrase for p in partition.prompts for _, phrase in p.conditions})
         tags = dict(zip(phrases, np.asarray(encoder.encode(phrases), dtype=np.float32))) if phrases else {}
-        return _str_ids(gallery), QueryVectors(_str_ids(frames), _str_ids(text), tags)
+        return gallery, QueryVectors(frames, text, tags)
 
     return vectors
 
-
-def _str_ids(items):
-    """Video ids as strings (``embed_descriptions`` keeps digit-only ids as ints)."""
-    if items is None:
-        return None
-    return type(items)(np.array([str(i) for i in np.asarray(items.ids).tolist()]), items.owner, items.vectors)

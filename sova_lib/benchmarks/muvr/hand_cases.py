@@ -52,8 +52,8 @@ def case4_partition():
     gallery = ItemVectors(np.array(names), np.repeat(np.arange(len(names)), 2), np.array(rows))
     queries = QueryVectors(text=ItemVectors(np.array(["q"]), np.array([0]), np.eye(dim)[:1]),
                            tags={"t": np.eye(dim)[1]})
-    partition = Partition("news", None, tuple(names), (MuvrQuery("q", 0, "", None, ("a", "b", "c", "d")),),
-                          (TagPrompt("q", "+t", "t", 1, ("a", "b")), TagPrompt("q", "-t", "t", -1, ("c", "d"))), {})
+    prompts = (TagPrompt("q", "+t", ("a", "b"), ((1, "t"),)), TagPrompt("q", "-t", ("c", "d"), ((-1, "t"),)))
+    partition = Partition("news", tuple(names), (MuvrQuery("q", "", None, ("a", "b", "c", "d")),), prompts, {})
     return partition, gallery, queries
 
 
@@ -88,7 +88,7 @@ def hand_cases() -> list[dict]:
         value = _scores(gallery, queries, mode)
         add(3, f"{name} of A", value[0], on_a)
         add(3, f"{name} of B", value[1], _R2)
-    tv, tag = _scores(gallery, queries, "text+video"), tag_rows(gallery, queries.tags, ["t"], dtype=np.float64)[0]
+    tv, tag = _scores(gallery, queries, "text+video"), tag_rows(gallery, [queries.tags["t"]], dtype=np.float64)[0]
     add(3, "+tag B (p = 0.3)", tv[1] + 0.3 * tag[1], _R2 + 0.3)
     add(3, "-tag B (p = 0.3)", tv[1] - 0.3 * tag[1], _R2 - 0.3)
     for weight, expected in ((0.0, (0.75, 0.45)), (0.3, (1.0, 0.5))):

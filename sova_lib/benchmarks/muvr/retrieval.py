@@ -108,13 +108,12 @@ class MuvrResult:
         """
         others = ", ".join(f"{k} {v:.2f}" for k, v in self.metrics.items() if k != "mAP")
         weight = f" p={self.tag_weight:g}" if self.version == "filter" else ""
-        fields = {"protocol": f"{self.version} {self.query}{weight}", "metric": "mAP", "value": self.metrics["mAP"],
-                  "n_queries": self.n_rows, "per_class": {p: round(v["mAP"], 2) for p, v in self.per_partition.items()},
-                  "ties": self.ties, "aggregate": "max", "note": "; ".join([others, *self.notes])}
-        if "mAP" in self.ci:
-            fields.update(ci_low=self.ci["mAP"][0], ci_high=self.ci["mAP"][1])
-        return make_record(kind=kind, source=source, benchmark=BENCHMARK, bootstrap=bootstrap, seed=seed,
-                           **fields, **context)
+        low, high = self.ci.get("mAP", (None, None))
+        return make_record(kind=kind, source=source, benchmark=BENCHMARK, protocol=f"{self.version} {self.query}{weight}",
+                           metric="mAP", value=self.metrics["mAP"], ci_low=low, ci_high=high, n_queries=self.n_rows,
+                           per_class={p: round(v["mAP"], 2) for p, v in self.per_partition.items()}, ties=self.ties,
+                           aggregate="max", note="; ".join([others, *self.notes]), bootstrap=bootstrap, seed=seed,
+                           **context)
 
 
 def record_metrics(record) -> dict:
@@ -137,7 +136,7 @@ def rows_of(partition: Partition, version: str) -> list[tuple]:
     if version == "base":
         return [(q.id, q.id, q.positives, ()) for q in partition.queries if q.positives is not None]
     if version == "filter":
-        return [(f"{p.query_id} {p.prompt}", p.query_id, p.positives, p.terms()) for p in partition.prompts]
+        return [(f"{p.query_id} {p.prompt}", p.query_id, p.positives, p.conditions) for p in partition.prompts]
     raise ValueError(f"unknown version {version!r}; choose one of {VERSIONS}")
 
 
@@ -186,16 +185,16 @@ def _score_notes(partition: Partition, reported: list, gallery_ids: list, n_posi
     return notes
 
 
-def _tag_terms(name: str, rows: list, gallery: ItemVectors, queries: QueryVectors, weight: float, *,
-               block_vectors: int, dtype) -> tuple[np.ndarray | None, np.ndarray]:
-    """The tag score rows of every distinct (query, tag phrase) of ``rows`` ``(P, N)`` (None when there is none
-    or ``weight`` is 0), and each row's signed sum over its conditions ``(R, P)``: ``signs @ tags`` is ``T``."""
+def _tag_terms(name: str, rows: list, gallery: ItemVectors, queries: QueryVectors, weight: float,
+               dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The tag score rows of every distinct (query, tag phrase) of ``rows`` ``(P, N)`` (``P = 0`` when there is
+    none or ``weight`` is 0), and each row's signed sum over its conditions ``(R, P)``: ``signs @ tags`` is ``T``."""
     pairs = list(dict.fromkeys((r[1], phrase) for r in rows for _, phrase in r[3])) if weight else []
     try:
-        vectors = {k: queries.tag_vector(*pair) for k, pair in enumerate(pairs)}
+        vectors = [queries.tag_vector(*pair) for pair in pairs]
     except KeyError as err:
         raise ValueError(f"{name}: {err.args[0]}") from None
-    tags = tag_rows(gallery, vectors, range(len(pairs)), block_vectors=block_vectors, dtype=dtype) if pairs else None
+    tags = tag_rows(gallery, vectors, dtype=dtype) if pairs else np.zeros((0, len(gallery.ids)), dtype=dtype)
     signs = np.zeros((len(rows), len(pairs)), dtype=dtype)  # row -> signed sum over its conditions' tag rows
     pair_row = {pair: k for k, pair in enumerate(pairs)}
     for r, row in enumerate(rows):
@@ -215,7 +214,7 @@ def _filter_block(block: np.ndarray, term: np.ndarray, weight: float, n: int, dt
 
 def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: QueryVectors, *, version: str = "base",
                        query: str = "text+video", tag_weight: float = TAG_WEIGHT, ties: str = "expected",
-                       ks=metrics.KS, uap: bool = True, block_vectors: int = 256, dtype=np.float32) -> PartitionScore:
+                       ks=metrics.KS, uap: bool = True, dtype=np.float32) -> PartitionScore:
     """Score one partition. ``gallery`` holds the scored videos (any subset of the partition's, any order).
 
     ``tag_weight`` is ``p`` (Filter only; 0 scores without the tag prompt).
@@ -233,7 +232,7 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
         by_query.setdefault(row[1], []).append(r)
     query_ids, rows_by_query = list(by_query), list(by_query.values())
     weight = tag_weight if version == "filter" else 0.0
-    tags, signs = _tag_terms(partition.name, rows, gallery, queries, weight, block_vectors=block_vectors, dtype=dtype)
+    tags, signs = _tag_terms(partition.name, rows, gallery, queries, weight, dtype)
     n = len(gallery_ids)
     ap, recall = np.zeros(len(rows)), np.zeros((len(rows), len(ks)))
     kept = np.empty((len(rows), n), dtype=dtype) if uap and version == "base" else None
@@ -242,15 +241,14 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
         indices = [r for p in positions for r in rows_by_query[p]]
         block = fused[[k for k, p in enumerate(positions) for _ in rows_by_query[p]]].astype(dtype)
         if weight:
-            term = signs[indices] @ tags if tags is not None else np.zeros_like(block)
-            block = _filter_block(block, term, weight, n, dtype)
+            block = _filter_block(block, signs[indices] @ tags, weight, n, dtype)
         relevant, valid = row_masks(indices, cols, own, n)
         ap[indices] = metrics.average_precision_misses(block, relevant, valid, n_positive[indices], ties=ties)
         recall[indices] = metrics.recall_at_k(block, relevant, valid, n_positive[indices], ks=ks, ties=ties)
         if kept is not None:
             kept[indices] = block
 
-    fused_rows(gallery, queries, query_ids, query, consume, block_vectors=block_vectors, dtype=dtype)
+    fused_rows(gallery, queries, query_ids, query, consume, dtype=dtype)
     value = None
     if kept is not None:
         relevant, valid = row_masks(range(len(rows)), cols, own, n)
@@ -259,14 +257,14 @@ def evaluate_partition(partition: Partition, gallery: ItemVectors, queries: Quer
     return PartitionScore(partition.name, [r[0] for r in reported], ap[:m], recall[:m], value, notes)
 
 
-def _summarise(scores: list[PartitionScore], *, version, query, source, ties, tag_weight, ks, bootstrap, seed,
+def _summarise(scores: list[PartitionScore], *, version, query, source, ties, tag_weight, bootstrap, seed,
                notes=()) -> MuvrResult:
     per_partition, per_row = {}, {}
     for s in scores:
         entry = {"mAP": 100 * float(s.ap.mean()) if s.ap.size else 0.0}
         if s.uap is not None:
             entry["uAP"] = 100 * s.uap
-        for j, k in enumerate(ks):
+        for j, k in enumerate(metrics.KS):
             entry[f"R@{k}"] = 100 * float(s.recall[:, j].mean()) if s.ap.size else 0.0
         entry["n_rows"] = int(s.ap.size)
         per_partition[s.name] = entry
@@ -286,8 +284,8 @@ def _summarise(scores: list[PartitionScore], *, version, query, source, ties, ta
 
 
 def evaluate(partitions: list[Partition], vectors, *, version: str = "base", query: str = "text+video",
-             tag_weight: float = TAG_WEIGHT, ties: str = "expected", ks=metrics.KS, bootstrap: int = 0,
-             seed: int = 0, source: str = "", block_vectors: int = 256, dtype=np.float32) -> MuvrResult:
+             tag_weight: float = TAG_WEIGHT, ties: str = "expected", bootstrap: int = 0, seed: int = 0,
+             source: str = "") -> MuvrResult:
     """Score every partition with ``vectors(partition) -> (gallery ItemVectors, QueryVectors)``.
 
     ``bootstrap > 0`` adds a 95% interval of mAP from that many resamples of
@@ -301,13 +299,12 @@ def evaluate(partitions: list[Partition], vectors, *, version: str = "base", que
     for partition in partitions:
         gallery, queries = vectors(partition)
         scores.append(evaluate_partition(partition, gallery, queries, version=version, query=query,
-                                         tag_weight=tag_weight, ties=ties, ks=ks, block_vectors=block_vectors,
-                                         dtype=dtype))
+                                         tag_weight=tag_weight, ties=ties))
     return _summarise(scores, version=version, query=query, source=source, ties=ties, tag_weight=tag_weight,
-                      ks=ks, bootstrap=bootstrap, seed=seed)
+                      bootstrap=bootstrap, seed=seed)
 
 
-def random_ranking(partitions: list[Partition], *, version: str = "base", ks=metrics.KS, bootstrap: int = 0,
+def random_ranking(partitions: list[Partition], *, version: str = "base", bootstrap: int = 0,
                    seed: int = 0) -> MuvrResult:
     """Exact expected mAP, uAP and R@k of a uniformly random ranking of each partition's whole gallery."""
     scores = []
@@ -319,7 +316,7 @@ def random_ranking(partitions: list[Partition], *, version: str = "base", ks=met
         ranked = np.array([len([p for p in r[2] if p in gallery and p != r[1]]) for r in rows], dtype=np.int64)
         n_ranked = np.array([len(gallery) - (r[1] in gallery) for r in rows], dtype=np.int64)
         share = np.where(n_positive > 0, ranked / np.maximum(n_positive, 1), 0.0)
-        ap, recall = metrics.random_baseline(ranked, n_ranked, ks=ks)
+        ap, recall = metrics.random_baseline(ranked, n_ranked)
         ap, recall = ap * share, recall * share[:, None]
         uap = None
         if version == "base" and n_positive.sum():
@@ -328,5 +325,5 @@ def random_ranking(partitions: list[Partition], *, version: str = "base", ks=met
                          * ranked.sum() / n_positive.sum()) if ranked.sum() else 0.0)
         scores.append(PartitionScore(partition.name, [r[0] for r in rows], ap, recall, uap, list(partition.notes)))
     return _summarise(scores, version=version, query="none", source="random-ranking", ties="n/a", tag_weight=0.0,
-                      ks=ks, bootstrap=bootstrap, seed=seed,
+                      bootstrap=bootstrap, seed=seed,
                       notes=["random-ranking: exact expected values of a uniformly random ranking, query excluded"])

@@ -21,13 +21,11 @@ import pandas as pd
 
 from sova_lib.benchmarks.muvr.annotations import load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
+from sova_lib.benchmarks.muvr.metrics import TIES
 from sova_lib.benchmarks.muvr.retrieval import evaluate
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL, write_synthetic
 
-__all__ = ["TIE_RULES", "TieStudy", "tie_study", "write_tied_synthetic"]
-
-#: The tie rules of ``evaluate``, in the order the study reports them.
-TIE_RULES = ("expected", "optimistic", "pessimistic", "gallery-order")
+__all__ = ["TieStudy", "tie_study", "write_tied_synthetic"]
 
 
 def write_tied_synthetic(root: Path, rng: np.random.Generator, *, group: int = 4) -> list:
@@ -53,7 +51,7 @@ def write_tied_synthetic(root: Path, rng: np.random.Generator, *, group: int = 4
 class TieStudy:
     """Metrics of one tied dataset under each tie rule and over random tie orders.
 
-    ``rules``: rule name -> metric name -> value (as ``MuvrResult.metrics``).
+    ``rules``: rule name (each of ``metrics.TIES``, in order) -> metric name -> value (as ``MuvrResult.metrics``).
     ``random_orders``: statistic (``mean``, ``standard error``, ``min``, ``max``)
     -> metric name -> value, over ``orders`` random orders of the gallery.
     """
@@ -76,7 +74,7 @@ def tie_study(root: Path, *, seed: int = 0, orders: int = 200) -> TieStudy:
     rng = np.random.default_rng(seed)
     partitions = write_tied_synthetic(root, rng)
     vectors = released_vectors(Path(root) / "features" / "VLMs_1_15" / SYNTHETIC_MODEL)
-    rules = {rule: dict(evaluate(partitions, vectors, ties=rule).metrics) for rule in TIE_RULES}
+    rules = {rule: dict(evaluate(partitions, vectors, ties=rule).metrics) for rule in TIES}
 
     order_rng = np.random.default_rng(seed)
 

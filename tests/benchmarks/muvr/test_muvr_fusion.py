@@ -1,6 +1,5 @@
 """MUVR scoring and evaluation: hand cases 3 and 4 (spec Sec. 6), blocks, and the synthetic set end to end."""
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -36,7 +35,7 @@ def test_case3_fusion_and_signed_tag():
     np.testing.assert_allclose(s_v, [1, R2], atol=1e-12)
     np.testing.assert_allclose(s_t, [R2, R2], atol=1e-12)
     np.testing.assert_allclose(s_tv, [(1 + R2) / 2, R2], atol=1e-12)
-    tag = fusion.tag_rows(gallery, queries.tags, ["t"], dtype=np.float64)[0]
+    tag = fusion.tag_rows(gallery, [queries.tags["t"]], dtype=np.float64)[0]
     np.testing.assert_allclose(tag, [0, 1], atol=1e-12)
     np.testing.assert_allclose(s_tv + 0.3 * tag, [0.853553, 1.007107], atol=1e-6)  # +tag: B above A
     np.testing.assert_allclose(s_tv - 0.3 * tag, [0.853553, 0.407107], atol=1e-6)  # -tag
@@ -56,8 +55,8 @@ def _case4():
     gallery = ItemVectors(np.array(names), np.repeat(np.arange(6), 2), np.array(rows))
     text = ItemVectors(np.array(["q"]), np.array([0]), np.eye(dim)[:1])
     queries = fusion.QueryVectors(text=text, tags={"t": np.eye(dim)[1]})
-    part = Partition("news", Path("."), tuple(names), (MuvrQuery("q", 0, "", None, ("a", "b", "c", "d")),),
-                     (TagPrompt("q", "+t", "t", 1, ("a", "b")), TagPrompt("q", "-t", "t", -1, ("c", "d"))), {})
+    part = Partition("news", tuple(names), (MuvrQuery("q", "", None, ("a", "b", "c", "d")),),
+                     (TagPrompt("q", "+t", ("a", "b"), ((1, "t"),)), TagPrompt("q", "-t", ("c", "d"), ((-1, "t"),))), {})
     return part, gallery, queries
 
 
@@ -186,7 +185,7 @@ def test_filter_uses_each_querys_own_tag_vector(tmp_path):
     part = muvr.load_partition(tmp_path, "news")
     assert part.gallery == ("A", "B")
     result = ev.evaluate([part], muvr.released_vectors(folder.parent, query="text", version="filter"),
-                           version="filter", query="text", tag_weight=1.0, dtype=np.float64)
+                           version="filter", query="text", tag_weight=1.0)
     assert result.per_row == pytest.approx({"news/q1 +red": 1.0, "news/q2 +red": 0.5})
     assert result.metrics["mAP"] == pytest.approx(75.0)
     # a query whose own file lacks the phrase is an error naming the query and the phrase

@@ -143,8 +143,8 @@ def test_framework_pools_windows_and_any_window_can_match():
     texts = {"g1@0": "A cat sleeps.", "g1@1": "A red car drives by.", "g2@0": "Snow falls.", "g3@0": "People talk.",
              "q@0": "A red car drives by."}
     assert framework.pool_windows(texts)["g1"] == "A cat sleeps.\nA red car drives by."
-    part = Partition("news", None, ("g1", "g2", "g3", "q"),
-                     (MuvrQuery("q", 0, "Snow falls. [<region>] A dog barks.", None, ("g1", "g2")),), (), {})
+    part = Partition("news", ("g1", "g2", "g3", "q"),
+                     (MuvrQuery("q", "Snow falls. [<region>] A dog barks.", None, ("g1", "g2")),), (), {})
     gallery, queries = framework.framework_vectors(texts, HashEncoder())(part)
     assert list(gallery.ids) == ["g1", "g2", "g3", "q"] and gallery.counts.tolist() == [2, 1, 1, 1]
     assert queries.text.counts.tolist() == [2]  # "Snow falls." and "A dog barks."
