@@ -301,11 +301,9 @@ def open_video(path, backend: str):
     if backend == "decord":
         return DecordReader(path)
     try:
-        _import_decord()
-    except ImportError:
-        return PyAVReader(path)
-    try:
         return DecordReader(path)
+    except ImportError:  # decord is not installed
+        return PyAVReader(path)
     except VideoError as first:
         try:
             return PyAVReader(path)
