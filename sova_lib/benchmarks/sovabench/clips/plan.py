@@ -38,7 +38,7 @@ from typing import Iterable, Sequence
 
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips.kpf_index import VideoIndex, load_video_index
-from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source_dataset_of
+from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip
 from sova_lib.storage import file_errors, write_text
 
 __all__ = ["BUFFERED_ACTIVITIES", "DEFAULT_FPS", "INT_COLUMNS", "MANIFEST_COLUMNS", "MIN_REGION_SIZE",
@@ -96,10 +96,6 @@ class ManifestRow:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-    @property
-    def source_dataset(self) -> str:
-        return source_dataset_of(self.source_video)
 
     @property
     def region(self) -> tuple[int, int, int, int] | None:
