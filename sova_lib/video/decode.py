@@ -247,8 +247,6 @@ class PyAVReader:
                             break
                 else:
                     self._read_seeking(container, stream, wanted, want, out)
-        except VideoError:
-            raise
         except Exception as err:
             raise VideoError(f"cannot decode {self.path} with PyAV: {err}") from err
         missing = [i for i in wanted if i not in out]
