@@ -193,7 +193,7 @@ def set_similarity(
     qv, q_order, q_groups = _by_count(queries, dtype)
     gv, g_order, g_groups = _by_count(gallery, dtype)
     unique_gv, column = _unique_rows(gv)  # column[r]: where gallery row r lands in the product
-    g_counts = np.repeat([g[0] for g in g_groups], [g[1] for g in g_groups])
+    g_counts = gallery.counts[g_order]  # each gallery item's vector count, in count order
     column_of = np.argsort(g_order)  # count order -> the gallery's own order
     out = np.empty((len(q_order), len(g_order)), dtype=dtype) if consume is None else None
     consume = consume or out.__setitem__  # without a consumer, each block's rows fill the matrix
