@@ -106,7 +106,7 @@ class _Writer:
     def __init__(self, row, path: Path, region, rate, codec, pix_fmt, crf):
         import av
 
-        self.row, self.rate = row, rate
+        self.row = row
         x1, y1, x2, y2 = region
         w, h = x2 - x1, y2 - y1
         if pix_fmt in ("yuv420p", "yuvj420p", "nv12") or codec == "mpeg4":
@@ -148,7 +148,6 @@ class _Writer:
         if self.buffer is not None:
             for piece in reversed(self.buffer):
                 self._encode(piece)
-            self.buffer = None
         for packet in self.stream.encode():
             self.container.mux(packet)
         self.container.close()
