@@ -178,23 +178,22 @@ def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str 
         pix_fmt = "rgb24"
     cut = _Cut(Path(out_dir), codec, pix_fmt, crf, on_done)
     pending = sorted(rows, key=lambda r: (r.start_frame, r.end_frame))
+    container = None
     try:
         container = av.open(str(video_path))
-    except Exception as err:  # noqa: BLE001
-        for row in pending:
-            cut.finish(row, "failed", f"cannot open {video_path}: {err}")
-        return cut.records
-    try:
         cut.decode(container, pending)
-    except Exception as err:  # noqa: BLE001  (a decoding error fails this video's open clips only)
+    except Exception as err:  # noqa: BLE001  (an error fails this video's clips not yet done only)
+        reason = (f"cannot open {video_path}: {err}" if container is None
+                  else f"decoding {video_path} failed: {type(err).__name__}: {err}")
         done = {r["video"] for r in cut.records}
         for wr in cut.active:
             wr.abort()
         for row in pending:
             if row.video not in done:
-                cut.finish(row, "failed", f"decoding {video_path} failed: {type(err).__name__}: {err}")
+                cut.finish(row, "failed", reason)
     finally:
-        container.close()
+        if container is not None:
+            container.close()
     return cut.records
 
 
