@@ -20,11 +20,11 @@ from sova_lib.protocols import get_protocol
 __all__ = ["clip_path", "manifest_items", "protocol_items"]
 
 
-def clip_path(video_root: Path, name: str, prefix: str, suffix: str = ".mp4") -> Path:
+def clip_path(video_root: Path, name: str, prefix: str) -> Path:
     """Where a clip lies: ``root/name.mp4``, else ``root/<tail of prefix>/name.mp4``; the first if none exists."""
     parts = Path(prefix).parts
-    candidates = [video_root / f"{name}{suffix}",
-                  *(video_root.joinpath(*parts[start:]) / f"{name}{suffix}" for start in range(len(parts)))]
+    candidates = [video_root / f"{name}.mp4",
+                  *(video_root.joinpath(*parts[start:]) / f"{name}.mp4" for start in range(len(parts)))]
     return next((c for c in candidates if c.is_file()), candidates[0])
 
 
