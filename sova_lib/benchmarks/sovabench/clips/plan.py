@@ -263,8 +263,7 @@ def manifest_frames_args(row: ManifestRow) -> dict:
 def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:
     """Human-readable status summary of a manifest (one line per status)."""
     counts = Counter(r.status for r in rows)
-    n = len(rows)
-    lines = [f"{n} rows: {counts.get('ok', 0)} clips planned"]
+    lines = [f"{len(rows)} rows: {counts.get('ok', 0)} clips planned"]
     for s in STATUSES:
         if s != "ok" and counts.get(s):
             lines.append(f"  {s}: {counts[s]} ({STATUSES[s]})")
