@@ -147,10 +147,9 @@ class ProtocolRegistry(Mapping):
 PROTOCOLS = ProtocolRegistry(PROTOCOL_PROVIDERS)
 
 
-def register_protocol(protocol: Protocol) -> Protocol:
+def register_protocol(protocol: Protocol) -> None:
     """Add ``protocol`` to ``PROTOCOLS`` under its name (a provider calls it when imported)."""
     PROTOCOLS.add(protocol)
-    return protocol
 
 
 def get_protocol(name: str) -> Protocol:
