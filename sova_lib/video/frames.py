@@ -92,10 +92,6 @@ class Frames:
     source_indices: np.ndarray | None = None
     info: VideoInfo | None = None
 
-    def arrays(self) -> list[np.ndarray]:
-        """The frames as ``H x W x 3`` uint8 arrays."""
-        return [np.asarray(img.convert("RGB"), dtype=np.uint8) for img in self.images]
-
     def __len__(self) -> int:
         return len(self.images)
 
