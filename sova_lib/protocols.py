@@ -125,33 +125,31 @@ class ProtocolRegistry(Mapping):
         self.providers = providers
         self._protocols: dict[str, Protocol] = {}
 
-    def _fill(self) -> None:
+    def _filled(self) -> dict[str, Protocol]:
+        """The protocols, after importing the providers."""
         for module in self.providers:
             importlib.import_module(module)
+        return self._protocols
 
     def add(self, protocol: Protocol) -> None:
         self._protocols[protocol.name] = protocol
 
     def __getitem__(self, name: str) -> Protocol:
-        self._fill()
-        return self._protocols[name]
+        return self._filled()[name]
 
     def __iter__(self) -> Iterator[str]:
-        self._fill()
-        return iter(dict(self._protocols))
+        return iter(dict(self._filled()))
 
     def __len__(self) -> int:
-        self._fill()
-        return len(self._protocols)
+        return len(self._filled())
 
 
 PROTOCOLS = ProtocolRegistry(PROTOCOL_PROVIDERS)
 
 
-def register_protocol(protocol: Protocol) -> Protocol:
+def register_protocol(protocol: Protocol) -> None:
     """Add ``protocol`` to ``PROTOCOLS`` under its name (a provider calls it when imported)."""
     PROTOCOLS.add(protocol)
-    return protocol
 
 
 def get_protocol(name: str) -> Protocol:

@@ -193,7 +193,7 @@ def set_similarity(
     qv, q_order, q_groups = _by_count(queries, dtype)
     gv, g_order, g_groups = _by_count(gallery, dtype)
     unique_gv, column = _unique_rows(gv)  # column[r]: where gallery row r lands in the product
-    g_counts = np.repeat([g[0] for g in g_groups], [g[1] for g in g_groups])
+    g_counts = gallery.counts[g_order]  # each gallery item's vector count, in count order
     column_of = np.argsort(g_order)  # count order -> the gallery's own order
     out = np.empty((len(q_order), len(g_order)), dtype=dtype) if consume is None else None
     consume = consume or out.__setitem__  # without a consumer, each block's rows fill the matrix
@@ -202,20 +202,17 @@ def set_similarity(
         c_q, n_q, first_q, row_q, i0, b = block
         group = qv[row_q:row_q + c_q * n_q].reshape(c_q, n_q, qv.shape[1])[:, i0:i0 + b]
         per_item = _block_similarity(group, unique_gv, column, g_groups, g_counts, aggregate, dtype)
+        per_item[per_item >= 1 - IDENTICAL_TOLERANCE] = 1  # identical vectors tie exactly
         # Rows and columns back to the callers' order while the block is in cache.
-        consume(q_order[first_q + i0:first_q + i0 + b], _snap_identical(per_item)[:, column_of])
+        consume(q_order[first_q + i0:first_q + i0 + b], per_item[:, column_of])
 
-    _run_blocks(run, _query_blocks(q_groups, block_vectors))
+    # A block: items i0 .. i0 + b - 1 of a query count group (c_q, n_q, first_q, row_q), at most block_vectors
+    # vectors (and one item at least).
+    _run_blocks(run, [(c_q, n_q, first_q, row_q, i0, min(step, n_q - i0))
+                      for c_q, n_q, first_q, row_q in q_groups
+                      for step in [max(1, block_vectors // c_q)]
+                      for i0 in range(0, n_q, step)])
     return out
-
-
-def _query_blocks(q_groups: list, block_vectors: int) -> list[tuple]:
-    """``(c_q, n_q, first_q, row_q, i0, b)`` for each block: items ``i0 .. i0 + b - 1`` of a count group of
-    ``_by_count`` (its ``(c_q, n_q, first_q, row_q)``), at most ``block_vectors`` vectors (and one item at least)."""
-    return [(c_q, n_q, first_q, row_q, i0, min(step, n_q - i0))
-            for c_q, n_q, first_q, row_q in q_groups
-            for step in [max(1, block_vectors // c_q)]
-            for i0 in range(0, n_q, step)]
 
 
 def _block_similarity(group: np.ndarray, unique_gv: np.ndarray, column, g_groups: list, g_counts: np.ndarray,
@@ -247,12 +244,6 @@ def _block_similarity(group: np.ndarray, unique_gv: np.ndarray, column, g_groups
     if aggregate == "mean":
         per_item /= (c_q * g_counts).astype(dtype)
     return per_item
-
-
-def _snap_identical(sims: np.ndarray) -> np.ndarray:
-    """Set values within ``IDENTICAL_TOLERANCE`` of 1 to exactly 1, in place."""
-    sims[sims >= 1 - IDENTICAL_TOLERANCE] = 1
-    return sims
 
 
 def _unique_rows(vectors: np.ndarray):

@@ -30,6 +30,11 @@ def numbered_frames(count: int, width: int = 96, height: int = 64) -> list[np.nd
     return frames
 
 
+def frame_arrays(frames) -> list[np.ndarray]:
+    """The images of a ``sova_lib.video.Frames`` as ``H x W x 3`` uint8 arrays."""
+    return [np.asarray(img.convert("RGB"), dtype=np.uint8) for img in frames.images]
+
+
 def read_number(frame: np.ndarray) -> int:
     """The frame number written by ``numbered_frames`` (frame must not be cropped at the top-left)."""
     k = 0

@@ -107,32 +107,6 @@ def main(argv: list[str] | None = None) -> int:
         words = argv[:2] if argv and argv[0] in ("sovabench", "image-tasks", "muvr", "vantage") else argv[:1]
         print(missing_module_message(error, " ".join(words) or "sova"), file=sys.stderr)
         return 1
-
-
-def _run(argv: list[str]) -> int:
-    parser = build_parser(argv[0] if argv else None)
-    try:
-        try:
-            args = parser.parse_args(argv)
-        except SystemExit as done:  # --help, --version, or a usage error already printed in one line
-            return done.code if isinstance(done.code, int) else 2
-        try:
-            return int(args.func(args) or 0)
-        except (CliError, ValueError, FileNotFoundError) as err:  # the invocation or an input file
-            problems = getattr(err, "problems", [])
-            more = [f"... and {len(problems) - MAX_LISTED} more problems"] if len(problems) > MAX_LISTED else []
-            print(*problems[:MAX_LISTED], *more, f"sova: error: {_one_line(err)}", sep="\n", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print("sova: interrupted", file=sys.stderr)
-            return 130
-        except BrokenPipeError:
-            raise
-        except OSError as err:  # the environment, not the invocation: named in one line, exit status 1
-            print(f"sova: error: {_one_line(err)}", file=sys.stderr)
-            return 1
-        finally:
-            sys.stdout.flush()
     except BrokenPipeError:
         # the reader (e.g. `| head -1`) has gone: what it read is what it wanted; exit quietly
         import os
@@ -140,3 +114,28 @@ def _run(argv: list[str]) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+
+
+def _run(argv: list[str]) -> int:
+    parser = build_parser(argv[0] if argv else None)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help, --version, or a usage error already printed in one line
+        return done.code if isinstance(done.code, int) else 2
+    try:
+        return int(args.func(args) or 0)
+    except (CliError, ValueError, FileNotFoundError) as err:  # the invocation or an input file
+        problems = getattr(err, "problems", [])
+        more = [f"... and {len(problems) - MAX_LISTED} more problems"] if len(problems) > MAX_LISTED else []
+        print(*problems[:MAX_LISTED], *more, f"sova: error: {_one_line(err)}", sep="\n", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("sova: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        raise  # not the environment: main ends quietly
+    except OSError as err:  # the environment, not the invocation: named in one line, exit status 1
+        print(f"sova: error: {_one_line(err)}", file=sys.stderr)
+        return 1
+    finally:
+        sys.stdout.flush()

@@ -163,7 +163,7 @@ def add_commands(subparsers) -> None:
                      help=f"{DIRECTION_PROTOCOL}: the bundled excerpts and their time-reversed copies (ids "
                           "<stem> and <stem>-reversed)")
     add_describe_options(d)
-    d.set_defaults(func=run_describe, benchmark=None, images=None, manifest=None, video_root=None)
+    d.set_defaults(func=run_describe, images=None)
 
     i = subparsers.add_parser(
         "import", help="turn the SOVABench authors' output JSON into a description cache",
@@ -247,7 +247,7 @@ def add_sovabench_sources(parser) -> None:
                    help="with --protocol: the folder of the clip files, DIR/<clip name>.mp4 or DIR/<tail of the "
                         "TSV prefix>/<clip name>.mp4; with --manifest: the folder of the source videos, searched at "
                         "any depth")
-    parser.set_defaults(benchmark="sovabench", videos=None, images=None)
+    parser.set_defaults(videos=None, images=None)
 
 
 def add_image_sources(parser) -> None:
@@ -256,8 +256,7 @@ def add_image_sources(parser) -> None:
         "--images", required=True, metavar="GLOB_OR_DIR",
         help="the image files of a folder or of a glob; ids are file stems, digit-only ones as integers "
              "(000000017697.jpg is 17697), the keys the image tasks look descriptions up by")
-    parser.set_defaults(benchmark="image-tasks", videos=None, protocol=None, manifest=None, video_root=None,
-                        fps=IMAGE_RATE)
+    parser.set_defaults(videos=None, fps=IMAGE_RATE)
 
 
 def _video_items(spec: str) -> list[Item]:
@@ -286,7 +285,7 @@ def items_from_args(args) -> tuple[list[Item], str, dict | None]:
         from sova_lib.benchmarks import image_tasks
 
         return image_tasks.items(args.images), "none", None
-    if args.benchmark is None:  # sova describe --protocol quickstart-direction
+    if args.protocol == DIRECTION_PROTOCOL:  # sova describe's bundled excerpts
         return [clip.item() for clip in example_clips()], "none", None
     return sovabench.items(args.video_root, protocol=args.protocol, manifest=args.manifest)
 

@@ -51,7 +51,6 @@ def add_commands(subparsers) -> None:
     e.add_argument_group("items").add_argument(
         "--videos", required=True, metavar="GLOB_OR_DIR",
         help="the video/image files of a folder (not its sub-folders) or of a glob; ids are file stems")
-    e.set_defaults(benchmark=None, images=None, protocol=None, manifest=None, video_root=None)
     add_embed_options(e)
 
 

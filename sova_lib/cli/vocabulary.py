@@ -4,11 +4,12 @@
 it names. ``tests/cli/test_vocabulary.py`` walks every sub-parser and fails on
 an option outside ``VOCABULARY`` (or one stored under another name than its
 own), so a new option has to be placed here, next to the words it could be
-confused with. ``docs/architecture.md`` prints the same table (``table``).
+confused with. ``docs/architecture.md`` prints the same table
+(``tests/cli/test_vocabulary.py`` holds the two equal).
 """
 from __future__ import annotations
 
-__all__ = ["VOCABULARY", "table"]
+__all__ = ["VOCABULARY"]
 
 #: Option -> the concept it names (the same in every command that has it).
 VOCABULARY: dict[str, str] = {
@@ -109,9 +110,3 @@ VOCABULARY: dict[str, str] = {
     "--build": "folder for the executed notebooks",
     "--skip-notebooks": "write the baseline tables only",
 }
-
-def table() -> str:
-    """The vocabulary as a Markdown table (printed in docs/architecture.md)."""
-    rows = ["| option | concept |", "| --- | --- |"]
-    rows += [f"| `{k}` | {v} |" for k, v in VOCABULARY.items()]
-    return "\n".join(rows)

@@ -247,8 +247,6 @@ class PyAVReader:
                             break
                 else:
                     self._read_seeking(container, stream, wanted, want, out)
-        except VideoError:
-            raise
         except Exception as err:
             raise VideoError(f"cannot decode {self.path} with PyAV: {err}") from err
         missing = [i for i in wanted if i not in out]
@@ -301,11 +299,9 @@ def open_video(path, backend: str):
     if backend == "decord":
         return DecordReader(path)
     try:
-        _import_decord()
-    except ImportError:
-        return PyAVReader(path)
-    try:
         return DecordReader(path)
+    except ImportError:  # decord is not installed
+        return PyAVReader(path)
     except VideoError as first:
         try:
             return PyAVReader(path)

@@ -24,9 +24,9 @@ from typing import Sequence
 import numpy as np
 
 from sova_lib.crop import crop as crop_frame
-from sova_lib.video.decode import BACKENDS, VideoError, VideoInfo, decode_planned
+from sova_lib.video.decode import VideoInfo, decode_planned
 
-__all__ = ["SAMPLER_VERSION", "BACKENDS", "VideoError", "VideoInfo", "Frames", "sample_indices", "probe", "read_frames",
+__all__ = ["SAMPLER_VERSION", "VideoInfo", "Frames", "sample_indices", "probe", "read_frames",
            "sample_frames", "example_videos", "to_rgb_image"]
 
 #: Bumped whenever ``sample_indices`` or the frame numbering changes (a cache key part).
@@ -91,10 +91,6 @@ class Frames:
     fps: float
     source_indices: np.ndarray | None = None
     info: VideoInfo | None = None
-
-    def arrays(self) -> list[np.ndarray]:
-        """The frames as ``H x W x 3`` uint8 arrays."""
-        return [np.asarray(img.convert("RGB"), dtype=np.uint8) for img in self.images]
 
     def __len__(self) -> int:
         return len(self.images)

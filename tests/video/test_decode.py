@@ -7,7 +7,7 @@ import pytest
 from sova_lib.video import decode as video_decode
 from sova_lib.video.decode import VideoError, VideoInfo, decode_planned, open_video
 from sova_lib.video.frames import example_videos, probe, sample_frames
-from tests.helpers_video import numbered_frames, read_number, write_video
+from tests.helpers_video import frame_arrays, numbered_frames, read_number, write_video
 
 BACKENDS = ["decord", "pyav"]
 
@@ -94,7 +94,7 @@ def test_decord_and_pyav_agree_on_real_excerpt(kwargs):
     a = sample_frames(path, backend="decord", **kwargs)
     b = sample_frames(path, backend="pyav", **kwargs)
     assert a.source_indices.tolist() == b.source_indices.tolist()
-    for x, y in zip(a.arrays(), b.arrays()):
+    for x, y in zip(frame_arrays(a), frame_arrays(b)):
         assert np.array_equal(x, y)  # identical (see the module docstring)
 
 
@@ -108,7 +108,7 @@ def test_a_file_decord_cannot_decode_is_read_with_pyav(numbered, monkeypatch, ba
     monkeypatch.setattr(decord.VideoReader, "get_batch", broken)
     with pytest.warns(video_decode.DecoderFallbackWarning, match=r"decord returned an error \(simulated\)"):
         got = sample_frames(numbered, window=(5, 29), backend=backend)
-    assert [read_number(a) for a in got.arrays()] == [5, 17, 29]
+    assert [read_number(a) for a in frame_arrays(got)] == [5, 17, 29]
 
 
 def test_torch_computes_on_the_cpu_after_a_video_was_read_with_decord(tmp_path):

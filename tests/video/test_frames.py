@@ -15,7 +15,7 @@ from sova_lib.video.frames import (
     sample_frames,
     sample_indices,
 )
-from tests.helpers_video import decode_all, numbered_frames, read_number, write_video
+from tests.helpers_video import decode_all, frame_arrays, numbered_frames, read_number, write_video
 
 BACKENDS = ["decord", "pyav"]
 VTEST = Path(os.environ.get("SOVA_SHARED", "/work/shared")) / "data" / "video" / "vtest.avi"
@@ -105,20 +105,20 @@ def test_window_reverse_crop_pixel_exact(numbered, backend):
     assert got.indices.tolist() == [0, 12, 24]
     assert got.source_indices.tolist() == [5, 17, 29]
     assert np.allclose(got.timestamps, [0.0, 1.2, 2.4])
-    assert [read_number(a) for a in got.arrays()] == [5, 17, 29]
-    for a, src in zip(got.arrays(), [5, 17, 29]):
+    assert [read_number(a) for a in frame_arrays(got)] == [5, 17, 29]
+    for a, src in zip(frame_arrays(got), [5, 17, 29]):
         assert np.array_equal(a, full[src])
 
     rev = sample_frames(numbered, window=(5, 29), reverse=True, backend=backend)
     assert rev.indices.tolist() == [0, 12, 24]
     assert rev.source_indices.tolist() == [29, 17, 5]  # clip frame k is source frame end - k
-    assert [read_number(a) for a in rev.arrays()] == [29, 17, 5]
+    assert [read_number(a) for a in frame_arrays(rev)] == [29, 17, 5]
 
     crop = (10, 3, 50, 40)  # x1, y1, x2, y2 (exclusive)
     cropped = sample_frames(numbered, rate=3, window=(5, 29), crop=crop, backend=backend)
     assert cropped.indices.tolist() == [0, 3, 6, 9, 12, 15, 18, 21, 24]  # n = round(7.5) + 1 = 9
     assert cropped.images[0].size == (40, 37)
-    for a, src in zip(cropped.arrays(), cropped.source_indices):
+    for a, src in zip(frame_arrays(cropped), cropped.source_indices):
         assert np.array_equal(a, full[src][3:40, 10:50])
 
 
@@ -163,7 +163,7 @@ def test_non_integer_frame_rates(tmp_path, count, fps, expected, backend):
     got = sample_frames(path, backend=backend)
     assert got.fps == pytest.approx(fps, abs=1e-9)
     assert got.indices.tolist() == expected
-    assert [read_number(a) for a in got.arrays()] == expected
+    assert [read_number(a) for a in frame_arrays(got)] == expected
     assert np.allclose(got.timestamps, np.asarray(expected) / fps)
 
 
@@ -186,7 +186,7 @@ def test_real_excerpt_window_reverse_crop_pixel_exact():
     # F = 40 at 10 fps, rate 2 -> n = 9: rint(linspace(0, 39, 9)) = [0, 5, 10, 15, 20, 24, 29, 34, 39]
     assert got.indices.tolist() == [0, 5, 10, 15, 20, 24, 29, 34, 39]
     assert got.source_indices.tolist() == [49 - k for k in got.indices]
-    for a, src in zip(got.arrays(), got.source_indices):
+    for a, src in zip(frame_arrays(got), got.source_indices):
         assert np.array_equal(a, full[src][50:250, 100:300])
 
 
@@ -202,10 +202,10 @@ def test_excerpt_matches_its_source_frames():
     assert np.mean((wrong.astype(float) - ours[0]) ** 2) > 4 * np.mean((src[0].astype(float) - ours[0]) ** 2)
 
 
-def test_frames_arrays_and_len():
+def test_frames_len_images_and_info():
     got = sample_frames(example_videos()[1])
     assert len(got) == 6 and got.indices.tolist() == [0, 10, 20, 29, 39, 49]
-    arrays = got.arrays()
+    arrays = frame_arrays(got)
     assert all(a.shape == (288, 384, 3) and a.dtype == np.uint8 for a in arrays)
     assert got.info == VideoInfo(50, 10.0, 384, 288)
 

@@ -49,23 +49,25 @@ def _intra_pair_tasks() -> list[Task]:
     return [Task(name, clips_of_pair, clips_of_pair, lab) for name, clips_of_pair in members.items()]
 
 
-def _register(name: str, metric: str, description: str, split: str, tasks, label_of: Callable[[Clip], str],
-              class_name: str):
+def _register(name: str, metric: str, description: str, split: str, label_of: Callable[[Clip], str],
+              class_name: str, tasks=None):
+    """Register a protocol over ``split``; its tasks default to one task ranked by ``label_of`` (``_one_task``)."""
     register_protocol(Protocol(
-        name, metric, description, lambda: load_split(split), tasks, label_of, benchmark="SOVABench",
-        known_ids=benchmark_ids, oracle_text=lambda clip: oracle_text(clip, label_of), class_name=class_name,
+        name, metric, description, lambda: load_split(split), tasks or _one_task(split, label_of), label_of,
+        benchmark="SOVABench", known_ids=benchmark_ids, oracle_text=lambda clip: oracle_text(clip, label_of),
+        class_name=class_name,
     ))
 
 
 _register("inter-pair", "mAP", "1,423 queries against all 9,882 clips; relevant = same opposite-action pair",
-          "interpair", _one_task("interpair", lambda c: c.pair), lambda c: c.pair, "pair")
+          "interpair", lambda c: c.pair, "pair")
 _register("inter-pair-constrained", "mAP", "the 1,423 queries against each other (no distractors); relevant = same pair",
-          "interpair_queries", _one_task("interpair_queries", lambda c: c.pair), lambda c: c.pair, "pair")
+          "interpair_queries", lambda c: c.pair, "pair")
 _register("intra-pair", "Pair-mAP",
           "per opposite pair, every clip against the pair's other clips; relevant = same action",
-          "intrapair", _intra_pair_tasks, lambda c: c.label, "action")
+          "intrapair", lambda c: c.label, "action", tasks=_intra_pair_tasks)
 _register("two-class", "mAP", "1,423 queries against all 9,882 clips; relevant = same group (human_vehicle / vehicle)",
-          "interpair", _one_task("interpair", lambda c: c.dim), lambda c: c.dim, "group")
+          "interpair", lambda c: c.dim, "group")
 
 #: The protocol names this module registers, in the order tables list them.
 SOVABENCH_PROTOCOLS = ("inter-pair", "inter-pair-constrained", "intra-pair", "two-class")

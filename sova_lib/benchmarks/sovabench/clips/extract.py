@@ -106,7 +106,7 @@ class _Writer:
     def __init__(self, row, path: Path, region, rate, codec, pix_fmt, crf):
         import av
 
-        self.row, self.rate = row, rate
+        self.row = row
         x1, y1, x2, y2 = region
         w, h = x2 - x1, y2 - y1
         if pix_fmt in ("yuv420p", "yuvj420p", "nv12") or codec == "mpeg4":
@@ -148,7 +148,6 @@ class _Writer:
         if self.buffer is not None:
             for piece in reversed(self.buffer):
                 self._encode(piece)
-            self.buffer = None
         for packet in self.stream.encode():
             self.container.mux(packet)
         self.container.close()
@@ -179,23 +178,22 @@ def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str 
         pix_fmt = "rgb24"
     cut = _Cut(Path(out_dir), codec, pix_fmt, crf, on_done)
     pending = sorted(rows, key=lambda r: (r.start_frame, r.end_frame))
+    container = None
     try:
         container = av.open(str(video_path))
-    except Exception as err:  # noqa: BLE001
-        for row in pending:
-            cut.finish(row, "failed", f"cannot open {video_path}: {err}")
-        return cut.records
-    try:
         cut.decode(container, pending)
-    except Exception as err:  # noqa: BLE001  (a decoding error fails this video's open clips only)
+    except Exception as err:  # noqa: BLE001  (an error fails this video's clips not yet done only)
+        reason = (f"cannot open {video_path}: {err}" if container is None
+                  else f"decoding {video_path} failed: {type(err).__name__}: {err}")
         done = {r["video"] for r in cut.records}
         for wr in cut.active:
             wr.abort()
         for row in pending:
             if row.video not in done:
-                cut.finish(row, "failed", f"decoding {video_path} failed: {type(err).__name__}: {err}")
+                cut.finish(row, "failed", reason)
     finally:
-        container.close()
+        if container is not None:
+            container.close()
     return cut.records
 
 

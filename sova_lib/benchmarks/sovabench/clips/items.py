@@ -20,11 +20,11 @@ from sova_lib.protocols import get_protocol
 __all__ = ["clip_path", "manifest_items", "protocol_items"]
 
 
-def clip_path(video_root: Path, name: str, prefix: str, suffix: str = ".mp4") -> Path:
+def clip_path(video_root: Path, name: str, prefix: str) -> Path:
     """Where a clip lies: ``root/name.mp4``, else ``root/<tail of prefix>/name.mp4``; the first if none exists."""
     parts = Path(prefix).parts
-    candidates = [video_root / f"{name}{suffix}",
-                  *(video_root.joinpath(*parts[start:]) / f"{name}{suffix}" for start in range(len(parts)))]
+    candidates = [video_root / f"{name}.mp4",
+                  *(video_root.joinpath(*parts[start:]) / f"{name}.mp4" for start in range(len(parts)))]
     return next((c for c in candidates if c.is_file()), candidates[0])
 
 
@@ -80,14 +80,11 @@ def manifest_items(manifest, video_root: str | Path) -> tuple[list[Item], str]:
     videos = find_source_videos(video_root, {r.source_video for r in ok}) if ok else {}
     items = []
     for row in rows:
-        if not row.ok:
-            items.append(Item(row.index, Path(row.source_video), is_video=True,
-                              error=f"manifest status {row.status}: {STATUSES.get(row.status, 'no clip')}"))
-        elif row.source_video not in videos:
-            items.append(Item(row.index, Path(row.source_video), is_video=True,
-                              error=f"source video {row.source_video} ({'/'.join(VIDEO_EXTENSIONS)}) "
-                                    f"not found under {video_root}"))
-        else:
+        if row.ok and row.source_video in videos:
             items.append(Item(row.index, videos[row.source_video], is_video=True, **manifest_frames_args(row)))
+            continue
+        error = (f"manifest status {row.status}: {STATUSES.get(row.status, 'no clip')}" if not row.ok else
+                 f"source video {row.source_video} ({'/'.join(VIDEO_EXTENSIONS)}) not found under {video_root}")
+        items.append(Item(row.index, Path(row.source_video), is_video=True, error=error))
     used = json.dumps([astuple(r) for r in sorted(ok, key=lambda r: r.index)], separators=(",", ":"))
     return items, "manifest:" + hashlib.sha256(used.encode("utf-8")).hexdigest()

@@ -30,7 +30,7 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["VIRAT_TO_MEVA", "Activity", "Actor", "AnnotationFiles", "GeomBlock", "KpfError", "annotation_names",
+__all__ = ["KINDS", "VIRAT_TO_MEVA", "Activity", "Actor", "AnnotationFiles", "GeomBlock", "KpfError", "annotation_names",
            "find_annotation_files", "iter_geom", "read_activities", "read_types"]
 
 #: VIRAT activity name -> the MEVA name SOVABench uses (spec section 6).
@@ -50,7 +50,8 @@ VIRAT_TO_MEVA: dict[str, str] = {
     "Closing": "person_closes_vehicle_door",
 }
 
-_KINDS = ("activities", "geom", "types")
+#: The kinds of KPF file of one video, as their names end (``<video>.<kind>.yml``).
+KINDS = ("activities", "geom", "types")
 
 
 class KpfError(ValueError):
@@ -99,16 +100,13 @@ def _yaml_records(path: Path) -> Iterator[tuple[int, dict]]:
             try:
                 value = yaml.load(text, Loader=loader)
             except yaml.YAMLError as err:
-                raise KpfError(f"{path}, line {lineno}: not valid YAML ({_first_line(err)})") from None
+                reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                raise KpfError(f"{path}, line {lineno}: not valid YAML ({reason})") from None
             if not (isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)
                     and len(value[0]) == 1):
                 raise KpfError(f"{path}, line {lineno}: expected one record '- {{ kind: {{...}} }}', "
                                f"found {text[:80]!r}")
             yield lineno, value[0]
-
-
-def _first_line(err: Exception) -> str:
-    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
 def _timespans(value, where: str) -> tuple[tuple[int, int], ...]:
@@ -305,7 +303,7 @@ def find_annotation_files(root: str | Path) -> dict[str, AnnotationFiles]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         for fn in filenames:
-            for kind in _KINDS:
+            for kind in KINDS:
                 suffix = f".{kind}.yml"
                 if fn.endswith(suffix):
                     found.setdefault(fn[: -len(suffix)], {}).setdefault(kind, []).append(Path(dirpath) / fn)
@@ -313,7 +311,7 @@ def find_annotation_files(root: str | Path) -> dict[str, AnnotationFiles]:
     if dupes:
         warnings.warn(f"{len(dupes)} video(s) have annotation files in several folders under {root}; "
                       f"using the first path in sorted order (e.g. {dupes[0]})", stacklevel=2)
-    return {name: AnnotationFiles(name, *(min(kinds[k]) if k in kinds else None for k in _KINDS))
+    return {name: AnnotationFiles(name, *(min(kinds[k]) if k in kinds else None for k in KINDS))
             for name, kinds in found.items()}
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.sovabench.clips.kpf import AnnotationFiles, iter_geom, read_activities, read_types
+from sova_lib.benchmarks.sovabench.clips.kpf import KINDS, AnnotationFiles, iter_geom, read_activities, read_types
 from sova_lib.crop import union_box
 from sova_lib.storage import write_text
 
@@ -28,7 +28,6 @@ __all__ = ["INDEX_VERSION", "IndexedActivity", "VideoIndex", "build_video_index"
 
 #: Bumped whenever the cached index's content or meaning changes.
 INDEX_VERSION = 1
-_KINDS = ("activities", "geom", "types")
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ class VideoIndex:
 
 def _file_key(files: AnnotationFiles) -> dict:
     key: dict = {"version": INDEX_VERSION}
-    for kind in _KINDS:
+    for kind in KINDS:
         p = getattr(files, kind)
         if p is not None:
             st = os.stat(p)
@@ -130,7 +129,7 @@ def _add_block(block, needed, counted, by_object, parts, n_boxes) -> None:
                 n_boxes[k] += int(m.sum())
 
 
-def build_video_index(files: AnnotationFiles, *, block_chars: int = 4_000_000) -> VideoIndex:
+def build_video_index(files: AnnotationFiles) -> VideoIndex:
     """Read one video's KPF files and compute every activity's region.
 
     A box of object ``o`` on frame ``f`` counts when ``f`` lies inside (both
@@ -149,7 +148,7 @@ def build_video_index(files: AnnotationFiles, *, block_chars: int = 4_000_000) -
     parts: list[list] = [[] for _ in acts]
     n_boxes = np.zeros(len(acts), dtype=np.int64)
     needed = np.array(sorted(by_object), dtype=np.int64)
-    for block in iter_geom(files.geom, block_chars=block_chars):
+    for block in iter_geom(files.geom):
         _add_block(block, needed, counted, by_object, parts, n_boxes)
 
     indexed = [IndexedActivity(a.id2, a.name, a.source_name, a.timespans, tuple(actor.id1 for actor in a.actors),

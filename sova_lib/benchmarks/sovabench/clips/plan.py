@@ -38,7 +38,7 @@ from typing import Iterable, Sequence
 
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips.kpf_index import VideoIndex, load_video_index
-from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source_dataset_of
+from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip
 from sova_lib.storage import file_errors, write_text
 
 __all__ = ["BUFFERED_ACTIVITIES", "DEFAULT_FPS", "INT_COLUMNS", "MANIFEST_COLUMNS", "MIN_REGION_SIZE",
@@ -96,10 +96,6 @@ class ManifestRow:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-    @property
-    def source_dataset(self) -> str:
-        return source_dataset_of(self.source_video)
 
     @property
     def region(self) -> tuple[int, int, int, int] | None:
@@ -267,8 +263,7 @@ def manifest_frames_args(row: ManifestRow) -> dict:
 def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:
     """Human-readable status summary of a manifest (one line per status)."""
     counts = Counter(r.status for r in rows)
-    n = len(rows)
-    lines = [f"{n} rows: {counts.get('ok', 0)} clips planned"]
+    lines = [f"{len(rows)} rows: {counts.get('ok', 0)} clips planned"]
     for s in STATUSES:
         if s != "ok" and counts.get(s):
             lines.append(f"  {s}: {counts[s]} ({STATUSES[s]})")

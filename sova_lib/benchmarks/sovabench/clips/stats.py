@@ -5,7 +5,6 @@ A manifest (``sova_lib.benchmarks.sovabench.clips.plan``) becomes a pandas DataF
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from sova_lib.benchmarks.sovabench.clips.plan import (
@@ -14,23 +13,20 @@ from sova_lib.benchmarks.sovabench.clips.plan import (
     MANIFEST_COLUMNS,
     STATUSES,
     ManifestRow,
-    read_manifest,
 )
 from sova_lib.benchmarks.sovabench.splits import Clip, load_split, source_dataset_of
 
 __all__ = ["class_counts", "clip_durations", "crop_sizes", "dataset_counts", "manifest_frame", "status_counts"]
 
 
-def manifest_frame(rows: Sequence[ManifestRow] | str | Path):
-    """A manifest (rows, or the path of a manifest TSV) as a pandas DataFrame.
+def manifest_frame(rows: Sequence[ManifestRow]):
+    """A manifest's rows (``plan.read_manifest``) as a pandas DataFrame.
 
     Columns: ``MANIFEST_COLUMNS`` plus ``source_dataset`` (``MEVA``/``VIRAT``).
     Region and window columns are pandas nullable integers.
     """
     import pandas as pd
 
-    if isinstance(rows, (str, Path)):
-        rows = read_manifest(rows)
     df = pd.DataFrame([{c: getattr(r, c) for c in MANIFEST_COLUMNS} for r in rows], columns=list(MANIFEST_COLUMNS))
     for c in INT_COLUMNS:
         df[c] = df[c].astype("Int64")
@@ -95,8 +91,7 @@ def class_counts(df, clips: Iterable[Clip] | None = None):
     label_of = {c.index: c.label for c in clips}
     labels = df["index"].map(lambda i: label_of.get(int(i), "unknown"))
     out = pd.DataFrame({"label": labels, "ok": df["status"] == "ok"})
-    return (out.groupby("label").agg(rows=("ok", "size"), ok=("ok", "sum")).reset_index()
-            .sort_values("label").reset_index(drop=True))
+    return out.groupby("label").agg(rows=("ok", "size"), ok=("ok", "sum")).reset_index()  # groupby sorts by label
 
 
 def dataset_counts(df):

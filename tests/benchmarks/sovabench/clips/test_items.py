@@ -14,6 +14,7 @@ from sova_lib.cli import main
 from sova_lib.describe.backends.motion import MotionDescriber
 from sova_lib.describe.contract import DescribeRequest
 from sova_lib.video.frames import sample_frames
+from tests.helpers_video import frame_arrays
 from tests.paths import DATA
 
 VTEST = DATA / "vtest"
@@ -101,16 +102,16 @@ def test_frames_through_the_manifest_equal_the_extracted_clips_frames(planned, b
             np.testing.assert_array_equal(ours.indices, cut.indices)
             np.testing.assert_allclose(ours.timestamps, cut.timestamps)
             np.testing.assert_array_equal(ours.source_indices, [order[k] for k in ours.indices])
-            for k, (a, b) in enumerate(zip(ours.arrays(), cut.arrays())):
+            for k, (a, b) in enumerate(zip(frame_arrays(ours), frame_arrays(cut))):
                 assert a.shape == (y2 - y1, x2 - x1, 3)
                 np.testing.assert_array_equal(a, b, err_msg=f"row {row.index}, rate {rate}, frame {k}")
                 np.testing.assert_array_equal(a, source[order[ours.indices[k]]][y1:y2, x1:x2])
     # the reversed row's clip is the forward row's clip played backwards: its frame i is forward frame 15 - i
     forward = sample_frames(SOURCE, 10.0, backend=backend, **clips.manifest_frames_args(rows[0]))
     backward = sample_frames(SOURCE, 10.0, backend=backend, **clips.manifest_frames_args(rows[4]))
-    forward_of = dict(zip(forward.indices.tolist(), forward.arrays()))
+    forward_of = dict(zip(forward.indices.tolist(), frame_arrays(forward)))
     assert sorted(forward_of) == list(range(16))
-    for i, a in zip(backward.indices.tolist(), backward.arrays()):
+    for i, a in zip(backward.indices.tolist(), frame_arrays(backward)):
         np.testing.assert_array_equal(a, forward_of[15 - i])
 
 
