@@ -64,9 +64,10 @@ def test_no_system_message_without_a_system_prompt_and_no_key_without_the_variab
 def test_retries_429_with_retry_after_500_and_a_time_out(server_factory):
     server = server_factory([("status", 429, "slow down", {"Retry-After": "3"}),
                              ("status", 500, "overloaded", {}),
-                             ("slow", 0.6)])
+                             ("slow", 3.0)])
     waits = []
-    d = OpenAIDescriber("m", server.url, read_timeout=0.2, backoff_base=0.01, rng=np.random.default_rng(7),
+    # the time-out (1 s) is far from both the slow answer (3 s) and a normal one on a busy machine
+    d = OpenAIDescriber("m", server.url, read_timeout=1.0, backoff_base=0.01, rng=np.random.default_rng(7),
                         sleep=waits.append)
     assert d.describe([DescribeRequest(1, frames(), "Describe this video.")]) == ["images: 2"]
     assert len(server.requests) == 4
