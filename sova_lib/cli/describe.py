@@ -85,7 +85,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import importlib
 import inspect
 import json
 import os
@@ -203,8 +202,6 @@ def describer_options(args) -> dict:
     checked against the backend's factory."""
     # getattr with a default: other commands (e.g. sova vantage describe) reuse this with fewer options
     options = {key: getattr(args, key) for key in _PASS_THROUGH if getattr(args, key, None) is not None}
-    if isinstance(options.get("base_url"), list) and len(options["base_url"]) == 1:
-        options["base_url"] = options["base_url"][0]
     if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
         note(f"the {args.backend} backend has no model; --model is ignored")
     name = getattr(args, "api_key_env", None)
@@ -219,9 +216,8 @@ def describer_options(args) -> dict:
             options[key] = json.loads(value)
         except ValueError:
             options[key] = value
-    module, _, factory = contract.DESCRIBERS[args.backend].partition(":")
     try:
-        params = inspect.signature(getattr(importlib.import_module(module), factory)).parameters
+        params = inspect.signature(contract.describer_factory(args.backend)).parameters
     except (ImportError, AttributeError) as err:
         raise CliError(f"backend {args.backend!r} cannot be loaded ({contract.DESCRIBERS[args.backend]}): {err}") from None
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):

@@ -25,16 +25,16 @@ from sova_lib.describe.run_cache import RunOptions
 __all__ = ["add_engine_options", "engine_options", "run_options"]
 
 
-#: Options of the ray engine: (flag, dest, type, default, help).
+#: Options of the ray engine: (flag, dest, type, help); one not given takes ``RayOptions``' default.
 _RAY_OPTIONS = (
-    ("--workers", "workers", int, 1, "Ray actors in the pool, each loading the model once (default 1)"),
-    ("--gpus-per-worker", "gpus_per_worker", float, 0.0, "GPUs each actor holds (default 0)"),
-    ("--cpus-per-worker", "cpus_per_worker", float, 1.0, "CPUs each actor holds (default 1)"),
-    ("--batch-size", "batch_size", int, 8, "items per actor call (default 8)"),
-    ("--address", "address", str, None, "join this Ray cluster ('auto': the one started on this machine); "
-                                          "default: start a local Ray instance"),
-    ("--num-cpus", "num_cpus", int, None, "CPUs of a local Ray instance (default: all)"),
-    ("--num-gpus", "num_gpus", int, None, "GPUs of a local Ray instance (default: all)"),
+    ("--workers", "workers", int, "Ray actors in the pool, each loading the model once (default 1)"),
+    ("--gpus-per-worker", "gpus_per_worker", float, "GPUs each actor holds (default 0)"),
+    ("--cpus-per-worker", "cpus_per_worker", float, "CPUs each actor holds (default 1)"),
+    ("--batch-size", "batch_size", int, "items per actor call (default 8)"),
+    ("--address", "address", str, "join this Ray cluster ('auto': the one started on this machine); "
+                                   "default: start a local Ray instance"),
+    ("--num-cpus", "num_cpus", int, "CPUs of a local Ray instance (default: all)"),
+    ("--num-gpus", "num_gpus", int, "GPUs of a local Ray instance (default: all)"),
 )
 
 
@@ -46,7 +46,7 @@ def add_engine_options(parser) -> None:
                             "(implied by any option below)")
     ray = parser.add_argument_group("ray engine", "any of these implies --engine ray, e.g. --workers 4 "
                                                   "--gpus-per-worker 1")
-    for flag, dest, kind, _, text in _RAY_OPTIONS:
+    for flag, dest, kind, text in _RAY_OPTIONS:
         ray.add_argument(flag, dest=dest, type=kind, default=None, metavar="ADDRESS" if dest == "address" else "N",
                          help=text)
 
@@ -57,8 +57,8 @@ def engine_options(args) -> RayOptions | None:
     A ray option given without ``--engine`` implies ``--engine ray`` (one note on stderr); beside an explicit
     ``--engine local`` it is a usage error.
     """
-    given = {dest: getattr(args, dest) for _, dest, _, _, _ in _RAY_OPTIONS if getattr(args, dest) is not None}
-    flags = [f for f, dest, _, _, _ in _RAY_OPTIONS if dest in given]
+    given = {dest: getattr(args, dest) for _, dest, _, _ in _RAY_OPTIONS if getattr(args, dest) is not None}
+    flags = [f for f, dest, _, _ in _RAY_OPTIONS if dest in given]
     if args.engine == "local" and given:
         raise CliError(f"{flags[0]} applies to --engine ray, not --engine local; drop one of them")
     if args.engine is None:
@@ -67,14 +67,13 @@ def engine_options(args) -> RayOptions | None:
             note(f"--engine ray, implied by {', '.join(flags)}")
     if args.engine != "ray":
         return None
-    options = {dest: default for _, dest, _, default, _ in _RAY_OPTIONS} | given
     for name in ("workers", "batch_size"):
-        if options[name] < 1:
-            raise CliError(f"--{name.replace('_', '-')} must be at least 1, got {options[name]}")
+        if given.get(name, 1) < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be at least 1, got {given[name]}")
     for name in ("gpus_per_worker", "cpus_per_worker"):
-        if options[name] < 0:
-            raise CliError(f"--{name.replace('_', '-')} must not be negative, got {options[name]}")
-    return RayOptions(**options)
+        if given.get(name, 0) < 0:
+            raise CliError(f"--{name.replace('_', '-')} must not be negative, got {given[name]}")
+    return RayOptions(**given)
 
 
 def run_options(args) -> RunOptions:

@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 __all__ = ["DESCRIBERS", "DescribeRequest", "Describer", "DescriberEnvironmentError", "PromptedDescriber",
-           "make_describer"]
+           "describer_factory", "make_describer"]
 
 
 class DescriberEnvironmentError(OSError):
@@ -121,9 +121,14 @@ DESCRIBERS: dict[str, str] = {
 }
 
 
-def make_describer(backend: str, **options: Any) -> Describer:
-    """Build the describer registered as ``backend`` with ``options``."""
+def describer_factory(backend: str) -> Callable[..., Describer]:
+    """The factory registered as ``backend`` (its module imported now)."""
     if backend not in DESCRIBERS:
         raise ValueError(f"unknown describer backend {backend!r}; choose one of {sorted(DESCRIBERS)}")
     module, _, factory = DESCRIBERS[backend].partition(":")
-    return getattr(importlib.import_module(module), factory)(**options)
+    return getattr(importlib.import_module(module), factory)
+
+
+def make_describer(backend: str, **options: Any) -> Describer:
+    """Build the describer registered as ``backend`` with ``options``."""
+    return describer_factory(backend)(**options)

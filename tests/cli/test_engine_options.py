@@ -51,3 +51,12 @@ def test_the_help_groups_the_ray_options(command, capsys):
     engine, ray = text.split("\nengine:\n", 1)[1].split("\nray engine:\n", 1)
     assert "--engine {local,ray}" in engine and "--workers" not in engine
     assert ray.startswith("  any of these implies --engine ray") and "\n  --workers N " in ray
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--workers", "0", "--workers must be at least 1, got 0"),
+    ("--batch-size", "-2", "--batch-size must be at least 1, got -2"),
+    ("--gpus-per-worker", "-1", "--gpus-per-worker must not be negative, got -1.0")])
+def test_a_ray_option_out_of_range_is_a_usage_error(option, value, message):
+    with pytest.raises(CliError, match=f"^{message}$"):
+        engine_options(_args(option, value))

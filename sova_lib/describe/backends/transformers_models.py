@@ -228,27 +228,25 @@ def preflight(model: str, *, revision: str | None = None, cache_dir: str | None 
     downloaded; and, in offline mode, for a hub id whose ``config.json`` is not in the local Hugging Face
     cache. Anything else is left to ``from_pretrained``.
     """
+    error: Exception | None = None
     if _original_internvl(model):
-        raise explain_load_error("model", ValueError("the original InternVL checkpoints are remote code, not a "
-                                                     "transformers image-text-to-text model"),
-                                 model=str(model), revision=revision, cache_dir=cache_dir)
-    folder = Path(str(model)).expanduser()
-    if _is_path(str(model)):
-        if not (folder / "config.json").is_file():
-            raise explain_load_error("model", FileNotFoundError(f"{folder / 'config.json'} does not exist"),
-                                     model=str(model), revision=revision, cache_dir=cache_dir)
-        return
-    if not offline_mode():
-        return
-    from huggingface_hub import try_to_load_from_cache
+        error = ValueError("the original InternVL checkpoints are remote code, not a transformers image-text-to-text "
+                           "model")
+    elif _is_path(str(model)):
+        config = Path(str(model)).expanduser() / "config.json"
+        if not config.is_file():
+            error = FileNotFoundError(f"{config} does not exist")
+    elif offline_mode():
+        from huggingface_hub import try_to_load_from_cache
 
-    try:
-        found = try_to_load_from_cache(str(model), "config.json", cache_dir=cache_dir, revision=revision)
-    except Exception:  # an id the cache cannot parse: from_pretrained will say what is wrong
-        return
-    if not isinstance(found, str):
-        raise explain_load_error("model", FileNotFoundError("config.json is not in the local Hugging Face cache"),
-                                 model=str(model), revision=revision, cache_dir=cache_dir)
+        try:
+            found = try_to_load_from_cache(str(model), "config.json", cache_dir=cache_dir, revision=revision)
+        except Exception:  # an id the cache cannot parse: from_pretrained will say what is wrong
+            return
+        if not isinstance(found, str):
+            error = FileNotFoundError("config.json is not in the local Hugging Face cache")
+    if error is not None:
+        raise explain_load_error("model", error, model=str(model), revision=revision, cache_dir=cache_dir)
 
 
 def explain_load_error(what: str, error: Exception, *, model: str, revision: str | None = None,
