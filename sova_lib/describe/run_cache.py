@@ -23,6 +23,7 @@ from sova_lib.describe.cache import open_cache
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.item import Item
 from sova_lib.item_vectors import MAX_TEXT_CHARS
+from sova_lib.progress import progress_bar
 from sova_lib.storage import now, redact
 
 __all__ = ["RunOptions", "RunSummary", "left_to_do", "run_into_cache", "unique_items"]
@@ -147,8 +148,6 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
 
 def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
     """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
-    from tqdm.auto import tqdm
-
     summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
     todo = left_to_do(items, cache, run.retry_errors, summary)
     log = _RunLog(cache, summary, run.stop_after_same_failures)
@@ -156,7 +155,7 @@ def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
         log.update_totals()
         return summary
     log.update_manifest()
-    with tqdm(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not run.show_progress,
+    with progress_bar(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not run.show_progress,
               dynamic_ncols=True) as bar:
         log.bar = bar
         try:

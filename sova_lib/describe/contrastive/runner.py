@@ -42,6 +42,7 @@ import numpy as np
 from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.run_cache import RunOptions, RunSummary, left_to_do, unique_items
+from sova_lib.progress import progress_bar
 from sova_lib.video import sample_frames
 
 __all__ = ["check_pool", "embed_items", "run_into_store", "schedule_embeddings"]
@@ -105,8 +106,6 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, schedule
 
 def _record(schedule, todo, cache, summary, flush_items, flush_seconds, show_progress) -> None:
     """``run_into_store``'s side of ``schedule(todo, record)``: count each outcome, write shards and errors."""
-    from tqdm.auto import tqdm
-
     ready = []  # (id, vectors, frame indices) of the finished items not yet in a shard
     last_flush = time.monotonic()
 
@@ -126,7 +125,7 @@ def _record(schedule, todo, cache, summary, flush_items, flush_seconds, show_pro
             cache.add(ready)
             ready, last_flush = [], time.monotonic()
 
-    with tqdm(total=len(todo), unit="item", disable=not show_progress, desc="embed") as bar:
+    with progress_bar(total=len(todo), unit="item", disable=not show_progress, desc="embed") as bar:
         schedule(todo, record)
         cache.add(ready)
 
