@@ -30,14 +30,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, direction_protocol, example_clips
 from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import build_request, describe_items
 from sova_lib.evaluation import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper.results import select_rows
-from sova_lib.protocols import Protocol, Task, get_protocol
+from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
@@ -177,30 +177,6 @@ def neighbours(items, texts: dict, query, *, k: int = 3):
     frame.insert(0, "rank", range(1, len(frame) + 1))
     frame = frame[["rank", "id", "max cosine", "rank by mean", "mean cosine", "query sentence", "matched sentence"]]
     return frame.round({"max cosine": 3, "mean cosine": 3})
-
-
-def direction_protocol(videos=(), *, with_reversed: bool = True) -> Protocol:
-    """The protocol that asks the quickstart's question of ``videos``: does a clip find those of its playing direction?
-
-    No ``videos``: the registered ``quickstart-direction`` (the bundled
-    excerpts and their reversed copies). Other videos: a protocol of the
-    same rule on their clips (``example_clips(videos, with_reversed)``),
-    named ``quickstart-direction (your videos)``: every clip a query against
-    the others, relevant when it plays in the same direction. Without
-    reversed copies every clip plays forward, so every other clip is
-    relevant and every AP is 1; a clip alone has nothing to rank.
-    """
-    if not list(videos) and with_reversed:
-        return get_protocol(DIRECTION_PROTOCOL)
-    clips = example_clips(videos, with_reversed=with_reversed)
-
-    def tasks():
-        every = np.arange(len(clips), dtype=np.int64)
-        return [Task(DIRECTION_PROTOCOL, every, every, np.array([c.direction for c in clips]))]
-
-    return Protocol(f"{DIRECTION_PROTOCOL} (your videos)", "mAP", "the given videos (and their reversed copies), "
-                    "each against the others; relevant = same playing direction", lambda: clips, tasks,
-                    lambda c: c.direction, benchmark="your videos", class_name="direction")
 
 
 #: The ``source`` of the random ranking's record beside the quickstart's score.

@@ -162,9 +162,8 @@ def run_records(collected, *, encoder: str, bootstrap: int, seed: int, sentences
     column_of = {task: column for column, task in COLUMNS.items() if task}
     out = {}
     for name, frame in parts.items():
-        frame = frame.assign(_a=[c if isinstance(c, str) else "" for c in frame["cache"]],
-                             _b=frame["protocol"].map(where))
-        frame = frame.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"])
+        frame = frame.sort_values(["cache", "protocol"], na_position="first",  # no cache (a baseline) first
+                                  key=lambda col: col.map(where) if col.name == "protocol" else col)
         frame.insert(0, "column", frame["protocol"].map(column_of))
         out[name] = frame.reset_index(drop=True)
     return out

@@ -6,6 +6,11 @@ which the registry of ``sova_lib.protocols`` does on its first read.
 """
 from __future__ import annotations
 
-from sova_lib.benchmarks.excerpts.protocols import DIRECTION_PROTOCOL, REVERSED_SUFFIX, ExampleClip, example_clips
+from sova_lib.benchmarks.excerpts.protocols import (
+    DIRECTION_PROTOCOL,
+    REVERSED_SUFFIX,
+    direction_protocol,
+    example_clips,
+)
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "ExampleClip", "example_clips", "protocols"]
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "direction_protocol", "example_clips", "protocols"]

@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib.describe.item import Item
-from sova_lib.protocols import Protocol, Task, register_protocol
+from sova_lib.protocols import Protocol, Task, get_protocol, register_protocol
 from sova_lib.video.frames import example_videos
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "ExampleClip", "example_clips"]
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "ExampleClip", "direction_protocol", "example_clips"]
 
 #: Name of the protocol this module registers.
 DIRECTION_PROTOCOL = "quickstart-direction"
@@ -63,15 +63,33 @@ def example_clips(videos=(), *, with_reversed: bool = True) -> tuple[ExampleClip
     return tuple(clips)
 
 
-def _tasks() -> list[Task]:
-    clips = example_clips()
+def _tasks(clips) -> list[Task]:
     every = np.arange(len(clips), dtype=np.int64)
     return [Task(DIRECTION_PROTOCOL, every, every, np.array([c.direction for c in clips]))]
 
 
 register_protocol(Protocol(
     DIRECTION_PROTOCOL, "mAP", "the bundled example excerpts and their reversed copies, each against the other "
-    "five; relevant = same playing direction", example_clips, _tasks, lambda c: c.direction,
+    "five; relevant = same playing direction", example_clips, lambda: _tasks(example_clips()), lambda c: c.direction,
     benchmark="the bundled examples", oracle_text=lambda c: f"The clip plays {c.direction}.",
     class_name="direction",
 ))
+
+
+def direction_protocol(videos=(), *, with_reversed: bool = True) -> Protocol:
+    """The protocol that asks the quickstart's question of ``videos``: does a clip find those of its playing direction?
+
+    No ``videos``: the registered ``quickstart-direction`` (the bundled
+    excerpts and their reversed copies). Other videos: a protocol of the
+    same rule on their clips (``example_clips(videos, with_reversed)``),
+    named ``quickstart-direction (your videos)``: every clip a query against
+    the others, relevant when it plays in the same direction. Without
+    reversed copies every clip plays forward, so every other clip is
+    relevant and every AP is 1; a clip alone has nothing to rank.
+    """
+    if not list(videos) and with_reversed:
+        return get_protocol(DIRECTION_PROTOCOL)
+    clips = example_clips(videos, with_reversed=with_reversed)
+    return Protocol(f"{DIRECTION_PROTOCOL} (your videos)", "mAP", "the given videos (and their reversed copies), "
+                    "each against the others; relevant = same playing direction", lambda: clips,
+                    lambda: _tasks(clips), lambda c: c.direction, benchmark="your videos", class_name="direction")
