@@ -192,7 +192,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          "greedy in answer order; equal IoU takes the earlier GT box",
          lambda text, mode, gt: parse_localization(text, mode),
          lambda gts, parsed, mode, sim=None: localization_f1(
-             [_objects(g) for g in gts], parsed, _sizes(gts), mode, min_area=gts[0].extra.get("min_bbox_area", 0)),
+             [g.value for g in gts], parsed, _sizes(gts), mode, min_area=gts[0].extra.get("min_bbox_area", 0)),
          # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
          swap=lambda detections: [d._replace(yx=True) for d in detections]),
     Task("sot", "Single object tracking", "Success AUC", "tracklet", "none (IoU >= threshold counts)",
@@ -207,13 +207,6 @@ def _sizes(gts) -> list[tuple[float, float]]:
     """Each item's image ``(width, height)`` in pixels: ``extra["width"]`` / ``extra["height"]``, which
     ``ground_truth.read_ground_truth`` sets from the image, the record or the harness's fallback size."""
     return [(float(g.extra["width"]), float(g.extra["height"])) for g in gts]
-
-
-def _objects(gt) -> list:
-    """An object-localization GT item's objects for ``metrics_boxes.gt_person_boxes``: ``{"label", "bbox"}``
-    where the file gives a label (``extra["labels"]``, ``ground_truth.read_ground_truth``), else the plain box (a person)."""
-    labels = gt.extra.get("labels") or [None] * len(gt.value)
-    return [box if label is None else {"label": label, "bbox": box} for box, label in zip(gt.value, labels)]
 
 
 def _need(similarity):
