@@ -188,10 +188,6 @@ def _gt_value(task: str, raw, extra: dict, counts: Counter, path, line: int):
 _FALLBACK_SIZE = {"refex": (1000.0, 1000.0), "astro": (640.0, 480.0)}
 
 
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
-
-
 def _image_size(task: str, extra: dict, path, line: int) -> str:
     """Set ``extra['width']`` / ``extra['height']``; return where they came from: image, harness, fallback.
 
@@ -209,7 +205,7 @@ def _image_size(task: str, extra: dict, path, line: int) -> str:
         return "image"
     if "image_width" in extra or "image_height" in extra:
         w, h = extra.get("image_width"), extra.get("image_height")
-        if not (_number(w) and _number(h)):
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (w, h)):
             raise VantageDataError(path, line, "metadata.extra.image_width",
                                    f"expected the image size in pixels, got {w!r} x {h!r}")
         extra["width"], extra["height"] = float(w), float(h)
