@@ -167,7 +167,7 @@ def run_describe(args) -> int:
         args.out = None  # the submission's path, not a folder for records
         return _evaluate(args, answers=described.answers)
     out, _ = vantage.submit(args.task, described.items, described.answers, model=args.model or args.backend,
-                            out=args.out or described.summary.folder / "submission.jsonl", frames=args.frames)
+                            out=args.out or described.summary.folder / "submission.jsonl")
     print(f"submission: {out} ({len(described.answers)} of {len(described.items)} items)")
     return 0
 

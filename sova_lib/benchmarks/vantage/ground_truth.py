@@ -50,10 +50,10 @@ __all__ = ["GroundTruth", "GroundTruthSet", "read_ground_truth"]
 @dataclass(frozen=True)
 class GroundTruth:
     """One item's answer key. ``value`` by task: letter; "yes"/"no"; ``(start, end)`` s; a list of
-    ``(start, end, caption)``; a list of pixel boxes; ``{k: box or None}`` for frames k = 1 .. N-1.
+    ``(start, end, caption)``; a list of pixel boxes (referring expressions) or of ``{"label", "bbox"}`` objects
+    with pixel boxes (object localization, the label lower-cased); ``{k: box or None}`` for frames k = 1 .. N-1.
     ``extra``: the record's ``metadata.extra`` plus ``duration`` (temporal), ``width``/``height`` in pixels
-    (referring expressions, object localization), ``labels`` (object localization: each box's label),
-    ``min_bbox_area`` (object localization: the file's first record's, as the
+    (referring expressions, object localization), ``min_bbox_area`` (object localization: the file's first record's, as the
     harness takes it) and ``n_frames`` (tracking)."""
 
     id: str
@@ -118,34 +118,32 @@ def _events(value, counts: Counter, path, line: int) -> list[tuple]:
     return events
 
 
-def _astro_objects(value: list, extra: dict, counts: Counter) -> list:
-    """object localization: the boxes the harness keeps; sets ``extra['labels']``, counts skipped objects.
+def _astro_objects(value: list, counts: Counter, path, line: int) -> list[dict]:
+    """object localization: the ``{"label", "bbox"}`` objects the harness keeps; counts skipped objects.
 
     The harness writes each {"label", "bbox"} object as a KITTI line and
     reads the label back lower-cased (adapter_astro.py lines 62-95,
     vantage2d/utils.py lines 99-121): a null label is "none", and an object
     lacking "label" or a four-number "bbox" is not written at all.
     """
-    kept, labels = [], []
+    kept = []
     for v in value:
         if not (isinstance(v, dict) and "label" in v and isinstance(v.get("bbox"), (list, tuple))
                 and len(v["bbox"]) >= 4):
             counts["skipped"] += 1
             continue
-        kept.append(list(v["bbox"][:4]))
-        labels.append(str(v["label"]).lower())
-    extra["labels"] = labels
+        kept.append({"label": str(v["label"]).lower(), "bbox": _box(list(v["bbox"][:4]), path, line)})
     return kept
 
 
-def _boxes(task: str, value, extra: dict, counts: Counter, path, line: int) -> list[list[float]]:
-    """refex, astro: the pixel boxes ``[x1, y1, x2, y2]``."""
+def _boxes(task: str, value, counts: Counter, path, line: int) -> list:
+    """refex: the pixel boxes ``[x1, y1, x2, y2]``; astro: the objects ``_astro_objects`` keeps."""
     if task == "refex" and isinstance(value, list) and value and isinstance(value[0], (int, float)):
         value = [value]  # one box stored flat (grounding_2d_dataset.py lines 801-804)
     if not isinstance(value, list):
         raise VantageDataError(path, line, "value", "expected a list of pixel boxes")
     if task == "astro":
-        value = _astro_objects(value, extra, counts)
+        return _astro_objects(value, counts, path, line)
     return [_box(b, path, line) for b in value]
 
 
@@ -182,16 +180,12 @@ def _gt_value(task: str, raw, extra: dict, counts: Counter, path, line: int):
     if task == "dvc":
         return _events(value, counts, path, line)
     if task in ("refex", "astro"):
-        return _boxes(task, value, extra, counts, path, line)
+        return _boxes(task, value, counts, path, line)
     return _track(value, extra, path, line)
 
 
 #: Image size the harness assumes when a record gives none and no image opens.
 _FALLBACK_SIZE = {"refex": (1000.0, 1000.0), "astro": (640.0, 480.0)}
-
-
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
 
 
 def _image_size(task: str, extra: dict, path, line: int) -> str:
@@ -211,7 +205,7 @@ def _image_size(task: str, extra: dict, path, line: int) -> str:
         return "image"
     if "image_width" in extra or "image_height" in extra:
         w, h = extra.get("image_width"), extra.get("image_height")
-        if not (_number(w) and _number(h)):
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (w, h)):
             raise VantageDataError(path, line, "metadata.extra.image_width",
                                    f"expected the image size in pixels, got {w!r} x {h!r}")
         extra["width"], extra["height"] = float(w), float(h)

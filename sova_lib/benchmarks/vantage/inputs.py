@@ -209,8 +209,5 @@ def read_sot(folder) -> list[VantageItem]:
 
 def read_items(task: str, path) -> list[VantageItem]:
     """The public items of ``task`` from ``path`` (a TSV, ``annotations.json``, or the tracking folder)."""
-    if task == "refex":
-        return read_refex(path)
-    if task == "sot":
-        return read_sot(path)
-    return read_tsv(path, task)
+    readers = {"refex": read_refex, "sot": read_sot}
+    return readers[task](path) if task in readers else read_tsv(path, task)

@@ -219,15 +219,14 @@ def success_curve(ious, *, inclusive: bool = True) -> np.ndarray:
 
 
 def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[int, Sequence[float] | None] | None,
-                 n_frames: int, *, inclusive: bool = True) -> dict | None:
+                 n_frames: int) -> dict | None:
     """Success AUC, null rate and freeze rate of one tracklet (harness ``vantage_sot.py:420-513``).
 
     Frames ``k = 1 .. n_frames - 1`` (frame 0 is the initial box). A GT
     ``None`` means the target is absent: absent + no box is skipped; absent +
     box scores 0; present + no box scores 0; else the box IoU.
-    Success(t) = share of scored frames with IoU >= t (``inclusive=False``:
-    IoU > t, the OTB toolkit's rule) for the 21 ``SUCCESS_THRESHOLDS``;
-    AUC = their mean. ``null_rate`` = scored frames without a box / scored
+    Success(t) = share of scored frames with IoU >= t for the 21
+    ``SUCCESS_THRESHOLDS`` (``success_curve``); AUC = their mean. ``null_rate`` = scored frames without a box / scored
     frames. A freeze is a GT-present frame whose box has IoU >= 0.95 with the
     last box given on an earlier GT-present frame, however many frames
     without a box lie between (``prev_pred`` changes only where a box is
@@ -250,7 +249,7 @@ def sot_tracklet(truth: Mapping[int, Sequence[float] | None], answer: Mapping[in
             previous = box
     if not ious:
         return None
-    return {"auc": float(success_curve(ious, inclusive=inclusive).mean()), "null_rate": (len(ious) - n_box) / len(ious),
+    return {"auc": float(success_curve(ious).mean()), "null_rate": (len(ious) - n_box) / len(ious),
             "freeze_rate": freezes / max(1, n_box - 1), "n_scored_frames": len(ious)}
 
 

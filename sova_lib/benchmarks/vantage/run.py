@@ -17,7 +17,7 @@ Images per task: a video task sends ``n_frames`` frames at
 tracking sends the target cut out of frame 0, frame 0 with the target boxed,
 then frames 1 .. N-1.
 
-``render_prompt(item, n_frames)`` gives the text (and system prompt) sent
+``render_prompt(item, n_frames)`` gives the text sent
 with an item's images. The instruction texts below are this library's
 wording of each task's answer format (spec section 1); the harness's own
 ``build_prompt`` strings are not quoted in the spec, so scores of answers to
@@ -80,17 +80,16 @@ INSTRUCTIONS = {
 
 @dataclass(frozen=True)
 class RenderedPrompt:
-    """What is sent with an item's images: ``text``, ``system_prompt`` (or ``None``) and the image ``layout``
-    (a short description of the image order, part of the cache key)."""
+    """What is sent with an item's images: ``text`` and the image ``layout`` (a short description of the image
+    order, part of the cache key); no task sends a system prompt (see the module text)."""
 
     text: str
-    system_prompt: str | None
     layout: str
 
     @property
     def sha256(self) -> str:
         """SHA-256 of the prompt and layout: it names the cached answer, so a changed prompt is never reused."""
-        blob = json.dumps([self.text, self.system_prompt, self.layout], ensure_ascii=False)
+        blob = json.dumps([self.text, None, self.layout], ensure_ascii=False)  # None: the system prompt's place
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -108,12 +107,12 @@ def render_prompt(item: VantageItem, n_frames: int = DEFAULT_FRAMES) -> Rendered
         n = len(item.media)
         init = "[" + ", ".join(f"{v:g}" for v in item.extra["init_bbox"]) + "]"
         text = INSTRUCTIONS["sot"].format(init=init, last=n - 1)
-        return RenderedPrompt(text, None, f"target crop, boxed frame 0, frames 1-{n - 1}")
+        return RenderedPrompt(text, f"target crop, boxed frame 0, frames 1-{n - 1}")
     video = task in VIDEO_TASKS
     parts = [FRAME_PREFIX.format(n=n_frames) if video else "", item.question,
              "\n".join(item.options), INSTRUCTIONS[task]]
     # Frame-list backends drop event verification's system prompt (harness behaviour).
-    return RenderedPrompt("\n".join(p for p in parts if p), None, f"{n_frames} video frames" if video else "one image")
+    return RenderedPrompt("\n".join(p for p in parts if p), f"{n_frames} video frames" if video else "one image")
 
 
 def cache_id(item: VantageItem, prompt: RenderedPrompt) -> str:
@@ -174,14 +173,14 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     for it in items:
         prompt = render_prompt(it, n_frames)
         key = cache_id(it, prompt)
-        fields[key], by_id[key] = {"prompt": prompt.text, "system_prompt": prompt.system_prompt}, it
+        fields[key], by_id[key] = {"prompt": prompt.text}, it
     settings = {"task": task, "instruction": INSTRUCTIONS[task], "frame_prefix": FRAME_PREFIX,
                 "frames": n_frames if task in VIDEO_TASKS else None,
                 "frame_plan": "int(i*F/(n+1)), i=1..n" if task in VIDEO_TASKS else "item images in order"}
     wrapped = PromptedDescriber(describer, fields, "vantage", settings)
     runner_items = [Item(key, _resolve(media_root, it.media[0]), is_video=it.task in VIDEO_TASKS)
                     for key, it in by_id.items()]
-    template = Prompt(f"vantage-{task}", INSTRUCTIONS[task], INSTRUCTIONS[task], None)
+    template = Prompt(f"vantage-{task}", INSTRUCTIONS[task], INSTRUCTIONS[task])  # no system prompt
     # No sampling rate: videos get a fixed number of frames, named by the sampler version.
     return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=None,
                           sampler_version=f"vantage-uniform-{n_frames}", crop_source="none",

@@ -170,7 +170,7 @@ def score_answers(task: str, ground_truth: Mapping[str, GroundTruth] | list[Grou
     if missing:
         notes.insert(0, f"{missing} of {len(gts)} GT ids have no answer (scored as unreadable)")
     if spec.left_out is not None:
-        dropped = sum(spec.left_out(answers[g.id], mode) for g in gts if isinstance(answers.get(g.id), str))
+        dropped = sum(spec.left_out(value) for value in parsed if value is not None)
         if dropped:
             notes.append(f"{dropped} parts of readable answers left out (unreadable time or no caption)")
     extra = set(answers) - {g.id for g in gts}

@@ -161,9 +161,8 @@ def read_submission(path) -> tuple[dict[str, str], dict]:
         if rec["task"] not in CANONICAL_TASKS.values():
             raise VantageDataError(path, line, "task", f"{rec['task']!r} is not a canonical task string "
                                                        f"({', '.join(CANONICAL_TASKS.values())})")
-        this_task = task_key(rec["task"])
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-        this = {"task": this_task, "model": meta.get("model"), "box_coord_order": meta.get("box_coord_order", "xyxy")}
+        this = {"task": task_key(rec["task"]), "model": meta.get("model"), "box_coord_order": meta.get("box_coord_order", "xyxy")}
         if this["box_coord_order"] not in ("xyxy", "yxyx"):
             raise VantageDataError(path, line, "metadata.box_coord_order", "expected 'xyxy' or 'yxyx'")
         if info and this != info:

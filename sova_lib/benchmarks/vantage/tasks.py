@@ -150,7 +150,7 @@ def submission_answers(items: Iterable[VantageItem], answers: Mapping[str, str])
 class Task:
     """One task format. ``metric`` names the primary metric as the paper does; ``unit`` is the resampling unit;
     ``swap``: a parsed answer's boxes made x-first, for a ``yxyx`` submission (tasks whose answers hold boxes);
-    ``left_out(text, mode)``: how many parts of a readable answer the parser dropped (dense captioning: events with
+    ``left_out(parsed)``: how many parts of a readable answer the parser dropped (dense captioning: events with
     a bad time or no caption)."""
 
     key: str
@@ -161,7 +161,7 @@ class Task:
     parse: Callable[[str, str, Any], Any]
     score: Callable[..., Any]
     swap: Callable[[Any], Any] | None = None
-    left_out: Callable[[str, str], int] | None = None
+    left_out: Callable[[Any], int] | None = None
 
 
 TASKS: dict[str, Task] = {t.key: t for t in (
@@ -178,9 +178,10 @@ TASKS: dict[str, Task] = {t.key: t for t in (
              [g.media or g.id for g in gts], mode)),
     Task("dvc", "Dense video captioning", "SODA_c", "video",
          "DP argmax ties go up, then left, then diagonal (harness backtracking)",
-         lambda text, mode, gt: (parse_dvc(text, mode) or (None, 0))[0],  # parse_dvc: (events, n_bad) or None
-         lambda gts, parsed, mode, sim=None: soda_c([g.value for g in gts], parsed, _need(sim), mode),
-         left_out=lambda text, mode: (parse_dvc(text, mode) or (None, 0))[1]),
+         lambda text, mode, gt: parse_dvc(text, mode),  # (events, n_bad) or None
+         lambda gts, parsed, mode, sim=None: soda_c(
+             [g.value for g in gts], [None if p is None else p[0] for p in parsed], _need(sim), mode),
+         left_out=lambda parsed: parsed[1]),
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
          lambda text, mode, gt: parse_refex(text, mode),
          lambda gts, parsed, mode, sim=None: refex_iou([g.value for g in gts], parsed, _sizes(gts)),
@@ -192,7 +193,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          "greedy in answer order; equal IoU takes the earlier GT box",
          lambda text, mode, gt: parse_localization(text, mode),
          lambda gts, parsed, mode, sim=None: localization_f1(
-             [_objects(g) for g in gts], parsed, _sizes(gts), mode, min_area=gts[0].extra.get("min_bbox_area", 0)),
+             [g.value for g in gts], parsed, _sizes(gts), mode, min_area=gts[0].extra.get("min_bbox_area", 0)),
          # every box is y-first, box_2d ones included: swapped once (astro_2d_dataset.py:503-530)
          swap=lambda detections: [d._replace(yx=True) for d in detections]),
     Task("sot", "Single object tracking", "Success AUC", "tracklet", "none (IoU >= threshold counts)",
@@ -207,13 +208,6 @@ def _sizes(gts) -> list[tuple[float, float]]:
     """Each item's image ``(width, height)`` in pixels: ``extra["width"]`` / ``extra["height"]``, which
     ``ground_truth.read_ground_truth`` sets from the image, the record or the harness's fallback size."""
     return [(float(g.extra["width"]), float(g.extra["height"])) for g in gts]
-
-
-def _objects(gt) -> list:
-    """An object-localization GT item's objects for ``metrics_boxes.gt_person_boxes``: ``{"label", "bbox"}``
-    where the file gives a label (``extra["labels"]``, ``ground_truth.read_ground_truth``), else the plain box (a person)."""
-    labels = gt.extra.get("labels") or [None] * len(gt.value)
-    return [box if label is None else {"label": label, "bbox": box} for box, label in zip(gt.value, labels)]
 
 
 def _need(similarity):

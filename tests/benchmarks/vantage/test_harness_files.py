@@ -133,8 +133,9 @@ def test_ground_truth_in_the_harness_layout(tmp_path):
     assert (one["refex"].extra["width"], one["refex"].extra["height"]) == (2000.0, 1000.0)
     assert one["pointing"].extra["question_id"] == "q7"
     astro = list(got["astro"].values())
-    assert astro[0].value == [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]
-    assert astro[0].extra["labels"] == ["pedestrian", "car"]  # lower-cased, as the harness reads its KITTI lines back
+    # labels lower-cased, as the harness reads its KITTI lines back
+    assert astro[0].value == [{"label": "pedestrian", "bbox": [1.0, 2.0, 3.0, 4.0]},
+                              {"label": "car", "bbox": [5.0, 6.0, 7.0, 8.0]}]
     assert (astro[0].extra["width"], astro[0].extra["height"]) == (320.0, 200.0)  # opened from image_path
     assert (astro[1].extra["width"], astro[1].extra["height"]) == (640.0, 480.0)  # the harness's fallback
     assert astro[1].extra["min_bbox_area"] == 400  # the first record's, for the whole file
@@ -245,6 +246,6 @@ def test_object_localization_boxes_without_labels_are_left_out(tmp_path):
                                                                                        {"bbox_2d": [5, 6, 7, 8]}]}],
                                 "metadata": {"extra": {"image_width": 10, "image_height": 10}}}) + "\n")
     gts = read_ground_truth(path, "astro")  # the harness writes no KITTI line for either (adapter_astro.py:62-95)
-    assert gts["0"].value == [] and gts["0"].extra["labels"] == []
+    assert gts["0"].value == []
     assert gts.notes == [f'{path}: 2 object-localization objects have no label or no [x1, y1, x2, y2] "bbox" and are '
                          'left out, as the harness leaves them out']

@@ -72,7 +72,7 @@ def test_ground_truth_per_task(tmp_path):
         "dvc": (gt_line(1, [{"start": 0, "end": "0:05", "caption": "a"}]), [(0.0, 5.0, "a")]),
         "refex": (gt_line(1, [[1, 2, 3, 4]], {"image_width": 10, "image_height": 10}), [[1.0, 2.0, 3.0, 4.0]]),
         "astro": (gt_line(1, [{"label": "person", "bbox": [1, 2, 3, 4]}], {"image_width": 10, "image_height": 10}),
-                  [[1.0, 2.0, 3.0, 4.0]]),
+                  [{"label": "person", "bbox": [1.0, 2.0, 3.0, 4.0]}]),
         "sot": (gt_line(1, {"0": [0, 0, 5, 5], "15": None, "30": [1, 1, 4, 4]}, {"frame_ids": [0, 15, 30]}),
                 {1: None, 2: [1.0, 1.0, 4.0, 4.0]}),
     }

@@ -62,10 +62,13 @@ def test_video_frames_follow_the_harness_plan(street):
     assert render_prompt(item, 8).text.startswith(FRAME_PREFIX.format(n=8) + "\n" + item.question)
 
 
-def test_event_verification_drops_its_system_prompt_for_frame_lists(street):
-    item = read_items("event_verification", street[1]["event_verification"])[0]
-    prompt = render_prompt(item, 4)
-    assert prompt.system_prompt is None and item.system_prompt not in prompt.text and item.question in prompt.text
+def test_event_verification_drops_its_system_prompt_for_frame_lists(street, tmp_path):
+    folder, tsvs, root = street
+    items = read_items("event_verification", tsvs["event_verification"])
+    rec = Recorder()
+    describe_task(rec, "event_verification", items, tmp_path, media_root=root, n_frames=4, run=QUIET)
+    sent = next(r for r in rec.sent if r.id == cache_id(items[0], render_prompt(items[0], 4)))
+    assert sent.system_prompt is None and items[0].system_prompt not in sent.prompt and items[0].question in sent.prompt
 
 
 def test_describe_caches_by_prompt_and_resumes(street, tmp_path):
