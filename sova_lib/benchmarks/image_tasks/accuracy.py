@@ -32,7 +32,7 @@ from sova_lib.item_vectors import MAX_TEXT_CHARS, embed_descriptions
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, l2_normalize, set_similarity
 
-__all__ = ["BENCHMARK", "TIE_RULE", "ImageTaskResult", "accuracy", "chance", "choice_scores", "embed_choices", "oracle",
+__all__ = ["BENCHMARK", "TIE_RULE", "ImageTaskResult", "chance", "choice_scores", "embed_choices", "oracle",
            "score_descriptions", "score_vectors", "table3_averages", "tie_credit"]
 
 TIE_RULE = "expected"
@@ -145,14 +145,6 @@ def tie_credit(scores: np.ndarray, answers: np.ndarray) -> np.ndarray:
     return np.where(hit, 1.0 / winners.sum(axis=1), 0.0)
 
 
-def accuracy(credit: np.ndarray) -> float:
-    """Accuracy in percent: ``100 * mean(credit)`` over ``(n,)`` item credits."""
-    credit = np.asarray(credit, dtype=np.float64)
-    if credit.size == 0:
-        raise ValueError("accuracy of no item is undefined")
-    return float(100 * credit.mean())
-
-
 def score_vectors(task: str, items: list[ChoiceItem], images: ItemVectors, choices: ItemVectors,
                   item_of: np.ndarray, *, allow_missing: bool = False, bootstrap: int = 0, seed: int = 0,
                   text_split: str = "sentences+max") -> ImageTaskResult:
@@ -184,7 +176,7 @@ def score_vectors(task: str, items: list[ChoiceItem], images: ItemVectors, choic
     if bootstrap:
         low, high = metrics.bootstrap_ci(credit, np.random.default_rng(seed), n_resamples=bootstrap)
         ci = (100 * low, 100 * high)
-    return ImageTaskResult(task, accuracy(credit), len(kept), ci, TIE_RULE, text_split, notes,
+    return ImageTaskResult(task, float(100 * credit.mean()), len(kept), ci, TIE_RULE, text_split, notes,
                            {item.id: float(c) for item, c in zip(kept, credit)})
 
 
