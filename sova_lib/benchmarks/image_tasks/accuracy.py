@@ -96,8 +96,8 @@ def embed_choices(items: list[ChoiceItem], encode) -> tuple[ItemVectors, np.ndar
     return ItemVectors(np.arange(len(texts)), np.arange(len(texts)), l2_normalize(vectors)), item_of
 
 
-def choice_scores(images: ItemVectors, choices: ItemVectors, item_of: np.ndarray, *, block_items: int = 128,
-                  dtype=np.float32) -> np.ndarray:
+def choice_scores(images: ItemVectors, choices: ItemVectors, item_of: np.ndarray, *,
+                  block_items: int = 128) -> np.ndarray:
     """Score of every choice: max cosine between the choice's vector(s) and its item's image vectors.
 
     ``images``: the vectors of the ``n`` items, item ``i`` at position ``i``
@@ -124,8 +124,7 @@ def choice_scores(images: ItemVectors, choices: ItemVectors, item_of: np.ndarray
         if not mine.size:
             continue
         # choices as the gallery: identical choice vectors are multiplied once, so they tie exactly
-        sims = set_similarity(images.select(np.arange(start, stop)), choices.select(mine), aggregate="max",
-                              dtype=dtype)
+        sims = set_similarity(images.select(np.arange(start, stop)), choices.select(mine), aggregate="max")
         out[item_of[mine], slot[mine]] = sims[item_of[mine] - start, np.arange(mine.size)]
     return out
 
