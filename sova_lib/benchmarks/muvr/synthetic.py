@@ -30,15 +30,15 @@ data; no number it gives is a result.
 from __future__ import annotations
 
 import io
-import json
 import pickle
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
-from sova_lib.storage import json_line, write_bytes, write_text
+from sova_lib.storage import json_line, write_bytes, write_json, write_text
 
 __all__ = ["FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_synthetic"]
 
@@ -64,8 +64,8 @@ def _near(rng, direction, noise):
     return v / np.linalg.norm(v)
 
 
-def _dump(path: Path, data) -> None:
-    write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+#: Writes one annotation file: JSON with a one-space indent, non-ASCII kept, a final newline.
+_dump = partial(write_json, indent=1)
 
 
 def write_annotations(folder: str | Path, videos, queries, positives: dict, prompts: dict | None = None,
