@@ -32,7 +32,7 @@ from sova_lib.item_vectors import MAX_TEXT_CHARS, embed_descriptions
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, l2_normalize, set_similarity
 
-__all__ = ["BENCHMARK", "TIE_RULE", "ImageTaskResult", "accuracy", "chance", "choice_scores", "embed_choices", "oracle",
+__all__ = ["BENCHMARK", "TIE_RULE", "ImageTaskResult", "chance", "choice_scores", "embed_choices", "oracle",
            "score_descriptions", "score_vectors", "table3_averages", "tie_credit"]
 
 TIE_RULE = "expected"
@@ -96,8 +96,8 @@ def embed_choices(items: list[ChoiceItem], encode) -> tuple[ItemVectors, np.ndar
     return ItemVectors(np.arange(len(texts)), np.arange(len(texts)), l2_normalize(vectors)), item_of
 
 
-def choice_scores(images: ItemVectors, choices: ItemVectors, item_of: np.ndarray, *, block_items: int = 128,
-                  dtype=np.float32) -> np.ndarray:
+def choice_scores(images: ItemVectors, choices: ItemVectors, item_of: np.ndarray, *,
+                  block_items: int = 128) -> np.ndarray:
     """Score of every choice: max cosine between the choice's vector(s) and its item's image vectors.
 
     ``images``: the vectors of the ``n`` items, item ``i`` at position ``i``
@@ -124,8 +124,7 @@ def choice_scores(images: ItemVectors, choices: ItemVectors, item_of: np.ndarray
         if not mine.size:
             continue
         # choices as the gallery: identical choice vectors are multiplied once, so they tie exactly
-        sims = set_similarity(images.select(np.arange(start, stop)), choices.select(mine), aggregate="max",
-                              dtype=dtype)
+        sims = set_similarity(images.select(np.arange(start, stop)), choices.select(mine), aggregate="max")
         out[item_of[mine], slot[mine]] = sims[item_of[mine] - start, np.arange(mine.size)]
     return out
 
@@ -143,14 +142,6 @@ def tie_credit(scores: np.ndarray, answers: np.ndarray) -> np.ndarray:
     winners = filled == best
     hit = winners[np.arange(len(answers)), answers]
     return np.where(hit, 1.0 / winners.sum(axis=1), 0.0)
-
-
-def accuracy(credit: np.ndarray) -> float:
-    """Accuracy in percent: ``100 * mean(credit)`` over ``(n,)`` item credits."""
-    credit = np.asarray(credit, dtype=np.float64)
-    if credit.size == 0:
-        raise ValueError("accuracy of no item is undefined")
-    return float(100 * credit.mean())
 
 
 def score_vectors(task: str, items: list[ChoiceItem], images: ItemVectors, choices: ItemVectors,
@@ -184,7 +175,7 @@ def score_vectors(task: str, items: list[ChoiceItem], images: ItemVectors, choic
     if bootstrap:
         low, high = metrics.bootstrap_ci(credit, np.random.default_rng(seed), n_resamples=bootstrap)
         ci = (100 * low, 100 * high)
-    return ImageTaskResult(task, accuracy(credit), len(kept), ci, TIE_RULE, text_split, notes,
+    return ImageTaskResult(task, float(100 * credit.mean()), len(kept), ci, TIE_RULE, text_split, notes,
                            {item.id: float(c) for item, c in zip(kept, credit)})
 
 

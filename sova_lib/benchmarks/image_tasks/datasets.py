@@ -104,8 +104,7 @@ def annotation_path(name: str, path: str | Path | None = None) -> Path:
     Raises ``FileNotFoundError`` naming the expected file and its public source.
     """
     dataset = DATASETS[name]
-    if path is None and os.environ.get("SOVA_IMAGE_TASKS"):
-        path = os.environ["SOVA_IMAGE_TASKS"]
+    path = (os.environ.get("SOVA_IMAGE_TASKS") or None) if path is None else path
     candidate = None if path is None else Path(path)
     if candidate is not None and candidate.is_dir():
         candidate = candidate / dataset.file

@@ -84,7 +84,7 @@ def _hashable_id(value) -> bool:
 class VideoIds:
     """``videos.json``: its ``id`` -> video name map, and the resolution of listed ids through it.
 
-    ``names`` are the records' video names in file order, ``marked`` those
+    ``names`` are the records' video names in file order, each once (a dict, for lookups), ``marked`` those
     of the records with ``is_query == 1``. The official loader keys
     ``vid_name`` by each record's ``id`` as JSON gives it and looks every
     ``query_id`` and ``id_list`` entry up in it (cuvr.py:88-96,114-140): the
@@ -105,15 +105,14 @@ class VideoIds:
             if rec["id"] in self.by_id:
                 raise MuvrDataError(path, f"[{k}].id", f"id {rec['id']!r} appears twice")
             self.by_id[rec["id"]] = video_name(rec["frames_path"])
-        self.names = list(self.by_id.values())
-        self.known_names = set(self.names)
+        self.names = dict.fromkeys(self.by_id.values())
         self.marked = [video_name(r["frames_path"]) for r in records if r.get("is_query", 0) == 1]
 
     def name(self, raw, path: Path, key: str) -> str:
         """The video name of listed id ``raw`` (``#<id>`` for an id in no record, with ``join_listed``)."""
         if _hashable_id(raw) and raw in self.by_id:
             return self.by_id[raw]
-        if isinstance(raw, str) and raw in self.known_names:
+        if isinstance(raw, str) and raw in self.names:
             raise MuvrDataError(path, key, f"lists the video name {raw!r}; the released files list the integer "
                                 f"ids of {self.path.name} (its 'id' field), which the official loader resolves")
         if not _hashable_id(raw):
@@ -134,7 +133,7 @@ class VideoIds:
     def query(self, raw, kept, path: Path, key: str) -> str | None:
         """The query's video name, or None for an entry the official loader skips, one whose video is not among
         the ``kept`` queries (``vid_name.get``, cuvr.py:113-116)."""
-        if isinstance(raw, str) and raw in self.known_names and raw not in self.by_id:
+        if isinstance(raw, str) and raw in self.names and raw not in self.by_id:
             self.name(raw, path, key)  # raises: a video name where the released files hold an id
         if not _hashable_id(raw):
             raise MuvrDataError(path, key, f"expected an id of videos.json, got {type(raw).__name__}")

@@ -218,7 +218,7 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     positives, in_lists, skipped_rel = read_rel_lists(folder, names, by_id)
     queries = tuple(MuvrQuery(q, text, clip, positives.get(q)) for q, (text, clip, _) in by_id.items())
     # the gallery: the videos the relation lists name, then their ids in no videos.json record (join_listed)
-    gallery = [v for v in dict.fromkeys(names.names) if v in in_lists] + list(names.unknown.values())
+    gallery = [v for v in names.names if v in in_lists] + list(names.unknown.values())
     listed_tags, skipped_tag = read_tag_lists(folder, names, by_id)
     prompts, skipped, no_sign = _tag_prompts(listed_tags, by_id)
     tags = read_query_tags(folder, by_id)

@@ -206,7 +206,7 @@ def load_query_pickle(path: Path):
 
 
 def _vector(value, path: Path, key: str) -> np.ndarray:
-    array = np.asarray(value, dtype=np.float64) if not isinstance(value, np.ndarray) else value.astype(np.float64)
+    array = np.asarray(value, dtype=np.float64)
     array = array.reshape(-1) if array.ndim == 2 and array.shape[0] == 1 else array
     if array.ndim != 1 or array.size == 0 or not np.isfinite(array).all() or not np.any(array):
         raise MuvrDataError(path, key, f"expected one finite non-zero vector, got shape {np.shape(value)}")

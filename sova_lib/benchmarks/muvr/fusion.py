@@ -107,10 +107,10 @@ def fused_rows(gallery: ItemVectors, queries: QueryVectors, query_ids, mode: str
                    block_vectors=block_vectors, dtype=dtype, consume=fuse)
 
 
-def tag_rows(gallery: ItemVectors, vectors: list, *, block_vectors: int = 256, dtype=np.float32) -> np.ndarray:
+def tag_rows(gallery: ItemVectors, vectors: list, *, dtype=np.float32) -> np.ndarray:
     """``Score({phrase}, target)`` for each tag phrase's vector (one vector, or ``(k, D)`` rows) of ``vectors``
     against ``gallery``: ``(len(vectors), n_gallery)``."""
     blocks = [np.atleast_2d(np.asarray(v, dtype=np.float32)) for v in vectors]
     owner = np.repeat(np.arange(len(blocks)), [b.shape[0] for b in blocks])
     items = ItemVectors(np.arange(len(blocks)), owner, np.concatenate(blocks))
-    return set_similarity(items, gallery, block_vectors=block_vectors, dtype=dtype)
+    return set_similarity(items, gallery, dtype=dtype)

@@ -30,15 +30,15 @@ data; no number it gives is a result.
 from __future__ import annotations
 
 import io
-import json
 import pickle
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
-from sova_lib.storage import json_line, write_bytes, write_text
+from sova_lib.storage import json_line, write_bytes, write_json, write_text
 
 __all__ = ["FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_synthetic"]
 
@@ -64,17 +64,17 @@ def _near(rng, direction, noise):
     return v / np.linalg.norm(v)
 
 
-def _dump(path: Path, data) -> None:
-    write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+#: Writes one annotation file: JSON with a one-space indent, non-ASCII kept, a final newline.
+_dump = partial(write_json, indent=1)
 
 
 def write_annotations(folder: str | Path, videos, queries, positives: dict, prompts: dict | None = None,
-                      tags: dict | None = None, *, first_id: int = FIRST_ID, splits: dict | None = None) -> dict:
+                      tags: dict | None = None, *, splits: dict | None = None) -> dict:
     """Write one partition's five annotation files in the released form; returns ``{video name: id}``.
 
     ``videos``: ``(name, is_query)`` pairs in gallery order, each written as
     ``{"id", "frames_path": "frames/<name>", "is_query"}`` with integer ids
-    ``first_id, first_id + 1, ...``; ``queries``: ``(name, prompt_en)``
+    ``FIRST_ID, FIRST_ID + 1, ...``; ``queries``: ``(name, prompt_en)``
     pairs (the query's ``queries_en.json`` id is its video's id);
     ``positives``: query name -> ``pos_all`` names; ``prompts``: query
     name -> {tag prompt: names}; ``tags``: query name -> tag phrases. Every
@@ -88,7 +88,7 @@ def write_annotations(folder: str | Path, videos, queries, positives: dict, prom
     folder = Path(folder)
     ids = {}
     for name, _ in videos:
-        ids.setdefault(name, first_id + len(ids))
+        ids.setdefault(name, FIRST_ID + len(ids))
 
     def ref(name):
         return name if isinstance(name, int) else ids[name]
