@@ -253,27 +253,32 @@ class _Cut:
         for wr in list(self.active):
             try:
                 wr.add(rgb)
-                if i >= wr.row.end_frame:
-                    self.active.remove(wr)
-                    wr.close()
-                    self.finish(wr.row, "written", writer=wr)
             except Exception as err:  # noqa: BLE001
                 self.active.remove(wr)
-                wr.abort()
-                self.finish(wr.row, "failed", f"{type(err).__name__}: {err}")
+                self.fail(wr, err)
+                continue
+            if i >= wr.row.end_frame:
+                self.active.remove(wr)
+                self.close(wr)
 
     def close_clamped(self) -> None:
         """The video ended before some windows did: clamp them to its last frame."""
         for wr in self.active:
-            try:
-                wr.close()
-                self.finish(wr.row, "written",
-                            f"window clamped at the video's last frame {wr.row.start_frame + wr.frames - 1}",
-                            writer=wr)
-            except Exception as err:  # noqa: BLE001
-                wr.abort()
-                self.finish(wr.row, "failed", f"{type(err).__name__}: {err}")
+            self.close(wr, f"window clamped at the video's last frame {wr.row.start_frame + wr.frames - 1}")
         self.active = []
+
+    def close(self, wr: _Writer, reason: str = "") -> None:
+        """Finish ``wr``'s clip; a clip that cannot be written fails alone."""
+        try:
+            wr.close()
+        except Exception as err:  # noqa: BLE001
+            self.fail(wr, err)
+        else:
+            self.finish(wr.row, "written", reason, writer=wr)
+
+    def fail(self, wr: _Writer, err: Exception) -> None:
+        wr.abort()
+        self.finish(wr.row, "failed", f"{type(err).__name__}: {err}")
 
 
 def _clips_to_cut(rows, out_dir: Path, summary: ExtractSummary) -> dict[str, list[ManifestRow]]:
