@@ -329,14 +329,18 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
     processes each decode one source video at a time. Returns an
     :class:`ExtractSummary`; each outcome is also appended to
     ``<out_dir>/extract_log.jsonl``. ``show_progress`` draws a progress bar.
+    ``ValueError`` when none of the source videos still needed is under ``video_root`` (nothing is written).
     """
     out_dir = Path(out_dir)
     summary = ExtractSummary(not_ok=sum(1 for r in rows if not r.ok))
     todo = _clips_to_cut(rows, out_dir, summary)  # checks every clip name before anything is written
+    videos = find_source_videos(video_root, todo) if todo else {}
+    if todo and not videos:
+        raise ValueError(f"--video-root {video_root}: none of the {len(todo)} source videos the manifest needs "
+                         f"is under it (e.g. {min(todo)}); give the folder that holds the MEVA/VIRAT videos")
     out_dir.mkdir(parents=True, exist_ok=True)
     remove_temporary(out_dir, older_than=STALE_SECONDS)  # a killed run's partial clips, not another run's
     n_todo = sum(len(v) for v in todo.values())
-    videos = find_source_videos(video_root, todo) if todo else {}
 
     from tqdm.auto import tqdm
 
