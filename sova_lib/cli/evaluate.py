@@ -26,6 +26,7 @@ from sova_lib.benchmarks import image_tasks, sovabench
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     AGGREGATE_HELP,
+    SPLIT_HELP,
     TIES_HELP,
     add_answer_limit,
     add_encoder_options,
@@ -42,7 +43,7 @@ from sova_lib.similarity import AGGREGATES
 __all__ = ["add_sovabench_evaluate", "add_image_task_evaluate", "add_input_options", "encoder_of"]
 
 
-def add_input_options(p, *, baselines, split: bool | str = True):
+def add_input_options(p, *, baselines, split: str = SPLIT_HELP):
     """The scored input (one of ``--descriptions``, ``--embeddings``, ``--baseline``), then the sentence encoder
     group (``sova_lib.cli.options.add_encoder_options``; ``split`` as there). Returns the input's exclusive group."""
     g = p.add_argument_group("input")

@@ -211,18 +211,15 @@ TIES_HELP = ("tie rule of average precision (default: expected, the mean over ev
 SPLIT_HELP = "embed each description whole (default: one vector per sentence)"
 
 
-def add_encoder_options(parser, *, split: bool | str = True) -> None:
-    """The sentence encoder that embeds descriptions: ``--embedder`` and ``--no-split``.
-
-    ``split``: ``False`` leaves ``--no-split`` out; a string is its help, where it applies to part of the texts.
-    """
+def add_encoder_options(parser, *, split: str = SPLIT_HELP) -> None:
+    """The sentence encoder that embeds descriptions: ``--embedder`` and ``--no-split`` (``split`` its help, where
+    it applies to part of the texts)."""
     g = parser.add_argument_group("sentence encoder", "how descriptions become vectors (unused when the input is "
                                                       "already vectors)")
     g.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
                    help="sentence encoder: a Hugging Face id or a local folder (default: all-MiniLM-L6-v2, which "
                         "ships with the package and needs no network)")
-    if split:
-        g.add_argument("--no-split", action="store_true", help=split if isinstance(split, str) else SPLIT_HELP)
+    g.add_argument("--no-split", action="store_true", help=split)
 
 
 def add_fps_option(parser) -> None:

@@ -79,28 +79,29 @@ _NATIVE_STDERR = threading.Lock()
 
 @contextlib.contextmanager
 def _native_stderr_held():
-    """Hold what native code writes to file descriptor 2; yields a list: put True in it to drop the held text.
+    """Hold what native code writes to file descriptor 2 while the body runs; drop it if the body raises.
 
     decord's C++ code logs a file it cannot open (``video_reader.cc:86: ERROR opening ...``) straight to
     the process's stderr, a line the caller's ``VideoError`` already carries. While a file is opened, fd 2
     goes to a temporary file; afterwards the held text is written back to stderr (nothing another thread
-    wrote meanwhile is lost), unless the open failed and the caller dropped it.
+    wrote meanwhile is lost), unless the open failed: then the error says the same.
     """
-    drop: list[bool] = []
     fd = 2  # native code writes to the descriptor, whatever sys.stderr is
     with _NATIVE_STDERR, tempfile.TemporaryFile() as held:
         with contextlib.suppress(AttributeError, OSError, ValueError):
             sys.stderr.flush()
         saved = os.dup(fd)
         os.dup2(held.fileno(), fd)
+        failed = True
         try:
-            yield drop
+            yield
+            failed = False
         finally:
             with contextlib.suppress(AttributeError, OSError, ValueError):
                 sys.stderr.flush()
             os.dup2(saved, fd)
             os.close(saved)
-            if not drop:
+            if not failed:
                 held.seek(0)
                 text = held.read()
                 if text:
@@ -130,12 +131,8 @@ class DecordReader:
         decord = _import_decord()
         decord.logging.set_level(decord.logging.QUIET)  # its FFmpeg's own lines ("moov atom not found")
         try:
-            with _native_stderr_held() as drop:
-                try:
-                    self._vr = decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1)
-                except Exception:
-                    drop.append(True)  # the decoder's lines: the VideoError below says the same
-                    raise
+            with _native_stderr_held():  # the decoder's lines, dropped if it fails: the VideoError says the same
+                self._vr = decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1)
         except Exception as err:  # decord raises its own DECORDError, RuntimeError, ...
             raise VideoError(f"cannot open video {path} with decord: {err}".strip()) from err
         self.path = path
@@ -294,10 +291,8 @@ def open_video(path, backend: str):
         raise ValueError(f"unknown video backend {backend!r}; choose one of {BACKENDS}")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"video not found: {path}")
-    if backend == "pyav":
-        return PyAVReader(path)
-    if backend == "decord":
-        return DecordReader(path)
+    if backend != "auto":
+        return {"decord": DecordReader, "pyav": PyAVReader}[backend](path)
     try:
         return DecordReader(path)
     except ImportError:  # decord is not installed

@@ -253,27 +253,32 @@ class _Cut:
         for wr in list(self.active):
             try:
                 wr.add(rgb)
-                if i >= wr.row.end_frame:
-                    self.active.remove(wr)
-                    wr.close()
-                    self.finish(wr.row, "written", writer=wr)
             except Exception as err:  # noqa: BLE001
                 self.active.remove(wr)
-                wr.abort()
-                self.finish(wr.row, "failed", f"{type(err).__name__}: {err}")
+                self.fail(wr, err)
+                continue
+            if i >= wr.row.end_frame:
+                self.active.remove(wr)
+                self.close(wr)
 
     def close_clamped(self) -> None:
         """The video ended before some windows did: clamp them to its last frame."""
         for wr in self.active:
-            try:
-                wr.close()
-                self.finish(wr.row, "written",
-                            f"window clamped at the video's last frame {wr.row.start_frame + wr.frames - 1}",
-                            writer=wr)
-            except Exception as err:  # noqa: BLE001
-                wr.abort()
-                self.finish(wr.row, "failed", f"{type(err).__name__}: {err}")
+            self.close(wr, f"window clamped at the video's last frame {wr.row.start_frame + wr.frames - 1}")
         self.active = []
+
+    def close(self, wr: _Writer, reason: str = "") -> None:
+        """Finish ``wr``'s clip; a clip that cannot be written fails alone."""
+        try:
+            wr.close()
+        except Exception as err:  # noqa: BLE001
+            self.fail(wr, err)
+        else:
+            self.finish(wr.row, "written", reason, writer=wr)
+
+    def fail(self, wr: _Writer, err: Exception) -> None:
+        wr.abort()
+        self.finish(wr.row, "failed", f"{type(err).__name__}: {err}")
 
 
 def _clips_to_cut(rows, out_dir: Path, summary: ExtractSummary) -> dict[str, list[ManifestRow]]:
@@ -324,14 +329,18 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
     processes each decode one source video at a time. Returns an
     :class:`ExtractSummary`; each outcome is also appended to
     ``<out_dir>/extract_log.jsonl``. ``show_progress`` draws a progress bar.
+    ``ValueError`` when none of the source videos still needed is under ``video_root`` (nothing is written).
     """
     out_dir = Path(out_dir)
     summary = ExtractSummary(not_ok=sum(1 for r in rows if not r.ok))
     todo = _clips_to_cut(rows, out_dir, summary)  # checks every clip name before anything is written
+    videos = find_source_videos(video_root, todo) if todo else {}
+    if todo and not videos:
+        raise ValueError(f"--video-root {video_root}: none of the {len(todo)} source videos the manifest needs "
+                         f"is under it (e.g. {min(todo)}); give the folder that holds the MEVA/VIRAT videos")
     out_dir.mkdir(parents=True, exist_ok=True)
     remove_temporary(out_dir, older_than=STALE_SECONDS)  # a killed run's partial clips, not another run's
     n_todo = sum(len(v) for v in todo.values())
-    videos = find_source_videos(video_root, todo) if todo else {}
 
     from tqdm.auto import tqdm
 

@@ -160,11 +160,8 @@ def build_video_index(files: AnnotationFiles) -> VideoIndex:
 def default_index_dir() -> Path:
     """Where :func:`load_video_index` caches indexes: ``$SOVA_KPF_INDEX_DIR``,
     else ``$XDG_CACHE_HOME/sova_lib/kpf-index`` (``~/.cache/...``)."""
-    env = os.environ.get("SOVA_KPF_INDEX_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "sova_lib" / "kpf-index"
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(os.environ.get("SOVA_KPF_INDEX_DIR") or Path(base) / "sova_lib" / "kpf-index")
 
 
 def load_video_index(files: AnnotationFiles, cache_dir: str | Path | None = None) -> VideoIndex:

@@ -90,3 +90,14 @@ def test_index_json_round_trip_on_the_sample(tmp_path):
     assert again.activities == index.activities and again.types == index.types
     stops = again.find("vehicle_stops", 8779, 8844)
     assert len(stops) == 1 and stops[0].region == (1516, 133, 1784, 316) and stops[0].n_boxes == 65
+
+
+def test_default_index_dir_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("SOVA_KPF_INDEX_DIR", str(tmp_path / "idx"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert kpf_index.default_index_dir() == tmp_path / "idx"
+    monkeypatch.delenv("SOVA_KPF_INDEX_DIR")
+    assert kpf_index.default_index_dir() == tmp_path / "xdg" / "sova_lib" / "kpf-index"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert kpf_index.default_index_dir() == tmp_path / "home" / ".cache" / "sova_lib" / "kpf-index"

@@ -443,6 +443,24 @@ def test_extraction_resumes_and_records_failures(synth, tmp_path, monkeypatch):
     assert len(log) == (4 + 3) + (1 + 2)  # one line per clip written or failed, in each run
 
 
+def test_a_clip_that_fails_to_close_fails_alone(synth, tmp_path, monkeypatch):
+    root, planned = synth
+    real_replace = os.replace
+
+    def flaky_replace(src, dst):
+        if Path(dst).name == f"{planned[0].video}.mp4":  # its window ends at frame 20, as the next clip's does
+            raise OSError("disk full")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(clip_extract.os, "replace", flaky_replace)
+    s = clip_extract.extract_clips(planned[:4], root / "videos", tmp_path, codec="libx264rgb", crf=0)
+    assert (s.written, s.failed) == (3, 1)
+    assert s.errors == [(1, planned[0].video, f"StorageError: cannot write {tmp_path / planned[0].video}.mp4: disk full; "
+                                              "check the path, its permissions and the disk")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["extract_log.jsonl", *(f"{r.video}.mp4" for r in planned[1:4])])
+
+
 def test_unknown_encoder_fails_each_clip_and_leaves_no_file(synth, tmp_path):
     root, planned = synth
     s = clip_extract.extract_clips(planned[:2], root / "videos", tmp_path, codec="no_such_codec")
