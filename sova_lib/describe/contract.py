@@ -98,6 +98,9 @@ class PromptedDescriber:
 
     def __init__(self, inner: Describer, fields: dict, key: str, settings: dict):
         self.inner, self.fields, self.key, self.settings = inner, fields, key, settings
+        # the protocol's own attributes are set here, not forwarded: isinstance(..., Describer) reads them
+        # statically on Python 3.12 and later, without calling __getattr__
+        self.name, self.max_batch_size, self.max_concurrency = inner.name, inner.max_batch_size, inner.max_concurrency
 
     def __getattr__(self, name: str) -> Any:
         if name == "inner":  # not set yet (a copy being made): no inner describer to ask
