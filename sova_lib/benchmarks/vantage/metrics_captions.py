@@ -50,9 +50,10 @@ BERTSCORE_MODEL = "roberta-large"
 _BERTSCORE_LAYER = 17
 
 
-class CaptionModelUnavailable(ValueError):
+class CaptionModelUnavailable(RuntimeError, ValueError):
     """The caption similarity asked for cannot run here (weights or Java missing); the message says what to install
-    or which other similarity to ask for. A ``ValueError``: the command reports it as a bad choice, exit status 2."""
+    or which other similarity to ask for. Also a ``ValueError``: the command reports it as a bad choice, exit
+    status 2."""
 
 
 def _words(text: str) -> list[str]:
