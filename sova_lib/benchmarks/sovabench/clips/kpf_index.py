@@ -160,8 +160,10 @@ def build_video_index(files: AnnotationFiles) -> VideoIndex:
 def default_index_dir() -> Path:
     """Where :func:`load_video_index` caches indexes: ``$SOVA_KPF_INDEX_DIR``,
     else ``$XDG_CACHE_HOME/sova_lib/kpf-index`` (``~/.cache/...``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(os.environ.get("SOVA_KPF_INDEX_DIR") or Path(base) / "sova_lib" / "kpf-index")
+    if os.environ.get("SOVA_KPF_INDEX_DIR"):  # the home folder is not looked up: a container may have none
+        return Path(os.environ["SOVA_KPF_INDEX_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sova_lib" / "kpf-index"
 
 
 def load_video_index(files: AnnotationFiles, cache_dir: str | Path | None = None) -> VideoIndex:
