@@ -38,6 +38,7 @@ fps = {"MEVA": 30.0, "VIRAT": 30.0}  # frame rate per source dataset, frames per
 from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
+from sova_lib.benchmarks.sovabench.clips.plan import read_manifest
 from sova_lib.paper import benchmark_stats as stats
 from sova_lib.paper import plots, results
 
@@ -90,7 +91,7 @@ durations["duration_s"].describe(percentiles=[0.05, 0.5, 0.95]).round(2)
 
 # %%
 if manifest:
-    planned, source = clip_stats.manifest_frame(manifest), f"manifest {Path(manifest).name}"
+    planned, source = clip_stats.manifest_frame(read_manifest(manifest)), f"manifest {Path(manifest).name}"
 else:
     planned, videos = stats.sample_manifest()
     source = f"MEVA annotation sample: {len(videos)} source videos only, not the whole benchmark"

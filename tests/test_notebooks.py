@@ -488,3 +488,19 @@ def test_image_tasks(executed):
     assert round(check["recomputed with Visual7W-Count = 25.0 (4 options)"]["Avg."], 2) == 24.71
     table = (figures / "07_image_tasks_table3.md").read_text()
     assert "Random (recomputed from the choice lists)" in table and "not computed here" in table
+
+
+def test_benchmark_reads_the_crop_sizes_from_a_manifest_file(tmp_path):
+    """``manifest`` names a planned manifest TSV: Figure 3(c) reads its rows (here, the sample's 91 clips)."""
+    from sova_lib.benchmarks.sovabench.clips.plan import MANIFEST_COLUMNS, read_manifest
+    from sova_lib.paper import benchmark_stats
+
+    planned, _ = benchmark_stats.sample_manifest()
+    manifest = tmp_path / "manifest.tsv"
+    planned[list(MANIFEST_COLUMNS)].to_csv(manifest, sep="\t", index=False)
+    assert len(read_manifest(manifest)) == 91
+    figures = tmp_path / "figures"
+    reproduce.run_notebook(NOTEBOOKS / "01_benchmark.py", tmp_path / "01_benchmark.ipynb",
+                           {"figures_dir": str(figures), "manifest": str(manifest)})
+    crops = json.loads((figures / "01_benchmark.json").read_text())["crops"]
+    assert crops["source"] == "manifest manifest.tsv" and crops["clips"] == 91
