@@ -142,7 +142,7 @@ class TransformersDescriber:
         if not model:
             raise ValueError("the transformers backend needs a model: a hub id or a local folder (--model)")
         for name, value in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
-            if int(value) < 1:
+            if value is None or int(value) < 1:  # None: e.g. --backend-option batch_size=null
                 raise ValueError(f"{name} must be at least 1, got {value}")
         if video_input not in _VIDEO_INPUTS:
             raise ValueError(f"video_input must be one of {list(_VIDEO_INPUTS)}, got {video_input!r}")

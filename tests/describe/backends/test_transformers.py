@@ -421,3 +421,10 @@ def test_device_map_auto_loads_through_accelerate_and_answers_the_same(llava_fol
     assert spread.describe(requests) == llava.describe(requests)
     info = spread.run_info()
     assert info["device_map"] == "auto" and info["devices_used"] == ["cpu"]
+
+
+@pytest.mark.parametrize(("option", "value"), [("batch_size", None), ("batch_size", 0), ("max_new_tokens", None),
+                                               ("max_new_tokens", -1)])
+def test_a_count_below_1_or_null_is_refused_in_one_line(option, value):
+    with pytest.raises(ValueError, match=f"^{option} must be at least 1, got {value}$"):
+        TransformersDescriber("some/model", **{option: value})
