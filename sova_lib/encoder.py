@@ -15,11 +15,10 @@ match (``sova_lib.storage.atomic_file``) and renamed when whole, so
 neither a reader that starts during a write nor one after a killed write
 sees a part of a shard; several processes share the folder without a lock,
 so a temporary file is removed only once it is an hour old (``storage.STALE_SECONDS``). The
-identity hash covers the model's name and the SHA-256 of its files, so a
-different model, or the same name with other weights, never reuses vectors.
-``<cache_dir>/embeddings/digests.json`` remembers those SHA-256 digests by the
-files' sizes and times; it is only a memo, so one that cannot be read is
-computed again and rewritten.
+identity hash is the content fingerprint of the model's files
+(``sova_lib.fingerprint.folder_fingerprint``, each file hashed once per
+version), so a different model, or the same folder with other weights, never
+reuses vectors.
 
 Importing NLTK takes seconds (its ``__init__`` loads SciPy and scikit-learn),
 so ``split_many(texts, cache_dir=...)`` keeps each text's ``sentences.split``
@@ -46,13 +45,13 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib import sentences as splitter
+from sova_lib.fingerprint import folder_fingerprint
 from sova_lib.hub import hub_folder
 from sova_lib.progress import in_kernel, progress_bar
 from sova_lib.storage import (
     JSON_ERRORS,
     STALE_SECONDS,
     file_errors,
-    folder_digest,
     read_shards,
     remove_temporary,
     write_json,
@@ -91,23 +90,6 @@ def resolve_encoder_path(name: str) -> str:
     if package and not Path(name).expanduser().is_dir():
         return str(importlib.import_module(package).get_model_path())
     return str(hub_folder(name))
-
-
-def _read_memo(memo: Path) -> dict:
-    """The digests memo (stamp -> digest), or ``{}`` when it is missing or cannot be read (it is rewritten)."""
-    try:
-        known = json.loads(memo.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, *JSON_ERRORS):
-        return {}
-    return {k: v for k, v in known.items() if isinstance(v, str)} if isinstance(known, dict) else {}
-
-
-def _folder_stamp(folder: Path) -> str:
-    parts = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        st = path.stat()
-        parts.append(f"{path.relative_to(folder)}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 # --------------------------------------------------------------------------- the split cache
@@ -243,25 +225,13 @@ class SentenceEncoder:
         self.device = device
         self.show_progress = show_progress
         self._memory: dict[str, np.ndarray] = {}
-        self.identity = self._identity(cache_dir)  # SHA-256 of the model's files
+        self.identity = folder_fingerprint(self.path)  # the content of the model's files
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         self.cache_path = None
         if cache_dir is not None:
             slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
             self.cache_path = Path(cache_dir) / "embeddings" / f"{slug}__{self.identity[:12]}"
             self._load_shards()
-
-    # -- identity ---------------------------------------------------------
-    def _identity(self, cache_dir) -> str:
-        """SHA-256 of the model folder's contents, memoised by file sizes and mtimes (``digests.json``)."""
-        folder = Path(self.path)
-        stamp = _folder_stamp(folder)
-        memo = Path(cache_dir) / "embeddings" / "digests.json" if cache_dir is not None else None
-        known = _read_memo(memo) if memo is not None else {}
-        digest = known.get(stamp) or folder_digest(folder)
-        if memo is not None and known.get(stamp) != digest:
-            write_json(memo, {**known, stamp: digest}, indent=1)
-        return digest
 
     # -- cache ------------------------------------------------------------
     def _load_shards(self):

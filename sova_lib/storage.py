@@ -1,4 +1,4 @@
-"""What every on-disk store of the project shares: the lock, atomic writes, times, digests, the manifest.
+"""What every on-disk store of the project shares: the lock, atomic writes, times, the manifest.
 
 The description cache (``sova_lib.describe.cache``), the frame-embedding
 cache (``sova_lib.describe.contrastive.store``), the result records
@@ -28,8 +28,6 @@ cache (``sova_lib.describe.contrastive.store``), the result records
   without any ``Authorization`` or ``Bearer`` value, for every message,
   error line and manifest field that may carry a server's words.
 * ``now()``: the time stamps of manifests and error lines (UTC, seconds).
-* ``folder_digest``: the SHA-256 digest of a model's files, which names the
-  caches of its outputs.
 * JSON Lines, as every such file of the project is written and read: one
   JSON value per line, lines split on ``"\\n"`` only. ``json.dumps(...,
   ensure_ascii=False)`` keeps U+0085, U+2028 and U+2029 raw inside strings,
@@ -48,7 +46,6 @@ cache (``sova_lib.describe.contrastive.store``), the result records
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
@@ -61,7 +58,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 __all__ = ["CacheLockedError", "JSON_ERRORS", "JsonlError", "LockedFolder", "REDACTED", "STALE_SECONDS",
-           "StorageError", "atomic_file", "file_errors", "folder_digest", "json_line", "json_problem",
+           "StorageError", "atomic_file", "file_errors", "json_line", "json_problem",
            "lines", "now", "read_jsonl", "read_shards", "read_text", "redact", "remove_temporary",
            "write_bytes", "write_json", "write_shard", "write_text"]
 
@@ -263,29 +260,6 @@ def read_shards(folder: str | Path, names: tuple[str, ...], kind: str, fix: str)
             raise ValueError(f"{shard}: not a readable {kind} ({type(err).__name__}: {err}); "
                              f"delete it, and {fix}") from None
         yield arrays
-
-
-def folder_digest(folder: str | Path, *, skip: tuple[str, ...] = (), by_file: bool = False) -> str:
-    """SHA-256 over every file below ``folder``, in the order of their sorted paths.
-
-    For each file the digest takes its path relative to ``folder`` (UTF-8),
-    then its bytes, or with ``by_file`` the 32-byte SHA-256 of its bytes.
-    Files with a path part in ``skip`` (e.g. ``".cache"``) are left out. The
-    two forms name existing caches (the sentence encoder's: bytes; a
-    contrastive model's ``config()["identity"]``: ``by_file``, skipping
-    ``.cache``), so neither may change.
-    """
-    folder = Path(folder)
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not set(skip) & set(p.parts)):
-        digest.update(str(path.relative_to(folder)).encode())
-        with open(path, "rb") as f:
-            if by_file:
-                digest.update(hashlib.file_digest(f, "sha256").digest())
-            else:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-    return digest.hexdigest()
 
 
 class LockedFolder:

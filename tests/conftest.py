@@ -48,15 +48,19 @@ def server_factory():
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_default_cache(tmp_path_factory):
-    """``$SOVA_CACHE``, the default ``--cache-dir``, points into this process's temporary folder during the tests:
-    a test that leaves the default writes neither into the repository's ``cache/`` nor into another worker's."""
-    saved = os.environ.get("SOVA_CACHE")
-    os.environ["SOVA_CACHE"] = str(tmp_path_factory.mktemp("default-cache"))
+    """``$SOVA_CACHE``, the default ``--cache-dir``, and ``$SOVA_DIGEST_MEMO`` point into this process's temporary
+    folder during the tests: a test that leaves the defaults writes neither into the repository's ``cache/``, nor
+    into the user's cache folder, nor into another worker's."""
+    private = {"SOVA_CACHE": tmp_path_factory.mktemp("default-cache"),  # and the memo of model files' digests
+               "SOVA_DIGEST_MEMO": tmp_path_factory.mktemp("digests") / "file-digests.json"}
+    saved = {name: os.environ.get(name) for name in private}
+    os.environ.update({name: str(path) for name, path in private.items()})
     yield
-    if saved is None:
-        os.environ.pop("SOVA_CACHE", None)
-    else:
-        os.environ["SOVA_CACHE"] = saved
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _module(nodeid: str) -> str:

@@ -1,5 +1,4 @@
-"""sova_lib.storage: digests worked out by hand, atomic writes, the lock; committed cache keys unchanged."""
-import hashlib
+"""sova_lib.storage: atomic writes, the lock; committed cache keys unchanged."""
 import json
 import os
 import re
@@ -13,39 +12,6 @@ from sova_lib.describe.contrastive.store import EmbeddingCache
 from sova_lib.describe.prompts import resolve_prompt
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _model_folder(root: Path) -> Path:
-    (root / "sub").mkdir(parents=True)
-    (root / ".cache").mkdir()
-    (root / "config.json").write_bytes(b'{"a": 1}')
-    (root / "sub" / "weights.bin").write_bytes(bytes(range(256)) * 3)
-    (root / ".cache" / "note").write_bytes(b"download bookkeeping")
-    return root
-
-
-def test_folder_digest_bytes_form_is_names_then_contents_in_sorted_order(tmp_path):
-    folder = _model_folder(tmp_path / "m")
-    # by hand: sorted paths are .cache/note, config.json, sub/weights.bin; each adds its name then its bytes
-    expected = hashlib.sha256(b".cache/note" + b"download bookkeeping" + b"config.json" + b'{"a": 1}'
-                              + b"sub/weights.bin" + bytes(range(256)) * 3).hexdigest()
-    assert storage.folder_digest(folder) == expected
-
-
-def test_folder_digest_by_file_skipping_cache_is_the_weights_identity(tmp_path):
-    folder = _model_folder(tmp_path / "m")
-    # by hand: .cache is left out; each file adds its name then the 32-byte SHA-256 of its bytes
-    expected = hashlib.sha256(b"config.json" + hashlib.sha256(b'{"a": 1}').digest()
-                              + b"sub/weights.bin" + hashlib.sha256(bytes(range(256)) * 3).digest()).hexdigest()
-    assert storage.folder_digest(folder, skip=(".cache",), by_file=True) == expected
-
-
-def test_sentence_encoder_identity_is_the_bytes_form(tmp_path):
-    from sova_lib.encoder import SentenceEncoder
-
-    folder = _model_folder(tmp_path / "m")
-    by_file = storage.folder_digest(folder, skip=(".cache",), by_file=True)  # a contrastive model's identity
-    assert SentenceEncoder(str(folder)).identity == storage.folder_digest(folder) != by_file
 
 
 def test_committed_quickstart_cache_key_recomputes_equal():

@@ -15,8 +15,8 @@ pytest.importorskip("transformers")
 from sova_lib.describe.contrastive import ContrastiveModel, embed_items, export, read_cache  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
 from sova_lib.describe.run_cache import RunOptions
+from sova_lib.fingerprint import folder_fingerprint  # noqa: E402
 from sova_lib.item_vectors import read_embeddings  # noqa: E402
-from sova_lib.storage import folder_digest  # noqa: E402
 from sova_lib.video import example_videos, probe, sample_frames, sample_indices  # noqa: E402
 from tests.tiny_contrastive import build_tiny_clip, build_tiny_siglip, build_tiny_xclip  # noqa: E402
 
@@ -140,11 +140,14 @@ def test_run_options_retry_the_failures_once_repaired(tiny, tmp_path):
 def test_settings_and_weights_name_different_folders(tmp_path):
     a = ContrastiveModel(str(build_tiny_clip(tmp_path / "a", seed=0)))
     b = ContrastiveModel(str(build_tiny_clip(tmp_path / "b", seed=1)))
-    assert a.config()["identity"] == folder_digest(tmp_path / "a", skip=(".cache",), by_file=True)
+    assert a.config()["identity"] == folder_fingerprint(tmp_path / "a")
     items = _images(tmp_path / "img", 1)
     folders = {embed_items(m, items, tmp_path / "cache", fps=fps, pool=pool, run=QUIET).folder
                for m, fps, pool in [(a, 1, "mean"), (b, 1, "mean"), (a, 2, "mean"), (a, 1, "none")]}
     assert len(folders) == 4
+    again = ContrastiveModel(str(build_tiny_clip(tmp_path / "a", seed=2)))  # the same folder, rebuilt in place
+    rebuilt = embed_items(again, items, tmp_path / "cache", run=QUIET)
+    assert rebuilt.folder not in folders and (rebuilt.done, rebuilt.skipped_cached) == (1, 0)
 
 
 _CHILD = """

@@ -14,8 +14,9 @@ local folder. It gives:
 
 Vectors are returned as the model gives them (not normalised). On a GPU the
 weights run in bfloat16, on a CPU in float32 (``dtype`` overrides);
-``config()["identity"]`` is the SHA-256 of the checkpoint's files, so a
-cache never mixes two sets of weights under one name.
+``config()["identity"]`` is the content fingerprint of the checkpoint's files
+(``sova_lib.fingerprint.folder_fingerprint``), so a cache never mixes two sets
+of weights under one name.
 """
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sova_lib.fingerprint import folder_fingerprint
 from sova_lib.hub import hub_folder
-from sova_lib.storage import folder_digest
 
 __all__ = ["ContrastiveModel", "ModelLoadError", "planned_config"]
 
@@ -55,7 +56,7 @@ def planned_config(name: str, *, revision: str | None = None, device: str = "cpu
                              f"{type(err).__name__}: {err}") from None
     video = hasattr(model_class, "get_video_features")
     frames = getattr(getattr(config, "vision_config", None), "num_frames", None) if video else None
-    identity = folder_digest(path, skip=(".cache",), by_file=True)  # names and file digests, .cache left out
+    identity = folder_fingerprint(path)  # each file hashed once per version (the memo of sova_lib.fingerprint)
     return ({"model": name, "revision": revision, "identity": identity, "class": model_class.__name__,
              "dtype": dtype or ("bfloat16" if device.startswith("cuda") else "float32"), "video_frames": frames},
             model_class, path)

@@ -1,0 +1,125 @@
+"""What a model's files are, as one digest: the content fingerprint that keys the caches of its outputs.
+
+``folder_fingerprint(folder)`` is the SHA-256 over the model files of a
+folder (``model_files``), taken in the order of their sorted relative paths:
+for each file its relative path (UTF-8), then the 32-byte SHA-256 of its
+bytes. A model folder rebuilt in place (a new checkpoint saved over the old
+one) gets a new fingerprint, so the description cache, the frame-vector cache
+and the sentence-vector cache of its outputs each get a new folder.
+
+Hashing gigabytes of weights takes minutes, so each file's digest is
+computed once per version of the file and remembered in a small memo: a JSON
+object ``{absolute path: [size, mtime_ns, ctime_ns, sha256]}``, at
+``$SOVA_DIGEST_MEMO`` if set, else ``$XDG_CACHE_HOME/sova_lib/file-digests.json``
+(``~/.cache/...``). A file whose size and times still match is not read again;
+any write to a file changes its times (the change time ``ctime`` even when a
+copy keeps the modification time), so a changed file is always hashed again.
+The memo is only a memo: writers merge their entries under a lock and replace
+the file atomically, a reader needs no lock, and one that cannot be read or
+written is computed again or left as it was.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from contextlib import suppress
+from pathlib import Path
+
+from sova_lib.storage import JSON_ERRORS, write_json
+
+__all__ = ["MEMO_VARIABLE", "file_digests", "folder_fingerprint", "memo_path", "model_files"]
+
+#: The environment variable that relocates the memo of file digests.
+MEMO_VARIABLE = "SOVA_DIGEST_MEMO"
+
+#: Files of a model folder that never change what the model computes: documentation, pictures, and the state a
+#: training run keeps beside a checkpoint (optimiser, scheduler, random generators, the trainer's log).
+_NOT_MODEL = frozenset({".md", ".rst", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".pdf"})
+_TRAINER_STATE = frozenset({"optimizer.pt", "optimizer.bin", "scheduler.pt", "trainer_state.json",
+                            "training_args.bin"})
+
+
+def memo_path() -> Path:
+    """Where the memo of file digests lives: ``$SOVA_DIGEST_MEMO``, else under the user's cache folder."""
+    if os.environ.get(MEMO_VARIABLE):  # the home folder is not looked up: a container may have none
+        return Path(os.environ[MEMO_VARIABLE])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sova_lib" / "file-digests.json"
+
+
+def model_files(folder: str | Path) -> list[Path]:
+    """The files below ``folder`` that make the model, sorted by relative path.
+
+    Weights, configuration, tokenizer, processor, chat template and any modeling code: every file except those
+    under a hidden folder or with a hidden name (``.git``, ``.cache``, ``.gitattributes``), documentation and
+    pictures (``README.md``, ``*.png``, ...), and a training run's state (``optimizer.pt``, ``scheduler.pt``,
+    ``rng_state*.pth``, ``trainer_state.json``, ``training_args.bin``).
+    """
+    folder = Path(folder)
+    found = []
+    for path in folder.rglob("*"):
+        parts = path.relative_to(folder).parts
+        name = path.name
+        if (any(part.startswith(".") for part in parts) or path.suffix.lower() in _NOT_MODEL
+                or name in _TRAINER_STATE or name.startswith("rng_state") or not path.is_file()):
+            continue
+        found.append(path)
+    return sorted(found)
+
+
+def _read_memo(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, *JSON_ERRORS):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _stamp(stat: os.stat_result) -> list[int]:
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+
+
+def file_digests(paths) -> dict[Path, str]:
+    """The SHA-256 (hex) of each file of ``paths``, read only for the files the memo does not know as they are now."""
+    memo_file = memo_path()
+    memo = _read_memo(memo_file)
+    digests: dict[Path, str] = {}
+    new: dict[str, list] = {}
+    for path in paths:
+        real = os.path.realpath(path)  # a hub snapshot's files are links to its blobs
+        stamp = _stamp(os.stat(real))
+        known = memo.get(real)
+        if isinstance(known, list) and len(known) == 4 and known[:3] == stamp and isinstance(known[3], str):
+            digests[Path(path)] = known[3]
+            continue
+        with open(real, "rb") as f:
+            digest = hashlib.file_digest(f, "sha256").hexdigest()
+        if _stamp(os.stat(real)) == stamp:  # not written while it was read: safe to remember
+            new[real] = [*stamp, digest]
+        digests[Path(path)] = digest
+    if new:
+        _remember(memo_file, new)
+    return digests
+
+
+def _remember(memo_file: Path, new: dict) -> None:
+    """Merge ``new`` into the memo file under its lock; a memo that cannot be written is left as it is."""
+    from filelock import FileLock, Timeout
+
+    with suppress(OSError, Timeout):
+        memo_file.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(memo_file) + ".lock", timeout=30):
+            write_json(memo_file, {**_read_memo(memo_file), **new}, indent=None)
+
+
+def folder_fingerprint(folder: str | Path) -> str:
+    """The SHA-256 (64 hex digits) of ``folder``'s model files (``model_files``; module docstring)."""
+    folder = Path(folder)
+    files = model_files(folder)
+    digests = file_digests(files)
+    total = hashlib.sha256()
+    for path in files:
+        total.update(str(path.relative_to(folder)).encode())
+        total.update(bytes.fromhex(digests[path]))
+    return total.hexdigest()

@@ -1,0 +1,87 @@
+"""sova_lib.fingerprint: a model folder's digest worked out by hand, which files count, and the memo."""
+import hashlib
+import json
+import os
+
+import pytest
+
+from sova_lib import fingerprint
+
+
+def _model_folder(root):
+    (root / "sub").mkdir(parents=True)
+    (root / ".cache").mkdir()
+    (root / "config.json").write_bytes(b'{"a": 1}')
+    (root / "sub" / "weights.bin").write_bytes(bytes(range(256)) * 3)
+    (root / ".cache" / "note").write_bytes(b"download bookkeeping")
+    (root / "README.md").write_bytes(b"# a model")
+    (root / "optimizer.pt").write_bytes(b"adam state")
+    return root
+
+
+def test_folder_fingerprint_is_names_then_file_digests_in_sorted_order(tmp_path):
+    folder = _model_folder(tmp_path / "m")
+    # by hand: .cache, README.md and optimizer.pt are left out; each file adds its name, then its bytes' SHA-256
+    expected = hashlib.sha256(b"config.json" + hashlib.sha256(b'{"a": 1}').digest()
+                              + b"sub/weights.bin" + hashlib.sha256(bytes(range(256)) * 3).digest()).hexdigest()
+    assert fingerprint.folder_fingerprint(folder) == expected
+    assert [p.relative_to(folder).as_posix() for p in fingerprint.model_files(folder)] == ["config.json",
+                                                                                           "sub/weights.bin"]
+
+
+def test_every_model_file_changes_the_fingerprint_and_nothing_else_does(tmp_path):
+    folder = _model_folder(tmp_path / "m")
+    first = fingerprint.folder_fingerprint(folder)
+    (folder / "README.md").write_text("# another card")
+    (folder / ".cache" / "note").write_text("other bookkeeping")
+    assert fingerprint.folder_fingerprint(folder) == first
+    (folder / "sub" / "weights.bin").write_bytes(bytes(range(256)) * 2 + bytes(range(255, -1, -1)))  # same size
+    second = fingerprint.folder_fingerprint(folder)
+    (folder / "tokenizer.json").write_text("{}")
+    third = fingerprint.folder_fingerprint(folder)
+    assert len({first, second, third}) == 3
+
+
+def test_the_memo_spares_a_second_read_and_a_changed_file_is_read_again(tmp_path, monkeypatch):
+    monkeypatch.setenv(fingerprint.MEMO_VARIABLE, str(tmp_path / "memo" / "digests.json"))
+    folder = _model_folder(tmp_path / "m")
+    hashed = []
+    real = hashlib.file_digest
+    monkeypatch.setattr(fingerprint.hashlib, "file_digest", lambda f, name: hashed.append(f.name) or real(f, name))
+    first = fingerprint.folder_fingerprint(folder)
+    assert sorted(os.path.basename(p) for p in hashed) == ["config.json", "weights.bin"]
+    memo = json.loads((tmp_path / "memo" / "digests.json").read_text())
+    weights = os.path.realpath(folder / "sub" / "weights.bin")
+    stat = os.stat(weights)
+    assert memo[weights] == [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns,
+                             hashlib.sha256(bytes(range(256)) * 3).hexdigest()]
+    hashed.clear()
+    assert fingerprint.folder_fingerprint(folder) == first
+    assert hashed == []  # the second run reads no file
+    (folder / "config.json").write_bytes(b'{"a": 2}')
+    assert fingerprint.folder_fingerprint(folder) != first
+    assert [os.path.basename(p) for p in hashed] == ["config.json"]
+
+
+@pytest.mark.parametrize("garbled", [b'{"a": 1, ', b"[1, 2]", b"[" * 100_000, b"\xff\xfe", b'{"x": [1, 2, 3, 4]}'])
+def test_a_garbled_memo_is_computed_again(tmp_path, monkeypatch, garbled):
+    memo = tmp_path / "digests.json"
+    monkeypatch.setenv(fingerprint.MEMO_VARIABLE, str(memo))
+    folder = _model_folder(tmp_path / "m")
+    first = fingerprint.folder_fingerprint(folder)
+    memo.write_bytes(garbled)
+    assert fingerprint.folder_fingerprint(folder) == first
+    assert len(json.loads(memo.read_text())) >= 2  # rewritten with the two files' entries
+
+
+def test_a_memo_that_cannot_be_written_changes_nothing(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv(fingerprint.MEMO_VARIABLE, str(tmp_path / "file" / "digests.json"))
+    folder = _model_folder(tmp_path / "m")
+    assert fingerprint.folder_fingerprint(folder) == fingerprint.folder_fingerprint(folder)
+
+
+def test_the_memo_defaults_to_the_user_cache_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv(fingerprint.MEMO_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert fingerprint.memo_path() == tmp_path / "sova_lib" / "file-digests.json"
