@@ -12,7 +12,8 @@ the request). Script entries:
 * ``("hang",)``: no answer at all until the server closes.
 
 ``latency``: seconds every answer waits; ``peak`` is the most requests it handled at once. ``models``: the ids
-``GET /v1/models`` lists (None: that route answers 404, as a bare server does; ``"hang"``: it never answers).
+``GET /v1/models`` lists, or whole entries as dicts (``{"id": ..., "root": ..., "created": ...}``); None: that
+route answers 404, as a bare server does; ``"hang"``: it never answers. It may be changed while the server runs.
 Every request is kept in ``requests`` (path, headers, body).
 """
 import json
@@ -46,7 +47,8 @@ class ChatServer:
                     server.closed.wait()
                     return
                 listing = server.models is not None and self.path == "/v1/models"
-                data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
+                cards = [m if isinstance(m, dict) else {"id": m, "object": "model"} for m in server.models or ()]
+                data = json.dumps({"object": "list", "data": cards}
                                   if listing else {"error": {"message": "not found"}}).encode()
                 self._send(200 if listing else 404, data, {})
 

@@ -171,6 +171,10 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
     g.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
                    help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "
                         "the requests, --concurrency each")
+    g.add_argument("--model-tag", metavar="TAG",
+                   help="openai backend: a name for the weights the server runs (e.g. a checkpoint's step), which "
+                        "keys the cache in place of what the server's /models reports; for a server that reports "
+                        "nothing that tells checkpoints apart")
     g.add_argument("--api-key-env", metavar="NAME",
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
     g.add_argument("--concurrency", type=positive_count, metavar="N",

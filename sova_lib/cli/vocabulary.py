@@ -42,6 +42,7 @@ VOCABULARY: dict[str, str] = {
     "--prompt": "the describer's prompt (a preset or free text)",
     "--system-prompt": "the describer's system prompt",
     "--base-url": "OpenAI-compatible server URL(s)",
+    "--model-tag": "a name for the weights a server runs, keying its cache",
     "--api-key-env": "environment variable holding the API key",
     "--concurrency": "requests in flight per server",
     "--max-new-tokens": "answer length limit in tokens",

@@ -2,7 +2,9 @@
 
 ``cache_key(...)`` gathers everything that changes a description (backend,
 ``describer.config()``, prompt texts, system prompt, sampling rate, sampler
-version, crop source); ``config_hash(key)`` is 12 hex digits of its SHA-256
+version, crop source, and the fingerprint of the weights: the content of a
+local model folder, a hub id's commit, what a server reports of its model);
+``config_hash(key)`` is 12 hex digits of its SHA-256
 and ``cache_folder(cache_dir, key)`` the folder it names::
 
     <cache_dir>/descriptions/<readable name>__<config hash>/
@@ -67,13 +69,17 @@ def config_hash(key: dict) -> str:
 
 
 def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float | None,
-              sampler_version: str | None = None, crop_source: str = "none") -> dict:
+              sampler_version: str | None = None, crop_source: str = "none", fingerprint: dict | None = None) -> dict:
     """Everything that changes the text; its ``config_hash`` names the cache folder.
 
     ``sampler_version`` defaults to ``sova_lib.video.SAMPLER_VERSION``;
     ``fps`` is ``None`` for texts that were not made from sampled frames.
+    ``fingerprint``: what the describer's weights are (its ``fingerprint()``, ``runner.describer_fingerprint``),
+    e.g. ``{"method": "folder-digest", "sha256": ...}``; a describer without weights (motion) has none, and its key
+    has no such field.
     """
     _check_no_secrets(describer_config)
+    weights = {} if fingerprint is None else {"fingerprint": fingerprint}
     return {
         "backend": backend,
         "describer": describer_config,
@@ -82,6 +88,7 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
         "fps": None if fps is None else float(fps),
         "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
         "crop_source": crop_source,
+        **weights,
     }
 
 
@@ -145,7 +152,7 @@ def new_manifest(key: dict, *, source: str, details: dict | None = None, device:
 
     Fields: ``schema``; the key's fields (``backend``, ``describer``,
     ``prompt``, ``system_prompt``, ``fps``, ``sampler_version``,
-    ``crop_source``) with ``config_hash`` and ``hash_fields``; ``model`` and
+    ``crop_source``, and ``fingerprint`` where the describer has weights) with ``config_hash`` and ``hash_fields``; ``model`` and
     ``revision`` (from the describer config); ``source`` (one of ``SOURCES``)
     and ``source_details`` (what was imported, how texts were constructed,
     the clip manifest); ``versions`` (``software_versions()``) and ``device``;

@@ -21,8 +21,16 @@ Contract (``Describer``):
   records each item that still fails.
 * optional ``load()`` (load the weights, check the server; the runner calls
   it once before any item), ``stop()`` (end the calls in flight when a run
-  is interrupted) and ``run_info() -> dict`` (what the manifest records of
-  the run, such as the server's model name).
+  is interrupted), ``run_info() -> dict`` (what the manifest records of
+  the run, such as the server's model name) and ``fingerprint() -> dict``:
+  what the weights are, asked once per run before anything else and part of
+  the cache key, so a changed checkpoint never reuses old text. It is
+  ``{"method": ..., ...}``: ``"folder-digest"`` (``sha256``: the content of a
+  local model folder, ``sova_lib.fingerprint``), ``"hub-commit"``
+  (``commit``), ``"server-models"`` (what a server's ``GET /models`` reports
+  of the model) or ``"tag"`` (a name the user gives). A describer that cannot
+  tell (its server is down) raises ``DescriberEnvironmentError``; one without
+  weights (motion) has no such method.
 
 ``PromptedDescriber`` wraps a describer to send each item its own prompt (a
 benchmark whose questions differ per item) and keeps all of the above.

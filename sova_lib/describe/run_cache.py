@@ -130,12 +130,20 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
     could not be loaded, which the fail-fast rule leaves out). Each outcome is
     appended at once and the manifest is kept current; a
     ``DescriberEnvironmentError`` is written to the manifest as ``stopped`` and
-    raised.
+    raised. The manifest's ``runs`` lists every run that had work to do, in
+    order: when it started, its engine, its batch size (``run_info``'s
+    ``batch_size``, which is not part of the key: a run resumes with another)
+    and what it described and failed.
     """
     run = run_options or RunOptions()
+    run_info = run_info or {}
     with open_cache(cache_dir, key, source="run", details=details, sync_every=run.sync_every,
                     device=device) as cache:
-        cache.manifest_data.update(run=run_info or {}, max_answer_chars=run.max_answer_chars, started=now())
+        runs = [r for r in cache.manifest().get("runs", []) if isinstance(r, dict)]  # the earlier runs' entries
+        this = {"started": now(), "engine": (run_info.get("engine") or {}).get("name", "local"),
+                "batch_size": run_info.get("batch_size")}
+        cache.manifest_data.update(run=run_info, max_answer_chars=run.max_answer_chars, started=this["started"],
+                                   runs=[*runs, this])
         try:
             summary = _run(items, cache, schedule, run)
         except DescriberEnvironmentError as err:
@@ -217,6 +225,8 @@ class _RunLog:
         self.update_totals()
         summary = self.summary
         rate = round(summary.items_per_s, 4)
+        runs = self.cache.manifest_data.get("runs") or [{}]
+        runs[-1].update(described=summary.done, failed=summary.failed)
         self.cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed,
                                              "cut": summary.cut,
                                              "skipped_cached": summary.skipped_cached,

@@ -36,7 +36,7 @@ fault. Failures while loading an item (a missing file) are always the item's.
 
 Engines: ``describe_items`` schedules the work in this process. The pieces
 that any engine shares are public: ``plan_run`` (prompt, unique ids, the
-cache key and the describer's run information),
+cache key with the weights' fingerprint, ``run_key``, and the describer's run information),
 ``start_describer`` (the describer's optional ``load()``, once, before the
 first item), ``build_request`` (an item's frames into a request),
 ``describe_batch`` (one describer call, item by item on failure),
@@ -68,7 +68,32 @@ from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache, unique_items
 
-__all__ = ["build_request", "describe_batch", "describe_items", "plan_run", "schedule_requests", "start_describer"]
+__all__ = ["build_request", "describe_batch", "describe_items", "describer_fingerprint", "plan_run", "run_key",
+           "schedule_requests", "start_describer"]
+
+
+def describer_fingerprint(describer: Describer) -> dict | None:
+    """The describer's optional ``fingerprint()`` (``contract``): what its weights are; None when it has none.
+
+    Any failure but a ``DescriberEnvironmentError`` is named with the backend, as ``start_describer`` does.
+    """
+    fingerprint = getattr(describer, "fingerprint", None)
+    if not callable(fingerprint):
+        return None
+    try:
+        return fingerprint()
+    except DescriberEnvironmentError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a describer that cannot say what it is cannot name its cache
+        raise DescriberEnvironmentError(f"the {describer.name} backend cannot tell which weights it runs: "
+                                        f"{type(err).__name__}: {err}") from err
+
+
+def run_key(describer: Describer, prompt: Prompt, fps: float | None, sampler_version: str | None = None,
+            crop_source: str = "none") -> dict:
+    """The cache key of a run (``cache.cache_key``): the describer's config and its weights' fingerprint."""
+    return cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source,
+                     describer_fingerprint(describer))
 
 
 def start_describer(describer: Describer) -> None:
@@ -196,14 +221,18 @@ def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], 
     """``(prompt, items, key, run_info)`` of a run, whatever the engine.
 
     The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt), its items checked for unique ids, its cache
-    key (``cache.cache_key``) and the describer's ``run_info()`` (``{}`` when it has none).
+    key (``run_key``: the describer's fingerprint is asked here, before anything is skipped, so a describer that
+    cannot be reached stops even a run with nothing left to do) and the describer's ``run_info()`` with its
+    ``batch_size`` (``max_batch_size`` where ``run_info`` does not give it).
     """
     if isinstance(prompt, str):
         prompt = Prompt("custom", prompt, prompt)
     items = unique_items(items)
-    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
+    key = run_key(describer, prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
-    return prompt, items, key, run_info() if callable(run_info) else {}
+    info = dict(run_info()) if callable(run_info) else {}
+    info.setdefault("batch_size", int(describer.max_batch_size))  # recorded per run, outside the key
+    return prompt, items, key, info
 
 
 def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt: Prompt, record: Callable[..., None],

@@ -31,9 +31,9 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, direction_protocol, example_clips
-from sova_lib.describe.cache import cache_folder, cache_key
+from sova_lib.describe.cache import cache_folder
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import build_request, describe_items
+from sova_lib.describe.runner import build_request, describe_items, run_key
 from sova_lib.evaluation import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.paper.results import select_rows
@@ -68,8 +68,7 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_so
     cache as it was. ``prompt`` is a ``prompts.Prompt``.
     """
 
-    folder = cache_folder(cache_dir, cache_key(describer.name, describer.config(), prompt, fps,
-                                                crop_source=crop_source))
+    folder = cache_folder(cache_dir, run_key(describer, prompt, fps, crop_source=crop_source))
     try:
         done = read_descriptions(folder)
     except (FileNotFoundError, ValueError):  # no folder yet, or a torn line that the runner repairs

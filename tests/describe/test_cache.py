@@ -93,7 +93,8 @@ def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_sc
     for name, m in manifests.items():
         assert base <= set(m), (name, base - set(m))
         assert m["source"] == name and m["schema"] == 1
-        assert set(m) - base <= {"run", "max_answer_chars", "started", "last_run", "throughput_items_per_s"}
+        assert set(m) - base <= {"run", "max_answer_chars", "started", "last_run", "runs",
+                                    "throughput_items_per_s", "fingerprint"}
     assert manifests["import"]["counts"] == {"done": 2, "failed": 0}
     assert manifests["synthetic"]["source_details"] == {"description": "two letters"}
     assert manifests["import"]["source_details"]["imported_from"]["file"] == "authors.json"

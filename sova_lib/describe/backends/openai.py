@@ -61,6 +61,20 @@ busy server) for the whole answer to one request, ``backoff_max`` between
 attempts. ``stop()`` (the runner calls it when a run ends early, e.g. on
 Ctrl-C) ends the waits between attempts at once.
 
+What the server runs is part of the cache key: ``fingerprint()`` (asked once
+per run, before anything is skipped) reads ``GET {base_url}/models`` of every
+endpoint and keeps what it reports of ``model``: ``id``, ``root`` (vLLM: the
+weights' path or hub id), ``created`` and ``owned_by``, where given. A
+``created`` within a minute of the answer's own time (its ``Date`` header, else
+this machine's clock) is the time of the request, not of the model (vLLM,
+SGLang and LMDeploy stamp their listing's ``ModelCard`` with ``time.time()``;
+vLLM's ``vllm/entrypoints/openai/protocol.py``), so it is left out. A model
+swapped under the same name therefore gets a new cache folder. ``model_tag``
+(``--model-tag``) names the weights instead, for a server that reports nothing
+that tells two checkpoints apart (a warning says when a server reports
+nothing but the name). An endpoint that cannot be reached stops the run here
+(``DescriberEnvironmentError``), even one with nothing left to describe.
+
 ``load()`` (run once before the first item) asks each endpoint for
 ``GET {base_url}/models``: an endpoint that refuses the connection, that
 accepts it but does not answer within ``connect_timeout`` +
@@ -101,6 +115,7 @@ import contextlib
 import email.utils
 import io
 import json
+import logging
 import math
 import os
 import re
@@ -118,6 +133,8 @@ from sova_lib.storage import JSON_ERRORS, REDACTED, redact
 from sova_lib.video.frames import to_rgb_image
 
 __all__ = ["OpenAIDescriber", "OpenAIError", "encode_jpeg"]
+
+logger = logging.getLogger(__name__)
 
 #: The largest answer body read (bytes); a chat completion of 1,024 tokens is some 10 KB.
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -166,6 +183,8 @@ class OpenAIDescriber:
     ``connect_timeout`` and ``read_timeout`` (s) bound a connection and a
     whole answer; ``stop_after_failed_requests`` is the run's fail-fast rule
     (module docstring; default ``None``: twice the items in progress, at least 4).
+    ``model_tag``: a name for the weights the server runs, which keys the cache in place of what the server
+    reports (``fingerprint``).
     ``sleep`` is the function used to wait between attempts (default: a wait
     that ``stop()`` ends).
     """
@@ -192,6 +211,7 @@ class OpenAIDescriber:
         extra_body: dict | None = None,
         rng: Any = None,
         sleep: Callable[[float], None] | None = None,
+        model_tag: str | None = None,
     ):
         import numpy as np
 
@@ -205,7 +225,10 @@ class OpenAIDescriber:
         self._endpoints = [_Endpoint(url, api_key_env) for url in urls]
         if len({e.url for e in self._endpoints}) < len(urls):
             raise ValueError(f"base_url names the same endpoint twice: {urls}")
+        if model_tag is not None and not str(model_tag).strip():
+            raise ValueError("model_tag must name the weights (e.g. a checkpoint's step or date), not be empty")
         self.model = model
+        self.model_tag = None if model_tag is None else str(model_tag)
         self.base_url = self._endpoints[0].url if len(urls) == 1 else [e.url for e in self._endpoints]
         self.api_key_env = api_key_env
         self.concurrency = max(1, int(concurrency))
@@ -240,6 +263,62 @@ class OpenAIDescriber:
         if self.extra_body:
             config["extra_body"] = dict(self.extra_body)
         return config
+
+    def fingerprint(self) -> dict:
+        """What the endpoints run, for the cache key (module docstring): ``{"method": "server-models", "id": ...,
+        "root": ..., ...}`` as ``GET /models`` reports ``model``, or ``{"method": "tag", "tag": model_tag}``.
+
+        ``DescriberEnvironmentError`` when an endpoint cannot be reached, refuses the credentials, does not serve
+        ``model``, or when the endpoints report different models.
+        """
+        cards = [self._model_card(endpoint) for endpoint in self._endpoints]
+        if self.model_tag is not None:
+            return {"method": "tag", "tag": self.model_tag}
+        if any(card != cards[0] for card in cards[1:]):
+            shown = "; ".join(f"{e.url}: {self._redact(json.dumps(c))}" for e, c in zip(self._endpoints, cards))
+            raise DescriberEnvironmentError(f"the endpoints report different models named {self.model!r} ({shown}). "
+                                            "Fix: serve one checkpoint on every --base-url")
+        if set(cards[0]) <= {"id"}:
+            logger.warning("%s reports nothing about the model %r but its name: the cache cannot tell two checkpoints "
+                           "served under that name apart; --model-tag names the weights", self._endpoints[0].url,
+                           self.model)
+        return {"method": "server-models", **cards[0]}
+
+    def _model_card(self, endpoint: _Endpoint) -> dict:
+        """What ``GET {endpoint}/models`` reports of ``model`` (``id``, ``root``, ``created``, ``owned_by``, where
+        given; a ``created`` that is the answer's own time left out); ``{}`` when the server has no such route."""
+        url = endpoint.url + "/models"
+        try:
+            status, headers, data = self._request("GET", url, min(self.read_timeout, 30.0))
+        except httpx.ConnectError as err:
+            self._stop_if_unreachable(endpoint, err)
+            raise DescriberEnvironmentError(f"cannot connect to {url}: {self._redact(str(err))}. Fix: check that the "
+                                            "server is running, or fix --base-url") from None
+        except (httpx.HTTPError, _Retry) as err:
+            raise DescriberEnvironmentError(f"{url} gave no answer ({type(err).__name__}: {self._redact(str(err))}): "
+                                            "the server is not answering. Fix: check it and its log, then run the "
+                                            "same command again") from None
+        if status in (401, 403):
+            raise self._refused(endpoint, status, self._redact(_server_message(data)))
+        if status != 200:
+            if status >= 500:
+                raise DescriberEnvironmentError(f"{url} answered HTTP {status}: "
+                                                f"{self._redact(_server_message(data))}. Fix: check the server's log")
+            return {}  # no listing route
+        try:
+            listed = [m for m in json.loads(data)["data"] if isinstance(m, dict)]
+        except (*JSON_ERRORS, KeyError, TypeError):
+            return {}
+        card = next((m for m in listed if m.get("id") == self.model), None)
+        if card is None:
+            served = self._redact(", ".join(repr(m.get("id")) for m in listed[:20]))
+            raise DescriberEnvironmentError(f"{endpoint.url} does not serve the model {self.model!r}; it serves "
+                                            f"{served or 'no model'}. Fix: pass one of those names as --model, or "
+                                            "start the server with this model")
+        found = {k: card[k] for k in ("id", "root", "created", "owned_by") if card.get(k) is not None}
+        if isinstance(found.get("created"), (int, float)) and abs(found["created"] - _answered_at(headers)) <= 60:
+            del found["created"]  # the time of this request (vLLM), not of the model
+        return found
 
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
@@ -491,6 +570,14 @@ def _answer_text(data: bytes, key: str) -> str:
         finish = choice.get("finish_reason")  # a dict: its "message" was read
         raise _Retry(f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})")
     return content.replace(key, REDACTED) if key else content
+
+
+def _answered_at(headers: httpx.Headers) -> float:
+    """When an answer was made (seconds since the epoch): its ``Date`` header, else this machine's clock."""
+    with contextlib.suppress(TypeError, ValueError, OverflowError, IndexError):
+        if headers.get("Date"):
+            return email.utils.parsedate_to_datetime(headers["Date"]).timestamp()
+    return time.time()
 
 
 def _server_message(data: bytes) -> str:

@@ -63,6 +63,7 @@ from sova_lib.describe.backends.transformers_models import (
     resolve_dtype,
     resolve_family,
     resolve_revision,
+    weights_fingerprint,
 )
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.hub import offline_mode
@@ -178,16 +179,21 @@ class TransformersDescriber:
             "dtype": self.dtype,
             "max_new_tokens": self.max_new_tokens,
             "decoding": "greedy" if self.family == "image-text-to-text" else "chat(sampling=False)",
-            "batch_size": self.batch_size,
             "video_input": self.video_input if self.family == "image-text-to-text" else "images",
         }
         optional = {"processor_kwargs": dict(self.processor_kwargs), "generate_kwargs": dict(self.generate_kwargs),
                     "frame_packing": self.frame_packing, "attn_implementation": self.attn_implementation}
         return {**config, **{k: v for k, v in optional.items() if v not in (None, {}, "")}}  # set ones only
 
+    def fingerprint(self) -> dict:
+        """What the weights are, for the cache key: a local folder's content digest, a hub id's commit
+        (``transformers_models.weights_fingerprint``)."""
+        return weights_fingerprint(self.model, self.revision, self.cache_dir)
+
     def run_info(self) -> dict:
-        """Where the model runs (manifest, not the cache key): device, device_map, attention."""
-        info: dict = {"device": self.device}
+        """How the model runs (manifest, not the cache key: batched answers equal one-at-a-time answers, so a run
+        resumes with another batch size): batch size, device, device_map."""
+        info: dict = {"batch_size": self.batch_size, "device": self.device}
         if self.device_map is not None:
             info["device_map"] = self.device_map
         model = getattr(self._engine, "model", None)

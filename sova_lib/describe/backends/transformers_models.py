@@ -2,7 +2,9 @@
 
 ``resolve_family`` picks the describer path for a model id or folder,
 ``resolve_revision`` finds the commit a revision names without a network (a
-Hugging Face cache snapshot, a git clone), ``resolve_device`` and
+Hugging Face cache snapshot, a git clone), ``weights_fingerprint`` says what
+the weights are for the cache key (a local folder's content digest, a hub id's
+commit), ``resolve_device`` and
 ``resolve_dtype`` settle ``"auto"``, and ``explain_load_error`` turns a failed
 ``from_pretrained`` into an error that says what to do. Nothing here imports
 torch or transformers at import time.
@@ -14,10 +16,11 @@ import re
 from pathlib import Path
 
 from sova_lib.describe.contract import DescriberEnvironmentError
+from sova_lib.fingerprint import folder_fingerprint
 from sova_lib.hub import offline_mode
 
 __all__ = ["FAMILIES", "explain_load_error", "missing_package",
-           "preflight", "resolve_device", "resolve_dtype", "resolve_family", "resolve_revision"]
+           "preflight", "resolve_device", "resolve_dtype", "resolve_family", "resolve_revision", "weights_fingerprint"]
 
 #: The describer paths of the transformers backend (``sova_lib.describe.backends.transformers``).
 FAMILIES = ("image-text-to-text", "minicpm-v")
@@ -78,6 +81,50 @@ def resolve_revision(model: str, revision: str | None = None, cache_dir: str | N
         return revision
     match = re.search(r"snapshots[/\\]([0-9a-f]{40})[/\\]", found) if isinstance(found, str) else None
     return match.group(1) if match else revision
+
+
+def weights_fingerprint(model: str, revision: str | None = None, cache_dir: str | None = None) -> dict:
+    """What the weights of ``model`` are, for the cache key (``sova_lib.describe.contract``: ``fingerprint()``).
+
+    * A local folder: ``{"method": "folder-digest", "sha256": ...}``, the content of its model files
+      (``sova_lib.fingerprint.folder_fingerprint``: each file read once per version), so a checkpoint saved over
+      the last one gets a new cache folder.
+    * A hub id: ``{"method": "hub-commit", "commit": ...}``, the commit ``revision`` (default ``main``) names:
+      from the local Hugging Face cache (``resolve_revision``), else from the hub.
+
+    ``DescriberEnvironmentError`` (``preflight``'s, or the hub's answer) when neither can be known.
+    """
+    preflight(model, revision=revision, cache_dir=cache_dir)
+    folder = Path(str(model)).expanduser()
+    if folder.is_dir():
+        return {"method": "folder-digest", "sha256": folder_fingerprint(folder)}
+    commit = resolve_revision(model, revision, cache_dir)
+    if commit is None or not _COMMIT.fullmatch(commit):
+        commit = _hub_commit(model, revision)
+    return {"method": "hub-commit", "commit": commit}
+
+
+def _hub_commit(model: str, revision: str | None) -> str:
+    """The commit the hub gives for ``model`` at ``revision`` (a model not in the local cache)."""
+    where = f"{model!r} at revision {revision or 'main'!r}"
+    if offline_mode():
+        raise DescriberEnvironmentError(
+            f"{where} is not in the local Hugging Face cache and the hub is off (HF_HUB_OFFLINE), so its commit, "
+            f"which names the cache, is unknown. Fix: download it where there is internet (huggingface-cli download "
+            f"{model}), or pass its local folder as --model")
+    try:
+        from huggingface_hub import model_info
+
+        commit = model_info(str(model), revision=revision).sha
+    except Exception as err:  # noqa: BLE001 - any failure of the hub leaves the commit unknown
+        raise DescriberEnvironmentError(
+            f"the Hugging Face hub did not say which commit {where} is ({type(err).__name__}: "
+            f"{' '.join(str(err).split())[:200]}). Fix: check the id and --revision, and the connection to the hub, "
+            "or pass a local folder as --model") from None
+    if not commit:
+        raise DescriberEnvironmentError(f"the Hugging Face hub gave no commit for {where}; pass a local folder "
+                                        "as --model")
+    return commit
 
 
 def _folder_commit(folder: Path) -> str | None:

@@ -1,0 +1,134 @@
+"""A description cache follows the weights: a model rebuilt in place, a hub commit, a server's model swapped under one
+name each get a folder of their own; a describer that cannot be reached stops even a run with nothing to do; the
+batch size stays out of the key."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from sova_lib.cli import main  # noqa: E402
+from sova_lib.describe.backends.openai import OpenAIDescriber  # noqa: E402
+from sova_lib.describe.backends.transformers import TransformersDescriber  # noqa: E402
+from sova_lib.describe.backends.transformers_models import weights_fingerprint  # noqa: E402
+from sova_lib.describe.contract import DescriberEnvironmentError  # noqa: E402
+from sova_lib.describe.item import Item  # noqa: E402
+from sova_lib.describe.run_cache import RunOptions  # noqa: E402
+from sova_lib.describe.runner import describe_items  # noqa: E402
+from sova_lib.fingerprint import folder_fingerprint  # noqa: E402
+from sova_lib.item_vectors import read_descriptions  # noqa: E402
+from tests.paths import DATA  # noqa: E402
+
+QUIET = RunOptions(show_progress=False, verbose=False)
+IMAGES = sorted((DATA / "vtest_frames").glob("frame_*.png"))
+
+
+def _items(n: int = 3) -> list[Item]:
+    return [Item(path.stem, path) for path in IMAGES[:n]]
+
+
+def _manifest(folder) -> dict:
+    return json.loads((folder / "manifest.json").read_text())
+
+
+@pytest.mark.slow
+def test_a_model_rebuilt_in_place_gets_a_new_folder_and_new_answers_and_the_batch_resumes(tmp_path):
+    from tests.tiny_vlm import build_tiny_llava
+
+    model = build_tiny_llava(tmp_path / "model", seed=0)
+    cache = tmp_path / "cache"
+
+    def run(batch_size: int, items: list[Item]):
+        describer = TransformersDescriber(str(model), max_new_tokens=6, device="cpu", batch_size=batch_size)
+        return describe_items(describer, items, cache, prompt="Describe the image.", run=QUIET)
+
+    first = run(2, _items(2))  # a batch of two
+    resumed = run(1, _items(3))  # lowered to one: the same folder, only the third item described
+    assert resumed.folder == first.folder and (resumed.done, resumed.skipped_cached) == (1, 2)
+    manifest = _manifest(first.folder)
+    assert manifest["fingerprint"] == {"method": "folder-digest", "sha256": folder_fingerprint(model)}
+    assert "batch_size" not in manifest["describer"]
+    assert [run["batch_size"] for run in manifest["runs"]] == [2, 1]
+    assert manifest["run"]["batch_size"] == 1
+    before = read_descriptions(first.folder)
+
+    build_tiny_llava(model, seed=1)  # the next checkpoint, saved over the last
+    rebuilt = run(1, _items(3))
+    assert rebuilt.folder != first.folder and (rebuilt.done, rebuilt.skipped_cached) == (3, 0)
+    after = read_descriptions(rebuilt.folder)
+    assert set(after) == set(before) and after != before  # other weights, other answers
+    assert _manifest(rebuilt.folder)["fingerprint"]["sha256"] == folder_fingerprint(model) != \
+        manifest["fingerprint"]["sha256"]
+
+
+def test_a_hub_id_is_keyed_by_the_commit_of_its_revision(tmp_path):
+    commit, other = "a" * 40, "b" * 40
+    repo = tmp_path / "hub" / "models--org--tiny"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    (repo / "refs" / "v1").write_text(other)
+    for c in (commit, other):
+        (repo / "snapshots" / c).mkdir(parents=True)
+        (repo / "snapshots" / c / "config.json").write_text("{}")
+    hub = str(tmp_path / "hub")
+    assert weights_fingerprint("org/tiny", cache_dir=hub) == {"method": "hub-commit", "commit": commit}
+    assert weights_fingerprint("org/tiny", "v1", cache_dir=hub) == {"method": "hub-commit", "commit": other}
+    with pytest.raises(DescriberEnvironmentError, match="org/absent"):  # offline, not in the cache: unknown
+        weights_fingerprint("org/absent", cache_dir=hub)
+
+
+def _card(root: str, created: int) -> dict:
+    return {"id": "M", "object": "model", "root": root, "created": created, "owned_by": "vllm"}
+
+
+def test_a_model_swapped_on_the_server_gets_a_new_folder(server_factory, tmp_path):
+    server = server_factory(models=[_card("/ckpt/step-100", 1_700_000_000)])
+    items = _items(2)
+    first = describe_items(OpenAIDescriber("M", server.url), items, tmp_path, prompt="Describe.", run=QUIET)
+    assert _manifest(first.folder)["fingerprint"] == {"method": "server-models", "id": "M", "root": "/ckpt/step-100",
+                                                      "created": 1_700_000_000, "owned_by": "vllm"}
+    again = describe_items(OpenAIDescriber("M", server.url), items, tmp_path, prompt="Describe.", run=QUIET)
+    assert again.folder == first.folder and again.skipped_cached == 2
+    server.models = [_card("/ckpt/step-200", 1_700_000_500)]  # the next checkpoint, served under the same name
+    swapped = describe_items(OpenAIDescriber("M", server.url), items, tmp_path, prompt="Describe.", run=QUIET)
+    assert swapped.folder != first.folder and swapped.done == 2
+
+
+def test_a_created_time_that_is_the_requests_own_is_left_out(server_factory):
+    import time
+
+    server = server_factory(models=[_card("Qwen/Qwen2.5-VL-7B-Instruct", int(time.time()))])  # as vLLM lists
+    assert OpenAIDescriber("M", server.url).fingerprint() == {
+        "method": "server-models", "id": "M", "root": "Qwen/Qwen2.5-VL-7B-Instruct", "owned_by": "vllm"}
+
+
+def test_a_model_tag_names_the_weights_and_endpoints_must_agree(server_factory, caplog):
+    bare = server_factory()  # no /models route
+    assert OpenAIDescriber("M", bare.url, model_tag="step-300").fingerprint() == {"method": "tag", "tag": "step-300"}
+    assert OpenAIDescriber("M", bare.url).fingerprint() == {"method": "server-models"}
+    assert "reports nothing about the model 'M' but its name" in caplog.text
+    one, two = server_factory(models=[_card("/a", 1)]), server_factory(models=[_card("/b", 1)])
+    with pytest.raises(DescriberEnvironmentError, match="the endpoints report different models named 'M'"):
+        OpenAIDescriber("M", [one.url, two.url]).fingerprint()
+    with pytest.raises(ValueError, match="model_tag"):
+        OpenAIDescriber("M", bare.url, model_tag=" ")
+
+
+def test_a_run_with_nothing_to_do_against_a_server_that_is_down_exits_1(server_factory, tmp_path, capsys):
+    server = server_factory(models=["M"])
+    command = ["describe", "--backend", "openai", "--model", "M", "--model-tag", "step-1", "--prompt", "general",
+               "--base-url", server.url, "--videos", str(DATA / "vtest_frames"), "--cache-dir", str(tmp_path),
+               "--no-progress"]
+    assert main(command) == 0
+    assert "described 3, skipped 0 (already cached)" in capsys.readouterr().out
+    server.close()  # the server goes down; the cache holds every item
+    assert main(command) == 1
+    out, err = capsys.readouterr()
+    assert "already cached" not in out
+    (line,) = err.splitlines()
+    assert line.startswith(f"sova: error: cannot reach {server.url}/chat/completions for model 'M': nothing accepts "
+                           "connections at 127.0.0.1:")
