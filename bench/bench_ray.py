@@ -61,10 +61,10 @@ def bench_motion(args) -> None:
             for workers in (1, 2):
                 start = time.perf_counter()
                 s = describe_items_ray("motion", {}, items, Path(tmp) / f"ray{workers}", prompt="Describe.",
-                                       ray=RayOptions(workers=workers, batch_size=args.batch_size), run=QUIET)
+                                       ray=RayOptions(workers=workers, items_per_call=args.items_per_call), run=QUIET)
                 seconds = time.perf_counter() - start
                 assert s.done == len(items), s
-                print(f"motion, Ray, {workers} worker(s), batch {args.batch_size}: {len(items)} items in "
+                print(f"motion, Ray, {workers} worker(s), {args.items_per_call} items per call: {len(items)} items in "
                       f"{seconds:.1f} s = {len(items) / seconds:.2f} items/s (Ray already running; includes "
                       f"starting the actors)")
 
@@ -98,7 +98,7 @@ def bench_openai(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=102, help="motion items (the 3 excerpts repeated)")
-    parser.add_argument("--batch-size", type=int, default=4, help="items per Ray actor call")
+    parser.add_argument("--items-per-call", type=int, default=4, help="items per Ray actor call")
     parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance")
     parser.add_argument("--requests", type=int, default=64, help="openai items")
     parser.add_argument("--latency", type=float, default=0.2, help="server answer time in seconds")

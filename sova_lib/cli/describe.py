@@ -51,12 +51,13 @@ their rates (``sova_lib.describe.item.effective_rate``), in the frames and in
 the cache key, with a note. Engines: ``--engine local`` (the default)
 describes in this process (``sova_lib.describe.runner``); ``--engine ray``
 runs the describer in a pool of ``--workers`` Ray actors
-(``--gpus-per-worker``, ``--cpus-per-worker``, ``--batch-size`` items per
-call), on the cluster at ``--address`` (``auto``: the one ``ray start`` made on
+(``--gpus-per-worker``, ``--cpus-per-worker``, ``--ray-items-per-call`` items
+per call), on the cluster at ``--address`` (``auto``: the one ``ray start`` made on
 this machine; its token is found as ``sova_lib.describe.ray_engine.cluster_token`` says) or on a
 local Ray instance (``--num-cpus``, ``--num-gpus``), into the same cache
 folder (``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
-(replicas of one model) in either engine.
+(replicas of one model) in either engine, and ``--batch-size`` is the model's
+batch in either engine (not part of the cache key: a run resumes with another).
 
 The exit code is 0 when at least one item has a description (failures are
 listed in ``errors.jsonl``, and the first reasons in the summary;
@@ -141,7 +142,7 @@ _MODEL_FREE = frozenset({"motion"})
 
 #: Options that set the describer keyword of their name (only when given on the command line).
 _PASS_THROUGH = ("model", "base_url", "concurrency", "max_new_tokens", "api_key_env", "device_map", "connect_timeout",
-                 "read_timeout", "model_tag")
+                 "read_timeout", "model_tag", "batch_size")
 
 
 def add_commands(subparsers) -> None:

@@ -2,7 +2,7 @@
 
 ``add_engine_options(parser)`` adds ``--engine {local,ray}`` and, in a group
 of their own, the ray engine's options (``--workers``, ``--gpus-per-worker``,
-``--cpus-per-worker``, ``--batch-size``, ``--address``, ``--num-cpus``,
+``--cpus-per-worker``, ``--ray-items-per-call``, ``--address``, ``--num-cpus``,
 ``--num-gpus``); ``engine_options(args)`` turns them into the ``RayOptions``
 (``sova_lib.describe.ray_engine``) that
 ``sova_lib.describe.ray_engine.describe_items_ray`` and
@@ -11,9 +11,11 @@ of their own, the ray engine's options (``--workers``, ``--gpus-per-worker``,
 ``RunOptions`` (``sova_lib.describe.runner``) that every describing or
 embedding run takes, whatever the engine.
 
-A ray option implies the ray engine: ``--workers 4`` alone runs on Ray (with a
-one-line note), so no ray option is ever ignored; the one contradiction left,
-a ray option beside an explicit ``--engine local``, is a usage error.
+Only what says Ray starts Ray: ``--engine ray``, or ``--ray-items-per-call``
+alone (with a one-line note). The model's own batch is ``--batch-size``, an
+option of the describer (``sova_lib.cli.options``), the same on every engine.
+Any other ray option without ``--engine ray`` is a usage error, so no ray
+option is ever ignored and none starts Ray unasked.
 """
 from __future__ import annotations
 
@@ -25,12 +27,14 @@ from sova_lib.describe.run_cache import RunOptions
 __all__ = ["add_engine_options", "engine_options", "run_options"]
 
 
-#: Options of the ray engine: (flag, dest, type, help); one not given takes ``RayOptions``' default.
+#: Options of the ray engine: (flag, dest, type, help); one not given takes ``RayOptions``' default (the field named
+#: as the dest, without a ``ray_`` prefix).
 _RAY_OPTIONS = (
     ("--workers", "workers", int, "Ray actors in the pool, each loading the model once (default 1)"),
     ("--gpus-per-worker", "gpus_per_worker", float, "GPUs each actor holds (default 0)"),
     ("--cpus-per-worker", "cpus_per_worker", float, "CPUs each actor holds (default 1)"),
-    ("--batch-size", "batch_size", int, "items per actor call (default 8)"),
+    ("--ray-items-per-call", "ray_items_per_call", int, "items per actor call (default 8), which the actor's "
+                                                         "describer batches by --batch-size"),
     ("--address", "address", str, "join this Ray cluster ('auto': the one started on this machine); "
                                    "default: start a local Ray instance"),
     ("--num-cpus", "num_cpus", int, "CPUs of a local Ray instance (default: all)"),
@@ -43,8 +47,8 @@ def add_engine_options(parser) -> None:
     group = parser.add_argument_group("engine")
     group.add_argument("--engine", choices=["local", "ray"], default=None,
                        help="local: this process (default); ray: a pool of Ray actors, each loading the model once "
-                            "(implied by any option below)")
-    ray = parser.add_argument_group("ray engine", "any of these implies --engine ray, e.g. --workers 4 "
+                            "(implied by --ray-items-per-call)")
+    ray = parser.add_argument_group("ray engine", "options of --engine ray, e.g. --engine ray --workers 4 "
                                                   "--gpus-per-worker 1")
     for flag, dest, kind, text in _RAY_OPTIONS:
         ray.add_argument(flag, dest=dest, type=kind, default=None, metavar="ADDRESS" if dest == "address" else "N",
@@ -54,26 +58,29 @@ def add_engine_options(parser) -> None:
 def engine_options(args) -> RayOptions | None:
     """The ray engine's ``RayOptions`` from ``args`` (None for the local engine); sets ``args.engine``.
 
-    A ray option given without ``--engine`` implies ``--engine ray`` (one note on stderr); beside an explicit
-    ``--engine local`` it is a usage error.
+    ``--ray-items-per-call`` without ``--engine`` implies ``--engine ray`` (one note on stderr); any other ray option
+    without ``--engine ray``, or a ray option beside an explicit ``--engine local``, is a usage error.
     """
     given = {dest: getattr(args, dest) for _, dest, _, _ in _RAY_OPTIONS if getattr(args, dest) is not None}
     flags = [f for f, dest, _, _ in _RAY_OPTIONS if dest in given]
     if args.engine == "local" and given:
         raise CliError(f"{flags[0]} applies to --engine ray, not --engine local; drop one of them")
     if args.engine is None:
-        args.engine = "ray" if given else "local"
-        if given:
-            note(f"--engine ray, implied by {', '.join(flags)}")
+        says_ray = [f for f in flags if f.startswith("--ray-")]
+        args.engine = "ray" if says_ray else "local"
+        if says_ray:
+            note(f"--engine ray, implied by {', '.join(says_ray)}")
+        elif given:
+            raise CliError(f"{flags[0]} is an option of the Ray engine; add --engine ray to run on Ray, or drop it")
     if args.engine != "ray":
         return None
-    for name in ("workers", "batch_size"):
+    for name in ("workers", "ray_items_per_call"):
         if given.get(name, 1) < 1:
             raise CliError(f"--{name.replace('_', '-')} must be at least 1, got {given[name]}")
     for name in ("gpus_per_worker", "cpus_per_worker"):
         if given.get(name, 0) < 0:
             raise CliError(f"--{name.replace('_', '-')} must not be negative, got {given[name]}")
-    return RayOptions(**given)
+    return RayOptions(**{name.removeprefix("ray_"): value for name, value in given.items()})
 
 
 def run_options(args) -> RunOptions:

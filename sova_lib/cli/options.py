@@ -179,6 +179,10 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
                    help="environment variable holding the API key (default OPENAI_API_KEY)")
     g.add_argument("--concurrency", type=positive_count, metavar="N",
                    help="requests in flight per server (openai backend)")
+    g.add_argument("--batch-size", type=positive_count, metavar="N",
+                   help="items the model takes per call, on either engine (transformers backend; default 1); not "
+                        "part of the cache key, so a run resumes with another batch size (e.g. a lower one after "
+                        "running out of memory)")
     g.add_argument("--max-new-tokens", type=positive_count, metavar="N",
                    help="answer length limit in tokens (default 1024)")
     add_answer_limit(g, "a longer one is cut to it, flagged \"cut\" in descriptions.jsonl, counted in the summary "

@@ -17,8 +17,8 @@ spread over a pool of Ray actors:
   An actor builds its describer once (``make_describer(backend, **options)``)
   and loads it once (``runner.start_describer``: the weights, or the
   endpoint check); a failure there stops the whole run with the same
-  exception and message as the local engine. For each batch of
-  ``batch_size`` items the actor decodes the frames itself (the runner's
+  exception and message as the local engine. For each call of
+  ``items_per_call`` items the actor decodes the frames itself (the runner's
   loader threads) and calls the describer with its own batching and
   concurrency (the runner's scheduler).
 * Outcomes stream back as they finish (``iter_rows``), and the driver alone
@@ -70,7 +70,8 @@ class RayOptions:
     """Where and how wide a Ray run goes; the same for describing and embedding (``RunOptions``: how it behaves).
 
     ``workers`` actors, each with ``gpus_per_worker`` GPUs and
-    ``cpus_per_worker`` CPUs, take ``batch_size`` items per call;
+    ``cpus_per_worker`` CPUs, take ``items_per_call`` items per call (the describer batches them by its own
+    ``batch_size``);
     ``load_workers`` decoding threads per actor (default: its CPUs, 1 to 8; ``threads``).
     ``address``, ``num_cpus`` and ``num_gpus``: see ``ray_session``.
     Every Ray run function takes these as one ``ray`` argument (default: these defaults).
@@ -79,22 +80,23 @@ class RayOptions:
     workers: int = 1
     gpus_per_worker: float = 0.0
     cpus_per_worker: float = 1.0
-    batch_size: int = 8
+    items_per_call: int = 8
     address: str | None = None
     num_cpus: int | None = None
     num_gpus: int | None = None
     load_workers: int | None = None
 
     def __post_init__(self):
-        if self.workers < 1 or self.batch_size < 1:
-            raise ValueError(f"workers and batch_size must be at least 1, got {self.workers} and {self.batch_size}")
+        if self.workers < 1 or self.items_per_call < 1:
+            raise ValueError(f"workers and items_per_call must be at least 1, got {self.workers} and "
+                             f"{self.items_per_call}")
         if self.address is not None:
             use_cluster_token()  # now, before Ray is imported: it reads RAY_AUTH_MODE then
 
     def engine(self) -> dict:
         """The manifest's ``engine`` entry."""
         return {"name": "ray", "workers": self.workers, "gpus_per_worker": self.gpus_per_worker,
-                "cpus_per_worker": self.cpus_per_worker, "batch_size": self.batch_size}
+                "cpus_per_worker": self.cpus_per_worker, "items_per_call": self.items_per_call}
 
     def device(self) -> str:
         return f"ray: {self.workers} x ({self.gpus_per_worker:g} GPU, {self.cpus_per_worker:g} CPU)"
@@ -286,10 +288,10 @@ def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):
         context.enable_progress_bars = False
         context.print_on_execution_start = False
         rows = [{"row": i, "item": pickle.dumps(item)} for i, item in enumerate(items)]
-        blocks = -(-len(rows) // pool.batch_size)  # one block per batch (run_on_actors never sends none)
+        blocks = -(-len(rows) // pool.items_per_call)  # one block per call (run_on_actors never sends none)
         dataset = ray.data.from_items(rows, override_num_blocks=blocks)
         mapped = dataset.map_batches(
-            worker, batch_size=pool.batch_size, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,
+            worker, batch_size=pool.items_per_call, batch_format="numpy", fn_constructor_kwargs=constructor_kwargs,
             compute=ray.data.ActorPoolStrategy(size=pool.workers), num_cpus=pool.cpus_per_worker,
             num_gpus=pool.gpus_per_worker or None)
         for out in mapped.iter_rows():

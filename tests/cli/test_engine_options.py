@@ -1,4 +1,10 @@
-"""A ray option implies the ray engine; beside an explicit --engine local it is the one usage error left."""
+"""Only what says Ray starts Ray (--engine ray, --ray-items-per-call); another ray option needs --engine ray; the
+model's --batch-size is the describer's, on every engine, and does not import Ray."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from sova_lib.cli import CliError, build_parser
@@ -18,18 +24,68 @@ def test_no_engine_option_is_the_local_engine(capsys):
     assert engine_options(args) is None and args.engine == "local" and capsys.readouterr().err == ""
 
 
-def test_a_ray_option_implies_the_ray_engine_with_a_note(capsys):
-    args = _args("--workers", "4", "--gpus-per-worker", "1")
-    # the defaults of the options not given (cpus 1, batch 8, no address, local instance sized by Ray)
-    assert engine_options(args) == RayOptions(workers=4, gpus_per_worker=1.0, cpus_per_worker=1.0, batch_size=8,
+def test_only_an_option_that_says_ray_implies_the_ray_engine(capsys):
+    args = _args("--ray-items-per-call", "4")
+    # the defaults of the options not given (1 worker, cpus 1, no address, local instance sized by Ray)
+    assert engine_options(args) == RayOptions(workers=1, gpus_per_worker=0.0, cpus_per_worker=1.0, items_per_call=4,
                                               address=None, num_cpus=None, num_gpus=None, load_workers=None)
     assert args.engine == "ray"
-    assert capsys.readouterr().err == "sova: note: --engine ray, implied by --workers, --gpus-per-worker\n"
+    assert capsys.readouterr().err == "sova: note: --engine ray, implied by --ray-items-per-call\n"
+    with pytest.raises(CliError, match=r"^--workers is an option of the Ray engine; add --engine ray to run on Ray, "
+                                       r"or drop it$"):
+        engine_options(_args("--workers", "4", "--gpus-per-worker", "1"))
 
 
 def test_explicit_ray_engine_prints_no_note(capsys):
-    args = _args("--engine", "ray", "--batch-size", "2")
-    assert engine_options(args).batch_size == 2 and capsys.readouterr().err == ""
+    args = _args("--engine", "ray", "--workers", "4", "--ray-items-per-call", "2")
+    assert engine_options(args) == RayOptions(workers=4, items_per_call=2) and capsys.readouterr().err == ""
+
+
+def test_batch_size_is_the_models_batch_on_the_local_engine():
+    args = build_parser().parse_args(["describe", "--backend", "transformers", "--model", "m", "--videos", "x/",
+                                      "--batch-size", "3"])
+    assert engine_options(args) is None and args.engine == "local" and args.batch_size == 3
+
+
+def test_batch_size_on_the_local_engine_does_not_import_ray(tmp_path):
+    """A whole ``sova describe --batch-size 2`` run in a fresh process, which never imports Ray."""
+    child = (
+        "import json, sys\n"
+        "from sova_lib.cli import main\n"
+        "from sova_lib.describe import contract\n"
+        "contract.DESCRIBERS['batched'] = 'tests.cli.test_engine_options:Batched'\n"
+        f"code = main(['describe', '--backend', 'batched', '--prompt', 'general', '--batch-size', '2', '--videos', "
+        f"{str(tmp_path / 'in')!r}, '--cache-dir', {str(tmp_path / 'cache')!r}, '--no-progress'])\n"
+        "print(json.dumps([code, sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.'))]))\n")
+    (tmp_path / "in").mkdir()
+    from PIL import Image
+
+    for name in ("a", "b", "c"):
+        Image.new("RGB", (8, 8), "gray").save(tmp_path / "in" / f"{name}.png")
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300,
+                          cwd=str(Path(__file__).resolve().parents[2]))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, []]
+    (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["run"]["batch_size"] == 2 and [r["batch_size"] for r in manifest["runs"]] == [2]
+    assert "batch_size" not in manifest["describer"]
+
+
+class Batched:
+    """A describer whose batch is its ``batch_size`` keyword: each answer names the size of its call."""
+
+    name = "batched"
+    max_concurrency = 1
+
+    def __init__(self, batch_size: int = 1):
+        self.max_batch_size = batch_size
+
+    def config(self) -> dict:
+        return {}
+
+    def describe(self, requests):
+        return [f"one of {len(requests)}" for _ in requests]
 
 
 def test_retry_and_progress_flags_are_the_run_options():
@@ -50,13 +106,13 @@ def test_the_help_groups_the_ray_options(command, capsys):
     text = capsys.readouterr().out
     engine, ray = text.split("\nengine:\n", 1)[1].split("\nray engine:\n", 1)
     assert "--engine {local,ray}" in engine and "--workers" not in engine
-    assert ray.startswith("  any of these implies --engine ray") and "\n  --workers N " in ray
+    assert ray.startswith("  options of --engine ray") and "\n  --workers N " in ray
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("--workers", "0", "--workers must be at least 1, got 0"),
-    ("--batch-size", "-2", "--batch-size must be at least 1, got -2"),
+    ("--ray-items-per-call", "-2", "--ray-items-per-call must be at least 1, got -2"),
     ("--gpus-per-worker", "-1", "--gpus-per-worker must not be negative, got -1.0")])
 def test_a_ray_option_out_of_range_is_a_usage_error(option, value, message):
     with pytest.raises(CliError, match=f"^{message}$"):
-        engine_options(_args(option, value))
+        engine_options(_args("--engine", "ray", option, value))

@@ -103,7 +103,7 @@ def test_two_nodes_with_the_heads_token_write_the_local_engines_texts(tmp_path):
                     "--protocol", "quickstart-direction", "--no-progress"]
         on_ray = run([*describe, "--cache-dir", str(tmp_path / "ray"), "--engine", "ray",
                       "--address", f"127.0.0.1:{port}", "--workers", "2", "--cpus-per-worker", "1",
-                      "--batch-size", "2"], head_env, timeout=300)
+                      "--ray-items-per-call", "2"], head_env, timeout=300)
         assert on_ray.returncode == 0, on_ray.stderr[-3000:]
         local = run([*describe, "--cache-dir", str(tmp_path / "local")], head_env)
         assert local.returncode == 0, local.stderr[-2000:]

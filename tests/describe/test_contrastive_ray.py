@@ -38,7 +38,7 @@ def test_ray_engine_writes_the_local_engines_vectors_errors_and_folder(ray_addre
             "--batch-frames", "5", "--videos", str(media), "--no-progress"]
     assert main(args + ["--cache-dir", str(tmp_path / "local")]) == 0
     assert main(args + ["--cache-dir", str(tmp_path / "ray"), "--engine", "ray", "--workers", "2",
-                        "--batch-size", "2"]) == 0
+                        "--ray-items-per-call", "2"]) == 0
     out = capsys.readouterr().out
     (local,) = (tmp_path / "local" / "frame-embeddings").iterdir()
     (remote,) = (tmp_path / "ray" / "frame-embeddings").iterdir()
@@ -55,7 +55,7 @@ def test_ray_engine_writes_the_local_engines_vectors_errors_and_folder(ray_addre
     manifest = json.loads((remote / "manifest.json").read_text())
     assert manifest["counts"] == {"done": 6, "failed": 1}
     assert manifest["run"]["engine"] == {"name": "ray", "workers": 2, "gpus_per_worker": 0.0, "cpus_per_worker": 1.0,
-                                         "batch_size": 2}
+                                         "items_per_call": 2}
     assert "6 embedded, 0 already cached, 1 failed" in out
     # the same items again: nothing is sent, Ray is not even asked
     started = []
@@ -70,8 +70,8 @@ def test_mean_pool_on_ray_matches_the_local_engine_and_resumes(ray_address, tiny
     paths = sorted(media.iterdir(), key=lambda p: (p.stem == "broken", p.name))
     items = [Item(p.stem, p) for p in paths if "copy" not in p.stem]  # 3 videos, then the broken one
     options = {"name": str(tiny_clip), "device": "cpu", "batch_size": 4}
-    first = embed_items_ray(options, items[:2], tmp_path / "ray", fps=2.0, ray=RayOptions(batch_size=1), run=QUIET)
-    second = embed_items_ray(options, items, tmp_path / "ray", fps=2.0, ray=RayOptions(batch_size=3), run=QUIET)
+    first = embed_items_ray(options, items[:2], tmp_path / "ray", fps=2.0, ray=RayOptions(items_per_call=1), run=QUIET)
+    second = embed_items_ray(options, items, tmp_path / "ray", fps=2.0, ray=RayOptions(items_per_call=3), run=QUIET)
     assert (first.done, second.done, second.skipped, second.failed) == (2, 1, 2, 1)
     assert first.folder == second.folder and list(second.failures) == ["broken"]
     local = embed_items(ContrastiveModel(str(tiny_clip), device="cpu", batch_size=4), items, tmp_path / "local",
@@ -105,6 +105,6 @@ def test_a_model_that_cannot_load_stops_the_ray_run_with_the_local_message(ray_a
 
 def test_ray_options_of_embed_need_the_ray_engine(tiny_clip, media, tmp_path, capsys):
     code = main(["embed", "--model", str(tiny_clip), "--videos", str(media), "--cache-dir", str(tmp_path),
-                 "--engine", "local", "--batch-size", "2"])
-    assert code == 2 and "sova: error: --batch-size applies to --engine ray" in capsys.readouterr().err
+                 "--engine", "local", "--ray-items-per-call", "2"])
+    assert code == 2 and "sova: error: --ray-items-per-call applies to --engine ray" in capsys.readouterr().err
     assert not (tmp_path / "frame-embeddings").exists()

@@ -59,7 +59,7 @@ def test_cli_ray_engine_writes_the_local_engines_texts_and_errors(ray_address, m
             "--no-progress"]
     assert main(args + ["--cache-dir", str(tmp_path / "local")]) == 0
     assert main(args + ["--cache-dir", str(tmp_path / "ray"), "--engine", "ray", "--workers", "2",
-                        "--batch-size", "2"]) == 0
+                        "--ray-items-per-call", "2"]) == 0
     out = capsys.readouterr().out
     (local,) = (tmp_path / "local" / "descriptions").iterdir()
     (remote,) = (tmp_path / "ray" / "descriptions").iterdir()
@@ -71,7 +71,7 @@ def test_cli_ray_engine_writes_the_local_engines_texts_and_errors(ray_address, m
     m_local, m_ray = (json.loads((f / "manifest.json").read_text()) for f in (local, remote))
     assert m_ray["config_hash"] == m_local["config_hash"] and m_ray["counts"] == {"done": 6, "failed": 1}
     assert m_ray["run"]["engine"] == {"name": "ray", "workers": 2, "gpus_per_worker": 0.0, "cpus_per_worker": 1.0,
-                                      "batch_size": 2}
+                                      "items_per_call": 2}
     assert "described 6, skipped 0 (already cached), failed 1" in out
     # the same command again sends nothing
     assert main(args + ["--cache-dir", str(tmp_path / "ray"), "--engine", "ray"]) == 0
@@ -93,7 +93,7 @@ _DRIVER = textwrap.dedent("""
     from sova_lib.video.frames import example_videos
     items = [Item(f"{p.stem}-{k}", p) for k in range(int(sys.argv[3])) for p in example_videos()]
     describe_items_ray("motion", {}, items, sys.argv[2], prompt="Describe.", fps=2.0,
-                       ray=RayOptions(workers=1, batch_size=1, address=sys.argv[1]),
+                       ray=RayOptions(workers=1, items_per_call=1, address=sys.argv[1]),
                        run=RunOptions(show_progress=False, sync_every=0.0))
 """)
 
@@ -119,7 +119,7 @@ def test_kill_9_of_the_driver_then_a_rerun_loses_and_repeats_nothing(ray_address
     assert found, "the driver wrote nothing before it was killed"
     before = found[0].read_bytes()
     assert 3 <= before.count(b"\n") < len(items), "the kill did not land mid-run"
-    s = describe_items_ray("motion", {}, items, cache, prompt="Describe.", fps=2.0, ray=RayOptions(workers=2, batch_size=3),
+    s = describe_items_ray("motion", {}, items, cache, prompt="Describe.", fps=2.0, ray=RayOptions(workers=2, items_per_call=3),
                            run=QUIET)
     after = (s.folder / "descriptions.jsonl").read_bytes()
     complete = before[:before.rfind(b"\n") + 1]
@@ -138,7 +138,7 @@ def test_two_openai_servers_share_the_requests_from_ray_actors(ray_address, tmp_
         items = [Item(f"{p.stem}-{k}", p) for k in range(3) for p in example_videos()]
         options = {"model": "org/vlm", "base_url": [s.url for s in servers], "concurrency": 2}
         s = describe_items_ray("openai", options, items, tmp_path / "ray", prompt=resolve_prompt("general"),
-                               ray=RayOptions(workers=1, batch_size=9), run=QUIET)
+                               ray=RayOptions(workers=1, items_per_call=9), run=QUIET)
         assert (s.done, s.failed) == (9, 0)
         counts = [len(server.requests) for server in servers]
         assert sum(counts) == 9 and min(counts) >= 1 and max(server.peak for server in servers) <= 2

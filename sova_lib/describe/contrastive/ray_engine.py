@@ -15,8 +15,8 @@ way ``sova_lib.describe.ray_engine`` spreads describing:
   ``workers`` actors (``gpus_per_worker`` GPUs, ``cpus_per_worker`` CPUs
   each). An actor loads ``ContrastiveModel(**model_options)`` once and
   checks that its ``config()`` is the driver's; a failure stops the run with
-  the same exception and message as a local run. For each batch of
-  ``batch_size`` items it decodes the sampler's frames and computes the
+  the same exception and message as a local run. For each call of
+  ``items_per_call`` items it decodes the sampler's frames and computes the
   vectors with the local engine's own loop (``runner.schedule_embeddings``).
 * Vectors and per-item errors stream back (``iter_rows``) and the driver
   alone appends them to the shards and ``errors.jsonl``: a killed driver
