@@ -85,3 +85,30 @@ def test_the_memo_defaults_to_the_user_cache_folder(monkeypatch, tmp_path):
     monkeypatch.delenv(fingerprint.MEMO_VARIABLE, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert fingerprint.memo_path() == tmp_path / "sova_lib" / "file-digests.json"
+
+
+def test_concurrent_writers_keep_every_entry(tmp_path, monkeypatch):
+    """Four processes fingerprint four folders at once into one memo: each one's entries are all there after."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    memo = tmp_path / "digests.json"
+    folders = []
+    for n in range(4):
+        folder = tmp_path / f"m{n}"
+        folder.mkdir()
+        for k in range(20):
+            (folder / f"part-{k}.bin").write_bytes(bytes([n, k]) * 1000)
+        folders.append(folder)
+    child = "import sys; from sova_lib.fingerprint import folder_fingerprint; print(folder_fingerprint(sys.argv[1]))"
+    env = {**os.environ, fingerprint.MEMO_VARIABLE: str(memo)}
+    root = str(Path(__file__).resolve().parents[1])
+    procs = [subprocess.Popen([sys.executable, "-c", child, str(f)], env=env, cwd=root, stdout=subprocess.PIPE,
+                              text=True) for f in folders]
+    printed = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    entries = json.loads(memo.read_text())  # read before this process adds anything
+    assert {os.path.realpath(p) for f in folders for p in f.iterdir()} <= set(entries)
+    monkeypatch.setenv(fingerprint.MEMO_VARIABLE, str(memo))
+    assert printed == [fingerprint.folder_fingerprint(f) for f in folders]
