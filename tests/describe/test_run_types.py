@@ -36,20 +36,20 @@ def test_one_summary_reads_the_same_for_both_engines():
 
 
 def test_ray_options_describe_the_pool():
-    options = replace(RayOptions(workers=2, gpus_per_worker=1.0, batch_size=4), batch_size=16)
-    assert (options.workers, options.gpus_per_worker, options.batch_size, options.address) == (2, 1.0, 16, None)
+    options = replace(RayOptions(workers=2, gpus_per_worker=1.0, items_per_call=4), items_per_call=16)
+    assert (options.workers, options.gpus_per_worker, options.items_per_call, options.address) == (2, 1.0, 16, None)
     assert options.engine() == {"name": "ray", "workers": 2, "gpus_per_worker": 1.0, "cpus_per_worker": 1.0,
-                                "batch_size": 16}
+                                "items_per_call": 16}
     assert options.device() == "ray: 2 x (1 GPU, 1 CPU)"
     assert RayOptions(cpus_per_worker=3.0, load_workers=None).threads() == 3  # the actor's CPUs (rule below)
     assert RayOptions(load_workers=5).threads() == 5
-    with pytest.raises(ValueError, match="workers and batch_size must be at least 1, got 0 and 8"):
-        replace(options, workers=0, batch_size=8)
+    with pytest.raises(ValueError, match="workers and items_per_call must be at least 1, got 0 and 8"):
+        replace(options, workers=0, items_per_call=8)
 
 
-@pytest.mark.parametrize("kwargs", [{"workers": 0}, {"batch_size": 0}])
+@pytest.mark.parametrize("kwargs", [{"workers": 0}, {"items_per_call": 0}])
 def test_bad_ray_options_stop_before_anything_starts(tmp_path, kwargs):
-    with pytest.raises(ValueError, match="workers and batch_size must be at least 1"):
+    with pytest.raises(ValueError, match="workers and items_per_call must be at least 1"):
         describe_items_ray("motion", {}, [], tmp_path, prompt="Describe.", ray=RayOptions(**kwargs))
     assert not (tmp_path / "descriptions").exists()
 
