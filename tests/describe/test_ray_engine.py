@@ -166,7 +166,6 @@ def test_a_wrong_model_id_stops_the_run_with_the_local_engines_message(ray_addre
             f"{server.url} does not serve the model 'org/other'; it serves 'org/vlm'. "
             "Fix: pass one of those names as --model, or start the server with this model")
         assert not [r for r in server.requests if r["path"].endswith("/chat/completions")]
-        (folder,) = (tmp_path / "ray" / "descriptions").iterdir()
-        assert (folder / "descriptions.jsonl").read_text() == "" and (folder / "errors.jsonl").read_text() == ""
+        assert not (tmp_path / "ray").exists()  # stopped on the driver while naming the cache, as the local engine
     finally:
         server.close()
