@@ -27,9 +27,11 @@ spread over a pool of Ray actors:
   resumes.
 
 The cache key is computed on the driver from a describer built but not
-loaded (``config()`` is cheap for every backend), so a Ray run and a local
-run of the same configuration share one cache folder and, for a
-deterministic describer, write the same texts.
+loaded (``config()`` is cheap for every backend) and its ``fingerprint()``
+(a local model folder's digest, so the folder must be on the driver's disk
+too; a hub commit; what the server reports), so a Ray run and a local run of
+the same configuration share one cache folder and, for a deterministic
+describer, write the same texts.
 
 Ray: with ``address`` (``"auto"``, or ``host:port``) the run joins that
 cluster (with token authentication when a token is at hand,
