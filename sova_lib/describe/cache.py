@@ -152,12 +152,13 @@ def new_manifest(key: dict, *, source: str, details: dict | None = None, device:
 
     Fields: ``schema``; the key's fields (``backend``, ``describer``,
     ``prompt``, ``system_prompt``, ``fps``, ``sampler_version``,
-    ``crop_source``, and ``fingerprint`` where the describer has weights) with ``config_hash`` and ``hash_fields``; ``model`` and
+    ``crop_source``, and ``fingerprint`` where the describer has weights)
+    with ``config_hash`` and ``hash_fields``; ``model`` and
     ``revision`` (from the describer config); ``source`` (one of ``SOURCES``)
     and ``source_details`` (what was imported, how texts were constructed,
     the clip manifest); ``versions`` (``software_versions()``) and ``device``;
     ``counts`` (``done``, ``failed``); ``created`` and ``updated``. The runner
-    adds ``run`` (the backend's run information) and ``last_run``.
+    adds ``run`` (the backend's run information), ``runs`` and ``last_run``.
     """
     if source not in SOURCES:
         raise ValueError(f"unknown cache source {source!r}; choose one of {SOURCES}")

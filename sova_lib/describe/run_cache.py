@@ -139,7 +139,8 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
     run_info = run_info or {}
     with open_cache(cache_dir, key, source="run", details=details, sync_every=run.sync_every,
                     device=device) as cache:
-        runs = [r for r in cache.manifest().get("runs", []) if isinstance(r, dict)]  # the earlier runs' entries
+        earlier = cache.manifest().get("runs")
+        runs = [r for r in earlier if isinstance(r, dict)] if isinstance(earlier, list) else []
         this = {"started": now(), "engine": (run_info.get("engine") or {}).get("name", "local"),
                 "batch_size": run_info.get("batch_size")}
         cache.manifest_data.update(run=run_info, max_answer_chars=run.max_answer_chars, started=this["started"],
