@@ -14,6 +14,10 @@ object ``{absolute path: [size, mtime_ns, ctime_ns, sha256]}``, at
 (``~/.cache/...``). A file whose size and times still match is not read again;
 any write to a file changes its times (the change time ``ctime`` even when a
 copy keeps the modification time), so a changed file is always hashed again.
+As git does with its index, a file changed less than ``SETTLED_SECONDS`` before
+it was read is not remembered: on a file system whose clock ticks coarsely, a
+second write of the same size within one tick would leave its times as they
+were.
 The memo is only a memo: writers merge their entries under a lock and replace
 the file atomically, a reader needs no lock, and one that cannot be read or
 written is computed again or left as it was.
@@ -23,15 +27,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from contextlib import suppress
 from pathlib import Path
 
 from sova_lib.storage import JSON_ERRORS, write_json
 
-__all__ = ["MEMO_VARIABLE", "file_digests", "folder_fingerprint", "memo_path", "model_files"]
+__all__ = ["MEMO_VARIABLE", "SETTLED_SECONDS", "file_digests", "folder_fingerprint", "memo_path", "model_files"]
 
 #: The environment variable that relocates the memo of file digests.
 MEMO_VARIABLE = "SOVA_DIGEST_MEMO"
+
+#: A file's digest is remembered only when its last change is at least this old (seconds) when it is read.
+SETTLED_SECONDS = 2.0
 
 #: Files of a model folder that never change what the model computes: documentation, pictures, and the state a
 #: training run keeps beside a checkpoint (optimiser, scheduler, random generators, the trainer's log).
@@ -95,7 +103,8 @@ def file_digests(paths) -> dict[Path, str]:
             continue
         with open(real, "rb") as f:
             digest = hashlib.file_digest(f, "sha256").hexdigest()
-        if _stamp(os.stat(real)) == stamp:  # not written while it was read: safe to remember
+        settled = time.time_ns() - max(stamp[1:]) >= SETTLED_SECONDS * 1e9
+        if settled and _stamp(os.stat(real)) == stamp:  # not written lately, nor while it was read
             new[real] = [*stamp, digest]
         digests[Path(path)] = digest
     if new:

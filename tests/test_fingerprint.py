@@ -44,6 +44,7 @@ def test_every_model_file_changes_the_fingerprint_and_nothing_else_does(tmp_path
 
 def test_the_memo_spares_a_second_read_and_a_changed_file_is_read_again(tmp_path, monkeypatch):
     monkeypatch.setenv(fingerprint.MEMO_VARIABLE, str(tmp_path / "memo" / "digests.json"))
+    monkeypatch.setattr(fingerprint, "SETTLED_SECONDS", 0.0)  # files written just now are remembered too
     folder = _model_folder(tmp_path / "m")
     hashed = []
     real = hashlib.file_digest
@@ -63,10 +64,20 @@ def test_the_memo_spares_a_second_read_and_a_changed_file_is_read_again(tmp_path
     assert [os.path.basename(p) for p in hashed] == ["config.json"]
 
 
+def test_a_file_changed_a_moment_ago_is_not_remembered(tmp_path, monkeypatch):
+    memo = tmp_path / "digests.json"
+    monkeypatch.setenv(fingerprint.MEMO_VARIABLE, str(memo))
+    folder = _model_folder(tmp_path / "m")
+    monkeypatch.setattr(fingerprint, "SETTLED_SECONDS", 3600.0)  # every file is younger than an hour
+    fingerprint.folder_fingerprint(folder)
+    assert not memo.exists()
+
+
 @pytest.mark.parametrize("garbled", [b'{"a": 1, ', b"[1, 2]", b"[" * 100_000, b"\xff\xfe", b'{"x": [1, 2, 3, 4]}'])
 def test_a_garbled_memo_is_computed_again(tmp_path, monkeypatch, garbled):
     memo = tmp_path / "digests.json"
     monkeypatch.setenv(fingerprint.MEMO_VARIABLE, str(memo))
+    monkeypatch.setattr(fingerprint, "SETTLED_SECONDS", 0.0)
     folder = _model_folder(tmp_path / "m")
     first = fingerprint.folder_fingerprint(folder)
     memo.write_bytes(garbled)
@@ -101,7 +112,8 @@ def test_concurrent_writers_keep_every_entry(tmp_path, monkeypatch):
         for k in range(20):
             (folder / f"part-{k}.bin").write_bytes(bytes([n, k]) * 1000)
         folders.append(folder)
-    child = "import sys; from sova_lib.fingerprint import folder_fingerprint; print(folder_fingerprint(sys.argv[1]))"
+    child = ("import sys; from sova_lib import fingerprint; fingerprint.SETTLED_SECONDS = 0.0; "
+             "print(fingerprint.folder_fingerprint(sys.argv[1]))")
     env = {**os.environ, fingerprint.MEMO_VARIABLE: str(memo)}
     root = str(Path(__file__).resolve().parents[1])
     procs = [subprocess.Popen([sys.executable, "-c", child, str(f)], env=env, cwd=root, stdout=subprocess.PIPE,
