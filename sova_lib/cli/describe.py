@@ -93,7 +93,7 @@ from pathlib import Path
 
 from sova_lib.benchmarks import sovabench
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
-from sova_lib.cli import CliError
+from sova_lib.cli import CliError, end_interrupted
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
     add_cache_options,
@@ -336,9 +336,7 @@ def run_describe(args) -> int:
         else:
             summary = describe_items(describer, items, args.cache_dir, **common)
     except KeyboardInterrupt:
-        print("sova: interrupted; every finished item is saved: run the same command again to resume",
-              file=sys.stderr)
-        return 130
+        return end_interrupted("sova: interrupted; every finished item is saved: run the same command again to resume")
     failures = list(summary.failures.items())  # the first reasons, one line each (all are in errors.jsonl)
     for item_id, error in failures[:5]:
         print(f"  failed {item_id!r}: {str(error).splitlines()[0][:300]}", file=sys.stderr)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from sova_lib.cli import CliError
+from sova_lib.cli import CliError, end_interrupted
 from sova_lib.cli.describe import items_from_args, sampling_rate
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
@@ -99,8 +99,7 @@ def run_embed(args) -> int:
     except RuntimeError as err:  # no model, a busy folder (duplicate ids and a wrong pool are ValueErrors)
         raise CliError(str(err)) from None
     except KeyboardInterrupt:
-        print("sova: interrupted; finished shards are saved: run the same command again to resume", file=sys.stderr)
-        return 130
+        return end_interrupted("sova: interrupted; finished shards are saved: run the same command again to resume")
     print(summary.line())
     for item_id, error in list(summary.failures.items())[:10]:
         print(f"  failed {item_id!r}: {error}", file=sys.stderr)

@@ -24,7 +24,16 @@ Calls run on daemon threads, so a call that never returns (a server that
 never answers) cannot keep the process alive once the run has ended: Ctrl-C
 ends it at once, with every finished item saved. A run that ends on an
 exception calls the describer's optional ``stop()``, which ends its waits
-(the HTTP backend's retries) early.
+(the HTTP backend's retries, a transformers ``generate`` after its current
+step) early, then waits up to ``STOP_GRACE_SECONDS`` for the calls in flight
+to return (their answers are not recorded). That wait matters: on Python
+3.13 and older, a daemon thread still inside a C++ extension (torch,
+OpenCV) when the interpreter exits is ended with ``pthread_exit`` as soon as
+it asks for the GIL back, and that forced unwinding through the extension's
+C++ frames aborts the process ("terminate called without an active
+exception", exit status 134). ``work_running()`` says whether any call or
+frame loader of a run is still going; the command line then ends the process
+with ``os._exit`` once the cache is closed (``sova_lib.cli.end_interrupted``).
 
 Fail fast: a ``DescriberEnvironmentError`` from the describer (the model
 cannot load, the server is down, ...) stops the run at once; nothing is
@@ -68,7 +77,19 @@ from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache, unique_items
 
-__all__ = ["build_request", "describe_batch", "describe_items", "plan_run", "schedule_requests", "start_describer"]
+__all__ = ["STOP_GRACE_SECONDS", "build_request", "describe_batch", "describe_items", "plan_run", "schedule_requests",
+           "start_describer", "work_running"]
+
+#: Seconds a stopped run waits for its calls in flight to return (module docstring).
+STOP_GRACE_SECONDS = 3.0
+
+#: Names of the threads a run starts: describer calls (daemon threads) and frame loaders.
+_CALL_THREAD, _LOAD_THREAD = "sova-describe", "sova-load"
+
+
+def work_running() -> bool:
+    """Whether a describer call or a frame loader started by ``schedule_requests`` is still running."""
+    return any(t.is_alive() and t.name.startswith((_CALL_THREAD, _LOAD_THREAD)) for t in threading.enumerate())
 
 
 def start_describer(describer: Describer) -> None:
@@ -142,7 +163,7 @@ def _daemon_call(fn: Callable, *args) -> Future:
         except BaseException as err:  # noqa: BLE001 - handed to the scheduler through the future
             future.set_exception(err)
 
-    threading.Thread(target=run, name="sova-describe", daemon=True).start()
+    threading.Thread(target=run, name=_CALL_THREAD, daemon=True).start()
     return future
 
 
@@ -222,7 +243,7 @@ def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt
     prefetch = max(1, prefetch if prefetch is not None else batch_size * (concurrency + 1))
     if load_workers is None:
         load_workers = min(8, max(2, (os.cpu_count() or 2) // 2))
-    load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
+    load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix=_LOAD_THREAD)
     pending = deque(todo)
     loads: dict[Future, Item] = {}
     calls: dict = {}
@@ -253,9 +274,12 @@ def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt
                     for id, text, error in fut.result():
                         record(id, text, error)
     except BaseException:
+        load_pool.shutdown(wait=False, cancel_futures=True)
         stop = getattr(describer, "stop", None)
         if callable(stop):
             stop()  # the calls still in flight end their waits; their answers are not recorded
+        if calls:  # let them leave native code before the interpreter may exit (module docstring)
+            wait(calls, timeout=STOP_GRACE_SECONDS)
         raise
     finally:
         load_pool.shutdown(wait=False, cancel_futures=True)

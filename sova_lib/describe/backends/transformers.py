@@ -53,6 +53,7 @@ load, come from ``sova_lib.describe.backends.transformers_models``.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Sequence
 
 from sova_lib.describe.backends.minicpm import MiniCPMVChat
@@ -167,6 +168,7 @@ class TransformersDescriber:
         self.generate_kwargs = dict(generate_kwargs or {})
         self.cache_dir = cache_dir
         self._engine: Any = None
+        self._stopping = threading.Event()  # set by stop(): a generate in flight ends after its current step
 
     def config(self) -> dict:
         """Every setting that changes the text (hashed into the cache key); no secrets."""
@@ -196,7 +198,9 @@ class TransformersDescriber:
         return info
 
     def load(self) -> "TransformersDescriber":
-        """Load the model now (``describe`` does it on first use)."""
+        """Load the model now (``describe`` does it on first use); the runner calls it before each run, which
+        undoes a ``stop()`` of an earlier run."""
+        self._stopping.clear()
         if self._engine is None:
             preflight(self.model, revision=self.revision, cache_dir=self.cache_dir)
             engine = MiniCPMVChat(self) if self.family == "minicpm-v" else _ImageTextToText(self)
@@ -215,6 +219,16 @@ class TransformersDescriber:
             if not request.frames:
                 raise ValueError(f"request {request.id!r} has no frames: give the video's frames or the image")
         return self.load()._engine.describe(requests)
+
+    def stop(self) -> None:
+        """End the run's calls early (the runner's ``stop()`` hook, on Ctrl-C or a stopped run): a ``generate`` in
+        flight stops after its current decoding step and its call raises, so no cut-short answer is ever returned
+        as a description. The next ``load()`` (the next run) clears it."""
+        self._stopping.set()
+
+    def stop_requested(self) -> bool:
+        """Whether ``stop()`` was called since the last ``load()``."""
+        return self._stopping.is_set()
 
     def out_of_memory(self, error: Exception, count: int) -> DescriberEnvironmentError:
         """The run's end when the device runs out of memory (either engine): every later item would too, so no item
@@ -238,6 +252,19 @@ class TransformersDescriber:
         """An error that says why ``what`` (e.g. ``"model"``) did not load and what to do."""
         return explain_load_error(what, error, model=self.model, revision=self.revision, cache_dir=self.cache_dir,
                                   device=self.device if self.device_map is None else "the GPUs")
+
+
+class _StopRequested:
+    """A ``generate`` stopping criterion: every sequence is done once the describer's ``stop()`` was called."""
+
+    def __init__(self, owner: TransformersDescriber):
+        self.owner = owner
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        return torch.full((input_ids.shape[0],), self.owner.stop_requested(), dtype=torch.bool,
+                          device=input_ids.device)
 
 
 class _ImageTextToText:
@@ -335,15 +362,20 @@ class _ImageTextToText:
 
     def generate(self, requests: Sequence[DescribeRequest]) -> list[str]:
         import torch
+        from transformers import StoppingCriteriaList
 
         settings = {"do_sample": False, "num_beams": 1, "max_new_tokens": self.owner.max_new_tokens}
         settings.update(self.owner.generate_kwargs)
+        settings["stopping_criteria"] = StoppingCriteriaList([*settings.get("stopping_criteria", ()),
+                                                         _StopRequested(self.owner)])
         try:
             inputs = self.inputs(requests)
             with torch.inference_mode():
                 output = self.model.generate(**inputs, **settings)
         except torch.OutOfMemoryError as error:
             raise self.owner.out_of_memory(error, len(requests)) from None
+        if self.owner.stop_requested():  # the answers may be cut short: none of them is a description
+            raise DescriberEnvironmentError(f"{self.owner.model}: the run was stopped")
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         texts = self.processor.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
         return [text.strip() for text in texts]

@@ -147,7 +147,10 @@ def _load(item: Item, fps: float):
 
 def _prefetched(todo, fps, workers: int, ahead: int):
     """``_load`` of each item in order, at most ``ahead`` items decoded ahead of the consumer."""
-    with ThreadPoolExecutor(max(1, workers)) as pool:
+    # named as the describing runner's loaders, so that runner.work_running sees them after Ctrl-C; a stopped run
+    # (Ctrl-C, an error) leaves at once, without decoding the items queued ahead
+    pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="sova-load")
+    try:
         queue = deque()
         for item in todo:
             queue.append(pool.submit(_load, item, fps))
@@ -155,6 +158,8 @@ def _prefetched(todo, fps, workers: int, ahead: int):
                 yield queue.popleft().result()
         while queue:
             yield queue.popleft().result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def schedule_embeddings(model, items: list[Item], record, *, fps: float, pool: str, batch_frames: int = 64,
