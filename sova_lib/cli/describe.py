@@ -309,16 +309,12 @@ def make_describer(args, options: dict | None = None):
 
 
 def resolved_prompt(args):
-    """``--prompt`` (with ``--system-prompt``) as a ``Prompt``; None without ``--prompt``."""
-    return None if args.prompt is None else resolve_prompt(args.prompt, args.system_prompt)
+    """``--prompt`` (default ``general``) with ``--system-prompt`` as a ``Prompt`` (``prompts.resolve_prompt``, the
+    rule ``describe_items`` applies to a string too)."""
+    return resolve_prompt(args.prompt, args.system_prompt)
 
 
 def run_describe(args) -> int:
-    if args.prompt is None:
-        if args.backend not in _MODEL_FREE:
-            raise CliError(f"--prompt: the {args.backend} backend needs a prompt; give a preset (general, "
-                           "task-aware, ...) or free text")
-        args.prompt = "general"  # the motion describer does not read it; the key records 'general'
     prompt = resolved_prompt(args)
     options = describer_options(args)
     engine = engine_options(args)

@@ -164,9 +164,12 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
     g.add_argument("--model", metavar="NAME",
                    help="model id (Hugging Face id, or the name a server serves); not used by motion")
     if prompt:
-        g.add_argument("--prompt", metavar="PRESET_OR_TEXT",
-                       help="a preset (general, task-aware, task-aware-<dataset>; see sova_lib.describe.prompts) "
-                            "or free text (default: general; not used by motion)")
+        from sova_lib.describe.prompts import DEFAULT_PROMPT, PROMPTS
+
+        g.add_argument("--prompt", metavar="PRESET_OR_TEXT", default=DEFAULT_PROMPT,
+                       help=f"a preset ({', '.join(PROMPTS)}; see sova_lib.describe.prompts), or an instruction "
+                            f"of your own as a sentence (a single word is taken for a preset name) (default: "
+                            f"{DEFAULT_PROMPT}; not used by motion)")
         g.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
     g.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
                    help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "

@@ -39,7 +39,7 @@ VOCABULARY: dict[str, str] = {
     "--backend": "describer backend",
     "--model": "the model (hub id, local folder, or served name)",
     "--revision": "the model's hub revision",
-    "--prompt": "the describer's prompt (a preset or free text)",
+    "--prompt": "the describer's prompt (a preset name, default general, or a sentence of free text)",
     "--system-prompt": "the describer's system prompt",
     "--base-url": "OpenAI-compatible server URL(s)",
     "--api-key-env": "environment variable holding the API key",

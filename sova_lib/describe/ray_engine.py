@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterable
 
 from sova_lib.describe.contract import Describer, make_describer
 from sova_lib.describe.item import Item
-from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
 from sova_lib.describe.runner import plan_run, schedule_requests, start_describer
 
@@ -222,7 +222,7 @@ def describe_items_ray(
     items: Iterable[Item],
     cache_dir: str | Path,
     *,
-    prompt: Prompt | str,
+    prompt: Prompt | str = DEFAULT_PROMPT,
     fps: float = 1.0,
     crop_source: str = "none",
     sampler_version: str | None = None,

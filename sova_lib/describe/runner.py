@@ -74,7 +74,7 @@ from typing import Any, Callable, Iterable, Sequence
 from sova_lib.describe.cache import cache_key
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item, load_item
-from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache, unique_items
 
 __all__ = ["STOP_GRACE_SECONDS", "build_request", "describe_batch", "describe_items", "plan_run", "schedule_requests",
@@ -172,7 +172,7 @@ def describe_items(
     items: Iterable[Item],
     cache_dir: str | Path,
     *,
-    prompt: Prompt | str,
+    prompt: Prompt | str = DEFAULT_PROMPT,
     fps: float = 1.0,
     crop_source: str = "none",
     sampler_version: str | None = None,
@@ -184,8 +184,9 @@ def describe_items(
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
-    ``prompt`` is a ``Prompt`` (see ``sova_lib.describe.prompts.resolve_prompt``) or
-    plain text (a ``"custom"`` prompt without a system prompt).
+    ``prompt`` is a ``Prompt`` or a string that ``sova_lib.describe.prompts.resolve_prompt``
+    reads as ``sova describe --prompt`` does: a preset name (default ``general``), or a sentence of free text
+    (``custom_prompt(text)`` for any text).
     ``fps`` is the sampling rate in frames per second of video. ``crop_source``
     says where crop boxes come from (``"none"``: whole frames of the given
     files); it is part of the cache key. ``loader(item, fps)`` returns
@@ -216,11 +217,10 @@ def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], 
              sampler_version: str | None, crop_source: str) -> tuple[Prompt, list[Item], dict, dict]:
     """``(prompt, items, key, run_info)`` of a run, whatever the engine.
 
-    The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt), its items checked for unique ids, its cache
+    The run's ``Prompt`` (a string resolved by ``prompts.resolve_prompt``), its items checked for unique ids, its cache
     key (``cache.cache_key``) and the describer's ``run_info()`` (``{}`` when it has none).
     """
-    if isinstance(prompt, str):
-        prompt = Prompt("custom", prompt, prompt)
+    prompt = resolve_prompt(prompt)  # a preset name as the command line reads it; a Prompt as it is
     items = unique_items(items)
     key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
