@@ -98,7 +98,7 @@ from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
     add_cache_options,
     add_describer_options,
-    add_fps_option,
+    add_frame_options,
     add_output_options,
     existing_file,
     existing_folder,
@@ -113,7 +113,7 @@ from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
 
 __all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
-           "sampling_rate", "describer_options", "make_describer", "resolved_prompt",
+           "frame_options", "describer_options", "make_describer", "resolved_prompt",
            "VIDEO_SUFFIXES", "EXIT_STATUS_HELP", "IMAGE_RATE"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
@@ -190,7 +190,7 @@ def add_describe_options(d, *, engine: bool = True, fps: bool = True) -> None:
     """
     add_describer_options(d)
     if fps:
-        add_fps_option(d)
+        add_frame_options(d)
     add_cache_options(d, what="results go to DIR/descriptions/")
     if engine:
         add_engine_options(d)
@@ -289,12 +289,20 @@ def items_from_args(args) -> tuple[list[Item], str, dict | None]:
 #: Backends that load a model in this process (from the Hugging Face hub or its local cache).
 _LOCAL_MODEL = frozenset({"transformers"})
 
-def sampling_rate(args, items) -> float:
-    """``--fps``, or the highest frame rate of the items' videos when that is lower (with a note)."""
-    fps = effective_rate(items, args.fps)
-    if fps < args.fps:
-        note(f"--fps {args.fps:g} is above every video's own frame rate; sampling (and the cache key) use {fps:g} fps")
-    return fps
+def frame_options(args, items=()) -> dict:
+    """``fps``, ``frames`` and ``max_frames`` of a run (keywords of ``describe_items``, ``embed_items`` and the
+    benchmarks' ``describe``) from ``--fps`` (default 1), ``--frames`` and ``--max-frames``. ``--fps`` above every
+    video's own frame rate among ``items`` is lowered to the highest of their rates (with a note)."""
+    frames, max_frames = getattr(args, "frames", None), getattr(args, "max_frames", None)
+    if frames is not None:
+        if args.fps is not None or max_frames is not None:
+            raise CliError(f"--frames sets the frame count itself; drop {'--fps' if args.fps is not None else '--max-frames'}")
+        return {"fps": None, "frames": frames, "max_frames": None}
+    asked = 1.0 if args.fps is None else args.fps
+    fps = effective_rate(items, asked)
+    if fps < asked:
+        note(f"--fps {asked:g} is above every video's own frame rate; sampling (and the cache key) use {fps:g} fps")
+    return {"fps": fps, "frames": None, "max_frames": max_frames}
 
 
 def make_describer(args, options: dict | None = None):
@@ -319,7 +327,7 @@ def run_describe(args) -> int:
     options = describer_options(args)
     engine = engine_options(args)
     items, crop_source, details = items_from_args(args)
-    common = dict(prompt=prompt, fps=sampling_rate(args, items), crop_source=crop_source, details=details,
+    common = dict(prompt=prompt, **frame_options(args, items), crop_source=crop_source, details=details,
                   run=run_options(args))
     describer = make_describer(args, options)
     try:

@@ -26,11 +26,11 @@ from __future__ import annotations
 import sys
 
 from sova_lib.cli import CliError, end_interrupted
-from sova_lib.cli.describe import items_from_args, sampling_rate
+from sova_lib.cli.describe import frame_options, items_from_args
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
     add_cache_options,
-    add_fps_option,
+    add_frame_options,
     add_output_options,
     positive_count,
 )
@@ -74,7 +74,7 @@ def add_embed_options(e, *, fps: bool = True) -> None:
     g.add_argument("--dtype", choices=["bfloat16", "float16", "float32"],
                    help="weights' precision (default: bfloat16 on a GPU, float32 on a CPU)")
     if fps:
-        add_fps_option(e)
+        add_frame_options(e)
     add_cache_options(e, what="vectors go to DIR/frame-embeddings/")
     add_engine_options(e)
     add_output_options(e, out=("FILE.npz", "also write the vectors of this run's items into FILE.npz, which "
@@ -85,9 +85,8 @@ def add_embed_options(e, *, fps: bool = True) -> None:
 def run_embed(args) -> int:
     engine = engine_options(args)
     items, crop_source, _ = items_from_args(args)
-    args.fps = sampling_rate(args, items)
     offline_unless_reachable(args.model)
-    common = dict(fps=args.fps, pool=args.pool, batch_frames=args.batch_frames, crop_source=crop_source,
+    common = dict(**frame_options(args, items), pool=args.pool, batch_frames=args.batch_frames, crop_source=crop_source,
                   run=run_options(args))
     options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
                "batch_size": args.batch_frames}  # the model's keywords, made here or in each Ray actor

@@ -58,6 +58,7 @@ VOCABULARY: dict[str, str] = {
     "--fps": "frame rate: frames sampled per second of video",
     "--source-fps": "a source video's own frame rate",
     "--frames": "frame count: frames sampled per video",
+    "--max-frames": "a cap on the frames --fps samples per clip",
     "--batch-frames": "frames per forward pass of a contrastive model",
     # the contrastive model
     "--pool": "how frame vectors make a clip's vector",
@@ -86,6 +87,7 @@ VOCABULARY: dict[str, str] = {
     "--index-dir": "where clips plan caches its annotation indexes",
     "--no-index": "clips plan: re-read every annotation file, write no index",
     "--retry-errors": "retry items that failed in earlier runs",
+    "--limit": "a small test run: only the first N items, into the same cache",
     "--out": "output path: the file or folder the command writes",
     "--json": "print one JSON object",
     "--no-progress": "no progress bar",

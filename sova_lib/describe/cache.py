@@ -67,13 +67,17 @@ def config_hash(key: dict) -> str:
 
 
 def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float | None,
-              sampler_version: str | None = None, crop_source: str = "none") -> dict:
+              sampler_version: str | None = None, crop_source: str = "none", *, frames: int | None = None,
+              max_frames: int | None = None) -> dict:
     """Everything that changes the text; its ``config_hash`` names the cache folder.
 
     ``sampler_version`` defaults to ``sova_lib.video.SAMPLER_VERSION``;
-    ``fps`` is ``None`` for texts that were not made from sampled frames.
+    ``fps`` is ``None`` for texts that were not made from sampled frames, or were made from ``frames`` evenly
+    spaced frames per clip; ``max_frames`` caps the rate's count (``sova_lib.video.Sampling``). ``frames`` and
+    ``max_frames`` enter the key only when set, so the paper's default (1 fps, no cap) keeps its folders.
     """
     _check_no_secrets(describer_config)
+    counts = {k: int(v) for k, v in (("frames", frames), ("max_frames", max_frames)) if v is not None}
     return {
         "backend": backend,
         "describer": describer_config,
@@ -82,6 +86,7 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
         "fps": None if fps is None else float(fps),
         "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
         "crop_source": crop_source,
+        **counts,
     }
 
 
@@ -110,7 +115,8 @@ def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "", name: str |
     if name is None:
         model = str(key["describer"].get("model") or "")
         fps = "" if key["fps"] is None else f"{key['fps']:g}fps"
-        parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps]
+        count = f"{key['frames']}frames" if key.get("frames") else f"max{key['max_frames']}" if key.get("max_frames") else ""
+        parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps, count]
         name = "-".join(_slug(p) for p in parts if p)
     return Path(cache_dir) / kind / f"{prefix}{_slug(name, 80)}__{config_hash(key)}"
 

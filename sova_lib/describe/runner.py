@@ -76,9 +76,10 @@ from sova_lib.describe.contract import Describer, DescriberEnvironmentError, Des
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache, unique_items
+from sova_lib.video.frames import Sampling
 
-__all__ = ["STOP_GRACE_SECONDS", "build_request", "describe_batch", "describe_items", "plan_run", "schedule_requests",
-           "start_describer", "work_running"]
+__all__ = ["STOP_GRACE_SECONDS", "build_request", "describe_batch", "describe_items", "frame_sampling", "plan_run",
+           "schedule_requests", "start_describer", "work_running"]
 
 #: Seconds a stopped run waits for its calls in flight to return (module docstring).
 STOP_GRACE_SECONDS = 3.0
@@ -110,14 +111,15 @@ def start_describer(describer: Describer) -> None:
             from err
 
 
-def build_request(item: Item, fps: float, prompt: Prompt,
-                  loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
+def build_request(item: Item, sampling: Sampling | float, prompt: Prompt,
+                  loader: Callable[[Item, Any], tuple[list, Sequence[float], bool]] = load_item,
                   ) -> tuple[DescribeRequest | None, str | None]:
-    """``(request, None)`` for ``item`` with its frames loaded, or ``(None, reason)`` when it cannot be loaded."""
+    """``(request, None)`` for ``item`` with its frames loaded (``loader(item, sampling)``), or ``(None, reason)``
+    when it cannot be loaded."""
     if item.error is not None:
         return None, item.error
     try:
-        frames, timestamps, is_video = loader(item, fps)
+        frames, timestamps, is_video = loader(item, sampling)
         return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,
                                is_video, tuple(timestamps)), None
     except Exception as err:  # noqa: BLE001 - recorded as the item's failure
@@ -174,6 +176,8 @@ def describe_items(
     *,
     prompt: Prompt | str = DEFAULT_PROMPT,
     fps: float = 1.0,
+    frames: int | None = None,
+    max_frames: int | None = None,
     crop_source: str = "none",
     sampler_version: str | None = None,
     loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
@@ -187,9 +191,11 @@ def describe_items(
     ``prompt`` is a ``Prompt`` or a string that ``sova_lib.describe.prompts.resolve_prompt``
     reads as ``sova describe --prompt`` does: a preset name (default ``general``), or a sentence of free text
     (``custom_prompt(text)`` for any text).
-    ``fps`` is the sampling rate in frames per second of video. ``crop_source``
+    ``fps`` is the sampling rate in frames per second of video (the paper's sampler); ``frames`` a fixed count of
+    evenly spaced frames instead, ``max_frames`` a cap on the rate's count (``sova_lib.video.Sampling``; both
+    enter the cache key only when set). ``crop_source``
     says where crop boxes come from (``"none"``: whole frames of the given
-    files); it is part of the cache key. ``loader(item, fps)`` returns
+    files); it is part of the cache key. ``loader(item, sampling)`` returns
     ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
     (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
@@ -201,19 +207,28 @@ def describe_items(
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
-    prompt, items, key, run_info = plan_run(describer, prompt, items, fps, sampler_version, crop_source)
+    sampling = frame_sampling(fps, frames, max_frames)
+    prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
     device = getattr(describer, "device", None)
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
         start_describer(describer)
-        schedule_requests(describer, todo, fps, prompt, record, loader=loader, load_workers=load_workers,
+        schedule_requests(describer, todo, sampling, prompt, record, loader=loader, load_workers=load_workers,
                           prefetch=prefetch)
 
     return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=run_info,
                           device=None if device is None else str(device), details=details)
 
 
-def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], fps: float | None,
+def frame_sampling(fps: float | None, frames: int | None = None, max_frames: int | None = None) -> Sampling | float | None:
+    """What a run's loader gets: ``fps`` itself for the paper's sampler at a rate (or ``None``: no frames sampled),
+    a ``Sampling`` with ``frames`` (then ``fps`` is not used) or ``max_frames``."""
+    if frames is None and max_frames is None:
+        return fps
+    return Sampling(None if frames is not None else fps, frames, max_frames)
+
+
+def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], sampling: Sampling | float | None,
              sampler_version: str | None, crop_source: str) -> tuple[Prompt, list[Item], dict, dict]:
     """``(prompt, items, key, run_info)`` of a run, whatever the engine.
 
@@ -222,12 +237,17 @@ def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], 
     """
     prompt = resolve_prompt(prompt)  # a preset name as the command line reads it; a Prompt as it is
     items = unique_items(items)
-    key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source)
+    if isinstance(sampling, Sampling):
+        key = cache_key(describer.name, describer.config(), prompt, sampling.fps, sampler_version, crop_source,
+                        **sampling.cache_fields())
+    else:
+        key = cache_key(describer.name, describer.config(), prompt, sampling, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
     return prompt, items, key, run_info() if callable(run_info) else {}
 
 
-def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt: Prompt, record: Callable[..., None],
+def schedule_requests(describer: Describer, todo: list[Item], sampling: Sampling | float, prompt: Prompt,
+                      record: Callable[..., None],
                       *, loader: Callable = load_item, load_workers: int | None = None,
                       prefetch: int | None = None) -> None:
     """Load requests on background threads (``build_request``) and run ``describer`` calls on a pool.
@@ -252,7 +272,7 @@ def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt
         while True:
             while pending and len(loads) + len(ready) < prefetch:
                 item = pending.popleft()
-                loads[load_pool.submit(build_request, item, fps, prompt, loader)] = item
+                loads[load_pool.submit(build_request, item, sampling, prompt, loader)] = item
             while ready and len(calls) < concurrency and (
                 len(ready) >= batch_size or not calls or not (pending or loads)
             ):
