@@ -144,7 +144,7 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
     run = run_options or RunOptions()
     with open_cache(cache_dir, key, source="run", details=details, sync_every=run.sync_every,
                     device=device) as cache:
-        cache.manifest_data.update(run=run_info or {}, max_answer_chars=run.max_answer_chars, started=now())
+        cache.manifest_data.update(run=run_info if run_info is not None else {}, max_answer_chars=run.max_answer_chars, started=now())
         try:
             summary = _run(items, cache, schedule, run)
         except DescriberEnvironmentError as err:

@@ -213,6 +213,8 @@ def describe_items(
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
         start_describer(describer)
+        if callable(getattr(describer, "run_info", None)):  # what loading learned (devices, frame sizes) joins the
+            run_info.update(describer.run_info())          # manifest's "run", the dict run_into_cache writes
         schedule_requests(describer, todo, sampling, prompt, record, loader=loader, load_workers=load_workers,
                           prefetch=prefetch)
 
