@@ -143,3 +143,21 @@ def test_embed_takes_the_same_frames_and_limit(tmp_path):
     found = read_cache(folder)
     assert found["vtest_square_0000-0049_half"][1].tolist() == [0, 16, 33, 49]  # linspace(0, 49, 4), to even
     assert sorted(found) == sorted(v.stem for v in example_videos())
+
+
+def test_vantage_describe_limit_asks_and_submits_the_first_items(tmp_path, monkeypatch, capsys):
+    from sova_lib.benchmarks.vantage.synthetic import write_street_benchmark
+    from sova_lib.video.frames import probe
+
+    monkeypatch.setitem(contract.DESCRIBERS, "stand-in", "sova_lib.benchmarks.vantage.synthetic:RuleBasedStandIn")
+    tsvs = write_street_benchmark(tmp_path / "bench", [LAWN], [probe(LAWN).num_frames / 10.0])
+    argv = ["vantage", "describe", "--task", "event_verification", "--items", str(tsvs["event_verification"]),
+            "--media-root", str(LAWN.parent), "--backend", "stand-in", "--cache-dir", str(tmp_path / "cache"),
+            "--no-progress"]
+    assert main([*argv, "--limit", "1", "--out", str(tmp_path / "one.jsonl")]) == 0
+    assert [json.loads(x)["id"] for x in (tmp_path / "one.jsonl").read_text().splitlines()] == [
+        "vtest_lawn_0600-0659__ev_000000"]
+    assert main([*argv, "--out", str(tmp_path / "all.jsonl")]) == 0
+    assert "described 1, skipped 1 (already cached)" in capsys.readouterr().out
+    assert [json.loads(x)["id"] for x in (tmp_path / "all.jsonl").read_text().splitlines()] == [
+        "vtest_lawn_0600-0659__ev_000000", "vtest_lawn_0600-0659__ev_000001"]
