@@ -46,9 +46,16 @@ Sources of items:
   run never shares a folder with a run on clip files. Plan one manifest per
   protocol's TSV.
 
-``--fps`` above every video's own frame rate is lowered to the highest of
-their rates (``sova_lib.describe.item.effective_rate``), in the frames and in
-the cache key, with a note. Engines: ``--engine local`` (the default)
+Frames: ``--fps`` (default 1, the paper's sampler), ``--frames N`` (N
+evenly spaced frames instead) or ``--max-frames N`` (a cap on ``--fps``),
+as ``sova_lib.video.Sampling`` says; the last two enter the cache key only
+when given. ``--fps`` above every video's own frame rate is lowered to the
+highest of their rates (``sova_lib.describe.item.effective_rate``), in the
+frames and in the cache key, with a note. ``--prompt`` defaults to
+``general`` for every backend (``sova_lib.describe.prompts``: a single word
+is a preset name). ``--limit N`` describes only the first N items, in the
+order of the full run, into the same folder; the same command without it
+continues there. Engines: ``--engine local`` (the default)
 describes in this process (``sova_lib.describe.runner``); ``--engine ray``
 runs the describer in a pool of ``--workers`` Ray actors
 (``--gpus-per-worker``, ``--cpus-per-worker``, ``--batch-size`` items per

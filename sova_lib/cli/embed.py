@@ -9,7 +9,9 @@ and appends them to ``CACHE_DIR/frame-embeddings/<model>-<pool>-<fps>fps__<hash>
         --protocol inter-pair --video-root clips/ --cache-dir cache --out clip-l14.npz
     sova sovabench evaluate --protocol inter-pair --embeddings clip-l14.npz --ties expected
 
-``--pool mean`` keeps the mean of the frame vectors (one vector per clip),
+``--frames N`` (N evenly spaced frames) and ``--max-frames N`` (a cap on
+``--fps``) choose the frames as for ``sova describe``, and ``--limit N``
+embeds only the first N items into the same folder. ``--pool mean`` keeps the mean of the frame vectors (one vector per clip),
 ``--pool none`` every frame vector (a clip is a set; scoring takes its best
 pair of frames), ``--pool video`` the model's own clip vector
 (``get_video_features``, X-CLIP). ``--engine ray`` (with ``--workers``,
