@@ -161,3 +161,21 @@ def test_vantage_describe_limit_asks_and_submits_the_first_items(tmp_path, monke
     assert "described 1, skipped 1 (already cached)" in capsys.readouterr().out
     assert [json.loads(x)["id"] for x in (tmp_path / "all.jsonl").read_text().splitlines()] == [
         "vtest_lawn_0600-0659__ev_000000", "vtest_lawn_0600-0659__ev_000001"]
+
+
+@pytest.mark.parametrize("options, frames, name", [
+    (dict(frames=3), [0, 30, 59], "-general-3frames__"),
+    (dict(max_frames=4), [0, 20, 39, 59], "-general-1fps-max4__"),  # 7 frames at 1 fps, capped at 4
+])
+def test_muvr_windows_take_the_same_frame_options(tmp_path, options, frames, name):
+    """One 12 s window covers the 6 s clip (frames 0..59): the options apply to each window as to a clip."""
+    from sova_lib.benchmarks.muvr.framework import describe_windows
+    from sova_lib.describe.run_cache import RunOptions
+
+    (tmp_path / "videos").mkdir()
+    (tmp_path / "videos" / "BV1lawn.mp4").symlink_to(LAWN)
+    summary = describe_windows(FrameTeller(), ["BV1lawn"], tmp_path / "videos", tmp_path / "cache", prompt="general",
+                               run=RunOptions(show_progress=False, verbose=False), **options)
+    (line,) = (summary.folder / "descriptions.jsonl").read_text().splitlines()
+    assert json.loads(line) == {"id": "BV1lawn@0", "text": " ".join(map(str, frames))}
+    assert name in summary.folder.name
