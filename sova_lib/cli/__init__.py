@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from sova_lib._version import __version__
 
-__all__ = ["main", "build_parser", "CliError"]
+__all__ = ["main", "build_parser", "CliError", "end_interrupted"]
 
 #: Command -> the module whose ``add_commands`` adds it, in help order: the benchmarks (``sova <benchmark>
 #: <verb>``), then the commands that belong to no benchmark. A command line that names one of these builds the
@@ -90,6 +91,24 @@ def missing_module_message(error: ModuleNotFoundError, command: str) -> str:
             "(or pip install -r requirements.txt in a checkout)")
 
 
+def end_interrupted(message: str = "sova: interrupted") -> int:
+    """Ctrl-C: ``message`` on stderr, then exit status 130 (returned, or the process ends here).
+
+    When a describer call or a frame loader of a run is still going after the run has stopped and closed its
+    cache (``sova_lib.describe.runner.work_running``), the process ends here with ``os._exit(130)`` once stdout
+    and stderr are flushed: everything finished is already written and synced, and letting the interpreter exit
+    normally would end that thread inside torch or a video decoder, which aborts the process (the reason is in
+    ``sova_lib.describe.runner``'s docstring). Otherwise it returns 130 and the process exits as usual.
+    """
+    print(message, file=sys.stderr)
+    runner = sys.modules.get("sova_lib.describe.runner")  # not imported: no run was started
+    if runner is not None and runner.work_running():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    return 130
+
+
 def _one_line(err: BaseException) -> str:
     """``err``'s message on one line, with any ``Authorization`` or ``Bearer`` value redacted."""
     from sova_lib.storage import redact
@@ -130,8 +149,7 @@ def _run(argv: list[str]) -> int:
         print(*problems[:MAX_LISTED], *more, f"sova: error: {_one_line(err)}", sep="\n", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("sova: interrupted", file=sys.stderr)
-        return 130
+        return end_interrupted()
     except BrokenPipeError:
         raise  # not the environment: main ends quietly
     except OSError as err:  # the environment, not the invocation: named in one line, exit status 1

@@ -46,9 +46,16 @@ Sources of items:
   run never shares a folder with a run on clip files. Plan one manifest per
   protocol's TSV.
 
-``--fps`` above every video's own frame rate is lowered to the highest of
-their rates (``sova_lib.describe.item.effective_rate``), in the frames and in
-the cache key, with a note. Engines: ``--engine local`` (the default)
+Frames: ``--fps`` (default 1, the paper's sampler), ``--frames N`` (N
+evenly spaced frames instead) or ``--max-frames N`` (a cap on ``--fps``),
+as ``sova_lib.video.Sampling`` says; the last two enter the cache key only
+when given. ``--fps`` above every video's own frame rate is lowered to the
+highest of their rates (``sova_lib.describe.item.effective_rate``), in the
+frames and in the cache key, with a note. ``--prompt`` defaults to
+``general`` for every backend (``sova_lib.describe.prompts``: a single word
+is a preset name). ``--limit N`` describes only the first N items, in the
+order of the full run, into the same folder; the same command without it
+continues there. Engines: ``--engine local`` (the default)
 describes in this process (``sova_lib.describe.runner``); ``--engine ray``
 runs the describer in a pool of ``--workers`` Ray actors
 (``--gpus-per-worker``, ``--cpus-per-worker``, ``--ray-items-per-call`` items
@@ -94,12 +101,12 @@ from pathlib import Path
 
 from sova_lib.benchmarks import sovabench
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
-from sova_lib.cli import CliError
+from sova_lib.cli import CliError, end_interrupted
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
     add_cache_options,
     add_describer_options,
-    add_fps_option,
+    add_frame_options,
     add_output_options,
     existing_file,
     existing_folder,
@@ -114,7 +121,7 @@ from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
 
 __all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
-           "sampling_rate", "describer_options", "make_describer", "resolved_prompt",
+           "frame_options", "describer_options", "make_describer", "resolved_prompt",
            "VIDEO_SUFFIXES", "EXIT_STATUS_HELP", "IMAGE_RATE"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
@@ -191,7 +198,7 @@ def add_describe_options(d, *, engine: bool = True, fps: bool = True) -> None:
     """
     add_describer_options(d)
     if fps:
-        add_fps_option(d)
+        add_frame_options(d)
     add_cache_options(d, what="results go to DIR/descriptions/")
     if engine:
         add_engine_options(d)
@@ -290,12 +297,20 @@ def items_from_args(args) -> tuple[list[Item], str, dict | None]:
 #: Backends that load a model in this process (from the Hugging Face hub or its local cache).
 _LOCAL_MODEL = frozenset({"transformers"})
 
-def sampling_rate(args, items) -> float:
-    """``--fps``, or the highest frame rate of the items' videos when that is lower (with a note)."""
-    fps = effective_rate(items, args.fps)
-    if fps < args.fps:
-        note(f"--fps {args.fps:g} is above every video's own frame rate; sampling (and the cache key) use {fps:g} fps")
-    return fps
+def frame_options(args, items=()) -> dict:
+    """``fps``, ``frames`` and ``max_frames`` of a run (keywords of ``describe_items``, ``embed_items`` and the
+    benchmarks' ``describe``) from ``--fps`` (default 1), ``--frames`` and ``--max-frames``. ``--fps`` above every
+    video's own frame rate among ``items`` is lowered to the highest of their rates (with a note)."""
+    frames, max_frames = getattr(args, "frames", None), getattr(args, "max_frames", None)
+    if frames is not None:
+        if args.fps is not None or max_frames is not None:
+            raise CliError(f"--frames sets the frame count itself; drop {'--fps' if args.fps is not None else '--max-frames'}")
+        return {"fps": None, "frames": frames, "max_frames": None}
+    asked = 1.0 if args.fps is None else args.fps
+    fps = effective_rate(items, asked)
+    if fps < asked:
+        note(f"--fps {asked:g} is above every video's own frame rate; sampling (and the cache key) use {fps:g} fps")
+    return {"fps": fps, "frames": None, "max_frames": max_frames}
 
 
 def make_describer(args, options: dict | None = None):
@@ -310,21 +325,17 @@ def make_describer(args, options: dict | None = None):
 
 
 def resolved_prompt(args):
-    """``--prompt`` (with ``--system-prompt``) as a ``Prompt``; None without ``--prompt``."""
-    return None if args.prompt is None else resolve_prompt(args.prompt, args.system_prompt)
+    """``--prompt`` (default ``general``) with ``--system-prompt`` as a ``Prompt`` (``prompts.resolve_prompt``, the
+    rule ``describe_items`` applies to a string too)."""
+    return resolve_prompt(args.prompt, args.system_prompt)
 
 
 def run_describe(args) -> int:
-    if args.prompt is None:
-        if args.backend not in _MODEL_FREE:
-            raise CliError(f"--prompt: the {args.backend} backend needs a prompt; give a preset (general, "
-                           "task-aware, ...) or free text")
-        args.prompt = "general"  # the motion describer does not read it; the key records 'general'
     prompt = resolved_prompt(args)
     options = describer_options(args)
     engine = engine_options(args)
     items, crop_source, details = items_from_args(args)
-    common = dict(prompt=prompt, fps=sampling_rate(args, items), crop_source=crop_source, details=details,
+    common = dict(prompt=prompt, **frame_options(args, items), crop_source=crop_source, details=details,
                   run=run_options(args))
     describer = make_describer(args, options)
     try:
@@ -337,9 +348,7 @@ def run_describe(args) -> int:
         else:
             summary = describe_items(describer, items, args.cache_dir, **common)
     except KeyboardInterrupt:
-        print("sova: interrupted; every finished item is saved: run the same command again to resume",
-              file=sys.stderr)
-        return 130
+        return end_interrupted("sova: interrupted; every finished item is saved: run the same command again to resume")
     failures = list(summary.failures.items())  # the first reasons, one line each (all are in errors.jsonl)
     for item_id, error in failures[:5]:
         print(f"  failed {item_id!r}: {str(error).splitlines()[0][:300]}", file=sys.stderr)

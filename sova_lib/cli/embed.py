@@ -9,7 +9,9 @@ and appends them to ``CACHE_DIR/frame-embeddings/<model>-<pool>-<fps>fps__<hash>
         --protocol inter-pair --video-root clips/ --cache-dir cache --out clip-l14.npz
     sova sovabench evaluate --protocol inter-pair --embeddings clip-l14.npz --ties expected
 
-``--pool mean`` keeps the mean of the frame vectors (one vector per clip),
+``--frames N`` (N evenly spaced frames) and ``--max-frames N`` (a cap on
+``--fps``) choose the frames as for ``sova describe``, and ``--limit N``
+embeds only the first N items into the same folder. ``--pool mean`` keeps the mean of the frame vectors (one vector per clip),
 ``--pool none`` every frame vector (a clip is a set; scoring takes its best
 pair of frames), ``--pool video`` the model's own clip vector
 (``get_video_features``, X-CLIP). ``--engine ray`` (with ``--workers``,
@@ -25,12 +27,12 @@ from __future__ import annotations
 
 import sys
 
-from sova_lib.cli import CliError
-from sova_lib.cli.describe import items_from_args, sampling_rate
+from sova_lib.cli import CliError, end_interrupted
+from sova_lib.cli.describe import frame_options, items_from_args
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
     add_cache_options,
-    add_fps_option,
+    add_frame_options,
     add_output_options,
     positive_count,
 )
@@ -74,7 +76,7 @@ def add_embed_options(e, *, fps: bool = True) -> None:
     g.add_argument("--dtype", choices=["bfloat16", "float16", "float32"],
                    help="weights' precision (default: bfloat16 on a GPU, float32 on a CPU)")
     if fps:
-        add_fps_option(e)
+        add_frame_options(e)
     add_cache_options(e, what="vectors go to DIR/frame-embeddings/")
     add_engine_options(e)
     add_output_options(e, out=("FILE.npz", "also write the vectors of this run's items into FILE.npz, which "
@@ -85,9 +87,8 @@ def add_embed_options(e, *, fps: bool = True) -> None:
 def run_embed(args) -> int:
     engine = engine_options(args)
     items, crop_source, _ = items_from_args(args)
-    args.fps = sampling_rate(args, items)
     offline_unless_reachable(args.model)
-    common = dict(fps=args.fps, pool=args.pool, batch_frames=args.batch_frames, crop_source=crop_source,
+    common = dict(**frame_options(args, items), pool=args.pool, batch_frames=args.batch_frames, crop_source=crop_source,
                   run=run_options(args))
     options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
                "batch_size": args.batch_frames}  # the model's keywords, made here or in each Ray actor
@@ -99,8 +100,7 @@ def run_embed(args) -> int:
     except RuntimeError as err:  # no model, a busy folder (duplicate ids and a wrong pool are ValueErrors)
         raise CliError(str(err)) from None
     except KeyboardInterrupt:
-        print("sova: interrupted; finished shards are saved: run the same command again to resume", file=sys.stderr)
-        return 130
+        return end_interrupted("sova: interrupted; finished shards are saved: run the same command again to resume")
     print(summary.line())
     for item_id, error in list(summary.failures.items())[:10]:
         print(f"  failed {item_id!r}: {error}", file=sys.stderr)

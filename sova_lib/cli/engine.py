@@ -84,7 +84,8 @@ def engine_options(args) -> RayOptions | None:
 
 
 def run_options(args) -> RunOptions:
-    """The ``RunOptions`` of ``--retry-errors``, ``--no-progress`` and ``--max-answer-chars`` (where the command has
-    it); the other fields keep their defaults."""
+    """The ``RunOptions`` of ``--retry-errors``, ``--no-progress``, ``--limit`` and ``--max-answer-chars`` (where the
+    command has them); the other fields keep their defaults."""
     return RunOptions(retry_errors=args.retry_errors, show_progress=not args.no_progress,
-                      max_answer_chars=getattr(args, "max_answer_chars", RunOptions.max_answer_chars))
+                      max_answer_chars=getattr(args, "max_answer_chars", RunOptions.max_answer_chars),
+                      limit=getattr(args, "limit", None))

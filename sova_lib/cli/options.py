@@ -33,7 +33,7 @@ from sova_lib.encoder import default_cache_dir
 
 __all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options", "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
-           "add_fps_option", "positive_rate", "count", "positive_count", "positive_number", "nonnegative_number",
+           "add_frame_options", "positive_rate", "count", "positive_count", "positive_number", "nonnegative_number",
            "existing_file", "existing_folder", "note", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
@@ -164,9 +164,12 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
     g.add_argument("--model", metavar="NAME",
                    help="model id (Hugging Face id, or the name a server serves); not used by motion")
     if prompt:
-        g.add_argument("--prompt", metavar="PRESET_OR_TEXT",
-                       help="a preset (general, task-aware, task-aware-<dataset>; see sova_lib.describe.prompts) "
-                            "or free text (default: general; not used by motion)")
+        from sova_lib.describe.prompts import DEFAULT_PROMPT, PROMPTS
+
+        g.add_argument("--prompt", metavar="PRESET_OR_TEXT", default=DEFAULT_PROMPT,
+                       help=f"a preset ({', '.join(PROMPTS)}; see sova_lib.describe.prompts), or an instruction "
+                            f"of your own as a sentence (a single word is taken for a preset name) (default: "
+                            f"{DEFAULT_PROMPT}; not used by motion)")
         g.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
     g.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
                    help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "
@@ -230,12 +233,20 @@ def add_encoder_options(parser, *, split: str = SPLIT_HELP) -> None:
     g.add_argument("--no-split", action="store_true", help=split)
 
 
-def add_fps_option(parser) -> None:
-    """``--fps``: frames sampled per second of video (capped at a video's own frame rate)."""
-    parser.add_argument_group("frames").add_argument(
-        "--fps", type=positive_rate, default=1.0, metavar="F",
-        help="frames sampled per second of video (default 1; above a video's own frame rate it is capped at that "
-             "rate)")
+def add_frame_options(parser) -> None:
+    """Which frames of each clip: ``--fps`` (the paper's sampler), ``--frames`` (a fixed count) and ``--max-frames``
+    (a cap on ``--fps``); ``sova_lib.video.Sampling`` is the rule, ``sova_lib.cli.describe.frame_options`` reads
+    them."""
+    g = parser.add_argument_group("frames", "the paper's default: 1 frame per second of video, no cap")
+    g.add_argument("--fps", type=positive_rate, default=None, metavar="F",
+                   help="frames sampled per second of video, the paper's sampler (default 1; above a video's own "
+                        "frame rate it is capped at that rate)")
+    g.add_argument("--frames", type=positive_count, default=None, metavar="N",
+                   help="instead of --fps: N frames per clip, evenly spaced from its first frame to its last "
+                        "(the paper's sampler rule for a fixed count)")
+    g.add_argument("--max-frames", type=positive_count, default=None, metavar="N",
+                   help="a cap on --fps: a clip that the rate gives more than N frames gets N frames, evenly spaced "
+                        "over the whole clip (default: no cap)")
 
 
 def add_cache_options(parser, *, what: str, retry: bool = True) -> None:
@@ -247,6 +258,9 @@ def add_cache_options(parser, *, what: str, retry: bool = True) -> None:
         g.add_argument("--retry-errors", action="store_true",
                        help="try again the items that failed in earlier runs (errors.jsonl); by default they are "
                             "skipped")
+        g.add_argument("--limit", type=positive_count, default=None, metavar="N",
+                       help="a small test run: only the first N items, in the order a full run takes them, into "
+                            "the same cache folder, so the same command without --limit continues from there")
 
 
 def add_output_options(parser, *, out: tuple[str, str] | None = None, json: bool = False,

@@ -27,11 +27,11 @@ from sova_lib.describe.contract import (
     make_describer,
 )
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item
-from sova_lib.describe.prompts import PROMPTS, SOVABENCH_SYSTEM_PROMPT, Prompt, resolve_prompt
+from sova_lib.describe.prompts import PROMPTS, SOVABENCH_SYSTEM_PROMPT, Prompt, custom_prompt, resolve_prompt
 from sova_lib.describe.run_cache import RunSummary
 from sova_lib.describe.runner import describe_items
 
 __all__ = ["CacheLockedError", "DescriptionCache", "DESCRIBERS", "DescribeRequest", "Describer",
            "DescriberEnvironmentError", "PromptedDescriber", "make_describer", "PROMPTS",
-           "SOVABENCH_SYSTEM_PROMPT", "Prompt", "resolve_prompt", "IMAGE_SUFFIXES", "Item", "RunSummary",
+           "SOVABENCH_SYSTEM_PROMPT", "Prompt", "custom_prompt", "resolve_prompt", "IMAGE_SUFFIXES", "Item", "RunSummary",
            "describe_items"]

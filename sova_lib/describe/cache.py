@@ -69,17 +69,21 @@ def config_hash(key: dict) -> str:
 
 
 def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float | None,
-              sampler_version: str | None = None, crop_source: str = "none", fingerprint: dict | None = None) -> dict:
+              sampler_version: str | None = None, crop_source: str = "none", fingerprint: dict | None = None, *,
+              frames: int | None = None, max_frames: int | None = None) -> dict:
     """Everything that changes the text; its ``config_hash`` names the cache folder.
 
     ``sampler_version`` defaults to ``sova_lib.video.SAMPLER_VERSION``;
-    ``fps`` is ``None`` for texts that were not made from sampled frames.
+    ``fps`` is ``None`` for texts that were not made from sampled frames, or were made from ``frames`` evenly
+    spaced frames per clip; ``max_frames`` caps the rate's count (``sova_lib.video.Sampling``). ``frames`` and
+    ``max_frames`` enter the key only when set, so the paper's default (1 fps, no cap) keeps its folders.
     ``fingerprint``: what the describer's weights are (its ``fingerprint()``, ``runner.describer_fingerprint``),
     e.g. ``{"method": "folder-digest", "sha256": ...}``; a describer without weights (motion) has none, and its key
     has no such field.
     """
     _check_no_secrets(describer_config)
     weights = {} if fingerprint is None else {"fingerprint": fingerprint}
+    counts = {k: int(v) for k, v in (("frames", frames), ("max_frames", max_frames)) if v is not None}
     return {
         "backend": backend,
         "describer": describer_config,
@@ -89,6 +93,7 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
         "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
         "crop_source": crop_source,
         **weights,
+        **counts,
     }
 
 
@@ -117,7 +122,8 @@ def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "", name: str |
     if name is None:
         model = str(key["describer"].get("model") or "")
         fps = "" if key["fps"] is None else f"{key['fps']:g}fps"
-        parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps]
+        count = f"{key['frames']}frames" if key.get("frames") else f"max{key['max_frames']}" if key.get("max_frames") else ""
+        parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps, count]
         name = "-".join(_slug(p) for p in parts if p)
     return Path(cache_dir) / kind / f"{prefix}{_slug(name, 80)}__{config_hash(key)}"
 

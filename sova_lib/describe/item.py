@@ -5,7 +5,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from sova_lib.video.frames import sample_frames
+from sova_lib.video.frames import Sampling, sample_frames
 
 __all__ = ["IMAGE_SUFFIXES", "Item", "effective_rate", "load_item"]
 
@@ -42,11 +42,11 @@ class Item:
         return Path(self.path).suffix.lower() not in IMAGE_SUFFIXES if self.is_video is None else self.is_video
 
 
-def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
+def load_item(item: Item, sampling: Sampling | float) -> tuple[list, tuple[float, ...], bool]:
     """Frames of ``item``: ``(RGB PIL images, timestamps in s, is_video)``.
 
-    A video is sampled at ``fps`` frames per second of video with the paper's
-    sampler (``sova_lib.video.sample_frames``); an image is one frame with no
+    A video is sampled as ``sampling`` says (``sova_lib.video.Sampling``; a number is a rate: that many frames
+    per second of video with the paper's sampler, ``sova_lib.video.sample_frames``); an image is one frame with no
     timestamp. An ``fps`` above the video's own frame rate is capped at that
     rate, with a warning (once per rate and video frame rate): sampling faster
     than the video only repeats frames. The sampler's own repeats (a 1-frame
@@ -63,8 +63,10 @@ def load_item(item: Item, fps: float) -> tuple[list, tuple[float, ...], bool]:
         with Image.open(path) as img:
             return [img.convert("RGB")], (), False
 
-    frames = sample_frames(path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse, cap_rate=True)
-    if fps > frames.fps:  # capped before decoding: no frame beyond the video's own rate was read
+    sampling = sampling if isinstance(sampling, Sampling) else Sampling(float(sampling))
+    frames = sample_frames(path, sampling, window=item.window, crop=item.crop, reverse=item.reverse, cap_rate=True)
+    fps = sampling.fps
+    if fps is not None and fps > frames.fps:  # capped before decoding: no frame beyond the video's own rate was read
         key = (float(fps), float(frames.fps))
         if key not in _CAPPED:
             _CAPPED.add(key)

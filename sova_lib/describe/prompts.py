@@ -17,10 +17,16 @@ preset                          instruction (+ system prompt)
 ``task-aware-visual7w-count``   Visual7W-Count (images)
 =============================== ======================================================
 
-Anything that is not a preset name is free text: ``resolve_prompt("What moves
-left?")`` gives that instruction for videos and images alike. A single token
-made of lower-case letters, digits, ``-`` and ``_`` (``"genral"``) is taken
-for a mistyped preset name and rejected with the list of presets.
+One rule for every entry point: ``resolve_prompt(spec)`` turns a string into a
+``Prompt``, and ``sova describe --prompt``, ``describe_items(prompt=...)`` and
+every benchmark's ``describe`` all go through it. The default everywhere is
+``general``. A single word (letters, digits, ``-`` and ``_``, any case) is a
+preset name: an unknown one (``"genral"``, ``"General"``) is an error that
+lists the presets, never an instruction. Anything else (a sentence, with
+spaces or punctuation) is free text, sent for videos and images alike:
+``resolve_prompt("What moves left?")``. ``custom_prompt(text)`` makes a
+free-text ``Prompt`` from any text, a single word included, so code that
+holds an instruction of its own never has it taken for a preset name.
 """
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ import difflib
 import re
 from dataclasses import dataclass, replace
 
-__all__ = ["PROMPTS", "Prompt", "SOVABENCH_SYSTEM_PROMPT", "resolve_prompt"]
+__all__ = ["DEFAULT_PROMPT", "PROMPTS", "Prompt", "SOVABENCH_SYSTEM_PROMPT", "custom_prompt", "resolve_prompt"]
 
 #: The system prompt of the paper's task-aware SOVABench configuration (Appendix B).
 SOVABENCH_SYSTEM_PROMPT = (
@@ -85,30 +91,43 @@ PROMPTS: dict[str, Prompt] = {
     "task-aware-visual7w-count": _same("task-aware-visual7w-count", _COUNT),
 }
 
-_NAME_LIKE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+#: The preset used when no prompt is given (``sova describe`` without ``--prompt``, ``describe_items``).
+DEFAULT_PROMPT = "general"
+
+_NAME_LIKE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 
-def resolve_prompt(spec: str, system_prompt: str | None = None) -> Prompt:
-    """Turn a preset name or free text into a ``Prompt``.
+def resolve_prompt(spec: str | Prompt = DEFAULT_PROMPT, system_prompt: str | None = None) -> Prompt:
+    """Turn a preset name or free text into a ``Prompt`` (the one rule of the module docstring).
 
-    ``spec`` is a preset name (see the module docstring) or free text.
-    ``system_prompt``, when given (the ``--system-prompt`` option), replaces
-    the preset's system prompt, or goes with free text; an empty string means
-    no system prompt.
+    ``spec`` is a preset name, a sentence of free text, or a ``Prompt`` (returned as it is, with
+    ``system_prompt`` applied). ``system_prompt``, when given (the ``--system-prompt`` option), replaces
+    the preset's system prompt, or goes with free text; an empty string means no system prompt.
 
-    Raises ``ValueError`` for an empty ``spec`` and for a single lower-case
-    token that is not a preset (a mistyped name), naming the presets.
+    Raises ``ValueError`` for an empty ``spec`` and for a single word that is not a preset (a mistyped
+    name), listing the presets.
     """
+    if isinstance(spec, Prompt):
+        return spec if system_prompt is None else replace(spec, system_prompt=system_prompt or None)
     text = spec.strip()
     if not text:
         raise ValueError("the prompt is empty: give a preset name or an instruction")
     if text in PROMPTS:
         return PROMPTS[text] if system_prompt is None else replace(PROMPTS[text], system_prompt=system_prompt or None)
     if _NAME_LIKE.match(text):
-        close = difflib.get_close_matches(text, list(PROMPTS), n=1)
+        close = difflib.get_close_matches(text.lower(), list(PROMPTS), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ValueError(
             f"unknown prompt preset {text!r}.{hint} Presets: {', '.join(PROMPTS)}. "
-            "Free text must be an instruction with spaces or punctuation, e.g. 'Describe the vehicles.'"
+            "An instruction of your own is a sentence, e.g. 'Describe the vehicles.' (in Python, or a single "
+            "word: custom_prompt(text))"
         )
-    return Prompt("custom", spec, spec, system_prompt or None)
+    return custom_prompt(spec, system_prompt)
+
+
+def custom_prompt(text: str, system_prompt: str | None = None) -> Prompt:
+    """A free-text ``Prompt`` named ``"custom"``: ``text`` for videos and images alike, never read as a preset
+    name. ``system_prompt``: ``None`` or ``""`` for none. Raises ``ValueError`` for an empty ``text``."""
+    if not text.strip():
+        raise ValueError("the prompt is empty: give a preset name or an instruction")
+    return Prompt("custom", text, text, system_prompt or None)

@@ -59,9 +59,9 @@ from typing import Any, Callable, Iterable
 
 from sova_lib.describe.contract import Describer, make_describer
 from sova_lib.describe.item import Item
-from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
-from sova_lib.describe.runner import plan_run, schedule_requests, start_describer
+from sova_lib.describe.runner import frame_sampling, plan_run, schedule_requests, start_describer
 
 __all__ = ["RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "map_on_actors", "pickled_error",
            "ray_session", "run_on_actors", "use_cluster_token"]
@@ -226,8 +226,10 @@ def describe_items_ray(
     items: Iterable[Item],
     cache_dir: str | Path,
     *,
-    prompt: Prompt | str,
+    prompt: Prompt | str = DEFAULT_PROMPT,
     fps: float = 1.0,
+    frames: int | None = None,
+    max_frames: int | None = None,
     crop_source: str = "none",
     sampler_version: str | None = None,
     details: dict | None = None,
@@ -244,9 +246,10 @@ def describe_items_ray(
     """
     ray = ray or RayOptions()
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
-    prompt, items, key, run_info = plan_run(describer, prompt, items, fps, sampler_version, crop_source)
+    sampling = frame_sampling(fps, frames, max_frames)
+    prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
     schedule = partial(run_on_actors, start=partial(_start_describer, backend, options),
-                       work=partial(schedule_requests, fps=fps, prompt=prompt), ray=ray)
+                       work=partial(schedule_requests, sampling=sampling, prompt=prompt), ray=ray)
     return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info={**run_info, "engine": ray.engine()},
                           device=ray.device(), details=details)
 

@@ -26,7 +26,7 @@ from sova_lib.item_vectors import MAX_TEXT_CHARS
 from sova_lib.progress import progress_bar
 from sova_lib.storage import now, redact
 
-__all__ = ["RunOptions", "RunSummary", "left_to_do", "run_into_cache", "unique_items"]
+__all__ = ["RunOptions", "RunSummary", "first_items", "left_to_do", "run_into_cache", "unique_items"]
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,15 @@ class RunOptions:
     longest answer kept (``item_vectors.MAX_TEXT_CHARS``; a longer one is cut
     to it and flagged ``"cut": <its length>``; recorded in the manifest). An
     embedding run writes its shards by ``flush_items`` / ``flush_seconds``
-    and prints nothing. Every run function takes these as one ``run``
-    argument (default: these defaults).
+    and prints nothing. ``limit``: only the first ``limit`` items, in the order
+    given (the order a full run works in), go into the run (a small test
+    run); the cache folder is the same, so a run without it continues there.
+    Every run function takes these as one ``run`` argument (default: these
+    defaults).
     """
 
     retry_errors: bool = False
+    limit: int | None = None
     sync_every: float = 5.0
     show_progress: bool = True
     verbose: bool = True
@@ -62,7 +66,7 @@ class RunSummary:
     retried; ``failures``: id -> reason of this run's failures; ``total_done``
     and ``total_failed``: the cache folder's counts after the run; ``cut``:
     answers cut to ``RunOptions.max_answer_chars`` (describing); ``frames``:
-    frames decoded (embedding).
+    frames decoded (embedding); ``left_out``: items beyond ``RunOptions.limit``.
     ``str()`` is the printed summary, ``line()`` the same in one line;
     ``skipped`` counts both kinds of items left out.
     """
@@ -76,6 +80,7 @@ class RunSummary:
     frames: int = 0
     skipped_cached: int = 0
     skipped_failed: int = 0
+    left_out: int = 0
     total_done: int = 0
     total_failed: int = 0
     seconds: float = 0.0
@@ -93,7 +98,8 @@ class RunSummary:
     def line(self) -> str:
         frames = f"{self.frames} frames " if self.frames or self.verb == "embedded" else ""
         return (f"{self.done} {self.verb}, {self.skipped} already cached, {self.failed} failed; "
-                f"{frames}in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s) -> {self.folder}")
+                f"{frames}in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s) -> {self.folder}"
+                + (f"; {self.left_out} left out beyond --limit" if self.left_out else ""))
 
     def __str__(self) -> str:
         output = (f"descriptions: {self.folder / 'descriptions.jsonl'}" if self.verb == "described"
@@ -107,6 +113,9 @@ class RunSummary:
             lines.append(f"  {self.cut} of the {self.done} answers were longer than {self.max_answer_chars} characters "
                          "and were cut to that length (flagged \"cut\": <length> in descriptions.jsonl; "
                          "--max-answer-chars keeps more)")
+        if self.left_out:
+            lines.insert(1, f"  left out {self.left_out} items beyond the limit (--limit): run again without it "
+                            "to continue into this folder")
         if self.skipped_failed:
             lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
                             "--retry-errors (retry_errors=True) tries them again")
@@ -158,6 +167,7 @@ def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule
 def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
     """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
     summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
+    items, summary.left_out = first_items(items, run.limit)
     todo = left_to_do(items, cache, run.retry_errors, summary)
     log = _RunLog(cache, summary, run.stop_after_same_failures)
     if not todo:  # nothing left to describe: the manifest (and its throughput) stays as it was
@@ -183,6 +193,15 @@ def unique_items(items) -> list[Item]:
             raise ValueError(f"item id {item.id!r} appears twice ({item.path}); ids must be unique")
         seen.add(item.id)
     return items
+
+
+def first_items(items: list, limit: int | None) -> tuple[list, int]:
+    """``(the first limit items, how many are left out)``; all of them when ``limit`` is None."""
+    if limit is None:
+        return items, 0
+    if int(limit) != limit or limit < 1:
+        raise ValueError(f"limit must be a whole number of 1 or more, got {limit!r}")
+    return items[:int(limit)], max(0, len(items) - int(limit))
 
 
 def left_to_do(items, cache, retry_errors, summary) -> list:

@@ -24,7 +24,16 @@ Calls run on daemon threads, so a call that never returns (a server that
 never answers) cannot keep the process alive once the run has ended: Ctrl-C
 ends it at once, with every finished item saved. A run that ends on an
 exception calls the describer's optional ``stop()``, which ends its waits
-(the HTTP backend's retries) early.
+(the HTTP backend's retries, a transformers ``generate`` after its current
+step) early, then waits up to ``STOP_GRACE_SECONDS`` for the calls in flight
+to return (their answers are not recorded). That wait matters: on Python
+3.13 and older, a daemon thread still inside a C++ extension (torch,
+OpenCV) when the interpreter exits is ended with ``pthread_exit`` as soon as
+it asks for the GIL back, and that forced unwinding through the extension's
+C++ frames aborts the process ("terminate called without an active
+exception", exit status 134). ``work_running()`` says whether any call or
+frame loader of a run is still going; the command line then ends the process
+with ``os._exit`` once the cache is closed (``sova_lib.cli.end_interrupted``).
 
 Fail fast: a ``DescriberEnvironmentError`` from the describer (the model
 cannot load, the server is down, ...) stops the run at once; nothing is
@@ -65,11 +74,23 @@ from typing import Any, Callable, Iterable, Sequence
 from sova_lib.describe.cache import cache_key
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item, load_item
-from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache, unique_items
+from sova_lib.video.frames import Sampling
 
-__all__ = ["build_request", "describe_batch", "describe_items", "describer_fingerprint", "plan_run", "run_key",
-           "schedule_requests", "start_describer"]
+__all__ = ["STOP_GRACE_SECONDS", "build_request", "describe_batch", "describe_items", "describer_fingerprint",
+           "frame_sampling", "plan_run", "run_key", "schedule_requests", "start_describer", "work_running"]
+
+#: Seconds a stopped run waits for its calls in flight to return (module docstring).
+STOP_GRACE_SECONDS = 3.0
+
+#: Names of the threads a run starts: describer calls (daemon threads) and frame loaders.
+_CALL_THREAD, _LOAD_THREAD = "sova-describe", "sova-load"
+
+
+def work_running() -> bool:
+    """Whether a describer call or a frame loader started by ``schedule_requests`` is still running."""
+    return any(t.is_alive() and t.name.startswith((_CALL_THREAD, _LOAD_THREAD)) for t in threading.enumerate())
 
 
 def describer_fingerprint(describer: Describer) -> dict | None:
@@ -89,11 +110,16 @@ def describer_fingerprint(describer: Describer) -> dict | None:
                                         f"{type(err).__name__}: {err}") from err
 
 
-def run_key(describer: Describer, prompt: Prompt, fps: float | None, sampler_version: str | None = None,
-            crop_source: str = "none") -> dict:
-    """The cache key of a run (``cache.cache_key``): the describer's config and its weights' fingerprint."""
+def run_key(describer: Describer, prompt: Prompt, sampling: "Sampling | float | None",
+            sampler_version: str | None = None, crop_source: str = "none") -> dict:
+    """The cache key of a run (``cache.cache_key``): the describer's config, its weights' fingerprint and the
+    sampling (a rate, or a ``Sampling`` with its frame count or cap)."""
+    if isinstance(sampling, Sampling):
+        fps, counts = sampling.fps, sampling.cache_fields()
+    else:
+        fps, counts = sampling, {}
     return cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source,
-                     describer_fingerprint(describer))
+                     describer_fingerprint(describer), **counts)
 
 
 def start_describer(describer: Describer) -> None:
@@ -114,14 +140,15 @@ def start_describer(describer: Describer) -> None:
             from err
 
 
-def build_request(item: Item, fps: float, prompt: Prompt,
-                  loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
+def build_request(item: Item, sampling: Sampling | float, prompt: Prompt,
+                  loader: Callable[[Item, Any], tuple[list, Sequence[float], bool]] = load_item,
                   ) -> tuple[DescribeRequest | None, str | None]:
-    """``(request, None)`` for ``item`` with its frames loaded, or ``(None, reason)`` when it cannot be loaded."""
+    """``(request, None)`` for ``item`` with its frames loaded (``loader(item, sampling)``), or ``(None, reason)``
+    when it cannot be loaded."""
     if item.error is not None:
         return None, item.error
     try:
-        frames, timestamps, is_video = loader(item, fps)
+        frames, timestamps, is_video = loader(item, sampling)
         return DescribeRequest(item.id, frames, prompt.text_for(is_video), prompt.system_prompt,
                                is_video, tuple(timestamps)), None
     except Exception as err:  # noqa: BLE001 - recorded as the item's failure
@@ -167,7 +194,7 @@ def _daemon_call(fn: Callable, *args) -> Future:
         except BaseException as err:  # noqa: BLE001 - handed to the scheduler through the future
             future.set_exception(err)
 
-    threading.Thread(target=run, name="sova-describe", daemon=True).start()
+    threading.Thread(target=run, name=_CALL_THREAD, daemon=True).start()
     return future
 
 
@@ -176,8 +203,10 @@ def describe_items(
     items: Iterable[Item],
     cache_dir: str | Path,
     *,
-    prompt: Prompt | str,
+    prompt: Prompt | str = DEFAULT_PROMPT,
     fps: float = 1.0,
+    frames: int | None = None,
+    max_frames: int | None = None,
     crop_source: str = "none",
     sampler_version: str | None = None,
     loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
@@ -188,11 +217,14 @@ def describe_items(
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
-    ``prompt`` is a ``Prompt`` (see ``sova_lib.describe.prompts.resolve_prompt``) or
-    plain text (a ``"custom"`` prompt without a system prompt).
-    ``fps`` is the sampling rate in frames per second of video. ``crop_source``
+    ``prompt`` is a ``Prompt`` or a string that ``sova_lib.describe.prompts.resolve_prompt``
+    reads as ``sova describe --prompt`` does: a preset name (default ``general``), or a sentence of free text
+    (``custom_prompt(text)`` for any text).
+    ``fps`` is the sampling rate in frames per second of video (the paper's sampler); ``frames`` a fixed count of
+    evenly spaced frames instead, ``max_frames`` a cap on the rate's count (``sova_lib.video.Sampling``; both
+    enter the cache key only when set). ``crop_source``
     says where crop boxes come from (``"none"``: whole frames of the given
-    files); it is part of the cache key. ``loader(item, fps)`` returns
+    files); it is part of the cache key. ``loader(item, sampling)`` returns
     ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
     (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
@@ -204,38 +236,49 @@ def describe_items(
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
-    prompt, items, key, run_info = plan_run(describer, prompt, items, fps, sampler_version, crop_source)
+    sampling = frame_sampling(fps, frames, max_frames)
+    prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
     device = getattr(describer, "device", None)
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:
         start_describer(describer)
-        schedule_requests(describer, todo, fps, prompt, record, loader=loader, load_workers=load_workers,
+        if callable(getattr(describer, "run_info", None)):  # what loading learned (devices, frame sizes) joins the
+            run_info.update(describer.run_info())          # manifest's "run", the dict run_into_cache writes
+        schedule_requests(describer, todo, sampling, prompt, record, loader=loader, load_workers=load_workers,
                           prefetch=prefetch)
 
     return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=run_info,
                           device=None if device is None else str(device), details=details)
 
 
-def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], fps: float | None,
+def frame_sampling(fps: float | None, frames: int | None = None, max_frames: int | None = None) -> Sampling | float | None:
+    """What a run's loader gets: ``fps`` itself for the paper's sampler at a rate (or ``None``: no frames sampled),
+    a ``Sampling`` with ``frames`` (then ``fps`` is not used) or ``max_frames``."""
+    if frames is None and max_frames is None:
+        return fps
+    return Sampling(None if frames is not None else fps, frames, max_frames)
+
+
+def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], sampling: Sampling | float | None,
              sampler_version: str | None, crop_source: str) -> tuple[Prompt, list[Item], dict, dict]:
     """``(prompt, items, key, run_info)`` of a run, whatever the engine.
 
-    The run's ``Prompt`` (plain text becomes a ``"custom"`` prompt), its items checked for unique ids, its cache
-    key (``run_key``: the describer's fingerprint is asked here, before anything is skipped, so a describer that
-    cannot be reached stops even a run with nothing left to do) and the describer's ``run_info()`` with its
+    The run's ``Prompt`` (a string resolved by ``prompts.resolve_prompt``), its items checked for unique ids, its
+    cache key (``run_key``: the describer's fingerprint is asked here, before anything is skipped, so a describer
+    that cannot be reached stops even a run with nothing left to do) and the describer's ``run_info()`` with its
     ``batch_size`` (``max_batch_size`` where ``run_info`` does not give it).
     """
-    if isinstance(prompt, str):
-        prompt = Prompt("custom", prompt, prompt)
+    prompt = resolve_prompt(prompt)  # a preset name as the command line reads it; a Prompt as it is
     items = unique_items(items)
-    key = run_key(describer, prompt, fps, sampler_version, crop_source)
+    key = run_key(describer, prompt, sampling, sampler_version, crop_source)
     run_info = getattr(describer, "run_info", None)
     info = dict(run_info()) if callable(run_info) else {}
     info.setdefault("batch_size", int(describer.max_batch_size))  # recorded per run, outside the key
     return prompt, items, key, info
 
 
-def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt: Prompt, record: Callable[..., None],
+def schedule_requests(describer: Describer, todo: list[Item], sampling: Sampling | float, prompt: Prompt,
+                      record: Callable[..., None],
                       *, loader: Callable = load_item, load_workers: int | None = None,
                       prefetch: int | None = None) -> None:
     """Load requests on background threads (``build_request``) and run ``describer`` calls on a pool.
@@ -251,7 +294,7 @@ def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt
     prefetch = max(1, prefetch if prefetch is not None else batch_size * (concurrency + 1))
     if load_workers is None:
         load_workers = min(8, max(2, (os.cpu_count() or 2) // 2))
-    load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix="sova-load")
+    load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix=_LOAD_THREAD)
     pending = deque(todo)
     loads: dict[Future, Item] = {}
     calls: dict = {}
@@ -260,7 +303,7 @@ def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt
         while True:
             while pending and len(loads) + len(ready) < prefetch:
                 item = pending.popleft()
-                loads[load_pool.submit(build_request, item, fps, prompt, loader)] = item
+                loads[load_pool.submit(build_request, item, sampling, prompt, loader)] = item
             while ready and len(calls) < concurrency and (
                 len(ready) >= batch_size or not calls or not (pending or loads)
             ):
@@ -282,9 +325,12 @@ def schedule_requests(describer: Describer, todo: list[Item], fps: float, prompt
                     for id, text, error in fut.result():
                         record(id, text, error)
     except BaseException:
+        load_pool.shutdown(wait=False, cancel_futures=True)
         stop = getattr(describer, "stop", None)
         if callable(stop):
             stop()  # the calls still in flight end their waits; their answers are not recorded
+        if calls:  # let them leave native code before the interpreter may exit (module docstring)
+            wait(calls, timeout=STOP_GRACE_SECONDS)
         raise
     finally:
         load_pool.shutdown(wait=False, cancel_futures=True)

@@ -32,6 +32,7 @@ import pandas as pd
 
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, direction_protocol, example_clips
 from sova_lib.describe.cache import cache_folder
+from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import build_request, describe_items, run_key
 from sova_lib.evaluation import CoverageError, baseline, evaluate
@@ -65,9 +66,10 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_so
     The folder is the runner's (``runner.cache_folder`` of the configuration).
     When it already holds every item, nothing runs and nothing is rewritten
     (not even the manifest), so re-running a notebook leaves a committed
-    cache as it was. ``prompt`` is a ``prompts.Prompt``.
+    cache as it was. ``prompt`` is a ``prompts.Prompt`` or a string ``prompts.resolve_prompt`` reads (a preset
+    name), as for ``describe_items``.
     """
-
+    prompt = resolve_prompt(prompt)
     folder = cache_folder(cache_dir, run_key(describer, prompt, fps, crop_source=crop_source))
     try:
         done = read_descriptions(folder)

@@ -26,8 +26,8 @@ import numpy as np
 from sova_lib.crop import crop as crop_frame
 from sova_lib.video.decode import VideoInfo, decode_planned
 
-__all__ = ["SAMPLER_VERSION", "VideoInfo", "Frames", "sample_indices", "probe", "read_frames",
-           "sample_frames", "example_videos", "to_rgb_image"]
+__all__ = ["SAMPLER_VERSION", "VideoInfo", "Frames", "Sampling", "evenly_spaced", "sample_indices", "probe",
+           "read_frames", "sample_frames", "example_videos", "to_rgb_image"]
 
 #: Bumped whenever ``sample_indices`` or the frame numbering changes (a cache key part).
 SAMPLER_VERSION = "1"
@@ -70,7 +70,65 @@ def sample_indices(num_frames: int, fps: float, rate: float = 1.0) -> np.ndarray
     num_frames = int(num_frames)
     r = max(round(float(fps)), 1)
     n = max(round(num_frames / r * float(rate)) + 1, 2)
-    return np.rint(np.linspace(0, num_frames - 1, n)).astype(np.int64)
+    return evenly_spaced(num_frames, n)
+
+
+def evenly_spaced(num_frames: int, count: int) -> np.ndarray:
+    """``count`` frames of a clip of ``num_frames`` frames, evenly spaced: the paper's sampler rule for a given count.
+
+    ``rint(linspace(0, F - 1, count))`` as int64, shape ``(count,)``, the same rounding as ``sample_indices``
+    (half to even, decided by numpy's float64 points): the first and the last frame for ``count`` >= 2, frame 0
+    alone for ``count`` = 1, repeats when ``count`` > F. F = 100 and count = 8 gives
+    ``[0, 14, 28, 42, 57, 71, 85, 99]``. Raises ``ValueError`` for F < 1 or count < 1.
+    """
+    if int(num_frames) != num_frames or num_frames < 1:
+        raise ValueError(f"num_frames must be an integer >= 1, got {num_frames!r}")
+    if int(count) != count or count < 1:
+        raise ValueError(f"the frame count must be an integer >= 1, got {count!r}")
+    return np.rint(np.linspace(0, int(num_frames) - 1, int(count))).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Which frames of each clip a run shows (``sova describe --fps / --frames / --max-frames``).
+
+    ``fps``: frames per second of video, the paper's sampler (``sample_indices``; default 1, no cap).
+    ``frames``: a fixed count instead, evenly spaced over the clip (``evenly_spaced``); ``fps`` is then ``None``.
+    ``max_frames``: a cap on the count the rate gives: a clip whose rate gives more frames gets
+    ``evenly_spaced(F, max_frames)``, the count thinned evenly over the whole clip (as ``frames`` would), and a
+    clip under the cap keeps the paper's frames exactly. ``cache_fields()`` are the cache key's fields beyond
+    ``fps``: empty for the paper's default, so its cache folders keep their names.
+    """
+
+    fps: float | None = 1.0
+    frames: int | None = None
+    max_frames: int | None = None
+
+    def __post_init__(self):
+        if self.frames is not None:
+            if self.fps is not None or self.max_frames is not None:
+                raise ValueError("frames sets the frame count itself: give it without fps and max_frames")
+            if int(self.frames) != self.frames or self.frames < 1:
+                raise ValueError(f"frames must be a whole number of 1 or more, got {self.frames!r}")
+        elif self.fps is None or not np.isfinite(self.fps) or self.fps <= 0:
+            raise ValueError(f"fps must be a positive number of frames per second, got {self.fps!r}")
+        if self.max_frames is not None and (int(self.max_frames) != self.max_frames or self.max_frames < 1):
+            raise ValueError(f"max_frames must be a whole number of 1 or more, got {self.max_frames!r}")
+
+    def indices(self, num_frames: int, video_fps: float, *, cap_rate: bool = False) -> np.ndarray:
+        """The frames of a clip of ``num_frames`` frames at ``video_fps`` (``cap_rate``: a rate above the video's
+        is lowered to it first)."""
+        if self.frames is not None:
+            return evenly_spaced(num_frames, self.frames)
+        rate = min(self.fps, video_fps) if cap_rate else self.fps
+        indices = sample_indices(num_frames, video_fps, rate)
+        if self.max_frames is not None and len(indices) > self.max_frames:
+            return evenly_spaced(num_frames, self.max_frames)
+        return indices
+
+    def cache_fields(self) -> dict:
+        """``{"frames": N}`` and ``{"max_frames": N}`` where set (a cache key's fields beside ``fps``)."""
+        return {k: int(v) for k, v in (("frames", self.frames), ("max_frames", self.max_frames)) if v is not None}
 
 
 
@@ -148,10 +206,11 @@ def read_frames(path, source_indices: Sequence[int], *, crop=None, backend: str 
     return _crop_all([decoded[i] for i in wanted], crop, path)
 
 
-def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = None,
+def sample_frames(path, rate: float | Sampling = 1.0, *, window: tuple[int, int] | None = None,
                   crop: tuple[int, int, int, int] | None = None, reverse: bool = False,
                   backend: str = "auto", cap_rate: bool = False) -> Frames:
-    """Sample a clip's frames with the paper's sampler (``sample_indices``).
+    """Sample a clip's frames with the paper's sampler (``sample_indices``) at ``rate`` frames per second, or as
+    a ``Sampling`` says (a fixed count, a cap).
 
     ``window``: ``(start, end)`` inclusive frame numbers of the source video,
     clamped to it (``None``: the whole video). ``reverse``: the clip is the
@@ -168,11 +227,12 @@ def sample_frames(path, rate: float = 1.0, *, window: tuple[int, int] | None = N
     """
     from PIL import Image
 
+    sampling = rate if isinstance(rate, Sampling) else Sampling(float(rate))
     chosen = {}
 
     def plan(info: VideoInfo) -> list[int]:
         start, end = _clip_range(window, info.num_frames, path)
-        indices = sample_indices(end - start + 1, info.fps, min(rate, info.fps) if cap_rate else rate)
+        indices = sampling.indices(end - start + 1, info.fps, cap_rate=cap_rate)
         chosen["indices"] = indices
         return ((end - indices) if reverse else (start + indices)).tolist()
 

@@ -185,3 +185,17 @@ def test_import_the_authors_json(tmp_path, capsys):
     assert main(argv) == 2 and "already in" in capsys.readouterr().err
     src.write_text(json.dumps({"3": ["not", "text"]}))
     assert main(argv) == 2 and "the value of '3' is list, not text" in capsys.readouterr().err
+
+
+def test_without_prompt_every_backend_uses_the_default_its_help_states(tmp_path, capsys):
+    from sova_lib.cli import build_parser
+
+    assert main(["describe", "--help"]) == 0
+    assert "(default: general; not used by motion)" in " ".join(capsys.readouterr().out.split())
+    rc = main(["describe", "--backend", "fake-cli", "--model", "org/tiny-vlm", "--protocol", "quickstart-direction",
+               "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
+    assert rc == 0
+    folder = only_folder(tmp_path / "cache")
+    assert folder.name.startswith("fake-cli-tiny-vlm-general-1fps__")
+    assert lines(folder / "descriptions.jsonl")[0]["text"].endswith(", Describe this video.")
+    assert build_parser().parse_args(["describe", "--backend", "motion", "--videos", "x"]).prompt == "general"

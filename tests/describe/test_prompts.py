@@ -1,7 +1,14 @@
 """The paper's prompt presets (Appendix B) and the resolver."""
 import pytest
 
-from sova_lib.describe.prompts import PROMPTS, SOVABENCH_SYSTEM_PROMPT, Prompt, resolve_prompt
+from sova_lib.describe.prompts import (
+    DEFAULT_PROMPT,
+    PROMPTS,
+    SOVABENCH_SYSTEM_PROMPT,
+    Prompt,
+    custom_prompt,
+    resolve_prompt,
+)
 
 SYSTEM = (
     "You are an expert video analysis model specialized in action recognition. Focus on how subjects and "
@@ -62,3 +69,51 @@ def test_mistyped_preset_is_an_error_with_a_suggestion():
         resolve_prompt("genral")
     with pytest.raises(ValueError, match="empty"):
         resolve_prompt("  ")
+
+
+def test_a_single_word_of_any_case_is_a_preset_name():
+    with pytest.raises(ValueError, match=r"unknown prompt preset 'General'\. Did you mean 'general'\? Presets: "
+                                         r"general, task-aware, "):
+        resolve_prompt("General")
+    with pytest.raises(ValueError, match="unknown prompt preset 'describe'"):
+        resolve_prompt("describe")
+
+
+def test_custom_prompt_is_never_read_as_a_preset_name():
+    assert custom_prompt("general") == Prompt("custom", "general", "general", None)
+    assert custom_prompt("Describe the cars.", "Be brief.") == resolve_prompt("Describe the cars.", "Be brief.")
+    assert resolve_prompt(custom_prompt("general")) == custom_prompt("general")  # a Prompt stays as it is
+    assert resolve_prompt(PROMPTS["general"], "") == PROMPTS["general"]
+    assert resolve_prompt() == PROMPTS[DEFAULT_PROMPT] == PROMPTS["general"]
+    with pytest.raises(ValueError, match="empty"):
+        custom_prompt(" ")
+
+
+def _manifest_prompt(folder):
+    import json
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return manifest["prompt"], manifest["system_prompt"], manifest["config_hash"]
+
+
+@pytest.mark.parametrize("cli, python", [
+    ([], {}),  # no prompt: the general preset on both sides
+    (["--prompt", "general"], {"prompt": "general"}),
+    (["--prompt", "task-aware", "--system-prompt", ""], {"prompt": resolve_prompt("task-aware", "")}),
+    (["--prompt", "What moves left?", "--system-prompt", "Be brief."],
+     {"prompt": custom_prompt("What moves left?", "Be brief.")}),
+])
+def test_the_command_line_and_describe_items_resolve_a_prompt_alike(tmp_path, cli, python):
+    """``sova describe`` and ``describe_items`` on the same clips write the same key: same prompt fields, one folder."""
+    from sova_lib.benchmarks.excerpts import example_clips
+    from sova_lib.cli import main
+    from sova_lib.describe import describe_items, make_describer
+    from sova_lib.describe.run_cache import RunOptions
+
+    assert main(["describe", "--backend", "motion", "--protocol", "quickstart-direction", *cli,
+                 "--cache-dir", str(tmp_path / "cli"), "--no-progress"]) == 0
+    (by_cli,) = (tmp_path / "cli" / "descriptions").iterdir()
+    by_python = describe_items(make_describer("motion"), [clip.item() for clip in example_clips()], tmp_path / "py",
+                               run=RunOptions(show_progress=False, verbose=False), **python).folder
+    assert by_cli.name == by_python.name
+    assert _manifest_prompt(by_cli) == _manifest_prompt(by_python)

@@ -143,7 +143,7 @@ def test_an_answer_over_the_limit_is_cut_flagged_counted_and_recorded(tmp_path):
 
 def test_a_one_frame_clip_keeps_the_samplers_repeat(tmp_path):
     video = shutil.copy(example_videos()[0], tmp_path / "v.mp4")
-    frames, times, is_video = load_item(Item("one", video, window=(7, 7)), fps=1.0)
+    frames, times, is_video = load_item(Item("one", video, window=(7, 7)), 1.0)
     assert is_video and len(frames) == 2 and times == (0.0, 0.0)
     assert np.array_equal(np.asarray(frames[0]), np.asarray(frames[1]))
 
@@ -151,7 +151,7 @@ def test_a_one_frame_clip_keeps_the_samplers_repeat(tmp_path):
 def test_an_fps_above_the_videos_rate_is_capped_with_a_warning(tmp_path, caplog):
     video = shutil.copy(example_videos()[0], tmp_path / "v.mp4")  # 60 frames at 10 fps
     with caplog.at_level(logging.WARNING, logger="sova_lib.describe.item"):
-        frames, times, _ = load_item(Item("fast", video), fps=25.0)
+        frames, times, _ = load_item(Item("fast", video), 25.0)
     expected = sample_indices(60, 10.0, 10.0)  # n = round(60 / 10 * 10) + 1 = 61: one frame repeats
     assert len(expected) == 61 and len(frames) == 61
     assert times == tuple(float(t) for t in expected / 10.0)

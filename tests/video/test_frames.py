@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from sova_lib.video.frames import (
+    Sampling,
     VideoInfo,
+    evenly_spaced,
     example_videos,
     probe,
     read_frames,
@@ -68,6 +70,43 @@ def test_sample_indices_against_exact_arithmetic():
                         assert exact.denominator == 2 and abs(g - exact) == Fraction(1, 2)
                         ties += 1
     assert 0 < ties < 200  # the float ties exist and are rare
+
+
+def test_evenly_spaced_is_the_samplers_rule_for_a_given_count():
+    """The same points as ``sample_indices`` for its own count, and exact arithmetic up to float .5 ties."""
+    assert evenly_spaced(100, 8).tolist() == [0, 14, 28, 42, 57, 71, 85, 99]
+    assert evenly_spaced(60, 3).tolist() == [0, 30, 59] and evenly_spaced(9, 1).tolist() == [0]
+    assert evenly_spaced(3, 5).tolist() == [0, 0, 1, 2, 2]  # more frames than the clip has: repeats
+    for num_frames in range(1, 120):
+        for fps, rate in ((10, 1), (29.97, 3), (7.5, 5)):
+            paper = sample_indices(num_frames, fps, rate)
+            assert evenly_spaced(num_frames, len(paper)).tolist() == paper.tolist()
+        for count in range(2, 20):
+            for i, g in enumerate(evenly_spaced(num_frames, count)):
+                exact = Fraction(i * (num_frames - 1), count - 1)
+                assert g == _round_half_even(exact) or (exact.denominator == 2 and abs(g - exact) == Fraction(1, 2))
+
+
+def test_sampling_fixed_count_and_cap():
+    paper = [0, 10, 20, 30, 39, 49, 59]  # 60 frames at 10 fps, 1 frame per second
+    assert Sampling().indices(60, 10.0).tolist() == paper == sample_indices(60, 10.0, 1.0).tolist()
+    assert Sampling(fps=None, frames=4).indices(60, 10.0).tolist() == [0, 20, 39, 59]
+    assert Sampling(max_frames=3).indices(60, 10.0).tolist() == [0, 30, 59]  # capped: evenly over the whole clip
+    assert Sampling(max_frames=7).indices(60, 10.0).tolist() == paper  # at the cap: unchanged
+    assert Sampling(fps=50.0).indices(6, 10.0, cap_rate=True).tolist() == sample_indices(6, 10.0, 10.0).tolist()
+    assert Sampling().cache_fields() == {} and Sampling(fps=2.0, max_frames=5).cache_fields() == {"max_frames": 5}
+    assert Sampling(fps=None, frames=8).cache_fields() == {"frames": 8}
+    for bad in (dict(frames=4), dict(fps=None, frames=4, max_frames=2), dict(fps=None, frames=0), dict(fps=None),
+                dict(max_frames=0), dict(fps=0.0)):
+        with pytest.raises(ValueError):
+            Sampling(**bad)
+
+
+def test_sample_frames_with_a_sampling_reads_those_frames():
+    lawn = next(v for v in example_videos() if v.name.startswith("vtest_lawn"))
+    got = sample_frames(lawn, Sampling(fps=None, frames=4))
+    assert got.indices.tolist() == [0, 20, 39, 59] and len(got.images) == 4
+    assert got.timestamps.tolist() == [0.0, 2.0, 3.9, 5.9]
 
 
 @pytest.mark.parametrize("args", [(0, 10, 1), (-3, 10, 1), (10, 0, 1), (10, -1, 1), (10, 10, 0),

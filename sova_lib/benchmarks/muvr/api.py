@@ -31,22 +31,24 @@ WINDOW_SECONDS, MAX_WINDOWS = framework.WINDOW_SECONDS, framework.MAX_WINDOWS
 QA_MODES, QA_TEMPLATES, SCORINGS = qa.MODES, qa.TEMPLATES, qa.PARSES
 
 
-def describe(describer, data, video_root, cache_dir, *, version: str = "base", partitions=PARTITIONS, prompt=None,
-             fps: float = 1.0, window_seconds: float = WINDOW_SECONDS, max_windows: int = MAX_WINDOWS,
+def describe(describer, data, video_root, cache_dir, *, version: str = "base", partitions=PARTITIONS, prompt="general",
+             fps: float | None = 1.0, frames: int | None = None, max_frames: int | None = None,
+             window_seconds: float = WINDOW_SECONDS, max_windows: int = MAX_WINDOWS,
              qa_mode: str = "multi-image", qa_template: str = "code",
              run=None):
     """Describe every gallery and query video of ``partitions`` of the MUVR root ``data`` in fixed windows with
-    ``prompt`` (a ``sova_lib.describe.Prompt``; ``version`` base or filter), or ask MUVR-QA's questions
-    (``version="qa"``, as ``qa_mode`` and ``qa_template`` say), into ``cache_dir``; returns the run's summary."""
+    ``prompt`` (a ``sova_lib.describe.Prompt`` or a preset name; ``version`` base or filter), or ask MUVR-QA's questions
+    (``version="qa"``, as ``qa_mode`` and ``qa_template`` say), into ``cache_dir``; returns the run's summary.
+    ``fps``, ``frames`` and ``max_frames``: each window's frames, as for ``sova_lib.describe.describe_items`` (the
+    QA questions send frames of their own)."""
     if version == "qa":
         return qa.run_qa(describer, qa.load_qa(data, partitions), video_root, cache_dir, mode=qa_mode,
                          template=qa_template, run=run)
-    if prompt is None:
-        raise ValueError("describing MUVR windows needs --prompt")
     loaded = [load_partition(data, p) for p in partitions]
     ids = list(dict.fromkeys([v for p in loaded for v in p.gallery] + [q.id for p in loaded for q in p.queries]))
-    return framework.describe_windows(describer, ids, video_root, cache_dir, prompt=prompt, fps=fps,
-                                      seconds=window_seconds, max_windows=max_windows, run=run)
+    return framework.describe_windows(describer, ids, video_root, cache_dir, prompt=prompt, fps=fps, frames=frames,
+                                      max_frames=max_frames, seconds=window_seconds, max_windows=max_windows,
+                                      run=run)
 
 
 def evaluate(data, *, version: str = "base", partitions=PARTITIONS, features=None, embeddings=None,

@@ -64,9 +64,12 @@ def describe(describer, task: str, items, cache_dir, *, media_root=None, frames:
              run=None) -> Described:
     """Ask ``describer`` every item of ``task`` (``items``: a list, or the path of the task's public items), with
     ``frames`` frames of a video, the media under ``media_root``; answers go to a cache folder under
-    ``cache_dir`` (``run.describe_task``)."""
+    ``cache_dir`` (``run.describe_task``). With ``run.limit`` (``RunOptions``), only the first items are asked,
+    and ``Described.items`` holds those (a submission of them)."""
     task = task_key(task)
     found = _items(task, items)
+    if run is not None and run.limit is not None:
+        found = found[:run.limit]
     summary = describe_task(describer, task, found, cache_dir, media_root=media_root, n_frames=frames, run=run)
     return Described(summary, found, _answers(task, summary.folder, found, frames))
 

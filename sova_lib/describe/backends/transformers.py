@@ -34,6 +34,20 @@ Video input, batching and what each family needs:
 * Video processors in transformers 5 need ``torchvision``; without it the
   processors of video-capable families (Qwen-VL, LLaVA-OneVision,
   InternVL-hf, ...) do not even load. The error says so.
+* Qwen-VL's frame budget: ``cap_pixels_per_frame=True`` (the default) asks
+  the video processors that take it (Qwen2-VL, Qwen2.5-VL and Qwen3-VL in
+  transformers 5.2x) to size frames as the Qwen-VL reference processing
+  (qwen-vl-utils) does: besides the processor's own per-frame bounds
+  (``size``: ``shortest_edge`` / ``longest_edge``, the ``min_pixels`` /
+  ``max_pixels`` of ``processor_kwargs``), each frame gets at most an even
+  share of one video's pixel budget (Qwen2/2.5-VL: ``max_video_tokens`` =
+  128000 tokens' pixels x 0.9, two frames per temporal patch;
+  qwen-vl-utils' ``VIDEO_TOTAL_PIXELS``), so a long clip at 1 fps shrinks
+  its frames instead of growing without bound. ``False`` keeps every frame
+  at the per-frame bound alone. The frame cap of the reference processing
+  (``FPS_MAX_FRAMES`` = 768) is ``--max-frames 768`` here: the frames come
+  from the paper's sampler, not the processor's. The values a run used are
+  in its manifest (``run.video_pixels``); docs/gpu.md has the numbers.
 * ``batch_size > 1`` generates a batch at once with left padding. Qwen2-VL,
   Qwen2-VL, Qwen2.5-VL and Qwen3-VL flatten visual patches, so clips with
   different frame counts share a batch; other families batch a video only
@@ -53,6 +67,7 @@ load, come from ``sova_lib.describe.backends.transformers_models``.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Sequence
 
 from sova_lib.describe.backends.minicpm import MiniCPMVChat
@@ -125,6 +140,7 @@ class TransformersDescriber:
         trust_remote_code: default ``True`` for MiniCPM-V, ``False`` otherwise.
         attn_implementation: e.g. ``"sdpa"`` or ``"flash_attention_2"``; default: the library's choice.
         processor_kwargs: passed to ``AutoProcessor.from_pretrained`` (e.g. ``{"max_pixels": 401408}``).
+        cap_pixels_per_frame: the Qwen-VL reference's pixel budget per video (module docstring; default on).
         video_input: ``"auto"``, ``"video"`` or ``"images"`` (module docstring).
         frame_packing: MiniCPM-V only (``sova_lib.describe.backends.minicpm``).
         generate_kwargs: extra keyword arguments for ``generate`` (or MiniCPM-V's ``chat``).
@@ -138,7 +154,8 @@ class TransformersDescriber:
                  dtype: str = "auto", device: str = "auto", batch_size: int = 1,
                  family: str | None = None, device_map: str | dict | None = None,
                  trust_remote_code: bool | None = None, attn_implementation: str | None = None,
-                 processor_kwargs: dict | None = None, video_input: str = "auto", frame_packing: int | None = None,
+                 processor_kwargs: dict | None = None, video_input: str = "auto", cap_pixels_per_frame: bool = True,
+                 frame_packing: int | None = None,
                  generate_kwargs: dict | None = None, cache_dir: str | None = None):
         if not model:
             raise ValueError("the transformers backend needs a model: a hub id or a local folder (--model)")
@@ -164,10 +181,12 @@ class TransformersDescriber:
         self.attn_implementation = attn_implementation
         self.processor_kwargs = dict(processor_kwargs or {})
         self.video_input = video_input
+        self.cap_pixels_per_frame = bool(cap_pixels_per_frame)
         self.frame_packing = None if frame_packing is None else int(frame_packing)
         self.generate_kwargs = dict(generate_kwargs or {})
         self.cache_dir = cache_dir
         self._engine: Any = None
+        self._stopping = threading.Event()  # set by stop(): a generate in flight ends after its current step
 
     def config(self) -> dict:
         """Every setting that changes the text (hashed into the cache key); no secrets."""
@@ -181,6 +200,8 @@ class TransformersDescriber:
             "decoding": "greedy" if self.family == "image-text-to-text" else "chat(sampling=False)",
             "video_input": self.video_input if self.family == "image-text-to-text" else "images",
         }
+        if self.family == "image-text-to-text":  # a no-op for processors without it (run_info says which)
+            config["cap_pixels_per_frame"] = self.cap_pixels_per_frame
         optional = {"processor_kwargs": dict(self.processor_kwargs), "generate_kwargs": dict(self.generate_kwargs),
                     "frame_packing": self.frame_packing, "attn_implementation": self.attn_implementation}
         return {**config, **{k: v for k, v in optional.items() if v not in (None, {}, "")}}  # set ones only
@@ -199,10 +220,15 @@ class TransformersDescriber:
         model = getattr(self._engine, "model", None)
         if hasattr(model, "parameters"):
             info["devices_used"] = sorted({str(p.device) for p in model.parameters()})
+        pixels = getattr(self._engine, "video_pixels", None)
+        if pixels:
+            info["video_pixels"] = pixels
         return info
 
     def load(self) -> "TransformersDescriber":
-        """Load the model now (``describe`` does it on first use)."""
+        """Load the model now (``describe`` does it on first use); the runner calls it before each run, which
+        undoes a ``stop()`` of an earlier run."""
+        self._stopping.clear()
         if self._engine is None:
             preflight(self.model, revision=self.revision, cache_dir=self.cache_dir)
             engine = MiniCPMVChat(self) if self.family == "minicpm-v" else _ImageTextToText(self)
@@ -221,6 +247,16 @@ class TransformersDescriber:
             if not request.frames:
                 raise ValueError(f"request {request.id!r} has no frames: give the video's frames or the image")
         return self.load()._engine.describe(requests)
+
+    def stop(self) -> None:
+        """End the run's calls early (the runner's ``stop()`` hook, on Ctrl-C or a stopped run): a ``generate`` in
+        flight stops after its current decoding step and its call raises, so no cut-short answer is ever returned
+        as a description. The next ``load()`` (the next run) clears it."""
+        self._stopping.set()
+
+    def stop_requested(self) -> bool:
+        """Whether ``stop()`` was called since the last ``load()``."""
+        return self._stopping.is_set()
 
     def out_of_memory(self, error: Exception, count: int) -> DescriberEnvironmentError:
         """The run's end when the device runs out of memory (either engine): every later item would too, so no item
@@ -246,6 +282,35 @@ class TransformersDescriber:
                                   device=self.device if self.device_map is None else "the GPUs")
 
 
+def _video_pixels(processor, cap: bool) -> dict:
+    """How the video processor sizes frames: its per-frame bounds in pixels (``min_pixels``, ``max_pixels``: its
+    ``size``), and, where it takes ``cap_pixels_per_frame`` (the Qwen-VL families), that setting and its
+    ``max_video_tokens``; ``{}`` when it has no such sizes."""
+    video = getattr(processor, "video_processor", None)
+    size = getattr(video, "size", None) or {}
+    size = dict(size) if not hasattr(size, "shortest_edge") else {"shortest_edge": size.shortest_edge,
+                                                                   "longest_edge": size.longest_edge}
+    found = {}
+    if size.get("shortest_edge") is not None and size.get("longest_edge") is not None:
+        found = {"min_pixels": int(size["shortest_edge"]), "max_pixels": int(size["longest_edge"])}
+    if hasattr(video, "cap_pixels_per_frame"):
+        found.update(cap_pixels_per_frame=cap, max_video_tokens=getattr(video, "max_video_tokens", None))
+    return found
+
+
+class _StopRequested:
+    """A ``generate`` stopping criterion: every sequence is done once the describer's ``stop()`` was called."""
+
+    def __init__(self, owner: TransformersDescriber):
+        self.owner = owner
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        return torch.full((input_ids.shape[0],), self.owner.stop_requested(), dtype=torch.bool,
+                          device=input_ids.device)
+
+
 class _ImageTextToText:
     """The ``AutoProcessor`` + ``AutoModelForImageTextToText`` path (module docstring)."""
 
@@ -254,6 +319,8 @@ class _ImageTextToText:
         self.processor: Any = None
         self.model: Any = None
         self.videos_as_videos = False
+        #: how video frames are sized, once loaded: the video processor's bounds and budget (``video_pixels()``)
+        self.video_pixels: dict = {}
         #: kind of input ("video" or "image") -> whether batching works for it
         self.can_batch = {"video": True, "image": True}
 
@@ -277,6 +344,7 @@ class _ImageTextToText:
             raise DescriberEnvironmentError(
                 f"{owner.model!r} has no video processor: use video_input='images' or 'auto'")
         self.videos_as_videos = has_video and owner.video_input != "images"
+        self.video_pixels = _video_pixels(self.processor, owner.cap_pixels_per_frame) if self.videos_as_videos else {}
 
         kwargs = dict(common, dtype=getattr(torch, owner.dtype), attn_implementation=owner.attn_implementation or None)
         # accelerate (a dependency) places the weights: a device_map as given, or the one device off the CPU
@@ -328,6 +396,8 @@ class _ImageTextToText:
             kwargs["video_metadata"] = [[video_metadata(request.timestamps or range(len(clip)), *clip[0].size)]
                                         for request, clip in zip(requests, frames)]
             kwargs["do_sample_frames"] = False
+            if "cap_pixels_per_frame" in self.video_pixels:
+                kwargs["cap_pixels_per_frame"] = self.video_pixels["cap_pixels_per_frame"]
             for request in requests:
                 if request.is_video and not request.timestamps:
                     logger.warning("request %r carries no timestamps: its frames are taken as 1 s apart", request.id)
@@ -341,15 +411,20 @@ class _ImageTextToText:
 
     def generate(self, requests: Sequence[DescribeRequest]) -> list[str]:
         import torch
+        from transformers import StoppingCriteriaList
 
         settings = {"do_sample": False, "num_beams": 1, "max_new_tokens": self.owner.max_new_tokens}
         settings.update(self.owner.generate_kwargs)
+        settings["stopping_criteria"] = StoppingCriteriaList([*settings.get("stopping_criteria", ()),
+                                                         _StopRequested(self.owner)])
         try:
             inputs = self.inputs(requests)
             with torch.inference_mode():
                 output = self.model.generate(**inputs, **settings)
         except torch.OutOfMemoryError as error:
             raise self.owner.out_of_memory(error, len(requests)) from None
+        if self.owner.stop_requested():  # the answers may be cut short: none of them is a description
+            raise DescriberEnvironmentError(f"{self.owner.model}: the run was stopped")
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         texts = self.processor.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
         return [text.strip() for text in texts]

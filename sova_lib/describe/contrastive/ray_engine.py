@@ -44,6 +44,7 @@ from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item
 from sova_lib.describe.ray_engine import RayOptions, run_on_actors
 from sova_lib.describe.run_cache import RunOptions, RunSummary
+from sova_lib.video.frames import Sampling
 
 __all__ = ["embed_items_ray"]
 
@@ -63,6 +64,8 @@ def embed_items_ray(
     cache_dir: str | Path,
     *,
     fps: float = 1.0,
+    frames: int | None = None,
+    max_frames: int | None = None,
     pool: str = "mean",
     batch_frames: int = 64,
     flush_items: int = 64,
@@ -87,9 +90,10 @@ def embed_items_ray(
     expected, model_class, _ = planned_config(model_options["name"], revision=model_options.get("revision"),
                                               device=device, dtype=model_options.get("dtype"))
     check_pool(model_class, pool, model_options["name"])
-    key = embedding_key(expected, fps, pool, crop_source=crop_source)
+    sampling = Sampling(None if frames is not None else fps, frames, max_frames)
+    key = embedding_key(expected, sampling.fps, pool, crop_source=crop_source, **sampling.cache_fields())
     schedule = partial(run_on_actors, start=partial(_load_model, model_options, expected),
-                       work=partial(schedule_embeddings, fps=fps, pool=pool, batch_frames=batch_frames), ray=ray)
+                       work=partial(schedule_embeddings, fps=sampling, pool=pool, batch_frames=batch_frames), ray=ray)
     return run_into_store(key, list(items), cache_dir, schedule, device=f"{ray.device()}, {device}", run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds,
                           last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})

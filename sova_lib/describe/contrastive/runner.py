@@ -41,24 +41,26 @@ import numpy as np
 
 from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
 from sova_lib.describe.item import Item, load_item
-from sova_lib.describe.run_cache import RunOptions, RunSummary, left_to_do, unique_items
+from sova_lib.describe.run_cache import RunOptions, RunSummary, first_items, left_to_do, unique_items
 from sova_lib.progress import progress_bar
-from sova_lib.video import sample_frames
+from sova_lib.video import Sampling, sample_frames
 
 __all__ = ["check_pool", "embed_items", "run_into_store", "schedule_embeddings"]
 
 
-def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float = 1.0, pool: str = "mean",
-                batch_frames: int = 64, flush_items: int = 64, flush_seconds: float = 30.0,
+def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float = 1.0, frames: int | None = None,
+                max_frames: int | None = None, pool: str = "mean", batch_frames: int = 64, flush_items: int = 64, flush_seconds: float = 30.0,
                 load_workers: int = 2, crop_source: str = "none", run: RunOptions | None = None) -> RunSummary:
     """Embed ``items`` with ``model`` (a ``ContrastiveModel``) into the cache; see the module docstring.
 
     ``run``: the run options shared with describing (``RunOptions``, default:
-    its defaults; an embedding run reads ``retry_errors`` and ``show_progress``).
+    its defaults; an embedding run reads ``retry_errors``, ``show_progress`` and ``limit``). ``frames`` and
+    ``max_frames`` as for ``sova_lib.describe.runner.describe_items``.
     """
     check_pool(type(model.model), pool, model.name)
-    key = embedding_key(model.config(), fps, pool, crop_source=crop_source)
-    schedule = partial(schedule_embeddings, model, fps=fps, pool=pool, batch_frames=batch_frames,
+    sampling = Sampling(None if frames is not None else fps, frames, max_frames)
+    key = embedding_key(model.config(), sampling.fps, pool, crop_source=crop_source, **sampling.cache_fields())
+    schedule = partial(schedule_embeddings, model, fps=sampling, pool=pool, batch_frames=batch_frames,
                        load_workers=load_workers)
     return run_into_store(key, items, cache_dir, schedule, device=getattr(model, "device", None), run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds, last_run={"batch_frames": batch_frames})
@@ -84,13 +86,14 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, schedule
     ``loaded``, as ``run_cache.run_into_cache`` takes it, is not read here).
     Vectors are written in shards of ``flush_items`` items or every
     ``flush_seconds`` seconds; errors at once. ``last_run`` and
-    ``manifest_fields`` go to the manifest. ``run_options``: ``retry_errors``
-    and ``show_progress`` of ``RunOptions``.
+    ``manifest_fields`` go to the manifest. ``run_options``: ``retry_errors``,
+    ``show_progress`` and ``limit`` of ``RunOptions``.
     """
     run, items = run_options or RunOptions(), unique_items(items)
     with EmbeddingCache(embedding_folder(cache_dir, key)).open() as cache:
         summary = RunSummary(cache.folder, verb="embedded")
         cache.start_manifest(key, device=device)
+        items, summary.left_out = first_items(items, run.limit)
         todo = left_to_do(items, cache, run.retry_errors, summary)
         started = time.monotonic()
         if todo:
@@ -130,13 +133,13 @@ def _record(schedule, todo, cache, summary, flush_items, flush_seconds, show_pro
         cache.add(ready)
 
 
-def _load(item: Item, fps: float):
+def _load(item: Item, fps: Sampling | float):
     """``(item, images, frame indices, error)``: the sampler's frames of a video, or the one image."""
     if item.error is not None:  # a reason known before loading, recorded as the describing engines record it
         return item, None, None, item.error
     try:
         if item.video and Path(item.path).is_file():
-            frames = sample_frames(item.path, rate=fps, window=item.window, crop=item.crop, reverse=item.reverse,
+            frames = sample_frames(item.path, fps, window=item.window, crop=item.crop, reverse=item.reverse,
                                    cap_rate=True)
             return item, list(frames.images), np.asarray(frames.indices, dtype=np.int64), None
         images, _, _ = load_item(item, fps)  # an image, or the error of a missing item
@@ -147,7 +150,10 @@ def _load(item: Item, fps: float):
 
 def _prefetched(todo, fps, workers: int, ahead: int):
     """``_load`` of each item in order, at most ``ahead`` items decoded ahead of the consumer."""
-    with ThreadPoolExecutor(max(1, workers)) as pool:
+    # named as the describing runner's loaders, so that runner.work_running sees them after Ctrl-C; a stopped run
+    # (Ctrl-C, an error) leaves at once, without decoding the items queued ahead
+    pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="sova-load")
+    try:
         queue = deque()
         for item in todo:
             queue.append(pool.submit(_load, item, fps))
@@ -155,9 +161,11 @@ def _prefetched(todo, fps, workers: int, ahead: int):
                 yield queue.popleft().result()
         while queue:
             yield queue.popleft().result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
-def schedule_embeddings(model, items: list[Item], record, *, fps: float, pool: str, batch_frames: int = 64,
+def schedule_embeddings(model, items: list[Item], record, *, fps: Sampling | float, pool: str, batch_frames: int = 64,
                         load_workers: int = 2) -> None:
     """``record(id, (vectors, frame indices, frames decoded), None)``, or ``record(id, None, error)``, per item.
 

@@ -45,8 +45,12 @@ __all__ = ["POOLS", "EmbeddingCache", "embedding_folder", "embedding_key", "expo
 POOLS = ("mean", "none", "video")
 
 
-def embedding_key(model_config: dict, fps: float, pool: str, *, crop_source: str = "none") -> dict:
+def embedding_key(model_config: dict, fps: float | None, pool: str, *, crop_source: str = "none",
+                  frames: int | None = None, max_frames: int | None = None) -> dict:
     """Everything that changes the vectors of a run; its ``config_hash`` names the cache folder.
+
+    ``fps`` (``None`` with ``frames``), ``frames`` and ``max_frames`` as ``sova_lib.video.Sampling`` says; the
+    last two enter the key only when set, so the paper's default keeps its folders.
 
     Shaped like a description cache's key (``backend``, ``describer``: the
     model's config), so the project's one manifest schema
@@ -54,14 +58,18 @@ def embedding_key(model_config: dict, fps: float, pool: str, *, crop_source: str
     """
     if pool not in POOLS:
         raise ValueError(f"unknown pooling {pool!r}; choose one of {POOLS}")
-    return {"backend": "contrastive", "describer": model_config, "fps": float(fps), "pool": pool,
-            "sampler_version": SAMPLER_VERSION, "crop_source": crop_source}
+    counts = {k: int(v) for k, v in (("frames", frames), ("max_frames", max_frames)) if v is not None}
+    return {"backend": "contrastive", "describer": model_config, "fps": None if fps is None else float(fps),
+            "pool": pool, "sampler_version": SAMPLER_VERSION, "crop_source": crop_source, **counts}
 
 
 def embedding_folder(cache_dir: str | Path, key: dict) -> Path:
-    """``<cache_dir>/frame-embeddings/<model>-<pool>-<fps>fps__<config hash>`` (``cache.cache_folder``)."""
+    """``<cache_dir>/frame-embeddings/<model>-<pool>-<fps>fps__<config hash>`` (``cache.cache_folder``;
+    ``<N>frames`` for a fixed count, ``-max<N>`` after the rate for a cap)."""
     model = str(key["describer"].get("model", "model")).rstrip("/").rsplit("/", 1)[-1]
-    return cache_folder(cache_dir, key, name=f"{model}-{key['pool']}-{key['fps']:g}fps", kind="frame-embeddings")
+    frames = f"{key['frames']}frames" if key.get("frames") else f"{key['fps']:g}fps"
+    cap = f"-max{key['max_frames']}" if key.get("max_frames") else ""
+    return cache_folder(cache_dir, key, name=f"{model}-{key['pool']}-{frames}{cap}", kind="frame-embeddings")
 
 
 def read_cache(folder: str | Path) -> dict:

@@ -46,9 +46,17 @@ def test_qa_answers_and_the_inputs_each_version_takes(data, tmp_path):
         muvr.evaluate(data, partitions=["news"], answers=answers)
 
 
-def test_windows_need_a_prompt(data, tmp_path):
-    with pytest.raises(ValueError, match="describing MUVR windows needs --prompt"):
-        muvr.describe(object(), data, tmp_path, tmp_path / "cache", partitions=["news"])
+def test_windows_are_described_with_the_general_preset_by_default(data, tmp_path):
+    from sova_lib.describe.run_cache import RunOptions
+    from tests.benchmarks.muvr.test_muvr_qa_framework import FakeDescriber
+
+    quiet = RunOptions(show_progress=False, verbose=False)
+    summary = muvr.describe(FakeDescriber(), data, tmp_path, tmp_path / "cache", partitions=["news"], run=quiet)
+    named = muvr.describe(FakeDescriber(), data, tmp_path, tmp_path / "cache", partitions=["news"], run=quiet,
+                          prompt="general")
+    manifest = json.loads((summary.folder / "manifest.json").read_text())
+    assert named.folder == summary.folder and manifest["prompt"]["name"] == "general"
+    assert summary.failed > 0 and named.skipped_failed == summary.failed  # no video under tmp_path: all recorded
 
 
 def test_the_random_ranking_records_itself_as_a_baseline(data):

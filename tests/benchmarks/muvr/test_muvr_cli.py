@@ -113,7 +113,9 @@ def test_describe_muvr_qa_through_the_command(capsys, data, tmp_path, monkeypatc
     assert code == 0 and json.loads(out)["accuracy"]["all"] == 50.0  # every target bright: always Yes
     code, _, err = _run(capsys, "muvr", "describe", "--data", data, "--partitions", "news",
                         "--video-root", tmp_path / "v", "--backend", "fake-muvr", "--cache-dir", tmp_path / "c")
-    assert code == 2 and "describing MUVR windows needs --prompt" in err
+    assert code == 1  # no --prompt: the general preset, as its help says; frame folders cannot be windowed
+    windows = [f for f in (tmp_path / "c" / "descriptions").iterdir() if f != folder]
+    assert [json.loads((f / "manifest.json").read_text())["prompt"]["name"] for f in windows] == ["general"]
 
 
 def test_video_names_where_the_released_files_hold_ids_exit_2(capsys, tmp_path):

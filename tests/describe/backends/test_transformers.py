@@ -29,7 +29,7 @@ SYSTEM = "You are an expert video analysis model specialized in action recogniti
 VIDEO_PROMPT = "Briefly classify the actions occurring in this video."
 IMAGE_PROMPT = "Describe the image."
 CONFIG_KEYS = {"backend", "model", "revision", "family", "dtype", "max_new_tokens", "decoding",
-               "video_input"}
+               "video_input", "cap_pixels_per_frame"}
 
 
 @pytest.fixture(scope="module")
@@ -429,3 +429,38 @@ def test_device_map_auto_loads_through_accelerate_and_answers_the_same(llava_fol
 def test_a_count_below_1_or_null_is_refused_in_one_line(option, value):
     with pytest.raises(ValueError, match=f"^{option} must be at least 1, got {value}$"):
         TransformersDescriber("some/model", **{option: value})
+
+
+def test_qwen2_5_vl_applies_the_reference_pixel_budget_and_records_it(qwen25_folder, frames, tmp_path):
+    """Six 64x48 frames of a tiny Qwen2.5-VL (28..3136 pixels a frame) and a budget of 4 tokens per video.
+
+    Uncapped: 48x64 rounds to 56x56 (3136 pixels, within the bound): a 3 x 4 x 4 grid. Capped as qwen-vl-utils
+    caps: the budget is int(4 * 28 * 28 * 0.9) = 2822 pixels, two frames a temporal patch, so a frame may have
+    max(min(3136, 2822 * 2 // 6), int(784 * 1.05)) = 940 pixels: 48x64 shrinks to 28x28, a 3 x 2 x 2 grid.
+    """
+    import json
+
+    from sova_lib.describe.item import Item
+    from sova_lib.describe.run_cache import RunOptions
+    from sova_lib.describe.runner import describe_items
+    from sova_lib.video import example_videos
+
+    request = DescribeRequest(id="v", frames=frames * 2, prompt=VIDEO_PROMPT, timestamps=(0.0, 1.0, 2.0, 3.0, 4.0, 5.0))
+    grids = {}
+    for cap in (True, False):
+        describer = TransformersDescriber(model=str(qwen25_folder), max_new_tokens=1, device="cpu",
+                                          cap_pixels_per_frame=cap, processor_kwargs={"max_video_tokens": 4})
+        grids[cap] = describer.load()._engine.inputs([request])["video_grid_thw"].tolist()
+        assert describer.config()["cap_pixels_per_frame"] is cap
+        assert describer.run_info()["video_pixels"] == {"min_pixels": 784, "max_pixels": 3136,
+                                                        "cap_pixels_per_frame": cap, "max_video_tokens": 4}
+    assert grids == {True: [[3, 2, 2]], False: [[3, 4, 4]]}
+
+    default = TransformersDescriber(model=str(qwen25_folder), max_new_tokens=1, device="cpu")
+    video = next(p for p in example_videos() if "lawn" in p.name)
+    summary = describe_items(default, [Item("lawn", video)], tmp_path, prompt="general",
+                             run=RunOptions(show_progress=False, verbose=False))
+    manifest = json.loads((summary.folder / "manifest.json").read_text())
+    assert manifest["describer"]["cap_pixels_per_frame"] is True  # on by default, and in the key
+    assert manifest["run"]["video_pixels"] == {"min_pixels": 784, "max_pixels": 3136, "cap_pixels_per_frame": True,
+                                               "max_video_tokens": 128000}
