@@ -9,8 +9,18 @@ the request). Script entries:
 * ``("content", value)``: a 200 whose message content is ``value`` (``None``, a list, a string);
 * ``("raw", code, body)``: those bytes as the body;
 * ``("big", n)``: a 200 whose content is ``n`` characters, sent in pieces as the client reads;
-* ``("hang",)``: no answer at all until the server closes.
+* ``("hang",)``: no answer at all until the server closes;
+* ``("detail", code, detail)``: FastAPI's error shape ``{"detail": detail}``;
+* ``("text", code, text)``: a plain-text error body;
+* ``("drip", pieces, interval)``: the answer ``"".join(pieces)``, streamed one piece every ``interval`` seconds
+  (sent whole, that much later, to a request that does not stream);
+* ``("stall", pieces)``: a stream that sends ``pieces``, then nothing until the server closes;
+* ``("sse", data)``: those bytes as a ``text/event-stream`` body.
 
+A request with ``"stream": true`` is answered as server-sent events, as OpenAI's chat completions stream (a first
+chunk with the role, the answer in pieces, a chunk with ``finish_reason``, one with ``usage``, ``data: [DONE]``),
+unless ``streams`` is False (the request is answered whole, as a server that ignores ``stream`` does) or
+``"refuse"`` (HTTP 422 in FastAPI's shape, as a server that does not know the field does).
 ``latency``: seconds every answer waits; ``peak`` is the most requests it handled at once. ``models``: the ids
 ``GET /v1/models`` lists (None: that route answers 404, as a bare server does; ``"hang"``: it never answers).
 Every request is kept in ``requests`` (path, headers, body).
@@ -25,10 +35,10 @@ __all__ = ["ChatServer"]
 
 class ChatServer:
     def __init__(self, script=(), reject_images=None, hang_up=False, latency=0.0, models=None, echo=False,  # noqa: C901
-                 repeat=None):
+                 repeat=None, streams=True):
         """``repeat``: the entry played once the script is used up (default: the normal answer)."""
         self.script, self.reject_images, self.latency, self.models = list(script), reject_images, latency, models
-        self.echo, self.repeat = echo, repeat
+        self.echo, self.repeat, self.streams = echo, repeat, streams
         self.requests, self.lock = [], threading.Lock()
         self.active = self.peak = 0
         self.closed = threading.Event()
@@ -62,6 +72,9 @@ class ChatServer:
                     server.active -= 1
                 images = sum(p["type"] == "image_url" for p in body["messages"][-1]["content"])
                 kind = step[0] if step else None
+                stream = bool(body.get("stream")) and server.streams is True
+                if body.get("stream") and server.streams == "refuse":
+                    step, kind = ("detail", 422, "Unexpected fields in the request: {'stream', 'stream_options'}"), "detail"
                 if kind == "hang":
                     server.closed.wait()
                     return
@@ -70,6 +83,22 @@ class ChatServer:
                     step = kind = None
                 if step is None and images == server.reject_images:
                     step, kind = ("status", 400, f"too many images: {images}", {}), "status"
+                if kind == "detail":
+                    return self._send(step[1], json.dumps({"detail": step[2]}).encode(), {})
+                if kind == "text":
+                    return self._send(step[1], step[2].encode(), {}, "text/plain; charset=utf-8")
+                if kind == "sse":
+                    return self._stream([step[1]])
+                if kind in ("drip", "stall"):
+                    pieces, interval = step[1], (step[2] if kind == "drip" else 0.0)
+                    if not stream:
+                        time.sleep(interval * len(pieces))
+                        step, kind = ("content", "".join(pieces)), "content"
+                    else:
+                        return self._stream([_chunk({"role": "assistant"})]
+                                            + [_chunk({"content": p}) for p in pieces]
+                                            + ([] if kind == "stall" else [_chunk({}, "stop"), b"data: [DONE]\n\n"]),
+                                            interval, hang=kind == "stall")
                 if kind == "big":
                     return self._send_big(step[1])
                 if kind == "raw":
@@ -81,16 +110,38 @@ class ChatServer:
                     return self._send(code, json.dumps({"error": {"message": message, "type": "test"}}).encode(),
                                       headers)
                 content = step[1] if kind == "content" else f"images: {images}"
+                if stream:
+                    pieces = [content[:3], content[3:]] if isinstance(content, str) else [content]
+                    return self._stream([_chunk({"role": "assistant"})] + [_chunk({"content": p}) for p in pieces]
+                                        + [_chunk({}, "stop"), _usage(), b"data: [DONE]\n\n"])
                 payload = {"choices": [{"index": 0, "finish_reason": "stop",
                                         "message": {"role": "assistant", "content": content}}]}
                 self._send(200, json.dumps(payload).encode(), {})
 
-            def _send(self, code, data, headers):
+            def _stream(self, events, interval=0.0, hang=False):
+                """``events`` as a chunked ``text/event-stream`` body, ``interval`` seconds before each."""
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for event in events:
+                        time.sleep(interval)
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                        self.wfile.flush()
+                    if hang:
+                        server.closed.wait()
+                        return
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client gave up waiting
+                    self.close_connection = True
+
+            def _send(self, code, data, headers, kind="application/json"):
                 try:
                     self.send_response(code)
                     for k, v in headers.items():
                         self.send_header(k, v)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", kind)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
@@ -123,3 +174,14 @@ class ChatServer:
         self.closed.set()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def _chunk(delta, finish=None):
+    """One ``data:`` event of a streamed chat completion."""
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return b"data: " + json.dumps({"object": "chat.completion.chunk", "choices": [choice]}).encode() + b"\n\n"
+
+
+def _usage():
+    return b"data: " + json.dumps({"object": "chat.completion.chunk", "choices": [],
+                                   "usage": {"prompt_tokens": 10, "completion_tokens": 3}}).encode() + b"\n\n"
