@@ -141,7 +141,7 @@ _MODEL_FREE = frozenset({"motion"})
 
 #: Options that set the describer keyword of their name (only when given on the command line).
 _PASS_THROUGH = ("model", "base_url", "concurrency", "max_new_tokens", "api_key_env", "device_map", "connect_timeout",
-                 "read_timeout")
+                 "read_timeout", "first_token_timeout")
 
 
 def add_commands(subparsers) -> None:

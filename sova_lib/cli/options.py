@@ -182,7 +182,11 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
     g.add_argument("--connect-timeout", type=positive_number, metavar="S",
                    help="openai backend: seconds to wait for a connection to the server (default 10)")
     g.add_argument("--read-timeout", type=positive_number, metavar="S",
-                   help="openai backend: seconds to wait for one whole answer (default 120)")
+                   help="openai backend: seconds to wait for one whole answer from a server that does not stream "
+                        "(default 120)")
+    g.add_argument("--first-token-timeout", type=positive_number, metavar="S",
+                   help="openai backend: seconds to wait for the first streamed token, and the longest silence "
+                        "between two (default 25; a stream that keeps coming is not cut)")
     g.add_argument("--device-map", metavar="MAP",
                    help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
                         "(accelerate)")

@@ -131,6 +131,10 @@ STREAM_FIELDS = {"stream": True, "stream_options": {"include_usage": True}}
 #: Statuses a server answers a request it cannot parse with (a server that refuses ``stream``).
 _REFUSED = (400, 422)
 
+#: A refusal that names the stream fields (FastAPI's "Unexpected fields in the request: {'stream', ...}", vLLM's
+#: "Stream options can only be defined when `stream=True`"), not a media type such as text/event-stream.
+_NAMES_STREAM = re.compile(r"(?<![\w/-])stream(_options| options)?(?![\w/-])", re.IGNORECASE)
+
 #: What the first failures of a ``video_input="video"`` request say while no such request has been answered.
 _VIDEO_HINT = ("this server does not accept video_input=video; use frames (--backend-option video_input=frames; "
                "docs/gpu.md lists which servers take which form)")
@@ -199,7 +203,7 @@ class OpenAIDescriber:
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
         first_token_timeout: float = 25.0,
-        token_timeout: float = 25.0,
+        token_timeout: float | None = None,
         stream_timeout: float = 1800.0,
         stream: bool = True,
         max_retries: int = 6,
@@ -219,7 +223,8 @@ class OpenAIDescriber:
             raise ValueError("the openai backend needs --model: the model name the server serves")
         _check_settings(api_key_env, video_input, extra_body or {}, connect_timeout=connect_timeout,
                         read_timeout=read_timeout, backoff_max=backoff_max, first_token_timeout=first_token_timeout,
-                        token_timeout=token_timeout, stream_timeout=stream_timeout)
+                        token_timeout=first_token_timeout if token_timeout is None else token_timeout,
+                        stream_timeout=stream_timeout)
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not urls:
             raise ValueError("the openai backend needs at least one base_url")
@@ -233,7 +238,8 @@ class OpenAIDescriber:
         self.max_concurrency = self.concurrency * len(self._endpoints)
         self.max_new_tokens = int(max_new_tokens)
         self.connect_timeout, self.read_timeout = float(connect_timeout), float(read_timeout)
-        self.first_token_timeout, self.token_timeout = float(first_token_timeout), float(token_timeout)
+        self.first_token_timeout = float(first_token_timeout)
+        self.token_timeout = self.first_token_timeout if token_timeout is None else float(token_timeout)
         self.stream_timeout = float(stream_timeout)
         self.stream = bool(stream)
         self.max_retries = int(max_retries)
@@ -519,7 +525,7 @@ class OpenAIDescriber:
         try:
             return self._exchange(endpoint, streamed, True)
         except OpenAIError as refused:
-            if refused.status not in _REFUSED or "stream" not in str(refused):
+            if refused.status not in _REFUSED or not _NAMES_STREAM.search(str(refused)):
                 raise  # a refusal that does not name the stream fields is about the request itself
             text = self._exchange(endpoint, plain, False)  # the same request, not streamed, is answered
             self._stop_streaming(f"it refused a streamed request ({refused})")

@@ -28,7 +28,7 @@ from sova_lib.storage import JSON_ERRORS
 __all__ = ["StreamError", "StreamedAnswer", "server_message", "cut"]
 
 #: The longest server message put into an error line (characters).
-MAX_MESSAGE_CHARS = 300
+MAX_MESSAGE_CHARS = 500
 
 _TAG = re.compile(r"<[^>]*>")
 
