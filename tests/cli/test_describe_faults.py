@@ -245,3 +245,31 @@ def test_a_100_mb_answer_costs_less_memory_than_its_size(server_factory, tmp_pat
     assert code == 1 and "the server's answer is longer than 4194304 bytes; it was not read" in err
     assert peak - baseline < 100_000  # KB: less than the size of one answer above the same run with short ones
     print(f"peak memory {peak / 1e3:.0f} MB against {baseline / 1e3:.0f} MB with short answers")
+
+
+def test_a_second_run_on_a_held_cache_stops_in_one_line_before_anything_slow(server_factory, tmp_path):
+    """The lock is taken before the decoder, torch, the server check: the second run stops within a second of a
+    run that does nothing (``--help``), and has imported none of them."""
+    from filelock import FileLock
+
+    server = server_factory(models=["m"])
+    argv = describe_argv(server, tmp_path / "cache")
+    assert main(argv) == 0
+    (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    script = ("import sys; from sova_lib.cli import main; code = main(sys.argv[1:]); "
+              "print(code, sorted(m for m in ('torch', 'decord', 'transformers', 'ray') if m in sys.modules))")
+
+    def run(args):
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env,
+                              timeout=120)
+        return done, time.monotonic() - started
+
+    requests = len(server.requests)
+    with FileLock(folder / ".lock"):
+        (second, took), (idle, baseline) = run(argv), run(["describe", "--help"])
+    assert second.stdout == "1 []\n" and idle.stdout.endswith("0 []\n")
+    assert second.stderr == f"sova: error: another run is writing to {folder}; wait for it to finish or stop it\n"
+    assert took < baseline + 1.0, (took, baseline)
+    assert len(server.requests) == requests  # not even the model list was asked for

@@ -258,10 +258,7 @@ class OpenAIDescriber:
         self._failed_in_a_row = self._in_progress = 0
         self._alive_at = time.monotonic()  # the server's last sign of life: an answer, a streamed piece, an error
         self._video_answered = False
-        # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but the key;
-        # each request sets its own timeouts (_request)
-        self._client = httpx.Client(trust_env=False, limits=httpx.Limits(
-            max_connections=None, max_keepalive_connections=self.max_concurrency))
+        self._client: httpx.Client | None = None  # made at the first request (_http): its TLS set-up takes a while
 
     def config(self) -> dict:
         """The settings that change the text (hashed into the cache key)."""
@@ -438,6 +435,16 @@ class OpenAIDescriber:
         """``text`` without the API key's value and any ``Authorization`` / ``Bearer`` value."""
         return redact(text, [os.environ.get(self.api_key_env, "")])
 
+    def _http(self) -> httpx.Client:
+        """The one HTTP client, made at the first request."""
+        with self._slots:
+            if self._client is None:
+                # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but
+                # the key; each request sets its own timeouts (_request)
+                self._client = httpx.Client(trust_env=False, limits=httpx.Limits(
+                    max_connections=None, max_keepalive_connections=self.max_concurrency))
+            return self._client
+
     def _request(self, method: str, url: str, timeout: float, content: bytes | None = None,
                  streamed: bool = False) -> tuple[int, httpx.Headers, bytes | str]:
         """``(status, headers, body)`` of one request; the body is read as a stream, bounded in size and time.
@@ -453,7 +460,7 @@ class OpenAIDescriber:
         if streamed:  # each read waits at most this long; _read_events keeps the finer bounds
             timeout = max(self.first_token_timeout, self.token_timeout)
             headers["Accept"] = "text/event-stream, application/json"
-        with self._client.stream(method, url, content=content, headers=headers,
+        with self._http().stream(method, url, content=content, headers=headers,
                                  timeout=httpx.Timeout(timeout, connect=self.connect_timeout)) as response:
             kind = response.headers.get("Content-Type", "")
             if streamed and response.status_code == 200 and kind.startswith("text/event-stream"):
