@@ -104,6 +104,7 @@ from sova_lib.cli.options import (
     existing_folder,
     note,
     positive_rate,
+    release_notes,
 )
 from sova_lib.describe import contract
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
@@ -326,6 +327,7 @@ def run_describe(args) -> int:
     common = dict(prompt=prompt, fps=sampling_rate(args, items), crop_source=crop_source, details=details,
                   run=run_options(args))
     describer = make_describer(args, options)
+    release_notes()  # the inputs are checked: the notes come before the run
     try:
         if args.engine == "ray":
             try:
@@ -348,12 +350,11 @@ def run_describe(args) -> int:
 
 
 def run_import(args) -> int:
-    if args.fps is None:
-        args.fps = 1.0
-        note("--fps not given; the import records 1 frame per second (the paper's rate)")
     folder, added, texts, notes = sovabench.import_authors(
         args.authors_json, args.cache_dir, backend=args.backend, model=args.model, revision=args.revision,
-        prompt=resolve_prompt(args.prompt, args.system_prompt), fps=args.fps)
+        prompt=resolve_prompt(args.prompt, args.system_prompt), fps=1.0 if args.fps is None else args.fps)
+    if args.fps is None:
+        note("--fps not given; the import records 1 frame per second (the paper's rate)")
     for line in notes:
         note(line)
     print(f"imported {added} descriptions ({len(texts) - added} already there) into {folder}")
