@@ -20,6 +20,20 @@ text wherever it is served). Each request is::
 Frames are sent at their own size as JPEG (quality ``jpeg_quality``).
 Decoding is greedy (``temperature=0``).
 
+The answer is streamed (``stream=True``, the default): the body ends with
+``"stream": true, "stream_options": {"include_usage": true}`` and the server
+sends server-sent events, read by ``openai_wire.StreamedAnswer``; the text is
+the same as the whole answer's ``choices[0].message.content``. Streaming tells
+a live server from a dead one without cutting a long answer:
+``first_token_timeout`` (default 25 s) bounds the wait for the first piece of
+text, ``token_timeout`` (default: the same) the silence between two pieces,
+``stream_timeout`` (default 1800 s) the whole streamed answer. A server that
+answers a streamed request whole, or refuses it with HTTP 400/422 naming the
+stream fields (FastAPI's "Unexpected fields in the request"), gets whole
+requests from then on (``stream`` turns False; said once on stderr), each
+answer bounded by ``read_timeout``. ``stream=False`` sends whole requests from
+the start.
+
 ``video_input="video"`` sends a video's frames as one video instead of one
 image per frame: a single ``{"type": "video_url", "video_url": {"url":
 "data:video/jpeg;base64,<frame 1>,<frame 2>,..."}}`` part, the form vLLM's
@@ -52,13 +66,20 @@ message. A server that fails every request stops the run: once
 answered (default: twice the items being described at that moment, at least
 4, so each has failed twice), the run stops with
 ``DescriberEnvironmentError`` naming the last failure: a second or two after
-the first failures when the server answers at once with errors, two
-``read_timeout`` after the first request when it never answers.
+the first failures when the server answers at once with errors. A server that
+gives no sign of life (no answer, no error answer, no streamed text) stops the
+run once a request has waited in vain and twice that wait has passed since its
+last sign (or since ``load()``): two ``first_token_timeout`` (about 51 s with
+the defaults) when it never answers, two ``read_timeout`` for a server that
+does not stream. The message of a failed request is the server's own, found by
+``openai_wire.server_message`` in any of the error bodies it lists, cut to 500
+characters. While no ``video_input="video"`` request of a run has been
+answered, a failed one says that the server may not take that form.
 
-Every wait is bounded: ``connect_timeout`` (default 10 s) for a connection,
-``read_timeout`` (default 120 s: a long answer of ``max_new_tokens`` from a
-busy server) for the whole answer to one request, ``backoff_max`` between
-attempts. ``stop()`` (the runner calls it when a run ends early, e.g. on
+Every wait is bounded: ``connect_timeout`` (default 10 s) for a connection, the streaming
+limits above, ``read_timeout`` (default 120 s: a long answer of
+``max_new_tokens`` from a busy server) for a whole answer that is not
+streamed, ``backoff_max`` between attempts. ``stop()`` (the runner calls it when a run ends early, e.g. on
 Ctrl-C) ends the waits between attempts at once.
 
 ``load()`` (run once before the first item) asks each endpoint for
