@@ -185,3 +185,53 @@ def _chunk(delta, finish=None):
 def _usage():
     return b"data: " + json.dumps({"object": "chat.completion.chunk", "choices": [],
                                    "usage": {"prompt_tokens": 10, "completion_tokens": 3}}).encode() + b"\n\n"
+
+
+class RecordingProxy:
+    """A loopback proxy in front of a real server: keeps each request (path, JSON body) and the answer's status and
+    ``Content-Type`` in ``requests``, and relays the answer as it comes (a stream piece by piece)."""
+
+    def __init__(self, upstream: str):
+        import httpx
+
+        self.requests, self.lock = [], threading.Lock()
+        client = httpx.Client(trust_env=False, timeout=httpx.Timeout(600, connect=10))
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                self._relay(None)
+
+            def do_POST(self):
+                self._relay(self.rfile.read(int(self.headers["Content-Length"])))
+
+            def _relay(self, data):
+                record = {"path": self.path, "body": json.loads(data) if data else None}
+                headers = {"Content-Type": "application/json"} if data else {}
+                with client.stream(self.command, upstream + self.path, content=data, headers=headers) as answer:
+                    record.update(status=answer.status_code, content_type=answer.headers.get("Content-Type", ""))
+                    with proxy.lock:
+                        proxy.requests.append(record)
+                    self.send_response(answer.status_code)
+                    self.send_header("Content-Type", record["content_type"])
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for piece in answer.iter_raw():
+                        if piece:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                            self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -209,7 +209,7 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
                         "(default 120)")
     g.add_argument("--first-token-timeout", type=positive_number, metavar="S",
                    help="openai backend: seconds to wait for the first streamed token, and the longest silence "
-                        "between two (default 25; a stream that keeps coming is not cut)")
+                        "between two (default 20; a stream that keeps coming is not cut)")
     g.add_argument("--device-map", metavar="MAP",
                    help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
                         "(accelerate)")

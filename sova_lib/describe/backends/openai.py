@@ -25,7 +25,7 @@ The answer is streamed (``stream=True``, the default): the body ends with
 sends server-sent events, read by ``openai_wire.StreamedAnswer``; the text is
 the same as the whole answer's ``choices[0].message.content``. Streaming tells
 a live server from a dead one without cutting a long answer:
-``first_token_timeout`` (default 25 s) bounds the wait for the first piece of
+``first_token_timeout`` (default 20 s) bounds the wait for the first piece of
 text, ``token_timeout`` (default: the same) the silence between two pieces,
 ``stream_timeout`` (default 1800 s) the whole streamed answer. A server that
 answers a streamed request whole, or refuses it with HTTP 400/422 naming the
@@ -69,7 +69,7 @@ answered (default: twice the items being described at that moment, at least
 the first failures when the server answers at once with errors. A server that
 gives no sign of life (no answer, no error answer, no streamed text) stops the
 run once a request has waited in vain and twice that wait has passed since its
-last sign (or since ``load()``): two ``first_token_timeout`` (about 51 s with
+last sign (or since ``load()``): two ``first_token_timeout`` (about 41 s with
 the defaults) when it never answers, two ``read_timeout`` for a server that
 does not stream. The message of a failed request is the server's own, found by
 ``openai_wire.server_message`` in any of the error bodies it lists, cut to 500
@@ -223,7 +223,7 @@ class OpenAIDescriber:
         max_new_tokens: int = 1024,
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
-        first_token_timeout: float = 25.0,
+        first_token_timeout: float = 20.0,
         token_timeout: float | None = None,
         stream_timeout: float = 1800.0,
         stream: bool = True,
