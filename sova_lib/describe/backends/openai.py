@@ -514,10 +514,7 @@ class OpenAIDescriber:
                         self._alive()
                     last = now
                 self._check_waits(started, last, now)
-                if answer.done:
-                    break
-            else:
-                answer.close()
+            answer.close()  # read to its end (after [DONE] too), so the connection is kept for the next request
         except StreamError as err:
             raise _Retry(self._redact(cut(str(err)))) from None
         except httpx.TimeoutException:
