@@ -71,9 +71,11 @@ def release_notes(show: bool = True) -> None:
 def report(args, result, text: str | None, payload: dict | None = None, notes=(), remarks=()) -> int:
     """What a scoring command ends with: with ``--out``, ``result.to_record()`` written there (its path on
     stderr); ``payload`` (default ``result.to_json()``) as one JSON line with ``--json``, else ``text``; then the
-    lines of ``remarks`` and each of ``notes`` on stderr. Returns the exit status, 0."""
+    lines of ``remarks`` and each of ``notes`` on stderr. Returns the exit status, 0. The notes held while the
+    command checked its input come first (the result is made: its input was good)."""
     import json
 
+    release_notes()
     from sova_lib.records import write_record
 
     if args.out:
