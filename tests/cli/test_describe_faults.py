@@ -3,6 +3,7 @@ README's exit status, no key repeated anywhere, Ctrl-C ending the process with w
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -273,3 +274,32 @@ def test_a_second_run_on_a_held_cache_stops_in_one_line_before_anything_slow(ser
     assert second.stderr == f"sova: error: another run is writing to {folder}; wait for it to finish or stop it\n"
     assert took < baseline + 1.0, (took, baseline)
     assert len(server.requests) == requests  # not even the model list was asked for
+
+
+def test_a_server_that_accepts_requests_and_never_answers_stops_the_run_in_one_line(server_factory, tmp_path, capsys):
+    """Scaled down: with --first-token-timeout 0.5 the run stops after two waits of 0.5 s (20 s each by default)."""
+    server = server_factory(models=["m"], repeat=("hang",))
+    started = time.monotonic()
+    assert main(describe_argv(server, tmp_path / "cache", "--first-token-timeout", "0.5")) == 1
+    took = time.monotonic() - started
+    (line,) = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(rf"sova: error: {re.escape(server.url)} gave no answer to any request for model 'm' for \d+ s "
+                        r"\(the last: ReadTimeout: no answer within 0\.5 s\): the server is not answering\. Fix: .*",
+                        line), line
+    assert took < 30, took  # two waits of 0.5 s and a back-off under 1 s, on a busy machine
+    (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
+    assert (folder / "errors.jsonl").read_text() == ""
+    assert "gave no answer" in json.loads((folder / "manifest.json").read_text())["stopped"]["reason"]
+
+
+def test_a_server_that_streams_slowly_is_not_cut(server_factory, tmp_path, capsys):
+    """Scaled down: each answer streams for 1.2 s, four times every limit given, and every clip is described."""
+    pieces = [f"{n} " for n in range(12)]
+    server = server_factory([("drip", pieces, 0.1)] * 6, models=["m"])
+    argv = describe_argv(server, tmp_path / "cache", "--first-token-timeout", "0.3", "--read-timeout", "0.3",
+                         "--concurrency", "6")
+    assert main(argv) == 0
+    assert capsys.readouterr().err == ""
+    (path,) = (tmp_path / "cache").rglob("descriptions.jsonl")
+    assert [json.loads(line)["text"] for line in path.read_text().splitlines()] == ["".join(pieces)] * 6
+    assert len(server.requests) == 6
