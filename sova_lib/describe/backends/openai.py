@@ -68,8 +68,8 @@ answered (default: twice the items being described at that moment, at least
 ``DescriberEnvironmentError`` naming the last failure: a second or two after
 the first failures when the server answers at once with errors. A server that
 gives no sign of life (no answer, no error answer, no streamed text) stops the
-run once a request has waited in vain and twice that wait has passed since its
-last sign (or since ``load()``): two ``first_token_timeout`` (about 41 s with
+run once two requests have waited in vain and twice that wait has passed since
+its last sign (or since ``load()``): two ``first_token_timeout`` (about 41 s with
 the defaults) when it never answers, two ``read_timeout`` for a server that
 does not stream. The message of a failed request is the server's own, found by
 ``openai_wire.server_message`` in any of the error bodies it lists, cut to 500
@@ -278,6 +278,7 @@ class OpenAIDescriber:
         self._next = 0
         self._failed_in_a_row = self._in_progress = 0
         self._alive_at = time.monotonic()  # the server's last sign of life: an answer, a streamed piece, an error
+        self._silent = 0  # requests that got nothing at all since then
         self._video_answered = False
         self._client: httpx.Client | None = None  # made at the first request (_http): its TLS set-up takes a while
 
@@ -352,7 +353,7 @@ class OpenAIDescriber:
                     f"{endpoint.url} does not serve the model {self.model!r}; it serves "
                     f"{listed or 'no model'}. Fix: pass one of those names as --model, "
                     "or start the server with this model")
-        self._alive_at = time.monotonic()
+        self._alive_at, self._silent = time.monotonic(), 0
         self._video_answered = False
         return self
 
@@ -414,7 +415,7 @@ class OpenAIDescriber:
     def _alive(self) -> None:
         """The server has given a sign of life: an answer, an error answer, a streamed piece."""
         with self._slots:
-            self._alive_at = time.monotonic()
+            self._alive_at, self._silent = time.monotonic(), 0
 
     def _count_failure(self, failure: "_Retry") -> None:
         """Count a failed request; ``stop_after_failed_requests`` of them in a row, none answered, stop the run."""
@@ -423,7 +424,10 @@ class OpenAIDescriber:
             count = self._failed_in_a_row
             limit = self.stop_after_failed_requests or max(4, 2 * self._in_progress)
             silent_for = time.monotonic() - self._alive_at
-        if failure.silent is not None and silent_for >= 2 * failure.silent:
+            if failure.silent is not None:
+                self._silent += 1
+            silent = self._silent
+        if failure.silent is not None and silent >= 2 and silent_for >= 2 * failure.silent:
             urls = ", ".join(e.url for e in self._endpoints)
             raise DescriberEnvironmentError(
                 f"{urls} gave no answer to any request for model {self.model!r} for {silent_for:.0f} s (the last: "

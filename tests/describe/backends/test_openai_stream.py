@@ -222,3 +222,12 @@ def test_a_stream_chunk_that_is_not_json_is_a_stream_error():
     answer = StreamedAnswer()
     with pytest.raises(StreamError, match="a chunk of the stream is not JSON"):
         answer.feed(b"data: {oops\n\n")
+
+
+def test_a_describer_idle_for_long_still_waits_twice_before_calling_a_server_dead(server_factory):
+    server = server_factory(repeat=("hang",))
+    d = OpenAIDescriber("m", server.url, first_token_timeout=0.3, sleep=lambda s: None)
+    d._alive_at -= 3600  # made an hour ago, never used: the first wait alone does not stop the run
+    with pytest.raises(DescriberEnvironmentError, match="gave no answer to any request"):
+        d.describe([request()])
+    assert len(server.requests) == 2
