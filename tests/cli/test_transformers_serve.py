@@ -122,3 +122,15 @@ def test_the_packaged_clips_described_by_transformers_serve_in_frames_mode(serve
     # incomplete character into U+FFFD, which the server's streamer holds back: the texts agree but for those
     assert {k: v.rstrip("\ufffd") for k, v in whole_texts.items()} == \
         {k: v.rstrip("\ufffd") for k, v in served_texts.items()}
+
+
+def test_video_input_video_is_refused_by_transformers_serve_in_one_line_that_says_use_frames(served, tmp_path,
+                                                                                            capsys):
+    """transformers serve loads a video only from YouTube, http(s) or a path (its ``video_utils.py``), not from the
+    comma-separated JPEG data URL of vLLM's form: the run stops in one line that says to send frames."""
+    folder, url = served
+    code = _describe(url + "/v1", folder, tmp_path / "cache", "--backend-option", "video_input=video")
+    err = capsys.readouterr().err
+    (line,) = [x for x in err.splitlines() if x.startswith("sova:")]
+    assert code == 1 and "this server does not accept video_input=video; use frames" in line, err
+    assert line.startswith("sova: error: ") and "HTTP 500" in line
