@@ -326,14 +326,16 @@ def run_describe(args) -> int:
     items, crop_source, details = items_from_args(args)
     common = dict(prompt=prompt, fps=sampling_rate(args, items), crop_source=crop_source, details=details,
                   run=run_options(args))
+    if args.engine == "ray":
+        import importlib.util
+
+        missing = [name for name in ("ray", "pyarrow") if importlib.util.find_spec(name) is None]
+        if missing:  # looked up, not imported: Ray's import takes seconds, and the cache's lock comes first
+            raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): no module {missing[0]!r}")
     describer = make_describer(args, options)
     release_notes()  # the inputs are checked: the notes come before the run
     try:
         if args.engine == "ray":
-            try:
-                import ray.data  # noqa: F401
-            except ImportError as err:
-                raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): {err}") from None
             summary = describe_items_ray(args.backend, options, items, args.cache_dir, ray=engine, **common)
         else:
             summary = describe_items(describer, items, args.cache_dir, **common)
