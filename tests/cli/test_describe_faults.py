@@ -249,8 +249,8 @@ def test_a_100_mb_answer_costs_less_memory_than_its_size(server_factory, tmp_pat
 
 
 def test_a_second_run_on_a_held_cache_stops_in_one_line_before_anything_slow(server_factory, tmp_path):
-    """The lock is taken before the decoder, torch, the server check: the second run stops within a second of a
-    run that does nothing (``--help``), and has imported none of them."""
+    """The lock is taken before the decoder, torch, the server check: the second run stops about as soon as a run
+    that does nothing (``--help``; a generous bound: twice its time and a second), and has imported none of them."""
     from filelock import FileLock
 
     server = server_factory(models=["m"])
@@ -272,7 +272,7 @@ def test_a_second_run_on_a_held_cache_stops_in_one_line_before_anything_slow(ser
         (second, took), (idle, baseline) = run(argv), run(["describe", "--help"])
     assert second.stdout == "1 []\n" and idle.stdout.endswith("0 []\n")
     assert second.stderr == f"sova: error: another run is writing to {folder}; wait for it to finish or stop it\n"
-    assert took < baseline + 1.0, (took, baseline)
+    assert took < 2 * baseline + 1.0, (took, baseline)  # measured: 0.39 s against 0.20 s, 1.2 s against 0.9 s
     assert len(server.requests) == requests  # not even the model list was asked for
 
 
