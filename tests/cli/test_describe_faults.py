@@ -272,7 +272,7 @@ def test_a_second_run_on_a_held_cache_stops_in_one_line_before_anything_slow(ser
         (second, took), (idle, baseline) = run(argv), run(["describe", "--help"])
     assert second.stdout == "1 []\n" and idle.stdout.endswith("0 []\n")
     assert second.stderr == f"sova: error: another run is writing to {folder}; wait for it to finish or stop it\n"
-    assert took < 2 * baseline + 1.0, (took, baseline)  # measured: 0.39 s against 0.20 s, 1.2 s against 0.9 s
+    assert took < 2 * baseline + 1.0, (took, baseline)  # measured: 0.39 s against 0.20 s
     assert len(server.requests) == requests  # not even the model list was asked for
 
 
