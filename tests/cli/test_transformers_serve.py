@@ -134,3 +134,15 @@ def test_video_input_video_is_refused_by_transformers_serve_in_one_line_that_say
     (line,) = [x for x in err.splitlines() if x.startswith("sova:")]
     assert code == 1 and "this server does not accept video_input=video; use frames" in line, err
     assert line.startswith("sova: error: ") and "HTTP 500" in line
+
+
+def test_a_field_transformers_serve_does_not_know_is_its_own_message_in_one_line(served, tmp_path, capsys):
+    """FastAPI's 422 ``{"detail": "Unexpected fields in the request: {...}"}`` reaches the one line as the server
+    wrote it (not as raw JSON), and is not taken for a refusal of streaming."""
+    folder, url = served
+    code = _describe(url + "/v1", folder, tmp_path / "cache", "--backend-option",
+                     'extra_body={"repetition_penalty": 1.05}')
+    err = capsys.readouterr().err
+    (line,) = [x for x in err.splitlines() if x.startswith("sova:")]
+    assert code == 1 and line.startswith("sova: error: ") and "HTTP 422" in line, err
+    assert "Unexpected fields in the request: {'repetition_penalty'}" in line and '{"detail"' not in line
