@@ -397,7 +397,7 @@ class OpenAIDescriber:
             try:
                 text = self._post(endpoint, plain, streamed)
             except (_Retry, OpenAIError) as failure:
-                if video and not self._video_answered and _VIDEO_HINT not in str(failure):
+                if video and not self._video_answered and str(failure).startswith("HTTP "):  # a server's answer
                     failure.args = (f"{failure}; {_VIDEO_HINT}",)
                 raise
         except _Retry as failure:

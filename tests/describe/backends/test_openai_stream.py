@@ -231,3 +231,12 @@ def test_a_describer_idle_for_long_still_waits_twice_before_calling_a_server_dea
     with pytest.raises(DescriberEnvironmentError, match="gave no answer to any request"):
         d.describe([request()])
     assert len(server.requests) == 2
+
+
+def test_a_time_out_in_video_form_is_not_blamed_on_the_form(server_factory):
+    server = server_factory([("hang",)])
+    d = OpenAIDescriber("m", server.url, video_input="video", first_token_timeout=0.3, max_retries=0,
+                        sleep=lambda s: None)
+    with pytest.raises(OpenAIError) as err:
+        d.describe([request()])
+    assert str(err.value) == "gave up after 1 attempts: ReadTimeout: no answer within 0.3 s"
