@@ -513,9 +513,8 @@ class OpenAIDescriber:
                                  "read")
                 new = answer.feed(chunk)
                 now = time.monotonic()
-                if new:
-                    if last is None:
-                        self._alive()
+                if new:  # every piece is a sign of life: another request's wait in vain is not the server's death
+                    self._alive()
                     last = now
                 self._check_waits(started, last, now)
             answer.close()  # read to its end (after [DONE] too), so the connection is kept for the next request
@@ -570,7 +569,7 @@ class OpenAIDescriber:
 
     def _exchange(self, endpoint: _Endpoint, body: bytes, streamed: bool) -> str:
         url = endpoint.url + "/chat/completions"
-        wait = self.first_token_timeout if streamed else self.read_timeout
+        wait = max(self.first_token_timeout, self.token_timeout) if streamed else self.read_timeout
         for again in (False, True):
             try:
                 status, headers, data = self._request("POST", url, self.read_timeout, body, streamed)

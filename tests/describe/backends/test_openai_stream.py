@@ -1,6 +1,7 @@
 """The OpenAI-compatible backend's streamed answers: the same text as a whole answer, a dead server told from a slow
 one, a server that does not stream, and error bodies of every server's shape (a loopback server, 127.0.0.1)."""
 import json
+import time
 
 import httpx
 import pytest
@@ -240,3 +241,30 @@ def test_a_time_out_in_video_form_is_not_blamed_on_the_form(server_factory):
     with pytest.raises(OpenAIError) as err:
         d.describe([request()])
     assert str(err.value) == "gave up after 1 attempts: ReadTimeout: no answer within 0.3 s"
+
+
+def test_a_live_stream_keeps_the_server_alive_while_other_requests_wait_in_vain(server_factory):
+    """One request streams for 1.5 s while two others get nothing (a server that answers one at a time): the
+    first-token waits of those two (0.3 s each, twice) do not stop the run."""
+    server = server_factory([("drip", ["a "] * 15, 0.1), ("hang",), ("hang",), ("hang",), ("hang",)])
+    d = OpenAIDescriber("m", server.url, first_token_timeout=0.3, max_retries=1, stop_after_failed_requests=10,
+                        sleep=lambda s: None)
+    outcomes = []
+
+    def one(n):
+        try:
+            outcomes.append(d.describe([request(n)])[0])
+        except OpenAIError as err:
+            outcomes.append(str(err))
+
+    import threading
+
+    first = threading.Thread(target=one, args=(1,))
+    first.start()
+    time.sleep(0.2)  # the stream has begun
+    others = [threading.Thread(target=one, args=(n,)) for n in (2, 3)]
+    for t in others:
+        t.start()
+    for t in [first, *others]:
+        t.join(30)
+    assert sorted(outcomes) == ["a " * 15] + ["gave up after 2 attempts: ReadTimeout: no answer within 0.3 s"] * 2
