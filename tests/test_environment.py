@@ -47,7 +47,8 @@ def test_torchvision_is_the_release_built_for_torch():
 
 #: Pinned for the tests and the checks of the code alone, not needed to run sova_lib; and pinned only to fix the
 #: release that other packages bring (sentence-transformers and scikit-learn need scipy; sova_lib never imports it).
-DEVELOPMENT = {"pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "ruff", "import-linter"}
+DEVELOPMENT = {"pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "ruff", "import-linter",
+               "fastapi", "uvicorn", "starlette", "openai"}  # the last four: transformers serve, in the tests
 TRANSITIVE = {"scipy"}
 
 

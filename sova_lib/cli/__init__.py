@@ -10,7 +10,11 @@ or input (``CliError``, ``ValueError``, ``FileNotFoundError``; an error that
 lists its ``problems``, such as an invalid submission, has them printed
 first, one per line) with exit status 2, the environment (any other
 ``OSError``: a cache another run is writing, a full disk, a read-only folder,
-a server) with 1, Ctrl-C with 130.
+a server) with 1, Ctrl-C with 130. A command's notes (``options.note``) are
+held until it has checked its input (``options.release_notes``, which a long
+run calls before it starts, or its end), so a refused input is one line. A
+reader that has gone (``sova ... | head -1``) ends the command quietly, exit
+status 0.
 Heavy imports (torch, transformers, video decoders) stay inside the functions
 that need them, so that ``sova --help`` stays fast.
 """
@@ -141,19 +145,28 @@ def _run(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as done:  # --help, --version, or a usage error already printed in one line
         return done.code if isinstance(done.code, int) else 2
+    from sova_lib.cli.options import hold_notes, release_notes
+
+    hold_notes()  # a note about an option comes out once the inputs are checked: never before a refusal
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        release_notes()
+        return code
     except (CliError, ValueError, FileNotFoundError) as err:  # the invocation or an input file
+        release_notes(show=False)
         problems = getattr(err, "problems", [])
         more = [f"... and {len(problems) - MAX_LISTED} more problems"] if len(problems) > MAX_LISTED else []
         print(*problems[:MAX_LISTED], *more, f"sova: error: {_one_line(err)}", sep="\n", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        release_notes(show=False)
         return end_interrupted()
     except BrokenPipeError:
         raise  # not the environment: main ends quietly
     except OSError as err:  # the environment, not the invocation: named in one line, exit status 1
+        release_notes(show=False)
         print(f"sova: error: {_one_line(err)}", file=sys.stderr)
         return 1
     finally:
+        release_notes(show=False)  # whatever ended the command, later notes are printed at once
         sys.stdout.flush()

@@ -112,6 +112,7 @@ from sova_lib.cli.options import (
     existing_folder,
     note,
     positive_rate,
+    release_notes,
 )
 from sova_lib.describe import contract
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
@@ -149,7 +150,7 @@ _MODEL_FREE = frozenset({"motion"})
 
 #: Options that set the describer keyword of their name (only when given on the command line).
 _PASS_THROUGH = ("model", "base_url", "concurrency", "max_new_tokens", "api_key_env", "device_map", "connect_timeout",
-                 "read_timeout", "model_tag", "batch_size")
+                 "read_timeout", "model_tag", "batch_size", "first_token_timeout")
 
 
 def add_commands(subparsers) -> None:
@@ -337,13 +338,16 @@ def run_describe(args) -> int:
     items, crop_source, details = items_from_args(args)
     common = dict(prompt=prompt, **frame_options(args, items), crop_source=crop_source, details=details,
                   run=run_options(args))
+    if args.engine == "ray":
+        import importlib.util
+
+        missing = [name for name in ("ray", "pyarrow") if importlib.util.find_spec(name) is None]
+        if missing:  # looked up, not imported: Ray's import takes seconds, and the cache's lock comes first
+            raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): no module {missing[0]!r}")
     describer = make_describer(args, options)
+    release_notes()  # the inputs are checked: the notes come before the run
     try:
         if args.engine == "ray":
-            try:
-                import ray.data  # noqa: F401
-            except ImportError as err:
-                raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): {err}") from None
             summary = describe_items_ray(args.backend, options, items, args.cache_dir, ray=engine, **common)
         else:
             summary = describe_items(describer, items, args.cache_dir, **common)
@@ -358,12 +362,11 @@ def run_describe(args) -> int:
 
 
 def run_import(args) -> int:
-    if args.fps is None:
-        args.fps = 1.0
-        note("--fps not given; the import records 1 frame per second (the paper's rate)")
     folder, added, texts, notes = sovabench.import_authors(
         args.authors_json, args.cache_dir, backend=args.backend, model=args.model, revision=args.revision,
-        prompt=resolve_prompt(args.prompt, args.system_prompt), fps=args.fps)
+        prompt=resolve_prompt(args.prompt, args.system_prompt), fps=1.0 if args.fps is None else args.fps)
+    if args.fps is None:
+        note("--fps not given; the import records 1 frame per second (the paper's rate)")
     for line in notes:
         note(line)
     print(f"imported {added} descriptions ({len(texts) - added} already there) into {folder}")

@@ -34,23 +34,48 @@ from sova_lib.encoder import default_cache_dir
 __all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options", "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
            "add_frame_options", "positive_rate", "count", "positive_count", "positive_number", "nonnegative_number",
-           "existing_file", "existing_folder", "note", "report"]
+           "existing_file", "existing_folder", "note", "hold_notes", "release_notes", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
 
 
+#: Notes held until the command has checked its inputs (``hold_notes``), or None: notes are printed at once.
+_held_notes: list[str] | None = None
+
+
 def note(text: str) -> None:
-    """One ``sova: note:`` line on stderr."""
-    print(f"sova: note: {text}", file=sys.stderr)
+    """One ``sova: note:`` line on stderr: at once, or, while notes are held, when they are let go."""
+    line = f"sova: note: {text}"
+    if _held_notes is not None:
+        _held_notes.append(line)
+    else:
+        print(line, file=sys.stderr)
+
+
+def hold_notes() -> None:
+    """Hold every note until ``release_notes`` (``sova_lib.cli.main`` holds them while a command checks its input,
+    so that a refused input is one line on stderr)."""
+    global _held_notes
+    _held_notes = []
+
+
+def release_notes(show: bool = True) -> None:
+    """Print the notes held so far (``show=False``: drop them: the command failed), then print notes at once."""
+    global _held_notes
+    held, _held_notes = _held_notes or [], None
+    if show and held:
+        print(*held, sep="\n", file=sys.stderr)
 
 
 def report(args, result, text: str | None, payload: dict | None = None, notes=(), remarks=()) -> int:
     """What a scoring command ends with: with ``--out``, ``result.to_record()`` written there (its path on
     stderr); ``payload`` (default ``result.to_json()``) as one JSON line with ``--json``, else ``text``; then the
-    lines of ``remarks`` and each of ``notes`` on stderr. Returns the exit status, 0."""
+    lines of ``remarks`` and each of ``notes`` on stderr. Returns the exit status, 0. The notes held while the
+    command checked its input come first (the result is made: its input was good)."""
     import json
 
+    release_notes()
     from sova_lib.records import write_record
 
     if args.out:
@@ -193,7 +218,11 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
     g.add_argument("--connect-timeout", type=positive_number, metavar="S",
                    help="openai backend: seconds to wait for a connection to the server (default 10)")
     g.add_argument("--read-timeout", type=positive_number, metavar="S",
-                   help="openai backend: seconds to wait for one whole answer (default 120)")
+                   help="openai backend: seconds to wait for one whole answer from a server that does not stream "
+                        "(default 120)")
+    g.add_argument("--first-token-timeout", type=positive_number, metavar="S",
+                   help="openai backend: seconds to wait for the first streamed token, and the longest silence "
+                        "between two (default 20; a stream that keeps coming is not cut)")
     g.add_argument("--device-map", metavar="MAP",
                    help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
                         "(accelerate)")

@@ -49,6 +49,7 @@ VOCABULARY: dict[str, str] = {
     "--max-answer-chars": "longest answer kept, in characters (a longer one is cut and flagged)",
     "--connect-timeout": "seconds to wait for a connection to a server",
     "--read-timeout": "seconds to wait for one whole answer from a server",
+    "--first-token-timeout": "seconds to wait for a server's first streamed token",
     "--device-map": "how a transformers model is split over GPUs",
     "--backend-option": "any other describer keyword (KEY=VALUE)",
     "--qa-mode": "MUVR-QA: how frames are sent",

@@ -83,7 +83,11 @@ def effective_rate(items, fps: float) -> float:
     cache key records that rate, so asking 1000 fps of 30 fps clips shares the
     30 fps cache. Videos are probed in order until one is at least as fast as
     ``fps`` (one probe in the usual case); unreadable or missing files and
-    images are skipped. ``fps`` when no video can be probed.
+    images are skipped. ``fps`` when no video can be probed. A video's container
+    header (PyAV, a tenth of a second) answers the usual case; the decoder,
+    whose import (torch) takes seconds, is loaded only for a video slower than
+    ``fps``, so a run finds its cache folder, and a second run that another
+    holds it, before anything slow.
     """
     from sova_lib.video.frames import probe
 
@@ -91,6 +95,8 @@ def effective_rate(items, fps: float) -> float:
     for item in items:
         if item.error is not None or not item.video or not Path(item.path).is_file():
             continue
+        if _header_rate(item.path) >= fps:  # the usual case, told without loading the decoder
+            return fps
         try:
             rate = float(probe(item.path).fps)
         except Exception:  # noqa: BLE001 - an unreadable file is that item's error later, not this probe's
@@ -99,3 +105,17 @@ def effective_rate(items, fps: float) -> float:
             return fps
         rates.append(rate)
     return max(rates, default=fps)
+
+
+
+def _header_rate(path) -> float:
+    """The average frame rate in a video's container header (PyAV), or 0.0 when it cannot be read."""
+    try:
+        import av
+
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            rate = stream.average_rate or stream.guessed_rate
+            return float(rate) if rate else 0.0
+    except Exception:  # noqa: BLE001 - any failure: the full probe decides
+        return 0.0

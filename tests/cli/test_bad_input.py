@@ -172,3 +172,74 @@ def test_a_packaged_split_name_is_no_protocol_of_clips_plan(capsys, tmp_path):
                         "--out", tmp_path / "m.tsv", "--no-index", "--no-progress")
     # the name of a packaged TSV is no protocol: the protocols' names are inter-pair, intra-pair, ...
     assert code == 2 and "--tsv intrapair: no such file (or give a protocol: inter-pair," in _error_line(err)
+
+
+# --------------------------------------------------------------------------- every command: checked first, then notes
+
+#: One refused input per command, each given with an option that draws a note when the input is fine (``--model``
+#: for the motion backend, ``--fps`` left out of an import, ``--bootstrap 1``, ``--embedder`` with vectors,
+#: ``--no-split`` with vectors, ``--workers`` without ``--engine``): the note must not come before the refusal.
+REFUSALS = {
+    "import": ["import", "--authors-json", "{jsonl}", "--cache-dir", "{tmp}/c", "--backend", "transformers",
+               "--model", "m", "--prompt", "general"],
+    "describe": ["describe", "--backend", "motion", "--model", "x", "--videos", "{empty}", "--cache-dir", "{tmp}/c"],
+    "describe (ray implied)": ["describe", "--backend", "motion", "--model", "x", "--workers", "2", "--videos",
+                               "{empty}", "--cache-dir", "{tmp}/c"],
+    "embed": ["embed", "--videos", "{empty}", "--model", "x", "--cache-dir", "{tmp}/c"],
+    "compare": ["compare", "--protocol", "intra-pair", "--no-split", "{npz}", "{npz}"],
+    "reproduce": ["reproduce", "--bootstrap", "1", "--notebooks", "{empty}"],
+    "sovabench clips plan": ["sovabench", "clips", "plan", "--tsv", "{tmp}/none.tsv", "--annotations", "{empty}",
+                             "--out", "{tmp}/m.tsv"],
+    "sovabench clips extract": ["sovabench", "clips", "extract", "--manifest", "{jsonl}", "--video-root", "{empty}",
+                                "--out", "{tmp}/clips"],
+    "sovabench clips stats": ["sovabench", "clips", "stats", "--manifest", "{jsonl}"],
+    "sovabench describe": ["sovabench", "describe", "--backend", "motion", "--model", "x", "--protocol", "intra-pair",
+                           "--video-root", "{empty}", "--cache-dir", "{tmp}/c"],
+    "sovabench embed": ["sovabench", "embed", "--protocol", "intra-pair", "--video-root", "{empty}", "--model", "x",
+                        "--cache-dir", "{tmp}/c"],
+    "sovabench evaluate": ["sovabench", "evaluate", "--protocol", "intra-pair", "--bootstrap", "1", "--embeddings",
+                           "{npz}", "--embedder", "x", "--no-split"],
+    "image-tasks describe": ["image-tasks", "describe", "--backend", "motion", "--model", "x", "--images", "{empty}",
+                             "--cache-dir", "{tmp}/c"],
+    "image-tasks embed": ["image-tasks", "embed", "--images", "{empty}", "--model", "x", "--cache-dir", "{tmp}/c"],
+    "image-tasks evaluate": ["image-tasks", "evaluate", "--task", "vsr-random", "--bootstrap", "1", "--embeddings",
+                             "{npz}", "--embedder", "x"],
+    "muvr describe": ["muvr", "describe", "--data", "{empty}", "--video-root", "{empty}", "--backend", "motion",
+                      "--model", "x", "--cache-dir", "{tmp}/c"],
+    "muvr evaluate": ["muvr", "evaluate", "--data", "{empty}", "--embeddings", "{npz}", "--embedder", "x",
+                      "--bootstrap", "1"],
+    "vantage describe": ["vantage", "describe", "--task", "vqa", "--items", "{jsonl}", "--backend", "motion",
+                         "--model", "x", "--cache-dir", "{tmp}/c"],
+    "vantage evaluate": ["vantage", "evaluate", "--task", "vqa", "--items", "{jsonl}", "--answers", "{empty}"],
+    "vantage submit": ["vantage", "submit", "--task", "vqa", "--items", "{jsonl}", "--answers", "{empty}",
+                       "--model", "m", "--out", "{tmp}/s.jsonl"],
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_every_commands_refused_input_is_exactly_one_line_on_stderr(tmp_path, case):
+    """A refused input: exit status 2 and one line on stderr, that line the error (no note, no progress bar)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.paths import ROOT
+
+    (tmp_path / "empty").mkdir()
+    files = {"tmp": tmp_path, "empty": tmp_path / "empty", "jsonl": tmp_path / "d.jsonl", "npz": tmp_path / "v.npz"}
+    files["jsonl"].write_text('{"id": 1, "text": "a"}\n{"id": 2, "text": "b"}\n')
+    files["npz"].write_text("not an archive\n")
+    argv = [a.format(**files) for a in REFUSALS[case]]
+    done = subprocess.run([sys.executable, "-m", "sova_lib", *argv], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    lines = done.stderr.splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("sova: error: "), done.stderr
+
+
+def test_a_note_comes_once_the_input_is_checked(capsys, tmp_path):
+    """The same import with a good file: the note about --fps comes, after the command's own output."""
+    src = tmp_path / "a.json"
+    src.write_text(json.dumps({"3": "A car turns."}))
+    code, out, err = _run(capsys, *_import_argv(src, tmp_path))
+    assert code == 0 and out.startswith("imported 1 descriptions")
+    assert err == "sova: note: --fps not given; the import records 1 frame per second (the paper's rate)\n"

@@ -3,6 +3,7 @@ README's exit status, no key repeated anywhere, Ctrl-C ending the process with w
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -245,3 +246,60 @@ def test_a_100_mb_answer_costs_less_memory_than_its_size(server_factory, tmp_pat
     assert code == 1 and "the server's answer is longer than 4194304 bytes; it was not read" in err
     assert peak - baseline < 100_000  # KB: less than the size of one answer above the same run with short ones
     print(f"peak memory {peak / 1e3:.0f} MB against {baseline / 1e3:.0f} MB with short answers")
+
+
+def test_a_second_run_on_a_held_cache_stops_in_one_line_before_anything_slow(server_factory, tmp_path):
+    """The lock is taken before the decoder, torch, the server check: the second run stops about as soon as a run
+    that does nothing (``--help``; a generous bound: twice its time and a second), and has imported none of them."""
+    from filelock import FileLock
+
+    server = server_factory(models=["m"])
+    argv = describe_argv(server, tmp_path / "cache")
+    assert main(argv) == 0
+    (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    script = ("import sys; from sova_lib.cli import main; code = main(sys.argv[1:]); "
+              "print(code, sorted(m for m in ('torch', 'decord', 'transformers', 'ray') if m in sys.modules))")
+
+    def run(args):
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env,
+                              timeout=120)
+        return done, time.monotonic() - started
+
+    requests = len(server.requests)
+    with FileLock(folder / ".lock"):
+        (second, took), (idle, baseline) = run(argv), run(["describe", "--help"])
+    assert second.stdout == "1 []\n" and idle.stdout.endswith("0 []\n")
+    assert second.stderr == f"sova: error: another run is writing to {folder}; wait for it to finish or stop it\n"
+    assert took < 2 * baseline + 1.0, (took, baseline)  # measured: 0.39 s against 0.20 s
+    assert len(server.requests) == requests  # not even the model list was asked for
+
+
+def test_a_server_that_accepts_requests_and_never_answers_stops_the_run_in_one_line(server_factory, tmp_path, capsys):
+    """Scaled down: with --first-token-timeout 0.5 the run stops after two waits of 0.5 s (20 s each by default)."""
+    server = server_factory(models=["m"], repeat=("hang",))
+    started = time.monotonic()
+    assert main(describe_argv(server, tmp_path / "cache", "--first-token-timeout", "0.5")) == 1
+    took = time.monotonic() - started
+    (line,) = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(rf"sova: error: {re.escape(server.url)} gave no answer to any request for model 'm' for \d+ s "
+                        r"\(the last: ReadTimeout: no answer within 0\.5 s\): the server is not answering\. Fix: .*",
+                        line), line
+    assert took < 30, took  # two waits of 0.5 s and a back-off under 1 s, on a busy machine
+    (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
+    assert (folder / "errors.jsonl").read_text() == ""
+    assert "gave no answer" in json.loads((folder / "manifest.json").read_text())["stopped"]["reason"]
+
+
+def test_a_server_that_streams_slowly_is_not_cut(server_factory, tmp_path, capsys):
+    """Scaled down: each answer streams for 1.2 s, four times every limit given, and every clip is described."""
+    pieces = [f"{n} " for n in range(12)]
+    server = server_factory([("drip", pieces, 0.1)] * 6, models=["m"])
+    argv = describe_argv(server, tmp_path / "cache", "--first-token-timeout", "0.3", "--read-timeout", "0.3",
+                         "--concurrency", "6")
+    assert main(argv) == 0
+    assert capsys.readouterr().err == ""
+    (path,) = (tmp_path / "cache").rglob("descriptions.jsonl")
+    assert [json.loads(line)["text"] for line in path.read_text().splitlines()] == ["".join(pieces)] * 6
+    assert len(server.requests) == 6

@@ -20,6 +20,20 @@ text wherever it is served). Each request is::
 Frames are sent at their own size as JPEG (quality ``jpeg_quality``).
 Decoding is greedy (``temperature=0``).
 
+The answer is streamed (``stream=True``, the default): the body ends with
+``"stream": true, "stream_options": {"include_usage": true}`` and the server
+sends server-sent events, read by ``openai_wire.StreamedAnswer``; the text is
+the same as the whole answer's ``choices[0].message.content``. Streaming tells
+a live server from a dead one without cutting a long answer:
+``first_token_timeout`` (default 20 s) bounds the wait for the first piece of
+text, ``token_timeout`` (default: the same) the silence between two pieces,
+``stream_timeout`` (default 1800 s) the whole streamed answer. A server that
+answers a streamed request whole, or refuses it with HTTP 400/422 naming the
+stream fields (FastAPI's "Unexpected fields in the request"), gets whole
+requests from then on (``stream`` turns False; said once on stderr), each
+answer bounded by ``read_timeout``. ``stream=False`` sends whole requests from
+the start.
+
 ``video_input="video"`` sends a video's frames as one video instead of one
 image per frame: a single ``{"type": "video_url", "video_url": {"url":
 "data:video/jpeg;base64,<frame 1>,<frame 2>,..."}}`` part, the form vLLM's
@@ -52,13 +66,20 @@ message. A server that fails every request stops the run: once
 answered (default: twice the items being described at that moment, at least
 4, so each has failed twice), the run stops with
 ``DescriberEnvironmentError`` naming the last failure: a second or two after
-the first failures when the server answers at once with errors, two
-``read_timeout`` after the first request when it never answers.
+the first failures when the server answers at once with errors. A server that
+gives no sign of life (no answer, no error answer, no streamed text) stops the
+run once two requests have waited in vain and twice that wait has passed since
+its last sign (or since ``load()``): two ``first_token_timeout`` (about 41 s with
+the defaults) when it never answers, two ``read_timeout`` for a server that
+does not stream. The message of a failed request is the server's own, found by
+``openai_wire.server_message`` in any of the error bodies it lists, cut to 500
+characters. While no ``video_input="video"`` request of a run has been
+answered, a failed one says that the server may not take that form.
 
-Every wait is bounded: ``connect_timeout`` (default 10 s) for a connection,
-``read_timeout`` (default 120 s: a long answer of ``max_new_tokens`` from a
-busy server) for the whole answer to one request, ``backoff_max`` between
-attempts. ``stop()`` (the runner calls it when a run ends early, e.g. on
+Every wait is bounded: ``connect_timeout`` (default 10 s) for a connection, the streaming
+limits above, ``read_timeout`` (default 120 s: a long answer of
+``max_new_tokens`` from a busy server) for a whole answer that is not
+streamed, ``backoff_max`` between attempts. ``stop()`` (the runner calls it when a run ends early, e.g. on
 Ctrl-C) ends the waits between attempts at once.
 
 What the server runs is part of the cache key: ``fingerprint()`` (asked once
@@ -120,6 +141,7 @@ import math
 import os
 import re
 import socket
+import sys
 import threading
 import time
 from typing import Any, Callable, Sequence
@@ -128,6 +150,7 @@ from urllib.parse import urlsplit
 import httpx
 import tenacity
 
+from sova_lib.describe.backends.openai_wire import StreamedAnswer, StreamError, cut, server_message
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.storage import JSON_ERRORS, REDACTED, redact
 from sova_lib.video.frames import to_rgb_image
@@ -141,9 +164,25 @@ MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+#: What a streamed request adds to the body (OpenAI's chat completions: ``stream``, ``stream_options``).
+STREAM_FIELDS = {"stream": True, "stream_options": {"include_usage": True}}
+
+#: Statuses a server answers a request it cannot parse with (a server that refuses ``stream``).
+_REFUSED = (400, 422)
+
+#: A refusal that names the stream fields (FastAPI's "Unexpected fields in the request: {'stream', ...}", vLLM's
+#: "Stream options can only be defined when `stream=True`"), not a media type such as text/event-stream.
+_NAMES_STREAM = re.compile(r"(?<![\w/-])stream(_options| options)?(?![\w/-])", re.IGNORECASE)
+
+#: What the first failures of a ``video_input="video"`` request say while no such request has been answered.
+_VIDEO_HINT = ("this server does not accept video_input=video; use frames (--backend-option video_input=frames; "
+               "docs/gpu.md lists which servers take which form)")
+
 
 class OpenAIError(RuntimeError):
-    """A request that failed for good (a 4xx answer, or retries used up)."""
+    """A request that failed for good (a 4xx answer, or retries used up); ``status``: the HTTP status, if any."""
+
+    status: int | None = None
 
 
 def encode_jpeg(image: Any, quality: int = 90) -> str:
@@ -169,9 +208,12 @@ class _Endpoint:
 
 
 class _Retry(Exception):
-    def __init__(self, reason: str, wait: float | None = None):
+    """A failed attempt to retry: ``wait`` is the server's ``Retry-After``; ``silent`` the seconds waited for an
+    answer that never began (a time-out with nothing received), None otherwise."""
+
+    def __init__(self, reason: str, wait: float | None = None, silent: float | None = None):
         super().__init__(reason)
-        self.wait = wait
+        self.wait, self.silent = wait, silent
 
 
 class OpenAIDescriber:
@@ -201,6 +243,10 @@ class OpenAIDescriber:
         max_new_tokens: int = 1024,
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
+        first_token_timeout: float = 20.0,
+        token_timeout: float | None = None,
+        stream_timeout: float = 1800.0,
+        stream: bool = True,
         max_retries: int = 6,
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
@@ -218,7 +264,9 @@ class OpenAIDescriber:
         if not model:
             raise ValueError("the openai backend needs --model: the model name the server serves")
         _check_settings(api_key_env, video_input, extra_body or {}, connect_timeout=connect_timeout,
-                        read_timeout=read_timeout, backoff_max=backoff_max)
+                        read_timeout=read_timeout, backoff_max=backoff_max, first_token_timeout=first_token_timeout,
+                        token_timeout=first_token_timeout if token_timeout is None else token_timeout,
+                        stream_timeout=stream_timeout)
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not urls:
             raise ValueError("the openai backend needs at least one base_url")
@@ -235,6 +283,10 @@ class OpenAIDescriber:
         self.max_concurrency = self.concurrency * len(self._endpoints)
         self.max_new_tokens = int(max_new_tokens)
         self.connect_timeout, self.read_timeout = float(connect_timeout), float(read_timeout)
+        self.first_token_timeout = float(first_token_timeout)
+        self.token_timeout = self.first_token_timeout if token_timeout is None else float(token_timeout)
+        self.stream_timeout = float(stream_timeout)
+        self.stream = bool(stream)
         self.max_retries = int(max_retries)
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
@@ -249,10 +301,10 @@ class OpenAIDescriber:
         self._slots = threading.Condition()  # guards the endpoints' slots, the counters and the rng
         self._next = 0
         self._failed_in_a_row = self._in_progress = 0
-        # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but the key;
-        # each request sets its own timeouts (_request)
-        self._client = httpx.Client(trust_env=False, limits=httpx.Limits(
-            max_connections=None, max_keepalive_connections=self.max_concurrency))
+        self._alive_at = time.monotonic()  # the server's last sign of life: an answer, a streamed piece, an error
+        self._silent = 0  # requests that got nothing at all since then
+        self._video_answered = False
+        self._client: httpx.Client | None = None  # made at the first request (_http): its TLS set-up takes a while
 
     def config(self) -> dict:
         """The settings that change the text (hashed into the cache key)."""
@@ -299,11 +351,11 @@ class OpenAIDescriber:
                                             "the server is not answering. Fix: check it and its log, then run the "
                                             "same command again") from None
         if status in (401, 403):
-            raise self._refused(endpoint, status, self._redact(_server_message(data)))
+            raise self._refused(endpoint, status, cut(self._redact(server_message(data))))
         if status != 200:
             if status >= 500:
                 raise DescriberEnvironmentError(f"{url} answered HTTP {status}: "
-                                                f"{self._redact(_server_message(data))}. Fix: check the server's log")
+                                                f"{cut(self._redact(server_message(data)))}. Fix: check the server's log")
             return {}  # no listing route
         try:
             listed = [m for m in json.loads(data)["data"] if isinstance(m, dict)]
@@ -323,7 +375,9 @@ class OpenAIDescriber:
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
         return {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
-                "connect_timeout_s": self.connect_timeout, "read_timeout_s": self.read_timeout,
+                "connect_timeout_s": self.connect_timeout, "read_timeout_s": self.read_timeout, "stream": self.stream,
+                "first_token_timeout_s": self.first_token_timeout, "token_timeout_s": self.token_timeout,
+                "stream_timeout_s": self.stream_timeout,
                 "max_retries": self.max_retries, "backoff_max_s": self.backoff_max,
                 "stop_after_failed_requests": self.stop_after_failed_requests,
                 "max_response_bytes": self.max_response_bytes}
@@ -379,6 +433,8 @@ class OpenAIDescriber:
                     f"{endpoint.url} does not serve the model {self.model!r}; it serves "
                     f"{listed or 'no model'}. Fix: pass one of those names as --model, "
                     "or start the server with this model")
+        self._alive_at, self._silent = time.monotonic(), 0
+        self._video_answered = False
         return self
 
     def stop(self) -> None:
@@ -395,7 +451,9 @@ class OpenAIDescriber:
             return endpoint
 
     def _describe_one(self, request: DescribeRequest) -> str:
-        body = json.dumps(self.request_body(request)).encode("utf-8")
+        fields = self.request_body(request)
+        body = (json.dumps(fields).encode("utf-8"), json.dumps({**fields, **STREAM_FIELDS}).encode("utf-8"),
+                request.is_video and self.video_input == "video")
         attempts = tenacity.Retrying(retry=tenacity.retry_if_exception_type(_Retry),
                                      stop=tenacity.stop_after_attempt(self.max_retries + 1),
                                      wait=self._wait, sleep=self._pause)
@@ -410,12 +468,18 @@ class OpenAIDescriber:
             with self._slots:
                 self._in_progress -= 1
 
-    def _attempt(self, body: bytes) -> str:
+    def _attempt(self, body: tuple[bytes, bytes, bool]) -> str:
         if self._stopping.is_set():
             raise OpenAIError("not sent: the run has stopped")
         endpoint = self._acquire()
+        plain, streamed, video = body
         try:
-            text = self._post(endpoint, body)
+            try:
+                text = self._post(endpoint, plain, streamed)
+            except (_Retry, OpenAIError) as failure:
+                if video and not self._video_answered and str(failure).startswith("HTTP "):  # a server's answer
+                    failure.args = (f"{failure}; {_VIDEO_HINT}",)
+                raise
         except _Retry as failure:
             self._count_failure(failure)
             raise
@@ -425,7 +489,13 @@ class OpenAIDescriber:
                 self._slots.notify()
         with self._slots:
             self._failed_in_a_row = 0
+            self._video_answered |= video
         return text
+
+    def _alive(self) -> None:
+        """The server has given a sign of life: an answer, an error answer, a streamed piece."""
+        with self._slots:
+            self._alive_at, self._silent = time.monotonic(), 0
 
     def _count_failure(self, failure: "_Retry") -> None:
         """Count a failed request; ``stop_after_failed_requests`` of them in a row, none answered, stop the run."""
@@ -433,6 +503,17 @@ class OpenAIDescriber:
             self._failed_in_a_row += 1
             count = self._failed_in_a_row
             limit = self.stop_after_failed_requests or max(4, 2 * self._in_progress)
+            silent_for = time.monotonic() - self._alive_at
+            if failure.silent is not None:
+                self._silent += 1
+            silent = self._silent
+        if failure.silent is not None and silent >= 2 and silent_for >= 2 * failure.silent:
+            urls = ", ".join(e.url for e in self._endpoints)
+            raise DescriberEnvironmentError(
+                f"{urls} gave no answer to any request for model {self.model!r} for {silent_for:.0f} s (the last: "
+                f"{failure}): the server is not answering. Fix: check the server and its log; a server that is "
+                "busy or slow to start answering needs a larger --first-token-timeout (--read-timeout for one "
+                "that does not stream); then run the same command again")
         if count >= limit:
             urls = ", ".join(e.url for e in self._endpoints)
             raise DescriberEnvironmentError(
@@ -459,50 +540,146 @@ class OpenAIDescriber:
         """``text`` without the API key's value and any ``Authorization`` / ``Bearer`` value."""
         return redact(text, [os.environ.get(self.api_key_env, "")])
 
-    def _request(self, method: str, url: str, timeout: float,
-                 content: bytes | None = None) -> tuple[int, httpx.Headers, bytes]:
-        """``(status, headers, body)`` of one request; the body is read as a stream, bounded in size and time."""
+    def _http(self) -> httpx.Client:
+        """The one HTTP client, made at the first request."""
+        with self._slots:
+            if self._client is None:
+                # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but
+                # the key; each request sets its own timeouts (_request)
+                self._client = httpx.Client(trust_env=False, limits=httpx.Limits(
+                    max_connections=None, max_keepalive_connections=self.max_concurrency))
+            return self._client
+
+    def _request(self, method: str, url: str, timeout: float, content: bytes | None = None,
+                 streamed: bool = False) -> tuple[int, httpx.Headers, bytes | str]:
+        """``(status, headers, body)`` of one request; the body is read as a stream, bounded in size and time.
+
+        ``streamed``: the request asks for a stream; a 200 that streams (server-sent events) gives the answer's
+        text as ``body`` (``_read_events``), anything else its bytes, read within ``read_timeout``.
+        """
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = os.environ.get(self.api_key_env)  # read at each request; only ever in this header
         if key:
             headers["Authorization"] = f"Bearer {key}"
         started = time.monotonic()
-        with self._client.stream(method, url, content=content, headers=headers,
+        if streamed:  # each read waits at most this long; _read_events keeps the finer bounds
+            timeout = max(self.first_token_timeout, self.token_timeout)
+            headers["Accept"] = "text/event-stream, application/json"
+        with self._http().stream(method, url, content=content, headers=headers,
                                  timeout=httpx.Timeout(timeout, connect=self.connect_timeout)) as response:
+            kind = response.headers.get("Content-Type", "")
+            if streamed and response.status_code == 200 and kind.startswith("text/event-stream"):
+                return 200, response.headers, self._read_events(response, started)
+            limit = self.read_timeout if streamed else timeout
             body = bytearray()
             for chunk in response.iter_bytes():
                 body += chunk
                 if len(body) > self.max_response_bytes:
                     raise _Retry(f"the server's answer is longer than {self.max_response_bytes} bytes; it was not "
                                  "read")
-                if time.monotonic() - started > timeout:
-                    raise _Retry(f"the server's answer took longer than {timeout:g} s (read_timeout)")
+                if time.monotonic() - started > limit:
+                    raise _Retry(f"the server's answer took longer than {limit:g} s (read_timeout)")
             return response.status_code, response.headers, bytes(body)
 
-    def _post(self, endpoint: _Endpoint, body: bytes) -> str:
+    def _read_events(self, response: httpx.Response, started: float) -> str:
+        """The text of a streamed answer, each wait bounded: ``first_token_timeout`` until its first piece,
+        ``token_timeout`` between pieces, ``stream_timeout`` for the whole; ``_Retry`` when one is passed."""
+        answer, size, last = StreamedAnswer(), 0, None
+        try:
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > self.max_response_bytes:
+                    raise _Retry(f"the server's answer is longer than {self.max_response_bytes} bytes; it was not "
+                                 "read")
+                new = answer.feed(chunk)
+                now = time.monotonic()
+                if new:  # every piece is a sign of life: another request's wait in vain is not the server's death
+                    self._alive()
+                    last = now
+                self._check_waits(started, last, now)
+            answer.close()  # read to its end (after [DONE] too), so the connection is kept for the next request
+        except StreamError as err:
+            raise _Retry(self._redact(cut(str(err)))) from None
+        except httpx.TimeoutException:
+            self._check_waits(started, last, time.monotonic())
+            raise self._stream_silent(last) from None
+        except httpx.TransportError as err:
+            raise _Retry(self._redact(f"the stream broke off ({type(err).__name__}: {err})")) from None
+        if not (answer.done or answer.finish_reason):
+            raise _Retry("the stream ended before the answer did (neither a finish_reason nor [DONE])")
+        if not answer.text.strip():
+            raise _Retry(f"the server's answer is empty (finish_reason {self._redact(repr(answer.finish_reason))})")
+        key = os.environ.get(self.api_key_env, "")
+        return answer.text.replace(key, REDACTED) if key else answer.text
+
+    def _check_waits(self, started: float, last: float | None, now: float) -> None:
+        if last is None and now - started > self.first_token_timeout:
+            raise self._stream_silent(None)
+        if last is not None and now - last > self.token_timeout:
+            raise self._stream_silent(last)
+        if now - started > self.stream_timeout:
+            raise _Retry(f"the streamed answer took longer than {self.stream_timeout:g} s (stream_timeout)")
+
+    def _stream_silent(self, last: float | None) -> _Retry:
+        if last is None:
+            return _Retry(f"no streamed token within {self.first_token_timeout:g} s (first_token_timeout)",
+                          silent=self.first_token_timeout)
+        return _Retry(f"the stream went silent for {self.token_timeout:g} s (token_timeout)")
+
+    def _post(self, endpoint: _Endpoint, plain: bytes, streamed: bytes) -> str:
+        """The answer to one request: streamed while the server streams, else plain (said once on stderr)."""
+        if not self.stream:
+            return self._exchange(endpoint, plain, False)
+        try:
+            return self._exchange(endpoint, streamed, True)
+        except OpenAIError as refused:
+            if refused.status not in _REFUSED or not _NAMES_STREAM.search(str(refused)):
+                raise  # a refusal that does not name the stream fields is about the request itself
+            text = self._exchange(endpoint, plain, False)  # the same request, not streamed, is answered
+            self._stop_streaming(f"it refused a streamed request ({refused})")
+            return text
+
+    def _stop_streaming(self, why: str) -> None:
+        with self._slots:
+            if not self.stream:
+                return
+            self.stream = False
+        print(f"sova: note: {self._endpoints[0].url} does not stream answers: {why}; requests are sent whole from "
+              f"now on, each answer bounded by --read-timeout ({self.read_timeout:g} s)", file=sys.stderr)
+
+    def _exchange(self, endpoint: _Endpoint, body: bytes, streamed: bool) -> str:
         url = endpoint.url + "/chat/completions"
+        wait = max(self.first_token_timeout, self.token_timeout) if streamed else self.read_timeout
         for again in (False, True):
             try:
-                status, headers, data = self._request("POST", url, self.read_timeout, body)
+                status, headers, data = self._request("POST", url, self.read_timeout, body, streamed)
                 break
             except httpx.ConnectTimeout:
                 raise _Retry(f"ConnectTimeout: no connection within {self.connect_timeout:g} s") from None
             except httpx.TimeoutException as err:
-                raise _Retry(f"{type(err).__name__}: no answer within {self.read_timeout:g} s") from None
+                raise _Retry(f"{type(err).__name__}: no answer within {wait:g} s", silent=wait) from None
             except httpx.TransportError as err:
                 if isinstance(err, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)) and not again:
                     continue  # broken once: perhaps a stale kept-alive connection
                 if isinstance(err, httpx.ConnectError):
                     self._stop_if_unreachable(endpoint, err)
                 raise _Retry(self._redact(f"{type(err).__name__}: {err}")) from None
+        if isinstance(data, str):  # a streamed answer's text
+            return data
+        self._alive()
         if status == 200:
-            return _answer_text(data, os.environ.get(self.api_key_env, ""))
-        message = self._redact(_server_message(data))
+            text = _answer_text(data, os.environ.get(self.api_key_env, ""))
+            if streamed:
+                self._stop_streaming("it answered a streamed request whole")
+            return text
+        message = cut(self._redact(server_message(data)))
         if status in (408, 429) or status >= 500:
             raise _Retry(f"HTTP {status}: {message}", _parse_retry_after(headers.get("Retry-After")))
         if status in (401, 403, 404):
             raise self._refused(endpoint, status, message)
-        raise OpenAIError(f"HTTP {status} from {url}: {message}")
+        error = OpenAIError(f"HTTP {status} from {url}: {message}")
+        error.status = status
+        raise error
 
     def _stop_if_unreachable(self, endpoint: _Endpoint, error: httpx.ConnectError) -> None:
         """End the run (``DescriberEnvironmentError``) when nothing listens at ``endpoint`` or its host does not
@@ -545,7 +722,7 @@ def _check_settings(api_key_env, video_input: str, extra_body: dict, **waits) ->
                          "the key itself: put the key in a variable (export MY_KEY=...) and pass --api-key-env MY_KEY")
     if video_input not in ("frames", "video"):
         raise ValueError(f"video_input must be 'frames' or 'video', got {video_input!r}")
-    reserved = {"model", "messages", "temperature", "max_tokens"} & set(extra_body)
+    reserved = {"model", "messages", "temperature", "max_tokens", *STREAM_FIELDS} & set(extra_body)
     if reserved:
         raise ValueError(f"extra_body cannot set {sorted(reserved)}: they are options of the backend")
     for name, value in waits.items():
@@ -578,16 +755,6 @@ def _answered_at(headers: httpx.Headers) -> float:
         if headers.get("Date"):
             return email.utils.parsedate_to_datetime(headers["Date"]).timestamp()
     return time.time()
-
-
-def _server_message(data: bytes) -> str:
-    with contextlib.suppress(*JSON_ERRORS, AttributeError):
-        err = json.loads(data).get("error")
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-        if isinstance(err, str):
-            return err
-    return data[:500].decode("utf-8", "replace").strip() or "(no message)"
 
 
 def _parse_retry_after(value: str | None, now: Callable[[], float] = time.time) -> float | None:

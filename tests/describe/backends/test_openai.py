@@ -67,7 +67,7 @@ def test_retries_429_with_retry_after_500_and_a_time_out(server_factory):
                              ("slow", 3.0)])
     waits = []
     # the time-out (1 s) is far from both the slow answer (3 s) and a normal one on a busy machine
-    d = OpenAIDescriber("m", server.url, read_timeout=1.0, backoff_base=0.01, rng=np.random.default_rng(7),
+    d = OpenAIDescriber("m", server.url, read_timeout=1.0, stream=False, backoff_base=0.01, rng=np.random.default_rng(7),
                         sleep=waits.append)
     assert d.describe([DescribeRequest(1, frames(), "Describe this video.")]) == ["images: 2"]
     assert len(server.requests) == 4
@@ -251,7 +251,8 @@ def test_a_video_as_one_video_url_of_jpeg_frames_and_extra_body(server_factory):
 
 
 def test_the_posted_bytes_are_the_json_of_the_request_body_in_its_key_order():
-    """The body on the wire, byte for byte: json.dumps of model, messages, temperature, max_tokens (in that order)."""
+    """The body on the wire, byte for byte: json.dumps of model, messages, temperature, max_tokens (in that order),
+    then the stream fields."""
     import httpx
 
     from sova_lib.describe.backends.openai import encode_jpeg
@@ -268,5 +269,6 @@ def test_the_posted_bytes_are_the_json_of_the_request_body_in_its_key_order():
     assert d.describe([DescribeRequest(1, [image], "Describe the image.", "Be brief.", is_video=False)]) == ["ok"]
     expected = ('{"seed": 1, "model": "m", "messages": [{"role": "system", "content": "Be brief."}, '
                 '{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "' + encode_jpeg(image)
-                + '"}}, {"type": "text", "text": "Describe the image."}]}], "temperature": 0, "max_tokens": 5}')
+                + '"}}, {"type": "text", "text": "Describe the image."}]}], "temperature": 0, "max_tokens": 5, '
+                '"stream": true, "stream_options": {"include_usage": true}}')
     assert seen == [expected.encode("utf-8")]

@@ -58,15 +58,22 @@ def test_an_answer_without_text_is_retried_then_fails_the_item(server_factory, e
     server = server_factory([entry] * 3)
     waits = []
     d = OpenAIDescriber("m", server.url, max_retries=3, max_response_bytes=4096, stop_after_failed_requests=10,
-                        sleep=waits.append)
+                        stream=False, sleep=waits.append)
     assert d.describe([request()]) == ["images: 2"]  # the fourth attempt is answered
     assert len(server.requests) == 4 and len(waits) == 3
     server.script = [entry] * 3
     d = OpenAIDescriber("m", server.url, max_retries=2, max_response_bytes=4096, stop_after_failed_requests=10,
-                        sleep=lambda s: None)
+                        stream=False, sleep=lambda s: None)
     with pytest.raises(OpenAIError) as err:
         d.describe([request()])
     assert str(err.value) == f"gave up after 3 attempts: {reason}"
+    server.script = [entry] * 3  # streamed: text that is null, a list of strings or blank is no text either
+    d = OpenAIDescriber("m", server.url, max_retries=2, max_response_bytes=4096, stop_after_failed_requests=10,
+                        sleep=lambda s: None)
+    with pytest.raises(OpenAIError) as err:
+        d.describe([request()])
+    streamed = "the server's answer is empty (finish_reason 'stop')" if entry[0] == "content" else reason
+    assert str(err.value) == f"gave up after 3 attempts: {streamed}"
 
 
 def test_a_server_that_fails_every_request_stops_the_run_after_four(server_factory, tmp_path):
@@ -97,13 +104,13 @@ def test_one_answer_between_failures_starts_the_count_again(server_factory):
     assert len(server.requests) == 8
 
 
-def test_a_server_that_never_answers_is_given_up_after_the_read_timeout(server_factory):
+def test_a_server_that_never_answers_is_given_up_after_two_read_timeouts(server_factory):
     server = server_factory(repeat=("hang",))
-    d = OpenAIDescriber("m", server.url, read_timeout=0.3, sleep=lambda s: None)
-    with pytest.raises(DescriberEnvironmentError, match=r"the last 4 requests .* all failed, and none was answered "
-                                                        r"\(the last: ReadTimeout: no answer within 0\.3 s\)"):
+    d = OpenAIDescriber("m", server.url, read_timeout=0.3, stream=False, sleep=lambda s: None)
+    with pytest.raises(DescriberEnvironmentError, match=r"gave no answer to any request for model 'm' for \d+ s \(the "
+                                                        r"last: ReadTimeout: no answer within 0\.3 s\)"):
         d.describe([request()])
-    assert len(server.requests) == 4
+    assert len(server.requests) == 2
 
 
 def test_an_endpoint_whose_model_list_never_comes_stops_before_any_request(server_factory):

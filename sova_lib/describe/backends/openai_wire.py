@@ -1,0 +1,162 @@
+"""What an OpenAI-compatible server sends back, read: a streamed answer, a plain one, an error body.
+
+``StreamedAnswer`` reads a chat-completions stream (``"stream": true``):
+server-sent events, one ``data: {json}`` chunk per piece of the answer, each
+with ``choices[0].delta.content``, then ``data: [DONE]``; with
+``"stream_options": {"include_usage": true}`` a last chunk holds ``usage`` and
+no choices (OpenAI's API reference, "The chat completion chunk object"; vLLM's
+``serving_chat.py`` and ``transformers serve`` send the same shape). The
+answer's text is the pieces of choice 0 joined: the same text the plain answer's
+``choices[0].message.content`` holds.
+
+``server_message`` finds the server's own words in an error body, whatever its
+shape: OpenAI's (and newer vLLM's) ``{"error": {"message": ...}}``; older
+vLLM's ``{"object": "error", "message": ...}`` (``ErrorResponse`` in
+``vllm/entrypoints/openai/protocol.py``); TGI's ``{"error": "...",
+"error_type": "..."}`` (``ErrorResponse`` in ``router/src/lib.rs``); FastAPI's
+``{"detail": "..."}`` or, for a request that fails validation, ``{"detail":
+[{"loc": [...], "msg": "...", "type": "..."}, ...]}`` (``transformers
+serve`` answers both); else the first line of a plain-text (or HTML) body.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from sova_lib.storage import JSON_ERRORS
+
+__all__ = ["StreamError", "StreamedAnswer", "server_message", "cut"]
+
+#: The longest server message put into an error line (characters).
+MAX_MESSAGE_CHARS = 500
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+class StreamError(ValueError):
+    """A stream that holds an error, or a chunk that is not JSON."""
+
+
+class StreamedAnswer:
+    """The text of a chat-completions stream, fed its bytes as they arrive.
+
+    ``feed(chunk)`` returns True when new text came; ``done`` turns True at
+    ``data: [DONE]``; ``finish_reason`` and ``usage`` are the last ones sent;
+    ``text`` is the pieces of choice 0 so far. A chunk holding ``error`` raises
+    ``StreamError`` with the server's message.
+    """
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.done = False
+        self.finish_reason: str | None = None
+        self.usage: dict | None = None
+        self._buffer = b""
+        self._data: list[bytes] = []
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    def feed(self, chunk: bytes) -> bool:
+        self._buffer += chunk
+        new = False
+        while not self.done:
+            line, sep, rest = self._buffer.partition(b"\n")
+            if not sep:
+                break
+            self._buffer = rest
+            line = line.rstrip(b"\r")
+            if not line:  # a blank line ends an event
+                new |= self._dispatch()
+            elif not line.startswith(b":"):  # ':' starts a comment (a keep-alive)
+                name, _, value = line.partition(b":")
+                if name == b"data":
+                    self._data.append(value[1:] if value.startswith(b" ") else value)
+        return new
+
+    def close(self) -> bool:
+        """The stream has ended: an event left without its blank line is read too; True when it held text."""
+        if self._buffer.strip():
+            self.feed(b"\n")
+        return self._dispatch()
+
+    def _dispatch(self) -> bool:
+        data, self._data = b"\n".join(self._data), []
+        if not data.strip():
+            return False
+        if data.strip() == b"[DONE]":
+            self.done = True
+            return False
+        try:
+            chunk = json.loads(data)
+        except JSON_ERRORS:
+            raise StreamError(f"a chunk of the stream is not JSON: {data[:100]!r}") from None
+        if not isinstance(chunk, dict):
+            raise StreamError(f"a chunk of the stream is not a JSON object: {data[:100]!r}")
+        if "error" in chunk or chunk.get("object") == "error":
+            raise StreamError(f"the stream ended with an error: {_message(chunk)}")
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        new = False
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta")
+            content = delta.get("content") if isinstance(delta, dict) else None
+            if isinstance(content, list):  # content parts
+                content = "".join(str(p.get("text", "")) for p in content
+                                  if isinstance(p, dict) and p.get("type", "text") == "text")
+            if isinstance(content, str) and content:
+                self.pieces.append(content)
+                new = True
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+        return new
+
+
+def server_message(data: bytes) -> str:
+    """The server's own message in an error body (module docstring), on one line, not yet cut."""
+    try:
+        body = json.loads(data)
+    except (*JSON_ERRORS, UnicodeDecodeError):
+        body = None
+    if isinstance(body, dict):
+        message = _message(body)
+    else:
+        text = data.decode("utf-8", "replace")
+        if text.lstrip().startswith("<"):  # an HTML page: its text
+            text = _TAG.sub("\n", text)
+        message = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return " ".join(message.split()) or "(no message)"
+
+
+def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying so."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _message(body: dict) -> str:
+    """The message of a JSON error body of any of the shapes the module docstring lists."""
+    error = body.get("error")
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])
+    if isinstance(error, str) and error:
+        return error
+    if isinstance(body.get("message"), str) and body["message"]:
+        return body["message"]
+    detail = body.get("detail")
+    if isinstance(detail, str) and detail:
+        return detail
+    if isinstance(detail, list) and detail:
+        return "; ".join(_validation_error(d) for d in detail)
+    return json.dumps(body, ensure_ascii=False)
+
+
+def _validation_error(item) -> str:
+    """One of FastAPI's validation errors, ``body.messages.0: Field required``."""
+    if not isinstance(item, dict):
+        return str(item)
+    loc = item.get("loc")
+    where = ".".join(str(part) for part in loc) if isinstance(loc, list) else ""
+    return f"{where}: {item.get('msg', '')}" if where else str(item.get("msg", item))
