@@ -61,7 +61,7 @@ from sova_lib.describe.contract import Describer, make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
-from sova_lib.describe.runner import frame_sampling, plan_run, schedule_requests, start_describer
+from sova_lib.describe.runner import configuration_lock, frame_sampling, plan_run, schedule_requests, start_describer
 
 __all__ = ["RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "map_on_actors", "pickled_error",
            "ray_session", "run_on_actors", "use_cluster_token"]
@@ -247,11 +247,12 @@ def describe_items_ray(
     ray = ray or RayOptions()
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
     sampling = frame_sampling(fps, frames, max_frames)
-    prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
-    schedule = partial(run_on_actors, start=partial(_start_describer, backend, options),
-                       work=partial(schedule_requests, sampling=sampling, prompt=prompt), ray=ray)
-    return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info={**run_info, "engine": ray.engine()},
-                          device=ray.device(), details=details)
+    with configuration_lock(cache_dir, describer, prompt, sampling, sampler_version, crop_source):
+        prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
+        schedule = partial(run_on_actors, start=partial(_start_describer, backend, options),
+                           work=partial(schedule_requests, sampling=sampling, prompt=prompt), ray=ray)
+        return run_into_cache(key, items, cache_dir, schedule, run_options=run,
+                              run_info={**run_info, "engine": ray.engine()}, device=ray.device(), details=details)
 
 
 def run_on_actors(todo: list[Item], record: Callable[..., None], *, start: Callable[[], Any],

@@ -64,22 +64,24 @@ those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from sova_lib.describe.cache import cache_key
+from sova_lib.describe.cache import cache_key, config_hash
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache, unique_items
 from sova_lib.video.frames import Sampling
 
-__all__ = ["STOP_GRACE_SECONDS", "build_request", "describe_batch", "describe_items", "describer_fingerprint",
-           "frame_sampling", "plan_run", "run_key", "schedule_requests", "start_describer", "work_running"]
+__all__ = ["STOP_GRACE_SECONDS", "build_request", "configuration_lock", "describe_batch", "describe_items",
+           "describer_fingerprint", "frame_sampling", "plan_run", "run_key", "schedule_requests", "start_describer", "work_running"]
 
 #: Seconds a stopped run waits for its calls in flight to return (module docstring).
 STOP_GRACE_SECONDS = 3.0
@@ -108,6 +110,42 @@ def describer_fingerprint(describer: Describer) -> dict | None:
     except Exception as err:  # noqa: BLE001 - a describer that cannot say what it is cannot name its cache
         raise DescriberEnvironmentError(f"the {describer.name} backend cannot tell which weights it runs: "
                                         f"{type(err).__name__}: {err}") from err
+
+
+@contextlib.contextmanager
+def configuration_lock(cache_dir: str | Path, describer: Describer, prompt: Prompt | str,
+                       sampling: "Sampling | float | None", sampler_version: str | None = None,
+                       crop_source: str = "none"):
+    """Held by a run from before its describer says what its weights are until the run ends.
+
+    The cache folder's own lock (``storage.LockedFolder``) can only be taken once the key is known, and the key
+    holds the weights' fingerprint, which may ask a server for its model list or hash a model folder. This lock
+    is named by the cache folder's path and the key without the fingerprint, in the machine's temporary folder
+    (``<tmp>/sova-run-locks/<hash>.lock``, so the cache holds nothing new), and a second run of the same
+    configuration on the same cache, on this machine, stops at once with ``CacheLockedError``, before any of that
+    (on another machine sharing the cache, the folder's own lock still stops it, later).
+    """
+    from filelock import FileLock, Timeout
+
+    from sova_lib.storage import CacheLockedError, file_errors
+
+    prompt = resolve_prompt(prompt)
+    fps, counts = (sampling.fps, sampling.cache_fields()) if isinstance(sampling, Sampling) else (sampling, {})
+    partial_key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source, **counts)
+    folder = Path(cache_dir).resolve() / "descriptions"
+    path = Path(tempfile.gettempdir()) / "sova-run-locks" / f"{config_hash({'folder': str(folder), **partial_key})}.lock"
+    with file_errors(path, "create the lock file"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(path, thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise CacheLockedError(f"another run of this configuration is writing to {folder}; "
+                                   "wait for it to finish or stop it") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def run_key(describer: Describer, prompt: Prompt, sampling: "Sampling | float | None",
@@ -237,7 +275,17 @@ def describe_items(
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
     sampling = frame_sampling(fps, frames, max_frames)
-    prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
+    with configuration_lock(cache_dir, describer, prompt, sampling, sampler_version, crop_source):
+        prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
+        return _describe_locally(describer, items, cache_dir, prompt, sampling, key, run_info, loader=loader,
+                                 load_workers=load_workers, prefetch=prefetch, details=details, run=run)
+
+
+def _describe_locally(describer: Describer, items: list[Item], cache_dir: str | Path, prompt: Prompt,
+                      sampling: Sampling | float | None, key: dict, run_info: dict, *, loader: Callable,
+                      load_workers: int | None, prefetch: int | None, details: dict | None,
+                      run: RunOptions | None) -> RunSummary:
+    """The local engine's run of ``describe_items``, its key and run information planned (``plan_run``)."""
     device = getattr(describer, "device", None)
 
     def schedule(todo: list[Item], record: Callable[..., None]) -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from sova_lib.cli import main
 from sova_lib.describe import cache as cache_module
+from sova_lib.describe import make_describer
 
 KEY = "sk-live-7Hq2Zx9Wv4Rt-SECRET"
 
@@ -100,7 +101,11 @@ def test_a_read_only_cache_and_a_full_disk_are_one_line_and_exit_1(server_factor
     cache = tmp_path / "cache"
     from filelock import FileLock
 
-    def refused(self, *args, **kwargs):
+    acquire = FileLock.acquire
+
+    def refused(self, *args, **kwargs):  # the cache's own lock; the run's lock in the temporary folder is taken
+        if Path(self.lock_file).name != ".lock":
+            return acquire(self, *args, **kwargs)
         raise PermissionError(errno.EACCES, "Permission denied", str(self.lock_file))
 
     with monkeypatch.context() as patch:  # a read-only cache folder, as a user without write access sees it
@@ -249,9 +254,9 @@ def test_a_100_mb_answer_costs_less_memory_than_its_size(server_factory, tmp_pat
 
 
 def test_a_second_run_on_a_held_cache_stops_in_one_line_before_anything_slow(server_factory, tmp_path):
-    """The lock is taken before the decoder, torch, the server check: the second run stops about as soon as a run
+    """The configuration's lock is taken before the decoder, torch, the server's model list (the weights'
+    fingerprint): the second run stops about as soon as a run
     that does nothing (``--help``; a generous bound: twice its time and a second), and has imported none of them."""
-    from filelock import FileLock
 
     server = server_factory(models=["m"])
     argv = describe_argv(server, tmp_path / "cache")
@@ -268,10 +273,14 @@ def test_a_second_run_on_a_held_cache_stops_in_one_line_before_anything_slow(ser
         return done, time.monotonic() - started
 
     requests = len(server.requests)
-    with FileLock(folder / ".lock"):
+    from sova_lib.describe.runner import configuration_lock
+
+    with configuration_lock(tmp_path / "cache", make_describer("openai", model="m", base_url=server.url),
+                            "general", 1.0):
         (second, took), (idle, baseline) = run(argv), run(["describe", "--help"])
     assert second.stdout == "1 []\n" and idle.stdout.endswith("0 []\n")
-    assert second.stderr == f"sova: error: another run is writing to {folder}; wait for it to finish or stop it\n"
+    assert second.stderr == (f"sova: error: another run of this configuration is writing to {folder.parent}; "
+                             "wait for it to finish or stop it\n")
     assert took < 2 * baseline + 1.0, (took, baseline)  # measured: 0.39 s against 0.20 s
     assert len(server.requests) == requests  # not even the model list was asked for
 
