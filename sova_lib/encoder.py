@@ -63,8 +63,8 @@ from sova_lib.storage import (
     write_shard,
 )
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "ENCODER_OPTIONS", "SentenceEncoder", "SplitCache", "default_cache_dir",
-           "resolve_encoder_path", "split_many", "splitter_version"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "ENCODER_OPTIONS", "SentenceEncoder", "SplitCache",
+           "default_cache_dir", "resolve_encoder_path", "split_many", "splitter_version"]
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 #: Sentences per forward pass, chosen by ``bench/bench_encode.py --sweep`` (docs/performance.md): batches are

@@ -35,8 +35,8 @@ from sova_lib.encoder import ENCODER_OPTIONS, default_cache_dir
 
 __all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options", "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
-           "encoder_options", "add_fps_option", "positive_rate", "count", "positive_count", "positive_number", "nonnegative_number",
-           "existing_file", "existing_folder", "note", "report"]
+           "encoder_options", "add_fps_option", "positive_rate", "count", "positive_count", "positive_number",
+           "nonnegative_number", "existing_file", "existing_folder", "note", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
