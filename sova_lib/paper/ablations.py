@@ -8,7 +8,8 @@ beside them:
   embedding of the whole text; the paper measured it on image benchmarks;
 * set aggregation: maximum, mean or median cosine over sentence pairs;
 * sentence encoder (Table 6): every encoder that loads here (offline, only
-  all-MiniLM-L6-v2); the others are listed as not computed, with the reason;
+  all-MiniLM-L6-v2), each with its settings (``ENCODER_SETTINGS``); the
+  others are listed as not computed, with the reason;
 * sampling rate (Table 7): caches that differ in the ``fps`` of their manifest.
 
 With no SOVABench cache every table says so (``no_cache_note``) instead of
@@ -28,7 +29,7 @@ from sova_lib.paper.cache_scan import sovabench_caches
 from sova_lib.paper.results import NOT_COMPUTED, evaluate_cache, paper_results
 from sova_lib.records import format_cell
 
-__all__ = ["ENCODER_IDS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
+__all__ = ["ENCODER_IDS", "ENCODER_SETTINGS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
            "paper_wide", "settings_table"]
 
 
@@ -58,12 +59,14 @@ def encoder_rows(names, *, cache_dir=None):
     """Which sentence encoders load here: one row per name with ``available`` and a ``reason``.
 
     Returns ``(frame, encoders)``, where ``encoders`` maps each available
-    name to a loaded ``SentenceEncoder``.
+    name to a loaded ``SentenceEncoder``, made with the name's
+    ``ENCODER_SETTINGS`` (none for a name not listed there).
     """
     rows, encoders = [], {}
     for name in names:
         try:
-            encoders[name] = SentenceEncoder(name, cache_dir=cache_dir, show_progress=False)
+            settings = ENCODER_SETTINGS.get(name, {}).get("options", {})
+            encoders[name] = SentenceEncoder(name, cache_dir=cache_dir, show_progress=False, **settings)
             rows.append({"encoder": name, "available": True, "reason": "loads offline here"})
         except RuntimeError as err:
             reason = ("weights not on this machine and the model hub not reachable" if "could not be downloaded" in str(err)
@@ -80,6 +83,44 @@ ENCODER_IDS = {
     "GTE-Large-8152": "Alibaba-NLP/gte-large-en-v1.5",
     "mE5 Large Instruct": "intfloat/multilingual-e5-large-instruct",
     "Qwen3 Embedding 0.6B": "Qwen/Qwen3-Embedding-0.6B",
+}
+
+#: The instruction the E5 and Qwen3 Embedding evaluation code gives a symmetric similarity (STS) task, put before
+#: every sentence of it: microsoft/unilm, ``e5/mteb_except_retrieval_eval.py`` (``main``: one prompt for all the
+#: sentences of a task, from ``get_task_def_by_task_name_and_type`` in ``e5/utils.py``, "Instruct: {task}\nQuery: ");
+#: QwenLM/Qwen3-Embedding, ``evaluation/qwen3_embedding_model.py`` (``get_instruction``, its STS branch) in the
+#: template of ``evaluation/run_mteb.sh`` ("Instruct: {}\nQuery:").
+_E5_STS = "Instruct: Retrieve semantically similar text.\nQuery: "
+_QWEN3_STS = "Instruct: Retrieve semantically similar text\nQuery:"
+
+#: Table 6's encoders (by id) -> the ``SentenceEncoder`` keywords they are loaded with (``options``) and why
+#: (``reason``). The paper names the encoders and nothing of their settings. The framework compares sentences
+#: with sentences, each sentence on both sides of a comparison, so an encoder with query and document prompts
+#: gets its one prompt for symmetric similarity on every sentence (docs/sovabench.md, "The sentence encoders of
+#: Table 6").
+ENCODER_SETTINGS: dict[str, dict] = {
+    "Alibaba-NLP/gte-large-en-v1.5": {
+        "options": {"trust_remote_code": True},
+        "reason": "its config.json maps the model through auto_map to modeling code in the hub repository "
+                  "Alibaba-NLP/new-impl, which transformers runs only with trust_remote_code; it has no prompts",
+    },
+    "google/embeddinggemma-300m": {
+        "options": {"prompt_name": "STS"},
+        "reason": "its sentence-transformers config names one prompt per task (query, document, STS, ...); STS "
+                  "is the one for sentence similarity",
+    },
+    "intfloat/multilingual-e5-large-instruct": {
+        "options": {"prompt": _E5_STS},
+        "reason": "its model card asks for an instruction before each query and none before a document; E5's "
+                  "evaluation code puts the STS instruction before every sentence of a similarity task",
+    },
+    "Qwen/Qwen3-Embedding-0.6B": {
+        "options": {"prompt": _QWEN3_STS},
+        "reason": "its model card asks for an instruction before each query and none before a document; its "
+                  "evaluation code puts the STS instruction before every sentence of a similarity task",
+    },
+    "all-MiniLM-L6-v2": {"options": {}, "reason": "no prompts, no code of its own"},
+    "sentence-transformers/clip-ViT-L-14": {"options": {}, "reason": "no prompts, no code of its own"},
 }
 
 

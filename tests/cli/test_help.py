@@ -47,16 +47,17 @@ def test_vantage_lists_evaluate_and_has_no_score(capsys):
 
 
 def test_the_sentence_encoder_options_have_one_group_everywhere():
-    """--embedder and --no-split sit in the group 'sentence encoder' in every command that has them (not 'input')."""
+    """--embedder, --embedder-option and --no-split sit in the group 'sentence encoder' in every command that has
+    them (not 'input')."""
     where = {}
     for path, parser in LEAVES:
         for group in parser._action_groups:
             for action in group._group_actions:
-                if {"--embedder", "--no-split"} & set(action.option_strings):
+                if {"--embedder", "--embedder-option", "--no-split"} & set(action.option_strings):
                     where[(" ".join(path), action.option_strings[0])] = group.title
-    # compare and the sovabench, image-tasks and muvr evaluate have both
+    # compare and the sovabench, image-tasks and muvr evaluate have all three
     assert sorted(where) == [(c, f) for c in ("compare", "image-tasks evaluate", "muvr evaluate", "sovabench evaluate")
-                             for f in ("--embedder", "--no-split")]
+                             for f in ("--embedder", "--embedder-option", "--no-split")]
     assert set(where.values()) == {"sentence encoder"}, where
 
 

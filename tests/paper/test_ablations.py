@@ -64,3 +64,43 @@ def test_all_tied_clips_score_as_a_random_ranking(tmp_path, encoder):
     # every pair's maximum is the shared sentence's cosine with itself: all clips tie, and the tie-aware AP of
     # a fully tied ranking is a random ranking's expected AP
     assert rows["value"].iloc[0] == pytest.approx(baseline("intra-pair", "random-ranking").value, abs=0.01)
+
+
+def _setting_cell(options: dict) -> str:
+    """How docs/sovabench.md writes an encoder's settings: the --embedder-option values, or none."""
+    import json
+
+    cells = [f"{k}={json.dumps(v) if k == 'prompt' else str(v).lower() if isinstance(v, bool) else v}"
+             for k, v in options.items()]
+    return f"`{' '.join(cells)}`" if cells else "none"
+
+
+def test_every_table6_encoder_has_its_settings_with_a_reason_and_the_docs_state_them():
+    from tests.paths import ROOT
+
+    assert set(ablations.ENCODER_SETTINGS) == set(ablations.ENCODER_IDS.values())
+    settings = {k: v["options"] for k, v in ablations.ENCODER_SETTINGS.items()}
+    assert settings["Alibaba-NLP/gte-large-en-v1.5"] == {"trust_remote_code": True}
+    assert settings["google/embeddinggemma-300m"] == {"prompt_name": "STS"}
+    assert settings["intfloat/multilingual-e5-large-instruct"] == {
+        "prompt": "Instruct: Retrieve semantically similar text.\nQuery: "}
+    assert settings["Qwen/Qwen3-Embedding-0.6B"] == {"prompt": "Instruct: Retrieve semantically similar text\nQuery:"}
+    assert settings["all-MiniLM-L6-v2"] == settings["sentence-transformers/clip-ViT-L-14"] == {}
+    assert all(len(v["reason"]) > 20 for v in ablations.ENCODER_SETTINGS.values())
+    page = (ROOT / "docs" / "sovabench.md").read_text()
+    for paper_name, enc_id in ablations.ENCODER_IDS.items():
+        row = f"| {paper_name} | `{enc_id}` | {_setting_cell(settings[enc_id])} |"
+        assert row in page, row
+    assert _setting_cell({"trust_remote_code": True}) == "`trust_remote_code=true`"
+
+
+def test_encoder_rows_load_each_encoder_with_its_settings(tmp_path, monkeypatch):
+    monkeypatch.setitem(ablations.ENCODER_SETTINGS, "all-MiniLM-L6-v2",
+                        {"options": {"prompt": "Describe: ", "trust_remote_code": True}, "reason": "a test"})
+    frame, loaded = ablations.encoder_rows(["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"],
+                                           cache_dir=tmp_path)
+    assert frame["available"].tolist() == [True, True]
+    with_settings, without = loaded["all-MiniLM-L6-v2"], loaded["sentence-transformers/all-MiniLM-L6-v2"]
+    assert (with_settings.prompt, with_settings.trust_remote_code) == ("Describe: ", True)
+    assert (without.prompt, without.prompt_name, without.trust_remote_code) == (None, None, False)
+    assert with_settings.identity == without.identity and with_settings.cache_path.name != without.cache_path.name
