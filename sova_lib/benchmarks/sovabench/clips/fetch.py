@@ -21,9 +21,9 @@ summary marked ``interrupted``. VIRAT videos are not in the bucket: they are cou
 from __future__ import annotations
 
 import os
+import queue
 import re
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -31,10 +31,8 @@ from typing import Sequence
 from sova_lib.benchmarks.sovabench.clips.plan import DEFAULT_FPS
 from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, VIRAT_WHERE, Source, check_video
 
-__all__ = ["CHUNK_BYTES", "FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
+__all__ = ["FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
 
-#: Bytes read and written at a time.
-CHUNK_BYTES = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 
 
@@ -120,6 +118,8 @@ class _Run:
                 raise _ItemFailed(f"cannot connect: {err}") from None
             raise FetchEnvironmentError(f"cannot reach {url}: {err} (no network, an unknown host or a wrong "
                                         "--base-url)") from None
+        except (_Retry, httpx.TransportError) as err:
+            raise _ItemFailed(f"{type(err).__name__}: {err} after {self.attempts} attempts") from None
         if r.status_code in (401, 403):
             raise self.refused(url, f"HTTP {r.status_code}")
         if r.status_code == 404:
@@ -148,10 +148,13 @@ class _Run:
 
     def download(self, url: str, part: Path, size: int) -> None:
         """``part`` filled up to ``size`` bytes, resumed from what it holds, retried as the module says."""
+        import httpx
+
         try:
             self._retrying(lambda: self._get_once(url, part, size))
-        except _Retry as err:
-            raise _ItemFailed(f"{err} after {self.attempts} attempts") from None
+        except (_Retry, httpx.TransportError) as err:
+            raise _ItemFailed(f"{err or type(err).__name__} after {self.attempts} attempts; what arrived is kept in "
+                              f"{part.name} for the next run") from None
 
     def _get_once(self, url: str, part: Path, size: int) -> None:
         have = part.stat().st_size if part.exists() else 0
@@ -183,10 +186,11 @@ class _Run:
             else:
                 raise _ItemFailed(f"HTTP {r.status_code}")
             with open(part, mode) as f:
-                for chunk in r.iter_bytes(CHUNK_BYTES):
+                for chunk in r.iter_bytes():  # as bytes arrive, so that a cut transfer keeps them
                     if self.stop.is_set():
                         raise KeyboardInterrupt
                     f.write(chunk)
+                    f.flush()  # what arrived is on disk, whatever stops the run next
                     self.advance(len(chunk))
         if part.stat().st_size != size:
             raise _Retry(f"transfer ended at {part.stat().st_size} of {size} bytes")
@@ -234,15 +238,14 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     bar = progress_bar(total=0, unit="B", unit_scale=True, unit_divisor=1024, desc="fetching MEVA videos",
                        disable=not show_progress)
-    with httpx.Client(timeout=timeout, limits=limits, follow_redirects=True, transport=transport) as client, \
-            ThreadPoolExecutor(concurrency) as pool:
+    with httpx.Client(timeout=timeout, limits=limits, follow_redirects=True, transport=transport) as client:
         run = _Run(client, bar, attempts, backoff, check)
         try:
-            sizes = _each(pool, run, {pool.submit(run.head, url): (s, url, dest) for s, url, dest in todo}, summary)
+            sizes = _each(run, run.head, [((s, url, dest), (url,)) for s, url, dest in todo], concurrency, summary)
             bar.total = sum(sizes.values())
             bar.update(sum(min(_part_size(dest), size) for (_, _, dest), size in sizes.items()))  # resumed
-            jobs = {pool.submit(run.fetch, s, url, dest, size): (s, url, dest) for (s, url, dest), size in sizes.items()}
-            for (s, _, _), reason in _each(pool, run, jobs, summary).items():
+            jobs = [((s, url, dest), (s, url, dest, size)) for (s, url, dest), size in sizes.items()]
+            for (s, _, _), reason in _each(run, run.fetch, jobs, concurrency, summary).items():
                 (summary.failed.append((s.source_video, reason)) if reason else summary.fetched.append(s.source_video))
         except KeyboardInterrupt:
             summary.interrupted = True
@@ -258,20 +261,50 @@ def _part_size(dest: Path) -> int:
     return part.stat().st_size if part.exists() else 0
 
 
-def _each(pool, run: _Run, jobs: dict, summary: FetchSummary) -> dict:
-    """The results of ``jobs`` (future -> key) by key, as they finish; a file's failure goes to
-    ``summary.failed``; an environment error or Ctrl-C stops the rest and is raised."""
-    out = {}
-    try:
-        for job in as_completed(jobs):
+def _each(run: _Run, call, jobs: list, concurrency: int, summary: FetchSummary) -> dict:
+    """``call(*args)`` of each ``(key, args)`` of ``jobs`` in ``concurrency`` threads; the results by key. A file's
+    failure goes to ``summary.failed``; an environment error stops every thread and is raised here.
+
+    The threads are daemon threads, not joined: on Ctrl-C (raised here, in the main thread) or an environment
+    error, the run stops at once; a thread blocked in a read ends with its read timeout, without writing more.
+    """
+    todo: queue.Queue = queue.Queue()
+    for job in jobs:
+        todo.put(job)
+    done: queue.Queue = queue.Queue()
+
+    def work():
+        while not run.stop.is_set():
             try:
-                out[jobs[job]] = job.result()
-            except _ItemFailed as err:
-                summary.failed.append((jobs[job][0].source_video, str(err)))
-    except BaseException:
-        run.stop.set()
-        for job in jobs:
-            job.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
+                key, args = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((key, call(*args), None))
+            except BaseException as err:  # noqa: BLE001  (handed to the main thread)
+                if isinstance(err, FetchEnvironmentError):
+                    run.stop.set()  # no other request starts
+                done.put((key, None, err))
+
+    for _ in range(min(concurrency, len(jobs))):
+        threading.Thread(target=work, daemon=True).start()
+    out, finished = {}, False
+    try:
+        for _ in range(len(jobs)):
+            while True:
+                try:
+                    key, result, err = done.get(timeout=0.2)
+                    break
+                except queue.Empty:
+                    continue
+            if isinstance(err, _ItemFailed):
+                summary.failed.append((key[0].source_video, str(err)))
+            elif err is not None:
+                raise err
+            else:
+                out[key] = result
+        finished = True
+    finally:
+        if not finished:
+            run.stop.set()
     return out
