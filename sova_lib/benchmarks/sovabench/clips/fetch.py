@@ -219,8 +219,12 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
     ``concurrency`` transfers run at once; ``limit`` takes the first N missing videos only; ``dry_run`` plans
     without any request. ``connect_timeout``/``read_timeout`` bound each wait in seconds; ``attempts`` and
     ``backoff`` bound the retries. ``check=False`` skips opening the downloaded files. ``transport``: an httpx
-    transport (tests). Raises ``FetchEnvironmentError`` when the server cannot be reached.
+    transport (tests). Raises ``FetchEnvironmentError`` when the server cannot be reached, ``ValueError`` for a
+    ``base_url`` that is not an http(s) address.
     """
+    if not re.match(r"https?://[^/\s]", base_url):
+        raise ValueError(f"--base-url {base_url!r} is not an http:// or https:// address; the MEVA bucket's is "
+                         f"{MEVA_BASE_URL}")
     summary = FetchSummary(present=sum(1 for s in sources if s.dataset == "MEVA" and s.video_status != "missing"),
                            virat=sum(1 for s in sources if s.dataset == "VIRAT" and s.video_status == "missing"))
     todo = planned_fetches(sources, video_root, base_url, limit)

@@ -109,6 +109,9 @@ def test_a_refused_connection_is_an_environment_error(videos, tsv, tmp_path, cap
                  f"http://127.0.0.1:{port}", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "cannot reach" in err and time.monotonic() - started < 30
+    assert main(["sovabench", "clips", "fetch", "--tsv", str(tsv), "--video-root", str(tmp_path / "v"), "--base-url",
+                 "mevadata-public-01.s3.amazonaws.com"]) == 2
+    assert "is not an http:// or https:// address" in capsys.readouterr().err
 
 
 def test_a_slow_server_within_the_timeouts_and_a_stalled_one_past_them(videos, tsv, tmp_path):
