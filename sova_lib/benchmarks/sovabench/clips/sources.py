@@ -82,7 +82,8 @@ class Source:
     ``location``: the MEVA bucket key, or ``VIRAT_WHERE``; ``rows``: the protocol's rows cut from it;
     ``frames_needed``: the last annotated end frame of those rows + 1; ``annotations``: the path of its
     ``*.activities.yml`` ("" when not found or not looked for); ``video``: its path ("" likewise);
-    ``video_status``: ``ok``, ``missing``, ``not looked for`` or what is wrong with the file; ``frames``/``fps``:
+    ``video_status``: ``ok``, ``missing``, ``not looked for``, ``found`` (not opened: ``check=False``) or what is
+    wrong with the file; ``frames``/``fps``:
     what the file holds (None when not opened).
     """
 
