@@ -31,8 +31,10 @@ from typing import Sequence
 from sova_lib.benchmarks.sovabench.clips.plan import DEFAULT_FPS
 from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, VIRAT_WHERE, Source, check_video
 
-__all__ = ["FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
+__all__ = ["MAX_LISTED", "FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
 
+#: Failures listed one by one in the summary; the rest are counted.
+MAX_LISTED = 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 
 
@@ -69,7 +71,9 @@ class FetchSummary:
         else:
             out = [f"MEVA videos fetched: {len(self.fetched)} ({self.bytes / 1e6:.1f} MB), already present: "
                    f"{self.present}, failed: {len(self.failed)}"]
-            out += [f"  failed {name}: {reason}" for name, reason in self.failed]
+            out += [f"  failed {name}: {reason}" for name, reason in self.failed[:MAX_LISTED]]
+            if len(self.failed) > MAX_LISTED:
+                out.append(f"  ... and {len(self.failed) - MAX_LISTED} more")
             if self.interrupted:
                 out.append("  interrupted: finished files are kept; run the same command again to resume")
         if self.virat:

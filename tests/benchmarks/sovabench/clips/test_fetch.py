@@ -167,3 +167,11 @@ def test_ctrl_c_exits_130_and_keeps_finished_files(videos, tsv, tmp_path):
     assert not (root / meva_key(B)).exists() and (root / (meva_key(B) + ".part")).stat().st_size == 1
     assert "interrupted: finished files are kept" in out and err.strip().splitlines()[-1] == "sova: interrupted"
     assert "Traceback" not in err
+
+
+def test_the_summary_lists_the_first_failures_and_counts_the_rest():
+    s = fetch.FetchSummary(failed=[(f"v{k}", "not in the bucket (HTTP 404)") for k in range(fetch.MAX_LISTED + 5)])
+    lines = s.lines()
+    assert lines[0] == "MEVA videos fetched: 0 (0.0 MB), already present: 0, failed: 25"
+    assert lines[1] == "  failed v0: not in the bucket (HTTP 404)" and len(lines) == 1 + 20 + 1
+    assert lines[-1] == "  ... and 5 more"
