@@ -1,7 +1,9 @@
-"""``sova sovabench clips plan | extract | stats``: from MEVA/VIRAT downloads to SOVABench clips.
+"""``sova sovabench clips sources | fetch | plan | extract | stats``: from an empty disk to SOVABench clips.
 
 ::
 
+    sova sovabench clips sources --tsv inter-pair --annotations ANN --video-root VID --out sources.tsv
+    sova sovabench clips fetch   --tsv inter-pair --video-root VID
     sova sovabench clips plan    --tsv inter-pair --annotations MEVA_AND_VIRAT_ANNOTATIONS --out manifest.tsv
     sova sovabench clips extract --manifest manifest.tsv --video-root MEVA_AND_VIRAT_VIDEOS --out clips/
     sova sovabench clips stats   --manifest manifest.tsv
@@ -13,6 +15,8 @@ clips are planned (``inter-pair``, ``inter-pair-constrained``, ``intra-pair``,
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from sova_lib.benchmarks import sovabench
 from sova_lib.cli.options import (
@@ -23,6 +27,7 @@ from sova_lib.cli.options import (
     existing_folder,
     note,
     positive_count,
+    positive_number,
     positive_rate,
 )
 
@@ -31,10 +36,13 @@ __all__ = ["add_commands"]
 
 def add_commands(subparsers) -> None:
     """``clips plan|extract|stats`` under ``subparsers`` (``sova sovabench clips``)."""
-    p = subparsers.add_parser("clips", help="build SOVABench clips from MEVA/VIRAT: plan, extract, stats",
+    p = subparsers.add_parser("clips", help="build SOVABench clips from MEVA/VIRAT: sources, fetch, plan, extract, "
+                                            "stats",
                               description=__doc__.replace("``", "").replace("::\n", ""),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="clips_command", metavar="STEP", required=True)
+    _add_sources(sub)
+    _add_fetch(sub)
 
     plan = sub.add_parser("plan", help="compute each row's crop region and frame window (no video needed)",
                           description="Compute each benchmark row's crop region and frame window from the KPF "
@@ -85,8 +93,87 @@ def add_commands(subparsers) -> None:
     st.set_defaults(func=_stats)
 
 
+def _tsv(parser) -> None:
+    parser.add_argument("--tsv", required=True, metavar="TSV_OR_PROTOCOL",
+                        help=f"SOVABench TSV file, or a protocol: {', '.join(sovabench.SOVABENCH_PROTOCOLS)}")
+
+
+def _add_sources(sub) -> None:
+    src = sub.add_parser("sources", help="list the source videos a protocol needs: where each is published, and "
+                                         "whether its annotations and video are on disk",
+                         description="List every source video of a protocol's clips: its dataset (MEVA, VIRAT), "
+                                     "where it is published (a MEVA video's key in the public bucket), how many rows "
+                                     "depend on it, and, when asked, whether its KPF annotations and its video are "
+                                     "on disk (each video opened and checked for the frames and frame rate its rows "
+                                     "need). Missing files are listed, not errors. Example: sova sovabench clips "
+                                     "sources --tsv inter-pair --annotations ANN --video-root VID --out sources.tsv")
+    _tsv(src)
+    src.add_argument("--annotations", type=existing_folder, metavar="ROOT",
+                     help="folder holding the KPF annotation files (any depth), e.g. a meva-data-repo checkout")
+    src.add_argument("--video-root", type=existing_folder, metavar="DIR",
+                     help="folder holding the source videos <name>.avi/.mp4 (any depth)")
+    add_output_options(src, out=("FILE", "the list to write: TSV, or JSON for a name ending .json"), required=True)
+    src.set_defaults(func=_sources)
+
+
+def _folder(text: str) -> Path:
+    """A folder, or a path not yet made (it is made); an existing file is refused."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
+    return path
+
+
+def _add_fetch(sub) -> None:
+    from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL
+
+    f = sub.add_parser("fetch", help="download a protocol's missing MEVA source videos from the public bucket "
+                                     "(resumable, each file checked)",
+                       description="Download the MEVA source videos of a protocol that are not yet under "
+                                   "--video-root from the public MEVA bucket over HTTPS, into <video-root>/drops-123-"
+                                   "r13/<date>/<hour>/<name>.avi: parallel transfers, a cut transfer resumed (run "
+                                   "the same command again after Ctrl-C), each file checked against the server's size "
+                                   "and opened for the frames its rows need (a file that fails is removed). VIRAT "
+                                   "videos are not in that bucket: they are named, not fetched. Example: sova "
+                                   "sovabench clips fetch --tsv inter-pair --video-root VID --limit 2")
+    _tsv(f)
+    f.add_argument("--video-root", required=True, type=_folder, metavar="DIR",
+                   help="folder for the source videos (made when missing); videos already anywhere under it are "
+                        "not fetched again")
+    f.add_argument("--base-url", default=MEVA_BASE_URL, metavar="URL",
+                   help=f"the bucket's HTTPS address (default {MEVA_BASE_URL})")
+    f.add_argument("--concurrency", type=positive_count, default=4, metavar="N",
+                   help="transfers at once (default 4)")
+    f.add_argument("--connect-timeout", type=positive_number, default=10.0, metavar="S",
+                   help="seconds to wait for a connection (default 10)")
+    f.add_argument("--read-timeout", type=positive_number, default=60.0, metavar="S",
+                   help="seconds to wait for the next bytes of a transfer (default 60)")
+    f.add_argument("--limit", type=positive_count, default=None, metavar="N",
+                   help="fetch the first N missing videos only, for a first try")
+    f.add_argument("--dry-run", action="store_true", help="print what would be fetched, and fetch nothing")
+    add_output_options(f, progress=True)
+    f.set_defaults(func=_fetch)
+
+
 def _processes(parser, text: str) -> None:
     parser.add_argument("--processes", type=positive_count, default=1, metavar="N", help=text)
+
+
+def _sources(args) -> int:
+    _, lines = sovabench.sources(args.tsv, args.out, annotations=args.annotations, video_root=args.video_root)
+    print("\n".join([*lines, f"sources: {args.out}"]))
+    return 0
+
+
+def _fetch(args) -> int:
+    summary = sovabench.fetch(args.tsv, args.video_root, base_url=args.base_url, concurrency=args.concurrency,
+                              limit=args.limit, dry_run=args.dry_run, connect_timeout=args.connect_timeout,
+                              read_timeout=args.read_timeout, show_progress=not args.no_progress)
+    print("\n".join(summary.lines(dry_run=args.dry_run)))
+    if summary.interrupted:
+        print("sova: interrupted", file=sys.stderr)
+        return 130
+    return 1 if summary.failed else 0
 
 
 def _plan(args) -> int:

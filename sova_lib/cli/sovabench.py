@@ -2,6 +2,8 @@
 
 ::
 
+    sova sovabench clips sources --tsv inter-pair --annotations ANN --out sources.tsv
+    sova sovabench clips fetch   --tsv inter-pair --video-root VID
     sova sovabench clips plan    --tsv inter-pair --annotations ANN --out manifest.tsv
     sova sovabench clips extract --manifest manifest.tsv --video-root VID --out clips/
     sova sovabench describe --protocol inter-pair --video-root clips/ --backend B --model M --prompt task-aware

@@ -75,6 +75,9 @@ COMMANDS = [
     ("clips-plan-intra-pair", f"sovabench clips plan --tsv intra-pair --annotations {SAMPLE} "
                               "--out {out}/manifests/intrapair.tsv"),
     ("clips-stats", "sovabench clips stats --manifest {out}/sample.tsv"),
+    ("clips-sources-inter-pair", f"sovabench clips sources --tsv inter-pair --annotations {SAMPLE} "
+                                 "--out {out}/sources.tsv"),
+    ("clips-fetch-dry-run", "sovabench clips fetch --tsv inter-pair --video-root {out}/videos --limit 2 --dry-run"),
     ("import", "import --authors-json {in}/minicpm_general.json --cache-dir {out}/cache --backend transformers "
                "--model openbmb/MiniCPM-V-4_5 --prompt general --fps 1"),
     ("import-evaluate", "sovabench evaluate --protocol intra-pair --descriptions {glob:cache/descriptions/imported-*} "
@@ -326,7 +329,7 @@ def recorded(tmp_path_factory):
 
 def test_the_rows_are_documented_command_lines():
     names = [name for name, _ in COMMANDS]
-    assert len(names) == len(set(names)) == 53, len(names)
+    assert len(names) == len(set(names)) == 55, len(names)
     stale = sorted({p.stem for p in GOLDEN.glob("*.txt")} - set(names))
     assert stale == [], f"golden files without a row: {stale}"
 

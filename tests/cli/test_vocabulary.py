@@ -29,8 +29,8 @@ FILE = __file__
 
 def test_the_walk_reaches_every_command():
     names = {" ".join(p) for p, _ in LEAVES}
-    for command in ("sovabench describe", "sovabench embed", "sovabench evaluate", "sovabench clips plan",
-                    "sovabench clips extract", "sovabench clips stats", "image-tasks describe", "image-tasks embed",
+    for command in ("sovabench describe", "sovabench embed", "sovabench evaluate", "sovabench clips sources",
+                    "sovabench clips fetch", "sovabench clips plan", "sovabench clips extract", "sovabench clips stats", "image-tasks describe", "image-tasks embed",
                     "image-tasks evaluate", "muvr describe", "muvr evaluate", "vantage describe", "vantage evaluate",
                     "vantage submit", "describe", "embed", "import", "reproduce"):
         assert command in names, command

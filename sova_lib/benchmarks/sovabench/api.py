@@ -3,7 +3,8 @@
 ``evaluate`` scores descriptions, vectors or a built-in baseline under a
 protocol (any registered one: SOVABench's four and the bundled
 ``quickstart-direction``) and returns a ``sova_lib.evaluation.Result`` whose
-``to_record()`` needs no argument. ``clips_of``, ``plan``, ``extract`` and
+``to_record()`` needs no argument. ``sources`` lists the source videos a protocol
+needs and ``fetch`` downloads the MEVA ones; ``clips_of``, ``plan``, ``extract`` and
 ``clip_stats`` turn the MEVA/VIRAT downloads into clips and describe them;
 ``items`` gives the describer items of a protocol's clip files or of a clip
 manifest; ``import_authors`` turns the authors' output JSON into a
@@ -36,7 +37,7 @@ from sova_lib.item_vectors import (
 )
 from sova_lib.protocols import get_protocol
 
-__all__ = ["clip_stats", "clips_of", "evaluate", "extract", "import_authors", "items", "plan"]
+__all__ = ["clip_stats", "clips_of", "evaluate", "extract", "fetch", "import_authors", "items", "plan", "sources"]
 
 
 def _encoder(encoder) -> SentenceEncoder:
@@ -84,6 +85,27 @@ def clips_of(tsv: str):
     if not Path(tsv).is_file():
         raise ValueError(f"--tsv {tsv}: no such file (or give a protocol: {', '.join(SOVABENCH_PROTOCOLS)})")
     return read_tsv(tsv)
+
+
+def sources(tsv: str, out, *, annotations=None, video_root=None) -> tuple[list, list[str]]:
+    """List the source videos of ``tsv`` (``clips_of``) into ``out`` (TSV, or JSON for a ``.json`` name) with,
+    when given, whether their annotations are under ``annotations`` and their videos under ``video_root`` (each
+    opened and checked); returns the ``clips.sources.Source`` list and the lines that summarise it per dataset."""
+    from sova_lib.benchmarks.sovabench.clips import sources as clip_sources
+
+    found = clip_sources.list_sources(clips_of(tsv), annotations, video_root)
+    clip_sources.write_sources(found, out)
+    return found, clip_sources.summary_lines(found, annotations=annotations is not None, videos=video_root is not None)
+
+
+def fetch(tsv: str, video_root, **options):
+    """Download the MEVA source videos of ``tsv`` (``clips_of``) missing under ``video_root`` from the public
+    bucket (``clips.fetch.fetch_sources``; ``options`` as it takes them); returns its ``FetchSummary``. A server
+    that cannot be reached raises ``clips.fetch.FetchEnvironmentError``, an ``OSError``."""
+    from sova_lib.benchmarks.sovabench.clips.fetch import fetch_sources
+    from sova_lib.benchmarks.sovabench.clips.sources import list_sources
+
+    return fetch_sources(list_sources(clips_of(tsv), None, video_root, check=False), video_root, **options)
 
 
 def plan(tsv: str, annotations, out, **options) -> tuple[list, list[str], list[str]]:

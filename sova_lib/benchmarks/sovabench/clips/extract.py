@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sova_lib.benchmarks.sovabench.clips.plan import ManifestRow, check_name
+from sova_lib.benchmarks.sovabench.splits import source_dataset_of
 from sova_lib.crop import clamp, crop
 from sova_lib.storage import STALE_SECONDS, atomic_file, remove_temporary
 
@@ -79,7 +80,9 @@ def find_source_videos(root: str | Path, names) -> dict[str, Path]:
 
 @dataclass
 class ExtractSummary:
-    """Outcome of :func:`extract_clips`: counts, and ``(index, video, reason)`` per failure."""
+    """Outcome of :func:`extract_clips`: counts, ``(index, video, reason)`` per failure, and per source dataset
+    (``MEVA``, ``VIRAT``) the clips ``written``, ``skipped`` as already present and ``missing`` their source
+    video (``by_dataset[dataset][outcome]``)."""
 
     written: int = 0
     skipped: int = 0
@@ -87,16 +90,29 @@ class ExtractSummary:
     not_ok: int = 0
     clamped: int = 0
     errors: list[tuple[int, str, str]] = field(default_factory=list)
+    by_dataset: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def count(self, clip: str, outcome: str) -> None:
+        """One more clip named ``clip`` with ``outcome`` (``written``, ``skipped``, ``missing``) for its dataset."""
+        per = self.by_dataset.setdefault(source_dataset_of(clip), {"written": 0, "skipped": 0, "missing": 0})
+        per[outcome] += 1
 
     def lines(self) -> list[str]:
         out = [f"clips written: {self.written}, already present: {self.skipped}, failed: {self.failed}, "
                f"rows without a clip (status not ok): {self.not_ok}"]
+        for dataset, per in sorted(self.by_dataset.items()):
+            out.append(f"  {dataset}: written {per['written']}, already present {per['skipped']}, "
+                       f"missing their source video {per['missing']}")
         if self.clamped:
             out.append(f"  {self.clamped} window(s) ran past the video's end and were clamped")
-        for index, video, reason in self.errors[:10]:
+        missing = sum(per["missing"] for per in self.by_dataset.values())
+        for index, video, reason in [e for e in self.errors if not e[2].startswith("source video ")][:10]:
             out.append(f"  failed {index} {video}: {reason}")
-        if len(self.errors) > 10:
-            out.append(f"  ... and {len(self.errors) - 10} more (see {LOG_NAME})")
+        if len(self.errors) - missing > 10:
+            out.append(f"  ... and {len(self.errors) - missing - 10} more (see {LOG_NAME})")
+        if missing:
+            out.append(f"  {missing} clip(s) miss their source video ('sova sovabench clips sources' lists the "
+                       f"videos, 'sova sovabench clips fetch' downloads MEVA's; each is in {LOG_NAME})")
         return out
 
 
@@ -298,6 +314,7 @@ def _clips_to_cut(rows, out_dir: Path, summary: ExtractSummary) -> dict[str, lis
         seen.add(r.video)
         if (out_dir / f"{r.video}.mp4").exists():
             summary.skipped += 1
+            summary.count(r.video, "skipped")
             continue
         todo.setdefault(r.source_video, []).append(r)
     return todo
@@ -310,6 +327,7 @@ def _log_outcome(log, summary: ExtractSummary, bar, rec: dict) -> None:
     log.flush()
     if rec["status"] == "written":
         summary.written += 1
+        summary.count(rec["video"], "written")
         if rec["reason"]:
             summary.clamped += 1
     else:
@@ -350,6 +368,7 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
         for source, group in todo.items():
             if source not in videos:
                 for r in group:
+                    summary.count(r.video, "missing")
                     on_done({"index": r.index, "video": r.video, "status": "failed", "frames": 0,
                              "window": None, "crop": None, "fps": None,
                              "reason": f"source video {source} ({'/'.join(VIDEO_EXTENSIONS)}) not found under {video_root}"})

@@ -38,10 +38,10 @@ from typing import Iterable, Sequence
 
 from sova_lib.benchmarks.sovabench.clips import kpf
 from sova_lib.benchmarks.sovabench.clips.kpf_index import VideoIndex, load_video_index
-from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip
+from sova_lib.benchmarks.sovabench.splits import REVERSED_ACTIVITY, Clip, source_dataset_of
 from sova_lib.storage import file_errors, write_text
 
-__all__ = ["BUFFERED_ACTIVITIES", "DEFAULT_FPS", "INT_COLUMNS", "MANIFEST_COLUMNS", "MIN_REGION_SIZE",
+__all__ = ["ANNOTATION_SOURCES", "BUFFERED_ACTIVITIES", "DEFAULT_FPS", "INT_COLUMNS", "MANIFEST_COLUMNS", "MIN_REGION_SIZE",
            "REVERSED_SOURCE_ACTIVITY", "START_STOP_BUFFER_FRAMES", "STATUSES", "ManifestRow", "check_name",
            "manifest_frames_args", "plan_clip", "plan_clips", "read_manifest", "summary_lines", "write_manifest"]
 
@@ -59,6 +59,12 @@ REVERSED_SOURCE_ACTIVITY = "vehicle_reverses"
 #: Frame rate per source dataset used for durations when no video is at hand
 #: (MEVA is recorded at 30 fps; the VIRAT ground videos at 30 fps, a few at 29.97).
 DEFAULT_FPS: dict[str, float] = {"MEVA": 30.0, "VIRAT": 30.0}
+#: Where each source dataset's KPF annotations come from: Kitware's MEVA annotation repository (meva-data-repo,
+#: linked from mevadata.org) and its VIRAT one (viratannotations, named by the SOVABench authors' README).
+ANNOTATION_SOURCES: dict[str, str] = {
+    "MEVA": "git clone https://gitlab.kitware.com/meva/meva-data-repo.git",
+    "VIRAT": "git clone https://gitlab.kitware.com/viratdata/viratannotations.git",
+}
 
 #: Status -> what it means. Every row of a manifest has one.
 STATUSES: dict[str, str] = {
@@ -261,7 +267,8 @@ def manifest_frames_args(row: ManifestRow) -> dict:
 
 
 def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:
-    """Human-readable status summary of a manifest (one line per status)."""
+    """Human-readable status summary of a manifest: one line per status, then per source dataset the rows
+    planned and why the others were not (with where a dataset's missing annotations come from)."""
     counts = Counter(r.status for r in rows)
     lines = [f"{len(rows)} rows: {counts.get('ok', 0)} clips planned"]
     for s in STATUSES:
@@ -269,7 +276,16 @@ def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:
             lines.append(f"  {s}: {counts[s]} ({STATUSES[s]})")
     missing = sorted({r.source_video for r in rows if r.status == "annotation_missing"})
     if missing:
-        lines.append(f"  {len(missing)} source video(s) without annotations, e.g. {missing[0]}")
+        lines.append(f"  {len(missing)} source video(s) without annotations, e.g. {missing[0]} "
+                     "('sova sovabench clips sources' lists them)")
+    by_dataset: dict[str, Counter] = {}
+    for r in rows:
+        by_dataset.setdefault(source_dataset_of(r.source_video), Counter())[r.status] += 1
+    for dataset in sorted(by_dataset):
+        c = by_dataset[dataset]
+        others = ", ".join(f"{s} {c[s]}" for s in STATUSES if s != "ok" and c.get(s))
+        lines.append(f"  {dataset}: {sum(c.values())} rows, {c.get('ok', 0)} planned"
+                     + (f"; not planned: {others}" if others else ""))
+        if c.get("annotation_missing") and dataset in ANNOTATION_SOURCES:
+            lines.append(f"    {dataset} annotations: {ANNOTATION_SOURCES[dataset]}")
     return lines
-
-

@@ -1,0 +1,198 @@
+"""The source videos a SOVABench protocol's clips come from: where each is published, and what is on disk.
+
+SOVABench's clips are cut from 5-minute MEVA videos and VIRAT videos (``splits.Clip.source_video``).
+:func:`list_sources` gives one :class:`Source` per source video of a list of clips, with its dataset, where it is
+published, how many rows depend on it, and whether its KPF annotations and its video are on disk.
+
+Where they are published:
+
+* **MEVA** videos are objects of the public S3 bucket ``mevadata-public-01`` (AWS Open Data registry,
+  ``awslabs/open-data-registry`` ``datasets/mevadata.yaml``; region us-east-1). The transcoded ground-camera
+  videos, named ``<name>.r13.avi``, are under ``drops-123-r13/`` (Kitware's transcoding FAQ,
+  ``Kitware/mevadata`` ``transcoding-faq.html``), in date, then hour folders (the MEVA README,
+  ``Kitware/mevadata`` ``resources/README-meva-kf1-data.html``, and Kitware's update list
+  ``resources/update-20200429.txt``, whose keys read ``drop-02/2018-03-05/10/<name>.avi``). So
+  ``2018-03-05.13-15-00.13-20-00.bus.G506.r13`` is the key
+  ``drops-123-r13/2018-03-05/13/2018-03-05.13-15-00.13-20-00.bus.G506.r13.avi`` (:func:`meva_key`), as
+  Kitware's annotation repository (meva-data-repo) files the same video's annotations under
+  ``annotation/DIVA-phase-2/MEVA/kitware-meva-training/2018-03-05/13/``. The HTTPS endpoint is the bucket's
+  virtual-hosted address, ``https://mevadata-public-01.s3.amazonaws.com`` (``MEVA_BASE_URL``).
+* **VIRAT** videos (``VIRAT_S_*.mp4``) come from the VIRAT Video Dataset, Ground Release 2.0
+  (viratdata.org, under its usage agreement), and their annotations in KPF form from Kitware's
+  ``viratannotations`` repository (gitlab.kitware.com/viratdata/viratannotations): neither is in the MEVA
+  bucket, so neither is downloaded here (``VIRAT_WHERE``).
+
+The frames a video must have are those its rows' annotated windows reach (the last annotated end frame + 1, from
+the clip names), at the frame rate of its dataset (``plan.DEFAULT_FPS``, within ``FPS_TOLERANCE``).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+from sova_lib.benchmarks.sovabench.clips.plan import ANNOTATION_SOURCES, DEFAULT_FPS
+from sova_lib.storage import write_text
+
+__all__ = ["DATASETS", "FPS_TOLERANCE", "MEVA_BASE_URL", "MEVA_BUCKET", "MEVA_DROP", "SOURCE_COLUMNS",
+           "VIRAT_WHERE", "Source", "check_video", "list_sources", "meva_key", "summary_lines", "write_sources"]
+
+#: The public S3 bucket of the MEVA videos (AWS Open Data registry, datasets/mevadata.yaml).
+MEVA_BUCKET = "mevadata-public-01"
+#: The bucket's HTTPS address (virtual-hosted style; region us-east-1).
+MEVA_BASE_URL = f"https://{MEVA_BUCKET}.s3.amazonaws.com"
+#: The bucket folder of the transcoded ground-camera videos (``<name>.r13.avi``).
+MEVA_DROP = "drops-123-r13"
+#: The source datasets, in listing order.
+DATASETS = ("MEVA", "VIRAT")
+#: Where VIRAT's videos and KPF annotations come from (not the MEVA bucket).
+VIRAT_WHERE = ("VIRAT Video Dataset Ground Release 2.0 (viratdata.org, usage agreement): <name>.mp4; "
+               f"KPF annotations: {ANNOTATION_SOURCES['VIRAT']}")
+#: Largest difference, in frames per second, between a video's rate and its dataset's (29.97 passes for 30).
+FPS_TOLERANCE = 0.1
+
+#: The columns of a sources TSV, in order.
+SOURCE_COLUMNS = ("source_video", "dataset", "location", "rows", "frames_needed", "annotations", "video",
+                  "video_status", "frames", "fps")
+
+_MEVA_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.(\d{2})-\d{2}-\d{2}\.")
+
+
+def meva_key(source_video: str) -> str:
+    """The object key of a MEVA source video in the public bucket: ``drops-123-r13/<date>/<hour>/<name>.avi``.
+
+    ``source_video`` is the name as SOVABench's clip names carry it, release suffix included
+    (``2018-03-05.13-15-00.13-20-00.bus.G506.r13``); the date and the starting hour are read from it.
+    ``ValueError`` for a name that does not start ``YYYY-MM-DD.HH-MM-SS.``.
+    """
+    found = _MEVA_NAME.match(source_video)
+    if found is None:
+        raise ValueError(f"MEVA video name {source_video!r} does not start with 'YYYY-MM-DD.HH-MM-SS.'")
+    return f"{MEVA_DROP}/{found.group(1)}/{found.group(2)}/{source_video}.avi"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One source video of a protocol.
+
+    ``location``: the MEVA bucket key, or ``VIRAT_WHERE``; ``rows``: the protocol's rows cut from it;
+    ``frames_needed``: the last annotated end frame of those rows + 1; ``annotations``: the path of its
+    ``*.activities.yml`` ("" when not found or not looked for); ``video``: its path ("" likewise);
+    ``video_status``: ``ok``, ``missing``, ``not looked for``, ``found`` (not opened: ``check=False``) or what is
+    wrong with the file; ``frames``/``fps``:
+    what the file holds (None when not opened).
+    """
+
+    source_video: str
+    dataset: str
+    location: str
+    rows: int
+    frames_needed: int
+    annotations: str = ""
+    video: str = ""
+    video_status: str = "not looked for"
+    frames: int | None = None
+    fps: float | None = None
+
+    @property
+    def url_key(self) -> str | None:
+        """The bucket key of a MEVA video, None for VIRAT."""
+        return self.location if self.dataset == "MEVA" else None
+
+
+def check_video(path, frames_needed: int, fps: float) -> tuple[str, int | None, float | None]:
+    """``(status, frames, fps)`` of the video file ``path``: ``ok`` when it opens (PyAV, frames counted as
+    ``sova_lib.video.decode`` counts them), holds at least ``frames_needed`` frames and runs within
+    ``FPS_TOLERANCE`` of ``fps``; otherwise a phrase saying what is wrong."""
+    from sova_lib.video.decode import VideoError, open_video
+
+    try:
+        reader = open_video(str(path), "pyav")
+    except (VideoError, OSError) as err:
+        return f"does not open: {' '.join(str(err).split())}", None, None
+    info = reader.info
+    reader.close()
+    if info.num_frames < frames_needed:
+        return f"{info.num_frames} frames, the rows need {frames_needed}", info.num_frames, info.fps
+    if abs(info.fps - fps) > FPS_TOLERANCE:
+        return f"{info.fps:g} frames per second, not {fps:g}", info.num_frames, info.fps
+    return "ok", info.num_frames, info.fps
+
+
+def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: bool = True) -> list[Source]:
+    """One :class:`Source` per source video of ``clips`` (``splits.Clip``), MEVA then VIRAT, each by name.
+
+    With ``annotations`` (a folder), whether each video's ``*.activities.yml`` and ``*.geom.yml`` are under it
+    (any depth; ``kpf.find_annotation_files``); with ``video_root``, whether its video file is under it
+    (``extract.find_source_videos``) and, with ``check``, whether it opens with the frames and frame rate its
+    rows need (:func:`check_video`).
+    """
+    rows: dict[str, list] = {}
+    for clip in clips:
+        rows.setdefault(clip.source_video, []).append(clip)
+    ann: dict[str, str] = {}
+    if annotations is not None:
+        from sova_lib.benchmarks.sovabench.clips import kpf
+
+        found = kpf.find_annotation_files(annotations)
+        for video in rows:
+            files = next((found[n] for n in kpf.annotation_names(video) if n in found), None)
+            if files is not None and files.activities is not None and files.geom is not None:
+                ann[video] = str(files.activities)
+    paths = {}
+    if video_root is not None:
+        from sova_lib.benchmarks.sovabench.clips.extract import find_source_videos
+
+        paths = find_source_videos(video_root, rows)
+    out = []
+    for video, group in rows.items():
+        dataset = group[0].source_dataset
+        needed = max(c.end_frame for c in group) + 1
+        status, frames, fps = ("not looked for", None, None) if video_root is None else ("missing", None, None)
+        if video in paths:
+            status, frames, fps = (check_video(paths[video], needed, DEFAULT_FPS[dataset]) if check
+                                   else ("found", None, None))
+        out.append(Source(video, dataset, meva_key(video) if dataset == "MEVA" else VIRAT_WHERE, len(group), needed,
+                          ann.get(video, ""), str(paths.get(video, "")), status, frames, fps))
+    return sorted(out, key=lambda s: (DATASETS.index(s.dataset), s.source_video))
+
+
+def write_sources(sources: Sequence[Source], path) -> Path:
+    """Write ``sources`` to ``path``: a JSON list of objects when it ends ``.json``, else a TSV with a
+    ``SOURCE_COLUMNS`` header (empty cells where there is nothing)."""
+    if str(path).lower().endswith(".json"):
+        return write_text(path, json.dumps([asdict(s) for s in sources], indent=1) + "\n")
+    text = io.StringIO()
+    w = csv.writer(text, delimiter="\t", lineterminator="\n")
+    w.writerow(SOURCE_COLUMNS)
+    w.writerows(["" if getattr(s, c) is None else getattr(s, c) for c in SOURCE_COLUMNS] for s in sources)
+    return write_text(path, text.getvalue())
+
+
+def summary_lines(sources: Sequence[Source], *, annotations: bool, videos: bool) -> list[str]:
+    """A few lines per dataset: source videos and rows, how many have annotations and videos (when looked
+    for), and where the missing ones come from."""
+    lines = []
+    for dataset in DATASETS:
+        group = [s for s in sources if s.dataset == dataset]
+        if not group:
+            continue
+        lines.append(f"{dataset}: {len(group)} source videos, {sum(s.rows for s in group)} rows")
+        if annotations:
+            have = sum(1 for s in group if s.annotations)
+            lines.append(f"  annotations found: {have}, missing: {len(group) - have}")
+        if videos:
+            ok = sum(1 for s in group if s.video_status in ("ok", "found"))
+            missing = sum(1 for s in group if s.video_status == "missing")
+            bad = len(group) - ok - missing
+            lines.append(f"  videos found and usable: {ok}, missing: {missing}" + (f", unusable: {bad}" if bad else ""))
+        if dataset == "MEVA":
+            lines.append(f"  from s3://{MEVA_BUCKET}/{MEVA_DROP}/<date>/<hour>/<name>.avi "
+                         "('sova sovabench clips fetch' downloads them)")
+        else:
+            lines.append(f"  from {VIRAT_WHERE}")
+    return lines

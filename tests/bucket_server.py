@@ -1,0 +1,121 @@
+"""A tiny object store on 127.0.0.1 for the fetch tests: GET and HEAD of keys, HTTP Range, and faults on demand.
+
+``serve(objects)`` starts a threaded HTTP server in a daemon thread and yields a :class:`Bucket` whose ``url`` is
+its base URL; leaving the ``with`` block shuts the server down and joins the thread. Faults, set on the bucket
+before or during a run:
+
+* ``cut[key] = n``: the next GET of ``key`` sends ``n`` bytes of its body, then closes the connection (once);
+* ``forbid = True``: every request is answered 403;
+* ``slow = (chunk, seconds)``: bodies go out ``chunk`` bytes at a time, ``seconds`` apart;
+* ``stall[key] = seconds``: a GET of ``key`` sends its first byte, then waits up to ``seconds`` (ended early by
+  shutting down) before the rest.
+
+``requests`` records ``(method, key, Range header or None)`` of every request.
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Bucket:
+    def __init__(self, objects: dict[str, bytes]):
+        self.objects = dict(objects)
+        self.cut: dict[str, int] = {}
+        self.stall: dict[str, float] = {}
+        self.forbid = False
+        self.slow: tuple[int, float] | None = None
+        self.requests: list[tuple[str, str, str | None]] = []
+        self.closing = threading.Event()
+        self.url = ""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    bucket: Bucket  # set by serve()
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _key(self) -> str:
+        return self.path.lstrip("/")
+
+    def _answer(self, body: bool) -> None:
+        key = self._key()
+        self.bucket.requests.append((self.command, key, self.headers.get("Range")))
+        if self.bucket.forbid:
+            return self._empty(403)
+        if key not in self.bucket.objects:
+            return self._empty(404)
+        data = self.bucket.objects[key]
+        start, status = 0, 200
+        asked = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range") or "")
+        if asked:
+            start = int(asked.group(1))
+            if start >= len(data):
+                return self._empty(416)
+            status = 206
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data) - start))
+        self.send_header("Accept-Ranges", "bytes")
+        if status == 206:
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        self.end_headers()
+        if body:
+            self._send(key, data[start:])
+
+    def _send(self, key: str, payload: bytes) -> None:
+        cut = self.bucket.cut.pop(key, None)
+        if cut is not None:
+            self.wfile.write(payload[:cut])
+            self.wfile.flush()
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(2)
+            return
+        if key in self.bucket.stall:
+            self.wfile.write(payload[:1])
+            self.wfile.flush()
+            self.bucket.closing.wait(self.bucket.stall[key])
+            payload = payload[1:]
+        chunk, pause = self.bucket.slow or (len(payload) or 1, 0.0)
+        for i in range(0, len(payload), chunk):
+            self.wfile.write(payload[i:i + chunk])
+            self.wfile.flush()
+            if pause:
+                time.sleep(pause)
+
+    def _empty(self, status: int) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self):  # noqa: N802 - http.server's hook
+        with contextlib.suppress(ConnectionError):
+            self._answer(body=True)
+
+    def do_HEAD(self):  # noqa: N802
+        with contextlib.suppress(ConnectionError):
+            self._answer(body=False)
+
+
+@contextlib.contextmanager
+def serve(objects: dict[str, bytes]):
+    """A :class:`Bucket` serving ``objects`` (key -> bytes) at ``bucket.url`` while the block runs."""
+    bucket = Bucket(objects)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"bucket": bucket}))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    bucket.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield bucket
+    finally:
+        bucket.closing.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
