@@ -90,7 +90,7 @@ VOCABULARY: dict[str, str] = {
     "--index-dir": "where clips plan caches its annotation indexes",
     "--no-index": "clips plan: re-read every annotation file, write no index",
     "--retry-errors": "retry items that failed in earlier runs",
-    "--limit": "a small test run: only the first N items, into the same cache",
+    "--limit": "a small first run: only the first N items (into the same cache; clips fetch: the first N missing videos)",
     "--out": "output path: the file or folder the command writes",
     "--json": "print one JSON object",
     "--no-progress": "no progress bar",
@@ -108,7 +108,6 @@ VOCABULARY: dict[str, str] = {
     # clips
     "--min-size": "clips plan: smallest region side in pixels",
     "--buffer-frames": "clips plan: frames added around start/stop activities",
-    "--limit": "clips fetch: the first N missing source videos only",
     "--dry-run": "clips fetch: print what would be done, do nothing",
     "--codec": "clips extract: video encoder",
     "--pix-fmt": "clips extract: output pixel format",
