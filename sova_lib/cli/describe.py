@@ -107,7 +107,7 @@ from sova_lib.cli.options import (
 )
 from sova_lib.describe import contract
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
-from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.prompts import Prompt, resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
@@ -162,6 +162,9 @@ def add_commands(subparsers) -> None:
                      help=f"{DIRECTION_PROTOCOL}: the bundled excerpts and their time-reversed copies (ids "
                           "<stem> and <stem>-reversed)")
     add_describe_options(d)
+    d.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl",
+                   help="a prompts file: each item (by id) asked exactly its record's messages instead of --prompt "
+                        "(sova_lib.describe.prompt_file); its SHA-256 enters the cache key")
     d.set_defaults(func=run_describe, images=None)
 
     i = subparsers.add_parser(
@@ -313,7 +316,25 @@ def resolved_prompt(args):
     return None if args.prompt is None else resolve_prompt(args.prompt, args.system_prompt)
 
 
+def _prompt_file_run(args, describer, items):
+    """``(describer, prompt)`` that ask each item exactly its record of the ``--prompts`` file (``CliError`` with
+    ``--engine ray``; ``PromptFileError``, one line per problem, for a malformed file or ids that differ)."""
+    from sova_lib.describe.prompt_file import read_prompt_file
+
+    if args.engine == "ray":
+        raise CliError("--prompts runs on the local engine; leave out --engine ray")
+    prompts = read_prompt_file(args.prompts)
+    prompts.check_ids([item.id for item in items])
+    fields = {item.id: prompts.prompts[str(item.id)].request_fields() for item in items}
+    text = f"prompts file sha256 {prompts.sha256}"
+    return contract.PromptedDescriber(describer, fields, "prompts", prompts.settings()), Prompt("prompts-file", text, text)
+
+
 def run_describe(args) -> int:
+    if getattr(args, "prompts", None) is not None and args.prompt is not None:
+        raise CliError("give --prompt or --prompts, not both")
+    if getattr(args, "prompts", None) is not None:
+        args.prompt = "general"  # replaced by the prompts file below
     if args.prompt is None:
         if args.backend not in _MODEL_FREE:
             raise CliError(f"--prompt: the {args.backend} backend needs a prompt; give a preset (general, "
@@ -326,6 +347,8 @@ def run_describe(args) -> int:
     common = dict(prompt=prompt, fps=sampling_rate(args, items), crop_source=crop_source, details=details,
                   run=run_options(args))
     describer = make_describer(args, options)
+    if getattr(args, "prompts", None) is not None:
+        describer, common["prompt"] = _prompt_file_run(args, describer, items)
     try:
         if args.engine == "ray":
             try:
