@@ -46,6 +46,11 @@ Sources of items:
   run never shares a folder with a run on clip files. Plan one manifest per
   protocol's TSV.
 
+``sova describe --prompts FILE.jsonl`` asks each item exactly the messages
+of its record in a prompts file (``sova_lib.describe.prompt_file``; records
+keyed by item id, every id once) instead of ``--prompt``; the file's SHA-256
+enters the cache key.
+
 ``--fps`` above every video's own frame rate is lowered to the highest of
 their rates (``sova_lib.describe.item.effective_rate``), in the frames and in
 the cache key, with a note. Engines: ``--engine local`` (the default)

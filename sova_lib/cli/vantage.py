@@ -40,6 +40,7 @@ from sova_lib.cli.options import (
     existing_file,
     existing_folder,
     positive_count,
+    positive_number,
     report,
 )
 
@@ -182,7 +183,7 @@ def add_commands(sub) -> None:
                    help="frames: the message of a model given frames as images (default); video: of a model given "
                         "the video")
     for name in ("nframe", "fps", "max-frames", "max-pixels", "total-pixels"):
-        h.add_argument(f"--{name}", type=float if name == "fps" else positive_count, metavar="N",
+        h.add_argument(f"--{name}", type=positive_number if name == "fps" else positive_count, metavar="N",
                        help=f"the dataset's {name.replace('-', '_')} (default: the harness class's own)")
     add_output_options(h, out=("FILE.jsonl", "the prompts file to write"), required=True)
     h.set_defaults(func=run_harness_prompts)
