@@ -62,7 +62,7 @@ def message_record(item_id, message: list, plan: dict) -> dict:
     """The prompts-file record of one harness message (a list of ``{"type", "value"}`` parts: ``text``,
     ``image``, ``video``; a part with ``role: system`` is the system message): the texts in order as the user
     parts, the media before the first text that follows them, and ``plan``. ``ValueError`` when the media are
-    split among the texts."""
+    split among the texts or missing."""
     system, parts, media_at, media_runs, last = None, [], 0, 0, None
     for part in message:
         if not isinstance(part, dict):
@@ -80,6 +80,9 @@ def message_record(item_id, message: list, plan: dict) -> dict:
     if media_runs > 1:
         raise ValueError(f"item {item_id}: the harness's message puts media in {media_runs} places; a prompts "
                          "file holds one")
+    if media_runs == 0:  # the harness's build_prompt leaves the media out when it finds no video file
+        raise ValueError(f"item {item_id}: the harness's message holds no video or frames, so the harness found no "
+                         "video for it: give as --media-root the folder its prepare_dataset returns as the root")
     messages = ([{"role": "system", "content": system}] if system is not None else []) + [
         {"role": "user", "content": parts}]
     return {"id": str(item_id), "messages": messages, "media_at": media_at, "frames": plan}
@@ -148,6 +151,9 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
     load = importlib.import_module("vlmeval.smp").load
     data = load(str(items))
     obj = _dataset(cls, dict(options or {}), data, media_root, model_family)
+    if not ((getattr(obj, "nframe", 0) or 0) > 0 or (getattr(obj, "fps", 0) or 0) > 0):
+        raise ValueError(f"give --nframe or --fps: {class_name} has neither set by default, and the harness needs "
+                         "one of them (video_base.py:50-53)")
     if video_input == "frames":
         obj.save_video_frames = _frame_counter(obj, media_root)
     plan = {k: getattr(obj, k, None) for k in _PLAN}

@@ -168,3 +168,16 @@ def test_harness_prompts_refuses_a_folder_without_the_harness(street, capsys):
                  "--model-family", "gpt", "--out", str(tmp / "o.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "vlmeval/dataset/vantage_vqa.py" in err
+
+
+def test_message_record_of_a_harness_message():
+    from sova_lib.benchmarks.vantage.harness_prompts import message_record
+
+    message = [{"type": "text", "value": "A"}, {"type": "image", "value": "f1"}, {"type": "image", "value": "f2"},
+               {"type": "text", "value": "B"}]
+    assert message_record(5, message, {"nframe": 2}) == {
+        "id": "5", "messages": [{"role": "user", "content": ["A", "B"]}], "media_at": 1, "frames": {"nframe": 2}}
+    with pytest.raises(ValueError, match="item 5: the harness's message puts media in 2 places"):
+        message_record(5, [*message, {"type": "image", "value": "f3"}], {})
+    with pytest.raises(ValueError, match="item 5: the harness's message holds no video or frames"):
+        message_record(5, [{"type": "text", "value": "A"}], {})
