@@ -67,6 +67,12 @@ def test_each_item_is_asked_its_record_with_its_frames(street, server_factory, c
     folder, = (tmp / "cache" / "descriptions").iterdir()
     details = json.loads((folder / "manifest.json").read_text())["source_details"]
     assert details["route"] == "prompts-file" and details["prompts"] == {"file": "p.jsonl", "sha256": sha}
+    # submit finds the cached answers by the same file's records; without it, by the library's prompts: none
+    submit = ["vantage", "submit", "--task", "vqa", "--items", str(tsvs["vqa"]), "--answers", str(folder),
+              "--model", "m", "--out", str(tmp / "again.jsonl")]
+    assert main([*submit, "--prompts", str(prompts)]) == 0
+    assert (tmp / "again.jsonl").read_bytes() == (tmp / "sub.jsonl").read_bytes()
+    assert main(submit) == 1
 
 
 def test_the_cache_key_follows_the_file(street, server_factory):
