@@ -102,8 +102,8 @@ class PromptFile:
             raise PromptFileError(self.path, problems)
 
     def settings(self) -> dict:
-        """What the cache key and manifest record of the file: its name and SHA-256."""
-        return {"file": self.path.name, "sha256": self.sha256}
+        """What the cache key records of the file: its SHA-256 (its name changes no answer)."""
+        return {"sha256": self.sha256}
 
 
 def _text(value, what: str) -> str:

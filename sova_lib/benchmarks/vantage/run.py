@@ -249,7 +249,8 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=None,
                           sampler_version=f"vantage-uniform-{n_frames}", crop_source="none",
                           loader=loader, run=run,
-                          details={"benchmark": "vantage", "route": ROUTES[0 if prompts is None else 1], **settings})
+                          details={"benchmark": "vantage", "route": ROUTES[0 if prompts is None else 1], **settings,
+                                   **({} if prompts is None else {"prompts_file": str(prompts.path)})})
 
 
 def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT_FRAMES,

@@ -66,7 +66,8 @@ def test_each_item_is_asked_its_record_with_its_frames(street, server_factory, c
     assert extra == [{"prompts": "prompts-file", "prompts_file": "p.jsonl", "prompts_sha256": sha}] * 2
     folder, = (tmp / "cache" / "descriptions").iterdir()
     details = json.loads((folder / "manifest.json").read_text())["source_details"]
-    assert details["route"] == "prompts-file" and details["prompts"] == {"file": "p.jsonl", "sha256": sha}
+    assert details["route"] == "prompts-file" and details["prompts"] == {"sha256": sha}
+    assert details["prompts_file"] == str(prompts)
     # submit finds the cached answers by the same file's records; without it, by the library's prompts: none
     submit = ["vantage", "submit", "--task", "vqa", "--items", str(tsvs["vqa"]), "--answers", str(folder),
               "--model", "m", "--out", str(tmp / "again.jsonl")]
