@@ -46,6 +46,11 @@ Sources of items:
   run never shares a folder with a run on clip files. Plan one manifest per
   protocol's TSV.
 
+``sova describe --prompts FILE.jsonl`` asks each item exactly the messages
+of its record in a prompts file (``sova_lib.describe.prompt_file``; records
+keyed by item id, every id once) instead of ``--prompt``; the file's SHA-256
+enters the cache key.
+
 Frames: ``--fps`` (default 1, the paper's sampler), ``--frames N`` (N
 evenly spaced frames instead) or ``--max-frames N`` (a cap on ``--fps``),
 as ``sova_lib.video.Sampling`` says; the last two enter the cache key only
@@ -116,7 +121,7 @@ from sova_lib.cli.options import (
 )
 from sova_lib.describe import contract
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
-from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
 from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
@@ -171,6 +176,9 @@ def add_commands(subparsers) -> None:
                      help=f"{DIRECTION_PROTOCOL}: the bundled excerpts and their time-reversed copies (ids "
                           "<stem> and <stem>-reversed)")
     add_describe_options(d)
+    d.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl",
+                   help="a prompts file: each item (by id) asked exactly its record's messages instead of --prompt "
+                        "(sova_lib.describe.prompt_file); its SHA-256 enters the cache key")
     d.set_defaults(func=run_describe, images=None)
 
     i = subparsers.add_parser(
@@ -331,7 +339,23 @@ def resolved_prompt(args):
     return resolve_prompt(args.prompt, args.system_prompt)
 
 
+def _prompt_file_run(args, describer, items):
+    """``(describer, prompt)`` that ask each item exactly its record of the ``--prompts`` file (``CliError`` with
+    ``--engine ray``; ``PromptFileError``, one line per problem, for a malformed file or ids that differ)."""
+    from sova_lib.describe.prompt_file import read_prompt_file
+
+    if args.engine == "ray":
+        raise CliError("--prompts runs on the local engine; leave out --engine ray")
+    prompts = read_prompt_file(args.prompts)
+    prompts.check_ids([item.id for item in items])
+    fields = {item.id: prompts.prompts[str(item.id)].request_fields() for item in items}
+    text = f"prompts file sha256 {prompts.sha256}"
+    return contract.PromptedDescriber(describer, fields, "prompts", prompts.settings()), Prompt("prompts-file", text, text)
+
+
 def run_describe(args) -> int:
+    if getattr(args, "prompts", None) is not None and args.prompt != DEFAULT_PROMPT:
+        raise CliError("give --prompt or --prompts, not both")
     prompt = resolved_prompt(args)
     options = describer_options(args)
     engine = engine_options(args)
@@ -345,6 +369,8 @@ def run_describe(args) -> int:
         if missing:  # looked up, not imported: Ray's import takes seconds, and the cache's lock comes first
             raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): no module {missing[0]!r}")
     describer = make_describer(args, options)
+    if getattr(args, "prompts", None) is not None:
+        describer, common["prompt"] = _prompt_file_run(args, describer, items)
     release_notes()  # the inputs are checked: the notes come before the run
     try:
         if args.engine == "ray":

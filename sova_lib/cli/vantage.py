@@ -1,16 +1,23 @@
-"""``sova vantage describe|evaluate|submit|validate``: VANTAGE-Bench answers, scores and leaderboard files.
+"""``sova vantage describe|evaluate|submit|validate|harness-prompts``: VANTAGE-Bench answers, scores and
+leaderboard files.
 
 ::
 
     sova vantage describe --task vqa --items vqa.tsv --media-root videos/ --backend openai --model M \\
-        --base-url http://localhost:8000/v1 --cache-dir cache [--ground-truth vqa_gt.jsonl]
+        --base-url http://localhost:8000/v1 --cache-dir cache [--ground-truth vqa_gt.jsonl] [--prompts P.jsonl]
+    sova vantage harness-prompts --harness VANTAGE-Bench/ --task vqa --items vqa.tsv --model-family gpt \\
+        --out vqa_prompts.jsonl
     sova vantage evaluate --task vqa --ground-truth vqa_gt.jsonl --submission vqa.jsonl [--items vqa.tsv] \\
         [--out results/]
     sova vantage submit --task vqa --items vqa.tsv --answers cache/descriptions/<folder> --model M --out vqa.jsonl
     sova vantage validate vqa.jsonl --task vqa [--ground-truth vqa_gt.jsonl | --items vqa.tsv]
 
 ``--task`` takes the library key (``vqa``), the harness key (``grounding``)
-or the canonical task string (``video_qa``). ``describe`` caches raw answers
+or the canonical task string (``video_qa``). ``--prompts`` gives every item
+its exact messages and frame plan from a prompts file, which
+``harness-prompts`` writes from a checkout of the harness (its own
+``build_prompt``); without it the library's own prompts are sent.
+``describe`` caches raw answers
 (resumable), then scores them when ``--ground-truth`` is given and
 otherwise writes the submission JSONL; every submission written is checked
 as the leaderboard checks it. Exit status: 0 done, 1 no answer at all, 2 bad
@@ -33,6 +40,7 @@ from sova_lib.cli.options import (
     existing_file,
     existing_folder,
     positive_count,
+    positive_number,
     report,
 )
 
@@ -63,6 +71,15 @@ def _task_args(p, *, items: bool,
     p.add_argument("--frames", type=positive_count, default=vantage.DEFAULT_FRAMES, metavar="N", help=frames_help)
 
 
+def _prompts_arg(p, help_text: str) -> None:
+    p.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl", help=help_text)
+
+
+_PROMPTS_HELP = ("a prompts file: each item asked exactly its record's messages, with the frames of its plan "
+                 "(sova vantage harness-prompts writes one from the harness); default: this library's prompts")
+_CACHED_PROMPTS = "the prompts file the cached answers were asked with, if any (it names each answer)"
+
+
 def _score_args(p) -> None:
     p.add_argument("--scoring", choices=vantage.MODES, default="official",
                    help="official: parse the answers as the VANTAGE-Bench harness does (default); strict: count "
@@ -89,6 +106,7 @@ def add_commands(sub) -> None:
     d.add_argument("--media-root", type=existing_folder, metavar="DIR",
                    help="the folder the items' media paths are relative to (default: the current folder)")
     add_describer_options(d, prompt=False)
+    _prompts_arg(d, _PROMPTS_HELP)
     add_cache_options(d, what="answers go to DIR/descriptions/")
     d.add_argument("--ground-truth", type=existing_file, metavar="GT.jsonl",
                    help="score the answers against this answer key instead of writing a submission")
@@ -112,6 +130,7 @@ def add_commands(sub) -> None:
                      help="the cache folder of a vantage describe run")
     s.add_argument("--items", type=Path, metavar="PATH",
                    help="the task's public items: needed with --answers (the prompts name each cached answer)")
+    _prompts_arg(s, _CACHED_PROMPTS + " (with --answers)")
     _score_args(s)
     add_output_options(s, record="score", json=True)
     s.set_defaults(func=run_evaluate)
@@ -123,6 +142,7 @@ def add_commands(sub) -> None:
     _task_args(u, items=True, frames_help=_CACHED_FRAMES)
     u.add_argument("--answers", required=True, type=existing_folder, metavar="CACHE_FOLDER",
                    help="the cache folder of a vantage describe run")
+    _prompts_arg(u, _CACHED_PROMPTS + "; the submission's metadata records the route")
     u.add_argument("--model", required=True, metavar="NAME", help="the model name written into the submission")
     u.add_argument("--box-order", choices=("xyxy", "yxyx"), default="xyxy",
                    help="order the model writes box coordinates in, recorded in the file (default xyxy)")
@@ -143,6 +163,31 @@ def add_commands(sub) -> None:
                      help="require exactly the ids of the task's public items, once each")
     c.set_defaults(func=run_validate)
 
+    h = vs.add_parser("harness-prompts", help="write a prompts file from a checkout of the VANTAGE-Bench harness",
+                      description="Import your checkout of the VANTAGE-Bench harness and call its dataset class's "
+                                  "build_prompt for every item; write each item's messages and frame plan as a "
+                                  "prompts file for vantage describe --prompts. Needs the harness's own "
+                                  "dependencies (pandas, ...; see docs/vantage.md). Example: sova vantage "
+                                  "harness-prompts --harness VANTAGE-Bench/ --task vqa --items vqa.tsv "
+                                  "--model-family gpt --out vqa_prompts.jsonl")
+    h.add_argument("--harness", required=True, type=existing_folder, metavar="DIR",
+                   help="your checkout of Clemson-Capstone/VANTAGE-Bench (put first on the import path)")
+    h.add_argument("--task", required=True, type=_task, metavar="TASK",
+                   help="a video task: " + ", ".join(vantage.HARNESS_CLASSES))
+    h.add_argument("--items", required=True, type=existing_file, metavar="PATH", help="the task's TSV")
+    h.add_argument("--media-root", type=existing_folder, metavar="DIR",
+                   help="the harness's data root for the task (default: the TSV's folder)")
+    h.add_argument("--model-family", required=True, metavar="F",
+                   help="the harness's model family of the model to be asked (set on the dataset object)")
+    h.add_argument("--video-input", choices=vantage.VIDEO_INPUTS, default="frames",
+                   help="frames: the message of a model given frames as images (default); video: of a model given "
+                        "the video")
+    for name in ("nframe", "fps", "max-frames", "max-pixels", "total-pixels"):
+        h.add_argument(f"--{name}", type=positive_number if name == "fps" else positive_count, metavar="N",
+                       help=f"the dataset's {name.replace('-', '_')} (default: the harness class's own)")
+    add_output_options(h, out=("FILE.jsonl", "the prompts file to write"), required=True)
+    h.set_defaults(func=run_harness_prompts)
+
 
 def _evaluate(args, **inputs) -> int:
     """Score the answers ``inputs`` name against ``--ground-truth``; print the score and its notes (a similarity
@@ -159,7 +204,8 @@ def run_describe(args) -> int:
     from sova_lib.cli.describe import make_describer
 
     described = vantage.describe(make_describer(args), args.task, args.items, args.cache_dir,
-                                 media_root=args.media_root, frames=args.frames, run=run_options(args))
+                                 media_root=args.media_root, frames=args.frames, run=run_options(args),
+                                 prompts=args.prompts)
     if not described.answers:
         print("sova: no item has an answer; see errors.jsonl in the cache folder", file=sys.stderr)
         return 1
@@ -167,18 +213,19 @@ def run_describe(args) -> int:
         args.out = None  # the submission's path, not a folder for records
         return _evaluate(args, answers=described.answers)
     out, _ = vantage.submit(args.task, described.items, described.answers, model=args.model or args.backend,
-                            out=args.out or described.summary.folder / "submission.jsonl")
+                            out=args.out or described.summary.folder / "submission.jsonl", prompts=args.prompts)
     print(f"submission: {out} ({len(described.answers)} of {len(described.items)} items)")
     return 0
 
 
 def run_evaluate(args) -> int:
-    return _evaluate(args, submission=args.submission, answers=args.answers, items=args.items)
+    return _evaluate(args, submission=args.submission, answers=args.answers, items=args.items, prompts=args.prompts)
 
 
 def run_submit(args) -> int:
     out, count = vantage.submit(args.task, args.items, args.answers, model=args.model, out=args.out,
-                                box_order=args.box_order, frames=args.frames)  # an invalid file: InvalidSubmission
+                                box_order=args.box_order, frames=args.frames,
+                                prompts=args.prompts)  # an invalid file: InvalidSubmission
     if out is None:
         print(f"sova: no item has an answer in {args.answers}", file=sys.stderr)
         return 1
@@ -193,4 +240,14 @@ def run_validate(args) -> int:
         raise vantage.InvalidSubmission(args.file, problems)
     against = "" if expected is None else f", each of the {expected} expected ids once"
     print(f"{args.file}: valid {vantage.CANONICAL_TASKS[args.task]} submission ({records} records{against})")
+    return 0
+
+
+def run_harness_prompts(args) -> int:
+    options = {name: getattr(args, name) for name in ("nframe", "fps", "max_frames", "max_pixels", "total_pixels")
+               if getattr(args, name) is not None}
+    out, count = vantage.harness_prompts(args.harness, args.task, args.items, model_family=args.model_family,
+                                         out=args.out, media_root=args.media_root, video_input=args.video_input,
+                                         options=options)
+    print(f"prompts: {out} ({count} {vantage.CANONICAL_TASKS[args.task]} items, from the harness at {args.harness})")
     return 0

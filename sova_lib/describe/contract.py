@@ -72,7 +72,11 @@ class DescribeRequest:
 
     ``frames`` are RGB ``PIL.Image`` objects: the sampled frames of a video in
     time order, or a single image. ``timestamps`` gives each frame's time in
-    seconds from the start of the clip (empty for an image).
+    seconds from the start of the clip (empty for an image). ``parts``: the
+    user message's text parts in order, when a prompts file gives them
+    (``sova_lib.describe.prompt_file``; ``prompt`` is then their line-joined
+    text, for a backend that takes one text), with the frames before part
+    ``media_at``; empty: ``prompt`` after the frames.
     """
 
     id: int | str
@@ -81,6 +85,8 @@ class DescribeRequest:
     system_prompt: str | None = None
     is_video: bool = True
     timestamps: Sequence[float] = field(default_factory=tuple)
+    parts: Sequence[str] = ()
+    media_at: int = 0
 
 
 @runtime_checkable

@@ -76,13 +76,14 @@ def test_dvc_without_bertscore_weights_says_what_to_download(street, capsys, mon
     assert main([*argv, "--similarity", "token-f1", "--bootstrap", "0"]) == 0
 
 
-def _emitted(path, task_string, answers, model):
-    """A submission as the harness's emitter writes it (emit.py lines 227-240; io.py write_jsonl)."""
+def _emitted(path, task_string, answers, model, extra=None):
+    """A submission as the harness's emitter writes it (emit.py lines 227-240; io.py write_jsonl), with ``extra``
+    as its ``metadata.extra`` (the emitter's: empty)."""
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         for rid, text in answers.items():
             f.write(json.dumps({"id": rid, "task": task_string,
                                 "conversations": [{"from": "assistant", "value": str(text)}],
-                                "metadata": {"model": model, "box_coord_order": "xyxy", "extra": {}}},
+                                "metadata": {"model": model, "box_coord_order": "xyxy", "extra": extra or {}}},
                                ensure_ascii=False) + "\n")
     return path
 
@@ -102,8 +103,10 @@ def test_submit_validate_and_score_the_harness_files(street, capsys):
     records = [json.loads(x) for x in sub.read_text(encoding="utf-8").splitlines()]
     answers = {r["id"]: r["conversations"][0]["value"] for r in records}
     assert list(answers) == ["vtest_lawn_0600-0659__q_000000", "vtest_lawn_0600-0659__q_000001"]
+    # the same bytes as the emitter's, the route in metadata.extra
+    assert sub.read_bytes() == _emitted(tmp / "ours.jsonl", "video_qa", answers, "M",
+                                        {"prompts": "library-prompts"}).read_bytes()
     theirs = _emitted(tmp / "theirs.jsonl", "video_qa", answers, "M")
-    assert sub.read_bytes() == theirs.read_bytes()
     gt = ["--ground-truth", str(tmp / "bench" / "vqa_gt.jsonl")]
     assert main(["vantage", "validate", str(sub), "--task", "vqa", *gt]) == 0
     assert capsys.readouterr().out == f"{sub}: valid video_qa submission (2 records, each of the 2 expected ids once)\n"

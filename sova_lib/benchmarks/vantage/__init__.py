@@ -21,13 +21,16 @@ checked as the leaderboard checks it), ``scoring`` (the chain and
 ``VantageResult``), ``run`` (each task's prompt and frame plan, and running a
 describer), ``published`` (the paper's numbers beside
 computed ones), ``hand_cases`` (the spec's hand-worked cases) and
-``synthetic`` (a synthetic run in the harness's layout): teaching and tests.
+``synthetic`` (a synthetic run in the harness's layout): teaching and tests;
+``harness_prompts`` writes a prompts file from the user's checkout of the
+harness (its own ``build_prompt``).
 ``api`` holds what ``sova vantage`` and the notebooks call: ``describe``,
 ``evaluate``, ``submit``, ``validate``, ``score_folder``.
 """
 from __future__ import annotations
 
 from sova_lib.benchmarks.vantage.api import describe, evaluate, score_folder, submit, validate
+from sova_lib.benchmarks.vantage.harness_prompts import HARNESS_CLASSES, VIDEO_INPUTS, harness_prompts
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, SIMILARITIES, CaptionModelUnavailable
 from sova_lib.benchmarks.vantage.parsing import MODES
@@ -36,6 +39,6 @@ from sova_lib.benchmarks.vantage.scoring import VantageResult
 from sova_lib.benchmarks.vantage.submissions import InvalidSubmission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, TASKS, task_key
 
-__all__ = ["BERTSCORE_MODEL", "CANONICAL_TASKS", "DEFAULT_FRAMES", "MODES", "SIMILARITIES", "TASKS",
-           "CaptionModelUnavailable", "InvalidSubmission", "VantageResult", "describe", "evaluate",
-           "read_items", "score_folder", "submit", "task_key", "validate"]
+__all__ = ["BERTSCORE_MODEL", "CANONICAL_TASKS", "DEFAULT_FRAMES", "HARNESS_CLASSES", "MODES", "SIMILARITIES",
+           "TASKS", "VIDEO_INPUTS", "CaptionModelUnavailable", "InvalidSubmission", "VantageResult", "describe",
+           "evaluate", "harness_prompts", "read_items", "score_folder", "submit", "task_key", "validate"]

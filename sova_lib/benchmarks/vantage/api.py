@@ -21,13 +21,14 @@ import numpy as np
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, make_similarity
-from sova_lib.benchmarks.vantage.run import DEFAULT_FRAMES, cached_answers, describe_task
+from sova_lib.benchmarks.vantage.run import DEFAULT_FRAMES, ROUTES, cached_answers, describe_task
 from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
 from sova_lib.benchmarks.vantage.submissions import check_submission, read_submission, write_submission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, submission_answers, submission_id, task_key
+from sova_lib.describe.prompt_file import PromptFile, read_prompt_file
 from sova_lib.storage import lines, read_text
 
-__all__ = ["Described", "describe", "evaluate", "score_folder", "submit", "validate"]
+__all__ = ["Described", "describe", "evaluate", "route_metadata", "score_folder", "submit", "validate"]
 
 
 @dataclass
@@ -49,39 +50,57 @@ def _items(task: str, items) -> list:
     return read_items(task_key(task), items)
 
 
-def _answers(task: str, answers, items, frames: int) -> dict:
+def _prompts(prompts) -> PromptFile | None:
+    """A prompts file as it is, or read from its path (``None``: the library's own prompts)."""
+    return prompts if prompts is None or isinstance(prompts, PromptFile) else read_prompt_file(prompts)
+
+
+def route_metadata(prompts) -> dict:
+    """Which route made the answers, as a submission's ``metadata.extra`` and a run's records hold it:
+    ``{"prompts": "library-prompts"}``, or ``{"prompts": "prompts-file", "prompts_file": NAME,
+    "prompts_sha256": HEX}``."""
+    prompts = _prompts(prompts)
+    if prompts is None:
+        return {"prompts": ROUTES[0]}
+    return {"prompts": ROUTES[1], "prompts_file": prompts.path.name, "prompts_sha256": prompts.sha256}
+
+
+def _answers(task: str, answers, items, frames: int, prompts=None) -> dict:
     """Raw answers keyed by leaderboard id: ``answers`` as given, or the answers cached in that folder for
-    ``items`` asked with ``frames`` frames."""
+    ``items`` asked with ``frames`` frames (``prompts``: asked the prompts file's messages)."""
     if isinstance(answers, Mapping):
         return dict(answers)
     if items is None:
         raise ValueError("--answers needs --items (the prompts name each cached answer)")
     found = _items(task, items)
-    return submission_answers(found, cached_answers(answers, found, frames))
+    return submission_answers(found, cached_answers(answers, found, frames, _prompts(prompts)))
 
 
 def describe(describer, task: str, items, cache_dir, *, media_root=None, frames: int = DEFAULT_FRAMES,
-             run=None) -> Described:
+             run=None, prompts=None) -> Described:
     """Ask ``describer`` every item of ``task`` (``items``: a list, or the path of the task's public items), with
     ``frames`` frames of a video, the media under ``media_root``; answers go to a cache folder under
     ``cache_dir`` (``run.describe_task``). With ``run.limit`` (``RunOptions``), only the first items are asked,
-    and ``Described.items`` holds those (a submission of them)."""
+    and ``Described.items`` holds those (a submission of them). ``prompts``: a prompts file (or its path) whose
+    records give each item its exact messages and frame plan (``sova_lib.describe.prompt_file``)."""
     task = task_key(task)
     found = _items(task, items)
     if run is not None and run.limit is not None:
         found = found[:run.limit]
-    summary = describe_task(describer, task, found, cache_dir, media_root=media_root, n_frames=frames, run=run)
-    return Described(summary, found, _answers(task, summary.folder, found, frames))
+    prompts = _prompts(prompts)
+    summary = describe_task(describer, task, found, cache_dir, media_root=media_root, n_frames=frames, run=run,
+                            prompts=prompts)
+    return Described(summary, found, _answers(task, summary.folder, found, frames, prompts))
 
 
 def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=None, frames: int = DEFAULT_FRAMES,
-             scoring: str = "official", similarity: str = "bertscore", bertscore_model: str | None = None,
+             prompts=None, scoring: str = "official", similarity: str = "bertscore", bertscore_model: str | None = None,
              bootstrap: int = 0, seed: int = 0) -> VantageResult:
     """Score the answers of ``task`` against the answer key ``ground_truth`` in ``scoring`` mode.
 
     The answers: a ``submission`` JSONL (its box order and model as it records them), or ``answers``, raw answers
     keyed by leaderboard id or the cache folder of a ``describe`` run (with the task's ``items``, asked with
-    ``frames`` frames). ``similarity`` (and ``bertscore_model``): dense captioning's caption similarity.
+    ``frames`` frames, or the ``prompts`` file's messages). ``similarity`` (and ``bertscore_model``): dense captioning's caption similarity.
     ``bootstrap`` resamples seeded by ``seed`` give the interval (0: none). The answer key's notes are
     ``result.ground_truth_notes``. ``ValueError``, naming an id of each side, when answers are given and none of
     them is for a ground-truth id.
@@ -99,7 +118,7 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
     else:  # raw answers given as such: the caller says what they are in to_record(kind=..., source=...)
         context = {} if isinstance(answers, Mapping) else {"kind": "description cache", "source": str(answers),
                                                             "cache": Path(answers).name}
-        answers = _answers(task, answers, items, frames)
+        answers = _answers(task, answers, items, frames, prompts)
     if answers and truth and not set(truth) & set(answers):  # an answer without a GT id is counted by the scorer
         raise ValueError(f"none of the {len(answers)} answer ids is a ground-truth id (answer id "
                          f"{next(iter(answers))!r}, ground-truth id {next(iter(truth))!r})")
@@ -130,17 +149,19 @@ def score_folder(ground_truth_dir, submissions_dir, *, similarity: str | None = 
 
 
 def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy",
-           frames: int = DEFAULT_FRAMES) -> tuple[Path | None, int]:
+           frames: int = DEFAULT_FRAMES, prompts=None) -> tuple[Path | None, int]:
     """Write the leaderboard's submission JSONL of ``task`` to ``out`` from ``answers`` (keyed by leaderboard id,
-    or a ``describe`` cache folder, asked with ``frames`` frames), ``model`` and ``box_order`` recorded in it,
+    or a ``describe`` cache folder, asked with ``frames`` frames or the ``prompts`` file's messages), ``model``,
+    ``box_order`` and the route (``route_metadata``, in ``metadata.extra``) recorded in it,
     then check it against every id of ``items`` (``submissions.write_submission``: ``InvalidSubmission`` lists what is
     wrong). Returns the file and the number of answers; ``(None, 0)``, writing nothing, when there is none."""
     found = _items(task, items)
-    answers = _answers(task, answers, found, frames)
+    prompts = _prompts(prompts)
+    answers = _answers(task, answers, found, frames, prompts)
     if not answers:
         return None, 0
     path = write_submission(out, task, answers, model=model, box_coord_order=box_order,
-                            expected_ids=[submission_id(it) for it in found])
+                            expected_ids=[submission_id(it) for it in found], extra=route_metadata(prompts))
     return path, len(answers)
 
 

@@ -93,7 +93,9 @@ def _events(value, counts: Counter, path, line: int) -> list[tuple]:
     As the harness reads its answer key (vantage_dvc.py lines 240-250): the
     caption is "caption", else "description"; an event with neither is left
     out (counted, with a note); a missing or empty time is 0 s; a time is
-    seconds, m:s or h:m:s in full.
+    seconds, m:s or h:m:s in full. A caption is kept as it is, text or any
+    other JSON value, as the harness keeps it (``:251-254``); it is scored by
+    its JSON text (``metrics_captions.caption_text``).
     """
     if not isinstance(value, list):
         raise VantageDataError(path, line, "value", "expected a list of {start, end, caption} events")
@@ -114,7 +116,7 @@ def _events(value, counts: Counter, path, line: int) -> list[tuple]:
             elif (seconds := parse_time(raw_time, "strict")) is None:
                 raise VantageDataError(path, line, "value", f"event {ev!r}: {k} {raw_time!r} is not a time")
             times.append(seconds)
-        events.append((times[0], times[1], str(caption)))
+        events.append((times[0], times[1], caption))
     return events
 
 

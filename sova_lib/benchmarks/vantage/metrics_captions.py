@@ -29,6 +29,7 @@ Caption similarities, ``sim(gt_captions, answer_captions) -> (M, N)`` arrays:
 """
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections import Counter
@@ -42,7 +43,7 @@ from sova_lib.benchmarks.vantage.metrics import Score, interval_iou_matrix
 from sova_lib.benchmarks.vantage.parsing import check_mode
 
 __all__ = ["BERTSCORE_MODEL", "SIMILARITIES", "BertScoreSimilarity", "CaptionModelUnavailable", "MeteorSimilarity",
-           "Similarity", "exact_match_similarity", "make_similarity", "soda_alignment", "soda_c", "soda_video",
+           "Similarity", "caption_text", "exact_match_similarity", "make_similarity", "soda_alignment", "soda_c", "soda_video",
            "token_f1_similarity"]
 
 #: The leaderboard's BERTScore model (Hugging Face id) and the layer bert-score uses for it by default.
@@ -227,30 +228,54 @@ def _harmonic(total: float, m: int, n: int) -> float:
     return float(2 * p * r / (p + r))
 
 
-def soda_video(truth: Sequence[tuple[float, float, str]], answer: Sequence[tuple[float, float, str]],
+def caption_text(caption) -> str:
+    """The text a caption is scored by: text as it is; any other JSON value as its JSON text.
+
+    The harness keeps a caption of any JSON type that is not empty (``vantage_dvc.py:236-238``: ``["a box
+    falls"]``, ``7``, ``{"what": "a box"}``, ``true``) and puts it unchanged into the sentence list it scores
+    (``:291``); its remote BERTScore request carries that list as JSON (``:280-284``,
+    ``requests.post(..., json={"candidates": cands, ...})``), so a caption similarity service reads the
+    value's JSON text. ``caption_text(["a box falls"])`` is ``'["a box falls"]'``, whose words
+    (``exact_match_similarity``) are those of ``"a box falls"``. Non-ASCII characters are kept as they
+    are; a value nested too deep to write reads as no text.
+    """
+    if isinstance(caption, str):
+        return caption
+    try:
+        return json.dumps(caption, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):
+        return ""
+
+
+def soda_video(truth: Sequence[tuple[float, float, object]], answer: Sequence[tuple[float, float, object]],
                similarity: Similarity) -> dict:
-    """SODA_c of one video and its secondary values (harness ``vantage_dvc.py:289-322``).
+    """SODA_c of one video and its secondary values (harness ``vantage_dvc.py:288-322``).
 
     ``truth``: GT events ``(start, end, caption)`` in file order; ``answer``:
-    parsed events sorted by start. An answer caption that is not text (kept
-    by the official parse, as the harness keeps it, ``vantage_dvc.py:236-237``)
-    has similarity 0 with every GT caption: the harness hands it to its
-    BERTScore as it is, which reads text only. A time that is not finite
-    gives IoU 0 (``interval_iou_matrix``, as ``_iou`` at ``vantage_dvc.py:26-29``). Returns ``soda_c`` = 2S/(M+N), ``S``, the
-    matched ``pairs``, their ``pair_ious``, ``iou_f1`` = 2 * sum of matched
-    IoU / (M+N), ``caption_f1`` = 2 * sum of matched similarity / (M+N) (the
-    harness's BertScore_F1) and ``pair_miou`` (mean IoU over this video's
-    pairs, ``nan`` with none); the three F1s as ``_harmonic`` computes them.
+    parsed events sorted by start (``:239``). Every event takes part, whatever
+    its caption's type: the IoU matrix spans all of them (``:290``), and the
+    similarity scores each answer caption against each GT caption
+    (``:291-296``, one request per GT caption), a caption that is not text
+    through its JSON text (``caption_text``), which is what the harness's
+    remote BERTScore request carries (``official`` keeps such captions,
+    ``parsing.parse_dvc``; ``strict`` leaves them out before this point).
+    The product is aligned (``:304-307``); a time that is not finite gives
+    IoU 0 (``interval_iou_matrix``, as ``_iou`` at ``:26-29``). Returns
+    ``soda_c`` = 2S/(M+N), ``S``, the matched ``pairs``, their
+    ``pair_ious``, ``iou_f1`` = 2 * sum of matched IoU / (M+N),
+    ``caption_f1`` = 2 * sum of matched similarity / (M+N) (the harness's
+    BertScore_F1, ``:309-317``) and ``pair_miou`` (mean IoU over this
+    video's pairs, ``nan`` with none); the three F1s as ``_harmonic``
+    computes them.
     """
     m, n = len(truth), len(answer)
     iou = interval_iou_matrix([e[:2] for e in truth], [e[:2] for e in answer])
-    texts = [j for j, e in enumerate(answer) if isinstance(e[2], str)]
     sim = np.zeros((m, n))
-    if texts:
-        part = np.asarray(similarity([e[2] for e in truth], [answer[j][2] for j in texts]), dtype=np.float64)
-        if part.shape != (m, len(texts)):
-            raise ValueError(f"similarity returned shape {part.shape}, expected {(m, len(texts))}")
-        sim[:, texts] = part
+    if m and n:
+        sim = np.asarray(similarity([caption_text(e[2]) for e in truth], [caption_text(e[2]) for e in answer]),
+                         dtype=np.float64)
+        if sim.shape != (m, n):
+            raise ValueError(f"similarity returned shape {sim.shape}, expected {(m, n)}")
     s, pairs = soda_alignment(iou * sim)
     matched_iou = [float(iou[i, j]) for i, j in pairs]
     rows, cols = [i for i, _ in pairs], [j for _, j in pairs]

@@ -329,8 +329,9 @@ def parse_dvc(text: str, mode: str = "official") -> tuple[list[tuple[float, floa
     (else ``end_time``) through ``dvc_time``; ``caption`` (else
     ``description``). A record whose caption is empty or missing is left
     out, as the harness does (``if caption:``); ``official`` keeps any other
-    caption as the harness does, text or not (``7``, ``["..."]``, ``true``:
-    the caption similarity scores such a caption 0, ``metrics_captions.soda_video``),
+    caption as the harness does, text or not (``7``, ``["..."]``, ``true``;
+    it is scored by its JSON text, ``metrics_captions.caption_text``, as the
+    harness's remote BERTScore request carries it, ``vantage_dvc.py:280-296``),
     ``strict`` leaves out a caption that is not text. A record that is not
     an object or has an unreadable time is left out too (the harness stops
     on those), and all of these are counted. The sort is Python's on the

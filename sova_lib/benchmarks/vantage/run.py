@@ -30,6 +30,13 @@ verification then sends its question without the system prompt
 
 The frame plan: ``uniform_frame_plan(F, n)`` takes frame ``int(i * F / (n + 1))``
 for i = 1..n (F = 90, n = 8 gives 10, 20, ..., 80).
+
+The other route: ``prompts``, a prompts file (``sova_lib.describe.prompt_file``,
+written from the harness by ``harness_prompts``), gives every item its exact
+messages and frame plan; each item is asked exactly that, its frames chosen
+by ``plan_frames``, and the file's SHA-256 enters the cache key (each
+answer's id carries its record's digest). ``ROUTES`` names the two; the
+run's manifest records which one made the answers.
 """
 from __future__ import annotations
 
@@ -44,13 +51,15 @@ from sova_lib.benchmarks.vantage.inputs import VantageItem
 from sova_lib.describe.cache import DescriptionCache
 from sova_lib.describe.contract import Describer, PromptedDescriber
 from sova_lib.describe.item import Item
+from sova_lib.describe.prompt_file import ItemPrompt, PromptFile
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import RunOptions, RunSummary
 from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import probe, read_frames, to_rgb_image
 
-__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "VIDEO_TASKS", "RenderedPrompt",
-           "cache_id", "cached_answers", "describe_task", "load_media", "render_prompt", "uniform_frame_plan"]
+__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "ROUTES", "VIDEO_TASKS", "RenderedPrompt",
+           "cache_id", "cached_answers", "describe_task", "load_media", "plan_frames", "render_prompt",
+           "uniform_frame_plan"]
 
 #: Frames sent per video by default (spec section 1).
 DEFAULT_FRAMES = 8
@@ -58,6 +67,10 @@ DEFAULT_FRAMES = 8
 VIDEO_TASKS = frozenset({"vqa", "event_verification", "temporal", "dvc"})
 #: What a frame-list backend reads before the question (harness ``video_base.py``).
 FRAME_PREFIX = "You are provided with {n} frames uniformly sampled from the video."
+
+#: Where a run's prompts come from: this library's own wording (``render_prompt``), or a prompts file (the
+#: harness's own prompts, ``harness_prompts``). Recorded in the manifest and the submission's metadata.
+ROUTES = ("library-prompts", "prompts-file")
 
 #: Answer-format instruction per task (this library's wording; see the module docstring).
 INSTRUCTIONS = {
@@ -115,9 +128,35 @@ def render_prompt(item: VantageItem, n_frames: int = DEFAULT_FRAMES) -> Rendered
     return RenderedPrompt("\n".join(p for p in parts if p), f"{n_frames} video frames" if video else "one image")
 
 
-def cache_id(item: VantageItem, prompt: RenderedPrompt) -> str:
+def cache_id(item: VantageItem, prompt: RenderedPrompt | ItemPrompt) -> str:
     """The id of ``item``'s answer in the cache: ``<item id>@<prompt SHA-256, 12 hex digits>``."""
     return f"{item.id}@{prompt.sha256[:12]}"
+
+
+def plan_frames(plan: dict, num_frames: int, video_fps: float, n_frames: int = DEFAULT_FRAMES) -> list[int]:
+    """The source frames a prompts file's ``plan`` asks for, in a video of ``num_frames`` frames at ``video_fps``.
+
+    ``indices`` as given (each below ``num_frames``); else ``nframe`` frames
+    by the uniform rule (harness ``video_base.py:135-136``, as
+    ``uniform_frame_plan``); else ``fps`` frames a second: ``int(F / f * fps)``
+    frames at ``int(i * f / fps)`` (``video_base.py:94-105``, f the video's
+    rate); else ``n_frames`` by the uniform rule. ``ValueError`` when an index
+    is past the video's end or the plan gives no frame.
+    """
+    if plan.get("indices"):
+        late = [i for i in plan["indices"] if i >= num_frames]
+        if late:
+            raise ValueError(f"the frame plan asks for frame {late[0]}, past the video's {num_frames} frames")
+        return list(plan["indices"])
+    if (plan.get("nframe") or 0) > 0:
+        return uniform_frame_plan(num_frames, int(plan["nframe"]))
+    if (plan.get("fps") or 0) > 0:
+        step = video_fps / plan["fps"]
+        indices = [int(i * step) for i in range(int(num_frames / video_fps * plan["fps"]))]
+        if not indices:
+            raise ValueError(f"the frame plan's fps {plan['fps']} gives no frame of a {num_frames}-frame video")
+        return indices
+    return uniform_frame_plan(num_frames, n_frames)
 
 
 def _resolve(media_root, name: str) -> Path:
@@ -125,8 +164,10 @@ def _resolve(media_root, name: str) -> Path:
     return path if path.is_absolute() or media_root is None else Path(media_root) / path
 
 
-def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES) -> tuple[list, tuple, bool]:
-    """``(RGB PIL images, timestamps in s, is_video)`` of ``item``, in the order they are sent.
+def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
+               plan: dict | None = None) -> tuple[list, tuple, bool]:
+    """``(RGB PIL images, timestamps in s, is_video)`` of ``item``, in the order they are sent; a video's frames
+    by ``plan`` (a prompts file's frame plan, ``plan_frames``) when one is given.
 
     Raises ``FileNotFoundError`` for a missing file and the decoder's errors
     for an unreadable one (the runner records them as the item's failure).
@@ -138,9 +179,10 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES) ->
         if not path.is_file():
             raise FileNotFoundError(f"no such video: {path}")
         info = probe(path)
-        plan = uniform_frame_plan(info.num_frames, n_frames)
-        frames = [to_rgb_image(a) for a in read_frames(path, plan)]
-        return frames, tuple(i / info.fps for i in plan), True
+        indices = (plan_frames(plan, info.num_frames, info.fps, n_frames) if plan
+                   else uniform_frame_plan(info.num_frames, n_frames))
+        frames = [to_rgb_image(a) for a in read_frames(path, indices)]
+        return frames, tuple(i / info.fps for i in indices), True
     images = []
     for name in item.media:
         path = _resolve(media_root, name)
@@ -160,36 +202,62 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES) ->
     return [first.crop(box), boxed, *images[1:]], (), False
 
 
+def _item_prompt(item: VantageItem, n_frames: int, prompts: PromptFile | None) -> RenderedPrompt | ItemPrompt:
+    return render_prompt(item, n_frames) if prompts is None else prompts.prompts[str(item.id)]
+
+
 def describe_task(describer: Describer, task: str, items: Sequence[VantageItem], cache_dir, *, media_root=None,
-                  n_frames: int = DEFAULT_FRAMES, run: RunOptions | None = None) -> RunSummary:
+                  n_frames: int = DEFAULT_FRAMES, run: RunOptions | None = None,
+                  prompts: PromptFile | None = None) -> RunSummary:
     """Ask ``describer`` every item of ``task``; answers go to a description cache folder under ``cache_dir``.
 
-    ``run``: retries, progress bar and printing, as for ``describe_items`` (``RunOptions``).
+    ``run``: retries, progress bar and printing, as for ``describe_items`` (``RunOptions``). ``prompts``: a
+    prompts file holding exactly one record per item (``PromptFileError`` names a missing or extra id): each
+    item is asked its record's messages, with the frames of its record's plan (``n_frames`` where it has none).
     """
     items = [it for it in items if it.task == task]
     if not items:
         raise ValueError(f"no {task} items to describe")
+    if prompts is not None:
+        prompts.check_ids([it.id for it in items])
     fields, by_id = {}, {}
     for it in items:
-        prompt = render_prompt(it, n_frames)
+        prompt = _item_prompt(it, n_frames, prompts)
         key = cache_id(it, prompt)
-        fields[key], by_id[key] = {"prompt": prompt.text}, it
-    settings = {"task": task, "instruction": INSTRUCTIONS[task], "frame_prefix": FRAME_PREFIX,
-                "frames": n_frames if task in VIDEO_TASKS else None,
-                "frame_plan": "int(i*F/(n+1)), i=1..n" if task in VIDEO_TASKS else "item images in order"}
+        by_id[key] = it
+        fields[key] = {"prompt": prompt.text} if prompts is None else prompt.request_fields()
+    if prompts is None:
+        settings = {"task": task, "instruction": INSTRUCTIONS[task], "frame_prefix": FRAME_PREFIX,
+                    "frames": n_frames if task in VIDEO_TASKS else None,
+                    "frame_plan": "int(i*F/(n+1)), i=1..n" if task in VIDEO_TASKS else "item images in order"}
+        template = Prompt(f"vantage-{task}", INSTRUCTIONS[task], INSTRUCTIONS[task])  # no system prompt
+    else:
+        settings = {"task": task, "route": ROUTES[1], "prompts": prompts.settings(),
+                    "frames": n_frames if task in VIDEO_TASKS else None,
+                    "frame_plan": "each record's plan, else int(i*F/(n+1)), i=1..n"}
+        text = f"prompts file sha256 {prompts.sha256}"
+        template = Prompt(f"vantage-{task}-prompts-file", text, text)
     wrapped = PromptedDescriber(describer, fields, "vantage", settings)
     runner_items = [Item(key, _resolve(media_root, it.media[0]), is_video=it.task in VIDEO_TASKS)
                     for key, it in by_id.items()]
-    template = Prompt(f"vantage-{task}", INSTRUCTIONS[task], INSTRUCTIONS[task])  # no system prompt
+
+    def loader(item, fps):
+        plan = None if prompts is None else prompts.prompts[str(by_id[item.id].id)].frames
+        return load_media(by_id[item.id], media_root, n_frames, plan)
+
     # No sampling rate: videos get a fixed number of frames, named by the sampler version.
     return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=None,
                           sampler_version=f"vantage-uniform-{n_frames}", crop_source="none",
-                          loader=lambda item, fps: load_media(by_id[item.id], media_root, n_frames),
-                          run=run, details={"benchmark": "vantage", **settings})
+                          loader=loader, run=run,
+                          details={"benchmark": "vantage", "route": ROUTES[0 if prompts is None else 1], **settings,
+                                   **({} if prompts is None else {"prompts_file": str(prompts.path)})})
 
 
-def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT_FRAMES) -> dict[str, str]:
-    """Item id -> cached raw answer, for the items whose current prompt has an answer in ``folder``."""
+def cached_answers(folder, items: Sequence[VantageItem], n_frames: int = DEFAULT_FRAMES,
+                   prompts: PromptFile | None = None) -> dict[str, str]:
+    """Item id -> cached raw answer, for the items whose current prompt (``prompts``: its record) has an answer
+    in ``folder``."""
     with closing(DescriptionCache(folder).open()) as cache:
         done = dict(cache.done)
-    return {it.id: done[key] for it in items if (key := cache_id(it, render_prompt(it, n_frames))) in done}
+    asked = [it for it in items if prompts is None or str(it.id) in prompts.prompts]
+    return {it.id: done[key] for it in asked if (key := cache_id(it, _item_prompt(it, n_frames, prompts))) in done}

@@ -121,11 +121,13 @@ def check_submission(path, task: str, expected_ids: Iterable[str] | None = None)
 
 
 def write_submission(path, task: str, answers: Mapping[str, str], *, model: str, box_coord_order: str = "xyxy",
-                     expected_ids: Iterable[str] | None = None) -> Path:
+                     expected_ids: Iterable[str] | None = None, extra: dict | None = None) -> Path:
     """Write the leaderboard's submission JSONL for ``task`` (any accepted name), then check it.
 
     ``answers``: leaderboard id (``tasks.submission_id``) -> raw answer text,
-    written in that order exactly as the harness's emitter writes records.
+    written in that order exactly as the harness's emitter writes records;
+    ``extra`` goes to each record's ``metadata.extra`` (free-form there: the
+    harness's checks read ``model`` and ``box_coord_order`` only).
     The written file is checked with ``submissions.check_submission`` against
     ``expected_ids`` (every id that needs an answer; ``None``: ids and shapes
     only) and ``InvalidSubmission`` lists its problems when it fails; the
@@ -136,7 +138,7 @@ def write_submission(path, task: str, answers: Mapping[str, str], *, model: str,
     canonical = CANONICAL_TASKS[task_key(task)]
     path = write_text(path, "".join(
         json_line({"id": key, "task": canonical, "conversations": [{"from": "assistant", "value": str(text)}],
-                   "metadata": {"model": model, "box_coord_order": box_coord_order, "extra": {}}})
+                   "metadata": {"model": model, "box_coord_order": box_coord_order, "extra": extra or {}}})
         for key, text in answers.items()))
     problems = check_submission(path, task, expected_ids)
     if problems:

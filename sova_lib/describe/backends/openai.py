@@ -17,6 +17,8 @@ text wherever it is served). Each request is::
                       ...                                              # one part per frame, in time order
                       {"type": "text", "text": INSTRUCTION}]}]}
 
+A request with text ``parts`` (a prompts file, ``sova_lib.describe.prompt_file``) sends one text part per
+entry, in order, with the frames before part ``media_at``.
 Frames are sent at their own size as JPEG (quality ``jpeg_quality``).
 Decoding is greedy (``temperature=0``).
 
@@ -393,8 +395,9 @@ class OpenAIDescriber:
             content: list[dict] = [{"type": "video_url", "video_url": {"url": "data:video/jpeg;base64," + frames}}]
         else:
             content = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
-        content.append({"type": "text", "text": request.prompt})
-        messages.append({"role": "user", "content": content})
+        texts = [{"type": "text", "text": part} for part in request.parts or (request.prompt,)]
+        at = request.media_at if request.parts else 0
+        messages.append({"role": "user", "content": texts[:at] + content + texts[at:]})
         return {**self.extra_body, "model": self.model, "messages": messages, "temperature": 0,
                 "max_tokens": self.max_new_tokens}
 

@@ -9,7 +9,9 @@ paths, chosen by ``family``:
     InternVL3.5 in its ``-hf`` form, LLaVA-OneVision, Video-LLaVA-hf, LLaVA
     and the like. Each request becomes one chat: the system prompt as a system
     message, then a user turn holding the visual input and the instruction,
-    rendered with the processor's own chat template. A video is passed as a
+    rendered with the processor's own chat template (a request with text
+    ``parts`` holds one text entry per part, the visual input before part
+    ``media_at``). A video is passed as a
     video (its list of frames) together with its timestamps, and with
     ``do_sample_frames=False``, so the processor neither resamples the frames
     nor guesses their times (see ``video_metadata``). Decoding is greedy
@@ -371,8 +373,9 @@ class _ImageTextToText:
             content = [{"type": "video"}]
         else:
             content = [{"type": "image"} for _ in request.frames]
-        content.append({"type": "text", "text": request.prompt})
-        messages.append({"role": "user", "content": content})
+        texts = [{"type": "text", "text": part} for part in request.parts or (request.prompt,)]
+        at = request.media_at if request.parts else 0
+        messages.append({"role": "user", "content": texts[:at] + content + texts[at:]})
         return messages
 
     def render(self, requests: Sequence[DescribeRequest]) -> list[str]:

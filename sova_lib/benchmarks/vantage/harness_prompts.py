@@ -1,0 +1,166 @@
+"""A prompts file from the VANTAGE-Bench harness itself: its own ``build_prompt`` run on every item.
+
+``harness_prompts(harness, task, items, model_family=..., out=...)`` puts
+the user's checkout of the harness (``Clemson-Capstone/VANTAGE-Bench``) first
+on ``sys.path``, imports the task's dataset class from it
+(``HARNESS_CLASSES``), and calls that class's ``build_prompt`` for every row
+of the task's TSV, read by the harness's own ``vlmeval.smp.load``. It writes
+one prompts-file record per item (``sova_lib.describe.prompt_file``): the
+text parts of the harness's message in order, where the media go among them,
+and the frame plan (``nframe``, ``fps``, ``max_frames``, ``max_pixels``,
+``total_pixels``, as the dataset object holds them). This repository holds
+no harness text: every word in the file comes from the checkout.
+
+The dataset object is made without its ``__init__`` (which wants the
+harness's ``LMUData`` layout): it gets every keyword default of the class's
+``__init__`` as an attribute, then ``options`` (``nframe=8``, ...), then
+``data`` (the TSV), ``data_root`` (``media_root``, the folder the harness's
+``prepare_dataset`` would return as ``root``: ``.../videos`` for VQA,
+temporal and DVC, the dataset folder for event verification, which adds
+``videos/`` itself) and ``model_family``.
+
+``video_input``: ``"frames"`` asks for the message a frame-list model gets
+(``build_prompt(line, video_llm=False)``: the frames as images, then the
+harness's frame-count sentence and the question); the frames themselves are
+not extracted (the harness's ``save_video_frames`` is replaced on the object
+by one that only counts them: ``nframe``, or the ``fps`` rule of
+``video_base.py:94-105`` on the probed video), since ``sova vantage
+describe`` samples the same frames from the plan. ``"video"`` asks for the
+message a video model gets (``video_llm=True``: the video, then the text);
+that model's own reader picks the frames from the plan, and sova samples
+them by the plan's rule, which may differ from that reader's.
+
+Only the video tasks are supported: the harness's tracking message
+interleaves images and text, and its image tasks are built by other classes.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import sys
+from pathlib import Path
+
+from sova_lib.benchmarks.vantage.tasks import task_key
+from sova_lib.storage import write_text
+
+__all__ = ["HARNESS_CLASSES", "VIDEO_INPUTS", "harness_prompts", "message_record"]
+
+#: Task -> (module, class) of its dataset class in the harness (``vlmeval/dataset/vantage_*.py``).
+HARNESS_CLASSES = {
+    "vqa": ("vlmeval.dataset.vantage_vqa", "VANTAGE_VQA"),
+    "event_verification": ("vlmeval.dataset.vantage_event_verification", "VANTAGE_EventVerification"),
+    "temporal": ("vlmeval.dataset.vantage_temporal", "VANTAGE_Temporal"),
+    "dvc": ("vlmeval.dataset.vantage_dvc", "VANTAGE_DVC"),
+}
+#: What ``video_input`` may be: the message of a frame-list model, or of a video model.
+VIDEO_INPUTS = ("frames", "video")
+_PLAN = ("nframe", "fps", "max_frames", "max_pixels", "total_pixels")
+
+
+def message_record(item_id, message: list, plan: dict) -> dict:
+    """The prompts-file record of one harness message (a list of ``{"type", "value"}`` parts: ``text``,
+    ``image``, ``video``; a part with ``role: system`` is the system message): the texts in order as the user
+    parts, the media before the first text that follows them, and ``plan``. ``ValueError`` when the media are
+    split among the texts or missing."""
+    system, parts, media_at, media_runs, last = None, [], 0, 0, None
+    for part in message:
+        if not isinstance(part, dict):
+            raise ValueError(f"item {item_id}: a message part is {type(part).__name__}, not an object")
+        kind = part.get("type", "text")
+        if part.get("role") == "system":
+            system = str(part.get("value", part.get("content", "")))
+        elif kind == "text":
+            parts.append(str(part["value"]))
+        else:
+            if last != "media":
+                media_runs, media_at = media_runs + 1, len(parts)
+            kind = "media"
+        last = "media" if kind == "media" else "text"
+    if media_runs > 1:
+        raise ValueError(f"item {item_id}: the harness's message puts media in {media_runs} places; a prompts "
+                         "file holds one")
+    if media_runs == 0:  # the harness's build_prompt leaves the media out when it finds no video file
+        raise ValueError(f"item {item_id}: the harness's message holds no video or frames, so the harness found no "
+                         "video for it: give as --media-root the folder its prepare_dataset returns as the root")
+    messages = ([{"role": "system", "content": system}] if system is not None else []) + [
+        {"role": "user", "content": parts}]
+    return {"id": str(item_id), "messages": messages, "media_at": media_at, "frames": plan}
+
+
+def _dataset(cls, options: dict, data, media_root: Path, model_family: str):
+    """An instance of the harness's dataset class ``cls`` without its ``__init__``: the keyword defaults of
+    ``__init__``, then ``options``, ``data``, ``data_root`` and ``model_family``."""
+    obj = cls.__new__(cls)
+    for name, param in inspect.signature(cls.__init__).parameters.items():
+        if param.default is not inspect.Parameter.empty:
+            setattr(obj, name, param.default)
+    for name, value in {**options, "data": data, "data_root": str(media_root), "model_family": model_family,
+                        "custom_prompt": options.get("custom_prompt")}.items():
+        setattr(obj, name, value)
+    return obj
+
+
+def _frame_counter(obj, media_root: Path):
+    """A stand-in for the harness's ``save_video_frames`` that extracts nothing: as many placeholder names as
+    the harness would save frames (``nframe``, or ``fps`` frames a second, ``video_base.py:94-105``)."""
+    def count(video):
+        if (obj.nframe or 0) > 0:
+            n = int(obj.nframe)
+        else:
+            from sova_lib.video.frames import probe
+
+            name = str(video)
+            path = Path(name if Path(name).suffix else name + ".mp4")
+            path = path if path.is_absolute() else media_root / path
+            info = probe(path)
+            n = int(info.num_frames / info.fps * obj.fps)
+        return [f"<frame {k + 1} of {n}>" for k in range(n)]
+    return count
+
+
+def harness_prompts(harness, task: str, items, *, model_family: str, out, media_root=None,
+                    video_input: str = "frames", options: dict | None = None) -> tuple[Path, int]:
+    """Write the prompts file ``out`` of ``task`` from the harness checkout ``harness`` (see the module text).
+
+    ``items``: the task's TSV; ``media_root``: the harness's ``data_root`` for
+    the task (default: the TSV's folder); ``options``: dataset settings
+    (``nframe``, ``fps``, ``max_frames``, ``max_pixels``, ``total_pixels``)
+    over the class's defaults. Returns the file and its record count.
+    ``FileNotFoundError`` for a folder that is no checkout; ``ValueError`` for
+    a task without a supported class.
+    """
+    task = task_key(task)
+    if task not in HARNESS_CLASSES:
+        raise ValueError(f"harness prompts cover the video tasks ({', '.join(HARNESS_CLASSES)}), not {task}: the "
+                         "harness's tracking message interleaves images and text, and its image tasks are built "
+                         "by other classes")
+    if video_input not in VIDEO_INPUTS:
+        raise ValueError(f"video_input must be one of {VIDEO_INPUTS}")
+    harness, items = Path(harness).resolve(), Path(items)
+    module_name, class_name = HARNESS_CLASSES[task]
+    if not (harness / Path(*module_name.split("."))).with_suffix(".py").is_file():
+        raise FileNotFoundError(f"--harness {harness}: no {module_name.replace('.', '/')}.py; give the folder of "
+                                "a VANTAGE-Bench checkout")
+    if not items.is_file():
+        raise FileNotFoundError(f"--items {items}: no such file")
+    media_root = Path(media_root) if media_root is not None else items.parent
+    if str(harness) not in sys.path:
+        sys.path.insert(0, str(harness))
+    cls = getattr(importlib.import_module(module_name), class_name)
+    load = importlib.import_module("vlmeval.smp").load
+    data = load(str(items))
+    obj = _dataset(cls, dict(options or {}), data, media_root, model_family)
+    if not ((getattr(obj, "nframe", 0) or 0) > 0 or (getattr(obj, "fps", 0) or 0) > 0):
+        raise ValueError(f"give --nframe or --fps: {class_name} has neither set by default, and the harness needs "
+                         "one of them (video_base.py:50-53)")
+    if video_input == "frames":
+        obj.save_video_frames = _frame_counter(obj, media_root)
+    plan = {k: getattr(obj, k, None) for k in _PLAN}
+    plan = {k: v for k, v in plan.items() if v is not None and not (k in ("nframe", "fps") and v <= 0)}
+    lines = []
+    for position in range(len(data)):
+        row = data.iloc[position]
+        message = obj.build_prompt(row, video_llm=video_input == "video")
+        lines.append(json.dumps(message_record(row["index"], message, plan), ensure_ascii=False) + "\n")
+    return write_text(out, "".join(lines)), len(lines)
