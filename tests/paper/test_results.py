@@ -83,7 +83,8 @@ def test_find_caches_coverage_and_status(tmp_path, intra_texts):
     assert c.benchmark_ids == 1 and not c.is_sovabench
     assert cache_scan.sovabench_caches(caches) == [a]
     status = cache_scan.caches_frame(caches).set_index("cache")["status"]
-    assert status["a-minicpm__1"] == "scored on intra-pair"
+    assert status["a-minicpm__1"] == ("scored on inter-pair (8524 missing, counted as failures), inter-pair-constrained "
+                                      "(65 missing, counted as failures), intra-pair")
     assert status["b-motion__2"] == "skipped: its ids are not SOVABench clips"
     assert status["c-mixed__3"] == "skipped: 1 ids are not SOVABench clips"
 
@@ -182,8 +183,12 @@ def test_evaluate_cache_scores_only_covered_protocols(tmp_path, intra_texts, enc
     cache = cache_scan.find_description_caches(tmp_path)[0]
     rows = results.evaluate_cache(cache, encoder, ["inter-pair", "intra-pair"], bootstrap=0, ties="expected")
     inter, intra = rows
-    assert inter["value"] is None and inter["note"] == "8524 of 9882 clips missing: not scored"  # 1,358 clips shared
-    direct = evaluate("intra-pair", embed_descriptions(intra_texts, encoder), ties="expected")
+    vectors = embed_descriptions(intra_texts, encoder)
+    direct = evaluate("inter-pair", vectors, ties="expected")  # 1,358 clips shared, the other 8,524 count as failures
+    assert (inter["value"], inter["n_missing"], inter["missing_rule"]) == (round(direct.value, 2), 8524, "failures")
+    assert inter["value_without_missing"] == round(direct.value_without_missing, 2) > inter["value"]
+    assert inter["note"] is None and intra["n_missing"] == 0
+    direct = evaluate("intra-pair", vectors, ties="expected")
     assert intra["value"] == round(direct.value, 2) and intra["n_queries"] == 2300
     assert intra["source"] == "synthetic demonstration (test)"
 
@@ -297,8 +302,8 @@ def test_table4_has_the_papers_21_rows_with_the_computed_ones_beside_them():
     table = results.compare_table("Table 4", _table4_computed())
     assert len(table) == 21  # the paper's rows; nothing computed here is outside the paper
     assert list(table.columns) == ["group", "model", "prompt",
-                                   "inter-pair paper", "inter-pair here", "inter-pair CI low", "inter-pair CI high",
-                                   "intra-pair paper", "intra-pair here", "intra-pair CI low", "intra-pair CI high",
+                                   *(f"{p} {part}" for p in ("inter-pair", "intra-pair")
+                                     for part in ("paper", "here", "CI low", "CI high", "missing", "without missing")),
                                    "computed as"]
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("Random", "-"), ["inter-pair paper", "inter-pair here", "intra-pair here"]].tolist() == \
@@ -344,7 +349,9 @@ def test_table_c1_has_the_papers_21_rows_with_efficiency_as_reported():
     assert len(table) == 21
     assert list(table.columns) == ["group", "model", "prompt", "efficiency paper",
                                    "inter-pair-constrained paper", "inter-pair-constrained here",
-                                   "inter-pair-constrained CI low", "inter-pair-constrained CI high", "computed as"]
+                                   "inter-pair-constrained CI low", "inter-pair-constrained CI high",
+                                   "inter-pair-constrained missing", "inter-pair-constrained without missing",
+                                   "computed as"]
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("Random", "-"), ["inter-pair-constrained paper", "inter-pair-constrained here"]].tolist() == \
         [23.7, 23.71]
