@@ -242,7 +242,7 @@ top
 direction = quickstart.direction_protocol(videos, with_reversed=with_reversed)
 scored = {"cache": folder.name, "encoder": encoder.name}
 results.record_rows(quickstart.direction_records(items_vectors, name="motion describer + max cosine",
-                                                 protocol=direction, **scored), out / "results")
+                                                 protocol=direction, folder=folder, **scored), out / "results")
 collected = records.collect_records(out / "results", out / "results.csv")
 scores = quickstart.direction_table(collected, direction.name, **scored)
 results.write_outputs(scores, scores, out / "00_quickstart_direction")

@@ -32,6 +32,7 @@ import pandas as pd
 
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, direction_protocol, example_clips
 from sova_lib.describe.cache import cache_folder, cache_key
+from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import build_request, describe_items
 from sova_lib.evaluation import CoverageError, baseline, evaluate
@@ -184,21 +185,28 @@ RANDOM_SCORER = "random ranking (exact expected AP)"
 
 
 def direction_records(items, *, name: str = "described clips", protocol: str | Protocol = DIRECTION_PROTOCOL,
-                      cache: str | None = None, encoder: str | None = None) -> list[dict]:
+                      cache: str | None = None, encoder: str | None = None, folder=None) -> list[dict]:
     """``items`` (``ItemVectors`` of the example clips) scored under ``protocol``, and a random ranking: two records.
 
     ``protocol`` is ``quickstart-direction`` or ``direction_protocol(videos)``;
     ``name`` the scorer (the records' ``source``), ``cache`` and ``encoder``
-    the description folder and the sentence encoder that made ``items``.
+    the description folder and the sentence encoder that made ``items``;
+    ``folder``, the description cache folder, names in the score's record
+    what wrote the texts (``describe.provenance.cache_provenance``: model,
+    fingerprint, prompt, fps, software) when it holds a manifest.
     The score is mAP with tie-aware expected AP (maximum cosine, sentences,
     no bootstrap); the random ranking is the exact expected AP, which no
-    order of tied scores moves (``tie_spread`` 0). Items that do not cover
-    the protocol's clips (other videos, no reversed copies) give a record
-    with no value and a note ``not scored: ...``.
+    order of tied scores moves (``tie_spread`` 0). The protocol's clips
+    missing from ``items`` count as failures (``evaluation.evaluate``);
+    items that hold none of them (other videos) give a record with no value
+    and a note ``not scored: ...``.
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     run = {"benchmark": protocol.benchmark, "bootstrap": 0, "seed": None}
-    scored = {"kind": "description cache", "source": name, "cache": cache, "encoder": encoder, "text_split": "sentences"}
+    manifest = None if folder is None else read_cache_manifest(folder)
+    scored = {"kind": "description cache", "source": name, **({} if manifest is None else
+                                                               cache_provenance(manifest, folder)),
+              "cache": cache, "encoder": encoder, "text_split": "sentences"}
     try:
         described = evaluate(protocol, items).to_record(**scored, note="", **run)
     except CoverageError as err:
