@@ -27,7 +27,7 @@
 
 # %% tags=["parameters"]
 cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches; embeddings are cached here too
-figures_dir = "../figures"  # where the tables (CSV + Markdown), figures (PNG + PDF) and JSON go
+figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder; the paper used GTE-Large, which needs the model hub
 bootstrap = 1000  # resamples of the queries for 95% confidence intervals (0: no intervals)
 seed = 0  # seed of the bootstrap resampling

@@ -2,6 +2,8 @@
 
 * ``example_items``: the videos to describe, as runner ``Item`` objects,
   optionally each also played backwards;
+* ``describer_names``: how the notebook names its describer (the motion
+  describer by default, or the MLLM of its ``backend`` and ``model``);
 * ``request_table``: what a describer is sent for one item (the
   instruction, the system prompt, the sampled frames and their times);
 * ``illustrative_answer``: a multi-sentence answer in the style of an MLLM,
@@ -44,7 +46,8 @@ from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.video.frames import probe, sample_frames
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_protocol",
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "describer_names",
+           "direction_protocol",
            "direction_records", "direction_table", "RANDOM_SCORER", "illustrative_answer", "items_table",
            "request_table", "sampled_frames", "sentence_table", "split_table", "item_similarity", "neighbours"]
 
@@ -58,6 +61,21 @@ def example_items(videos=(), *, with_reversed: bool = True):
     """
 
     return [clip.item() for clip in example_clips(videos, with_reversed=with_reversed)]
+
+
+def describer_names(backend: str, model: str = "") -> dict:
+    """The quickstart's names of the describer ``backend`` runs (``model``: its model id or folder, if any).
+
+    ``short`` labels the explorer and the score's record (``<short> + max
+    cosine``), ``long`` the figures' titles, ``summary`` the headline JSON.
+    The classical motion describer is named as not an MLLM; any other
+    describer by its model and backend, never as a paper model.
+    """
+    if backend == "motion":
+        return {"short": "motion describer", "long": "the classical motion describer (not an MLLM)",
+                "summary": "motion (classical OpenCV motion describer, not an MLLM)"}
+    shown = model or backend
+    return {"short": shown, "long": f"{shown} ({backend})", "summary": f"{backend}: {shown}"}
 
 
 def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_source: str = "none") -> Path:
