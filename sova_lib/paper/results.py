@@ -14,7 +14,8 @@ Three kinds of rows meet here, and each keeps its name:
 * **description cache** rows (``cache_scan.find_description_caches``,
   ``evaluate_cache``): a folder ``<cache>/descriptions/<name>__<hash>/``
   holding ``descriptions.jsonl`` and ``manifest.json`` as ``sova describe``
-  writes them, scored on every protocol whose clips it covers. Only caches
+  writes them, scored on every protocol of which it holds clips (the
+  clips it lacks counted as failures, their number beside the score). Only caches
   whose ids are SOVABench clip indices are scored; a cache of other videos
   (the quickstart's) is listed with the reason it was skipped.
 
@@ -284,7 +285,11 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
     order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
              *(f"{c} {part}" for c in columns
                for part in ("paper", "here", "CI low", "CI high", "missing", "without missing"))]
-    return pd.DataFrame(list(out.values())).reindex(columns=order + ["computed as"])
+    table = pd.DataFrame(list(out.values())).reindex(columns=order + ["computed as"])
+    for c in columns:  # a count, written as one
+        table[f"{c} missing"] = pd.Series([None if pd.isna(v) else int(v) for v in table[f"{c} missing"]],
+                                          index=table.index, dtype=object)
+    return table
 
 
 def format_table(frame, table: str) -> "pd.DataFrame":
