@@ -79,11 +79,12 @@ class Result:
         ci = f"  (95% CI {self.ci[0]:.1f}-{self.ci[1]:.1f})" if self.ci else ""
         lines = [f"{self.protocol}: {self.metric} = {self.value:.2f}{ci}  over {self.n_queries} queries  "
                  f"(ties: {self.ties})"]
-        if self.n_missing:
-            counted = "left out" if self.missing_rule == "left out" else "counted as failures"
+        if self.n_missing and self.missing_rule == "left out":
+            lines.append(f"  {self.n_missing} clip(s) missing from the input, left out of every ranking")
+        elif self.n_missing:
             without = "" if self.value_without_missing is None else \
                 f"; with them left out: {self.metric} = {self.value_without_missing:.2f}"
-            lines.append(f"  {self.n_missing} clip(s) missing from the input, {counted}{without}")
+            lines.append(f"  {self.n_missing} clip(s) missing from the input, counted as failures{without}")
         if self.per_pair:
             title, table = "per pair (mAP over the pair's queries)", self.per_pair
         else:  # what the protocol groups queries by: an opposite-action pair, an action, a group
