@@ -13,8 +13,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 from sova_lib.describe.cache import MANIFEST_SCHEMA
 from sova_lib.describe.provenance import prompt_name
 from sova_lib.item_vectors import read_descriptions
@@ -152,6 +150,7 @@ def caches_frame(caches, protocols=("inter-pair", "inter-pair-constrained", "int
     A cache is scored on every protocol of which it holds a clip; the clips it
     lacks count as failures, and the status says how many.
     """
+    import pandas as pd  # here, so that naming a cache (``source_label``) loads no pandas
     rows = []
     for c in caches:
         row = {"cache": c.name, "source": c.label, "fps": c.fps, "items": len(c.texts),
