@@ -1,9 +1,11 @@
 """Scoring item vectors, descriptions or built-in baselines under a protocol.
 
-``evaluate(protocol, items)`` is the whole evaluation: check that the input
-covers the protocol's clips, compute the item similarities of the queried
-rows only (``similarity.set_similarity``), rank, and score with AP
-(``metrics``). Results are in percent (0-100), as the paper reports them.
+``evaluate(protocol, items)`` is the whole evaluation: find which of the
+protocol's clips the input holds, compute the item similarities of the
+queried rows only (``similarity.set_similarity``), rank, score with AP
+(``metrics``), and count the clips the input lacks as failures
+(``missing_as_failures``). Results are in percent (0-100), as the paper
+reports them.
 
 Built-in baselines (``baseline``):
 
