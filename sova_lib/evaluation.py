@@ -34,7 +34,7 @@ from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, set_similarity
 
-__all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "oracle_texts"]
+__all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "missing_as_failures", "oracle_texts"]
 
 BASELINES = ("prevalence", "random-ranking", "oracle")
 
