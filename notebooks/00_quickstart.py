@@ -31,15 +31,20 @@
 # described **played backwards**, the way SOVABench's "driving forward" clips are "reversing" clips played
 # backwards.
 #
-# The excerpts are not SOVABench clips: nothing here is a SOVABench result.
+# The excerpts are not SOVABench clips: nothing here is a SOVABench result. With a GPU, the same notebook runs on
+# a multimodal LLM: set `backend` and `model` (for example `backend = "transformers"` and
+# `model = "Qwen/Qwen2.5-VL-7B-Instruct"`, or `backend = "openai"` with `base_url` in `backend_options`).
 
 # %% tags=["parameters"]
 videos = []  # video files to describe; empty: the three vtest.avi excerpts shipped with the package
 with_reversed = True  # also describe each video played backwards (ids end in "-reversed")
 fps = 2.0  # frames sampled per second of video (the paper samples 1 per second)
+backend = "motion"  # describer: "motion" (classical, CPU, not an MLLM), or an MLLM backend: "transformers", "openai"
+model = ""  # the MLLM's hub id or local folder ("": the motion describer has none)
+backend_options = {}  # more options of the backend, e.g. {"device": "cuda"} or {"base_url": "http://host:8000/v1"}
 prompt = "general"  # instruction preset ("general", "task-aware") or free text; the motion describer ignores it
 cache_dir = "../cache"  # descriptions go to <cache_dir>/descriptions/<name>__<hash>/ (kept, resumable)
-figures_dir = "../figures"  # where the figures (PNG + PDF), tables and JSON go
+figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder (loads offline)
 query = "vtest_walkway_0200-0259"  # id of the clip to search with (and whose sentences are compared)
 top_k = 3  # neighbours to list for the query
@@ -104,7 +109,8 @@ quickstart.request_table(videos_by_id.get(query, items[0]), fps, resolve_prompt(
 # reuses the cache: only items missing from it are described. Below, the answer for the query clip, as written.
 
 # %%
-describer = make_describer("motion")
+describer = make_describer(backend, **({"model": model} if model else {}), **backend_options)
+names = quickstart.describer_names(backend, model)
 folder = quickstart.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
 texts = read_descriptions(folder)
 texts = {it.id: texts[it.id] for it in items}
@@ -208,7 +214,7 @@ assert cosines.mean() == mean_cosine(a, b) and abs(fast_mean - cosines.mean()) <
 # %%
 fig = plots.similarity_heatmaps([(max_matrix, "maximum cosine (Eq. 3)"), (mean_matrix, "mean cosine")], clip_ids,
                                 value_label="clip similarity (cosine)",
-                                title=f"Clip similarity: descriptions by the classical motion describer (not an MLLM), "
+                                title=f"Clip similarity: descriptions by {names['long']}, "
                                       f"sentences by {encoder_name}")
 plots.save_figure(fig, out / "00_quickstart_clip_similarity")
 
@@ -241,8 +247,8 @@ top
 # %%
 direction = quickstart.direction_protocol(videos, with_reversed=with_reversed)
 scored = {"cache": folder.name, "encoder": encoder.name}
-results.record_rows(quickstart.direction_records(items_vectors, name="motion describer + max cosine",
-                                                 protocol=direction, **scored), out / "results")
+results.record_rows(quickstart.direction_records(items_vectors, name=f"{names['short']} + max cosine",
+                                                 protocol=direction, folder=folder, **scored), out / "results")
 collected = records.collect_records(out / "results", out / "results.csv")
 scores = quickstart.direction_table(collected, direction.name, **scored)
 results.write_outputs(scores, scores, out / "00_quickstart_direction")
@@ -261,7 +267,7 @@ print(scores.attrs.get("note", scores.to_string(index=False)))
 # given its data (`muvr_root=`).
 
 # %%
-view = explore.show({"motion describer": (items_vectors, texts)}, [direction], videos=videos_by_id, query=query,
+view = explore.show({names["short"]: (items_vectors, texts)}, [direction], videos=videos_by_id, query=query,
                     k=top_k, interactive=interactive)
 
 # %% [markdown]
@@ -272,7 +278,7 @@ view = explore.show({"motion describer": (items_vectors, texts)}, [direction], v
 
 # %%
 summary_json = {
-    "describer": "motion (classical OpenCV motion describer, not an MLLM)", "fps": fps, "prompt": prompt,
+    "describer": names["summary"], "fps": fps, "prompt": prompt,
     "cache": folder.name, "items": len(items), "described": len(texts),
     "sentences": sentences.groupby("id").size().to_dict(), "encoder": encoder_name, "query": query,
     "vector": {"shape": list(vector.shape), "norm": round(float(np.linalg.norm(vector)), 6)},

@@ -27,7 +27,7 @@
 # from the MEVA annotation sample shipped with the package (4 source videos), and then the figure says it is a sample.
 
 # %% tags=["parameters"]
-figures_dir = "../figures"  # where the tables (CSV + Markdown), figures (PNG + PDF) and JSON go
+figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 manifest = ""  # clip manifest TSV written by `sova sovabench clips plan` ("": plan the shipped 4-video MEVA sample)
 fps = {"MEVA": 30.0, "VIRAT": 30.0}  # frame rate per source dataset, frames per second, for durations
 

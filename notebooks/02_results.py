@@ -27,7 +27,7 @@
 
 # %% tags=["parameters"]
 cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches; embeddings are cached here too
-figures_dir = "../figures"  # where the tables (CSV + Markdown), figures (PNG + PDF) and JSON go
+figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder; the paper used GTE-Large, which needs the model hub
 bootstrap = 1000  # resamples of the queries for 95% confidence intervals (0: no intervals)
 seed = 0  # seed of the bootstrap resampling
@@ -53,7 +53,9 @@ pd.set_option("display.max_colwidth", None)  # texts are shown whole
 # ## Description caches
 #
 # Each folder under `cache_dir/descriptions` is one run of a describer. Only caches whose ids are SOVABench clips
-# are scored, and only on the protocols whose clips they hold completely; the others are listed with the reason.
+# are scored, on every protocol of which they hold clips: a clip a cache lacks (a partial run, a failed item) counts
+# as a failure (a missing query scores AP 0, a missing gallery clip ranks last), and every row says how many were
+# missing and what the score is without them. The others are listed with the reason.
 
 # %%
 caches = cache_scan.find_description_caches(cache_dir)
@@ -78,7 +80,7 @@ results.record_rows(rows, out / "results")
 
 # %% [markdown]
 # Each frame-embedding cache (`sova sovabench embed`: CLIP, SigLIP2 ... frame vectors, mean-pooled or kept per frame)
-# adds a record per protocol whose clips it holds completely; a cache of CLIP ViT-L/14 or SigLIP2-Giant sits beside
+# adds a record per protocol, its missing clips counted as failures; a cache of CLIP ViT-L/14 or SigLIP2-Giant sits beside
 # the paper's contrastive row. Without such a cache those rows read "not computed here".
 
 # %%

@@ -29,7 +29,7 @@
 
 # %% tags=["parameters"]
 cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches; embeddings are cached here too
-figures_dir = "../figures"  # where the tables (CSV + Markdown), figures and JSON go
+figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder of Tables 5, 7 and the aggregation table
 encoders = [  # Table 6: sentence encoders tried in order; one that does not load is listed with the reason
     "all-MiniLM-L6-v2", "Alibaba-NLP/gte-large-en-v1.5", "google/embeddinggemma-300m",

@@ -34,7 +34,7 @@
 
 # %% tags=["parameters"]
 cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches
-figures_dir = "../figures"  # where tables, figures, the labelling sheet and the JSON go
+figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 cache_name = ""  # cache folder to analyse; "": the first SOVABench cache covering the intra-pair protocol
 pair = "trunk"  # opposite pair of the labelling sheet (the paper analysed the trunk pair)
 worst_k = 10  # how many of the worst queries (lowest AP, all pairs) to list

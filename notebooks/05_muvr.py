@@ -31,7 +31,7 @@
 data_root = ""  # MUVR data root (holds annotations/retrieval/...); empty: Tables 7 and 8 are not computed
 features_root = ""  # folder with the unpacked released features, one sub-folder per model (EVA-CLIP, OpenCLIP)
 synthetic_dir = "../build/muvr_synthetic"  # where the synthetic MUVR-layout dataset is written
-figures_dir = "../figures"  # where the tables (CSV + Markdown) and the JSON of headline numbers go
+figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 seed = 0  # seed of the synthetic dataset and of the bootstrap
 bootstrap = 200  # resamples of the queries for a 95% interval of mAP (0: no interval)
 ties = "expected"  # tie rule: "expected" (mean over orders of tied scores), "optimistic", "pessimistic", "gallery-order"

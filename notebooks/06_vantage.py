@@ -29,7 +29,7 @@
 #    point at your data ("not computed here" otherwise: the answer keys are not public).
 
 # %% tags=["parameters"]
-figures_dir = "../figures"  # where the tables, the figure and the JSON go
+figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 answers_dir = "../build/vantage-answers"  # the stand-in's cached answers go to <answers_dir>/descriptions/
 work_dir = "../build/vantage-street"  # where the synthetic street questions and answer keys are written
 mode = "official"  # scoring mode: "official" (the harness, the leaderboard's) or "strict"

@@ -27,7 +27,7 @@
 
 # %% tags=["parameters"]
 cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches from `sova image-tasks describe`
-figures_dir = "../figures"  # where the tables (CSV + Markdown) and the JSON go
+figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 annotations = None  # folder with the public annotation files (None: $SOVA_IMAGE_TASKS, or VSR alone)
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder; the paper used GTE-Large, which needs the model hub
 oracle_items = 100  # items per dataset for the oracle row (None: all of them)

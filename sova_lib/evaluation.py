@@ -1,9 +1,11 @@
 """Scoring item vectors, descriptions or built-in baselines under a protocol.
 
-``evaluate(protocol, items)`` is the whole evaluation: check that the input
-covers the protocol's clips, compute the item similarities of the queried
-rows only (``similarity.set_similarity``), rank, and score with AP
-(``metrics``). Results are in percent (0-100), as the paper reports them.
+``evaluate(protocol, items)`` is the whole evaluation: find which of the
+protocol's clips the input holds, compute the item similarities of the
+queried rows only (``similarity.set_similarity``), rank, score with AP
+(``metrics``), and count the clips the input lacks as failures
+(``missing_as_failures``). Results are in percent (0-100), as the paper
+reports them.
 
 Built-in baselines (``baseline``):
 
@@ -32,7 +34,7 @@ from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, set_similarity
 
-__all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "oracle_texts"]
+__all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "missing_as_failures", "oracle_texts"]
 
 BASELINES = ("prevalence", "random-ranking", "oracle")
 
@@ -49,6 +51,12 @@ class Result:
     ``"n/a"`` for a baseline that ranks nothing). ``tie_spread`` is the score
     with relevant items first in every tie minus the score with them last
     (optimistic minus pessimistic): how far ties alone could move it.
+    ``n_missing`` is the number of the protocol's clips the input lacks, and
+    ``value_without_missing`` the score with them left out of every ranking
+    (``value`` itself when none is missing); ``missing_rule`` says what
+    ``value`` made of them: ``"failures"`` (``missing_as_failures``) or
+    ``"left out"`` (``evaluate``'s ``allow_missing``); ``None`` when none is
+    missing.
     """
 
     protocol: str
@@ -61,6 +69,9 @@ class Result:
     ties: str = "expected"
     tie_spread: float | None = None
     aggregate: str = "max"
+    n_missing: int = 0
+    missing_rule: str | None = None
+    value_without_missing: float | None = None
     notes: list = field(default_factory=list)
     per_query: dict = field(default_factory=dict, repr=False)  # id -> AP (0-1)
 
@@ -70,6 +81,12 @@ class Result:
         ci = f"  (95% CI {self.ci[0]:.1f}-{self.ci[1]:.1f})" if self.ci else ""
         lines = [f"{self.protocol}: {self.metric} = {self.value:.2f}{ci}  over {self.n_queries} queries  "
                  f"(ties: {self.ties})"]
+        if self.n_missing and self.missing_rule == "left out":
+            lines.append(f"  {self.n_missing} clip(s) missing from the input, left out of every ranking")
+        elif self.n_missing:
+            without = "" if self.value_without_missing is None else \
+                f"; with them left out: {self.metric} = {self.value_without_missing:.2f}"
+            lines.append(f"  {self.n_missing} clip(s) missing from the input, counted as failures{without}")
         if self.per_pair:
             title, table = "per pair (mAP over the pair's queries)", self.per_pair
         else:  # what the protocol groups queries by: an opposite-action pair, an action, a group
@@ -118,9 +135,9 @@ def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.nda
         if missing.size == wanted.size:
             raise CoverageError(f"the input covers none of the {wanted.size} clips of protocol {protocol.name!r} "
                                 f"(e.g. ids {wanted[:3].tolist()}){hint}; nothing to score")
-        if not allow_missing:
-            raise CoverageError(message + hint + "; describe them, or pass --allow-missing to score without them")
-        notes.append(message + "; they were left out of every ranking")
+        notes.append(message + hint + ("; they were left out of every ranking" if allow_missing else
+                                       "; each counts as a failure (a missing query scores AP 0, a missing gallery "
+                                       "clip ranks below every scored one)"))
     if len(extra) > len(outside):
         notes.append(f"{len(extra) - len(outside)} input id(s) belong to other {protocol.benchmark} protocols "
                      "and were ignored")
@@ -175,8 +192,32 @@ def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, boots
         protocol=protocol.name, metric=protocol.metric, value=value,
         per_class={k: 100 * float(np.mean(v)) for k, v in sorted(per_class.items())},
         n_queries=int(values.size), per_pair=per_pair or None, ci=ci, ties=ties, tie_spread=spread,
-        aggregate=aggregate, notes=notes, per_query=per_query,
+        aggregate=aggregate, value_without_missing=value, notes=notes, per_query=per_query,
     )
+
+
+def missing_as_failures(task: Task, present: np.ndarray, ap: np.ndarray, *, ties: str = "expected") -> np.ndarray:
+    """AP of every query of ``task`` with the clips the input lacks counted as failures.
+
+    ``present`` ``(n,)`` bool marks the protocol's clips the input holds;
+    ``ap`` is the AP of ``task``'s present queries ranked against its present
+    gallery (in the order of ``task.queries[present[task.queries]]``).
+    A missing query scores 0; a missing gallery clip ranks below every
+    scored clip, tied with the other missing ones
+    (``metrics.average_precision_with_missing`` under ``ties``). Returns
+    ``(Q,)`` over all of ``task.queries``; ``nan`` for a query with no
+    relevant clip even among the missing.
+    """
+    relevance, valid = task.relevance(), task.valid()
+    relevance &= valid
+    scored = present[task.gallery][None, :]
+    found = np.full(task.queries.size, np.nan)
+    rows = present[task.queries]
+    found[rows] = metrics.average_precision_with_missing(
+        ap, (valid & scored)[rows].sum(axis=1), (relevance & scored)[rows].sum(axis=1),
+        (valid & ~scored)[rows].sum(axis=1), (relevance & ~scored)[rows].sum(axis=1), ties=ties)
+    found[~rows & relevance.any(axis=1)] = 0.0
+    return found
 
 
 def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "max", ties: str = "expected",
@@ -186,9 +227,12 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     ``ties`` is the AP tie rule (``metrics.TIE_RULES``; default the tie-aware
     ``"expected"``); the optimistic and pessimistic scores are computed too,
     and their difference is ``Result.tie_spread``. Clips of the protocol
-    missing from ``items`` raise ``CoverageError`` unless ``allow_missing``
-    (then they are left out of every ranking and a note says how many; an
-    input with none of them still raises). Items the protocol does not use
+    missing from ``items`` count as failures (``missing_as_failures``: a
+    missing query scores AP 0, a missing gallery clip ranks below every scored
+    one); ``allow_missing`` leaves them out of every ranking instead. Either
+    way ``Result.n_missing`` counts them, ``Result.value_without_missing`` is
+    the score with them left out, and a note says how many; an input with
+    none of the protocol's clips raises ``CoverageError``. Items the protocol does not use
     are ignored and counted in ``notes``. ``bootstrap > 0`` adds a 95%
     percentile interval from that many resamples of the queries (within each
     pair for Pair-mAP), drawn from ``numpy.random.default_rng(seed)``;
@@ -202,11 +246,12 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     pos, notes = _coverage(protocol, items.ids, allow_missing)
     present = pos >= 0
     rules = ("optimistic", "pessimistic") + ((ties,) if ties not in ("optimistic", "pessimistic") else ())
-    tasks, per_rule = [], {rule: [] for rule in rules}
+    tasks, per_rule, by_task = [], {rule: [] for rule in rules}, {}
     for task in protocol.tasks():
         task = Task(task.name, task.queries[present[task.queries]], task.gallery[present[task.gallery]], task.labels)
         if not task.queries.size:
-            notes.append(f"task {task.name!r} has no clip in the input and was left out")
+            notes.append(f"task {task.name!r} has no clip in the input and was " +
+                         ("left out" if allow_missing else "scored 0"))
             continue
         relevance, valid = task.relevance(), task.valid()
         ap = {rule: np.empty(task.queries.size) for rule in rules}
@@ -222,10 +267,23 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
         queries, gallery = items.select(pos[task.queries]), items.select(pos[task.gallery])
         set_similarity(queries, gallery, aggregate=aggregate, dtype=dtype, consume=score)
         tasks.append(task)
+        by_task[task.name] = ap
         for rule in rules:
             per_rule[rule].append(ap[rule])
-    return _score_tasks(protocol, tasks, per_rule[ties], notes, ties=ties, aggregate=aggregate,
-                        bootstrap=bootstrap, seed=seed, bounds=(per_rule["optimistic"], per_rule["pessimistic"]))
+    if present.all():
+        return _score_tasks(protocol, tasks, per_rule[ties], notes, ties=ties, aggregate=aggregate,
+                            bootstrap=bootstrap, seed=seed, bounds=(per_rule["optimistic"], per_rule["pessimistic"]))
+    scored = any(np.isfinite(ap).any() for ap in per_rule[ties])
+    without = _summary(protocol, tasks, per_rule[ties]) if scored else None
+    if not allow_missing:  # every task whole again, the missing clips counted as failures
+        tasks = list(protocol.tasks())
+        per_rule = {rule: [missing_as_failures(t, present, by_task[t.name][rule] if t.name in by_task else np.zeros(0),
+                                               ties=rule) for t in tasks] for rule in rules}
+    result = _score_tasks(protocol, tasks, per_rule[ties], notes, ties=ties, aggregate=aggregate,
+                          bootstrap=bootstrap, seed=seed, bounds=(per_rule["optimistic"], per_rule["pessimistic"]))
+    result.n_missing, result.value_without_missing = int((~present).sum()), without
+    result.missing_rule = "left out" if allow_missing else "failures"
+    return result
 
 
 def oracle_texts(protocol: str | Protocol) -> dict:
@@ -236,17 +294,20 @@ def oracle_texts(protocol: str | Protocol) -> dict:
     return {c.index: protocol.oracle_text(c) for c in protocol.clips()}
 
 
-def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: int = 0, seed: int = 0) -> Result:
+def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: int = 0, seed: int = 0,
+             ties: str = "expected") -> Result:
     """Score a built-in baseline (one of ``BASELINES``) under ``protocol``.
 
-    ``oracle`` needs a sentence ``encoder`` (e.g. ``SentenceEncoder()``).
+    ``oracle`` needs a sentence ``encoder`` (e.g. ``SentenceEncoder()``) and
+    ranks under the tie rule ``ties``; the other two rank nothing (``ties``
+    ``"n/a"``).
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     _check_bootstrap(bootstrap)
     if name == "oracle":
         if encoder is None:
             raise ValueError("the oracle baseline needs a sentence encoder")
-        result = evaluate(protocol, embed_descriptions(oracle_texts(protocol), encoder),
+        result = evaluate(protocol, embed_descriptions(oracle_texts(protocol), encoder), ties=ties,
                           bootstrap=bootstrap, seed=seed)
         result.notes.append("oracle: every clip described by its own class text (an upper bound, not a model)")
         return result

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TIE_RULES", "average_precision", "average_precision_rows", "average_precision_rules", "bootstrap_ci",
-           "paired_bootstrap_ci", "mean_ap", "pair_map", "prevalence", "random_ranking_ap"]
+__all__ = ["TIE_RULES", "average_precision", "average_precision_rows", "average_precision_rules",
+           "average_precision_with_missing", "bootstrap_ci", "paired_bootstrap_ci", "mean_ap", "pair_map", "prevalence",
+           "random_ranking_ap"]
 
 TIE_RULES = ("expected", "optimistic", "pessimistic", "stable")
 
@@ -128,6 +129,63 @@ def average_precision_rules(scores, relevant, valid=None, *, rules=_RANK_RULES) 
     for rule in rules:
         out[rule][has] = np.add.reduceat(precision[rule], row_start[has]) / counts[has]
     return out
+
+
+def average_precision_with_missing(ap, n_scored, n_relevant_scored, n_missing, n_relevant_missing, *,
+                                   ties: str = "expected") -> np.ndarray:
+    """AP of each query once the gallery items it could not score are ranked last, as failures.
+
+    All arguments are ``(Q,)`` arrays (they broadcast). A query ranked
+    ``n_scored`` valid gallery items (``a``), ``n_relevant_scored`` of them
+    relevant (``b``), and got ``ap`` from them (``nan`` when ``b == 0``);
+    ``n_missing`` more valid gallery items (``n``), ``n_relevant_missing`` of
+    them relevant (``r``), have no score. They are ranked below every scored
+    item, tied among themselves, so the scored items' precisions are
+    unchanged and AP becomes ``(b * ap + S) / (b + r)``, where ``S`` is the
+    sum of the precisions of the ``r`` relevant items in that last block of
+    ``n`` positions ``a + 1 .. a + n``. With ``H(x) = sum_{k=1..x} 1/k``:
+
+    * ``"expected"`` (and ``"stable"``: a missing item has no score and no
+      gallery order to keep): the expected value over all ``n!`` orders of
+      the block, each equally likely. Each relevant item lands on position
+      ``a + k`` with probability ``1/n``, with ``b + 1 + (k-1)(r-1)/(n-1)``
+      relevant items at or above it in expectation, so
+      ``S = (r/n) * [(b+1) * D + (r-1)/(n-1) * (n - (a+1) * D)]`` with
+      ``D = H(a+n) - H(a)`` (the term with ``n - 1`` is 0 when ``n == 1``):
+      ``average_precision_rules``'s tie formula for a tie of ``n`` items
+      below ``a`` others;
+    * ``"optimistic"``: relevant items first in the block,
+      ``S = sum_{i=1..r} (b+i)/(a+i) = r - (a-b) * (H(a+r) - H(a))``;
+    * ``"pessimistic"``: relevant items last in the block,
+      ``S = sum_{i=1..r} (b+i)/(a+n-r+i) = r - (a+n-r-b) * (H(a+n) - H(a+n-r))``.
+
+    Example: one relevant item scored first of two (``a=2, b=1, ap=1``) and
+    two missing items, one relevant (``n=2, r=1``): the relevant one is 3rd
+    (precision 2/3) or 4th (2/4) with equal chance, ``S = 7/12`` and
+    ``AP = (1 + 7/12) / 2 = 19/24``. Returns ``(Q,)`` float64; ``nan`` where
+    ``b + r == 0``; ``ap`` itself where ``r == 0``.
+    """
+    if ties not in TIE_RULES:
+        raise ValueError(f"unknown tie rule {ties!r}; choose one of {TIE_RULES}")
+    ap, a, b, n, r = np.broadcast_arrays(np.asarray(ap, dtype=np.float64), *(np.asarray(x, dtype=np.int64) for x in
+                                                                               (n_scored, n_relevant_scored, n_missing,
+                                                                                n_relevant_missing)))
+    if (b > a).any() or (r > n).any() or (a < 0).any() or (n < 0).any() or (b < 0).any() or (r < 0).any():
+        raise ValueError("need 0 <= n_relevant_scored <= n_scored and 0 <= n_relevant_missing <= n_missing")
+    harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, int((a + n).max(initial=0)) + 1))])
+    a_, b_, n_, r_ = (x.astype(np.float64) for x in (a, b, n, r))
+    if ties == "optimistic":
+        block = r_ - (a_ - b_) * (harmonic[a + r] - harmonic[a])
+    elif ties == "pessimistic":
+        block = r_ - (a_ + n_ - r_ - b_) * (harmonic[a + n] - harmonic[a + n - r])
+    else:
+        d = harmonic[a + n] - harmonic[a]
+        spread = np.where(n > 1, (r_ - 1) / np.maximum(n_ - 1, 1), 0.0)
+        block = r_ / np.maximum(n_, 1) * ((b_ + 1) * d + spread * (n_ - (a_ + 1) * d))
+    scored = np.where(b > 0, b_ * np.nan_to_num(ap), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (scored + np.where(r > 0, block, 0.0)) / (b_ + r_)
+    return np.where(r > 0, out, np.where(b > 0, ap, np.nan))
 
 
 def _tie_positions(scores, relevant, valid) -> tuple:

@@ -21,14 +21,21 @@ A record's fields (``RECORD_FIELDS``; absent ones are empty):
     the score and its 95% bootstrap interval, in percent (2 decimals);
 ``n_queries``, ``per_class``
     the number of queries scored and the per-class (or per-pair) values;
+``n_missing``, ``missing_rule``, ``value_without_missing``
+    how many of the protocol's clips the input lacked, what the score made of
+    them (``failures``: a missing query scores AP 0 and a missing gallery clip
+    ranks last; ``left out``: left out of every ranking; empty when none was
+    missing), and the score with them left out;
 ``ties``, ``tie_spread``, ``bootstrap``, ``seed``
     the AP tie rule, how far the score moves between the optimistic and the
     pessimistic order of tied items (points), the number of bootstrap
     resamples and their seed;
 ``encoder``, ``aggregate``, ``text_split``
     the sentence encoder, the set similarity, ``sentences`` or ``whole text``;
-``baseline``, ``cache``, ``config_hash``, ``model``, ``prompt``, ``fps``
-    the baseline's name, or the description cache's folder, key hash, model id, prompt and sampling rate;
+``baseline``, ``cache``, ``config_hash``, ``model``, ``fingerprint``, ``prompt``, ``fps``, ``frames``, ``versions``
+    the baseline's name, or the description cache's folder, key hash, model id, fingerprint of the weights,
+    prompt, sampling rate or frame count, and the software that wrote the texts
+    (``sova_lib.describe.provenance``);
 ``note``
     why a row has no value, or what to know about it;
 ``library_version``
@@ -45,17 +52,23 @@ from pathlib import Path
 from sova_lib._version import __version__
 from sova_lib.storage import write_text
 
-__all__ = ["RECORD_FIELDS", "collect_records", "format_cell", "make_record", "record_name", "write_record"]
+__all__ = ["RECORD_FIELDS", "collect_records", "format_cell", "make_record", "record_name", "score_cell",
+           "write_record"]
 
 RECORD_FIELDS = (
-    "kind", "source", "benchmark", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries", "per_class",
-    "ties", "tie_spread", "bootstrap", "seed", "encoder", "aggregate", "text_split", "baseline", "cache",
-    "config_hash", "model", "prompt", "fps", "note", "library_version",
+    "kind", "source", "benchmark", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries", "n_missing",
+    "missing_rule", "value_without_missing", "per_class", "ties", "tie_spread", "bootstrap", "seed", "encoder",
+    "aggregate", "text_split", "baseline", "cache", "config_hash", "model", "fingerprint", "prompt", "fps", "frames",
+    "versions", "note", "library_version",
 )
 
-#: The fields that name a record's file: its configuration, not its numbers.
+#: The fields that name a record's file: the evaluation it scores (what, on which protocol, under which rules),
+#: not its numbers nor its interval's resamples, so that a rerun replaces its own record.
 _NAME_FIELDS = ("kind", "benchmark", "protocol", "baseline", "cache", "encoder", "aggregate", "text_split", "ties",
-                "bootstrap", "seed")
+                "missing_rule")
+
+#: The fields rounded to 2 decimals (``fps`` to 6).
+_ROUNDED = ("value", "ci_low", "ci_high", "tie_spread", "value_without_missing", "fps")
 
 
 def _absent(value) -> bool:
@@ -83,9 +96,11 @@ def make_record(result=None, *, kind: str, source: str, **fields) -> dict:
         per_class = result.per_pair or result.per_class
         record.update(protocol=result.protocol, metric=result.metric, value=result.value, ci_low=low, ci_high=high,
                       n_queries=result.n_queries, per_class={k: _rounded(v) for k, v in per_class.items()},
-                      ties=result.ties, tie_spread=result.tie_spread, aggregate=result.aggregate)
+                      ties=result.ties, tie_spread=result.tie_spread, aggregate=result.aggregate,
+                      **{k: getattr(result, k) for k in ("n_missing", "missing_rule", "value_without_missing")
+                         if hasattr(result, k)})
     record.update(fields)
-    for key in ("value", "ci_low", "ci_high", "tie_spread", "fps"):  # rounded here, whoever gave them
+    for key in _ROUNDED:  # rounded here, whoever gave them
         record[key] = _rounded(record[key], 2 if key != "fps" else 6)
     return record
 
@@ -111,7 +126,7 @@ def write_record(record: dict, folder: str | Path) -> Path:
 def collect_records(folder: str | Path, csv: str | Path | None = None):
     """Every record JSON of ``folder`` as one DataFrame (``RECORD_FIELDS`` columns), sorted by file name.
 
-    ``per_class`` is kept as a JSON string. With ``csv``, the frame is also
+    ``per_class`` and ``versions`` are kept as JSON strings. With ``csv``, the frame is also
     written there. A file that is not a record raises ``ValueError`` naming it.
     """
     import pandas as pd
@@ -124,14 +139,15 @@ def collect_records(folder: str | Path, csv: str | Path | None = None):
             raise ValueError(f"{path}: not a result record ({err})") from None
         if not isinstance(data, dict) or set(data) != set(RECORD_FIELDS):
             raise ValueError(f"{path}: not a result record (expected the fields {RECORD_FIELDS})")
-        data["per_class"] = json.dumps(data["per_class"]) if data["per_class"] is not None else None
+        for col in ("per_class", "versions"):
+            data[col] = json.dumps(data[col]) if data[col] is not None else None
         rows.append(data)
     frame = pd.DataFrame(rows, columns=list(RECORD_FIELDS))
-    for col in ("value", "ci_low", "ci_high", "tie_spread", "fps"):
+    for col in _ROUNDED:
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
     if csv is not None:
         written = frame.copy()
-        for col in ("n_queries", "bootstrap", "seed"):  # counts stay written as integers beside empty cells
+        for col in ("n_queries", "n_missing", "bootstrap", "seed", "frames"):  # counts stay written as integers beside empty cells
             numbers = pd.to_numeric(written[col], errors="coerce")
             if numbers.notna().sum() == written[col].notna().sum() and (numbers.dropna() % 1 == 0).all():
                 written[col] = numbers.astype("Int64")
@@ -146,3 +162,14 @@ def format_cell(value, low=None, high=None, *, digits: int = 1, missing: str = "
     if _absent(low) or _absent(high):
         return f"{value:.{digits}f}"
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def score_cell(record: dict, *, digits: int = 1, missing: str = "not computed here") -> str:
+    """A record's score as one table cell: ``format_cell`` of its value and interval, then, when the scored
+    input lacked clips, ``; N missing, V without them`` (``n_missing``, ``value_without_missing``)."""
+    cell = format_cell(record.get("value"), record.get("ci_low"), record.get("ci_high"), digits=digits,
+                       missing=missing)
+    n, without = record.get("n_missing"), record.get("value_without_missing")
+    if _absent(n) or not n or _absent(record.get("value")):
+        return cell
+    return cell + f"; {int(n)} missing" + ("" if _absent(without) else f", {without:.{digits}f} without them")

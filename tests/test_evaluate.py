@@ -157,11 +157,16 @@ def test_oracle_is_perfect_on_every_protocol(encoder):
 def test_coverage_errors_and_notes():
     rng = np.random.default_rng(0)
     ids = get_protocol("inter-pair-constrained").ids()
-    with pytest.raises(CoverageError, match=r"3 of the 1423 clips of protocol 'inter-pair-constrained' are missing"):
-        evaluate("inter-pair-constrained", _random_items(ids[3:], rng))
-    partial = evaluate("inter-pair-constrained", _random_items(ids[3:], rng), allow_missing=True)
-    assert partial.n_queries == 1420
+    items = _random_items(ids[3:], rng)
+    counted = evaluate("inter-pair-constrained", items)  # the default: the 3 missing clips count as failures
+    assert counted.n_queries == 1423 and counted.n_missing == 3 and counted.missing_rule == "failures"
+    assert any("3 of the 1423 clips of protocol 'inter-pair-constrained' are missing" in n and "failure" in n
+               for n in counted.notes)
+    partial = evaluate("inter-pair-constrained", items, allow_missing=True)
+    assert partial.n_queries == 1420 and partial.n_missing == 3 and partial.missing_rule == "left out"
     assert any("left out" in n for n in partial.notes)
+    assert counted.value_without_missing == partial.value_without_missing == partial.value > counted.value
+    assert "3 clip(s) missing from the input, counted as failures; with them left out: mAP = " in counted.text(False)
     intra_only = sorted(set(get_protocol("intra-pair").ids()) - set(ids))[:4]
     extra = np.concatenate([ids, intra_only, [99999999]])
     result = evaluate("inter-pair-constrained", _random_items(extra, rng))
@@ -185,3 +190,54 @@ def test_bootstrap_interval_is_reproducible():
     a = evaluate("intra-pair", items, bootstrap=200, seed=1)
     b = evaluate("intra-pair", items, bootstrap=200, seed=1)
     assert a.ci == b.ci and a.ci[0] < a.value < a.ci[1]
+
+
+def _direction_items(ids):
+    """The quickstart clips' vectors: every forward clip on one axis, every reversed clip on another."""
+    vectors = np.array([[0.0, 1.0] if str(i).endswith("reversed") else [1.0, 0.0] for i in ids])
+    return ItemVectors(np.asarray(ids), np.arange(len(ids)), vectors)
+
+
+def test_missing_clips_count_as_failures_by_hand():
+    """Labels F R F R F R; a forward clip scores 1 with forward clips and 0 with reversed ones."""
+    ids = get_protocol("quickstart-direction").ids()
+    # Clip 5 (R) missing. Queries 0, 2, 4 (F): both other F first, AP 1. Queries 1, 3 (R): the other R scored
+    # first, the missing R last of 5: (1 + 2/5) / 2 = 0.7. Query 5: missing, AP 0. mAP = (3 + 1.4) / 6.
+    one = evaluate("quickstart-direction", _direction_items(ids[:5]), dtype=np.float64)
+    assert one.value == pytest.approx(100 * 4.4 / 6, abs=1e-12) and one.n_missing == 1 and one.n_queries == 6
+    assert one.per_class == pytest.approx({"forward": 100.0, "reversed": 100 * 1.4 / 3}, abs=1e-12)
+    assert one.value_without_missing == pytest.approx(100.0) and one.per_query[ids[5]] == 0.0
+    # Clips 4 (F) and 5 (R) missing: every present query has one relevant item scored first of three and one in the
+    # missing block of two, 4th or 5th: (1 + (2/4 + 2/5) / 2) / 2 = 0.725 (optimistic 0.75, pessimistic 0.7).
+    two = evaluate("quickstart-direction", _direction_items(ids[:4]), dtype=np.float64)
+    assert two.value == pytest.approx(100 * 4 * 0.725 / 6, abs=1e-12) and two.n_missing == 2
+    assert two.tie_spread == pytest.approx(100 * 4 * (0.75 - 0.7) / 6, abs=1e-12)
+    for ties, ap in (("optimistic", 0.75), ("pessimistic", 0.7), ("stable", 0.725)):
+        assert evaluate("quickstart-direction", _direction_items(ids[:4]), ties=ties,
+                        dtype=np.float64).value == pytest.approx(100 * 4 * ap / 6, abs=1e-12), ties
+    left_out = evaluate("quickstart-direction", _direction_items(ids[:4]), allow_missing=True, dtype=np.float64)
+    assert left_out.value == left_out.value_without_missing == two.value_without_missing == pytest.approx(100.0)
+    assert left_out.n_queries == 4 and left_out.missing_rule == "left out" and two.missing_rule == "failures"
+
+
+def test_missing_clips_against_a_full_ranking_with_the_missing_last():
+    """Cross-check: the missing clips given one shared vector that scores below every present clip (present
+    vectors have no negative entry, the shared one only negative ones) score, query by query, what counting
+    them as failures scores."""
+    rng = np.random.default_rng(3)
+    protocol = get_protocol("intra-pair")
+    ids = protocol.ids()
+    keep = rng.random(ids.size) > 0.02
+    counts = rng.integers(1, 4, int(keep.sum()))
+    owner = np.repeat(np.arange(counts.size), counts)
+    vectors = l2_normalize(np.abs(rng.normal(size=(owner.size, 6))))
+    counted = evaluate(protocol, ItemVectors(ids[keep], owner, vectors), dtype=np.float64)
+    missing_ids = ids[~keep]
+    full = ItemVectors(np.concatenate([ids[keep], missing_ids]),
+                       np.concatenate([owner, counts.size + np.arange(missing_ids.size)]),
+                       np.vstack([vectors, np.full((missing_ids.size, 6), -1 / np.sqrt(6))]))
+    ranked = evaluate(protocol, full, dtype=np.float64)
+    assert counted.n_missing == missing_ids.size > 0 and ranked.n_missing == 0
+    lost = set(missing_ids.tolist())
+    for key, value in counted.per_query.items():
+        assert value == (0.0 if key in lost else pytest.approx(ranked.per_query[key], abs=1e-12)), key

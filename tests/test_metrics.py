@@ -5,7 +5,12 @@ import pytest
 from sklearn.metrics import average_precision_score
 
 from sova_lib import metrics
-from sova_lib.metrics import average_precision, average_precision_rows
+from sova_lib.metrics import (
+    average_precision,
+    average_precision_rows,
+    average_precision_with_missing,
+    random_ranking_ap,
+)
 from tests.helpers_ranking import expected_ap_by_groups
 
 
@@ -187,3 +192,46 @@ def test_every_rule_is_computed_the_same_alone_or_together():
         np.testing.assert_array_equal(average_precision_rows(scores, relevant, ties=rule), values)
     with pytest.raises(ValueError, match="tie rule"):
         metrics.average_precision_rules(scores, relevant, rules=("stable",))
+
+
+def _brute_force_missing(scores, relevant, n_missing, n_relevant_missing, ties):
+    """AP averaged (expected), maximised (optimistic) or minimised (pessimistic) over every order of the missing
+    block, appended below every scored item; each order is ranked with its own distinct scores."""
+    values = []
+    block = [True] * n_relevant_missing + [False] * (n_missing - n_relevant_missing)
+    for order in itertools.permutations(range(n_missing)):
+        rel = np.concatenate([relevant, np.array([block[k] for k in order], dtype=bool)])
+        below = np.min(scores, initial=0.0) - 1 - np.arange(n_missing)
+        values.append(average_precision(np.concatenate([scores, below]), rel, ties="expected"))
+    return {"expected": np.mean(values), "optimistic": max(values), "pessimistic": min(values)}[ties]
+
+
+def test_missing_gallery_items_by_hand():
+    # one relevant item first of two scored; two missing, one relevant: it is 3rd (2/3) or 4th (2/4)
+    assert average_precision_with_missing([1.0], [2], [1], [2], [1])[0] == pytest.approx(19 / 24, abs=1e-15)
+    assert average_precision_with_missing([1.0], [2], [1], [2], [1], ties="optimistic")[0] == pytest.approx(5 / 6)
+    assert average_precision_with_missing([1.0], [2], [1], [2], [1], ties="pessimistic")[0] == pytest.approx(3 / 4)
+    # nothing relevant scored, everything missing: a random ranking of the missing block
+    assert average_precision_with_missing([np.nan], [0], [0], [4], [2])[0] == pytest.approx(
+        float(random_ranking_ap(2, 4)))
+    # nothing relevant missing: the scored AP unchanged; nothing relevant at all: undefined
+    assert average_precision_with_missing([0.5], [3], [1], [5], [0])[0] == 0.5
+    assert np.isnan(average_precision_with_missing([np.nan], [3], [0], [5], [0])[0])
+    with pytest.raises(ValueError, match="n_relevant_missing"):
+        average_precision_with_missing([1.0], [2], [1], [2], [3])
+
+
+@pytest.mark.parametrize("ties", ["expected", "optimistic", "pessimistic"])
+def test_missing_gallery_items_against_every_order(ties):
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        a, n = int(rng.integers(0, 6)), int(rng.integers(1, 5))
+        b, r = int(rng.integers(0, a + 1)), int(rng.integers(0, n + 1))
+        if b + r == 0:
+            continue
+        scores = rng.permutation(a).astype(float)  # distinct scores: the scored part has no tie
+        relevant = np.zeros(a, bool)
+        relevant[rng.choice(a, b, replace=False)] = True
+        ap = average_precision(scores, relevant) if b else np.nan
+        got = average_precision_with_missing([ap], [a], [b], [n], [r], ties=ties)[0]
+        assert got == pytest.approx(_brute_force_missing(scores, relevant, n, r, ties), abs=1e-12), (a, b, n, r)

@@ -148,9 +148,10 @@ def test_run_and_save_in_jupyterlab_changes_no_tracked_file(tmp_path, monkeypatc
 
     A git repository made of the notebooks, the root .gitignore and the
     quickstart's description cache stands for a fresh clone. After the run
-    and the save, ``git status`` lists only the figures folder, which the
-    notebook writes by design; the .py is byte for byte what it was, the
-    saved .ipynb holds the outputs, and the sources still pass the rules.
+    and the save, ``git status`` is clean: the notebook writes to its default
+    output folder under ``build/``, which git ignores; the .py is byte for
+    byte what it was, the saved .ipynb holds the outputs, and the sources
+    still pass the rules.
     """
     import jupytext
     import nbformat
@@ -178,7 +179,8 @@ def test_run_and_save_in_jupyterlab_changes_no_tracked_file(tmp_path, monkeypatc
         assert any(c.get("outputs") for c in nb.cells)
         manager.save({"type": "notebook", "content": nb}, opened)
         assert (repo / "notebooks" / "00_quickstart.py").read_bytes() == before, opened
-        assert _git(repo, "status", "--porcelain", "--untracked-files=normal").splitlines() == ["?? figures/"]
+        assert _git(repo, "status", "--porcelain", "--untracked-files=normal").splitlines() == []
+        assert (repo / "build" / "figures" / "00_quickstart.json").is_file()
     saved = nbformat.read(repo / "notebooks" / "00_quickstart.ipynb", as_version=4)
     assert sum(bool(c.get("outputs")) for c in saved.cells) >= 10
     assert [c.source for c in saved.cells] == [c.source for c in jupytext.read(repo / "notebooks" / "00_quickstart.py").cells]
@@ -218,11 +220,39 @@ def test_quickstart(executed):
         assert (figures / f"00_quickstart_{stem}.pdf").exists()
 
 
+def test_quickstart_with_a_tiny_transformers_model(tmp_path, monkeypatch, encoder):
+    """The quickstart's describer is a parameter: a tiny random Qwen2.5-VL (``tests/tiny_vlm.py``) describes the six
+    excerpts at 1 fps, and every step, the score and its record follow from its (meaningless) texts."""
+    from sova_lib.evaluation import evaluate
+    from sova_lib.item_vectors import embed_descriptions
+    from tests.tiny_vlm import build_tiny_qwen2_5_vl
+
+    model = str(build_tiny_qwen2_5_vl(tmp_path / "tiny-qwen2.5-vl"))
+    figures, cache = tmp_path / "figures", tmp_path / "cache"
+    _kernel_env(tmp_path, monkeypatch)
+    reproduce.run_notebook(NOTEBOOKS / "00_quickstart.py", tmp_path / "build" / "00_quickstart.ipynb",
+                           {"figures_dir": str(figures), "cache_dir": str(cache), "backend": "transformers",
+                            "model": model, "backend_options": {"max_new_tokens": 8, "device": "cpu"}, "fps": 1.0,
+                            "top_k": 2})
+    q = json.loads((figures / "00_quickstart.json").read_text())
+    assert q["describer"] == f"transformers: {model}" and q["items"] == q["described"] == 6 and q["fps"] == 1.0
+    folder = cache / "descriptions" / q["cache"]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert (manifest["backend"], manifest["model"], manifest["fps"]) == ("transformers", model, 1.0)
+    texts = read_descriptions(folder)
+    assert len(texts) == 6
+    (record,) = [json.loads(p.read_text()) for p in (figures / "results").glob("*.json")
+                 if json.loads(p.read_text())["kind"] == "description cache"]
+    assert (record["source"], record["model"], record["cache"]) == (f"{model} + max cosine", model, q["cache"])
+    own = evaluate("quickstart-direction", embed_descriptions(texts, encoder))
+    assert q["direction_scores"][0]["mAP"] == record["value"] == round(own.value, 2)
+
+
 @pytest.fixture(scope="module")
 def plain_run(tmp_path_factory):
     """The quickstart as notebooks/README.md runs it, with no parameter at all: ``jupytext --to ipynb``, then the
-    ``papermill`` command, in a copy of the repository's layout (so its default ``../cache`` and ``../figures`` are
-    the copy's). The sentence vectors are made here first, so the kernel finds them and loads no model.
+    ``papermill`` command, in a copy of the repository's layout (so its default ``../cache`` and ``../build/figures``
+    are the copy's). The sentence vectors are made here first, so the kernel finds them and loads no model.
 
     Returns ``(the copy's root, the executed notebook)``.
     """
@@ -255,7 +285,7 @@ def test_a_plain_papermill_run_shows_the_explorer_to_every_viewer(plain_run):
     """One output: the widget for JupyterLab, and the top-k table with its AP (HTML) and the figure (PNG) for the
     viewers without it (GitHub, nbviewer, nbconvert, a notebook reopened without its kernel)."""
     repo, nb = plain_run
-    shown = json.loads((repo / "figures" / "00_quickstart.json").read_text())["explorer"]
+    shown = json.loads((repo / "build" / "figures" / "00_quickstart.json").read_text())["explorer"]
     (explorer,) = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})
                    and "AP =" in o["data"].get("text/html", "")]
     data = explorer["data"]
@@ -278,13 +308,50 @@ def test_a_plain_papermill_run_shows_the_explorer_to_every_viewer(plain_run):
 
 
 def test_a_plain_papermill_run_writes_the_committed_bytes(plain_run):
-    """What ``make reproduce`` writes for the quickstart is what the repository holds, byte for byte."""
+    """What the quickstart writes on its default parameters (to ``build/figures``, as ``make reproduce`` writes
+    ``figures/``) is what the repository holds, byte for byte."""
     repo, _ = plain_run
-    written = sorted(p.name for p in (repo / "figures").glob("00_quickstart*"))
-    assert len(written) == 13
-    differ = [name for name in written if (repo / "figures" / name).read_bytes() !=
+    written = sorted(p.name for p in (repo / "build" / "figures").glob("00_quickstart*"))
+    assert len(written) == 13 and not (repo / "figures").exists()
+    differ = [name for name in written if (repo / "build" / "figures" / name).read_bytes() !=
               (ROOT / "figures" / name).read_bytes()]
     assert differ == []
+
+
+def test_the_documented_papermill_command_leaves_the_repository_clean(tmp_path, monkeypatch):
+    """notebooks/README.md's papermill command, with other parameters, run in a clone: it writes to the folder it
+    names, ``git status`` stays clean (the committed figures untouched), and every record it writes carries its
+    parameters, the oracle's tie rule included."""
+    import shlex
+
+    from sova_lib.evaluation import oracle_texts
+
+    commands = [line for line in (NOTEBOOKS / "README.md").read_text().splitlines()
+                if line.startswith(("mkdir -p build", "jupytext --to ipynb", "papermill "))]
+    assert len(commands) == 3 and "-p ties pessimistic" in commands[2] and "-p figures_dir" in commands[2]
+    repo = tmp_path / "repo"
+    shutil.copytree(NOTEBOOKS, repo / "notebooks", ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+    shutil.copytree(QUICKSTART_CACHE, repo / "cache" / "descriptions")
+    shutil.copytree(ROOT / "figures", repo / "figures")
+    shutil.copy(ROOT / ".gitignore", repo / ".gitignore")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "clone")
+    oracle = {t for p in ("inter-pair", "intra-pair", "inter-pair-constrained") for t in oracle_texts(p).values()}
+    SentenceEncoder(cache_dir=repo / "cache", show_progress=False).encode(sorted({s for t in oracle for s in split(t)}))
+    _kernel_env(tmp_path, monkeypatch)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for command in commands:
+        words = shlex.split(command)
+        subprocess.run(words if words[0] == "mkdir" else [sys.executable, "-m", *words], cwd=repo, check=True,
+                       capture_output=True, env=env, timeout=900)
+    assert _git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    out = repo / "build" / commands[2].split("-p figures_dir ")[1].split()[0].removeprefix("../build/")
+    written = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    assert len(written) == 9 and (out / "02_results_table4.md").is_file()
+    assert {r["bootstrap"] for r in written} == {200} and {r["encoder"] for r in written} >= {"all-MiniLM-L6-v2"}
+    assert {r["ties"] for r in written if r["baseline"] == "oracle"} == {"pessimistic"}
+    assert {r["ties"] for r in written if r["baseline"] != "oracle"} == {"n/a"}
 
 
 def test_jupyterlab_opens_the_py_notebooks_as_notebooks(tmp_path):
@@ -343,8 +410,15 @@ def test_results(executed):
     assert values[("prevalence", "intra-pair")] == 50.31
     assert values[("random ranking", "intra-pair")] == 51.2
     synthetic = {c["protocol"]: c["value"] for c in r["computed"] if c["source"].startswith("synthetic")}
-    assert synthetic["inter-pair"] is None  # the cache holds intra-pair clips only: never scored on a subset
     assert 50.31 < synthetic["intra-pair"] < 100
+    # the cache holds intra-pair clips only: on inter-pair the 8,524 others count as failures, and its record and
+    # table cell say so beside the score without them
+    collected = pd.read_csv(figures / "results.csv")
+    (inter,) = collected[(collected["protocol"] == "inter-pair") & collected["source"].str.startswith("synthetic")
+                         ].to_dict("records")
+    assert inter["value"] == synthetic["inter-pair"] < inter["value_without_missing"] and inter["n_missing"] == 8524
+    assert f"; 8524 missing, {inter['value_without_missing']:.1f} without them" in \
+        (figures / "02_results_table4.md").read_text()
     # 20 of the paper's 21 Table 4 rows are not computed here (only Random is, by the prevalence baseline)
     assert r["table4_not_computed"] == 20
     table4 = (figures / "02_results_table4.md").read_text()
@@ -371,8 +445,8 @@ def test_tables_are_read_from_the_collected_records(executed):
             assert len(here) > 0
             for source, value in here.itertuples(index=False):
                 source = source.split("; encoder")[0].split(" (")[0]
-                match = collected[(collected["protocol"] == protocol) & collected["source"].str.startswith(source)
-                                  & (collected["bootstrap"] == 20)]
+                # one record per evaluation: 03_ablations' rerun of a cache (bootstrap 0) replaced 02's (bootstrap 20)
+                match = collected[(collected["protocol"] == protocol) & collected["source"].str.startswith(source)]
                 assert value in match["value"].tolist(), (name, protocol, source, value)
 
 

@@ -36,8 +36,12 @@ def test_make_record_flattens_and_rounds_a_result():
 def test_record_names_follow_the_configuration_not_the_numbers(tmp_path):
     a = records.make_record(_result(), kind="description cache", source="s", cache="c__1", encoder="e")
     b = records.make_record(_result(value=10.0), kind="description cache", source="s", cache="c__1", encoder="e")
-    c = records.make_record(_result(), kind="description cache", source="s", cache="c__1", encoder="e", seed=1)
+    c = records.make_record(_result(ties="pessimistic"), kind="description cache", source="s", cache="c__1",
+                            encoder="e")
+    rerun = [records.make_record(_result(ci=None if n == 0 else (50.0, 52.0)), kind="description cache", source="s",
+                                 cache="c__1", encoder="e", bootstrap=n, seed=n) for n in (0, 100, 200)]
     assert records.record_name(a) == records.record_name(b) != records.record_name(c)
+    assert {records.record_name(r) for r in rerun} == {records.record_name(a)}  # a rerun replaces its record
     assert records.record_name(a).startswith("c__1__intra-pair__e__max__")
     assert records.write_record(a, tmp_path) == records.write_record(b, tmp_path)  # the same file, rewritten
     assert json.loads(records.write_record(b, tmp_path).read_text())["value"] == 10.0
@@ -69,7 +73,7 @@ def test_counts_are_written_as_integers_beside_empty_cells(tmp_path):
                                              bootstrap=0), tmp_path / "r")
     frame = records.collect_records(tmp_path / "r", tmp_path / "results.csv")
     lines = (tmp_path / "results.csv").read_text().splitlines()
-    assert lines[1].startswith("baseline,a,,p,,50.0,,,30,,,,0,0,") and lines[2].startswith("baseline,b,,q,,,,,,,,,0,,")
+    assert lines[1].startswith("baseline,a,,p,,50.0,,,30,,,,,,,0,0,") and lines[2].startswith("baseline,b,,q,,,,,,,,,,,,0,,")
     assert np.isnan(frame["n_queries"][1]) and frame["n_queries"][0] == 30  # the frame itself is as before
 
 

@@ -36,7 +36,7 @@ def test_sovabench_result():
     # 51.234 -> 51.23, 40.004 -> 40.0, 62.996 -> 63.0; per_pair (Pair-mAP) replaces per_class; notes stay out
     assert record == _record(kind="description cache", source="model (general)", benchmark="SOVABench",
                              protocol="intra-pair", metric="Pair-mAP", value=51.23, ci_low=40.0, ci_high=63.0,
-                             n_queries=10, per_class={"trunk": 60.5}, ties="expected", tie_spread=1.25,
+                             n_queries=10, n_missing=0, per_class={"trunk": 60.5}, ties="expected", tie_spread=1.25,
                              bootstrap=100, seed=3, encoder="enc", aggregate="mean", text_split="sentences",
                              cache="c__1")
 

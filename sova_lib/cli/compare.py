@@ -53,8 +53,8 @@ def add_commands(sub) -> None:
     p.add_argument("--top", type=count, default=10, metavar="K",
                    help="how many queries of largest disagreement to list (default 10)")
     p.add_argument("--allow-missing", action="store_true",
-                   help="score the clips each input has, leaving out the others; both must still leave the same "
-                        "queries (default: a clip missing from an input is an error)")
+                   help="leave the clips missing from an input out of every ranking; both must still leave the same "
+                        "queries (default: each counts as a failure, as sova sovabench evaluate counts it)")
     add_encoder_options(p)
     add_scoring_options(p, record="comparison")
     p.set_defaults(func=run_compare)

@@ -21,6 +21,7 @@ the work.
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 from sova_lib.benchmarks import image_tasks, sovabench
 from sova_lib.cli import CliError
@@ -35,6 +36,7 @@ from sova_lib.cli.options import (
     note,
     report,
 )
+from sova_lib.describe.provenance import read_cache_manifest
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.evaluation import BASELINES, CoverageError
 from sova_lib.metrics import TIE_RULES
@@ -67,8 +69,9 @@ def add_sovabench_evaluate(p) -> None:
     p.add_argument("--aggregate", choices=AGGREGATES, default="max", help=AGGREGATE_HELP)
     p.add_argument("--ties", choices=TIE_RULES, default="expected", help=TIES_HELP)
     p.add_argument("--allow-missing", action="store_true",
-                   help="score the protocol's clips the input has, leaving out the others (default: a clip missing "
-                        "from the input is an error)")
+                   help="leave the clips missing from the input out of every ranking, which changes the benchmark "
+                        "(default: each counts as a failure: a missing query scores AP 0, a missing gallery clip "
+                        "ranks below every scored one; both values and the number missing are printed)")
     add_scoring_options(p)
     p.set_defaults(func=run_sovabench)
 
@@ -126,6 +129,11 @@ def run_sovabench(args) -> int:
         raise CliError(f"{flag} {path}: {err}") from None
     except RuntimeError as err:
         raise CliError(str(err)) from None
+    manifest = args.descriptions and read_cache_manifest(args.descriptions)
+    if manifest:  # a describe cache folder is named as the notebooks name it
+        from sova_lib.paper.cache_scan import source_label
+
+        result.to_record = partial(result.to_record, source=source_label(manifest))
     if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
         print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
               f"points (optimistic minus pessimistic); the score uses the {result.ties!r} tie rule", file=sys.stderr)

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import sovabench_caches
 from sova_lib.paper.results import NOT_COMPUTED, evaluate_cache, paper_results
-from sova_lib.records import format_cell
+from sova_lib.records import score_cell
 
 __all__ = ["ENCODER_IDS", "ENCODER_SETTINGS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
            "paper_wide", "settings_table"]
@@ -47,7 +46,7 @@ def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expecte
     for cache in sovabench_caches(caches):
         for encoder in encoders:
             for sentences in dict.fromkeys(s for s, _ in settings):
-                covered = any(cache.covers(p) for p in protocols)
+                covered = any(cache.scores(p) for p in protocols)
                 items = embed_descriptions(cache.texts, encoder, sentences=sentences) if covered else None
                 for aggregate in [a for s, a in settings if s == sentences]:
                     rows += evaluate_cache(cache, encoder, protocols, aggregate=aggregate, sentences=sentences,
@@ -153,7 +152,7 @@ def settings_table(rows, setting: str, cache_dir):
     for (source, cache, protocol), part in rows.groupby(["source", "cache", "protocol"], sort=False):
         row = {"source": source, "cache": cache, "protocol": protocol}
         for r in part.to_dict("records"):
-            row[str(r[setting])] = format_cell(r["value"], r.get("ci_low", np.nan), r.get("ci_high", np.nan))
+            row[str(r[setting])] = score_cell(r)
             if isinstance(r.get("note"), str) and r["note"]:
                 row["note"] = r["note"]
         out.append(row)
@@ -186,7 +185,7 @@ def encoder_table(availability, rows):
             row["here"] = f"{NOT_COMPUTED}: loads here, but there is no SOVABench description cache"
         else:
             part = rows[(rows["encoder"] == enc_id) & (rows["protocol"] == "inter-pair")]
-            row["here"] = "; ".join(f"{r['source']} [{r['cache']}]: {format_cell(r['value'], r.get('ci_low'), r.get('ci_high'))}"
+            row["here"] = "; ".join(f"{r['source']} [{r['cache']}]: {score_cell(r)}"
                                     for r in part.to_dict("records")) or NOT_COMPUTED
         out.append(row)
     return pd.DataFrame(out)
@@ -209,8 +208,7 @@ def fps_compare(rows, cache_dir):
         return pd.DataFrame(out)
     key = ["source", "cache", "fps"]
     for (source, cache, fps), part in rows.sort_values(["model", "prompt", "fps"], na_position="last").groupby(key, sort=False, dropna=False):
-        cells = {r["protocol"]: format_cell(r["value"], r.get("ci_low", np.nan), r.get("ci_high", np.nan))
-                 for r in part.to_dict("records")}
+        cells = {r["protocol"]: score_cell(r) for r in part.to_dict("records")}
         out.append({"source": f"here: {source} [{cache}], encoder {part['encoder'].iloc[0]}",
                     "fps": "not recorded" if fps is None or fps != fps else fps,
                     "inter-pair mAP": cells.get("inter-pair", NOT_COMPUTED),

@@ -13,10 +13,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 from sova_lib.describe.cache import MANIFEST_SCHEMA
-from sova_lib.describe.prompts import PROMPTS
+from sova_lib.describe.provenance import prompt_name
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import PROTOCOLS
 
@@ -39,20 +37,6 @@ MODEL_IDS: dict[str, tuple[str, ...]] = {
 def paper_model(model_id: str, known: dict = MODEL_IDS) -> str | None:
     """The paper's name of the model ``model_id`` among ``known`` (paper name -> ids; case-insensitive), or None."""
     return next((p for p, ids in known.items() if model_id.lower() in (i.lower() for i in ids)), None)
-
-
-def _prompt_name(manifest: dict) -> str:
-    """The prompt preset of a manifest (``general``, ``task-aware``, ...), else the prompt's own text.
-
-    A free-text prompt that equals a preset's text is named by that preset.
-    """
-    prompt = manifest["prompt"]
-    if prompt["name"] != "custom":
-        return str(prompt["name"])
-    text = (prompt["video"] or prompt["image"] or "").strip()
-    presets = {t.strip().lower(): name for name, p in PROMPTS.items() for t in (p.video, p.image)
-               if name in ("general", "task-aware")}
-    return presets.get(text.lower(), text)
 
 
 @dataclass
@@ -80,7 +64,7 @@ class FoundCache:
 
     @property
     def prompt(self) -> str:
-        return _prompt_name(self.manifest)
+        return prompt_name(self.manifest)
 
     @property
     def fps(self) -> float | None:
@@ -99,13 +83,22 @@ class FoundCache:
         present, needed = self.coverage.get(protocol, (0, 1))
         return present == needed
 
+    def missing(self, protocol: str) -> int:
+        """How many of ``protocol``'s clips the cache lacks (scored as failures; ``evaluation.evaluate``)."""
+        present, needed = self.coverage.get(protocol, (0, 1))
+        return needed - present
+
+    def scores(self, protocol: str) -> bool:
+        """True when the cache holds at least one of ``protocol``'s clips, so that it can be scored on it."""
+        return self.coverage.get(protocol, (0, 1))[0] > 0
+
 
 def source_label(manifest: dict) -> str:
     """A name that says what produced a cache: model and prompt, or what the describer is."""
     backend, model, source = manifest["backend"], str(manifest["model"]), manifest["source"]
     if source == "synthetic":
         return f"synthetic demonstration ({manifest['source_details'].get('description', 'constructed texts')})"
-    prompt = _prompt_name(manifest)
+    prompt = prompt_name(manifest)
     if backend == "motion":
         return "motion describer (classical OpenCV motion analysis, not an MLLM)"
     paper = paper_model(model)
@@ -152,7 +145,12 @@ def sovabench_caches(caches) -> list[FoundCache]:
 
 
 def caches_frame(caches, protocols=("inter-pair", "inter-pair-constrained", "intra-pair")):
-    """One row per cache: what made it, how many items, and which protocols it covers (or why it is skipped)."""
+    """One row per cache: what made it, how many items, and which protocols it is scored on (or why it is skipped).
+
+    A cache is scored on every protocol of which it holds a clip; the clips it
+    lacks count as failures, and the status says how many.
+    """
+    import pandas as pd  # here, so that naming a cache (``source_label``) loads no pandas
     rows = []
     for c in caches:
         row = {"cache": c.name, "source": c.label, "fps": c.fps, "items": len(c.texts),
@@ -162,7 +160,8 @@ def caches_frame(caches, protocols=("inter-pair", "inter-pair-constrained", "int
         elif not c.is_sovabench:
             row["status"] = f"skipped: {len(c.texts) - c.benchmark_ids} ids are not SOVABench clips"
         else:
-            full = [p for p in protocols if c.covers(p)]
-            row["status"] = "scored on " + ", ".join(full) if full else "skipped: covers no protocol completely"
+            scored = [p + (f" ({c.missing(p)} missing, counted as failures)" if c.missing(p) else "")
+                      for p in protocols if c.scores(p)]
+            row["status"] = "scored on " + ", ".join(scored) if scored else "skipped: holds no clip of these protocols"
         rows.append(row)
     return pd.DataFrame(rows, columns=["cache", "source", "fps", "items", "SOVABench clips", *protocols, "status"])

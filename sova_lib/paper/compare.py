@@ -195,8 +195,9 @@ def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str =
             ties: str = "expected", bootstrap: int = 1000, seed: int = 0, allow_missing: bool = False) -> Comparison:
     """Score ``items_a`` and ``items_b`` (``ItemVectors``) under ``protocol`` and compare them query by query.
 
-    Evaluation errors (``evaluate.CoverageError``) propagate; with
-    ``allow_missing`` both must still leave the same queries.
+    Evaluation errors (``evaluate.CoverageError``) propagate. Clips an input
+    lacks count as failures (``evaluation.evaluate``); with ``allow_missing``
+    they are left out, and both must still leave the same queries.
     """
     kwargs = dict(aggregate=aggregate, ties=ties, allow_missing=allow_missing)
     return compare_results(evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs),

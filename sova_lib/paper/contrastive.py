@@ -3,8 +3,9 @@
 ``find_embedding_caches(cache_dir)`` reads every folder below
 ``<cache_dir>/frame-embeddings/`` (``sova_lib.describe.contrastive.store``)
 with its manifest and the ids it holds. ``embedding_rows`` scores each cache
-on every SOVABench protocol whose clips it holds completely (a cache is never
-scored on a subset) and labels the row by the model id and pooling.
+on every SOVABench protocol of which it holds clips, the clips it lacks
+counted as failures (their number and the score without them beside it), and
+labels the row by the model id and pooling.
 ``cache_scan.paper_model(model_id, CONTRASTIVE_IDS)`` names the paper row a
 model id reproduces; ``sova_lib.paper.results.compare_table`` puts such a row
 beside the paper's number.
@@ -78,22 +79,27 @@ def find_embedding_caches(cache_dir: str | Path) -> list[FoundEmbeddings]:
 def embedding_rows(caches, protocols, *, ties: str = "expected", bootstrap: int = 1000, seed: int = 0) -> list[dict]:
     """One record (``sova_lib.records.make_record``, kind ``embeddings``) per cache and protocol.
 
-    A protocol whose clips the cache does not hold completely gives a record
-    without a value and with a note; it is never scored on a subset.
+    The clips of a protocol the cache lacks count as failures
+    (``evaluation.evaluate``; the record's ``n_missing`` and
+    ``value_without_missing`` say how many and what the score is without
+    them). A protocol of which the cache holds no clip gives a record without
+    a value and with a note.
     """
     rows = []
     for cache in caches:
         common = {"kind": "embeddings", "source": cache.label, "cache": cache.name, "model": cache.model,
                   "config_hash": cache.manifest.get("config_hash"), "fps": cache.manifest.get("fps"),
+                  "fingerprint": cache.manifest.get("fingerprint"), "frames": cache.manifest.get("frames"),
+                  "versions": cache.manifest.get("versions"),
                   "benchmark": "sovabench", "aggregate": "max", "ties": ties, "bootstrap": bootstrap, "seed": seed,
                   "text_split": f"{cache.manifest.get('pool')} pooling"}
         for name in protocols:
             wanted = get_protocol(name).ids().tolist()
-            missing = [i for i in wanted if i not in cache.vectors]
-            if missing:
-                rows.append(make_record(protocol=name, note=f"{len(missing)} of {len(wanted)} clips missing: "
-                                                            "not scored", **common))
+            held = [i for i in wanted if i in cache.vectors]
+            if not held:
+                rows.append(make_record(protocol=name, n_missing=len(wanted),
+                                        note=f"none of the {len(wanted)} clips: not scored", **common))
                 continue
-            r = evaluate(name, cache.items(wanted), ties=ties, bootstrap=bootstrap, seed=seed)
+            r = evaluate(name, cache.items(held), ties=ties, bootstrap=bootstrap, seed=seed)
             rows.append(r.to_record(**common))
     return rows

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.benchmarks.sovabench import labels
+from sova_lib.describe.provenance import cache_provenance
 from sova_lib.paper.cache_scan import FoundCache, find_description_caches
 from sova_lib.paper.results import BENCHMARK as SOVABENCH
 from sova_lib.paper.results import select_rows
@@ -146,12 +147,12 @@ def score_record(result, analysed: Analysed, *, encoder: str) -> dict:
     """The intra-pair score of the analysed descriptions (``evaluate``'s ``result``) as one record (``sova_lib.records``).
 
     Kind ``description cache``, named by ``analysed.source`` and, for a real
-    cache, its folder, key hash, model, prompt and sampling rate; sentences
-    and ``encoder``; no bootstrap (so no seed).
+    cache, what wrote it (``describe.provenance.cache_provenance``: folder,
+    key hash, model, fingerprint, prompt, sampling, software); sentences and
+    ``encoder``; no bootstrap (so no seed).
     """
     cache = analysed.cache
-    found = {} if cache is None else {"cache": cache.name, "config_hash": cache.manifest.get("config_hash"),
-                                      "model": cache.model, "prompt": cache.prompt, "fps": cache.fps}
+    found = {} if cache is None else cache_provenance(cache.manifest, cache.path)
     return result.to_record(kind="description cache", source=analysed.source, benchmark=SOVABENCH, encoder=encoder,
                             text_split="sentences", bootstrap=0, seed=None, note="", **found)
 

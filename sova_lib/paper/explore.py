@@ -5,7 +5,8 @@ The data of a view is ``sova_lib.paper.explore_data``'s (``query_view``,
 loaders), importable from here too, so that a notebook needs this one
 module. This module draws it: ``view_html`` (the hits with their matched
 sentences marked), ``static_view`` (a table and a figure), ``view_bundle``
-(both as one display output), and ``show``, the one call a notebook makes.
+(both as one display output), ``view_text`` (a few lines for a terminal),
+and ``show``, the one call a notebook makes.
 
 ``show`` displays one output, a bundle of several forms of the same view:
 with ``interactive=True`` the ipywidgets ``Explorer`` (choose a protocol, a
@@ -15,7 +16,8 @@ figure) and as PNG, which every viewer without the live widget shows
 (GitHub, nbviewer, ``nbconvert``, a plain papermill run). The static forms
 follow the widget: each change of a control replaces them with the new view,
 so a saved notebook holds the view last shown. ``interactive=False`` shows
-the static forms alone. The first sampled frame of each clip is drawn when
+the static forms alone. Outside a Jupyter kernel (a plain Python script)
+``show`` prints ``view_text`` instead. The first sampled frame of each clip is drawn when
 its video is given (``videos``: id -> runner ``Item``). The explorer offers
 each partition of a MUVR data root as a protocol when ``muvr_root`` is given.
 """
@@ -44,7 +46,7 @@ from sova_lib.protocols import get_protocol
 
 __all__ = ["MUVR_PREFIX", "QueryView", "Explorer", "load_cache", "load_muvr_cache", "muvr_caches_of", "muvr_partitions",
            "muvr_view", "muvr_worst_queries", "query_view", "show", "static_view", "view_bundle", "view_html",
-           "view_png", "worst_queries"]
+           "view_png", "view_text", "worst_queries"]
 
 #: Prefix of the explorer's protocol value for a MUVR partition (``"muvr/news"``).
 MUVR_PREFIX = "muvr/"
@@ -70,6 +72,27 @@ def _mark(text: str | None, sentence: str | None) -> str:
 
 def _ap_text(view: QueryView) -> str:
     return "AP undefined (no relevant item)" if np.isnan(view.ap) else f"AP = {100 * view.ap:.1f}"
+
+
+def view_text(view: QueryView) -> str:
+    """The view as a few lines of plain text: the query, its AP, then each hit (rank, id, relevant or not,
+    similarity, and the sentence of the hit that matched the query)."""
+    lines = [f"{view.query} ({view.query_class}) on {view.protocol}: {_ap_text(view)} "
+             f"({view.n_relevant} relevant of {view.n_gallery})"]
+    for h in view.hits.to_dict("records"):
+        matched = f'  "{h["item sentence"]}"' if h.get("item sentence") else ""
+        lines.append(f"  #{h['rank']} {h['id']}  {'relevant' if h['relevant'] else 'not relevant'}  "
+                     f"similarity {h['similarity']:.3f}{matched}")
+    return "\n".join(lines)
+
+
+def _in_a_kernel() -> bool:
+    """True inside a Jupyter kernel (a notebook, papermill), where a display bundle is shown rather than printed."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
 
 
 def view_html(view: QueryView) -> str:
@@ -339,13 +362,16 @@ def show(caches: dict, protocols, *, encoder=None, videos=None, query=None, k: i
 
     Interactive: an ``Explorer`` (used with a live kernel and a browser)
     with the static HTML and PNG of its current view in the same output.
-    Static: those two alone. The view is that of ``query`` (default: the
-    first query) of the first protocol (the first MUVR partition when only
-    ``muvr_root`` is given) in its first cache.
+    Static: those two alone. Outside a Jupyter kernel (a script, a
+    terminal) nothing is displayed: ``view_text`` of the view is printed,
+    never the bundle's embedded figure. The view is that of ``query``
+    (default: the first query) of the first protocol (the first MUVR
+    partition when only ``muvr_root`` is given) in its first cache.
     """
     from IPython.display import display
 
-    if interactive:
+    kernel = _in_a_kernel()
+    if interactive and kernel:
         explorer = Explorer(caches, protocols, encoder=encoder, videos=videos, query=query, k=k,
                             muvr_root=muvr_root, muvr_caches=muvr_caches, muvr_query=muvr_query)
         explorer.display()
@@ -357,5 +383,8 @@ def show(caches: dict, protocols, *, encoder=None, videos=None, query=None, k: i
     if query is None:
         query = sources.queries(protocol, cache)[0]
     view = sources.view(protocol, cache, query, k)
-    display(view_bundle(view, videos), raw=True)
+    if kernel:
+        display(view_bundle(view, videos), raw=True)
+    else:
+        print(view_text(view))
     return view

@@ -2,6 +2,8 @@
 
 * ``example_items``: the videos to describe, as runner ``Item`` objects,
   optionally each also played backwards;
+* ``describer_names``: how the notebook names its describer (the motion
+  describer by default, or the MLLM of its ``backend`` and ``model``);
 * ``request_table``: what a describer is sent for one item (the
   instruction, the system prompt, the sampled frames and their times);
 * ``illustrative_answer``: a multi-sentence answer in the style of an MLLM,
@@ -33,6 +35,7 @@ import pandas as pd
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, direction_protocol, example_clips
 from sova_lib.describe.cache import cache_folder
 from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import build_request, describe_items, run_key
 from sova_lib.evaluation import CoverageError, baseline, evaluate
@@ -44,7 +47,8 @@ from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.video.frames import probe, sample_frames
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_protocol",
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "describer_names",
+           "direction_protocol",
            "direction_records", "direction_table", "RANDOM_SCORER", "illustrative_answer", "items_table",
            "request_table", "sampled_frames", "sentence_table", "split_table", "item_similarity", "neighbours"]
 
@@ -58,6 +62,21 @@ def example_items(videos=(), *, with_reversed: bool = True):
     """
 
     return [clip.item() for clip in example_clips(videos, with_reversed=with_reversed)]
+
+
+def describer_names(backend: str, model: str = "") -> dict:
+    """The quickstart's names of the describer ``backend`` runs (``model``: its model id or folder, if any).
+
+    ``short`` labels the explorer and the score's record (``<short> + max
+    cosine``), ``long`` the figures' titles, ``summary`` the headline JSON.
+    The classical motion describer is named as not an MLLM; any other
+    describer by its model and backend, never as a paper model.
+    """
+    if backend == "motion":
+        return {"short": "motion describer", "long": "the classical motion describer (not an MLLM)",
+                "summary": "motion (classical OpenCV motion describer, not an MLLM)"}
+    shown = model or backend
+    return {"short": shown, "long": f"{shown} ({backend})", "summary": f"{backend}: {shown}"}
 
 
 def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_source: str = "none") -> Path:
@@ -185,21 +204,28 @@ RANDOM_SCORER = "random ranking (exact expected AP)"
 
 
 def direction_records(items, *, name: str = "described clips", protocol: str | Protocol = DIRECTION_PROTOCOL,
-                      cache: str | None = None, encoder: str | None = None) -> list[dict]:
+                      cache: str | None = None, encoder: str | None = None, folder=None) -> list[dict]:
     """``items`` (``ItemVectors`` of the example clips) scored under ``protocol``, and a random ranking: two records.
 
     ``protocol`` is ``quickstart-direction`` or ``direction_protocol(videos)``;
     ``name`` the scorer (the records' ``source``), ``cache`` and ``encoder``
-    the description folder and the sentence encoder that made ``items``.
+    the description folder and the sentence encoder that made ``items``;
+    ``folder``, the description cache folder, names in the score's record
+    what wrote the texts (``describe.provenance.cache_provenance``: model,
+    fingerprint, prompt, fps, software) when it holds a manifest.
     The score is mAP with tie-aware expected AP (maximum cosine, sentences,
     no bootstrap); the random ranking is the exact expected AP, which no
-    order of tied scores moves (``tie_spread`` 0). Items that do not cover
-    the protocol's clips (other videos, no reversed copies) give a record
-    with no value and a note ``not scored: ...``.
+    order of tied scores moves (``tie_spread`` 0). The protocol's clips
+    missing from ``items`` count as failures (``evaluation.evaluate``);
+    items that hold none of them (other videos) give a record with no value
+    and a note ``not scored: ...``.
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     run = {"benchmark": protocol.benchmark, "bootstrap": 0, "seed": None}
-    scored = {"kind": "description cache", "source": name, "cache": cache, "encoder": encoder, "text_split": "sentences"}
+    manifest = None if folder is None else read_cache_manifest(folder)
+    scored = {"kind": "description cache", "source": name, **({} if manifest is None else
+                                                               cache_provenance(manifest, folder)),
+              "cache": cache, "encoder": encoder, "text_split": "sentences"}
     try:
         described = evaluate(protocol, items).to_record(**scored, note="", **run)
     except CoverageError as err:

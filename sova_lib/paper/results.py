@@ -14,7 +14,8 @@ Three kinds of rows meet here, and each keeps its name:
 * **description cache** rows (``cache_scan.find_description_caches``,
   ``evaluate_cache``): a folder ``<cache>/descriptions/<name>__<hash>/``
   holding ``descriptions.jsonl`` and ``manifest.json`` as ``sova describe``
-  writes them, scored on every protocol whose clips it covers. Only caches
+  writes them, scored on every protocol of which it holds clips (the
+  clips it lacks counted as failures, their number beside the score). Only caches
   whose ids are SOVABench clip indices are scored; a cache of other videos
   (the quickstart's) is listed with the reason it was skipped.
 
@@ -36,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sova_lib.describe.provenance import cache_provenance
 from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.paper.cache_scan import FoundCache, paper_model, sovabench_caches
@@ -44,7 +46,7 @@ from sova_lib.paper.contrastive import CONTRASTIVE_IDS
 from sova_lib.paper.plots import inter_vs_intra
 from sova_lib.paper.tables import NOT_COMPUTED, markdown_table
 from sova_lib.protocols import get_protocol
-from sova_lib.records import format_cell, make_record, write_record
+from sova_lib.records import format_cell, make_record, score_cell, write_record
 from sova_lib.storage import write_text
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "paper_results", "baseline_rows", "evaluate_cache",
@@ -79,9 +81,10 @@ def paper_results(table: str | None = None):
 
 # --------------------------------------------------------------------------- computing rows
 
-def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int = 0) -> list[dict]:
+def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int = 0,
+                  ties: str = "expected") -> list[dict]:
     """Rows of the built-in baselines on ``protocols`` (``oracle`` only when an encoder is given), protocol by
-    protocol."""
+    protocol. ``ties`` is the oracle's tie rule (the other baselines rank nothing)."""
 
     names = {"prevalence": "prevalence (the paper's Random: mean class prevalence)",
              "random-ranking": "random ranking (exact expected AP, query excluded)",
@@ -91,7 +94,7 @@ def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int =
         for name in BASELINES:
             if name == "oracle" and encoder is None:
                 continue
-            r = baseline(p, name, encoder=encoder, bootstrap=bootstrap, seed=seed)
+            r = baseline(p, name, encoder=encoder, bootstrap=bootstrap, seed=seed, ties=ties)
             rows.append(r.to_record(kind="baseline", source=names[name], benchmark=BENCHMARK, baseline=name,
                                     encoder=encoder.name if name == "oracle" else None, bootstrap=bootstrap,
                                     seed=seed))
@@ -101,38 +104,41 @@ def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int =
 def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "max",
                    sentences: bool = True, ties: str = "expected", bootstrap: int = 1000,
                    seed: int = 0, items=None) -> list[dict]:
-    """Score ``cache`` on each of ``protocols`` it covers completely; one row per protocol.
+    """Score ``cache`` on each of ``protocols``; one row per protocol.
 
-    A protocol the cache does not cover gives a row with ``value`` NaN and a
-    ``note`` saying how many clips are missing (it is never scored on a
-    subset). ``encoder`` embeds the sentences (``SentenceEncoder``);
+    The clips of a protocol the cache lacks count as failures
+    (``evaluation.evaluate``); the row's ``n_missing`` says how many and
+    ``value_without_missing`` what the score is without them. A protocol of
+    which the cache holds no clip gives a row with ``value`` NaN and a
+    ``note`` saying so. The cache is named by ``describe.provenance.cache_provenance``, as ``sova sovabench
+    evaluate --out`` names it. ``encoder`` embeds the sentences (``SentenceEncoder``);
     ``items`` passes vectors already made (``item_vectors.embed_descriptions``
     of the cache's texts) with the same encoder and ``sentences``.
     """
 
     rows = []
-    common = {"benchmark": BENCHMARK, "cache": cache.name, "config_hash": cache.manifest.get("config_hash"),
-              "model": cache.model, "prompt": cache.prompt, "fps": cache.fps, "encoder": encoder.name,
+    common = {"benchmark": BENCHMARK, **cache_provenance(cache.manifest, cache.path), "encoder": encoder.name,
               "aggregate": aggregate, "text_split": "sentences" if sentences else "whole text", "ties": ties,
               "bootstrap": bootstrap, "seed": seed}
     for p in protocols:
         present, needed = cache.coverage[p]
-        if present < needed:
+        if not present:
             rows.append(make_record(kind="description cache", source=cache.label, protocol=p,
-                                    metric=get_protocol(p).metric,
-                                    note=f"{needed - present} of {needed} clips missing: not scored", **common))
+                                    metric=get_protocol(p).metric, n_missing=needed,
+                                    note=f"none of the {needed} clips: not scored", **common))
             continue
         if items is None:
             items = embed_descriptions(cache.texts, encoder, sentences=sentences)
         r = evaluate(p, items, aggregate=aggregate, ties=ties, bootstrap=bootstrap, seed=seed)
-        rows.append(r.to_record(kind="description cache", source=cache.label, note="", **common))
+        rows.append(r.to_record(kind="description cache", source=cache.label, **common))
     return rows
 
 
 def computed_rows(caches, encoder, protocols, *, bootstrap: int = 1000, seed: int = 0,
                   ties: str = "expected", include_oracle: bool = True) -> list[dict]:
     """Records of the baselines plus every SOVABench cache scored on ``protocols`` (the paper's settings)."""
-    rows = baseline_rows(protocols, encoder=encoder if include_oracle else None, bootstrap=bootstrap, seed=seed)
+    rows = baseline_rows(protocols, encoder=encoder if include_oracle else None, bootstrap=bootstrap, seed=seed,
+                         ties=ties)
     for cache in sovabench_caches(caches):
         rows += evaluate_cache(cache, encoder, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
     return rows
@@ -229,8 +235,9 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
 
     ``computed``: the rows of ``figures/results.csv`` that ``main_rows``
     selects. For each computed column the result has ``<col> paper``,
-    ``<col> here``, ``<col> CI low`` and ``<col> CI high`` (NaN where
-    absent), plus ``computed as`` (the computed source, or ``not computed
+    ``<col> here``, ``<col> CI low``, ``<col> CI high``, ``<col> missing``
+    (clips the scored input lacked, counted as failures) and ``<col> without
+    missing`` (the value with them left out) (NaN where absent), plus ``computed as`` (the computed source, or ``not computed
     here``); a column copied from the paper alone is ``<col> paper``, shown
     before the others. A paper row is matched by a description cache of the
     same model id and prompt, by a frame-embedding cache of its paper model
@@ -257,8 +264,10 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
             key = (paper_model(r.get("model") or "", CONTRASTIVE_IDS), "")
         if key not in out:
             key = ("computed", r["source"], r.get("cache", ""))
+            prompt = r.get("prompt")
             target = out.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
-                                          "prompt": r.get("prompt", "-") or "-", "computed as": r["source"]})
+                                          "prompt": prompt if isinstance(prompt, str) and prompt else "-",
+                                          "computed as": r["source"]})
         else:
             target = out[key]
             target["computed as"] = r["source"]
@@ -269,24 +278,34 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
         target[f"{r['protocol']} here"] = r["value"]
         target[f"{r['protocol']} CI low"] = r.get("ci_low", np.nan)
         target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
+        target[f"{r['protocol']} missing"] = r.get("n_missing", np.nan)
+        target[f"{r['protocol']} without missing"] = r.get("value_without_missing", np.nan)
         if isinstance(r.get("note"), str) and r["note"]:
             target["computed as"] += f" ({r['protocol']}: {r['note']})"
     order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
-             *(f"{c} {part}" for c in columns for part in ("paper", "here", "CI low", "CI high"))]
-    return pd.DataFrame(list(out.values())).reindex(columns=order + ["computed as"])
+             *(f"{c} {part}" for c in columns
+               for part in ("paper", "here", "CI low", "CI high", "missing", "without missing"))]
+    table = pd.DataFrame(list(out.values())).reindex(columns=order + ["computed as"])
+    for c in columns:  # a count, written as one
+        table[f"{c} missing"] = pd.Series([None if pd.isna(v) else int(v) for v in table[f"{c} missing"]],
+                                          index=table.index, dtype=object)
+    return table
 
 
 def format_table(frame, table: str) -> "pd.DataFrame":
     """``compare_table(table, ...)``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed
-    here``."""
+    here``, followed by ``; N missing, V without them`` when the scored input lacked clips."""
     columns, paper_only = PAPER_TABLES[table]
     shown = frame[["group", "model", "prompt"]].copy()
     for c in paper_only:
         shown[f"{c} (paper)"] = [f"{v:g}" if pd.notna(v) else "-" for v in frame[f"{c} paper"]]
     for c in columns:
         shown[f"{c} (paper)"] = [format_cell(v, missing="-") for v in frame[f"{c} paper"]]
-        shown[f"{c} (here, 95% CI)"] = [format_cell(v, lo, hi, missing=NOT_COMPUTED) for v, lo, hi
-                                        in zip(frame[f"{c} here"], frame[f"{c} CI low"], frame[f"{c} CI high"])]
+        shown[f"{c} (here, 95% CI)"] = [
+            score_cell({"value": v, "ci_low": lo, "ci_high": hi, "n_missing": m, "value_without_missing": w},
+                       missing=NOT_COMPUTED)
+            for v, lo, hi, m, w in zip(frame[f"{c} here"], frame[f"{c} CI low"], frame[f"{c} CI high"],
+                                       frame[f"{c} missing"], frame[f"{c} without missing"])]
     shown["computed as"] = frame["computed as"]
     return shown
 

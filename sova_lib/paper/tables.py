@@ -8,6 +8,7 @@ row that has any, and one cell, not a row of them, saying what was not computed.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["NOT_COMPUTED", "markdown_table", "paper_beside_computed"]
@@ -16,11 +17,17 @@ __all__ = ["NOT_COMPUTED", "markdown_table", "paper_beside_computed"]
 NOT_COMPUTED = "not computed here"
 
 
+def _cell(value) -> str:
+    """One Markdown cell: an absent value (``None``, NaN, ``pd.NA``) reads ``-``, never ``nan``."""
+    absent = value is None or value is pd.NA or value is pd.NaT or (isinstance(value, (float, np.floating)) and value != value)
+    return "-" if absent else str(value)
+
+
 def markdown_table(frame) -> str:
-    """``frame`` as a Markdown table (no index)."""
+    """``frame`` as a Markdown table (no index); an absent value reads ``-``."""
     header = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    lines = ["| " + " | ".join(map(str, row)) + " |" for row in frame.itertuples(index=False)]
+    lines = ["| " + " | ".join(map(_cell, row)) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *lines]) + "\n"
 
 

@@ -41,12 +41,17 @@ def test_embeddings_input_and_missing_clips(capsys, tmp_path):
     code, out, _ = _run(capsys, "sovabench", "evaluate", "--protocol", "inter-pair-constrained", "--embeddings", full, "--json")
     assert code == 0 and json.loads(out)["n_queries"] == 1423
     partial = _npz(tmp_path / "partial.npz", ids[2:], rng)
-    code, _, err = _run(capsys, "sovabench", "evaluate", "--protocol", "inter-pair-constrained", "--embeddings", partial)
-    assert code == 2
+    code, out, err = _run(capsys, "sovabench", "evaluate", "--protocol", "inter-pair-constrained", "--embeddings",
+                          partial, "--bootstrap", "0")
+    assert code == 0 and "over 1423 queries" in out  # the default: the 2 missing clips count as failures
     assert f"2 of the 1423 clips of protocol 'inter-pair-constrained' are missing from the input (e.g. ids {ids[:2].tolist()})" in err
+    counted = out.splitlines()[1]
+    assert counted.startswith("  2 clip(s) missing from the input, counted as failures; with them left out: mAP = ")
     code, out, err = _run(capsys, "sovabench", "evaluate", "--protocol", "inter-pair-constrained", "--embeddings", partial,
-                          "--allow-missing")
+                          "--allow-missing", "--bootstrap", "0")
     assert code == 0 and "over 1421 queries" in out and "left out of every ranking" in err
+    left_out = out.splitlines()[0].split("mAP = ")[1].split()[0]
+    assert counted.endswith(f"mAP = {left_out}")  # the value without them is the --allow-missing score
 
 
 def test_descriptions_input_with_notes(capsys, tmp_path):

@@ -133,3 +133,18 @@ def test_static_view_keeps_sentences_whole_and_bars_from_zero():
     (ax,) = fig.axes
     assert ax.get_xlim() == (0.0, 1.15) and "axis from 0" in ax.get_xlabel()
     assert [t.get_text() for t in ax.texts] == ["1.000", "0.800", "0.600"]
+
+
+def test_show_outside_jupyter_prints_a_short_text_view(capsys):
+    """A plain Python script (no kernel): the query, its AP and its neighbours as text, never the display bundle."""
+    items, texts = _cache()
+    shown = explore.show({"hand-built": (items, texts)}, [DIRECTION_PROTOCOL], query=QUERY, k=3)  # interactive
+    printed = capsys.readouterr().out
+    assert shown.ap == pytest.approx(5 / 6)
+    assert printed.splitlines() == [
+        f"{QUERY} (forward) on {DIRECTION_PROTOCOL}: AP = 83.3 (2 relevant of 5)",
+        f'  #1 {FWD[1]}  relevant  similarity 1.000  "A man walks to the right."',
+        f'  #2 {REV[1]}  not relevant  similarity 0.800  "A man walks to the left."',
+        f'  #3 {FWD[2]}  relevant  similarity 0.600  "A bicycle passes by quickly."',
+    ]
+    assert printed == explore.view_text(shown) + "\n" and "image/png" not in printed and len(printed) < 1000

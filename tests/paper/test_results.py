@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sova_lib import records
 from sova_lib.describe.cache import cache_key, new_manifest
 from sova_lib.describe.prompts import Prompt
 from sova_lib.evaluation import evaluate
@@ -83,7 +84,8 @@ def test_find_caches_coverage_and_status(tmp_path, intra_texts):
     assert c.benchmark_ids == 1 and not c.is_sovabench
     assert cache_scan.sovabench_caches(caches) == [a]
     status = cache_scan.caches_frame(caches).set_index("cache")["status"]
-    assert status["a-minicpm__1"] == "scored on intra-pair"
+    assert status["a-minicpm__1"] == ("scored on inter-pair (8524 missing, counted as failures), inter-pair-constrained "
+                                      "(65 missing, counted as failures), intra-pair")
     assert status["b-motion__2"] == "skipped: its ids are not SOVABench clips"
     assert status["c-mixed__3"] == "skipped: 1 ids are not SOVABench clips"
 
@@ -182,8 +184,12 @@ def test_evaluate_cache_scores_only_covered_protocols(tmp_path, intra_texts, enc
     cache = cache_scan.find_description_caches(tmp_path)[0]
     rows = results.evaluate_cache(cache, encoder, ["inter-pair", "intra-pair"], bootstrap=0, ties="expected")
     inter, intra = rows
-    assert inter["value"] is None and inter["note"] == "8524 of 9882 clips missing: not scored"  # 1,358 clips shared
-    direct = evaluate("intra-pair", embed_descriptions(intra_texts, encoder), ties="expected")
+    vectors = embed_descriptions(intra_texts, encoder)
+    direct = evaluate("inter-pair", vectors, ties="expected")  # 1,358 clips shared, the other 8,524 count as failures
+    assert (inter["value"], inter["n_missing"], inter["missing_rule"]) == (round(direct.value, 2), 8524, "failures")
+    assert inter["value_without_missing"] == round(direct.value_without_missing, 2) > inter["value"]
+    assert inter["note"] is None and intra["n_missing"] == 0
+    direct = evaluate("intra-pair", vectors, ties="expected")
     assert intra["value"] == round(direct.value, 2) and intra["n_queries"] == 2300
     assert intra["source"] == "synthetic demonstration (test)"
 
@@ -297,8 +303,8 @@ def test_table4_has_the_papers_21_rows_with_the_computed_ones_beside_them():
     table = results.compare_table("Table 4", _table4_computed())
     assert len(table) == 21  # the paper's rows; nothing computed here is outside the paper
     assert list(table.columns) == ["group", "model", "prompt",
-                                   "inter-pair paper", "inter-pair here", "inter-pair CI low", "inter-pair CI high",
-                                   "intra-pair paper", "intra-pair here", "intra-pair CI low", "intra-pair CI high",
+                                   *(f"{p} {part}" for p in ("inter-pair", "intra-pair")
+                                     for part in ("paper", "here", "CI low", "CI high", "missing", "without missing")),
                                    "computed as"]
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("Random", "-"), ["inter-pair paper", "inter-pair here", "intra-pair here"]].tolist() == \
@@ -344,7 +350,9 @@ def test_table_c1_has_the_papers_21_rows_with_efficiency_as_reported():
     assert len(table) == 21
     assert list(table.columns) == ["group", "model", "prompt", "efficiency paper",
                                    "inter-pair-constrained paper", "inter-pair-constrained here",
-                                   "inter-pair-constrained CI low", "inter-pair-constrained CI high", "computed as"]
+                                   "inter-pair-constrained CI low", "inter-pair-constrained CI high",
+                                   "inter-pair-constrained missing", "inter-pair-constrained without missing",
+                                   "computed as"]
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("Random", "-"), ["inter-pair-constrained paper", "inter-pair-constrained here"]].tolist() == \
         [23.7, 23.71]
@@ -360,3 +368,55 @@ def test_table_c1_has_the_papers_21_rows_with_efficiency_as_reported():
     assert shown.loc[("Random", "-"), "inter-pair-constrained (here, 95% CI)"] == "23.7 [22.9, 24.5]"
     assert shown.loc[("VideoChat-R1 7B", "general"), "efficiency (paper)"] == "0.06"
     assert shown.loc[("VideoChat-R1 7B", "general"), "inter-pair-constrained (here, 95% CI)"] == results.NOT_COMPUTED
+
+
+def test_a_command_and_a_notebook_write_the_same_record_for_one_cache(tmp_path, intra_texts, encoder):
+    """``sova sovabench evaluate --out`` and the notebooks' ``evaluate_cache`` name the cache alike, field for field:
+    model, fingerprint, prompt, fps, key hash, software, and the missing clips."""
+    from sova_lib.cli import main
+
+    manifest = _runner_manifest("openbmb/MiniCPM-V-4_5", "task-aware")
+    manifest["fingerprint"] = "sha256:0123abcd"
+    partial = dict(list(intra_texts.items())[5:])  # 5 clips were never described
+    folder = _write_cache(tmp_path, "minicpm__1", partial, manifest)
+    assert main(["sovabench", "evaluate", "--protocol", "intra-pair", "--descriptions", str(folder), "--bootstrap",
+                 "100", "--out", str(tmp_path / "command"), "--cache-dir", str(tmp_path / "sentences")]) == 0
+    (cache,) = cache_scan.find_description_caches(tmp_path)
+    written = results.record_rows(results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=100),
+                                  tmp_path / "notebook")
+    (command,) = (tmp_path / "command").glob("*.json")
+    assert command.name == written[0].name
+    record = json.loads(command.read_text())
+    assert record == json.loads(written[0].read_text())
+    assert (record["model"], record["fingerprint"], record["prompt"], record["fps"], record["n_missing"]) == \
+        ("openbmb/MiniCPM-V-4_5", "sha256:0123abcd", "task-aware", 1.0, 5)
+    assert record["config_hash"] == manifest["config_hash"] and record["versions"] == manifest["versions"]
+    assert record["source"] == "MiniCPM-V 4.5 [openbmb/MiniCPM-V-4_5] (task-aware, transformers)"
+
+
+def test_results_csv_keeps_one_row_per_evaluation(tmp_path, intra_texts, encoder):
+    """Reruns with other resamples replace their record; another tie rule is another evaluation."""
+    _write_cache(tmp_path, "minicpm__1", intra_texts, _runner_manifest("openbmb/MiniCPM-V-4_5", "general"))
+    (cache,) = cache_scan.find_description_caches(tmp_path)
+    for bootstrap, ties in ((0, "expected"), (100, "expected"), (200, "expected"), (0, "pessimistic")):
+        results.record_rows(results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=bootstrap, ties=ties),
+                            tmp_path / "results")
+    frame = records.collect_records(tmp_path / "results", tmp_path / "results.csv")
+    assert sorted(zip(frame["ties"], frame["bootstrap"])) == [("expected", 200), ("pessimistic", 0)]
+    assert not frame.duplicated(["kind", "cache", "protocol", "encoder", "aggregate", "text_split", "ties"]).any()
+
+
+def test_no_nan_in_a_table_a_person_reads():
+    """A baseline row outside the paper has no prompt; beside a model row with one it reads "-", not nan. A partial
+    cache's cell says how many clips it lacked and its score without them."""
+    computed = pd.concat([_table4_computed(), pd.DataFrame([
+        {"kind": "baseline", "baseline": "random-ranking", "source": "random ranking", "protocol": "inter-pair",
+         "value": 3.5, "ci_low": np.nan, "ci_high": np.nan, "prompt": np.nan, "note": np.nan},
+        {"kind": "description cache", "source": "my model (general)", "model": "me/mine", "prompt": "general",
+         "cache": "c2", "encoder": "all-MiniLM-L6-v2", "protocol": "inter-pair", "value": 20.0, "ci_low": 19.0,
+         "ci_high": 21.0, "n_missing": 3, "value_without_missing": 20.26, "note": np.nan}])], ignore_index=True)
+    shown = results.format_table(results.compare_table("Table 4", computed), "Table 4")
+    assert not shown.astype(str).apply(lambda col: col.str.contains("nan")).any().any()
+    rows = shown.set_index("model")
+    assert rows.loc["random ranking", "prompt"] == "-"
+    assert rows.loc["my model (general)", "inter-pair (here, 95% CI)"] == "20.0 [19.0, 21.0]; 3 missing, 20.3 without them"

@@ -23,6 +23,7 @@ from sova_lib.benchmarks.sovabench.clips import plan as clip_plan
 from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.benchmarks.sovabench.splits import read_tsv
+from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.evaluation import Result
 from sova_lib.evaluation import baseline as score_baseline
@@ -54,7 +55,9 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
     ``encoder``: a ``SentenceEncoder`` or a function that makes one, used for descriptions (each split into
     sentences unless ``sentences=False``, at most ``max_chars`` of each embedded, with a note) and the oracle.
     The other keywords as ``sova_lib.evaluation.evaluate`` takes them. The result's ``to_record()`` records what
-    was scored (kind, source, encoder, text split, bootstrap, seed).
+    was scored (kind, source, encoder, text split, bootstrap, seed) and, for a describe cache folder, what wrote
+    it (``sova_lib.describe.provenance.cache_provenance``: model, fingerprint, prompt, fps or frames, key hash,
+    software versions).
     """
     run = {"bootstrap": bootstrap, "seed": seed, "benchmark": get_protocol(protocol).benchmark}
     if baseline is not None:
@@ -70,6 +73,9 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
         items = embed_descriptions(texts, made, sentences=sentences, max_chars=max_chars)
         context = {"kind": "description cache", "source": str(descriptions), "cache": Path(descriptions).name,
                    "encoder": made.name, "text_split": "sentences" if sentences else "whole text"}
+        manifest = read_cache_manifest(descriptions)
+        if manifest is not None:  # a describe cache folder: the record names what wrote it
+            context.update(cache_provenance(manifest, descriptions))
     result = score(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
                    bootstrap=bootstrap, seed=seed)
     if embeddings is None:
