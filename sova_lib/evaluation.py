@@ -1,9 +1,13 @@
 """Scoring item vectors, descriptions or built-in baselines under a protocol.
 
-``evaluate(protocol, items)`` is the whole evaluation: check that the input
-covers the protocol's clips, compute the item similarities of the queried
-rows only (``similarity.set_similarity``), rank, and score with AP
-(``metrics``). Results are in percent (0-100), as the paper reports them.
+``evaluate(protocol, items)`` is the whole evaluation, in the paper's
+sequence: check that the input covers the protocol's clips; for each task,
+the similarity of each query to the gallery (``similarity.set_similarity``,
+the queried rows only) and the AP of each query under the tie rule
+(``metrics.average_precision_rows``); then the summary (mAP or Pair-mAP, and
+a bootstrap interval), and the tie spread (the optimistic minus the
+pessimistic score). Results are in percent (0-100), as the paper reports
+them.
 
 Built-in baselines (``baseline``):
 
@@ -144,7 +148,9 @@ def _summary(protocol, tasks, per_query_ap) -> float:
     return 100 * metrics.mean_ap(np.concatenate(kept))
 
 
-def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, bootstrap, seed, bounds=None):
+def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, bootstrap, seed):
+    """The protocol's ``Result`` from each task's per-query AP: the summary (mean, bootstrap interval), per class,
+    per pair and per query."""
     clips, keys = protocol.clips(), protocol.ids().tolist()
     all_ap, groups, per_class, per_pair, per_query = [], [], {}, {}, {}
     for t, (task, ap) in enumerate(zip(tasks, per_query_ap)):
@@ -170,11 +176,10 @@ def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, boots
         g = np.concatenate(groups) if protocol.metric == "Pair-mAP" else None
         low, high = metrics.bootstrap_ci(values, rng, groups=g, n_resamples=bootstrap)
         ci = (100 * low, 100 * high)
-    spread = None if bounds is None else _summary(protocol, tasks, bounds[0]) - _summary(protocol, tasks, bounds[1])
     return Result(
         protocol=protocol.name, metric=protocol.metric, value=value,
         per_class={k: 100 * float(np.mean(v)) for k, v in sorted(per_class.items())},
-        n_queries=int(values.size), per_pair=per_pair or None, ci=ci, ties=ties, tie_spread=spread,
+        n_queries=int(values.size), per_pair=per_pair or None, ci=ci, ties=ties,
         aggregate=aggregate, notes=notes, per_query=per_query,
     )
 
@@ -200,32 +205,38 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     _check_bootstrap(bootstrap)
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     pos, notes = _coverage(protocol, items.ids, allow_missing)
-    present = pos >= 0
-    rules = ("optimistic", "pessimistic") + ((ties,) if ties not in ("optimistic", "pessimistic") else ())
-    tasks, per_rule = [], {rule: [] for rule in rules}
+    tasks = _present_tasks(protocol, pos >= 0, notes)
+    per_query_ap, bounds = [], []
+    for task in tasks:
+        relevant, valid = task.relevance(), task.valid()
+        sims = set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]),
+                              aggregate=aggregate, dtype=dtype)  # (queries, gallery)
+        per_query_ap.append(metrics.average_precision_rows(sims, relevant, valid, ties=ties))
+        bounds.append(metrics.average_precision_rules(sims, relevant, valid, rules=("optimistic", "pessimistic")))
+    result = _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
+                          bootstrap=bootstrap, seed=seed)
+    result.tie_spread = _tie_spread(protocol, tasks, bounds)
+    return result
+
+
+def _present_tasks(protocol: Protocol, present: np.ndarray, notes: list) -> list:
+    """The protocol's tasks restricted to the clips ``present`` (a bool per protocol clip); a task left with no
+    query is dropped, with a note."""
+    tasks = []
     for task in protocol.tasks():
         task = Task(task.name, task.queries[present[task.queries]], task.gallery[present[task.gallery]], task.labels)
-        if not task.queries.size:
+        if task.queries.size:
+            tasks.append(task)
+        else:
             notes.append(f"task {task.name!r} has no clip in the input and was left out")
-            continue
-        relevance, valid = task.relevance(), task.valid()
-        ap = {rule: np.empty(task.queries.size) for rule in rules}
+    return tasks
 
-        def score(rows, sims, relevance=relevance, valid=valid, ap=ap):  # AP of each block as it is made
-            if ties == "stable":
-                ap["stable"][rows] = metrics.average_precision_rows(sims, relevance[rows], valid[rows], ties=ties)
-            found = metrics.average_precision_rules(sims, relevance[rows], valid[rows],
-                                                    rules=[r for r in rules if r != "stable"])
-            for rule, values in found.items():
-                ap[rule][rows] = values
 
-        queries, gallery = items.select(pos[task.queries]), items.select(pos[task.gallery])
-        set_similarity(queries, gallery, aggregate=aggregate, dtype=dtype, consume=score)
-        tasks.append(task)
-        for rule in rules:
-            per_rule[rule].append(ap[rule])
-    return _score_tasks(protocol, tasks, per_rule[ties], notes, ties=ties, aggregate=aggregate,
-                        bootstrap=bootstrap, seed=seed, bounds=(per_rule["optimistic"], per_rule["pessimistic"]))
+def _tie_spread(protocol: Protocol, tasks: list, bounds: list) -> float:
+    """How far ties alone could move the score (percent): the protocol's score with relevant items first in every
+    tie minus the score with them last, from each task's ``{"optimistic": AP, "pessimistic": AP}``."""
+    return (_summary(protocol, tasks, [b["optimistic"] for b in bounds])
+            - _summary(protocol, tasks, [b["pessimistic"] for b in bounds]))
 
 
 def oracle_texts(protocol: str | Protocol) -> dict:
