@@ -67,6 +67,7 @@ class Result:
     aggregate: str = "max"
     notes: list = field(default_factory=list)
     per_query: dict = field(default_factory=dict, repr=False)  # id -> AP (0-1)
+    context: dict = field(default_factory=dict, repr=False)  # record fields: what was scored and how
 
     def text(self, chance: bool = True) -> str:
         """The score as ``sova sovabench evaluate`` prints it: the value and interval, then each pair's mAP (Pair-mAP)
@@ -88,20 +89,22 @@ class Result:
         """A JSON-ready dict (per-query values left out)."""
         out = asdict(self)
         out.pop("per_query")
+        out.pop("context")
         if self.per_pair is None:
             out.pop("per_pair")
         return out
 
-    def to_record(self, *, kind: str, source: str, **context) -> dict:
+    def to_record(self, **fields) -> dict:
         """This score as one ``sova_lib.records`` record.
 
         The record takes ``protocol``, ``metric``, ``value``, the interval,
         ``n_queries``, ``per_class`` (``per_pair`` for Pair-mAP), ``ties``,
-        ``tie_spread`` and ``aggregate`` from the result; ``kind``, ``source``
-        and ``context`` (``benchmark``, ``cache``, ``encoder``, ``text_split``,
-        ``bootstrap``, ``seed``, ...: what was scored and how) add the rest.
+        ``tie_spread`` and ``aggregate`` from the result; ``context`` and then
+        ``fields`` (``kind`` and ``source``, which are required, ``benchmark``,
+        ``cache``, ``encoder``, ``text_split``, ``bootstrap``, ``seed``, ...:
+        what was scored and how) add the rest.
         """
-        return make_record(self, kind=kind, source=source, **context)
+        return make_record(self, **{**self.context, **fields})
 
 
 def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.ndarray, list]:

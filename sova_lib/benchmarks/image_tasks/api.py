@@ -9,7 +9,6 @@ Every benchmark has such a module (``sova_lib.benchmarks.sovabench.api``, ...).
 from __future__ import annotations
 
 import glob
-from functools import partial
 from pathlib import Path
 
 from sova_lib.benchmarks.image_tasks.accuracy import (
@@ -82,6 +81,6 @@ def evaluate(task: str, *, descriptions=None, embeddings=None, baseline: str | N
             result = score_descriptions(task, found, texts, made, sentences=sentences, max_chars=max_chars, **common)
             result.notes.extend(cut_note(texts, max_chars))
     kind = "baseline" if baseline else ("embeddings" if embeddings is not None else "description cache")
-    result.to_record = partial(result.to_record, kind=kind, source=baseline or str(embeddings or descriptions),
-                               bootstrap=bootstrap, seed=seed, baseline=baseline, encoder=made and made.name)
+    result.context.update(kind=kind, source=baseline or str(embeddings or descriptions), bootstrap=bootstrap, seed=seed,
+                          baseline=baseline, encoder=made and made.name)
     return result

@@ -10,7 +10,6 @@ Every benchmark has such a module (``sova_lib.benchmarks.vantage.api``, ...).
 """
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 from sova_lib.benchmarks.muvr import framework, qa, retrieval
@@ -67,8 +66,7 @@ def evaluate(data, *, version: str = "base", partitions=PARTITIONS, features=Non
         if answers is None:
             raise ValueError("--version qa needs --answers CACHE (a describe cache folder or a JSON Lines file)")
         result = qa.score_answers(qa.load_qa(data, partitions), read_descriptions(answers), parse=scoring)
-        result.to_record = partial(result.to_record, kind="description cache", source=str(answers),
-                                   cache=Path(answers).name, **run)
+        result.context.update(kind="description cache", source=str(answers), cache=Path(answers).name, **run)
         return result
     if answers is not None:
         raise ValueError("--answers applies to --version qa")
@@ -76,7 +74,7 @@ def evaluate(data, *, version: str = "base", partitions=PARTITIONS, features=Non
     options = {"version": version, **run}
     if baseline is not None:
         result = retrieval.random_ranking(loaded, **options)
-        result.to_record = partial(result.to_record, kind="baseline", source=baseline, baseline=baseline, **run)
+        result.context.update(kind="baseline", source=baseline, baseline=baseline, **run)
         return result
     context = {"kind": "embeddings"}
     if features is not None:
@@ -91,5 +89,5 @@ def evaluate(data, *, version: str = "base", partitions=PARTITIONS, features=Non
                    "text_split": "sentences" if split_query else "whole text"}
     result = retrieval.evaluate(loaded, vectors, query=query, tag_weight=tag_weight, ties=ties, source=str(source),
                                 **options)
-    result.to_record = partial(result.to_record, source=str(source), cache=Path(source).name, **context, **run)
+    result.context.update(source=str(source), cache=Path(source).name, **context, **run)
     return result

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import partial
 from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.clips import kpf
@@ -59,8 +58,7 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
     if baseline is not None:
         made = _encoder(encoder) if baseline == "oracle" else None
         result = score_baseline(protocol, baseline, encoder=made, bootstrap=bootstrap, seed=seed)
-        result.to_record = partial(result.to_record, kind="baseline", source=baseline, baseline=baseline,
-                                   encoder=made and made.name, **run)
+        result.context.update(kind="baseline", source=baseline, baseline=baseline, encoder=made and made.name, **run)
         return result
     if embeddings is not None:
         items, context = read_embeddings(embeddings), {"kind": "embeddings", "source": str(embeddings)}
@@ -73,7 +71,7 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
                    bootstrap=bootstrap, seed=seed)
     if embeddings is None:
         result.notes.extend(empty_note(texts) + cut_note(texts, max_chars))
-    result.to_record = partial(result.to_record, **context, **run)
+    result.context.update(**context, **run)
     return result
 
 
