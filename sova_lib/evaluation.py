@@ -33,7 +33,6 @@ import numpy as np
 from sova_lib import metrics
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import Protocol, Task, get_protocol
-from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, set_similarity
 
 __all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "oracle_texts"]
@@ -104,6 +103,8 @@ class Result:
         ``cache``, ``encoder``, ``text_split``, ``bootstrap``, ``seed``, ...:
         what was scored and how) add the rest.
         """
+        from sova_lib.records import make_record
+
         return make_record(self, **{**self.context, **fields})
 
 

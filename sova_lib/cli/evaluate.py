@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 
-from sova_lib.benchmarks import image_tasks, sovabench
+from sova_lib.benchmarks import sovabench
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     AGGREGATE_HELP,
@@ -74,6 +74,8 @@ def add_sovabench_evaluate(p) -> None:
 
 def add_image_task_evaluate(p) -> None:
     """``sova image-tasks evaluate``: one image task of Table 3."""
+    from sova_lib.benchmarks import image_tasks
+
     p.add_argument("--task", required=True, choices=sorted(image_tasks.DATASETS),
                    help="the image task to score (Table 3 of the SOVABench paper)")
     add_input_options(p, baselines=image_tasks.BASELINES)
@@ -131,6 +133,8 @@ def run_sovabench(args) -> int:
 
 def run_image_task(args) -> int:
     """``sova image-tasks evaluate``: the accuracy of descriptions, vectors or a baseline on one image task."""
+    from sova_lib.benchmarks import image_tasks
+
     try:
         result = image_tasks.evaluate(args.task, annotations=args.annotations, text_model=args.text_model,
                                       **_inputs(args))
