@@ -34,13 +34,18 @@ __all__ = ["add_commands"]
 
 def add_commands(subparsers) -> None:
     """``sova muvr describe | evaluate``."""
-    from sova_lib.cli.describe import add_describe_options
-    from sova_lib.cli.evaluate import add_input_options
-
     m = subparsers.add_parser("muvr", help="MUVR: describe the gallery in windows or ask the QA questions; evaluate",
                               description=__doc__.replace("``", "").replace("::\n", ""),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = m.add_subparsers(dest="verb", metavar="VERB", required=True)
+    _add_describe(verbs)
+    _add_evaluate(verbs)
+
+
+def _add_describe(verbs) -> None:
+    """``sova muvr describe``: the gallery in windows, or the QA questions."""
+    from sova_lib.cli.describe import add_describe_options
+
     d = verbs.add_parser("describe", help="describe every gallery video in fixed windows, or ask the QA questions",
                          description="Describe MUVR's gallery videos in fixed windows into CACHE_DIR/descriptions/ "
                                      "(the MLLM-to-Embedding framework), or ask MUVR-QA's questions (--version qa). "
@@ -64,6 +69,11 @@ def add_commands(subparsers) -> None:
                         "as the paper prints it (paper)")
     add_describe_options(d, engine=False)
     d.set_defaults(func=run_describe)
+
+
+def _add_evaluate(verbs) -> None:
+    """``sova muvr evaluate``: features, vectors, descriptions, QA answers or a baseline."""
+    from sova_lib.cli.evaluate import add_input_options
 
     v = verbs.add_parser("evaluate", help="score released features, vectors, descriptions, QA answers or a baseline",
                          description="Score one input under MUVR Base, Filter or QA (docs/muvr.md lists the files "
