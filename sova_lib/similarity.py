@@ -261,19 +261,19 @@ def set_similarity(
 
 
 def _query_blocks(layout: _Layout, block_vectors: int) -> list:
-    """Blocks of query items ``(c, first_row, first_item, i0, b)``: items ``i0 .. i0 + b - 1`` of the count
-    group of ``c`` vectors per item that starts at ``first_row`` (its first item ``first_item``), at most
-    ``block_vectors`` vectors in all (and one item at least)."""
+    """Blocks of query items ``(c, n, first_item, first_row, i0, b)``: items ``i0 .. i0 + b - 1`` of a count
+    group of ``layout.groups`` (``c, n, first_item, first_row``), at most ``block_vectors`` vectors in all (and
+    one item at least)."""
     blocks = []
     for c, n, first_item, first_row in layout.groups:
         step = max(1, block_vectors // c)
-        blocks += [(c, n, first_row, first_item, i0, min(step, n - i0)) for i0 in range(0, n, step)]
+        blocks += [(c, n, first_item, first_row, i0, min(step, n - i0)) for i0 in range(0, n, step)]
     return blocks
 
 
 def _block_rows(layout: _Layout, block: tuple, gallery: _Gallery, aggregate: str, dtype):
     """``(query_positions, rows)``: the similarity rows of one block of query items, in the callers' order."""
-    c, n, first_row, first_item, i0, b = block
+    c, n, first_item, first_row, i0, b = block
     group = layout.vectors[first_row:first_row + c * n].reshape(c, n, -1)[:, i0:i0 + b]
     per_item = _block_similarity(group, gallery, aggregate, dtype)
     per_item[per_item >= 1 - IDENTICAL_TOLERANCE] = 1  # identical vectors tie exactly
