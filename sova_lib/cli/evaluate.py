@@ -136,8 +136,8 @@ def run_image_task(args) -> int:
     from sova_lib.benchmarks import image_tasks
 
     try:
-        result = image_tasks.evaluate(args.task, annotations=args.annotations, text_model=args.text_model,
-                                      **_inputs(args))
+        result = image_tasks.evaluate_files(args.task, annotations=args.annotations, text_model=args.text_model,
+                                            **_inputs(args))
     except RuntimeError as err:  # a contrastive model that does not load
         raise CliError(str(err)) from None
     return report(args, result, result.text(), {**result.to_json(), "protocol": args.task},

@@ -123,11 +123,12 @@ def run_evaluate(args) -> int:
     from sova_lib.cli.evaluate import encoder_of
 
     try:
-        result = muvr.evaluate(args.data, version=args.version, partitions=args.partitions, features=args.features,
-                               embeddings=args.embeddings, descriptions=args.descriptions, baseline=args.baseline,
-                               answers=args.answers, query=args.query, tag_weight=args.tag_weight, ties=args.ties,
-                               scoring=args.scoring, encoder=encoder_of(args), split_query=not args.no_split,
-                               join_listed=args.join_listed, bootstrap=args.bootstrap, seed=args.seed)
+        result = muvr.evaluate_files(args.data, version=args.version, partitions=args.partitions,
+                                     features=args.features, embeddings=args.embeddings,
+                                     descriptions=args.descriptions, baseline=args.baseline, answers=args.answers,
+                                     query=args.query, tag_weight=args.tag_weight, ties=args.ties,
+                                     scoring=args.scoring, encoder=encoder_of(args), split_query=not args.no_split,
+                                     join_listed=args.join_listed, bootstrap=args.bootstrap, seed=args.seed)
     except (ValueError, OSError) as err:
         raise CliError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
     qa = {"version": "qa", "source": str(args.answers)} if args.version == "qa" else {}

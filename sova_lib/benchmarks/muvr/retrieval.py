@@ -3,7 +3,7 @@
 ``evaluate_partition`` scores one partition's queries (Base) or single-literal
 tag prompts (Filter) block by block as ``fusion.fused_rows`` hands them
 over: per-query AP and R@k are computed on each block, and, for Base, the
-fused rows are kept (4 bytes per query and video) for uAP. ``evaluate``
+fused rows are kept (4 bytes per query and video) for uAP. ``evaluate_vectors``
 runs the partitions and reports the mean over partitions of each metric
 (evaluate_all_vlm_mul.py:309-316) with each partition's values beside, in
 percent. ``random_ranking`` is the exact expected value of a random ranking.
@@ -45,7 +45,7 @@ from sova_lib.benchmarks.muvr.fusion import (
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors
 
-__all__ = ["VERSIONS", "MuvrResult", "PartitionScore", "evaluate", "evaluate_partition", "random_ranking",
+__all__ = ["VERSIONS", "MuvrResult", "PartitionScore", "evaluate_partition", "evaluate_vectors", "random_ranking",
            "record_metrics", "row_masks", "row_targets", "rows_of"]
 
 VERSIONS = ("base", "filter")
@@ -284,7 +284,7 @@ def _summarise(scores: list[PartitionScore], *, version, query, source, ties, ta
                       per_partition, int(sum(s.ap.size for s in scores)), ci, all_notes, per_row)
 
 
-def evaluate(partitions: list[Partition], vectors, *, version: str = "base", query: str = "text+video",
+def evaluate_vectors(partitions: list[Partition], vectors, *, version: str = "base", query: str = "text+video",
              tag_weight: float = TAG_WEIGHT, ties: str = "expected", bootstrap: int = 0, seed: int = 0,
              source: str = "") -> MuvrResult:
     """Score every partition with ``vectors(partition) -> (gallery ItemVectors, QueryVectors)``.
