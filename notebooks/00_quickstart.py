@@ -65,6 +65,7 @@ from sova_lib.describe import resolve_prompt
 from sova_lib.paper import explore, plots, quickstart, results
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine
+from sova_lib.storage import write_json
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -288,5 +289,5 @@ summary_json = {
     "direction_protocol": direction.name, "direction_scores": scores.to_dict("records"),
     "explorer": view.summary(),
 }
-results.write_json(summary_json, out / "00_quickstart.json")
+write_json(out / "00_quickstart.json", summary_json, indent=1)
 summary_json["neighbours_max"], summary_json["ranks_by_mean"]

@@ -41,6 +41,7 @@ from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.clips.plan import read_manifest
 from sova_lib.paper import benchmark_stats as stats
 from sova_lib.paper import plots, results
+from sova_lib.storage import write_json
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -127,5 +128,5 @@ summary = {
               "median_height": float(sizes["height"].median()), "min_side": int(sizes[["width", "height"]].min().min())},
     "pair_counts": pairs.set_index("action")["clips"].to_dict(),
 }
-results.write_json(summary, out / "01_benchmark.json")
+write_json(out / "01_benchmark.json", summary, indent=1)
 summary["durations"], summary["crops"]

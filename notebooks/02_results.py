@@ -44,6 +44,7 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, contrastive, plots, results
+from sova_lib.storage import write_json
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -162,5 +163,5 @@ summary = {
     "tableC1_rows": len(tableC1), "embedding_caches": len(embedding_caches),
     "comparisons": [c.summary() for c in comparisons], "comparison_note": comparison_note,
 }
-results.write_json(summary, out / "02_results.json")
+write_json(out / "02_results.json", summary, indent=1)
 summary["table4_not_computed"], summary["sovabench_caches"]

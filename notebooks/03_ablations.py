@@ -50,6 +50,7 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.paper import ablations, cache_scan, plots, results
+from sova_lib.storage import write_json
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -155,5 +156,5 @@ summary = {
     "aggregation": agg_rows[["cache", "protocol", "aggregate", "value"]].to_dict("records") if len(agg_rows) else [],
     "table6_rows": len(table6), "table7_rows": len(table7),
 }
-results.write_json(summary, out / "03_ablations.json")
+write_json(out / "03_ablations.json", summary, indent=1)
 summary["sovabench_caches"], summary["encoders_available"]

@@ -58,6 +58,7 @@ import pandas as pd
 from sova_lib import SentenceEncoder, embed_descriptions, evaluate, records
 from sova_lib.paper import error_analysis as ea
 from sova_lib.paper import plots, results
+from sova_lib.storage import write_json
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -163,5 +164,5 @@ summary = {
     "worst_ids": worst["id"].tolist(), "sheet": sheet.name, "sheet_rows": len(pair_queries),
     "error_modes": dict(zip(counts["error mode"], counts["clips"])),
 }
-results.write_json(summary, out / "04_errors.json")
+write_json(out / "04_errors.json", summary, indent=1)
 summary["pair_map"], summary["synthetic"]

@@ -50,8 +50,9 @@ from sova_lib import records
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import hand_cases, paper, synthetic_runs
 from sova_lib.benchmarks.muvr.ties import tie_study
-from sova_lib.paper.results import record_rows, write_json, write_outputs
+from sova_lib.paper.results import record_rows, write_outputs
 from sova_lib.paper.tables import paper_beside_computed
+from sova_lib.storage import write_json
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -188,5 +189,5 @@ summary = {
     "tie_rules": study.rules,
     "random_tie_orders": study.random_orders,
 }
-write_json(summary, out / "05_muvr.json", digits=10)  # the last bits of a parallel sum vary
+write_json(out / "05_muvr.json", summary, indent=1, digits=10)  # the last bits of a parallel sum vary
 {key: summary[key] for key in ("table7_not_computed", "table8_not_computed", "ties")}

@@ -56,6 +56,7 @@ from sova_lib.benchmarks.vantage import hand_cases, metrics_boxes, metrics_capti
 from sova_lib.benchmarks.vantage.published import published_comparison
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.paper import plots, results
+from sova_lib.storage import write_json
 from sova_lib.video import example_videos, probe
 
 out = Path(figures_dir)
@@ -201,5 +202,5 @@ summary = {
     "describer": "rule-based stand-in (not an MLLM), synthetic questions",
     "computed_tasks": sorted(computed), "published_rows": len(published),
 }
-results.write_json(summary, out / "06_vantage.json")
+write_json(out / "06_vantage.json", summary, indent=1)
 {key: summary[key] for key in ("hand_cases_match", "hand_cases", "mode", "computed_tasks", "published_rows")}

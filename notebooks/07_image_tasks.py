@@ -41,6 +41,7 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.paper import cache_scan, results, table3
+from sova_lib.storage import write_json
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -113,5 +114,5 @@ table3.readable(table)
 summary = {"random": dict(zip(random["column"], random["value"])), "random_check": check.to_dict("records"),
            "oracle": dict(zip(oracle["column"], oracle["value"])), "caches": len(caches),
            "described_rows": len(described), "encoder": encoder_name, "ties": "expected"}
-results.write_json(summary, out / "07_image_tasks.json")
+write_json(out / "07_image_tasks.json", summary, indent=1)
 pd.Series(summary["random"], name="Random row recomputed (%)").fillna(results.NOT_COMPUTED)

@@ -1,11 +1,14 @@
 """Scoring item vectors, descriptions or built-in baselines under a protocol.
 
-``evaluate(protocol, items)`` is the whole evaluation: find which of the
-protocol's clips the input holds, compute the item similarities of the
-queried rows only (``similarity.set_similarity``), rank, score with AP
-(``metrics``), and count the clips the input lacks as failures
-(``missing_as_failures``). Results are in percent (0-100), as the paper
-reports them.
+``evaluate(protocol, items)`` is the whole evaluation, in the paper's
+sequence: check that the input covers the protocol's clips; for each task,
+the similarity of each query to the gallery (``similarity.set_similarity``,
+the queried rows only) and the AP of each query under the tie rule
+(``metrics.average_precision_rows``); then the summary (mAP or Pair-mAP, and
+a bootstrap interval), and the tie spread (the optimistic minus the
+pessimistic score); the clips the input lacks are then counted as failures
+(``missing_as_failures``). Results are in percent (0-100), as the paper reports
+them.
 
 Built-in baselines (``baseline``):
 
@@ -31,7 +34,6 @@ import numpy as np
 from sova_lib import metrics
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import Protocol, Task, get_protocol
-from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors, set_similarity
 
 __all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "missing_as_failures", "oracle_texts"]
@@ -74,6 +76,7 @@ class Result:
     value_without_missing: float | None = None
     notes: list = field(default_factory=list)
     per_query: dict = field(default_factory=dict, repr=False)  # id -> AP (0-1)
+    context: dict = field(default_factory=dict, repr=False)  # record fields: what was scored and how
 
     def text(self, chance: bool = True) -> str:
         """The score as ``sova sovabench evaluate`` prints it: the value and interval, then each pair's mAP (Pair-mAP)
@@ -101,20 +104,24 @@ class Result:
         """A JSON-ready dict (per-query values left out)."""
         out = asdict(self)
         out.pop("per_query")
+        out.pop("context")
         if self.per_pair is None:
             out.pop("per_pair")
         return out
 
-    def to_record(self, *, kind: str, source: str, **context) -> dict:
+    def to_record(self, **fields) -> dict:
         """This score as one ``sova_lib.records`` record.
 
         The record takes ``protocol``, ``metric``, ``value``, the interval,
         ``n_queries``, ``per_class`` (``per_pair`` for Pair-mAP), ``ties``,
-        ``tie_spread`` and ``aggregate`` from the result; ``kind``, ``source``
-        and ``context`` (``benchmark``, ``cache``, ``encoder``, ``text_split``,
-        ``bootstrap``, ``seed``, ...: what was scored and how) add the rest.
+        ``tie_spread`` and ``aggregate`` from the result; ``context`` and then
+        ``fields`` (``kind`` and ``source``, which are required, ``benchmark``,
+        ``cache``, ``encoder``, ``text_split``, ``bootstrap``, ``seed``, ...:
+        what was scored and how) add the rest.
         """
-        return make_record(self, kind=kind, source=source, **context)
+        from sova_lib.records import make_record
+
+        return make_record(self, **{**self.context, **fields})
 
 
 def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.ndarray, list]:
@@ -161,7 +168,9 @@ def _summary(protocol, tasks, per_query_ap) -> float:
     return 100 * metrics.mean_ap(np.concatenate(kept))
 
 
-def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, bootstrap, seed, bounds=None):
+def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, bootstrap, seed):
+    """The protocol's ``Result`` from each task's per-query AP: the summary (mean, bootstrap interval), per class,
+    per pair and per query."""
     clips, keys = protocol.clips(), protocol.ids().tolist()
     all_ap, groups, per_class, per_pair, per_query = [], [], {}, {}, {}
     for t, (task, ap) in enumerate(zip(tasks, per_query_ap)):
@@ -187,11 +196,10 @@ def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, boots
         g = np.concatenate(groups) if protocol.metric == "Pair-mAP" else None
         low, high = metrics.bootstrap_ci(values, rng, groups=g, n_resamples=bootstrap)
         ci = (100 * low, 100 * high)
-    spread = None if bounds is None else _summary(protocol, tasks, bounds[0]) - _summary(protocol, tasks, bounds[1])
     return Result(
         protocol=protocol.name, metric=protocol.metric, value=value,
         per_class={k: 100 * float(np.mean(v)) for k, v in sorted(per_class.items())},
-        n_queries=int(values.size), per_pair=per_pair or None, ci=ci, ties=ties, tie_spread=spread,
+        n_queries=int(values.size), per_pair=per_pair or None, ci=ci, ties=ties,
         aggregate=aggregate, value_without_missing=value, notes=notes, per_query=per_query,
     )
 
@@ -245,45 +253,71 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     pos, notes = _coverage(protocol, items.ids, allow_missing)
     present = pos >= 0
-    rules = ("optimistic", "pessimistic") + ((ties,) if ties not in ("optimistic", "pessimistic") else ())
-    tasks, per_rule, by_task = [], {rule: [] for rule in rules}, {}
+    tasks = _present_tasks(protocol, present, notes, allow_missing)
+    per_query_ap, bounds = [], []
+    for task in tasks:
+        relevant, valid = task.relevance(), task.valid()
+        sims = set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]),
+                              aggregate=aggregate, dtype=dtype)  # (queries, gallery)
+        per_query_ap.append(metrics.average_precision_rows(sims, relevant, valid, ties=ties))
+        bounds.append(metrics.average_precision_rules(sims, relevant, valid, rules=("optimistic", "pessimistic")))
+    if present.all():
+        result = _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
+                              bootstrap=bootstrap, seed=seed)
+        result.tie_spread = _tie_spread(protocol, tasks, bounds)
+        return result
+    return _score_with_missing(protocol, present, tasks, per_query_ap, bounds, notes, ties=ties,
+                               aggregate=aggregate, bootstrap=bootstrap, seed=seed, allow_missing=allow_missing)
+
+
+def _present_tasks(protocol: Protocol, present: np.ndarray, notes: list, allow_missing: bool) -> list:
+    """The protocol's tasks restricted to the clips ``present`` (a bool per protocol clip); a task left with no
+    query is dropped, with a note (its queries score 0 unless ``allow_missing``)."""
+    tasks = []
     for task in protocol.tasks():
         task = Task(task.name, task.queries[present[task.queries]], task.gallery[present[task.gallery]], task.labels)
-        if not task.queries.size:
+        if task.queries.size:
+            tasks.append(task)
+        else:
             notes.append(f"task {task.name!r} has no clip in the input and was " +
                          ("left out" if allow_missing else "scored 0"))
-            continue
-        relevance, valid = task.relevance(), task.valid()
-        ap = {rule: np.empty(task.queries.size) for rule in rules}
+    return tasks
 
-        def score(rows, sims, relevance=relevance, valid=valid, ap=ap):  # AP of each block as it is made
-            if ties == "stable":
-                ap["stable"][rows] = metrics.average_precision_rows(sims, relevance[rows], valid[rows], ties=ties)
-            found = metrics.average_precision_rules(sims, relevance[rows], valid[rows],
-                                                    rules=[r for r in rules if r != "stable"])
-            for rule, values in found.items():
-                ap[rule][rows] = values
 
-        queries, gallery = items.select(pos[task.queries]), items.select(pos[task.gallery])
-        set_similarity(queries, gallery, aggregate=aggregate, dtype=dtype, consume=score)
-        tasks.append(task)
-        by_task[task.name] = ap
-        for rule in rules:
-            per_rule[rule].append(ap[rule])
-    if present.all():
-        return _score_tasks(protocol, tasks, per_rule[ties], notes, ties=ties, aggregate=aggregate,
-                            bootstrap=bootstrap, seed=seed, bounds=(per_rule["optimistic"], per_rule["pessimistic"]))
-    scored = any(np.isfinite(ap).any() for ap in per_rule[ties])
-    without = _summary(protocol, tasks, per_rule[ties]) if scored else None
+def _score_with_missing(protocol: Protocol, present: np.ndarray, tasks: list, per_query_ap: list, bounds: list,
+                        notes: list, *, ties: str, aggregate: str, bootstrap: int, seed: int,
+                        allow_missing: bool) -> Result:
+    """The ``Result`` of an input that lacks some of the protocol's clips: scored on the whole protocol with them
+    counted as failures (``missing_as_failures``, under the tie rule and both bounds), or on the clips it holds
+    (``allow_missing``); ``value_without_missing`` is the second either way, ``n_missing`` the count."""
+    scored = any(np.isfinite(ap).any() for ap in per_query_ap)
+    without = _summary(protocol, tasks, per_query_ap) if scored else None
     if not allow_missing:  # every task whole again, the missing clips counted as failures
+        by_task = {task.name: (ap, b) for task, ap, b in zip(tasks, per_query_ap, bounds)}
         tasks = list(protocol.tasks())
-        per_rule = {rule: [missing_as_failures(t, present, by_task[t.name][rule] if t.name in by_task else np.zeros(0),
-                                               ties=rule) for t in tasks] for rule in rules}
-    result = _score_tasks(protocol, tasks, per_rule[ties], notes, ties=ties, aggregate=aggregate,
-                          bootstrap=bootstrap, seed=seed, bounds=(per_rule["optimistic"], per_rule["pessimistic"]))
+
+        def whole(task, rule):
+            found = by_task.get(task.name)
+            ap = np.zeros(0) if found is None else (found[0] if rule == ties else found[1][rule])
+            return missing_as_failures(task, present, ap, ties=rule)
+
+        per_query_ap = [whole(task, ties) for task in tasks]
+        bounds = [{rule: whole(task, rule) for rule in ("optimistic", "pessimistic")} for task in tasks]
+    result = _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
+                          bootstrap=bootstrap, seed=seed)
+    result.tie_spread = _tie_spread(protocol, tasks, bounds)
     result.n_missing, result.value_without_missing = int((~present).sum()), without
     result.missing_rule = "left out" if allow_missing else "failures"
     return result
+
+
+def _tie_spread(protocol: Protocol, tasks: list, bounds: list) -> float:
+    """How far ties alone could move the score (percent): the protocol's score with relevant items first in every
+    tie minus the score with them last, from each task's ``{"optimistic": AP, "pessimistic": AP}``."""
+    return (_summary(protocol, tasks, [b["optimistic"] for b in bounds])
+            - _summary(protocol, tasks, [b["pessimistic"] for b in bounds]))
+
+
 
 
 def oracle_texts(protocol: str | Protocol) -> dict:

@@ -10,6 +10,10 @@ below, a few lines of numpy each:
 * ``mean_cosine(a, b)``: the mean over all ``|a| * |b|`` pairs;
 * ``median_cosine(a, b)``: the median over all pairs.
 
+For sets of items, ``dense_similarity(queries, gallery)`` is the definition:
+the full matrix of cosines between all their vectors, reduced per pair of
+items.
+
 ``set_similarity`` is the fast path that every evaluation uses: vectors of
 many items are stacked into one ``(M, D)`` array with an ``owner`` array
 ``(M,)`` giving each vector's item (0 .. n-1) (``ItemVectors``), and it
@@ -17,8 +21,12 @@ computes only the rows asked for (the queries of a protocol) against a
 gallery, in blocks of query items, with one matrix product per block and a
 grouped reduction; it never loops over item pairs in Python. Its entry
 ``[i, j]`` equals the plain function of query item ``i`` and gallery item
-``j`` (held equal by ``tests/test_similarity.py``), apart from cosines within
-``IDENTICAL_TOLERANCE`` of 1, which it sets to exactly 1.
+``j``, and so ``dense_similarity`` (held equal by ``tests/test_similarity.py``),
+apart from cosines within ``IDENTICAL_TOLERANCE`` of 1, which it sets to
+exactly 1. Its steps: lay items out by their number of vectors
+(``_by_count``), multiply each gallery vector once (``_unique_rows``), cut
+the queries into blocks (``_query_blocks``), compute each block's rows
+(``_block_rows``, ``_block_similarity``) on a few threads (``_run_blocks``).
 """
 from __future__ import annotations
 
@@ -26,11 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AGGREGATES", "PLAIN", "IDENTICAL_TOLERANCE", "ItemVectors", "cosines", "l2_normalize", "max_cosine",
-           "mean_cosine", "median_cosine", "set_similarity"]
+__all__ = ["AGGREGATES", "PLAIN", "IDENTICAL_TOLERANCE", "ItemVectors", "cosines", "dense_similarity", "l2_normalize",
+           "max_cosine", "mean_cosine", "median_cosine", "set_similarity"]
 
 
-# --------------------------------------------------------------------------- the plain form (two items)
+# --------------------------------------------------------------------------- the definition (two items, then sets)
 
 def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The cosine of every pair of vectors, ``(|a|, |b|)``: ``a`` ``(|a|, D)`` and ``b`` ``(|b|, D)`` unit rows."""
@@ -55,6 +63,19 @@ def median_cosine(a: np.ndarray, b: np.ndarray) -> float:
 #: Aggregate name -> its plain form for two items.
 PLAIN = {"max": max_cosine, "mean": mean_cosine, "median": median_cosine}
 AGGREGATES = tuple(PLAIN)
+
+
+def dense_similarity(queries: ItemVectors, gallery: ItemVectors, aggregate: str = "max") -> np.ndarray:
+    """The definition of ``set_similarity``, ``(n_queries, n_gallery)``: every vector of the queries against every
+    vector of the gallery in one matrix, then each pair of items reduced over its block of that matrix."""
+    full = cosines(queries.vectors, gallery.vectors)  # (M_queries, M_gallery)
+    reduce = {"max": np.max, "mean": np.mean, "median": np.median}[aggregate]
+    q_owner, g_owner = np.asarray(queries.owner), np.asarray(gallery.owner)
+    return np.array([[reduce(full[np.ix_(q_owner == i, g_owner == j)]) for j in range(len(gallery.ids))]
+                     for i in range(len(queries.ids))])
+
+
+# --------------------------------------------------------------------------- the fast path
 
 #: Similarities within this distance of 1 are set to exactly 1. A sentence's
 #: cosine with an identical sentence is 1, but float32 rounding returns
@@ -127,16 +148,26 @@ def _runs(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts, lengths) + (np.arange(total) - np.repeat(offsets, lengths))
 
 
-def _by_count(items: ItemVectors, dtype):
-    """Items grouped by their number of vectors ``c``, each group one dense block.
+@dataclass(frozen=True)
+class _Layout:
+    """Items laid out for the fast path: grouped by their number of vectors, each group one dense block.
 
-    Returns ``(vectors, item_order, groups)``. ``item_order`` lists the items
-    by count; ``groups`` holds ``(c, n, first_item, first_row)`` for each
-    distinct count. A group's ``n * c`` rows of ``vectors`` are laid out
-    vector-major, as a ``(c, n, D)`` array: row ``k * n + i`` is the k-th
-    vector of the group's i-th item, so reductions over an item's vectors run
-    over whole contiguous slices.
+    ``item_order`` ``(n,)`` lists the items by count; ``groups`` holds
+    ``(c, n, first_item, first_row)`` for each distinct count; ``counts``
+    ``(n,)`` is each item's count in that order. A group's ``n * c`` rows of
+    ``vectors`` are laid out vector-major, as a ``(c, n, D)`` array: row
+    ``k * n + i`` is the k-th vector of the group's i-th item, so reductions
+    over an item's vectors run over whole contiguous slices.
     """
+
+    vectors: np.ndarray
+    item_order: np.ndarray
+    groups: list
+    counts: np.ndarray
+
+
+def _by_count(items: ItemVectors, dtype) -> _Layout:
+    """Items grouped by their number of vectors ``c``, each group one dense block (see ``_Layout``)."""
     counts = items.counts
     by_owner = np.argsort(np.asarray(items.owner, dtype=np.int64), kind="stable")
     starts = np.cumsum(counts) - counts  # each item's first row in owner order
@@ -149,7 +180,37 @@ def _by_count(items: ItemVectors, dtype):
         groups.append((c, n, f, row0))
         row0 += c * n
     vectors = np.asarray(items.vectors)[by_owner[np.concatenate(rows)]]
-    return np.ascontiguousarray(vectors, dtype=dtype), item_order, groups
+    return _Layout(np.ascontiguousarray(vectors, dtype=dtype), item_order, groups, counts[item_order])
+
+
+@dataclass(frozen=True)
+class _Gallery:
+    """The gallery as every block of queries multiplies it: ``_by_count``'s layout, its rows de-duplicated.
+
+    ``unique`` holds the distinct rows of ``layout.vectors`` and ``column``
+    each row's position there (None: all distinct); ``back`` maps the count
+    order back to the gallery's own order.
+    """
+
+    layout: _Layout
+    unique: np.ndarray
+    column: np.ndarray | None
+    back: np.ndarray
+
+    @classmethod
+    def of(cls, gallery: ItemVectors, dtype) -> "_Gallery":
+        layout = _by_count(gallery, dtype)
+        unique, column = _unique_rows(layout.vectors)
+        return cls(layout, unique, column, np.argsort(layout.item_order))
+
+
+def _check_pair(queries: ItemVectors, gallery: ItemVectors, aggregate: str) -> None:
+    """Refuse an unknown aggregate or vectors of two different dimensions."""
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"unknown aggregate {aggregate!r}; choose one of {AGGREGATES}")
+    if np.shape(queries.vectors)[1] != np.shape(gallery.vectors)[1]:
+        raise ValueError(f"query vectors have {np.shape(queries.vectors)[1]} dimensions, "
+                         f"gallery vectors {np.shape(gallery.vectors)[1]}")
 
 
 def set_similarity(
@@ -161,7 +222,7 @@ def set_similarity(
     dtype=np.float32,
     consume=None,
 ) -> np.ndarray | None:
-    """Item-to-item similarity matrix, ``(n_queries, n_gallery)``.
+    """Item-to-item similarity matrix, ``(n_queries, n_gallery)``: ``dense_similarity``, fast.
 
     Items are grouped by their number of vectors; the products of a block of
     query vectors with all gallery vectors then reduce group by group over
@@ -185,56 +246,57 @@ def set_similarity(
     several threads at once, for disjoint positions) and the function
     returns None. Scoring each block as it comes keeps it in cache.
     """
-    if aggregate not in AGGREGATES:
-        raise ValueError(f"unknown aggregate {aggregate!r}; choose one of {AGGREGATES}")
-    if np.shape(queries.vectors)[1] != np.shape(gallery.vectors)[1]:
-        raise ValueError(f"query vectors have {np.shape(queries.vectors)[1]} dimensions, "
-                         f"gallery vectors {np.shape(gallery.vectors)[1]}")
-    qv, q_order, q_groups = _by_count(queries, dtype)
-    gv, g_order, g_groups = _by_count(gallery, dtype)
-    unique_gv, column = _unique_rows(gv)  # column[r]: where gallery row r lands in the product
-    g_counts = gallery.counts[g_order]  # each gallery item's vector count, in count order
-    column_of = np.argsort(g_order)  # count order -> the gallery's own order
-    out = np.empty((len(q_order), len(g_order)), dtype=dtype) if consume is None else None
-    consume = consume or out.__setitem__  # without a consumer, each block's rows fill the matrix
+    _check_pair(queries, gallery, aggregate)
+    query_layout, prepared = _by_count(queries, dtype), _Gallery.of(gallery, dtype)
+    out = None
+    if consume is None:  # assemble the matrix from the blocks' rows
+        out = np.empty((len(queries.ids), len(gallery.ids)), dtype=dtype)
+        consume = out.__setitem__
 
     def run(block):
-        c_q, n_q, first_q, row_q, i0, b = block
-        group = qv[row_q:row_q + c_q * n_q].reshape(c_q, n_q, qv.shape[1])[:, i0:i0 + b]
-        per_item = _block_similarity(group, unique_gv, column, g_groups, g_counts, aggregate, dtype)
-        per_item[per_item >= 1 - IDENTICAL_TOLERANCE] = 1  # identical vectors tie exactly
-        # Rows and columns back to the callers' order while the block is in cache.
-        consume(q_order[first_q + i0:first_q + i0 + b], per_item[:, column_of])
+        consume(*_block_rows(query_layout, block, prepared, aggregate, dtype))
 
-    # A block: items i0 .. i0 + b - 1 of a query count group (c_q, n_q, first_q, row_q), at most block_vectors
-    # vectors (and one item at least).
-    _run_blocks(run, [(c_q, n_q, first_q, row_q, i0, min(step, n_q - i0))
-                      for c_q, n_q, first_q, row_q in q_groups
-                      for step in [max(1, block_vectors // c_q)]
-                      for i0 in range(0, n_q, step)])
+    _run_blocks(run, _query_blocks(query_layout, block_vectors))
     return out
 
 
-def _block_similarity(group: np.ndarray, unique_gv: np.ndarray, column, g_groups: list, g_counts: np.ndarray,
-                      aggregate: str, dtype) -> np.ndarray:
+def _query_blocks(layout: _Layout, block_vectors: int) -> list:
+    """Blocks of query items ``(c, n, first_item, first_row, i0, b)``: items ``i0 .. i0 + b - 1`` of a count
+    group of ``layout.groups`` (``c, n, first_item, first_row``), at most ``block_vectors`` vectors in all (and
+    one item at least)."""
+    blocks = []
+    for c, n, first_item, first_row in layout.groups:
+        step = max(1, block_vectors // c)
+        blocks += [(c, n, first_item, first_row, i0, min(step, n - i0)) for i0 in range(0, n, step)]
+    return blocks
+
+
+def _block_rows(layout: _Layout, block: tuple, gallery: _Gallery, aggregate: str, dtype):
+    """``(query_positions, rows)``: the similarity rows of one block of query items, in the callers' order."""
+    c, n, first_item, first_row, i0, b = block
+    group = layout.vectors[first_row:first_row + c * n].reshape(c, n, -1)[:, i0:i0 + b]
+    per_item = _block_similarity(group, gallery, aggregate, dtype)
+    per_item[per_item >= 1 - IDENTICAL_TOLERANCE] = 1  # identical vectors tie exactly
+    # Rows and columns back to the callers' order while the block is in cache.
+    return layout.item_order[first_item + i0:first_item + i0 + b], per_item[:, gallery.back]
+
+
+def _block_similarity(group: np.ndarray, gallery: _Gallery, aggregate: str, dtype) -> np.ndarray:
     """Similarity of ``b`` query items of ``c_q`` vectors each to every gallery item, ``(b, n_g)``.
 
     ``group`` ``(c_q, b, D)``: the query items' vectors, vector-major (as
-    ``_by_count`` lays them out). The gallery is ``_by_count``'s layout:
-    ``unique_gv`` its distinct rows and ``column`` each row's position
-    there (None: all distinct), ``g_groups`` its count groups and
-    ``g_counts`` ``(n_g,)`` each item's count; columns are in that count
-    order. One product, then, for ``"max"`` and ``"mean"``, reductions over
-    each gallery group's vectors and then over the query's; ``"median"``
-    takes the median over all of a pair's cosines at once (a median of
-    medians is not the median).
+    ``_by_count`` lays them out); columns are in the gallery's count order.
+    One product with the gallery's distinct rows, then, for ``"max"`` and
+    ``"mean"``, reductions over each gallery group's vectors and then over
+    the query's; ``"median"`` takes the median over all of a pair's cosines
+    at once (a median of medians is not the median).
     """
     c_q, b, dim = group.shape
-    n_g = len(g_counts)
+    n_g, column = len(gallery.layout.counts), gallery.column
     reduce = {"max": np.max, "mean": np.sum}.get(aggregate)
-    sims = group.reshape(c_q * b, dim) @ unique_gv.T  # (c_q * b, unique gallery vectors)
+    sims = group.reshape(c_q * b, dim) @ gallery.unique.T  # (c_q * b, distinct gallery vectors)
     out = np.empty((b, n_g) if reduce is None else (c_q, b, n_g), dtype=dtype)
-    for c_g, n, first_g, row_g in g_groups:
+    for c_g, n, first_g, row_g in gallery.layout.groups:
         cols = slice(row_g, row_g + c_g * n) if column is None else column[row_g:row_g + c_g * n]
         part = sims[:, cols].reshape(c_q, b, c_g, n)
         out[..., first_g:first_g + n] = np.median(part, axis=(0, 2)) if reduce is None else reduce(part, axis=2)
@@ -242,7 +304,7 @@ def _block_similarity(group: np.ndarray, unique_gv: np.ndarray, column, g_groups
         return out
     per_item = reduce(out, axis=0)
     if aggregate == "mean":
-        per_item /= (c_q * g_counts).astype(dtype)
+        per_item /= (c_q * gallery.layout.counts).astype(dtype)
     return per_item
 
 

@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import errno
 import json
+import math
+import numbers
 import os
 import re
 import time
@@ -226,9 +228,31 @@ def write_text(path: str | Path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 
 
-def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> Path:
-    """Write ``data`` as JSON (non-ASCII kept as is, other objects as ``str``, a final newline) atomically."""
-    return write_text(path, json.dumps(data, indent=indent, ensure_ascii=False, default=str) + "\n")
+def write_json(path: str | Path, data: Any, *, indent: int | None = 2, digits: int | None = None) -> Path:
+    """Write ``data`` as JSON to ``path`` atomically; returns ``path``.
+
+    Non-ASCII is kept as is, numpy numbers become plain numbers, a float NaN
+    becomes ``null``, other objects their ``str``, and a final newline ends
+    the file. ``digits`` rounds every float to that many decimals, for numbers
+    whose last bits depend on the order of a parallel sum.
+    """
+    return write_text(path, json.dumps(_plain_json(data, digits), indent=indent, ensure_ascii=False,
+                                       default=str) + "\n")
+
+
+def _plain_json(value, digits: int | None):
+    """``value`` with numpy numbers as Python ones, NaN as None and floats rounded to ``digits`` (None: as they
+    are), in dicts (keys as ``str``), lists and tuples."""
+    if isinstance(value, dict):
+        return {str(k): _plain_json(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_json(v, digits) for v in value]
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):  # float, a numpy float
+        value = float(value)
+        return None if math.isnan(value) else value if digits is None else round(value, digits)
+    if isinstance(value, numbers.Integral) and not isinstance(value, int):  # a numpy integer
+        return int(value)
+    return value
 
 
 def write_shard(folder: str | Path, number: int | str, *, sync: bool = False, **arrays) -> None:

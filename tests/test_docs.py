@@ -233,8 +233,8 @@ def _readme_blocks():
 
 def test_the_readme_runs_as_written_on_an_empty_cache(tmp_path, capsys):
     """Every command block of the README (quickstart, comparison) on an empty cache folder in place of /tmp/sova,
-    in order; the text block after each prints what its last command printed, line by line. Then the explorer's
-    Python block, as written."""
+    in order; the text block after each prints what its last command printed, line by line. The method's Python
+    block prints its text block exactly, and the explorer's Python block runs, as written."""
     import shlex
 
     from sova_lib.cli import main
@@ -258,5 +258,13 @@ def test_the_readme_runs_as_written_on_an_empty_cache(tmp_path, capsys):
         elif language == "python" and "explore.show" in text:
             exec(compile(text, "README.md", "exec"), {})  # the explorer on the six clips, as a newcomer runs it
             ran += 1
-    # 2 quickstart + 2 comparison commands and the explorer; the 5 + 4 lines of the two outputs shown
-    assert (ran, checked) == (5, 9)
+        elif language == "python" and "dense_similarity" in text:
+            capsys.readouterr()
+            exec(compile(text, "README.md", "exec"), {})  # the method's four steps on the quickstart's answers
+            ran += 1
+            assert blocks[k + 1][0] == "text"
+            assert capsys.readouterr().out.splitlines() == blocks[k + 1][1].splitlines()  # line by line, exactly
+            checked += len(blocks[k + 1][1].splitlines())
+    # 2 quickstart commands, the method in Python, 2 comparison commands and the explorer; the 5 + 5 + 4 lines of
+    # the three outputs shown
+    assert (ran, checked) == (6, 14)

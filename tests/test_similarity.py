@@ -1,7 +1,16 @@
 import numpy as np
 import pytest
 
-from sova_lib.similarity import PLAIN, ItemVectors, l2_normalize, max_cosine, mean_cosine, median_cosine, set_similarity
+from sova_lib.similarity import (
+    PLAIN,
+    ItemVectors,
+    dense_similarity,
+    l2_normalize,
+    max_cosine,
+    mean_cosine,
+    median_cosine,
+    set_similarity,
+)
 
 
 def _items(rng, n, dim=6, max_count=5):
@@ -26,6 +35,46 @@ def test_fast_path_equals_the_plain_form(aggregate, block):
     np.testing.assert_allclose(set_similarity(q, g, aggregate=aggregate, block_vectors=block), expected, atol=1e-6)
     exact = set_similarity(q, g, aggregate=aggregate, block_vectors=block, dtype=np.float64)
     np.testing.assert_allclose(exact, _plain(_as64(q), _as64(g), aggregate), rtol=0, atol=1e-12)
+
+
+def _with_ties(rng, n, pool, dim=6, max_count=4):
+    """``n`` items whose vectors are drawn from ``pool`` shared vectors, so items share sentences and whole sets."""
+    shared = l2_normalize(rng.normal(size=(pool, dim)))
+    counts = rng.integers(1, max_count + 1, n)
+    owner = rng.permutation(np.repeat(np.arange(n), counts))
+    return ItemVectors(np.arange(n), owner, shared[rng.integers(0, pool, owner.size)])
+
+
+@pytest.mark.parametrize("aggregate", ["max", "mean", "median"])
+@pytest.mark.parametrize("block", [1, 5, 11, 10_000])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fast_path_equals_the_dense_reference_on_random_sets_with_ties(aggregate, block, seed):
+    """Random sets drawn from a few shared vectors (ties everywhere), blocks that do not divide the data."""
+    rng = np.random.default_rng(seed)
+    q, g = _with_ties(rng, 17, pool=5), _with_ties(rng, 23, pool=5)
+    dense = dense_similarity(_as64(q), _as64(g), aggregate)
+    fast = set_similarity(q, g, aggregate=aggregate, block_vectors=block, dtype=np.float64)
+    np.testing.assert_allclose(fast, dense, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(set_similarity(q, g, aggregate=aggregate, block_vectors=block), dense, atol=1e-6)
+    np.testing.assert_allclose(dense, _plain(_as64(q), _as64(g), aggregate), rtol=0, atol=1e-12)
+    same = [(a, b) for a in range(23) for b in range(a)
+            if sorted(g.vectors_of(a).tolist()) == sorted(g.vectors_of(b).tolist())]
+    assert same  # gallery items made of the same vectors, which tie (exactly for max and median: no sums)
+    for a, b in same:
+        if aggregate == "mean":
+            np.testing.assert_allclose(fast[:, a], fast[:, b], rtol=0, atol=1e-12)
+        else:
+            np.testing.assert_array_equal(fast[:, a], fast[:, b])
+
+
+def test_dense_reference_by_hand():
+    e = np.eye(3)
+    q = ItemVectors(np.array(["q"]), np.array([0, 0]), e[[0, 1]])
+    g = ItemVectors(np.array(["a", "b"]), np.array([1, 0, 1]), np.array([[0.6, 0.8, 0], e[2], e[0]]))
+    # q's vectors against a = {e2} and b = {(0.6, 0.8, 0), e0}: cosines [[0], [0]] and [[0.6, 1], [0.8, 0]]
+    np.testing.assert_allclose(dense_similarity(q, g, "max"), [[0.0, 1.0]])
+    np.testing.assert_allclose(dense_similarity(q, g, "mean"), [[0.0, 0.6]])
+    np.testing.assert_allclose(dense_similarity(q, g, "median"), [[0.0, 0.7]])
 
 
 def _as64(items):

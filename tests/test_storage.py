@@ -59,3 +59,14 @@ def test_one_lock_error_for_both_caches(tmp_path):
     again = EmbeddingCache(tmp_path / "e").open()  # released: a later writer gets it
     again.close()
     assert (tmp_path / "e" / ".lock").exists() and os.listdir(tmp_path / "e") == [".lock"]
+
+
+def test_write_json_writes_numpy_numbers_plainly_and_nan_as_null(tmp_path):
+    import numpy as np
+
+    data = {"a": np.float64("nan"), "b": [np.int64(3), 1.5, True], "c": {"d": np.float32(2.0)}, 4: "é"}
+    path = storage.write_json(tmp_path / "x.json", data, indent=1)
+    assert path.read_text(encoding="utf-8") == (
+        '{\n "a": null,\n "b": [\n  3,\n  1.5,\n  true\n ],\n "c": {\n  "d": 2.0\n },\n "4": "é"\n}\n')
+    rounded = storage.write_json(tmp_path / "y.json", [1 / 3, np.float32(1 / 3), 2], indent=None, digits=4)
+    assert rounded.read_text() == "[0.3333, 0.3333, 2]\n"

@@ -72,7 +72,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in ((COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES):
         importlib.import_module(name).add_commands(sub)
-    return parser
+    return parser if command in COMMANDS else parser.filled()
 
 
 #: Modules of the optional extras (pyproject.toml) -> the extra that installs them.

@@ -14,7 +14,7 @@ does the work.
 """
 from __future__ import annotations
 
-from functools import cache, partial
+from functools import cache
 
 from sova_lib.cli.options import (
     AGGREGATE_HELP,
@@ -70,5 +70,5 @@ def run_compare(args) -> int:
     result = compare_files(args.protocol, args.a, args.b, encoder, sentences=not args.no_split, name_a=name_a,
                            name_b=name_b, aggregate=args.aggregate, ties=args.ties, bootstrap=args.bootstrap,
                            seed=args.seed, allow_missing=args.allow_missing)
-    result.to_record = partial(result.to_record, encoder=None if vectors else (args.embedder or DEFAULT_ENCODER))
+    result.encoder = None if vectors else (args.embedder or DEFAULT_ENCODER)
     return report(args, result, result.text(args.top), result.to_json(args.top))

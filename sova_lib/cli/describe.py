@@ -122,7 +122,6 @@ from sova_lib.cli.options import (
 from sova_lib.describe import contract
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
 from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
-from sova_lib.describe.ray_engine import describe_items_ray
 from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
 
@@ -374,6 +373,8 @@ def run_describe(args) -> int:
     release_notes()  # the inputs are checked: the notes come before the run
     try:
         if args.engine == "ray":
+            from sova_lib.describe.ray_engine import describe_items_ray
+
             summary = describe_items_ray(args.backend, options, items, args.cache_dir, ray=engine, **common)
         else:
             summary = describe_items(describer, items, args.cache_dir, **common)

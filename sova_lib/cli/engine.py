@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from sova_lib.cli import CliError
 from sova_lib.cli.options import note
-from sova_lib.describe.ray_engine import RayOptions
 from sova_lib.describe.run_cache import RunOptions
 
 __all__ = ["add_engine_options", "engine_options", "run_options"]
@@ -55,7 +54,7 @@ def add_engine_options(parser) -> None:
                          help=text)
 
 
-def engine_options(args) -> RayOptions | None:
+def engine_options(args):
     """The ray engine's ``RayOptions`` from ``args`` (None for the local engine); sets ``args.engine``.
 
     ``--ray-items-per-call`` without ``--engine`` implies ``--engine ray`` (one note on stderr); any other ray option
@@ -80,6 +79,8 @@ def engine_options(args) -> RayOptions | None:
     for name in ("gpus_per_worker", "cpus_per_worker"):
         if given.get(name, 0) < 0:
             raise CliError(f"--{name.replace('_', '-')} must not be negative, got {given[name]}")
+    from sova_lib.describe.ray_engine import RayOptions  # the ray engine's module only where it runs
+
     return RayOptions(**{name.removeprefix("ray_"): value for name, value in given.items()})
 
 

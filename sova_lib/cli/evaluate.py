@@ -23,7 +23,7 @@ from __future__ import annotations
 import sys
 from functools import partial
 
-from sova_lib.benchmarks import image_tasks, sovabench
+from sova_lib.benchmarks import sovabench
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     AGGREGATE_HELP,
@@ -78,6 +78,8 @@ def add_sovabench_evaluate(p) -> None:
 
 def add_image_task_evaluate(p) -> None:
     """``sova image-tasks evaluate``: one image task of Table 3."""
+    from sova_lib.benchmarks import image_tasks
+
     p.add_argument("--task", required=True, choices=sorted(image_tasks.DATASETS),
                    help="the image task to score (Table 3 of the SOVABench paper)")
     add_input_options(p, baselines=image_tasks.BASELINES)
@@ -142,9 +144,11 @@ def run_sovabench(args) -> int:
 
 def run_image_task(args) -> int:
     """``sova image-tasks evaluate``: the accuracy of descriptions, vectors or a baseline on one image task."""
+    from sova_lib.benchmarks import image_tasks
+
     try:
-        result = image_tasks.evaluate(args.task, annotations=args.annotations, text_model=args.text_model,
-                                      **_inputs(args))
+        result = image_tasks.evaluate_files(args.task, annotations=args.annotations, text_model=args.text_model,
+                                            **_inputs(args))
     except RuntimeError as err:  # a contrastive model that does not load
         raise CliError(str(err)) from None
     return report(args, result, result.text(), {**result.to_json(), "protocol": args.task},

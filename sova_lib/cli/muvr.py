@@ -34,13 +34,18 @@ __all__ = ["add_commands"]
 
 def add_commands(subparsers) -> None:
     """``sova muvr describe | evaluate``."""
-    from sova_lib.cli.describe import add_describe_options
-    from sova_lib.cli.evaluate import add_input_options
-
     m = subparsers.add_parser("muvr", help="MUVR: describe the gallery in windows or ask the QA questions; evaluate",
                               description=__doc__.replace("``", "").replace("::\n", ""),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = m.add_subparsers(dest="verb", metavar="VERB", required=True)
+    _add_describe(verbs)
+    _add_evaluate(verbs)
+
+
+def _add_describe(verbs) -> None:
+    """``sova muvr describe``: the gallery in windows, or the QA questions."""
+    from sova_lib.cli.describe import add_describe_options
+
     d = verbs.add_parser("describe", help="describe every gallery video in fixed windows, or ask the QA questions",
                          description="Describe MUVR's gallery videos in fixed windows into CACHE_DIR/descriptions/ "
                                      "(the MLLM-to-Embedding framework), or ask MUVR-QA's questions (--version qa). "
@@ -64,6 +69,11 @@ def add_commands(subparsers) -> None:
                         "as the paper prints it (paper)")
     add_describe_options(d, engine=False)
     d.set_defaults(func=run_describe)
+
+
+def _add_evaluate(verbs) -> None:
+    """``sova muvr evaluate``: features, vectors, descriptions, QA answers or a baseline."""
+    from sova_lib.cli.evaluate import add_input_options
 
     v = verbs.add_parser("evaluate", help="score released features, vectors, descriptions, QA answers or a baseline",
                          description="Score one input under MUVR Base, Filter or QA (docs/muvr.md lists the files "
@@ -113,11 +123,12 @@ def run_evaluate(args) -> int:
     from sova_lib.cli.evaluate import encoder_of
 
     try:
-        result = muvr.evaluate(args.data, version=args.version, partitions=args.partitions, features=args.features,
-                               embeddings=args.embeddings, descriptions=args.descriptions, baseline=args.baseline,
-                               answers=args.answers, query=args.query, tag_weight=args.tag_weight, ties=args.ties,
-                               scoring=args.scoring, encoder=encoder_of(args), split_query=not args.no_split,
-                               join_listed=args.join_listed, bootstrap=args.bootstrap, seed=args.seed)
+        result = muvr.evaluate_files(args.data, version=args.version, partitions=args.partitions,
+                                     features=args.features, embeddings=args.embeddings,
+                                     descriptions=args.descriptions, baseline=args.baseline, answers=args.answers,
+                                     query=args.query, tag_weight=args.tag_weight, ties=args.ties,
+                                     scoring=args.scoring, encoder=encoder_of(args), split_query=not args.no_split,
+                                     join_listed=args.join_listed, bootstrap=args.bootstrap, seed=args.seed)
     except (ValueError, OSError) as err:
         raise CliError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
     qa = {"version": "qa", "source": str(args.answers)} if args.version == "qa" else {}

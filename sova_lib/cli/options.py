@@ -33,7 +33,8 @@ from pathlib import Path
 
 from sova_lib.encoder import ENCODER_OPTIONS, default_cache_dir
 
-__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options", "add_cache_options",
+__all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
+           "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
            "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count", "positive_number",
            "nonnegative_number", "existing_file", "existing_folder", "note", "hold_notes", "release_notes", "report"]
@@ -78,9 +79,9 @@ def report(args, result, text: str | None, payload: dict | None = None, notes=()
     import json
 
     release_notes()
-    from sova_lib.records import write_record
-
     if args.out:
+        from sova_lib.records import write_record
+
         print(f"wrote {write_record(result.to_record(), args.out)}", file=sys.stderr)
     print(json.dumps(result.to_json() if payload is None else payload) if args.json else text)
     for line in [*remarks, *(f"  note: {line}" for line in notes)]:
@@ -97,12 +98,30 @@ class SovaParser(argparse.ArgumentParser):
 
     An argument no command knows is reported by the command it was given to (``sova image-tasks describe:
     unrecognized arguments: --fps 2``), not by ``sova`` itself, where argparse would report it.
+
+    A verb's options can be added when the verb is first parsed (``fill_later``), so that a command line imports
+    the modules of its own verb alone; ``filled`` adds every verb's, for a caller that reads the whole tree.
     """
+
+    _fill = None  # what adds this parser's arguments, not run yet (fill_later)
+
+    def filled(self) -> "SovaParser":
+        """This parser with its own arguments and those of every sub-command below it added; returns it."""
+        fill, self._fill = self._fill, None
+        if fill is not None:
+            fill(self)
+        for action in self._actions:
+            for child in (action.choices or {}).values() if isinstance(action, argparse._SubParsersAction) else ():
+                child.filled()
+        return self
 
     def error(self, message: str):  # noqa: D401 - argparse's hook
         self.exit(2, f"sova: error: {self.prog}: {message}; see '{self.prog} --help'\n")
 
     def parse_known_args(self, args=None, namespace=None):
+        fill, self._fill = self._fill, None
+        if fill is not None:
+            fill(self)
         namespace, extras = super().parse_known_args(args, namespace)
         if extras and not hasattr(namespace, _UNKNOWN_TO):  # a sub-command finishes first: the deepest one names it
             setattr(namespace, _UNKNOWN_TO, self.prog)
@@ -115,6 +134,15 @@ class SovaParser(argparse.ArgumentParser):
             self.exit(2, f"sova: error: {command}: unrecognized arguments: {' '.join(extras)}; "
                          f"see '{command} --help'\n")
         return namespace
+
+
+def fill_later(parser: argparse.ArgumentParser, fill) -> None:
+    """``fill(parser)`` adds ``parser``'s arguments: just before a ``SovaParser`` first parses (so that a command
+    line imports the modules of its own verb alone), at once for any other parser."""
+    if isinstance(parser, SovaParser):
+        parser._fill = fill
+    else:
+        fill(parser)
 
 
 # --------------------------------------------------------------------------- value types

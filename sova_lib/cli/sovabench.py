@@ -22,10 +22,34 @@ from __future__ import annotations
 
 import argparse
 
-from sova_lib.cli import clips, describe, embed, evaluate
-from sova_lib.cli.describe import EXIT_STATUS_HELP
+from sova_lib.cli import clips
+from sova_lib.cli.options import fill_later
 
 __all__ = ["add_commands"]
+
+
+# Each verb's options are added when it is parsed, so that a command line imports its own verb's modules alone.
+
+def _describe_options(d) -> None:
+    from sova_lib.cli import describe
+
+    d.epilog = describe.EXIT_STATUS_HELP
+    describe.add_sovabench_sources(d)
+    describe.add_describe_options(d)
+    d.set_defaults(func=describe.run_describe)
+
+
+def _embed_options(e) -> None:
+    from sova_lib.cli import describe, embed
+
+    describe.add_sovabench_sources(e)
+    embed.add_embed_options(e)
+
+
+def _evaluate_options(v) -> None:
+    from sova_lib.cli import evaluate
+
+    evaluate.add_sovabench_evaluate(v)
 
 
 def add_commands(subparsers) -> None:
@@ -40,22 +64,19 @@ def add_commands(subparsers) -> None:
                                      "  sova sovabench describe --protocol inter-pair --video-root clips/ --backend "
                                      "openai --model M \\\n      --base-url http://localhost:8000/v1 --prompt "
                                      "task-aware",
-                         epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    describe.add_sovabench_sources(d)
-    describe.add_describe_options(d)
-    d.set_defaults(func=describe.run_describe)
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    fill_later(d, _describe_options)
 
     e = verbs.add_parser("embed", help="embed sampled frames with a contrastive model (CLIP, SigLIP, X-CLIP)",
                          description="Embed the sampled frames of SOVABench clips into CACHE_DIR/frame-embeddings/ "
                                      "(run the same command again to resume). Example: sova sovabench embed "
                                      "--protocol inter-pair --video-root clips/ --model openai/clip-vit-large-patch14 "
                                      "--out v.npz")
-    describe.add_sovabench_sources(e)
-    embed.add_embed_options(e)
+    fill_later(e, _embed_options)
 
     v = verbs.add_parser("evaluate", help="score descriptions, vectors or a baseline under a retrieval protocol",
                          description="Score descriptions (JSON Lines, the authors' JSON, or a describe cache folder), "
                                      "an .npz of vectors, or a built-in baseline under a retrieval protocol.")
-    evaluate.add_sovabench_evaluate(v)
+    fill_later(v, _evaluate_options)
 
     clips.add_commands(verbs)

@@ -49,7 +49,8 @@ class Comparison:
     ``AP A``, ``AP B``, ``difference``, in points), largest disagreement first (ties kept in id order).
     ``text_split`` says how descriptions were embedded (``sentences`` or
     ``whole text``, the records' ``text_split``), or
-    ``None`` when not known or both inputs were vectors.
+    ``None`` when not known or both inputs were vectors; ``encoder`` names
+    the sentence encoder that embedded them (``None``: not known, or vectors).
     """
 
     protocol: str
@@ -68,6 +69,7 @@ class Comparison:
     per_query: object = field(repr=False)
     per_class: dict = field(default_factory=dict)
     text_split: str | None = None
+    encoder: str | None = None
 
     def to_record(self, *, encoder: str | None = None, text_split: str | None = None,
                   benchmark: str | None = None) -> dict:
@@ -77,10 +79,11 @@ class Comparison:
         ``"A minus B"`` and ``cache`` ``"A vs B"`` (which names the file);
         ``per_class`` the per-class differences; ``note`` both scores.
         ``encoder``, ``text_split`` and ``benchmark`` say how the two were scored;
-        ``text_split`` defaults to the comparison's own.
+        ``encoder`` and ``text_split`` default to the comparison's own.
         """
         low, high = self.ci or (None, None)
         text_split = self.text_split if text_split is None else text_split
+        encoder = self.encoder if encoder is None else encoder
         return make_record(
             kind="paired comparison", source=f"{self.name_a} minus {self.name_b}", benchmark=benchmark,
             protocol=self.protocol, metric=f"{self.metric} difference", value=self.difference, ci_low=low,

@@ -10,7 +10,7 @@ queries of lowest AP; ``load_cache`` reads a description cache or an
 MUVR (``muvr_view``, ``muvr_worst_queries``, ``load_muvr_cache``): a
 partition's Base queries ranked against its gallery by the score of
 ``sova_lib.benchmarks.muvr.fusion`` (``S_t``, ``S_v`` or their mean), with
-the AP of ``muvr.retrieval.evaluate`` (a positive without vectors is a miss, the
+the AP of ``muvr.retrieval.evaluate_vectors`` (a positive without vectors is a miss, the
 query's own video is not ranked, the same tie rules); ``muvr_partitions``
 and ``muvr_caches_of`` find a data root's partitions and released features.
 
@@ -248,7 +248,7 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
     ``vectors`` is ``vectors(partition) -> (gallery, QueryVectors)``
     (``load_muvr_cache``) or that pair. The scores are ``fusion.fused_rows``'
     (``S_t``, ``S_v`` or ``S_tv`` as ``query`` says), the relevance and AP
-    those of ``muvr.retrieval.evaluate`` (``retrieval.evaluate_partition``): positives
+    those of ``muvr.retrieval.evaluate_vectors`` (``retrieval.evaluate_partition``): positives
     are the query's ``pos_all`` videos in the gallery, ``|G_q|`` counts those
     without vectors as misses, the query's own video is not ranked, and
     ``ties`` is one of ``muvr.metrics.TIES``. Hits: the ``k`` best ranked
@@ -304,7 +304,7 @@ def muvr_view(partition: Partition, vectors, query_id, *, query: str = "text+vid
 
 def muvr_worst_queries(partition: Partition, vectors, *, query: str = "text+video", n: int = 20,
                        ties: str = "expected"):
-    """The ``n`` Base queries of ``partition`` of lowest AP (``retrieval.evaluate``'s); DataFrame ``id, class, AP`` (percent)."""
+    """The ``n`` Base queries of ``partition`` of lowest AP (``retrieval.evaluate_vectors``'s); DataFrame ``id, class, AP`` (percent)."""
     gallery, queries = vectors(partition) if callable(vectors) else vectors
     score = evaluate_partition(partition, gallery, queries, query=query, ties=ties, uap=False)
     frame = pd.DataFrame({"id": score.row_ids, "class": partition.name, "AP": 100 * np.asarray(score.ap)})

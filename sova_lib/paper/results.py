@@ -30,7 +30,6 @@ queries (within each pair for Pair-mAP).
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -51,7 +50,7 @@ from sova_lib.storage import write_text
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "paper_results", "baseline_rows", "evaluate_cache",
            "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "paper_random",
-           "figure2b", "scatter_frame", "write_outputs", "write_json"]
+           "figure2b", "scatter_frame", "write_outputs"]
 
 #: The benchmark these tables are about (the ``benchmark`` field of their records).
 BENCHMARK = "SOVABench"
@@ -316,26 +315,6 @@ def write_outputs(numbers, readable, stem) -> list[Path]:
     stem = Path(stem)
     return [write_text(stem.with_suffix(".csv"), numbers.to_csv(index=False)),
             write_text(stem.with_suffix(".md"), markdown_table(readable))]
-
-
-def write_json(data: dict, path, *, digits: int | None = None) -> Path:
-    """Write headline numbers as indented JSON (NaN written as null).
-
-    ``digits`` rounds every float to that many decimals, for numbers whose
-    last bits depend on the order of a parallel sum.
-    """
-    def clean(v):
-        if isinstance(v, dict):
-            return {str(k): clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        if isinstance(v, (np.floating, float)):
-            return None if np.isnan(v) else float(v) if digits is None else round(float(v), digits)
-        if isinstance(v, np.integer):
-            return int(v)
-        return v
-
-    return write_text(path, json.dumps(clean(data), indent=1) + "\n")
 
 
 def paper_random() -> tuple[float, float]:

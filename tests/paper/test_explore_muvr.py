@@ -1,4 +1,4 @@
-"""The explorer on MUVR: a hand-built partition with known answers, and retrieval.evaluate's AP on the synthetic set."""
+"""The explorer on MUVR: a hand-built partition with known answers, and retrieval.evaluate_vectors's AP on the synthetic set."""
 import numpy as np
 import pytest
 
@@ -61,7 +61,7 @@ def test_muvr_view_hand_built_case(tmp_path, ties):
     view = explore.muvr_view(part, vectors, "q", query="text", texts=texts, k=3, ties=ties)
     assert view.ap == pytest.approx(HAND_AP[ties], abs=1e-12)
     # the library's own MUVR evaluation agrees, under the same tie rule
-    scored = retrieval.evaluate([part], vectors, query="text", ties=ties)
+    scored = retrieval.evaluate_vectors([part], vectors, query="text", ties=ties)
     assert scored.per_row["news/q"] == pytest.approx(HAND_AP[ties], abs=1e-12)
     assert view.n_relevant == 3 and view.n_gallery == 3 and view.notes == ["1 positive(s) have no vectors: misses"]
     hits = view.hits
@@ -102,7 +102,7 @@ def test_every_query_ap_is_muvr_evaluate_s(synthetic, query):
     vectors, texts = explore.load_muvr_cache(features, query=query)
     assert texts is None
     for ties in ("expected", "gallery-order"):
-        scored = retrieval.evaluate(list(parts.values()), vectors, query=query, ties=ties)
+        scored = retrieval.evaluate_vectors(list(parts.values()), vectors, query=query, ties=ties)
         assert len(scored.per_row) == 18
         for key, ap in scored.per_row.items():
             name, qid = key.split("/")
@@ -116,12 +116,12 @@ def test_every_query_ap_is_muvr_evaluate_s(synthetic, query):
 
 
 def test_tied_scores_follow_each_tie_rule(tmp_path):
-    # gallery videos share frames in groups of 4, so their scores tie: each rule must match retrieval.evaluate's
+    # gallery videos share frames in groups of 4, so their scores tie: each rule must match retrieval.evaluate_vectors's
     parts = write_tied_synthetic(tmp_path / "tied", np.random.default_rng(0))
     vectors, _ = explore.load_muvr_cache(explore.muvr_caches_of(tmp_path / "tied")[SYNTHETIC_MODEL], query="video")
     by_rule = {}
     for ties in TIES:
-        scored = retrieval.evaluate(parts, vectors, query="video", ties=ties)
+        scored = retrieval.evaluate_vectors(parts, vectors, query="video", ties=ties)
         by_rule[ties] = {k.split("/")[1]: explore.muvr_view(parts[0], vectors, k.split("/")[1], query="video",
                                                             ties=ties).ap for k in scored.per_row}
         assert by_rule[ties] == pytest.approx({k.split("/")[1]: v for k, v in scored.per_row.items()}, abs=1e-12)
@@ -137,7 +137,7 @@ def test_explorer_offers_muvr_partitions(synthetic):
     assert list(ex.cache.options) == [SYNTHETIC_MODEL]
     parts = explore.muvr_partitions(synthetic)
     vectors = muvr.released_vectors(explore.muvr_caches_of(synthetic)[SYNTHETIC_MODEL])
-    per_row = retrieval.evaluate(list(parts.values()), vectors).per_row
+    per_row = retrieval.evaluate_vectors(list(parts.values()), vectors).per_row
     assert ex.view.protocol == "MUVR dance (text+video)" and ex.view.query == ex.query.value
     assert ex.view.ap == pytest.approx(per_row[f"dance/{ex.query.value}"], abs=1e-12)
     worst_id = ex.worst_list.options[1][1]

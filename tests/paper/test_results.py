@@ -194,12 +194,6 @@ def test_evaluate_cache_scores_only_covered_protocols(tmp_path, intra_texts, enc
     assert intra["source"] == "synthetic demonstration (test)"
 
 
-def test_write_json_writes_nan_as_null(tmp_path):
-    path = results.write_json({"a": np.float64("nan"), "b": [np.int64(3), 1.5], "c": {"d": np.float32(2.0)}},
-                              tmp_path / "x.json")
-    assert json.loads(path.read_text()) == {"a": None, "b": [3, 1.5], "c": {"d": 2.0}}
-
-
 def test_write_outputs_numbers_as_csv_readable_as_markdown(tmp_path):
     numbers = pd.DataFrame({"v": [1.23456]})
     shown = pd.DataFrame({"v": ["1.2"]})

@@ -23,9 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.describe.item import Item
 from sova_lib.protocols import Protocol, Task, get_protocol, register_protocol
-from sova_lib.video.frames import example_videos
 
 __all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "ExampleClip", "direction_protocol", "example_clips"]
 
@@ -48,13 +46,17 @@ class ExampleClip:
     def direction(self) -> str:
         return "reversed" if self.reverse else "forward"
 
-    def item(self) -> Item:
-        """The runner ``Item`` that describes this clip."""
+    def item(self):
+        """The runner ``Item`` (``sova_lib.describe.item``) that describes this clip."""
+        from sova_lib.describe.item import Item
+
         return Item(self.index, self.path, reverse=self.reverse)
 
 
 def example_clips(videos=(), *, with_reversed: bool = True) -> tuple[ExampleClip, ...]:
     """Each of ``videos`` (default: the bundled excerpts), then (``with_reversed``) it played backwards."""
+    from sova_lib.video.frames import example_videos
+
     clips = []
     for path in [Path(v) for v in videos] or example_videos():
         clips.append(ExampleClip(path.stem, path))

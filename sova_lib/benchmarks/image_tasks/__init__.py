@@ -6,7 +6,7 @@ test splits ship with the package), ``choices`` builds the choice sentences,
 ``accuracy`` answers each item with its closest choice and computes tie-aware
 accuracy, the Random row, the oracle and CLIP-style zero-shot scores; ``api``
 holds what ``sova image-tasks`` and the notebooks call (``items``,
-``evaluate``).
+``evaluate_files``).
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from sova_lib.benchmarks.image_tasks.accuracy import (
     score_descriptions,
     table3_averages,
 )
-from sova_lib.benchmarks.image_tasks.api import BASELINES, evaluate, items
+from sova_lib.benchmarks.image_tasks.api import BASELINES, evaluate_files, items
 from sova_lib.benchmarks.image_tasks.datasets import DATASETS, load
 
-__all__ = ["BASELINES", "BENCHMARK", "DATASETS", "TIE_RULE", "ImageTaskResult", "chance", "evaluate", "items", "load",
+__all__ = ["BASELINES", "BENCHMARK", "DATASETS", "TIE_RULE", "ImageTaskResult", "chance", "evaluate_files", "items", "load",
            "oracle", "score_descriptions", "table3_averages"]

@@ -53,6 +53,7 @@ class ImageTaskResult:
     text_split: str = "sentences+max"
     notes: list = field(default_factory=list)
     per_item: dict = field(default_factory=dict, repr=False)  # item id -> credit in [0, 1]
+    context: dict = field(default_factory=dict, repr=False)  # record fields: what was scored and how
 
     def text(self) -> str:
         """The score as ``sova image-tasks evaluate`` prints it: accuracy, interval, items, tie rule."""
@@ -62,23 +63,25 @@ class ImageTaskResult:
     def to_json(self) -> dict:
         out = asdict(self)
         out.pop("per_item")
+        out.pop("context")
         out["metric"] = "accuracy"
         return out
 
-    def to_record(self, *, kind: str, source: str, **context) -> dict:
+    def to_record(self, **fields) -> dict:
         """This score as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
 
         ``benchmark`` is ``image-tasks``; ``protocol`` the task; ``metric``
         ``accuracy``; ``value`` and the interval in percent; ``n_queries`` the
         items scored; ``ties`` and ``text_split`` as scored; ``note`` the
-        result's notes joined by ``"; "`` (empty when none). ``kind``,
-        ``source`` and ``context`` (``baseline``, ``encoder``, ``bootstrap``,
-        ``seed``, ``cache``, ...) say what was scored and how.
+        result's notes joined by ``"; "`` (empty when none). ``context`` and
+        then ``fields`` (``kind``, ``source``, ``baseline``, ``encoder``,
+        ``bootstrap``, ``seed``, ``cache``, ...) say what was scored and how.
         """
         low, high = self.ci or (None, None)
-        return make_record(kind=kind, source=source, benchmark=BENCHMARK, protocol=self.task, metric="accuracy",
+        return make_record(benchmark=BENCHMARK, protocol=self.task, metric="accuracy",
                            value=self.value, ci_low=low, ci_high=high, n_queries=self.n_items, ties=self.ties,
-                           text_split=self.text_split, note="; ".join(self.notes) or None, **context)
+                           text_split=self.text_split, note="; ".join(self.notes) or None,
+                           **{**self.context, **fields})
 
 
 def embed_choices(items: list[ChoiceItem], encode) -> tuple[ItemVectors, np.ndarray]:

@@ -1,15 +1,14 @@
 """What ``sova image-tasks`` and the notebooks call: the items of a folder of images, and the accuracy of one task.
 
 ``items`` makes describer items of image files, keyed as the tasks look
-descriptions up (``datasets.image_key``); ``evaluate`` scores descriptions,
-image vectors (the CLIP zero-shot row) or a baseline on one task and returns
+descriptions up (``datasets.image_key``); ``evaluate_files`` scores
+descriptions, image vectors (the CLIP zero-shot row) or a baseline on one task and returns
 an ``ImageTaskResult`` whose ``to_record()`` needs no argument.
 Every benchmark has such a module (``sova_lib.benchmarks.sovabench.api``, ...).
 """
 from __future__ import annotations
 
 import glob
-from functools import partial
 from pathlib import Path
 
 from sova_lib.benchmarks.image_tasks.accuracy import (
@@ -25,7 +24,7 @@ from sova_lib.describe.item import IMAGE_SUFFIXES, Item
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import MAX_TEXT_CHARS, cut_note, read_descriptions, read_embeddings
 
-__all__ = ["BASELINES", "evaluate", "items"]
+__all__ = ["BASELINES", "evaluate_files", "items"]
 
 BASELINES = ("random", "oracle")
 
@@ -47,7 +46,7 @@ def items(images: str) -> list[Item]:
     return [Item(key, f, is_video=False) for key, f in owners.items()]
 
 
-def evaluate(task: str, *, descriptions=None, embeddings=None, baseline: str | None = None, annotations=None,
+def evaluate_files(task: str, *, descriptions=None, embeddings=None, baseline: str | None = None, annotations=None,
              text_model: str | None = None, encoder=None, sentences: bool = True, max_chars: int = MAX_TEXT_CHARS,
              allow_missing: bool = False, bootstrap: int = 0, seed: int = 0) -> ImageTaskResult:
     """Tie-aware accuracy on ``task`` (``datasets.DATASETS``) of ``descriptions`` (keyed by image file stem; at
@@ -82,6 +81,6 @@ def evaluate(task: str, *, descriptions=None, embeddings=None, baseline: str | N
             result = score_descriptions(task, found, texts, made, sentences=sentences, max_chars=max_chars, **common)
             result.notes.extend(cut_note(texts, max_chars))
     kind = "baseline" if baseline else ("embeddings" if embeddings is not None else "description cache")
-    result.to_record = partial(result.to_record, kind=kind, source=baseline or str(embeddings or descriptions),
-                               bootstrap=bootstrap, seed=seed, baseline=baseline, encoder=made and made.name)
+    result.context.update(kind=kind, source=baseline or str(embeddings or descriptions), bootstrap=bootstrap, seed=seed,
+                          baseline=baseline, encoder=made and made.name)
     return result

@@ -11,7 +11,7 @@ on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout)
 ``ties`` (every tie rule beside random tie orders on a tied synthetic set),
 ``hand_cases`` (the spec's hand-computed cases, computed by the library),
 ``api`` (what ``sova muvr`` and the notebooks call: ``describe``,
-``evaluate``).
+``evaluate_files``).
 """
 from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
 from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
@@ -26,12 +26,12 @@ from sova_lib.benchmarks.muvr.api import (
     VERSIONS,
     WINDOW_SECONDS,
     describe,
-    evaluate,
+    evaluate_files,
 )
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, random_ranking
 from sova_lib.benchmarks.muvr.synthetic import write_synthetic
 
 __all__ = ["BENCHMARK", "MAX_WINDOWS", "PARTITIONS", "QA_MODES", "QA_TEMPLATES", "QUERY_MODES", "SCORINGS",
-           "TAG_WEIGHT", "TIES", "VERSIONS", "WINDOW_SECONDS", "MuvrDataError", "MuvrResult", "describe", "evaluate",
+           "TAG_WEIGHT", "TIES", "VERSIONS", "WINDOW_SECONDS", "MuvrDataError", "MuvrResult", "describe", "evaluate_files",
            "load_partition", "random_ranking", "released_vectors", "write_synthetic"]

@@ -2,15 +2,14 @@
 
 ``describe`` runs a describer over MUVR's videos through the one runner (the
 MLLM-to-Embedding framework's fixed windows, or MUVR-QA's questions);
-``evaluate`` scores released features, vectors, described windows or the
-random ranking under Base or Filter (``retrieval``), or QA answers
+``evaluate_files`` scores released features, vectors, described windows or
+the random ranking under Base or Filter (``retrieval``), or QA answers
 (``qa``), and returns a result whose ``to_record()`` needs no argument. The
 files each reads are listed in docs/muvr.md.
 Every benchmark has such a module (``sova_lib.benchmarks.vantage.api``, ...).
 """
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 from sova_lib.benchmarks.muvr import framework, qa, retrieval
@@ -22,11 +21,11 @@ from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import read_descriptions
 
 __all__ = ["MAX_WINDOWS", "QA_MODES", "QA_TEMPLATES", "QUERY_MODES", "SCORINGS", "TAG_WEIGHT", "TIES", "VERSIONS",
-           "WINDOW_SECONDS", "describe", "evaluate"]
+           "WINDOW_SECONDS", "describe", "evaluate_files"]
 
 #: The versions: Base and Filter rank the gallery (``retrieval``), QA asks yes/no questions (``qa``).
 VERSIONS = ("base", "filter", "qa")
-#: The choices and defaults of ``describe`` and ``evaluate``, as the modules that use them define them.
+#: The choices and defaults of ``describe`` and ``evaluate_files``, as the modules that use them define them.
 WINDOW_SECONDS, MAX_WINDOWS = framework.WINDOW_SECONDS, framework.MAX_WINDOWS
 QA_MODES, QA_TEMPLATES, SCORINGS = qa.MODES, qa.TEMPLATES, qa.PARSES
 
@@ -51,13 +50,13 @@ def describe(describer, data, video_root, cache_dir, *, version: str = "base", p
                                       run=run)
 
 
-def evaluate(data, *, version: str = "base", partitions=PARTITIONS, features=None, embeddings=None,
+def evaluate_files(data, *, version: str = "base", partitions=PARTITIONS, features=None, embeddings=None,
              descriptions=None, baseline: str | None = None, answers=None, query: str = "text+video",
              tag_weight: float = TAG_WEIGHT, ties: str = "expected", scoring: str = "official", encoder=None,
              split_query: bool = True, join_listed: bool = False, bootstrap: int = 0, seed: int = 0):
     """Score one input on ``partitions`` of the MUVR root ``data``.
 
-    Base and Filter (``retrieval.evaluate``): the ``features`` MUVR released for one model
+    Base and Filter (``retrieval.evaluate_vectors``): the ``features`` MUVR released for one model
     (``DIR/<partition>/*.npy``), an ``.npz`` of ``embeddings``, described windows (``descriptions``, embedded by
     ``encoder``, a ``SentenceEncoder`` or a function that makes one; each query's text split into sentences
     unless ``split_query=False``) or the ``random-ranking`` ``baseline``, scored by ``query`` modality, ``ties``
@@ -69,8 +68,7 @@ def evaluate(data, *, version: str = "base", partitions=PARTITIONS, features=Non
         if answers is None:
             raise ValueError("--version qa needs --answers CACHE (a describe cache folder or a JSON Lines file)")
         result = qa.score_answers(qa.load_qa(data, partitions), read_descriptions(answers), parse=scoring)
-        result.to_record = partial(result.to_record, kind="description cache", source=str(answers),
-                                   cache=Path(answers).name, **run)
+        result.context.update(kind="description cache", source=str(answers), cache=Path(answers).name, **run)
         return result
     if answers is not None:
         raise ValueError("--answers applies to --version qa")
@@ -78,7 +76,7 @@ def evaluate(data, *, version: str = "base", partitions=PARTITIONS, features=Non
     options = {"version": version, **run}
     if baseline is not None:
         result = retrieval.random_ranking(loaded, **options)
-        result.to_record = partial(result.to_record, kind="baseline", source=baseline, baseline=baseline, **run)
+        result.context.update(kind="baseline", source=baseline, baseline=baseline, **run)
         return result
     context = {"kind": "embeddings"}
     if features is not None:
@@ -91,7 +89,7 @@ def evaluate(data, *, version: str = "base", partitions=PARTITIONS, features=Non
                                                                     split_query=split_query)
         context = {"kind": "description cache", "encoder": made.name,
                    "text_split": "sentences" if split_query else "whole text"}
-    result = retrieval.evaluate(loaded, vectors, query=query, tag_weight=tag_weight, ties=ties, source=str(source),
+    result = retrieval.evaluate_vectors(loaded, vectors, query=query, tag_weight=tag_weight, ties=ties, source=str(source),
                                 **options)
-    result.to_record = partial(result.to_record, source=str(source), cache=Path(source).name, **context, **run)
+    result.context.update(source=str(source), cache=Path(source).name, **context, **run)
     return result

@@ -15,7 +15,7 @@ import pandas as pd
 
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
-from sova_lib.benchmarks.muvr.retrieval import evaluate
+from sova_lib.benchmarks.muvr.retrieval import evaluate_vectors
 
 __all__ = ["GROUPS", "NOT_COMPUTED", "RELEASED_FEATURES", "compare", "paper_rows", "released_feature_tables",
            "tables_7_and_8"]
@@ -85,10 +85,10 @@ def released_feature_tables(data_root, features_root, *, models=tuple(RELEASED_F
             continue
         name = RELEASED_FEATURES.get(folder, folder)
         for query in ("text", "video", "text+video"):
-            result = evaluate(loaded, released_vectors(features, query=query), query=query, ties=ties)
+            result = evaluate_vectors(loaded, released_vectors(features, query=query), query=query, ties=ties)
             out.setdefault(("Table 7", query), {})[name] = _flatten(result)
         for weight in (0.0, 0.3):
-            result = evaluate(loaded, released_vectors(features, version="filter"), version="filter",
+            result = evaluate_vectors(loaded, released_vectors(features, version="filter"), version="filter",
                               tag_weight=weight, ties=ties)
             out.setdefault(("Table 8", f"p={weight:g}"), {})[name] = _flatten(result)
     return out

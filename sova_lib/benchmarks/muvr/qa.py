@@ -226,6 +226,7 @@ class QAResult:
     n_questions: dict
     unparseable: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    context: dict = field(default_factory=dict, repr=False)  # record fields: what was scored and how
 
     def text(self) -> str:
         """The scores as ``sova muvr evaluate --version qa`` prints them, one line per subset."""
@@ -234,9 +235,11 @@ class QAResult:
                          for subset, value in self.accuracy.items())
 
     def to_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("context")
+        return out
 
-    def to_record(self, *, kind: str, source: str, bootstrap: int, seed: int, **context) -> dict:
+    def to_record(self, **fields) -> dict:
         """These answers' scores as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
 
         ``benchmark`` is ``muvr``; ``protocol`` ``"qa (<parse> parse)"``;
@@ -245,16 +248,16 @@ class QAResult:
         (``all``, ``no_tag``; 2 decimals); ``ties`` ``n/a``; ``note`` the
         Reranking Score of each subset (signed, 2 decimals), the number of
         unparseable answers and the result's notes, ``"; "`` between them.
-        ``kind``, ``source``, ``bootstrap``, ``seed`` and
-        ``context`` (``cache``, ...) say what was scored.
+        ``context`` and then ``fields`` (``kind``, ``source``, ``bootstrap``,
+        ``seed``, ``cache``, ...) say what was scored.
         """
         rs = ", ".join(f"{k} {v:+.2f}" for k, v in self.reranking_score.items())
-        return make_record(kind=kind, source=source, benchmark=BENCHMARK, protocol=f"qa ({self.parse} parse)",
+        return make_record(benchmark=BENCHMARK, protocol=f"qa ({self.parse} parse)",
                            metric="accuracy", value=self.accuracy["all"], n_queries=self.n_questions["all"],
                            per_class={k: round(v, 2) for k, v in self.accuracy.items()}, ties="n/a",
                            note="; ".join([f"reranking score {rs}", f"{len(self.unparseable)} unparseable answer(s)",
                                            *self.notes]),
-                           bootstrap=bootstrap, seed=seed, **context)
+                           **{**self.context, **fields})
 
 
 def score_answers(questions: list[QAQuestion], answers: dict, *, parse: str = "official") -> QAResult:

@@ -3,7 +3,7 @@
 ``evaluate_partition`` scores one partition's queries (Base) or single-literal
 tag prompts (Filter) block by block as ``fusion.fused_rows`` hands them
 over: per-query AP and R@k are computed on each block, and, for Base, the
-fused rows are kept (4 bytes per query and video) for uAP. ``evaluate``
+fused rows are kept (4 bytes per query and video) for uAP. ``evaluate_vectors``
 runs the partitions and reports the mean over partitions of each metric
 (evaluate_all_vlm_mul.py:309-316) with each partition's values beside, in
 percent. ``random_ranking`` is the exact expected value of a random ranking.
@@ -45,7 +45,7 @@ from sova_lib.benchmarks.muvr.fusion import (
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors
 
-__all__ = ["VERSIONS", "MuvrResult", "PartitionScore", "evaluate", "evaluate_partition", "random_ranking",
+__all__ = ["VERSIONS", "MuvrResult", "PartitionScore", "evaluate_partition", "evaluate_vectors", "random_ranking",
            "record_metrics", "row_masks", "row_targets", "rows_of"]
 
 VERSIONS = ("base", "filter")
@@ -78,6 +78,7 @@ class MuvrResult:
     ci: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     per_row: dict = field(default_factory=dict, repr=False)  # "partition/row id" -> AP (0-1)
+    context: dict = field(default_factory=dict, repr=False)  # record fields: what was scored and how
 
     def text(self) -> str:
         """The scores as ``sova muvr evaluate`` prints them: every metric, then each partition's mAP."""
@@ -90,9 +91,10 @@ class MuvrResult:
         """A JSON-ready dict without the per-row values."""
         out = asdict(self)
         out.pop("per_row")
+        out.pop("context")
         return out
 
-    def to_record(self, *, kind: str, source: str, bootstrap: int, seed: int, **context) -> dict:
+    def to_record(self, **fields) -> dict:
         """This evaluation as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
 
         ``benchmark`` is ``muvr``; ``protocol`` the version and query modality, and the tag weight of Filter
@@ -102,18 +104,17 @@ class MuvrResult:
         decimals); ``ties`` as scored; ``aggregate`` ``max``; ``note`` the
         other metrics as ``"name value"`` pairs (2 decimals) joined by ``", "``
         (``record_metrics`` reads them back), then the result's notes, joined
-        by ``"; "``. ``kind``, ``source``, ``bootstrap``, ``seed`` and
-        ``context`` (``baseline``, ``cache``, ``encoder``, ``text_split``)
-        say what was scored and how.
+        by ``"; "``. ``context`` and then ``fields`` (``kind``, ``source``,
+        ``bootstrap``, ``seed``, ``baseline``, ``cache``, ``encoder``,
+        ``text_split``) say what was scored and how.
         """
         others = ", ".join(f"{k} {v:.2f}" for k, v in self.metrics.items() if k != "mAP")
         weight = f" p={self.tag_weight:g}" if self.version == "filter" else ""
         low, high = self.ci.get("mAP", (None, None))
-        return make_record(kind=kind, source=source, benchmark=BENCHMARK, protocol=f"{self.version} {self.query}{weight}",
+        return make_record(benchmark=BENCHMARK, protocol=f"{self.version} {self.query}{weight}",
                            metric="mAP", value=self.metrics["mAP"], ci_low=low, ci_high=high, n_queries=self.n_rows,
                            per_class={p: round(v["mAP"], 2) for p, v in self.per_partition.items()}, ties=self.ties,
-                           aggregate="max", note="; ".join([others, *self.notes]), bootstrap=bootstrap, seed=seed,
-                           **context)
+                           aggregate="max", note="; ".join([others, *self.notes]), **{**self.context, **fields})
 
 
 def record_metrics(record) -> dict:
@@ -283,7 +284,7 @@ def _summarise(scores: list[PartitionScore], *, version, query, source, ties, ta
                       per_partition, int(sum(s.ap.size for s in scores)), ci, all_notes, per_row)
 
 
-def evaluate(partitions: list[Partition], vectors, *, version: str = "base", query: str = "text+video",
+def evaluate_vectors(partitions: list[Partition], vectors, *, version: str = "base", query: str = "text+video",
              tag_weight: float = TAG_WEIGHT, ties: str = "expected", bootstrap: int = 0, seed: int = 0,
              source: str = "") -> MuvrResult:
     """Score every partition with ``vectors(partition) -> (gallery ItemVectors, QueryVectors)``.

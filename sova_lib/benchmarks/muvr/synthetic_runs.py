@@ -22,7 +22,7 @@ import pandas as pd
 from sova_lib.benchmarks.muvr import qa
 from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
-from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate, random_ranking, record_metrics
+from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate_vectors, random_ranking, record_metrics
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 
 __all__ = ["CACHE", "QUERIES", "SOURCE", "STAND_INS", "TAG_WEIGHTS", "SyntheticRuns", "base_table", "filter_table",
@@ -85,10 +85,10 @@ def run_synthetic(root: str | Path, *, ties: str = "expected", bootstrap: int = 
     partitions = [load_partition(root, p) for p in PARTITIONS]
     features = root / "features" / "VLMs_1_15" / SYNTHETIC_MODEL
     base: dict[str, MuvrResult] = {
-        q: evaluate(partitions, released_vectors(features, query=q), query=q, ties=ties, bootstrap=bootstrap,
+        q: evaluate_vectors(partitions, released_vectors(features, query=q), query=q, ties=ties, bootstrap=bootstrap,
                     seed=seed, source="synthetic") for q in QUERIES}
     base[_RANDOM] = random_ranking(partitions)
-    filtered = {f"p = {w:g}": evaluate(partitions, released_vectors(features, version="filter"), version="filter",
+    filtered = {f"p = {w:g}": evaluate_vectors(partitions, released_vectors(features, version="filter"), version="filter",
                                        tag_weight=w, ties=ties, source="synthetic") for w in TAG_WEIGHTS}
     questions = qa.load_qa(root)
     answers = stand_in_answers(questions)

@@ -5,7 +5,7 @@ over video names (its order follows Python's string hashing) with numpy's
 default, unstable ``argsort``: on tied scores its numbers change from one
 process to the next. This module builds a synthetic partition in the released
 layout whose gallery videos share frames in groups (so their scores tie), and
-scores it under each tie rule of :func:`~sova_lib.benchmarks.muvr.retrieval.evaluate`
+scores it under each tie rule of :func:`~sova_lib.benchmarks.muvr.retrieval.evaluate_vectors`
 and under ``orders`` random orders of the gallery (each scored with
 ``gallery-order``). The mean of the random orders estimates the expected value
 that the ``expected`` rule computes exactly.
@@ -22,7 +22,7 @@ import pandas as pd
 from sova_lib.benchmarks.muvr.annotations import load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.metrics import TIES
-from sova_lib.benchmarks.muvr.retrieval import evaluate
+from sova_lib.benchmarks.muvr.retrieval import evaluate_vectors
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL, write_synthetic
 
 __all__ = ["TieStudy", "tie_study", "write_tied_synthetic"]
@@ -33,7 +33,7 @@ def write_tied_synthetic(root: Path, rng: np.random.Generator, *, group: int = 4
 
     Every ``group`` consecutive gallery videos get the first one's frame features,
     so each scores the same against every query. Returns the loaded partitions
-    (one) for :func:`evaluate`; the folder ``root`` is replaced.
+    (one) for :func:`evaluate_vectors`; the folder ``root`` is replaced.
     """
     root = Path(root)
     shutil.rmtree(root, ignore_errors=True)
@@ -74,7 +74,7 @@ def tie_study(root: Path, *, seed: int = 0, orders: int = 200) -> TieStudy:
     rng = np.random.default_rng(seed)
     partitions = write_tied_synthetic(root, rng)
     vectors = released_vectors(Path(root) / "features" / "VLMs_1_15" / SYNTHETIC_MODEL)
-    rules = {rule: dict(evaluate(partitions, vectors, ties=rule).metrics) for rule in TIES}
+    rules = {rule: dict(evaluate_vectors(partitions, vectors, ties=rule).metrics) for rule in TIES}
 
     order_rng = np.random.default_rng(seed)
 
@@ -82,7 +82,7 @@ def tie_study(root: Path, *, seed: int = 0, orders: int = 200) -> TieStudy:
         gallery, queries = vectors(partition)
         return gallery.select(order_rng.permutation(len(gallery.ids))), queries
 
-    draws = pd.DataFrame([evaluate(partitions, shuffled, ties="gallery-order").metrics for _ in range(orders)])
+    draws = pd.DataFrame([evaluate_vectors(partitions, shuffled, ties="gallery-order").metrics for _ in range(orders)])
     stats = {"mean": draws.mean(), "standard error": draws.sem(), "min": draws.min(), "max": draws.max()}
     return TieStudy(rules=rules, random_orders={stat: values.to_dict() for stat, values in stats.items()},
                     orders=orders)

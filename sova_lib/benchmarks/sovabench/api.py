@@ -15,12 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import partial
 from pathlib import Path
 
-from sova_lib.benchmarks.sovabench.clips import kpf
-from sova_lib.benchmarks.sovabench.clips import plan as clip_plan
-from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.benchmarks.sovabench.splits import read_tsv
 from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
@@ -63,8 +59,7 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
     if baseline is not None:
         made = _encoder(encoder) if baseline == "oracle" else None
         result = score_baseline(protocol, baseline, encoder=made, bootstrap=bootstrap, seed=seed)
-        result.to_record = partial(result.to_record, kind="baseline", source=baseline, baseline=baseline,
-                                   encoder=made and made.name, **run)
+        result.context.update(kind="baseline", source=baseline, baseline=baseline, encoder=made and made.name, **run)
         return result
     if embeddings is not None:
         items, context = read_embeddings(embeddings), {"kind": "embeddings", "source": str(embeddings)}
@@ -80,7 +75,7 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
                    bootstrap=bootstrap, seed=seed)
     if embeddings is None:
         result.notes.extend(empty_note(texts) + cut_note(texts, max_chars))
-    result.to_record = partial(result.to_record, **context, **run)
+    result.context.update(**context, **run)
     return result
 
 
@@ -121,6 +116,9 @@ def plan(tsv: str, annotations, out, **options) -> tuple[list, list[str], list[s
     ``workers``, ``show_progress``). Returns the manifest's rows, the lines that summarise them and a note when no
     row got a clip. A broken annotation file is a ``ValueError`` naming its line.
     """
+    from sova_lib.benchmarks.sovabench.clips import kpf
+    from sova_lib.benchmarks.sovabench.clips import plan as clip_plan
+
     try:
         rows = clip_plan.plan_clips(clips_of(tsv), annotations, **options)
     except kpf.KpfError as err:
@@ -135,6 +133,8 @@ def plan(tsv: str, annotations, out, **options) -> tuple[list, list[str], list[s
 
 
 def _manifest(path):
+    from sova_lib.benchmarks.sovabench.clips import plan as clip_plan
+
     try:
         return clip_plan.read_manifest(path)
     except (OSError, ValueError) as err:
@@ -153,6 +153,7 @@ def extract(manifest, video_root, out, **options):
 def clip_stats(manifest, tsv: str | None = None, source_fps: float | None = None) -> str:
     """Clip durations (Figure 3(b)), crop sizes (Figure 3(c)) and the counts per status, source dataset and class
     of a clip manifest, as text; ``tsv`` gives each index its class (default: the packaged splits)."""
+    from sova_lib.benchmarks.sovabench.clips import plan as clip_plan
     from sova_lib.benchmarks.sovabench.clips import stats
 
     df = stats.manifest_frame(_manifest(manifest))
@@ -179,6 +180,8 @@ def items(video_root, *, protocol: str | None = None, manifest=None) -> tuple[li
     ``DIR/<tail of the TSV prefix>/<clip name>.mp4``) or of a clip manifest's rows read from the source videos
     under ``video_root`` (``clips.items``); the details name the manifest and its SHA-256. ``ValueError`` when the
     first ``FIRST_ITEMS`` items all miss their video (a missing one further on is that item's error)."""
+    from sova_lib.benchmarks.sovabench.clips.items import manifest_items, protocol_items
+
     if manifest is None:
         (found, crop_source), details = protocol_items(protocol, video_root), None
     else:

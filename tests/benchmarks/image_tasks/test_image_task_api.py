@@ -18,7 +18,7 @@ def test_items_are_keyed_as_the_tasks_look_them_up(tmp_path):
 
 
 def test_the_random_row_records_itself():
-    result = image_tasks.evaluate("vsr-zeroshot", baseline="random")
+    result = image_tasks.evaluate_files("vsr-zeroshot", baseline="random")
     # two choices per VSR item: 1/2 each, 50 (docs/image-tasks.md: 50.0 over the 1,222 items)
     assert (result.value, result.n_items) == (50.0, 1222)
     record = result.to_record()
@@ -29,6 +29,6 @@ def test_the_random_row_records_itself():
 
 def test_vectors_need_the_text_model_and_only_they_do():
     with pytest.raises(ValueError, match="--embeddings on an image task needs --text-model"):
-        image_tasks.evaluate("vsr-zeroshot", embeddings="v.npz")
+        image_tasks.evaluate_files("vsr-zeroshot", embeddings="v.npz")
     with pytest.raises(ValueError, match="--text-model goes with --embeddings"):
-        image_tasks.evaluate("vsr-zeroshot", baseline="random", text_model="m")
+        image_tasks.evaluate_files("vsr-zeroshot", baseline="random", text_model="m")

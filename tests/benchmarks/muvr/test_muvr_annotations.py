@@ -117,7 +117,7 @@ def test_an_id_in_no_videos_json_record_joins_the_gallery_only_when_asked(root):
     part = load_partition(root, "news", join_listed=True)
     assert part.gallery[-1] == "#99999" and part.gallery.count("#99999") == 1
     assert "#99999" in part.queries[0].positives and any("1 listed id(s) in no record" in n for n in part.notes)
-    score = retrieval.evaluate([part], muvr.released_vectors(root / "features/VLMs_1_15" / SYNTHETIC_MODEL))
+    score = retrieval.evaluate_vectors([part], muvr.released_vectors(root / "features/VLMs_1_15" / SYNTHETIC_MODEL))
     assert any("1 gallery video(s) have no vectors" in n for n in score.notes)
     # a video name is never joined: the released files hold ids, and the official loader resolves only ids
     _edit(root, "query_rel_lists.json", lambda d: d[0]["rel_lists"]["pos_all"]["id_list"].append("BVsyn0t0v00"))

@@ -20,8 +20,8 @@ def data(tmp_path_factory):
 
 def test_released_features_score_as_the_retrieval_module_and_record_their_folder(data):
     features = data / "features" / "VLMs_1_15" / SYNTHETIC_MODEL
-    result = muvr.evaluate(data, partitions=PARTITIONS, features=features, query="video", bootstrap=0)
-    direct = retrieval.evaluate([muvr.load_partition(data, p) for p in PARTITIONS],
+    result = muvr.evaluate_files(data, partitions=PARTITIONS, features=features, query="video", bootstrap=0)
+    direct = retrieval.evaluate_vectors([muvr.load_partition(data, p) for p in PARTITIONS],
                                 muvr.released_vectors(features, query="video"), query="video")
     assert result.metrics == direct.metrics
     record = result.to_record()
@@ -35,15 +35,15 @@ def test_qa_answers_and_the_inputs_each_version_takes(data, tmp_path):
     questions = qa.load_qa(data, ["news"])
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps({"id": q.id, "text": "Yes"}) + "\n" for q in questions))
-    result = muvr.evaluate(data, version="qa", partitions=["news"], answers=answers)
+    result = muvr.evaluate_files(data, version="qa", partitions=["news"], answers=answers)
     # always Yes: every positive kept and every negative too, half the questions right, pair score 0
     assert (result.accuracy["all"], result.reranking_score["all"]) == (50.0, 0.0)
     assert result.to_record()["cache"] == "answers.jsonl"
     assert result.text().startswith("MUVR-QA all: accuracy 50.0%  reranking score +0.00")
     with pytest.raises(ValueError, match="--version qa needs --answers"):
-        muvr.evaluate(data, version="qa", partitions=["news"])
+        muvr.evaluate_files(data, version="qa", partitions=["news"])
     with pytest.raises(ValueError, match="--answers applies to --version qa"):
-        muvr.evaluate(data, partitions=["news"], answers=answers)
+        muvr.evaluate_files(data, partitions=["news"], answers=answers)
 
 
 def test_windows_are_described_with_the_general_preset_by_default(data, tmp_path):
@@ -60,7 +60,7 @@ def test_windows_are_described_with_the_general_preset_by_default(data, tmp_path
 
 
 def test_the_random_ranking_records_itself_as_a_baseline(data):
-    result = muvr.evaluate(data, partitions=PARTITIONS, baseline="random-ranking", seed=3)
+    result = muvr.evaluate_files(data, partitions=PARTITIONS, baseline="random-ranking", seed=3)
     assert result.metrics == muvr.random_ranking([muvr.load_partition(data, p) for p in PARTITIONS]).metrics
     record = result.to_record()
     assert (record["kind"], record["baseline"], record["seed"]) == ("baseline", "random-ranking", 3)

@@ -31,7 +31,7 @@ def test_evaluate_features_writes_one_result_json(capsys, data, tmp_path):
                           "--features", features, "--query", "video", "--out", tmp_path, "--json")
     assert code == 0
     result = json.loads(out)
-    direct = retrieval.evaluate([muvr.load_partition(data, p) for p in ("news", "dance")],
+    direct = retrieval.evaluate_vectors([muvr.load_partition(data, p) for p in ("news", "dance")],
                            muvr.released_vectors(features, query="video"), query="video")
     assert result["metrics"]["mAP"] == pytest.approx(direct.metrics["mAP"])
     assert result["ties"] == "expected" and result["query"] == "video"

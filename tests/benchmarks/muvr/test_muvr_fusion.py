@@ -123,7 +123,7 @@ def test_blocks_do_not_change_results(synthetic):
 
 def test_result_averages_partitions_and_records_its_tie_rule(synthetic):
     root, parts = synthetic
-    result = ev.evaluate(parts, muvr.released_vectors(root / "features" / "VLMs_1_15" / SYNTHETIC_MODEL),
+    result = ev.evaluate_vectors(parts, muvr.released_vectors(root / "features" / "VLMs_1_15" / SYNTHETIC_MODEL),
                            bootstrap=50, seed=1, source="synthetic")
     per = result.per_partition
     assert result.metrics["mAP"] == pytest.approx(np.mean([per[p]["mAP"] for p in muvr.PARTITIONS]))
@@ -131,7 +131,7 @@ def test_result_averages_partitions_and_records_its_tie_rule(synthetic):
     low, high = result.ci["mAP"]
     assert low < result.metrics["mAP"] < high
     assert result.to_json()["ties"] == "expected" and "per_row" not in result.to_json()
-    again = ev.evaluate(parts, muvr.released_vectors(root / "features" / "VLMs_1_15" / SYNTHETIC_MODEL),
+    again = ev.evaluate_vectors(parts, muvr.released_vectors(root / "features" / "VLMs_1_15" / SYNTHETIC_MODEL),
                           bootstrap=50, seed=1, source="synthetic")
     assert again.ci == result.ci
 
@@ -184,12 +184,12 @@ def test_filter_uses_each_querys_own_tag_vector(tmp_path):
         (folder / f"{qid}_query_dict.pkl").write_bytes(pickle.dumps({"query_prompt": e[0][None], "tags": {"red": own}}))
     part = muvr.load_partition(tmp_path, "news")
     assert part.gallery == ("A", "B")
-    result = ev.evaluate([part], muvr.released_vectors(folder.parent, query="text", version="filter"),
+    result = ev.evaluate_vectors([part], muvr.released_vectors(folder.parent, query="text", version="filter"),
                            version="filter", query="text", tag_weight=1.0)
     assert result.per_row == pytest.approx({"news/q1 +red": 1.0, "news/q2 +red": 0.5})
     assert result.metrics["mAP"] == pytest.approx(75.0)
     # a query whose own file lacks the phrase is an error naming the query and the phrase
     (folder / "q2_query_dict.pkl").write_bytes(pickle.dumps({"query_prompt": e[0][None], "tags": {"blue": e[2]}}))
     with pytest.raises(ValueError, match="query 'q2' has no vector of its tag phrase 'red'"):
-        ev.evaluate([part], muvr.released_vectors(folder.parent, query="text", version="filter"),
+        ev.evaluate_vectors([part], muvr.released_vectors(folder.parent, query="text", version="filter"),
                       version="filter", query="text", tag_weight=1.0)

@@ -60,7 +60,7 @@ def test_base_own_video_is_a_miss_other_query_videos_rank_and_uap_ranks_queries_
         (1/2 + 2/3 + 3/4 + 4/9) / 5 = (85/36) / 5 = 17/36.
     """
     part, vectors = case
-    r = retrieval.evaluate([part], vectors, query="text")
+    r = retrieval.evaluate_vectors([part], vectors, query="text")
     assert r.per_row == pytest.approx({"news/q1": 1 / 2, "news/q2": 1.0}, abs=1e-12)
     assert r.metrics["mAP"] == pytest.approx(75.0, abs=1e-12)
     assert r.metrics["uAP"] == pytest.approx(100 * 17 / 36, abs=1e-12)
@@ -95,7 +95,7 @@ def test_filter_follows_get_final_similarities(case, weight, expected):
     (q1 is a miss), +red -blue 1, q3 1 -> 7/8 at every p.
     """
     part, vectors = case
-    r = retrieval.evaluate([part], vectors, version="filter", query="text", tag_weight=weight)
+    r = retrieval.evaluate_vectors([part], vectors, version="filter", query="text", tag_weight=weight)
     assert r.n_rows == 4
     assert r.metrics["mAP"] == pytest.approx(100 * expected, abs=1e-9)
     assert r.metrics["R@200"] == pytest.approx(100 * 7 / 8, abs=1e-12)
@@ -116,7 +116,7 @@ def test_negative_tag_weight_is_refused(case):
     """The official get_final_similarities asserts mode >= 0 (cuvr.py:314)."""
     part, vectors = case
     with pytest.raises(ValueError, match="at least 0"):
-        retrieval.evaluate([part], vectors, version="filter", query="text", tag_weight=-0.1)
+        retrieval.evaluate_vectors([part], vectors, version="filter", query="text", tag_weight=-0.1)
 
 
 def test_qa_no_tag_leaves_out_instance_under_the_official_parse(tmp_path):

@@ -148,7 +148,7 @@ def test_framework_pools_windows_and_any_window_can_match():
     gallery, queries = framework.framework_vectors(texts, HashEncoder())(part)
     assert list(gallery.ids) == ["g1", "g2", "g3", "q"] and gallery.counts.tolist() == [2, 1, 1, 1]
     assert queries.text.counts.tolist() == [2]  # "Snow falls." and "A dog barks."
-    result = retrieval.evaluate([part], framework.framework_vectors(texts, HashEncoder()), query="text+video")
+    result = retrieval.evaluate_vectors([part], framework.framework_vectors(texts, HashEncoder()), query="text+video")
     assert result.per_partition["news"]["mAP"] == pytest.approx(100.0)  # g1 by S_v = 1, g2 by S_t = 1
     whole = framework.framework_vectors(texts, HashEncoder(), split_query=False)(part)[1]
     assert whole.text.counts.tolist() == [1]
