@@ -21,7 +21,6 @@ the work.
 from __future__ import annotations
 
 import sys
-from functools import partial
 
 from sova_lib.benchmarks import sovabench
 from sova_lib.cli import CliError
@@ -135,7 +134,7 @@ def run_sovabench(args) -> int:
     if manifest:  # a describe cache folder is named as the notebooks name it
         from sova_lib.paper.cache_scan import source_label
 
-        result.to_record = partial(result.to_record, source=source_label(manifest))
+        result.context["source"] = source_label(manifest)
     if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
         print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
               f"points (optimistic minus pessimistic); the score uses the {result.ties!r} tie rule", file=sys.stderr)
