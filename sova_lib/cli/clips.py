@@ -25,21 +25,20 @@ from sova_lib.cli.options import (
     count,
     existing_file,
     existing_folder,
+    fill_later,
     note,
     positive_count,
     positive_number,
     positive_rate,
 )
 
-__all__ = ["add_commands"]
+__all__ = ["add_steps"]
 
 
-def add_commands(subparsers) -> None:
-    """``clips plan|extract|stats`` under ``subparsers`` (``sova sovabench clips``)."""
-    p = subparsers.add_parser("clips", help="build SOVABench clips from MEVA/VIRAT: sources, fetch, plan, extract, "
-                                            "stats",
-                              description=__doc__.replace("``", "").replace("::\n", ""),
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_steps(p) -> None:
+    """``sources|fetch|plan|extract|stats`` under the parser ``p`` of ``sova sovabench clips`` (``cli.sovabench``
+    adds them when that command is first parsed)."""
+    p.description = __doc__.replace("``", "").replace("::\n", "")
     sub = p.add_subparsers(dest="clips_command", metavar="STEP", required=True)
     _add_sources(sub)
     _add_fetch(sub)
@@ -125,8 +124,6 @@ def _folder(text: str) -> Path:
 
 
 def _add_fetch(sub) -> None:
-    from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL
-
     f = sub.add_parser("fetch", help="download a protocol's missing MEVA source videos from the public bucket "
                                      "(resumable, each file checked)",
                        description="Download the MEVA source videos of a protocol that are not yet under "
@@ -136,6 +133,13 @@ def _add_fetch(sub) -> None:
                                    "and opened for the frames its rows need (a file that fails is removed). VIRAT "
                                    "videos are not in that bucket: they are named, not fetched. Example: sova "
                                    "sovabench clips fetch --tsv inter-pair --video-root VID --limit 2")
+    fill_later(f, _fetch_options)  # the sources module (its default URL) only when fetch is parsed
+    f.set_defaults(func=_fetch)
+
+
+def _fetch_options(f) -> None:
+    from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL
+
     _tsv(f)
     f.add_argument("--video-root", required=True, type=_folder, metavar="DIR",
                    help="folder for the source videos (made when missing); videos already anywhere under it are "
@@ -152,7 +156,6 @@ def _add_fetch(sub) -> None:
                    help="fetch the first N missing videos only, for a first try")
     f.add_argument("--dry-run", action="store_true", help="print what would be fetched, and fetch nothing")
     add_output_options(f, progress=True)
-    f.set_defaults(func=_fetch)
 
 
 def _processes(parser, text: str) -> None:

@@ -21,6 +21,7 @@ the work.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from sova_lib.benchmarks import sovabench
 from sova_lib.cli import CliError
@@ -35,7 +36,6 @@ from sova_lib.cli.options import (
     note,
     report,
 )
-from sova_lib.describe.provenance import read_cache_manifest
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.evaluation import BASELINES, CoverageError
 from sova_lib.metrics import TIE_RULES
@@ -130,11 +130,11 @@ def run_sovabench(args) -> int:
         raise CliError(f"{flag} {path}: {err}") from None
     except RuntimeError as err:
         raise CliError(str(err)) from None
-    manifest = args.descriptions and read_cache_manifest(args.descriptions)
-    if manifest:  # a describe cache folder is named as the notebooks name it
+    if args.descriptions and (Path(args.descriptions) / "manifest.json").is_file():  # a describe cache folder is
+        from sova_lib.describe.provenance import read_cache_manifest  # named as the notebooks name it
         from sova_lib.paper.cache_scan import source_label
 
-        result.context["source"] = source_label(manifest)
+        result.context["source"] = source_label(read_cache_manifest(args.descriptions))
     if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
         print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
               f"points (optimistic minus pessimistic); the score uses the {result.ties!r} tie rule", file=sys.stderr)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 
-from sova_lib.cli import clips
 from sova_lib.cli.options import fill_later
 
 __all__ = ["add_commands"]
@@ -79,4 +78,12 @@ def add_commands(subparsers) -> None:
                                      "an .npz of vectors, or a built-in baseline under a retrieval protocol.")
     fill_later(v, _evaluate_options)
 
-    clips.add_commands(verbs)
+    c = verbs.add_parser("clips", help="build SOVABench clips from MEVA/VIRAT: sources, fetch, plan, extract, stats",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    fill_later(c, _clips_steps)  # the clips commands' module only when one of them is parsed
+
+
+def _clips_steps(parser) -> None:
+    from sova_lib.cli import clips
+
+    clips.add_steps(parser)

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.benchmarks.sovabench.splits import read_tsv
-from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.evaluation import Result
 from sova_lib.evaluation import baseline as score_baseline
@@ -68,9 +67,10 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
         items = embed_descriptions(texts, made, sentences=sentences, max_chars=max_chars)
         context = {"kind": "description cache", "source": str(descriptions), "cache": Path(descriptions).name,
                    "encoder": made.name, "text_split": "sentences" if sentences else "whole text"}
-        manifest = read_cache_manifest(descriptions)
-        if manifest is not None:  # a describe cache folder: the record names what wrote it
-            context.update(cache_provenance(manifest, descriptions))
+        if (Path(descriptions) / "manifest.json").is_file():  # a describe cache folder: the record names what wrote it
+            from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
+
+            context.update(cache_provenance(read_cache_manifest(descriptions), descriptions))
     result = score(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
                    bootstrap=bootstrap, seed=seed)
     if embeddings is None:
