@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sova_lib.describe.prompts import PROMPTS
 
-__all__ = ["cache_provenance", "prompt_name", "read_cache_manifest"]
+__all__ = ["cache_provenance", "folder_provenance", "prompt_name", "read_cache_manifest"]
 
 
 def prompt_name(manifest: dict) -> str:
@@ -59,3 +59,10 @@ def cache_provenance(manifest: dict, folder: str | Path) -> dict:
             "fingerprint": manifest.get("fingerprint"), "prompt": prompt_name(manifest),
             "fps": None if fps is None else float(fps), "frames": manifest.get("frames"),
             "versions": manifest.get("versions")}
+
+
+def folder_provenance(path: str | Path) -> dict:
+    """``cache_provenance`` of ``path`` when it is a describe cache folder (it holds a ``manifest.json``); ``{}``
+    for anything else (a JSON Lines file, a folder of another tool)."""
+    manifest = read_cache_manifest(path)
+    return {} if manifest is None else cache_provenance(manifest, path)

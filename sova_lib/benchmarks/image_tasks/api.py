@@ -21,6 +21,7 @@ from sova_lib.benchmarks.image_tasks.accuracy import (
 )
 from sova_lib.benchmarks.image_tasks.datasets import image_key, load
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item
+from sova_lib.describe.provenance import folder_provenance
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import MAX_TEXT_CHARS, cut_note, read_descriptions, read_embeddings
 
@@ -83,4 +84,6 @@ def evaluate_files(task: str, *, descriptions=None, embeddings=None, baseline: s
     kind = "baseline" if baseline else ("embeddings" if embeddings is not None else "description cache")
     result.context.update(kind=kind, source=baseline or str(embeddings or descriptions), bootstrap=bootstrap, seed=seed,
                           baseline=baseline, encoder=made and made.name)
+    if kind == "description cache":  # a describe cache names its model
+        result.context.update(folder_provenance(descriptions))
     return result

@@ -17,6 +17,7 @@ from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import npz_vectors, released_vectors
 from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, TAG_WEIGHT
 from sova_lib.benchmarks.muvr.metrics import TIES
+from sova_lib.describe.provenance import folder_provenance
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import read_descriptions
 
@@ -68,7 +69,8 @@ def evaluate_files(data, *, version: str = "base", partitions=PARTITIONS, featur
         if answers is None:
             raise ValueError("--version qa needs --answers CACHE (a describe cache folder or a JSON Lines file)")
         result = qa.score_answers(qa.load_qa(data, partitions), read_descriptions(answers), parse=scoring)
-        result.context.update(kind="description cache", source=str(answers), cache=Path(answers).name, **run)
+        result.context.update({"kind": "description cache", "source": str(answers), "cache": Path(answers).name,
+                               **folder_provenance(answers), **run})  # a describe cache names its model
         return result
     if answers is not None:
         raise ValueError("--answers applies to --version qa")
@@ -88,8 +90,9 @@ def evaluate_files(data, *, version: str = "base", partitions=PARTITIONS, featur
         source, vectors = descriptions, framework.framework_vectors(read_descriptions(descriptions), made,
                                                                     split_query=split_query)
         context = {"kind": "description cache", "encoder": made.name,
-                   "text_split": "sentences" if split_query else "whole text"}
+                   "text_split": "sentences" if split_query else "whole text",
+                   **folder_provenance(descriptions)}  # a describe cache names its model
     result = retrieval.evaluate_vectors(loaded, vectors, query=query, tag_weight=tag_weight, ties=ties, source=str(source),
                                 **options)
-    result.context.update(source=str(source), cache=Path(source).name, **context, **run)
+    result.context.update({"source": str(source), "cache": Path(source).name, **context, **run})
     return result

@@ -26,6 +26,7 @@ from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
 from sova_lib.benchmarks.vantage.submissions import check_submission, read_submission, write_submission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, submission_answers, submission_id, task_key
 from sova_lib.describe.prompt_file import PromptFile, read_prompt_file
+from sova_lib.describe.provenance import folder_provenance
 from sova_lib.storage import lines, read_text
 
 __all__ = ["Described", "describe", "evaluate", "route_metadata", "score_folder", "submit", "validate"]
@@ -117,7 +118,8 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
                    "cache": f"{Path(submission).parent.name}-{Path(submission).stem}"}
     else:  # raw answers given as such: the caller says what they are in to_record(kind=..., source=...)
         context = {} if isinstance(answers, Mapping) else {"kind": "description cache", "source": str(answers),
-                                                            "cache": Path(answers).name}
+                                                            "cache": Path(answers).name,
+                                                            **folder_provenance(answers)}  # names its model
         answers = _answers(task, answers, items, frames, prompts)
     if answers and truth and not set(truth) & set(answers):  # an answer without a GT id is counted by the scorer
         raise ValueError(f"none of the {len(answers)} answer ids is a ground-truth id (answer id "
