@@ -123,7 +123,7 @@ computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", 
 # %%
 table4 = results.compare_table("Table 4", computed)
 shown4 = results.format_table(table4, "Table 4")
-results.write_outputs(table4, shown4, out / "02_results_table4")
+results.write_outputs(results.number_table(table4, "Table 4"), shown4, out / "02_results_table4")
 shown4
 
 # %% [markdown]
@@ -135,7 +135,7 @@ shown4
 # %%
 tableC1 = results.compare_table("Table C.1", computed)
 shownC1 = results.format_table(tableC1, "Table C.1")
-results.write_outputs(tableC1, shownC1, out / "02_results_tableC1")
+results.write_outputs(results.number_table(tableC1, "Table C.1"), shownC1, out / "02_results_tableC1")
 shownC1
 
 # %% [markdown]
@@ -159,7 +159,7 @@ summary = {
     "encoder": encoder_name, "ties": ties, "bootstrap": bootstrap,
     "caches": len(caches), "sovabench_caches": len(cache_scan.sovabench_caches(caches)),
     "computed": computed[["source", "protocol", "value", "ci_low", "ci_high"]].to_dict("records"),
-    "table4_rows": len(table4), "table4_not_computed": int((table4["computed as"] == results.NOT_COMPUTED).sum()),
+    "table4_rows": len(table4), "table4_not_computed": int(table4["source"].isna().sum()),
     "tableC1_rows": len(tableC1), "embedding_caches": len(embedding_caches),
     "comparisons": [c.summary() for c in comparisons], "comparison_note": comparison_note,
 }

@@ -30,7 +30,6 @@ queries (within each pair for Pair-mAP).
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -48,9 +47,9 @@ from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, score_cell, write_record
 from sova_lib.storage import write_text
 
-__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "paper_results", "baseline_rows", "evaluate_cache",
-           "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "format_table", "paper_random",
-           "figure2b", "scatter_frame", "write_outputs"]
+__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "baseline_rows", "evaluate_cache",
+           "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "computed_as", "number_table",
+           "format_table", "paper_random", "figure2b", "scatter_frame", "write_outputs"]
 
 #: The benchmark these tables are about (the ``benchmark`` field of their records).
 BENCHMARK = "SOVABench"
@@ -228,6 +227,18 @@ PAPER_TABLES = {"Table 4": (("inter-pair", "intra-pair"), ()),
                 "Table C.1": (("inter-pair-constrained",), ("efficiency",))}
 
 
+#: The fields of a computed record that say what was scored (record field -> its column in ``compare_table``):
+#: the source as written, what kind of input it was, and the settings behind it. Empty where the row was not
+#: computed; ``computed_as`` writes them as one cell for reading.
+SOURCE_COLUMNS = {"source": "source", "kind": "kind", "baseline": "baseline", "model": "source model",
+                  "prompt": "source prompt", "encoder": "encoder", "fps": "fps", "cache": "cache"}
+
+
+def _present(value):
+    """``value``, or ``None`` where a record leaves the field empty (``None``, NaN or ``""``)."""
+    return None if value is None or (isinstance(value, float) and np.isnan(value)) or value == "" else value
+
+
 def compare_table(table: str, computed) -> "pd.DataFrame":
     """Every row of ``table`` (one of ``PAPER_TABLES``) beside the computed rows, then the computed rows the paper
     lacks.
@@ -236,20 +247,22 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
     selects. For each computed column the result has ``<col> paper``,
     ``<col> here``, ``<col> CI low``, ``<col> CI high``, ``<col> missing``
     (clips the scored input lacked, counted as failures) and ``<col> without
-    missing`` (the value with them left out) (NaN where absent), plus ``computed as`` (the computed source, or ``not computed
-    here``); a column copied from the paper alone is ``<col> paper``, shown
-    before the others. A paper row is matched by a description cache of the
-    same model id and prompt, by a frame-embedding cache of its paper model
-    (``contrastive.CONTRASTIVE_IDS``), and the paper's Random row by the
-    ``prevalence`` baseline.
+    missing`` (the value with them left out) and ``<col> note`` (what the
+    record adds) (NaN where absent), then what was scored, as data
+    (``SOURCE_COLUMNS``: source, kind, baseline, source model, source prompt,
+    encoder, fps, cache; empty for a row not computed here). A column copied
+    from the paper alone is ``<col> paper``, shown before the others. A paper
+    row is matched by a description cache of the same model id and prompt, by
+    a frame-embedding cache of its paper model (``contrastive.CONTRASTIVE_IDS``),
+    and the paper's Random row by the ``prevalence`` baseline. ``format_table``
+    and ``number_table`` write these columns for reading.
     """
     columns, paper_only = PAPER_TABLES[table]
     paper = paper_results(table)
     paper = paper[paper["column"].isin([*paper_only, *columns])]
     out: dict = {}
     for r in paper.itertuples(index=False):
-        row = out.setdefault((r.model, r.prompt or ""), {"group": r.group, "model": r.model, "prompt": r.prompt or "-",
-                                   "computed as": NOT_COMPUTED})
+        row = out.setdefault((r.model, r.prompt or ""), {"group": r.group, "model": r.model, "prompt": r.prompt or "-"})
         row[f"{r.column} paper"] = float(r.value)
     for r in computed.to_dict("records"):  # rows the paper lacks go after its own
         if r["protocol"] not in columns:
@@ -264,31 +277,51 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
         if key not in out:
             key = ("computed", r["source"], r.get("cache", ""))
             prompt = r.get("prompt")
-            target = out.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
-                                          "prompt": prompt if isinstance(prompt, str) and prompt else "-",
-                                          "computed as": r["source"]})
-        else:
-            target = out[key]
-            target["computed as"] = r["source"]
-        if r["kind"] == "description cache":
-            target["computed as"] = f"{r['source']}; encoder {r['encoder']}; cache {r['cache']}"
-        elif r["kind"] == "embeddings" and r.get("cache"):
-            target["computed as"] = f"{r['source']}; cache {r['cache']}"
+            out.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
+                                 "prompt": prompt if isinstance(prompt, str) and prompt else "-"})
+        target = out[key]
+        target.update({column: _present(r.get(field)) for field, column in SOURCE_COLUMNS.items()})
         target[f"{r['protocol']} here"] = r["value"]
         target[f"{r['protocol']} CI low"] = r.get("ci_low", np.nan)
         target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
         target[f"{r['protocol']} missing"] = r.get("n_missing", np.nan)
         target[f"{r['protocol']} without missing"] = r.get("value_without_missing", np.nan)
-        if isinstance(r.get("note"), str) and r["note"]:
-            target["computed as"] += f" ({r['protocol']}: {r['note']})"
+        target[f"{r['protocol']} note"] = _present(r.get("note"))
     order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
              *(f"{c} {part}" for c in columns
-               for part in ("paper", "here", "CI low", "CI high", "missing", "without missing"))]
-    table = pd.DataFrame(list(out.values())).reindex(columns=order + ["computed as"])
+               for part in ("paper", "here", "CI low", "CI high", "missing", "without missing", "note"))]
+    table = pd.DataFrame(list(out.values())).reindex(columns=order + list(SOURCE_COLUMNS.values()))
     for c in columns:  # a count, written as one
         table[f"{c} missing"] = pd.Series([None if pd.isna(v) else int(v) for v in table[f"{c} missing"]],
                                           index=table.index, dtype=object)
     return table
+
+
+def computed_as(frame, table: str) -> list[str]:
+    """What each row of ``compare_table(table, ...)`` was computed from, as one cell for reading: the source, then
+    ``; encoder E; cache C`` for a description cache (``; cache C`` for a frame-embedding cache), then each
+    protocol's note as `` (protocol: note)``; ``not computed here`` for a row without a source."""
+    columns, _ = PAPER_TABLES[table]
+    cells = []
+    for r in frame.to_dict("records"):
+        if pd.isna(r["source"]):
+            cells.append(NOT_COMPUTED)
+            continue
+        cell = r["source"]
+        if r["kind"] == "description cache":
+            cell += f"; encoder {r['encoder']}; cache {r['cache']}"
+        elif r["kind"] == "embeddings" and pd.notna(r["cache"]):
+            cell += f"; cache {r['cache']}"
+        cells.append(cell + "".join(f" ({c}: {r[f'{c} note']})" for c in columns if pd.notna(r[f"{c} note"])))
+    return cells
+
+
+def number_table(frame, table: str) -> "pd.DataFrame":
+    """``compare_table(table, ...)``'s numbers as written to its CSV: the paper's and the computed values, then
+    ``computed as`` (``computed_as``) in place of the source columns and notes."""
+    columns, _ = PAPER_TABLES[table]
+    notes = [f"{c} note" for c in columns]
+    return frame.drop(columns=[*notes, *SOURCE_COLUMNS.values()]).assign(**{"computed as": computed_as(frame, table)})
 
 
 def format_table(frame, table: str) -> "pd.DataFrame":
@@ -305,7 +338,7 @@ def format_table(frame, table: str) -> "pd.DataFrame":
                        missing=NOT_COMPUTED)
             for v, lo, hi, m, w in zip(frame[f"{c} here"], frame[f"{c} CI low"], frame[f"{c} CI high"],
                                        frame[f"{c} missing"], frame[f"{c} without missing"])]
-    shown["computed as"] = frame["computed as"]
+    shown["computed as"] = computed_as(frame, table)
     return shown
 
 
@@ -333,8 +366,10 @@ def figure2b(table, *, title: str = "SOVABench: inter-pair mAP against intra-pai
 def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
     """Points of Figure 2(b) from ``compare_table``: paper rows, then computed rows with both values.
 
-    Columns ``label, group, prompt, inter, intra, source``. The oracle (an
-    upper bound at 100) is left out; the Random row is drawn once, from the paper.
+    Columns ``label, group, prompt, inter, intra, source``. A computed row
+    the paper lacks is labelled by its baseline or its source model and
+    prompt. The oracle (an upper bound at 100) is left out; the Random row is
+    drawn once, from the paper.
     """
     short = {"general": " (general)", "task-aware": " (task-aware)"}
     rows = []
@@ -343,11 +378,15 @@ def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
             rows.append({"label": r["model"] + short.get(r["prompt"], ""), "group": r["group"],
                          "prompt": r["prompt"], "inter": r[f"{x} paper"], "intra": r[f"{y} paper"], "source": "paper"})
         here = r[f"{x} here"], r[f"{y} here"]
-        if r["model"] != "Random" and pd.notna(here[0]) and pd.notna(here[1]) and "oracle" not in r["computed as"]:
-            if r["group"].startswith("Computed"):  # keep a prompt name, drop other explanations and model ids
-                label = re.sub(r" \((?!general|task-aware)[^)]*\)| \[[^]]*\]", "", r["computed as"].split(";")[0])
-            else:
+        if r["model"] != "Random" and pd.notna(here[0]) and pd.notna(here[1]) and r["baseline"] != "oracle":
+            if not r["group"].startswith("Computed"):
                 label = r["model"] + short.get(r["prompt"], "")
+            elif pd.notna(r["baseline"]):
+                label = r["baseline"].replace("-", " ")
+            elif pd.notna(r["source model"]):
+                label = r["source model"] + short.get(r["source prompt"], "")
+            else:
+                label = r["source"]
             rows.append({"label": label + " [here]", "group": "Computed here", "prompt": r["prompt"],
                          "inter": here[0], "intra": here[1], "source": "computed here"})
     return pd.DataFrame(rows, columns=["label", "group", "prompt", "inter", "intra", "source"])

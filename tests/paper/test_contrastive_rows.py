@@ -47,5 +47,11 @@ def test_embedding_rows_match_evaluate_and_sit_beside_the_paper_row(tmp_path):
     table = results.compare_table("Table C.1", computed).set_index("model")
     assert table.loc["CLIP-ViT-L-14", "inter-pair-constrained paper"] == 37.4
     assert table.loc["CLIP-ViT-L-14", "inter-pair-constrained here"] == rows[0]["value"]
-    assert "none pooling" in table.loc["CLIP-ViT-L-14", "computed as"]
-    assert table.loc["SigLIP2-Giant", "computed as"] == results.NOT_COMPUTED
+    clip = table.loc["CLIP-ViT-L-14"]
+    assert (clip["kind"], clip["source model"], clip["cache"]) == \
+        ("embeddings", "openai/clip-vit-large-patch14", rows[0]["cache"])
+    assert "none pooling" in clip["source"]
+    assert table.loc["SigLIP2-Giant", ["source", "cache"]].isna().all()
+    shown = results.computed_as(table.reset_index(), "Table C.1")
+    assert shown[list(table.index).index("CLIP-ViT-L-14")] == f"{clip['source']}; cache {clip['cache']}"
+    assert shown[list(table.index).index("SigLIP2-Giant")] == results.NOT_COMPUTED

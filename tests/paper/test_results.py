@@ -146,14 +146,17 @@ def test_compare_table_matches_rows_and_never_fills_in():
     minicpm = rows.loc[("MiniCPM-V 4.5", "task-aware")]
     assert minicpm["inter-pair paper"] == 38.3 and minicpm["inter-pair here"] == 37.0
     assert np.isnan(minicpm["intra-pair here"])  # this cache was not scored on intra-pair
-    assert "encoder all-MiniLM-L6-v2; cache c1" in minicpm["computed as"]
-    assert rows.loc[("CLIP4Clip", "-"), "computed as"] == results.NOT_COMPUTED
+    assert (minicpm["encoder"], minicpm["cache"]) == ("all-MiniLM-L6-v2", "c1")
+    assert rows.loc[("CLIP4Clip", "-"), ["source", "encoder", "cache"]].isna().all()
     extra = table.iloc[-1]
     assert extra["group"].startswith("Computed here") and np.isnan(extra["inter-pair paper"])
     shown = results.format_table(table, "Table 4").set_index(["model", "prompt"])
     assert shown.loc[("MiniCPM-V 4.5", "task-aware"), "inter-pair (here, 95% CI)"] == "37.0 [36.0, 38.0]"
     assert shown.loc[("MiniCPM-V 4.5", "task-aware"), "intra-pair (here, 95% CI)"] == results.NOT_COMPUTED
     assert shown.loc[("VideoCLIP", "-"), "inter-pair (paper)"] == "34.5"
+    assert shown.loc[("MiniCPM-V 4.5", "task-aware"), "computed as"] == \
+        "MiniCPM-V 4.5 [openbmb/MiniCPM-V-4_5] (task-aware, transformers); encoder all-MiniLM-L6-v2; cache c1"
+    assert shown.loc[("CLIP4Clip", "-"), "computed as"] == results.NOT_COMPUTED
 
 
 def test_compare_table_paper_only_column():
@@ -161,7 +164,7 @@ def test_compare_table_paper_only_column():
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("VideoCLIP", "-"), "efficiency paper"] == 0.47
     assert np.isnan(rows.loc[("Random", "-"), "efficiency paper"])
-    assert (table["computed as"] == results.NOT_COMPUTED).sum() == 21  # nothing computed on this protocol
+    assert table["source"].isna().sum() == 21  # nothing computed on this protocol
 
 
 def test_scatter_frame_keeps_paper_rows_and_complete_computed_rows():
@@ -173,7 +176,8 @@ def test_scatter_frame_keeps_paper_rows_and_complete_computed_rows():
     points = results.scatter_frame(table)
     assert (points["source"] == "paper").sum() == 21
     here = points[points["source"] != "paper"]
-    assert here["label"].tolist() == ["motion describer [here]"]  # MiniCPM has no intra-pair value here
+    # named by its model id and prompt; MiniCPM has no intra-pair value here
+    assert here["label"].tolist() == ["classical-motion (general) [here]"]
     assert here[["inter", "intra"]].values.tolist() == [[10.0, 51.0]]
 
 
@@ -298,13 +302,15 @@ def test_table4_has_the_papers_21_rows_with_the_computed_ones_beside_them():
     assert len(table) == 21  # the paper's rows; nothing computed here is outside the paper
     assert list(table.columns) == ["group", "model", "prompt",
                                    *(f"{p} {part}" for p in ("inter-pair", "intra-pair")
-                                     for part in ("paper", "here", "CI low", "CI high", "missing", "without missing")),
-                                   "computed as"]
+                                     for part in ("paper", "here", "CI low", "CI high", "missing", "without missing",
+                                                  "note")),
+                                   "source", "kind", "baseline", "source model", "source prompt", "encoder", "fps",
+                                   "cache"]
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("Random", "-"), ["inter-pair paper", "inter-pair here", "intra-pair here"]].tolist() == \
         [3.4, 3.42, 50.29]
     assert rows.loc[("MiniCPM-V 4.5", "task-aware"), "inter-pair here"] == 37.0
-    assert (table["computed as"] == results.NOT_COMPUTED).sum() == 19  # 21 rows, Random and MiniCPM-V computed
+    assert table["source"].isna().sum() == 19  # 21 rows, Random and MiniCPM-V computed
     shown = results.format_table(table, "Table 4").set_index(["model", "prompt"])
     assert shown.loc[("Random", "-"), "intra-pair (here, 95% CI)"] == "50.3 [50.1, 50.5]"
     assert shown.loc[("MiniCPM-V 4.5", "task-aware"), "inter-pair (paper)"] == "38.3"
@@ -346,7 +352,8 @@ def test_table_c1_has_the_papers_21_rows_with_efficiency_as_reported():
                                    "inter-pair-constrained paper", "inter-pair-constrained here",
                                    "inter-pair-constrained CI low", "inter-pair-constrained CI high",
                                    "inter-pair-constrained missing", "inter-pair-constrained without missing",
-                                   "computed as"]
+                                   "inter-pair-constrained note", "source", "kind", "baseline", "source model",
+                                   "source prompt", "encoder", "fps", "cache"]
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("Random", "-"), ["inter-pair-constrained paper", "inter-pair-constrained here"]].tolist() == \
         [23.7, 23.71]
@@ -354,7 +361,7 @@ def test_table_c1_has_the_papers_21_rows_with_efficiency_as_reported():
     minicpm = rows.loc[("MiniCPM-V 4.5", "task-aware")]
     assert (minicpm["efficiency paper"], minicpm["inter-pair-constrained paper"],
             minicpm["inter-pair-constrained here"]) == (0.26, 44.8, 44.0)
-    assert (table["computed as"] == results.NOT_COMPUTED).sum() == 19  # 21 rows, Random and MiniCPM-V computed
+    assert table["source"].isna().sum() == 19  # 21 rows, Random and MiniCPM-V computed
     shown = results.format_table(table, "Table C.1").set_index(["model", "prompt"])
     assert list(shown.columns) == ["group", "efficiency (paper)", "inter-pair-constrained (paper)",
                                    "inter-pair-constrained (here, 95% CI)", "computed as"]
@@ -414,3 +421,4 @@ def test_no_nan_in_a_table_a_person_reads():
     rows = shown.set_index("model")
     assert rows.loc["random ranking", "prompt"] == "-"
     assert rows.loc["my model (general)", "inter-pair (here, 95% CI)"] == "20.0 [19.0, 21.0]; 3 missing, 20.3 without them"
+
