@@ -422,3 +422,37 @@ def test_no_nan_in_a_table_a_person_reads():
     assert rows.loc["random ranking", "prompt"] == "-"
     assert rows.loc["my model (general)", "inter-pair (here, 95% CI)"] == "20.0 [19.0, 21.0]; 3 missing, 20.3 without them"
 
+
+def test_table4_keeps_what_was_scored_as_data_and_the_scatter_reads_it():
+    """Source, model, encoder, prompt, fps and cache are columns of their own; the figure's points come from them,
+    whatever the source's wording, and the cell a person reads is written from them."""
+    computed = pd.concat([_table4_computed(), pd.DataFrame([
+        {"kind": "description cache", "source": "anything at all; (oracle) [x]", "model": "me/mine",
+         "prompt": "task-aware", "cache": "c2", "encoder": "enc", "fps": 2.0, "protocol": p, "value": v,
+         "ci_low": np.nan, "ci_high": np.nan, "note": n}
+        for p, v, n in (("inter-pair", 20.0, ""), ("intra-pair", 52.0, "subset"))] + [
+        {"kind": "baseline", "baseline": "oracle", "source": "upper bound", "encoder": "enc", "protocol": p,
+         "value": 100.0, "ci_low": np.nan, "ci_high": np.nan, "note": ""} for p in ("inter-pair", "intra-pair")] + [
+        {"kind": "baseline", "baseline": "random-ranking", "source": "chance", "protocol": p, "value": v,
+         "ci_low": np.nan, "ci_high": np.nan, "note": ""} for p, v in (("inter-pair", 3.5), ("intra-pair", 51.2))])],
+        ignore_index=True)
+    table = results.compare_table("Table 4", computed)
+    mine = table[table["source model"] == "me/mine"]
+    assert len(mine) == 1
+    assert mine[["source", "kind", "baseline", "source model", "source prompt", "encoder", "fps", "cache",
+                 "inter-pair note", "intra-pair note"]].iloc[0].fillna("(empty)").tolist() == \
+        ["anything at all; (oracle) [x]", "description cache", "(empty)", "me/mine", "task-aware", "enc", 2.0, "c2",
+         "(empty)", "subset"]
+    minicpm = table.set_index(["model", "prompt"]).loc[("MiniCPM-V 4.5", "task-aware")]
+    assert (minicpm["source model"], minicpm["source prompt"], minicpm["encoder"], minicpm["cache"]) == \
+        ("openbmb/MiniCPM-V-4_5", "task-aware", "all-MiniLM-L6-v2", "c1")
+    assert results.computed_as(mine, "Table 4") == \
+        ["anything at all; (oracle) [x]; encoder enc; cache c2 (intra-pair: subset)"]
+    points = results.scatter_frame(table)
+    here = points[points["source"] == "computed here"]
+    # the oracle is known by its baseline, not by its wording; the others are named by baseline or model and prompt
+    assert here[["label", "inter", "intra"]].values.tolist() == [["me/mine (task-aware) [here]", 20.0, 52.0],
+                                                                  ["random ranking [here]", 3.5, 51.2]]
+    numbers = results.number_table(table, "Table 4")
+    assert list(numbers.columns)[-1] == "computed as" and "source" not in numbers.columns
+    assert numbers["computed as"].tolist() == results.computed_as(table, "Table 4")
