@@ -98,11 +98,12 @@ from __future__ import annotations
 
 import argparse
 import glob
-import inspect
 import json
 import os
 import sys
+import textwrap
 from pathlib import Path
+from typing import Any
 
 from sova_lib.benchmarks import sovabench
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
@@ -136,12 +137,21 @@ VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".m
 #: ``--fps``; their keys keep the 1 frame per second of the former default, so their cache folders stay the same.
 IMAGE_RATE = 1.0
 
-#: The exit codes of a describe command, shown at the end of its --help.
-EXIT_STATUS_HELP = """\
+
+class _WithBackendOptions(str):
+    """A help epilog that ends with ``backend_options_help()``, made only when the help is shown (argparse's raw
+    formatters read an epilog through ``splitlines``), so that building a parser imports no backend."""
+
+    def splitlines(self, keepends: bool = False) -> list[str]:
+        return f"{self}\n\n{backend_options_help()}".splitlines(keepends)
+
+
+#: The exit codes of a describe command, shown at the end of its --help, before each backend's options.
+EXIT_STATUS_HELP = _WithBackendOptions("""\
 exit code: 0 when some item has a description, 1 when none has or the run stopped on an
 environment error (model cannot load, server down or failing every request, the cache folder busy
 or not writable, a full disk; nothing is marked failed), 2 for a usage error or a broken input
-file (every first item missing its file included), 130 on Ctrl-C (finished items are saved)"""
+file (every first item missing its file included), 130 on Ctrl-C (finished items are saved)""")
 
 _IMPORT = """\
 Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, into
@@ -149,10 +159,8 @@ CACHE_DIR/descriptions/imported-<backend>-<model>-<prompt>-<fps>fps__<hash>/ (de
 with integer ids, manifest.json with "source": "import" and the source file's SHA-256). An import
 never shares a folder with a run of this library; importing the same file again adds nothing."""
 
-#: Backends that take no model: ``--model`` is optional and ignored for them.
-_MODEL_FREE = frozenset({"motion"})
-
-#: Options that set the describer keyword of their name (only when given on the command line).
+#: Options that set the describer keyword of their name (only when given on the command line); a backend that
+#: declares no ``model`` ignores ``--model``, and refuses any other of them that it does not declare.
 _PASS_THROUGH = ("model", "base_url", "concurrency", "max_new_tokens", "api_key_env", "device_map", "connect_timeout",
                  "read_timeout", "model_tag", "batch_size", "first_token_timeout")
 
@@ -214,12 +222,20 @@ def add_describe_options(d, *, engine: bool = True, fps: bool = True) -> None:
 
 
 def describer_options(args) -> dict:
-    """The describer keywords of the options given (``--model``, ``--base-url``, ..., ``--backend-option``),
-    checked against the backend's factory."""
+    """The describer keywords of the options given (``--model``, ``--base-url``, ..., ``--backend-option``), checked
+    against the options the backend declares and converted to their types (``contract.backend_options``)."""
+    try:
+        declared = contract.backend_options(args.backend)
+    except (ImportError, AttributeError) as err:
+        raise CliError(f"backend {args.backend!r} cannot be loaded ({contract.DESCRIBERS[args.backend]}): {err}") from None
     # getattr with a default: other commands (e.g. sova vantage describe) reuse this with fewer options
     options = {key: getattr(args, key) for key in _PASS_THROUGH if getattr(args, key, None) is not None}
-    if args.backend in _MODEL_FREE and options.pop("model", None) is not None:
-        note(f"the {args.backend} backend has no model; --model is ignored")
+    if declared is not None:
+        if "model" not in declared and options.pop("model", None) is not None:
+            note(f"the {args.backend} backend has no model; --model is ignored")
+        for key in options:
+            if key not in declared:
+                raise CliError(f"--{key.replace('_', '-')} does not apply to the {args.backend} backend")
     name = getattr(args, "api_key_env", None)
     if name is not None and name.isidentifier() and name not in os.environ:  # not a name: the backend says so
         raise CliError("--api-key-env names an environment variable that is not set: set it to the key (export "
@@ -228,23 +244,39 @@ def describer_options(args) -> dict:
         key, sep, value = text.partition("=")
         if not sep or not key:
             raise CliError(f"--backend-option {text!r} is not KEY=VALUE")
+        if declared is not None and key not in declared:
+            raise CliError(f"--backend-option {key}: the {args.backend} backend has no such option; its options: "
+                           f"{', '.join(declared)}")
+        option = declared[key] if declared is not None else contract.BackendOption(key, Any, None)
         try:
-            options[key] = json.loads(value)
-        except ValueError:
-            options[key] = value
-    try:
-        params = inspect.signature(contract.describer_factory(args.backend)).parameters
-    except (ImportError, AttributeError) as err:
-        raise CliError(f"backend {args.backend!r} cannot be loaded ({contract.DESCRIBERS[args.backend]}): {err}") from None
-    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        for key in options:
-            if key not in params:
-                flag = f"--{key.replace('_', '-')}" if key in _PASS_THROUGH else key
-                raise CliError(f"{flag} does not apply to the {args.backend} backend")
-    for name, p in params.items():
-        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name not in options:
-            raise CliError(f"the {args.backend} backend needs --{name.replace('_', '-')}")
+            options[key] = contract.option_value(option, value)
+        except ValueError as err:
+            raise CliError(f"--backend-option {key}: {err}") from None
+    for key, option in (declared or {}).items():
+        if option.required and key not in options:
+            raise CliError(f"the {args.backend} backend needs --{key.replace('_', '-')}")
     return options
+
+
+def backend_options_help() -> str:
+    """Each backend's ``--backend-option`` keys, with their defaults and help, for the end of a command's help."""
+    lines = ["options of each backend (--backend-option KEY=VALUE; an option above, such as --model, sets the key",
+             "of its name):"]
+    for backend in sorted(contract.DESCRIBERS):
+        try:
+            declared = contract.backend_options(backend)
+        except (ImportError, AttributeError) as err:
+            lines.append(f"  {backend}: cannot be loaded ({err})")
+            continue
+        if declared is None:
+            lines.append(f"  {backend}: any keyword its factory takes")
+            continue
+        lines.append(f"  {backend}:")
+        for key, option in declared.items():
+            default = "required" if option.required else f"default {json.dumps(option.default)}"
+            lines += textwrap.wrap(f"{key} ({contract.type_words(option.type)}; {default}): {option.help}", 100,
+                                   initial_indent="    ", subsequent_indent="      ", break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 def add_sovabench_sources(parser) -> None:

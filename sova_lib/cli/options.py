@@ -257,7 +257,8 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
                    help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
                         "(accelerate)")
     g.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="any other describer keyword; VALUE is parsed as JSON when it can be (repeatable)")
+                   help="any other option of the backend, read as its declared type (repeatable; 'sova describe "
+                        "--help' lists each backend's)")
 
 
 def add_answer_limit(group, what: str) -> None:

@@ -51,7 +51,7 @@ VOCABULARY: dict[str, str] = {
     "--read-timeout": "seconds to wait for one whole answer from a server (the next bytes of a download for clips fetch)",
     "--first-token-timeout": "seconds to wait for a server's first streamed token",
     "--device-map": "how a transformers model is split over GPUs",
-    "--backend-option": "any other describer keyword (KEY=VALUE)",
+    "--backend-option": "any other option of the backend (KEY=VALUE, read as its declared type)",
     "--qa-mode": "MUVR-QA: how frames are sent",
     "--qa-template": "MUVR-QA: the question template",
     "--window-seconds": "MUVR: length of a described window",

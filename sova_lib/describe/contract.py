@@ -46,12 +46,18 @@ the item, and the error's message names the model or URL and the likely fix.
 """
 from __future__ import annotations
 
+import collections.abc
+import dataclasses
 import importlib
+import inspect
+import json
+import types
+import typing
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-__all__ = ["DESCRIBERS", "DescribeRequest", "Describer", "DescriberEnvironmentError", "PromptedDescriber",
-           "describer_factory", "make_describer"]
+__all__ = ["DESCRIBERS", "BackendOption", "DescribeRequest", "Describer", "DescriberEnvironmentError",
+           "PromptedDescriber", "backend_options", "describer_factory", "make_describer", "option", "option_value", "type_words"]
 
 
 class DescriberEnvironmentError(OSError):
@@ -149,3 +155,95 @@ def describer_factory(backend: str) -> Callable[..., Describer]:
 def make_describer(backend: str, **options: Any) -> Describer:
     """Build the describer registered as ``backend`` with ``options``."""
     return describer_factory(backend)(**options)
+
+
+def option(default: Any = dataclasses.MISSING, help: str = "") -> Any:  # noqa: A002 - the word argparse uses
+    """A field of a backend's ``Options``: its ``default`` (none: required) and ``help``."""
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class BackendOption:
+    """One keyword a backend takes: its ``name``, declared ``type``, ``default`` (``required``: none) and ``help``."""
+
+    name: str
+    type: Any
+    default: Any
+    help: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is dataclasses.MISSING
+
+
+def backend_options(backend: str) -> dict[str, BackendOption] | None:
+    """The options the backend registered as ``backend`` takes, by name; None: it takes any keyword.
+
+    A backend declares them once, as its factory's ``Options``: a frozen dataclass with one field per keyword, its
+    type, its default (none: the option is required) and ``metadata={"help": ...}``. The ``sova`` command line
+    converts each ``--backend-option KEY=VALUE`` to the declared type (``option_value``), refuses a key that is not
+    declared and lists every backend's options in its help. A factory with no ``Options`` is read from its
+    signature: its keywords, each value decoded as JSON when it can be.
+    """
+    factory = describer_factory(backend)
+    declared = getattr(factory, "Options", None)
+    if declared is not None:
+        hints = typing.get_type_hints(declared)
+        return {f.name: BackendOption(f.name, hints[f.name], f.default, f.metadata.get("help", ""))
+                for f in dataclasses.fields(declared)}
+    params = inspect.signature(factory).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    return {name: BackendOption(name, Any, dataclasses.MISSING if p.default is p.empty else p.default)
+            for name, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+#: What a value of each declared type is written as, for the message that refuses one.
+_TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "text", dict: "a JSON object",
+               list: "a JSON list", collections.abc.Sequence: "a JSON list", type(None): "null"}
+
+
+def _members(declared: Any) -> tuple:
+    """The types a value of ``declared`` may have, null first and text last (``str | None`` reads ``null`` as None,
+    ``str | dict`` a JSON object as a dict)."""
+    if typing.get_origin(declared) in (typing.Union, types.UnionType):
+        return tuple(sorted(typing.get_args(declared), key=lambda m: (m is not type(None), m is str)))
+    return (declared,)
+
+
+def _convert(member: Any, text: str) -> Any:
+    origin = typing.get_origin(member) or member
+    if member is type(None):
+        if text.lower() in ("null", "none"):
+            return None
+    elif member is bool:
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
+    elif member in (int, float, str):
+        return member(text)
+    elif origin in (dict, list, collections.abc.Sequence):
+        value = json.loads(text)
+        if isinstance(value, dict if origin is dict else list):
+            return value
+    else:  # undeclared (Any): JSON when the text is JSON, else the text itself
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    raise ValueError(text)
+
+
+def type_words(declared: Any) -> str:
+    """How a value of the ``declared`` type is written (``an integer``, ``text or null``, ...)."""
+    members = _members(declared)[::-1] if type(None) in _members(declared) else _members(declared)
+    return " or ".join(dict.fromkeys(_TYPE_WORDS.get(typing.get_origin(m) or m, "a JSON value") for m in members))
+
+
+def option_value(option: BackendOption, text: str) -> Any:
+    """``text`` as a value of ``option``'s declared type (ValueError: it is not one)."""
+    for member in _members(option.type):
+        try:
+            return _convert(member, text)
+        except ValueError:
+            continue
+    raise ValueError(f"{option.name} takes {type_words(option.type)}, not {text!r}")

@@ -199,3 +199,47 @@ def test_without_prompt_every_backend_uses_the_default_its_help_states(tmp_path,
     assert folder.name.startswith("fake-cli-tiny-vlm-general-1fps__")
     assert lines(folder / "descriptions.jsonl")[0]["text"].endswith(", Describe this video.")
     assert build_parser().parse_args(["describe", "--backend", "motion", "--videos", "x"]).prompt == "general"
+
+
+def test_an_unknown_backend_option_is_refused_with_the_known_ones_listed(tmp_path, capsys):
+    base = ["describe", "--backend", "motion", "--protocol", "quickstart-direction", "--cache-dir", str(tmp_path)]
+    assert main([*base, "--backend-option", "max_object=3"]) == 2
+    assert capsys.readouterr().err == (
+        "sova: error: --backend-option max_object: the motion backend has no such option; its options: work_size, "
+        "diff_threshold, min_area, max_speed, max_area_ratio, still_radius, min_travel, min_still, scale_change, "
+        "hog_threshold, max_objects, detect_people\n")
+    assert main([*base, "--backend-option", "max_objects=three"]) == 2
+    assert capsys.readouterr().err == (
+        "sova: error: --backend-option max_objects: max_objects takes an integer, not 'three'\n")
+    assert main([*base, "--backend-option", "detect_people=maybe"]) == 2
+    assert capsys.readouterr().err.endswith("detect_people takes true or false, not 'maybe'\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_backend_options_reach_the_describer_as_their_declared_types(tmp_path, capsys):
+    from sova_lib.cli import describe as cli
+
+    args = cli_args(cli, "--backend", "openai", "--model", "m", "--concurrency", "2", "--backend-option",
+                    "stream=false", "--backend-option", "token_timeout=5", "--backend-option", "extra_body={\"a\": 1}")
+    assert cli.describer_options(args) == {"model": "m", "concurrency": 2, "stream": False, "token_timeout": 5.0,
+                                           "extra_body": {"a": 1}}
+    args = cli_args(cli, "--backend", "motion", "--model", "m", "--backend-option", "min_area=0")
+    assert cli.describer_options(args) == {"min_area": 0.0}
+    assert "the motion backend has no model; --model is ignored" in capsys.readouterr().err
+    help_text = cli_help()
+    assert "options of each backend" in help_text
+    assert "    max_objects (an integer; default 5): most objects described, those that travel farthest\n" in help_text
+
+
+def cli_args(cli, *argv):
+    from sova_lib.cli import build_parser
+
+    return build_parser("describe").parse_args(["describe", "--protocol", "quickstart-direction", *argv])
+
+
+def cli_help():
+    from sova_lib.cli import build_parser
+
+    parser = build_parser("describe")
+    (sub,) = [a for a in parser._actions if a.choices and "describe" in a.choices]
+    return sub.choices["describe"].format_help()

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Sequence
 
 import numpy as np
@@ -70,8 +70,9 @@ from sova_lib.describe.backends.motion_tracking import (
     prepare_frames,
     still_head,
 )
+from sova_lib.describe.contract import option
 
-__all__ = ["MOTION_VERSION", "MovingObject", "MotionAnalysis", "MotionDescriber", "analyse_motion", "render_motion"]
+__all__ = ["MOTION_VERSION", "MovingObject", "MotionAnalysis", "MotionDescriber", "MotionOptions", "analyse_motion", "render_motion"]
 
 MOTION_VERSION = "2"
 
@@ -115,10 +116,26 @@ class MotionAnalysis:
     num_frames: int = 0
 
 
-#: Option -> default (see ``MotionDescriber``).
-_DEFAULTS = dict(work_size=320, diff_threshold=30.0, min_area=0.002, max_speed=0.4, max_area_ratio=3.0,
-                 still_radius=0.03, min_travel=0.06, min_still=0.5, scale_change=1.5, hog_threshold=0.3,
-                 max_objects=5, detect_people=True)
+@dataclass(frozen=True)
+class MotionOptions:
+    """The options of the motion describer (``sova_lib.describe.contract.backend_options``)."""
+
+    work_size: int = option(320, "longer side, in px, the frames are analysed at")
+    diff_threshold: float = option(30.0, "difference to the background (0-255) that counts as foreground")
+    min_area: float = option(0.002, "smallest blob, as a fraction of the frame area")
+    max_speed: float = option(0.4, "fastest motion followed, in frame diagonals per second (at least 0.05 per step)")
+    max_area_ratio: float = option(3.0, "largest change of a blob's area between frames of one track")
+    still_radius: float = option(0.03, "fraction of the diagonal an object stays within to be still")
+    min_travel: float = option(0.06, "fraction of the diagonal an object travels to have moved")
+    min_still: float = option(0.5, "seconds an object must stay put to start or stop")
+    scale_change: float = option(1.5, "area ratio reported as approaching or receding")
+    hog_threshold: float = option(0.3, "HOG person-detector score for 'a person'")
+    max_objects: int = option(5, "most objects described, those that travel farthest")
+    detect_people: bool = option(True, "run the HOG person detector (false: every mover is 'an object')")
+
+
+#: Option -> default (``MotionOptions``).
+_DEFAULTS = {f.name: f.default for f in fields(MotionOptions)}
 
 
 def _direction(dx: float, dy: float) -> str:
@@ -314,19 +331,8 @@ class MotionDescriber:
     """The classical motion describer (registry name ``"motion"``); not an MLLM.
 
     It ignores the prompt and system prompt and always describes motion (see
-    the module docstring for the method). Options (keyword only; unknown names
-    raise ``TypeError``):
-
-    * ``work_size`` (320): longer side, in px, the frames are analysed at;
-    * ``diff_threshold`` (30): difference to the background (0-255) that counts as foreground;
-    * ``min_area`` (0.002): smallest blob, as a fraction of the frame area;
-    * ``max_speed`` (0.4): fastest motion followed, in frame diagonals per second (at least 0.05 per step);
-    * ``max_area_ratio`` (3): largest change of a blob's area between frames of one track;
-    * ``still_radius`` (0.03) / ``min_travel`` (0.06): fractions of the diagonal for "still" and "moved";
-    * ``min_still`` (0.5): seconds an object must stay put to "start" or "stop";
-    * ``scale_change`` (1.5): area ratio reported as approaching/receding;
-    * ``hog_threshold`` (0.3): HOG person-detector score for "a person"; ``detect_people`` (True);
-    * ``max_objects`` (5): most objects described, those that travel farthest.
+    the module docstring for the method). Options: ``MotionOptions`` (keyword only; unknown names raise
+    ``TypeError``).
 
     ``max_batch_size`` is 1; ``describe`` is stateless and thread-safe, so
     ``max_concurrency`` is the number of CPU cores.
@@ -334,6 +340,7 @@ class MotionDescriber:
 
     name = "motion"
     max_batch_size = 1
+    Options = MotionOptions
 
     def __init__(self, **options):
         unknown = sorted(set(options) - set(_DEFAULTS))

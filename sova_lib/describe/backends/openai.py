@@ -146,6 +146,7 @@ import socket
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 from urllib.parse import urlsplit
 
@@ -153,11 +154,11 @@ import httpx
 import tenacity
 
 from sova_lib.describe.backends.openai_wire import StreamedAnswer, StreamError, cut, server_message
-from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, option
 from sova_lib.storage import JSON_ERRORS, REDACTED, redact
 from sova_lib.video.frames import to_rgb_image
 
-__all__ = ["OpenAIDescriber", "OpenAIError", "encode_jpeg"]
+__all__ = ["OpenAIDescriber", "OpenAIError", "OpenAIOptions", "encode_jpeg"]
 
 logger = logging.getLogger(__name__)
 
@@ -218,6 +219,36 @@ class _Retry(Exception):
         self.wait, self.silent = wait, silent
 
 
+@dataclass(frozen=True)
+class OpenAIOptions:
+    """The options of the openai describer (``sova_lib.describe.contract.backend_options``): ``OpenAIDescriber``'s
+    keywords, all but the test hooks ``rng`` and ``sleep``."""
+
+    model: str = option(help="the model name the server serves (--model)")
+    base_url: str | Sequence[str] = option("http://localhost:8000/v1", "the server's URL, or several (--base-url)")
+    api_key_env: str = option("OPENAI_API_KEY", "environment variable holding the API key (--api-key-env)")
+    concurrency: int = option(8, "requests in flight per server (--concurrency)")
+    max_new_tokens: int = option(1024, "answer length limit in tokens (--max-new-tokens)")
+    connect_timeout: float = option(10.0, "seconds to wait for a connection (--connect-timeout)")
+    read_timeout: float = option(120.0, "seconds to wait for a whole answer that is not streamed (--read-timeout)")
+    first_token_timeout: float = option(20.0, "seconds to wait for the first streamed token "
+                                               "(--first-token-timeout)")
+    token_timeout: float | None = option(None, "longest silence between two streamed tokens, in seconds "
+                                                "(default: first_token_timeout)")
+    stream_timeout: float = option(1800.0, "seconds a whole streamed answer may take")
+    stream: bool = option(True, "ask for the answer as a stream")
+    max_retries: int = option(6, "retries of a failed request")
+    backoff_base: float = option(1.0, "seconds before the first retry, doubled at each retry")
+    backoff_max: float = option(60.0, "longest wait between two attempts, in seconds")
+    stop_after_failed_requests: int | None = option(None, "failed requests in a row that stop the run (default: "
+                                                           "twice the items in progress, at least 4)")
+    max_response_bytes: int = option(MAX_RESPONSE_BYTES, "largest answer read, in bytes")
+    jpeg_quality: int = option(90, "JPEG quality of the frames sent")
+    video_input: str = option("frames", "how a video is sent: frames (one image each) or video")
+    extra_body: dict | None = option(None, "a JSON object merged into every request's body")
+    model_tag: str | None = option(None, "a name for the weights the server runs, keying the cache (--model-tag)")
+
+
 class OpenAIDescriber:
     """Describe frames through an OpenAI-compatible chat-completions endpoint.
 
@@ -235,6 +266,7 @@ class OpenAIDescriber:
 
     name = "openai"
     max_batch_size = 1
+    Options = OpenAIOptions
 
     def __init__(
         self,

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from sova_lib.describe.backends.minicpm import MiniCPMVChat
@@ -82,11 +83,11 @@ from sova_lib.describe.backends.transformers_models import (
     resolve_revision,
     weights_fingerprint,
 )
-from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, option
 from sova_lib.hub import offline_mode
 from sova_lib.video.frames import to_rgb_image
 
-__all__ = ["TransformersDescriber", "video_metadata"]
+__all__ = ["TransformersDescriber", "TransformersOptions", "video_metadata"]
 
 logger = logging.getLogger(__name__)
 
@@ -125,32 +126,44 @@ def video_metadata(timestamps: Sequence[float], width: int, height: int) -> dict
             "width": width, "height": height}
 
 
+@dataclass(frozen=True)
+class TransformersOptions:
+    """The options of the transformers describer (``sova_lib.describe.contract.backend_options``)."""
+
+    model: str = option(help="hub id (Qwen/Qwen2.5-VL-7B-Instruct) or local folder (--model)")
+    revision: str | None = option(None, "branch, tag or commit; the manifest records the commit when known")
+    max_new_tokens: int = option(1024, "at most this many generated tokens per answer (--max-new-tokens)")
+    dtype: str = option("auto", "auto (bfloat16 on GPU, float32 on CPU), bfloat16, float16 or float32")
+    device: str = option("auto", "auto, cpu, cuda, cuda:1, ...")
+    batch_size: int = option(1, "requests per generate call (--batch-size)")
+    family: str | None = option(None, "image-text-to-text or minicpm-v; default from the model id")
+    device_map: str | dict | None = option(None, "auto spreads a model too large for one GPU over every visible "
+                                                 "GPU (accelerate); also balanced, sequential or a JSON object as "
+                                                 "from_pretrained takes it; overrides device (--device-map)")
+    trust_remote_code: bool | None = option(None, "run the model's own code (default: true for MiniCPM-V only)")
+    attn_implementation: str | None = option(None, "e.g. sdpa or flash_attention_2; default: the library's choice")
+    processor_kwargs: dict | None = option(None, "a JSON object passed to AutoProcessor.from_pretrained (e.g. "
+                                                 "{\"max_pixels\": 401408})")
+    video_input: str = option("auto", "auto, video or images (how a video reaches the processor)")
+    cap_pixels_per_frame: bool = option(True, "the Qwen-VL reference's pixel budget per video")
+    frame_packing: int | None = option(None, "MiniCPM-V only: frames its resampler compresses together (sends "
+                                             "their temporal ids)")
+    generate_kwargs: dict | None = option(None, "a JSON object of extra keyword arguments for generate (or "
+                                                "MiniCPM-V's chat)")
+    cache_dir: str | None = option(None, "a Hugging Face cache folder other than the default")
+
+
 class TransformersDescriber:
     """A local Hugging Face vision-language model behind the describer contract.
 
-    Parameters (all keyword options of ``sova describe --backend transformers``):
-        model: hub id (``Qwen/Qwen2.5-VL-7B-Instruct``) or local folder.
-        revision: branch, tag or commit; ``config()`` records the commit when known.
-        max_new_tokens: at most this many generated tokens per answer (the paper: 1024).
-        dtype: ``"auto"`` (bfloat16 on GPU, float32 on CPU), ``"bfloat16"``, ``"float16"`` or ``"float32"``.
-        device: ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
-        device_map: ``"auto"`` spreads a model too large for one GPU over every visible GPU (and CPU
-            memory after them) with accelerate (``sova describe --device-map auto``); also
-            ``"balanced"``, ``"sequential"`` or a dict as ``from_pretrained`` takes it. Overrides ``device``.
-        batch_size: requests per ``generate`` call (``max_batch_size``).
-        family: ``"image-text-to-text"`` or ``"minicpm-v"``; default from the model id.
-        trust_remote_code: default ``True`` for MiniCPM-V, ``False`` otherwise.
-        attn_implementation: e.g. ``"sdpa"`` or ``"flash_attention_2"``; default: the library's choice.
-        processor_kwargs: passed to ``AutoProcessor.from_pretrained`` (e.g. ``{"max_pixels": 401408}``).
-        cap_pixels_per_frame: the Qwen-VL reference's pixel budget per video (module docstring; default on).
-        video_input: ``"auto"``, ``"video"`` or ``"images"`` (module docstring).
-        frame_packing: MiniCPM-V only (``sova_lib.describe.backends.minicpm``).
-        generate_kwargs: extra keyword arguments for ``generate`` (or MiniCPM-V's ``chat``).
-        cache_dir: a Hugging Face cache folder other than the default.
+    Its keyword options, those of ``sova describe --backend transformers``, are ``TransformersOptions``:
+    ``device_map`` overrides ``device``; ``video_input`` and ``cap_pixels_per_frame`` are the module docstring's;
+    ``frame_packing`` is ``sova_lib.describe.backends.minicpm``'s.
     """
 
     name = "transformers"
     max_concurrency = 1
+    Options = TransformersOptions
 
     def __init__(self, model: str, revision: str | None = None, max_new_tokens: int = 1024,
                  dtype: str = "auto", device: str = "auto", batch_size: int = 1,
