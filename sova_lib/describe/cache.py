@@ -274,6 +274,16 @@ class DescriptionCache(LockedFolder):
                 self._files.append(open(path, "a", encoding="utf-8"))
         self._desc, self._err = self._files
 
+    def recount(self) -> None:
+        """Read ``done`` and ``failures`` back from the two logs: after Ctrl-C, which can fall between a line's write
+        and its count, so that the manifest's counts are those of the lines on disk."""
+        self.sync()
+        done, lines = {}, {}
+        for number, rec in _read_jsonl(self.descriptions_path):
+            put_text(done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
+        self.done = done
+        self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in done}
+
     def add(self, id: Any, text: str, cut: int | None = None) -> None:
         """Append ``id``'s description; an empty or whitespace-only text is flagged ``"empty": true``.
 

@@ -180,6 +180,9 @@ def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
         try:
             schedule(todo, log.record)
             log.release()  # fewer held failures than the rule needs: they are the items'
+        except KeyboardInterrupt:
+            cache.recount()  # Ctrl-C may have come between a line's write and its count
+            raise
         finally:
             log.update_manifest()
     return summary

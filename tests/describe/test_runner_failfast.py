@@ -156,3 +156,28 @@ def test_an_fps_above_the_videos_rate_is_capped_with_a_warning(tmp_path, caplog)
     assert len(expected) == 61 and len(frames) == 61
     assert times == tuple(float(t) for t in expected / 10.0)
     assert "--fps 25 is above the frame rate of v.mp4 (10 fps): sampling at 10 fps instead" in caplog.text
+
+
+def test_ctrl_c_between_a_lines_write_and_its_count_leaves_the_manifest_counting_the_line(tmp_path, monkeypatch):
+    """Ctrl-C raises in the main thread between any two steps: here right after the second answer's line is written
+    and before the cache counts it. The manifest counts what is on disk (2), and the next run resumes after both."""
+    from sova_lib.describe import cache as cache_module
+
+    real_append = cache_module.DescriptionCache._append
+    appended = []
+
+    def append_then_interrupt(self, file, record):
+        real_append(self, file, record)
+        appended.append(record["id"])
+        if len(appended) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cache_module.DescriptionCache, "_append", append_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run(Scripted(lambda i: f"clip {i}"), range(4), tmp_path)
+    folder = folder_of(tmp_path)
+    assert [r["id"] for r in lines(folder / "descriptions.jsonl")] == [0, 1]
+    assert json.loads((folder / "manifest.json").read_text())["counts"] == {"done": 2, "failed": 0}
+    monkeypatch.undo()
+    summary = run(Scripted(lambda i: f"clip {i}"), range(4), tmp_path)
+    assert summary.skipped_cached == 2 and summary.done == 2
