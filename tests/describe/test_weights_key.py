@@ -21,6 +21,7 @@ from sova_lib.describe.run_cache import RunOptions  # noqa: E402
 from sova_lib.describe.runner import describe_items  # noqa: E402
 from sova_lib.fingerprint import folder_fingerprint  # noqa: E402
 from sova_lib.item_vectors import read_descriptions  # noqa: E402
+from tests.hub_cache import MAIN, V1, write_hub_cache  # noqa: E402
 from tests.paths import DATA  # noqa: E402
 
 QUIET = RunOptions(show_progress=False, verbose=False)
@@ -66,14 +67,8 @@ def test_a_model_rebuilt_in_place_gets_a_new_folder_and_new_answers_and_the_batc
 
 
 def test_a_hub_id_is_keyed_by_the_commit_of_its_revision(tmp_path):
-    commit, other = "a" * 40, "b" * 40
-    repo = tmp_path / "hub" / "models--org--tiny"
-    (repo / "refs").mkdir(parents=True)
-    (repo / "refs" / "main").write_text(commit)
-    (repo / "refs" / "v1").write_text(other)
-    for c in (commit, other):
-        (repo / "snapshots" / c).mkdir(parents=True)
-        (repo / "snapshots" / c / "config.json").write_text("{}")
+    commit, other = MAIN, V1
+    write_hub_cache(tmp_path / "hub")
     hub = str(tmp_path / "hub")
     assert weights_fingerprint("org/tiny", cache_dir=hub) == {"method": "hub-commit", "commit": commit}
     assert weights_fingerprint("org/tiny", "v1", cache_dir=hub) == {"method": "hub-commit", "commit": other}

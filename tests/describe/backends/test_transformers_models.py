@@ -14,6 +14,7 @@ from sova_lib.describe.backends.transformers_models import (
 )
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.hub import offline_mode
+from tests.hub_cache import MAIN, V1, write_hub_cache
 
 
 def test_resolve_family():
@@ -31,14 +32,8 @@ def test_resolve_family_reads_a_local_folders_model_type(tmp_path):
 
 
 def test_resolve_revision_from_cache_snapshot_and_git(tmp_path):
-    commit, other = "a" * 40, "b" * 40
-    repo = tmp_path / "hub" / "models--org--tiny"
-    (repo / "refs").mkdir(parents=True)
-    (repo / "refs" / "main").write_text(commit)
-    (repo / "refs" / "v1").write_text(other)
-    for c in (commit, other):
-        (repo / "snapshots" / c).mkdir(parents=True)
-        (repo / "snapshots" / c / "config.json").write_text("{}")
+    commit, other = MAIN, V1
+    repo = write_hub_cache(tmp_path / "hub")
     cache = str(tmp_path / "hub")
     assert resolve_revision("org/tiny", None, cache_dir=cache) == commit
     assert resolve_revision("org/tiny", "v1", cache_dir=cache) == other
