@@ -130,8 +130,7 @@ def configuration_lock(cache_dir: str | Path, describer: Describer, prompt: Prom
     from sova_lib.storage import CacheLockedError, file_errors
 
     prompt = resolve_prompt(prompt)
-    fps, counts = (sampling.fps, sampling.cache_fields()) if isinstance(sampling, Sampling) else (sampling, {})
-    partial_key = cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source, **counts)
+    partial_key = run_key(describer, prompt, sampling, sampler_version, crop_source, with_fingerprint=False)
     folder = Path(cache_dir).resolve() / "descriptions"
     path = Path(tempfile.gettempdir()) / "sova-run-locks" / f"{config_hash({'folder': str(folder), **partial_key})}.lock"
     with file_errors(path, "create the lock file"):
@@ -149,15 +148,16 @@ def configuration_lock(cache_dir: str | Path, describer: Describer, prompt: Prom
 
 
 def run_key(describer: Describer, prompt: Prompt, sampling: "Sampling | float | None",
-            sampler_version: str | None = None, crop_source: str = "none") -> dict:
-    """The cache key of a run (``cache.cache_key``): the describer's config, its weights' fingerprint and the
-    sampling (a rate, or a ``Sampling`` with its frame count or cap)."""
+            sampler_version: str | None = None, crop_source: str = "none", *, with_fingerprint: bool = True) -> dict:
+    """The cache key of a run (``cache.cache_key``): the describer's config, its weights' fingerprint (left out
+    with ``with_fingerprint=False``, as ``configuration_lock`` names its lock) and the sampling (a rate, or a
+    ``Sampling`` with its frame count or cap)."""
     if isinstance(sampling, Sampling):
         fps, counts = sampling.fps, sampling.cache_fields()
     else:
         fps, counts = sampling, {}
     return cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source,
-                     describer_fingerprint(describer), **counts)
+                     describer_fingerprint(describer) if with_fingerprint else None, **counts)
 
 
 def start_describer(describer: Describer) -> None:
