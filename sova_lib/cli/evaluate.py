@@ -124,7 +124,7 @@ TIE_WARNING_POINTS = 1.0
 def run_sovabench(args) -> int:
     """``sova sovabench evaluate``: the score, per class or pair, beside what a random ranking scores."""
     try:
-        result = sovabench.evaluate(args.protocol, aggregate=args.aggregate, ties=args.ties, **_inputs(args))
+        result = sovabench.evaluate_files(args.protocol, aggregate=args.aggregate, ties=args.ties, **_inputs(args))
     except CoverageError as err:  # name the file whose ids do not match
         flag, path = ("--embeddings", args.embeddings) if args.embeddings else ("--descriptions", args.descriptions)
         raise CliError(f"{flag} {path}: {err}") from None

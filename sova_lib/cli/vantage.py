@@ -192,7 +192,7 @@ def add_commands(sub) -> None:
 def _evaluate(args, **inputs) -> int:
     """Score the answers ``inputs`` name against ``--ground-truth``; print the score and its notes (a similarity
     that cannot run here, ``CaptionModelUnavailable``, is a ``ValueError``: one line, exit status 2)."""
-    result = vantage.evaluate(args.task, args.ground_truth, frames=args.frames, scoring=args.scoring,
+    result = vantage.evaluate_answers(args.task, args.ground_truth, frames=args.frames, scoring=args.scoring,
                               similarity=args.similarity, bertscore_model=args.bertscore_model,
                               bootstrap=args.bootstrap, seed=args.seed, **inputs)
     for line in result.ground_truth_notes:

@@ -1,6 +1,6 @@
 """What ``sova sovabench`` and the notebooks call: score a protocol, plan and cut the clips, import the authors' output.
 
-``evaluate`` scores descriptions, vectors or a built-in baseline under a
+``evaluate_files`` scores descriptions, vectors or a built-in baseline under a
 protocol (any registered one: SOVABench's four and the bundled
 ``quickstart-direction``) and returns a ``sova_lib.evaluation.Result`` whose
 ``to_record()`` needs no argument. ``sources`` lists the source videos a protocol
@@ -17,12 +17,11 @@ import hashlib
 import json
 from pathlib import Path
 
+from sova_lib import evaluation
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.benchmarks.sovabench.splits import read_tsv
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.evaluation import Result
-from sova_lib.evaluation import baseline as score_baseline
-from sova_lib.evaluation import evaluate as score
 from sova_lib.item_vectors import (
     MAX_TEXT_CHARS,
     cut_note,
@@ -33,7 +32,7 @@ from sova_lib.item_vectors import (
 )
 from sova_lib.protocols import get_protocol
 
-__all__ = ["clip_stats", "clips_of", "evaluate", "extract", "fetch", "import_authors", "items", "plan", "sources"]
+__all__ = ["clip_stats", "clips_of", "evaluate_files", "extract", "fetch", "import_authors", "items", "plan", "sources"]
 
 
 def _encoder(encoder) -> SentenceEncoder:
@@ -41,7 +40,7 @@ def _encoder(encoder) -> SentenceEncoder:
     return encoder() if callable(encoder) else encoder or SentenceEncoder()
 
 
-def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str | None = None, encoder=None,
+def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baseline: str | None = None, encoder=None,
              sentences: bool = True, max_chars: int = MAX_TEXT_CHARS, aggregate: str = "max",
              ties: str = "expected", allow_missing: bool = False, bootstrap: int = 0, seed: int = 0) -> Result:
     """Score one input under ``protocol``: ``descriptions`` (JSON Lines, the authors' JSON or a describe cache
@@ -57,7 +56,7 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
     run = {"bootstrap": bootstrap, "seed": seed, "benchmark": get_protocol(protocol).benchmark}
     if baseline is not None:
         made = _encoder(encoder) if baseline == "oracle" else None
-        result = score_baseline(protocol, baseline, encoder=made, bootstrap=bootstrap, seed=seed)
+        result = evaluation.baseline(protocol, baseline, encoder=made, bootstrap=bootstrap, seed=seed)
         result.context.update(kind="baseline", source=baseline, baseline=baseline, encoder=made and made.name, **run)
         return result
     if embeddings is not None:
@@ -71,7 +70,7 @@ def evaluate(protocol: str, *, descriptions=None, embeddings=None, baseline: str
             from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
 
             context.update(cache_provenance(read_cache_manifest(descriptions), descriptions))
-    result = score(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
+    result = evaluation.evaluate(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
                    bootstrap=bootstrap, seed=seed)
     if embeddings is None:
         result.notes.extend(empty_note(texts) + cut_note(texts, max_chars))

@@ -25,11 +25,11 @@ computed ones), ``hand_cases`` (the spec's hand-worked cases) and
 ``harness_prompts`` writes a prompts file from the user's checkout of the
 harness (its own ``build_prompt``).
 ``api`` holds what ``sova vantage`` and the notebooks call: ``describe``,
-``evaluate``, ``submit``, ``validate``, ``score_folder``.
+``evaluate_answers``, ``submit``, ``validate``, ``score_folder``.
 """
 from __future__ import annotations
 
-from sova_lib.benchmarks.vantage.api import describe, evaluate, score_folder, submit, validate
+from sova_lib.benchmarks.vantage.api import describe, evaluate_answers, score_folder, submit, validate
 from sova_lib.benchmarks.vantage.harness_prompts import HARNESS_CLASSES, VIDEO_INPUTS, harness_prompts
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, SIMILARITIES, CaptionModelUnavailable
@@ -41,4 +41,4 @@ from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, TASKS, task_key
 
 __all__ = ["BERTSCORE_MODEL", "CANONICAL_TASKS", "DEFAULT_FRAMES", "HARNESS_CLASSES", "MODES", "SIMILARITIES",
            "TASKS", "VIDEO_INPUTS", "CaptionModelUnavailable", "InvalidSubmission", "VantageResult", "describe",
-           "evaluate", "harness_prompts", "read_items", "score_folder", "submit", "task_key", "validate"]
+           "evaluate_answers", "harness_prompts", "read_items", "score_folder", "submit", "task_key", "validate"]

@@ -1,7 +1,7 @@
 """What ``sova vantage`` and the notebooks call: ask a describer, score answers, write and check a submission.
 
 ``describe`` asks a describer every item of a task (answers cached,
-resumable) and gives them back keyed by leaderboard id; ``evaluate`` scores a
+resumable) and gives them back keyed by leaderboard id; ``evaluate_answers`` scores a
 submission, cached answers or such answers against an answer key and returns
 a ``VantageResult`` whose ``to_record()`` needs no argument; ``submit``
 writes the leaderboard's submission JSONL and checks it; ``validate`` checks
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +28,7 @@ from sova_lib.describe.prompt_file import PromptFile, read_prompt_file
 from sova_lib.describe.provenance import folder_provenance
 from sova_lib.storage import lines, read_text
 
-__all__ = ["Described", "describe", "evaluate", "route_metadata", "score_folder", "submit", "validate"]
+__all__ = ["Described", "describe", "evaluate_answers", "route_metadata", "score_folder", "submit", "validate"]
 
 
 @dataclass
@@ -94,7 +93,7 @@ def describe(describer, task: str, items, cache_dir, *, media_root=None, frames:
     return Described(summary, found, _answers(task, summary.folder, found, frames, prompts))
 
 
-def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=None, frames: int = DEFAULT_FRAMES,
+def evaluate_answers(task: str, ground_truth, *, submission=None, answers=None, items=None, frames: int = DEFAULT_FRAMES,
              prompts=None, scoring: str = "official", similarity: str = "bertscore", bertscore_model: str | None = None,
              bootstrap: int = 0, seed: int = 0) -> VantageResult:
     """Score the answers of ``task`` against the answer key ``ground_truth`` in ``scoring`` mode.
@@ -130,15 +129,15 @@ def evaluate(task: str, ground_truth, *, submission=None, answers=None, items=No
                            similarity=make_similarity(similarity, bertscore_model) if task == "dvc" else None,
                            rng=np.random.default_rng(seed) if bootstrap > 0 else None, n_resamples=bootstrap)
     result.ground_truth_notes = truth.notes
-    result.to_record = partial(result.to_record, seed=seed, similarity=name, **context)
+    result.context.update(seed=seed, similarity=name, **context)
     return result
 
 
 def score_folder(ground_truth_dir, submissions_dir, *, similarity: str | None = None, **options) -> dict:
-    """Task -> ``evaluate``'s result, for every task with an answer key and a submission in the two folders, named
+    """Task -> ``evaluate_answers``'s result, for every task with an answer key and a submission in the two folders, named
     as in the leaderboard's archive by the task's harness key (``tasks.HARNESS_KEYS``): the submission
     ``<key>.jsonl`` (``grounding.jsonl`` for referring expressions) and the answer key ``<key>_gt.jsonl`` (or
-    ``<key>.jsonl``). Dense captioning is scored only with a caption ``similarity``; ``options`` as ``evaluate``
+    ``<key>.jsonl``). Dense captioning is scored only with a caption ``similarity``; ``options`` as ``evaluate_answers``
     takes them."""
     gt_dir, sub_dir = Path(ground_truth_dir), Path(submissions_dir)
     out = {}
@@ -146,7 +145,7 @@ def score_folder(ground_truth_dir, submissions_dir, *, similarity: str | None = 
         truth = next((p for p in (gt_dir / f"{key}_gt.jsonl", gt_dir / f"{key}.jsonl") if p.is_file()), None)
         submission = sub_dir / f"{key}.jsonl"
         if truth not in (None, submission) and submission.is_file() and (task != "dvc" or similarity):
-            out[task] = evaluate(task, truth, submission=submission, similarity=similarity, **options)
+            out[task] = evaluate_answers(task, truth, submission=submission, similarity=similarity, **options)
     return out
 
 

@@ -60,6 +60,7 @@ class VantageResult:
     secondary: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     ground_truth_notes: list = field(default_factory=list)
+    context: dict = field(default_factory=dict, repr=False)  # record fields: what was scored and how
 
     @property
     def parse_rate(self) -> float:
@@ -94,8 +95,7 @@ class VantageResult:
             "secondary": self.secondary, "notes": list(self.notes),
         }
 
-    def to_record(self, *, kind: str, source: str, seed: int | None = None, similarity: str | None = None,
-                  **context) -> dict:
+    def to_record(self, **fields) -> dict:
         """This score as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
 
         ``benchmark`` is ``VANTAGE-Bench``; ``protocol`` the canonical task
@@ -108,8 +108,14 @@ class VantageResult:
         captioning); ``note`` the parse counts (``"parsed N/M answers, K
         <unit>s scored"``) and every note of the result. ``kind``, ``source``
         and ``context`` (``cache``: a short name of the answers, which names
-        the file; ``model``) say what was scored.
+        the file; ``model``) say what was scored: ``self.context`` holds them as ``evaluate_answers`` knew them,
+        and ``fields`` add to or replace them (``kind`` and ``source`` are required in one or the other).
         """
+        context = {**self.context, **fields}
+        if not {"kind", "source"} <= set(context):
+            raise TypeError("to_record needs kind= and source=: what was scored (raw answers given as such)")
+        kind, source = context.pop("kind"), context.pop("source")
+        seed, similarity = context.pop("seed", None), context.pop("similarity", None)
         low, high = self.ci or (None, None)
         per_class = {k: (round(float(v), 2) if isinstance(v, float) else v) for k, v in self.secondary.items()}
         note = "; ".join([f"parsed {self.n_parsed}/{self.n_items} answers, {self.n_scored} "

@@ -28,7 +28,7 @@ validators (``vlmeval/dataset/utils/vantagebench/validate.py`` lines
   of them has a record and no record has another id.
 
 The leaderboard's files use the ids of ``tasks.submission_id``
-(``vtest_lawn_0600-0659__q_000000``); ``api.evaluate`` stops a scoring
+(``vtest_lawn_0600-0659__q_000000``); ``api.evaluate_answers`` stops a scoring
 whose answers name none of the ground truth's ids. The ground-truth JSONL is
 ``ground_truth``'s.
 """

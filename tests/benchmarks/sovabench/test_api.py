@@ -11,7 +11,7 @@ QUICKSTART = next((ROOT / "cache" / "descriptions").glob("motion-classical-motio
 
 
 def test_a_baseline_records_itself():
-    result = sovabench.evaluate("intra-pair", baseline="prevalence", bootstrap=0)
+    result = sovabench.evaluate_files("intra-pair", baseline="prevalence", bootstrap=0)
     record = result.to_record()
     # 50.31: the prevalence row of docs/sovabench.md (Pair-mAP, query counted in both)
     assert (record["kind"], record["source"], record["baseline"], record["value"]) == ("baseline", "prevalence",
@@ -21,8 +21,8 @@ def test_a_baseline_records_itself():
 
 
 def test_descriptions_record_their_cache_encoder_and_split(encoder):
-    whole = sovabench.evaluate("quickstart-direction", descriptions=QUICKSTART, encoder=encoder, sentences=False)
-    split = sovabench.evaluate("quickstart-direction", descriptions=QUICKSTART, encoder=lambda: encoder)
+    whole = sovabench.evaluate_files("quickstart-direction", descriptions=QUICKSTART, encoder=encoder, sentences=False)
+    split = sovabench.evaluate_files("quickstart-direction", descriptions=QUICKSTART, encoder=lambda: encoder)
     assert round(split.value, 2) == 58.89  # the README's quickstart score
     for result, text_split in ((whole, "whole text"), (split, "sentences")):
         record = result.to_record()

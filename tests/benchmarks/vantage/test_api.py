@@ -33,9 +33,9 @@ def test_submit_validate_and_evaluate_the_same_answers(street):
     assert count == 2 and out.read_text(encoding="utf-8").count("\n") == 2
     assert vantage.validate(out, "vqa", ground_truth=tmp / "bench" / "vqa_gt.jsonl") == ([], 2, 2)
     assert vantage.validate(out, "vqa") == ([], 2, None)
-    from_file = vantage.evaluate("vqa", tmp / "bench" / "vqa_gt.jsonl", submission=out)
-    given = vantage.evaluate("vqa", tmp / "bench" / "vqa_gt.jsonl", answers=described.answers)
-    cached = vantage.evaluate("vqa", tmp / "bench" / "vqa_gt.jsonl", answers=described.summary.folder,
+    from_file = vantage.evaluate_answers("vqa", tmp / "bench" / "vqa_gt.jsonl", submission=out)
+    given = vantage.evaluate_answers("vqa", tmp / "bench" / "vqa_gt.jsonl", answers=described.answers)
+    cached = vantage.evaluate_answers("vqa", tmp / "bench" / "vqa_gt.jsonl", answers=described.summary.folder,
                               items=tsvs["vqa"])
     assert from_file.value == given.value == cached.value and from_file.n_parsed == 2
     record = from_file.to_record()
@@ -51,6 +51,6 @@ def test_no_answers_write_no_file_and_a_folder_needs_the_items(street, tmp_path)
     assert vantage.submit("vqa", tsvs["vqa"], {}, model="M", out=tmp_path / "none.jsonl") == (None, 0)
     assert not (tmp_path / "none.jsonl").exists()
     with pytest.raises(ValueError, match="--answers needs --items"):
-        vantage.evaluate("vqa", tmp / "bench" / "vqa_gt.jsonl", answers=tmp)
+        vantage.evaluate_answers("vqa", tmp / "bench" / "vqa_gt.jsonl", answers=tmp)
     with pytest.raises(FileNotFoundError, match="no such file or folder; give the task's public items"):
         vantage.submit("vqa", tmp_path / "absent.tsv", {}, model="M", out=tmp_path / "o.jsonl")

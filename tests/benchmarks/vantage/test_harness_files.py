@@ -12,7 +12,7 @@ import json
 import pytest
 from PIL import Image
 
-from sova_lib.benchmarks.vantage.api import evaluate
+from sova_lib.benchmarks.vantage.api import evaluate_answers
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
 from sova_lib.benchmarks.vantage.inputs import VantageDataError, read_items
 from sova_lib.benchmarks.vantage.scoring import score_answers
@@ -230,7 +230,7 @@ def test_harness_form_scores_and_a_short_task_key_is_refused(tmp_path):
     # answers that name none of the answer key's ids (the TSV's index) stop the scoring, naming an id of each side
     with pytest.raises(ValueError, match="none of the 2 answer ids is a ground-truth id .answer id '0', "
                                          "ground-truth id 'f__rx_000000'"):
-        evaluate("refex", gt_new, answers={"0": "[[1, 2, 3, 4]]", "1": "[[1, 2, 3, 4]]"})
+        evaluate_answers("refex", gt_new, answers={"0": "[[1, 2, 3, 4]]", "1": "[[1, 2, 3, 4]]"})
 
 
 def test_bad_ground_truth_task_names_the_line(tmp_path):
