@@ -97,6 +97,15 @@ def add_commands(sub) -> None:
                        description=__doc__.replace("``", "").replace("::\n", ""),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     vs = v.add_subparsers(dest="vantage_command", metavar="VERB", required=True)
+    _add_describe(vs)
+    _add_evaluate(vs)
+    _add_submit(vs)
+    _add_validate(vs)
+    _add_harness_prompts(vs)
+
+
+def _add_describe(vs) -> None:
+    """``sova vantage describe``: ask a describer every item, then score or write a submission."""
     d = vs.add_parser("describe", help="ask a describer every item; score (--ground-truth) or write a submission",
                       description="Ask a describer every item of a task, caching the raw answers (resumable); then "
                                   "score them against --ground-truth, or write and check the leaderboard's "
@@ -116,6 +125,9 @@ def add_commands(sub) -> None:
     _score_args(d)
     d.set_defaults(func=run_describe)
 
+
+def _add_evaluate(vs) -> None:
+    """``sova vantage evaluate``: score a submission or cached answers."""
     s = vs.add_parser("evaluate", help="score a submission or cached answers against a ground-truth JSONL",
                       description="Score a submission JSONL, or a vantage describe cache, against an answer key. "
                                   "Example: sova vantage evaluate --task vqa --ground-truth vqa_gt.jsonl "
@@ -135,6 +147,9 @@ def add_commands(sub) -> None:
     add_output_options(s, record="score", json=True)
     s.set_defaults(func=run_evaluate)
 
+
+def _add_submit(vs) -> None:
+    """``sova vantage submit``: write the leaderboard's submission from cached answers."""
     u = vs.add_parser("submit", help="write the leaderboard's submission JSONL from cached answers, then check it",
                       description="Write the leaderboard's submission JSONL of a task from a vantage describe cache, "
                                   "then check it as the leaderboard does. Example: sova vantage submit --task vqa "
@@ -150,6 +165,9 @@ def add_commands(sub) -> None:
                                             "archive"), required=True)
     u.set_defaults(func=run_submit)
 
+
+def _add_validate(vs) -> None:
+    """``sova vantage validate``: check a submission as the leaderboard does."""
     c = vs.add_parser("validate", help="check a submission JSONL as the leaderboard does",
                       description="Check a submission JSONL as the leaderboard does: one line per problem, exit "
                                   "status 2 when there is one. Example: sova vantage validate vqa.jsonl --task vqa "
@@ -163,6 +181,9 @@ def add_commands(sub) -> None:
                      help="require exactly the ids of the task's public items, once each")
     c.set_defaults(func=run_validate)
 
+
+def _add_harness_prompts(vs) -> None:
+    """``sova vantage harness-prompts``: a prompts file from the harness's own prompts."""
     h = vs.add_parser("harness-prompts", help="write a prompts file from a checkout of the VANTAGE-Bench harness",
                       description="Import your checkout of the VANTAGE-Bench harness and call its dataset class's "
                                   "build_prompt for every item; write each item's messages and frame plan as a "
@@ -193,8 +214,8 @@ def _evaluate(args, **inputs) -> int:
     """Score the answers ``inputs`` name against ``--ground-truth``; print the score and its notes (a similarity
     that cannot run here, ``CaptionModelUnavailable``, is a ``ValueError``: one line, exit status 2)."""
     result = vantage.evaluate_answers(args.task, args.ground_truth, frames=args.frames, scoring=args.scoring,
-                              similarity=args.similarity, bertscore_model=args.bertscore_model,
-                              bootstrap=args.bootstrap, seed=args.seed, **inputs)
+                                      similarity=args.similarity, bertscore_model=args.bertscore_model,
+                                      bootstrap=args.bootstrap, seed=args.seed, **inputs)
     for line in result.ground_truth_notes:
         print(f"note: {line}", file=sys.stderr)
     return report(args, result, result.text(), notes=() if args.json else result.notes)
