@@ -249,6 +249,18 @@ class OpenAIOptions:
     model_tag: str | None = option(None, "a name for the weights the server runs, keying the cache (--model-tag)")
 
 
+def _endpoints(base_url: str | Sequence[str], api_key_env: str) -> list:
+    """One ``_Endpoint`` per URL of ``base_url`` (a URL or a list of replicas); ``ValueError`` for none or a
+    repeated one."""
+    urls = [base_url] if isinstance(base_url, str) else list(base_url)
+    if not urls:
+        raise ValueError("the openai backend needs at least one base_url")
+    endpoints = [_Endpoint(url, api_key_env) for url in urls]
+    if len({e.url for e in endpoints}) < len(urls):
+        raise ValueError(f"base_url names the same endpoint twice: {urls}")
+    return endpoints
+
+
 class OpenAIDescriber:
     """Describe frames through an OpenAI-compatible chat-completions endpoint.
 
@@ -293,25 +305,18 @@ class OpenAIDescriber:
         sleep: Callable[[float], None] | None = None,
         model_tag: str | None = None,
     ):
-        import numpy as np
-
         if not model:
             raise ValueError("the openai backend needs --model: the model name the server serves")
         _check_settings(api_key_env, video_input, extra_body or {}, connect_timeout=connect_timeout,
                         read_timeout=read_timeout, backoff_max=backoff_max, first_token_timeout=first_token_timeout,
                         token_timeout=first_token_timeout if token_timeout is None else token_timeout,
                         stream_timeout=stream_timeout)
-        urls = [base_url] if isinstance(base_url, str) else list(base_url)
-        if not urls:
-            raise ValueError("the openai backend needs at least one base_url")
-        self._endpoints = [_Endpoint(url, api_key_env) for url in urls]
-        if len({e.url for e in self._endpoints}) < len(urls):
-            raise ValueError(f"base_url names the same endpoint twice: {urls}")
+        self._endpoints = _endpoints(base_url, api_key_env)
         if model_tag is not None and not str(model_tag).strip():
             raise ValueError("model_tag must name the weights (e.g. a checkpoint's step or date), not be empty")
         self.model = model
         self.model_tag = None if model_tag is None else str(model_tag)
-        self.base_url = self._endpoints[0].url if len(urls) == 1 else [e.url for e in self._endpoints]
+        self.base_url = self._endpoints[0].url if len(self._endpoints) == 1 else [e.url for e in self._endpoints]
         self.api_key_env = api_key_env
         self.concurrency = max(1, int(concurrency))
         self.max_concurrency = self.concurrency * len(self._endpoints)
@@ -329,6 +334,13 @@ class OpenAIDescriber:
         self.jpeg_quality = int(jpeg_quality)
         self.video_input = video_input
         self.extra_body = dict(extra_body or {})
+        self._start_run_state(rng, sleep)
+
+    def _start_run_state(self, rng, sleep) -> None:
+        """The state a run changes as it goes: the retry jitter's generator, the stop signal and the wait, the
+        endpoints' turn, the failure and liveness counters, and the HTTP client (made at the first request)."""
+        import numpy as np
+
         self._rng = rng if rng is not None else np.random.default_rng(0)
         self._stopping = threading.Event()
         self._sleep = sleep or self._stopping.wait
