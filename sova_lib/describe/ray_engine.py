@@ -40,11 +40,10 @@ cluster (with token authentication when a token is at hand,
 already has, or starts a local one with ``num_cpus`` / ``num_gpus`` (default: the machine's)
 and shuts it down at the end.
 
-``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
-(``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
-(``sova_lib.describe.contrastive.runner``, ``sova_lib.describe.contrastive.ray_engine``). ``runner`` is
-the local engine (``--engine local``) and holds the pieces every engine shares; ``ray_engine`` runs
-those pieces on a pool of Ray actors (``--engine ray``).
+Of the describing pair of ``runner.py`` / ``ray_engine.py`` (the frame-embedding pair is
+``sova_lib.describe.contrastive``), this is the Ray engine (``--engine ray``); ``sova_lib.describe.runner``
+holds the local one and the loop both share. ``RunWorker``, ``run_on_actors`` and ``RayOptions`` serve both
+pairs' Ray engines.
 """
 from __future__ import annotations
 

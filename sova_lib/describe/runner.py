@@ -9,7 +9,7 @@ manifest). The same configuration finds its folder again and resumes: ids
 already described are skipped, as are ids that failed before unless
 ``run=RunOptions(retry_errors=True)``.
 
-The loop: frames are decoded by ``load_workers`` background threads, at most
+In this process, frames are decoded by ``load_workers`` background threads, at most
 ``prefetch`` items ahead, so decoding overlaps the model; requests go to the
 describer in batches of up to ``describer.max_batch_size``, with up to
 ``describer.max_concurrency`` calls in flight. Each answer is written and
@@ -43,24 +43,31 @@ described items all fail with one and the same message stops the same way
 (those failures are not recorded either), since that is rarely the items'
 fault. Failures while loading an item (a missing file) are always the item's.
 
-Engines: ``describe_items`` schedules the work in this process. The pieces
-that any engine shares are public: ``plan_run`` (prompt, unique ids, the
-cache key with the weights' fingerprint, ``run_key``, and the describer's run information),
-``start_describer`` (the describer's optional ``load()``, once, before the
-first item), ``build_request`` (an item's frames into a request),
-``describe_batch`` (one describer call, item by item on failure),
-``schedule_requests`` (the loader threads and the call pool) and
-``run_into_cache`` (the cache folder, what is left to do, the fail-fast rule,
-each outcome appended, the manifest; it lives in
-``sova_lib.describe.run_cache`` with ``RunOptions`` and ``RunSummary``).
-``sova_lib.describe.ray_engine`` runs the
-same pieces on a pool of Ray actors.
+Engines: whatever the engine, ``describe_items`` is one loop over the
+outcomes of the pending items::
 
-``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
-(``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
-(``sova_lib.describe.contrastive.runner``, ``sova_lib.describe.contrastive.ray_engine``). ``runner`` is
-the local engine (``--engine local``) and holds the pieces every engine shares; ``ray_engine`` runs
-those pieces on a pool of Ray actors (``--engine ray``).
+    with open_run(key, items, cache_dir, ...) as this_run:      # the cache folder, what is left to do
+        for outcome in engine.outcomes(describer, this_run.todo, ...):
+            this_run.write(outcome)                              # appended at once; the fail-fast rule
+
+An ``Outcome`` is an item's id and its text or its error
+(``sova_lib.describe.run_cache``, with ``open_run``, ``RunOptions`` and
+``RunSummary``: the manifest, the progress bar, Ctrl-C and the summary,
+written once). Engines differ only in where the describer runs:
+``LocalEngine`` (``--engine local``, the default) starts it here
+(``start_describer``: its optional ``load()``, once, before the first item)
+and yields the outcomes of ``schedule_requests`` (the loader threads, each
+item's frames into a request with ``build_request``, and the call pool, one
+describer call a batch with ``describe_batch``);
+``sova_lib.describe.ray_engine.RayEngine`` yields those of the same
+``schedule_requests`` run in each of a pool of Ray actors. ``plan_run`` is
+what a run knows before its cache opens (prompt, unique ids, the cache key
+with the weights' fingerprint, ``run_key``, and the describer's run
+information).
+
+This module and ``sova_lib.describe.ray_engine`` are the describing pair of ``runner.py`` / ``ray_engine.py``
+(the frame-embedding pair is ``sova_lib.describe.contrastive``): this one is the local engine and the loop every
+engine shares.
 """
 from __future__ import annotations
 
