@@ -399,7 +399,9 @@ def schedule_requests(describer: Describer, todo: list[Item], sampling: Sampling
             while pending and len(loads) + len(ready) < prefetch:
                 item = pending.popleft()
                 loads[load_pool.submit(build_request, item, sampling, prompt, loader)] = item
-            while ready and len(calls) < concurrency and (len(ready) >= batch_size or not calls or not (pending or loads)):
+            while ready and len(calls) < concurrency and (
+                len(ready) >= batch_size or not calls or not (pending or loads)
+            ):
                 batch = [ready.popleft() for _ in range(min(batch_size, len(ready)))]
                 calls[_daemon_call(describe_batch, describer, batch)] = batch
             if not (loads or calls or ready):

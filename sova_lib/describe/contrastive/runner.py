@@ -85,8 +85,8 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path,
     The one writer of an embedding cache, for every engine. ``outcomes(todo)``
     is called once with the items to embed (not at all when there are none)
     and yields one ``Outcome`` per item, its value ``(vectors, frame indices,
-    frames decoded)`` (``loaded`` is not read here). Vectors are written in shards of ``flush_items`` items or every
-    ``flush_seconds`` seconds; errors at once. ``last_run`` and
+    frames decoded)`` (``loaded`` is not read here). Vectors are written in
+    shards of ``flush_items`` items or every ``flush_seconds`` seconds; errors at once. ``last_run`` and
     ``manifest_fields`` go to the manifest. ``run_options``: ``retry_errors``,
     ``show_progress`` and ``limit`` of ``RunOptions``.
     """
