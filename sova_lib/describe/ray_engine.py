@@ -4,11 +4,12 @@
 does what ``sova_lib.describe.runner.describe_items`` does, with the work
 spread over a pool of Ray actors:
 
-* The driver (this process) opens the cache folder of the run's key, exactly
-  as the local engine does (``run_cache.run_into_cache``, the one cache writer),
-  and leaves out the items already described (and, unless ``retry_errors``,
-  those that failed before). Items with a reason known before loading go
-  straight to ``errors.jsonl``.
+* The driver (this process) runs ``runner.describe_items`` itself, with
+  ``RayEngine`` in place of the local engine: the same loop opens the cache
+  folder of the run's key (``run_cache.open_run``, the one cache writer),
+  leaves out the items already described (and, unless ``retry_errors``,
+  those that failed before) and writes each outcome the engine yields.
+  Items with a reason known before loading go straight to ``errors.jsonl``.
 * The rest become a Ray dataset of small rows (a position and the item as
   pickled: its path, window, crop, direction); no frames leave the driver.
 * ``Dataset.map_batches`` runs ``RunWorker`` (the actor of both Ray
@@ -22,8 +23,8 @@ spread over a pool of Ray actors:
   loader threads) and calls the describer with its own batching and
   concurrency (the runner's scheduler).
 * Outcomes stream back as they finish (``iter_rows``), and the driver alone
-  appends each to the cache, applying the runner's fail-fast rule as a local
-  run does. A killed driver loses only the items in flight; the same command
+  appends each to the cache in the runner's loop, applying its fail-fast
+  rule as a local run does. A killed driver loses only the items in flight; the same command
   resumes.
 
 The cache key is computed on the driver from a describer built but not
@@ -39,11 +40,10 @@ cluster (with token authentication when a token is at hand,
 already has, or starts a local one with ``num_cpus`` / ``num_gpus`` (default: the machine's)
 and shuts it down at the end.
 
-``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
-(``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
-(``sova_lib.describe.contrastive.runner``, ``sova_lib.describe.contrastive.ray_engine``). ``runner`` is
-the local engine (``--engine local``) and holds the pieces every engine shares; ``ray_engine`` runs
-those pieces on a pool of Ray actors (``--engine ray``).
+Of the describing pair of ``runner.py`` / ``ray_engine.py`` (the frame-embedding pair is
+``sova_lib.describe.contrastive``), this is the Ray engine (``--engine ray``); ``sova_lib.describe.runner``
+holds the local one and the loop both share. ``RunWorker``, ``run_on_actors`` and ``RayOptions`` serve both
+pairs' Ray engines.
 """
 from __future__ import annotations
 
@@ -55,16 +55,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from sova_lib.describe.contract import Describer, make_describer
 from sova_lib.describe.item import Item
-from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt
-from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache
-from sova_lib.describe.runner import configuration_lock, frame_sampling, plan_run, schedule_requests, start_describer
+from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary
+from sova_lib.describe.runner import describe_items, schedule_requests, start_describer
+from sova_lib.video.frames import Sampling
 
-__all__ = ["RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "map_on_actors", "pickled_error",
-           "ray_session", "run_on_actors", "use_cluster_token"]
+__all__ = ["RayEngine", "RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "map_on_actors",
+           "pickled_error", "ray_session", "run_on_actors", "use_cluster_token"]
 
 
 @dataclass(frozen=True)
@@ -116,25 +117,22 @@ class RayOptions:
 
 
 class RunWorker:
-    """A Ray Data actor of either engine: ``start()`` once, then ``work(state, items, record=, load_workers=)`` per batch.
+    """A Ray Data actor of either engine: ``start()`` once, then ``work(state, items, load_workers=)`` per batch.
 
     ``start`` builds what the actor keeps (a describer, built and loaded once
-    with ``start_describer``; a contrastive model) and ``work`` runs the
-    local engine's own loop on a batch (``runner.schedule_requests``;
-    ``contrastive.runner.schedule_embeddings``), calling ``record(id, value, error,
-    loaded=True)`` once per item as that loop does, with ``load_workers``
-    decoding threads (``RayOptions.threads``). A batch holds ``row``
+    with ``start_describer``; a contrastive model) and ``work`` is the local
+    engine's own generator of outcomes on a batch (``runner.schedule_requests``;
+    ``contrastive.runner.schedule_embeddings``), one ``Outcome`` per item, with
+    ``load_workers`` decoding threads (``RayOptions.threads``). A batch holds ``row``
     (positions in the driver's list) and ``item`` (each ``Item`` pickled); the
-    answer holds, per row, ``row``, ``value`` (the pickled value, empty on
-    error), ``error`` (``""`` when there is none), ``loaded`` (false for an
-    item whose frames could not be loaded) and ``fatal``: empty, or the
-    pickled exception that stops the run (``start`` failed, or ``work``
-    raised past its per-item handling). The driver raises that exception
-    itself, so a run on Ray stops with the same error and message as a local
-    run.
+    answer holds, per row, ``row``, ``outcome`` (the item's ``Outcome``
+    pickled) and ``fatal``: empty, or the pickled exception that stops the run
+    (``start`` failed, or ``work`` raised past its per-item handling; then
+    ``outcome`` is empty). The driver raises that exception itself, so a run
+    on Ray stops with the same error and message as a local run.
     """
 
-    def __init__(self, start: Callable[[], Any], work: Callable[..., None], load_workers: int):
+    def __init__(self, start: Callable[[], Any], work: Callable[..., Iterable[Outcome]], load_workers: int):
         self.work, self.load_workers, self.fatal = work, load_workers, b""
         try:
             self.state = start()
@@ -146,17 +144,12 @@ class RunWorker:
         if not self.fatal:
             items = [pickle.loads(data) for data in batch["item"]]
             position = {item.id: row for item, row in zip(items, rows)}
-
-            def record(id: Any, value: Any, error: str | None, loaded: bool = True) -> None:
-                done[position[id]] = (b"" if error else pickle.dumps(value), error or "", loaded)
-
             try:
-                self.work(self.state, items, record=record, load_workers=self.load_workers)
+                for outcome in self.work(self.state, items, load_workers=self.load_workers):
+                    done[position[outcome.id]] = pickle.dumps(outcome)
             except Exception as err:  # noqa: BLE001 - handed to the driver, which stops the run with it
                 self.fatal = pickled_error(err)
-        value, error, loaded = zip(*(done.get(r, (b"", "", True)) for r in rows))
-        return {"row": rows, "value": list(value), "error": list(error), "loaded": list(loaded),
-                "fatal": [self.fatal] * len(rows)}
+        return {"row": rows, "outcome": [done.get(row, b"") for row in rows], "fatal": [self.fatal] * len(rows)}
 
 
 def _start_describer(backend: str, options: dict) -> Describer:
@@ -220,63 +213,67 @@ def ray_session(address: str | None = None, num_cpus: int | None = None, num_gpu
         ray.shutdown()
 
 
-def describe_items_ray(
-    backend: str,
-    options: dict,
-    items: Iterable[Item],
-    cache_dir: str | Path,
-    *,
-    prompt: Prompt | str = DEFAULT_PROMPT,
-    fps: float = 1.0,
-    frames: int | None = None,
-    max_frames: int | None = None,
-    crop_source: str = "none",
-    sampler_version: str | None = None,
-    details: dict | None = None,
-    ray: RayOptions | None = None,
-    run: RunOptions | None = None,
-) -> RunSummary:
+def describe_items_ray(backend: str, options: dict, items: Iterable[Item], cache_dir: str | Path, *,
+                       ray: RayOptions | None = None, run: RunOptions | None = None, **describing) -> RunSummary:
     """Describe ``items`` with the ``backend`` describer on a Ray actor pool into ``cache_dir`` (module docstring).
 
-    ``options`` are the describer's keyword options (as for ``make_describer``).
-    ``ray``: the pool and the cluster (``RayOptions``; default: its defaults);
-    ``run`` (``RunOptions``) as for ``runner.describe_items``. Other arguments as for
-    ``runner.describe_items``. ``DescriberEnvironmentError`` (or the
-    describer's own error) stops the run when an actor's describer cannot start.
+    ``runner.describe_items`` with ``engine=RayEngine(backend, options, ray)``: ``options`` are the describer's
+    keyword options (as for ``make_describer``); ``ray``: the pool and the cluster (``RayOptions``; default: its
+    defaults); ``run`` (``RunOptions``) and ``describing`` (``prompt``, ``fps``, ``frames``, ``max_frames``,
+    ``crop_source``, ``sampler_version``, ``details``) as for ``runner.describe_items``.
+    ``DescriberEnvironmentError`` (or the describer's own error) stops the run when an actor's describer cannot
+    start.
     """
-    ray = ray or RayOptions()
+    engine = RayEngine(backend, options, ray or RayOptions())
     describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
-    sampling = frame_sampling(fps, frames, max_frames)
-    with configuration_lock(cache_dir, describer, prompt, sampling, sampler_version, crop_source):
-        prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
-        schedule = partial(run_on_actors, start=partial(_start_describer, backend, options),
-                           work=partial(schedule_requests, sampling=sampling, prompt=prompt), ray=ray)
-        return run_into_cache(key, items, cache_dir, schedule, run_options=run,
-                              run_info={**run_info, "engine": ray.engine()}, device=ray.device(), details=details)
+    return describe_items(describer, items, cache_dir, run=run, engine=engine, **describing)
 
 
-def run_on_actors(todo: list[Item], record: Callable[..., None], *, start: Callable[[], Any],
-                  work: Callable[..., None], ray: RayOptions) -> None:
-    """The ``schedule(todo, record)`` of both Ray engines: ``todo`` worked on by ``RunWorker(start, work)`` actors.
+@dataclass(frozen=True)
+class RayEngine:
+    """Describing on a pool of Ray actors (``--engine ray``), each with its own describer, loaded once.
 
-    ``record(id, value, error, loaded)`` once per item, as the local engines
-    call it. Items with a reason known before loading (``Item.error``) are
-    recorded here, unloaded; the rest go to the pool (``map_on_actors``), each
-    actor with ``ray.threads()`` decoding threads, the one rule of both Ray
-    engines.
+    The ``runner.Engine`` of ``describe_items_ray``: ``outcomes`` is ``run_on_actors`` with each actor's
+    describer made of ``backend`` and ``options`` (``make_describer``) and started (``runner.start_describer``),
+    and the local engine's own ``runner.schedule_requests`` on each call; the driver's describer only names the
+    cache. ``ray``: the pool and the cluster.
+    """
+
+    backend: str
+    options: dict
+    ray: RayOptions
+
+    def outcomes(self, describer: Describer, todo: list[Item], sampling: Sampling | float | None, prompt: Prompt,
+                 run_info: dict) -> Iterator[Outcome]:
+        return run_on_actors(todo, start=partial(_start_describer, self.backend, self.options),
+                             work=partial(schedule_requests, sampling=sampling, prompt=prompt), ray=self.ray)
+
+    def run_info(self) -> dict:
+        return {"engine": self.ray.engine()}
+
+    def device(self, describer: Describer) -> str:
+        return self.ray.device()
+
+
+def run_on_actors(todo: list[Item], *, start: Callable[[], Any], work: Callable[..., Iterable[Outcome]],
+                  ray: RayOptions) -> Iterator[Outcome]:
+    """The outcomes of both Ray engines: ``todo`` worked on by ``RunWorker(start, work)`` actors, one per item.
+
+    Items with a reason known before loading (``Item.error``) come first, unloaded, from here; the rest go to
+    the pool (``map_on_actors``), each actor with ``ray.threads()`` decoding threads, the one rule of both Ray
+    engines, and each outcome comes back as its actor's call returns. Nothing starts Ray when no item is left.
     """
     ready = []
     for item in todo:
         if item.error is not None:
-            record(item.id, None, item.error, False)
+            yield Outcome(item.id, error=item.error, loaded=False)
         else:
             ready.append(item)
     if not ready:
         return
     kwargs = {"start": start, "work": work, "load_workers": ray.threads()}
-    for item, out in map_on_actors(ready, RunWorker, kwargs, ray):
-        error = str(out["error"])  # "" for none
-        record(item.id, None if error else pickle.loads(out["value"]), error or None, bool(out["loaded"]))
+    for _, out in map_on_actors(ready, RunWorker, kwargs, ray):
+        yield pickle.loads(out["outcome"])
 
 
 def map_on_actors(items, worker, constructor_kwargs: dict, pool: RayOptions):

@@ -1,23 +1,25 @@
 """A run's side of its cache folder, whatever the engine: what is left to do, each outcome, the summary.
 
-``run_into_cache(key, items, cache_dir, schedule)`` opens the cache folder
-of ``key`` (``sova_lib.describe.cache``), hands ``schedule`` the items it
-lacks (nor failed before, unless ``RunOptions.retry_errors``), appends each
-outcome as it is recorded, applies the fail-fast rule of
-``sova_lib.describe.runner`` (a run whose first ``stop_after_same_failures``
-described items all fail with one message stops with
-``DescriberEnvironmentError``, written to the manifest as ``stopped``),
-keeps the manifest current and returns the ``RunSummary``. ``RunOptions``
-says how any run behaves here, describing or embedding frames. The engines
-(``runner.describe_items``, ``ray_engine.describe_items_ray``) schedule the
-work; this module records it.
+``open_run(key, items, cache_dir)`` opens the cache folder of ``key``
+(``sova_lib.describe.cache``) for one run, an ``OpenRun`` whose ``todo``
+holds the items it lacks (nor failed before, unless
+``RunOptions.retry_errors``). An engine yields one ``Outcome`` per item of
+``todo`` and the runner's loop hands each to ``OpenRun.write``, which appends
+it at once and applies the fail-fast rule of ``sova_lib.describe.runner`` (a
+run whose first ``stop_after_same_failures`` described items all fail with
+one message stops with ``DescriberEnvironmentError``, written to the manifest
+as ``stopped``); the run keeps the manifest current and ends with its
+``RunSummary``. ``RunOptions`` says how any run behaves here, describing or
+embedding frames. The engines (``runner.LocalEngine``,
+``ray_engine.RayEngine``) do the work; this module records it.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sova_lib.describe.cache import open_cache
 from sova_lib.describe.contract import DescriberEnvironmentError
@@ -26,7 +28,7 @@ from sova_lib.item_vectors import MAX_TEXT_CHARS
 from sova_lib.progress import progress_bar
 from sova_lib.storage import now, redact
 
-__all__ = ["RunOptions", "RunSummary", "first_items", "left_to_do", "run_into_cache", "unique_items"]
+__all__ = ["OpenRun", "Outcome", "RunOptions", "RunSummary", "first_items", "left_to_do", "open_run", "unique_items"]
 
 
 @dataclass(frozen=True)
@@ -126,66 +128,59 @@ class RunSummary:
         return "\n".join(lines)
 
 
-def run_into_cache(key: dict, items: list[Item], cache_dir: str | Path, schedule: Callable[..., None], *,
-                   run_options: RunOptions | None = None, run_info: dict | None = None, device: str | None = None,
-                   details: dict | None = None) -> RunSummary:
-    """Open the cache folder of ``key``, have ``schedule`` describe what it lacks, record each outcome.
+@dataclass(frozen=True)
+class Outcome:
+    """How one item of a run ended, whatever the engine: its ``value`` or the ``error`` that stands for it.
 
-    The part of a run that every engine shares: ``schedule(todo, record)``
-    gets the items not yet in the cache (nor failed before, unless
-    ``run_options.retry_errors``), only when there are some, and calls
-    ``record(id, text, None)`` or ``record(id, None, error)`` once per item
-    from this thread (``record(id, None, error, False)`` for an item that
-    could not be loaded, which the fail-fast rule leaves out). Each outcome is
-    appended at once and the manifest is kept current; a
-    ``DescriberEnvironmentError`` is written to the manifest as ``stopped`` and
-    raised. The manifest's ``runs`` lists every run that had work to do, in
-    order: when it started, its engine, its batch size (``run_info``'s
-    ``batch_size``, which is not part of the key: a run resumes with another)
-    and what it described and failed.
+    ``value``: the description's text (describing), or ``(vectors, frame indices, frames decoded)``
+    (embedding frames); ``None`` when ``error`` (one line: why the item has none) is set. ``loaded`` is False
+    for an item whose frames could not be loaded: the describer never saw it, so the fail-fast rule leaves it
+    out. Engines yield one per item as its work ends; ``OpenRun.write`` appends it to the cache.
+    """
+
+    id: Any
+    value: Any = None
+    error: str | None = None
+    loaded: bool = True
+
+
+@contextlib.contextmanager
+def open_run(key: dict, items: list[Item], cache_dir: str | Path, *, run_options: RunOptions | None = None,
+             run_info: dict | None = None, device: str | None = None, details: dict | None = None):
+    """The cache folder of ``key`` open for one run: an ``OpenRun`` whose ``todo`` is what is left to do.
+
+    The part of a run that every engine shares, around its loop (``for outcome in ...: run.write(outcome)``):
+    ``todo`` holds the items not yet in the cache (nor failed before, unless ``run_options.retry_errors``);
+    ``write`` appends each outcome at once, applies the fail-fast rule and keeps the manifest current; a
+    ``DescriberEnvironmentError`` is written to the manifest as ``stopped`` and raised; Ctrl-C recounts the
+    lines on disk. The manifest's ``runs`` lists every run that had work to do, in order: when it started,
+    its engine, its batch size (``run_info``'s ``batch_size``, which is not part of the key: a run resumes
+    with another) and what it described and failed. ``summary`` is the ``RunSummary``, printed at the end
+    when ``run_options.verbose``.
     """
     run = run_options or RunOptions()
-    run_info = run_info or {}
     with open_cache(cache_dir, key, source="run", details=details, sync_every=run.sync_every,
                     device=device) as cache:
-        earlier = cache.manifest().get("runs")
-        runs = [r for r in earlier if isinstance(r, dict)] if isinstance(earlier, list) else []
-        this = {"started": now(), "engine": (run_info.get("engine") or {}).get("name", "local"),
-                "batch_size": run_info.get("batch_size")}
-        cache.manifest_data.update(run=run_info, max_answer_chars=run.max_answer_chars, started=this["started"],
-                                   runs=[*runs, this])
+        _start_manifest(cache, run, run_info or {})
+        this = OpenRun(cache, run, items)
         try:
-            summary = _run(items, cache, schedule, run)
+            with this.recording():
+                yield this
         except DescriberEnvironmentError as err:
             cache.update_manifest(stopped={"time": now(), "reason": redact(str(err))})
             raise
     if run.verbose:
-        print(summary)
-    return summary
+        print(this.summary)
 
 
-def _run(items, cache, schedule, run: RunOptions) -> RunSummary:
-    """``run_into_cache`` on an open cache: skip what is done, describe the rest, keep the manifest current."""
-    summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
-    items, summary.left_out = first_items(items, run.limit)
-    todo = left_to_do(items, cache, run.retry_errors, summary)
-    log = _RunLog(cache, summary, run.stop_after_same_failures)
-    if not todo:  # nothing left to describe: the manifest (and its throughput) stays as it was
-        log.update_totals()
-        return summary
-    log.update_manifest()
-    with progress_bar(total=len(todo), unit="item", desc=cache.folder.name.split("__")[0], disable=not run.show_progress,
-              dynamic_ncols=True) as bar:
-        log.bar = bar
-        try:
-            schedule(todo, log.record)
-            log.release()  # fewer held failures than the rule needs: they are the items'
-        except KeyboardInterrupt:
-            cache.recount()  # Ctrl-C may have come between a line's write and its count
-            raise
-        finally:
-            log.update_manifest()
-    return summary
+def _start_manifest(cache, run: RunOptions, run_info: dict) -> None:
+    """The run's entries of the manifest: its ``run`` information and one more entry in ``runs``."""
+    earlier = cache.manifest().get("runs")
+    runs = [r for r in earlier if isinstance(r, dict)] if isinstance(earlier, list) else []
+    this = {"started": now(), "engine": (run_info.get("engine") or {}).get("name", "local"),
+            "batch_size": run_info.get("batch_size")}
+    cache.manifest_data.update(run=run_info, max_answer_chars=run.max_answer_chars, started=this["started"],
+                               runs=[*runs, this])
 
 
 def unique_items(items) -> list[Item]:
@@ -220,24 +215,93 @@ def left_to_do(items, cache, retry_errors, summary) -> list:
     return todo
 
 
-class _RunLog:
-    """Writes each outcome of a run to the open cache, counts it in the summary and keeps the manifest current.
+class OpenRun:
+    """One run on its open cache (``open_run``): what is left to do, and each outcome written as it comes.
 
-    ``record`` is the scheduler's ``record``; it applies the fail-fast rule of
-    the module docstring before ``keep`` writes an outcome. While ``active``,
-    the describer's failures are held back; the first success, or ``limit``
-    held failures with more than one message, ends the rule and writes what
-    was held; ``limit`` held failures all with one message raise
-    ``DescriberEnvironmentError``. ``limit`` 0: never active. ``bar`` (a tqdm
-    bar) is set once the bar is open; the manifest is rewritten at most every
+    ``todo``: the items the engine is to work on; ``run_info``: the manifest's ``run`` entry (what an engine
+    learns as it starts, such as the devices its describer loaded on, joins it); ``summary``: the run's
+    ``RunSummary``. ``write(outcome)`` applies the fail-fast rule of ``sova_lib.describe.runner``: while it is
+    ``active``, the describer's failures are held back; the first success, or ``limit`` held failures with more
+    than one message, ends the rule and writes what was held; ``limit`` held failures all with one message
+    raise ``DescriberEnvironmentError``. ``limit`` 0: never active. The manifest is rewritten at most every
     ``cache.sync_every`` seconds.
     """
 
-    def __init__(self, cache, summary: RunSummary, limit: int):
-        self.cache, self.summary, self.bar = cache, summary, None
+    def __init__(self, cache, run: RunOptions, items: list[Item]):
+        self.cache, self.bar, self.show_progress = cache, None, run.show_progress
+        self.run_info = cache.manifest_data["run"]
+        self.summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
+        items, self.summary.left_out = first_items(items, run.limit)
+        self.todo = left_to_do(items, cache, run.retry_errors, self.summary)
         self.start = self.last_update = time.monotonic()
-        self.limit, self.active = limit, limit > 0
-        self.held: list[tuple[Any, str]] = []
+        self.limit, self.active = run.stop_after_same_failures, run.stop_after_same_failures > 0
+        self.held: list[Outcome] = []
+
+    @contextlib.contextmanager
+    def recording(self):
+        """The progress bar and the manifest around the engine's loop; Ctrl-C recounts the lines on disk."""
+        if not self.todo:  # nothing left to do: the manifest (and its throughput) stays as it was
+            yield
+            self.update_totals()
+            return
+        self.update_manifest()
+        with progress_bar(total=len(self.todo), unit="item", desc=self.cache.folder.name.split("__")[0],
+                          disable=not self.show_progress, dynamic_ncols=True) as self.bar:
+            try:
+                yield
+                self.release()  # fewer held failures than the rule needs: they are the items'
+            except KeyboardInterrupt:
+                self.cache.recount()  # Ctrl-C may have come between a line's write and its count
+                raise
+            finally:
+                self.update_manifest()
+
+    def write(self, outcome: Outcome) -> None:
+        """Append ``outcome`` to the cache, unless the fail-fast rule holds it back (class docstring)."""
+        if self.active and outcome.loaded:
+            if outcome.error is not None:
+                self._hold(outcome)
+                return
+            self.release()
+        self.keep(outcome)
+
+    def _hold(self, outcome: Outcome) -> None:
+        """Hold back one failure of the describer while the fail-fast rule is active; stop the run by the rule."""
+        self.held.append(outcome)
+        self.bar.update(1)
+        if len(self.held) < self.limit:
+            return
+        if len({held.error for held in self.held}) == 1:
+            raise DescriberEnvironmentError(
+                f"stopped: the first {len(self.held)} items all failed with the same error, which points "
+                f"at the describer or its environment rather than the items: {outcome.error}")
+        self.release()
+
+    def release(self) -> None:
+        """End the rule: the held failures are the items' own; write them."""
+        self.active = False
+        while self.held:
+            self.keep(self.held.pop(0), shown=True)
+
+    def keep(self, outcome: Outcome, shown: bool = False) -> None:
+        """Append one outcome; ``shown``: the bar has already counted it."""
+        summary = self.summary
+        if outcome.error is None:
+            text, limit = outcome.value, summary.max_answer_chars
+            cut = len(text) if len(text) > limit else None
+            self.cache.add(outcome.id, text if cut is None else text[:limit], cut=cut)
+            summary.done += 1
+            summary.cut += cut is not None
+        else:
+            self.cache.add_error(outcome.id, outcome.error)
+            summary.failed += 1
+            summary.failures[outcome.id] = outcome.error
+            self.bar.set_postfix(failed=summary.failed, refresh=False)
+        if not shown:
+            self.bar.update(1)
+        if time.monotonic() - self.last_update >= self.cache.sync_every:
+            self.update_manifest()
+            self.last_update = time.monotonic()
 
     def update_totals(self) -> None:
         summary = self.summary
@@ -255,47 +319,3 @@ class _RunLog:
                                              "skipped_cached": summary.skipped_cached,
                                              "seconds": round(summary.seconds, 3), "items_per_s": rate},
                                    throughput_items_per_s=rate)
-
-    def keep(self, id: Any, text: str | None, error: str | None, shown: bool = False) -> None:
-        """Append one outcome; ``shown``: the bar has already counted it."""
-        summary = self.summary
-        if error is None:
-            limit = summary.max_answer_chars
-            cut = len(text) if len(text) > limit else None
-            self.cache.add(id, text if cut is None else text[:limit], cut=cut)
-            summary.done += 1
-            summary.cut += cut is not None
-        else:
-            self.cache.add_error(id, error)
-            summary.failed += 1
-            summary.failures[id] = error
-            self.bar.set_postfix(failed=summary.failed, refresh=False)
-        if not shown:
-            self.bar.update(1)
-        if time.monotonic() - self.last_update >= self.cache.sync_every:
-            self.update_manifest()
-            self.last_update = time.monotonic()
-
-    def release(self) -> None:
-        """End the rule: the held failures are the items' own; write them."""
-        self.active = False
-        while self.held:
-            id, error = self.held.pop(0)
-            self.keep(id, None, error, shown=True)
-
-    def record(self, id: Any, text: str | None, error: str | None, by_describer: bool = True) -> None:
-        if self.active and by_describer:
-            if error is None:
-                self.release()
-            else:
-                self.held.append((id, error))
-                self.bar.update(1)
-                if len(self.held) < self.limit:
-                    return
-                if len({message for _, message in self.held}) == 1:
-                    raise DescriberEnvironmentError(
-                        f"stopped: the first {len(self.held)} items all failed with the same error, which points "
-                        f"at the describer or its environment rather than the items: {error}")
-                self.release()
-                return
-        self.keep(id, text, error)

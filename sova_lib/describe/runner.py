@@ -9,7 +9,7 @@ manifest). The same configuration finds its folder again and resumes: ids
 already described are skipped, as are ids that failed before unless
 ``run=RunOptions(retry_errors=True)``.
 
-The loop: frames are decoded by ``load_workers`` background threads, at most
+In this process, frames are decoded by ``load_workers`` background threads, at most
 ``prefetch`` items ahead, so decoding overlaps the model; requests go to the
 describer in batches of up to ``describer.max_batch_size``, with up to
 ``describer.max_concurrency`` calls in flight. Each answer is written and
@@ -43,24 +43,31 @@ described items all fail with one and the same message stops the same way
 (those failures are not recorded either), since that is rarely the items'
 fault. Failures while loading an item (a missing file) are always the item's.
 
-Engines: ``describe_items`` schedules the work in this process. The pieces
-that any engine shares are public: ``plan_run`` (prompt, unique ids, the
-cache key with the weights' fingerprint, ``run_key``, and the describer's run information),
-``start_describer`` (the describer's optional ``load()``, once, before the
-first item), ``build_request`` (an item's frames into a request),
-``describe_batch`` (one describer call, item by item on failure),
-``schedule_requests`` (the loader threads and the call pool) and
-``run_into_cache`` (the cache folder, what is left to do, the fail-fast rule,
-each outcome appended, the manifest; it lives in
-``sova_lib.describe.run_cache`` with ``RunOptions`` and ``RunSummary``).
-``sova_lib.describe.ray_engine`` runs the
-same pieces on a pool of Ray actors.
+Engines: whatever the engine, ``describe_items`` is one loop over the
+outcomes of the pending items::
 
-``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
-(``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
-(``sova_lib.describe.contrastive.runner``, ``sova_lib.describe.contrastive.ray_engine``). ``runner`` is
-the local engine (``--engine local``) and holds the pieces every engine shares; ``ray_engine`` runs
-those pieces on a pool of Ray actors (``--engine ray``).
+    with open_run(key, items, cache_dir, ...) as this_run:      # the cache folder, what is left to do
+        for outcome in engine.outcomes(describer, this_run.todo, ...):
+            this_run.write(outcome)                              # appended at once; the fail-fast rule
+
+An ``Outcome`` is an item's id and its text or its error
+(``sova_lib.describe.run_cache``, with ``open_run``, ``RunOptions`` and
+``RunSummary``: the manifest, the progress bar, Ctrl-C and the summary,
+written once). Engines differ only in where the describer runs:
+``LocalEngine`` (``--engine local``, the default) starts it here
+(``start_describer``: its optional ``load()``, once, before the first item)
+and yields the outcomes of ``schedule_requests`` (the loader threads, each
+item's frames into a request with ``build_request``, and the call pool, one
+describer call a batch with ``describe_batch``);
+``sova_lib.describe.ray_engine.RayEngine`` yields those of the same
+``schedule_requests`` run in each of a pool of Ray actors. ``plan_run`` is
+what a run knows before its cache opens (prompt, unique ids, the cache key
+with the weights' fingerprint, ``run_key``, and the describer's run
+information).
+
+This module and ``sova_lib.describe.ray_engine`` are the describing pair of ``runner.py`` / ``ray_engine.py``
+(the frame-embedding pair is ``sova_lib.describe.contrastive``): this one is the local engine and the loop every
+engine shares.
 """
 from __future__ import annotations
 
@@ -70,18 +77,20 @@ import tempfile
 import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from sova_lib.describe.cache import cache_key, config_hash
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
-from sova_lib.describe.run_cache import RunOptions, RunSummary, run_into_cache, unique_items
+from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary, open_run, unique_items
 from sova_lib.video.frames import Sampling
 
-__all__ = ["STOP_GRACE_SECONDS", "build_request", "configuration_lock", "describe_batch", "describe_items",
-           "describer_fingerprint", "frame_sampling", "plan_run", "run_key", "schedule_requests", "start_describer", "work_running"]
+__all__ = ["STOP_GRACE_SECONDS", "Engine", "LocalEngine", "build_request", "configuration_lock", "describe_batch",
+           "describe_items", "describer_fingerprint", "frame_sampling", "plan_run", "run_key", "schedule_requests",
+           "start_describer", "work_running"]
 
 #: Seconds a stopped run waits for its calls in flight to return (module docstring).
 STOP_GRACE_SECONDS = 3.0
@@ -193,19 +202,19 @@ def build_request(item: Item, sampling: Sampling | float, prompt: Prompt,
         return None, f"{type(err).__name__}: {err}"
 
 
-def describe_batch(describer: Describer, batch: list[DescribeRequest]) -> list[tuple[Any, str | None, str | None]]:
-    """Describe ``batch``; on failure retry item by item. Returns (id, text or None, error or None)."""
+def describe_batch(describer: Describer, batch: list[DescribeRequest]) -> list[Outcome]:
+    """Describe ``batch``; on failure retry item by item. One ``Outcome`` per request, in order."""
     try:
         texts = describer.describe(batch)
         if len(texts) != len(batch):
             raise RuntimeError(f"describer returned {len(texts)} answers for {len(batch)} requests")
-        return [(req.id, *_answer(text)) for req, text in zip(batch, texts)]
+        return [Outcome(req.id, *_answer(text)) for req, text in zip(batch, texts)]
     except DescriberEnvironmentError:
         raise  # not the items' fault: the run stops
     except Exception as err:  # noqa: BLE001 - a backend may raise anything; it is recorded
         if len(batch) > 1:
             return [r for req in batch for r in describe_batch(describer, [req])]
-        return [(batch[0].id, None, f"{type(err).__name__}: {err}")]
+        return [Outcome(batch[0].id, error=f"{type(err).__name__}: {err}")]
 
 
 def _answer(text: Any) -> tuple[str | None, str | None]:
@@ -252,6 +261,7 @@ def describe_items(
     prefetch: int | None = None,
     details: dict | None = None,
     run: RunOptions | None = None,
+    engine: Engine | None = None,
 ) -> RunSummary:
     """Describe ``items`` with ``describer`` into ``cache_dir``; resumes a stopped run.
 
@@ -268,35 +278,74 @@ def describe_items(
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
     ``run``: retries, progress bar, manifest interval, printing and the
     fail-fast rule (``RunOptions``; default: its defaults); a fail-fast
-    stop raises ``DescriberEnvironmentError``.
+    stop raises ``DescriberEnvironmentError``. ``engine``: where the describer
+    runs (default: ``LocalEngine(loader, load_workers, prefetch)``, this process;
+    ``ray_engine.RayEngine``, whose actors decode their own frames).
 
-    Before the first item the describer's optional ``load()`` runs once (``start_describer``).
+    Before the first item the local engine runs the describer's optional ``load()`` once (``start_describer``).
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
+    if engine is not None and (loader is not load_item or load_workers is not None or prefetch is not None):
+        raise ValueError("loader, load_workers and prefetch are the local engine's: leave them out with engine=")
+    engine = engine or LocalEngine(loader, load_workers, prefetch)
     sampling = frame_sampling(fps, frames, max_frames)
     with configuration_lock(cache_dir, describer, prompt, sampling, sampler_version, crop_source):
         prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
-        return _describe_locally(describer, items, cache_dir, prompt, sampling, key, run_info, loader=loader,
-                                 load_workers=load_workers, prefetch=prefetch, details=details, run=run)
+        with open_run(key, items, cache_dir, run_options=run, run_info={**run_info, **engine.run_info()},
+                      device=engine.device(describer), details=details) as this_run:
+            outcomes = engine.outcomes(describer, this_run.todo, sampling, prompt, this_run.run_info)
+            with contextlib.closing(outcomes):  # a stopped run ends the engine's work before the cache closes
+                for outcome in outcomes:
+                    this_run.write(outcome)
+    return this_run.summary
 
 
-def _describe_locally(describer: Describer, items: list[Item], cache_dir: str | Path, prompt: Prompt,
-                      sampling: Sampling | float | None, key: dict, run_info: dict, *, loader: Callable,
-                      load_workers: int | None, prefetch: int | None, details: dict | None,
-                      run: RunOptions | None) -> RunSummary:
-    """The local engine's run of ``describe_items``, its key and run information planned (``plan_run``)."""
-    device = getattr(describer, "device", None)
+class Engine(Protocol):
+    """Where a run's describer runs (``LocalEngine``, ``ray_engine.RayEngine``); ``describe_items`` does the rest.
 
-    def schedule(todo: list[Item], record: Callable[..., None]) -> None:
+    ``outcomes`` yields one ``Outcome`` per item of ``todo`` as its work ends, and starts nothing when ``todo``
+    is empty; ``run_info`` is what the engine adds to the manifest's ``run`` entry and ``device`` its
+    ``device``. Closing the generator of ``outcomes`` (the run stops: Ctrl-C, an error) ends its work.
+    """
+
+    def outcomes(self, describer: Describer, todo: list[Item], sampling: Sampling | float | None, prompt: Prompt,
+                 run_info: dict) -> Iterator[Outcome]: ...
+
+    def run_info(self) -> dict: ...
+
+    def device(self, describer: Describer) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class LocalEngine:
+    """Describing in this process (``--engine local``): the describer loaded here, ``schedule_requests``' threads.
+
+    ``loader``, ``load_workers`` and ``prefetch`` as for ``describe_items``. The describer starts
+    (``start_describer``) once there is work, and what loading learned (its ``run_info()``: devices, frame
+    sizes) joins ``run_info``, the manifest's ``run`` entry.
+    """
+
+    loader: Callable[[Item, Any], tuple[list, Sequence[float], bool]] = load_item
+    load_workers: int | None = None
+    prefetch: int | None = None
+
+    def outcomes(self, describer: Describer, todo: list[Item], sampling: Sampling | float | None, prompt: Prompt,
+                 run_info: dict) -> Iterator[Outcome]:
+        if not todo:
+            return
         start_describer(describer)
-        if callable(getattr(describer, "run_info", None)):  # what loading learned (devices, frame sizes) joins the
-            run_info.update(describer.run_info())          # manifest's "run", the dict run_into_cache writes
-        schedule_requests(describer, todo, sampling, prompt, record, loader=loader, load_workers=load_workers,
-                          prefetch=prefetch)
+        if callable(getattr(describer, "run_info", None)):
+            run_info.update(describer.run_info())
+        yield from schedule_requests(describer, todo, sampling, prompt, loader=self.loader,
+                                     load_workers=self.load_workers, prefetch=self.prefetch)
 
-    return run_into_cache(key, items, cache_dir, schedule, run_options=run, run_info=run_info,
-                          device=None if device is None else str(device), details=details)
+    def run_info(self) -> dict:
+        return {}  # the manifest reads a run without an engine entry as local
+
+    def device(self, describer: Describer) -> str | None:
+        device = getattr(describer, "device", None)
+        return None if device is None else str(device)
 
 
 def frame_sampling(fps: float | None, frames: int | None = None, max_frames: int | None = None) -> Sampling | float | None:
@@ -326,16 +375,15 @@ def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], 
 
 
 def schedule_requests(describer: Describer, todo: list[Item], sampling: Sampling | float, prompt: Prompt,
-                      record: Callable[..., None],
                       *, loader: Callable = load_item, load_workers: int | None = None,
-                      prefetch: int | None = None) -> None:
-    """Load requests on background threads (``build_request``) and run ``describer`` calls on a pool.
+                      prefetch: int | None = None) -> Iterator[Outcome]:
+    """Load requests on background threads (``build_request``), run ``describer`` calls on a pool: yield outcomes.
 
-    ``record(id, text, error)`` each outcome (``record(id, None, error, False)``
-    for an item that could not be loaded). Up to ``prefetch`` items are loaded or waiting ahead of the model; a call
-    takes up to ``max_batch_size`` loaded requests and goes out when the batch
-    is full, when no call is in flight, or when nothing more is coming; at most
-    ``max_concurrency`` calls are in flight.
+    One ``Outcome`` per item as its call returns (``loaded=False`` for an item that could not be loaded, as soon
+    as its loader gives up). Up to ``prefetch`` items are loaded or waiting ahead of the model; a call takes up
+    to ``max_batch_size`` loaded requests and goes out when the batch is full, when no call is in flight, or
+    when nothing more is coming; at most ``max_concurrency`` calls are in flight. Closing the generator (the
+    run stops) stops the describer (module docstring).
     """
     batch_size = max(1, int(describer.max_batch_size))
     concurrency = max(1, int(describer.max_concurrency))
@@ -343,10 +391,9 @@ def schedule_requests(describer: Describer, todo: list[Item], sampling: Sampling
     if load_workers is None:
         load_workers = min(8, max(2, (os.cpu_count() or 2) // 2))
     load_pool = ThreadPoolExecutor(max(1, load_workers), thread_name_prefix=_LOAD_THREAD)
-    pending = deque(todo)
+    pending, ready = deque(todo), deque()
     loads: dict[Future, Item] = {}
-    calls: dict = {}
-    ready: deque[DescribeRequest] = deque()
+    calls: dict[Future, list[DescribeRequest]] = {}
     try:
         while True:
             while pending and len(loads) + len(ready) < prefetch:
@@ -359,26 +406,33 @@ def schedule_requests(describer: Describer, todo: list[Item], sampling: Sampling
                 calls[_daemon_call(describe_batch, describer, batch)] = batch
             if not (loads or calls or ready):
                 return
-            finished, _ = wait({*loads, *calls}, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                if fut in loads:
-                    item = loads.pop(fut)
-                    request, error = fut.result()
-                    if error is None:
-                        ready.append(request)
-                    else:
-                        record(item.id, None, error, False)
-                else:
-                    calls.pop(fut)
-                    for id, text, error in fut.result():
-                        record(id, text, error)
-    except BaseException:
-        load_pool.shutdown(wait=False, cancel_futures=True)
-        stop = getattr(describer, "stop", None)
-        if callable(stop):
-            stop()  # the calls still in flight end their waits; their answers are not recorded
-        if calls:  # let them leave native code before the interpreter may exit (module docstring)
-            wait(calls, timeout=STOP_GRACE_SECONDS)
+            for future in wait({*loads, *calls}, return_when=FIRST_COMPLETED).done:
+                yield from _finished(future, loads, calls, ready)
+    except BaseException:  # Ctrl-C, an error, or the run closing this generator
+        _stop(describer, load_pool, calls)
         raise
     finally:
         load_pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _finished(future: Future, loads: dict, calls: dict, ready: deque) -> list[Outcome]:
+    """The outcomes of one finished ``future``: a call's, or a failed load's; a loaded request joins ``ready``."""
+    if future in calls:
+        calls.pop(future)
+        return future.result()
+    item = loads.pop(future)
+    request, error = future.result()
+    if error is None:
+        ready.append(request)
+        return []
+    return [Outcome(item.id, error=error, loaded=False)]
+
+
+def _stop(describer: Describer, load_pool: ThreadPoolExecutor, calls: dict) -> None:
+    """A stopped run: no more loading, the describer's optional ``stop()``, the calls in flight given a grace."""
+    load_pool.shutdown(wait=False, cancel_futures=True)
+    stop = getattr(describer, "stop", None)
+    if callable(stop):
+        stop()  # the calls still in flight end their waits; their answers are not recorded
+    if calls:  # let them leave native code before the interpreter may exit (module docstring)
+        wait(calls, timeout=STOP_GRACE_SECONDS)

@@ -17,7 +17,7 @@ from sova_lib.describe.contract import DescriberEnvironmentError, make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.ray_engine import RayOptions, RunWorker, describe_items_ray
-from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.run_cache import OpenRun, Outcome, RunOptions
 from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
 from tests.chat_server import ChatServer
@@ -42,16 +42,48 @@ def test_an_actor_reads_each_item_of_its_rows_whole(tmp_path):
              Item("a", tmp_path / "b.png")]
     seen = []
 
-    def work(state, batch, *, record, load_workers):
+    def work(state, batch, *, load_workers):
         seen.extend(batch)
-        record(17, state, None)
-        record("a", None, "unreadable", False)
+        yield Outcome("a", error="unreadable", loaded=False)  # in any order: each goes back to its row
+        yield Outcome(17, state)
 
     worker = RunWorker(lambda: "ok", work, load_workers=1)
     out = worker({"row": np.array([4, 9]), "item": np.array([pickle.dumps(i) for i in items], dtype=object)})
     assert seen == items
-    assert out == {"row": [4, 9], "value": [pickle.dumps("ok"), b""], "error": ["", "unreadable"],
-                   "loaded": [True, False], "fatal": [b"", b""]}
+    assert out == {"row": [4, 9], "outcome": [pickle.dumps(Outcome(17, "ok")),
+                                              pickle.dumps(Outcome("a", None, "unreadable", False))],
+                   "fatal": [b"", b""]}
+    assert [pickle.loads(o) for o in out["outcome"]] == [Outcome(17, "ok", None, True), Outcome("a", None, "unreadable", False)]
+
+
+def test_the_local_and_the_ray_engine_feed_the_same_outcomes_to_the_one_loop(ray_address, tmp_path, monkeypatch):
+    """The engines differ only in where the describer runs: the runner's one loop (``OpenRun.write``) gets the
+    same outcomes from each, an item known bad before loading, one that cannot be loaded and described ones."""
+    written = {}
+    write = OpenRun.write
+
+    def spy(self, outcome):  # keyed by the run's cache_dir: "local" or "ray"
+        written.setdefault(self.cache.folder.parent.parent.name, []).append(outcome)
+        write(self, outcome)
+
+    monkeypatch.setattr(OpenRun, "write", spy)
+    items = [Item(p.stem, p) for p in example_videos()] + [
+        Item("gone", tmp_path / "gone.mp4"), Item("planned", tmp_path / "p.mp4", error="no region for this clip")]
+    local = describe_items(make_describer("motion"), items, tmp_path / "local", prompt="Describe.", fps=2.0,
+                           run=QUIET)
+    remote = describe_items_ray("motion", {}, items, tmp_path / "ray", prompt="Describe.", fps=2.0,
+                                ray=RayOptions(workers=1, items_per_call=2), run=QUIET)
+    assert sorted(written) == ["local", "ray"] and local.folder.name == remote.folder.name
+    assert written["ray"][0] == Outcome("planned", None, "no region for this clip", False)  # sent to no actor
+    by_engine = {engine: {o.id: o for o in outcomes} for engine, outcomes in written.items()}
+    assert len(written["local"]) == len(written["ray"]) == 5 and by_engine["local"] == by_engine["ray"]
+    outcomes = by_engine["local"]
+    assert outcomes["gone"] == Outcome("gone", None, f"FileNotFoundError: no such file: {tmp_path / 'gone.mp4'}",
+                                       False)
+    described = {id: o.value for id, o in outcomes.items() if o.error is None}
+    assert sorted(described) == sorted(p.stem for p in example_videos())
+    assert all(o.loaded for o in outcomes.values() if o.error is None)
+    assert described == texts(local.folder) == texts(remote.folder)  # what the loop got is what it wrote
 
 
 def test_cli_ray_engine_writes_the_local_engines_texts_and_errors(ray_address, media, tmp_path, capsys):

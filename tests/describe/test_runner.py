@@ -16,8 +16,8 @@ from PIL import Image
 from sova_lib.describe.cache import config_hash
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.run_cache import Outcome, RunOptions
+from sova_lib.describe.runner import LocalEngine, describe_items
 from sova_lib.video.frames import example_videos, probe, sample_indices
 from tests.paths import ROOT  # noqa: E402
 
@@ -221,7 +221,40 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(ValueError, match="secrets must never be written"):
         describe_items(Leaky(), [Item(1, Path("a.mp4"))], tmp_path, prompt="Say it.", loader=fake_loader,
                        run=QUIET)
+    with pytest.raises(ValueError) as local_options:  # the engine's own loading options go to the engine
+        describe_items(FrameCounter(), [Item(1, Path("a.mp4"))], tmp_path, prompt="Say it.", prefetch=2,
+                       engine=LocalEngine(fake_loader), run=QUIET)
+    assert str(local_options.value) == ("loader, load_workers and prefetch are the local engine's: "
+                                        "leave them out with engine=")
     assert not (tmp_path / "descriptions").exists()
+
+
+def test_the_local_engine_yields_one_outcome_per_item():
+    """``LocalEngine.outcomes``: a text per described item, a failed load and a reason known before loading as
+    unloaded errors, what loading learned in ``run_info``; no work starts nothing, not even ``load()``."""
+
+    class Loading(FrameCounter):
+        def load(self):
+            self.device = "cpu:0"
+
+        def run_info(self):
+            return {"device": getattr(self, "device", None)}
+
+    def loader(item, fps):
+        if item.id == "gone":
+            raise FileNotFoundError("no such file: gone.mp4")
+        return fake_loader(item, fps)
+
+    describer, prompt, info = Loading(), resolve_prompt("Say it."), {"batch_size": 1}
+    assert list(LocalEngine(loader).outcomes(describer, [], 1.0, prompt, info)) == []
+    assert not hasattr(describer, "device") and info == {"batch_size": 1}
+    items = [Item("a", Path("a.mp4")), Item("gone", Path("gone.mp4")), Item("planned", Path("p.mp4"), error="no region")]
+    outcomes = list(LocalEngine(loader, load_workers=1).outcomes(describer, items, 1.0, prompt, info))
+    assert sorted(outcomes, key=lambda o: o.id) == [
+        Outcome("a", "Say it. | frames: 3 | video: True | system: None"),
+        Outcome("gone", None, "FileNotFoundError: no such file: gone.mp4", loaded=False),
+        Outcome("planned", None, "no region", loaded=False)]
+    assert info == {"batch_size": 1, "device": "cpu:0"} and describer.batches == [["a"]]
 
 
 SLOW_RUN = textwrap.dedent("""

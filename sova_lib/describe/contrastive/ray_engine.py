@@ -92,8 +92,8 @@ def embed_items_ray(
     check_pool(model_class, pool, model_options["name"])
     sampling = Sampling(None if frames is not None else fps, frames, max_frames)
     key = embedding_key(expected, sampling.fps, pool, crop_source=crop_source, **sampling.cache_fields())
-    schedule = partial(run_on_actors, start=partial(_load_model, model_options, expected),
+    outcomes = partial(run_on_actors, start=partial(_load_model, model_options, expected),
                        work=partial(schedule_embeddings, fps=sampling, pool=pool, batch_frames=batch_frames), ray=ray)
-    return run_into_store(key, list(items), cache_dir, schedule, device=f"{ray.device()}, {device}", run_options=run,
+    return run_into_store(key, list(items), cache_dir, outcomes, device=f"{ray.device()}, {device}", run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds,
                           last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})

@@ -16,12 +16,12 @@ vector, so an item is a set of vectors and ``set_similarity`` scores it by
 its best pair of frames; ``video`` keeps the model's own clip vector
 (``get_video_features``, X-CLIP).
 
-Both engines share two pieces, with the describing engines' contract
-(``schedule(todo, record)``, ``sova_lib.describe.run_cache``):
-``schedule_embeddings`` (decode, batch, embed, pool: the loop of this
-process, and of each Ray actor of ``ray_engine``) and ``run_into_store``
-(the one writer of the cache: skipping, shards, errors, manifest), which the
-Ray engine runs on its driver.
+Both engines share two pieces, with the describing engines' ``Outcome``
+(``sova_lib.describe.run_cache``): ``schedule_embeddings`` (decode, batch,
+embed, pool: a generator of one outcome per item, in this process and in
+each Ray actor of ``ray_engine``) and ``run_into_store`` (the one writer of
+the cache and its loop over the outcomes: skipping, shards, errors,
+manifest), which the Ray engine runs on its driver.
 
 ``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
 (``sova_lib.describe.runner``, ``sova_lib.describe.ray_engine``) and embedding frames
@@ -31,17 +31,19 @@ those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
+from typing import Callable, Iterator
 
 import numpy as np
 
 from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
 from sova_lib.describe.item import Item, load_item
-from sova_lib.describe.run_cache import RunOptions, RunSummary, first_items, left_to_do, unique_items
+from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary, first_items, left_to_do, unique_items
 from sova_lib.progress import progress_bar
 from sova_lib.video import Sampling, sample_frames
 
@@ -60,9 +62,9 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
     check_pool(type(model.model), pool, model.name)
     sampling = Sampling(None if frames is not None else fps, frames, max_frames)
     key = embedding_key(model.config(), sampling.fps, pool, crop_source=crop_source, **sampling.cache_fields())
-    schedule = partial(schedule_embeddings, model, fps=sampling, pool=pool, batch_frames=batch_frames,
+    outcomes = partial(schedule_embeddings, model, fps=sampling, pool=pool, batch_frames=batch_frames,
                        load_workers=load_workers)
-    return run_into_store(key, items, cache_dir, schedule, device=getattr(model, "device", None), run_options=run,
+    return run_into_store(key, items, cache_dir, outcomes, device=getattr(model, "device", None), run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds, last_run={"batch_frames": batch_frames})
 
 
@@ -74,18 +76,17 @@ def check_pool(model_class: type, pool: str, name: str) -> None:
         raise ValueError(f"pool {pool!r} needs a model with get_image_features; {name} has only a video head")
 
 
-def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, schedule, *, device: str | None = None,
+def run_into_store(key: dict, items: list[Item], cache_dir: str | Path,
+                   outcomes: Callable[[list[Item]], Iterator[Outcome]], *, device: str | None = None,
                    run_options: RunOptions | None = None, flush_items: int = 64, flush_seconds: float = 30.0,
                    last_run: dict | None = None, **manifest_fields) -> RunSummary:
-    """Open the cache folder of ``key``, leave out finished items, and write what ``schedule`` records.
+    """Open the cache folder of ``key``, leave out finished items, and write each outcome of ``outcomes(todo)``.
 
-    The one writer of an embedding cache, for every engine. ``schedule(todo,
-    record)`` is called once with the items to embed (not at all when there
-    are none) and calls ``record(id, (vectors, frame indices, frames decoded),
-    None)`` or ``record(id, None, error)`` once per item (a fourth argument,
-    ``loaded``, as ``run_cache.run_into_cache`` takes it, is not read here).
-    Vectors are written in shards of ``flush_items`` items or every
-    ``flush_seconds`` seconds; errors at once. ``last_run`` and
+    The one writer of an embedding cache, for every engine. ``outcomes(todo)``
+    is called once with the items to embed (not at all when there are none)
+    and yields one ``Outcome`` per item, its value ``(vectors, frame indices,
+    frames decoded)`` (``loaded`` is not read here). Vectors are written in
+    shards of ``flush_items`` items or every ``flush_seconds`` seconds; errors at once. ``last_run`` and
     ``manifest_fields`` go to the manifest. ``run_options``: ``retry_errors``,
     ``show_progress`` and ``limit`` of ``RunOptions``.
     """
@@ -97,7 +98,7 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, schedule
         todo = left_to_do(items, cache, run.retry_errors, summary)
         started = time.monotonic()
         if todo:
-            _record(schedule, todo, cache, summary, flush_items, flush_seconds, run.show_progress)
+            _write_all(outcomes(todo), len(todo), cache, summary, flush_items, flush_seconds, run.show_progress)
         summary.seconds = time.monotonic() - started
         summary.total_done, summary.total_failed = len(cache.done), len(cache.failures)
         cache.update_manifest(last_run={"embedded": summary.done, "failed": summary.failed,
@@ -107,29 +108,27 @@ def run_into_store(key: dict, items: list[Item], cache_dir: str | Path, schedule
     return summary
 
 
-def _record(schedule, todo, cache, summary, flush_items, flush_seconds, show_progress) -> None:
-    """``run_into_store``'s side of ``schedule(todo, record)``: count each outcome, write shards and errors."""
+def _write_all(outcomes: Iterator[Outcome], total: int, cache, summary, flush_items, flush_seconds,
+               show_progress) -> None:
+    """``run_into_store``'s loop: count each outcome, write errors at once and vectors in shards."""
     ready = []  # (id, vectors, frame indices) of the finished items not yet in a shard
     last_flush = time.monotonic()
-
-    def record(id, value, error, loaded=True) -> None:
-        nonlocal ready, last_flush
-        bar.update(1)
-        if error is not None:
-            cache.add_error(id, error)
-            summary.failed += 1
-            summary.failures[id] = error
-            return
-        vectors, indices, frames = value
-        ready.append((id, vectors, indices))
-        summary.done += 1
-        summary.frames += frames
-        if len(ready) >= flush_items or time.monotonic() - last_flush >= flush_seconds:
-            cache.add(ready)
-            ready, last_flush = [], time.monotonic()
-
-    with progress_bar(total=len(todo), unit="item", disable=not show_progress, desc="embed") as bar:
-        schedule(todo, record)
+    with progress_bar(total=total, unit="item", disable=not show_progress, desc="embed") as bar, \
+            contextlib.closing(outcomes):
+        for outcome in outcomes:
+            bar.update(1)
+            if outcome.error is not None:
+                cache.add_error(outcome.id, outcome.error)
+                summary.failed += 1
+                summary.failures[outcome.id] = outcome.error
+                continue
+            vectors, indices, frames = outcome.value
+            ready.append((outcome.id, vectors, indices))
+            summary.done += 1
+            summary.frames += frames
+            if len(ready) >= flush_items or time.monotonic() - last_flush >= flush_seconds:
+                cache.add(ready)
+                ready, last_flush = [], time.monotonic()
         cache.add(ready)
 
 
@@ -165,40 +164,40 @@ def _prefetched(todo, fps, workers: int, ahead: int):
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def schedule_embeddings(model, items: list[Item], record, *, fps: Sampling | float, pool: str, batch_frames: int = 64,
-                        load_workers: int = 2) -> None:
-    """``record(id, (vectors, frame indices, frames decoded), None)``, or ``record(id, None, error)``, per item.
+def schedule_embeddings(model, items: list[Item], *, fps: Sampling | float, pool: str, batch_frames: int = 64,
+                        load_workers: int = 2) -> Iterator[Outcome]:
+    """One ``Outcome`` per item, its value ``(vectors, frame indices, frames decoded)``, or its error.
 
     Frames are decoded by ``load_workers`` threads (the sampler's frames of a
     video, or the one image); frames of several items share a forward pass of
-    at least ``batch_frames`` frames. An item that cannot be read is recorded
+    at least ``batch_frames`` frames. An item that cannot be read comes out
     at once with its error; the others once their batch has run.
     """
     waiting = []  # (item, images, indices) whose frames wait for a batch
-
-    def run_batch():
-        frames = [img for _, images, _ in waiting for img in images]
-        vectors = model.image_features(frames) if pool != "video" else None
-        offset, out = 0, []
-        for item, images, indices in waiting:
-            if pool == "video":
-                vecs, idx = model.video_features(images)[None], np.array([-1])
-            elif pool == "mean":
-                vecs, idx = vectors[offset:offset + len(images)].mean(axis=0, keepdims=True), np.array([-1])
-            else:
-                vecs, idx = vectors[offset:offset + len(images)], indices
-            offset += len(images)
-            out.append((item.id, (vecs, idx, len(images)), None))
-        waiting.clear()
-        for outcome in out:  # recorded once the whole batch has run
-            record(*outcome)
-
     for item, images, indices, error in _prefetched(items, fps, load_workers, ahead=4 * max(1, load_workers)):
         if error is not None:
-            record(item.id, None, error)
+            yield Outcome(item.id, error=error)
             continue
         waiting.append((item, images, indices))
         if sum(len(w[1]) for w in waiting) >= batch_frames:
-            run_batch()
+            yield from _embed_batch(model, waiting, pool)
+            waiting = []
     if waiting:
-        run_batch()
+        yield from _embed_batch(model, waiting, pool)
+
+
+def _embed_batch(model, waiting: list, pool: str) -> list[Outcome]:
+    """The outcomes of ``waiting`` (``(item, images, frame indices)``) after one forward pass of all their frames."""
+    frames = [img for _, images, _ in waiting for img in images]
+    vectors = model.image_features(frames) if pool != "video" else None
+    offset, out = 0, []
+    for item, images, indices in waiting:
+        if pool == "video":
+            vecs, idx = model.video_features(images)[None], np.array([-1])
+        elif pool == "mean":
+            vecs, idx = vectors[offset:offset + len(images)].mean(axis=0, keepdims=True), np.array([-1])
+        else:
+            vecs, idx = vectors[offset:offset + len(images)], indices
+        offset += len(images)
+        out.append(Outcome(item.id, (vecs, idx, len(images))))
+    return out
