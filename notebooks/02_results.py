@@ -43,7 +43,8 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.paper import cache_scan, contrastive, plots, results
+from sova_lib.paper import contrastive, plots, results
+from sova_lib.report import cache_scan
 from sova_lib.storage import write_json
 
 out = Path(figures_dir)

@@ -49,7 +49,8 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.paper import ablations, cache_scan, plots, results
+from sova_lib.paper import ablations, plots, results
+from sova_lib.report import cache_scan
 from sova_lib.storage import write_json
 
 out = Path(figures_dir)

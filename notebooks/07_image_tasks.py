@@ -40,7 +40,8 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.paper import cache_scan, results, table3
+from sova_lib.paper import results, table3
+from sova_lib.report import cache_scan
 from sova_lib.storage import write_json
 
 out = Path(figures_dir)

@@ -24,9 +24,9 @@ import pandas as pd
 
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper.cache_scan import sovabench_caches
 from sova_lib.paper.results import NOT_COMPUTED, evaluate_cache, paper_results
 from sova_lib.records import score_cell
+from sova_lib.report.cache_scan import sovabench_caches
 
 __all__ = ["ENCODER_IDS", "ENCODER_SETTINGS", "ablation_rows", "encoder_rows", "encoder_table", "fps_compare", "no_cache_note",
            "paper_wide", "settings_table"]

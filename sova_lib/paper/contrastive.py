@@ -20,9 +20,9 @@ import numpy as np
 
 from sova_lib.describe.contrastive import read_cache
 from sova_lib.evaluation import evaluate
-from sova_lib.paper.cache_scan import paper_model
 from sova_lib.protocols import get_protocol
 from sova_lib.records import make_record
+from sova_lib.report.cache_scan import paper_model
 from sova_lib.similarity import ItemVectors, l2_normalize
 
 __all__ = ["CONTRASTIVE_IDS", "FoundEmbeddings", "embedding_rows", "find_embedding_caches"]

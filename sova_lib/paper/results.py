@@ -38,13 +38,13 @@ import pandas as pd
 from sova_lib.describe.provenance import cache_provenance
 from sova_lib.evaluation import BASELINES, baseline, evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper.cache_scan import FoundCache, paper_model, sovabench_caches
-from sova_lib.paper.compare import compare
 from sova_lib.paper.contrastive import CONTRASTIVE_IDS
 from sova_lib.paper.plots import inter_vs_intra
 from sova_lib.paper.tables import NOT_COMPUTED, markdown_table
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, score_cell, write_record
+from sova_lib.report.cache_scan import FoundCache, paper_model, sovabench_caches
+from sova_lib.report.compare import compare
 from sova_lib.storage import write_text
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "baseline_rows", "evaluate_cache",

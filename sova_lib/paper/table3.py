@@ -112,7 +112,7 @@ def description_records(caches, encoder, annotations=None, *, sentences: bool = 
                         seed: int = 0) -> list[dict]:
     """Every description cache scored on every task whose images it describes completely, one record each.
 
-    ``caches``: ``sova_lib.paper.cache_scan.FoundCache`` objects (texts keyed by
+    ``caches``: ``sova_lib.report.cache_scan.FoundCache`` objects (texts keyed by
     image key). A task the cache covers in part gives a record with no value
     and a note, never a score on a subset; a task it does not touch gives none.
     """

@@ -32,7 +32,7 @@ def test_synthetic_texts_reject_bad_fractions():
 
 
 def test_synthetic_cache_is_marked_and_content_addressed(tmp_path):
-    from sova_lib.paper.cache_scan import find_description_caches
+    from sova_lib.report.cache_scan import find_description_caches
 
     folder = write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")
     again = write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")

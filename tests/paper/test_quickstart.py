@@ -191,8 +191,8 @@ def test_the_direction_question_on_your_own_videos(tmp_path):
     """Two videos of the user's, each also reversed: the explorer and the score use their clips, not the bundled six."""
     import shutil
 
-    from sova_lib.paper import explore
     from sova_lib.protocols import get_protocol
+    from sova_lib.report import explore
 
     assert quickstart.direction_protocol() is get_protocol(quickstart.DIRECTION_PROTOCOL)
     source = example_videos()[0]

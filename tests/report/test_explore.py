@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
-from sova_lib.paper import explore
+from sova_lib.report import explore
 from sova_lib.similarity import ItemVectors
 
 CLIPS = example_clips()
