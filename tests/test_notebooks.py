@@ -20,7 +20,8 @@ import pytest
 
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import read_descriptions
-from sova_lib.paper import error_analysis, reproduce
+from sova_lib.paper import error_analysis
+from sova_lib.report import reproduce
 from sova_lib.sentences import split
 from tests.paths import ROOT  # noqa: E402
 from tests.synthetic_cache import write_synthetic_cache
@@ -473,7 +474,8 @@ def test_ablations(executed):
 
 def _ablation_records(collected, *, protocols, bootstrap: int, seed: int = 0):
     """The records of 03's run: SOVABench description caches on its protocols, with its bootstrap and seed."""
-    from sova_lib.paper.results import BENCHMARK, select_rows
+    from sova_lib.paper.results import select_rows
+    from sova_lib.report.baselines import BENCHMARK
 
     return select_rows(collected, kind="description cache", benchmark=BENCHMARK, protocol=tuple(protocols),
                        bootstrap=bootstrap, seed=seed)

@@ -199,14 +199,6 @@ def test_evaluate_cache_scores_only_covered_protocols(tmp_path, intra_texts, enc
     assert intra["source"] == "synthetic demonstration (test)"
 
 
-def test_write_outputs_numbers_as_csv_readable_as_markdown(tmp_path):
-    numbers = pd.DataFrame({"v": [1.23456]})
-    shown = pd.DataFrame({"v": ["1.2"]})
-    csv, md = results.write_outputs(numbers, shown, tmp_path / "t")
-    assert pd.read_csv(csv)["v"].tolist() == [1.23456]
-    assert md.read_text().splitlines() == ["| v |", "|---|", "| 1.2 |"]
-
-
 # --------------------------------------------------------------------------- paired comparisons of two caches
 
 class LabelEncoder:

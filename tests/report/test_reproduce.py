@@ -1,7 +1,7 @@
 
 import pytest
 
-from sova_lib.paper import reproduce
+from sova_lib.report import reproduce
 from tests.paths import ROOT  # noqa: E402
 
 
@@ -17,7 +17,7 @@ def test_reproduce_command_options():
     from sova_lib.cli import build_parser
 
     args = build_parser().parse_args(["reproduce", "--skip-notebooks", "--build", "b"])
-    assert args.skip_notebooks and args.build == "b" and args.notebooks is None  # None: the checkout's notebooks/
+    assert args.skip_notebooks and args.build == "b" and args.notebooks == "notebooks"  # under the current folder
 
 
 def test_a_notebook_runs_without_kernel_log_lines(tmp_path, capfd, monkeypatch):

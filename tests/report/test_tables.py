@@ -1,7 +1,7 @@
-"""Tables for readers: the paper's numbers beside the computed ones."""
+"""Tables for readers: the paper's numbers beside the computed ones, a table as CSV and Markdown."""
 import pandas as pd
 
-from sova_lib.paper.tables import paper_beside_computed
+from sova_lib.report.tables import markdown_table, paper_beside_computed, write_outputs
 
 
 def test_paper_beside_computed_keeps_the_papers_order_and_says_once_what_is_missing():
@@ -25,7 +25,13 @@ def test_paper_beside_computed_keeps_the_papers_order_and_says_once_what_is_miss
 def test_markdown_table_shows_an_absent_value_as_a_dash():
     import numpy as np
 
-    from sova_lib.paper.tables import markdown_table
-
     frame = pd.DataFrame({"a": [1.5, np.nan], "b": [None, "x"], "c": [pd.NA, np.float32("nan")], "d": [0, 2]})
     assert markdown_table(frame) == "| a | b | c | d |\n|---|---|---|---|\n| 1.5 | - | - | 0 |\n| - | x | - | 2 |\n"
+
+
+def test_write_outputs_numbers_as_csv_readable_as_markdown(tmp_path):
+    numbers = pd.DataFrame({"v": [1.23456]})
+    shown = pd.DataFrame({"v": ["1.2"]})
+    csv, md = write_outputs(numbers, shown, tmp_path / "t")
+    assert pd.read_csv(csv)["v"].tolist() == [1.23456]
+    assert md.read_text().splitlines() == ["| v |", "|---|", "| 1.2 |"]

@@ -1,6 +1,9 @@
-"""Tables for readers: a DataFrame as Markdown, and a paper's numbers beside the computed ones.
+"""Tables for readers: a DataFrame as Markdown, a table as CSV and Markdown, and a paper's numbers beside the
+computed ones.
 
-``markdown_table`` is the Markdown view ``results.write_outputs`` writes beside each CSV.
+``write_outputs`` writes a table's numbers as CSV and its view for readers as
+Markdown (``markdown_table``), side by side; ``sova reproduce`` and every
+notebook write their tables with it.
 ``paper_beside_computed`` turns a long table of a paper's numbers and the ones
 computed here (one number per row) into a wide table a reader can scan: the
 paper's columns in the paper's order, a row of computed numbers under each paper
@@ -8,10 +11,14 @@ row that has any, and one cell, not a row of them, saying what was not computed.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["NOT_COMPUTED", "markdown_table", "paper_beside_computed"]
+from sova_lib.storage import write_text
+
+__all__ = ["NOT_COMPUTED", "markdown_table", "paper_beside_computed", "write_outputs"]
 
 #: What a cell of a number that was not computed here reads (as ``results.NOT_COMPUTED``).
 NOT_COMPUTED = "not computed here"
@@ -29,6 +36,14 @@ def markdown_table(frame) -> str:
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     lines = ["| " + " | ".join(map(_cell, row)) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *lines]) + "\n"
+
+
+def write_outputs(numbers, readable, stem) -> list[Path]:
+    """``numbers`` as ``<stem>.csv`` (one for machines) and ``readable`` as the Markdown table ``<stem>.md`` (one
+    view for readers), side by side."""
+    stem = Path(stem)
+    return [write_text(stem.with_suffix(".csv"), numbers.to_csv(index=False)),
+            write_text(stem.with_suffix(".md"), markdown_table(readable))]
 
 
 def paper_beside_computed(long, *, index=("group", "model"), column: str = "column", missing: str = NOT_COMPUTED):
