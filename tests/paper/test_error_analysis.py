@@ -5,10 +5,11 @@ import pytest
 from sova_lib.benchmarks.sovabench import labels
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper import error_analysis as ea
 from sova_lib.protocols import get_protocol
 from tests.helpers_ranking import OneHotEncoder
 from tests.synthetic_cache import write_synthetic_cache
+
+from paper import error_analysis as ea
 
 
 def test_synthetic_texts_are_reproducible_and_do_what_they_say():

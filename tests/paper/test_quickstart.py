@@ -2,10 +2,11 @@ import numpy as np
 import pytest
 
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper import quickstart
 from sova_lib.records import collect_records, write_record
 from sova_lib.sentences import split
 from sova_lib.video.frames import example_videos
+
+from paper import quickstart
 
 
 class AxisEncoder:

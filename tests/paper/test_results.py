@@ -10,8 +10,9 @@ from sova_lib.describe.cache import cache_key, new_manifest
 from sova_lib.describe.prompts import Prompt
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper import error_analysis, results
 from sova_lib.report import cache_scan
+
+from paper import error_analysis, results
 
 # --------------------------------------------------------------------------- the paper's numbers
 

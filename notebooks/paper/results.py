@@ -2,7 +2,7 @@
 
 Three kinds of rows meet here, and each keeps its name:
 
-* **paper** rows, read from ``sova_lib/paper/data/paper_results/paper_results.csv``
+* **paper** rows, read from ``data/paper_results/paper_results.csv`` beside this module
   (``paper_results``): the numbers the SOVABench paper prints, with the table
   each came from. They are never used in place of a computed number.
 * **baseline** rows, computed from the benchmark metadata alone
@@ -38,14 +38,16 @@ import pandas as pd
 from sova_lib.describe.provenance import cache_provenance
 from sova_lib.evaluation import BASELINES, evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper.contrastive import CONTRASTIVE_IDS
 from sova_lib.paper.plots import inter_vs_intra
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, score_cell, write_record
 from sova_lib.report.baselines import BENCHMARK, baseline_rows
 from sova_lib.report.cache_scan import FoundCache, paper_model, sovabench_caches
 from sova_lib.report.compare import compare
-from sova_lib.report.tables import NOT_COMPUTED, write_outputs  # the notebooks write every table with it
+from sova_lib.report.tables import write_outputs  # the notebooks write every table with it
+
+from paper.contrastive import CONTRASTIVE_IDS
+from paper.tables import NOT_COMPUTED
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "evaluate_cache",
            "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "computed_as", "number_table",
