@@ -53,8 +53,8 @@ from sova_lib.benchmarks.muvr import paper as muvr_paper
 from sova_lib.benchmarks.muvr.ties import tie_study
 from sova_lib.storage import write_json
 
+from paper.beside import paper_beside_computed
 from paper.results import record_rows, write_outputs
-from paper.tables import paper_beside_computed
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

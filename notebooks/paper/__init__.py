@@ -8,7 +8,7 @@ folder (this package's parent) as the working folder. To run a notebook by hand,
 ``sova_lib``; this package puts them in the paper's tables:
 
 ``results`` (the paper's numbers beside computed ones: Tables 4 and C.1,
-Figure 2(b)), ``tables`` (a paper's numbers beside the computed ones, wide),
+Figure 2(b)), ``beside`` (a paper's numbers beside the computed ones, wide),
 ``ablations`` (Tables 5-7), ``benchmark_stats`` (Table 2, Figure 3),
 ``error_analysis`` (Appendix E), ``table3`` (Table 3, the image tasks),
 ``contrastive`` (contrastive rows of Table 4 and Table C.1) and

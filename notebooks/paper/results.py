@@ -46,8 +46,8 @@ from sova_lib.report.cache_scan import FoundCache, paper_model, sovabench_caches
 from sova_lib.report.compare import compare
 from sova_lib.report.tables import write_outputs  # the notebooks write every table with it
 
+from paper.beside import NOT_COMPUTED
 from paper.contrastive import CONTRASTIVE_IDS
-from paper.tables import NOT_COMPUTED
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "evaluate_cache",
            "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "computed_as", "number_table",

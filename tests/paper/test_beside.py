@@ -1,7 +1,7 @@
 """The paper's numbers beside the computed ones."""
 import pandas as pd
 
-from paper.tables import paper_beside_computed
+from paper.beside import paper_beside_computed
 
 
 def test_paper_beside_computed_keeps_the_papers_order_and_says_once_what_is_missing():
