@@ -39,9 +39,11 @@ from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.clips.plan import read_manifest
-from sova_lib.paper import benchmark_stats as stats
-from sova_lib.paper import plots, results
+from sova_lib.paper import plots
 from sova_lib.storage import write_json
+
+from paper import benchmark_stats as stats
+from paper import results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

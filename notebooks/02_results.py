@@ -43,8 +43,11 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.paper import cache_scan, contrastive, plots, results
+from sova_lib.paper import plots
+from sova_lib.report import cache_scan
 from sova_lib.storage import write_json
+
+from paper import contrastive, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

@@ -49,8 +49,11 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.paper import ablations, cache_scan, plots, results
+from sova_lib.paper import plots
+from sova_lib.report import cache_scan
 from sova_lib.storage import write_json
+
+from paper import ablations, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

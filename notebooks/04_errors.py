@@ -56,9 +56,11 @@ import numpy as np
 import pandas as pd
 
 from sova_lib import SentenceEncoder, embed_descriptions, evaluate, records
-from sova_lib.paper import error_analysis as ea
-from sova_lib.paper import plots, results
+from sova_lib.paper import plots
 from sova_lib.storage import write_json
+
+from paper import error_analysis as ea
+from paper import results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

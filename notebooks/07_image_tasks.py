@@ -40,8 +40,10 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.paper import cache_scan, results, table3
+from sova_lib.report import cache_scan
 from sova_lib.storage import write_json
+
+from paper import results, table3
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)

@@ -51,3 +51,39 @@ def test_the_layer_contract_holds_and_catches_an_upward_import(tmp_path):
     broken = _lint(copy)
     assert broken.returncode != 0
     assert "BROKEN" in broken.stdout and "sova_lib.metrics -> sova_lib.paper.plots" in broken.stdout
+    # the figures' layer sits under report: report.explore draws with paper.plots, never the other way
+    plots = copy / "sova_lib" / "paper" / "plots.py"
+    plots.write_text(plots.read_text() + "\nfrom sova_lib.report import tables  # noqa: E402,F401\n")
+    metrics.write_text(metrics.read_text().replace("\nfrom sova_lib.paper import plots  # noqa: E402,F401\n", "\n"))
+    broken = _lint(copy)
+    assert broken.returncode != 0 and "sova_lib.paper.plots -> sova_lib.report.tables" in broken.stdout
+
+
+def _imported_roots(path: Path) -> set[str]:
+    """The top-level names of every module ``path`` imports (absolute imports; a relative one stays in sova_lib)."""
+    import ast
+
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def test_the_notebooks_helper_package_stays_outside_the_installed_package():
+    """``sova_lib`` never imports the notebooks' ``paper`` package, and the wheel's package list leaves it out."""
+    from setuptools import find_namespace_packages
+
+    assert (ROOT / "notebooks" / "paper" / "__init__.py").is_file()
+    importers = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "sova_lib").rglob("*.py"))
+                 if "paper" in _imported_roots(p)]
+    assert importers == []
+    assert {"sova_lib", "pandas", "papermill"} <= _imported_roots(ROOT / "sova_lib" / "report" / "reproduce.py")  # in a function too
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    shipped = find_namespace_packages(str(ROOT), include=include)
+    assert {"sova_lib", "sova_lib.report", "sova_lib.cli"} <= set(shipped)
+    assert [p for p in shipped if not p.startswith("sova_lib")] == []
+    every = find_namespace_packages(str(ROOT), exclude=[".*", "*.venv*"])  # what the include leaves out is there
+    assert "notebooks.paper" in every and "notebooks.paper" not in shipped

@@ -20,10 +20,12 @@ import pytest
 
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import read_descriptions
-from sova_lib.paper import error_analysis, reproduce
+from sova_lib.report import reproduce
 from sova_lib.sentences import split
 from tests.paths import ROOT  # noqa: E402
 from tests.synthetic_cache import write_synthetic_cache
+
+from paper import error_analysis
 
 NOTEBOOKS = ROOT / "notebooks"
 QUICKSTART_CACHE = ROOT / "cache" / "descriptions"
@@ -473,7 +475,9 @@ def test_ablations(executed):
 
 def _ablation_records(collected, *, protocols, bootstrap: int, seed: int = 0):
     """The records of 03's run: SOVABench description caches on its protocols, with its bootstrap and seed."""
-    from sova_lib.paper.results import BENCHMARK, select_rows
+    from sova_lib.report.baselines import BENCHMARK
+
+    from paper.results import select_rows
 
     return select_rows(collected, kind="description cache", benchmark=BENCHMARK, protocol=tuple(protocols),
                        bootstrap=bootstrap, seed=seed)
@@ -567,7 +571,8 @@ def test_image_tasks(executed):
 def test_benchmark_reads_the_crop_sizes_from_a_manifest_file(tmp_path):
     """``manifest`` names a planned manifest TSV: Figure 3(c) reads its rows (here, the sample's 91 clips)."""
     from sova_lib.benchmarks.sovabench.clips.plan import MANIFEST_COLUMNS, read_manifest
-    from sova_lib.paper import benchmark_stats
+
+    from paper import benchmark_stats
 
     planned, _ = benchmark_stats.sample_manifest()
     manifest = tmp_path / "manifest.tsv"

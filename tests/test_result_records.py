@@ -16,8 +16,8 @@ from sova_lib.benchmarks.muvr.qa import QAResult
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, record_metrics
 from sova_lib.benchmarks.vantage.scoring import VantageResult
 from sova_lib.evaluation import Result
-from sova_lib.paper.compare import Comparison
 from sova_lib.records import RECORD_FIELDS, record_name
+from sova_lib.report.compare import Comparison
 from tests.paths import ROOT
 
 

@@ -6,10 +6,10 @@ descriptions: JSON Lines, the authors' JSON or a describe cache folder; or an
 each whole with ``--no-split``, as ``sova sovabench evaluate``) and prints the score of each, the difference ``A - B``
 with a paired bootstrap interval over the same queries (within each pair for
 Pair-mAP, as ``sova sovabench evaluate --bootstrap``), and the queries where the two
-disagree most. The work is done by ``sova_lib.paper.compare``.
+disagree most. The work is done by ``sova_lib.report.compare``.
 
 A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
-module behind it may share its name; ``sova_lib.cli.compare`` parses and prints, ``sova_lib.paper.compare``
+module behind it may share its name; ``sova_lib.cli.compare`` parses and prints, ``sova_lib.report.compare``
 does the work.
 """
 from __future__ import annotations
@@ -28,8 +28,8 @@ from sova_lib.cli.options import (
 )
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.metrics import TIE_RULES
-from sova_lib.paper.compare import compare_files
 from sova_lib.protocols import PROTOCOLS
+from sova_lib.report.compare import compare_files
 from sova_lib.similarity import AGGREGATES
 
 __all__ = ["add_commands", "run_compare"]

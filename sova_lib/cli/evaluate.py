@@ -132,7 +132,7 @@ def run_sovabench(args) -> int:
         raise CliError(str(err)) from None
     if args.descriptions and (Path(args.descriptions) / "manifest.json").is_file():  # a describe cache folder is
         from sova_lib.describe.provenance import read_cache_manifest  # named as the notebooks name it
-        from sova_lib.paper.cache_scan import source_label
+        from sova_lib.report.cache_scan import source_label
 
         result.context["source"] = source_label(read_cache_manifest(args.descriptions))
     if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:

@@ -1,8 +1,8 @@
-"""``sova reproduce``: regenerate every table and figure (``sova_lib.paper.reproduce``).
+"""``sova reproduce``: regenerate every table and figure (``sova_lib.report.reproduce``).
 
 A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
 module behind it may share its name; ``sova_lib.cli.reproduce`` parses and prints,
-``sova_lib.paper.reproduce`` does the work.
+``sova_lib.report.reproduce`` does the work.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sova_lib.cli import CliError
 from sova_lib.cli.options import DEFAULT_BOOTSTRAP, add_cache_options, add_output_options, count, note
-from sova_lib.paper.reproduce import REPO_ROOT, reproduce
+from sova_lib.report.reproduce import reproduce
 
 __all__ = ["add_commands"]
 
@@ -18,13 +18,10 @@ __all__ = ["add_commands"]
 def run_reproduce(args) -> int:
     if args.bootstrap == 1:
         note("--bootstrap 1 resamples the queries once: every interval has zero width")
-    if not args.skip_notebooks and args.notebooks is None:
-        if not (REPO_ROOT / "notebooks").is_dir():
-            raise CliError("no notebooks folder beside this installed sova_lib: pass --notebooks DIR (the notebooks/ "
-                           "folder of a checkout of the repository), or run sova reproduce from a checkout")
-        args.notebooks = str(REPO_ROOT / "notebooks")
     if not args.skip_notebooks and not Path(args.notebooks).is_dir():
-        raise CliError(f"--notebooks {args.notebooks}: no such folder; expected the folder of the NN_name.py notebooks")
+        raise CliError(f"--notebooks {args.notebooks}: no such folder; run sova reproduce in a checkout of the "
+                       "repository (its notebooks/ is the default) or pass --notebooks DIR, the folder of the "
+                       "NN_name.py notebooks")
     try:
         failed = reproduce(args.out, args.cache_dir, bootstrap=args.bootstrap, notebooks=args.notebooks,
                            build=args.build, skip_notebooks=args.skip_notebooks)
@@ -46,9 +43,9 @@ def add_commands(sub) -> None:
     add_cache_options(p, what="the cached model outputs are read from it", retry=False)
     p.add_argument("--bootstrap", type=count, default=DEFAULT_BOOTSTRAP, metavar="N",
                    help=f"resamples for 95%% intervals (default {DEFAULT_BOOTSTRAP}; 0: no interval)")
-    p.add_argument("--notebooks", default=None, metavar="DIR",
-                   help="folder of the NN_name.py notebooks (default: the notebooks/ of the checkout sova_lib "
-                        "runs from)")
+    p.add_argument("--notebooks", default="notebooks", metavar="DIR",
+                   help="folder of the NN_name.py notebooks and their helper package paper/, each notebook's "
+                        "working folder (default: notebooks, under the current folder)")
     p.add_argument("--build", default="build/notebooks", metavar="DIR",
                    help="folder for the executed notebooks (default: build/notebooks)")
     p.add_argument("--skip-notebooks", action="store_true", help="write the baseline tables only")

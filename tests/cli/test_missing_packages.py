@@ -46,10 +46,9 @@ def test_every_extra_module_names_an_extra_of_the_package():
 
 
 def test_reproduce_outside_a_checkout_says_to_pass_the_notebooks(tmp_path, monkeypatch, capsys):
-    from sova_lib.cli import reproduce
-
-    monkeypatch.setattr(reproduce, "REPO_ROOT", tmp_path / "site-packages")  # an installed package: no notebooks/
+    monkeypatch.chdir(tmp_path)  # a folder without notebooks/, as a user's folder outside a checkout
     assert main(["reproduce", "--out", str(tmp_path / "figures"), "--cache-dir", str(tmp_path / "cache")]) == 2
     assert capsys.readouterr().err == (
-        "sova: error: no notebooks folder beside this installed sova_lib: pass --notebooks DIR (the notebooks/ "
-        "folder of a checkout of the repository), or run sova reproduce from a checkout\n")
+        "sova: error: --notebooks notebooks: no such folder; run sova reproduce in a checkout of the repository "
+        "(its notebooks/ is the default) or pass --notebooks DIR, the folder of the NN_name.py notebooks\n")
+    assert not (tmp_path / "figures").exists()

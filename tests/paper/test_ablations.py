@@ -3,8 +3,10 @@ import pandas as pd
 import pytest
 
 from sova_lib.evaluation import baseline
-from sova_lib.paper import ablations, cache_scan, error_analysis, results
+from sova_lib.report import cache_scan
 from tests.synthetic_cache import write_synthetic_cache
+
+from paper import ablations, error_analysis, results
 
 
 def test_paper_tables_as_printed():

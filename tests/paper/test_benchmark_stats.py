@@ -1,7 +1,8 @@
 import pytest
 
 from sova_lib.benchmarks.sovabench.splits import load_split
-from sova_lib.paper import benchmark_stats as stats
+
+from paper import benchmark_stats as stats
 
 
 def test_table2_sovabench_rows():

@@ -5,9 +5,10 @@ import pandas as pd
 from sova_lib import records
 from sova_lib.describe.contrastive import EmbeddingCache, embedding_folder, embedding_key
 from sova_lib.evaluation import evaluate
-from sova_lib.paper import contrastive, results
 from sova_lib.protocols import get_protocol
 from sova_lib.similarity import ItemVectors, l2_normalize
+
+from paper import contrastive, results
 
 
 def _cache(cache_dir, model, ids, per_clip, rng):

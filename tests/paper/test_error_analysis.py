@@ -5,10 +5,11 @@ import pytest
 from sova_lib.benchmarks.sovabench import labels
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper import error_analysis as ea
 from sova_lib.protocols import get_protocol
 from tests.helpers_ranking import OneHotEncoder
 from tests.synthetic_cache import write_synthetic_cache
+
+from paper import error_analysis as ea
 
 
 def test_synthetic_texts_are_reproducible_and_do_what_they_say():
@@ -32,7 +33,7 @@ def test_synthetic_texts_reject_bad_fractions():
 
 
 def test_synthetic_cache_is_marked_and_content_addressed(tmp_path):
-    from sova_lib.paper.cache_scan import find_description_caches
+    from sova_lib.report.cache_scan import find_description_caches
 
     folder = write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")
     again = write_synthetic_cache(tmp_path, {1: "a", 2: "b"}, description="two texts")

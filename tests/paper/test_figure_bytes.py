@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sova_lib.paper import explore, plots
+from sova_lib.paper import plots
+from sova_lib.report import explore
 from tests.figure_helpers import close_figures  # noqa: F401  (closes every figure a test made)
 
 

@@ -2,12 +2,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from sova_lib.paper import (
-    plots,
-    results,  # noqa: E402
-)
+from sova_lib.paper import plots  # noqa: E402
 from tests.figure_helpers import boxes as _boxes  # noqa: F401
 from tests.figure_helpers import overlap as _overlap
+
+from paper import results  # noqa: E402
 
 
 def test_save_figure_writes_png_and_pdf(tmp_path):

@@ -2,10 +2,11 @@ import numpy as np
 import pytest
 
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper import quickstart
 from sova_lib.records import collect_records, write_record
 from sova_lib.sentences import split
 from sova_lib.video.frames import example_videos
+
+from paper import quickstart
 
 
 class AxisEncoder:
@@ -191,8 +192,8 @@ def test_the_direction_question_on_your_own_videos(tmp_path):
     """Two videos of the user's, each also reversed: the explorer and the score use their clips, not the bundled six."""
     import shutil
 
-    from sova_lib.paper import explore
     from sova_lib.protocols import get_protocol
+    from sova_lib.report import explore
 
     assert quickstart.direction_protocol() is get_protocol(quickstart.DIRECTION_PROTOCOL)
     source = example_videos()[0]

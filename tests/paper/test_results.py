@@ -10,7 +10,9 @@ from sova_lib.describe.cache import cache_key, new_manifest
 from sova_lib.describe.prompts import Prompt
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper import cache_scan, error_analysis, results
+from sova_lib.report import cache_scan
+
+from paper import error_analysis, results
 
 # --------------------------------------------------------------------------- the paper's numbers
 
@@ -196,14 +198,6 @@ def test_evaluate_cache_scores_only_covered_protocols(tmp_path, intra_texts, enc
     direct = evaluate("intra-pair", vectors, ties="expected")
     assert intra["value"] == round(direct.value, 2) and intra["n_queries"] == 2300
     assert intra["source"] == "synthetic demonstration (test)"
-
-
-def test_write_outputs_numbers_as_csv_readable_as_markdown(tmp_path):
-    numbers = pd.DataFrame({"v": [1.23456]})
-    shown = pd.DataFrame({"v": ["1.2"]})
-    csv, md = results.write_outputs(numbers, shown, tmp_path / "t")
-    assert pd.read_csv(csv)["v"].tolist() == [1.23456]
-    assert md.read_text().splitlines() == ["| v |", "|---|", "| 1.2 |"]
 
 
 # --------------------------------------------------------------------------- paired comparisons of two caches

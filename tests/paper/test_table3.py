@@ -8,10 +8,11 @@ import pandas as pd
 from sova_lib.benchmarks import image_tasks as it
 from sova_lib.describe.cache import cache_key, new_manifest
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.paper import table3
-from sova_lib.paper.cache_scan import FoundCache
-from sova_lib.paper.results import paper_results
 from sova_lib.records import collect_records, make_record, write_record
+from sova_lib.report.cache_scan import FoundCache
+
+from paper import table3
+from paper.results import paper_results
 
 
 class ConstantEncoder:

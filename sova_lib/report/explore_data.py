@@ -14,7 +14,7 @@ the AP of ``muvr.retrieval.evaluate_vectors`` (a positive without vectors is a m
 query's own video is not ranked, the same tie rules); ``muvr_partitions``
 and ``muvr_caches_of`` find a data root's partitions and released features.
 
-``sova_lib.paper.explore`` draws these views and puts them in a widget.
+``sova_lib.report.explore`` draws these views and puts them in a widget.
 """
 from __future__ import annotations
 

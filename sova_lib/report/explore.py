@@ -1,6 +1,6 @@
 """A retrieval explorer: why a query ranks its gallery the way it does.
 
-The data of a view is ``sova_lib.paper.explore_data``'s (``query_view``,
+The data of a view is ``sova_lib.report.explore_data``'s (``query_view``,
 ``worst_queries``, ``muvr_view``, ``muvr_worst_queries``, the cache
 loaders), importable from here too, so that a notebook needs this one
 module. This module draws it: ``view_html`` (the hits with their matched
@@ -30,7 +30,9 @@ import html
 import numpy as np
 
 from sova_lib.benchmarks.muvr.retrieval import rows_of
-from sova_lib.paper.explore_data import (
+from sova_lib.paper.plots import figure_bytes, middle_cut, printed, pyplot
+from sova_lib.protocols import get_protocol
+from sova_lib.report.explore_data import (
     QueryView,
     load_cache,
     load_muvr_cache,
@@ -41,8 +43,6 @@ from sova_lib.paper.explore_data import (
     query_view,
     worst_queries,
 )
-from sova_lib.paper.plots import figure_bytes, middle_cut, printed, pyplot
-from sova_lib.protocols import get_protocol
 
 __all__ = ["MUVR_PREFIX", "QueryView", "Explorer", "load_cache", "load_muvr_cache", "muvr_caches_of", "muvr_partitions",
            "muvr_view", "muvr_worst_queries", "query_view", "show", "static_view", "view_bundle", "view_html",

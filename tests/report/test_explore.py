@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
-from sova_lib.paper import explore
+from sova_lib.report import explore
 from sova_lib.similarity import ItemVectors
 
 CLIPS = example_clips()
@@ -85,7 +85,7 @@ def test_widget_builds_and_updates_without_a_browser():
 
 
 def test_static_view_with_frames(tmp_path):
-    from sova_lib.paper import quickstart
+    from paper import quickstart
 
     items, texts = _cache()
     view = explore.query_view(DIRECTION_PROTOCOL, items, QUERY, texts=texts, k=2)

@@ -1,7 +1,7 @@
-"""Tables for readers: the paper's numbers beside the computed ones."""
+"""The paper's numbers beside the computed ones."""
 import pandas as pd
 
-from sova_lib.paper.tables import paper_beside_computed
+from paper.beside import paper_beside_computed
 
 
 def test_paper_beside_computed_keeps_the_papers_order_and_says_once_what_is_missing():
@@ -20,12 +20,3 @@ def test_paper_beside_computed_keeps_the_papers_order_and_says_once_what_is_miss
         ["text", "A", "computed here", 58.1, "not computed here", 85.0],
         ["text", "B", "paper; not computed here", 61.9, 73.3, 86.9],
     ]
-
-
-def test_markdown_table_shows_an_absent_value_as_a_dash():
-    import numpy as np
-
-    from sova_lib.paper.tables import markdown_table
-
-    frame = pd.DataFrame({"a": [1.5, np.nan], "b": [None, "x"], "c": [pd.NA, np.float32("nan")], "d": [0, 2]})
-    assert markdown_table(frame) == "| a | b | c | d |\n|---|---|---|---|\n| 1.5 | - | - | 0 |\n| - | x | - | 2 |\n"

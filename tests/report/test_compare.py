@@ -7,7 +7,7 @@ import pytest
 
 from sova_lib import metrics
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
-from sova_lib.paper.compare import compare
+from sova_lib.report.compare import compare
 from sova_lib.similarity import ItemVectors
 
 A = np.array([0.9, 0.1, 0.5, 0.7, 0.3])

@@ -1,6 +1,5 @@
-"""Tables for readers: a DataFrame as Markdown, and a paper's numbers beside the computed ones.
+"""A paper's numbers beside the computed ones, as one wide table for reading.
 
-``markdown_table`` is the Markdown view ``results.write_outputs`` writes beside each CSV.
 ``paper_beside_computed`` turns a long table of a paper's numbers and the ones
 computed here (one number per row) into a wide table a reader can scan: the
 paper's columns in the paper's order, a row of computed numbers under each paper
@@ -8,27 +7,12 @@ row that has any, and one cell, not a row of them, saying what was not computed.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-__all__ = ["NOT_COMPUTED", "markdown_table", "paper_beside_computed"]
+__all__ = ["NOT_COMPUTED", "paper_beside_computed"]
 
 #: What a cell of a number that was not computed here reads (as ``results.NOT_COMPUTED``).
 NOT_COMPUTED = "not computed here"
-
-
-def _cell(value) -> str:
-    """One Markdown cell: an absent value (``None``, NaN, ``pd.NA``) reads ``-``, never ``nan``."""
-    absent = value is None or value is pd.NA or value is pd.NaT or (isinstance(value, (float, np.floating)) and value != value)
-    return "-" if absent else str(value)
-
-
-def markdown_table(frame) -> str:
-    """``frame`` as a Markdown table (no index); an absent value reads ``-``."""
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    lines = ["| " + " | ".join(map(_cell, row)) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([header, rule, *lines]) + "\n"
 
 
 def paper_beside_computed(long, *, index=("group", "model"), column: str = "column", missing: str = NOT_COMPUTED):

@@ -1,7 +1,7 @@
 
 import pytest
 
-from sova_lib.paper import reproduce
+from sova_lib.report import reproduce
 from tests.paths import ROOT  # noqa: E402
 
 
@@ -17,7 +17,7 @@ def test_reproduce_command_options():
     from sova_lib.cli import build_parser
 
     args = build_parser().parse_args(["reproduce", "--skip-notebooks", "--build", "b"])
-    assert args.skip_notebooks and args.build == "b" and args.notebooks is None  # None: the checkout's notebooks/
+    assert args.skip_notebooks and args.build == "b" and args.notebooks == "notebooks"  # under the current folder
 
 
 def test_a_notebook_runs_without_kernel_log_lines(tmp_path, capfd, monkeypatch):
@@ -33,6 +33,22 @@ def test_a_notebook_runs_without_kernel_log_lines(tmp_path, capfd, monkeypatch):
     assert (tmp_path / "done.txt").read_text() == "ok"
     out, err = capfd.readouterr()
     assert "IPKernelApp" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_a_notebook_runs_in_its_folder_and_imports_the_helper_package_beside_it(tmp_path, monkeypatch):
+    """The kernel's working folder is the notebooks folder, so ``import paper`` finds ``<folder>/paper``."""
+    from tests.test_notebooks import _kernel_env
+
+    _kernel_env(tmp_path, monkeypatch)
+    folder = tmp_path / "nbs"
+    (folder / "paper").mkdir(parents=True)
+    (folder / "paper" / "__init__.py").write_text('WHERE = "the helper beside the notebook"\n')
+    header = (ROOT / "notebooks" / "00_quickstart.py").read_text().split("# %%")[0]
+    (folder / "00_helper.py").write_text(header + '# %% [markdown]\n# # Helper\n\n# %%\nimport os\n\nimport paper\n\n'
+                                         'open("done.txt", "w").write(f"{paper.WHERE} in {os.getcwd()}")\n')
+    monkeypatch.chdir(tmp_path)  # the command's own folder is another one
+    reproduce.run_notebook(reproduce.find_notebooks("nbs")[0], tmp_path / "build" / "00_helper.ipynb")
+    assert (folder / "done.txt").read_text() == f"the helper beside the notebook in {folder.resolve()}"
 
 
 def test_quiet_manager_interrupts_only_a_running_kernel():

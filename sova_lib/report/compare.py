@@ -22,7 +22,7 @@ comparison keeps how the texts were split (``text_split``).
 ``figures/results.csv`` with every other score.
 
 A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
-module behind it may share its name; ``sova_lib.cli.compare`` parses and prints, ``sova_lib.paper.compare``
+module behind it may share its name; ``sova_lib.cli.compare`` parses and prints, ``sova_lib.report.compare``
 does the work.
 """
 from __future__ import annotations

@@ -10,8 +10,8 @@ from sova_lib.benchmarks.muvr.metrics import TIES
 from sova_lib.benchmarks.muvr.retrieval import rows_of
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL, write_annotations
 from sova_lib.benchmarks.muvr.ties import write_tied_synthetic
-from sova_lib.paper import explore
-from tests.paper.test_explore import _cache
+from sova_lib.report import explore
+from tests.report.test_explore import _cache
 
 # Sentence -> unit vector, by hand (e1..e4 the unit axes).
 VECTORS = {

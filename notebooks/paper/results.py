@@ -2,11 +2,11 @@
 
 Three kinds of rows meet here, and each keeps its name:
 
-* **paper** rows, read from ``sova_lib/paper/data/paper_results/paper_results.csv``
+* **paper** rows, read from ``data/paper_results/paper_results.csv`` beside this module
   (``paper_results``): the numbers the SOVABench paper prints, with the table
   each came from. They are never used in place of a computed number.
 * **baseline** rows, computed from the benchmark metadata alone
-  (``baseline_rows``): ``prevalence`` (the paper's Random row),
+  (``sova_lib.report.baselines.baseline_rows``): ``prevalence`` (the paper's Random row),
   ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluation``).
 * **embeddings** rows (``contrastive.find_embedding_caches``,
   ``contrastive.embedding_rows``): frame vectors of a contrastive model
@@ -36,23 +36,22 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.describe.provenance import cache_provenance
-from sova_lib.evaluation import BASELINES, baseline, evaluate
+from sova_lib.evaluation import BASELINES, evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper.cache_scan import FoundCache, paper_model, sovabench_caches
-from sova_lib.paper.compare import compare
-from sova_lib.paper.contrastive import CONTRASTIVE_IDS
 from sova_lib.paper.plots import inter_vs_intra
-from sova_lib.paper.tables import NOT_COMPUTED, markdown_table
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, score_cell, write_record
-from sova_lib.storage import write_text
+from sova_lib.report.baselines import BENCHMARK, baseline_rows
+from sova_lib.report.cache_scan import FoundCache, paper_model, sovabench_caches
+from sova_lib.report.compare import compare
+from sova_lib.report.tables import write_outputs  # the notebooks write every table with it
 
-__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "baseline_rows", "evaluate_cache",
+from paper.beside import NOT_COMPUTED
+from paper.contrastive import CONTRASTIVE_IDS
+
+__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "evaluate_cache",
            "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "computed_as", "number_table",
            "format_table", "paper_random", "figure2b", "scatter_frame", "write_outputs"]
-
-#: The benchmark these tables are about (the ``benchmark`` field of their records).
-BENCHMARK = "SOVABench"
 
 PAPER_CSV = "paper_results/paper_results.csv"
 
@@ -78,26 +77,6 @@ def paper_results(table: str | None = None):
 
 
 # --------------------------------------------------------------------------- computing rows
-
-def baseline_rows(protocols, *, encoder=None, bootstrap: int = 1000, seed: int = 0,
-                  ties: str = "expected") -> list[dict]:
-    """Rows of the built-in baselines on ``protocols`` (``oracle`` only when an encoder is given), protocol by
-    protocol. ``ties`` is the oracle's tie rule (the other baselines rank nothing)."""
-
-    names = {"prevalence": "prevalence (the paper's Random: mean class prevalence)",
-             "random-ranking": "random ranking (exact expected AP, query excluded)",
-             "oracle": "oracle (each clip described by its class name; an upper bound)"}
-    rows = []
-    for p in protocols:
-        for name in BASELINES:
-            if name == "oracle" and encoder is None:
-                continue
-            r = baseline(p, name, encoder=encoder, bootstrap=bootstrap, seed=seed, ties=ties)
-            rows.append(r.to_record(kind="baseline", source=names[name], benchmark=BENCHMARK, baseline=name,
-                                    encoder=encoder.name if name == "oracle" else None, bootstrap=bootstrap,
-                                    seed=seed))
-    return rows
-
 
 def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "max",
                    sentences: bool = True, ties: str = "expected", bootstrap: int = 1000,
@@ -340,14 +319,6 @@ def format_table(frame, table: str) -> "pd.DataFrame":
                                        frame[f"{c} missing"], frame[f"{c} without missing"])]
     shown["computed as"] = computed_as(frame, table)
     return shown
-
-
-def write_outputs(numbers, readable, stem) -> list[Path]:
-    """``numbers`` as ``<stem>.csv`` (one for machines) and ``readable`` as the Markdown table ``<stem>.md`` (one
-    view for readers), side by side."""
-    stem = Path(stem)
-    return [write_text(stem.with_suffix(".csv"), numbers.to_csv(index=False)),
-            write_text(stem.with_suffix(".md"), markdown_table(readable))]
 
 
 def paper_random() -> tuple[float, float]:

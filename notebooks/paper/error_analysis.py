@@ -39,12 +39,13 @@ import pandas as pd
 
 from sova_lib.benchmarks.sovabench import labels
 from sova_lib.describe.provenance import cache_provenance
-from sova_lib.paper.cache_scan import FoundCache, find_description_caches
-from sova_lib.paper.results import BENCHMARK as SOVABENCH
-from sova_lib.paper.results import select_rows
 from sova_lib.protocols import get_protocol
+from sova_lib.report.baselines import BENCHMARK as SOVABENCH
+from sova_lib.report.cache_scan import FoundCache, find_description_caches
 from sova_lib.similarity import set_similarity
 from sova_lib.storage import write_text
+
+from paper.results import select_rows
 
 __all__ = ["ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts", "recorded_score",
            "score_record", "synthetic_texts", "pair_similarities", "opposite_confusion", "worst_queries",

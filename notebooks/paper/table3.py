@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.benchmarks import image_tasks as it
-from sova_lib.paper.results import NOT_COMPUTED, select_rows
 from sova_lib.records import make_record
+
+from paper.results import NOT_COMPUTED, select_rows
 
 __all__ = ["COLUMNS", "RANDOM_SOURCE", "chance_by_construction", "computed_rows", "description_records",
            "oracle_records", "random_records", "random_row_check", "random_table", "readable",
@@ -112,7 +113,7 @@ def description_records(caches, encoder, annotations=None, *, sentences: bool = 
                         seed: int = 0) -> list[dict]:
     """Every description cache scored on every task whose images it describes completely, one record each.
 
-    ``caches``: ``sova_lib.paper.cache_scan.FoundCache`` objects (texts keyed by
+    ``caches``: ``sova_lib.report.cache_scan.FoundCache`` objects (texts keyed by
     image key). A task the cache covers in part gives a record with no value
     and a note, never a score on a subset; a task it does not touch gives none.
     """
@@ -214,7 +215,7 @@ def computed_rows(parts: dict) -> dict:
 def table3_frame(paper, computed: dict) -> "pd.DataFrame":
     """Paper rows and computed rows in Table 3's layout, with the three averages.
 
-    ``paper``: ``sova_lib.paper.results.paper_results("Table 3")``. ``computed``:
+    ``paper``: ``paper.results.paper_results("Table 3")``. ``computed``:
     row name -> ``{column: value}``. A computed row's averages are computed
     only when every column they need has a value (NaN otherwise); a cell
     with no value is NaN.

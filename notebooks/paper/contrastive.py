@@ -7,7 +7,7 @@ on every SOVABench protocol of which it holds clips, the clips it lacks
 counted as failures (their number and the score without them beside it), and
 labels the row by the model id and pooling.
 ``cache_scan.paper_model(model_id, CONTRASTIVE_IDS)`` names the paper row a
-model id reproduces; ``sova_lib.paper.results.compare_table`` puts such a row
+model id reproduces; ``paper.results.compare_table`` puts such a row
 beside the paper's number.
 """
 from __future__ import annotations
@@ -20,9 +20,9 @@ import numpy as np
 
 from sova_lib.describe.contrastive import read_cache
 from sova_lib.evaluation import evaluate
-from sova_lib.paper.cache_scan import paper_model
 from sova_lib.protocols import get_protocol
 from sova_lib.records import make_record
+from sova_lib.report.cache_scan import paper_model
 from sova_lib.similarity import ItemVectors, l2_normalize
 
 __all__ = ["CONTRASTIVE_IDS", "FoundEmbeddings", "embedding_rows", "find_embedding_caches"]

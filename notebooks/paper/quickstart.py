@@ -26,7 +26,6 @@ that has ``encode(list[str]) -> (n, D)`` unit vectors (``SentenceEncoder``).
 """
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -40,12 +39,13 @@ from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import build_request, describe_items, run_key
 from sova_lib.evaluation import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
-from sova_lib.paper.results import select_rows
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.video.frames import probe, sample_frames
+
+from paper.results import select_rows
 
 __all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "describer_names",
            "direction_protocol",
@@ -130,7 +130,7 @@ def request_table(item, fps: float, prompt):
                                   ", ".join(f"{t:.1f}" for t in request.timestamps)]})
 
 
-#: The hand-written MLLM-style answer shipped with the package (``data/quickstart``; no model wrote it).
+#: The hand-written MLLM-style answer beside this module (``data/quickstart``; no model wrote it).
 ILLUSTRATIVE_ANSWER = "data/quickstart/hand_written_answer.txt"
 
 
@@ -141,7 +141,7 @@ def illustrative_answer() -> str:
     writes one sentence per line); no model produced it and nothing scores
     it (``data/quickstart/README.md``).
     """
-    return (resources.files("sova_lib.paper") / ILLUSTRATIVE_ANSWER).read_text(encoding="utf-8")
+    return (Path(__file__).resolve().parent / ILLUSTRATIVE_ANSWER).read_text(encoding="utf-8")
 
 
 def split_table(text: str):

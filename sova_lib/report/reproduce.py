@@ -3,18 +3,21 @@
 Step 1 writes the built-in baselines of every protocol as
 ``figures/baselines.csv`` and ``figures/baselines.md``.
 
-Step 2 executes every notebook of ``notebooks/`` in name order through
-papermill, on its default parameters except the output and cache folders
-(``figures_dir``, ``cache_dir``), which come from the command line. The
-notebooks' jupytext sources (``notebooks/NN_name.py``) are what runs; the
-executed copies go to ``build/notebooks/`` (ignored by git). Each notebook
-writes its tables, figures and ``<notebook>.json`` under the figures folder.
-A failing notebook is reported and the others still run; the command then
-exits with status 1.
+Step 2 executes every notebook of the notebooks folder (``--notebooks``,
+by default ``notebooks/`` of the current folder: a checkout of the
+repository) in name order through papermill, on its default parameters
+except the output and cache folders (``figures_dir``, ``cache_dir``), which
+come from the command line. The notebooks' jupytext sources
+(``NN_name.py``) are what runs, each with the notebooks folder as its
+working folder, so that ``import paper`` finds the helper package beside
+them; the executed copies go to ``build/notebooks/`` (ignored by git). Each
+notebook writes its tables, figures and ``<notebook>.json`` under the
+figures folder. A failing notebook is reported and the others still run;
+the command then exits with status 1.
 
 A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
 module behind it may share its name; ``sova_lib.cli.reproduce`` parses and prints,
-``sova_lib.paper.reproduce`` does the work.
+``sova_lib.report.reproduce`` does the work.
 """
 from __future__ import annotations
 
@@ -27,20 +30,21 @@ import pandas as pd
 
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.encoder import SentenceEncoder, default_cache_dir
-from sova_lib.paper.results import baseline_rows, write_outputs
+from sova_lib.report.baselines import baseline_rows
+from sova_lib.report.tables import write_outputs
 from sova_lib.storage import write_text
 
 __all__ = ["find_notebooks", "reproduce", "run_notebook"]
 
-#: Where the package's own notebooks are, in a source checkout.
-REPO_ROOT = Path(__file__).resolve().parents[2]
+#: The folder this ``sova_lib`` is imported from (a checkout, or site-packages): the kernels import it too.
+LIBRARY_ROOT = Path(__file__).resolve().parents[2]
 
 
 def find_notebooks(folder: str | Path) -> list[Path]:
     """The jupytext sources ``NN_*.py`` of ``folder``, in name order.
 
     Raises ``FileNotFoundError`` when the folder holds none (the notebooks
-    ship with a source checkout, not with an installed wheel).
+    come with a checkout of the repository, not with an installed wheel).
     """
     folder = Path(folder)
     found = sorted(folder.glob("[0-9][0-9]_*.py"))
@@ -52,7 +56,7 @@ def find_notebooks(folder: str | Path) -> list[Path]:
 
 @contextmanager
 def _kernel_path(root: Path):
-    """Put ``root`` first on the kernel's PYTHONPATH, so notebooks import this checkout's sova_lib."""
+    """Put ``root`` first on the kernel's PYTHONPATH, so that notebooks import the sova_lib this command runs."""
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([str(root), *([old] if old else [])])
     try:
@@ -68,8 +72,10 @@ def run_notebook(source: str | Path, executed: str | Path, parameters: dict | No
                  kernel_name: str = "python3", timeout: int = 600):
     """Execute the jupytext notebook ``source`` with papermill; write the executed copy to ``executed``.
 
-    The notebook runs in its own folder (so its relative default paths
-    work), with this checkout first on the kernel's ``PYTHONPATH``.
+    The notebook runs in its own folder, the notebooks folder (so its
+    relative default paths work and ``import paper`` finds the helper package
+    beside it), with the folder of the running ``sova_lib``
+    (``LIBRARY_ROOT``) first on the kernel's ``PYTHONPATH``.
     ``parameters`` override the cell tagged ``parameters``; names the
     notebook does not declare are left out (so one set of folders can be
     passed to every notebook). A notebook that declares ``interactive`` gets
@@ -91,7 +97,7 @@ def run_notebook(source: str | Path, executed: str | Path, parameters: dict | No
     wanted = {k: v for k, v in {"interactive": False, **(parameters or {})}.items() if k in declared}
     # Local sockets (ipc) instead of unencrypted TCP, of which the kernel warns at start.
     config = Config({"KernelManager": {"transport": "ipc"}, "AsyncKernelManager": {"transport": "ipc"}})
-    with _kernel_path(REPO_ROOT):
+    with _kernel_path(LIBRARY_ROOT):
         return papermill.execute_notebook(str(executed), str(executed), parameters=wanted, kernel_name=kernel_name,
                                           cwd=str(source.parent), progress_bar=False, execution_timeout=timeout,
                                           kernel_manager_class=_quiet_manager(AsyncKernelManager), config=config)
@@ -113,11 +119,12 @@ def _quiet_manager(base):
 
 
 def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, bootstrap: int = 1000,
-              notebooks: str | Path | None = None, build: str | Path = "build/notebooks",
+              notebooks: str | Path = "notebooks", build: str | Path = "build/notebooks",
               skip_notebooks: bool = False, report=print) -> list[str]:
     """Write the baseline tables, then run every notebook; return the names of the notebooks that failed.
 
-    ``report`` receives one line per step (``print`` by default). A negative
+    ``notebooks`` is the folder of the ``NN_name.py`` notebooks (relative to
+    the current folder). ``report`` receives one line per step (``print`` by default). A negative
     ``bootstrap`` raises ``ValueError`` and a folder without notebooks
     ``FileNotFoundError``, both before anything is written.
     """
@@ -125,7 +132,7 @@ def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, boots
 
     if bootstrap < 0:
         raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
-    sources = [] if skip_notebooks else find_notebooks(notebooks or REPO_ROOT / "notebooks")  # before any work
+    sources = [] if skip_notebooks else find_notebooks(notebooks)  # before any work
     start = time.time()
     out = Path(figures).resolve()
     cache = Path(cache_dir or default_cache_dir()).resolve()

@@ -24,8 +24,9 @@ from sova_lib.benchmarks.sovabench.clips.kpf import find_annotation_files
 from sova_lib.benchmarks.sovabench.clips.plan import DEFAULT_FPS, plan_clip, plan_clips
 from sova_lib.benchmarks.sovabench.clips.stats import manifest_frame
 from sova_lib.benchmarks.sovabench.splits import DATA_DIR, load_split
-from sova_lib.paper.results import NOT_COMPUTED, paper_results
 from sova_lib.protocols import get_protocol
+
+from paper.results import NOT_COMPUTED, paper_results
 
 __all__ = ["table2", "query_counts", "metadata_durations", "SAMPLE_ANNOTATIONS", "sample_manifest", "pair_counts"]
 
