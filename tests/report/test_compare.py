@@ -200,8 +200,8 @@ def test_compare_no_split_scores_as_sovabench_evaluate_no_split(tmp_path, capsys
                                                           "happens here.")
     cache = str(tmp_path / "cache")
     scored = []
-    real = sovabench.evaluate
-    monkeypatch.setattr(sovabench, "evaluate", lambda *a, **k: scored.append(real(*a, **k)) or scored[-1])
+    real = sovabench.evaluate_files
+    monkeypatch.setattr(sovabench, "evaluate_files", lambda *a, **k: scored.append(real(*a, **k)) or scored[-1])
     for path in (a, b):
         assert main(["sovabench", "evaluate", "--protocol", DIRECTION_PROTOCOL, "--descriptions", str(path),
                      "--no-split", "--cache-dir", cache, "--json", "--bootstrap", "0"]) == 0
