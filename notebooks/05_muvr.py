@@ -49,10 +49,10 @@ import pandas as pd
 from sova_lib import records
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import hand_cases, synthetic_runs
-from sova_lib.benchmarks.muvr import paper as muvr_paper
 from sova_lib.benchmarks.muvr.ties import tie_study
 from sova_lib.storage import write_json
 
+from paper import muvr_tables
 from paper.beside import paper_beside_computed
 from paper.results import record_rows, write_outputs
 
@@ -163,8 +163,8 @@ qa_table
 # paper's order.
 
 # %%
-computed = muvr_paper.released_feature_tables(data_root, features_root, ties=ties) if data_root and features_root else {}
-table7, table8 = muvr_paper.tables_7_and_8(computed)
+computed = muvr_tables.released_feature_tables(data_root, features_root, ties=ties) if data_root and features_root else {}
+table7, table8 = muvr_tables.tables_7_and_8(computed)
 shown7, shown8 = paper_beside_computed(table7), paper_beside_computed(table8)
 write_outputs(table7, shown7, out / "05_muvr_table7")
 write_outputs(table8, shown8, out / "05_muvr_table8")
@@ -185,8 +185,8 @@ summary = {
     "synthetic_base": {k: r.metrics for k, r in runs.base.items()},
     "synthetic_filter": {k: r.metrics for k, r in runs.filter.items()},
     "qa_stand_ins": runs.qa_rows(),
-    "table7_not_computed": int((table7["computed"] == muvr_paper.NOT_COMPUTED).sum()),
-    "table8_not_computed": int((table8["computed"] == muvr_paper.NOT_COMPUTED).sum()),
+    "table7_not_computed": int((table7["computed"] == muvr_tables.NOT_COMPUTED).sum()),
+    "table8_not_computed": int((table8["computed"] == muvr_tables.NOT_COMPUTED).sum()),
     "ties": ties,
     "tie_rules": study.rules,
     "random_tie_orders": study.random_orders,

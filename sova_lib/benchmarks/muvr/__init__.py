@@ -7,7 +7,6 @@ features), ``fusion`` (frame-set maximum cosine and score fusion),
 Reranking Score), ``retrieval`` (Base and Filter evaluation, per partition and averaged), ``qa`` (QA
 questions, prompts, the describer runner), ``framework`` (MLLM-to-Embedding
 on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout),
-``paper`` (the paper's Tables 7-9, and Tables 7-8 from released features),
 ``ties`` (every tie rule beside random tie orders on a tied synthetic set),
 ``hand_cases`` (the spec's hand-computed cases, computed by the library),
 ``api`` (what ``sova muvr`` and the notebooks call: ``describe``,

@@ -1,4 +1,4 @@
-"""The MUVR paper's Tables 7, 8 and 9 (``data/paper_tables.csv``), and tables that put computed values beside them.
+"""The MUVR paper's Tables 7, 8 and 9 (``data/muvr_tables/muvr_tables.csv`` beside this module), and tables that put computed values beside them.
 
 ``paper_rows(table)`` reads the paper's numbers; ``compare(table, group,
 computed)`` gives, for each model of a table group, the paper's value of
@@ -8,7 +8,6 @@ Computed values are keyed by the paper's model name (e.g. ``"EVA-CLIP"``).
 from __future__ import annotations
 
 import csv
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -30,7 +29,7 @@ GROUPS = (("Table 7", "text"), ("Table 7", "video"), ("Table 7", "text+video"), 
 
 def paper_rows(table: str | None = None) -> list[dict]:
     """Rows ``{table, group, model, column, value}`` of the CSV, for one table or all."""
-    text = (resources.files("sova_lib.benchmarks.muvr") / "data" / "paper_tables.csv").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parent / "data" / "muvr_tables" / "muvr_tables.csv").read_text(encoding="utf-8")
     rows = [{**r, "value": float(r["value"])} for r in csv.DictReader(text.splitlines())]
     return [r for r in rows if table is None or r["table"] == table]
 
