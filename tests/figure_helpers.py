@@ -25,3 +25,38 @@ def boxes(fig, annotations):
 
 def overlap(a, b) -> bool:
     return a.x0 < b.x1 and a.x1 > b.x0 and a.y0 < b.y1 and a.y1 > b.y0
+
+
+def notebook_cells(notebook: str) -> list:
+    """The code cells of ``notebooks/<notebook>.py`` (jupytext), in order."""
+    import jupytext
+
+    from tests.paths import ROOT
+
+    return [c for c in jupytext.read(ROOT / "notebooks" / f"{notebook}.py").cells if c.cell_type == "code"]
+
+
+def draw_figures(notebook: str, out, frames=None, *, upto_figures: bool = False, **parameters) -> dict:
+    """Run a notebook's figure cells (tagged ``figure``) as the notebook runs them; returns the namespace.
+
+    The parameters cell runs first (``figures_dir`` = ``out``, then
+    ``parameters`` override), then the imports cell (the next one). With
+    ``frames`` (a function of that namespace returning the variables the
+    figure cells read, e.g. from the committed CSVs), the figure cells alone
+    run next; with ``upto_figures``, every code cell up to the last figure
+    cell runs, as in the notebook.
+    """
+    cells = notebook_cells(notebook)
+    first = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    namespace: dict = {}
+    exec(cells[first].source, namespace)
+    namespace.update(figures_dir=str(out), **parameters)
+    exec(cells[first + 1].source, namespace)
+    if frames is not None:
+        namespace.update(frames(namespace))
+    tagged = [k for k, c in enumerate(cells) if "figure" in c.metadata.get("tags", [])]
+    assert tagged, f"{notebook}: no cell tagged figure"
+    run = range(first + 2, tagged[-1] + 1) if upto_figures else tagged
+    for k in run:
+        exec(cells[k].source, namespace)
+    return namespace

@@ -25,9 +25,9 @@ from sova_lib.paper.label_placement import place_labels
 from sova_lib.storage import write_bytes
 
 __all__ = ["FILE_METADATA", "GROUP_COLORS", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure",
-           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps", "class_count_bars",
-           "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
-           "opposite_confusion_bars", "error_mode_bars"]
+           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps", "inter_vs_intra", "ablation_bars",
+           "opposite_confusion_bars", "error_mode_bars", "padded_limits", "numbered_list", "annotate_cells", "heatmap",
+           "stacked_barh", "grouped_bars"]
 
 #: Colour of each row group of Table 4 (and of rows computed here).
 GROUP_COLORS = {
@@ -39,7 +39,6 @@ GROUP_COLORS = {
     "API MLLMs": "#9467bd",
     "Computed here": "#2ca02c",
 }
-_DATASET_COLORS = {"MEVA": "#1f77b4", "VIRAT": "#ff7f0e"}
 
 
 def pyplot():
@@ -101,6 +100,110 @@ def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
     """
     stem = Path(stem)
     return SavedFiles(write_bytes(stem.with_suffix(f".{fmt}"), figure_bytes(fig, fmt, dpi=dpi)) for fmt in ("png", "pdf"))
+
+
+# --------------------------------------------------------------------------- drawing primitives
+
+def _figure_and_axes(ax, **subplots):
+    """``(figure, ax)``; with ``ax`` None, a new figure with one axes (``subplots`` go to ``plt.subplots``)."""
+    if ax is None:
+        return pyplot().subplots(**subplots)
+    return ax.figure, ax
+
+
+def padded_limits(values, pad_low: float, pad_high: float, floor=None) -> tuple[float, float]:
+    """Axis limits around ``values``: their range widened by ``pad_low`` and ``pad_high`` times its span.
+
+    The span counts as at least 1 (values close together still get room);
+    the low limit is raised to ``floor`` when given.
+    """
+    low, high = float(np.min(values)), float(np.max(values))
+    span = max(high - low, 1.0)
+    low, high = low - pad_low * span, high + pad_high * span
+    return (max(low, floor) if floor is not None else low), high
+
+
+def numbered_list(heading: str, items, width: int) -> str:
+    """``heading:`` then each item numbered ``#k`` on its own lines, wrapped at ``width`` characters (never cut)."""
+    numbered = (textwrap.fill(f"#{k}  {item}", width=width, initial_indent="  ", subsequent_indent="       ")
+                for k, item in enumerate(items, start=1))
+    return "\n".join([f"{heading}:", *numbered])
+
+
+def annotate_cells(ax, texts, dark, **kwargs):
+    """Write ``texts[i][j]`` at the centre of cell (i, j) of an image: black where ``dark[i, j]``, white elsewhere.
+
+    ``kwargs`` go to ``ax.text`` (font size 7 unless given). Returns ``ax``.
+    """
+    kwargs = {"ha": "center", "va": "center", "fontsize": 7, **kwargs}
+    for (i, j), is_dark in np.ndenumerate(dark):
+        ax.text(j, i, texts[i][j], color="black" if is_dark else "white", **kwargs)
+    return ax
+
+
+def heatmap(matrix, *, ax=None, texts=None, dark=None, **kwargs):
+    """``matrix`` as an image (``ax.imshow(matrix, **kwargs)``), cell (i, j) written with ``texts[i][j]`` when given.
+
+    The text is black on cells where ``dark`` is True (default: cells at or
+    above the middle of the colour scale), white elsewhere
+    (``annotate_cells``). Returns the axes (``ax.images[-1]`` is the image,
+    for a colour bar).
+    """
+    _, ax = _figure_and_axes(ax)
+    image = ax.imshow(matrix, **kwargs)
+    if texts is not None:
+        if dark is None:
+            low, high = image.get_clim()
+            dark = np.ma.getdata(matrix) >= low + 0.5 * (high - low)
+        annotate_cells(ax, texts, dark)
+    return ax
+
+
+def stacked_barh(frame, *, ax=None, colors=None, totals: bool = True, **kwargs):
+    """Horizontal bars, one per row of ``frame`` (labelled by its index), stacked by its columns in order.
+
+    ``colors`` maps a column to its colour (matplotlib's cycle for the
+    others); each column is a legend entry. ``totals`` writes each row's sum
+    after its bar (font size 9). ``kwargs`` go to every ``ax.barh``. Returns
+    the axes.
+    """
+    _, ax = _figure_and_axes(ax)
+    left = np.zeros(len(frame))
+    labels = list(frame.index)
+    for col in frame.columns:
+        ax.barh(labels, frame[col].to_numpy(), left=left, color=(colors or {}).get(col), label=str(col), **kwargs)
+        left += frame[col].to_numpy()
+    if totals:
+        for y, total in enumerate(left):
+            ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
+    return ax
+
+
+def grouped_bars(frame, *, value: str = "value", category: str = "setting", group: str = "protocol", ax=None,
+                 digits: int = 1, **kwargs):
+    """Bars of ``frame[value]``: one cluster per ``group``, one bar per ``category`` within it, in order of appearance.
+
+    Bars carry their values (``digits`` decimals) and, when ``frame`` has
+    ``ci_low``/``ci_high``, their intervals as error bars; all values are
+    drawn as printed (``printed``). Each category is a legend entry; the
+    x ticks name the groups. ``kwargs`` go to every ``ax.bar``. Returns the
+    axes.
+    """
+    frame = frame.assign(**{c: printed(frame[c], digits) for c in (value, "ci_low", "ci_high") if c in frame})
+    groups = list(dict.fromkeys(frame[group]))
+    cats = list(dict.fromkeys(frame[category]))
+    width = 0.8 / max(1, len(cats))
+    _, ax = _figure_and_axes(ax, figsize=(max(5.0, 1.6 * len(groups) * max(1, len(cats)) / 2 + 2), 4))
+    for k, cat in enumerate(cats):
+        part = frame[frame[category] == cat].set_index(group).reindex(groups)
+        x = np.arange(len(groups)) + (k - (len(cats) - 1) / 2) * width
+        err = None
+        if "ci_low" in part and part["ci_low"].notna().any():
+            err = np.vstack([part[value] - part["ci_low"], part["ci_high"] - part[value]])
+        bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat), **kwargs)
+        ax.bar_label(bars, fmt=f"%.{digits}f", fontsize=8, padding=6 if err is not None else 2)
+    ax.set_xticks(range(len(groups)), groups)
+    return ax
 
 
 # --------------------------------------------------------------------------- quickstart
@@ -228,94 +331,6 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: 
         fig.colorbar(im, ax=ax, label=f"{value_label}\nscale: the clip pairs' range, not from 0", fraction=0.046, pad=0.03)
     if title:
         fig.suptitle(title, fontsize=11)
-    return fig
-
-
-# --------------------------------------------------------------------------- benchmark statistics
-
-def class_count_bars(counts, *, title: str = "Queries per class", xlabel: str = "clips (queries)", ylabel: str = "action"):
-    """Horizontal bars of clips per class, stacked by source dataset.
-
-    ``counts``: a DataFrame indexed by class with one column per source
-    dataset (e.g. ``MEVA``, ``VIRAT``). The total is written after each bar.
-    """
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(counts) + 1.4))
-    left = np.zeros(len(counts))
-    labels = list(counts.index)
-    for col in counts.columns:
-        ax.barh(labels, counts[col].to_numpy(), left=left, color=_DATASET_COLORS.get(col), label=str(col))
-        left += counts[col].to_numpy()
-    for y, total in enumerate(left):
-        ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
-    ax.invert_yaxis()
-    ax.set(xlim=(0, left.max() * 1.12), xlabel=xlabel, ylabel=ylabel, title=title)
-    ax.legend(title="source", loc="upper right")
-    fig.tight_layout()
-    return fig
-
-
-def duration_histogram(seconds, groups=None, *, title: str = "Clip durations"):
-    """Histogram of clip durations in seconds, stacked by ``groups`` (same length) when given.
-
-    40 bins from 0 to the 99th percentile (rounded up to a whole second); the
-    last bin holds everything above.
-    """
-    plt = pyplot()
-    seconds = np.asarray(seconds, dtype=float)
-    top = float(np.quantile(seconds, 0.99)) if seconds.size else 1.0
-    bins = np.linspace(0, max(1.0, np.ceil(top)), 41)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    if groups is None:
-        ax.hist(np.clip(seconds, None, bins[-1]), bins=bins, color="#1f77b4", edgecolor="white")
-    else:
-        groups = np.asarray(groups)
-        names = list(dict.fromkeys(groups.tolist()))
-        ax.hist([np.clip(seconds[groups == g], None, bins[-1]) for g in names], bins=bins, stacked=True,
-                color=[_DATASET_COLORS.get(g) for g in names], label=names, edgecolor="white")
-        ax.legend(title="source")
-    ax.set(xlabel=f"duration (s); last bin holds everything above {bins[-1]:.0f} s", ylabel="clips", title=title)
-    fig.tight_layout()
-    return fig
-
-
-def crop_size_scatter(widths, heights, *, title: str = "Crop sizes", min_side: int = 112):
-    """Scatter of crop width against height in pixels, with the minimum side drawn as dashed lines."""
-    plt = pyplot()
-    widths, heights = np.asarray(widths, float), np.asarray(heights, float)
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    ax.scatter(widths, heights, s=14, alpha=0.6, color="#1f77b4", edgecolors="none", label=f"clips (n = {widths.size})")
-    ax.axvline(min_side, ls="--", color="0.5", lw=1)
-    ax.axhline(min_side, ls="--", color="0.5", lw=1, label=f"minimum side ({min_side} px)")
-    ax.set(xlim=(0, max(float(widths.max(initial=0)), min_side) * 1.05),
-           ylim=(0, max(float(heights.max(initial=0)), min_side) * 1.15),
-           xlabel="crop width (px)", ylabel="crop height (px)", title=title)
-    ax.legend(loc="upper left")
-    fig.tight_layout()
-    return fig
-
-
-def pair_count_bars(frame, *, title: str = "Clips per action within each opposite pair (intra-pair)"):
-    """Figure A.1: one panel per pair with the clip count of each of its two actions.
-
-    ``frame`` has columns ``pair``, ``action``, ``clips`` (two rows per pair, in order).
-    """
-    plt = pyplot()
-    pairs = frame.groupby("pair", sort=False)
-    ncols = 4
-    nrows = int(np.ceil(pairs.ngroups / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows), squeeze=False)
-    top = float(frame["clips"].max()) * 1.2
-    for ax, (pair, part) in zip(axes.flat, pairs):
-        bars = ax.bar(range(len(part)), part["clips"], color=["#1f77b4", "#ff7f0e"][: len(part)], width=0.6)
-        ax.bar_label(bars, fontsize=9)
-        ax.set_xticks(range(len(part)), [a.replace(" vehicle", "\nvehicle") for a in part["action"]], fontsize=9)
-        ax.set(ylim=(0, top), ylabel="clips")
-        ax.set_title(pair, fontsize=11)
-    for ax in axes.flat[pairs.ngroups:]:
-        ax.axis("off")
-    fig.suptitle(title)
-    fig.tight_layout()
     return fig
 
 

@@ -8,12 +8,17 @@ not change one byte of the PNG or the PDF. The values are drawn at random
 away from the rounding boundaries (a value within its last bits of a
 boundary could round either way on two machines, whatever the code does).
 """
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from sova_lib.paper import explore, plots
-from tests.figure_helpers import close_figures  # noqa: F401  (closes every figure a test made)
+from tests.figure_helpers import close_figures, draw_figures  # noqa: F401  (close_figures: closes every figure)
+from tests.paths import ROOT
+
+FIGURES_DIR = ROOT / "figures"
 
 
 def _values(rng, shape, digits, low=0.0, high=1.0):
@@ -110,3 +115,30 @@ def test_save_figure_writes_no_date_or_version(tmp_path):
     assert version not in png and version not in pdf and b"CreationDate" not in pdf and b"Software" not in png
     again = [p.read_bytes() for p in plots.save_figure(fig, tmp_path / "again")]
     assert again == [png, pdf]
+
+
+# --------------------------------------------------------------------------- the committed figures, redrawn
+
+def _committed_01(ns):
+    """What 01_benchmark's figure cells read, from its committed CSVs and JSON."""
+    return {"counts": pd.read_csv(FIGURES_DIR / "01_benchmark_figure3a.csv").set_index("action"),
+            "durations": pd.read_csv(FIGURES_DIR / "01_benchmark_figure3b.csv"),
+            "sizes": pd.read_csv(FIGURES_DIR / "01_benchmark_figure3c.csv"),
+            "source": json.loads((FIGURES_DIR / "01_benchmark.json").read_text())["crops"]["source"],
+            "pairs": pd.read_csv(FIGURES_DIR / "01_benchmark_figureA1.csv")}
+
+
+COMMITTED = {  # notebook -> (what its figure cells read, from the committed files; the figures it writes)
+    "01_benchmark": (_committed_01, ["figure3a", "figure3b", "figure3c", "figureA1"]),
+}
+
+
+@pytest.mark.parametrize("notebook", list(COMMITTED))
+def test_the_notebooks_figure_cells_redraw_the_committed_figures(notebook, tmp_path):
+    """The figure cells of each notebook, as a reader edits them, run on the committed data: the same bytes."""
+    frames, stems = COMMITTED[notebook]
+    draw_figures(notebook, tmp_path, frames)
+    for stem in stems:
+        for suffix in (".png", ".pdf"):
+            name = f"{notebook}_{stem}{suffix}"
+            assert (tmp_path / name).read_bytes() == (FIGURES_DIR / name).read_bytes(), name

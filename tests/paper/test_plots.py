@@ -1,6 +1,7 @@
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest
 
 from sova_lib.paper import (
     plots,
@@ -38,18 +39,51 @@ def test_inter_vs_intra_labels_every_point_and_zooms_on_outliers():
     assert [t.get_text() for t in overview.texts] == ["far [here]"]
 
 
-def test_statistics_figures_have_units():
+def test_stacked_barh_stacks_columns_on_the_given_axes_and_writes_totals():
     counts = pd.DataFrame({"MEVA": [3, 5], "VIRAT": [1, 0]}, index=["opening trunk", "closing trunk"])
-    fig = plots.class_count_bars(counts)
-    assert [t.get_text() for t in fig.axes[0].texts] == ["4", "5"]  # totals after the bars
-    assert fig.axes[0].get_xlabel() == "clips (queries)"
-    fig = plots.duration_histogram([1.0, 2.0, 30.0], ["MEVA", "VIRAT", "MEVA"])
-    assert "(s)" in fig.axes[0].get_xlabel() and fig.axes[0].get_ylabel() == "clips"
-    fig = plots.crop_size_scatter([120, 300], [150, 500])
-    assert fig.axes[0].get_xlabel() == "crop width (px)" and fig.axes[0].get_ylabel() == "crop height (px)"
-    pairs = pd.DataFrame({"pair": ["trunk", "trunk"], "action": ["opening trunk", "closing trunk"], "clips": [49, 48]})
-    fig = plots.pair_count_bars(pairs)
-    assert fig.axes[0].get_title() == "trunk" and fig.axes[0].get_ylabel() == "clips"
+    fig, ax = plt.subplots()
+    assert plots.stacked_barh(counts, ax=ax, colors={"MEVA": "red"}, height=0.5) is ax
+    meva, virat = ax.containers
+    assert [b.get_width() for b in meva] == [3, 5] and [b.get_x() for b in virat] == [3, 5]
+    assert [b.get_height() for b in virat] == [0.5, 0.5]  # kwargs reach barh
+    assert meva[0].get_facecolor() == (1.0, 0.0, 0.0, 1.0) and meva.get_label() == "MEVA"
+    assert [(t.get_text(), t.get_position()) for t in ax.texts] == [("4", (4.05, 0)), ("5", (5.05, 1))]
+    ax = plots.stacked_barh(counts, totals=False)  # no axes given: a new figure
+    assert ax.figure is not fig and len(ax.texts) == 0
+
+
+def test_grouped_bars_clusters_categories_with_intervals_as_printed():
+    frame = pd.DataFrame({"protocol": ["inter", "inter", "intra"], "setting": ["max", "mean", "max"],
+                          "value": [10.04, 20.0, 30.0], "ci_low": [9.0, 19.0, 29.0], "ci_high": [11.0, 21.0, 31.0]})
+    fig, ax = plt.subplots()
+    assert plots.grouped_bars(frame, ax=ax, color="k") is ax
+    first, second = (c for c in ax.containers if hasattr(c, "patches"))
+    assert [b.get_height() for b in first] == [10.0, 30.0]  # printed to 1 decimal
+    assert np.isnan(second[1].get_height()) and second.get_label() == "mean"  # intra has no "mean" bar
+    assert [b.get_x() + b.get_width() / 2 for b in first] == pytest.approx([-0.2, 0.8])
+    assert first[0].get_facecolor() == (0.0, 0.0, 0.0, 1.0)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["inter", "intra"]
+    assert [t.get_text() for t in ax.texts][:2] == ["10.0", "30.0"]
+
+
+def test_heatmap_writes_given_texts_dark_on_light_cells():
+    m = np.array([[0.2, 0.9], [0.5, 0.1]])
+    fig, ax = plt.subplots()
+    texts = [["a", "b"], ["c", "d"]]
+    assert plots.heatmap(m, ax=ax, texts=texts, cmap="viridis", vmin=0, vmax=1) is ax
+    assert ax.images[0].get_clim() == (0, 1) and ax.images[0].get_cmap().name == "viridis"
+    assert [(t.get_text(), t.get_position(), t.get_color()) for t in ax.texts] == [
+        ("a", (0, 0), "white"), ("b", (1, 0), "black"), ("c", (0, 1), "black"), ("d", (1, 1), "white")]
+    ax = plots.heatmap(m, texts=texts, dark=np.zeros((2, 2), bool))
+    assert ax.figure is not fig and {t.get_color() for t in ax.texts} == {"white"}
+    assert len(plots.heatmap(m).texts) == 0
+
+
+def test_padded_limits_and_numbered_list():
+    assert plots.padded_limits([50.0, 54.0], 0.25, 0.5) == (49.0, 56.0)
+    assert plots.padded_limits([3.0, 3.5], 0.1, 0.2) == (2.9, 3.7)  # a span under 1 counts as 1
+    assert plots.padded_limits([3.0, 40.0], 0.5, 0.0, floor=0) == (0, 40.0)
+    assert plots.numbered_list("rows", ["a b c d", "e"], 10) == "rows:\n  #1  a b\n       c d\n  #2  e"
 
 
 def test_heatmaps_annotate_values_and_mark_the_maximum(tmp_path):
