@@ -24,22 +24,10 @@ import numpy as np
 from sova_lib.paper.label_placement import place_labels
 from sova_lib.storage import write_bytes
 
-__all__ = ["FILE_METADATA", "GROUP_COLORS", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure",
-           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps", "inter_vs_intra", "ablation_bars",
+__all__ = ["FILE_METADATA", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure",
+           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps", "ablation_bars",
            "opposite_confusion_bars", "error_mode_bars", "padded_limits", "numbered_list", "annotate_cells", "heatmap",
            "stacked_barh", "grouped_bars"]
-
-#: Colour of each row group of Table 4 (and of rows computed here).
-GROUP_COLORS = {
-    "Random": "#7f7f7f",
-    "Contrastive Image-VLMs": "#1f77b4",
-    "Contrastive Video-VLMs": "#17becf",
-    "General MLLMs": "#d62728",
-    "Video-MLLMs": "#ff7f0e",
-    "API MLLMs": "#9467bd",
-    "Computed here": "#2ca02c",
-}
-
 
 def pyplot():
     """matplotlib.pyplot with the figures' font sizes; Agg outside a kernel (no display needed)."""
@@ -335,99 +323,6 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: 
 
 
 # --------------------------------------------------------------------------- results
-
-def _draw_points(ax, frame):
-    for r in frame.itertuples(index=False):
-        color = GROUP_COLORS.get(r.group, GROUP_COLORS["Computed here"])
-        if r.source != "paper":
-            ax.scatter(r.inter, r.intra, marker="*", s=150, color=GROUP_COLORS["Computed here"], edgecolors="k",
-                       linewidths=0.5, zorder=3)
-        else:
-            hollow = r.prompt == "general"
-            ax.scatter(r.inter, r.intra, s=40, marker="o", zorder=3, linewidths=1.4,
-                       facecolors="white" if hollow else color, edgecolors=color)
-
-
-def _axis_start(low: float) -> str:
-    """What an axis label adds when its axis does not start at 0: where it starts."""
-    return "" if low <= 0 else f"; axis from {low:.1f}, not 0"
-
-
-def _limits(values, pad_low, pad_high, floor=None):
-    low, high = float(np.min(values)), float(np.max(values))
-    span = max(high - low, 1.0)
-    low, high = low - pad_low * span, high + pad_high * span
-    return (max(low, floor) if floor is not None else low), high
-
-
-def _legend_handles(frame) -> list:
-    """Figure 2(b)'s legend: one entry per group present, the two prompt markers, and the computed star."""
-    from matplotlib.lines import Line2D
-
-    handles = [Line2D([], [], marker="o", ls="", color=c, label=f"{g} (paper's value)") for g, c in GROUP_COLORS.items()
-               if g in set(frame["group"]) and g != "Computed here"]
-    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3",
-                       label="general prompt (paper's value)"),
-                Line2D([], [], marker="o", ls="", color="0.3", label="task-aware prompt (paper's value)")]
-    if (frame["source"] != "paper").any():
-        handles.append(Line2D([], [], marker="*", ls="", markersize=12, color=GROUP_COLORS["Computed here"],
-                              markeredgecolor="k", label="computed here"))
-    return handles
-
-
-def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-pair", random=None):
-    """Figure 2(b): inter-pair mAP (x) against intra-pair Pair-mAP (y), one labelled point per row.
-
-    ``frame`` has columns ``label``, ``group``, ``prompt`` (``general``,
-    ``task-aware`` or empty), ``inter``, ``intra`` and ``source`` (``paper``
-    or ``computed here``). Colour = group; filled = task-aware, hollow =
-    general; stars = computed here. ``random`` = (inter, intra) draws the
-    paper's random levels as dashed lines. When a computed point lies far
-    from the paper's points, a second panel shows every point and labels the
-    computed ones, and the main panel zooms on the paper's points.
-    """
-    plt = pyplot()
-    frame = frame.assign(inter=printed(frame["inter"], 2), intra=printed(frame["intra"], 2))  # as the tables print
-    computed = (frame["source"] != "paper").to_numpy()
-    paper = frame[~computed]
-    xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
-    box_x = _limits(paper["inter"], 0.08, 0.3, floor=0) if len(paper) else _limits(xs, 0.1, 0.3)
-    if 0 < box_x[0] < 0.2 * box_x[1]:  # close to 0: start there
-        box_x = (0.0, box_x[1])
-    box_y = _limits(paper["intra"], 0.12, 0.2) if len(paper) else _limits(ys, 0.1, 0.2)
-    outside = (xs < box_x[0]) | (xs > box_x[1]) | (ys < box_y[0]) | (ys > box_y[1])
-    if outside.any():
-        fig, (ax, overview) = plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [2, 1]})
-        panels = [ax, overview]
-    else:
-        fig, ax = plt.subplots(figsize=(9.5, 6.5))
-        overview, panels = None, [ax]
-    for a in panels:
-        if random is not None:
-            a.axvline(random[0], ls="--", lw=0.8, color="0.6")
-            a.axhline(random[1], ls="--", lw=0.8, color="0.6")
-        _draw_points(a, frame)
-    heading = ((title if overview is None else title + " (paper's range)") + "\ncircles: the paper's published values"
-               + ("; stars: computed here" if computed.any() else ""))
-    ax.set(xlim=box_x, ylim=box_y, title=heading)
-    legend = ax.legend(handles=_legend_handles(frame), loc="upper left", fontsize=8, framealpha=0.95)
-    if overview is not None:
-        overview.set(xlim=_limits(xs, 0.05, 0.1, floor=0), ylim=_limits(ys, 0.1, 0.25),
-                     title="all points (dotted box: left panel)")
-        overview.add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0],
-                                         fill=False, ls=":", lw=1, color="0.3"))
-    for a in panels:
-        a.set(xlabel="inter-pair mAP (%)" + _axis_start(a.get_xlim()[0]),
-              ylabel="intra-pair Pair-mAP (%)" + _axis_start(a.get_ylim()[0]))
-    fig.tight_layout()
-    fig.canvas.draw()
-    place_labels(ax, xs[~outside], ys[~outside], list(frame["label"][~outside]), fontsize=7.5,
-                 avoid=[legend.get_window_extent(fig.canvas.get_renderer())])
-    if overview is not None:
-        place_labels(overview, xs[computed], ys[computed], list(frame["label"][computed]), fontsize=7.5,
-                     obstacles=(xs[~computed], ys[~computed]))
-    return fig
-
 
 def ablation_bars(frame, *, value="value", category="setting", group="protocol", title="", ylabel="mAP (%)"):
     """Grouped bars with 95% intervals (columns ``ci_low``/``ci_high`` when present)."""

@@ -9,6 +9,7 @@ away from the rounding boundaries (a value within its last bits of a
 boundary could round either way on two machines, whatever the code does).
 """
 import json
+import tempfile
 
 import numpy as np
 import pandas as pd
@@ -68,7 +69,8 @@ def _scatter(v):
     frame = pd.DataFrame({"label": [f"row {k}" for k in range(len(v))], "group": ["General MLLMs"] * len(v),
                           "prompt": ["general"] * len(v), "inter": 100 * v, "intra": 100 * v[::-1],
                           "source": ["paper"] * (len(v) - 1) + ["computed here"]})
-    return plots.inter_vs_intra(frame, random=(3.4, 50.3))
+    with tempfile.TemporaryDirectory() as out:  # Figure 2(b) as 02_results draws it
+        return draw_figures("02_results", out, lambda ns: {"points": frame, "random_level": (3.4, 50.3)})["fig"]
 
 
 def _ablation(v):
@@ -128,8 +130,19 @@ def _committed_01(ns):
             "pairs": pd.read_csv(FIGURES_DIR / "01_benchmark_figureA1.csv")}
 
 
+def _committed_02(ns):
+    """Figure 2(b)'s points, from the committed records (``figures/results``) as 02_results selects them."""
+    results, records = ns["results"], ns["records"]
+    collected = records.collect_records(FIGURES_DIR / "results", ns["out"] / "results.csv")
+    computed = results.main_rows(collected, ns["encoder_name"], ["inter-pair", "intra-pair", "inter-pair-constrained"],
+                                 ties=ns["ties"], bootstrap=ns["bootstrap"], seed=ns["seed"])
+    return {"points": results.scatter_frame(results.compare_table("Table 4", computed)),
+            "random_level": results.paper_random()}
+
+
 COMMITTED = {  # notebook -> (what its figure cells read, from the committed files; the figures it writes)
     "01_benchmark": (_committed_01, ["figure3a", "figure3b", "figure3c", "figureA1"]),
+    "02_results": (_committed_02, ["figure2b"]),
 }
 
 

@@ -3,12 +3,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest
 
-from sova_lib.paper import (
-    plots,
-    results,  # noqa: E402
-)
-from tests.figure_helpers import boxes as _boxes  # noqa: F401
-from tests.figure_helpers import overlap as _overlap
+from sova_lib.paper import plots  # noqa: E402
 
 
 def test_save_figure_writes_png_and_pdf(tmp_path):
@@ -17,26 +12,6 @@ def test_save_figure_writes_png_and_pdf(tmp_path):
     png, pdf = plots.save_figure(fig, tmp_path / "sub" / "fig")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert pdf.read_bytes()[:5] == b"%PDF-"
-
-
-def test_inter_vs_intra_labels_every_point_and_zooms_on_outliers():
-    table = results.compare_table("Table 4", pd.DataFrame(columns=["kind", "protocol", "source", "value"]))
-    points = results.scatter_frame(table)
-    fig = plots.inter_vs_intra(points, random=(3.4, 50.3))
-    (ax,) = fig.axes
-    # the x axis starts at 0; the y axis, zoomed on the paper's 50-54, says where it starts
-    assert ax.get_xlim()[0] == 0 and ax.get_xlabel() == "inter-pair mAP (%)"
-    assert ax.get_ylabel() == f"intra-pair Pair-mAP (%); axis from {ax.get_ylim()[0]:.1f}, not 0"
-    labels = [t for t in ax.texts if t.get_text()]
-    assert sorted(t.get_text() for t in labels) == sorted(points["label"])
-    boxes = _boxes(fig, labels)
-    assert not any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
-    far = pd.concat([points, pd.DataFrame([{"label": "far [here]", "group": "Computed here", "prompt": "",
-                                            "inter": 90.0, "intra": 70.0, "source": "computed here"}])])
-    fig2 = plots.inter_vs_intra(far)
-    main, overview = fig2.axes[:2]
-    assert main.get_xlim()[1] < 90 < overview.get_xlim()[1]  # the paper's range stays readable
-    assert [t.get_text() for t in overview.texts] == ["far [here]"]
 
 
 def test_stacked_barh_stacks_columns_on_the_given_axes_and_writes_totals():

@@ -1,0 +1,62 @@
+"""What the notebooks' figure cells draw, on small frames: the cells a reader edits, run as the notebook runs them."""
+import pandas as pd
+
+from tests.figure_helpers import boxes, close_figures, draw_figures, overlap  # noqa: F401  (closes every figure)
+
+NO_ROWS = pd.DataFrame(columns=["kind", "protocol", "source", "value"])
+
+
+def _figure2b(tmp_path, computed=NO_ROWS, extra=()):
+    """02_results' figure cells on Table 4 beside ``computed``, with the points ``extra`` added; returns the figure."""
+    def frames(ns):
+        points = ns["results"].scatter_frame(ns["results"].compare_table("Table 4", computed))
+        return {"points": pd.concat([points, pd.DataFrame(list(extra), columns=points.columns)], ignore_index=True),
+                "random_level": ns["results"].paper_random()}
+    return draw_figures("02_results", tmp_path, frames)["fig"]
+
+
+def test_figure2b_labels_every_point_and_says_where_an_axis_starts(tmp_path):
+    fig = _figure2b(tmp_path)
+    (ax,) = fig.axes
+    # the x axis starts at 0; the y axis, zoomed on the paper's 50-54, says where it starts
+    assert ax.get_xlim()[0] == 0 and ax.get_xlabel() == "inter-pair mAP (%)"
+    assert ax.get_ylabel() == f"intra-pair Pair-mAP (%); axis from {ax.get_ylim()[0]:.1f}, not 0"
+    labels = [t for t in ax.texts if t.get_text()]
+    assert len(labels) == 21 and "Random" in {t.get_text() for t in labels}  # one per row of the paper's Table 4
+    placed = boxes(fig, labels)
+    assert not any(overlap(a, b) for i, a in enumerate(placed) for b in placed[i + 1:])
+    legend = ax.get_legend().get_window_extent()
+    assert not any(overlap(b, legend) for b in placed)
+    # dashed lines at the paper's Random row (3.4, 50.3)
+    dashed = [(line.get_xdata()[0], line.get_ydata()[0]) for line in ax.lines if line.get_linestyle() == "--"]
+    assert dashed == [(3.4, 0), (0, 50.3)]
+    assert (tmp_path / "02_results_figure2b.png").exists() and (tmp_path / "02_results_figure2b.pdf").exists()
+
+
+def test_figure2b_zooms_on_the_papers_points_and_shows_a_far_one_in_an_overview(tmp_path):
+    far = {"label": "far [here]", "group": "Computed here", "prompt": "", "inter": 90.0, "intra": 70.0,
+           "source": "computed here"}
+    fig = _figure2b(tmp_path, extra=[far])
+    main, overview = fig.axes
+    assert main.get_xlim()[1] < 90 < overview.get_xlim()[1]  # the paper's range stays readable
+    assert [t.get_text() for t in overview.texts] == ["far [here]"]
+    assert "far [here]" not in {t.get_text() for t in main.texts}
+    assert main.get_title().endswith("stars: computed here") and "(paper's range)" in main.get_title()
+    assert [h.get_text() for h in main.get_legend().get_texts()][-1] == "computed here"
+
+
+def test_figure2b_draws_a_star_only_for_a_row_computed_with_both_protocols(tmp_path):
+    computed = pd.DataFrame([
+        {"kind": "description cache", "source": "MiniCPM-V 4.5 (task-aware)", "model": "openbmb/MiniCPM-V-4_5",
+         "prompt": "task-aware", "cache": "c1", "encoder": "e", "protocol": "inter-pair", "value": 37.0},
+        {"kind": "baseline", "baseline": "random-ranking", "source": "random ranking", "protocol": "inter-pair",
+         "value": 3.0},
+        {"kind": "baseline", "baseline": "random-ranking", "source": "random ranking", "protocol": "intra-pair",
+         "value": 50.0}])
+    fig = _figure2b(tmp_path, computed)
+    (ax,) = fig.axes
+    labels = sorted(t.get_text() for t in ax.texts if t.get_text())
+    # MiniCPM-V was computed on inter-pair alone: no star; the random ranking on both: one star
+    assert len(labels) == 22 and [label for label in labels if label.endswith("[here]")] == ["random ranking [here]"]
+    stars = [c for c in ax.collections if c.get_paths() and len(c.get_offsets()) and c.get_sizes()[0] == 150]
+    assert [tuple(c.get_offsets()[0]) for c in stars] == [(3.0, 50.0)]
