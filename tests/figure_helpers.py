@@ -36,15 +36,19 @@ def notebook_cells(notebook: str) -> list:
     return [c for c in jupytext.read(ROOT / "notebooks" / f"{notebook}.py").cells if c.cell_type == "code"]
 
 
-def draw_figures(notebook: str, out, frames=None, *, upto_figures: bool = False, **parameters) -> dict:
+def draw_figures(notebook: str, out, frames=None, *, figure: str | None = None, upto_figures: bool = False,
+                 **parameters) -> dict:
     """Run a notebook's figure cells (tagged ``figure``) as the notebook runs them; returns the namespace.
 
     The parameters cell runs first (``figures_dir`` = ``out``, then
     ``parameters`` override), then the imports cell (the next one). With
     ``frames`` (a function of that namespace returning the variables the
     figure cells read, e.g. from the committed CSVs), the figure cells alone
-    run next; with ``upto_figures``, every code cell up to the last figure
-    cell runs, as in the notebook.
+    run next: all of them, or with ``figure`` (a stem such as ``confusion``)
+    those of the figure that ``save_figure`` writes as
+    ``<notebook>_<figure>`` (the tagged cells after the previous figure's
+    save). With ``upto_figures``, every code cell up to the last figure cell
+    runs, as in the notebook.
     """
     cells = notebook_cells(notebook)
     first = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
@@ -56,7 +60,14 @@ def draw_figures(notebook: str, out, frames=None, *, upto_figures: bool = False,
         namespace.update(frames(namespace))
     tagged = [k for k, c in enumerate(cells) if "figure" in c.metadata.get("tags", [])]
     assert tagged, f"{notebook}: no cell tagged figure"
-    run = range(first + 2, tagged[-1] + 1) if upto_figures else tagged
+    if upto_figures:
+        run = range(first + 2, tagged[-1] + 1)
+    elif figure is None:
+        run = tagged
+    else:
+        saves = [k for k in tagged if "save_figure(" in cells[k].source]
+        (end,) = [k for k in saves if f'"{notebook}_{figure}"' in cells[k].source]
+        run = [k for k in tagged if max([j for j in saves if j < end], default=-1) < k <= end]
     for k in run:
         exec(cells[k].source, namespace)
     return namespace

@@ -60,3 +60,25 @@ def test_figure2b_draws_a_star_only_for_a_row_computed_with_both_protocols(tmp_p
     assert len(labels) == 22 and [label for label in labels if label.endswith("[here]")] == ["random ranking [here]"]
     stars = [c for c in ax.collections if c.get_paths() and len(c.get_offsets()) and c.get_sizes()[0] == 150]
     assert [tuple(c.get_offsets()[0]) for c in stars] == [(3.0, 50.0)]
+
+
+def test_error_figures_name_each_action_and_the_papers_counts(tmp_path):
+    confusion = pd.DataFrame([
+        {"pair": "trunk", "action": "opening trunk", "top-1 opposite (%)": 10.0, "chance (%)": 50.0},
+        {"pair": "trunk", "action": "closing trunk", "top-1 opposite (%)": 30.04, "chance (%)": 50.0},
+        {"pair": "trunk", "action": "all", "top-1 opposite (%)": 20.04, "chance (%)": 50.0},
+    ])
+    ax = draw_figures("04_errors", tmp_path, lambda ns: {"confusion": confusion, "synthetic": False},
+                      figure="confusion")["ax"]
+    assert "(%)" in ax.get_xlabel() and ax.get_title() == "top-ranked neighbour of the opposite action"
+    # each per-action dot carries its action's name, then the pair's value as printed
+    assert [t.get_text() for t in ax.texts] == ["opening trunk", "closing trunk", "20.0%"]
+    assert ax.patches[0].get_width() == 20.0 and list(ax.collections[0].get_offsets()[:, 0]) == [10.0, 30.0]
+    counts = pd.DataFrame({"error mode": ["hallucination", "correct"], "clips": [3, 4]})
+    ax = draw_figures("04_errors", tmp_path, lambda ns: {"counts": counts, "paper_counts": {"hallucination": 34},
+                                                         "synthetic": False, "labelled": [0] * 7}, figure="modes")["ax"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["labelled here",
+                                                                   "paper (Appendix E: MiniCPM-V 4.5, task-aware)"]
+    assert [t.get_text() for t in ax.texts] == ["3", "4", "34", ""]  # a mode the paper did not count: no label
+    assert ax.get_title() == "error modes, trunk pair, n = 7"
+    assert (tmp_path / "04_errors_modes.png").exists() and (tmp_path / "04_errors_confusion.pdf").exists()

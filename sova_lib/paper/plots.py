@@ -26,7 +26,7 @@ from sova_lib.storage import write_bytes
 
 __all__ = ["FILE_METADATA", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure",
            "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps", "ablation_bars",
-           "opposite_confusion_bars", "error_mode_bars", "padded_limits", "numbered_list", "annotate_cells", "heatmap",
+           "padded_limits", "numbered_list", "annotate_cells", "heatmap",
            "stacked_barh", "grouped_bars"]
 
 def pyplot():
@@ -346,60 +346,5 @@ def ablation_bars(frame, *, value="value", category="setting", group="protocol",
     ax.legend(fontsize=9)
     if title:
         ax.set_title(title)
-    fig.tight_layout()
-    return fig
-
-
-def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked neighbour is the opposite action"):
-    """Per pair, the share of intra-pair queries whose top neighbour is the opposite action.
-
-    ``frame`` is ``error_analysis.opposite_confusion``'s output; the ``all``
-    row of each pair gives the bar, the per-action rows the two dots, and
-    ``chance (%)`` a grey tick (what a random ranking gives).
-    """
-    plt = pyplot()
-    from matplotlib.lines import Line2D
-
-    frame = frame.assign(**{c: printed(frame[c], 1) for c in ("top-1 opposite (%)", "chance (%)")})
-    whole, each = frame[frame["action"] == "all"], frame[frame["action"] != "all"]
-    fig, ax = plt.subplots(figsize=(8, 0.55 * len(whole) + 1.8))
-    y = np.arange(len(whole))
-    ax.barh(y, whole["top-1 opposite (%)"], color="#d62728", alpha=0.75, height=0.6)
-    for k, (pair, share, chance) in enumerate(zip(whole["pair"], whole["top-1 opposite (%)"], whole["chance (%)"])):
-        part = each[each["pair"] == pair]
-        ax.scatter(part["top-1 opposite (%)"], [k] * len(part), color="k", s=14, zorder=3)
-        for n, (action, x) in enumerate(zip(part["action"], part["top-1 opposite (%)"])):  # above, then below
-            ax.annotate(action, (x, k), xytext=(0, 7 if n % 2 == 0 else -9),
-                        textcoords="offset points", ha="center", fontsize=6.5, color="0.15")
-        ax.plot([chance] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
-        ax.text(101, k, f"{share:.1f}%", va="center", fontsize=9)
-    ax.set_yticks(y, whole["pair"])
-    ax.invert_yaxis()
-    ax.set(xlim=(0, 112), xlabel="queries whose top-ranked neighbour is the opposite action (%)",
-           ylabel="opposite pair", title=title)
-    ax.legend(handles=[Line2D([], [], color="#d62728", lw=6, alpha=0.75, label="pair (all queries)"),
-                       Line2D([], [], marker="o", ls="", color="k", markersize=4, label="each action"),
-                       Line2D([], [], color="0.35", lw=2, label="random ranking")],
-              loc="lower right", fontsize=8, framealpha=0.95)
-    fig.tight_layout()
-    return fig
-
-
-def error_mode_bars(counts, paper=None, *, title: str = "Error modes", label: str = "here"):
-    """Clips per error mode: ``counts`` (``error mode``, ``clips``, legend ``label``) beside the paper's counts."""
-    plt = pyplot()
-    modes = list(counts["error mode"])
-    fig, ax = plt.subplots(figsize=(8, 4))
-    x = np.arange(len(modes))
-    width = 0.4 if paper is not None else 0.6
-    bars = ax.bar(x - (width / 2 if paper is not None else 0), counts["clips"], width=width, label=label)
-    ax.bar_label(bars, fontsize=8)
-    if paper is not None:
-        values = [float(paper.get(m, np.nan)) for m in modes]
-        pbars = ax.bar(x + width / 2, values, width=width, color="0.6", label="paper (Appendix E: MiniCPM-V 4.5, task-aware)")
-        ax.bar_label(pbars, fmt="%.0f", fontsize=8)  # a mode the paper did not count: no label
-    ax.set_xticks(x, [m.replace(" ", "\n") for m in modes], fontsize=9)
-    ax.set(xlabel="error mode", ylabel="clips", title=title)
-    ax.legend()
     fig.tight_layout()
     return fig

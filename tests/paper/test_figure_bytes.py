@@ -83,7 +83,9 @@ def _confusion(v):
     frame = pd.DataFrame({"pair": ["trunk"] * 3 + ["door"] * 3,
                           "action": ["opening trunk", "closing trunk", "all", "opening door", "closing door", "all"],
                           "top-1 opposite (%)": 100 * v, "chance (%)": [50.3] * 6})
-    return plots.opposite_confusion_bars(frame)
+    frames = {"confusion": frame, "synthetic": True}
+    with tempfile.TemporaryDirectory() as out:  # the bars as 04_errors draws them
+        return draw_figures("04_errors", out, lambda ns: frames, figure="confusion")["fig"]
 
 
 FIGURES = {  # figure -> (draw, shape of its values, decimals it prints)
@@ -140,9 +142,20 @@ def _committed_02(ns):
             "random_level": results.paper_random()}
 
 
+def _committed_04(ns):
+    """What 04_errors' figure cells read, from its committed CSVs and JSON (the synthetic demonstration)."""
+    errors = json.loads((FIGURES_DIR / "04_errors.json").read_text())
+    modes = pd.read_csv(FIGURES_DIR / "04_errors_modes.csv")
+    return {"confusion": pd.read_csv(FIGURES_DIR / "04_errors_confusion.csv").drop(columns="source"),
+            "synthetic": errors["synthetic"], "counts": modes[["error mode", "clips"]],
+            "paper_counts": dict(zip(modes["error mode"], modes["paper"])),
+            "labelled": pd.read_csv(FIGURES_DIR / f"04_errors_labels_{errors['pair']}.csv")}
+
+
 COMMITTED = {  # notebook -> (what its figure cells read, from the committed files; the figures it writes)
     "01_benchmark": (_committed_01, ["figure3a", "figure3b", "figure3c", "figureA1"]),
     "02_results": (_committed_02, ["figure2b"]),
+    "04_errors": (_committed_04, ["confusion", "modes"]),
 }
 
 

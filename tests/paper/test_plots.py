@@ -92,18 +92,3 @@ def test_filmstrips_one_row_per_clip_with_times():
     visible = [a for a in fig.axes if a.axison]
     assert len(visible) == 4 + 3
     assert visible[0].get_ylabel() == "clip-a" and visible[3].get_xlabel() == "4.5 s"
-
-
-def test_error_analysis_figures():
-    confusion = pd.DataFrame([
-        {"pair": "trunk", "action": "opening trunk", "top-1 opposite (%)": 10.0, "chance (%)": 50.0},
-        {"pair": "trunk", "action": "closing trunk", "top-1 opposite (%)": 30.0, "chance (%)": 50.0},
-        {"pair": "trunk", "action": "all", "top-1 opposite (%)": 20.0, "chance (%)": 50.0},
-    ])
-    fig = plots.opposite_confusion_bars(confusion)
-    assert "(%)" in fig.axes[0].get_xlabel()
-    # each per-action dot carries its action's name, then the pair's value
-    assert [t.get_text() for t in fig.axes[0].texts] == ["opening trunk", "closing trunk", "20.0%"]
-    counts = pd.DataFrame({"error mode": ["hallucination", "correct"], "clips": [3, 4]})
-    fig = plots.error_mode_bars(counts, {"hallucination": 34, "correct": 26}, label="demo")
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["demo", "paper (Appendix E: MiniCPM-V 4.5, task-aware)"]
