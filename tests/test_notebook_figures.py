@@ -82,3 +82,14 @@ def test_error_figures_name_each_action_and_the_papers_counts(tmp_path):
     assert [t.get_text() for t in ax.texts] == ["3", "4", "34", ""]  # a mode the paper did not count: no label
     assert ax.get_title() == "error modes, trunk pair, n = 7"
     assert (tmp_path / "04_errors_modes.png").exists() and (tmp_path / "04_errors_confusion.pdf").exists()
+
+
+def test_ablation_bars_show_the_first_cache_with_room_above_its_intervals(tmp_path):
+    rows = pd.DataFrame({"protocol": ["inter-pair", "inter-pair", "inter-pair"], "aggregate": ["max", "mean", "max"],
+                         "value": [10.04, 20.0, 99.0], "ci_low": [9.0, 19.0, 98.0], "ci_high": [11.0, 21.06, 99.5],
+                         "cache": ["a", "a", "b"], "source": ["model A", "model A", "model B"]})
+    ax = draw_figures("03_ablations", tmp_path, lambda ns: {"agg_rows": rows}, cache_dir=tmp_path)["ax"]
+    assert ax.get_title() == "Set aggregation: model A" and ax.get_ylim() == (0, 21.1 * 1.2)
+    assert [t.get_text() for t in ax.texts] == ["10.0", "20.0"]  # cache b is left out
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["max", "mean"]
+    assert (tmp_path / "03_ablations_aggregation.png").exists()

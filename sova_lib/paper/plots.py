@@ -25,7 +25,7 @@ from sova_lib.paper.label_placement import place_labels
 from sova_lib.storage import write_bytes
 
 __all__ = ["FILE_METADATA", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure",
-           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps", "ablation_bars",
+           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
            "padded_limits", "numbered_list", "annotate_cells", "heatmap",
            "stacked_barh", "grouped_bars"]
 
@@ -319,32 +319,4 @@ def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: 
         fig.colorbar(im, ax=ax, label=f"{value_label}\nscale: the clip pairs' range, not from 0", fraction=0.046, pad=0.03)
     if title:
         fig.suptitle(title, fontsize=11)
-    return fig
-
-
-# --------------------------------------------------------------------------- results
-
-def ablation_bars(frame, *, value="value", category="setting", group="protocol", title="", ylabel="mAP (%)"):
-    """Grouped bars with 95% intervals (columns ``ci_low``/``ci_high`` when present)."""
-    plt = pyplot()
-    frame = frame.assign(**{c: printed(frame[c], 1) for c in (value, "ci_low", "ci_high") if c in frame})
-    groups = list(dict.fromkeys(frame[group]))
-    cats = list(dict.fromkeys(frame[category]))
-    width = 0.8 / max(1, len(cats))
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(groups) * max(1, len(cats)) / 2 + 2), 4))
-    for k, cat in enumerate(cats):
-        part = frame[frame[category] == cat].set_index(group).reindex(groups)
-        x = np.arange(len(groups)) + (k - (len(cats) - 1) / 2) * width
-        err = None
-        if "ci_low" in part and part["ci_low"].notna().any():
-            err = np.vstack([part[value] - part["ci_low"], part["ci_high"] - part[value]])
-        bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat))
-        ax.bar_label(bars, fmt="%.1f", fontsize=8, padding=6 if err is not None else 2)
-    ax.set_xticks(range(len(groups)), groups)
-    ax.set(xlabel=group, ylabel=ylabel,
-           ylim=(0, float(np.nanmax(frame[[value] + (["ci_high"] if "ci_high" in frame else [])].to_numpy())) * 1.2))
-    ax.legend(fontsize=9)
-    if title:
-        ax.set_title(title)
-    fig.tight_layout()
     return fig
