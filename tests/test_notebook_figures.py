@@ -1,4 +1,5 @@
 """What the notebooks' figure cells draw, on small frames: the cells a reader edits, run as the notebook runs them."""
+import numpy as np
 import pandas as pd
 
 from tests.figure_helpers import boxes, close_figures, draw_figures, overlap  # noqa: F401  (closes every figure)
@@ -93,3 +94,36 @@ def test_ablation_bars_show_the_first_cache_with_room_above_its_intervals(tmp_pa
     assert [t.get_text() for t in ax.texts] == ["10.0", "20.0"]  # cache b is left out
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["max", "mean"]
     assert (tmp_path / "03_ablations_aggregation.png").exists()
+
+
+def test_the_sentence_heatmap_writes_each_cosine_boxes_the_largest_and_lists_the_sentences(tmp_path):
+    long = "A person walks from the left edge of the square to the fountain, then on to the right edge, slowly."
+    frames = {"cosines": np.array([[0.2, 0.9], [0.5, 0.1], [0.6, 0.0]]), "i": 0, "j": 1, "query": "query", "other": "other",
+              "texts": {"query": f"A.\n{long}\n{long[:-1]}, very slowly.", "other": "C.\nD."}}
+    fig = draw_figures("00_quickstart", tmp_path, lambda ns: frames, figure="sentence_similarity")["fig"]
+    ax = fig.axes[0]
+    *cells, listed = ax.texts
+    assert [(t.get_text(), t.get_color()) for t in cells] == [("0.20", "white"), ("0.90", "black"), ("0.50", "white"),
+                                                              ("0.10", "white"), ("0.60", "black"), ("0.00", "white")]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["#1", "#2", "#3"] and ax.get_ylabel() == "rows: query"
+    # the sentences are listed whole under the heatmap, wrapped, never cut
+    assert listed.get_text().split("\n")[:5] == ["rows, the sentences of query:", "  #1  A.", f"  #2  {long}",
+                                                 "  #3  " + long[:-1] + ", very",
+                                                 "       slowly."]
+    assert listed.get_text().endswith("\n\ncolumns, the sentences of other:\n  #1  C.\n  #2  D.")
+    (box,) = ax.patches
+    assert box.get_xy() == (0.5, -0.5)  # around cell (0, 1)
+    assert ax.images[0].get_clim() == (0.0, 1.0)
+
+
+def test_the_clip_heatmaps_scale_each_panel_to_the_clip_pairs(tmp_path):
+    m = np.array([[1.0, 0.9], [0.5, 1.0]])
+    frames = {"max_matrix": m, "mean_matrix": m.T * 0.5, "clip_ids": ["a", "b"], "names": {"long": "describer X"}}
+    fig = draw_figures("00_quickstart", tmp_path, lambda ns: frames, figure="clip_similarity")["fig"]
+    assert [a.get_title() for a in fig.axes if a.get_title()] == ["maximum cosine (Eq. 3)", "mean cosine"]
+    assert fig._suptitle.get_text() == "Clip similarity: descriptions by describer X, sentences by all-MiniLM-L6-v2"
+    # each panel's colour scale spans its off-diagonal cells (0.9 and 0.5 in the first), the diagonal marked "self"
+    first, second = (a for a in fig.axes if a.images)
+    assert first.images[0].get_clim() == (0.5, 0.9) and second.images[0].get_clim() == (0.25, 0.45)
+    assert [t.get_text() for t in first.texts] == ["self", "0.90", "0.50", "self"]
+    assert [t.get_text() for t in second.get_yticklabels()] == ["", ""]  # the ids once, on the left

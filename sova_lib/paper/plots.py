@@ -1,15 +1,20 @@
-"""Figures of the SOVABench paper and of the quickstart, drawn with matplotlib.
+"""General plot primitives for the notebooks' figures (matplotlib); each figure is drawn in its notebook.
 
-Every function takes data (DataFrames, arrays, PIL images), returns the
-``matplotlib.figure.Figure`` it drew, labels its axes with units, and places
-text so that no two labels overlap (``place_labels``). ``save_figure`` writes
-a figure as PNG (150 dpi) and PDF.
+The notebooks choose every mark, colour, label and legend of the paper's
+figures in their own cells; this module keeps what any figure needs:
+``pyplot`` (matplotlib with the figures' font sizes), ``printed`` (values
+rounded as a figure prints them), ``save_figure`` and ``figure_bytes``
+(files that are the same bytes on every run), and a few drawing helpers in
+the style of rliable's plotting module: each takes ``ax=`` (a new figure
+and axes when None), passes ``**kwargs`` on to matplotlib, and returns the
+axes. ``place_labels`` (``label_placement``) labels scatter points so that
+no two labels overlap.
 
-The same data gives the same bytes on every machine: each function draws its
-values as it prints them (``printed``: rounded to the decimals of its labels,
-and its colour and axis limits computed from those), so the last float bits
-of another CPU move no pixel; ``save_figure`` and ``figure_bytes`` write no
-date and no software version into the files (``FILE_METADATA``).
+The same data gives the same bytes on every machine: a figure drawn from
+``printed`` values (rounded to the decimals of its labels, its colours and
+axis limits computed from those) moves no pixel when another CPU differs in
+the last float bits; ``save_figure`` and ``figure_bytes`` write no date and
+no software version into the files (``FILE_METADATA``).
 
 matplotlib is imported inside the functions; outside a kernel it draws with
 the non-interactive Agg backend (inside one, the kernel's backend is kept).
@@ -24,10 +29,10 @@ import numpy as np
 from sova_lib.paper.label_placement import place_labels
 from sova_lib.storage import write_bytes
 
-__all__ = ["FILE_METADATA", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure",
-           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps",
-           "padded_limits", "numbered_list", "annotate_cells", "heatmap",
-           "stacked_barh", "grouped_bars"]
+__all__ = ["FILE_METADATA", "figure_bytes", "save_figure", "printed", "pyplot", "middle_cut", "numbered_list",
+           "padded_limits", "place_labels", "filmstrips", "annotate_cells", "heatmap", "stacked_barh", "grouped_bars"]
+
+
 
 def pyplot():
     """matplotlib.pyplot with the figures' font sizes; Agg outside a kernel (no display needed)."""
@@ -90,7 +95,24 @@ def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
     return SavedFiles(write_bytes(stem.with_suffix(f".{fmt}"), figure_bytes(fig, fmt, dpi=dpi)) for fmt in ("png", "pdf"))
 
 
-# --------------------------------------------------------------------------- drawing primitives
+# --------------------------------------------------------------------------- text
+
+def middle_cut(label: str, limit: int) -> str:
+    """``label`` cut in its middle to ``limit`` characters: both ends of an id are what tell clips apart."""
+    if len(label) <= limit:
+        return label
+    head = (limit - 1) // 2
+    return label[:head] + "…" + label[len(label) - (limit - 1 - head):]
+
+
+def numbered_list(heading: str, items, width: int) -> str:
+    """``heading:`` then each item numbered ``#k`` on its own lines, wrapped at ``width`` characters (never cut)."""
+    numbered = (textwrap.fill(f"#{k}  {item}", width=width, initial_indent="  ", subsequent_indent="       ")
+                for k, item in enumerate(items, start=1))
+    return "\n".join([f"{heading}:", *numbered])
+
+
+# --------------------------------------------------------------------------- drawing
 
 def _figure_and_axes(ax, **subplots):
     """``(figure, ax)``; with ``ax`` None, a new figure with one axes (``subplots`` go to ``plt.subplots``)."""
@@ -109,13 +131,6 @@ def padded_limits(values, pad_low: float, pad_high: float, floor=None) -> tuple[
     span = max(high - low, 1.0)
     low, high = low - pad_low * span, high + pad_high * span
     return (max(low, floor) if floor is not None else low), high
-
-
-def numbered_list(heading: str, items, width: int) -> str:
-    """``heading:`` then each item numbered ``#k`` on its own lines, wrapped at ``width`` characters (never cut)."""
-    numbered = (textwrap.fill(f"#{k}  {item}", width=width, initial_indent="  ", subsequent_indent="       ")
-                for k, item in enumerate(items, start=1))
-    return "\n".join([f"{heading}:", *numbered])
 
 
 def annotate_cells(ax, texts, dark, **kwargs):
@@ -194,8 +209,6 @@ def grouped_bars(frame, *, value: str = "value", category: str = "setting", grou
     return ax
 
 
-# --------------------------------------------------------------------------- quickstart
-
 def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 1.25, max_pixels: int = 160):
     """Several filmstrips, one row each: ``strips`` is a list of ``(label, frames, timestamps)``.
 
@@ -226,97 +239,4 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
     if title:
         fig.suptitle(title, fontsize=11)
     fig.tight_layout(h_pad=0.4, w_pad=0.2)
-    return fig
-
-
-def middle_cut(label: str, limit: int) -> str:
-    """``label`` cut in its middle to ``limit`` characters: both ends of an id are what tell clips apart."""
-    if len(label) <= limit:
-        return label
-    head = (limit - 1) // 2
-    return label[:head] + "…" + label[len(label) - (limit - 1 - head):]
-
-
-def _sentence_key(name: str, sentences, width: int) -> str:
-    """``name:`` then each sentence numbered ``#k``, wrapped at ``width`` characters (never cut)."""
-    numbered = (textwrap.fill(f"#{k}  {sentence}", width=width, initial_indent="  ", subsequent_indent="       ")
-                for k, sentence in enumerate(sentences, start=1))
-    return "\n".join([f"{name}:", *numbered])
-
-
-def _annotate_cells(ax, texts, dark) -> None:
-    """Write ``texts[i][j]`` at the centre of cell (i, j) of an image: black where ``dark[i, j]``, white elsewhere."""
-    for (i, j), is_dark in np.ndenumerate(dark):
-        ax.text(j, i, texts[i][j], ha="center", va="center", fontsize=7, color="black" if is_dark else "white")
-
-
-def similarity_heatmap(matrix, row_sentences, col_sentences, *, row_name: str = "rows", col_name: str = "columns",
-                       title: str = "", value_label: str = "cosine similarity", highlight=None, wrap: int = 110):
-    """The cosines between two lists of sentences as a heatmap, each cell annotated with its value (2 decimals).
-
-    Rows and columns are numbered ``#1, #2, ...``; under the heatmap the
-    full sentences are listed by number, wrapped at ``wrap`` characters and
-    never cut, under the headings ``row_name`` and ``col_name``.
-    ``highlight`` = ``(row, column)`` outlines that cell in red (the maximum
-    of Eq. 3). Cells are coloured by their printed values, on a scale from
-    0 to 1.
-    """
-    plt = pyplot()
-    from matplotlib.patches import Rectangle
-
-    matrix = printed(matrix, 2)
-    key = (_sentence_key(f"rows, the sentences of {row_name}", row_sentences, wrap) + "\n\n"
-           + _sentence_key(f"columns, the sentences of {col_name}", col_sentences, wrap))
-    cell = 0.5
-    fig, ax = plt.subplots(figsize=(cell * matrix.shape[1] + 2.2, cell * matrix.shape[0] + 0.8))
-    im = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0, aspect="equal")
-    ax.set_xticks(range(matrix.shape[1]), [f"#{k + 1}" for k in range(matrix.shape[1])], fontsize=8)
-    ax.set_yticks(range(matrix.shape[0]), [f"#{k + 1}" for k in range(matrix.shape[0])], fontsize=8)
-    ax.set_xlabel(f"columns: {col_name}", fontsize=9)
-    ax.set_ylabel(f"rows: {row_name}", fontsize=9)
-    _annotate_cells(ax, [[f"{v:.2f}" for v in row] for row in matrix], ~(matrix < 0.6))
-    if highlight is not None:
-        i, j = highlight
-        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
-    fig.colorbar(im, ax=ax, label=value_label, fraction=0.046, pad=0.03)
-    if title:
-        ax.set_title(textwrap.fill(title, 70), fontsize=10)
-    # the sentences, whole, under the x axis's label (a tight save keeps all of it)
-    ax.annotate(key, xy=(0, 0), xycoords="axes fraction", xytext=(-40, -48), textcoords="offset points",
-                va="top", ha="left", fontsize=8)
-    return fig
-
-
-def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: int = 40, title: str = ""):
-    """Several square similarity matrices over the same ``labels``, side by side: ``panels`` = ``[(matrix, title)]``.
-
-    Each panel has its own colour scale, which spans the panel's
-    off-diagonal values (the clip pairs; the diagonal, each clip with
-    itself, is drawn grey and marked "self"), so that values close together
-    (0.89 to 1.00, say) still get distinct colours. ``title`` goes above all
-    panels (name the describer and encoder there).
-    """
-    plt = pyplot()
-    n = len(labels)
-    names = [middle_cut(str(label), max_label) for label in labels]
-    side = 0.6 * n + 0.075 * max(len(s) for s in names) + 0.8
-    fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.6 * len(panels), side + 0.8),
-                             squeeze=False)
-    self_cells = np.eye(n, dtype=bool)
-    cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
-    for k, (ax, (matrix, panel_title)) in enumerate(zip(axes[0], panels)):
-        matrix = printed(matrix, 2)
-        off = matrix[~self_cells] if n > 1 else matrix.ravel()
-        low, high = float(off.min()), float(off.max())
-        if high - low < 0.005:
-            low, high = low - 0.005, high + 0.005
-        im = ax.imshow(np.ma.masked_array(matrix, self_cells), cmap=cmap, vmin=low, vmax=high)
-        ax.set_xticks(range(n), names, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
-        ax.set_yticks(range(n), names if k == 0 else [""] * n, fontsize=8)
-        texts = [["self" if i == j else f"{v:.2f}" for j, v in enumerate(row)] for i, row in enumerate(matrix)]
-        _annotate_cells(ax, texts, self_cells | (matrix >= low + 0.6 * (high - low)))
-        ax.set_title(panel_title, fontsize=11)
-        fig.colorbar(im, ax=ax, label=f"{value_label}\nscale: the clip pairs' range, not from 0", fraction=0.046, pad=0.03)
-    if title:
-        fig.suptitle(title, fontsize=11)
     return fig

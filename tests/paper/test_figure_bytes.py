@@ -9,6 +9,7 @@ away from the rounding boundaries (a value within its last bits of a
 boundary could round either way on two machines, whatever the code does).
 """
 import json
+import shutil
 import tempfile
 
 import numpy as np
@@ -46,14 +47,23 @@ def _both(make, values):
     return out
 
 
+def _quickstart_figure(figure, frames):
+    """One of the quickstart's figures, drawn by its cells from ``frames``."""
+    with tempfile.TemporaryDirectory() as out:
+        return draw_figures("00_quickstart", out, lambda ns: frames, figure=figure)["fig"]
+
+
 def _heatmap(v):
     sentences = [f"Sentence {k} of the clip." for k in range(v.shape[0])]
     i, j = np.unravel_index(int(np.argmax(v)), v.shape)
-    return plots.similarity_heatmap(v, sentences, sentences[::-1], highlight=(i, j), title="t")
+    return _quickstart_figure("sentence_similarity", {
+        "cosines": v, "i": i, "j": j, "query": "q", "other": "o",
+        "texts": {"q": " ".join(sentences), "o": " ".join(sentences[: v.shape[1]][::-1])}})
 
 
 def _heatmaps(v):
-    return plots.similarity_heatmaps([(v, "max"), (v.T, "mean")], [f"clip-{k}" for k in range(v.shape[0])])
+    return _quickstart_figure("clip_similarity", {"max_matrix": v, "mean_matrix": v.T, "names": {"long": "a describer"},
+                                                  "clip_ids": [f"clip-{k}" for k in range(v.shape[0])]})
 
 
 def _explorer(v):
@@ -159,6 +169,16 @@ COMMITTED = {  # notebook -> (what its figure cells read, from the committed fil
     "02_results": (_committed_02, ["figure2b"]),
     "04_errors": (_committed_04, ["confusion", "modes"]),
 }
+
+
+def test_the_quickstarts_figure_cells_redraw_its_committed_figures(tmp_path):
+    """The quickstart's cells up to its last figure, run on the committed description cache: the same bytes."""
+    shutil.copytree(ROOT / "cache" / "descriptions", tmp_path / "cache" / "descriptions")
+    draw_figures("00_quickstart", tmp_path / "figures", upto_figures=True, cache_dir=str(tmp_path / "cache"))
+    for stem in ("filmstrips", "sentence_similarity", "clip_similarity"):
+        for suffix in (".png", ".pdf"):
+            name = f"00_quickstart_{stem}{suffix}"
+            assert (tmp_path / "figures" / name).read_bytes() == (FIGURES_DIR / name).read_bytes(), name
 
 
 @pytest.mark.parametrize("notebook", list(COMMITTED))

@@ -61,28 +61,15 @@ def test_padded_limits_and_numbered_list():
     assert plots.numbered_list("rows", ["a b c d", "e"], 10) == "rows:\n  #1  a b\n       c d\n  #2  e"
 
 
-def test_heatmaps_annotate_values_and_mark_the_maximum(tmp_path):
-    m = np.array([[0.2, 0.9], [0.5, 0.1]])
-    long = "A person walks from the left edge of the square to the fountain, then on to the right edge, slowly."
-    fig = plots.similarity_heatmap(m, ["a", long], ["c", "d"], row_name="query", col_name="other", highlight=(0, 1))
-    ax = fig.axes[0]
-    *cells, listed = ax.texts
-    assert [t.get_text() for t in cells] == ["0.20", "0.90", "0.50", "0.10"]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["#1", "#2"] and ax.get_ylabel() == "rows: query"
-    # the sentences are listed whole under the heatmap, wrapped, never cut
-    assert listed.get_text().split("\n")[:3] == ["rows, the sentences of query:", "  #1  a", "  #2  A person walks from the left edge of "
-                                                  "the square to the fountain, then on to the right edge, slowly."]
-    assert listed.get_text().endswith("\n\ncolumns, the sentences of other:\n  #1  c\n  #2  d")
-    (box,) = ax.patches
-    assert box.get_xy() == (0.5, -0.5)  # around cell (0, 1)
-    fig = plots.similarity_heatmaps([(m, "max"), (m.T, "mean")], ["a", "b"], title="describer X")
-    assert [a.get_title() for a in fig.axes if a.get_title()] == ["max", "mean"] and fig._suptitle.get_text() == "describer X"
-    # each panel's colour scale spans its off-diagonal cells (0.9 and 0.5 in the first), the diagonal marked "self"
-    first = fig.axes[0]
-    assert first.images[0].get_clim() == (0.5, 0.9)
-    assert [t.get_text() for t in first.texts] == ["self", "0.90", "0.50", "self"]
+def test_save_figure_lists_its_two_files_in_one_line(tmp_path):
+    fig, _ = plt.subplots()
     paths = plots.save_figure(fig, tmp_path / "h")
     assert repr(paths) == f"saved {tmp_path / 'h.png'}, {tmp_path / 'h.pdf'}" and paths[0].exists()
+
+
+def test_middle_cut_keeps_both_ends():
+    assert plots.middle_cut("abcdefghij", 10) == "abcdefghij"
+    assert plots.middle_cut("abcdefghijk", 6) == "ab…ijk"
 
 
 def test_filmstrips_one_row_per_clip_with_times():
