@@ -50,6 +50,12 @@ def draw_figures(notebook: str, out, frames=None, *, figure: str | None = None, 
     save). With ``upto_figures``, every code cell up to the last figure cell
     runs, as in the notebook.
     """
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()  # as a new kernel starts: what an earlier figure set is not carried over
+        return _draw_figures(notebook, out, frames, figure=figure, upto_figures=upto_figures, **parameters)
+
+
+def _draw_figures(notebook: str, out, frames, *, figure, upto_figures, **parameters) -> dict:
     cells = notebook_cells(notebook)
     first = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
     namespace: dict = {}
