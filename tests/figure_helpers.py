@@ -1,4 +1,4 @@
-"""Shared helpers of the figure tests: the Agg backend, text boxes and overlap."""
+"""Shared helpers of the figure tests: the Agg backend, text boxes and overlap, a notebook's figure cells run."""
 import matplotlib
 
 matplotlib.use("Agg")

@@ -33,7 +33,6 @@ __all__ = ["FILE_METADATA", "figure_bytes", "save_figure", "printed", "pyplot", 
            "padded_limits", "place_labels", "filmstrips", "annotate_cells", "heatmap", "stacked_barh", "grouped_bars"]
 
 
-
 def pyplot():
     """matplotlib.pyplot with the figures' font sizes; Agg outside a kernel (no display needed)."""
     import matplotlib
@@ -216,6 +215,7 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
     captioned with its time in seconds from the clip start; the row's label
     is written on its left. Frames are shrunk to at most ``max_pixels`` rows
     first (the size they are shown at), which keeps the saved files small.
+    A grid of axes, so it returns the figure.
     """
     plt = pyplot()
     from PIL import Image

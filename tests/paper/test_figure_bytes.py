@@ -1,4 +1,4 @@
-"""Figures are the same bytes on every machine: values one float32 unit in the last place apart draw alike.
+"""Figures are the same bytes on every machine, and the notebooks' figure cells redraw the committed files.
 
 Another CPU (another BLAS, another summation order) can return a similarity
 or a score that differs from this machine's in its last bit. Each figure
@@ -7,6 +7,10 @@ version into its files (``plots.FILE_METADATA``), so such a difference must
 not change one byte of the PNG or the PDF. The values are drawn at random
 away from the rounding boundaries (a value within its last bits of a
 boundary could round either way on two machines, whatever the code does).
+
+Each figure is drawn by its notebook's cells tagged ``figure``; run on the
+committed data (the CSVs, records and description cache the notebooks
+wrote), those cells must write every committed figure byte for byte.
 """
 import json
 import shutil
