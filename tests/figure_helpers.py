@@ -40,7 +40,8 @@ def draw_figures(notebook: str, out, frames=None, *, figure: str | None = None, 
                  **parameters) -> dict:
     """Run a notebook's figure cells (tagged ``figure``) as the notebook runs them; returns the namespace.
 
-    The parameters cell runs first (``figures_dir`` = ``out``, then
+    The cells run in the notebooks' folder, as papermill runs them. The
+    parameters cell runs first (``figures_dir`` = ``out``, then
     ``parameters`` override), then the imports cell (the next one). With
     ``frames`` (a function of that namespace returning the variables the
     figure cells read, e.g. from the committed CSVs), the figure cells alone
@@ -50,9 +51,19 @@ def draw_figures(notebook: str, out, frames=None, *, figure: str | None = None, 
     save). With ``upto_figures``, every code cell up to the last figure cell
     runs, as in the notebook.
     """
-    with matplotlib.rc_context():
-        matplotlib.rcdefaults()  # as a new kernel starts: what an earlier figure set is not carried over
-        return _draw_figures(notebook, out, frames, figure=figure, upto_figures=upto_figures, **parameters)
+    import contextlib
+    import sys
+
+    from tests.paths import ROOT
+
+    folder = str(ROOT / "notebooks")
+    sys.path.insert(0, folder)  # as the kernel papermill starts: in the notebooks' folder, which it imports from
+    try:
+        with matplotlib.rc_context(), contextlib.chdir(folder):
+            matplotlib.rcdefaults()  # as a new kernel starts: what an earlier figure set is not carried over
+            return _draw_figures(notebook, out, frames, figure=figure, upto_figures=upto_figures, **parameters)
+    finally:
+        sys.path.remove(folder)
 
 
 def _draw_figures(notebook: str, out, frames, *, figure, upto_figures, **parameters) -> dict:

@@ -1,9 +1,11 @@
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+"""The general plot primitives: exact values, ``ax=`` honoured, keyword arguments passed on, the axes returned."""
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 import pytest
 
-from sova_lib.paper import plots  # noqa: E402
+from sova_lib.paper import plots
+from tests.figure_helpers import close_figures  # noqa: F401  (the Agg backend; closes every figure a test made)
 
 
 def test_save_figure_writes_png_and_pdf(tmp_path):
@@ -52,6 +54,15 @@ def test_heatmap_writes_given_texts_dark_on_light_cells():
     ax = plots.heatmap(m, texts=texts, dark=np.zeros((2, 2), bool))
     assert ax.figure is not fig and {t.get_color() for t in ax.texts} == {"white"}
     assert len(plots.heatmap(m).texts) == 0
+
+
+def test_annotate_cells_passes_keywords_to_text_and_printed_rounds_as_shown():
+    fig, ax = plt.subplots()
+    assert plots.annotate_cells(ax, [["x", "y"]], np.array([[True, False]]), fontsize=12, weight="bold") is ax
+    assert [(t.get_text(), t.get_color(), t.get_fontsize(), t.get_fontweight()) for t in ax.texts] == [
+        ("x", "black", 12, "bold"), ("y", "white", 12, "bold")]
+    assert plots.printed([0.125000001, 2 / 3], 2).tolist() == [0.13, 0.67]
+    assert plots.printed(np.float32(0.1), 1).dtype == np.float64
 
 
 def test_padded_limits_and_numbered_list():
