@@ -59,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.patches import Rectangle
 
 from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions, records
 from sova_lib.describe import resolve_prompt
@@ -91,7 +92,7 @@ quickstart.items_table(items)
 # second, for a sampling rate of `s` frames per second. Below, the sampled frames of each item (times in seconds
 # from the start of the clip as it is played).
 
-# %%
+# %% tags=["figure"]
 strips = quickstart.sampled_frames(items, fps)
 fig = plots.filmstrips(strips, title=f"Frames sampled at {fps:g} per second (up to 5 shown per clip)", max_frames=5,
                        max_pixels=120)
@@ -181,9 +182,27 @@ a, b = items_vectors.vectors_of(query), items_vectors.vectors_of(other)
 cosines = a @ b.T  # (sentences of the query, sentences of the other clip)
 i, j = np.unravel_index(cosines.argmax(), cosines.shape)
 print(f"cosines: shape {cosines.shape}; largest entry cosines[{i}, {j}] = {cosines[i, j]:.4f}")
-fig = plots.similarity_heatmap(cosines, split(texts[query]), split(texts[other]), row_name=query, col_name=other,
-                               highlight=(i, j), title="Sentence cosines of two clips; the largest (red) is the clips' "
-                                                       "similarity (Eq. 3)")
+
+# %% [markdown]
+# The matrix drawn: each cell coloured by its value as printed (2 decimals) on a scale from 0 to 1, the sentences
+# numbered on the axes and listed whole under the figure.
+
+# %% tags=["figure"]
+shown = plots.printed(cosines, 2)
+fig, ax = plots.pyplot().subplots(figsize=(0.5 * shown.shape[1] + 2.2, 0.5 * shown.shape[0] + 0.8))
+plots.heatmap(shown, ax=ax, texts=[[f"{v:.2f}" for v in row] for row in shown], dark=shown >= 0.6, cmap="viridis",
+              vmin=0.0, vmax=1.0, aspect="equal")
+ax.set_xticks(range(shown.shape[1]), [f"#{k + 1}" for k in range(shown.shape[1])], fontsize=8)
+ax.set_yticks(range(shown.shape[0]), [f"#{k + 1}" for k in range(shown.shape[0])], fontsize=8)
+ax.set_xlabel(f"columns: {other}", fontsize=9)
+ax.set_ylabel(f"rows: {query}", fontsize=9)
+ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))  # the largest: Eq. 3
+fig.colorbar(ax.images[0], ax=ax, label="cosine similarity", fraction=0.046, pad=0.03)
+ax.set_title("Sentence cosines of two clips; the largest (red) is the clips'\nsimilarity (Eq. 3)", fontsize=10)
+key = (plots.numbered_list(f"rows, the sentences of {query}", split(texts[query]), 110) + "\n\n"
+       + plots.numbered_list(f"columns, the sentences of {other}", split(texts[other]), 110))
+ax.annotate(key, xy=(0, 0), xycoords="axes fraction", xytext=(-40, -48), textcoords="offset points", va="top",
+            ha="left", fontsize=8)  # the sentences, whole, under the x axis's label (a tight save keeps all of it)
 plots.save_figure(fig, out / "00_quickstart_sentence_similarity")
 
 # %% [markdown]
@@ -215,11 +234,28 @@ assert cosines.mean() == mean_cosine(a, b) and abs(fast_mean - cosines.mean()) <
 # "right to left". Telling opposite actions apart is exactly what SOVABench's intra-pair protocol measures, and
 # where the paper finds every model close to chance.
 
-# %%
-fig = plots.similarity_heatmaps([(max_matrix, "maximum cosine (Eq. 3)"), (mean_matrix, "mean cosine")], clip_ids,
-                                value_label="clip similarity (cosine)",
-                                title=f"Clip similarity: descriptions by {names['long']}, "
-                                      f"sentences by {encoder_name}")
+# %% tags=["figure"]
+panels = [(plots.printed(max_matrix, 2), "maximum cosine (Eq. 3)"), (plots.printed(mean_matrix, 2), "mean cosine")]
+short_ids = [plots.middle_cut(c, 40) for c in clip_ids]  # ids cut in their middle, both ends kept
+side = 0.6 * len(clip_ids) + 0.075 * max(len(c) for c in short_ids) + 0.8
+self_cells = np.eye(len(clip_ids), dtype=bool)  # each clip with itself: grey, marked "self"
+cmap = plots.pyplot().get_cmap("viridis").with_extremes(bad="0.85")
+
+# %% tags=["figure"]
+fig, axes = plots.pyplot().subplots(1, 2, figsize=(side * 2 + 1.6 * 2, side + 0.8), squeeze=False)
+for k, (ax, (shown, title)) in enumerate(zip(axes[0], panels)):
+    pairs = shown[~self_cells] if len(clip_ids) > 1 else shown.ravel()  # each panel's scale: the clip pairs' range
+    low, high = float(pairs.min()), float(pairs.max())
+    low, high = (low - 0.005, high + 0.005) if high - low < 0.005 else (low, high)
+    plots.heatmap(np.ma.masked_array(shown, self_cells), ax=ax, cmap=cmap, vmin=low, vmax=high,
+                  texts=[["self" if a == b else f"{v:.2f}" for b, v in enumerate(row)] for a, row in enumerate(shown)],
+                  dark=self_cells | (shown >= low + 0.6 * (high - low)))
+    ax.set_xticks(range(len(clip_ids)), short_ids, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_yticks(range(len(clip_ids)), short_ids if k == 0 else [""] * len(clip_ids), fontsize=8)
+    ax.set_title(title, fontsize=11)
+    fig.colorbar(ax.images[0], ax=ax, label="clip similarity (cosine)\nscale: the clip pairs' range, not from 0",
+                 fraction=0.046, pad=0.03)
+fig.suptitle(f"Clip similarity: descriptions by {names['long']}, sentences by {encoder_name}", fontsize=11)
 plots.save_figure(fig, out / "00_quickstart_clip_similarity")
 
 # %% [markdown]

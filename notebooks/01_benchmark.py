@@ -37,6 +37,8 @@ fps = {"MEVA": 30.0, "VIRAT": 30.0}  # frame rate per source dataset, frames per
 # %%
 from pathlib import Path
 
+import numpy as np
+
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.clips.plan import read_manifest
 from sova_lib.paper import plots
@@ -68,8 +70,20 @@ table2
 # %%
 counts = stats.query_counts("interpair")
 results.write_outputs(counts.reset_index(), counts.reset_index(), out / "01_benchmark_figure3a")
-fig = plots.class_count_bars(counts, title=f"Inter-pair queries per action (n = {int(counts.values.sum()):,})",
-                         xlabel="queries (clips)")
+counts
+
+# %% [markdown]
+# The figures of this notebook colour the two source datasets alike; change `source_colors` to recolour them all.
+
+# %% tags=["figure"]
+source_colors = {"MEVA": "#1f77b4", "VIRAT": "#ff7f0e"}  # colour of each source dataset, in every figure below
+fig, ax = plots.pyplot().subplots(figsize=(7.5, 0.45 * len(counts) + 1.4))
+plots.stacked_barh(counts, ax=ax, colors=source_colors)  # one bar per action, its total after it
+ax.invert_yaxis()
+ax.set(xlim=(0, counts.sum(axis=1).max() * 1.12), xlabel="queries (clips)", ylabel="action",
+       title=f"Inter-pair queries per action (n = {int(counts.values.sum()):,})")
+ax.legend(title="source", loc="upper right")
+fig.tight_layout()
 plots.save_figure(fig, out / "01_benchmark_figure3a")
 
 # %% [markdown]
@@ -81,10 +95,22 @@ plots.save_figure(fig, out / "01_benchmark_figure3a")
 # %%
 durations = stats.metadata_durations("interpair", fps=fps)
 results.write_outputs(durations, durations.describe().reset_index(), out / "01_benchmark_figure3b")
-fig = plots.duration_histogram(durations["duration_s"], durations["source_dataset"],
-                               title=f"Clip durations, all {len(durations):,} inter-pair clips (from annotated frames)")
-plots.save_figure(fig, out / "01_benchmark_figure3b")
 durations["duration_s"].describe(percentiles=[0.05, 0.5, 0.95]).round(2)
+
+# %% [markdown]
+# 40 bins from 0 to the 99th percentile (rounded up to a whole second), stacked by source; the last bin holds
+# everything above.
+
+# %% tags=["figure"]
+seconds, sources = durations["duration_s"].to_numpy(), list(dict.fromkeys(durations["source_dataset"]))
+bins = np.linspace(0, max(1.0, np.ceil(np.quantile(seconds, 0.99))), 41)
+fig, ax = plots.pyplot().subplots(figsize=(7, 4))
+ax.hist([np.clip(seconds[durations["source_dataset"] == s], None, bins[-1]) for s in sources], bins=bins, stacked=True, color=[source_colors[s] for s in sources], label=sources, edgecolor="white")
+ax.legend(title="source")
+ax.set(xlabel=f"duration (s); last bin holds everything above {bins[-1]:.0f} s", ylabel="clips",
+       title=f"Clip durations, all {len(durations):,} inter-pair clips (from annotated frames)")
+fig.tight_layout()
+plots.save_figure(fig, out / "01_benchmark_figure3b")
 
 # %% [markdown]
 # ## Figure 3(c): crop sizes
@@ -102,8 +128,18 @@ sizes = clip_stats.crop_sizes(planned)
 results.write_outputs(sizes, clip_stats.status_counts(planned), out / "01_benchmark_figure3c")
 print(f"{len(sizes)} clips with a crop region ({source})")
 
-# %%
-fig = plots.crop_size_scatter(sizes["width"], sizes["height"], title=f"Crop sizes ({source})")
+# %% tags=["figure"]
+min_side = 112  # the minimum crop side, drawn as dashed lines (px)
+fig, ax = plots.pyplot().subplots(figsize=(7.5, 4.8))
+ax.scatter(sizes["width"], sizes["height"], s=14, alpha=0.6, color="#1f77b4", edgecolors="none",
+           label=f"clips (n = {len(sizes)})")
+ax.axvline(min_side, ls="--", color="0.5", lw=1)
+ax.axhline(min_side, ls="--", color="0.5", lw=1, label=f"minimum side ({min_side} px)")
+ax.set(xlim=(0, max(float(sizes["width"].max()), min_side) * 1.05),
+       ylim=(0, max(float(sizes["height"].max()), min_side) * 1.15),
+       xlabel="crop width (px)", ylabel="crop height (px)", title=f"Crop sizes ({source})")
+ax.legend(loc="upper left")
+fig.tight_layout()
 plots.save_figure(fig, out / "01_benchmark_figure3c")
 
 # %% [markdown]
@@ -112,7 +148,25 @@ plots.save_figure(fig, out / "01_benchmark_figure3c")
 # %%
 pairs = stats.pair_counts()
 results.write_outputs(pairs, pairs, out / "01_benchmark_figureA1")
-fig = plots.pair_count_bars(pairs)
+pairs
+
+# %% [markdown]
+# One panel per pair, four to a row.
+
+# %% tags=["figure"]
+by_pair = pairs.groupby("pair", sort=False)
+fig, axes = plots.pyplot().subplots(int(np.ceil(by_pair.ngroups / 4)), 4, squeeze=False,
+                                    figsize=(3.2 * 4, 2.9 * int(np.ceil(by_pair.ngroups / 4))))
+for ax, (pair, part) in zip(axes.flat, by_pair):
+    bars = ax.bar(range(len(part)), part["clips"], color=["#1f77b4", "#ff7f0e"][: len(part)], width=0.6)
+    ax.bar_label(bars, fontsize=9)
+    ax.set_xticks(range(len(part)), [a.replace(" vehicle", "\nvehicle") for a in part["action"]], fontsize=9)
+    ax.set(ylim=(0, float(pairs["clips"].max()) * 1.2), ylabel="clips")
+    ax.set_title(pair, fontsize=11)
+for ax in axes.flat[by_pair.ngroups:]:
+    ax.axis("off")
+fig.suptitle("Clips per action within each opposite pair (intra-pair)")
+fig.tight_layout()
 plots.save_figure(fig, out / "01_benchmark_figureA1")
 
 # %% [markdown]

@@ -41,6 +41,7 @@ include_oracle = True  # add the oracle upper bound (each clip described by its 
 from pathlib import Path
 
 import pandas as pd
+from matplotlib.lines import Line2D
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.paper import plots
@@ -146,9 +147,70 @@ shownC1
 #
 # Inter-pair mAP against intra-pair Pair-mAP: circles are the paper's rows (filled: task-aware prompt, hollow:
 # general prompt), stars the rows computed here with both protocols. Dashed lines mark the paper's Random row.
+# The points come from Table 4 (the paper's rows, then the computed rows with both protocols, the oracle left out).
 
 # %%
-fig = results.figure2b(table4)
+points = results.scatter_frame(table4)
+random_level = results.paper_random()  # the paper's Random row: (inter-pair, intra-pair)
+points
+
+# %% [markdown]
+# The axes zoom on the paper's points; a computed point far from them gets a second panel that shows every point.
+
+# %% tags=["figure"]
+points = points.assign(inter=plots.printed(points["inter"], 2), intra=plots.printed(points["intra"], 2))  # as printed
+here, xs, ys = (points["source"] != "paper").to_numpy(), points["inter"].to_numpy(float), points["intra"].to_numpy(float)
+box_x = plots.padded_limits(xs[~here], 0.08, 0.3, floor=0) if (~here).any() else plots.padded_limits(xs, 0.1, 0.3)
+box_x = (0.0, box_x[1]) if 0 < box_x[0] < 0.2 * box_x[1] else box_x  # close to 0: start there
+box_y = plots.padded_limits(ys[~here], 0.12, 0.2) if (~here).any() else plots.padded_limits(ys, 0.1, 0.2)
+outside = (xs < box_x[0]) | (xs > box_x[1]) | (ys < box_y[0]) | (ys > box_y[1])  # in the second panel only
+heading = ("SOVABench: inter-pair mAP against intra-pair Pair-mAP" + (" (paper's range)" if outside.any() else "")
+           + "\ncircles: the paper's published values" + ("; stars: computed here" if here.any() else ""))
+views = [(box_x, box_y, heading)] + ([(plots.padded_limits(xs, 0.05, 0.1, floor=0), plots.padded_limits(ys, 0.1, 0.25),
+                                       "all points (dotted box: left panel)")] if outside.any() else [])
+views = [{"xlim": x, "ylim": y, "title": t, "xlabel": "inter-pair mAP (%)" + (f"; axis from {x[0]:.1f}, not 0" if x[0] > 0 else ""),
+          "ylabel": "intra-pair Pair-mAP (%)" + (f"; axis from {y[0]:.1f}, not 0" if y[0] > 0 else "")} for x, y, t in views]
+
+# %% [markdown]
+# The marks: colour by the group of Table 4, filled for the task-aware prompt, hollow for the general one, a star
+# for a row computed here.
+
+# %% tags=["figure"]
+colors = {"Random": "#7f7f7f", "Contrastive Image-VLMs": "#1f77b4", "Contrastive Video-VLMs": "#17becf",
+          "General MLLMs": "#d62728", "Video-MLLMs": "#ff7f0e", "API MLLMs": "#9467bd", "Computed here": "#2ca02c"}
+marks = [{"marker": "*", "s": 150, "color": colors["Computed here"], "edgecolors": "k", "linewidths": 0.5, "zorder": 3}
+         if r.source != "paper" else
+         {"s": 40, "marker": "o", "zorder": 3, "linewidths": 1.4, "edgecolors": colors.get(r.group, colors["Computed here"]),
+          "facecolors": "white" if r.prompt == "general" else colors.get(r.group, colors["Computed here"])}
+         for r in points.itertuples(index=False)]
+handles = [Line2D([], [], marker="o", ls="", color=c, label=f"{g} (paper's value)") for g, c in colors.items()
+           if g in set(points["group"]) and g != "Computed here"]
+handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3",
+                   label="general prompt (paper's value)"),
+            Line2D([], [], marker="o", ls="", color="0.3", label="task-aware prompt (paper's value)")]
+handles += [Line2D([], [], marker="*", ls="", markersize=12, color=colors["Computed here"], markeredgecolor="k",
+                   label="computed here")] if here.any() else []
+
+# %% tags=["figure"]
+plt = plots.pyplot()
+fig, _ = (plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [2, 1]}) if outside.any()
+          else plt.subplots(figsize=(9.5, 6.5)))
+for ax, view in zip(fig.axes, views):  # the main panel, then the overview if any
+    ax.axvline(random_level[0], ls="--", lw=0.8, color="0.6")
+    ax.axhline(random_level[1], ls="--", lw=0.8, color="0.6")
+    for r, mark in zip(points.itertuples(index=False), marks):
+        ax.scatter(r.inter, r.intra, **mark)
+    ax.set(**view)
+legend = fig.axes[0].legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.95)
+if outside.any():
+    fig.axes[1].add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0], fill=False,
+                                        ls=":", lw=1, color="0.3"))
+fig.tight_layout()
+plots.place_labels(fig.axes[0], xs[~outside], ys[~outside], list(points["label"][~outside]), fontsize=7.5,
+                   avoid=[legend])
+if outside.any():  # the overview labels the points computed here
+    plots.place_labels(fig.axes[1], xs[here], ys[here], list(points["label"][here]), fontsize=7.5,
+                       obstacles=(xs[~here], ys[~here]))
 plots.save_figure(fig, out / "02_results_figure2b")
 
 # %% [markdown]

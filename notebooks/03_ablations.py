@@ -46,6 +46,7 @@ ties = "expected"  # AP tie rule: "expected" (mean over orderings of tied scores
 # %%
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
@@ -115,12 +116,16 @@ aggregation
 # When some cache was scored, the aggregation results as a bar chart (one panel per cache would follow the same
 # call); the bars carry their 95% intervals.
 
-# %%
+# %% tags=["figure"]
 if len(agg_rows) and agg_rows["value"].notna().any():
     first = agg_rows[agg_rows["cache"] == agg_rows["cache"].iloc[0]].dropna(subset=["value"])
-    fig = plots.ablation_bars(first, category="aggregate", group="protocol", ylabel="mAP / Pair-mAP (%)",
-                              title=f"Set aggregation: {first['source'].iloc[0][:60]}")
-    plots.save_figure(fig, out / "03_ablations_aggregation")
+    ax = plots.grouped_bars(first, category="aggregate", group="protocol")  # values and intervals as printed
+    top = np.nanmax(plots.printed(first[["value"] + (["ci_high"] if "ci_high" in first else [])].to_numpy(), 1))
+    ax.set(xlabel="protocol", ylabel="mAP / Pair-mAP (%)", ylim=(0, float(top) * 1.2))
+    ax.legend(fontsize=9)
+    ax.set_title(f"Set aggregation: {first['source'].iloc[0][:60]}")
+    ax.figure.tight_layout()
+    plots.save_figure(ax.figure, out / "03_ablations_aggregation")
 
 # %% [markdown]
 # ## Table 6: the sentence encoder

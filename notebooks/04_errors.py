@@ -54,6 +54,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 
 from sova_lib import SentenceEncoder, embed_descriptions, evaluate, records
 from sova_lib.paper import plots
@@ -102,10 +103,36 @@ pd.Series(score["per_class"], name="mAP (%)").round(1)
 # %%
 confusion = ea.opposite_confusion(items)
 results.write_outputs(confusion.assign(source=source), confusion, out / "04_errors_confusion")
-fig = plots.opposite_confusion_bars(confusion, title=("SYNTHETIC DEMONSTRATION: " if synthetic else "")
-                                    + "top-ranked neighbour of the opposite action")
-plots.save_figure(fig, out / "04_errors_confusion")
 confusion
+
+# %% [markdown]
+# One bar per pair (all its queries), a dot per action, a grey tick at the random-ranking level.
+
+# %% tags=["figure"]
+shown = confusion.assign(**{c: plots.printed(confusion[c], 1) for c in ("top-1 opposite (%)", "chance (%)")})
+whole, each = shown[shown["action"] == "all"], shown[shown["action"] != "all"]
+handles = [Line2D([], [], color="#d62728", lw=6, alpha=0.75, label="pair (all queries)"),
+           Line2D([], [], marker="o", ls="", color="k", markersize=4, label="each action"),
+           Line2D([], [], color="0.35", lw=2, label="random ranking")]
+
+# %% tags=["figure"]
+fig, ax = plots.pyplot().subplots(figsize=(8, 0.55 * len(whole) + 1.8))
+ax.barh(np.arange(len(whole)), whole["top-1 opposite (%)"], color="#d62728", alpha=0.75, height=0.6)
+for k, (pair_name, share, chance) in enumerate(zip(whole["pair"], whole["top-1 opposite (%)"], whole["chance (%)"])):
+    part = each[each["pair"] == pair_name]
+    ax.scatter(part["top-1 opposite (%)"], [k] * len(part), color="k", s=14, zorder=3)
+    for n, (action, x) in enumerate(zip(part["action"], part["top-1 opposite (%)"])):  # names above, then below
+        ax.annotate(action, (x, k), xytext=(0, 7 if n % 2 == 0 else -9),
+                    textcoords="offset points", ha="center", fontsize=6.5, color="0.15")
+    ax.plot([chance] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
+    ax.text(101, k, f"{share:.1f}%", va="center", fontsize=9)
+ax.set_yticks(np.arange(len(whole)), whole["pair"])
+ax.invert_yaxis()
+ax.set(xlim=(0, 112), xlabel="queries whose top-ranked neighbour is the opposite action (%)", ylabel="opposite pair",
+       title=("SYNTHETIC DEMONSTRATION: " if synthetic else "") + "top-ranked neighbour of the opposite action")
+ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.95)
+fig.tight_layout()
+plots.save_figure(fig, out / "04_errors_confusion")
 
 # %% [markdown]
 # ## The worst queries
@@ -149,10 +176,20 @@ paper_counts = dict(results.paper_results("Appendix E")[["column", "value"]].val
 results.write_outputs(counts.assign(paper=counts["error mode"].map(paper_counts)), counts, out / "04_errors_modes")
 counts.assign(**{"paper (MiniCPM-V 4.5, trunk)": counts["error mode"].map(paper_counts)})
 
-# %%
+# %% tags=["figure"]
 demo = synthetic and not labels_csv
-fig = plots.error_mode_bars(counts, paper_counts, label="synthetic, by construction" if demo else "labelled here",
-                            title=("SYNTHETIC DEMONSTRATION: " if demo else "") + f"error modes, {pair} pair, n = {len(labelled)}")
+fig, ax = plots.pyplot().subplots(figsize=(8, 4))
+x = np.arange(len(counts))
+bars = ax.bar(x - 0.2, counts["clips"], width=0.4, label="synthetic, by construction" if demo else "labelled here")
+ax.bar_label(bars, fontsize=8)
+bars = ax.bar(x + 0.2, [float(paper_counts.get(m, np.nan)) for m in counts["error mode"]], width=0.4, color="0.6",
+              label="paper (Appendix E: MiniCPM-V 4.5, task-aware)")
+ax.bar_label(bars, fmt="%.0f", fontsize=8)  # a mode the paper did not count: no bar, no label
+ax.set_xticks(x, [m.replace(" ", "\n") for m in counts["error mode"]], fontsize=9)
+ax.set(xlabel="error mode", ylabel="clips",
+       title=("SYNTHETIC DEMONSTRATION: " if demo else "") + f"error modes, {pair} pair, n = {len(labelled)}")
+ax.legend()
+fig.tight_layout()
 plots.save_figure(fig, out / "04_errors_modes")
 
 # %% [markdown]

@@ -111,7 +111,7 @@ one = metrics_captions.soda_video(gt_events, answer_events, metrics_captions.exa
 # thresholds t = 0, 0.05, ..., 1; Success AUC is its mean. The harness counts IoU >= t (the OTB toolkit counts
 # IoU > t): for frame IoUs 1, 0.5 and 0 that is 33/63 against 30/63.
 
-# %%
+# %% tags=["figure"]
 ious = [1.0, 0.5, 0.0]
 fig, ax = plt.subplots(figsize=(5, 3.2))
 for inclusive, label in ((True, "IoU >= t (harness)"), (False, "IoU > t (OTB)")):

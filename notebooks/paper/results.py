@@ -38,7 +38,6 @@ import pandas as pd
 from sova_lib.describe.provenance import cache_provenance
 from sova_lib.evaluation import BASELINES, evaluate
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.paper.plots import inter_vs_intra
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, score_cell, write_record
 from sova_lib.report.baselines import BENCHMARK, baseline_rows
@@ -51,7 +50,7 @@ from paper.contrastive import CONTRASTIVE_IDS
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "evaluate_cache",
            "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "computed_as", "number_table",
-           "format_table", "paper_random", "figure2b", "scatter_frame", "write_outputs"]
+           "format_table", "paper_random", "scatter_frame", "write_outputs"]
 
 PAPER_CSV = "paper_results/paper_results.csv"
 
@@ -326,12 +325,6 @@ def paper_random() -> tuple[float, float]:
     paper = paper_results("Table 4")
     row = paper[paper["model"] == "Random"].set_index("column")["value"]
     return float(row["inter-pair"]), float(row["intra-pair"])
-
-
-def figure2b(table, *, title: str = "SOVABench: inter-pair mAP against intra-pair Pair-mAP"):
-    """Figure 2(b) from ``compare_table("Table 4", ...)``: inter-pair (x) against intra-pair (y), one point per row,
-    the paper's rows as circles, the computed ones as stars, dashed lines at the paper's Random row."""
-    return inter_vs_intra(scatter_frame(table), random=paper_random(), title=title)
 
 
 def scatter_frame(comparison, x="inter-pair", y="intra-pair"):

@@ -85,7 +85,8 @@ def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clea
     point at growing distances (``radius`` points, then 2x, 3x, ... up to
     12x) and takes the first whose box is inside the axes, clear of every
     placed label, every point (a square of ``marker_size`` points) and every
-    box in ``avoid`` (display coordinates, e.g. a legend's), and nearer to
+    box in ``avoid`` (display-coordinate boxes, or artists such as a legend,
+    whose box is taken once the figure is drawn), and nearer to
     its own point than to any other by ``clearance`` points, so that a
     reader cannot attach it to the wrong point. Where no position meets the
     clearance, the nearest-point rule alone is used, then overlap alone. A
@@ -102,7 +103,8 @@ def place_labels(ax, xs, ys, texts, *, fontsize=8, radius=7, marker_size=5, clea
     extra = ax.transData.transform(np.column_stack(obstacles)) if obstacles is not None and len(obstacles[0]) else np.zeros((0, 2))
     px = fig.dpi / 72.0
     half = marker_size * px
-    taken = [Bbox([[x - half, y - half], [x + half, y + half]]) for x, y in np.vstack([pts, extra])] + list(avoid)
+    taken = [Bbox([[x - half, y - half], [x + half, y + half]]) for x, y in np.vstack([pts, extra])]
+    taken += [box if isinstance(box, Bbox) else box.get_window_extent(renderer) for box in avoid]
     frame = ax.get_window_extent(renderer)
     gaps = np.linalg.norm(pts[:, None] - pts[None], axis=-1) + np.eye(len(pts)) * 1e9
     order = np.argsort(gaps.min(axis=1), kind="stable") if len(pts) > 1 else np.arange(len(pts))

@@ -1,15 +1,20 @@
-"""Figures of the SOVABench paper and of the quickstart, drawn with matplotlib.
+"""General plot primitives for the notebooks' figures (matplotlib); each figure is drawn in its notebook.
 
-Every function takes data (DataFrames, arrays, PIL images), returns the
-``matplotlib.figure.Figure`` it drew, labels its axes with units, and places
-text so that no two labels overlap (``place_labels``). ``save_figure`` writes
-a figure as PNG (150 dpi) and PDF.
+The notebooks choose every mark, colour, label and legend of the paper's
+figures in their own cells; this module keeps what any figure needs:
+``pyplot`` (matplotlib with the figures' font sizes), ``printed`` (values
+rounded as a figure prints them), ``save_figure`` and ``figure_bytes``
+(files that are the same bytes on every run), and a few drawing helpers in
+the style of rliable's plotting module: each takes ``ax=`` (a new figure
+and axes when None), passes ``**kwargs`` on to matplotlib, and returns the
+axes. ``place_labels`` (``label_placement``) labels scatter points so that
+no two labels overlap.
 
-The same data gives the same bytes on every machine: each function draws its
-values as it prints them (``printed``: rounded to the decimals of its labels,
-and its colour and axis limits computed from those), so the last float bits
-of another CPU move no pixel; ``save_figure`` and ``figure_bytes`` write no
-date and no software version into the files (``FILE_METADATA``).
+The same data gives the same bytes on every machine: a figure drawn from
+``printed`` values (rounded to the decimals of its labels, its colours and
+axis limits computed from those) moves no pixel when another CPU differs in
+the last float bits; ``save_figure`` and ``figure_bytes`` write no date and
+no software version into the files (``FILE_METADATA``).
 
 matplotlib is imported inside the functions; outside a kernel it draws with
 the non-interactive Agg backend (inside one, the kernel's backend is kept).
@@ -24,22 +29,8 @@ import numpy as np
 from sova_lib.paper.label_placement import place_labels
 from sova_lib.storage import write_bytes
 
-__all__ = ["FILE_METADATA", "GROUP_COLORS", "figure_bytes", "middle_cut", "printed", "pyplot", "save_figure",
-           "place_labels", "filmstrips", "similarity_heatmap", "similarity_heatmaps", "class_count_bars",
-           "duration_histogram", "crop_size_scatter", "pair_count_bars", "inter_vs_intra", "ablation_bars",
-           "opposite_confusion_bars", "error_mode_bars"]
-
-#: Colour of each row group of Table 4 (and of rows computed here).
-GROUP_COLORS = {
-    "Random": "#7f7f7f",
-    "Contrastive Image-VLMs": "#1f77b4",
-    "Contrastive Video-VLMs": "#17becf",
-    "General MLLMs": "#d62728",
-    "Video-MLLMs": "#ff7f0e",
-    "API MLLMs": "#9467bd",
-    "Computed here": "#2ca02c",
-}
-_DATASET_COLORS = {"MEVA": "#1f77b4", "VIRAT": "#ff7f0e"}
+__all__ = ["FILE_METADATA", "figure_bytes", "save_figure", "printed", "pyplot", "middle_cut", "numbered_list",
+           "padded_limits", "place_labels", "filmstrips", "annotate_cells", "heatmap", "stacked_barh", "grouped_bars"]
 
 
 def pyplot():
@@ -103,7 +94,119 @@ def save_figure(fig, stem, *, dpi: int = 150) -> list[Path]:
     return SavedFiles(write_bytes(stem.with_suffix(f".{fmt}"), figure_bytes(fig, fmt, dpi=dpi)) for fmt in ("png", "pdf"))
 
 
-# --------------------------------------------------------------------------- quickstart
+# --------------------------------------------------------------------------- text
+
+def middle_cut(label: str, limit: int) -> str:
+    """``label`` cut in its middle to ``limit`` characters: both ends of an id are what tell clips apart."""
+    if len(label) <= limit:
+        return label
+    head = (limit - 1) // 2
+    return label[:head] + "…" + label[len(label) - (limit - 1 - head):]
+
+
+def numbered_list(heading: str, items, width: int) -> str:
+    """``heading:`` then each item numbered ``#k`` on its own lines, wrapped at ``width`` characters (never cut)."""
+    numbered = (textwrap.fill(f"#{k}  {item}", width=width, initial_indent="  ", subsequent_indent="       ")
+                for k, item in enumerate(items, start=1))
+    return "\n".join([f"{heading}:", *numbered])
+
+
+# --------------------------------------------------------------------------- drawing
+
+def _figure_and_axes(ax, **subplots):
+    """``(figure, ax)``; with ``ax`` None, a new figure with one axes (``subplots`` go to ``plt.subplots``)."""
+    if ax is None:
+        return pyplot().subplots(**subplots)
+    return ax.figure, ax
+
+
+def padded_limits(values, pad_low: float, pad_high: float, floor=None) -> tuple[float, float]:
+    """Axis limits around ``values``: their range widened by ``pad_low`` and ``pad_high`` times its span.
+
+    The span counts as at least 1 (values close together still get room);
+    the low limit is raised to ``floor`` when given.
+    """
+    low, high = float(np.min(values)), float(np.max(values))
+    span = max(high - low, 1.0)
+    low, high = low - pad_low * span, high + pad_high * span
+    return (max(low, floor) if floor is not None else low), high
+
+
+def annotate_cells(ax, texts, dark, **kwargs):
+    """Write ``texts[i][j]`` at the centre of cell (i, j) of an image: black where ``dark[i, j]``, white elsewhere.
+
+    ``kwargs`` go to ``ax.text`` (font size 7 unless given). Returns ``ax``.
+    """
+    kwargs = {"ha": "center", "va": "center", "fontsize": 7, **kwargs}
+    for (i, j), is_dark in np.ndenumerate(dark):
+        ax.text(j, i, texts[i][j], color="black" if is_dark else "white", **kwargs)
+    return ax
+
+
+def heatmap(matrix, *, ax=None, texts=None, dark=None, **kwargs):
+    """``matrix`` as an image (``ax.imshow(matrix, **kwargs)``), cell (i, j) written with ``texts[i][j]`` when given.
+
+    The text is black on cells where ``dark`` is True (default: cells at or
+    above the middle of the colour scale), white elsewhere
+    (``annotate_cells``). Returns the axes (``ax.images[-1]`` is the image,
+    for a colour bar).
+    """
+    _, ax = _figure_and_axes(ax)
+    image = ax.imshow(matrix, **kwargs)
+    if texts is not None:
+        if dark is None:
+            low, high = image.get_clim()
+            dark = np.ma.getdata(matrix) >= low + 0.5 * (high - low)
+        annotate_cells(ax, texts, dark)
+    return ax
+
+
+def stacked_barh(frame, *, ax=None, colors=None, totals: bool = True, **kwargs):
+    """Horizontal bars, one per row of ``frame`` (labelled by its index), stacked by its columns in order.
+
+    ``colors`` maps a column to its colour (matplotlib's cycle for the
+    others); each column is a legend entry. ``totals`` writes each row's sum
+    after its bar (font size 9). ``kwargs`` go to every ``ax.barh``. Returns
+    the axes.
+    """
+    _, ax = _figure_and_axes(ax)
+    left = np.zeros(len(frame))
+    labels = list(frame.index)
+    for col in frame.columns:
+        ax.barh(labels, frame[col].to_numpy(), left=left, color=(colors or {}).get(col), label=str(col), **kwargs)
+        left += frame[col].to_numpy()
+    if totals:
+        for y, total in enumerate(left):
+            ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
+    return ax
+
+
+def grouped_bars(frame, *, value: str = "value", category: str = "setting", group: str = "protocol", ax=None,
+                 digits: int = 1, **kwargs):
+    """Bars of ``frame[value]``: one cluster per ``group``, one bar per ``category`` within it, in order of appearance.
+
+    Bars carry their values (``digits`` decimals) and, when ``frame`` has
+    ``ci_low``/``ci_high``, their intervals as error bars; all values are
+    drawn as printed (``printed``). Each category is a legend entry; the
+    x ticks name the groups. ``kwargs`` go to every ``ax.bar``. Returns the
+    axes.
+    """
+    frame = frame.assign(**{c: printed(frame[c], digits) for c in (value, "ci_low", "ci_high") if c in frame})
+    groups = list(dict.fromkeys(frame[group]))
+    cats = list(dict.fromkeys(frame[category]))
+    width = 0.8 / max(1, len(cats))
+    _, ax = _figure_and_axes(ax, figsize=(max(5.0, 1.6 * len(groups) * max(1, len(cats)) / 2 + 2), 4))
+    for k, cat in enumerate(cats):
+        part = frame[frame[category] == cat].set_index(group).reindex(groups)
+        x = np.arange(len(groups)) + (k - (len(cats) - 1) / 2) * width
+        err = None
+        if "ci_low" in part and part["ci_low"].notna().any():
+            err = np.vstack([part[value] - part["ci_low"], part["ci_high"] - part[value]])
+        bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat), **kwargs)
+        ax.bar_label(bars, fmt=f"%.{digits}f", fontsize=8, padding=6 if err is not None else 2)
+    ax.set_xticks(range(len(groups)), groups)
+    return ax
+
 
 def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 1.25, max_pixels: int = 160):
     """Several filmstrips, one row each: ``strips`` is a list of ``(label, frames, timestamps)``.
@@ -112,6 +215,7 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
     captioned with its time in seconds from the clip start; the row's label
     is written on its left. Frames are shrunk to at most ``max_pixels`` rows
     first (the size they are shown at), which keeps the saved files small.
+    A grid of axes, so it returns the figure.
     """
     plt = pyplot()
     from PIL import Image
@@ -135,361 +239,4 @@ def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 
     if title:
         fig.suptitle(title, fontsize=11)
     fig.tight_layout(h_pad=0.4, w_pad=0.2)
-    return fig
-
-
-def middle_cut(label: str, limit: int) -> str:
-    """``label`` cut in its middle to ``limit`` characters: both ends of an id are what tell clips apart."""
-    if len(label) <= limit:
-        return label
-    head = (limit - 1) // 2
-    return label[:head] + "…" + label[len(label) - (limit - 1 - head):]
-
-
-def _sentence_key(name: str, sentences, width: int) -> str:
-    """``name:`` then each sentence numbered ``#k``, wrapped at ``width`` characters (never cut)."""
-    numbered = (textwrap.fill(f"#{k}  {sentence}", width=width, initial_indent="  ", subsequent_indent="       ")
-                for k, sentence in enumerate(sentences, start=1))
-    return "\n".join([f"{name}:", *numbered])
-
-
-def _annotate_cells(ax, texts, dark) -> None:
-    """Write ``texts[i][j]`` at the centre of cell (i, j) of an image: black where ``dark[i, j]``, white elsewhere."""
-    for (i, j), is_dark in np.ndenumerate(dark):
-        ax.text(j, i, texts[i][j], ha="center", va="center", fontsize=7, color="black" if is_dark else "white")
-
-
-def similarity_heatmap(matrix, row_sentences, col_sentences, *, row_name: str = "rows", col_name: str = "columns",
-                       title: str = "", value_label: str = "cosine similarity", highlight=None, wrap: int = 110):
-    """The cosines between two lists of sentences as a heatmap, each cell annotated with its value (2 decimals).
-
-    Rows and columns are numbered ``#1, #2, ...``; under the heatmap the
-    full sentences are listed by number, wrapped at ``wrap`` characters and
-    never cut, under the headings ``row_name`` and ``col_name``.
-    ``highlight`` = ``(row, column)`` outlines that cell in red (the maximum
-    of Eq. 3). Cells are coloured by their printed values, on a scale from
-    0 to 1.
-    """
-    plt = pyplot()
-    from matplotlib.patches import Rectangle
-
-    matrix = printed(matrix, 2)
-    key = (_sentence_key(f"rows, the sentences of {row_name}", row_sentences, wrap) + "\n\n"
-           + _sentence_key(f"columns, the sentences of {col_name}", col_sentences, wrap))
-    cell = 0.5
-    fig, ax = plt.subplots(figsize=(cell * matrix.shape[1] + 2.2, cell * matrix.shape[0] + 0.8))
-    im = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0, aspect="equal")
-    ax.set_xticks(range(matrix.shape[1]), [f"#{k + 1}" for k in range(matrix.shape[1])], fontsize=8)
-    ax.set_yticks(range(matrix.shape[0]), [f"#{k + 1}" for k in range(matrix.shape[0])], fontsize=8)
-    ax.set_xlabel(f"columns: {col_name}", fontsize=9)
-    ax.set_ylabel(f"rows: {row_name}", fontsize=9)
-    _annotate_cells(ax, [[f"{v:.2f}" for v in row] for row in matrix], ~(matrix < 0.6))
-    if highlight is not None:
-        i, j = highlight
-        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2.5))
-    fig.colorbar(im, ax=ax, label=value_label, fraction=0.046, pad=0.03)
-    if title:
-        ax.set_title(textwrap.fill(title, 70), fontsize=10)
-    # the sentences, whole, under the x axis's label (a tight save keeps all of it)
-    ax.annotate(key, xy=(0, 0), xycoords="axes fraction", xytext=(-40, -48), textcoords="offset points",
-                va="top", ha="left", fontsize=8)
-    return fig
-
-
-def similarity_heatmaps(panels, labels, *, value_label="similarity", max_label: int = 40, title: str = ""):
-    """Several square similarity matrices over the same ``labels``, side by side: ``panels`` = ``[(matrix, title)]``.
-
-    Each panel has its own colour scale, which spans the panel's
-    off-diagonal values (the clip pairs; the diagonal, each clip with
-    itself, is drawn grey and marked "self"), so that values close together
-    (0.89 to 1.00, say) still get distinct colours. ``title`` goes above all
-    panels (name the describer and encoder there).
-    """
-    plt = pyplot()
-    n = len(labels)
-    names = [middle_cut(str(label), max_label) for label in labels]
-    side = 0.6 * n + 0.075 * max(len(s) for s in names) + 0.8
-    fig, axes = plt.subplots(1, len(panels), figsize=(side * len(panels) + 1.6 * len(panels), side + 0.8),
-                             squeeze=False)
-    self_cells = np.eye(n, dtype=bool)
-    cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
-    for k, (ax, (matrix, panel_title)) in enumerate(zip(axes[0], panels)):
-        matrix = printed(matrix, 2)
-        off = matrix[~self_cells] if n > 1 else matrix.ravel()
-        low, high = float(off.min()), float(off.max())
-        if high - low < 0.005:
-            low, high = low - 0.005, high + 0.005
-        im = ax.imshow(np.ma.masked_array(matrix, self_cells), cmap=cmap, vmin=low, vmax=high)
-        ax.set_xticks(range(n), names, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
-        ax.set_yticks(range(n), names if k == 0 else [""] * n, fontsize=8)
-        texts = [["self" if i == j else f"{v:.2f}" for j, v in enumerate(row)] for i, row in enumerate(matrix)]
-        _annotate_cells(ax, texts, self_cells | (matrix >= low + 0.6 * (high - low)))
-        ax.set_title(panel_title, fontsize=11)
-        fig.colorbar(im, ax=ax, label=f"{value_label}\nscale: the clip pairs' range, not from 0", fraction=0.046, pad=0.03)
-    if title:
-        fig.suptitle(title, fontsize=11)
-    return fig
-
-
-# --------------------------------------------------------------------------- benchmark statistics
-
-def class_count_bars(counts, *, title: str = "Queries per class", xlabel: str = "clips (queries)", ylabel: str = "action"):
-    """Horizontal bars of clips per class, stacked by source dataset.
-
-    ``counts``: a DataFrame indexed by class with one column per source
-    dataset (e.g. ``MEVA``, ``VIRAT``). The total is written after each bar.
-    """
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(counts) + 1.4))
-    left = np.zeros(len(counts))
-    labels = list(counts.index)
-    for col in counts.columns:
-        ax.barh(labels, counts[col].to_numpy(), left=left, color=_DATASET_COLORS.get(col), label=str(col))
-        left += counts[col].to_numpy()
-    for y, total in enumerate(left):
-        ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
-    ax.invert_yaxis()
-    ax.set(xlim=(0, left.max() * 1.12), xlabel=xlabel, ylabel=ylabel, title=title)
-    ax.legend(title="source", loc="upper right")
-    fig.tight_layout()
-    return fig
-
-
-def duration_histogram(seconds, groups=None, *, title: str = "Clip durations"):
-    """Histogram of clip durations in seconds, stacked by ``groups`` (same length) when given.
-
-    40 bins from 0 to the 99th percentile (rounded up to a whole second); the
-    last bin holds everything above.
-    """
-    plt = pyplot()
-    seconds = np.asarray(seconds, dtype=float)
-    top = float(np.quantile(seconds, 0.99)) if seconds.size else 1.0
-    bins = np.linspace(0, max(1.0, np.ceil(top)), 41)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    if groups is None:
-        ax.hist(np.clip(seconds, None, bins[-1]), bins=bins, color="#1f77b4", edgecolor="white")
-    else:
-        groups = np.asarray(groups)
-        names = list(dict.fromkeys(groups.tolist()))
-        ax.hist([np.clip(seconds[groups == g], None, bins[-1]) for g in names], bins=bins, stacked=True,
-                color=[_DATASET_COLORS.get(g) for g in names], label=names, edgecolor="white")
-        ax.legend(title="source")
-    ax.set(xlabel=f"duration (s); last bin holds everything above {bins[-1]:.0f} s", ylabel="clips", title=title)
-    fig.tight_layout()
-    return fig
-
-
-def crop_size_scatter(widths, heights, *, title: str = "Crop sizes", min_side: int = 112):
-    """Scatter of crop width against height in pixels, with the minimum side drawn as dashed lines."""
-    plt = pyplot()
-    widths, heights = np.asarray(widths, float), np.asarray(heights, float)
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    ax.scatter(widths, heights, s=14, alpha=0.6, color="#1f77b4", edgecolors="none", label=f"clips (n = {widths.size})")
-    ax.axvline(min_side, ls="--", color="0.5", lw=1)
-    ax.axhline(min_side, ls="--", color="0.5", lw=1, label=f"minimum side ({min_side} px)")
-    ax.set(xlim=(0, max(float(widths.max(initial=0)), min_side) * 1.05),
-           ylim=(0, max(float(heights.max(initial=0)), min_side) * 1.15),
-           xlabel="crop width (px)", ylabel="crop height (px)", title=title)
-    ax.legend(loc="upper left")
-    fig.tight_layout()
-    return fig
-
-
-def pair_count_bars(frame, *, title: str = "Clips per action within each opposite pair (intra-pair)"):
-    """Figure A.1: one panel per pair with the clip count of each of its two actions.
-
-    ``frame`` has columns ``pair``, ``action``, ``clips`` (two rows per pair, in order).
-    """
-    plt = pyplot()
-    pairs = frame.groupby("pair", sort=False)
-    ncols = 4
-    nrows = int(np.ceil(pairs.ngroups / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows), squeeze=False)
-    top = float(frame["clips"].max()) * 1.2
-    for ax, (pair, part) in zip(axes.flat, pairs):
-        bars = ax.bar(range(len(part)), part["clips"], color=["#1f77b4", "#ff7f0e"][: len(part)], width=0.6)
-        ax.bar_label(bars, fontsize=9)
-        ax.set_xticks(range(len(part)), [a.replace(" vehicle", "\nvehicle") for a in part["action"]], fontsize=9)
-        ax.set(ylim=(0, top), ylabel="clips")
-        ax.set_title(pair, fontsize=11)
-    for ax in axes.flat[pairs.ngroups:]:
-        ax.axis("off")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-# --------------------------------------------------------------------------- results
-
-def _draw_points(ax, frame):
-    for r in frame.itertuples(index=False):
-        color = GROUP_COLORS.get(r.group, GROUP_COLORS["Computed here"])
-        if r.source != "paper":
-            ax.scatter(r.inter, r.intra, marker="*", s=150, color=GROUP_COLORS["Computed here"], edgecolors="k",
-                       linewidths=0.5, zorder=3)
-        else:
-            hollow = r.prompt == "general"
-            ax.scatter(r.inter, r.intra, s=40, marker="o", zorder=3, linewidths=1.4,
-                       facecolors="white" if hollow else color, edgecolors=color)
-
-
-def _axis_start(low: float) -> str:
-    """What an axis label adds when its axis does not start at 0: where it starts."""
-    return "" if low <= 0 else f"; axis from {low:.1f}, not 0"
-
-
-def _limits(values, pad_low, pad_high, floor=None):
-    low, high = float(np.min(values)), float(np.max(values))
-    span = max(high - low, 1.0)
-    low, high = low - pad_low * span, high + pad_high * span
-    return (max(low, floor) if floor is not None else low), high
-
-
-def _legend_handles(frame) -> list:
-    """Figure 2(b)'s legend: one entry per group present, the two prompt markers, and the computed star."""
-    from matplotlib.lines import Line2D
-
-    handles = [Line2D([], [], marker="o", ls="", color=c, label=f"{g} (paper's value)") for g, c in GROUP_COLORS.items()
-               if g in set(frame["group"]) and g != "Computed here"]
-    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white", markeredgecolor="0.3",
-                       label="general prompt (paper's value)"),
-                Line2D([], [], marker="o", ls="", color="0.3", label="task-aware prompt (paper's value)")]
-    if (frame["source"] != "paper").any():
-        handles.append(Line2D([], [], marker="*", ls="", markersize=12, color=GROUP_COLORS["Computed here"],
-                              markeredgecolor="k", label="computed here"))
-    return handles
-
-
-def inter_vs_intra(frame, *, title: str = "SOVABench: inter-pair against intra-pair", random=None):
-    """Figure 2(b): inter-pair mAP (x) against intra-pair Pair-mAP (y), one labelled point per row.
-
-    ``frame`` has columns ``label``, ``group``, ``prompt`` (``general``,
-    ``task-aware`` or empty), ``inter``, ``intra`` and ``source`` (``paper``
-    or ``computed here``). Colour = group; filled = task-aware, hollow =
-    general; stars = computed here. ``random`` = (inter, intra) draws the
-    paper's random levels as dashed lines. When a computed point lies far
-    from the paper's points, a second panel shows every point and labels the
-    computed ones, and the main panel zooms on the paper's points.
-    """
-    plt = pyplot()
-    frame = frame.assign(inter=printed(frame["inter"], 2), intra=printed(frame["intra"], 2))  # as the tables print
-    computed = (frame["source"] != "paper").to_numpy()
-    paper = frame[~computed]
-    xs, ys = frame["inter"].to_numpy(float), frame["intra"].to_numpy(float)
-    box_x = _limits(paper["inter"], 0.08, 0.3, floor=0) if len(paper) else _limits(xs, 0.1, 0.3)
-    if 0 < box_x[0] < 0.2 * box_x[1]:  # close to 0: start there
-        box_x = (0.0, box_x[1])
-    box_y = _limits(paper["intra"], 0.12, 0.2) if len(paper) else _limits(ys, 0.1, 0.2)
-    outside = (xs < box_x[0]) | (xs > box_x[1]) | (ys < box_y[0]) | (ys > box_y[1])
-    if outside.any():
-        fig, (ax, overview) = plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [2, 1]})
-        panels = [ax, overview]
-    else:
-        fig, ax = plt.subplots(figsize=(9.5, 6.5))
-        overview, panels = None, [ax]
-    for a in panels:
-        if random is not None:
-            a.axvline(random[0], ls="--", lw=0.8, color="0.6")
-            a.axhline(random[1], ls="--", lw=0.8, color="0.6")
-        _draw_points(a, frame)
-    heading = ((title if overview is None else title + " (paper's range)") + "\ncircles: the paper's published values"
-               + ("; stars: computed here" if computed.any() else ""))
-    ax.set(xlim=box_x, ylim=box_y, title=heading)
-    legend = ax.legend(handles=_legend_handles(frame), loc="upper left", fontsize=8, framealpha=0.95)
-    if overview is not None:
-        overview.set(xlim=_limits(xs, 0.05, 0.1, floor=0), ylim=_limits(ys, 0.1, 0.25),
-                     title="all points (dotted box: left panel)")
-        overview.add_patch(plt.Rectangle((box_x[0], box_y[0]), box_x[1] - box_x[0], box_y[1] - box_y[0],
-                                         fill=False, ls=":", lw=1, color="0.3"))
-    for a in panels:
-        a.set(xlabel="inter-pair mAP (%)" + _axis_start(a.get_xlim()[0]),
-              ylabel="intra-pair Pair-mAP (%)" + _axis_start(a.get_ylim()[0]))
-    fig.tight_layout()
-    fig.canvas.draw()
-    place_labels(ax, xs[~outside], ys[~outside], list(frame["label"][~outside]), fontsize=7.5,
-                 avoid=[legend.get_window_extent(fig.canvas.get_renderer())])
-    if overview is not None:
-        place_labels(overview, xs[computed], ys[computed], list(frame["label"][computed]), fontsize=7.5,
-                     obstacles=(xs[~computed], ys[~computed]))
-    return fig
-
-
-def ablation_bars(frame, *, value="value", category="setting", group="protocol", title="", ylabel="mAP (%)"):
-    """Grouped bars with 95% intervals (columns ``ci_low``/``ci_high`` when present)."""
-    plt = pyplot()
-    frame = frame.assign(**{c: printed(frame[c], 1) for c in (value, "ci_low", "ci_high") if c in frame})
-    groups = list(dict.fromkeys(frame[group]))
-    cats = list(dict.fromkeys(frame[category]))
-    width = 0.8 / max(1, len(cats))
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(groups) * max(1, len(cats)) / 2 + 2), 4))
-    for k, cat in enumerate(cats):
-        part = frame[frame[category] == cat].set_index(group).reindex(groups)
-        x = np.arange(len(groups)) + (k - (len(cats) - 1) / 2) * width
-        err = None
-        if "ci_low" in part and part["ci_low"].notna().any():
-            err = np.vstack([part[value] - part["ci_low"], part["ci_high"] - part[value]])
-        bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat))
-        ax.bar_label(bars, fmt="%.1f", fontsize=8, padding=6 if err is not None else 2)
-    ax.set_xticks(range(len(groups)), groups)
-    ax.set(xlabel=group, ylabel=ylabel,
-           ylim=(0, float(np.nanmax(frame[[value] + (["ci_high"] if "ci_high" in frame else [])].to_numpy())) * 1.2))
-    ax.legend(fontsize=9)
-    if title:
-        ax.set_title(title)
-    fig.tight_layout()
-    return fig
-
-
-def opposite_confusion_bars(frame, *, title: str = "How often the top-ranked neighbour is the opposite action"):
-    """Per pair, the share of intra-pair queries whose top neighbour is the opposite action.
-
-    ``frame`` is ``error_analysis.opposite_confusion``'s output; the ``all``
-    row of each pair gives the bar, the per-action rows the two dots, and
-    ``chance (%)`` a grey tick (what a random ranking gives).
-    """
-    plt = pyplot()
-    from matplotlib.lines import Line2D
-
-    frame = frame.assign(**{c: printed(frame[c], 1) for c in ("top-1 opposite (%)", "chance (%)")})
-    whole, each = frame[frame["action"] == "all"], frame[frame["action"] != "all"]
-    fig, ax = plt.subplots(figsize=(8, 0.55 * len(whole) + 1.8))
-    y = np.arange(len(whole))
-    ax.barh(y, whole["top-1 opposite (%)"], color="#d62728", alpha=0.75, height=0.6)
-    for k, (pair, share, chance) in enumerate(zip(whole["pair"], whole["top-1 opposite (%)"], whole["chance (%)"])):
-        part = each[each["pair"] == pair]
-        ax.scatter(part["top-1 opposite (%)"], [k] * len(part), color="k", s=14, zorder=3)
-        for n, (action, x) in enumerate(zip(part["action"], part["top-1 opposite (%)"])):  # above, then below
-            ax.annotate(action, (x, k), xytext=(0, 7 if n % 2 == 0 else -9),
-                        textcoords="offset points", ha="center", fontsize=6.5, color="0.15")
-        ax.plot([chance] * 2, [k - 0.35, k + 0.35], color="0.35", lw=2)
-        ax.text(101, k, f"{share:.1f}%", va="center", fontsize=9)
-    ax.set_yticks(y, whole["pair"])
-    ax.invert_yaxis()
-    ax.set(xlim=(0, 112), xlabel="queries whose top-ranked neighbour is the opposite action (%)",
-           ylabel="opposite pair", title=title)
-    ax.legend(handles=[Line2D([], [], color="#d62728", lw=6, alpha=0.75, label="pair (all queries)"),
-                       Line2D([], [], marker="o", ls="", color="k", markersize=4, label="each action"),
-                       Line2D([], [], color="0.35", lw=2, label="random ranking")],
-              loc="lower right", fontsize=8, framealpha=0.95)
-    fig.tight_layout()
-    return fig
-
-
-def error_mode_bars(counts, paper=None, *, title: str = "Error modes", label: str = "here"):
-    """Clips per error mode: ``counts`` (``error mode``, ``clips``, legend ``label``) beside the paper's counts."""
-    plt = pyplot()
-    modes = list(counts["error mode"])
-    fig, ax = plt.subplots(figsize=(8, 4))
-    x = np.arange(len(modes))
-    width = 0.4 if paper is not None else 0.6
-    bars = ax.bar(x - (width / 2 if paper is not None else 0), counts["clips"], width=width, label=label)
-    ax.bar_label(bars, fontsize=8)
-    if paper is not None:
-        values = [float(paper.get(m, np.nan)) for m in modes]
-        pbars = ax.bar(x + width / 2, values, width=width, color="0.6", label="paper (Appendix E: MiniCPM-V 4.5, task-aware)")
-        ax.bar_label(pbars, fmt="%.0f", fontsize=8)  # a mode the paper did not count: no label
-    ax.set_xticks(x, [m.replace(" ", "\n") for m in modes], fontsize=9)
-    ax.set(xlabel="error mode", ylabel="clips", title=title)
-    ax.legend()
-    fig.tight_layout()
     return fig

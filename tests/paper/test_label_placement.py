@@ -39,3 +39,14 @@ def test_place_labels_keeps_clear_of_obstacles_and_avoid_boxes():
     assert not _overlap(box, avoid)
     ox, oy = ax.transData.transform((6.0, 4.5))
     assert _distance(box, ox, oy) > 0
+
+
+def test_place_labels_takes_an_artist_to_avoid_by_its_drawn_box():
+    fig, ax = plt.subplots(figsize=(4, 4))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    ax.scatter([5.0], [5.0])
+    legend = ax.legend(handles=[plt.Line2D([], [], label="a legend entry, long")], loc="center", fontsize=14)
+    (ann,) = place_labels(ax, [5.0], [5.0], ["a label"], avoid=[legend])
+    (box,) = _boxes(fig, [ann])
+    assert not _overlap(box, legend.get_window_extent())

@@ -1,12 +1,11 @@
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+"""The general plot primitives: exact values, ``ax=`` honoured, keyword arguments passed on, the axes returned."""
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
 
-from sova_lib.paper import plots  # noqa: E402
-from tests.figure_helpers import boxes as _boxes  # noqa: F401
-from tests.figure_helpers import overlap as _overlap
-
-from paper import results  # noqa: E402
+from sova_lib.paper import plots
+from tests.figure_helpers import close_figures  # noqa: F401  (the Agg backend; closes every figure a test made)
 
 
 def test_save_figure_writes_png_and_pdf(tmp_path):
@@ -17,62 +16,71 @@ def test_save_figure_writes_png_and_pdf(tmp_path):
     assert pdf.read_bytes()[:5] == b"%PDF-"
 
 
-def test_inter_vs_intra_labels_every_point_and_zooms_on_outliers():
-    table = results.compare_table("Table 4", pd.DataFrame(columns=["kind", "protocol", "source", "value"]))
-    points = results.scatter_frame(table)
-    fig = plots.inter_vs_intra(points, random=(3.4, 50.3))
-    (ax,) = fig.axes
-    # the x axis starts at 0; the y axis, zoomed on the paper's 50-54, says where it starts
-    assert ax.get_xlim()[0] == 0 and ax.get_xlabel() == "inter-pair mAP (%)"
-    assert ax.get_ylabel() == f"intra-pair Pair-mAP (%); axis from {ax.get_ylim()[0]:.1f}, not 0"
-    labels = [t for t in ax.texts if t.get_text()]
-    assert sorted(t.get_text() for t in labels) == sorted(points["label"])
-    boxes = _boxes(fig, labels)
-    assert not any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
-    far = pd.concat([points, pd.DataFrame([{"label": "far [here]", "group": "Computed here", "prompt": "",
-                                            "inter": 90.0, "intra": 70.0, "source": "computed here"}])])
-    fig2 = plots.inter_vs_intra(far)
-    main, overview = fig2.axes[:2]
-    assert main.get_xlim()[1] < 90 < overview.get_xlim()[1]  # the paper's range stays readable
-    assert [t.get_text() for t in overview.texts] == ["far [here]"]
-
-
-def test_statistics_figures_have_units():
+def test_stacked_barh_stacks_columns_on_the_given_axes_and_writes_totals():
     counts = pd.DataFrame({"MEVA": [3, 5], "VIRAT": [1, 0]}, index=["opening trunk", "closing trunk"])
-    fig = plots.class_count_bars(counts)
-    assert [t.get_text() for t in fig.axes[0].texts] == ["4", "5"]  # totals after the bars
-    assert fig.axes[0].get_xlabel() == "clips (queries)"
-    fig = plots.duration_histogram([1.0, 2.0, 30.0], ["MEVA", "VIRAT", "MEVA"])
-    assert "(s)" in fig.axes[0].get_xlabel() and fig.axes[0].get_ylabel() == "clips"
-    fig = plots.crop_size_scatter([120, 300], [150, 500])
-    assert fig.axes[0].get_xlabel() == "crop width (px)" and fig.axes[0].get_ylabel() == "crop height (px)"
-    pairs = pd.DataFrame({"pair": ["trunk", "trunk"], "action": ["opening trunk", "closing trunk"], "clips": [49, 48]})
-    fig = plots.pair_count_bars(pairs)
-    assert fig.axes[0].get_title() == "trunk" and fig.axes[0].get_ylabel() == "clips"
+    fig, ax = plt.subplots()
+    assert plots.stacked_barh(counts, ax=ax, colors={"MEVA": "red"}, height=0.5) is ax
+    meva, virat = ax.containers
+    assert [b.get_width() for b in meva] == [3, 5] and [b.get_x() for b in virat] == [3, 5]
+    assert [b.get_height() for b in virat] == [0.5, 0.5]  # kwargs reach barh
+    assert meva[0].get_facecolor() == (1.0, 0.0, 0.0, 1.0) and meva.get_label() == "MEVA"
+    assert [(t.get_text(), t.get_position()) for t in ax.texts] == [("4", (4.05, 0)), ("5", (5.05, 1))]
+    ax = plots.stacked_barh(counts, totals=False)  # no axes given: a new figure
+    assert ax.figure is not fig and len(ax.texts) == 0
 
 
-def test_heatmaps_annotate_values_and_mark_the_maximum(tmp_path):
+def test_grouped_bars_clusters_categories_with_intervals_as_printed():
+    frame = pd.DataFrame({"protocol": ["inter", "inter", "intra"], "setting": ["max", "mean", "max"],
+                          "value": [10.04, 20.0, 30.0], "ci_low": [9.0, 19.0, 29.0], "ci_high": [11.0, 21.0, 31.0]})
+    fig, ax = plt.subplots()
+    assert plots.grouped_bars(frame, ax=ax, color="k") is ax
+    first, second = (c for c in ax.containers if hasattr(c, "patches"))
+    assert [b.get_height() for b in first] == [10.0, 30.0]  # printed to 1 decimal
+    assert np.isnan(second[1].get_height()) and second.get_label() == "mean"  # intra has no "mean" bar
+    assert [b.get_x() + b.get_width() / 2 for b in first] == pytest.approx([-0.2, 0.8])
+    assert first[0].get_facecolor() == (0.0, 0.0, 0.0, 1.0)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["inter", "intra"]
+    assert [t.get_text() for t in ax.texts][:2] == ["10.0", "30.0"]
+
+
+def test_heatmap_writes_given_texts_dark_on_light_cells():
     m = np.array([[0.2, 0.9], [0.5, 0.1]])
-    long = "A person walks from the left edge of the square to the fountain, then on to the right edge, slowly."
-    fig = plots.similarity_heatmap(m, ["a", long], ["c", "d"], row_name="query", col_name="other", highlight=(0, 1))
-    ax = fig.axes[0]
-    *cells, listed = ax.texts
-    assert [t.get_text() for t in cells] == ["0.20", "0.90", "0.50", "0.10"]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["#1", "#2"] and ax.get_ylabel() == "rows: query"
-    # the sentences are listed whole under the heatmap, wrapped, never cut
-    assert listed.get_text().split("\n")[:3] == ["rows, the sentences of query:", "  #1  a", "  #2  A person walks from the left edge of "
-                                                  "the square to the fountain, then on to the right edge, slowly."]
-    assert listed.get_text().endswith("\n\ncolumns, the sentences of other:\n  #1  c\n  #2  d")
-    (box,) = ax.patches
-    assert box.get_xy() == (0.5, -0.5)  # around cell (0, 1)
-    fig = plots.similarity_heatmaps([(m, "max"), (m.T, "mean")], ["a", "b"], title="describer X")
-    assert [a.get_title() for a in fig.axes if a.get_title()] == ["max", "mean"] and fig._suptitle.get_text() == "describer X"
-    # each panel's colour scale spans its off-diagonal cells (0.9 and 0.5 in the first), the diagonal marked "self"
-    first = fig.axes[0]
-    assert first.images[0].get_clim() == (0.5, 0.9)
-    assert [t.get_text() for t in first.texts] == ["self", "0.90", "0.50", "self"]
+    fig, ax = plt.subplots()
+    texts = [["a", "b"], ["c", "d"]]
+    assert plots.heatmap(m, ax=ax, texts=texts, cmap="viridis", vmin=0, vmax=1) is ax
+    assert ax.images[0].get_clim() == (0, 1) and ax.images[0].get_cmap().name == "viridis"
+    assert [(t.get_text(), t.get_position(), t.get_color()) for t in ax.texts] == [
+        ("a", (0, 0), "white"), ("b", (1, 0), "black"), ("c", (0, 1), "black"), ("d", (1, 1), "white")]
+    ax = plots.heatmap(m, texts=texts, dark=np.zeros((2, 2), bool))
+    assert ax.figure is not fig and {t.get_color() for t in ax.texts} == {"white"}
+    assert len(plots.heatmap(m).texts) == 0
+
+
+def test_annotate_cells_passes_keywords_to_text_and_printed_rounds_as_shown():
+    fig, ax = plt.subplots()
+    assert plots.annotate_cells(ax, [["x", "y"]], np.array([[True, False]]), fontsize=12, weight="bold") is ax
+    assert [(t.get_text(), t.get_color(), t.get_fontsize(), t.get_fontweight()) for t in ax.texts] == [
+        ("x", "black", 12, "bold"), ("y", "white", 12, "bold")]
+    assert plots.printed([0.125000001, 2 / 3], 2).tolist() == [0.13, 0.67]
+    assert plots.printed(np.float32(0.1), 1).dtype == np.float64
+
+
+def test_padded_limits_and_numbered_list():
+    assert plots.padded_limits([50.0, 54.0], 0.25, 0.5) == (49.0, 56.0)
+    assert plots.padded_limits([3.0, 3.5], 0.1, 0.2) == (2.9, 3.7)  # a span under 1 counts as 1
+    assert plots.padded_limits([3.0, 40.0], 0.5, 0.0, floor=0) == (0, 40.0)
+    assert plots.numbered_list("rows", ["a b c d", "e"], 10) == "rows:\n  #1  a b\n       c d\n  #2  e"
+
+
+def test_save_figure_lists_its_two_files_in_one_line(tmp_path):
+    fig, _ = plt.subplots()
     paths = plots.save_figure(fig, tmp_path / "h")
     assert repr(paths) == f"saved {tmp_path / 'h.png'}, {tmp_path / 'h.pdf'}" and paths[0].exists()
+
+
+def test_middle_cut_keeps_both_ends():
+    assert plots.middle_cut("abcdefghij", 10) == "abcdefghij"
+    assert plots.middle_cut("abcdefghijk", 6) == "ab…ijk"
 
 
 def test_filmstrips_one_row_per_clip_with_times():
@@ -82,18 +90,3 @@ def test_filmstrips_one_row_per_clip_with_times():
     visible = [a for a in fig.axes if a.axison]
     assert len(visible) == 4 + 3
     assert visible[0].get_ylabel() == "clip-a" and visible[3].get_xlabel() == "4.5 s"
-
-
-def test_error_analysis_figures():
-    confusion = pd.DataFrame([
-        {"pair": "trunk", "action": "opening trunk", "top-1 opposite (%)": 10.0, "chance (%)": 50.0},
-        {"pair": "trunk", "action": "closing trunk", "top-1 opposite (%)": 30.0, "chance (%)": 50.0},
-        {"pair": "trunk", "action": "all", "top-1 opposite (%)": 20.0, "chance (%)": 50.0},
-    ])
-    fig = plots.opposite_confusion_bars(confusion)
-    assert "(%)" in fig.axes[0].get_xlabel()
-    # each per-action dot carries its action's name, then the pair's value
-    assert [t.get_text() for t in fig.axes[0].texts] == ["opening trunk", "closing trunk", "20.0%"]
-    counts = pd.DataFrame({"error mode": ["hallucination", "correct"], "clips": [3, 4]})
-    fig = plots.error_mode_bars(counts, {"hallucination": 34, "correct": 26}, label="demo")
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["demo", "paper (Appendix E: MiniCPM-V 4.5, task-aware)"]
