@@ -63,8 +63,7 @@ from matplotlib.patches import Rectangle
 
 from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions, records
 from sova_lib.describe import resolve_prompt
-from sova_lib.paper import plots
-from sova_lib.report import explore
+from sova_lib.report import explore, plots
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine
 from sova_lib.storage import write_json

@@ -41,7 +41,7 @@ import numpy as np
 
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.clips.plan import read_manifest
-from sova_lib.paper import plots
+from sova_lib.report import plots
 from sova_lib.storage import write_json
 
 from paper import benchmark_stats as stats

@@ -44,8 +44,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.paper import plots
-from sova_lib.report import cache_scan
+from sova_lib.report import cache_scan, plots
 from sova_lib.storage import write_json
 
 from paper import contrastive, results

@@ -50,8 +50,7 @@ import numpy as np
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.paper import plots
-from sova_lib.report import cache_scan
+from sova_lib.report import cache_scan, plots
 from sova_lib.storage import write_json
 
 from paper import ablations, results

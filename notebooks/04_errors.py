@@ -57,7 +57,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from sova_lib import SentenceEncoder, embed_descriptions, evaluate, records
-from sova_lib.paper import plots
+from sova_lib.report import plots
 from sova_lib.storage import write_json
 
 from paper import error_analysis as ea

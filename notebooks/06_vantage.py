@@ -55,7 +55,7 @@ from sova_lib.benchmarks import vantage
 from sova_lib.benchmarks.vantage import hand_cases, metrics_boxes, metrics_captions, synthetic
 from sova_lib.benchmarks.vantage.published import published_comparison
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.paper import plots
+from sova_lib.report import plots
 from sova_lib.storage import write_json
 from sova_lib.video import example_videos, probe
 

@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from sova_lib.paper.label_placement import _text_box  # noqa: E402
+from sova_lib.report.label_placement import _text_box  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -47,16 +47,16 @@ def test_the_layer_contract_holds_and_catches_an_upward_import(tmp_path):
     shutil.copytree(ROOT / "sova_lib", copy / "sova_lib", ignore=shutil.ignore_patterns("__pycache__", "data"))
     shutil.copy(ROOT / "pyproject.toml", copy)
     metrics = copy / "sova_lib" / "metrics.py"
-    metrics.write_text(metrics.read_text() + "\nfrom sova_lib.paper import plots  # noqa: E402,F401\n")
+    metrics.write_text(metrics.read_text() + "\nfrom sova_lib.report import plots  # noqa: E402,F401\n")
     broken = _lint(copy)
     assert broken.returncode != 0
-    assert "BROKEN" in broken.stdout and "sova_lib.metrics -> sova_lib.paper.plots" in broken.stdout
-    # the figures' layer sits under report: report.explore draws with paper.plots, never the other way
-    plots = copy / "sova_lib" / "paper" / "plots.py"
-    plots.write_text(plots.read_text() + "\nfrom sova_lib.report import tables  # noqa: E402,F401\n")
-    metrics.write_text(metrics.read_text().replace("\nfrom sova_lib.paper import plots  # noqa: E402,F401\n", "\n"))
+    assert "BROKEN" in broken.stdout and "sova_lib.metrics -> sova_lib.report.plots" in broken.stdout
+    # reading results sits above the benchmarks: report.compare scores with a benchmark, never the other way
+    api = copy / "sova_lib" / "benchmarks" / "sovabench" / "api.py"
+    api.write_text(api.read_text() + "\nfrom sova_lib.report import compare  # noqa: E402,F401\n")
+    metrics.write_text(metrics.read_text().replace("\nfrom sova_lib.report import plots  # noqa: E402,F401\n", "\n"))
     broken = _lint(copy)
-    assert broken.returncode != 0 and "sova_lib.paper.plots -> sova_lib.report.tables" in broken.stdout
+    assert broken.returncode != 0 and "sova_lib.benchmarks.sovabench.api -> sova_lib.report.compare" in broken.stdout
 
 
 def _imported_roots(path: Path) -> set[str]:

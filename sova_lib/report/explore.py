@@ -30,7 +30,6 @@ import html
 import numpy as np
 
 from sova_lib.benchmarks.muvr.retrieval import rows_of
-from sova_lib.paper.plots import figure_bytes, middle_cut, printed, pyplot
 from sova_lib.protocols import get_protocol
 from sova_lib.report.explore_data import (
     QueryView,
@@ -43,6 +42,7 @@ from sova_lib.report.explore_data import (
     query_view,
     worst_queries,
 )
+from sova_lib.report.plots import figure_bytes, middle_cut, printed, pyplot
 
 __all__ = ["MUVR_PREFIX", "QueryView", "Explorer", "load_cache", "load_muvr_cache", "muvr_caches_of", "muvr_partitions",
            "muvr_view", "muvr_worst_queries", "query_view", "show", "static_view", "view_bundle", "view_html",

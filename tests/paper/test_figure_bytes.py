@@ -20,8 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sova_lib.paper import plots
-from sova_lib.report import explore
+from sova_lib.report import explore, plots
 from tests.figure_helpers import close_figures, draw_figures  # noqa: F401  (close_figures: closes every figure)
 from tests.paths import ROOT
 

@@ -1,7 +1,7 @@
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from sova_lib.paper.label_placement import _distance, place_labels  # noqa: E402
+from sova_lib.report.label_placement import _distance, place_labels  # noqa: E402
 from tests.figure_helpers import boxes as _boxes  # noqa: F401
 from tests.figure_helpers import overlap as _overlap
 

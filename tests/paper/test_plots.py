@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sova_lib.paper import plots
+from sova_lib.report import plots
 from tests.figure_helpers import close_figures  # noqa: F401  (the Agg backend; closes every figure a test made)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.paper.label_placement import place_labels
+from sova_lib.report.label_placement import place_labels
 from sova_lib.storage import write_bytes
 
 __all__ = ["FILE_METADATA", "figure_bytes", "save_figure", "printed", "pyplot", "middle_cut", "numbered_list",
