@@ -63,7 +63,7 @@ from matplotlib.patches import Rectangle
 
 from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions, records
 from sova_lib.describe import resolve_prompt
-from sova_lib.report import explore, plots
+from sova_lib.report import explore, plots, tables
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine
 from sova_lib.storage import write_json
@@ -142,7 +142,7 @@ pieces
 
 # %%
 sentences = quickstart.sentence_table(texts)
-results.write_outputs(sentences, sentences, out / "00_quickstart_sentences")
+tables.write_outputs(sentences, sentences, out / "00_quickstart_sentences")
 sentences
 
 # %% [markdown]
@@ -267,7 +267,7 @@ plots.save_figure(fig, out / "00_quickstart_clip_similarity")
 
 # %%
 top = quickstart.neighbours(items_vectors, texts, query, k=top_k)
-results.write_outputs(top, top, out / "00_quickstart_neighbours")
+tables.write_outputs(top, top, out / "00_quickstart_neighbours")
 top
 
 # %% [markdown]
@@ -290,7 +290,7 @@ results.record_rows(quickstart.direction_records(items_vectors, name=f"{names['s
                                                  protocol=direction, folder=folder, **scored), out / "results")
 collected = records.collect_records(out / "results", out / "results.csv")
 scores = quickstart.direction_table(collected, direction.name, **scored)
-results.write_outputs(scores, scores, out / "00_quickstart_direction")
+tables.write_outputs(scores, scores, out / "00_quickstart_direction")
 print(scores.attrs.get("note", scores.to_string(index=False)))
 
 # %% [markdown]

@@ -41,11 +41,10 @@ import numpy as np
 
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.clips.plan import read_manifest
-from sova_lib.report import plots
+from sova_lib.report import plots, tables
 from sova_lib.storage import write_json
 
 from paper import benchmark_stats as stats
-from paper import results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -58,7 +57,7 @@ out.mkdir(parents=True, exist_ok=True)
 
 # %%
 table2 = stats.table2()
-results.write_outputs(table2, table2, out / "01_benchmark_table2")
+tables.write_outputs(table2, table2, out / "01_benchmark_table2")
 table2
 
 # %% [markdown]
@@ -69,7 +68,7 @@ table2
 
 # %%
 counts = stats.query_counts("interpair")
-results.write_outputs(counts.reset_index(), counts.reset_index(), out / "01_benchmark_figure3a")
+tables.write_outputs(counts.reset_index(), counts.reset_index(), out / "01_benchmark_figure3a")
 counts
 
 # %% [markdown]
@@ -94,7 +93,7 @@ plots.save_figure(fig, out / "01_benchmark_figure3a")
 
 # %%
 durations = stats.metadata_durations("interpair", fps=fps)
-results.write_outputs(durations, durations.describe().reset_index(), out / "01_benchmark_figure3b")
+tables.write_outputs(durations, durations.describe().reset_index(), out / "01_benchmark_figure3b")
 durations["duration_s"].describe(percentiles=[0.05, 0.5, 0.95]).round(2)
 
 # %% [markdown]
@@ -105,7 +104,9 @@ durations["duration_s"].describe(percentiles=[0.05, 0.5, 0.95]).round(2)
 seconds, sources = durations["duration_s"].to_numpy(), list(dict.fromkeys(durations["source_dataset"]))
 bins = np.linspace(0, max(1.0, np.ceil(np.quantile(seconds, 0.99))), 41)
 fig, ax = plots.pyplot().subplots(figsize=(7, 4))
-ax.hist([np.clip(seconds[durations["source_dataset"] == s], None, bins[-1]) for s in sources], bins=bins, stacked=True, color=[source_colors[s] for s in sources], label=sources, edgecolor="white")
+per_source = [np.clip(seconds[durations["source_dataset"] == s], None, bins[-1]) for s in sources]
+ax.hist(per_source, bins=bins, stacked=True, color=[source_colors[s] for s in sources], label=sources,
+        edgecolor="white")
 ax.legend(title="source")
 ax.set(xlabel=f"duration (s); last bin holds everything above {bins[-1]:.0f} s", ylabel="clips",
        title=f"Clip durations, all {len(durations):,} inter-pair clips (from annotated frames)")
@@ -125,7 +126,7 @@ else:
     planned, videos = stats.sample_manifest()
     source = f"MEVA annotation sample: {len(videos)} source videos only, not the whole benchmark"
 sizes = clip_stats.crop_sizes(planned)
-results.write_outputs(sizes, clip_stats.status_counts(planned), out / "01_benchmark_figure3c")
+tables.write_outputs(sizes, clip_stats.status_counts(planned), out / "01_benchmark_figure3c")
 print(f"{len(sizes)} clips with a crop region ({source})")
 
 # %% tags=["figure"]
@@ -147,7 +148,7 @@ plots.save_figure(fig, out / "01_benchmark_figure3c")
 
 # %%
 pairs = stats.pair_counts()
-results.write_outputs(pairs, pairs, out / "01_benchmark_figureA1")
+tables.write_outputs(pairs, pairs, out / "01_benchmark_figureA1")
 pairs
 
 # %% [markdown]

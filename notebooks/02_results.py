@@ -44,7 +44,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.report import cache_scan, plots
+from sova_lib.report import cache_scan, plots, tables
 from sova_lib.storage import write_json
 
 from paper import contrastive, results
@@ -64,7 +64,7 @@ pd.set_option("display.max_colwidth", None)  # texts are shown whole
 # %%
 caches = cache_scan.find_description_caches(cache_dir)
 inventory = cache_scan.caches_frame(caches)
-results.write_outputs(inventory, inventory, out / "02_results_caches")
+tables.write_outputs(inventory, inventory, out / "02_results_caches")
 inventory if len(inventory) else print(f"no description cache under {Path(cache_dir) / 'descriptions'}")
 
 # %% [markdown]
@@ -126,7 +126,7 @@ computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", 
 # %%
 table4 = results.compare_table("Table 4", computed)
 shown4 = results.format_table(table4, "Table 4")
-results.write_outputs(results.number_table(table4, "Table 4"), shown4, out / "02_results_table4")
+tables.write_outputs(results.number_table(table4, "Table 4"), shown4, out / "02_results_table4")
 shown4
 
 # %% [markdown]
@@ -138,7 +138,7 @@ shown4
 # %%
 tableC1 = results.compare_table("Table C.1", computed)
 shownC1 = results.format_table(tableC1, "Table C.1")
-results.write_outputs(results.number_table(tableC1, "Table C.1"), shownC1, out / "02_results_tableC1")
+tables.write_outputs(results.number_table(tableC1, "Table C.1"), shownC1, out / "02_results_tableC1")
 shownC1
 
 # %% [markdown]
@@ -158,7 +158,8 @@ points
 
 # %% tags=["figure"]
 points = points.assign(inter=plots.printed(points["inter"], 2), intra=plots.printed(points["intra"], 2))  # as printed
-here, xs, ys = (points["source"] != "paper").to_numpy(), points["inter"].to_numpy(float), points["intra"].to_numpy(float)
+here = (points["source"] != "paper").to_numpy()  # computed here, not the paper's
+xs, ys = points["inter"].to_numpy(float), points["intra"].to_numpy(float)
 box_x = plots.padded_limits(xs[~here], 0.08, 0.3, floor=0) if (~here).any() else plots.padded_limits(xs, 0.1, 0.3)
 box_x = (0.0, box_x[1]) if 0 < box_x[0] < 0.2 * box_x[1] else box_x  # close to 0: start there
 box_y = plots.padded_limits(ys[~here], 0.12, 0.2) if (~here).any() else plots.padded_limits(ys, 0.1, 0.2)
@@ -167,7 +168,8 @@ heading = ("SOVABench: inter-pair mAP against intra-pair Pair-mAP" + (" (paper's
            + "\ncircles: the paper's published values" + ("; stars: computed here" if here.any() else ""))
 views = [(box_x, box_y, heading)] + ([(plots.padded_limits(xs, 0.05, 0.1, floor=0), plots.padded_limits(ys, 0.1, 0.25),
                                        "all points (dotted box: left panel)")] if outside.any() else [])
-views = [{"xlim": x, "ylim": y, "title": t, "xlabel": "inter-pair mAP (%)" + (f"; axis from {x[0]:.1f}, not 0" if x[0] > 0 else ""),
+views = [{"xlim": x, "ylim": y, "title": t,
+          "xlabel": "inter-pair mAP (%)" + (f"; axis from {x[0]:.1f}, not 0" if x[0] > 0 else ""),
           "ylabel": "intra-pair Pair-mAP (%)" + (f"; axis from {y[0]:.1f}, not 0" if y[0] > 0 else "")} for x, y, t in views]
 
 # %% [markdown]
@@ -179,7 +181,8 @@ colors = {"Random": "#7f7f7f", "Contrastive Image-VLMs": "#1f77b4", "Contrastive
           "General MLLMs": "#d62728", "Video-MLLMs": "#ff7f0e", "API MLLMs": "#9467bd", "Computed here": "#2ca02c"}
 marks = [{"marker": "*", "s": 150, "color": colors["Computed here"], "edgecolors": "k", "linewidths": 0.5, "zorder": 3}
          if r.source != "paper" else
-         {"s": 40, "marker": "o", "zorder": 3, "linewidths": 1.4, "edgecolors": colors.get(r.group, colors["Computed here"]),
+         {"s": 40, "marker": "o", "zorder": 3, "linewidths": 1.4,
+          "edgecolors": colors.get(r.group, colors["Computed here"]),
           "facecolors": "white" if r.prompt == "general" else colors.get(r.group, colors["Computed here"])}
          for r in points.itertuples(index=False)]
 handles = [Line2D([], [], marker="o", ls="", color=c, label=f"{g} (paper's value)") for g, c in colors.items()

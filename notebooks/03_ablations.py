@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.report import cache_scan, plots
+from sova_lib.report import cache_scan, plots, tables
 from sova_lib.storage import write_json
 
 from paper import ablations, results
@@ -95,8 +95,8 @@ table5_paper
 # %%
 split_rows = results.select_rows(collected, encoder=encoder.name, aggregate="max", protocol=tuple(protocols), **run)
 table5 = ablations.settings_table(split_rows, "text_split", cache_dir)
-results.write_outputs(table5_paper, table5_paper, out / "03_ablations_table5_paper")
-results.write_outputs(split_rows if len(split_rows) else table5, table5, out / "03_ablations_table5_sovabench")
+tables.write_outputs(table5_paper, table5_paper, out / "03_ablations_table5_paper")
+tables.write_outputs(split_rows if len(split_rows) else table5, table5, out / "03_ablations_table5_sovabench")
 table5
 
 # %% [markdown]
@@ -108,7 +108,7 @@ table5
 agg_rows = results.select_rows(collected, encoder=encoder.name, text_split="sentences", protocol=tuple(protocols),
                               **run)
 aggregation = ablations.settings_table(agg_rows, "aggregate", cache_dir)
-results.write_outputs(agg_rows if len(agg_rows) else aggregation, aggregation, out / "03_ablations_aggregation")
+tables.write_outputs(agg_rows if len(agg_rows) else aggregation, aggregation, out / "03_ablations_aggregation")
 aggregation
 
 # %% [markdown]
@@ -136,7 +136,7 @@ if len(agg_rows) and agg_rows["value"].notna().any():
 encoder_scores = results.select_rows(collected, text_split="sentences", aggregate="max", protocol="inter-pair",
                                      **run)
 table6 = ablations.encoder_table(available, encoder_scores)
-results.write_outputs(table6, table6, out / "03_ablations_table6")
+tables.write_outputs(table6, table6, out / "03_ablations_table6")
 table6
 
 # %% [markdown]
@@ -148,7 +148,7 @@ table6
 # %%
 fps_rows = split_rows[split_rows["text_split"] == "sentences"] if len(split_rows) else split_rows
 table7 = ablations.fps_compare(fps_rows, cache_dir)
-results.write_outputs(table7, table7, out / "03_ablations_table7")
+tables.write_outputs(table7, table7, out / "03_ablations_table7")
 table7
 
 # %% [markdown]

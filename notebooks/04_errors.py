@@ -57,7 +57,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from sova_lib import SentenceEncoder, embed_descriptions, evaluate, records
-from sova_lib.report import plots
+from sova_lib.report import plots, tables
 from sova_lib.storage import write_json
 
 from paper import error_analysis as ea
@@ -102,7 +102,7 @@ pd.Series(score["per_class"], name="mAP (%)").round(1)
 
 # %%
 confusion = ea.opposite_confusion(items)
-results.write_outputs(confusion.assign(source=source), confusion, out / "04_errors_confusion")
+tables.write_outputs(confusion.assign(source=source), confusion, out / "04_errors_confusion")
 confusion
 
 # %% [markdown]
@@ -141,7 +141,7 @@ plots.save_figure(fig, out / "04_errors_confusion")
 
 # %%
 worst = ea.worst_queries(items, texts, result, k=worst_k, neighbours=neighbours)
-results.write_outputs(worst.assign(source=source), worst, out / "04_errors_worst_queries")
+tables.write_outputs(worst.assign(source=source), worst, out / "04_errors_worst_queries")
 worst[["id", "pair", "action", "AP (%)", "description", "n1 action", "n1 description"]]
 
 # %% [markdown]
@@ -173,7 +173,7 @@ else:
     labelled = ea.read_labels(sheet)
 counts = ea.error_mode_counts(labelled)
 paper_counts = dict(results.paper_results("Appendix E")[["column", "value"]].values)
-results.write_outputs(counts.assign(paper=counts["error mode"].map(paper_counts)), counts, out / "04_errors_modes")
+tables.write_outputs(counts.assign(paper=counts["error mode"].map(paper_counts)), counts, out / "04_errors_modes")
 counts.assign(**{"paper (MiniCPM-V 4.5, trunk)": counts["error mode"].map(paper_counts)})
 
 # %% tags=["figure"]

@@ -50,11 +50,12 @@ from sova_lib import records
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import hand_cases, synthetic_runs
 from sova_lib.benchmarks.muvr.ties import tie_study
+from sova_lib.report import tables
 from sova_lib.storage import write_json
 
 from paper import muvr_tables
 from paper.beside import paper_beside_computed
-from paper.results import record_rows, write_outputs
+from paper.results import record_rows
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -68,7 +69,7 @@ out.mkdir(parents=True, exist_ok=True)
 
 # %%
 hand = pd.DataFrame(hand_cases.hand_cases())
-write_outputs(hand, hand, out / "05_muvr_hand_cases")
+tables.write_outputs(hand, hand, out / "05_muvr_hand_cases")
 hand
 
 # %% [markdown]
@@ -100,7 +101,7 @@ runs = synthetic_runs.run_synthetic(root, ties=ties, bootstrap=bootstrap, seed=s
 record_rows(runs.records(), out / "results")
 collected = records.collect_records(out / "results", out / "results.csv")
 table = synthetic_runs.base_table(collected, ties=ties, bootstrap=bootstrap, seed=seed)
-write_outputs(table.reset_index(names="query (synthetic)"), table.reset_index(names="query (synthetic)"),
+tables.write_outputs(table.reset_index(names="query (synthetic)"), table.reset_index(names="query (synthetic)"),
               out / "05_muvr_synthetic_base")
 table
 
@@ -113,7 +114,7 @@ table
 
 # %%
 filter_table = synthetic_runs.filter_table(collected, ties=ties, seed=seed)
-write_outputs(filter_table.reset_index(names="tag weight (synthetic)"),
+tables.write_outputs(filter_table.reset_index(names="tag weight (synthetic)"),
               filter_table.reset_index(names="tag weight (synthetic)"), out / "05_muvr_synthetic_filter")
 filter_table
 
@@ -138,7 +139,7 @@ filter_table
 # %%
 study = tie_study(Path(synthetic_dir + "_ties"), seed=seed, orders=tie_orders)
 tie_table = pd.DataFrame(study.rows()).T.round(3)
-write_outputs(tie_table.reset_index(names="tie rule (synthetic, tied)"),
+tables.write_outputs(tie_table.reset_index(names="tie rule (synthetic, tied)"),
               tie_table.reset_index(names="tie rule (synthetic, tied)"), out / "05_muvr_ties")
 tie_table
 
@@ -151,7 +152,7 @@ tie_table
 
 # %%
 qa_table = synthetic_runs.qa_table(collected, seed=seed)
-write_outputs(qa_table, qa_table, out / "05_muvr_qa_stand_ins")
+tables.write_outputs(qa_table, qa_table, out / "05_muvr_qa_stand_ins")
 qa_table
 
 # %% [markdown]
@@ -166,8 +167,8 @@ qa_table
 computed = muvr_tables.released_feature_tables(data_root, features_root, ties=ties) if data_root and features_root else {}
 table7, table8 = muvr_tables.tables_7_and_8(computed)
 shown7, shown8 = paper_beside_computed(table7), paper_beside_computed(table8)
-write_outputs(table7, shown7, out / "05_muvr_table7")
-write_outputs(table8, shown8, out / "05_muvr_table8")
+tables.write_outputs(table7, shown7, out / "05_muvr_table7")
+tables.write_outputs(table8, shown8, out / "05_muvr_table8")
 shown7
 
 # %% [markdown]

@@ -55,7 +55,7 @@ from sova_lib.benchmarks import vantage
 from sova_lib.benchmarks.vantage import hand_cases, metrics_boxes, metrics_captions, synthetic
 from sova_lib.benchmarks.vantage.published import published_comparison
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.report import plots
+from sova_lib.report import plots, tables
 from sova_lib.storage import write_json
 from sova_lib.video import example_videos, probe
 
@@ -88,7 +88,7 @@ registry
 
 # %%
 hand = pd.DataFrame(hand_cases.hand_case_rows())
-results.write_outputs(hand, hand, out / "06_vantage_hand_cases")
+tables.write_outputs(hand, hand, out / "06_vantage_hand_cases")
 hand
 
 # %% [markdown]
@@ -149,7 +149,7 @@ results.record_rows([r.to_record(kind="description cache", source=synthetic.STRE
                                  seed=seed) for r in street.values()], out / "results")
 collected = records.collect_records(out / "results", out / "results.csv")
 synthetic_table = synthetic.street_table(collected, list(tsvs), mode=mode, n_resamples=n_resamples, seed=seed)
-results.write_outputs(synthetic_table, synthetic_table.round(2), out / "06_vantage_synthetic")
+tables.write_outputs(synthetic_table, synthetic_table.round(2), out / "06_vantage_synthetic")
 synthetic_table
 
 # %% [markdown]
@@ -190,7 +190,7 @@ print("the leaderboard's checks: " + ("every one passed" if not problems else ";
 computed = vantage.score_folder(ground_truth_dir, submissions_dir, scoring=mode, similarity=similarity,
                                 bootstrap=n_resamples, seed=seed) if ground_truth_dir and submissions_dir else {}
 published = pd.DataFrame(published_comparison(computed))
-results.write_outputs(published, published, out / "06_vantage_published")
+tables.write_outputs(published, published, out / "06_vantage_published")
 published
 
 # %% [markdown]

@@ -40,7 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
-from sova_lib.report import cache_scan
+from sova_lib.report import cache_scan, tables
 from sova_lib.storage import write_json
 
 from paper import results, table3
@@ -61,7 +61,7 @@ run = {"bootstrap": bootstrap, "seed": seed}
 results.record_rows(table3.random_records(annotations, **run), out / "results")
 collected = records.collect_records(out / "results", out / "results.csv")
 random = table3.random_table(table3.run_records(collected, encoder=encoder_name, **run)["random"])
-results.write_outputs(random, random, out / "07_image_tasks_random")
+tables.write_outputs(random, random, out / "07_image_tasks_random")
 random
 
 # %%
@@ -77,7 +77,7 @@ pd.Series(table3.chance_by_construction(), name="chance by construction (%)").ro
 paper = results.paper_results("Table 3")
 paper_random = dict(zip(paper[paper["model"] == "Random"]["column"], paper[paper["model"] == "Random"]["value"]))
 check = table3.random_row_check(paper_random)
-results.write_outputs(check, check.round(2), out / "07_image_tasks_random_check")
+tables.write_outputs(check, check.round(2), out / "07_image_tasks_random_check")
 check.round(2)
 
 # %% [markdown]
@@ -109,7 +109,7 @@ described[["cache", *shown]] if len(described) else print(f"no image description
 
 # %%
 table = table3.table3_frame(paper, table3.computed_rows(computed))
-results.write_outputs(table, table3.readable(table), out / "07_image_tasks_table3")
+tables.write_outputs(table, table3.readable(table), out / "07_image_tasks_table3")
 table3.readable(table)
 
 # %%

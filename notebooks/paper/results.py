@@ -43,14 +43,13 @@ from sova_lib.records import format_cell, make_record, score_cell, write_record
 from sova_lib.report.baselines import BENCHMARK, baseline_rows
 from sova_lib.report.cache_scan import FoundCache, paper_model, sovabench_caches
 from sova_lib.report.compare import compare
-from sova_lib.report.tables import write_outputs  # the notebooks write every table with it
 
 from paper.beside import NOT_COMPUTED
 from paper.contrastive import CONTRASTIVE_IDS
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "evaluate_cache",
            "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "computed_as", "number_table",
-           "format_table", "paper_random", "scatter_frame", "write_outputs"]
+           "format_table", "paper_random", "scatter_frame"]
 
 PAPER_CSV = "paper_results/paper_results.csv"
 
