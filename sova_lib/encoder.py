@@ -49,18 +49,10 @@ from pathlib import Path
 import numpy as np
 
 from sova_lib import sentences as splitter
+from sova_lib import storage
 from sova_lib.fingerprint import folder_fingerprint
 from sova_lib.hub import hub_folder
 from sova_lib.progress import in_kernel, progress_bar
-from sova_lib.storage import (
-    JSON_ERRORS,
-    STALE_SECONDS,
-    file_errors,
-    read_shards,
-    remove_temporary,
-    write_json,
-    write_shard,
-)
 
 __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "ENCODER_OPTIONS", "SentenceEncoder", "SplitCache",
            "default_cache_dir", "resolve_encoder_path", "split_many", "splitter_version"]
@@ -145,14 +137,14 @@ class SplitCache:
         found: dict = {}
         if not wanted or not self.path.exists():
             return found
-        with file_errors(self.path, "read"), open(self.path, "rb") as f:
+        with storage.file_errors(self.path, "read"), open(self.path, "rb") as f:
             data = f.read()
         for line in data.split(b"\n")[:-1]:  # the piece after the last newline is empty or torn
             key = line[len(_PREFIX):len(_PREFIX) + 64].decode("ascii", "replace") if line.startswith(_PREFIX) else None
             if key is None or key in wanted and key not in found:
                 try:
                     record = json.loads(line)
-                except JSON_ERRORS:
+                except storage.JSON_ERRORS:
                     continue  # not a line this cache wrote
                 if isinstance(record, dict) and record.get("sha256") in wanted:
                     found.setdefault(record["sha256"], record["sentences"])
@@ -166,10 +158,10 @@ class SplitCache:
 
         info = self.folder / "splitter.json"
         if not info.exists():  # written first: it makes the folder
-            write_json(info, {"splitter": "nltk punkt, english parameters of sova_lib/data/nltk_data",
-                              "rules": splitter.SPLIT_RULES, "version": self.version}, indent=1)
+            storage.write_json(info, {"splitter": "nltk punkt, english parameters of sova_lib/data/nltk_data",
+                                      "rules": splitter.SPLIT_RULES, "version": self.version}, indent=1)
         lines = b"".join(json.dumps({"sha256": k, "sentences": v}).encode() + b"\n" for k, v in splits.items())
-        with file_errors(self.path, "write"), FileLock(str(self.folder / ".lock")), open(self.path, "a+b") as f:
+        with storage.file_errors(self.path, "write"), FileLock(str(self.folder / ".lock")), open(self.path, "a+b") as f:
             f.seek(0)
             f.truncate(f.read().rfind(b"\n") + 1)  # a piece after the last line end is a killed writer's: cut off
             f.write(lines)
@@ -274,19 +266,19 @@ class SentenceEncoder:
     # -- cache ------------------------------------------------------------
     def _load_shards(self):
         with suppress(OSError):  # a read-only cache: reading needs nothing removed
-            remove_temporary(self.cache_path, older_than=STALE_SECONDS)
-        for texts, vectors in read_shards(self.cache_path, ("texts", "vectors"), "shard of sentence vectors",
-                                          "its sentences are encoded again"):
+            storage.remove_temporary(self.cache_path, older_than=storage.STALE_SECONDS)
+        for texts, vectors in storage.read_shards(self.cache_path, ("texts", "vectors"), "shard of sentence vectors",
+                                                  "its sentences are encoded again"):
             self._memory.update(zip(texts.tolist(), vectors))
 
     def _write_shard(self, texts: list[str]):
         """Write the vectors of ``texts`` (held in memory) as one new shard."""
         info = self.cache_path / "encoder.json"
         if not info.exists():  # written first: it makes the folder
-            write_json(info, {"name": self.name, "path": self.path, "identity": self.identity,
-                              **self.prompt_settings}, indent=1)
-        write_shard(self.cache_path, len(self._memory), texts=np.array(texts, dtype=str),
-                    vectors=np.stack([self._memory[t] for t in texts]))
+            storage.write_json(info, {"name": self.name, "path": self.path, "identity": self.identity,
+                                      **self.prompt_settings}, indent=1)
+        storage.write_shard(self.cache_path, len(self._memory), texts=np.array(texts, dtype=str),
+                            vectors=np.stack([self._memory[t] for t in texts]))
 
     # -- encoding ---------------------------------------------------------
     @cached_property
