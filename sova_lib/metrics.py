@@ -310,14 +310,8 @@ def random_ranking_ap(n_relevant, n_items) -> np.ndarray:
     return out
 
 
-def bootstrap_ci(
-    values: np.ndarray,
-    rng: np.random.Generator,
-    *,
-    groups: np.ndarray | None = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-) -> tuple[float, float]:
+def bootstrap_ci(values: np.ndarray, rng: np.random.Generator, *, groups: np.ndarray | None = None,
+                 n_resamples: int = 1000, confidence: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of a mean over queries.
 
     ``values`` are per-query scores ``(Q,)``. Without ``groups`` the statistic
@@ -346,15 +340,9 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
-def paired_bootstrap_ci(
-    values_a: np.ndarray,
-    values_b: np.ndarray,
-    rng: np.random.Generator,
-    *,
-    groups: np.ndarray | None = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-) -> tuple[float, float]:
+def paired_bootstrap_ci(values_a: np.ndarray, values_b: np.ndarray, rng: np.random.Generator, *,
+                        groups: np.ndarray | None = None, n_resamples: int = 1000,
+                        confidence: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of the difference of two scorers' means over the same queries.
 
     ``values_a`` and ``values_b`` are the per-query scores ``(Q,)`` of two
