@@ -45,6 +45,8 @@ class CoverageError(ValueError):
     """The input lacks clips that the protocol needs."""
 
 
+# Field lists of the same shape, deliberately: Result and describe.backends.motion.MovingObject are each a plain
+# record of their own numbers (a scan for repeated code pairs them; they share no logic).
 @dataclass
 class Result:
     """One protocol's score. ``value``, ``per_class``, ``per_pair``, ``ci`` and ``tie_spread`` are percentages.

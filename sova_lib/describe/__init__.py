@@ -15,6 +15,8 @@ and summary), ``ray_engine`` (the same run on a pool of Ray actors),
 ``backends/`` (transformers, MiniCPM-V, OpenAI-compatible servers, the motion
 describer).
 """
+# Import lists of the same shape as cli/describe.py's, deliberately: names, one per line (a scan for repeated code
+# pairs them; they share no logic).
 from __future__ import annotations
 
 from sova_lib.describe.cache import CacheLockedError, DescriptionCache

@@ -41,6 +41,8 @@ from sova_lib.records import make_record
 __all__ = ["Comparison", "compare", "compare_files", "compare_results", "load_items"]
 
 
+# Field lists of the same shape, deliberately: Comparison, muvr.qa.QAResult and muvr.retrieval.MuvrResult are each a
+# plain record of their own numbers (a scan for repeated code pairs them; they share no logic).
 @dataclass
 class Comparison:
     """Two scorers on one protocol. ``value_*``, ``difference`` and ``ci`` are in points (percent).

@@ -216,6 +216,8 @@ def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache
                           prompt=Prompt(name, template_text, template_text), fps=0.0, loader=load, **options)
 
 
+# Field lists of the same shape, deliberately: QAResult, muvr.retrieval.MuvrResult and report.compare.Comparison are
+# each a plain record of their own numbers (a scan for repeated code pairs them; they share no logic).
 @dataclass
 class QAResult:
     """Accuracy (percent) and Reranking Score, over All and No Tag, with the parse used; ``notes`` in words."""

@@ -63,6 +63,8 @@ class PartitionScore:
     notes: list = field(default_factory=list)
 
 
+# Field lists of the same shape, deliberately: MuvrResult, muvr.qa.QAResult and report.compare.Comparison are each a
+# plain record of their own numbers (a scan for repeated code pairs them; they share no logic).
 @dataclass
 class MuvrResult:
     """Percentages: ``metrics`` are means over partitions, ``per_partition`` each partition's values."""

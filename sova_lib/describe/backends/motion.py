@@ -77,6 +77,8 @@ __all__ = ["MOTION_VERSION", "MovingObject", "MotionAnalysis", "MotionDescriber"
 MOTION_VERSION = "2"
 
 
+# Field lists of the same shape, deliberately: MovingObject and evaluation.Result are each a plain record of their own
+# numbers (a scan for repeated code pairs them; they share no logic).
 @dataclass(frozen=True)
 class MovingObject:
     """One moving object. Positions are fractions of the frame width/height (0 = left/top).
