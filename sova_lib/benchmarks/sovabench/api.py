@@ -41,8 +41,8 @@ def _encoder(encoder) -> SentenceEncoder:
 
 
 def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baseline: str | None = None, encoder=None,
-             sentences: bool = True, max_chars: int = MAX_TEXT_CHARS, aggregate: str = "max",
-             ties: str = "expected", allow_missing: bool = False, bootstrap: int = 0, seed: int = 0) -> Result:
+                   sentences: bool = True, max_chars: int = MAX_TEXT_CHARS, aggregate: str = "max",
+                   ties: str = "expected", allow_missing: bool = False, bootstrap: int = 0, seed: int = 0) -> Result:
     """Score one input under ``protocol``: ``descriptions`` (JSON Lines, the authors' JSON or a describe cache
     folder), ``embeddings`` (an ``.npz``) or the built-in ``baseline`` (``sova_lib.evaluation.BASELINES``).
 
@@ -71,7 +71,7 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
 
             context.update(cache_provenance(read_cache_manifest(descriptions), descriptions))
     result = evaluation.evaluate(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
-                   bootstrap=bootstrap, seed=seed)
+                                 bootstrap=bootstrap, seed=seed)
     if embeddings is None:
         result.notes.extend(empty_note(texts) + cut_note(texts, max_chars))
     result.context.update(**context, **run)

@@ -93,9 +93,10 @@ def describe(describer, task: str, items, cache_dir, *, media_root=None, frames:
     return Described(summary, found, _answers(task, summary.folder, found, frames, prompts))
 
 
-def evaluate_answers(task: str, ground_truth, *, submission=None, answers=None, items=None, frames: int = DEFAULT_FRAMES,
-             prompts=None, scoring: str = "official", similarity: str = "bertscore", bertscore_model: str | None = None,
-             bootstrap: int = 0, seed: int = 0) -> VantageResult:
+def evaluate_answers(task: str, ground_truth, *, submission=None, answers=None, items=None,
+                     frames: int = DEFAULT_FRAMES, prompts=None, scoring: str = "official",
+                     similarity: str = "bertscore", bertscore_model: str | None = None, bootstrap: int = 0,
+                     seed: int = 0) -> VantageResult:
     """Score the answers of ``task`` against the answer key ``ground_truth`` in ``scoring`` mode.
 
     The answers: a ``submission`` JSONL (its box order and model as it records them), or ``answers``, raw answers
