@@ -16,10 +16,11 @@ from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import evaluate_vectors
 
+from paper.beside import NOT_COMPUTED
+
 __all__ = ["GROUPS", "NOT_COMPUTED", "RELEASED_FEATURES", "compare", "paper_rows", "released_feature_tables",
            "tables_7_and_8"]
 
-NOT_COMPUTED = "not computed here"
 #: Folder of the released features (features/VLMs_1_15/<folder>) -> the paper's model name.
 RELEASED_FEATURES = {"EVA-CLIP": "EVA-CLIP", "OpenCLIP": "OpenCLIP (ViT-H-14)"}
 #: The (table, group) blocks of Tables 7 and 8, in the paper's order.
