@@ -1,6 +1,6 @@
 """Result tables: the paper's reported numbers beside what this repository computes.
 
-Three kinds of rows meet here, and each keeps its name:
+Four kinds of rows meet here, and each keeps its name:
 
 * **paper** rows, read from ``data/paper_results/paper_results.csv`` beside this module
   (``paper_results``): the numbers the SOVABench paper prints, with the table
