@@ -1,62 +1,83 @@
 # Two commands do all the set-up on a fresh machine:
-#   make test       create/update .venv, install pinned dependencies, lint (ruff, import-linter), run the tests on
-#                   every core (pytest-xdist) and print the ten slowest
+#   make test       create .venv or bring it to the lock (uv.lock), check it equals the lock, lint (ruff,
+#                   import-linter), run the tests on every core (pytest-xdist) and print the ten slowest
 #   make reproduce  the same set-up, then regenerate every table and figure under figures/
 #   make lab        the same set-up, then JupyterLab on notebooks/ with the quickstart open (a .py notebook opens as
 #                   a notebook on a double-click)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+UV     := $(VENV)/bin/uv
+KERNEL := $(VENV)/share/jupyter/kernels/python3/kernel.json
 
-# Install from the package registry alone, as a user's machine does: no pip configuration file and no local wheel
-# folder of this machine takes part (a CPU-only torch: make test TORCH_INDEX=https://download.pytorch.org/whl/cpu).
+# The environment is the lock: uv.lock pins every distribution with its hashes, for Linux, macOS arm64 and Windows
+# x86_64 on Python 3.11 to 3.13; requirements-lock.txt is the same lock for pip (environment.yml, make check-install).
+# `make lock` remakes both from pyproject.toml (docs/environment.md). Every target below first checks that the lock
+# is up to date (it stops with one line when pyproject.toml changed and the lock did not), then brings .venv to the
+# lock exactly (uv sync: missing and changed distributions installed, hash-checked, unlocked ones removed).
+# Installs come from the package registry alone, as on a user's machine: no pip configuration file, no local wheel
+# folder.
 export PIP_CONFIG_FILE := /dev/null
 export PIP_FIND_LINKS :=
-TORCH_INDEX ?=
-PIP_INDEX := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+LOCK_EXPORT := $(UV) export --frozen --all-extras --all-groups --no-emit-project --no-header --format requirements-txt
 
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: venv test check-install gpu-check reproduce bench clean notebooks lab
+.PHONY: venv lock lock-check test check-install gpu-check reproduce bench clean notebooks lab
 
-venv: $(STAMP)
-
-$(STAMP): requirements.txt pyproject.toml
+# uv, the locking tool, comes first: its own lines of requirements-lock.txt, hash-checked, installed by pip
+$(UV):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet $(PIP_INDEX) -r requirements.txt
-	$(PY) -m pip install --quiet --no-deps -e .
-	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
-	touch $(STAMP)
+	awk '/^uv==/ {p = 1} p {print} p && !/\\$$/ {exit}' requirements-lock.txt > $(VENV)/uv-requirement.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(VENV)/uv-requirement.txt
 
-test: $(STAMP)
+STALE_LOCK := uv.lock is out of date with pyproject.toml: run make lock, review git diff uv.lock \
+	requirements-lock.txt, and commit the three files together
+STALE_EXPORT := requirements-lock.txt is not uv.lock exported: run make lock, and commit both files together
+lock-check: $(UV)
+	$(if $(shell $(UV) lock --check --offline --quiet >/dev/null 2>&1 || echo stale),$(error $(STALE_LOCK)))
+	$(if $(shell $(LOCK_EXPORT) 2>/dev/null | cmp -s - requirements-lock.txt || echo stale),$(error $(STALE_EXPORT)))
+
+venv: lock-check
+	$(UV) sync --locked --all-extras --quiet
+	test -f $(KERNEL) || $(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
+
+# Remake the lock after a change of pyproject.toml's dependencies, keeping every locked release that still fits
+# (UPGRADE=1: the newest releases the ranges allow; UPGRADE=NAME: that package alone).
+UPGRADE ?=
+lock: $(UV)
+	$(UV) lock $(if $(filter 1,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE)))
+	$(LOCK_EXPORT) > requirements-lock.txt
+
+test: venv
+	$(PY) -m tests.locked_environment
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -n auto --durations=10
 
-# A user's install, not a checkout's: a fresh environment, pip install . (its declared dependencies at the pinned
-# versions), then the README's commands with that environment's sova, in an empty folder.
+# A user's install, not a checkout's: a fresh environment, pip install . (its declared dependencies, with the lock's
+# versions as constraints), then the README's commands with that environment's sova, in an empty folder.
 INSTALL_VENV ?= .venv-install
-check-install:
+check-install: lock-check
 	rm -rf $(INSTALL_VENV)
 	$(PYTHON) -m venv $(INSTALL_VENV)
-	$(INSTALL_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(INSTALL_VENV)/bin/python -m pip install --quiet $(PIP_INDEX) -c requirements.txt .
+	$(LOCK_EXPORT) --no-hashes > $(INSTALL_VENV)/constraints.txt
+	$(INSTALL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c $(INSTALL_VENV)/constraints.txt .
 	$(INSTALL_VENV)/bin/python tests/install_check.py $(INSTALL_VENV)
 
 # On a GPU machine: tiny random models of every architecture describe and embed on cuda in bfloat16, batched and
 # alone, also with --device-map auto, and an out-of-memory must stop the run (docs/gpu.md); offline, a few minutes.
-gpu-check: $(STAMP)
+gpu-check: venv
 	$(PY) -m tests.gpu_check --out gpu-check.json
 
-reproduce: $(STAMP)
+reproduce: venv
 	$(PY) -m sova_lib reproduce
 
 # The .py sources are the notebooks; their paired .ipynb (ignored by git) is made or brought in step here.
-notebooks: $(STAMP)
+notebooks: venv
 	$(VENV)/bin/jupytext --sync notebooks/[0-9][0-9]_*.py
 
 # JupyterLab on notebooks/ with the project's kernel (installed into the venv by the set-up) and this checkout
@@ -66,7 +87,7 @@ notebooks: $(STAMP)
 # user's own settings still change. More options: make lab LAB_ARGS=...
 LAB_ARGS ?=
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/sova_lib.json
-lab: $(STAMP)
+lab: venv
 	mkdir -p $(dir $(LAB_OVERRIDES)) && cp notebooks/.jupyterlab-overrides.json $(LAB_OVERRIDES)
 	PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(VENV)/bin/jupyter lab --notebook-dir=notebooks \
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks/00_quickstart.py
@@ -74,7 +95,7 @@ lab: $(STAMP)
 # The waits a user feels first (warm sova sovabench evaluate against a bare numpy import, the test suite's last wall time,
 # the sentence encoder against its fp32 floor), then every other benchmark.
 FIRST_BENCH := bench/bench_feedback.py bench/bench_encode.py
-bench: $(STAMP)
+bench: venv
 	for f in $(FIRST_BENCH) $(filter-out $(FIRST_BENCH),$(sort $(wildcard bench/bench_*.py))); do \
 		echo "== $$f"; $(PY) $$f || exit 1; done
 

@@ -1,69 +1,137 @@
-"""environment.yml and requirements.txt pin the same packages at the same versions, and this environment has them."""
+"""The lock: uv.lock pins every distribution with hashes, requirements-lock.txt is it for pip, environment.yml and the
+Makefile install it and nothing else, and the environment the tests run in equals it."""
 import re
-from importlib import metadata
+import shutil
+import subprocess
+import sys
+import tomllib
 
+import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
-from tests.paths import ROOT  # noqa: E402
+from tests import locked_environment
+from tests.paths import ROOT
 
 
-def _pins(lines):
-    return dict(re.match(r"([A-Za-z0-9_.-]+)==(\S+)", s).groups() for s in lines if "==" in s)
+def _lock() -> dict:
+    return tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
 
 
-def test_conda_and_pip_pins_agree():
-    req = _pins(l.strip() for l in (ROOT / "requirements.txt").read_text().splitlines() if not l.startswith("#"))
+def _locked_packages() -> dict[str, str]:
+    """Every distribution uv.lock pins (sova_lib itself aside): name -> version (the last, where Pythons differ)."""
+    return {p["name"]: p["version"] for p in _lock()["package"] if p["name"] != "sova-lib"}
+
+
+def _exported() -> dict[str, list[str]]:
+    """requirements-lock.txt: name -> the hashes under its line."""
+    entries, name = {}, None
+    for line in (ROOT / "requirements-lock.txt").read_text(encoding="utf-8").splitlines():
+        if match := re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)", line):
+            name = f"{canonicalize_name(match[1])}=={match[2]}"
+            entries[name] = []
+        elif hashes := re.findall(r"--hash=sha256:([0-9a-f]{64})", line):
+            entries[name] += hashes
+    return entries
+
+
+def test_every_locked_distribution_has_its_hashes():
+    """Each package of uv.lock has a sha256 for each of its files, and requirements-lock.txt lists each with them."""
+    packages = [p for p in _lock()["package"] if p["name"] != "sova-lib"]
+    assert len(packages) > 150
+    unhashed = [p["name"] for p in packages
+                if not all(re.fullmatch(r"sha256:[0-9a-f]{64}", f["hash"])
+                           for f in p.get("wheels", []) + ([p["sdist"]] if "sdist" in p else []))]
+    assert unhashed == []
+    exported = _exported()
+    assert sorted(exported) == sorted(f"{canonicalize_name(p['name'])}=={p['version']}" for p in packages)
+    assert [name for name, hashes in exported.items() if not hashes] == []
+
+
+def test_the_lock_covers_the_platforms_and_pythons_the_readme_names():
+    lock = _lock()
+    environments = " ".join(lock["supported-markers"])
+    for platform in ("sys_platform == 'linux'", "sys_platform == 'darwin'", "sys_platform == 'win32'"):
+        assert platform in environments
+    assert lock["requires-python"] == ">=3.11"
+    assert "python_full_version < '3.14'" in environments
+
+
+def test_environment_yml_installs_the_lock_and_nothing_else():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    assert _pins(pip) == req
+    assert pip == ["-r requirements-lock.txt"]
 
 
-def _requirements() -> dict:
-    return _pins(l.strip() for l in (ROOT / "requirements.txt").read_text().splitlines() if not l.startswith("#"))
-
-
-def test_installed_versions_are_the_pinned_ones():
-    """The environment the tests run in is the one requirements.txt describes (a drifted install fails here)."""
-    req = _requirements()
-    assert {"torch", "numpy", "filelock", "tenacity", "httpx"} <= set(req)
-    installed = {}
-    for name in req:
-        try:
-            installed[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            installed[name] = None
-    # a local build tag (torch's "+cpu", "+cu128") is the same release
-    assert {n: (v or "").split("+")[0] for n, v in installed.items()} == req
+def test_the_declared_dependencies_admit_the_locked_releases():
+    """pyproject.toml's ranges (for pip install sova_lib beside other packages) admit every locked release."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    declared = [Requirement(r) for r in project["project"]["dependencies"]]
+    declared += [Requirement(r) for name, extra in project["project"]["optional-dependencies"].items()
+                 if name != "all" for r in extra]
+    declared += [Requirement(r) for group in project["dependency-groups"].values() for r in group]
+    pins = {canonicalize_name(n): v for n, v in _locked_packages().items()}
+    assert [str(r) for r in declared if canonicalize_name(r.name) not in pins] == []
+    assert [str(r) for r in declared if pins[canonicalize_name(r.name)] not in r.specifier] == []
+    assert project["project"]["optional-dependencies"]["all"] == ["sova_lib[notebooks,ray,vantage]"]
 
 
 def test_torchvision_is_the_release_built_for_torch():
     """torchvision 0.N is built for torch 2.(N - 15), patch for patch (0.15 <-> 2.0, ..., 0.28 <-> 2.13)."""
-    req = _requirements()
-    torch_major, torch_minor, torch_patch = map(int, req["torch"].split("."))
-    vision_major, vision_minor, vision_patch = map(int, req["torchvision"].split("."))
+    pins = _locked_packages()
+    torch_major, torch_minor, torch_patch = map(int, pins["torch"].split("."))
+    vision_major, vision_minor, vision_patch = map(int, pins["torchvision"].split("."))
     assert (torch_major, vision_major, vision_minor - torch_minor, vision_patch) == (2, 0, 15, torch_patch)
-    assert {"accelerate", "num2words"} <= set(req)
 
 
-#: Pinned for the tests and the checks of the code alone, not needed to run sova_lib; and pinned only to fix the
-#: release that other packages bring (sentence-transformers and scikit-learn need scipy; sova_lib never imports it).
-DEVELOPMENT = {"pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "ruff", "import-linter",
-               "fastapi", "uvicorn", "starlette", "openai"}  # the last four: transformers serve, in the tests
-TRANSITIVE = {"scipy"}
+def test_the_environment_in_use_equals_the_lock():
+    assert locked_environment.drift() == []
 
 
-def test_the_declared_dependencies_are_the_pinned_ones():
-    """pyproject.toml declares every pinned package but the development tools, and each pin meets its bound."""
-    import tomllib
+def test_a_drifted_distribution_is_named(tmp_path):
+    """A lock whose numpy is another release, and which lacks pytest: the verdict names both, and nothing else."""
+    lock = tmp_path / "requirements-lock.txt"
+    text = (ROOT / "requirements-lock.txt").read_text(encoding="utf-8")
+    numpy = locked_environment.locked()["numpy"]
+    text = re.sub(rf"^numpy=={re.escape(numpy)}", "numpy==1.0.0", text, flags=re.M)
+    text = re.sub(r"^pytest==\S+", "pytest-not-this==1.0", text, flags=re.M)
+    lock.write_text(text, encoding="utf-8")
+    assert locked_environment.drift(lock) == [
+        f"numpy: installed {numpy}, locked 1.0.0",
+        f"pytest: installed {pytest.__version__}, not in the lock",
+        "pytest-not-this: locked 1.0, not installed",
+    ]
+    assert locked_environment.verdict(lock).startswith("the environment differs from the lock (requirements-lock.txt): ")
 
-    from packaging.requirements import Requirement
 
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    declared = [Requirement(r) for r in project["dependencies"]]
-    declared += [Requirement(r) for name, extra in project["optional-dependencies"].items() if name != "all"
-                 for r in extra]
-    pins = _requirements()
-    names = {r.name.lower(): r for r in declared}
-    assert sorted(names) == sorted(n.lower() for n in pins if n not in DEVELOPMENT | TRANSITIVE)
-    assert [r.name for r in declared if pins[r.name] not in r.specifier] == []
-    assert project["optional-dependencies"]["all"] == ["sova_lib[notebooks,ray,vantage]"]
+def _lock_check(folder):
+    """make lock-check in ``folder``, with this environment's uv."""
+    return subprocess.run(["make", "-s", "lock-check", f"VENV={sys.prefix}"], cwd=folder, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_the_lock_is_up_to_date_with_pyproject():
+    """uv.lock resolves pyproject.toml as it is, and requirements-lock.txt is uv.lock exported (make lock-check)."""
+    done = _lock_check(ROOT)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_a_dependency_added_without_relocking_is_refused_in_one_line(tmp_path):
+    """pyproject.toml gains a package, the lock stays: make stops before any install, with the command to run."""
+    for name in ("Makefile", "pyproject.toml", "uv.lock", "requirements-lock.txt", "README.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "sova_lib").mkdir()
+    project = (tmp_path / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(project.replace('    "numpy>=2.4",', '    "numpy>=2.4",\n    "rich>=13",'))
+    done = _lock_check(tmp_path)
+    assert done.returncode == 2
+    assert re.fullmatch(r"Makefile:\d+: \*\*\* uv.lock is out of date with pyproject.toml: run make lock, review git "
+                        r"diff uv.lock requirements-lock.txt, and commit the three files together.  Stop.\n",
+                        done.stderr)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "requirements-lock.txt").write_text("numpy==1.0\n")
+    done = _lock_check(tmp_path)
+    assert done.returncode == 2
+    assert re.fullmatch(r"Makefile:\d+: \*\*\* requirements-lock.txt is not uv.lock exported: run make lock, and "
+                        r"commit both files together.  Stop.\n", done.stderr)

@@ -90,9 +90,9 @@ def missing_module_message(error: ModuleNotFoundError, command: str) -> str:
     if module in EXTRAS:
         extra = EXTRAS[module]
         return (f"sova: {command} needs {module}, from the '{extra}' extra of sova_lib, which is not installed: "
-                f"pip install \"sova_lib[{extra}]\" (or pip install -r requirements.txt in a checkout)")
+                f"pip install \"sova_lib[{extra}]\" (or make venv in a checkout)")
     return (f"sova: {command} needs {module}, a dependency of sova_lib, which is not installed: reinstall sova_lib "
-            "(or pip install -r requirements.txt in a checkout)")
+            "(or make venv in a checkout)")
 
 
 def end_interrupted(message: str = "sova: interrupted") -> int:

@@ -22,14 +22,14 @@ def _without(module: str, *argv: str):
 @pytest.mark.parametrize("module, argv, line", [
     ("papermill", ["reproduce", "--notebooks", "notebooks"],
      "sova: reproduce needs papermill, from the 'notebooks' extra of sova_lib, which is not installed: "
-     "pip install \"sova_lib[notebooks]\" (or pip install -r requirements.txt in a checkout)"),
+     "pip install \"sova_lib[notebooks]\" (or make venv in a checkout)"),
     ("cv2", ["describe", "--backend", "motion", "--fps", "2", "--protocol", "quickstart-direction"],
      "sova: describe needs cv2, a dependency of sova_lib, which is not installed: reinstall sova_lib "
-     "(or pip install -r requirements.txt in a checkout)"),
+     "(or make venv in a checkout)"),
     ("sentence_transformers", ["sovabench", "evaluate", "--protocol", "quickstart-direction",
                                "--descriptions", str(QUICKSTART_CACHE)],
      "sova: sovabench evaluate needs sentence_transformers, a dependency of sova_lib, which is not installed: "
-     "reinstall sova_lib (or pip install -r requirements.txt in a checkout)"),
+     "reinstall sova_lib (or make venv in a checkout)"),
 ])
 def test_a_missing_package_is_one_line_and_exit_1(tmp_path, module, argv, line):
     done = _without(module, *argv, "--cache-dir", str(tmp_path / "cache"), *(["--out", str(tmp_path / "f")]

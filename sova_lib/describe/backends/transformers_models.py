@@ -233,9 +233,9 @@ def _diagnose(error: Exception, model: str, revision: str | None = None, cache_d
         return "missing-package", (
             "this model's processor handles video, and transformers' video processors need torchvision: "
             "install the release that matches torch (torch 2.13 -> torchvision 0.28, pinned in "
-            "requirements.txt: pip install -r requirements.txt), or use an image-only model")
+            "the lock: make venv in a checkout), or use an image-only model")
     if package is not None:
-        return "missing-package", (f"install {package} (pip install -r requirements.txt installs every package "
+        return "missing-package", (f"install {package} (make venv in a checkout installs every package "
                                    "this project's describers use)")
     model_type = _model_type(model)
     if model_type in _OTHER_ROUTES:

@@ -94,7 +94,7 @@ def test_load_error_advice_depends_on_the_cause(tmp_path, monkeypatch):
 def test_a_missing_package_is_named_with_the_install_line(error, package):
     assert missing_package(error) == package
     message = str(explain_load_error("processor", error, model="org/m"))
-    assert "(missing-package)" in message and f"Fix: install {package} (pip install -r requirements.txt" in message
+    assert "(missing-package)" in message and f"Fix: install {package} (make venv in a checkout installs every package" in message
 
 
 def test_torchvision_missing_for_a_video_processor(monkeypatch):
@@ -113,7 +113,7 @@ def test_torchvision_missing_for_a_video_processor(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_torchvision)
     message = str(explain_load_error("processor", error, model="Qwen/Qwen2.5-VL-7B-Instruct"))
-    assert "torch 2.13 -> torchvision 0.28, pinned in requirements.txt: pip install -r requirements.txt" in message
+    assert "torch 2.13 -> torchvision 0.28, pinned in the lock: make venv in a checkout" in message
 
 
 def test_out_of_memory_and_flash_attn_advice():
