@@ -16,6 +16,14 @@ def close_figures():
     plt.close("all")
 
 
+def differs(name: str) -> str:
+    """The message of a figure whose bytes differ from the committed file: first whether the environment equals the
+    lock (and which distributions differ), since a drifted package changes bytes the drawing code did not."""
+    from tests.locked_environment import verdict
+
+    return f"{name} differs from the committed file; {verdict()}"
+
+
 def boxes(fig, annotations):
     """Display-space bounding boxes of ``annotations`` once ``fig`` is drawn."""
     fig.canvas.draw()

@@ -36,8 +36,11 @@ def locked(lock: Path = LOCK) -> dict[str, str]:
 
 
 def installed() -> dict[str, str]:
-    """Distribution name (canonical) -> installed version, sova_lib itself left out."""
-    found = {canonicalize_name(d.metadata["Name"]): d.version for d in metadata.distributions()}
+    """Distribution name (canonical) -> installed version, sova_lib itself left out; where two folders of the path
+    hold one distribution, the first, which is the one imported."""
+    found = {}
+    for distribution in metadata.distributions():
+        found.setdefault(canonicalize_name(distribution.metadata["Name"]), distribution.version)
     found.pop("sova-lib", None)
     return found
 

@@ -1,10 +1,12 @@
 """The lock: uv.lock pins every distribution with hashes, requirements-lock.txt is it for pip, environment.yml and the
 Makefile install it and nothing else, and the environment the tests run in equals it."""
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 import yaml
@@ -135,3 +137,36 @@ def test_a_dependency_added_without_relocking_is_refused_in_one_line(tmp_path):
     assert done.returncode == 2
     assert re.fullmatch(r"Makefile:\d+: \*\*\* requirements-lock.txt is not uv.lock exported: run make lock, and "
                         r"commit both files together.  Stop.\n", done.stderr)
+
+
+@pytest.mark.slow
+def test_a_figure_that_differs_names_the_drifted_package_first(tmp_path):
+    """fontTools 4.69.1 (it subsets DejaVu Sans differently) put first on the path of a throw-away environment: the
+    figure test fails on the PDF, and its message names the drift before the file."""
+    site = tmp_path / "site"
+    subprocess.run([str(Path(sys.prefix) / "bin" / "uv"), "pip", "install", "--quiet", "--no-config", "--no-deps", "--python",
+                    sys.executable, "--target", str(site), "fonttools==4.69.1"], cwd=tmp_path, check=True, timeout=300)
+    test = "tests/paper/test_figure_bytes.py::test_the_notebooks_figure_cells_redraw_the_committed_figures[04_errors]"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(site)}, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert ("AssertionError: 04_errors_confusion.pdf differs from the committed file; the environment differs from "
+            "the lock (requirements-lock.txt): fonttools: installed 4.69.1, locked 4.68.0") in done.stdout
+
+
+@pytest.mark.slow
+def test_make_brings_a_drifted_venv_back_to_the_lock(tmp_path):
+    """A venv made by make, then given an extra package and another release of a locked one by hand: the next make
+    removes the one and puts the locked release back, and the environment equals the lock again."""
+    venv = tmp_path / "venv"
+    make = ["make", "-s", "venv", f"VENV={venv}", f"PYTHON={sys.executable}"]
+    subprocess.run(make, cwd=ROOT, check=True, capture_output=True, timeout=900)
+    python = str(venv / "bin" / "python")
+    check = [python, "-c", "from tests.locked_environment import drift; print(drift())"]
+    subprocess.run([str(venv / "bin" / "uv"), "pip", "install", "--quiet", "--no-config", "--python", python,
+                    "tqdm==4.69.0", "termcolor==2.4.0"], cwd=tmp_path, check=True, timeout=300)
+    tqdm = locked_environment.locked()["tqdm"]
+    drifted = subprocess.run(check, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert drifted == f"['termcolor: installed 2.4.0, not in the lock', 'tqdm: installed 4.69.0, locked {tqdm}']\n"
+    subprocess.run(make, cwd=ROOT, check=True, capture_output=True, timeout=900)
+    assert subprocess.run(check, cwd=ROOT, capture_output=True, text=True, check=True).stdout == "[]\n"

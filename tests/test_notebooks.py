@@ -22,6 +22,7 @@ from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.report import reproduce
 from sova_lib.sentences import split
+from tests.figure_helpers import differs
 from tests.paths import ROOT  # noqa: E402
 from tests.synthetic_cache import write_synthetic_cache
 
@@ -317,7 +318,7 @@ def test_a_plain_papermill_run_writes_the_committed_bytes(plain_run):
     assert len(written) == 13 and not (repo / "figures").exists()
     differ = [name for name in written if (repo / "build" / "figures" / name).read_bytes() !=
               (ROOT / "figures" / name).read_bytes()]
-    assert differ == []
+    assert differ == [], differs(", ".join(differ))
 
 
 def test_the_documented_papermill_command_leaves_the_repository_clean(tmp_path, monkeypatch):

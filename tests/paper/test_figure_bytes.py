@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from sova_lib.report import explore, plots
-from tests.figure_helpers import close_figures, draw_figures  # noqa: F401  (close_figures: closes every figure)
+from tests.figure_helpers import close_figures, differs, draw_figures  # noqa: F401  (close_figures: closes every figure)
 from tests.paths import ROOT
 
 FIGURES_DIR = ROOT / "figures"
@@ -183,7 +183,7 @@ def test_the_quickstarts_figure_cells_redraw_its_committed_figures(tmp_path):
     for stem in ("filmstrips", "sentence_similarity", "clip_similarity"):
         for suffix in (".png", ".pdf"):
             name = f"00_quickstart_{stem}{suffix}"
-            assert (tmp_path / "figures" / name).read_bytes() == (FIGURES_DIR / name).read_bytes(), name
+            assert (tmp_path / "figures" / name).read_bytes() == (FIGURES_DIR / name).read_bytes(), differs(name)
 
 
 @pytest.mark.parametrize("notebook", list(COMMITTED))
@@ -194,4 +194,4 @@ def test_the_notebooks_figure_cells_redraw_the_committed_figures(notebook, tmp_p
     for stem in stems:
         for suffix in (".png", ".pdf"):
             name = f"{notebook}_{stem}{suffix}"
-            assert (tmp_path / name).read_bytes() == (FIGURES_DIR / name).read_bytes(), name
+            assert (tmp_path / name).read_bytes() == (FIGURES_DIR / name).read_bytes(), differs(name)
