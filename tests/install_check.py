@@ -1,7 +1,7 @@
 """Check an installed sova_lib the way a user meets it: ``python tests/install_check.py VENV``.
 
 ``make check-install`` builds ``VENV`` fresh, installs the package from the checkout with ``pip install .`` (not
-editable; its declared dependencies, at the versions requirements.txt pins), then runs this script with that
+editable; its declared dependencies, with the lock's versions as constraints), then runs this script with that
 environment's Python. In an empty folder outside the checkout it runs the README's command blocks (the quickstart
 and the comparison), as written but with ``VENV/bin/sova``, and checks that each prints the lines the README shows
 after it; then that ``sova reproduce`` outside a checkout asks for ``--notebooks``. Exit status 0 when all hold.
