@@ -37,9 +37,12 @@ $(UV):
 STALE_LOCK := uv.lock is out of date with pyproject.toml: run make lock, review git diff uv.lock \
 	requirements-lock.txt, and commit the three files together
 STALE_EXPORT := requirements-lock.txt is not uv.lock exported: run make lock, and commit both files together
+# (under make -n, which installs no uv, there is nothing to check with, and nothing is checked)
 lock-check: $(UV)
-	$(if $(shell $(UV) lock --check --offline --quiet >/dev/null 2>&1 || echo stale),$(error $(STALE_LOCK)))
-	$(if $(shell $(LOCK_EXPORT) 2>/dev/null | cmp -s - requirements-lock.txt || echo stale),$(error $(STALE_EXPORT)))
+	$(if $(shell test ! -x $(UV) || $(UV) lock --check --offline --quiet >/dev/null 2>&1 || echo stale),\
+		$(error $(STALE_LOCK)))
+	$(if $(shell test ! -x $(UV) || $(LOCK_EXPORT) 2>/dev/null | cmp -s - requirements-lock.txt || echo stale),\
+		$(error $(STALE_EXPORT)))
 
 venv: lock-check
 	$(UV) sync --locked --all-extras --quiet

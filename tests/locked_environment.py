@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+import sysconfig
 from importlib import metadata
 from pathlib import Path
 
@@ -37,9 +38,16 @@ def locked(lock: Path = LOCK) -> dict[str, str]:
 
 def installed() -> dict[str, str]:
     """Distribution name (canonical) -> installed version, sova_lib itself left out; where two folders of the path
-    hold one distribution, the first, which is the one imported."""
+    hold one distribution, the first, which is the one imported.
+
+    A folder of the path that lies inside site-packages is a package's own vendored copies, not installed ones:
+    ``import setuptools`` appends ``setuptools/_vendor`` (wheel, tomli, zipp, ...) and ``import ray`` prepends
+    ``ray/thirdparty_files`` (colorama), each with its metadata; those folders are left out.
+    """
+    sites = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")}
+    folders = [entry for entry in sys.path if not any(site in Path(entry or ".").resolve().parents for site in sites)]
     found = {}
-    for distribution in metadata.distributions():
+    for distribution in metadata.distributions(path=folders):
         found.setdefault(canonicalize_name(distribution.metadata["Name"]), distribution.version)
     found.pop("sova-lib", None)
     return found

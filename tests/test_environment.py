@@ -91,6 +91,22 @@ def test_the_environment_in_use_equals_the_lock():
     assert locked_environment.drift() == []
 
 
+def test_what_packages_vendor_is_not_taken_for_installed():
+    """``import setuptools`` and ``import ray`` put folders of vendored copies with their metadata on the path (wheel,
+    tomli, zipp, ...; colorama), as any test that imports them does for the rest of its worker; the environment still
+    equals the lock."""
+    code = (
+        "import setuptools, ray, sys\n"
+        "from tests import locked_environment as e\n"
+        "print(sum(entry.endswith(('_vendor', 'thirdparty_files')) for entry in sys.path))\n"
+        "sys.exit(e.main())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    vendored, verdict = done.stdout.split("\n", 1)
+    assert (int(vendored), done.returncode) == (2, 0), done.stdout
+    assert verdict.startswith("the environment equals the lock (")
+
+
 def test_a_drifted_distribution_is_named(tmp_path):
     """A lock whose numpy is another release, and which lacks pytest: the verdict names both, and nothing else."""
     lock = tmp_path / "requirements-lock.txt"
