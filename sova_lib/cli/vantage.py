@@ -113,7 +113,8 @@ def _add_describe(vs) -> None:
                                   "--media-root videos/ --backend openai --model M --base-url URL --out vqa.jsonl")
     _task_args(d, items=True)
     d.add_argument("--media-root", type=existing_folder, metavar="DIR",
-                   help="the folder the items' media paths are relative to (default: the current folder)")
+                   help="the folder the items' media paths are relative to, for a video task the folder of its "
+                        "videos (default: the current folder)")
     add_describer_options(d, prompt=False)
     _prompts_arg(d, _PROMPTS_HELP)
     add_cache_options(d, what="answers go to DIR/descriptions/")
@@ -197,7 +198,9 @@ def _add_harness_prompts(vs) -> None:
                    help="a video task: " + ", ".join(vantage.HARNESS_CLASSES))
     h.add_argument("--items", required=True, type=existing_file, metavar="PATH", help="the task's TSV")
     h.add_argument("--media-root", type=existing_folder, metavar="DIR",
-                   help="the harness's data root for the task (default: the TSV's folder)")
+                   help="the harness's data root for the task: the folder of its videos (vqa, temporal, dvc) or the "
+                        "dataset folder holding videos/ (event_verification); default: that folder of a TSV in its "
+                        "LMUData dataset folder")
     h.add_argument("--model-family", required=True, metavar="F",
                    help="the harness's model family of the model to be asked (set on the dataset object)")
     h.add_argument("--video-input", choices=vantage.VIDEO_INPUTS, default="frames",

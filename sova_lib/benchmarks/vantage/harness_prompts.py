@@ -17,7 +17,10 @@ harness's ``LMUData`` layout): it gets every keyword default of the class's
 ``data`` (the TSV), ``data_root`` (``media_root``, the folder the harness's
 ``prepare_dataset`` would return as ``root``: ``.../videos`` for VQA,
 temporal and DVC, the dataset folder for event verification, which adds
-``videos/`` itself) and ``model_family``.
+``videos/`` itself; by default that folder of a TSV in its LMUData dataset
+folder, ``harness_data_root``) and ``model_family``. The loader finds each
+video as ``inputs.video_file`` says (``loader_video``): a message without
+media names the file it looked for.
 
 ``video_input``: ``"frames"`` asks for the message a frame-list model gets
 (``build_prompt(line, video_llm=False)``: the frames as images, then the
@@ -41,10 +44,11 @@ import json
 import sys
 from pathlib import Path
 
+from sova_lib.benchmarks.vantage.inputs import video_file
 from sova_lib.benchmarks.vantage.tasks import task_key
 from sova_lib.storage import write_text
 
-__all__ = ["HARNESS_CLASSES", "VIDEO_INPUTS", "harness_prompts", "message_record"]
+__all__ = ["HARNESS_CLASSES", "VIDEO_INPUTS", "harness_data_root", "harness_prompts", "loader_video", "message_record"]
 
 #: Task -> (module, class) of its dataset class in the harness (``vlmeval/dataset/vantage_*.py``).
 HARNESS_CLASSES = {
@@ -56,13 +60,34 @@ HARNESS_CLASSES = {
 #: What ``video_input`` may be: the message of a frame-list model, or of a video model.
 VIDEO_INPUTS = ("frames", "video")
 _PLAN = ("nframe", "fps", "max_frames", "max_pixels", "total_pixels")
+#: What ``save_video_frames`` takes for a video file without appending ``.mp4`` (``video_base.py:79-85``).
+_VIDEO_EXTS = (".mp4", ".mov", ".avi", ".mkv", ".webm", ".m4v", ".mpeg", ".mpg")
 
 
-def message_record(item_id, message: list, plan: dict) -> dict:
+def harness_data_root(task: str, items) -> Path:
+    """The ``data_root`` the harness's ``prepare_dataset`` gives ``task`` whose TSV ``items`` lies in its LMUData
+    dataset folder (``scripts/run_lmudata.py:16-19``: ``<dataset>/<dataset>.tsv`` beside ``<dataset>/videos/``):
+    that ``videos/`` folder for vqa, temporal and dvc (``vantage_vqa.py:199``, ``vantage_temporal.py:180``,
+    ``vantage_dvc.py:140``), the dataset folder itself for event verification (``vantage_event_verification.py:117``,
+    which adds ``videos/`` when it opens a video)."""
+    folder = Path(items).parent
+    return folder if task_key(task) == "event_verification" else folder / "videos"
+
+
+def loader_video(task: str, data_root, name: str) -> Path:
+    """The video file the harness's ``build_prompt`` of ``task`` opens for the TSV value ``name`` under its
+    ``data_root`` (``inputs.video_file``; event verification under ``data_root/videos``,
+    ``vantage_event_verification.py:139``)."""
+    task = task_key(task)
+    folder = Path(data_root) / "videos" if task == "event_verification" else Path(data_root)
+    return folder / video_file(task, str(name))
+
+
+def message_record(item_id, message: list, plan: dict, video: Path | None = None) -> dict:
     """The prompts-file record of one harness message (a list of ``{"type", "value"}`` parts: ``text``,
     ``image``, ``video``; a part with ``role: system`` is the system message): the texts in order as the user
     parts, the media before the first text that follows them, and ``plan``. ``ValueError`` when the media are
-    split among the texts or missing."""
+    split among the texts or missing (naming ``video``, the file the harness looked for, when given)."""
     system, parts, media_at, media_runs, last = None, [], 0, 0, None
     for part in message:
         if not isinstance(part, dict):
@@ -81,8 +106,9 @@ def message_record(item_id, message: list, plan: dict) -> dict:
         raise ValueError(f"item {item_id}: the harness's message puts media in {media_runs} places; a prompts "
                          "file holds one")
     if media_runs == 0:  # the harness's build_prompt leaves the media out when it finds no video file
+        looked = f" at {video}" if video is not None else ""
         raise ValueError(f"item {item_id}: the harness's message holds no video or frames, so the harness found no "
-                         "video for it: give as --media-root the folder its prepare_dataset returns as the root")
+                         f"video{looked}: give as --media-root the folder its prepare_dataset returns as the root")
     messages = ([{"role": "system", "content": system}] if system is not None else []) + [
         {"role": "user", "content": parts}]
     return {"id": str(item_id), "messages": messages, "media_at": media_at, "frames": plan}
@@ -110,9 +136,9 @@ def _frame_counter(obj, media_root: Path):
         else:
             from sova_lib.video.frames import probe
 
-            name = str(video)
-            path = Path(name if Path(name).suffix else name + ".mp4")
-            path = path if path.is_absolute() else media_root / path
+            name = str(video)  # video_base.py:79-85: .mp4 appended unless the name ends with a video extension
+            name = name if name.lower().endswith(_VIDEO_EXTS) else name + ".mp4"
+            path = Path(name) if Path(name).is_absolute() else media_root / name
             info = probe(path)
             n = int(info.num_frames / info.fps * obj.fps)
         return [f"<frame {k + 1} of {n}>" for k in range(n)]
@@ -124,7 +150,7 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
     """Write the prompts file ``out`` of ``task`` from the harness checkout ``harness`` (see the module text).
 
     ``items``: the task's TSV; ``media_root``: the harness's ``data_root`` for
-    the task (default: the TSV's folder); ``options``: dataset settings
+    the task (default: ``harness_data_root(task, items)``); ``options``: dataset settings
     (``nframe``, ``fps``, ``max_frames``, ``max_pixels``, ``total_pixels``)
     over the class's defaults. Returns the file and its record count.
     ``FileNotFoundError`` for a folder that is no checkout; ``ValueError`` for
@@ -144,7 +170,7 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
                                 "a VANTAGE-Bench checkout")
     if not items.is_file():
         raise FileNotFoundError(f"--items {items}: no such file")
-    media_root = Path(media_root) if media_root is not None else items.parent
+    media_root = Path(media_root) if media_root is not None else harness_data_root(task, items)
     if str(harness) not in sys.path:
         sys.path.insert(0, str(harness))
     cls = getattr(importlib.import_module(module_name), class_name)
@@ -162,5 +188,6 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
     for position in range(len(data)):
         row = data.iloc[position]
         message = obj.build_prompt(row, video_llm=video_input == "video")
-        lines.append(json.dumps(message_record(row["index"], message, plan), ensure_ascii=False) + "\n")
+        record = message_record(row["index"], message, plan, loader_video(task, media_root, row["video"]))
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     return write_text(out, "".join(lines)), len(lines)

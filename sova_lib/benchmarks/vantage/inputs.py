@@ -18,6 +18,11 @@ sot                  a folder of ``<sequence>/gt.json`` ``{frame_ids,
                      init_bbox}`` with ``<sequence>/frames/fNN.png`` (NN = position, 00 = the anchor)
 ===================  ==========================================================
 
+A video task's ``video`` names its file as the harness's loaders read it
+(``video_file``): temporal localization stores the bare stem and the loader
+appends ``.mp4``; VQA and dense captioning append ``.mp4`` when it is
+missing; event verification takes the name as given.
+
 Item ids are the ``index`` column (the sequence name for tracking), as text;
 they name cached answers. The leaderboard's ids are built from them by
 ``tasks.submission_id``.
@@ -34,7 +39,7 @@ from pathlib import Path
 from sova_lib.storage import JsonlError, read_jsonl
 
 __all__ = ["TSV_COLUMNS", "VantageDataError", "VantageItem", "jsonl_objects", "read_items", "read_refex", "read_sot", "read_tsv",
-           "turn_value"]
+           "turn_value", "video_file"]
 
 #: Required TSV columns per task.
 TSV_COLUMNS = {
@@ -45,6 +50,28 @@ TSV_COLUMNS = {
     "pointing": ("index", "question_id", "image_path", "question", "A", "B", "C", "D"),
     "astro": ("index", "image_path"),
 }
+
+
+def video_file(task: str, name: str) -> str:
+    """The file a video task's TSV ``video`` value ``name`` names, relative to the folder of the task's videos,
+    as the harness's loader forms it (a path that is absolute stays so when joined):
+
+    - ``temporal``: ``name + ".mp4"`` always, the TSV holding the bare stem
+      (``vlmeval/dataset/vantage_temporal.py:313``; ``scripts/run_lmudata.py:908-909`` stores the stem);
+    - ``vqa``, ``dvc``: ``name``, with ``.mp4`` appended when it does not end so
+      (``vantage_vqa.py:430-431``, ``vantage_dvc.py:154``; ``run_lmudata.py:611, 840`` store names with ``.mp4``);
+    - ``event_verification``: ``name`` as given (``vantage_event_verification.py:139``, under the dataset's
+      ``videos/``; ``run_lmudata.py:761`` stores names with ``.mp4``).
+
+    ``ValueError`` for a task that is not a video task.
+    """
+    if task == "temporal":
+        return name + ".mp4"
+    if task in ("vqa", "dvc"):
+        return name if name.endswith(".mp4") else name + ".mp4"
+    if task == "event_verification":
+        return name
+    raise ValueError(f"task {task!r} has no video; the video tasks are vqa, event_verification, temporal, dvc")
 
 
 class VantageDataError(ValueError):

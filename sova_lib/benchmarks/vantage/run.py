@@ -13,7 +13,9 @@ item whose prompt changed is asked again and never reuses an old answer.
 ``cached_answers`` reads the answers back by item id.
 
 Images per task: a video task sends ``n_frames`` frames at
-``uniform_frame_plan`` (in time order); an image task sends its image;
+``uniform_frame_plan`` (in time order) of the file its TSV names, found as
+the harness's loader finds it (``inputs.video_file``: a temporal stem gets
+``.mp4``) under ``media_root``, the folder of the task's videos; an image task sends its image;
 tracking sends the target cut out of frame 0, frame 0 with the target boxed,
 then frames 1 .. N-1.
 
@@ -47,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from sova_lib.benchmarks.vantage.inputs import VantageItem
+from sova_lib.benchmarks.vantage.inputs import VantageItem, video_file
 from sova_lib.describe.cache import DescriptionCache
 from sova_lib.describe.contract import Describer, PromptedDescriber
 from sova_lib.describe.item import Item
@@ -164,6 +166,12 @@ def _resolve(media_root, name: str) -> Path:
     return path if path.is_absolute() or media_root is None else Path(media_root) / path
 
 
+def _video(item: VantageItem, media_root) -> Path:
+    """The video file of a video-task item: its TSV name made a file name as the harness's loader makes it
+    (``inputs.video_file``), under ``media_root``, the folder of the task's videos."""
+    return _resolve(media_root, video_file(item.task, item.media[0]))
+
+
 def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
                plan: dict | None = None) -> tuple[list, tuple, bool]:
     """``(RGB PIL images, timestamps in s, is_video)`` of ``item``, in the order they are sent; a video's frames
@@ -175,9 +183,11 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
     from PIL import Image, ImageDraw
 
     if item.task in VIDEO_TASKS:
-        path = _resolve(media_root, item.media[0])
+        path = _video(item, media_root)
         if not path.is_file():
-            raise FileNotFoundError(f"no such video: {path}")
+            hint = (" (a temporal TSV names each video by its bare stem: the harness appends .mp4, "
+                    "vantage_temporal.py:313)" if item.task == "temporal" and item.media[0].endswith(".mp4") else "")
+            raise FileNotFoundError(f"no such video: {path}{hint}")
         info = probe(path)
         indices = (plan_frames(plan, info.num_frames, info.fps, n_frames) if plan
                    else uniform_frame_plan(info.num_frames, n_frames))
@@ -238,7 +248,8 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
         text = f"prompts file sha256 {prompts.sha256}"
         template = Prompt(f"vantage-{task}-prompts-file", text, text)
     wrapped = PromptedDescriber(describer, fields, "vantage", settings)
-    runner_items = [Item(key, _resolve(media_root, it.media[0]), is_video=it.task in VIDEO_TASKS)
+    runner_items = [Item(key, _video(it, media_root) if it.task in VIDEO_TASKS else _resolve(media_root, it.media[0]),
+                         is_video=it.task in VIDEO_TASKS)
                     for key, it in by_id.items()]
 
     def loader(item, fps):

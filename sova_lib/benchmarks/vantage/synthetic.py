@@ -83,8 +83,9 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
         for question, answer in _EV:
             _add(rows, gt, "event_verification", name, [_EV_SYSTEM, question], answer)
         span = {"start": _mmss(d / 4), "end": _mmss(3 * d / 4)}
-        _add(rows, gt, "temporal", name, ["When do the people in the scene move the most?"], json.dumps(span),
-             {"duration": d})
+        # temporal: the bare stem, to which the loader appends .mp4 (run_lmudata.py:908-909, vantage_temporal.py:313)
+        _add(rows, gt, "temporal", Path(video).stem, ["When do the people in the scene move the most?"],
+             json.dumps(span), {"duration": d})
         events = [{"start": 0, "end": round(d / 2, 2), "caption": "people walk across the scene"},
                   {"start": round(d / 2, 2), "end": d, "caption": "people keep walking through the scene"}]
         _add(rows, gt, "dvc", name, ["Describe the events of the video."], json.dumps(events))
