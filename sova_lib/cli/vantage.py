@@ -270,8 +270,12 @@ def run_validate(args) -> int:
 def run_harness_prompts(args) -> int:
     options = {name: getattr(args, name) for name in ("nframe", "fps", "max_frames", "max_pixels", "total_pixels")
                if getattr(args, name) is not None}
-    out, count = vantage.harness_prompts(args.harness, args.task, args.items, model_family=args.model_family,
-                                         out=args.out, media_root=args.media_root, video_input=args.video_input,
-                                         options=options)
+    try:
+        out, count = vantage.harness_prompts(args.harness, args.task, args.items, model_family=args.model_family,
+                                             out=args.out, media_root=args.media_root, video_input=args.video_input,
+                                             options=options)
+    except vantage.HarnessDependencyMissing as err:  # the environment: exit status 1, as a missing package of sova's
+        print(f"sova: vantage harness-prompts: {err}", file=sys.stderr)
+        return 1
     print(f"prompts: {out} ({count} {vantage.CANONICAL_TASKS[args.task]} items, from the harness at {args.harness})")
     return 0

@@ -30,7 +30,12 @@ harness (its own ``build_prompt``).
 from __future__ import annotations
 
 from sova_lib.benchmarks.vantage.api import describe, evaluate_answers, score_folder, submit, validate
-from sova_lib.benchmarks.vantage.harness_prompts import HARNESS_CLASSES, VIDEO_INPUTS, harness_prompts
+from sova_lib.benchmarks.vantage.harness_prompts import (
+    HARNESS_CLASSES,
+    VIDEO_INPUTS,
+    HarnessDependencyMissing,
+    harness_prompts,
+)
 from sova_lib.benchmarks.vantage.inputs import read_items
 from sova_lib.benchmarks.vantage.metrics_captions import BERTSCORE_MODEL, SIMILARITIES, CaptionModelUnavailable
 from sova_lib.benchmarks.vantage.parsing import MODES
@@ -40,5 +45,6 @@ from sova_lib.benchmarks.vantage.submissions import InvalidSubmission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, TASKS, task_key
 
 __all__ = ["BERTSCORE_MODEL", "CANONICAL_TASKS", "DEFAULT_FRAMES", "HARNESS_CLASSES", "MODES", "SIMILARITIES",
-           "TASKS", "VIDEO_INPUTS", "CaptionModelUnavailable", "InvalidSubmission", "VantageResult", "describe",
-           "evaluate_answers", "harness_prompts", "read_items", "score_folder", "submit", "task_key", "validate"]
+           "TASKS", "VIDEO_INPUTS", "CaptionModelUnavailable", "HarnessDependencyMissing", "InvalidSubmission",
+           "VantageResult", "describe", "evaluate_answers", "harness_prompts", "read_items", "score_folder", "submit",
+           "task_key", "validate"]

@@ -42,13 +42,14 @@ import importlib
 import inspect
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from sova_lib.benchmarks.vantage.inputs import video_file
 from sova_lib.benchmarks.vantage.tasks import task_key
 from sova_lib.storage import write_text
 
-__all__ = ["HARNESS_CLASSES", "VIDEO_INPUTS", "harness_data_root", "harness_prompts", "loader_video", "message_record"]
+__all__ = ["HARNESS_CLASSES", "VIDEO_INPUTS", "HarnessDependencyMissing", "harness_data_root", "harness_prompts", "loader_video", "message_record"]
 
 #: Task -> (module, class) of its dataset class in the harness (``vlmeval/dataset/vantage_*.py``).
 HARNESS_CLASSES = {
@@ -114,6 +115,37 @@ def message_record(item_id, message: list, plan: dict, video: Path | None = None
     return {"id": str(item_id), "messages": messages, "media_at": media_at, "frames": plan}
 
 
+class HarnessDependencyMissing(ImportError):
+    """A package the harness imports is not installed: ``package``, and the harness's ``requirements.txt`` that
+    lists its dependencies."""
+
+    def __init__(self, package: str, requirements: Path):
+        self.package, self.requirements = package, requirements
+        super().__init__(f"the VANTAGE-Bench harness needs {package}, a dependency of the harness (not of sova_lib), "
+                         f"which is not installed: pip install -r {requirements}")
+
+
+@contextmanager
+def _harness_code(harness: Path, module: str):
+    """Run the harness's code (importing ``module`` of the checkout ``harness``, or calling it): a package it
+    imports that is not installed raises ``HarnessDependencyMissing`` (the harness's own modules are all in the
+    checkout, so any other missing top-level package is one of the harness's dependencies)."""
+    try:
+        yield
+    except ModuleNotFoundError as err:
+        top = (err.name or "").split(".")[0]
+        if not top or top == "vlmeval":
+            raise FileNotFoundError(f"--harness {harness}: the checkout lacks {err.name or module}; give the folder "
+                                    "of a complete VANTAGE-Bench checkout") from None
+        raise HarnessDependencyMissing(top, harness / "requirements.txt") from None
+
+
+def _import_harness(harness: Path, module: str):
+    """``module`` of the checkout ``harness`` (first on ``sys.path``), as ``_harness_code`` imports it."""
+    with _harness_code(harness, module):
+        return importlib.import_module(module)
+
+
 def _dataset(cls, options: dict, data, media_root: Path, model_family: str):
     """An instance of the harness's dataset class ``cls`` without its ``__init__``: the keyword defaults of
     ``__init__``, then ``options``, ``data``, ``data_root`` and ``model_family``."""
@@ -154,7 +186,8 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
     (``nframe``, ``fps``, ``max_frames``, ``max_pixels``, ``total_pixels``)
     over the class's defaults. Returns the file and its record count.
     ``FileNotFoundError`` for a folder that is no checkout; ``ValueError`` for
-    a task without a supported class.
+    a task without a supported class; ``HarnessDependencyMissing`` naming a
+    package the harness imports that is not installed.
     """
     task = task_key(task)
     if task not in HARNESS_CLASSES:
@@ -173,8 +206,8 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
     media_root = Path(media_root) if media_root is not None else harness_data_root(task, items)
     if str(harness) not in sys.path:
         sys.path.insert(0, str(harness))
-    cls = getattr(importlib.import_module(module_name), class_name)
-    load = importlib.import_module("vlmeval.smp").load
+    cls = getattr(_import_harness(harness, module_name), class_name)
+    load = _import_harness(harness, "vlmeval.smp").load
     data = load(str(items))
     obj = _dataset(cls, dict(options or {}), data, media_root, model_family)
     if not ((getattr(obj, "nframe", 0) or 0) > 0 or (getattr(obj, "fps", 0) or 0) > 0):
@@ -187,7 +220,8 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
     lines = []
     for position in range(len(data)):
         row = data.iloc[position]
-        message = obj.build_prompt(row, video_llm=video_input == "video")
+        with _harness_code(harness, module_name):  # build_prompt may import more of the harness's packages
+            message = obj.build_prompt(row, video_llm=video_input == "video")
         record = message_record(row["index"], message, plan, loader_video(task, media_root, row["video"]))
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     return write_text(out, "".join(lines)), len(lines)

@@ -188,3 +188,47 @@ def test_message_record_of_a_harness_message():
         message_record(5, [*message, {"type": "image", "value": "f3"}], {})
     with pytest.raises(ValueError, match="item 5: the harness's message holds no video or frames"):
         message_record(5, [{"type": "text", "value": "A"}], {})
+
+
+def _harness_run(harness, tsvs, out, monkeypatch):
+    monkeypatch.setattr("sys.path", list(sys.path))
+    for name in [m for m in sys.modules if m == "vlmeval" or m.startswith("vlmeval.")]:
+        monkeypatch.delitem(sys.modules, name)
+    try:
+        return main(["vantage", "harness-prompts", "--harness", str(harness), "--task", "vqa", "--items",
+                     str(tsvs["vqa"]), "--model-family", "gpt", "--nframe", "3", "--out", str(out)])
+    finally:
+        for name in [m for m in sys.modules if m == "vlmeval" or m.startswith("vlmeval.")]:
+            del sys.modules[name]
+
+
+def test_a_package_the_harness_lacks_is_named_as_the_harness_s(street, capsys, monkeypatch):
+    tmp, tsvs, video = street
+    harness = _stand_in_harness(tmp / "harness")
+    module = harness / "vlmeval/dataset/vantage_vqa.py"
+    module.write_text("import validators.url\n" + module.read_text())  # the harness's own requirement, absent here
+    assert _harness_run(harness, tsvs, tmp / "o.jsonl", monkeypatch) == 1
+    assert capsys.readouterr().err == (
+        "sova: vantage harness-prompts: the VANTAGE-Bench harness needs validators, a dependency of the harness (not "
+        f"of sova_lib), which is not installed: pip install -r {harness.resolve() / 'requirements.txt'}\n")
+    assert not (tmp / "o.jsonl").exists()
+
+
+def test_a_package_build_prompt_imports_late_is_named_as_well(street, capsys, monkeypatch):
+    tmp, tsvs, video = street
+    harness = _stand_in_harness(tmp / "harness")
+    module = harness / "vlmeval/dataset/vantage_vqa.py"
+    module.write_text(module.read_text().replace("        text = ", "        import timeout_decorator\n        text = "))
+    assert _harness_run(harness, tsvs, tmp / "o.jsonl", monkeypatch) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs timeout_decorator, a dependency of the harness (not of sova_lib)" in err
+
+
+def test_a_checkout_missing_its_own_module_is_bad_input(street, capsys, monkeypatch):
+    tmp, tsvs, video = street
+    harness = _stand_in_harness(tmp / "harness")
+    (harness / "vlmeval/smp/__init__.py").unlink()
+    (harness / "vlmeval/smp").rmdir()
+    assert _harness_run(harness, tsvs, tmp / "o.jsonl", monkeypatch) == 2
+    assert capsys.readouterr().err == (f"sova: error: --harness {harness.resolve()}: the checkout lacks vlmeval.smp; "
+                                       "give the folder of a complete VANTAGE-Bench checkout\n")
