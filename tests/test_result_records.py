@@ -108,6 +108,7 @@ def test_paired_comparison():
                              protocol="intra-pair", metric="Pair-mAP difference", value=4.5, ci_low=1.23,
                              ci_high=7.89, n_queries=100, per_class={"door": 3.33}, ties="expected", bootstrap=1000,
                              seed=0, encoder="enc", aggregate="max", text_split="sentences", cache="A vs B",
+                             missing_rule="failures",
                              note="A: 60.00, B: 55.50; paired bootstrap over the same queries")
     assert record_name(record).startswith("A-vs-B__intra-pair__enc__max__sentences__")
 

@@ -19,7 +19,11 @@ comparison keeps how the texts were split (``text_split``).
 
 ``Comparison.to_record`` turns the result into one record of
 ``sova_lib.records`` (kind ``paired comparison``), so it is collected into
-``figures/results.csv`` with every other score.
+``figures/results.csv`` with every other score. The record names both sides
+(``sides``: each input's resolved path and, for a describe cache folder, the
+model, fingerprint, prompt and frame plan of its manifest) and the rules they
+were scored under, and its file name comes from that: two comparisons never
+share a file, and one comparison however its paths are spelled is one record.
 
 A module of ``sova_lib.cli`` is named after the command it adds (one module per command), and the library
 module behind it may share its name; ``sova_lib.cli.compare`` parses and prints, ``sova_lib.report.compare``
@@ -27,18 +31,43 @@ does the work.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from sova_lib import metrics
+from sova_lib.describe.provenance import folder_provenance
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 
-__all__ = ["Comparison", "compare", "compare_files", "compare_results", "load_items"]
+__all__ = ["Comparison", "compare", "compare_files", "compare_results", "load_items", "side"]
+
+
+def side(path) -> dict:
+    """One side of a comparison as its record names it: ``path`` resolved (``path``) and, for a describe cache
+    folder, its manifest's fields (``sova_lib.describe.provenance.folder_provenance``: ``cache``, ``model``,
+    ``fingerprint``, ``prompt``, ``fps``, ``frames``, ``config_hash``); else ``cache`` is the file's name."""
+    resolved = Path(path).resolve()
+    return {"path": str(resolved), "cache": resolved.name, **folder_provenance(resolved)}
+
+
+def _plan(side: dict):
+    """A side's frame plan in words (``8 frames``, ``2 fps``), ``None`` when not known."""
+    if side.get("frames") is not None:
+        return f"{side['frames']} frames"
+    return None if side.get("fps") is None else f"{side['fps']:g} fps"
+
+
+def _both(a, b):
+    """``"a vs b"`` of two sides' values (``None`` written as ``unknown``), ``None`` when neither is known."""
+    if a is None and b is None:
+        return None
+    words = [v if isinstance(v, str) else "unknown" if v is None else json.dumps(v, sort_keys=True) for v in (a, b)]
+    return " vs ".join(words)
 
 
 # Field lists of the same shape, deliberately: Comparison, muvr.qa.QAResult and muvr.retrieval.MuvrResult are each a
@@ -53,6 +82,9 @@ class Comparison:
     ``whole text``, the records' ``text_split``), or
     ``None`` when not known or both inputs were vectors; ``encoder`` names
     the sentence encoder that embedded them (``None``: not known, or vectors).
+    ``sides`` names the two inputs (``side``; empty when compared in memory),
+    ``missing_rule`` what the scores made of clips an input lacks
+    (``failures`` or ``left out``) and ``n_missing`` how many each lacked.
     """
 
     protocol: str
@@ -72,28 +104,39 @@ class Comparison:
     per_class: dict = field(default_factory=dict)
     text_split: str | None = None
     encoder: str | None = None
+    sides: tuple = ()
+    missing_rule: str = "failures"
+    n_missing: tuple = (0, 0)
 
     def to_record(self, *, encoder: str | None = None, text_split: str | None = None,
                   benchmark: str | None = None) -> dict:
         """The comparison as one record (``sova_lib.records``, kind ``paired comparison``).
 
         ``value`` is A minus B in points, with its paired interval; ``source``
-        ``"A minus B"`` and ``cache`` ``"A vs B"`` (which names the file);
-        ``per_class`` the per-class differences; ``note`` both scores.
+        ``"A minus B"`` (the names); ``cache`` ``"PATH_A vs PATH_B"``, the
+        resolved inputs, which name the file; ``model``, ``fingerprint``,
+        ``prompt``, ``config_hash`` and ``frames`` (the frame plan, ``2 fps`` or
+        ``8 frames``) each ``"A's vs B's"`` when either side's is known;
+        ``missing_rule`` the rule both were scored under; ``per_class`` the
+        per-class differences; ``note`` both scores and the clips each lacked.
         ``encoder``, ``text_split`` and ``benchmark`` say how the two were scored;
         ``encoder`` and ``text_split`` default to the comparison's own.
         """
         low, high = self.ci or (None, None)
         text_split = self.text_split if text_split is None else text_split
         encoder = self.encoder if encoder is None else encoder
+        a, b = self.sides or ({"path": self.name_a}, {"path": self.name_b})
+        named = {key: _both(a.get(key), b.get(key)) for key in ("model", "fingerprint", "prompt", "config_hash")}
+        scores = [f"{name}: {value:.2f}" + (f" ({n} clip(s) missing, {self.missing_rule})" if n else "")
+                  for name, value, n in zip((self.name_a, self.name_b), (self.value_a, self.value_b), self.n_missing)]
         return make_record(
             kind="paired comparison", source=f"{self.name_a} minus {self.name_b}", benchmark=benchmark,
             protocol=self.protocol, metric=f"{self.metric} difference", value=self.difference, ci_low=low,
             ci_high=high, n_queries=self.n_queries, per_class={k: round(float(v), 2) for k, v in self.per_class.items()},
             ties=self.ties, bootstrap=self.bootstrap, seed=self.seed, encoder=encoder, aggregate=self.aggregate,
-            text_split=text_split, cache=f"{self.name_a} vs {self.name_b}",
-            note=f"{self.name_a}: {self.value_a:.2f}, {self.name_b}: {self.value_b:.2f}; paired bootstrap over the "
-                 "same queries",
+            text_split=text_split, cache=f"{a['path']} vs {b['path']}", frames=_both(_plan(a), _plan(b)),
+            missing_rule=self.missing_rule, **named,
+            note=", ".join(scores) + "; paired bootstrap over the same queries",
         )
 
     def summary(self) -> dict:
@@ -193,7 +236,9 @@ def compare_results(result_a, result_b, *, name_a: str = "A", name_b: str = "B",
     return Comparison(protocol=protocol.name, metric=protocol.metric, name_a=name_a, name_b=name_b,
                       value_a=result_a.value, value_b=result_b.value, difference=difference, ci=ci,
                       n_queries=len(ids), bootstrap=bootstrap, seed=seed, ties=result_a.ties,
-                      aggregate=result_a.aggregate, per_query=frame, per_class=per_class)
+                      aggregate=result_a.aggregate, per_query=frame, per_class=per_class,
+                      missing_rule=result_a.missing_rule or result_b.missing_rule or "failures",
+                      n_missing=(result_a.n_missing, result_b.n_missing))
 
 
 def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str = "B", aggregate: str = "max",
@@ -205,8 +250,10 @@ def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str =
     they are left out, and both must still leave the same queries.
     """
     kwargs = dict(aggregate=aggregate, ties=ties, allow_missing=allow_missing)
-    return compare_results(evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs),
-                           name_a=name_a, name_b=name_b, bootstrap=bootstrap, seed=seed)
+    result = compare_results(evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs),
+                             name_a=name_a, name_b=name_b, bootstrap=bootstrap, seed=seed)
+    result.missing_rule = "left out" if allow_missing else "failures"
+    return result
 
 
 def load_items(path, encoder, *, sentences: bool = True):
@@ -230,11 +277,12 @@ def compare_files(protocol: str, path_a, path_b, encoder, *, sentences: bool = T
     """Read two inputs (``load_items``), score both under ``protocol`` and compare them (``compare``).
 
     ``sentences`` applies to the description inputs; the comparison's
-    ``text_split`` records it (``None`` when both inputs are vectors).
-    ``kwargs`` go to ``compare``.
+    ``text_split`` records it (``None`` when both inputs are vectors), its
+    ``sides`` the two inputs (``side``). ``kwargs`` go to ``compare``.
     """
     result = compare(protocol, load_items(path_a, encoder, sentences=sentences),
                      load_items(path_b, encoder, sentences=sentences), **kwargs)
+    result.sides = (side(path_a), side(path_b))
     vectors = str(path_a).endswith(".npz") and str(path_b).endswith(".npz")
     result.text_split = None if vectors else "sentences" if sentences else "whole text"
     return result

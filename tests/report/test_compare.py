@@ -237,3 +237,52 @@ def test_no_split_on_two_vector_files_is_ignored_with_a_note(tmp_path, capsys):
     assert err.startswith("sova: note: --no-split does not apply to two .npz inputs")
     (record,) = [json.loads(p.read_text()) for p in (tmp_path / "r").glob("*.json")]
     assert record.get("text_split") is None and record.get("encoder") is None
+
+
+def _cache(tmp_path, name: str, texts: dict):
+    """A describe cache folder of ``texts`` (synthetic), under ``tmp_path/name``."""
+    from tests.synthetic_cache import write_synthetic_cache
+
+    return write_synthetic_cache(tmp_path / name, texts, name=name, description=f"constructed texts {name}")
+
+
+def _direction_texts(right: bool) -> dict:
+    """Texts of the six quickstart clips: each clip's direction (``right``), or the same text for all."""
+    return {c.index: (f"the video plays {c.direction}." if right else "a car is there.") for c in example_clips()}
+
+
+def _compare_out(a, b, out, names=("ckpt1", "ckpt2"), allow_missing=False):
+    from sova_lib.records import write_record
+    from sova_lib.report.compare import compare_files
+    from tests.helpers_ranking import OneHotEncoder
+
+    c = compare_files(DIRECTION_PROTOCOL, a, b, OneHotEncoder, name_a=names[0], name_b=names[1], bootstrap=0,
+                      allow_missing=allow_missing)
+    return write_record(c.to_record(encoder="one-hot"), out)
+
+
+def test_two_comparisons_under_the_same_names_are_two_records_naming_both_sides(tmp_path):
+    right, blind, other = (_cache(tmp_path, "right", _direction_texts(True)),
+                           _cache(tmp_path, "blind", _direction_texts(False)),
+                           _cache(tmp_path, "other", {**_direction_texts(False), "vtest_lawn_0600-0659": "grass."}))
+    first = _compare_out(right, blind, tmp_path / "results")
+    second = _compare_out(right, other, tmp_path / "results")
+    assert first != second and sorted((tmp_path / "results").iterdir()) == sorted([first, second])
+    record = json.loads(first.read_text())
+    assert record["cache"] == f"{right.resolve()} vs {blind.resolve()}"
+    assert record["source"] == "ckpt1 minus ckpt2"
+    assert record["model"] == "none (synthetic) vs none (synthetic)" and record["prompt"] == "none vs none"
+    assert record["config_hash"] == f"{right.name.split('__')[-1]} vs {blind.name.split('__')[-1]}"
+    assert record["missing_rule"] == "failures" and record["ties"] == "expected"
+    assert first.name.startswith(f"{right.name}-vs-"[:48])
+
+
+def test_one_comparison_spelled_three_ways_is_one_record(tmp_path, monkeypatch):
+    right, blind = _cache(tmp_path, "right", _direction_texts(True)), _cache(tmp_path, "blind", _direction_texts(False))
+    monkeypatch.chdir(tmp_path)
+    spelled = [(right.relative_to(tmp_path), blind.relative_to(tmp_path)), (right.resolve(), blind.resolve()),
+               (f"{right}/", f"./{blind.relative_to(tmp_path)}/")]
+    written = {_compare_out(str(a), str(b), tmp_path / "results") for a, b in spelled}
+    assert len(written) == 1 and len(list((tmp_path / "results").iterdir())) == 1
+    # the missing rule is part of what was compared: leaving missing clips out is another record
+    assert _compare_out(right, blind, tmp_path / "results", allow_missing=True) not in written
