@@ -33,7 +33,8 @@ from pathlib import Path
 
 from sova_lib.storage import JSON_ERRORS, write_json
 
-__all__ = ["MEMO_VARIABLE", "SETTLED_SECONDS", "file_digests", "folder_fingerprint", "memo_path", "model_files"]
+__all__ = ["MEMO_VARIABLE", "SETTLED_SECONDS", "file_digests", "folder_fingerprint", "local_folder", "memo_path",
+           "model_files"]
 
 #: The environment variable that relocates the memo of file digests.
 MEMO_VARIABLE = "SOVA_DIGEST_MEMO"
@@ -54,6 +55,15 @@ def memo_path() -> Path:
         return Path(os.environ[MEMO_VARIABLE])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "sova_lib" / "file-digests.json"
+
+
+def local_folder(name: str | Path | None) -> Path | None:
+    """The folder on this machine that ``name`` (a model's path or a hub id) names, as one path: absolute, symlinks
+    followed, no trailing slash; None when ``name`` names no folder here (a hub id, a server's own path, "")."""
+    if name is None or not str(name).strip():
+        return None
+    folder = Path(str(name)).expanduser()
+    return folder.resolve() if folder.is_dir() else None
 
 
 def model_files(folder: str | Path) -> list[Path]:

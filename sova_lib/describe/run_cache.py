@@ -68,8 +68,9 @@ class RunSummary:
     retried; ``failures``: id -> reason of this run's failures; ``total_done``
     and ``total_failed``: the cache folder's counts after the run; ``cut``:
     answers cut to ``RunOptions.max_answer_chars`` (describing); ``frames``:
-    frames decoded (embedding); ``left_out``: items beyond ``RunOptions.limit``.
-    ``str()`` is the printed summary, ``line()`` the same in one line;
+    frames decoded (embedding); ``left_out``: items beyond ``RunOptions.limit``;
+    ``notes``: what the reader must know about the whole run (the describer's ``run_info()`` ``weights_note``:
+    a cache that cannot follow the weights), printed after the counts. ``str()`` is the printed summary, ``line()`` the same in one line;
     ``skipped`` counts both kinds of items left out.
     """
 
@@ -87,6 +88,7 @@ class RunSummary:
     total_failed: int = 0
     seconds: float = 0.0
     failures: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
 
     @property
     def skipped(self) -> int:
@@ -125,6 +127,7 @@ class RunSummary:
             lines.append(f"  errors: {self.folder / 'errors.jsonl'} ({self.total_failed} items without a "
                          f"{'description' if self.verb == 'described' else 'vector'})")
         lines.append(f"  manifest: {self.folder / 'manifest.json'}")
+        lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
 
@@ -231,6 +234,8 @@ class OpenRun:
         self.cache, self.bar, self.show_progress = cache, None, run.show_progress
         self.run_info = cache.manifest_data["run"]
         self.summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
+        if self.run_info.get("weights_note"):
+            self.summary.notes.append(self.run_info["weights_note"])
         items, self.summary.left_out = first_items(items, run.limit)
         self.todo = left_to_do(items, cache, run.retry_errors, self.summary)
         self.start = self.last_update = time.monotonic()

@@ -2,6 +2,7 @@
 ``transformers serve`` (transformers' own server, its ``serving`` extra) with a tiny random Qwen2.5-VL on the CPU,
 on 127.0.0.1. A recording proxy between the two keeps what the server received; the loopback fake server, sent
 the same run, counts the images independently. Skipped, with the reason, where the server cannot start."""
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import pytest
 
 from sova_lib.cli import main
 from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.fingerprint import folder_fingerprint
 from tests.chat_server import ChatServer, RecordingProxy
 from tests.tiny_vlm import build_tiny_qwen2_5_vl
 
@@ -30,9 +32,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """``(model folder, base URL)`` of ``transformers serve`` running the tiny model; the process ended after."""
+@contextlib.contextmanager
+def _serving(folder: Path, root: Path):
+    """The base URL of ``transformers serve`` running ``folder`` until the block ends, its log in ``root``; the
+    test is skipped, with the reason, where the server cannot start."""
     pytest.importorskip("fastapi", reason="transformers serve needs its 'serving' extra (fastapi, uvicorn)")
     pytest.importorskip("uvicorn", reason="transformers serve needs its 'serving' extra (fastapi, uvicorn)")
     import httpx
@@ -40,8 +43,6 @@ def served(tmp_path_factory):
     command = Path(sys.executable).with_name("transformers")
     if not command.exists():
         pytest.skip(f"no transformers command beside {sys.executable}")
-    root = tmp_path_factory.mktemp("serve")
-    folder = build_tiny_qwen2_5_vl(root / "tiny-qwen2.5-vl")
     port = _free_port()
     log = (root / "serve.log").open("w")
     process = subprocess.Popen([str(command), "serve", str(folder), "--host", "127.0.0.1", "--port", str(port),
@@ -64,7 +65,7 @@ def served(tmp_path_factory):
             if time.monotonic() > deadline:
                 pytest.skip(f"transformers serve did not answer within {START_WITHIN} s")
             time.sleep(1)
-        yield folder, url
+        yield url
     finally:
         os.killpg(process.pid, signal.SIGTERM)  # the server's process group, by its id
         try:
@@ -73,6 +74,15 @@ def served(tmp_path_factory):
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(30)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """``(model folder, base URL)`` of ``transformers serve`` running the tiny model; the process ended after."""
+    root = tmp_path_factory.mktemp("serve")
+    folder = build_tiny_qwen2_5_vl(root / "tiny-qwen2.5-vl")
+    with _serving(folder, root) as url:
+        yield folder, url
 
 
 def _describe(base_url, model, cache, *extra):
@@ -146,3 +156,21 @@ def test_a_field_transformers_serve_does_not_know_is_its_own_message_in_one_line
     (line,) = [x for x in err.splitlines() if x.startswith("sova:")]
     assert code == 1 and line.startswith("sova: error: ") and "HTTP 422" in line, err
     assert "Unexpected fields in the request: {'repetition_penalty'}" in line and '{"detail"' not in line
+
+
+def test_a_served_checkpoint_rewritten_in_place_gets_a_new_folder(tmp_path, capsys):
+    """The tiny model served, described, saved over with other weights, served again: the same command describes
+    every clip again into a new folder, keyed by the folder's content; no note that the cache cannot follow."""
+    folder = build_tiny_qwen2_5_vl(tmp_path / "tiny-qwen2.5-vl", seed=0)
+    cache = tmp_path / "cache"
+    with _serving(folder, tmp_path) as url:
+        assert _describe(url + "/v1", folder, cache) == 0
+    build_tiny_qwen2_5_vl(folder, seed=1)  # the next checkpoint, saved over the last
+    with _serving(folder, tmp_path) as url:
+        assert _describe(url + "/v1", folder, cache) == 0
+    out = capsys.readouterr().out
+    assert out.count("described 6, skipped 0 (already cached)") == 2 and "cannot follow" not in out, out
+    manifests = [json.loads(p.read_text()) for p in sorted(cache.rglob("manifest.json"))]
+    assert len(manifests) == 2 and {m["fingerprint"]["folder"] for m in manifests} == {str(folder)}
+    assert folder_fingerprint(folder) in {m["fingerprint"]["sha256"] for m in manifests}
+    assert manifests[0]["fingerprint"]["sha256"] != manifests[1]["fingerprint"]["sha256"]

@@ -101,11 +101,14 @@ def test_a_created_time_that_is_the_requests_own_is_left_out(server_factory):
         "method": "server-models", "id": "M", "root": "Qwen/Qwen2.5-VL-7B-Instruct", "owned_by": "vllm"}
 
 
-def test_a_model_tag_names_the_weights_and_endpoints_must_agree(server_factory, caplog):
+def test_a_model_tag_names_the_weights_and_endpoints_must_agree(server_factory):
     bare = server_factory()  # no /models route
-    assert OpenAIDescriber("M", bare.url, model_tag="step-300").fingerprint() == {"method": "tag", "tag": "step-300"}
-    assert OpenAIDescriber("M", bare.url).fingerprint() == {"method": "server-models"}
-    assert "reports nothing about the model 'M' but its name" in caplog.text
+    tagged = OpenAIDescriber("M", bare.url, model_tag="step-300")
+    assert tagged.fingerprint() == {"method": "tag", "tag": "step-300"} and tagged.weights_note is None
+    untagged = OpenAIDescriber("M", bare.url)
+    assert untagged.fingerprint() == {"method": "server-models"}
+    assert untagged.weights_note.startswith(f"the cache cannot follow the weights: {bare.url}/models reports nothing "
+                                            "for model 'M'")
     one, two = server_factory(models=[_card("/a", 1)]), server_factory(models=[_card("/b", 1)])
     with pytest.raises(DescriberEnvironmentError, match="the endpoints report different models named 'M'"):
         OpenAIDescriber("M", [one.url, two.url]).fingerprint()
@@ -127,3 +130,61 @@ def test_a_run_with_nothing_to_do_against_a_server_that_is_down_exits_1(server_f
     (line,) = err.splitlines()
     assert line.startswith(f"sova: error: cannot reach {server.url}/chat/completions for model 'M': nothing accepts "
                            "connections at 127.0.0.1:")
+
+
+def _checkpoint(folder, weights: bytes):
+    """A model folder as a trainer saves it: configuration and weights (any bytes: only their digest matters)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"model_type": "qwen2_5_vl"}')
+    (folder / "model.safetensors").write_bytes(weights)
+    return folder
+
+
+def test_a_served_folder_rewritten_in_place_gets_a_new_folder(server_factory, tmp_path):
+    """``transformers serve`` lists the path it serves as ``id`` with ``created: 0`` (its
+    ``cli/serving/model_manager.py``): the folder's content keys the cache, as the transformers backend's does."""
+    model = _checkpoint(tmp_path / "tiny", b"step-100")
+    server = server_factory(models=[{"id": str(model), "object": "model", "created": 0, "owned_by": "local"}])
+    items, cache = _items(2), tmp_path / "cache"
+
+    def run():
+        return describe_items(OpenAIDescriber(str(model), server.url), items, cache, prompt="Describe.", run=QUIET)
+
+    first = run()
+    assert _manifest(first.folder)["fingerprint"] == {
+        "method": "server-models", "id": str(model), "created": 0, "owned_by": "local", "folder": str(model),
+        "sha256": folder_fingerprint(model)}
+    assert first.notes == [] and "weights_note" not in _manifest(first.folder)["run"]
+    assert run().folder == first.folder  # the same weights: the same folder
+    _checkpoint(model, b"step-200")  # the next checkpoint saved over the last, the server restarted on it
+    rewritten = run()
+    assert rewritten.folder != first.folder and (rewritten.done, rewritten.skipped_cached) == (2, 0)
+    assert _manifest(rewritten.folder)["fingerprint"]["sha256"] == folder_fingerprint(model)
+
+
+def test_the_servers_root_names_the_folder_when_the_model_is_a_name(server_factory, tmp_path):
+    """vLLM lists a local folder it serves under ``--served-model-name M`` as ``root``."""
+    model = _checkpoint(tmp_path / "ckpt", b"weights")
+    server = server_factory(models=[{"id": "M", "root": str(model) + "/", "owned_by": "vllm"}])
+    fingerprint = OpenAIDescriber("M", server.url).fingerprint()
+    assert (fingerprint["folder"], fingerprint["sha256"]) == (str(model), folder_fingerprint(model))
+
+
+def test_a_server_that_reports_nothing_that_follows_the_weights_says_so_once(server_factory, tmp_path, capsys):
+    """No folder here, no creation date (0, as ``transformers serve`` lists every model): the summary and the
+    manifest say that the cache cannot follow the weights, once, and name --model-tag."""
+    server = server_factory(models=[{"id": "M", "object": "model", "created": 0, "owned_by": "local"}])
+    command = ["describe", "--backend", "openai", "--model", "M", "--prompt", "general", "--base-url", server.url,
+               "--videos", str(DATA / "vtest_frames"), "--cache-dir", str(tmp_path), "--no-progress"]
+    assert main(command) == 0
+    out, err = capsys.readouterr()
+    (line,) = [x for x in (out + err).splitlines() if "cannot follow the weights" in x]
+    assert line == (f"  note: the cache cannot follow the weights: {server.url}/models reports id 'M', created 0, "
+                    "owned_by 'local' for model 'M', nothing that changes with the weights, and names no folder on "
+                    "this machine, so a checkpoint saved over this one would reuse these descriptions; --model-tag "
+                    "names the weights (e.g. --model-tag step-1200)")
+    (manifest,) = tmp_path.glob("descriptions/*/manifest.json")
+    assert json.loads(manifest.read_text())["run"]["weights_note"] == line.removeprefix("  note: ")
+    dated = server_factory(models=[_card("Qwen/Qwen2.5-VL-7B-Instruct", 1_700_000_000)])  # a dated checkpoint
+    described = OpenAIDescriber("M", dated.url)
+    assert "folder" not in described.fingerprint() and described.weights_note is None

@@ -92,10 +92,18 @@ weights' path or hub id), ``created`` and ``owned_by``, where given. A
 this machine's clock) is the time of the request, not of the model (vLLM,
 SGLang and LMDeploy stamp their listing's ``ModelCard`` with ``time.time()``;
 vLLM's ``vllm/entrypoints/openai/protocol.py``), so it is left out. A model
-swapped under the same name therefore gets a new cache folder. ``model_tag``
-(``--model-tag``) names the weights instead, for a server that reports nothing
-that tells two checkpoints apart (a warning says when a server reports
-nothing but the name). An endpoint that cannot be reached stops the run here
+swapped under the same name therefore gets a new cache folder. When the served
+model names a folder on this machine (the listing's ``root``, else ``model``:
+``transformers serve`` lists the path it was given as ``id`` and ``created: 0``,
+its ``cli/serving/model_manager.py``; vLLM the path it serves as ``root``), the
+folder's content fingerprint (``sova_lib.fingerprint.folder_fingerprint``, the
+transformers backend's) joins the key as ``folder`` and ``sha256``, so a
+checkpoint saved over the last one gets a new folder too. ``model_tag``
+(``--model-tag``) names the weights instead. When nothing reported changes with
+the weights (no ``created`` but the request's time or 0) and no folder is
+found, ``weights_note`` says that the cache cannot follow the weights and names
+``--model-tag``; ``run_info()`` carries it into the manifest and the run's
+summary. An endpoint that cannot be reached stops the run here
 (``DescriberEnvironmentError``), even one with nothing left to describe.
 
 ``load()`` (run once before the first item) asks each endpoint for
@@ -138,7 +146,6 @@ import contextlib
 import email.utils
 import io
 import json
-import logging
 import math
 import os
 import re
@@ -155,12 +162,11 @@ import tenacity
 
 from sova_lib.describe.backends.openai_wire import StreamedAnswer, StreamError, cut, server_message
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, option
+from sova_lib.fingerprint import folder_fingerprint, local_folder
 from sova_lib.storage import JSON_ERRORS, REDACTED, redact
 from sova_lib.video.frames import to_rgb_image
 
 __all__ = ["OpenAIDescriber", "OpenAIError", "OpenAIOptions", "encode_jpeg"]
-
-logger = logging.getLogger(__name__)
 
 #: The largest answer body read (bytes); a chat completion of 1,024 tokens is some 10 KB.
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -334,6 +340,7 @@ class OpenAIDescriber:
         self.jpeg_quality = int(jpeg_quality)
         self.video_input = video_input
         self.extra_body = dict(extra_body or {})
+        self.weights_note: str | None = None  # set by fingerprint() (module docstring)
         self._start_run_state(rng, sleep)
 
     def _start_run_state(self, rng, sleep) -> None:
@@ -370,17 +377,26 @@ class OpenAIDescriber:
         ``model``, or when the endpoints report different models.
         """
         cards = [self._model_card(endpoint) for endpoint in self._endpoints]
+        self.weights_note = None
         if self.model_tag is not None:
             return {"method": "tag", "tag": self.model_tag}
         if any(card != cards[0] for card in cards[1:]):
             shown = "; ".join(f"{e.url}: {self._redact(json.dumps(c))}" for e, c in zip(self._endpoints, cards))
             raise DescriberEnvironmentError(f"the endpoints report different models named {self.model!r} ({shown}). "
                                             "Fix: serve one checkpoint on every --base-url")
-        if set(cards[0]) <= {"id"}:
-            logger.warning("%s reports nothing about the model %r but its name: the cache cannot tell two checkpoints "
-                           "served under that name apart; --model-tag names the weights", self._endpoints[0].url,
-                           self.model)
-        return {"method": "server-models", **cards[0]}
+        card = cards[0]
+        folder = local_folder(card.get("root")) or local_folder(self.model)
+        if folder is not None:
+            return {"method": "server-models", **card, "folder": str(folder), "sha256": folder_fingerprint(folder)}
+        created = card.get("created")
+        if not (isinstance(created, (int, float)) and created > 0):
+            shown = ", ".join(f"{k} {v!r}" for k, v in card.items()) or "nothing"
+            self.weights_note = (
+                f"the cache cannot follow the weights: {self._endpoints[0].url}/models reports {self._redact(shown)} "
+                f"for model {self.model!r}, nothing that changes with the weights, and names no folder on this "
+                "machine, so a checkpoint saved over this one would reuse these descriptions; --model-tag names the "
+                "weights (e.g. --model-tag step-1200)")
+        return {"method": "server-models", **card}
 
     def _model_card(self, endpoint: _Endpoint) -> dict:
         """What ``GET {endpoint}/models`` reports of ``model`` (``id``, ``root``, ``created``, ``owned_by``, where
@@ -420,7 +436,8 @@ class OpenAIDescriber:
 
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
-        return {"base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
+        note = {"weights_note": self.weights_note} if self.weights_note else {}
+        return {**note, "base_url": self.base_url, "api_key_env": self.api_key_env, "concurrency": self.concurrency,
                 "connect_timeout_s": self.connect_timeout, "read_timeout_s": self.read_timeout, "stream": self.stream,
                 "first_token_timeout_s": self.first_token_timeout, "token_timeout_s": self.token_timeout,
                 "stream_timeout_s": self.stream_timeout,
