@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sova_lib.benchmarks.sovabench.clips.plan import DEFAULT_FPS
-from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, VIRAT_WHERE, Source, check_video
+from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_NAME, VIRAT_WHERE, Source, check_video
 
 __all__ = ["MAX_LISTED", "FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
 
@@ -83,10 +83,24 @@ class FetchSummary:
 
 def planned_fetches(sources: Sequence[Source], video_root, base_url: str = MEVA_BASE_URL,
                     limit: int | None = None) -> list[tuple[Source, str, Path]]:
-    """``(source, url, destination)`` of each MEVA source whose video is missing, the first ``limit`` of them."""
+    """``(source, url, destination)`` of each MEVA source whose video is missing, the first ``limit`` of them.
+
+    ``ValueError`` naming the source video when its name is not ``sources.MEVA_NAME`` or its destination, resolved
+    (symbolic links followed), does not lie under ``video_root``: nothing is fetched then.
+    """
     todo = [s for s in sources if s.dataset == "MEVA" and s.video_status == "missing"]
     todo = todo if limit is None else todo[:limit]
-    return [(s, f"{base_url.rstrip('/')}/{s.location}", Path(video_root) / s.location) for s in todo]
+    root = Path(video_root)
+    out = []
+    for s in todo:
+        if not MEVA_NAME.fullmatch(s.source_video):
+            raise ValueError(f"source video {s.source_video!r} is not a MEVA video name; nothing fetched")
+        dest = root / s.location
+        if not dest.resolve().is_relative_to(root.resolve()):
+            raise ValueError(f"source video {s.source_video!r}: its file {dest} resolves to {dest.resolve()}, "
+                             f"outside --video-root {root}; nothing fetched")
+        out.append((s, f"{base_url.rstrip('/')}/{s.location}", dest))
+    return out
 
 
 class _Run:

@@ -38,7 +38,7 @@ from typing import Sequence
 from sova_lib.benchmarks.sovabench.clips.plan import ANNOTATION_SOURCES, DEFAULT_FPS
 from sova_lib.storage import write_text
 
-__all__ = ["DATASETS", "FPS_TOLERANCE", "MEVA_BASE_URL", "MEVA_BUCKET", "MEVA_DROP", "SOURCE_COLUMNS",
+__all__ = ["DATASETS", "FPS_TOLERANCE", "MEVA_BASE_URL", "MEVA_BUCKET", "MEVA_DROP", "MEVA_NAME", "SOURCE_COLUMNS",
            "VIRAT_WHERE", "Source", "check_video", "list_sources", "meva_key", "summary_lines", "write_sources"]
 
 #: The public S3 bucket of the MEVA videos (AWS Open Data registry, datasets/mevadata.yaml).
@@ -59,7 +59,9 @@ FPS_TOLERANCE = 0.1
 SOURCE_COLUMNS = ("source_video", "dataset", "location", "rows", "frames_needed", "annotations", "video",
                   "video_status", "frames", "fps")
 
-_MEVA_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.(\d{2})-\d{2}-\d{2}\.")
+#: The name of a MEVA video as SOVABench's clip names carry it, ``<date>.<start>.<end>.<site>.<camera>.r13``
+#: (``2018-03-05.13-15-00.13-20-00.bus.G506.r13``; the MEVA README's naming, every name of the packaged splits).
+MEVA_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})\.(\d{2})-\d{2}-\d{2}\.\d{2}-\d{2}-\d{2}\.[a-z]+\.G\d+\.r\d+")
 
 
 def meva_key(source_video: str) -> str:
@@ -67,11 +69,11 @@ def meva_key(source_video: str) -> str:
 
     ``source_video`` is the name as SOVABench's clip names carry it, release suffix included
     (``2018-03-05.13-15-00.13-20-00.bus.G506.r13``); the date and the starting hour are read from it.
-    ``ValueError`` for a name that does not start ``YYYY-MM-DD.HH-MM-SS.``.
+    ``ValueError`` for a name that is not ``MEVA_NAME`` whole (so no key can hold a ``/`` or a ``..`` of its name).
     """
-    found = _MEVA_NAME.match(source_video)
+    found = MEVA_NAME.fullmatch(source_video)
     if found is None:
-        raise ValueError(f"MEVA video name {source_video!r} does not start with 'YYYY-MM-DD.HH-MM-SS.'")
+        raise ValueError(f"MEVA video name {source_video!r} is not 'YYYY-MM-DD.HH-MM-SS.HH-MM-SS.<site>.G<camera>.r13'")
     return f"{MEVA_DROP}/{found.group(1)}/{found.group(2)}/{source_video}.avi"
 
 
@@ -156,7 +158,11 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
         if video in paths:
             status, frames, fps = (check_video(paths[video], needed, DEFAULT_FPS[dataset]) if check
                                    else ("found", None, None))
-        out.append(Source(video, dataset, meva_key(video) if dataset == "MEVA" else VIRAT_WHERE, len(group), needed,
+        try:
+            location = meva_key(video) if dataset == "MEVA" else VIRAT_WHERE
+        except ValueError as err:
+            raise ValueError(f"row index {group[0].index} ({group[0].name}): {err}") from None
+        out.append(Source(video, dataset, location, len(group), needed,
                           ann.get(video, ""), str(paths.get(video, "")), status, frames, fps))
     return sorted(out, key=lambda s: (DATASETS.index(s.dataset), s.source_video))
 

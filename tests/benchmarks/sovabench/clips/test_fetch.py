@@ -15,24 +15,10 @@ from sova_lib.benchmarks.sovabench.clips import fetch
 from sova_lib.benchmarks.sovabench.clips.sources import list_sources, meva_key
 from sova_lib.benchmarks.sovabench.splits import read_tsv
 from sova_lib.cli import main
+from tests.benchmarks.sovabench.clips.conftest import A, B, C
 from tests.benchmarks.sovabench.clips.test_sources import write_tsv
 from tests.bucket_server import serve
-from tests.helpers_video import numbered_frames, write_video
 from tests.paths import ROOT
-
-A = "2018-03-05.13-15-00.13-20-00.bus.G506.r13"
-B = "2018-03-11.17-25-02.17-30-02.school.G424.r13"
-C = "2018-03-15.15-45-00.15-50-00.bus.G505.r13"
-
-
-@pytest.fixture(scope="module")
-def videos(tmp_path_factory):
-    """name -> bytes of a tiny AVI: A, B and C have 30 frames at 30 fps (the rows need 21), SHORT 10."""
-    folder = tmp_path_factory.mktemp("served")
-    out = {}
-    for name, frames in ((A, 30), (B, 30), (C, 30), ("short", 10)):
-        out[name] = write_video(folder / f"{name}.avi", numbered_frames(frames, 64, 48), 30.0).read_bytes()
-    return out
 
 
 @pytest.fixture()

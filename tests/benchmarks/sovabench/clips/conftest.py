@@ -1,0 +1,20 @@
+"""The videos the fetch tests serve from tests.bucket_server: three MEVA names and tiny AVIs made here."""
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers_video import numbered_frames, write_video
+
+A = "2018-03-05.13-15-00.13-20-00.bus.G506.r13"
+B = "2018-03-11.17-25-02.17-30-02.school.G424.r13"
+C = "2018-03-15.15-45-00.15-50-00.bus.G505.r13"
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    """name -> bytes of a tiny AVI: A, B and C have 30 frames at 30 fps (the rows need 21), SHORT 10."""
+    folder = tmp_path_factory.mktemp("served")
+    out = {}
+    for name, frames in ((A, 30), (B, 30), (C, 30), ("short", 10)):
+        out[name] = write_video(folder / f"{name}.avi", numbered_frames(frames, 64, 48), 30.0).read_bytes()
+    return out
