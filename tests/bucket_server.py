@@ -7,6 +7,9 @@ before or during a run:
 * ``cut[key] = n``: the next GET of ``key`` sends ``n`` bytes of its body, then closes the connection (once);
 * ``forbid = True``: every request is answered 403;
 * ``slow = (chunk, seconds)``: bodies go out ``chunk`` bytes at a time, ``seconds`` apart;
+* ``endless[key] = "chunked"`` (or ``"with-length"``): a GET of ``key`` answers its status and range as usual, but
+  its body is chunked (``"with-length"``: chunked, and still announcing the right ``Content-Length``) and goes on
+  past the object's end, repeating it, until 64 MiB or the server shuts down; ``sent[key]`` counts its bytes;
 * ``stall[key] = seconds``: a GET of ``key`` sends its first byte, then waits up to ``seconds`` (ended early by
   shutting down) before the rest.
 
@@ -26,6 +29,8 @@ class Bucket:
         self.objects = dict(objects)
         self.cut: dict[str, int] = {}
         self.stall: dict[str, float] = {}
+        self.endless: dict[str, str] = {}
+        self.sent: dict[str, int] = {}
         self.forbid = False
         self.slow: tuple[int, float] | None = None
         self.requests: list[tuple[str, str, str | None]] = []
@@ -59,14 +64,28 @@ class _Handler(BaseHTTPRequestHandler):
             if start >= len(data):
                 return self._empty(416)
             status = 206
+        endless = self.bucket.endless.get(key) if body else None
         self.send_response(status)
-        self.send_header("Content-Length", str(len(data) - start))
+        if endless != "chunked":
+            self.send_header("Content-Length", str(len(data) - start))
+        if endless:
+            self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Accept-Ranges", "bytes")
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.end_headers()
-        if body:
+        if endless:
+            self._send_endless(key, data[start:] + data)
+        elif body:
             self._send(key, data[start:])
+
+    def _send_endless(self, key: str, payload: bytes) -> None:
+        self.close_connection = True
+        self.bucket.sent[key] = 0
+        while self.bucket.sent[key] < 64 << 20 and not self.bucket.closing.is_set():
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+            self.wfile.flush()
+            self.bucket.sent[key] += len(payload)
 
     def _send(self, key: str, payload: bytes) -> None:
         cut = self.bucket.cut.pop(key, None)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.benchmarks.sovabench.clips.test_sources import write_tsv
 from tests.helpers_video import numbered_frames, write_video
 
 A = "2018-03-05.13-15-00.13-20-00.bus.G506.r13"
@@ -18,3 +19,9 @@ def videos(tmp_path_factory):
     for name, frames in ((A, 30), (B, 30), (C, 30), ("short", 10)):
         out[name] = write_video(folder / f"{name}.avi", numbered_frames(frames, 64, 48), 30.0).read_bytes()
     return out
+
+
+@pytest.fixture()
+def tsv(tmp_path):
+    return write_tsv(tmp_path / "t.tsv", [f"{v}.vehicle_turns_left.5.20" for v in (A, B, C)]
+                     + ["VIRAT_S_000007.vehicle_turns_left.1.2"])

@@ -9,22 +9,13 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from sova_lib.benchmarks.sovabench.clips import fetch
 from sova_lib.benchmarks.sovabench.clips.sources import list_sources, meva_key
 from sova_lib.benchmarks.sovabench.splits import read_tsv
 from sova_lib.cli import main
 from tests.benchmarks.sovabench.clips.conftest import A, B, C
-from tests.benchmarks.sovabench.clips.test_sources import write_tsv
 from tests.bucket_server import serve
 from tests.paths import ROOT
-
-
-@pytest.fixture()
-def tsv(tmp_path):
-    return write_tsv(tmp_path / "t.tsv", [f"{v}.vehicle_turns_left.5.20" for v in (A, B, C)]
-                     + ["VIRAT_S_000007.vehicle_turns_left.1.2"])
 
 
 def _objects(videos, **swap):

@@ -8,8 +8,8 @@ import pytest
 from sova_lib.benchmarks.sovabench.clips import fetch
 from sova_lib.benchmarks.sovabench.clips.sources import Source, meva_key
 from sova_lib.cli import main
-from tests.benchmarks.sovabench.clips.conftest import A
-from tests.benchmarks.sovabench.clips.test_fetch import _objects
+from tests.benchmarks.sovabench.clips.conftest import A, B, C
+from tests.benchmarks.sovabench.clips.test_fetch import _fetch, _objects
 from tests.benchmarks.sovabench.clips.test_sources import write_tsv
 from tests.bucket_server import serve
 
@@ -48,3 +48,29 @@ def test_a_target_that_resolves_outside_the_root_through_a_link_is_refused(tmp_p
     with pytest.raises(ValueError, match=r"^source video 'x/\.\./\.\./y' is not a MEVA video name; nothing fetched$"):
         fetch.planned_fetches([bad], root, "http://127.0.0.1:9")
     assert _files(outside) == []
+
+
+@pytest.mark.parametrize("endless", ["chunked", "with-length"])
+@pytest.mark.parametrize("resumed", [False, True])
+def test_a_body_longer_than_announced_is_never_kept(videos, tsv, tmp_path, endless, resumed):
+    root = tmp_path / "videos"
+    part = root / (meva_key(A) + ".part")
+    if resumed:  # a 206 with the right Content-Range, then an endless body
+        part.parent.mkdir(parents=True)
+        part.write_bytes(videos[A][:700])
+    with serve(_objects(videos)) as bucket:
+        bucket.endless[meva_key(A)] = endless
+        s = _fetch(tsv, root, bucket.url, concurrency=1)
+    size = len(videos[A])
+    assert sorted(s.fetched) == sorted([B, C]) and [name for name, _ in s.failed] == [A]
+    why = s.failed[0][1]
+    if endless == "chunked":  # refused before a byte is read
+        announced = f"{size - 700} bytes of range 700-{size - 1}" if resumed else f"where HEAD gave {size} bytes"
+        assert why.startswith("the server announced Content-Length none ") and announced in why, why
+        assert s.bytes == len(videos[B]) + len(videos[C])
+    else:  # read up to the announced size, then refused
+        assert why == f"the server sent more than the {size} bytes it announced; nothing kept"
+        assert len(videos[B]) + len(videos[C]) <= s.bytes <= len(videos[B]) + len(videos[C]) + size - (700 * resumed)
+    assert not part.exists() and not (root / meva_key(A)).exists()
+    gets = [k for m, k, _ in bucket.requests if m == "GET"]
+    assert gets.count(meva_key(A)) == 1  # no retry of a server that lies about its size
