@@ -13,11 +13,15 @@ before or during a run:
 * ``stall[key] = seconds``: a GET of ``key`` sends its first byte, then waits up to ``seconds`` (ended early by
   shutting down) before the rest.
 
-``requests`` records ``(method, key, Range header or None)`` of every request.
+Every answer carries the object's ``ETag`` (its MD5 in quotes, as S3 gives for an object uploaded in one part;
+``etag[key]`` replaces it) and a ``Last-Modified``; a ranged GET whose ``If-Range`` is neither of them is answered
+200 with the whole object, as HTTP says (RFC 9110, 13.1.5). ``requests`` records ``(method, key, Range header or
+None)`` of every request, ``if_range`` the ``If-Range`` header of each ranged GET.
 """
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import threading
 import time
@@ -30,6 +34,8 @@ class Bucket:
         self.cut: dict[str, int] = {}
         self.stall: dict[str, float] = {}
         self.endless: dict[str, str] = {}
+        self.etag: dict[str, str] = {}
+        self.if_range: list[str | None] = []
         self.sent: dict[str, int] = {}
         self.forbid = False
         self.slow: tuple[int, float] | None = None
@@ -57,8 +63,14 @@ class _Handler(BaseHTTPRequestHandler):
         if key not in self.bucket.objects:
             return self._empty(404)
         data = self.bucket.objects[key]
+        etag = self.bucket.etag.get(key, f'"{hashlib.md5(data).hexdigest()}"')
+        modified = "Mon, 05 Mar 2018 13:20:00 GMT"
         start, status = 0, 200
         asked = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range") or "")
+        if asked:
+            self.bucket.if_range.append(self.headers.get("If-Range"))
+            if self.headers.get("If-Range", etag) not in (etag, modified):
+                asked = None  # the object changed: all of it
         if asked:
             start = int(asked.group(1))
             if start >= len(data):
@@ -71,6 +83,8 @@ class _Handler(BaseHTTPRequestHandler):
         if endless:
             self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Accept-Ranges", "bytes")
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", modified)
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.end_headers()

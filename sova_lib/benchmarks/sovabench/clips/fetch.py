@@ -12,9 +12,11 @@ bucket's own layout, which ``extract.find_source_videos`` finds at any depth):
    than ``HEAD`` announced are written (``transfer`` says how the answers must agree). A transfer that
    fails mid-way (connection cut, read timeout, a 5xx) is retried ``attempts`` times in all, waiting
    ``backoff`` seconds and then twice as long each time, resuming each time from what arrived.
-3. When the ``.part`` holds exactly the size the server gave, the file is checked: it must open and hold the
-   frames and frame rate its rows need (``sources.check_video``). Then it is renamed to its final name; a file
-   that fails the check is removed and reported, and the run goes on.
+3. When the ``.part`` holds exactly the size the server gave, the file is checked: its MD5 where the ``ETag`` is
+   one, then it must open, hold the frames and frame rate its rows need and decode its first, middle and last frames
+   (``sources.check_video``). Then it is renamed to its final name and its SHA-256 appended to
+   ``<video root>/SHA256SUMS`` (``checksums``); a file that fails a check is removed and reported, and the run goes
+   on. A video already under the root whose line in ``SHA256SUMS`` it no longer matches is reported as failed.
 
 Ctrl-C stops the transfers, keeps the finished files (and the ``.part`` files, for the next run) and returns a
 summary marked ``interrupted``. VIRAT videos are not in the bucket: they are counted and named, never fetched.
@@ -28,11 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from sova_lib.benchmarks.sovabench.clips.checksums import read_checksums, verify
 from sova_lib.benchmarks.sovabench.clips.plan import DEFAULT_FPS
 from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_NAME, VIRAT_WHERE, Source, check_video
 from sova_lib.benchmarks.sovabench.clips.transfer import FetchEnvironmentError, ItemFailed, Transfers
 
 __all__ = ["MAX_LISTED", "FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
+
 
 #: Failures listed one by one in the summary; the rest are counted.
 MAX_LISTED = 20
@@ -113,6 +117,7 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
     if dry_run:
         summary.planned = [(s.source_video, url, dest) for s, url, dest in todo]
         return summary
+    _verify_present(sources, video_root, summary)
     if not todo:
         return summary
 
@@ -125,12 +130,12 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
     bar = progress_bar(total=0, unit="B", unit_scale=True, unit_divisor=1024, desc="fetching MEVA videos",
                        disable=not show_progress)
     with httpx.Client(timeout=timeout, limits=limits, follow_redirects=True, transport=transport) as client:
-        run = Transfers(client, bar, attempts, backoff, _check_video if check else None)
+        run = Transfers(client, bar, attempts, backoff, _check_video if check else None, Path(video_root))
         try:
-            sizes = _each(run, run.head, [((s, url, dest), (url,)) for s, url, dest in todo], concurrency, summary)
-            bar.total = sum(sizes.values())
-            bar.update(sum(min(_part_size(dest), size) for (_, _, dest), size in sizes.items()))  # resumed
-            jobs = [((s, url, dest), (s, url, dest, size)) for (s, url, dest), size in sizes.items()]
+            heads = _each(run, run.head, [((s, url, dest), (url,)) for s, url, dest in todo], concurrency, summary)
+            bar.total = sum(h.size for h in heads.values())
+            bar.update(sum(min(_part_size(dest), h.size) for (_, _, dest), h in heads.items()))  # resumed
+            jobs = [((s, url, dest), (s, url, dest, h)) for (s, url, dest), h in heads.items()]
             for (s, _, _), reason in _each(run, run.fetch, jobs, concurrency, summary).items():
                 (summary.failed.append((s.source_video, reason)) if reason else summary.fetched.append(s.source_video))
         except KeyboardInterrupt:
@@ -140,6 +145,18 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
             bar.close()
             summary.bytes = run.bytes
     return summary
+
+
+def _verify_present(sources: Sequence[Source], video_root, summary: FetchSummary) -> None:
+    """Each MEVA video already under ``video_root`` that ``SHA256SUMS`` records is read: one whose bytes differ is
+    a failure (and no longer counted present)."""
+    recorded = read_checksums(video_root)
+    for s in sources:
+        if recorded and s.dataset == "MEVA" and s.video and s.video_status != "missing":
+            status = verify(video_root, s.video, recorded)
+            if status not in (None, "ok"):
+                summary.present -= 1
+                summary.failed.append((s.source_video, f"{s.video} has {status}; remove it to fetch it again"))
 
 
 def _check_video(path: Path, source: Source) -> str:

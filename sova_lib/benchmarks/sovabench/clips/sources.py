@@ -108,8 +108,9 @@ class Source:
 
 def check_video(path, frames_needed: int, fps: float) -> tuple[str, int | None, float | None]:
     """``(status, frames, fps)`` of the video file ``path``: ``ok`` when it opens (PyAV, frames counted as
-    ``sova_lib.video.decode`` counts them), holds at least ``frames_needed`` frames and runs within
-    ``FPS_TOLERANCE`` of ``fps``; otherwise a phrase saying what is wrong."""
+    ``sova_lib.video.decode`` counts them), holds at least ``frames_needed`` frames (and one), runs within
+    ``FPS_TOLERANCE`` of ``fps``, and its first, middle and last frames decode; otherwise a phrase saying what is
+    wrong."""
     from sova_lib.video.decode import VideoError, open_video
 
     try:
@@ -117,11 +118,17 @@ def check_video(path, frames_needed: int, fps: float) -> tuple[str, int | None, 
     except (VideoError, OSError) as err:
         return f"does not open: {' '.join(str(err).split())}", None, None
     info = reader.info
-    reader.close()
-    if info.num_frames < frames_needed:
-        return f"{info.num_frames} frames, the rows need {frames_needed}", info.num_frames, info.fps
-    if abs(info.fps - fps) > FPS_TOLERANCE:
-        return f"{info.fps:g} frames per second, not {fps:g}", info.num_frames, info.fps
+    try:
+        if info.num_frames < max(frames_needed, 1):
+            return f"{info.num_frames} frames, the rows need {max(frames_needed, 1)}", info.num_frames, info.fps
+        if abs(info.fps - fps) > FPS_TOLERANCE:
+            return f"{info.fps:g} frames per second, not {fps:g}", info.num_frames, info.fps
+        try:
+            reader.read(sorted({0, info.num_frames // 2, info.num_frames - 1}))
+        except VideoError as err:
+            return f"frames that do not decode: {' '.join(str(err).split())}", info.num_frames, info.fps
+    finally:
+        reader.close()
     return "ok", info.num_frames, info.fps
 
 
@@ -131,7 +138,8 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
     With ``annotations`` (a folder), whether each video's ``*.activities.yml`` and ``*.geom.yml`` are under it
     (any depth; ``kpf.find_annotation_files``); with ``video_root``, whether its video file is under it
     (``extract.find_source_videos``) and, with ``check``, whether it opens with the frames and frame rate its
-    rows need (:func:`check_video`).
+    rows need (:func:`check_video`) and, where ``<video_root>/SHA256SUMS`` records it, holds the bytes recorded
+    (``checksums.verify``).
     """
     rows: dict[str, list] = {}
     for clip in clips:
@@ -145,11 +153,13 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
             files = next((found[n] for n in kpf.annotation_names(video) if n in found), None)
             if files is not None and files.activities is not None and files.geom is not None:
                 ann[video] = str(files.activities)
-    paths = {}
+    paths, recorded = {}, {}
     if video_root is not None:
+        from sova_lib.benchmarks.sovabench.clips.checksums import read_checksums
         from sova_lib.benchmarks.sovabench.clips.extract import find_source_videos
 
         paths = find_source_videos(video_root, rows)
+        recorded = read_checksums(video_root) if check else {}
     out = []
     for video, group in rows.items():
         dataset = group[0].source_dataset
@@ -158,6 +168,10 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
         if video in paths:
             status, frames, fps = (check_video(paths[video], needed, DEFAULT_FPS[dataset]) if check
                                    else ("found", None, None))
+            if status == "ok" and recorded:
+                from sova_lib.benchmarks.sovabench.clips.checksums import verify
+
+                status = verify(video_root, paths[video], recorded) or "ok"
         try:
             location = meva_key(video) if dataset == "MEVA" else VIRAT_WHERE
         except ValueError as err:

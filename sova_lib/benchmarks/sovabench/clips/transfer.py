@@ -8,17 +8,80 @@ flag, the progress bar, whether any request has succeeded). Its rules for the by
   ``Content-Range`` ``bytes <have>-<size - 1>/<size>`` and the ``Content-Length`` of that range. The body is read
   as it is sent (``Accept-Encoding: identity``, raw bytes) and written only up to the announced size: a server
   that sends more fails that file, and its ``.part`` is removed, so no ``.part`` ever holds more than the size.
+* **Verified bytes.** Before the first byte of a ``.part`` is written, the object's validators as that answer gives
+  them (``ETag``, ``Last-Modified``: :class:`Announced`) are recorded beside it (``<name>.avi.part.json``). A resume
+  sends them as ``If-Range`` (the ``ETag`` when it is strong, else ``Last-Modified``), so a server whose object
+  changed answers 200 with the whole new object, which is written from the start; a ``.part`` without a record, or
+  whose record differs from what ``HEAD`` says now, is started again from zero. When the ``ETag`` is a plain MD5
+  (32 hex digits: S3's ETag of an object uploaded in one part), the finished file's MD5 must equal it. Then the video
+  must open and decode (``sources.check_video``); it takes its name, and its SHA-256 is appended to the root's
+  ``SHA256SUMS`` (``checksums``). A file that fails is removed with its record.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["FetchEnvironmentError", "ItemFailed", "Transfers"]
+from sova_lib.benchmarks.sovabench.clips.checksums import digests, record_checksum
+
+__all__ = ["Announced", "FetchEnvironmentError", "ItemFailed", "Transfers", "record_validators"]
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
+_PLAIN_MD5 = re.compile(r'"([0-9a-fA-F]{32})"')
+
+
+@dataclass(frozen=True)
+class Announced:
+    """What a server announced of an object: its ``size`` in bytes, its ``etag`` and ``last_modified`` headers
+    ("" when absent)."""
+
+    size: int
+    etag: str = ""
+    last_modified: str = ""
+
+    @classmethod
+    def of(cls, headers, size: int) -> Announced:
+        return cls(size, headers.get("etag", ""), headers.get("last-modified", ""))
+
+    @property
+    def if_range(self) -> str:
+        """The validator a resume sends as ``If-Range``: a strong ``ETag``, else ``Last-Modified``, else ""."""
+        return self.etag if self.etag and not self.etag.startswith("W/") else self.last_modified
+
+    @property
+    def md5(self) -> str | None:
+        """The MD5 the ``ETag`` is, lower case, when it is a plain one (32 hex digits in quotes), else None."""
+        found = _PLAIN_MD5.fullmatch(self.etag)
+        return found.group(1).lower() if found else None
+
+
+def _record_path(part: Path) -> Path:
+    return part.with_name(part.name + ".json")
+
+
+def record_validators(part: Path, announced: Announced) -> None:
+    """Record ``announced`` as the validators of the bytes ``part`` will hold (written whole, then renamed)."""
+    record = _record_path(part)
+    tmp = record.with_name(record.name + ".tmp")
+    tmp.write_text(json.dumps(asdict(announced)) + "\n", encoding="utf-8")
+    os.replace(tmp, record)
+
+
+def _recorded(part: Path) -> Announced | None:
+    try:
+        data = json.loads(_record_path(part).read_text(encoding="utf-8"))
+        return Announced(int(data["size"]), str(data["etag"]), str(data["last_modified"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _discard(part: Path) -> None:
+    part.unlink(missing_ok=True)
+    _record_path(part).unlink(missing_ok=True)
 
 
 class FetchEnvironmentError(OSError):
@@ -37,8 +100,9 @@ class ItemFailed(Exception):
 class Transfers:
     """The shared state of one fetch: the client, the stop flag, the bar, whether any request has succeeded."""
 
-    def __init__(self, client, bar, attempts: int, backoff: float, check):
+    def __init__(self, client, bar, attempts: int, backoff: float, check, root: Path):
         self.client, self.bar, self.attempts, self.backoff, self.check = client, bar, attempts, backoff, check
+        self.root = root
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.any_ok = False
@@ -56,8 +120,8 @@ class Transfers:
                                          "(check --base-url and the network)")
         return ItemFailed(what)
 
-    def head(self, url: str) -> int:
-        """The size in bytes the server gives for ``url``."""
+    def head(self, url: str) -> Announced:
+        """What the server announces of ``url``: its size and validators."""
         import httpx
 
         try:
@@ -76,7 +140,7 @@ class Transfers:
         if r.status_code != 200 or not r.headers.get("content-length", "").isdigit():
             raise ItemFailed(f"HTTP {r.status_code} without a size")
         self.any_ok = True
-        return int(r.headers["content-length"])
+        return Announced.of(r.headers, int(r.headers["content-length"]))
 
     def _head_once(self, url: str):
         r = self.client.head(url, headers={"Accept-Encoding": "identity"})
@@ -95,32 +159,42 @@ class Transfers:
             wait=tenacity.wait_exponential(multiplier=self.backoff, max=60))
         return attempts(call)
 
-    def download(self, url: str, part: Path, size: int) -> None:
-        """``part`` filled up to ``size`` bytes, resumed from what it holds, retried as ``fetch`` says."""
+    def download(self, url: str, part: Path, head: Announced) -> None:
+        """``part`` filled up to ``head.size`` bytes, resumed from what it holds when its recorded validators are
+        ``head``'s, retried as ``fetch`` says."""
         import httpx
 
         try:
-            self._retrying(lambda: self._get_once(url, part, size))
+            self._retrying(lambda: self._get_once(url, part, head))
         except (_Retry, httpx.TransportError) as err:
             raise ItemFailed(f"{err or type(err).__name__} after {self.attempts} attempts; what arrived is kept in "
                              f"{part.name} for the next run") from None
 
-    def _get_once(self, url: str, part: Path, size: int) -> None:
+    def _get_once(self, url: str, part: Path, head: Announced) -> None:
+        size = head.size
         have = part.stat().st_size if part.exists() else 0
-        if have > size:
-            part.unlink()
+        recorded = _recorded(part)
+        if have and (have > size or recorded != head or not head.if_range):  # bytes of another (or unknown) object
+            _discard(part)
+            with self.lock:
+                self.bar.update(-have)
             have = 0
         if have == size:
             return
         headers = {"Accept-Encoding": "identity"}
         if have:
-            headers["Range"] = f"bytes={have}-"
+            headers.update({"Range": f"bytes={have}-", "If-Range": head.if_range})
         with self.client.stream("GET", url, headers=headers) as r:
             mode = self._agreed(url, r, part, have, size)
+            answered = Announced.of(r.headers, size)
+            if mode == "ab" and answered.etag and answered.etag != head.etag:
+                _discard(part)
+                raise _Retry(f"the server answered ETag {answered.etag} to a resume of ETag {head.etag}")
             if mode == "wb":
                 with self.lock:
                     self.bar.update(-have)
                 have = 0
+                record_validators(part, answered)  # before the first byte
             room = size - have
             with open(part, mode) as f:
                 for chunk in r.iter_raw():  # as bytes arrive, so that a cut transfer keeps them
@@ -128,7 +202,7 @@ class Transfers:
                         raise KeyboardInterrupt
                     if len(chunk) > room:
                         f.close()
-                        part.unlink(missing_ok=True)
+                        _discard(part)
                         raise ItemFailed(f"the server sent more than the {size} bytes it announced; nothing kept")
                     f.write(chunk)
                     f.flush()  # what arrived is on disk, whatever stops the run next
@@ -144,22 +218,22 @@ class Transfers:
         if r.status_code == 206:
             got = _CONTENT_RANGE.fullmatch(r.headers.get("content-range", ""))
             if got is None or (int(got.group(1)), int(got.group(2)), int(got.group(3))) != (have, size - 1, size):
-                part.unlink(missing_ok=True)
+                _discard(part)
                 raise _Retry(f"the server answered range {r.headers.get('content-range')!r} to bytes={have}- "
                              f"of {size} bytes")
             if length != str(size - have):
-                part.unlink(missing_ok=True)
+                _discard(part)
                 raise ItemFailed(f"the server announced Content-Length {length or 'none'} for the "
                                  f"{size - have} bytes of range {have}-{size - 1}; nothing kept")
             return "ab"
         if r.status_code == 200:
             if length != str(size):
-                part.unlink(missing_ok=True)
+                _discard(part)
                 raise ItemFailed(f"the server announced Content-Length {length or 'none'} where HEAD gave "
                                  f"{size} bytes; nothing kept")
             return "wb"
         if r.status_code == 416:
-            part.unlink(missing_ok=True)
+            _discard(part)
             raise _Retry("the server refused the resume range (HTTP 416)")
         if r.status_code >= 500 or r.status_code == 429:
             raise _Retry(f"HTTP {r.status_code}")
@@ -167,15 +241,23 @@ class Transfers:
             raise self.refused(url, f"HTTP {r.status_code}")
         raise ItemFailed(f"HTTP {r.status_code}")
 
-    def fetch(self, source, url: str, dest: Path, size: int) -> str:
-        """Download, check and rename one file; returns "" or why it failed (the file then removed)."""
+    def fetch(self, source, url: str, dest: Path, head: Announced) -> str:
+        """Download, verify, check and rename one file, recording its SHA-256; returns "" or why it failed (the file
+        then removed)."""
         dest.parent.mkdir(parents=True, exist_ok=True)
         part = dest.with_name(dest.name + ".part")
-        self.download(url, part, size)
+        self.download(url, part, head)
+        recorded = _recorded(part) or head
+        sha256, md5 = digests(part)
+        if recorded.md5 is not None and md5 != recorded.md5:
+            _discard(part)
+            return f"downloaded, but its MD5 {md5} is not the ETag {recorded.etag} the server gave; removed"
         if self.check is not None:
             status = self.check(part, source)
             if status != "ok":
-                part.unlink(missing_ok=True)
+                _discard(part)
                 return f"downloaded, but it {status if status.startswith('does') else 'has ' + status}; removed"
         os.replace(part, dest)
+        record_checksum(self.root, dest, sha256)
+        _record_path(part).unlink(missing_ok=True)
         return ""

@@ -25,3 +25,18 @@ def videos(tmp_path_factory):
 def tsv(tmp_path):
     return write_tsv(tmp_path / "t.tsv", [f"{v}.vehicle_turns_left.5.20" for v in (A, B, C)]
                      + ["VIRAT_S_000007.vehicle_turns_left.1.2"])
+
+
+def leave_part(root, name: str, data: bytes, n: int):
+    """The ``.part`` an earlier run left of video ``name``: its first ``n`` bytes, with the validators
+    tests.bucket_server announces for ``data``; returns its path."""
+    import hashlib
+
+    from sova_lib.benchmarks.sovabench.clips.sources import meva_key
+    from sova_lib.benchmarks.sovabench.clips.transfer import Announced, record_validators
+
+    part = root / (meva_key(name) + ".part")
+    part.parent.mkdir(parents=True, exist_ok=True)
+    part.write_bytes(data[:n])
+    record_validators(part, Announced(len(data), f'"{hashlib.md5(data).hexdigest()}"', "Mon, 05 Mar 2018 13:20:00 GMT"))
+    return part
