@@ -7,14 +7,21 @@ before or during a run:
 * ``cut[key] = n``: the next GET of ``key`` sends ``n`` bytes of its body, then closes the connection (once);
 * ``forbid = True``: every request is answered 403;
 * ``slow = (chunk, seconds)``: bodies go out ``chunk`` bytes at a time, ``seconds`` apart;
+* ``endless[key] = "chunked"`` (or ``"with-length"``): a GET of ``key`` answers its status and range as usual, but
+  its body is chunked (``"with-length"``: chunked, and still announcing the right ``Content-Length``) and goes on
+  past the object's end, repeating it, until 64 MiB or the server shuts down; ``sent[key]`` counts its bytes;
 * ``stall[key] = seconds``: a GET of ``key`` sends its first byte, then waits up to ``seconds`` (ended early by
   shutting down) before the rest.
 
-``requests`` records ``(method, key, Range header or None)`` of every request.
+Every answer carries the object's ``ETag`` (its MD5 in quotes, as S3 gives for an object uploaded in one part;
+``etag[key]`` replaces it) and a ``Last-Modified``; a ranged GET whose ``If-Range`` is neither of them is answered
+200 with the whole object, as HTTP says (RFC 9110, 13.1.5). ``requests`` records ``(method, key, Range header or
+None)`` of every request, ``if_range`` the ``If-Range`` header of each ranged GET.
 """
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import threading
 import time
@@ -26,6 +33,10 @@ class Bucket:
         self.objects = dict(objects)
         self.cut: dict[str, int] = {}
         self.stall: dict[str, float] = {}
+        self.endless: dict[str, str] = {}
+        self.etag: dict[str, str] = {}
+        self.if_range: list[str | None] = []
+        self.sent: dict[str, int] = {}
         self.forbid = False
         self.slow: tuple[int, float] | None = None
         self.requests: list[tuple[str, str, str | None]] = []
@@ -52,21 +63,43 @@ class _Handler(BaseHTTPRequestHandler):
         if key not in self.bucket.objects:
             return self._empty(404)
         data = self.bucket.objects[key]
+        etag = self.bucket.etag.get(key, f'"{hashlib.md5(data).hexdigest()}"')
+        modified = "Mon, 05 Mar 2018 13:20:00 GMT"
         start, status = 0, 200
         asked = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range") or "")
+        if asked:
+            self.bucket.if_range.append(self.headers.get("If-Range"))
+            if self.headers.get("If-Range", etag) not in (etag, modified):
+                asked = None  # the object changed: all of it
         if asked:
             start = int(asked.group(1))
             if start >= len(data):
                 return self._empty(416)
             status = 206
+        endless = self.bucket.endless.get(key) if body else None
         self.send_response(status)
-        self.send_header("Content-Length", str(len(data) - start))
+        if endless != "chunked":
+            self.send_header("Content-Length", str(len(data) - start))
+        if endless:
+            self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Accept-Ranges", "bytes")
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", modified)
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.end_headers()
-        if body:
+        if endless:
+            self._send_endless(key, data[start:] + data)
+        elif body:
             self._send(key, data[start:])
+
+    def _send_endless(self, key: str, payload: bytes) -> None:
+        self.close_connection = True
+        self.bucket.sent[key] = 0
+        while self.bucket.sent[key] < 64 << 20 and not self.bucket.closing.is_set():
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+            self.wfile.flush()
+            self.bucket.sent[key] += len(payload)
 
     def _send(self, key: str, payload: bytes) -> None:
         cut = self.bucket.cut.pop(key, None)

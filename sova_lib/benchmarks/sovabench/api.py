@@ -93,7 +93,10 @@ def sources(tsv: str, out, *, annotations=None, video_root=None) -> tuple[list, 
     opened and checked); returns the ``clips.sources.Source`` list and the lines that summarise it per dataset."""
     from sova_lib.benchmarks.sovabench.clips import sources as clip_sources
 
-    found = clip_sources.list_sources(clips_of(tsv), annotations, video_root)
+    try:
+        found = clip_sources.list_sources(clips_of(tsv), annotations, video_root)
+    except ValueError as err:
+        raise ValueError(f"--tsv {tsv}: {err}") from None
     clip_sources.write_sources(found, out)
     return found, clip_sources.summary_lines(found, annotations=annotations is not None, videos=video_root is not None)
 
@@ -105,7 +108,11 @@ def fetch(tsv: str, video_root, **options):
     from sova_lib.benchmarks.sovabench.clips.fetch import fetch_sources
     from sova_lib.benchmarks.sovabench.clips.sources import list_sources
 
-    return fetch_sources(list_sources(clips_of(tsv), None, video_root, check=False), video_root, **options)
+    try:
+        found = list_sources(clips_of(tsv), None, video_root, check=False)
+    except ValueError as err:
+        raise ValueError(f"--tsv {tsv}: {err}; nothing fetched") from None
+    return fetch_sources(found, video_root, **options)
 
 
 def plan(tsv: str, annotations, out, **options) -> tuple[list, list[str], list[str]]:

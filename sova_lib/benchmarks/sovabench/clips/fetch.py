@@ -8,19 +8,21 @@ bucket's own layout, which ``extract.find_source_videos`` finds at any depth):
    left). A refused connection, an unknown host or a 403 before any request has succeeded is the environment
    (``FetchEnvironmentError``, an ``OSError``): the run stops at once.
 2. ``GET`` each file into ``<name>.avi.part``; a ``.part`` left by a cut transfer or an earlier run is resumed
-   with an HTTP ``Range`` request (a server that answers 200 instead is read from the start). A transfer that
+   with an HTTP ``Range`` request (a server that answers 200 instead is read from the start); never more bytes
+   than ``HEAD`` announced are written (``transfer`` says how the answers must agree). A transfer that
    fails mid-way (connection cut, read timeout, a 5xx) is retried ``attempts`` times in all, waiting
    ``backoff`` seconds and then twice as long each time, resuming each time from what arrived.
-3. When the ``.part`` holds exactly the size the server gave, the file is checked: it must open and hold the
-   frames and frame rate its rows need (``sources.check_video``). Then it is renamed to its final name; a file
-   that fails the check is removed and reported, and the run goes on.
+3. When the ``.part`` holds exactly the size the server gave, the file is checked: its MD5 where the ``ETag`` is
+   one, then it must open, hold the frames and frame rate its rows need and decode its first, middle and last frames
+   (``sources.check_video``). Then it is renamed to its final name and its SHA-256 appended to
+   ``<video root>/SHA256SUMS`` (``checksums``); a file that fails a check is removed and reported, and the run goes
+   on. A video already under the root whose line in ``SHA256SUMS`` it no longer matches is reported as failed.
 
 Ctrl-C stops the transfers, keeps the finished files (and the ``.part`` files, for the next run) and returns a
 summary marked ``interrupted``. VIRAT videos are not in the bucket: they are counted and named, never fetched.
 """
 from __future__ import annotations
 
-import os
 import queue
 import re
 import threading
@@ -28,26 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from sova_lib.benchmarks.sovabench.clips.checksums import read_checksums, verify
 from sova_lib.benchmarks.sovabench.clips.plan import DEFAULT_FPS
-from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, VIRAT_WHERE, Source, check_video
+from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_NAME, VIRAT_WHERE, Source, check_video
+from sova_lib.benchmarks.sovabench.clips.transfer import FetchEnvironmentError, ItemFailed, Transfers
 
 __all__ = ["MAX_LISTED", "FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
 
+
 #: Failures listed one by one in the summary; the rest are counted.
 MAX_LISTED = 20
-_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
-
-
-class FetchEnvironmentError(OSError):
-    """The server cannot be reached or refuses the first requests: nothing will download; the message says why."""
-
-
-class _Retry(Exception):
-    """A transfer to try again (cut, wrong range, a server error)."""
-
-
-class _ItemFailed(Exception):
-    """One file that cannot be fetched (not in the bucket, refused after others succeeded)."""
 
 
 @dataclass
@@ -83,134 +75,24 @@ class FetchSummary:
 
 def planned_fetches(sources: Sequence[Source], video_root, base_url: str = MEVA_BASE_URL,
                     limit: int | None = None) -> list[tuple[Source, str, Path]]:
-    """``(source, url, destination)`` of each MEVA source whose video is missing, the first ``limit`` of them."""
+    """``(source, url, destination)`` of each MEVA source whose video is missing, the first ``limit`` of them.
+
+    ``ValueError`` naming the source video when its name is not ``sources.MEVA_NAME`` or its destination, resolved
+    (symbolic links followed), does not lie under ``video_root``: nothing is fetched then.
+    """
     todo = [s for s in sources if s.dataset == "MEVA" and s.video_status == "missing"]
     todo = todo if limit is None else todo[:limit]
-    return [(s, f"{base_url.rstrip('/')}/{s.location}", Path(video_root) / s.location) for s in todo]
-
-
-class _Run:
-    """The shared state of one fetch: the client, the stop flag, the bar, whether any request has succeeded."""
-
-    def __init__(self, client, bar, attempts: int, backoff: float, check: bool):
-        self.client, self.bar, self.attempts, self.backoff, self.check = client, bar, attempts, backoff, check
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
-        self.any_ok = False
-        self.bytes = 0
-
-    def advance(self, n: int) -> None:
-        with self.lock:
-            self.bytes += n
-            self.bar.update(n)
-
-    def refused(self, url: str, what: str) -> Exception:
-        """A refusal before any success is the environment; after one, that file's failure."""
-        if not self.any_ok:
-            return FetchEnvironmentError(f"{url}: {what} on the first requests; nothing can be fetched from there "
-                                         "(check --base-url and the network)")
-        return _ItemFailed(what)
-
-    def head(self, url: str) -> int:
-        """The size in bytes the server gives for ``url``."""
-        import httpx
-
-        try:
-            r = self._retrying(lambda: self._head_once(url))
-        except (httpx.ConnectError, httpx.ConnectTimeout) as err:
-            if self.any_ok:
-                raise _ItemFailed(f"cannot connect: {err}") from None
-            raise FetchEnvironmentError(f"cannot reach {url}: {err} (no network, an unknown host or a wrong "
-                                        "--base-url)") from None
-        except (_Retry, httpx.TransportError) as err:
-            raise _ItemFailed(f"{type(err).__name__}: {err} after {self.attempts} attempts") from None
-        if r.status_code in (401, 403):
-            raise self.refused(url, f"HTTP {r.status_code}")
-        if r.status_code == 404:
-            raise _ItemFailed("not in the bucket (HTTP 404)")
-        if r.status_code != 200 or "content-length" not in r.headers:
-            raise _ItemFailed(f"HTTP {r.status_code} without a size")
-        self.any_ok = True
-        return int(r.headers["content-length"])
-
-    def _head_once(self, url: str):
-        r = self.client.head(url)
-        if r.status_code >= 500 or r.status_code == 429:
-            raise _Retry(f"HTTP {r.status_code}")
-        return r
-
-    def _retrying(self, call):
-        import httpx
-        import tenacity
-
-        attempts = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type((_Retry, httpx.ReadTimeout, httpx.WriteTimeout,
-                                                    httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)),
-            stop=tenacity.stop_after_attempt(self.attempts), reraise=True,
-            wait=tenacity.wait_exponential(multiplier=self.backoff, max=60))
-        return attempts(call)
-
-    def download(self, url: str, part: Path, size: int) -> None:
-        """``part`` filled up to ``size`` bytes, resumed from what it holds, retried as the module says."""
-        import httpx
-
-        try:
-            self._retrying(lambda: self._get_once(url, part, size))
-        except (_Retry, httpx.TransportError) as err:
-            raise _ItemFailed(f"{err or type(err).__name__} after {self.attempts} attempts; what arrived is kept in "
-                              f"{part.name} for the next run") from None
-
-    def _get_once(self, url: str, part: Path, size: int) -> None:
-        have = part.stat().st_size if part.exists() else 0
-        if have > size:
-            part.unlink()
-            have = 0
-        if have == size:
-            return
-        with self.client.stream("GET", url, headers={"Range": f"bytes={have}-"} if have else {}) as r:
-            if r.status_code == 206:
-                got = _CONTENT_RANGE.fullmatch(r.headers.get("content-range", ""))
-                if got is None or int(got.group(1)) != have or int(got.group(3)) != size:
-                    part.unlink(missing_ok=True)
-                    raise _Retry(f"the server answered range {r.headers.get('content-range')!r} to bytes={have}-")
-                mode = "ab"
-            elif r.status_code == 200:
-                if int(r.headers.get("content-length", size)) != size:
-                    raise _Retry(f"the server's size changed from {size} to {r.headers['content-length']} bytes")
-                mode = "wb"
-                with self.lock:
-                    self.bar.update(-have)
-            elif r.status_code == 416:
-                part.unlink(missing_ok=True)
-                raise _Retry("the server refused the resume range (HTTP 416)")
-            elif r.status_code >= 500 or r.status_code == 429:
-                raise _Retry(f"HTTP {r.status_code}")
-            elif r.status_code in (401, 403):
-                raise self.refused(url, f"HTTP {r.status_code}")
-            else:
-                raise _ItemFailed(f"HTTP {r.status_code}")
-            with open(part, mode) as f:
-                for chunk in r.iter_bytes():  # as bytes arrive, so that a cut transfer keeps them
-                    if self.stop.is_set():
-                        raise KeyboardInterrupt
-                    f.write(chunk)
-                    f.flush()  # what arrived is on disk, whatever stops the run next
-                    self.advance(len(chunk))
-        if part.stat().st_size != size:
-            raise _Retry(f"transfer ended at {part.stat().st_size} of {size} bytes")
-
-    def fetch(self, source: Source, url: str, dest: Path, size: int) -> str:
-        """Download, check and rename one file; returns "" or why it failed (the file then removed)."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        part = dest.with_name(dest.name + ".part")
-        self.download(url, part, size)
-        if self.check:
-            status, _, _ = check_video(part, source.frames_needed, DEFAULT_FPS[source.dataset])
-            if status != "ok":
-                part.unlink(missing_ok=True)
-                return f"downloaded, but it {status if status.startswith('does') else 'has ' + status}; removed"
-        os.replace(part, dest)
-        return ""
+    root = Path(video_root)
+    out = []
+    for s in todo:
+        if not MEVA_NAME.fullmatch(s.source_video):
+            raise ValueError(f"source video {s.source_video!r} is not a MEVA video name; nothing fetched")
+        dest = root / s.location
+        if not dest.resolve().is_relative_to(root.resolve()):
+            raise ValueError(f"source video {s.source_video!r}: its file {dest} resolves to {dest.resolve()}, "
+                             f"outside --video-root {root}; nothing fetched")
+        out.append((s, f"{base_url.rstrip('/')}/{s.location}", dest))
+    return out
 
 
 def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA_BASE_URL, concurrency: int = 4,
@@ -235,6 +117,7 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
     if dry_run:
         summary.planned = [(s.source_video, url, dest) for s, url, dest in todo]
         return summary
+    _verify_present(sources, video_root, summary)
     if not todo:
         return summary
 
@@ -247,12 +130,12 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
     bar = progress_bar(total=0, unit="B", unit_scale=True, unit_divisor=1024, desc="fetching MEVA videos",
                        disable=not show_progress)
     with httpx.Client(timeout=timeout, limits=limits, follow_redirects=True, transport=transport) as client:
-        run = _Run(client, bar, attempts, backoff, check)
+        run = Transfers(client, bar, attempts, backoff, _check_video if check else None, Path(video_root))
         try:
-            sizes = _each(run, run.head, [((s, url, dest), (url,)) for s, url, dest in todo], concurrency, summary)
-            bar.total = sum(sizes.values())
-            bar.update(sum(min(_part_size(dest), size) for (_, _, dest), size in sizes.items()))  # resumed
-            jobs = [((s, url, dest), (s, url, dest, size)) for (s, url, dest), size in sizes.items()]
+            heads = _each(run, run.head, [((s, url, dest), (url,)) for s, url, dest in todo], concurrency, summary)
+            bar.total = sum(h.size for h in heads.values())
+            bar.update(sum(min(_part_size(dest), h.size) for (_, _, dest), h in heads.items()))  # resumed
+            jobs = [((s, url, dest), (s, url, dest, h)) for (s, url, dest), h in heads.items()]
             for (s, _, _), reason in _each(run, run.fetch, jobs, concurrency, summary).items():
                 (summary.failed.append((s.source_video, reason)) if reason else summary.fetched.append(s.source_video))
         except KeyboardInterrupt:
@@ -264,12 +147,28 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
     return summary
 
 
+def _verify_present(sources: Sequence[Source], video_root, summary: FetchSummary) -> None:
+    """Each MEVA video already under ``video_root`` that ``SHA256SUMS`` records is read: one whose bytes differ is
+    a failure (and no longer counted present)."""
+    recorded = read_checksums(video_root)
+    for s in sources:
+        if recorded and s.dataset == "MEVA" and s.video and s.video_status != "missing":
+            status = verify(video_root, s.video, recorded)
+            if status not in (None, "ok"):
+                summary.present -= 1
+                summary.failed.append((s.source_video, f"{s.video} has {status}; remove it to fetch it again"))
+
+
+def _check_video(path: Path, source: Source) -> str:
+    return check_video(path, source.frames_needed, DEFAULT_FPS[source.dataset])[0]
+
+
 def _part_size(dest: Path) -> int:
     part = dest.with_name(dest.name + ".part")
     return part.stat().st_size if part.exists() else 0
 
 
-def _each(run: _Run, call, jobs: list, concurrency: int, summary: FetchSummary) -> dict:
+def _each(run: Transfers, call, jobs: list, concurrency: int, summary: FetchSummary) -> dict:
     """``call(*args)`` of each ``(key, args)`` of ``jobs`` in ``concurrency`` threads; the results by key. A file's
     failure goes to ``summary.failed``; an environment error stops every thread and is raised here.
 
@@ -305,7 +204,7 @@ def _each(run: _Run, call, jobs: list, concurrency: int, summary: FetchSummary) 
                     break
                 except queue.Empty:
                     continue
-            if isinstance(err, _ItemFailed):
+            if isinstance(err, ItemFailed):
                 summary.failed.append((key[0].source_video, str(err)))
             elif err is not None:
                 raise err

@@ -38,7 +38,7 @@ from typing import Sequence
 from sova_lib.benchmarks.sovabench.clips.plan import ANNOTATION_SOURCES, DEFAULT_FPS
 from sova_lib.storage import write_text
 
-__all__ = ["DATASETS", "FPS_TOLERANCE", "MEVA_BASE_URL", "MEVA_BUCKET", "MEVA_DROP", "SOURCE_COLUMNS",
+__all__ = ["DATASETS", "FPS_TOLERANCE", "MEVA_BASE_URL", "MEVA_BUCKET", "MEVA_DROP", "MEVA_NAME", "SOURCE_COLUMNS",
            "VIRAT_WHERE", "Source", "check_video", "list_sources", "meva_key", "summary_lines", "write_sources"]
 
 #: The public S3 bucket of the MEVA videos (AWS Open Data registry, datasets/mevadata.yaml).
@@ -59,7 +59,9 @@ FPS_TOLERANCE = 0.1
 SOURCE_COLUMNS = ("source_video", "dataset", "location", "rows", "frames_needed", "annotations", "video",
                   "video_status", "frames", "fps")
 
-_MEVA_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.(\d{2})-\d{2}-\d{2}\.")
+#: The name of a MEVA video as SOVABench's clip names carry it, ``<date>.<start>.<end>.<site>.<camera>.r13``
+#: (``2018-03-05.13-15-00.13-20-00.bus.G506.r13``; the MEVA README's naming, every name of the packaged splits).
+MEVA_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})\.(\d{2})-\d{2}-\d{2}\.\d{2}-\d{2}-\d{2}\.[a-z]+\.G\d+\.r\d+")
 
 
 def meva_key(source_video: str) -> str:
@@ -67,11 +69,11 @@ def meva_key(source_video: str) -> str:
 
     ``source_video`` is the name as SOVABench's clip names carry it, release suffix included
     (``2018-03-05.13-15-00.13-20-00.bus.G506.r13``); the date and the starting hour are read from it.
-    ``ValueError`` for a name that does not start ``YYYY-MM-DD.HH-MM-SS.``.
+    ``ValueError`` for a name that is not ``MEVA_NAME`` whole (so no key can hold a ``/`` or a ``..`` of its name).
     """
-    found = _MEVA_NAME.match(source_video)
+    found = MEVA_NAME.fullmatch(source_video)
     if found is None:
-        raise ValueError(f"MEVA video name {source_video!r} does not start with 'YYYY-MM-DD.HH-MM-SS.'")
+        raise ValueError(f"MEVA video name {source_video!r} is not 'YYYY-MM-DD.HH-MM-SS.HH-MM-SS.<site>.G<camera>.r13'")
     return f"{MEVA_DROP}/{found.group(1)}/{found.group(2)}/{source_video}.avi"
 
 
@@ -106,8 +108,9 @@ class Source:
 
 def check_video(path, frames_needed: int, fps: float) -> tuple[str, int | None, float | None]:
     """``(status, frames, fps)`` of the video file ``path``: ``ok`` when it opens (PyAV, frames counted as
-    ``sova_lib.video.decode`` counts them), holds at least ``frames_needed`` frames and runs within
-    ``FPS_TOLERANCE`` of ``fps``; otherwise a phrase saying what is wrong."""
+    ``sova_lib.video.decode`` counts them), holds at least ``frames_needed`` frames (and one), runs within
+    ``FPS_TOLERANCE`` of ``fps``, and its first, middle and last frames decode; otherwise a phrase saying what is
+    wrong."""
     from sova_lib.video.decode import VideoError, open_video
 
     try:
@@ -115,11 +118,17 @@ def check_video(path, frames_needed: int, fps: float) -> tuple[str, int | None, 
     except (VideoError, OSError) as err:
         return f"does not open: {' '.join(str(err).split())}", None, None
     info = reader.info
-    reader.close()
-    if info.num_frames < frames_needed:
-        return f"{info.num_frames} frames, the rows need {frames_needed}", info.num_frames, info.fps
-    if abs(info.fps - fps) > FPS_TOLERANCE:
-        return f"{info.fps:g} frames per second, not {fps:g}", info.num_frames, info.fps
+    try:
+        if info.num_frames < max(frames_needed, 1):
+            return f"{info.num_frames} frames, the rows need {max(frames_needed, 1)}", info.num_frames, info.fps
+        if abs(info.fps - fps) > FPS_TOLERANCE:
+            return f"{info.fps:g} frames per second, not {fps:g}", info.num_frames, info.fps
+        try:
+            reader.read(sorted({0, info.num_frames // 2, info.num_frames - 1}))
+        except VideoError as err:
+            return f"frames that do not decode: {' '.join(str(err).split())}", info.num_frames, info.fps
+    finally:
+        reader.close()
     return "ok", info.num_frames, info.fps
 
 
@@ -129,7 +138,8 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
     With ``annotations`` (a folder), whether each video's ``*.activities.yml`` and ``*.geom.yml`` are under it
     (any depth; ``kpf.find_annotation_files``); with ``video_root``, whether its video file is under it
     (``extract.find_source_videos``) and, with ``check``, whether it opens with the frames and frame rate its
-    rows need (:func:`check_video`).
+    rows need (:func:`check_video`) and, where ``<video_root>/SHA256SUMS`` records it, holds the bytes recorded
+    (``checksums.verify``).
     """
     rows: dict[str, list] = {}
     for clip in clips:
@@ -143,11 +153,13 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
             files = next((found[n] for n in kpf.annotation_names(video) if n in found), None)
             if files is not None and files.activities is not None and files.geom is not None:
                 ann[video] = str(files.activities)
-    paths = {}
+    paths, recorded = {}, {}
     if video_root is not None:
+        from sova_lib.benchmarks.sovabench.clips.checksums import read_checksums
         from sova_lib.benchmarks.sovabench.clips.extract import find_source_videos
 
         paths = find_source_videos(video_root, rows)
+        recorded = read_checksums(video_root) if check else {}
     out = []
     for video, group in rows.items():
         dataset = group[0].source_dataset
@@ -156,7 +168,15 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
         if video in paths:
             status, frames, fps = (check_video(paths[video], needed, DEFAULT_FPS[dataset]) if check
                                    else ("found", None, None))
-        out.append(Source(video, dataset, meva_key(video) if dataset == "MEVA" else VIRAT_WHERE, len(group), needed,
+            if status == "ok" and recorded:
+                from sova_lib.benchmarks.sovabench.clips.checksums import verify
+
+                status = verify(video_root, paths[video], recorded) or "ok"
+        try:
+            location = meva_key(video) if dataset == "MEVA" else VIRAT_WHERE
+        except ValueError as err:
+            raise ValueError(f"row index {group[0].index} ({group[0].name}): {err}") from None
+        out.append(Source(video, dataset, location, len(group), needed,
                           ann.get(video, ""), str(paths.get(video, "")), status, frames, fps))
     return sorted(out, key=lambda s: (DATASETS.index(s.dataset), s.source_video))
 

@@ -2,6 +2,7 @@
 against a local object store (tests.bucket_server) that serves tiny videos made here under the bucket's keys."""
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import socket
@@ -9,36 +10,13 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from sova_lib.benchmarks.sovabench.clips import fetch
 from sova_lib.benchmarks.sovabench.clips.sources import list_sources, meva_key
 from sova_lib.benchmarks.sovabench.splits import read_tsv
 from sova_lib.cli import main
-from tests.benchmarks.sovabench.clips.test_sources import write_tsv
+from tests.benchmarks.sovabench.clips.conftest import A, B, C, leave_part
 from tests.bucket_server import serve
-from tests.helpers_video import numbered_frames, write_video
 from tests.paths import ROOT
-
-A = "2018-03-05.13-15-00.13-20-00.bus.G506.r13"
-B = "2018-03-11.17-25-02.17-30-02.school.G424.r13"
-C = "2018-03-15.15-45-00.15-50-00.bus.G505.r13"
-
-
-@pytest.fixture(scope="module")
-def videos(tmp_path_factory):
-    """name -> bytes of a tiny AVI: A, B and C have 30 frames at 30 fps (the rows need 21), SHORT 10."""
-    folder = tmp_path_factory.mktemp("served")
-    out = {}
-    for name, frames in ((A, 30), (B, 30), (C, 30), ("short", 10)):
-        out[name] = write_video(folder / f"{name}.avi", numbered_frames(frames, 64, 48), 30.0).read_bytes()
-    return out
-
-
-@pytest.fixture()
-def tsv(tmp_path):
-    return write_tsv(tmp_path / "t.tsv", [f"{v}.vehicle_turns_left.5.20" for v in (A, B, C)]
-                     + ["VIRAT_S_000007.vehicle_turns_left.1.2"])
 
 
 def _objects(videos, **swap):
@@ -54,15 +32,15 @@ def test_a_cut_transfer_is_resumed_and_each_file_checked(videos, tsv, tmp_path):
     root = tmp_path / "videos"
     with serve(_objects(videos)) as bucket:
         bucket.cut[meva_key(A)] = 1000  # the first GET of A is cut after 1000 bytes
-        part = root / (meva_key(B) + ".part")  # B: an earlier run left its first 700 bytes
-        part.parent.mkdir(parents=True)
-        part.write_bytes(videos[B][:700])
+        leave_part(root, B, videos[B], 700)  # B: an earlier run left its first 700 bytes
         s = _fetch(tsv, root, bucket.url, concurrency=2)
     assert (sorted(s.fetched), s.failed, s.present, s.virat) == (sorted([A, B, C]), [], 0, 1)
     for name in (A, B, C):
         assert (root / meva_key(name)).read_bytes() == videos[name]
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == \
-        sorted(meva_key(n) for n in (A, B, C))  # no .part left
+        sorted(["SHA256SUMS", *(meva_key(n) for n in (A, B, C))])  # no .part left, nor its record
+    assert sorted((root / "SHA256SUMS").read_text().splitlines()) == \
+        sorted(f"{hashlib.sha256(videos[n]).hexdigest()}  {meva_key(n)}" for n in (A, B, C))
     gets = [(k, r) for m, k, r in bucket.requests if m == "GET"]
     assert gets.count((meva_key(A), None)) == 1 and (meva_key(A), "bytes=1000-") in gets
     assert (meva_key(B), "bytes=700-") in gets and (meva_key(B), None) not in gets
@@ -87,7 +65,8 @@ def test_a_corrupt_or_short_file_is_caught_removed_and_reported(videos, tsv, tmp
     assert failed[f"  failed {A}"].startswith("downloaded, but it does not open: ") and \
         failed[f"  failed {A}"].endswith("; removed")
     assert out[3].startswith("VIRAT videos needed but not fetched here: 1; from VIRAT Video Dataset")
-    assert [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()] == [meva_key(C)]
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == \
+        ["SHA256SUMS", meva_key(C)]
 
 
 def test_403_on_the_first_requests_stops_at_once_as_an_environment_error(videos, tsv, tmp_path, capsys):
@@ -141,7 +120,8 @@ def test_dry_run_asks_nothing_and_limit_takes_the_first_sources(videos, tsv, tmp
                      bucket.url, "--limit", "1", "--no-progress"]) == 0
     assert capsys.readouterr().out.startswith("MEVA videos fetched: 1 (")
     assert {k for _, k, _ in bucket.requests} == {meva_key(A)}
-    assert [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()] == [meva_key(A)]
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == \
+        ["SHA256SUMS", meva_key(A)]
 
 
 def test_ctrl_c_exits_130_and_keeps_finished_files(videos, tsv, tmp_path):
