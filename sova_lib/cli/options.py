@@ -101,9 +101,16 @@ class SovaParser(argparse.ArgumentParser):
 
     A verb's options can be added when the verb is first parsed (``fill_later``), so that a command line imports
     the modules of its own verb alone; ``filled`` adds every verb's, for a caller that reads the whole tree.
+
+    A long option is taken only as spelled: argparse's abbreviations are off (``allow_abbrev=False``), so that
+    ``--device cpu`` is refused where only ``--device-map`` exists instead of being read as it. Every sub-command's
+    parser is a ``SovaParser`` too (``add_subparsers`` makes its parsers of the parent's class).
     """
 
     _fill = None  # what adds this parser's arguments, not run yet (fill_later)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, allow_abbrev=False, **kwargs)
 
     def filled(self) -> "SovaParser":
         """This parser with its own arguments and those of every sub-command below it added; returns it."""

@@ -35,7 +35,6 @@ the vendored excerpts they return identical arrays (checked in
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import sys
 import tempfile
@@ -108,20 +107,42 @@ def _native_stderr_held():
                     os.write(fd, text)
 
 
+_DECORD_IMPORT = threading.Lock()
+_decord = None  # the module, once imported whole (a thread never sees one another thread is still importing)
+
+
 def _import_decord():
-    """The ``decord`` module, imported after torch wherever the CUDA libraries of torch's registry build are installed.
+    """The ``decord`` module, imported without the CUDA libraries it would load; raises ``ImportError`` when missing.
 
-    On import, ``decord2`` 3.4.0 loads every shared library of the ``nvidia-*`` packages with ``RTLD_GLOBAL``
-    (``decord/_ffi/base.py``, ``_preload_cuda_libs``), NVBLAS (``libnvblas.so.13``) among them. NVBLAS defines
-    the BLAS routines (``sgemm_``), so a torch loaded afterwards binds its CPU matrix products to NVBLAS, which
-    without a GPU and its configuration file crashes the process (a segmentation fault in any ``nn.Linear``).
-    A torch loaded first has bound its own. Raises ``ImportError`` when decord is missing.
+    On import, ``decord2`` 3.4.0 loads every shared library of the ``nvidia-*`` packages it finds through
+    ``importlib.util.find_spec("nvidia")``, each with ``RTLD_GLOBAL`` (``decord/_ffi/base.py``,
+    ``_preload_cuda_libs``), NVBLAS (``libnvblas.so.13``) among them. NVBLAS defines the BLAS routines
+    (``sgemm_``), so a torch loaded afterwards binds its CPU matrix products to NVBLAS, which without a GPU and its
+    configuration file crashes the process (a segmentation fault in any ``nn.Linear``). The locked ``decord2`` is
+    the CPU build, whose ``libdecord.so`` needs none of those libraries (its FFmpeg is bundled in ``decord2.libs``),
+    so ``nvidia`` is hidden from that lookup while decord is imported (``sys.modules["nvidia"] = None``, which
+    ``find_spec`` answers with None; the previous entry is put back): torch, imported later or never, keeps its own
+    BLAS, and a command that decodes frames without torch (``--backend openai``) imports no torch. Importing
+    decord this way also skips the second it takes to map the CUDA libraries. After the first call this returns
+    the module at once.
     """
-    if importlib.util.find_spec("nvidia") is not None:
-        import torch  # noqa: F401
-    import decord
-
-    return decord
+    global _decord
+    if _decord is not None:
+        return _decord
+    with _DECORD_IMPORT:  # one thread hides and restores the entry; the others wait, then find decord imported
+        if _decord is None:
+            missing = object()
+            saved = sys.modules.get("nvidia", missing)
+            sys.modules["nvidia"] = None
+            try:
+                import decord
+            finally:
+                if saved is missing:
+                    del sys.modules["nvidia"]
+                else:
+                    sys.modules["nvidia"] = saved
+            _decord = decord
+    return _decord
 
 
 class DecordReader:

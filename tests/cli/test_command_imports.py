@@ -1,5 +1,6 @@
 """A command imports only what its own work needs: the ``sova_lib`` modules of a warm ``sova sovabench evaluate``,
-listed, and no Ray, KPF or clip extraction in ``sova describe --backend motion``."""
+listed, no Ray, KPF or clip extraction in ``sova describe --backend motion``, and no torch in ``sova describe
+--backend openai``, which decodes frames with decord and sends them to a server."""
 import json
 import os
 import subprocess
@@ -77,3 +78,16 @@ def test_describe_with_the_motion_backend_imports_no_ray_kpf_or_clip_extraction(
                 "sova_lib.benchmarks.sovabench.clips.plan", "sova_lib.benchmarks.sovabench.clips.extract"}
     assert unwanted & set(modules) == set()
     assert "sova_lib.describe.backends.motion" in modules
+
+
+def test_describe_with_the_openai_backend_decodes_with_decord_and_imports_no_torch(tmp_path, server_factory):
+    server = server_factory(models=["org/vlm"])
+    _, modules = _run("describe", "--backend", "openai", "--model", "org/vlm", "--base-url", server.url,
+                      "--protocol", "quickstart-direction", "--cache-dir", tmp_path / "cache", "--no-progress",
+                      cwd=tmp_path)
+    (described,) = (tmp_path / "cache" / "descriptions").glob("*/descriptions.jsonl")
+    texts = [json.loads(line)["text"] for line in described.read_text().splitlines()]
+    assert len(texts) == 6 and all(t.startswith("images: ") and t != "images: 0" for t in texts), texts
+    assert len([r for r in server.requests if r["path"].endswith("/chat/completions")]) == 6
+    assert {"decord", "sova_lib.video.decode", "sova_lib.describe.backends.openai"} <= set(modules)
+    assert {"torch", "transformers", "sentence_transformers", "nvidia"} & set(modules) == set()

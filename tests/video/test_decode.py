@@ -115,7 +115,8 @@ def test_torch_computes_on_the_cpu_after_a_video_was_read_with_decord(tmp_path):
     """A fresh process reads a video with decord, then imports torch and multiplies matrices on the CPU.
 
     decord2 loads NVBLAS globally on import where torch's CUDA libraries are installed; a torch loaded after it
-    crashed in its first matrix product (``sova_lib.video.decode._import_decord``).
+    crashed in its first matrix product. decord is imported with those libraries hidden from it
+    (``sova_lib.video.decode._import_decord``), and without torch.
     """
     import subprocess
     import sys
@@ -125,8 +126,10 @@ def test_torch_computes_on_the_cpu_after_a_video_was_read_with_decord(tmp_path):
         "import sys\n"
         "from sova_lib.video.decode import open_video\n"
         "reader = open_video(sys.argv[1], 'decord'); frames = reader.read([0, 2]); reader.close()\n"
+        "print(sorted({'decord', 'torch', 'nvidia'} & set(sys.modules)))\n"
         "import torch\n"
         "x = torch.ones(64, 384); w = torch.full((384, 384), 0.5)\n"
         "print(sorted(frames), float(torch.nn.functional.linear(x, w).sum()))\n")
     done = subprocess.run([sys.executable, "-c", script, str(video)], capture_output=True, text=True, timeout=300)
-    assert (done.returncode, done.stdout) == (0, "[0, 2] 4718592.0\n"), done.stderr[-2000:]
+    # decord read the frames, imported neither torch nor the nvidia package, and torch multiplies afterwards
+    assert (done.returncode, done.stdout) == (0, "['decord']\n[0, 2] 4718592.0\n"), done.stderr[-2000:]
