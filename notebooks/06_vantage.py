@@ -125,7 +125,8 @@ plots.save_figure(fig, out / "06_vantage_success_curve")
 # ## A synthetic run on the bundled street footage
 #
 # Three short excerpts of a fixed outdoor camera (OpenCV's `vtest.avi`) get synthetic questions in the public
-# formats of the four video tasks, and synthetic answer keys. The describer is a **rule-based stand-in** (it measures
+# formats of the four video tasks, laid out as the harness's `scripts/run_lmudata.py` lays out its LMUData folder
+# (`datasets/VANTAGE_VQA/VANTAGE_VQA.tsv` beside `videos/`, ...), and synthetic answer keys. The describer is a **rule-based stand-in** (it measures
 # frame-to-frame change and answers each format from it; not an MLLM). Frames are sampled as the harness samples
 # them for frame-list backends, the answers are cached like descriptions, then parsed and scored with intervals.
 
@@ -136,15 +137,15 @@ tsvs = synthetic.write_street_benchmark(work_dir, videos, durations)
 stand_in = synthetic.RuleBasedStandIn()
 rng = np.random.default_rng(seed)
 pd.DataFrame({"task": list(tsvs), "questions": [len(vantage.read_items(t, path)) for t, path in tsvs.items()],
-              "file (under work_dir)": [path.name for path in tsvs.values()]})
+              "file (under work_dir)": [path.relative_to(work_dir).as_posix() for path in tsvs.values()]})
 
 # %% [markdown]
 # Each task: describe its items (resumable), read the cached answers back, parse and score them with an interval.
 # Each score is written as one record under `figures_dir/results/`; the table reads them back from `results.csv`.
 
 # %%
-street, answers_shown = synthetic.street_run(stand_in, tsvs, work_dir, answers_dir, media_root=videos[0].parent,
-                                           n_frames=n_frames, mode=mode, rng=rng, n_resamples=n_resamples)
+street, answers_shown = synthetic.street_run(stand_in, tsvs, work_dir, answers_dir, n_frames=n_frames, mode=mode,
+                                           rng=rng, n_resamples=n_resamples)
 results.record_rows([r.to_record(kind="description cache", source=synthetic.STREET_SOURCE, cache=synthetic.STREET_CACHE,
                                  seed=seed) for r in street.values()], out / "results")
 collected = records.collect_records(out / "results", out / "results.csv")
@@ -169,8 +170,8 @@ answers_shown
 # refused otherwise. `docs/vantage.md` lists what each `sova vantage` command reads and writes.
 
 # %%
-described = vantage.describe(stand_in, "vqa", tsvs["vqa"], answers_dir, media_root=videos[0].parent, frames=n_frames,
-                             run=RunOptions(show_progress=False, verbose=False))
+described = vantage.describe(stand_in, "vqa", tsvs["vqa"], answers_dir, media_root=tsvs["vqa"].parent / "videos",
+                             frames=n_frames, run=RunOptions(show_progress=False, verbose=False))
 submission, _ = vantage.submit("vqa", described.items, described.answers, model=stand_in.name,
                                out=Path(work_dir) / "submission" / "vqa.jsonl")
 print(submission.read_text(encoding="utf-8").splitlines()[0])

@@ -39,6 +39,9 @@ SAMPLE = "{repo}/sova_lib/benchmarks/sovabench/data/meva-annotations-sample"
 MUVR = "--data {in}/muvr"
 FEATURES = "--features {in}/muvr/features/VLMs_1_15/synthetic-clip"
 STREET = "{in}/street"
+#: The street benchmark's TSVs, in the harness's LMUData layout (``synthetic.write_street_benchmark``).
+TEMPORAL_TSV, DVC_TSV, VQA_TSV = (f"{STREET}/datasets/{name}/{name}.tsv"
+                                  for name in ("VANTAGE_Temporal", "VANTAGE_DVC", "VANTAGE_VQA"))
 SERVE = "--backend openai --base-url {server} --concurrency 1"
 
 #: (name, command line after ``sova``). ``{in}``: the inputs; ``{out}``: the outputs; ``{glob:PATTERN}``: the one
@@ -116,29 +119,29 @@ COMMANDS = [
     ("muvr-evaluate-qa-strict", f"muvr evaluate {MUVR} --version qa --answers {{glob:muvr-cache/descriptions/openai-M-muvr-qa-*}} "
                                 "--scoring strict --json --out {out}/figures/results"),
     # docs/vantage.md
-    ("vantage-describe-temporal", f"vantage describe --task temporal --items {STREET}/temporal.tsv --media-root "
+    ("vantage-describe-temporal", f"vantage describe --task temporal --items {TEMPORAL_TSV} --media-root "
                                   "{in}/videos --backend openai --model Qwen/Qwen2.5-VL-7B-Instruct --base-url {server} --concurrency 1 "
                                   "--cache-dir {out}/cache --out {out}/submissions/temporal.jsonl"),
-    ("vantage-submit-temporal", f"vantage submit --task temporal --items {STREET}/temporal.tsv --answers "
+    ("vantage-submit-temporal", f"vantage submit --task temporal --items {TEMPORAL_TSV} --answers "
                                 "{glob:cache/descriptions/openai-Qwen*} --model Qwen2.5-VL-7B "
                                 "--out {out}/submission/temporal.jsonl"),
     ("vantage-validate-temporal", f"vantage validate {{out}}/submission/temporal.jsonl --task temporal "
-                                  f"--items {STREET}/temporal.tsv"),
+                                  f"--items {TEMPORAL_TSV}"),
     ("vantage-evaluate-temporal", f"vantage evaluate --task temporal --ground-truth {STREET}/temporal_gt.jsonl "
                                   "--submission {out}/submissions/temporal.jsonl"),
-    ("vantage-describe-dvc", f"vantage describe --task dvc --items {STREET}/dvc.tsv --media-root {{in}}/videos "
+    ("vantage-describe-dvc", f"vantage describe --task dvc --items {DVC_TSV} --media-root {{in}}/videos "
                              f"{SERVE} --model M --cache-dir {{out}}/vantage-cache --out {{out}}/dvc.jsonl"),
     ("vantage-evaluate-dvc", f"vantage evaluate --task dvc --ground-truth {STREET}/dvc_gt.jsonl --submission "
                              "{out}/dvc.jsonl --scoring strict --json --similarity token-f1"),
-    ("vantage-describe-vqa-scored", f"vantage describe --task vqa --items {STREET}/vqa.tsv --media-root {{in}}/videos "
+    ("vantage-describe-vqa-scored", f"vantage describe --task vqa --items {VQA_TSV} --media-root {{in}}/videos "
                                     f"{SERVE} --model M --cache-dir {{out}}/vantage-cache "
                                     f"--ground-truth {STREET}/vqa_gt.jsonl"),
     ("vantage-evaluate-vqa-answers", f"vantage evaluate --task video_qa --ground-truth {STREET}/vqa_gt.jsonl "
                                      "--answers {glob:vantage-cache/descriptions/openai-M-vantage-vqa*} "
-                                     f"--items {STREET}/vqa.tsv --out {{out}}/figures/results"),
+                                     f"--items {VQA_TSV} --out {{out}}/figures/results"),
     ("vantage-validate-against-answer-key", f"vantage validate {{out}}/submission/temporal.jsonl --task temporal "
                                             f"--ground-truth {STREET}/temporal_gt.jsonl"),
-    ("vantage-validate-dvc", f"vantage validate {{out}}/dvc.jsonl --task dvc --items {STREET}/dvc.tsv"),
+    ("vantage-validate-dvc", f"vantage validate {{out}}/dvc.jsonl --task dvc --items {DVC_TSV}"),
 ]
 
 # --------------------------------------------------------------------------- the inputs

@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import csv
 import json
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sova_lib.storage import JsonlError, read_jsonl
 
-__all__ = ["TSV_COLUMNS", "VantageDataError", "VantageItem", "jsonl_objects", "read_items", "read_refex", "read_sot", "read_tsv",
+__all__ = ["LMU_DATASETS", "TSV_COLUMNS", "VantageDataError", "VantageItem", "jsonl_objects", "read_items", "read_refex", "read_sot", "read_tsv",
            "turn_value", "video_file"]
 
 #: Required TSV columns per task.
@@ -72,6 +73,20 @@ def video_file(task: str, name: str) -> str:
     if task == "event_verification":
         return name
     raise ValueError(f"task {task!r} has no video; the video tasks are vqa, event_verification, temporal, dvc")
+
+
+#: Task -> the harness's dataset name: its folder under ``LMUData/datasets/`` and, for a TSV task, the TSV's stem
+#: (``scripts/run_lmudata.py:16-23``, ``TASK_CONFIG`` at 152-200): ``<name>/<name>.tsv`` beside ``<name>/videos/``.
+LMU_DATASETS = {
+    "vqa": "VANTAGE_VQA",
+    "event_verification": "VANTAGE_EventVerification",
+    "temporal": "VANTAGE_Temporal",
+    "dvc": "VANTAGE_DVC",
+    "refex": "VANTAGE_2DGrounding",
+    "pointing": "VANTAGE_2DPointing",
+    "astro": "Astro2D",
+    "sot": "VANTAGE_SOT",
+}
 
 
 class VantageDataError(ValueError):
@@ -114,7 +129,8 @@ class VantageItem:
 
     ``media``: the video, the image, or (tracking) the frame files in order,
     frame 0 first, as given (relative to the media root). ``options``: the
-    options, one line each as the prompt lists them (VQA: as listed in the TSV; pointing: ``A. <text of A>``
+    options, one line each as the prompt lists them (VQA: as listed in the TSV, a JSON list of bare texts labelled
+    ``A. <text>``, ``B. <text>``, ... as the harness's loader labels them; pointing: ``A. <text of A>``
     to ``D. <text of D>``).
     ``extra``: task data the prompt or metric needs (``width``/``height``,
     ``init_bbox`` and ``frame_ids`` for tracking, ``question_id``).
@@ -142,7 +158,12 @@ def _split_options(text: str, path, line: int) -> tuple[str, ...]:
         return tuple(f"{k}. {v}" for k, v in value.items())
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise VantageDataError(path, line, "options", "expected a JSON list of option texts")
-    return tuple(v.strip() for v in value)
+    texts = tuple(v.strip() for v in value)
+    letters = string.ascii_uppercase[:len(texts)]
+    if all(t.startswith(f"{c}. ") for c, t in zip(letters, texts)):  # labelled already: as listed
+        return texts
+    # the harness's layout: bare texts (run_lmudata.py:632), labelled A., B., ... by the loader (vantage_vqa.py:402-403)
+    return tuple(f"{c}. {t}" for c, t in zip(letters, texts))
 
 
 def read_tsv(path, task: str) -> list[VantageItem]:

@@ -1,11 +1,12 @@
 """A synthetic VANTAGE-style run on the bundled street footage, for teaching and tests.
 
 Nothing here is VANTAGE-Bench data or a model. ``write_street_benchmark``
-writes public-format TSVs and ground-truth JSONLs in the harness's layout
-(leaderboard ids, canonical task strings, answers as JSON text; see
-``ground_truth``) for the four video tasks over the three ``vtest`` excerpts
-shipped with the package; the questions and answer keys are synthetic,
-written for this library. ``RuleBasedStandIn`` is
+writes an LMUData folder as the harness's ``scripts/run_lmudata.py`` lays
+it out (each task's TSV with its ``videos/``) and ground-truth JSONLs in the
+harness's layout (leaderboard ids, canonical task strings, answers as JSON
+text; see ``ground_truth``) for the four video tasks over the three
+``vtest`` excerpts shipped with the package; the questions and answer keys
+are synthetic, written for this library. ``RuleBasedStandIn`` is
 a rule-based stand-in describer (not an MLLM): it measures frame-to-frame
 change and answers each task's format from it, so the whole chain (prompt,
 frames, runner, cache, parser, metric, bootstrap) runs on a CPU in seconds.
@@ -23,6 +24,7 @@ import csv
 import io
 import json
 import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,7 +33,7 @@ import pandas as pd
 
 from sova_lib.benchmarks.vantage.api import describe
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
-from sova_lib.benchmarks.vantage.inputs import TSV_COLUMNS
+from sova_lib.benchmarks.vantage.inputs import LMU_DATASETS, TSV_COLUMNS
 from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
 from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.benchmarks.vantage.scoring import score_answers
@@ -42,9 +44,8 @@ from sova_lib.storage import write_text
 
 __all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table", "write_street_benchmark"]
 
-_VQA = [("What moves through the scene?", ["A. pedestrians", "B. a forklift", "C. a train", "D. nothing"], "A"),
-        ("Where is the camera?", ["A. inside a car", "B. fixed above a public space", "C. hand-held",
-                                  "D. on a drone"], "B")]
+_VQA = [("What moves through the scene?", ["pedestrians", "a forklift", "a train", "nothing"], "A"),
+        ("Where is the camera?", ["inside a car", "fixed above a public space", "hand-held", "on a drone"], "B")]
 _EV = [("Does a person walk through the scene?", "Yes"), ("Does a vehicle drive through the scene?", "No")]
 _EV_SYSTEM = "You verify whether an event happens in a fixed-camera video. Answer Yes or No."
 
@@ -65,13 +66,23 @@ def _mmss(t: float) -> str:
 
 
 def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[float]) -> dict[str, Path]:
-    """Write ``<task>.tsv`` and ``<task>_gt.jsonl`` for vqa, event_verification, temporal and dvc under ``folder``.
+    """Write the synthetic street benchmark of vqa, event_verification, temporal and dvc under ``folder``.
 
-    ``videos`` are the clip files (named in the TSVs by file name, so the
-    media root is their folder); ``durations`` their lengths in seconds.
-    The synthetic temporal key is the middle half of each clip; the dense
-    captions key is two events, first and second half. Each TSV's ``index``
-    runs 0, 1, ... . Returns task -> TSV path.
+    ``folder`` becomes an LMUData root as ``scripts/run_lmudata.py`` writes
+    one (lines 16-19): ``datasets/<name>/<name>.tsv`` and a copy of the clips
+    in ``datasets/<name>/videos/`` for each task (``inputs.LMU_DATASETS``),
+    the TSVs with the columns, the video names and the line ends that script
+    writes (``_write_tsv``, lines 469-481): VQA, event verification and dense
+    captioning name the clip's file (lines 611, 761, 840), temporal
+    localization its bare stem (lines 908-909); VQA's ``options`` a JSON list
+    of bare texts (line 632) and its ``question`` led by ``Question:``, which
+    the loader's prompt reads (``vantage_vqa.py:362``). Beside them, each
+    task's answer key ``<task>_gt.jsonl``. ``videos`` are the clip files,
+    ``durations`` their lengths in seconds. The synthetic temporal key is the
+    middle half of each clip; the dense captions key is two events, first and
+    second half. Each TSV's ``index`` runs 0, 1, ... . Returns task -> TSV
+    path; the folder of a task's videos is ``harness_prompts.harness_data_root``
+    of it (``<TSV folder>/videos``).
     """
     folder = Path(folder)
     rows = {"vqa": [], "event_verification": [], "temporal": [], "dvc": []}
@@ -79,7 +90,7 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
     for video, d in zip(videos, durations):
         name = Path(video).name
         for question, options, answer in _VQA:
-            _add(rows, gt, "vqa", name, [question, json.dumps(options)], answer)
+            _add(rows, gt, "vqa", name, [f"Question: {question}", json.dumps(options)], answer)
         for question, answer in _EV:
             _add(rows, gt, "event_verification", name, [_EV_SYSTEM, question], answer)
         span = {"start": _mmss(d / 4), "end": _mmss(3 * d / 4)}
@@ -91,9 +102,13 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
         _add(rows, gt, "dvc", name, ["Describe the events of the video."], json.dumps(events))
     out = {}
     for task, table in rows.items():
+        dataset = folder / "datasets" / LMU_DATASETS[task]
+        (dataset / "videos").mkdir(parents=True, exist_ok=True)
+        for video in videos:
+            shutil.copyfile(video, dataset / "videos" / Path(video).name)
         text = io.StringIO()
-        csv.writer(text, delimiter="\t").writerows([TSV_COLUMNS[task], *table])
-        out[task] = write_text(folder / f"{task}.tsv", text.getvalue())
+        csv.writer(text, delimiter="\t", lineterminator="\n").writerows([TSV_COLUMNS[task], *table])
+        out[task] = write_text(dataset / f"{LMU_DATASETS[task]}.tsv", text.getvalue())
         write_text(folder / f"{task}_gt.jsonl", "\n".join(gt[task]) + "\n")
     return out
 
@@ -148,12 +163,13 @@ STREET_SOURCE = "rule-based stand-in (synthetic questions)"
 STREET_CACHE = "vantage-street-stand-in"
 
 
-def street_run(describer, tsvs: dict, work_dir, answers_dir, *, media_root, n_frames: int, mode: str, rng,
+def street_run(describer, tsvs: dict, work_dir, answers_dir, *, n_frames: int, mode: str, rng,
                n_resamples: int) -> tuple[dict, dict]:
     """Describe, read back and score each task of the synthetic street set (``write_street_benchmark``).
 
     For each ``task -> items file`` of ``tsvs``: the items are described
-    into ``answers_dir`` (resumable), the cached answers read back by
+    into ``answers_dir`` (resumable; the videos in ``videos/`` beside the
+    TSV), the cached answers read back by
     leaderboard id, and scored against ``work_dir/<task>_gt.jsonl`` in
     ``mode`` with ``n_resamples`` resamples from ``rng`` (dense captioning
     with the token-F1 caption similarity). Returns ``({task: VantageResult},
@@ -161,7 +177,7 @@ def street_run(describer, tsvs: dict, work_dir, answers_dir, *, media_root, n_fr
     """
     results, shown = {}, {}
     for task, tsv in tsvs.items():
-        answers = describe(describer, task, tsv, answers_dir, media_root=media_root, frames=n_frames,
+        answers = describe(describer, task, tsv, answers_dir, media_root=Path(tsv).parent / "videos", frames=n_frames,
                            run=RunOptions(show_progress=False, verbose=False)).answers
         shown[task] = next(iter(answers.values()))
         truth = read_ground_truth(Path(work_dir) / f"{task}_gt.jsonl", task)

@@ -193,7 +193,7 @@ def test_message_record_of_a_harness_message():
 def _harness_run(harness, tsvs, out, monkeypatch):
     monkeypatch.setattr("sys.path", list(sys.path))
     for name in [m for m in sys.modules if m == "vlmeval" or m.startswith("vlmeval.")]:
-        monkeypatch.delitem(sys.modules, name)
+        del sys.modules[name]
     try:
         return main(["vantage", "harness-prompts", "--harness", str(harness), "--task", "vqa", "--items",
                      str(tsvs["vqa"]), "--model-family", "gpt", "--nframe", "3", "--out", str(out)])
