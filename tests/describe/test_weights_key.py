@@ -15,7 +15,7 @@ from sova_lib.cli import main  # noqa: E402
 from sova_lib.describe.backends.openai import OpenAIDescriber  # noqa: E402
 from sova_lib.describe.backends.transformers import TransformersDescriber  # noqa: E402
 from sova_lib.describe.backends.transformers_models import weights_fingerprint  # noqa: E402
-from sova_lib.describe.contract import DescriberEnvironmentError  # noqa: E402
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
 from sova_lib.describe.run_cache import RunOptions  # noqa: E402
 from sova_lib.describe.runner import describe_items  # noqa: E402
@@ -188,3 +188,31 @@ def test_a_server_that_reports_nothing_that_follows_the_weights_says_so_once(ser
     dated = server_factory(models=[_card("Qwen/Qwen2.5-VL-7B-Instruct", 1_700_000_000)])  # a dated checkpoint
     described = OpenAIDescriber("M", dated.url)
     assert "folder" not in described.fingerprint() and described.weights_note is None
+
+
+def test_one_model_folder_spelled_three_ways_is_one_key_and_one_folder_name(server_factory, tmp_path, monkeypatch):
+    """Absolute, relative, with a trailing slash, through a symbolic link: one path in the key, the folder name and
+    the record, for the transformers backend and for a server that lists the name it was asked for."""
+    from sova_lib.describe.cache import cache_folder
+    from sova_lib.describe.prompts import resolve_prompt
+    from sova_lib.describe.runner import run_key
+
+    model = _checkpoint(tmp_path / "models" / "tiny-qwen2.5-vl", b"weights")
+    (tmp_path / "link").symlink_to(model)
+    monkeypatch.chdir(tmp_path)
+    spellings = [str(model), "models/tiny-qwen2.5-vl", str(model) + "/", "link"]
+    server = server_factory(models=spellings)  # as transformers serve lists a model it was asked for by that name
+
+    def keys(make):
+        return [run_key(make(spelling), resolve_prompt("general"), 1.0) for spelling in spellings]
+
+    local = keys(lambda m: TransformersDescriber(m, device="cpu"))
+    served = keys(lambda m: OpenAIDescriber(m, server.url))
+    for found in (local, served):
+        assert all(key == found[0] for key in found[1:])
+        assert found[0]["describer"]["model"] == str(model)
+        assert cache_folder(tmp_path, found[0]).name.split("__")[0].split("-", 1)[1].startswith("tiny-qwen2.5-vl-")
+    assert local[0]["fingerprint"] == {"method": "folder-digest", "sha256": folder_fingerprint(model)}
+    assert served[0]["fingerprint"]["id"] == served[0]["fingerprint"]["folder"] == str(model)
+    request = DescribeRequest("a", [], "Describe.", None, False, ())
+    assert OpenAIDescriber("link", server.url).request_body(request)["model"] == "link"  # the server's own name

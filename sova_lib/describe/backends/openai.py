@@ -360,8 +360,10 @@ class OpenAIDescriber:
         self._client: httpx.Client | None = None  # made at the first request (_http): its TLS set-up takes a while
 
     def config(self) -> dict:
-        """The settings that change the text (hashed into the cache key)."""
-        config = {"model": self.model, "max_new_tokens": self.max_new_tokens, "temperature": 0.0,
+        """The settings that change the text (hashed into the cache key); a ``model`` that names a folder on this
+        machine as that folder's one path (``sova_lib.fingerprint.local_folder``)."""
+        model = str(local_folder(self.model) or self.model)  # a folder as one path, however it was spelled
+        config = {"model": model, "max_new_tokens": self.max_new_tokens, "temperature": 0.0,
                   "image_format": "jpeg", "jpeg_quality": self.jpeg_quality}
         if self.video_input != "frames":
             config["video_input"] = self.video_input
@@ -376,7 +378,8 @@ class OpenAIDescriber:
         ``DescriberEnvironmentError`` when an endpoint cannot be reached, refuses the credentials, does not serve
         ``model``, or when the endpoints report different models.
         """
-        cards = [self._model_card(endpoint) for endpoint in self._endpoints]
+        cards = [{k: str(local_folder(v) or v) if k in ("id", "root") and isinstance(v, str) else v
+                  for k, v in self._model_card(endpoint).items()} for endpoint in self._endpoints]  # one path a folder
         self.weights_note = None
         if self.model_tag is not None:
             return {"method": "tag", "tag": self.model_tag}

@@ -84,6 +84,7 @@ from sova_lib.describe.backends.transformers_models import (
     weights_fingerprint,
 )
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, option
+from sova_lib.fingerprint import local_folder
 from sova_lib.hub import offline_mode
 from sova_lib.video.frames import to_rgb_image
 
@@ -179,7 +180,7 @@ class TransformersDescriber:
                 raise ValueError(f"{name} must be at least 1, got {value}")
         if video_input not in _VIDEO_INPUTS:
             raise ValueError(f"video_input must be one of {list(_VIDEO_INPUTS)}, got {video_input!r}")
-        self.model = str(model)
+        self.model = str(local_folder(model) or model)  # a folder as one path, however it was spelled
         self.revision = revision
         self.family = resolve_family(self.model, family)
         if self.family == "minicpm-v" and int(batch_size) != 1:
