@@ -176,7 +176,7 @@ def _fetch(args) -> int:
     if summary.interrupted:
         print("sova: interrupted", file=sys.stderr)
         return 130
-    return 1 if summary.failed else 0
+    return 1 if summary.failed or summary.busy else 0
 
 
 def _plan(args) -> int:

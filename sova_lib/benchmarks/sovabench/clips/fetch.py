@@ -33,7 +33,7 @@ from typing import Sequence
 from sova_lib.benchmarks.sovabench.clips.checksums import read_checksums, verify
 from sova_lib.benchmarks.sovabench.clips.plan import DEFAULT_FPS
 from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_NAME, VIRAT_WHERE, Source, check_video
-from sova_lib.benchmarks.sovabench.clips.transfer import FetchEnvironmentError, ItemFailed, Transfers
+from sova_lib.benchmarks.sovabench.clips.transfer import Busy, FetchEnvironmentError, ItemFailed, Transfers
 
 __all__ = ["MAX_LISTED", "FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
 
@@ -44,12 +44,14 @@ MAX_LISTED = 20
 
 @dataclass
 class FetchSummary:
-    """What :func:`fetch_sources` did: files ``fetched`` and ``failed`` (``(name, reason)``), how many were
+    """What :func:`fetch_sources` did: files ``fetched``, ``failed`` (``(name, reason)``) and skipped as ``busy``
+    (``(name, why)``: another fetch is writing them), how many were
     ``present`` already, ``virat`` videos not fetchable here, ``planned`` ``(name, url, path)`` of a dry run,
     ``bytes`` downloaded, and whether Ctrl-C ``interrupted`` the run."""
 
     fetched: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    busy: list[tuple[str, str]] = field(default_factory=list)
     present: int = 0
     virat: int = 0
     planned: list[tuple[str, str, Path]] = field(default_factory=list)
@@ -66,6 +68,9 @@ class FetchSummary:
             out += [f"  failed {name}: {reason}" for name, reason in self.failed[:MAX_LISTED]]
             if len(self.failed) > MAX_LISTED:
                 out.append(f"  ... and {len(self.failed) - MAX_LISTED} more")
+            if self.busy:
+                out.append(f"being fetched by another run: {len(self.busy)}")
+                out += [f"  skipped {name}: {why}" for name, why in self.busy[:MAX_LISTED]]
             if self.interrupted:
                 out.append("  interrupted: finished files are kept; run the same command again to resume")
         if self.virat:
@@ -137,7 +142,12 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
             bar.update(sum(min(_part_size(dest), h.size) for (_, _, dest), h in heads.items()))  # resumed
             jobs = [((s, url, dest), (s, url, dest, h)) for (s, url, dest), h in heads.items()]
             for (s, _, _), reason in _each(run, run.fetch, jobs, concurrency, summary).items():
-                (summary.failed.append((s.source_video, reason)) if reason else summary.fetched.append(s.source_video))
+                if reason is None:  # another fetch finished it meanwhile
+                    summary.present += 1
+                elif reason:
+                    summary.failed.append((s.source_video, reason))
+                else:
+                    summary.fetched.append(s.source_video)
         except KeyboardInterrupt:
             summary.interrupted = True
         finally:
@@ -206,6 +216,8 @@ def _each(run: Transfers, call, jobs: list, concurrency: int, summary: FetchSumm
                     continue
             if isinstance(err, ItemFailed):
                 summary.failed.append((key[0].source_video, str(err)))
+            elif isinstance(err, Busy):
+                summary.busy.append((key[0].source_video, str(err)))
             elif err is not None:
                 raise err
             else:
