@@ -107,9 +107,11 @@ class Busy(Exception):
 class Transfers:
     """The shared state of one fetch: the client, the stop flag, the bar, whether any request has succeeded."""
 
-    def __init__(self, client, bar, attempts: int, backoff: float, check, root: Path):
+    def __init__(self, client, bar, attempts: int, backoff: float, check, root: Path, *, probe: int = 0,
+                 layout: str = "--base-url"):
         self.client, self.bar, self.attempts, self.backoff, self.check = client, bar, attempts, backoff, check
-        self.root = root
+        self.root, self.probe, self.layout = root, probe, layout
+        self.misses = 0  # 404s before any success
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.any_ok = False
@@ -143,6 +145,12 @@ class Transfers:
         if r.status_code in (401, 403):
             raise self.refused(url, f"HTTP {r.status_code}")
         if r.status_code == 404:
+            with self.lock:
+                self.misses += 0 if self.any_ok else 1
+                if self.probe and self.misses >= self.probe and not self.any_ok:
+                    raise FetchEnvironmentError(
+                        f"the first {self.probe} key(s) all answer HTTP 404 ({url} among them): {self.layout} is "
+                        "likely wrong; nothing fetched")
             raise ItemFailed("not in the bucket (HTTP 404)")
         if r.status_code != 200 or not r.headers.get("content-length", "").isdigit():
             raise ItemFailed(f"HTTP {r.status_code} without a size")
