@@ -123,6 +123,15 @@ def _folder(text: str) -> Path:
     return path
 
 
+def _key_template(text: str) -> str:
+    from sova_lib.benchmarks.sovabench.clips.sources import check_key_template
+
+    try:
+        return check_key_template(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _add_fetch(sub) -> None:
     f = sub.add_parser("fetch", help="download a protocol's missing MEVA source videos from the public bucket "
                                      "(resumable, each file checked)",
@@ -138,7 +147,7 @@ def _add_fetch(sub) -> None:
 
 
 def _fetch_options(f) -> None:
-    from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL
+    from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_KEY_TEMPLATE
 
     _tsv(f)
     f.add_argument("--video-root", required=True, type=_folder, metavar="DIR",
@@ -146,6 +155,9 @@ def _fetch_options(f) -> None:
                         "not fetched again")
     f.add_argument("--base-url", default=MEVA_BASE_URL, metavar="URL",
                    help=f"the bucket's HTTPS address (default {MEVA_BASE_URL})")
+    f.add_argument("--key-template", type=_key_template, default=MEVA_KEY_TEMPLATE, metavar="TEMPLATE",
+                   help="each video's key under --base-url, and its path under --video-root, from the fields {date}, "
+                        f"{{hour}} and {{name}} of its name (default {MEVA_KEY_TEMPLATE})")
     f.add_argument("--concurrency", type=positive_count, default=4, metavar="N",
                    help="transfers at once (default 4)")
     f.add_argument("--connect-timeout", type=positive_number, default=10.0, metavar="S",
@@ -169,14 +181,15 @@ def _sources(args) -> int:
 
 
 def _fetch(args) -> int:
-    summary = sovabench.fetch(args.tsv, args.video_root, base_url=args.base_url, concurrency=args.concurrency,
-                              limit=args.limit, dry_run=args.dry_run, connect_timeout=args.connect_timeout,
+    summary = sovabench.fetch(args.tsv, args.video_root, base_url=args.base_url, key_template=args.key_template,
+                              concurrency=args.concurrency, limit=args.limit, dry_run=args.dry_run,
+                              connect_timeout=args.connect_timeout,
                               read_timeout=args.read_timeout, show_progress=not args.no_progress)
     print("\n".join(summary.lines(dry_run=args.dry_run)))
     if summary.interrupted:
         print("sova: interrupted", file=sys.stderr)
         return 130
-    return 1 if summary.failed else 0
+    return 1 if summary.failed or summary.busy else 0
 
 
 def _plan(args) -> int:

@@ -42,6 +42,7 @@ VOCABULARY: dict[str, str] = {
     "--prompt": "the describer's prompt (a preset name, default general, or a sentence of free text)",
     "--system-prompt": "the describer's system prompt",
     "--base-url": "a server's URL: OpenAI-compatible server(s) for describers, the MEVA bucket for clips fetch",
+    "--key-template": "clips fetch: each video's key under --base-url and path under --video-root, from {date} {hour} {name}",
     "--model-tag": "a name for the weights a server runs, keying its cache",
     "--api-key-env": "environment variable holding the API key",
     "--concurrency": "requests in flight per server (transfers at once for clips fetch)",

@@ -6,7 +6,8 @@ bucket's own layout, which ``extract.find_source_videos`` finds at any depth):
 
 1. ``HEAD`` every file, ``concurrency`` at a time, for its size (the progress bar's total: bytes, rate, time
    left). A refused connection, an unknown host or a 403 before any request has succeeded is the environment
-   (``FetchEnvironmentError``, an ``OSError``): the run stops at once.
+   (``FetchEnvironmentError``, an ``OSError``): the run stops at once; so is a 404 for each of the first
+   ``LAYOUT_PROBE`` keys (the key template or the base URL is then likely wrong).
 2. ``GET`` each file into ``<name>.avi.part``; a ``.part`` left by a cut transfer or an earlier run is resumed
    with an HTTP ``Range`` request (a server that answers 200 instead is read from the start); never more bytes
    than ``HEAD`` announced are written (``transfer`` says how the answers must agree). A transfer that
@@ -32,24 +33,36 @@ from typing import Sequence
 
 from sova_lib.benchmarks.sovabench.clips.checksums import read_checksums, verify
 from sova_lib.benchmarks.sovabench.clips.plan import DEFAULT_FPS
-from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_NAME, VIRAT_WHERE, Source, check_video
-from sova_lib.benchmarks.sovabench.clips.transfer import FetchEnvironmentError, ItemFailed, Transfers
+from sova_lib.benchmarks.sovabench.clips.sources import (
+    MEVA_BASE_URL,
+    MEVA_KEY_TEMPLATE,
+    MEVA_NAME,
+    VIRAT_WHERE,
+    Source,
+    check_video,
+    meva_key,
+)
+from sova_lib.benchmarks.sovabench.clips.transfer import Busy, FetchEnvironmentError, ItemFailed, Transfers
 
-__all__ = ["MAX_LISTED", "FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
+__all__ = ["LAYOUT_PROBE", "MAX_LISTED", "FetchEnvironmentError", "FetchSummary", "fetch_sources", "planned_fetches"]
 
 
 #: Failures listed one by one in the summary; the rest are counted.
 MAX_LISTED = 20
+#: When the first this many keys (or all, when fewer) answer 404 and none answered, the layout is wrong: stop.
+LAYOUT_PROBE = 5
 
 
 @dataclass
 class FetchSummary:
-    """What :func:`fetch_sources` did: files ``fetched`` and ``failed`` (``(name, reason)``), how many were
+    """What :func:`fetch_sources` did: files ``fetched``, ``failed`` (``(name, reason)``) and skipped as ``busy``
+    (``(name, why)``: another fetch is writing them), how many were
     ``present`` already, ``virat`` videos not fetchable here, ``planned`` ``(name, url, path)`` of a dry run,
     ``bytes`` downloaded, and whether Ctrl-C ``interrupted`` the run."""
 
     fetched: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    busy: list[tuple[str, str]] = field(default_factory=list)
     present: int = 0
     virat: int = 0
     planned: list[tuple[str, str, Path]] = field(default_factory=list)
@@ -66,6 +79,9 @@ class FetchSummary:
             out += [f"  failed {name}: {reason}" for name, reason in self.failed[:MAX_LISTED]]
             if len(self.failed) > MAX_LISTED:
                 out.append(f"  ... and {len(self.failed) - MAX_LISTED} more")
+            if self.busy:
+                out.append(f"being fetched by another run: {len(self.busy)}")
+                out += [f"  skipped {name}: {why}" for name, why in self.busy[:MAX_LISTED]]
             if self.interrupted:
                 out.append("  interrupted: finished files are kept; run the same command again to resume")
         if self.virat:
@@ -74,8 +90,10 @@ class FetchSummary:
 
 
 def planned_fetches(sources: Sequence[Source], video_root, base_url: str = MEVA_BASE_URL,
-                    limit: int | None = None) -> list[tuple[Source, str, Path]]:
-    """``(source, url, destination)`` of each MEVA source whose video is missing, the first ``limit`` of them.
+                    limit: int | None = None, key_template: str = MEVA_KEY_TEMPLATE) -> list[tuple[Source, str, Path]]:
+    """``(source, url, destination)`` of each MEVA source whose video is missing, the first ``limit`` of them: its
+    key is ``key_template`` filled (``sources.meva_key``), its URL ``<base_url>/<key>``, its file
+    ``<video_root>/<key>``.
 
     ``ValueError`` naming the source video when its name is not ``sources.MEVA_NAME`` or its destination, resolved
     (symbolic links followed), does not lie under ``video_root``: nothing is fetched then.
@@ -87,22 +105,24 @@ def planned_fetches(sources: Sequence[Source], video_root, base_url: str = MEVA_
     for s in todo:
         if not MEVA_NAME.fullmatch(s.source_video):
             raise ValueError(f"source video {s.source_video!r} is not a MEVA video name; nothing fetched")
-        dest = root / s.location
+        key = meva_key(s.source_video, key_template)
+        dest = root / key
         if not dest.resolve().is_relative_to(root.resolve()):
             raise ValueError(f"source video {s.source_video!r}: its file {dest} resolves to {dest.resolve()}, "
                              f"outside --video-root {root}; nothing fetched")
-        out.append((s, f"{base_url.rstrip('/')}/{s.location}", dest))
+        out.append((s, f"{base_url.rstrip('/')}/{key}", dest))
     return out
 
 
-def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA_BASE_URL, concurrency: int = 4,
+def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA_BASE_URL,
+                  key_template: str = MEVA_KEY_TEMPLATE, concurrency: int = 4,
                   limit: int | None = None, dry_run: bool = False, connect_timeout: float = 10.0,
                   read_timeout: float = 60.0, attempts: int = 4, backoff: float = 1.0, check: bool = True,
                   show_progress: bool = False, transport=None) -> FetchSummary:
     """Download the missing MEVA videos of ``sources`` (from ``sources.list_sources(..., video_root)``) into
     ``video_root`` as the module docstring says; returns a :class:`FetchSummary`.
 
-    ``concurrency`` transfers run at once; ``limit`` takes the first N missing videos only; ``dry_run`` plans
+    ``key_template``: the keys' layout (``sources.meva_key``). ``concurrency`` transfers run at once; ``limit`` takes the first N missing videos only; ``dry_run`` plans
     without any request. ``connect_timeout``/``read_timeout`` bound each wait in seconds; ``attempts`` and
     ``backoff`` bound the retries. ``check=False`` skips opening the downloaded files. ``transport``: an httpx
     transport (tests). Raises ``FetchEnvironmentError`` when the server cannot be reached, ``ValueError`` for a
@@ -113,7 +133,7 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
                          f"{MEVA_BASE_URL}")
     summary = FetchSummary(present=sum(1 for s in sources if s.dataset == "MEVA" and s.video_status != "missing"),
                            virat=sum(1 for s in sources if s.dataset == "VIRAT" and s.video_status == "missing"))
-    todo = planned_fetches(sources, video_root, base_url, limit)
+    todo = planned_fetches(sources, video_root, base_url, limit, key_template)
     if dry_run:
         summary.planned = [(s.source_video, url, dest) for s, url, dest in todo]
         return summary
@@ -130,14 +150,21 @@ def fetch_sources(sources: Sequence[Source], video_root, *, base_url: str = MEVA
     bar = progress_bar(total=0, unit="B", unit_scale=True, unit_divisor=1024, desc="fetching MEVA videos",
                        disable=not show_progress)
     with httpx.Client(timeout=timeout, limits=limits, follow_redirects=True, transport=transport) as client:
-        run = Transfers(client, bar, attempts, backoff, _check_video if check else None, Path(video_root))
+        run = Transfers(client, bar, attempts, backoff, _check_video if check else None, Path(video_root),
+                        probe=min(LAYOUT_PROBE, len(todo)), layout=f"--key-template {key_template} or --base-url "
+                                                                    f"{base_url}")
         try:
             heads = _each(run, run.head, [((s, url, dest), (url,)) for s, url, dest in todo], concurrency, summary)
             bar.total = sum(h.size for h in heads.values())
             bar.update(sum(min(_part_size(dest), h.size) for (_, _, dest), h in heads.items()))  # resumed
             jobs = [((s, url, dest), (s, url, dest, h)) for (s, url, dest), h in heads.items()]
             for (s, _, _), reason in _each(run, run.fetch, jobs, concurrency, summary).items():
-                (summary.failed.append((s.source_video, reason)) if reason else summary.fetched.append(s.source_video))
+                if reason is None:  # another fetch finished it meanwhile
+                    summary.present += 1
+                elif reason:
+                    summary.failed.append((s.source_video, reason))
+                else:
+                    summary.fetched.append(s.source_video)
         except KeyboardInterrupt:
             summary.interrupted = True
         finally:
@@ -206,6 +233,8 @@ def _each(run: Transfers, call, jobs: list, concurrency: int, summary: FetchSumm
                     continue
             if isinstance(err, ItemFailed):
                 summary.failed.append((key[0].source_video, str(err)))
+            elif isinstance(err, Busy):
+                summary.busy.append((key[0].source_video, str(err)))
             elif err is not None:
                 raise err
             else:

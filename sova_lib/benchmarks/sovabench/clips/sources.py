@@ -38,8 +38,8 @@ from typing import Sequence
 from sova_lib.benchmarks.sovabench.clips.plan import ANNOTATION_SOURCES, DEFAULT_FPS
 from sova_lib.storage import write_text
 
-__all__ = ["DATASETS", "FPS_TOLERANCE", "MEVA_BASE_URL", "MEVA_BUCKET", "MEVA_DROP", "MEVA_NAME", "SOURCE_COLUMNS",
-           "VIRAT_WHERE", "Source", "check_video", "list_sources", "meva_key", "summary_lines", "write_sources"]
+__all__ = ["DATASETS", "FPS_TOLERANCE", "MEVA_BASE_URL", "MEVA_BUCKET", "MEVA_DROP", "MEVA_KEY_TEMPLATE", "MEVA_NAME", "SOURCE_COLUMNS",
+           "VIRAT_WHERE", "Source", "check_key_template", "check_video", "list_sources", "meva_key", "summary_lines", "write_sources"]
 
 #: The public S3 bucket of the MEVA videos (AWS Open Data registry, datasets/mevadata.yaml).
 MEVA_BUCKET = "mevadata-public-01"
@@ -47,6 +47,8 @@ MEVA_BUCKET = "mevadata-public-01"
 MEVA_BASE_URL = f"https://{MEVA_BUCKET}.s3.amazonaws.com"
 #: The bucket folder of the transcoded ground-camera videos (``<name>.r13.avi``).
 MEVA_DROP = "drops-123-r13"
+#: The key of a MEVA video in the bucket: the drop folder, then date and starting-hour folders (``meva_key``).
+MEVA_KEY_TEMPLATE = MEVA_DROP + "/{date}/{hour}/{name}.avi"
 #: The source datasets, in listing order.
 DATASETS = ("MEVA", "VIRAT")
 #: Where VIRAT's videos and KPF annotations come from (not the MEVA bucket).
@@ -64,8 +66,27 @@ SOURCE_COLUMNS = ("source_video", "dataset", "location", "rows", "frames_needed"
 MEVA_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})\.(\d{2})-\d{2}-\d{2}\.\d{2}-\d{2}-\d{2}\.[a-z]+\.G\d+\.r\d+")
 
 
-def meva_key(source_video: str) -> str:
-    """The object key of a MEVA source video in the public bucket: ``drops-123-r13/<date>/<hour>/<name>.avi``.
+def check_key_template(template: str) -> str:
+    """``template`` when it is a key layout :func:`meva_key` can fill: a relative path (``/`` between folders, no
+    ``.`` or ``..`` part, no ``\\``) of the fields ``{date}``, ``{hour}`` and ``{name}``, ``{name}`` among them;
+    else ``ValueError`` saying what is wrong."""
+    import string
+
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    except ValueError as err:
+        raise ValueError(f"key template {template!r}: {err}") from None
+    if "name" not in fields or fields - {"date", "hour", "name"}:
+        raise ValueError(f"key template {template!r} must hold {{name}} and no field but {{date}}, {{hour}}, {{name}}")
+    key = template.format(date="D", hour="H", name="N")
+    if key.startswith("/") or "\\" in key or any(part in ("", ".", "..") for part in key.split("/")):
+        raise ValueError(f"key template {template!r} is not a relative path of named folders")
+    return template
+
+
+def meva_key(source_video: str, template: str = MEVA_KEY_TEMPLATE) -> str:
+    """The object key of a MEVA source video in the public bucket, ``template`` filled (by default
+    ``drops-123-r13/<date>/<hour>/<name>.avi``; :func:`check_key_template` says which templates are taken).
 
     ``source_video`` is the name as SOVABench's clip names carry it, release suffix included
     (``2018-03-05.13-15-00.13-20-00.bus.G506.r13``); the date and the starting hour are read from it.
@@ -74,7 +95,7 @@ def meva_key(source_video: str) -> str:
     found = MEVA_NAME.fullmatch(source_video)
     if found is None:
         raise ValueError(f"MEVA video name {source_video!r} is not 'YYYY-MM-DD.HH-MM-SS.HH-MM-SS.<site>.G<camera>.r13'")
-    return f"{MEVA_DROP}/{found.group(1)}/{found.group(2)}/{source_video}.avi"
+    return check_key_template(template).format(date=found.group(1), hour=found.group(2), name=source_video)
 
 
 @dataclass(frozen=True)

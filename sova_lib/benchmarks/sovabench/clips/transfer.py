@@ -16,6 +16,9 @@ flag, the progress bar, whether any request has succeeded). Its rules for the by
   (32 hex digits: S3's ETag of an object uploaded in one part), the finished file's MD5 must equal it. Then the video
   must open and decode (``sources.check_video``); it takes its name, and its SHA-256 is appended to the root's
   ``SHA256SUMS`` (``checksums``). A file that fails is removed with its record.
+* **One fetch per file.** A file is written only under its lock, ``<name>.avi.lock`` beside it (``filelock``,
+  removed before its release); a fetch that finds it held skips the file and says so (:class:`Busy`), and one that takes
+  it after another fetch finished the file counts it present.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.clips.checksums import digests, record_checksum
 
-__all__ = ["Announced", "FetchEnvironmentError", "ItemFailed", "Transfers", "record_validators"]
+__all__ = ["Announced", "Busy", "FetchEnvironmentError", "ItemFailed", "Transfers", "record_validators"]
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 _PLAIN_MD5 = re.compile(r'"([0-9a-fA-F]{32})"')
@@ -97,12 +100,18 @@ class ItemFailed(Exception):
     announced); the message says why."""
 
 
+class Busy(Exception):
+    """A file another fetch is writing (it holds the file's lock); the message says so."""
+
+
 class Transfers:
     """The shared state of one fetch: the client, the stop flag, the bar, whether any request has succeeded."""
 
-    def __init__(self, client, bar, attempts: int, backoff: float, check, root: Path):
+    def __init__(self, client, bar, attempts: int, backoff: float, check, root: Path, *, probe: int = 0,
+                 layout: str = "--base-url"):
         self.client, self.bar, self.attempts, self.backoff, self.check = client, bar, attempts, backoff, check
-        self.root = root
+        self.root, self.probe, self.layout = root, probe, layout
+        self.misses = 0  # 404s before any success
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.any_ok = False
@@ -136,6 +145,12 @@ class Transfers:
         if r.status_code in (401, 403):
             raise self.refused(url, f"HTTP {r.status_code}")
         if r.status_code == 404:
+            with self.lock:
+                self.misses += 0 if self.any_ok else 1
+                if self.probe and self.misses >= self.probe and not self.any_ok:
+                    raise FetchEnvironmentError(
+                        f"the first {self.probe} key(s) all answer HTTP 404 ({url} among them): {self.layout} is "
+                        "likely wrong; nothing fetched")
             raise ItemFailed("not in the bucket (HTTP 404)")
         if r.status_code != 200 or not r.headers.get("content-length", "").isdigit():
             raise ItemFailed(f"HTTP {r.status_code} without a size")
@@ -241,10 +256,26 @@ class Transfers:
             raise self.refused(url, f"HTTP {r.status_code}")
         raise ItemFailed(f"HTTP {r.status_code}")
 
-    def fetch(self, source, url: str, dest: Path, head: Announced) -> str:
-        """Download, verify, check and rename one file, recording its SHA-256; returns "" or why it failed (the file
-        then removed)."""
+    def fetch(self, source, url: str, dest: Path, head: Announced) -> str | None:
+        """Download, verify, check and rename one file, recording its SHA-256, holding the lock ``<name>.avi.lock``
+        beside it; returns "" when fetched, None when another fetch finished it meanwhile, else why it failed (the
+        file then removed). ``Busy`` when another fetch holds the lock."""
+        from filelock import FileLock, Timeout
+
         dest.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(dest.with_name(dest.name + ".lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            raise Busy(f"another fetch is writing it (it holds {lock.lock_file}); skipped, run again when that one "
+                       "ends") from None
+        try:
+            return None if dest.exists() else self._fetch_locked(source, url, dest, head)
+        finally:  # removed while held: filelock does not take a lock whose file is gone (its st_nlink is 0)
+            Path(lock.lock_file).unlink(missing_ok=True)
+            lock.release()
+
+    def _fetch_locked(self, source, url: str, dest: Path, head: Announced) -> str:
         part = dest.with_name(dest.name + ".part")
         self.download(url, part, head)
         recorded = _recorded(part) or head

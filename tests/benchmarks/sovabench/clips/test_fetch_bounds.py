@@ -152,3 +152,87 @@ def test_the_sha256sums_are_checked_on_a_later_fetch_and_by_clips_sources(videos
     assert status == {A: "ok", B: "ok", C: f"a SHA-256 other than the one SHA256SUMS records for {meva_key(C)}",
                       "VIRAT_S_000007": "missing"}
     assert "unusable: 1" in capsys.readouterr().out
+
+
+def test_a_file_another_fetch_is_writing_is_skipped_and_said_so(videos, tsv, tmp_path, capsys):
+    from filelock import FileLock
+
+    root = tmp_path / "videos"
+    (root / meva_key(B)).parent.mkdir(parents=True)
+    held = FileLock(root / (meva_key(B) + ".lock"))
+    with serve(_objects(videos)) as bucket:
+        with held:  # another fetch writes B
+            code = main(["sovabench", "clips", "fetch", "--tsv", str(tsv), "--video-root", str(root), "--base-url",
+                         bucket.url, "--no-progress"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert out[1:3] == ["being fetched by another run: 1",
+                        f"  skipped {B}: another fetch is writing it (it holds {root / (meta := meva_key(B))}.lock); "
+                        "skipped, run again when that one ends"]
+    assert [(m, k) for m, k, _ in bucket.requests if m == "GET"].count(("GET", meta)) == 0
+    # no .part of B; the other run's lock is its own to remove, A's and C's are gone
+    assert _files(root) == sorted(["SHA256SUMS", meva_key(A), meva_key(B) + ".lock", meva_key(C)])
+
+
+def test_two_fetches_into_one_folder_write_each_file_once(videos, tsv, tmp_path):
+    import threading
+
+    root = tmp_path / "videos"
+    results = []
+    with serve(_objects(videos)) as bucket:
+        bucket.slow = (1024, 0.01)  # each transfer takes a while, so that the two runs meet
+        runs = [threading.Thread(target=lambda: results.append(_fetch(tsv, root, bucket.url, concurrency=3)))
+                for _ in range(2)]
+        for run in runs:
+            run.start()
+        for run in runs:
+            run.join(timeout=60)
+    assert len(results) == 2 and all(s.failed == [] for s in results)
+    fetched = sorted(n for s in results for n in s.fetched)
+    assert fetched == sorted([A, B, C])  # each file written by one run alone
+    for s in results:  # what one run did not write, the other was writing (busy) or had written (present)
+        assert len(s.fetched) + len(s.busy) + s.present == 3
+        assert all(why.startswith("another fetch is writing it (it holds ") for _, why in s.busy)
+    for name in (A, B, C):
+        assert (root / meva_key(name)).read_bytes() == videos[name]
+    gets = [k for m, k, _ in bucket.requests if m == "GET"]
+    assert sorted(gets) == sorted(meva_key(n) for n in (A, B, C))  # 3 GETs in all, one per file
+    assert _files(root) == sorted(["SHA256SUMS", *(meva_key(n) for n in (A, B, C))])
+    assert len((root / "SHA256SUMS").read_text().splitlines()) == 3
+
+
+def test_the_key_template_places_keys_and_files_and_a_bad_one_is_refused(videos, tsv, tmp_path, capsys):
+    root = tmp_path / "videos"
+    flat = {f"meva/{n}.avi": videos[n] for n in (A, B, C)}
+    with serve(flat) as bucket:
+        assert main(["sovabench", "clips", "fetch", "--tsv", str(tsv), "--video-root", str(root), "--base-url",
+                     bucket.url, "--key-template", "meva/{name}.avi", "--no-progress"]) == 0
+    assert capsys.readouterr().out.startswith("MEVA videos fetched: 3 (")
+    assert _files(root) == sorted(["SHA256SUMS", *flat])
+    for template, why in (("../{name}.avi", "is not a relative path of named folders"),
+                          ("x/{date}.avi", "must hold {name} and no field but {date}, {hour}, {name}"),
+                          ("{name}/{user}.avi", "must hold {name} and no field but {date}, {hour}, {name}")):
+        assert main(["sovabench", "clips", "fetch", "--tsv", str(tsv), "--video-root", str(root), "--key-template",
+                     template]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"sova: error: sova sovabench clips fetch: argument --key-template: key template "
+                       f"{template!r} {why}; see 'sova sovabench clips fetch --help'\n"), err
+
+
+def test_when_the_first_keys_all_answer_404_one_line_says_the_layout_is_likely_wrong(videos, tmp_path, capsys):
+    names = [f"2018-03-0{d}.1{h}-00-00.1{h}-05-00.bus.G50{h}.r13" for d in range(1, 8) for h in range(2)]
+    tsv = write_tsv(tmp_path / "t.tsv", [f"{n}.vehicle_turns_left.5.20" for n in names])
+    with serve({f"drops-123-r13/{n}.avi": videos[A] for n in names}) as bucket:  # no date and hour folders
+        code = main(["sovabench", "clips", "fetch", "--tsv", str(tsv), "--video-root", str(tmp_path / "v"),
+                     "--base-url", bucket.url, "--concurrency", "1", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1, err
+    assert err == (f"sova: error: the first {fetch.LAYOUT_PROBE} key(s) all answer HTTP 404 ({bucket.url}/"
+                   f"{meva_key(sorted(names)[4])} among them): --key-template drops-123-r13/{{date}}/{{hour}}/"
+                   f"{{name}}.avi or --base-url {bucket.url} is likely wrong; nothing fetched\n")
+    assert [m for m, _, _ in bucket.requests] == ["HEAD"] * fetch.LAYOUT_PROBE
+    # once a key has answered, a 404 is that video's alone
+    with serve({meva_key(names[0]): videos[A]}) as bucket:
+        s = _fetch(tsv, tmp_path / "w", bucket.url, concurrency=1, check=False)
+    assert s.fetched == [sorted(names)[0]] and len(s.failed) == len(names) - 1
+    assert {why for _, why in s.failed} == {"not in the bucket (HTTP 404)"}
