@@ -73,38 +73,70 @@ class VideoInfo:
         return self.num_frames / self.fps
 
 
-_NATIVE_STDERR = threading.Lock()
+class _HeldStderr:
+    """While any decoder open is in progress, what native code writes to file descriptor 2 is held in one file;
+    when the last open in progress ends, the held text goes to stderr, less the lines that name a file whose open
+    failed.
 
-
-@contextlib.contextmanager
-def _native_stderr_held():
-    """Hold what native code writes to file descriptor 2 while the body runs; drop it if the body raises.
-
-    decord's C++ code logs a file it cannot open (``video_reader.cc:86: ERROR opening ...``) straight to
-    the process's stderr, a line the caller's ``VideoError`` already carries. While a file is opened, fd 2
-    goes to a temporary file; afterwards the held text is written back to stderr (nothing another thread
-    wrote meanwhile is lost), unless the open failed: then the error says the same.
+    decord's C++ code logs a file it cannot open (``[time] .../video_reader.cc:86: ERROR opening: <path>,
+    <reason>``) straight to the process's stderr, a line the caller's ``VideoError`` (naming the file) replaces.
+    Opens running at the same time share one redirection: the lock is held only to count them and to switch the
+    descriptor (a few system calls), never while a file is opened, so loader threads open files in parallel.
+    Nothing another thread writes meanwhile is lost; it is written when the last open ends (milliseconds later).
     """
-    fd = 2  # native code writes to the descriptor, whatever sys.stderr is
-    with _NATIVE_STDERR, tempfile.TemporaryFile() as held:
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            sys.stderr.flush()
-        saved = os.dup(fd)
-        os.dup2(held.fileno(), fd)
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._open = 0  # opens in progress
+        self._saved: int | None = None  # the real fd 2 while held
+        self._held = None  # the holding file, made once, emptied each time it is written out
+        self._failed: list[bytes] = []  # paths of failed opens whose lines are still held
+
+    @contextlib.contextmanager
+    def opening(self, path: str):
+        """Hold fd 2 while the body opens ``path``; if the body raises, the held lines naming ``path`` are dropped."""
+        self._enter()
         failed = True
         try:
             yield
             failed = False
         finally:
+            self._leave(os.fsencode(path) if failed else None)
+
+    def _enter(self) -> None:
+        with self._lock:
+            if self._open == 0:
+                with contextlib.suppress(AttributeError, OSError, ValueError):
+                    sys.stderr.flush()
+                if self._held is None:
+                    self._held = tempfile.TemporaryFile()
+                self._saved = os.dup(2)  # native code writes to the descriptor, whatever sys.stderr is
+                os.dup2(self._held.fileno(), 2)
+            self._open += 1
+
+    def _leave(self, failed_path: bytes | None) -> None:
+        with self._lock:
+            if failed_path is not None:
+                self._failed.append(failed_path)
+            self._open -= 1
+            if self._open:
+                return
             with contextlib.suppress(AttributeError, OSError, ValueError):
                 sys.stderr.flush()
-            os.dup2(saved, fd)
-            os.close(saved)
-            if not failed:
-                held.seek(0)
-                text = held.read()
-                if text:
-                    os.write(fd, text)
+            os.dup2(self._saved, 2)
+            os.close(self._saved)
+            self._saved = None
+            self._held.seek(0)
+            lines = self._held.read().splitlines(keepends=True)
+            self._held.seek(0)
+            self._held.truncate()
+            failed, self._failed = self._failed, []
+            kept = b"".join(line for line in lines if not any(path in line for path in failed))
+            if kept:
+                os.write(2, kept)
+
+
+_native_stderr = _HeldStderr()
 
 
 _DECORD_IMPORT = threading.Lock()
@@ -123,8 +155,8 @@ def _import_decord():
     so ``nvidia`` is hidden from that lookup while decord is imported (``sys.modules["nvidia"] = None``, which
     ``find_spec`` answers with None; the previous entry is put back): torch, imported later or never, keeps its own
     BLAS, and a command that decodes frames without torch (``--backend openai``) imports no torch. Importing
-    decord this way also skips the second it takes to map the CUDA libraries. After the first call this returns
-    the module at once.
+    decord this way also skips the second it takes to map the CUDA libraries. FFmpeg's own log lines are turned
+    off once, here. After the first call this returns the module at once.
     """
     global _decord
     if _decord is not None:
@@ -141,6 +173,7 @@ def _import_decord():
                     del sys.modules["nvidia"]
                 else:
                     sys.modules["nvidia"] = saved
+            decord.logging.set_level(decord.logging.QUIET)  # its FFmpeg's own lines ("moov atom not found")
             _decord = decord
     return _decord
 
@@ -150,9 +183,8 @@ class DecordReader:
 
     def __init__(self, path: str):
         decord = _import_decord()
-        decord.logging.set_level(decord.logging.QUIET)  # its FFmpeg's own lines ("moov atom not found")
         try:
-            with _native_stderr_held():  # the decoder's lines, dropped if it fails: the VideoError says the same
+            with _native_stderr.opening(path):  # its line about a file it cannot open: the VideoError says it
                 self._vr = decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1)
         except Exception as err:  # decord raises its own DECORDError, RuntimeError, ...
             raise VideoError(f"cannot open video {path} with decord: {err}".strip()) from err
@@ -161,14 +193,12 @@ class DecordReader:
         self._fallback: PyAVReader | None = None
 
     def _size(self) -> tuple[int, int]:
-        """Width and height from the stream header (PyAV), else by decoding frame 0."""
+        """Width and height of the frames decord will return, as the stream header declares them: the shape of an
+        empty batch (no frame decoded, the file not opened again); by decoding frame 0 where that says nothing."""
         with contextlib.suppress(Exception):  # any failure: decode a frame instead
-            import av
-
-            with av.open(self.path) as container:
-                ctx = container.streams.video[0].codec_context
-                if ctx.width and ctx.height:
-                    return int(ctx.width), int(ctx.height)
+            _, height, width, _ = self._vr.get_batch([]).shape
+            if width and height:
+                return int(width), int(height)
         if not len(self._vr):
             return 0, 0
         height, width = self._vr[0].shape[:2]
