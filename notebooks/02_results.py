@@ -59,7 +59,8 @@ pd.set_option("display.max_colwidth", None)  # texts are shown whole
 # Each folder under `cache_dir/descriptions` is one run of a describer. Only caches whose ids are SOVABench clips
 # are scored, on every protocol of which they hold clips: a clip a cache lacks (a partial run, a failed item) counts
 # as a failure (a missing query scores AP 0, a missing gallery clip ranks last), and every row says how many were
-# missing and what the score is without them. The others are listed with the reason.
+# missing, what the score is without them, and what a random ranking of the same clips scores under each rule (the
+# Random row is for all the protocol's clips). The others are listed with the reason.
 
 # %%
 caches = cache_scan.find_description_caches(cache_dir)

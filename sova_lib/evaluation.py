@@ -36,7 +36,8 @@ from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.similarity import ItemVectors, set_similarity
 
-__all__ = ["BASELINES", "CoverageError", "Result", "baseline", "evaluate", "missing_as_failures", "oracle_texts"]
+__all__ = ["BASELINES", "CoverageError", "Result", "baseline", "chance", "evaluate", "missing_as_failures",
+           "oracle_texts"]
 
 BASELINES = ("prevalence", "random-ranking", "oracle")
 
@@ -60,7 +61,11 @@ class Result:
     (``value`` itself when none is missing); ``missing_rule`` says what
     ``value`` made of them: ``"failures"`` (``missing_as_failures``) or
     ``"left out"`` (``evaluate``'s ``allow_missing``); ``None`` when none is
-    missing.
+    missing. ``chance`` is what a uniformly random ranking scores on the same
+    clips under the same missing rule (``chance``): the level a describer
+    that tells no clip from another reaches; ``chance_without_missing`` the
+    same with the missing clips left out, beside ``value_without_missing``;
+    ``None`` for a baseline.
     """
 
     protocol: str
@@ -76,13 +81,16 @@ class Result:
     n_missing: int = 0
     missing_rule: str | None = None
     value_without_missing: float | None = None
+    chance: float | None = None
+    chance_without_missing: float | None = None
     notes: list = field(default_factory=list)
     per_query: dict = field(default_factory=dict, repr=False)  # id -> AP (0-1)
     context: dict = field(default_factory=dict, repr=False)  # record fields: what was scored and how
 
     def text(self, chance: bool = True) -> str:
         """The score as ``sova sovabench evaluate`` prints it: the value and interval, then each pair's mAP (Pair-mAP)
-        or each class's mean AP, then (``chance``) what a random ranking scores."""
+        or each class's mean AP, then (``chance``) what a random ranking of the same clips scores under the same
+        missing rule (``Result.chance``; the protocol's ``random-ranking`` baseline when not set)."""
         ci = f"  (95% CI {self.ci[0]:.1f}-{self.ci[1]:.1f})" if self.ci else ""
         lines = [f"{self.protocol}: {self.metric} = {self.value:.2f}{ci}  over {self.n_queries} queries  "
                  f"(ties: {self.ties})"]
@@ -90,14 +98,20 @@ class Result:
             lines.append(f"  {self.n_missing} clip(s) missing from the input, left out of every ranking")
         elif self.n_missing:
             without = "" if self.value_without_missing is None else \
-                f"; with them left out: {self.metric} = {self.value_without_missing:.2f}"
+                f"; with them left out: {self.metric} = {self.value_without_missing:.2f}" + (
+                    "" if self.chance_without_missing is None else
+                    f" (a random ranking: {self.chance_without_missing:.2f})")
             lines.append(f"  {self.n_missing} clip(s) missing from the input, counted as failures{without}")
         if self.per_pair:
             title, table = "per pair (mAP over the pair's queries)", self.per_pair
         else:  # what the protocol groups queries by: an opposite-action pair, an action, a group
             title, table = f"per {get_protocol(self.protocol).class_name} (mean AP of its queries)", self.per_class
         lines += [f"  {title}:", *(f"    {key:<24} {value:6.2f}" for key, value in table.items())]
-        if chance:
+        if chance and self.n_missing and self.chance is not None:
+            rule = "left out" if self.missing_rule == "left out" else "counted as failures"
+            lines.append(f"  a random ranking of the same clips scores {self.chance:.2f} {self.metric} (the "
+                         f"{self.n_missing} missing {rule})")
+        elif chance:
             random = baseline(self.protocol, "random-ranking")
             lines.append(f"  a random ranking scores {random.value:.2f} {random.metric} (--baseline random-ranking)")
         return "\n".join(lines)
@@ -267,9 +281,45 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
         result = _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
                               bootstrap=bootstrap, seed=seed)
         result.tie_spread = _tie_spread(protocol, tasks, bounds)
-        return result
-    return _score_with_missing(protocol, present, tasks, per_query_ap, bounds, notes, ties=ties,
-                               aggregate=aggregate, bootstrap=bootstrap, seed=seed, allow_missing=allow_missing)
+    else:
+        result = _score_with_missing(protocol, present, tasks, per_query_ap, bounds, notes, ties=ties,
+                                     aggregate=aggregate, bootstrap=bootstrap, seed=seed, allow_missing=allow_missing)
+    result.chance = chance(protocol, present, allow_missing=allow_missing)
+    result.chance_without_missing = result.chance if allow_missing or present.all() else \
+        chance(protocol, present, allow_missing=True)
+    return result
+
+
+def _random_ranking_rows(task: Task) -> np.ndarray:
+    """``(Q,)`` the exact expected AP of a uniformly random ranking of ``task``'s gallery for each of its queries
+    (``metrics.random_ranking_ap``); ``nan`` for a query with no relevant item."""
+    relevant, valid = (task.relevance() & task.valid()).sum(axis=1), task.valid().sum(axis=1)
+    ap = np.full(task.queries.size, np.nan)
+    some = relevant > 0
+    ap[some] = metrics.random_ranking_ap(relevant[some], valid[some]) if some.any() else []
+    return ap
+
+
+def chance(protocol: str | Protocol, present: np.ndarray | None = None, *, allow_missing: bool = False) -> float:
+    """What a uniformly random ranking scores (percent) on the clips ``present`` under the same missing rule.
+
+    ``present`` ``(n,)`` bool marks the protocol's clips an input holds (default: all). Each task is restricted to
+    them, as ``evaluate`` restricts it, and each query's AP is the exact expected AP of a random ranking of what
+    is left (``metrics.random_ranking_ap``); the missing clips then count as failures (``missing_as_failures``
+    under the ``expected`` rule: a missing query scores 0, a missing gallery clip ranks below every scored one)
+    or, with ``allow_missing``, stay left out. A describer that gives every clip the same text scores exactly
+    this under the ``expected`` tie rule, whatever clips it covers. With every clip present it is the
+    ``random-ranking`` baseline.
+    """
+    protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
+    present = np.ones(protocol.ids().size, dtype=bool) if present is None else np.asarray(present, dtype=bool)
+    tasks = _present_tasks(protocol, present, [], allow_missing)
+    per_query = [_random_ranking_rows(task) for task in tasks]
+    if not allow_missing and not present.all():
+        by_task = {task.name: ap for task, ap in zip(tasks, per_query)}
+        tasks = list(protocol.tasks())
+        per_query = [missing_as_failures(task, present, by_task.get(task.name, np.zeros(0))) for task in tasks]
+    return _summary(protocol, tasks, per_query)
 
 
 def _present_tasks(protocol: Protocol, present: np.ndarray, notes: list, allow_missing: bool) -> list:
@@ -345,6 +395,7 @@ def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: in
             raise ValueError("the oracle baseline needs a sentence encoder")
         result = evaluate(protocol, embed_descriptions(oracle_texts(protocol), encoder), ties=ties,
                           bootstrap=bootstrap, seed=seed)
+        result.chance = result.chance_without_missing = None  # a baseline, not a scorer beside its chance
         result.notes.append("oracle: every clip described by its own class text (an upper bound, not a model)")
         return result
     if name not in BASELINES:

@@ -26,6 +26,10 @@ A record's fields (``RECORD_FIELDS``; absent ones are empty):
     them (``failures``: a missing query scores AP 0 and a missing gallery clip
     ranks last; ``left out``: left out of every ranking; empty when none was
     missing), and the score with them left out;
+``chance``, ``chance_without_missing``
+    what a uniformly random ranking of the same clips scores under the same
+    missing rule, and with the missing clips left out (empty for a baseline
+    or a benchmark without that line);
 ``ties``, ``tie_spread``, ``bootstrap``, ``seed``
     the AP tie rule, how far the score moves between the optimistic and the
     pessimistic order of tied items (points), the number of bootstrap
@@ -57,8 +61,8 @@ __all__ = ["RECORD_FIELDS", "collect_records", "format_cell", "make_record", "re
 
 RECORD_FIELDS = (
     "kind", "source", "benchmark", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries", "n_missing",
-    "missing_rule", "value_without_missing", "per_class", "ties", "tie_spread", "bootstrap", "seed", "encoder",
-    "aggregate", "text_split", "baseline", "cache", "config_hash", "model", "fingerprint", "prompt", "fps", "frames",
+    "missing_rule", "value_without_missing", "chance", "chance_without_missing", "per_class", "ties", "tie_spread",
+    "bootstrap", "seed", "encoder", "aggregate", "text_split", "baseline", "cache", "config_hash", "model", "fingerprint", "prompt", "fps", "frames",
     "versions", "note", "library_version",
 )
 
@@ -68,7 +72,8 @@ _NAME_FIELDS = ("kind", "benchmark", "protocol", "baseline", "cache", "encoder",
                 "missing_rule")
 
 #: The fields rounded to 2 decimals (``fps`` to 6).
-_ROUNDED = ("value", "ci_low", "ci_high", "tie_spread", "value_without_missing", "fps")
+_ROUNDED = ("value", "ci_low", "ci_high", "tie_spread", "value_without_missing", "chance", "chance_without_missing",
+            "fps")
 
 
 def _absent(value) -> bool:
@@ -97,7 +102,8 @@ def make_record(result=None, *, kind: str, source: str, **fields) -> dict:
         record.update(protocol=result.protocol, metric=result.metric, value=result.value, ci_low=low, ci_high=high,
                       n_queries=result.n_queries, per_class={k: _rounded(v) for k, v in per_class.items()},
                       ties=result.ties, tie_spread=result.tie_spread, aggregate=result.aggregate,
-                      **{k: getattr(result, k) for k in ("n_missing", "missing_rule", "value_without_missing")
+                      **{k: getattr(result, k) for k in ("n_missing", "missing_rule", "value_without_missing", "chance",
+                                                          "chance_without_missing")
                          if hasattr(result, k)})
     record.update(fields)
     for key in _ROUNDED:  # rounded here, whoever gave them
@@ -170,10 +176,17 @@ def format_cell(value, low=None, high=None, *, digits: int = 1, missing: str = "
 
 def score_cell(record: dict, *, digits: int = 1, missing: str = "not computed here") -> str:
     """A record's score as one table cell: ``format_cell`` of its value and interval, then, when the scored
-    input lacked clips, ``; N missing, V without them`` (``n_missing``, ``value_without_missing``)."""
+    input lacked clips, ``; N missing, V without them`` (``n_missing``, ``value_without_missing``) and
+    ``; chance C, C' without them``: what a random ranking of the same clips scores beside each
+    (``chance``, ``chance_without_missing``), since the protocol's chance row is for all its clips."""
     cell = format_cell(record.get("value"), record.get("ci_low"), record.get("ci_high"), digits=digits,
                        missing=missing)
     n, without = record.get("n_missing"), record.get("value_without_missing")
     if _absent(n) or not n or _absent(record.get("value")):
         return cell
-    return cell + f"; {int(n)} missing" + ("" if _absent(without) else f", {without:.{digits}f} without them")
+    cell += f"; {int(n)} missing" + ("" if _absent(without) else f", {without:.{digits}f} without them")
+    chance, chance_without = record.get("chance"), record.get("chance_without_missing")
+    if _absent(chance):
+        return cell
+    return cell + f"; chance {chance:.{digits}f}" + (
+        "" if _absent(without) or _absent(chance_without) else f", {chance_without:.{digits}f} without them")

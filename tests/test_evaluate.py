@@ -241,3 +241,54 @@ def test_missing_clips_against_a_full_ranking_with_the_missing_last():
     lost = set(missing_ids.tolist())
     for key, value in counted.per_query.items():
         assert value == (0.0 if key in lost else pytest.approx(ranked.per_query[key], abs=1e-12)), key
+
+
+@pytest.mark.parametrize("protocol", sorted(EXPECTED_RANDOM) + ["two-class", "quickstart-direction"])
+@pytest.mark.parametrize("allow_missing", [False, True])
+def test_a_constant_describer_on_a_subset_scores_exactly_its_chance_line(protocol, allow_missing):
+    """The chance line printed beside a score is for the same clips and the same missing rule: a describer that
+    says the same of every clip it covers scores exactly it (and, with the clips left out, its second value)."""
+    ids = get_protocol(protocol).ids()
+    rng = np.random.default_rng(3)
+    keep = np.sort(rng.choice(ids.size, size=max(3, int(0.6 * ids.size)), replace=False))
+    texts = {i: "A car is there." for i in ids[keep].tolist()}
+    result = evaluate(protocol, embed_descriptions(texts, OneHotEncoder()), allow_missing=allow_missing)
+    assert result.n_missing == ids.size - keep.size > 0
+    assert result.value == pytest.approx(result.chance, abs=1e-9)
+    assert result.value_without_missing == pytest.approx(result.chance_without_missing, abs=1e-9)
+    full = baseline(protocol, "random-ranking").value
+    assert result.chance != pytest.approx(full, abs=1e-6)  # the protocol's own chance line is for other clips
+    line = result.text().splitlines()[-1]
+    assert line.startswith(f"  a random ranking of the same clips scores {result.value:.2f} ")
+    assert result.to_json()["chance"] == result.chance
+    record = result.to_record(kind="description cache", source="constant")
+    assert record["chance"] == round(result.value, 2)
+
+
+@pytest.mark.parametrize("protocol", sorted(EXPECTED_RANDOM) + ["two-class", "quickstart-direction"])
+def test_the_chance_of_every_clip_is_the_random_ranking_baseline(protocol):
+    from sova_lib.evaluation import chance
+
+    assert chance(protocol) == pytest.approx(baseline(protocol, "random-ranking").value, abs=1e-9)
+    assert chance(protocol, allow_missing=True) == pytest.approx(chance(protocol), abs=1e-12)
+
+
+def test_chance_of_a_subset_by_hand():
+    # quickstart-direction: 6 clips, 3 forward, 3 reversed; each query's gallery is the 5 others (2 relevant).
+    # Drop one forward clip (the first). Left out: a forward query ranks 4 clips with 1 relevant: AP (1/4)(1 + 1/2 +
+    # 1/3 + 1/4) = 25/48; a reversed query ranks 4 with 2 relevant: (1/4) sum_k (1 + (k-1)/3)/k = 0.6458333.
+    from sova_lib.evaluation import chance
+
+    protocol = get_protocol("quickstart-direction")
+    clips = protocol.clips()
+    present = np.ones(len(clips), bool)
+    first_forward = next(k for k, c in enumerate(clips) if protocol.query_class(c) == "forward")
+    present[first_forward] = False
+    reversed_ap = sum((1 + (k - 1) / 3) / k for k in range(1, 5)) / 4
+    left_out = (2 * 25 / 48 + 3 * reversed_ap) / 5
+    assert chance(protocol, present, allow_missing=True) == pytest.approx(100 * left_out, abs=1e-9)
+    # as failures: the missing query scores 0; a forward query's missing relevant clip ranks 5th, after the 4
+    # present ones in random order (1 relevant among them): E[1/pos] + 2/5 over 2 relevant
+    forward_ap = (25 / 48 + 2 / 5) / 2
+    failures = (0 + 2 * forward_ap + 3 * reversed_ap) / 6
+    assert chance(protocol, present) == pytest.approx(100 * failures, abs=1e-9)

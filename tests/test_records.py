@@ -73,7 +73,7 @@ def test_counts_are_written_as_integers_beside_empty_cells(tmp_path):
                                              bootstrap=0), tmp_path / "r")
     frame = records.collect_records(tmp_path / "r", tmp_path / "results.csv")
     lines = (tmp_path / "results.csv").read_text().splitlines()
-    assert lines[1].startswith("baseline,a,,p,,50.0,,,30,,,,,,,0,0,") and lines[2].startswith("baseline,b,,q,,,,,,,,,,,,0,,")
+    assert lines[1].startswith("baseline,a,,p,,50.0,,,30,,,,,,,,,0,0,") and lines[2].startswith("baseline,b,,q,,,,,,,,,,,,,,0,,")
     assert np.isnan(frame["n_queries"][1]) and frame["n_queries"][0] == 30  # the frame itself is as before
 
 

@@ -263,10 +263,13 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
         target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
         target[f"{r['protocol']} missing"] = r.get("n_missing", np.nan)
         target[f"{r['protocol']} without missing"] = r.get("value_without_missing", np.nan)
+        target[f"{r['protocol']} chance"] = r.get("chance", np.nan)
+        target[f"{r['protocol']} chance without missing"] = r.get("chance_without_missing", np.nan)
         target[f"{r['protocol']} note"] = _present(r.get("note"))
     order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
              *(f"{c} {part}" for c in columns
-               for part in ("paper", "here", "CI low", "CI high", "missing", "without missing", "note"))]
+               for part in ("paper", "here", "CI low", "CI high", "missing", "without missing", "chance",
+                            "chance without missing", "note"))]
     table = pd.DataFrame(list(out.values())).reindex(columns=order + list(SOURCE_COLUMNS.values()))
     for c in columns:  # a count, written as one
         table[f"{c} missing"] = pd.Series([None if pd.isna(v) else int(v) for v in table[f"{c} missing"]],
@@ -295,15 +298,17 @@ def computed_as(frame, table: str) -> list[str]:
 
 def number_table(frame, table: str) -> "pd.DataFrame":
     """``compare_table(table, ...)``'s numbers as written to its CSV: the paper's and the computed values, then
-    ``computed as`` (``computed_as``) in place of the source columns and notes."""
+    ``computed as`` (``computed_as``) in place of the source columns, notes and chance levels (the Random row
+    holds the protocol's; ``format_table`` shows those of a row whose input lacked clips)."""
     columns, _ = PAPER_TABLES[table]
-    notes = [f"{c} note" for c in columns]
+    notes = [f"{c} {part}" for c in columns for part in ("note", "chance", "chance without missing")]
     return frame.drop(columns=[*notes, *SOURCE_COLUMNS.values()]).assign(**{"computed as": computed_as(frame, table)})
 
 
 def format_table(frame, table: str) -> "pd.DataFrame":
     """``compare_table(table, ...)``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed
-    here``, followed by ``; N missing, V without them`` when the scored input lacked clips."""
+    here``, followed by ``; N missing, V without them; chance C, C' without them`` when the scored input lacked
+    clips (``records.score_cell``: the chance levels of the same clips, under each rule)."""
     columns, paper_only = PAPER_TABLES[table]
     shown = frame[["group", "model", "prompt"]].copy()
     for c in paper_only:
@@ -311,10 +316,11 @@ def format_table(frame, table: str) -> "pd.DataFrame":
     for c in columns:
         shown[f"{c} (paper)"] = [format_cell(v, missing="-") for v in frame[f"{c} paper"]]
         shown[f"{c} (here, 95% CI)"] = [
-            score_cell({"value": v, "ci_low": lo, "ci_high": hi, "n_missing": m, "value_without_missing": w},
-                       missing=NOT_COMPUTED)
-            for v, lo, hi, m, w in zip(frame[f"{c} here"], frame[f"{c} CI low"], frame[f"{c} CI high"],
-                                       frame[f"{c} missing"], frame[f"{c} without missing"])]
+            score_cell({"value": v, "ci_low": lo, "ci_high": hi, "n_missing": m, "value_without_missing": w,
+                        "chance": ch, "chance_without_missing": cw}, missing=NOT_COMPUTED)
+            for v, lo, hi, m, w, ch, cw in zip(frame[f"{c} here"], frame[f"{c} CI low"], frame[f"{c} CI high"],
+                                               frame[f"{c} missing"], frame[f"{c} without missing"],
+                                               frame[f"{c} chance"], frame[f"{c} chance without missing"])]
     shown["computed as"] = computed_as(frame, table)
     return shown
 

@@ -41,6 +41,7 @@ from sova_lib.cli.options import (
     existing_folder,
     positive_count,
     positive_number,
+    release_notes,
     report,
 )
 
@@ -57,18 +58,21 @@ def _task(name: str) -> str:
 _TASK_HELP = "task: " + ", ".join(f"{k} ({v})" for k, v in vantage.CANONICAL_TASKS.items()) + "; grounding = refex"
 
 
-#: ``--frames`` of the commands that read cached answers: the frame count names the answers in the cache.
-_CACHED_FRAMES = (f"frames per video the cached answers were asked with (default {vantage.DEFAULT_FRAMES}); their "
-                  "prompts state it, so answers asked with another count are not found")
+#: ``--frames`` of the commands that read cached answers: the run's manifest gives it; a different count is refused.
+_CACHED_FRAMES = ("frames per video the cached answers were asked with (default: the run's own, from its "
+                  "manifest.json; a different count is refused)")
 
 
-def _task_args(p, *, items: bool,
-               frames_help: str = f"frames sampled per video (default {vantage.DEFAULT_FRAMES})") -> None:
+def _task_args(p, *, items: bool, cached: bool = False) -> None:
     p.add_argument("--task", required=True, type=_task, metavar="TASK", help=_TASK_HELP)
     if items:
         p.add_argument("--items", required=True, type=Path, metavar="PATH",
                        help="the task's public items: its TSV, refex's annotations.json, or sot's folder")
-    p.add_argument("--frames", type=positive_count, default=vantage.DEFAULT_FRAMES, metavar="N", help=frames_help)
+    if cached:
+        p.add_argument("--frames", type=positive_count, metavar="N", help=_CACHED_FRAMES)
+    else:
+        p.add_argument("--frames", type=positive_count, default=vantage.DEFAULT_FRAMES, metavar="N",
+                       help=f"frames sampled per video (default {vantage.DEFAULT_FRAMES})")
 
 
 def _prompts_arg(p, help_text: str) -> None:
@@ -77,7 +81,8 @@ def _prompts_arg(p, help_text: str) -> None:
 
 _PROMPTS_HELP = ("a prompts file: each item asked exactly its record's messages, with the frames of its plan "
                  "(sova vantage harness-prompts writes one from the harness); default: this library's prompts")
-_CACHED_PROMPTS = "the prompts file the cached answers were asked with, if any (it names each answer)"
+_CACHED_PROMPTS = ("the prompts file the cached answers were asked with, when the run's manifest says one was (it "
+                   "names each answer; another file is refused)")
 
 
 def _score_args(p) -> None:
@@ -133,7 +138,7 @@ def _add_evaluate(vs) -> None:
                       description="Score a submission JSONL, or a vantage describe cache, against an answer key. "
                                   "Example: sova vantage evaluate --task vqa --ground-truth vqa_gt.jsonl "
                                   "--submission vqa.jsonl --out results/")
-    _task_args(s, items=False, frames_help=_CACHED_FRAMES + " (with --answers)")
+    _task_args(s, items=False, cached=True)
     s.add_argument("--ground-truth", required=True, type=existing_file, metavar="GT.jsonl",
                    help="the answer key, in the harness's ground-truth JSONL layout")
     src = s.add_mutually_exclusive_group(required=True)
@@ -155,7 +160,7 @@ def _add_submit(vs) -> None:
                       description="Write the leaderboard's submission JSONL of a task from a vantage describe cache, "
                                   "then check it as the leaderboard does. Example: sova vantage submit --task vqa "
                                   "--items vqa.tsv --answers cache/descriptions/<folder> --model M --out vqa.jsonl")
-    _task_args(u, items=True, frames_help=_CACHED_FRAMES)
+    _task_args(u, items=True, cached=True)
     u.add_argument("--answers", required=True, type=existing_folder, metavar="CACHE_FOLDER",
                    help="the cache folder of a vantage describe run")
     _prompts_arg(u, _CACHED_PROMPTS + "; the submission's metadata records the route")
@@ -242,17 +247,28 @@ def run_describe(args) -> int:
     return 0
 
 
+def _no_answer(err) -> int:
+    """Cached answers of which none is for an item asked: one line, exit status 1, nothing written."""
+    release_notes(show=False)
+    print(f"sova: error: {err}", file=sys.stderr)
+    return 1
+
+
 def run_evaluate(args) -> int:
-    return _evaluate(args, submission=args.submission, answers=args.answers, items=args.items, prompts=args.prompts)
+    try:
+        return _evaluate(args, submission=args.submission, answers=args.answers, items=args.items,
+                         prompts=args.prompts)
+    except vantage.NoAnswer as err:
+        return _no_answer(err)
 
 
 def run_submit(args) -> int:
-    out, count = vantage.submit(args.task, args.items, args.answers, model=args.model, out=args.out,
-                                box_order=args.box_order, frames=args.frames,
-                                prompts=args.prompts)  # an invalid file: InvalidSubmission
-    if out is None:
-        print(f"sova: no item has an answer in {args.answers}", file=sys.stderr)
-        return 1
+    try:
+        out, count = vantage.submit(args.task, args.items, args.answers, model=args.model, out=args.out,
+                                    box_order=args.box_order, frames=args.frames,
+                                    prompts=args.prompts)  # an invalid file: InvalidSubmission
+    except vantage.NoAnswer as err:
+        return _no_answer(err)
     print(f"submission: {out} ({count} {vantage.CANONICAL_TASKS[args.task]} answers; valid)")
     return 0
 

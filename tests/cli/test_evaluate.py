@@ -51,7 +51,7 @@ def test_embeddings_input_and_missing_clips(capsys, tmp_path):
                           "--allow-missing", "--bootstrap", "0")
     assert code == 0 and "over 1421 queries" in out and "left out of every ranking" in err
     left_out = out.splitlines()[0].split("mAP = ")[1].split()[0]
-    assert counted.endswith(f"mAP = {left_out}")  # the value without them is the --allow-missing score
+    assert f"mAP = {left_out} (a random ranking: " in counted  # the value without them is the --allow-missing score
 
 
 def test_descriptions_input_with_notes(capsys, tmp_path):
@@ -134,3 +134,23 @@ def test_the_quickstart_cache_scores_under_its_protocol(capsys, tmp_path, encode
     code, out, _ = _run(capsys, "sovabench", "evaluate", "--protocol", "quickstart-direction", "--descriptions", str(folder),
                         "--cache-dir", str(tmp_path))
     assert "per direction (mean AP of its queries):" in out
+
+
+@pytest.mark.parametrize("rule", [[], ["--allow-missing"]])
+def test_a_constant_describer_on_a_subset_prints_its_own_score_as_the_chance_line(capsys, tmp_path, rule):
+    """Fifteen clips of inter-pair, every one with the same vector: the score is chance, and the line beside it
+    says so (the protocol's own random ranking, 3.50, is for other clips)."""
+    ids = get_protocol("inter-pair").ids()[100:115]
+    path = tmp_path / "same.npz"
+    np.savez(path, ids=ids, owner=np.arange(ids.size), vectors=np.ones((ids.size, 3)))
+    argv = ["sovabench", "evaluate", "--protocol", "inter-pair", "--embeddings", str(path), "--bootstrap", "0", *rule]
+    code, out, _ = _run(capsys, *argv)
+    score = out.splitlines()[0].split("mAP = ")[1].split()[0]
+    assert code == 0 and out.splitlines()[-1].startswith(f"  a random ranking of the same clips scores {score} mAP")
+    assert "3.50" not in out.splitlines()[-1]
+    code, out, _ = _run(capsys, *argv, "--json", "--out", str(tmp_path / "results"))
+    result = json.loads(out)
+    assert result["chance"] == pytest.approx(result["value"], abs=1e-9)
+    assert result["chance_without_missing"] == pytest.approx(result["value_without_missing"], abs=1e-9)
+    (record,) = [json.loads(p.read_text()) for p in (tmp_path / "results").iterdir()]
+    assert record["chance"] == record["value"] and record["chance_without_missing"] == record["value_without_missing"]

@@ -156,3 +156,50 @@ def test_invalid_submissions_exit_2_with_one_line_per_problem(street, capsys):
     assert err[-2:] == [f"{tmp / 's.jsonl'}, id absent__q_000009: no record for this ground-truth id",
                         f"sova: error: {tmp / 's.jsonl'} is not a valid VANTAGE-Bench submission (1 problem; first: "
                         f"{tmp / 's.jsonl'}, id absent__q_000009: no record for this ground-truth id)"]
+
+
+def test_cached_answers_are_scored_with_the_plan_that_made_them(street, capsys):
+    """A cache made with --frames 4 is scored without --frames (the manifest gives the plan); a contradicting
+    option is refused in one line; answers that match no item are refused with exit 1 and no record."""
+    tmp, tsvs, root = street
+    assert main(["vantage", "describe", "--task", "vqa", "--items", str(tsvs["vqa"]), "--media-root", str(root),
+                 "--backend", "stand-in", "--cache-dir", str(tmp / "cache"), "--no-progress", "--frames", "4",
+                 "--out", str(tmp / "described.jsonl")]) == 0
+    (folder,) = (tmp / "cache" / "descriptions").iterdir()
+    capsys.readouterr()
+    gt = str(tmp / "bench" / "vqa_gt.jsonl")
+    base = ["vantage", "evaluate", "--task", "vqa", "--ground-truth", gt, "--answers", str(folder), "--items",
+            str(tsvs["vqa"]), "--bootstrap", "0"]
+    assert main([*base, "--json", "--out", str(tmp / "results")]) == 0
+    out, err = capsys.readouterr()
+    plan = json.loads(out)
+    assert plan["parse_rate"] == 1.0 and "no answer" not in err
+    assert main(["vantage", "evaluate", "--task", "vqa", "--ground-truth", gt, "--submission",
+                 str(tmp / "described.jsonl"), "--bootstrap", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == plan["value"]  # the answers describe wrote
+    assert main([*base, "--frames", "4", "--json"]) == 0 and json.loads(capsys.readouterr().out) == plan
+    from sova_lib.benchmarks.vantage import read_items
+
+    prompts = tmp / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"id": str(it.id), "messages": [{"role": "user", "content": "Which?"}]})
+                               + "\n" for it in read_items("vqa", tsvs["vqa"])))
+    for extra, text in [(["--frames", "8"], "--frames 8 contradicts the run's plan of 4 frames per video"),
+                        (["--prompts", str(prompts)], "the answers were asked with the library's prompts")]:
+        code = main([*base, *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and err.startswith("sova: error: ") and text in err, err
+    assert main(["vantage", "submit", "--task", "vqa", "--items", str(tsvs["vqa"]), "--answers", str(folder),
+                 "--model", "m", "--out", str(tmp / "sub.jsonl")]) == 0
+    assert (tmp / "sub.jsonl").read_text() == (tmp / "described.jsonl").read_text().replace('"stand-in"', '"m"')
+    # the same cache asked for other questions: no answer matches, nothing is scored or written
+    capsys.readouterr()
+    other = tmp / "other.tsv"
+    other.write_text(tsvs["vqa"].read_text().replace("What moves", "What stays").replace("Where is", "Where was"))
+    records = sorted((tmp / "results").iterdir())
+    code = main([*base[:-4], "--items", str(other), "--bootstrap", "0", "--out", str(tmp / "results")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "none of the" in err and "has an answer there" in err, err
+    assert sorted((tmp / "results").iterdir()) == records
+    code = main(["vantage", "submit", "--task", "vqa", "--items", str(other), "--answers", str(folder), "--model",
+                 "m", "--out", str(tmp / "none.jsonl")])
+    assert code == 1 and capsys.readouterr().err.count("\n") == 1 and not (tmp / "none.jsonl").exists()

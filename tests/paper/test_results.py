@@ -297,7 +297,7 @@ def test_table4_has_the_papers_21_rows_with_the_computed_ones_beside_them():
     assert list(table.columns) == ["group", "model", "prompt",
                                    *(f"{p} {part}" for p in ("inter-pair", "intra-pair")
                                      for part in ("paper", "here", "CI low", "CI high", "missing", "without missing",
-                                                  "note")),
+                                                  "chance", "chance without missing", "note")),
                                    "source", "kind", "baseline", "source model", "source prompt", "encoder", "fps",
                                    "cache"]
     rows = table.set_index(["model", "prompt"])
@@ -336,6 +336,7 @@ def test_table_c1_has_the_papers_21_rows_with_efficiency_as_reported():
                                    "inter-pair-constrained paper", "inter-pair-constrained here",
                                    "inter-pair-constrained CI low", "inter-pair-constrained CI high",
                                    "inter-pair-constrained missing", "inter-pair-constrained without missing",
+                                   "inter-pair-constrained chance", "inter-pair-constrained chance without missing",
                                    "inter-pair-constrained note", "source", "kind", "baseline", "source model",
                                    "source prompt", "encoder", "fps", "cache"]
     rows = table.set_index(["model", "prompt"])
@@ -393,18 +394,23 @@ def test_results_csv_keeps_one_row_per_evaluation(tmp_path, intra_texts, encoder
 
 def test_no_nan_in_a_table_a_person_reads():
     """A baseline row outside the paper has no prompt; beside a model row with one it reads "-", not nan. A partial
-    cache's cell says how many clips it lacked and its score without them."""
+    cache's cell says how many clips it lacked, its score without them and the chance level of the same clips
+    under each rule."""
     computed = pd.concat([_table4_computed(), pd.DataFrame([
         {"kind": "baseline", "baseline": "random-ranking", "source": "random ranking", "protocol": "inter-pair",
          "value": 3.5, "ci_low": np.nan, "ci_high": np.nan, "prompt": np.nan, "note": np.nan},
         {"kind": "description cache", "source": "my model (general)", "model": "me/mine", "prompt": "general",
          "cache": "c2", "encoder": "all-MiniLM-L6-v2", "protocol": "inter-pair", "value": 20.0, "ci_low": 19.0,
-         "ci_high": 21.0, "n_missing": 3, "value_without_missing": 20.26, "note": np.nan}])], ignore_index=True)
-    shown = results.format_table(results.compare_table("Table 4", computed), "Table 4")
+         "ci_high": 21.0, "n_missing": 3, "value_without_missing": 20.26, "chance": 3.47,
+         "chance_without_missing": 3.51, "note": np.nan}])], ignore_index=True)
+    table = results.compare_table("Table 4", computed)
+    shown = results.format_table(table, "Table 4")
     assert not shown.astype(str).apply(lambda col: col.str.contains("nan")).any().any()
     rows = shown.set_index("model")
     assert rows.loc["random ranking", "prompt"] == "-"
-    assert rows.loc["my model (general)", "inter-pair (here, 95% CI)"] == "20.0 [19.0, 21.0]; 3 missing, 20.3 without them"
+    assert rows.loc["my model (general)", "inter-pair (here, 95% CI)"] == \
+        "20.0 [19.0, 21.0]; 3 missing, 20.3 without them; chance 3.5, 3.5 without them"
+    assert "inter-pair chance" not in results.number_table(table, "Table 4")  # the CSV's numbers, as before
 
 
 def test_table4_keeps_what_was_scored_as_data_and_the_scatter_reads_it():

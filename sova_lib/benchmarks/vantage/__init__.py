@@ -29,7 +29,15 @@ harness (its own ``build_prompt``).
 """
 from __future__ import annotations
 
-from sova_lib.benchmarks.vantage.api import describe, evaluate_answers, score_folder, submit, validate
+from sova_lib.benchmarks.vantage.api import (
+    NoAnswer,
+    describe,
+    evaluate_answers,
+    run_plan,
+    score_folder,
+    submit,
+    validate,
+)
 from sova_lib.benchmarks.vantage.harness_prompts import (
     HARNESS_CLASSES,
     VIDEO_INPUTS,
@@ -46,5 +54,5 @@ from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, TASKS, task_key
 
 __all__ = ["BERTSCORE_MODEL", "CANONICAL_TASKS", "DEFAULT_FRAMES", "HARNESS_CLASSES", "MODES", "SIMILARITIES",
            "TASKS", "VIDEO_INPUTS", "CaptionModelUnavailable", "HarnessDependencyMissing", "InvalidSubmission",
-           "VantageResult", "describe", "evaluate_answers", "harness_prompts", "read_items", "score_folder", "submit",
-           "task_key", "validate"]
+           "NoAnswer", "VantageResult", "describe", "evaluate_answers", "harness_prompts", "read_items", "run_plan",
+           "score_folder", "submit", "task_key", "validate"]

@@ -25,10 +25,15 @@ from sova_lib.benchmarks.vantage.scoring import VantageResult, score_answers
 from sova_lib.benchmarks.vantage.submissions import check_submission, read_submission, write_submission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, HARNESS_KEYS, submission_answers, submission_id, task_key
 from sova_lib.describe.prompt_file import PromptFile, read_prompt_file
-from sova_lib.describe.provenance import folder_provenance
+from sova_lib.describe.provenance import folder_provenance, read_cache_manifest
 from sova_lib.storage import lines, read_text
 
-__all__ = ["Described", "describe", "evaluate_answers", "route_metadata", "score_folder", "submit", "validate"]
+__all__ = ["Described", "NoAnswer", "describe", "evaluate_answers", "route_metadata", "run_plan", "score_folder",
+           "submit", "validate"]
+
+
+class NoAnswer(LookupError):
+    """Cached answers of which none is for an item asked (exit status 1 on the command line: nothing to score)."""
 
 
 @dataclass
@@ -65,15 +70,62 @@ def route_metadata(prompts) -> dict:
     return {"prompts": ROUTES[1], "prompts_file": prompts.path.name, "prompts_sha256": prompts.sha256}
 
 
-def _answers(task: str, answers, items, frames: int, prompts=None) -> dict:
+def run_plan(folder) -> dict:
+    """The plan a ``describe`` cache ``folder`` asked its answers with, from its ``manifest.json``
+    (``source_details``, as ``run.describe_task`` writes them): ``task``, ``frames`` (per video; ``None`` for an
+    image task), ``route`` (``run.ROUTES``) and, for the prompts-file route, ``prompts_sha256`` and
+    ``prompts_file`` (its name). ``ValueError`` naming the folder when it holds no manifest of such a run."""
+    manifest = read_cache_manifest(folder)
+    details = manifest.get("source_details") if isinstance(manifest, dict) else None
+    if not isinstance(details, dict) or details.get("benchmark") != "vantage" or details.get("route") not in ROUTES:
+        raise ValueError(f"{folder}: not the cache folder of a vantage describe run (its manifest.json names no "
+                         "VANTAGE-Bench run)")
+    prompts = details.get("prompts") if isinstance(details.get("prompts"), dict) else {}
+    return {"task": details.get("task"), "frames": details.get("frames"), "route": details["route"],
+            "prompts_sha256": prompts.get("sha256"),
+            "prompts_file": Path(str(details["prompts_file"])).name if details.get("prompts_file") else None}
+
+
+def _check_plan(task: str, folder, frames: int | None, prompts: PromptFile | None) -> int:
+    """The frame count of the cache ``folder``'s plan (``run_plan``), after checking that ``task``, ``frames``
+    (``None``: take the plan's) and ``prompts`` agree with it; ``ValueError`` in one line naming the option that
+    contradicts it and what the manifest says."""
+    plan = run_plan(folder)
+    where = f"{Path(folder) / 'manifest.json'}"
+    if plan["task"] != task:
+        raise ValueError(f"--answers {folder}: holds {plan['task']!r} answers ({where}), not {task!r}")
+    if frames is not None and plan["frames"] is not None and frames != plan["frames"]:
+        raise ValueError(f"--frames {frames} contradicts the run's plan of {plan['frames']} frames per video "
+                         f"({where}); leave --frames out to use the plan")
+    if plan["route"] == ROUTES[0] and prompts is not None:
+        raise ValueError(f"--prompts {prompts.path}: the answers were asked with the library's prompts ({where}); "
+                         "leave --prompts out")
+    if plan["route"] == ROUTES[1] and prompts is None:
+        raise ValueError(f"--answers {folder}: the answers were asked with the prompts file "
+                         f"{plan['prompts_file'] or ''} (sha256 {plan['prompts_sha256']}, {where}); give it "
+                         "with --prompts")
+    if plan["route"] == ROUTES[1] and prompts.sha256 != plan["prompts_sha256"]:
+        raise ValueError(f"--prompts {prompts.path}: its sha256 {prompts.sha256} is not the run's "
+                         f"{plan['prompts_sha256']} ({where}); give the prompts file the answers were asked with")
+    return plan["frames"] if plan["frames"] is not None else (DEFAULT_FRAMES if frames is None else frames)
+
+
+def _answers(task: str, answers, items, frames: int | None, prompts=None) -> dict:
     """Raw answers keyed by leaderboard id: ``answers`` as given, or the answers cached in that folder for
-    ``items`` asked with ``frames`` frames (``prompts``: asked the prompts file's messages)."""
+    ``items``, asked with the run's plan (``run_plan``: its frame count, prompts route and the prompts file's
+    digest; ``frames`` and ``prompts`` must agree with it, ``frames=None`` takes it). ``NoAnswer`` when the
+    folder holds no answer for any of ``items``."""
     if isinstance(answers, Mapping):
         return dict(answers)
     if items is None:
         raise ValueError("--answers needs --items (the prompts name each cached answer)")
-    found = _items(task, items)
-    return submission_answers(found, cached_answers(answers, found, frames, _prompts(prompts)))
+    found, prompts = _items(task, items), _prompts(prompts)
+    frames = _check_plan(task, answers, frames, prompts)
+    cached = submission_answers(found, cached_answers(answers, found, frames, prompts))
+    if not cached:
+        raise NoAnswer(f"--answers {answers}: none of the {len(found)} items of --items has an answer there, "
+                       "asked with the run's plan; nothing to score")
+    return cached
 
 
 def describe(describer, task: str, items, cache_dir, *, media_root=None, frames: int = DEFAULT_FRAMES,
@@ -90,18 +142,23 @@ def describe(describer, task: str, items, cache_dir, *, media_root=None, frames:
     prompts = _prompts(prompts)
     summary = describe_task(describer, task, found, cache_dir, media_root=media_root, n_frames=frames, run=run,
                             prompts=prompts)
-    return Described(summary, found, _answers(task, summary.folder, found, frames, prompts))
+    try:
+        answers = _answers(task, summary.folder, found, frames, prompts)
+    except NoAnswer:  # every item failed: the caller says so
+        answers = {}
+    return Described(summary, found, answers)
 
 
 def evaluate_answers(task: str, ground_truth, *, submission=None, answers=None, items=None,
-                     frames: int = DEFAULT_FRAMES, prompts=None, scoring: str = "official",
+                     frames: int | None = None, prompts=None, scoring: str = "official",
                      similarity: str = "bertscore", bertscore_model: str | None = None, bootstrap: int = 0,
                      seed: int = 0) -> VantageResult:
     """Score the answers of ``task`` against the answer key ``ground_truth`` in ``scoring`` mode.
 
     The answers: a ``submission`` JSONL (its box order and model as it records them), or ``answers``, raw answers
-    keyed by leaderboard id or the cache folder of a ``describe`` run (with the task's ``items``, asked with
-    ``frames`` frames, or the ``prompts`` file's messages). ``similarity`` (and ``bertscore_model``): dense captioning's caption similarity.
+    keyed by leaderboard id or the cache folder of a ``describe`` run (with the task's ``items``; the run's
+    plan, its frame count and prompts route, is read from its manifest, and ``frames`` and the ``prompts`` file
+    must agree with it: ``_answers``; ``NoAnswer`` when none of the items has an answer there). ``similarity`` (and ``bertscore_model``): dense captioning's caption similarity.
     ``bootstrap`` resamples seeded by ``seed`` give the interval (0: none). The answer key's notes are
     ``result.ground_truth_notes``. ``ValueError``, naming an id of each side, when answers are given and none of
     them is for a ground-truth id.
@@ -151,9 +208,10 @@ def score_folder(ground_truth_dir, submissions_dir, *, similarity: str | None = 
 
 
 def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy",
-           frames: int = DEFAULT_FRAMES, prompts=None) -> tuple[Path | None, int]:
+           frames: int | None = None, prompts=None) -> tuple[Path | None, int]:
     """Write the leaderboard's submission JSONL of ``task`` to ``out`` from ``answers`` (keyed by leaderboard id,
-    or a ``describe`` cache folder, asked with ``frames`` frames or the ``prompts`` file's messages), ``model``,
+    or a ``describe`` cache folder, whose plan its manifest gives and ``frames`` and ``prompts`` must agree with),
+    ``model``,
     ``box_order`` and the route (``route_metadata``, in ``metadata.extra``) recorded in it,
     then check it against every id of ``items`` (``submissions.write_submission``: ``InvalidSubmission`` lists what is
     wrong). Returns the file and the number of answers; ``(None, 0)``, writing nothing, when there is none."""

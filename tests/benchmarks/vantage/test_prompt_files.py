@@ -68,12 +68,13 @@ def test_each_item_is_asked_its_record_with_its_frames(street, server_factory, c
     details = json.loads((folder / "manifest.json").read_text())["source_details"]
     assert details["route"] == "prompts-file" and details["prompts"] == {"sha256": sha}
     assert details["prompts_file"] == str(prompts)
-    # submit finds the cached answers by the same file's records; without it, by the library's prompts: none
+    # submit finds the cached answers by the same file's records; without it, the run's manifest says which file
+    # the answers were asked with, and the command asks for it (one line, exit 2)
     submit = ["vantage", "submit", "--task", "vqa", "--items", str(tsvs["vqa"]), "--answers", str(folder),
               "--model", "m", "--out", str(tmp / "again.jsonl")]
     assert main([*submit, "--prompts", str(prompts)]) == 0
     assert (tmp / "again.jsonl").read_bytes() == (tmp / "sub.jsonl").read_bytes()
-    assert main(submit) == 1
+    assert main(submit) == 2
 
 
 def test_the_cache_key_follows_the_file(street, server_factory):
