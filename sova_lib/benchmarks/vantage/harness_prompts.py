@@ -203,7 +203,9 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
                                 "a VANTAGE-Bench checkout")
     if not items.is_file():
         raise FileNotFoundError(f"--items {items}: no such file")
-    media_root = Path(media_root) if media_root is not None else harness_data_root(task, items)
+    # absolute, as the harness's LMUDataRoot() is: event verification hands save_video_frames a path under it
+    # (vantage_event_verification.py:167-168), which video_base.py:85 joins to data_root again
+    media_root = (Path(media_root) if media_root is not None else harness_data_root(task, items)).absolute()
     if str(harness) not in sys.path:
         sys.path.insert(0, str(harness))
     cls = getattr(_import_harness(harness, module_name), class_name)

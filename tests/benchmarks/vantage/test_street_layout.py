@@ -37,7 +37,8 @@ class StandIn:
             return [text]
         if video_llm:
             return [dict(type="video", value=path, nframes=self.nframe), text]
-        return [*(dict(type="image", value=f) for f in self.save_video_frames(self.frames_of(line, path))), text]
+        frames = self.save_video_frames(self.frames_of(line, path))
+        return [*(dict(type="image", value=f) for f in frames), dict(type="text", value=f"<{len(frames)} frames>"), text]
 
     def frames_of(self, line, path):
         return line["video"]
@@ -170,3 +171,27 @@ def test_vqa_options_already_labelled_stay_as_listed(tmp_path):
     tsv.write_text('index\tvideo\tquestion\toptions\n0\ta.mp4\tQ\t"[""A. x"", ""B. y""]"\n'
                    '1\ta.mp4\tQ\t"[""x"", ""B. y""]"\n')
     assert [it.options for it in read_items("vqa", tsv)] == [("A. x", "B. y"), ("A. x", "B. B. y")]
+
+
+def test_fps_frames_of_every_task_with_a_relative_media_root(street, harness, tmp_path, monkeypatch, capsys):
+    """``--fps 1``: the harness's frame count is ``int(F / f * 1)`` (``video_base.py:94-105``), counted on the file
+    the loader hands ``save_video_frames`` (event verification: its own path less ``.mp4``, l. 167-168)."""
+    videos, tsvs = street
+    monkeypatch.chdir(tmp_path)
+    for task, tsv in tsvs.items():
+        root = tsv.parent if task == "event_verification" else tsv.parent / "videos"
+        out = tmp_path / f"{task}.jsonl"
+        assert main(["vantage", "harness-prompts", "--harness", str(harness), "--task", task, "--items", str(tsv),
+                     "--media-root", str(root.relative_to(tmp_path)), "--model-family", "gpt", "--fps", "1",
+                     "--out", str(out)]) == 0
+        records = [json.loads(x) for x in out.read_text().splitlines()]
+        rows = list(csv.DictReader(tsv.read_text().splitlines(), delimiter="\t"))
+        by_stem = {v.stem: v for v in videos}
+        assert len(records) == len(rows)
+        for record, row in zip(records, rows):
+            stem = row["video"].removesuffix(".mp4")
+            info = probe(by_stem[stem])
+            counted, opened = record["messages"][0]["content"]
+            assert counted == f"<{int(info.num_frames / info.fps * 1)} frames>" and record["frames"] == {"fps": 1}
+            assert opened.endswith(f"{stem}.mp4>")
+    capsys.readouterr()
