@@ -65,7 +65,8 @@ class Result:
     clips under the same missing rule (``chance``): the level a describer
     that tells no clip from another reaches; ``chance_without_missing`` the
     same with the missing clips left out, beside ``value_without_missing``;
-    ``None`` for a baseline.
+    ``None`` for a baseline. ``missing`` holds the ids of the clips the
+    input lacks.
     """
 
     protocol: str
@@ -83,6 +84,7 @@ class Result:
     value_without_missing: float | None = None
     chance: float | None = None
     chance_without_missing: float | None = None
+    missing: tuple = field(default=(), repr=False)  # the ids of the clips the input lacks
     notes: list = field(default_factory=list)
     per_query: dict = field(default_factory=dict, repr=False)  # id -> AP (0-1)
     context: dict = field(default_factory=dict, repr=False)  # record fields: what was scored and how
@@ -121,6 +123,7 @@ class Result:
         out = asdict(self)
         out.pop("per_query")
         out.pop("context")
+        out.pop("missing")
         if self.per_pair is None:
             out.pop("per_pair")
         return out
@@ -359,6 +362,7 @@ def _score_with_missing(protocol: Protocol, present: np.ndarray, tasks: list, pe
                           bootstrap=bootstrap, seed=seed)
     result.tie_spread = _tie_spread(protocol, tasks, bounds)
     result.n_missing, result.value_without_missing = int((~present).sum()), without
+    result.missing = tuple(protocol.ids()[~present].tolist())
     result.missing_rule = "left out" if allow_missing else "failures"
     return result
 

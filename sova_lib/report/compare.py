@@ -77,7 +77,9 @@ class Comparison:
     """Two scorers on one protocol. ``value_*``, ``difference`` and ``ci`` are in points (percent).
 
     ``per_query`` is a DataFrame with one row per query (``id``, ``class``,
-    ``AP A``, ``AP B``, ``difference``, in points), largest disagreement first (ties kept in id order).
+    ``AP A``, ``AP B``, ``difference``, in points, and ``missing``: ``A``,
+    ``B``, ``A, B`` for the inputs that lack the query's clip, else empty),
+    largest disagreement first (ties kept in id order).
     ``text_split`` says how descriptions were embedded (``sentences`` or
     ``whole text``, the records' ``text_split``), or
     ``None`` when not known or both inputs were vectors; ``encoder`` names
@@ -149,17 +151,20 @@ class Comparison:
                 "ci": None if self.ci is None else [float(self.ci[0]), float(self.ci[1])],
                 "n_queries": self.n_queries, "a_better": int((diff > 0).sum()), "b_better": int((diff < 0).sum()),
                 "equal": int((diff == 0).sum()), "bootstrap": self.bootstrap, "seed": self.seed, "ties": self.ties,
-                "aggregate": self.aggregate, "text_split": self.text_split}
+                "aggregate": self.aggregate, "text_split": self.text_split, "missing_rule": self.missing_rule,
+                "n_missing_a": int(self.n_missing[0]), "n_missing_b": int(self.n_missing[1])}
 
     def to_json(self, top: int = 10) -> dict:
         """``summary()`` and the ``top`` queries of largest disagreement (``id``, ``class``, ``ap_a``, ``ap_b``,
-        ``difference``, in points, full precision): what ``sova compare --json`` prints."""
+        ``difference``, in points, full precision, and ``missing``): what ``sova compare --json`` prints."""
         rows = self.per_query.head(top).rename(columns={"AP A": "ap_a", "AP B": "ap_b"})
         return {**self.summary(), "disagreements": rows.to_dict("records")}
 
     def text(self, top: int = 10) -> str:
         """A plain-text report: the difference and its interval first (one line), each scorer, then a small aligned
-        table of the ``top`` queries of largest disagreement (AP in points, ``A - B`` signed)."""
+        table of the ``top`` queries of largest disagreement (AP in points, ``A - B`` signed). When an input lacks
+        clips, a line says how many each lacks and what the scores made of them, and the table marks the queries
+        whose clip is missing (``missing``: ``A``, ``B`` or ``A, B``)."""
         s = self.summary()
         ci = f"95% paired CI {s['ci'][0]:+.2f} to {s['ci'][1]:+.2f}" if s["ci"] else "no interval"
         how = (f"paired bootstrap: {self.bootstrap} resamples of the queries{' within each pair' if self.metric == 'Pair-mAP' else ''}, "
@@ -168,15 +173,22 @@ class Comparison:
                  f"  A = {self.value_a:6.2f}  {self.name_a}", f"  B = {self.value_b:6.2f}  {self.name_b}",
                  f"  A better on {s['a_better']} queries, B on {s['b_better']}, equal on {s['equal']}",
                  f"  ({how}; AP ties: {self.ties})"]
+        if any(self.n_missing):
+            rule = ("left out of every ranking of both" if self.missing_rule == "left out" else
+                    "counted as failures: a missing query scores AP 0, a missing gallery clip ranks last; "
+                    "--allow-missing leaves them out of both")
+            lines.append(f"  missing clips: A lacks {self.n_missing[0]}, B lacks {self.n_missing[1]} ({rule})")
         rows = self.per_query.head(top)
         if len(rows):
-            cells = [["query", "class", "AP A", "AP B", "A - B"]] + [
-                [str(r["id"]), str(r["class"]), f"{r['AP A']:.2f}", f"{r['AP B']:.2f}", f"{r['difference']:+.2f}"]
+            marked = any(self.n_missing)
+            cells = [["query", "class", "AP A", "AP B", "A - B", *(["missing"] if marked else [])]] + [
+                [str(r["id"]), str(r["class"]), f"{r['AP A']:.2f}", f"{r['AP B']:.2f}", f"{r['difference']:+.2f}",
+                 *([r["missing"]] if marked else [])]
                 for r in rows.to_dict("records")]
-            widths = [max(len(c[j]) for c in cells) for j in range(5)]
+            widths = [max(len(c[j]) for c in cells) for j in range(len(cells[0]))]
             lines.append(f"the {len(rows)} queries where A and B disagree most (AP in points):")
-            lines += ["  " + "  ".join(v.ljust(w) if j < 2 else v.rjust(w) for j, (v, w) in enumerate(zip(c, widths)))
-                      for c in cells]
+            lines += ["  " + "  ".join(v.ljust(w) if j < 2 or j == 5 else v.rjust(w)
+                                       for j, (v, w) in enumerate(zip(c, widths))).rstrip() for c in cells]
         return "\n".join(lines)
 
 
@@ -220,8 +232,10 @@ def compare_results(result_a, result_b, *, name_a: str = "A", name_b: str = "B",
     a = np.array([result_a.per_query[i] for i in ids])
     b = np.array([result_b.per_query[i] for i in ids])
     diff = a - b
+    lacks = set(result_a.missing), set(result_b.missing)
     frame = pd.DataFrame({"id": ids, "class": [protocol.query_class(clips[i]) for i in ids],
-                          "AP A": 100 * a, "AP B": 100 * b, "difference": 100 * diff})
+                          "AP A": 100 * a, "AP B": 100 * b, "difference": 100 * diff,
+                          "missing": [", ".join(s for s, lack in zip("AB", lacks) if i in lack) for i in ids]})
     frame = frame.iloc[np.argsort(-np.abs(diff), kind="stable")].reset_index(drop=True)
     g = np.array([groups[i] for i in ids]) if protocol.metric == "Pair-mAP" else None
     if g is None:
@@ -247,11 +261,18 @@ def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str =
 
     Evaluation errors (``evaluate.CoverageError``) propagate. Clips an input
     lacks count as failures (``evaluation.evaluate``); with ``allow_missing``
-    they are left out, and both must still leave the same queries.
+    they are left out, and both must still leave the same queries (else
+    ``ValueError`` says how many differ and that the default rule scores
+    both on every query).
     """
     kwargs = dict(aggregate=aggregate, ties=ties, allow_missing=allow_missing)
-    result = compare_results(evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs),
-                             name_a=name_a, name_b=name_b, bootstrap=bootstrap, seed=seed)
+    result_a, result_b = evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs)
+    if allow_missing and set(result_a.per_query) != set(result_b.per_query):
+        only_a, only_b = set(result_a.per_query) - set(result_b.per_query), set(result_b.per_query) - set(result_a.per_query)
+        raise ValueError(f"with --allow-missing the two inputs leave different queries ({len(only_a)} only in "
+                         f"{name_a}, {len(only_b)} only in {name_b}); without --allow-missing both are scored on "
+                         "every query, each missing clip counted as a failure")
+    result = compare_results(result_a, result_b, name_a=name_a, name_b=name_b, bootstrap=bootstrap, seed=seed)
     result.missing_rule = "left out" if allow_missing else "failures"
     return result
 

@@ -118,7 +118,7 @@ def test_compare_json_is_full_precision_in_snake_case(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert list(out) == ["protocol", "metric", "name_a", "name_b", "value_a", "value_b", "difference", "ci",
                          "n_queries", "a_better", "b_better", "equal", "bootstrap", "seed", "ties", "aggregate",
-                         "text_split", "disagreements"]
+                         "text_split", "missing_rule", "n_missing_a", "n_missing_b", "disagreements"]
     assert all(k == k.lower() and " " not in k for row in out["disagreements"] for k in row)
     # B's AP of each query, by scikit-learn on the cosines (no ties): the JSON holds it to the last bit
     clips, v = example_clips(), _angles().vectors.astype(np.float64)
@@ -286,3 +286,33 @@ def test_one_comparison_spelled_three_ways_is_one_record(tmp_path, monkeypatch):
     assert len(written) == 1 and len(list((tmp_path / "results").iterdir())) == 1
     # the missing rule is part of what was compared: leaving missing clips out is another record
     assert _compare_out(right, blind, tmp_path / "results", allow_missing=True) not in written
+
+
+def test_compare_marks_missing_clips_and_says_how_to_score_them(tmp_path, capsys):
+    """B lacks one clip: its query is marked missing in the table and the JSON, the summary counts it, and
+    --allow-missing (whose queries then differ) is refused naming the rule that scores both on every query."""
+    from sova_lib.cli import main
+    from sova_lib.item_vectors import write_embeddings
+    from sova_lib.similarity import ItemVectors
+
+    full = _items(perfect=True)
+    lacking = ItemVectors(full.ids[1:], np.arange(len(full.ids) - 1), full.vectors[1:])
+    a, b = write_embeddings(tmp_path / "a.npz", full), write_embeddings(tmp_path / "b.npz", lacking)
+    argv = ["compare", "--protocol", DIRECTION_PROTOCOL, str(a), str(b), "--bootstrap", "0"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    first = str(full.ids[0])
+    assert "  missing clips: A lacks 0, B lacks 1 (counted as failures: a missing query scores AP 0, a missing " \
+           "gallery clip ranks last; --allow-missing leaves them out of both)" in out
+    header = next(line for line in out if line.lstrip().startswith("query"))
+    (row,) = [line for line in out if line.strip().startswith(first + " ")]
+    assert header.split()[-1] == "missing" and row.split()[-1] == "B" and row.split()[3] == "0.00"
+    assert all(line.split()[-1] != "B" for line in out[out.index(header) + 1:] if line is not row)
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["n_missing_a"], data["n_missing_b"], data["missing_rule"]) == (0, 1, "failures")
+    assert {r["id"]: r["missing"] for r in data["disagreements"]}[first] == "B"
+    assert main([*argv, "--allow-missing"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(1 only in" in err and ", 0 only in" in err
+    assert "without --allow-missing both are scored on every query, each missing clip counted as a failure" in err
