@@ -28,7 +28,8 @@ from sova_lib.item_vectors import MAX_TEXT_CHARS
 from sova_lib.progress import progress_bar
 from sova_lib.storage import now, redact
 
-__all__ = ["OpenRun", "Outcome", "RunOptions", "RunSummary", "first_items", "left_to_do", "open_run", "unique_items"]
+__all__ = ["EXAMPLES", "OpenRun", "Outcome", "RunOptions", "RunSummary", "failure_kind", "first_items", "left_to_do",
+           "open_run", "unique_items"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,19 @@ class RunOptions:
     max_answer_chars: int = MAX_TEXT_CHARS
 
 
+#: The ids of each kind of failure a summary names.
+EXAMPLES = 3
+
+
+def failure_kind(outcome: "Outcome") -> str:
+    """How ``outcome`` failed, in a word the summary counts by: its own ``kind`` (a describer's: e.g. the openai
+    backend's ``"no answer"``, ``"empty"``, ``"too long"``, ``"unreadable"``, ``"refused"``), else ``"load"`` for an
+    item that could not be loaded and ``"describer"`` for any other failure of the describer."""
+    if outcome.kind:
+        return outcome.kind
+    return "describer" if outcome.loaded else "load"
+
+
 @dataclass
 class RunSummary:
     """What one run of any engine did, describing (``verb`` "described") or embedding ("embedded").
@@ -70,8 +84,9 @@ class RunSummary:
     answers cut to ``RunOptions.max_answer_chars`` (describing); ``frames``:
     frames decoded (embedding); ``left_out``: items beyond ``RunOptions.limit``;
     ``notes``: what the reader must know about the whole run (the describer's ``run_info()`` ``weights_note``:
-    a cache that cannot follow the weights), printed after the counts. ``str()`` is the printed summary, ``line()`` the same in one line;
-    ``skipped`` counts both kinds of items left out.
+    a cache that cannot follow the weights), printed after the counts; ``by_kind``: kind -> ids of this run's
+    failures (``failure_kind``), counted in the summary with the first ``EXAMPLES`` ids of each. ``str()`` is the
+    printed summary, ``line()`` the same in one line; ``skipped`` counts both kinds of items left out.
     """
 
     folder: Path
@@ -89,6 +104,7 @@ class RunSummary:
     seconds: float = 0.0
     failures: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    by_kind: dict = field(default_factory=dict)
 
     @property
     def skipped(self) -> int:
@@ -123,6 +139,10 @@ class RunSummary:
         if self.skipped_failed:
             lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
                             "--retry-errors (retry_errors=True) tries them again")
+        if self.by_kind:
+            lines.append("  failed by kind: " + "; ".join(
+                f"{len(ids)} {kind} ({', '.join(map(str, ids[:EXAMPLES]))}{', ...' if len(ids) > EXAMPLES else ''})"
+                for kind, ids in self.by_kind.items()))
         if self.total_failed:
             lines.append(f"  errors: {self.folder / 'errors.jsonl'} ({self.total_failed} items without a "
                          f"{'description' if self.verb == 'described' else 'vector'})")
@@ -138,13 +158,15 @@ class Outcome:
     ``value``: the description's text (describing), or ``(vectors, frame indices, frames decoded)``
     (embedding frames); ``None`` when ``error`` (one line: why the item has none) is set. ``loaded`` is False
     for an item whose frames could not be loaded: the describer never saw it, so the fail-fast rule leaves it
-    out. Engines yield one per item as its work ends; ``OpenRun.write`` appends it to the cache.
+    out. ``kind``: how it failed, for the summary's count by kind (``failure_kind``). Engines yield one per item
+    as its work ends; ``OpenRun.write`` appends it to the cache.
     """
 
     id: Any
     value: Any = None
     error: str | None = None
     loaded: bool = True
+    kind: str | None = None
 
 
 @contextlib.contextmanager
@@ -301,6 +323,7 @@ class OpenRun:
             self.cache.add_error(outcome.id, outcome.error)
             summary.failed += 1
             summary.failures[outcome.id] = outcome.error
+            summary.by_kind.setdefault(failure_kind(outcome), []).append(outcome.id)
             self.bar.set_postfix(failed=summary.failed, refresh=False)
         if not shown:
             self.bar.update(1)
@@ -319,7 +342,8 @@ class OpenRun:
         rate = round(summary.items_per_s, 4)
         runs = self.cache.manifest_data.get("runs") or [{}]
         runs[-1].update(described=summary.done, failed=summary.failed)
-        self.cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed,
+        kinds = {"failed_by_kind": {k: len(v) for k, v in summary.by_kind.items()}} if summary.by_kind else {}
+        self.cache.update_manifest(last_run={"described": summary.done, "failed": summary.failed, **kinds,
                                              "cut": summary.cut,
                                              "skipped_cached": summary.skipped_cached,
                                              "seconds": round(summary.seconds, 3), "items_per_s": rate},

@@ -208,22 +208,23 @@ def describe_batch(describer: Describer, batch: list[DescribeRequest]) -> list[O
         texts = describer.describe(batch)
         if len(texts) != len(batch):
             raise RuntimeError(f"describer returned {len(texts)} answers for {len(batch)} requests")
-        return [Outcome(req.id, *_answer(text)) for req, text in zip(batch, texts)]
+        return [Outcome(req.id, **_answer(text)) for req, text in zip(batch, texts)]
     except DescriberEnvironmentError:
         raise  # not the items' fault: the run stops
     except Exception as err:  # noqa: BLE001 - a backend may raise anything; it is recorded
         if len(batch) > 1:
             return [r for req in batch for r in describe_batch(describer, [req])]
-        return [Outcome(batch[0].id, error=f"{type(err).__name__}: {err}")]
+        return [Outcome(batch[0].id, error=f"{type(err).__name__}: {err}", kind=getattr(err, "kind", None))]
 
 
-def _answer(text: Any) -> tuple[str | None, str | None]:
-    """``(text, None)`` for a description, ``(None, reason)`` for an answer that is not one (not text, or empty)."""
+def _answer(text: Any) -> dict:
+    """An ``Outcome``'s ``value`` for a description; its ``error`` and ``kind`` for an answer that is not one (not
+    text: ``"unreadable"``, or ``"empty"``)."""
     if not isinstance(text, str):
-        return None, f"answer is {type(text).__name__}, not text"
+        return {"error": f"answer is {type(text).__name__}, not text", "kind": "unreadable"}
     if not text.strip():
-        return None, "the describer gave an empty answer"
-    return text, None
+        return {"error": "the describer gave an empty answer", "kind": "empty"}
+    return {"value": text}
 
 
 def _daemon_call(fn: Callable, *args) -> Future:

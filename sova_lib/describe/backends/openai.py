@@ -54,10 +54,13 @@ Failures about the server, not the item, stop the run at once
 (``DescriberEnvironmentError``, nothing recorded for the item): a refused
 connection (no server listening at ``base_url``), a host name that does not
 resolve, HTTP 401 / 403 (the API key), and HTTP 404 (a model the server does
-not serve, or a ``base_url`` without ``/v1``). HTTP 408, 429 and 5xx, other
-connection errors (reset, closed), time-outs and answers that hold no text
-(content null or empty, a body that is not a chat completion, a body over
-``max_response_bytes``) are retried up to ``max_retries`` times, waiting
+not serve, or a ``base_url`` without ``/v1``). An answer that arrives but is
+no description (content null or empty, a body that is not a chat completion,
+a body over ``max_response_bytes``) fails its item at once: the server is
+alive and greedy decoding would answer the same, so the item is recorded in
+``errors.jsonl`` (``--retry-errors`` asks again on a later run) and the run
+goes on. HTTP 408, 429 and 5xx, other connection errors (reset, closed) and
+time-outs are retried up to ``max_retries`` times, waiting
 ``min(backoff_max, backoff_base * 2**attempt)`` seconds times a jitter
 factor in [0.5, 1) drawn from ``rng``, or the server's ``Retry-After`` (in
 seconds or as an HTTP date; never longer than ``backoff_max``, and ignored
@@ -65,7 +68,8 @@ when it is not a finite time); then the item fails. Any other 4xx (e.g. 400:
 a request too long for the model) fails the item at once with the server's
 message. A server that fails every request stops the run: once
 ``stop_after_failed_requests`` requests in a row have failed with none
-answered (default: twice the items being described at that moment, at least
+answered (an error answer that is not retried, such as a 4xx, or an answer
+that is no description, is an answer and starts the count again) (default: twice the items being described at that moment, at least
 4, so each has failed twice), the run stops with
 ``DescriberEnvironmentError`` naming the last failure: a second or two after
 the first failures when the server answers at once with errors. A server that
@@ -189,9 +193,12 @@ _VIDEO_HINT = ("this server does not accept video_input=video; use frames (--bac
 
 
 class OpenAIError(RuntimeError):
-    """A request that failed for good (a 4xx answer, or retries used up); ``status``: the HTTP status, if any."""
+    """A request that failed for good (a 4xx answer, an answer that is no description, or retries used up);
+    ``status``: the HTTP status, if any; ``kind``: how it failed, for the run's summary (``"refused"``: a 4xx,
+    ``"no answer"``: retries used up; ``_unusable``'s kinds)."""
 
     status: int | None = None
+    kind: str = "refused"
 
 
 def encode_jpeg(image: Any, quality: int = 90) -> str:
@@ -199,6 +206,15 @@ def encode_jpeg(image: Any, quality: int = 90) -> str:
     buf = io.BytesIO()
     to_rgb_image(image).save(buf, format="JPEG", quality=quality)
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _unusable(kind: str, message: str) -> OpenAIError:
+    """The error of an answer that is no description: ``kind`` ``"empty"``, ``"too long"`` (over
+    ``max_response_bytes``) or ``"unreadable"`` (not a chat completion, no text). The item's failure: not retried
+    in this run (greedy decoding gives the same answer again), not counted by the fail-fast rule."""
+    error = OpenAIError(message)
+    error.kind = kind
+    return error
 
 
 class _Endpoint:
@@ -530,7 +546,9 @@ class OpenAIDescriber:
             return attempts(self._attempt, body)
         except tenacity.RetryError as err:
             last = err.last_attempt
-            raise OpenAIError(f"gave up after {last.attempt_number} attempts: {last.exception()}") from None
+            error = OpenAIError(f"gave up after {last.attempt_number} attempts: {last.exception()}")
+            error.kind = "no answer"
+            raise error from None
         finally:
             with self._slots:
                 self._in_progress -= 1
@@ -549,6 +567,10 @@ class OpenAIDescriber:
                 raise
         except _Retry as failure:
             self._count_failure(failure)
+            raise
+        except OpenAIError:  # the server answered (a refusal, an answer that is no description): it is alive
+            with self._slots:
+                self._failed_in_a_row = 0
             raise
         finally:
             with self._slots:  # no slot is held while waiting to retry
@@ -642,8 +664,8 @@ class OpenAIDescriber:
             for chunk in response.iter_bytes():
                 body += chunk
                 if len(body) > self.max_response_bytes:
-                    raise _Retry(f"the server's answer is longer than {self.max_response_bytes} bytes; it was not "
-                                 "read")
+                    raise _unusable("too long", f"the server's answer is longer than {self.max_response_bytes} "
+                                    "bytes; it was not read")
                 if time.monotonic() - started > limit:
                     raise _Retry(f"the server's answer took longer than {limit:g} s (read_timeout)")
             return response.status_code, response.headers, bytes(body)
@@ -656,8 +678,8 @@ class OpenAIDescriber:
             for chunk in response.iter_bytes():
                 size += len(chunk)
                 if size > self.max_response_bytes:
-                    raise _Retry(f"the server's answer is longer than {self.max_response_bytes} bytes; it was not "
-                                 "read")
+                    raise _unusable("too long", f"the server's answer is longer than {self.max_response_bytes} "
+                                    "bytes; it was not read")
                 new = answer.feed(chunk)
                 now = time.monotonic()
                 if new:  # every piece is a sign of life: another request's wait in vain is not the server's death
@@ -675,7 +697,8 @@ class OpenAIDescriber:
         if not (answer.done or answer.finish_reason):
             raise _Retry("the stream ended before the answer did (neither a finish_reason nor [DONE])")
         if not answer.text.strip():
-            raise _Retry(f"the server's answer is empty (finish_reason {self._redact(repr(answer.finish_reason))})")
+            raise _unusable("empty", "the server's answer is empty (finish_reason "
+                            f"{self._redact(repr(answer.finish_reason))})")
         key = os.environ.get(self.api_key_env, "")
         return answer.text.replace(key, REDACTED) if key else answer.text
 
@@ -798,21 +821,24 @@ def _check_settings(api_key_env, video_input: str, extra_body: dict, **waits) ->
 
 
 def _answer_text(data: bytes, key: str) -> str:
-    """The text of a chat completion, ``key`` (the API key, or "") redacted; ``_Retry`` for a body that holds none."""
+    """The text of a chat completion, ``key`` (the API key, or "") redacted; ``_unusable`` for a body that holds
+    none."""
 
     try:
         choice = json.loads(data)["choices"][0]
         message = choice["message"]
     except (*JSON_ERRORS, KeyError, IndexError, TypeError):
-        raise _Retry(f"the server's answer is not a chat completion: {redact(repr(data[:300]), [key])}") from None
+        raise _unusable("unreadable", f"the server's answer is not a chat completion: "
+                                      f"{redact(repr(data[:300]), [key])}") from None
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list) and all(isinstance(p, dict) for p in content):  # content parts
         content = "".join(str(p.get("text", "")) for p in content if p.get("type", "text") == "text")
     if not isinstance(content, str):
-        raise _Retry(f"the server's answer holds no text: its content is {redact(json.dumps(content)[:100], [key])}")
+        raise _unusable("unreadable", "the server's answer holds no text: its content is "
+                                      f"{redact(json.dumps(content)[:100], [key])}")
     if not content.strip():
         finish = choice.get("finish_reason")  # a dict: its "message" was read
-        raise _Retry(f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})")
+        raise _unusable("empty", f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})")
     return content.replace(key, REDACTED) if key else content
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.fingerprint import folder_fingerprint, local_folder
+from sova_lib.fingerprint import folder_fingerprint
 from sova_lib.hub import hub_folder
 
 __all__ = ["ContrastiveModel", "ModelLoadError", "planned_config"]
@@ -57,7 +57,7 @@ def planned_config(name: str, *, revision: str | None = None, device: str = "cpu
     video = hasattr(model_class, "get_video_features")
     frames = getattr(getattr(config, "vision_config", None), "num_frames", None) if video else None
     identity = folder_fingerprint(path)  # each file hashed once per version (the memo of sova_lib.fingerprint)
-    return ({"model": str(local_folder(name) or name), "revision": revision, "identity": identity, "class": model_class.__name__,
+    return ({"model": name, "revision": revision, "identity": identity, "class": model_class.__name__,
              "dtype": dtype or ("bfloat16" if device.startswith("cuda") else "float32"), "video_frames": frames},
             model_class, path)
 
