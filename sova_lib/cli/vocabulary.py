@@ -70,7 +70,7 @@ VOCABULARY: dict[str, str] = {
     "--text-model": "the contrastive model whose text tower embeds choice sentences",
     # scoring
     "--embedder": "the sentence encoder that embeds descriptions",
-    "--embedder-option": "a setting of the sentence encoder (KEY=VALUE: trust_remote_code, prompt_name, prompt)",
+    "--embedder-option": "a setting of the sentence encoder (KEY=VALUE: trust_remote_code, prompt_name, prompt, dtype)",
     "--no-split": "embed each description whole",
     "--aggregate": "set similarity of two clips' sentence sets",
     "--ties": "tie rule of average precision",

@@ -66,6 +66,7 @@ def test_compare_takes_the_option_too(capsys, tmp_path, remote_folder, descripti
     ("colour=red", "unknown key 'colour'; the keys: trust_remote_code, prompt_name, prompt"),
     ("prompt_name", "'prompt_name' is not KEY=VALUE; the keys: trust_remote_code, prompt_name, prompt"),
     ("trust_remote_code=yes", "trust_remote_code=yes is neither true nor false"),
+    ("dtype=float16", "dtype=float16 is not one of float32, bfloat16"),
     ('prompt="unclosed', "prompt=\"unclosed starts with a quote but is not a JSON string"),
 ])
 def test_a_setting_that_is_not_one_gets_one_line(capsys, setting, error):
@@ -87,3 +88,16 @@ def test_settings_reach_the_encoder_as_keywords():
         ["image-tasks", "evaluate", "--task", "vsr-random", "--baseline", "random", "--embedder-option",
          'prompt="Instruct: similar text\\nQuery: "'])
     assert encoder_options(args) == {"prompt": "Instruct: similar text\nQuery: "}
+    args = build_parser("sovabench").parse_args(
+        ["sovabench", "evaluate", "--protocol", "quickstart-direction", "--baseline", "oracle", "--embedder-option",
+         "dtype=bfloat16"])
+    assert encoder_options(args) == {"dtype": "bfloat16"}
+
+
+def test_dtype_bfloat16_makes_its_own_vector_folder(capsys, tmp_path, descriptions):
+    base = ["sovabench", "evaluate", "--protocol", "quickstart-direction", "--descriptions", descriptions,
+            "--cache-dir", str(tmp_path / "c"), "--bootstrap", "0", "--json"]
+    runs = [_run(capsys, *base), _run(capsys, *base, "--embedder-option", "dtype=bfloat16")]
+    assert [code for code, _, _ in runs] == [0, 0], runs
+    folders = sorted((tmp_path / "c" / "embeddings").glob("all-MiniLM-L6-v2__*/encoder.json"))
+    assert [json.loads(f.read_text()).get("dtype") for f in folders] in ([None, "bfloat16"], ["bfloat16", None])
