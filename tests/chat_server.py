@@ -10,6 +10,8 @@ the request). Script entries:
 * ``("raw", code, body)``: those bytes as the body;
 * ``("big", n)``: a 200 whose content is ``n`` characters, sent in pieces as the client reads;
 * ``("hang",)``: no answer at all until the server closes;
+* ``("trickle", interval)``: ``HTTP/1.1 200 OK``, then a header ``X-Slow:`` whose value never ends, one byte every
+  ``interval`` seconds until the server closes (each read is short, the head never completes);
 * ``("detail", code, detail)``: FastAPI's error shape ``{"detail": detail}``;
 * ``("text", code, text)``: a plain-text error body;
 * ``("drip", pieces, interval)``: the answer ``"".join(pieces)``, streamed one piece every ``interval`` seconds
@@ -77,9 +79,8 @@ class ChatServer:
                 stream = bool(body.get("stream")) and server.streams is True
                 if body.get("stream") and server.streams == "refuse":
                     step, kind = ("detail", 422, "Unexpected fields in the request: {'stream', 'stream_options'}"), "detail"
-                if kind == "hang":
-                    server.closed.wait()
-                    return
+                if kind in ("hang", "trickle"):  # no answer, or a head that never ends
+                    return self._trickle(step[1]) if kind == "trickle" else server.closed.wait() and None
                 if kind == "slow":
                     time.sleep(step[1])
                     step = kind = None
@@ -137,6 +138,16 @@ class ChatServer:
                     self.wfile.write(b"0\r\n\r\n")
                 except OSError:  # the client gave up waiting
                     self.close_connection = True
+
+            def _trickle(self, interval):
+                self.close_connection = True
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                while not server.closed.wait(interval):
+                    try:
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                    except OSError:  # the client gave up
+                        return
 
             def _send(self, code, data, headers, kind="application/json"):
                 try:

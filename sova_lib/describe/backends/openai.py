@@ -27,8 +27,9 @@ The answer is streamed (``stream=True``, the default): the body ends with
 sends server-sent events, read by ``openai_wire.StreamedAnswer``; the text is
 the same as the whole answer's ``choices[0].message.content``. Streaming tells
 a live server from a dead one without cutting a long answer:
-``first_token_timeout`` (default 20 s) bounds the wait for the first piece of
-text, ``token_timeout`` (default: the same) the silence between two pieces,
+``first_token_timeout`` (default 20 s) bounds the wait for the answer's whole
+response head (``head_deadline``: a head that trickles in a byte at a time
+is cut there too) and for the first piece of text, ``token_timeout`` (default: the same) the silence between two pieces,
 ``stream_timeout`` (default 1800 s) the whole streamed answer. A server that
 answers a streamed request whole, or refuses it with HTTP 400/422 naming the
 stream fields (FastAPI's "Unexpected fields in the request"), gets whole
@@ -164,6 +165,7 @@ from urllib.parse import urlsplit
 import httpx
 import tenacity
 
+from sova_lib.describe.backends import head_deadline
 from sova_lib.describe.backends.openai_wire import StreamedAnswer, StreamError, cut, server_message
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, option
 from sova_lib.fingerprint import folder_fingerprint, local_folder
@@ -635,8 +637,8 @@ class OpenAIDescriber:
             if self._client is None:
                 # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but
                 # the key; each request sets its own timeouts (_request)
-                self._client = httpx.Client(trust_env=False, limits=httpx.Limits(
-                    max_connections=None, max_keepalive_connections=self.max_concurrency))
+                self._client = httpx.Client(trust_env=False, transport=head_deadline.transport(httpx.Limits(
+                    max_connections=None, max_keepalive_connections=self.max_concurrency)))
             return self._client
 
     def _request(self, method: str, url: str, timeout: float, content: bytes | None = None,
@@ -654,8 +656,13 @@ class OpenAIDescriber:
         if streamed:  # each read waits at most this long; _read_events keeps the finer bounds
             timeout = max(self.first_token_timeout, self.token_timeout)
             headers["Accept"] = "text/event-stream, application/json"
-        with self._http().stream(method, url, content=content, headers=headers,
-                                 timeout=httpx.Timeout(timeout, connect=self.connect_timeout)) as response:
+        with contextlib.ExitStack() as held:
+            # the status line and headers whole within first_token_timeout (a streamed request) or the request's
+            # timeout, however slowly they trickle in (head_deadline)
+            with head_deadline.head_within(self.first_token_timeout if streamed else timeout):
+                response = held.enter_context(self._http().stream(
+                    method, url, content=content, headers=headers,
+                    timeout=httpx.Timeout(timeout, connect=self.connect_timeout)))
             kind = response.headers.get("Content-Type", "")
             if streamed and response.status_code == 200 and kind.startswith("text/event-stream"):
                 return 200, response.headers, self._read_events(response, started)
@@ -673,7 +680,7 @@ class OpenAIDescriber:
     def _read_events(self, response: httpx.Response, started: float) -> str:
         """The text of a streamed answer, each wait bounded: ``first_token_timeout`` until its first piece,
         ``token_timeout`` between pieces, ``stream_timeout`` for the whole; ``_Retry`` when one is passed."""
-        answer, size, last = StreamedAnswer(), 0, None
+        answer, size, last = StreamedAnswer(self._redact), 0, None
         try:
             for chunk in response.iter_bytes():
                 size += len(chunk)
@@ -688,7 +695,7 @@ class OpenAIDescriber:
                 self._check_waits(started, last, now)
             answer.close()  # read to its end (after [DONE] too), so the connection is kept for the next request
         except StreamError as err:
-            raise _Retry(self._redact(cut(str(err)))) from None
+            raise _Retry(cut(self._redact(str(err)))) from None
         except httpx.TimeoutException:
             self._check_waits(started, last, time.monotonic())
             raise self._stream_silent(last) from None
@@ -828,18 +835,23 @@ def _answer_text(data: bytes, key: str) -> str:
         choice = json.loads(data)["choices"][0]
         message = choice["message"]
     except (*JSON_ERRORS, KeyError, IndexError, TypeError):
-        raise _unusable("unreadable", f"the server's answer is not a chat completion: "
-                                      f"{redact(repr(data[:300]), [key])}") from None
+        raise _unusable("unreadable", f"the server's answer is not a chat completion: {_shown(data, key, 300)}") from None
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list) and all(isinstance(p, dict) for p in content):  # content parts
         content = "".join(str(p.get("text", "")) for p in content if p.get("type", "text") == "text")
     if not isinstance(content, str):
         raise _unusable("unreadable", "the server's answer holds no text: its content is "
-                                      f"{redact(json.dumps(content)[:100], [key])}")
+                                      f"{cut(redact(json.dumps(content), [key]), 100)}")
     if not content.strip():
         finish = choice.get("finish_reason")  # a dict: its "message" was read
         raise _unusable("empty", f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})")
     return content.replace(key, REDACTED) if key else content
+
+
+def _shown(data: bytes, key: str, limit: int) -> str:
+    """``data`` as a server's text is shown: decoded, ``key`` redacted, then written as a ``repr`` cut to ``limit``
+    characters (redacted before cut, so no piece of the key is left at the cut)."""
+    return cut(repr(redact(data.decode("utf-8", "replace"), [key]).encode()), limit)
 
 
 def _answered_at(headers: httpx.Headers) -> float:

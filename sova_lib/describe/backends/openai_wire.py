@@ -43,15 +43,21 @@ class StreamedAnswer:
     ``feed(chunk)`` returns True when new text came; ``done`` turns True at
     ``data: [DONE]``; ``finish_reason`` and ``usage`` are the last ones sent;
     ``text`` is the pieces of choice 0 so far. A chunk holding ``error`` raises
-    ``StreamError`` with the server's message.
+    ``StreamError`` with the server's message. ``redact`` (text -> text) is
+    applied to the server's text an error shows before it is cut.
+
+    Reading is linear in the bytes fed: each byte is scanned for a line end
+    once, and the whole lines of a ``feed`` are split off the buffer at once.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, redact=None) -> None:
         self.pieces: list[str] = []
         self.done = False
         self.finish_reason: str | None = None
         self.usage: dict | None = None
-        self._buffer = b""
+        self._redact = redact or (lambda text: text)
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes at the buffer's start known to hold no line end
         self._data: list[bytes] = []
 
     @property
@@ -60,16 +66,21 @@ class StreamedAnswer:
 
     def feed(self, chunk: bytes) -> bool:
         self._buffer += chunk
+        end = self._buffer.rfind(b"\n", self._scanned)
+        if end < 0:  # no line ends yet: the next feed scans only what it adds
+            self._scanned = len(self._buffer)
+            return False
+        lines = bytes(self._buffer[:end]).split(b"\n")  # the whole lines, split at C speed
+        del self._buffer[:end + 1]
+        self._scanned = 0
         new = False
-        while not self.done:
-            line, sep, rest = self._buffer.partition(b"\n")
-            if not sep:
+        for line in lines:
+            if self.done:
                 break
-            self._buffer = rest
             line = line.rstrip(b"\r")
             if not line:  # a blank line ends an event
                 new |= self._dispatch()
-            elif not line.startswith(b":"):  # ':' starts a comment (a keep-alive)
+            elif line[0] != 58:  # b":" starts a comment (a keep-alive)
                 name, _, value = line.partition(b":")
                 if name == b"data":
                     self._data.append(value[1:] if value.startswith(b" ") else value)
@@ -91,9 +102,9 @@ class StreamedAnswer:
         try:
             chunk = json.loads(data)
         except JSON_ERRORS:
-            raise StreamError(f"a chunk of the stream is not JSON: {data[:100]!r}") from None
+            raise StreamError(f"a chunk of the stream is not JSON: {self._shown(data)}") from None
         if not isinstance(chunk, dict):
-            raise StreamError(f"a chunk of the stream is not a JSON object: {data[:100]!r}")
+            raise StreamError(f"a chunk of the stream is not a JSON object: {self._shown(data)}")
         if "error" in chunk or chunk.get("object") == "error":
             raise StreamError(f"the stream ended with an error: {_message(chunk)}")
         if isinstance(chunk.get("usage"), dict):
@@ -113,6 +124,11 @@ class StreamedAnswer:
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         return new
+
+
+    def _shown(self, data: bytes) -> str:
+        """The server's ``data`` as an error shows it: decoded, redacted, then cut (in that order)."""
+        return cut(repr(self._redact(data.decode("utf-8", "replace")).encode()), 100)
 
 
 def server_message(data: bytes) -> str:
