@@ -49,7 +49,8 @@ from sova_lib.benchmarks.vantage.inputs import video_file
 from sova_lib.benchmarks.vantage.tasks import task_key
 from sova_lib.storage import write_text
 
-__all__ = ["HARNESS_CLASSES", "VIDEO_INPUTS", "HarnessDependencyMissing", "harness_data_root", "harness_prompts", "loader_video", "message_record"]
+__all__ = ["HARNESS_CLASSES", "VIDEO_INPUTS", "HarnessDependencyMissing", "harness_data_root", "harness_prompts",
+           "loader_video", "message_record"]
 
 #: Task -> (module, class) of its dataset class in the harness (``vlmeval/dataset/vantage_*.py``).
 HARNESS_CLASSES = {
