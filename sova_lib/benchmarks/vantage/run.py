@@ -58,7 +58,7 @@ from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import probe, read_frames, to_rgb_image
 
 __all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "ROUTES", "VIDEO_TASKS", "FramePlanError", "RenderedPrompt",
-           "cache_id", "cached_answers", "describe_task", "load_media", "plan_frames", "render_prompt",
+           "cache_id", "cached_answers", "describe_task", "load_media", "media_path", "plan_frames", "render_prompt",
            "uniform_frame_plan"]
 
 #: Frames sent per video by default (spec section 1).
@@ -170,7 +170,7 @@ def plan_frames(plan: dict, num_frames: int, video_fps: float, n_frames: int = D
     return uniform_frame_plan(num_frames, n_frames)
 
 
-def _resolve(media_root, name: str) -> Path:
+def media_path(media_root, name: str) -> Path:
     """The file ``name`` (an item's media path, relative) under ``media_root`` (default: the working folder);
     ``ValueError`` for a path that is absolute or, resolved (links followed), lies outside that folder."""
     root = Path(media_root if media_root is not None else ".")
@@ -181,9 +181,9 @@ def _resolve(media_root, name: str) -> Path:
     return path
 
 
-def _media_path(media_root, item: VantageItem) -> Path:
+def _item_media(media_root, item: VantageItem) -> Path:
     try:
-        return _resolve(media_root, item.media[0])
+        return media_path(media_root, item.media[0])
     except ValueError as err:
         raise ValueError(f"item {item.id}: {err}") from None
 
@@ -199,7 +199,7 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
     from PIL import Image, ImageDraw
 
     if item.task in VIDEO_TASKS:
-        path = _resolve(media_root, item.media[0])
+        path = media_path(media_root, item.media[0])
         if not path.is_file():
             raise FileNotFoundError(f"no such video: {path}")
         info = probe(path)
@@ -209,7 +209,7 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
         return frames, tuple(i / info.fps for i in indices), True
     images = []
     for name in item.media:
-        path = _resolve(media_root, name)
+        path = media_path(media_root, name)
         if not path.is_file():
             raise FileNotFoundError(f"no such image: {path}")
         with Image.open(path) as img:
@@ -262,7 +262,7 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
         text = f"prompts file sha256 {prompts.sha256}"
         template = Prompt(f"vantage-{task}-prompts-file", text, text)
     wrapped = PromptedDescriber(describer, fields, "vantage", settings)
-    runner_items = [Item(key, _media_path(media_root, it), is_video=it.task in VIDEO_TASKS)
+    runner_items = [Item(key, _item_media(media_root, it), is_video=it.task in VIDEO_TASKS)
                     for key, it in by_id.items()]
 
     def loader(item, fps):

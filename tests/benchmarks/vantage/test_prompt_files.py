@@ -231,10 +231,10 @@ def test_a_plan_of_more_frames_than_the_video_fails_its_item_naming_file_and_lin
 
 
 def test_media_paths_stay_under_the_media_root(tmp_path):
-    from sova_lib.benchmarks.vantage.run import _resolve
+    from sova_lib.benchmarks.vantage.run import media_path
 
     (tmp_path / "media").mkdir()
-    assert _resolve(tmp_path / "media", "a/b.mp4") == tmp_path / "media" / "a" / "b.mp4"
+    assert media_path(tmp_path / "media", "a/b.mp4") == tmp_path / "media" / "a" / "b.mp4"
     for name in ("/etc/passwd", "../outside.mp4", "a/../../outside.mp4"):
         with pytest.raises(ValueError, match=r"^media path .* is not under the media root "):
-            _resolve(tmp_path / "media", name)
+            media_path(tmp_path / "media", name)
