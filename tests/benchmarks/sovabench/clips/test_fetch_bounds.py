@@ -249,3 +249,9 @@ def test_a_get_that_disagrees_with_head_is_refused_before_a_byte_is_written(vide
     assert str(err.value) == (f"the server announced Content-Length {len(videos[A]) + 100} where HEAD gave "
                               f"{len(videos[A])} bytes; nothing kept")
     assert _files(tmp_path / "v") == [] and transfers.bytes == 0
+
+
+def test_an_empty_object_is_no_video(videos, tsv, tmp_path):
+    with serve(_objects(videos, **{A: b""})) as bucket:
+        s = _fetch(tsv, tmp_path / "v", bucket.url)
+    assert s.failed == [(A, "the server gives it as 0 bytes: no video")] and sorted(s.fetched) == sorted([B, C])
