@@ -137,9 +137,11 @@ def _add_fetch(sub) -> None:
                                      "(resumable, each file checked)",
                        description="Download the MEVA source videos of a protocol that are not yet under "
                                    "--video-root from the public MEVA bucket over HTTPS, into <video-root>/drops-123-"
-                                   "r13/<date>/<hour>/<name>.avi: parallel transfers, a cut transfer resumed (run "
-                                   "the same command again after Ctrl-C), each file checked against the server's size "
-                                   "and opened for the frames its rows need (a file that fails is removed). VIRAT "
+                                   "r13/<date>/<hour>/<name>.avi (--key-template): parallel transfers, a cut transfer "
+                                   "resumed with If-Range (run the same command again after Ctrl-C), never more bytes "
+                                   "than the server announced, each file checked against the server's size and MD5 "
+                                   "ETag, opened and decoded for the frames its rows need (a file that fails is "
+                                   "removed), its SHA-256 written to <video-root>/SHA256SUMS. VIRAT "
                                    "videos are not in that bucket: they are named, not fetched. Example: sova "
                                    "sovabench clips fetch --tsv inter-pair --video-root VID --limit 2")
     fill_later(f, _fetch_options)  # the sources module (its default URL) only when fetch is parsed

@@ -19,8 +19,12 @@ describe command follows (``sova vantage describe``): the source frame
 ``fps``; the other keys are recorded. ``sova vantage harness-prompts``
 writes such a file from the harness's own ``build_prompt``.
 
-``read_prompt_file(path)`` checks every record and raises one
-``PromptFileError`` listing one line per malformed record (file and line);
+``read_prompt_file(path)`` reads the file's lines as ``storage.lines`` splits
+them (at ``"\n"`` alone, so a text may hold U+2028, U+0085 or a form feed),
+checks every record (UTF-8 text, a system message with its content, a frame
+plan of finite numbers asking at most ``MAX_PLANNED_FRAMES`` frames and
+``MAX_PLAN_FPS`` frames a second) and raises one ``PromptFileError``
+listing one line per malformed record (file and line);
 ``PromptFile.check_ids`` names the first missing and the first extra id.
 The file's SHA-256 enters the cache key, and each record's own digest names
 its answer, so a changed file never reuses an old answer.
@@ -29,13 +33,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["FRAME_PLAN_KEYS", "ItemPrompt", "PromptFile", "PromptFileError", "read_prompt_file"]
+from sova_lib import storage
+
+__all__ = ["FRAME_PLAN_KEYS", "MAX_PLANNED_FRAMES", "MAX_PLAN_FPS", "ItemPrompt", "PromptFile", "PromptFileError", "read_prompt_file"]
 
 #: The keys a record's frame plan may hold.
 FRAME_PLAN_KEYS = ("indices", "nframe", "fps", "max_frames", "min_pixels", "max_pixels", "total_pixels")
+#: The most frames a record's plan may ask of one video (``indices``, ``nframe``, ``max_frames``).
+MAX_PLANNED_FRAMES = 10_000
+#: The highest frame rate a record's plan may ask for (``fps``), in frames a second.
+MAX_PLAN_FPS = 1_000
 
 
 class PromptFileError(ValueError):
@@ -122,10 +133,16 @@ def _frames(plan) -> dict:
     if indices is not None and not (isinstance(indices, list) and indices and all(
             isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in indices)):
         raise ValueError("'frames.indices' must be a non-empty list of frame numbers (integers >= 0)")
+    if indices is not None and len(indices) > MAX_PLANNED_FRAMES:
+        raise ValueError(f"'frames.indices' lists {len(indices)} frames, more than {MAX_PLANNED_FRAMES}")
     for key in FRAME_PLAN_KEYS[1:]:
         value = plan.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-            raise ValueError(f"'frames.{key}' must be a number >= 0 or null")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value < 0):
+            raise ValueError(f"'frames.{key}' must be a finite number >= 0 or null, not {value!r}")
+    for key, most in (("nframe", MAX_PLANNED_FRAMES), ("max_frames", MAX_PLANNED_FRAMES), ("fps", MAX_PLAN_FPS)):
+        if (plan.get(key) or 0) > most:
+            raise ValueError(f"'frames.{key}' is {plan[key]!r}, more than {most}")
     return plan
 
 
@@ -145,7 +162,7 @@ def _record(rec) -> tuple[str, ItemPrompt]:
     roles = [m.get("role") if isinstance(m, dict) else None for m in messages]
     if roles not in (["user"], ["system", "user"]):
         raise ValueError(f"'messages' must be one user message, after at most one system message (roles: {roles})")
-    system = _text(messages[0]["content"], "the system message's content") if roles[0] == "system" else None
+    system = _text(messages[0].get("content"), "the system message's content") if roles[0] == "system" else None
     content = messages[-1].get("content")
     parts = tuple(_text(p, "each user part") for p in content) if isinstance(content, list) else (
         _text(content, "the user message's content"),)
@@ -164,13 +181,20 @@ def read_prompt_file(path) -> PromptFile:
         raise FileNotFoundError(f"--prompts {path}: no such file")
     data = path.read_bytes()
     prompts, lines, problems = {}, {}, []
-    for number, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
-        if not raw.strip():
+    # lines end at "\n" alone (storage.lines): a record's text may hold U+2028, U+0085 or a form feed, as
+    # harness-prompts writes it (ensure_ascii=False); bytes that are not UTF-8 stay marked (surrogateescape)
+    for number, raw in storage.lines(data.decode("utf-8", errors="surrogateescape")):
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError as err:
+            problems.append(f"{path}, line {number}: not UTF-8 text (byte {ord(raw[err.start]) - 0xDC00:#04x} at "
+                            f"column {err.start + 1})")
             continue
         try:
             rec = json.loads(raw)
-        except (ValueError, RecursionError) as err:
-            problems.append(f"{path}, line {number}: not JSON ({err})")
+        except storage.JSON_ERRORS as err:
+            why = storage.json_problem(err) if isinstance(err, RecursionError) else err
+            problems.append(f"{path}, line {number}: not JSON ({why})")
             continue
         try:
             rid, prompt = _record(rec)

@@ -129,31 +129,29 @@ def configuration_lock(cache_dir: str | Path, describer: Describer, prompt: Prom
 
     The cache folder's own lock (``storage.LockedFolder``) can only be taken once the key is known, and the key
     holds the weights' fingerprint, which may ask a server for its model list or hash a model folder. This lock
-    is named by the cache folder's path and the key without the fingerprint, in the machine's temporary folder
-    (``<tmp>/sova-run-locks/<hash>.lock``, so the cache holds nothing new), and a second run of the same
-    configuration on the same cache, on this machine, stops at once with ``CacheLockedError``, before any of that
-    (on another machine sharing the cache, the folder's own lock still stops it, later).
+    is named by the cache folder's path and the key without the fingerprint, in this user's own lock folder
+    (``run_lock.user_lock_folder()/<hash>.lock``, so the cache holds nothing new and no other user's lock can
+    block it; removed when the run ends), and a second run of the same configuration on the same cache, by this
+    user on this machine, stops at once with ``CacheLockedError``, before any of that (on another machine
+    sharing the cache, or for another user, the folder's own lock still stops it, later).
     """
-    from filelock import FileLock, Timeout
-
+    from sova_lib.describe.run_lock import LockHeld, held, user_lock_folder
     from sova_lib.storage import CacheLockedError, file_errors
 
     prompt = resolve_prompt(prompt)
     partial_key = run_key(describer, prompt, sampling, sampler_version, crop_source, with_fingerprint=False)
     folder = Path(cache_dir).resolve() / "descriptions"
-    path = Path(tempfile.gettempdir()) / "sova-run-locks" / f"{config_hash({'folder': str(folder), **partial_key})}.lock"
-    with file_errors(path, "create the lock file"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(path, thread_local=False)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            raise CacheLockedError(f"another run of this configuration is writing to {folder}; "
-                                   "wait for it to finish or stop it") from None
-    try:
+    name = f"{config_hash({'folder': str(folder), **partial_key})}.lock"
+    with file_errors(Path(tempfile.gettempdir()), "make a folder for run locks"):
+        path = user_lock_folder() / name
+    with contextlib.ExitStack() as stack:
+        with file_errors(path, "create the lock file"):
+            try:
+                stack.enter_context(held(path))
+            except LockHeld:
+                raise CacheLockedError(f"another run of this configuration is writing to {folder}; "
+                                       "wait for it to finish or stop it") from None
         yield
-    finally:
-        lock.release()
 
 
 def run_key(describer: Describer, prompt: Prompt, sampling: "Sampling | float | None",

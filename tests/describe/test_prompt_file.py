@@ -77,3 +77,41 @@ def test_transformers_conversation_places_the_media_among_the_parts():
     plain = DescribeRequest("a", [Image.new("RGB", (4, 4))], "Describe.", is_video=False)
     assert _ImageTextToText.conversation(stub, plain) == [
         {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Describe."}]}]
+
+
+def test_text_with_line_separators_of_unicode_reads_back_whole(tmp_path):
+    question = "Is it red\u2028or blue?\x85Say\x0conce.\u2029"
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"id": "1", "messages": [{"role": "user", "content": question}]},
+                               ensure_ascii=False) + "\n", encoding="utf-8")
+    assert read_prompt_file(path).prompts == {"1": ItemPrompt(None, (question,), 0)}
+
+
+def test_each_malformed_record_is_one_line_naming_file_and_line(tmp_path):
+    user = '"messages": [{"role": "user", "content": "q"}]'
+    records = [
+        b'{"id": "0", ' + user.encode() + b'}',
+        b'{"id": "1", "messages": [{"role": "system"}, {"role": "user", "content": "q"}]}',
+        b'{"id": "2", "messages": [{"role": "user", "content": "caf\xe9"}]}',
+        b'{"id": "3", ' + user.encode() + b', "frames": {"nframe": 1e12}}',
+        b'{"id": "4", ' + user.encode() + b', "frames": {"nframe": Infinity}}',
+        b'{"id": "5", ' + user.encode() + b', "frames": {"fps": NaN}}',
+        b'{"id": "6", ' + user.encode() + b', "frames": {"fps": 5000}}',
+        b'{"id": "7", ' + user.encode() + b', "frames": {"indices": [' + b", ".join([b"1"] * 10_001) + b"]}}",
+        b'{"id": "8", "messages": [{"role": "user"}]}',
+    ]
+    column = records[2].index(bytes([0xE9])) + 1  # 58
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b"\n".join(records) + b"\n")
+    with pytest.raises(PromptFileError) as err:
+        read_prompt_file(path)
+    assert err.value.problems == [
+        f"{path}, line 2: the system message's content must be text, not NoneType",
+        f"{path}, line 3: not UTF-8 text (byte 0xe9 at column {column})",
+        f"{path}, line 4: 'frames.nframe' is 1000000000000.0, more than 10000",
+        f"{path}, line 5: 'frames.nframe' must be a finite number >= 0 or null, not inf",
+        f"{path}, line 6: 'frames.fps' must be a finite number >= 0 or null, not nan",
+        f"{path}, line 7: 'frames.fps' is 5000, more than 1000",
+        f"{path}, line 8: 'frames.indices' lists 10001 frames, more than 10000",
+        f"{path}, line 9: the user message's content must be text, not NoneType"]
+    assert str(err.value) == f"{path}: 8 problem(s) in the prompts file"

@@ -59,8 +59,8 @@ from sova_lib.describe.run_cache import RunOptions, RunSummary
 from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import probe, read_frames, to_rgb_image
 
-__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "ROUTES", "VIDEO_TASKS", "RenderedPrompt",
-           "cache_id", "cached_answers", "describe_task", "load_media", "plan_frames", "render_prompt",
+__all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "ROUTES", "VIDEO_TASKS", "FramePlanError", "RenderedPrompt",
+           "cache_id", "cached_answers", "describe_task", "load_media", "media_path", "plan_frames", "render_prompt",
            "uniform_frame_plan"]
 
 #: Frames sent per video by default (spec section 1).
@@ -135,6 +135,10 @@ def cache_id(item: VantageItem, prompt: RenderedPrompt | ItemPrompt) -> str:
     return f"{item.id}@{prompt.sha256[:12]}"
 
 
+class FramePlanError(ValueError):
+    """A prompts file's frame plan that a video cannot follow (``plan_frames``)."""
+
+
 def plan_frames(plan: dict, num_frames: int, video_fps: float, n_frames: int = DEFAULT_FRAMES) -> list[int]:
     """The source frames a prompts file's ``plan`` asks for, in a video of ``num_frames`` frames at ``video_fps``.
 
@@ -143,33 +147,50 @@ def plan_frames(plan: dict, num_frames: int, video_fps: float, n_frames: int = D
     ``uniform_frame_plan``); else ``fps`` frames a second: ``int(F / f * fps)``
     frames at ``int(i * f / fps)`` (``video_base.py:94-105``, f the video's
     rate); else ``n_frames`` by the uniform rule. ``ValueError`` when an index
-    is past the video's end or the plan gives no frame.
+    is past the video's end, the plan asks for more frames than the video holds
+    (``nframe`` above its frames, ``fps`` above its rate) or gives no frame.
     """
     if plan.get("indices"):
         late = [i for i in plan["indices"] if i >= num_frames]
         if late:
-            raise ValueError(f"the frame plan asks for frame {late[0]}, past the video's {num_frames} frames")
+            raise FramePlanError(f"the frame plan asks for frame {late[0]}, past the video's {num_frames} frames")
         return list(plan["indices"])
     if (plan.get("nframe") or 0) > 0:
+        if int(plan["nframe"]) > num_frames:
+            raise FramePlanError(f"the frame plan asks for {int(plan['nframe'])} frames, more than the video's "
+                             f"{num_frames}")
         return uniform_frame_plan(num_frames, int(plan["nframe"]))
     if (plan.get("fps") or 0) > 0:
+        if plan["fps"] > video_fps:
+            raise FramePlanError(f"the frame plan asks for {plan['fps']:g} frames a second, more than the video's "
+                             f"{video_fps:g}")
         step = video_fps / plan["fps"]
         indices = [int(i * step) for i in range(int(num_frames / video_fps * plan["fps"]))]
         if not indices:
-            raise ValueError(f"the frame plan's fps {plan['fps']} gives no frame of a {num_frames}-frame video")
+            raise FramePlanError(f"the frame plan's fps {plan['fps']} gives no frame of a {num_frames}-frame video")
         return indices
     return uniform_frame_plan(num_frames, n_frames)
 
 
-def _resolve(media_root, name: str) -> Path:
-    path = Path(name)
-    return path if path.is_absolute() or media_root is None else Path(media_root) / path
+def media_path(media_root, name: str) -> Path:
+    """The file ``name`` (an item's media path, relative) under ``media_root`` (default: the working folder);
+    ``ValueError`` for a path that is absolute or, resolved (links followed), lies outside that folder."""
+    root = Path(media_root if media_root is not None else ".")
+    path = root / name
+    if Path(name).is_absolute() or not path.resolve().is_relative_to(root.resolve()):
+        raise ValueError(f"media path {name!r} is not under the media root {root} (it must be relative, without "
+                         "'..' out of it)")
+    return path
 
 
-def _video(item: VantageItem, media_root) -> Path:
-    """The video file of a video-task item: its TSV name made a file name as the harness's loader makes it
-    (``inputs.video_file``), under ``media_root``, the folder of the task's videos."""
-    return _resolve(media_root, video_file(item.task, item.media[0]))
+def _item_media(media_root, item: VantageItem) -> Path:
+    """The media file of ``item`` under ``media_root``; a video task's TSV name is first made a file name as the
+    harness's loader makes it (``inputs.video_file``), under the folder of the task's videos."""
+    name = video_file(item.task, item.media[0]) if item.task in VIDEO_TASKS else item.media[0]
+    try:
+        return media_path(media_root, name)
+    except ValueError as err:
+        raise ValueError(f"item {item.id}: {err}") from None
 
 
 def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
@@ -183,7 +204,7 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
     from PIL import Image, ImageDraw
 
     if item.task in VIDEO_TASKS:
-        path = _video(item, media_root)
+        path = _item_media(media_root, item)
         if not path.is_file():
             hint = (" (a temporal TSV names each video by its bare stem: the harness appends .mp4, "
                     "vantage_temporal.py:313)" if item.task == "temporal" and item.media[0].endswith(".mp4") else "")
@@ -195,7 +216,7 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
         return frames, tuple(i / info.fps for i in indices), True
     images = []
     for name in item.media:
-        path = _resolve(media_root, name)
+        path = media_path(media_root, name)
         if not path.is_file():
             raise FileNotFoundError(f"no such image: {path}")
         with Image.open(path) as img:
@@ -248,13 +269,16 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
         text = f"prompts file sha256 {prompts.sha256}"
         template = Prompt(f"vantage-{task}-prompts-file", text, text)
     wrapped = PromptedDescriber(describer, fields, "vantage", settings)
-    runner_items = [Item(key, _video(it, media_root) if it.task in VIDEO_TASKS else _resolve(media_root, it.media[0]),
-                         is_video=it.task in VIDEO_TASKS)
+    runner_items = [Item(key, _item_media(media_root, it), is_video=it.task in VIDEO_TASKS)
                     for key, it in by_id.items()]
 
     def loader(item, fps):
-        plan = None if prompts is None else prompts.prompts[str(by_id[item.id].id)].frames
-        return load_media(by_id[item.id], media_root, n_frames, plan)
+        rid = str(by_id[item.id].id)
+        plan = None if prompts is None else prompts.prompts[rid].frames
+        try:
+            return load_media(by_id[item.id], media_root, n_frames, plan)
+        except FramePlanError as err:  # the item's failure, naming its record
+            raise FramePlanError(f"{prompts.path}, line {prompts.lines[rid]}: {err}") from None
 
     # No sampling rate: videos get a fixed number of frames, named by the sampler version.
     return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=None,

@@ -233,3 +233,53 @@ def test_a_checkout_missing_its_own_module_is_bad_input(street, capsys, monkeypa
     assert _harness_run(harness, tsvs, tmp / "o.jsonl", monkeypatch) == 2
     assert capsys.readouterr().err == (f"sova: error: --harness {harness.resolve()}: the checkout lacks vlmeval.smp; "
                                        "give the folder of a complete VANTAGE-Bench checkout\n")
+
+
+def test_a_question_with_unicode_line_separators_goes_round_trip(street, server_factory, capsys, monkeypatch):
+    """harness-prompts writes text as it is (ensure_ascii=False); --prompts reads it back whole."""
+    tmp, tsvs, video = street
+    rows = tsvs["vqa"].read_text(encoding="utf-8").split("\n")
+    cells = rows[1].split("\t")
+    cells[2] = "Is it red\u2028or blue?\x85Say\x0conce."
+    rows[1] = "\t".join(cells)
+    tsvs["vqa"].write_text("\n".join(rows), encoding="utf-8")
+    harness = _stand_in_harness(tmp / "harness")
+    monkeypatch.setattr("sys.path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "vlmeval", raising=False)
+    out = tmp / "vqa_prompts.jsonl"
+    assert main(["vantage", "harness-prompts", "--harness", str(harness), "--task", "video_qa", "--items",
+                 str(tsvs["vqa"]), "--media-root", str(video.parent), "--model-family", "gpt", "--nframe", "3",
+                 "--video-input", "video", "--out", str(out)]) == 0
+    for name in [m for m in sys.modules if m == "vlmeval" or m.startswith("vlmeval.")]:
+        monkeypatch.delitem(sys.modules, name)
+    assert "\u2028" in out.read_text(encoding="utf-8")  # written as the character itself
+    server = server_factory()
+    capsys.readouterr()
+    assert _describe(tmp, tsvs["vqa"], video, server.url, out) == 0, capsys.readouterr().err
+    texts = sorted(r["body"]["messages"][0]["content"][-1]["text"] for r in server.requests)
+    assert f"<MARK 0 {cells[2]} family=gpt nframe=3>" in texts
+
+
+def test_a_plan_of_more_frames_than_the_video_fails_its_item_naming_file_and_line(street, server_factory):
+    tmp, tsvs, video = street
+    frames = probe(video).num_frames
+    prompts = _write(tmp / "p.jsonl", [
+        {"id": "0", "messages": [{"role": "user", "content": "q"}], "frames": {"nframe": 2}},
+        {"id": "1", "messages": [{"role": "user", "content": "q"}], "frames": {"nframe": frames + 1}}])
+    server = server_factory()
+    assert _describe(tmp, tsvs["vqa"], video, server.url, prompts) == 2  # its submission lacks the failed item
+    (errors,) = (tmp / "cache").rglob("errors.jsonl")
+    [failure] = [json.loads(line) for line in errors.read_text().splitlines()]
+    assert f"{prompts}, line 2: the frame plan asks for {frames + 1} frames, more than the video's {frames}" in \
+        json.dumps(failure), failure
+    assert len(server.requests) == 1
+
+
+def test_media_paths_stay_under_the_media_root(tmp_path):
+    from sova_lib.benchmarks.vantage.run import media_path
+
+    (tmp_path / "media").mkdir()
+    assert media_path(tmp_path / "media", "a/b.mp4") == tmp_path / "media" / "a" / "b.mp4"
+    for name in ("/etc/passwd", "../outside.mp4", "a/../../outside.mp4"):
+        with pytest.raises(ValueError, match=r"^media path .* is not under the media root "):
+            media_path(tmp_path / "media", name)

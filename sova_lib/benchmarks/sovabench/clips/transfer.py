@@ -154,6 +154,8 @@ class Transfers:
             raise ItemFailed("not in the bucket (HTTP 404)")
         if r.status_code != 200 or not r.headers.get("content-length", "").isdigit():
             raise ItemFailed(f"HTTP {r.status_code} without a size")
+        if int(r.headers["content-length"]) == 0:
+            raise ItemFailed("the server gives it as 0 bytes: no video")
         self.any_ok = True
         return Announced.of(r.headers, int(r.headers["content-length"]))
 

@@ -11,7 +11,7 @@ import pytest
 
 from sova_lib.benchmarks.sovabench.clips import fetch
 from sova_lib.benchmarks.sovabench.clips.sources import Source, meva_key
-from sova_lib.benchmarks.sovabench.clips.transfer import Transfers
+from sova_lib.benchmarks.sovabench.clips.transfer import ItemFailed, Transfers
 from sova_lib.cli import main
 from tests.benchmarks.sovabench.clips.conftest import A, B, C, leave_part
 from tests.benchmarks.sovabench.clips.test_fetch import _fetch, _objects
@@ -236,3 +236,22 @@ def test_when_the_first_keys_all_answer_404_one_line_says_the_layout_is_likely_w
         s = _fetch(tsv, tmp_path / "w", bucket.url, concurrency=1, check=False)
     assert s.fetched == [sorted(names)[0]] and len(s.failed) == len(names) - 1
     assert {why for _, why in s.failed} == {"not in the bucket (HTTP 404)"}
+
+
+def test_a_get_that_disagrees_with_head_is_refused_before_a_byte_is_written(videos, tmp_path):
+    dest = tmp_path / "v" / meva_key(A)
+    with serve(_objects(videos)) as bucket, httpx.Client() as client:
+        transfers = Transfers(client, _Bar(), 1, 0.0, None, tmp_path / "v")
+        head = transfers.head(f"{bucket.url}/{meva_key(A)}")
+        bucket.objects[meva_key(A)] = videos[A] + bytes(100)  # longer by the time of the GET
+        with pytest.raises(ItemFailed) as err:
+            transfers.fetch(None, f"{bucket.url}/{meva_key(A)}", dest, head)
+    assert str(err.value) == (f"the server announced Content-Length {len(videos[A]) + 100} where HEAD gave "
+                              f"{len(videos[A])} bytes; nothing kept")
+    assert _files(tmp_path / "v") == [] and transfers.bytes == 0
+
+
+def test_an_empty_object_is_no_video(videos, tsv, tmp_path):
+    with serve(_objects(videos, **{A: b""})) as bucket:
+        s = _fetch(tsv, tmp_path / "v", bucket.url)
+    assert s.failed == [(A, "the server gives it as 0 bytes: no video")] and sorted(s.fetched) == sorted([B, C])
