@@ -43,7 +43,7 @@ backend = "motion"  # describer: "motion" (classical, CPU, not an MLLM), or an M
 model = ""  # the MLLM's hub id or local folder ("": the motion describer has none)
 backend_options = {}  # more options of the backend, e.g. {"device": "cuda"} or {"base_url": "http://host:8000/v1"}
 prompt = "general"  # instruction preset ("general", "task-aware") or free text; the motion describer ignores it
-cache_dir = "../cache"  # descriptions go to <cache_dir>/descriptions/<name>__<hash>/ (kept, resumable)
+cache_dir = None  # folder of descriptions/<name>__<hash>/ caches; None: $SOVA_CACHE, else the repository's cache/
 figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder (loads offline)
 query = "vtest_walkway_0200-0259"  # id of the clip to search with (and whose sentences are compared)
@@ -61,17 +61,18 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
-from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions, records
+from sova_lib import SentenceEncoder, embed_descriptions, make_describer, records
 from sova_lib.describe import resolve_prompt
 from sova_lib.report import explore, plots, tables
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine
-from sova_lib.storage import write_json
+from sova_lib.storage import cache_root, write_json
 
 from paper import quickstart, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
+cache_dir = cache_root(cache_dir, "../cache")  # the rule of sova reproduce and --cache-dir
 pd.set_option("display.max_colwidth", None)  # sentences are shown whole
 
 # %% [markdown]
@@ -110,14 +111,17 @@ quickstart.request_table(videos_by_id.get(query, items[0]), fps, resolve_prompt(
 # %% [markdown]
 # The runner sends the sampled frames of each item to the describer and appends each answer to a cache folder named
 # after everything that changes the text (describer, its settings, prompt, sampling rate). Running this cell again
-# reuses the cache: only items missing from it are described. Below, the answer for the query clip, as written.
+# reuses the cache: only items missing from it are described. A clip the describer failed on (a server that refused
+# it) is listed with its reason and left out; the rest go on, and the score below counts it as a failure. Below,
+# the answer for the query clip, as written.
 
 # %%
 describer = make_describer(backend, **({"model": model} if model else {}), **backend_options)
 names = quickstart.describer_names(backend, model)
 folder = quickstart.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
-texts = read_descriptions(folder)
-texts = {it.id: texts[it.id] for it in items}
+texts, failed = quickstart.described_and_failed(folder, items)  # a clip that failed is shown, then left out
+print(f"{len(failed)} clip(s) without a description:\n{failed.to_string(index=False)}\n" if len(failed) else "", end="")
+query = query if query in texts else next(iter(texts))  # a query that failed: the first clip described
 print(f"cache folder: {folder.name}\n\nthe answer for {query}:\n\n{texts[query]}")
 
 # %% [markdown]
@@ -176,7 +180,8 @@ pd.DataFrame({"id": items_vectors.ids, "sentence vectors": items_vectors.counts}
 # right" as close.
 
 # %%
-other = query + quickstart.REVERSED_SUFFIX if query + quickstart.REVERSED_SUFFIX in texts else items[1].id
+other = query + quickstart.REVERSED_SUFFIX if query + quickstart.REVERSED_SUFFIX in texts else \
+    next(i for i in texts if i != query)
 a, b = items_vectors.vectors_of(query), items_vectors.vectors_of(other)
 cosines = a @ b.T  # (sentences of the query, sentences of the other clip)
 i, j = np.unravel_index(cosines.argmax(), cosines.shape)
@@ -303,11 +308,12 @@ print(scores.attrs.get("note", scores.to_string(index=False)))
 # is what GitHub, nbviewer, `nbconvert` and any run without a browser show (`sova reproduce` passes
 # `interactive = False`: the table and the figure alone). With your own `videos` it explores their clips under the
 # same question. The same call explores any description cache on a SOVABench protocol, and MUVR's partitions when
-# given its data (`muvr_root=`).
+# given its data (`muvr_root=`). It needs a description of every clip: after a failed clip it says so instead.
 
 # %%
 view = explore.show({names["short"]: (items_vectors, texts)}, [direction], videos=videos_by_id, query=query,
-                    k=top_k, interactive=interactive)
+                    k=top_k, interactive=interactive) if failed.empty else \
+    print(f"not shown: the explorer ranks every clip of {direction.name}, and {len(failed)} have no description")
 
 # %% [markdown]
 # ## Headline numbers
@@ -325,7 +331,7 @@ summary_json = {
     "neighbours_max": top["id"].tolist(), "max_cosine": top["max cosine"].tolist(),
     "ranks_by_mean": top["rank by mean"].tolist(), "mean_cosine": top["mean cosine"].tolist(),
     "direction_protocol": direction.name, "direction_scores": scores.to_dict("records"),
-    "explorer": view.summary(),
+    "explorer": view.summary() if view is not None else None,
 }
 write_json(out / "00_quickstart.json", summary_json, indent=1)
 summary_json["neighbours_max"], summary_json["ranks_by_mean"]

@@ -26,7 +26,7 @@
 # **not computed here**; it is never filled in. A computed row is named for what made it.
 
 # %% tags=["parameters"]
-cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches; embeddings are cached here too
+cache_dir = None  # folder of descriptions/<name>__<hash>/ caches; None: $SOVA_CACHE, else the repository's cache/
 figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder; the paper used GTE-Large, which needs the model hub
 bootstrap = 1000  # resamples of the queries for 95% confidence intervals (0: no intervals)
@@ -45,12 +45,13 @@ from matplotlib.lines import Line2D
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.report import cache_scan, plots, tables
-from sova_lib.storage import write_json
+from sova_lib.storage import cache_root, write_json
 
 from paper import contrastive, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
+cache_dir = cache_root(cache_dir, "../cache")  # the rule of sova reproduce and --cache-dir
 pd.set_option("display.max_colwidth", None)  # texts are shown whole
 
 # %% [markdown]

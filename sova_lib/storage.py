@@ -59,10 +59,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-__all__ = ["CacheLockedError", "JSON_ERRORS", "JsonlError", "LockedFolder", "REDACTED", "STALE_SECONDS",
-           "StorageError", "atomic_file", "file_errors", "json_line", "json_problem",
+__all__ = ["CACHE_VARIABLE", "CacheLockedError", "JSON_ERRORS", "JsonlError", "LockedFolder", "REDACTED",
+           "STALE_SECONDS", "StorageError", "atomic_file", "cache_root", "file_errors", "json_line", "json_problem",
            "lines", "now", "read_jsonl", "read_shards", "read_text", "redact", "remove_temporary",
            "write_bytes", "write_json", "write_shard", "write_text"]
+
+#: The environment variable that names the cache root when no folder is given.
+CACHE_VARIABLE = "SOVA_CACHE"
+
+
+def cache_root(cache_dir: str | Path | None = None, default: str | Path = "cache") -> Path:
+    """The cache root a command, ``sova reproduce`` or a notebook reads and writes: ``cache_dir`` when given, else
+    ``$SOVA_CACHE`` when set, else ``default`` (the repository's ``cache/``: ``"cache"`` from its root, where the
+    commands run; the notebooks, run from ``notebooks/``, pass ``"../cache"``). Not resolved: a relative folder
+    stays relative to the working folder."""
+    if cache_dir is not None and str(cache_dir) != "":
+        return Path(cache_dir)
+    return Path(os.environ.get(CACHE_VARIABLE) or default)
 
 #: What ``json.loads`` raises on input it cannot read: bad JSON, or nesting deeper than Python's recursion limit.
 JSON_ERRORS = (ValueError, RecursionError)

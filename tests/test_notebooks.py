@@ -73,11 +73,12 @@ def executed(tmp_path_factory):
         sorted({s for t in [*quickstart.values(), *texts.values()] for s in split(t)} | set(texts.values())))
     shutil.copytree(cache / "embeddings", empty / "embeddings")  # vectors only: 04 finds no description cache
     common = {"figures_dir": str(figures)}
+    monkeypatch.setenv("SOVA_CACHE", str(cache))  # 00, 02 and 03 find it there; 04 and 07 are given theirs
     runs = {
-        "00_quickstart": {**common, "cache_dir": str(cache), "top_k": 2},
+        "00_quickstart": {**common, "top_k": 2},
         "01_benchmark": common,
-        "02_results": {**common, "cache_dir": str(cache), "bootstrap": 20, "include_oracle": False},
-        "03_ablations": {**common, "cache_dir": str(cache), "protocols": ["intra-pair"], "bootstrap": 0,
+        "02_results": {**common, "bootstrap": 20, "include_oracle": False},
+        "03_ablations": {**common, "protocols": ["intra-pair"], "bootstrap": 0,
                          "encoders": ["all-MiniLM-L6-v2", "no-such-org/no-such-encoder"]},
         "04_errors": {**common, "cache_dir": str(empty), "worst_k": 5},
         "05_muvr": {**common, "synthetic_dir": str(tmp / "muvr"), "bootstrap": 20},
@@ -174,6 +175,7 @@ def test_run_and_save_in_jupyterlab_changes_no_tracked_file(tmp_path, monkeypatc
         sorted({s for t in texts.values() for s in split(t)}))
     _kernel_env(tmp_path, monkeypatch)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.delenv("SOVA_CACHE", raising=False)  # a fresh clone's defaults: its own cache/
     manager = jupytext.TextFileContentsManager(root_dir=str(repo / "notebooks"))
     for opened in ("00_quickstart.py", "00_quickstart.ipynb"):  # first open, then the paired notebook it made
         nb = nbformat.from_dict(manager.get(opened)["content"])
@@ -251,6 +253,40 @@ def test_quickstart_with_a_tiny_transformers_model(tmp_path, monkeypatch, encode
     assert q["direction_scores"][0]["mAP"] == record["value"] == round(own.value, 2)
 
 
+def _status(repo: Path) -> list[str]:
+    return _git(repo, "status", "--porcelain", "--untracked-files=all").splitlines()
+
+
+def test_the_quickstart_with_a_server_that_refuses_two_clips_goes_on_in_sova_cache(tmp_path, monkeypatch,
+                                                                                   server_factory):
+    """A describer other than the default, behind a loopback server that refuses two of the six clips, with
+    ``$SOVA_CACHE`` set and no ``cache_dir``: the notebook lists the two clips with the server's reason, goes on
+    with the four described (the score counts the two as failures), and writes its descriptions under
+    ``$SOVA_CACHE``, nothing into the checkout."""
+    server = server_factory([("status", 400, "this clip is refused", {})] * 2, models=["M"])
+    cache, figures = tmp_path / "sova-cache", tmp_path / "figures"
+    _kernel_env(tmp_path, monkeypatch)
+    monkeypatch.setenv("SOVA_CACHE", str(cache))
+    before = _status(ROOT)
+    executed = tmp_path / "build" / "00_quickstart.ipynb"
+    reproduce.run_notebook(NOTEBOOKS / "00_quickstart.py", executed,
+                           {"figures_dir": str(figures), "backend": "openai", "model": "M",
+                            "backend_options": {"base_url": server.url, "concurrency": 1}, "top_k": 2})
+    assert _status(ROOT) == before
+    q = json.loads((figures / "00_quickstart.json").read_text())
+    assert (q["items"], q["described"]) == (6, 4)
+    (folder,) = (cache / "descriptions").iterdir()
+    assert folder.name == q["cache"] and len(read_descriptions(folder)) == 4
+    import nbformat
+
+    shown = "".join(o.get("text", "") for c in nbformat.read(executed, as_version=4).cells
+                    for o in c.get("outputs", []))
+    assert "2 clip(s) without a description:" in shown
+    assert shown.count(f"OpenAIError: HTTP 400 from {server.url}/chat/completions: this clip is refused") == 2
+    described, _ = q["direction_scores"]
+    assert described["queries"] == 6  # the two clips without a description count as failures
+
+
 @pytest.fixture(scope="module")
 def plain_run(tmp_path_factory):
     """The quickstart as notebooks/README.md runs it, with no parameter at all: ``jupytext --to ipynb``, then the
@@ -264,6 +300,7 @@ def plain_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("plain-papermill")
     monkeypatch = pytest.MonkeyPatch()
     _kernel_env(tmp, monkeypatch)
+    monkeypatch.delenv("SOVA_CACHE", raising=False)  # no cache named: the copy's own cache/
     repo = tmp / "repo"
     shutil.copytree(NOTEBOOKS, repo / "notebooks", ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
     shutil.copytree(QUICKSTART_CACHE, repo / "cache" / "descriptions")

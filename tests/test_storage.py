@@ -70,3 +70,15 @@ def test_write_json_writes_numpy_numbers_plainly_and_nan_as_null(tmp_path):
         '{\n "a": null,\n "b": [\n  3,\n  1.5,\n  true\n ],\n "c": {\n  "d": 2.0\n },\n "4": "é"\n}\n')
     rounded = storage.write_json(tmp_path / "y.json", [1 / 3, np.float32(1 / 3), 2], indent=None, digits=4)
     assert rounded.read_text() == "[0.3333, 0.3333, 2]\n"
+
+
+def test_the_cache_root_is_the_parameter_else_sova_cache_else_the_default(tmp_path, monkeypatch):
+    from sova_lib.storage import cache_root
+
+    monkeypatch.setenv("SOVA_CACHE", str(tmp_path / "mine"))
+    assert cache_root(tmp_path / "given", "../cache") == tmp_path / "given"
+    assert cache_root(None, "../cache") == cache_root("", "../cache") == tmp_path / "mine"
+    monkeypatch.setenv("SOVA_CACHE", "")
+    assert cache_root(None, "../cache") == Path("../cache") and cache_root() == Path("cache")
+    monkeypatch.delenv("SOVA_CACHE")
+    assert cache_root() == Path("cache")

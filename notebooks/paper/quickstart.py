@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, direction_protocol, example_clips
-from sova_lib.describe.cache import cache_folder
+from sova_lib.describe.cache import cache_folder, read_failures
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
 from sova_lib.describe.run_cache import RunOptions
@@ -98,6 +98,16 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_so
         return folder
     return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, crop_source=crop_source,
                           run=RunOptions(show_progress=False)).folder
+
+
+def described_and_failed(folder, items) -> tuple[dict, pd.DataFrame]:
+    """``(texts, failed)``: the texts of ``items`` that ``folder`` holds, in the items' order, and one row per item
+    without one, ``id, reason`` (its last line in ``errors.jsonl``; "not described" when it has none)."""
+    done = read_descriptions(folder)
+    errors = folder / "errors.jsonl"
+    reasons = read_failures(errors) if errors.is_file() else {}
+    failed = [{"id": it.id, "reason": reasons.get(it.id, "not described")} for it in items if it.id not in done]
+    return {it.id: done[it.id] for it in items if it.id in done}, pd.DataFrame(failed, columns=["id", "reason"])
 
 
 def items_table(items):

@@ -414,11 +414,11 @@ def run_describe(args) -> int:
             summary = describe_items(describer, items, args.cache_dir, **common)
     except KeyboardInterrupt:
         return end_interrupted("sova: interrupted; every finished item is saved: run the same command again to resume")
-    failures = list(summary.failures.items())  # the first reasons, one line each (all are in errors.jsonl)
-    for item_id, error in failures[:5]:
-        print(f"  failed {item_id!r}: {str(error).splitlines()[0][:300]}", file=sys.stderr)
-    if len(failures) > 5:
-        print(f"  ... and {len(failures) - 5} more in errors.jsonl", file=sys.stderr)
+    shown = [i for ids in summary.by_kind.values() for i in ids[:2]]  # the first reasons of each kind, one line each
+    for item_id in shown:
+        print(f"  failed {item_id!r}: {str(summary.failures[item_id]).splitlines()[0][:300]}", file=sys.stderr)
+    if len(summary.failures) > len(shown):
+        print(f"  ... and {len(summary.failures) - len(shown)} more in errors.jsonl", file=sys.stderr)
     return 0 if summary.total_done > 0 or not items else 1
 
 

@@ -31,7 +31,8 @@ import math
 import sys
 from pathlib import Path
 
-from sova_lib.encoder import DTYPES, ENCODER_OPTIONS, default_cache_dir
+from sova_lib import storage
+from sova_lib.encoder import DTYPES, ENCODER_OPTIONS
 
 __all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
            "add_cache_options",
@@ -358,7 +359,7 @@ def add_frame_options(parser) -> None:
 def add_cache_options(parser, *, what: str, retry: bool = True) -> None:
     """``--cache-dir`` (the cache root) and, for resumable runs, ``--retry-errors``."""
     g = parser.add_argument_group("cache")
-    g.add_argument("--cache-dir", type=cache_root, default=default_cache_dir(), metavar="DIR",
+    g.add_argument("--cache-dir", type=cache_root, default=storage.cache_root(), metavar="DIR",
                    help=f"cache root; {what} (default: $SOVA_CACHE or ./cache)")
     if retry:
         g.add_argument("--retry-errors", action="store_true",

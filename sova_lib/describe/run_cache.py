@@ -16,6 +16,7 @@ embedding frames. The engines (``runner.LocalEngine``,
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,13 +65,27 @@ class RunOptions:
 EXAMPLES = 3
 
 
+#: The kinds of an item that could not be loaded, read from its reason: the runner's own words for them (a clip
+#: manifest's status, ``sova_lib.benchmarks.sovabench.clips.items``; a crop outside the frame, ``sova_lib.crop``).
+_LOAD_KINDS = ((re.compile(r"^manifest status (\w+)"), None),
+               (re.compile(r"^source video .* not found under "), "video missing"),
+               (re.compile(r"is empty inside the \d+x\d+ frame"), "region empty"))
+
+
 def failure_kind(outcome: "Outcome") -> str:
-    """How ``outcome`` failed, in a word the summary counts by: its own ``kind`` (a describer's: e.g. the openai
-    backend's ``"no answer"``, ``"empty"``, ``"too long"``, ``"unreadable"``, ``"refused"``), else ``"load"`` for an
-    item that could not be loaded and ``"describer"`` for any other failure of the describer."""
+    """How ``outcome`` failed, in a few words the summary counts by: its own ``kind`` (a describer's: e.g. the openai
+    backend's ``"no answer"``, ``"empty"``, ``"too long"``, ``"unreadable"``, ``"refused"``); for an item that could
+    not be loaded, its clip manifest's status (``"annotation missing"``, ...), ``"video missing"``, ``"region
+    empty"`` or else ``"decode"``; ``"describer"`` for any other failure of the describer."""
     if outcome.kind:
         return outcome.kind
-    return "describer" if outcome.loaded else "load"
+    if outcome.loaded:
+        return "describer"
+    for pattern, kind in _LOAD_KINDS:
+        found = pattern.search(outcome.error or "")
+        if found:
+            return kind or found.group(1).replace("_", " ")
+    return "decode"
 
 
 @dataclass

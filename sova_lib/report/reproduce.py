@@ -29,10 +29,10 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
-from sova_lib.encoder import SentenceEncoder, default_cache_dir
+from sova_lib.encoder import SentenceEncoder
 from sova_lib.report.baselines import baseline_rows
 from sova_lib.report.tables import write_outputs
-from sova_lib.storage import write_text
+from sova_lib.storage import cache_root, write_text
 
 __all__ = ["find_notebooks", "reproduce", "run_notebook"]
 
@@ -135,7 +135,7 @@ def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, boots
     sources = [] if skip_notebooks else find_notebooks(notebooks)  # before any work
     start = time.time()
     out = Path(figures).resolve()
-    cache = Path(cache_dir or default_cache_dir()).resolve()
+    cache = cache_root(cache_dir).resolve()  # the notebooks' own rule, which they are given resolved
     encoder = SentenceEncoder(cache_dir=cache, show_progress=False)
     rows = baseline_rows(list(SOVABENCH_PROTOCOLS), encoder=encoder, bootstrap=bootstrap)  # protocol by protocol
     table = pd.DataFrame(rows)[["protocol", "baseline", "metric", "value", "ci_low", "ci_high", "n_queries"]]

@@ -318,3 +318,23 @@ def test_a_server_that_streams_slowly_is_not_cut(server_factory, tmp_path, capsy
     (path,) = (tmp_path / "cache").rglob("descriptions.jsonl")
     assert [json.loads(line)["text"] for line in path.read_text().splitlines()] == ["".join(pieces)] * 6
     assert len(server.requests) == 6
+
+
+def test_the_first_reasons_of_each_kind_are_shown_not_only_the_first_five(server_factory, tmp_path, capfd):
+    """Six files that do not decode come back first; the server's one refusal is still among the reasons shown."""
+    from sova_lib.video.frames import example_videos
+
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    for k in range(6):
+        (folder / f"broken{k}.mp4").write_text("not a video\n")
+    (folder / "real.mp4").write_bytes(example_videos()[0].read_bytes())
+    server = server_factory([("status", 400, "this clip is refused", {})])
+    assert main(["describe", "--backend", "openai", "--model", "m", "--base-url", server.url, "--videos", str(folder),
+                 "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 1
+    out, err = capfd.readouterr()
+    assert "  failed by kind: 6 decode (broken" in out and "; 1 refused (real)" in out, out
+    shown = [line for line in err.splitlines() if line.startswith("  failed ")]
+    assert len(shown) == 3 and sum("VideoError" in line for line in shown) == 2
+    assert f"  failed 'real': OpenAIError: HTTP 400 from {server.url}/chat/completions: this clip is refused" in shown
+    assert "  ... and 4 more in errors.jsonl" in err

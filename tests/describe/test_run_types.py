@@ -1,5 +1,6 @@
 """One summary type for describing and embedding, and one run and one Ray options type for both engines."""
 import inspect
+import re
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -145,3 +146,41 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     embed_items_ray({"name": str(model), "device": "cpu"}, [Item("a", tmp_path / "a.mp4")], tmp_path / "cache",
                     pool="none", ray=options, run=quiet)
     assert seen == [6, 6]
+
+
+def test_failures_are_counted_by_kind_with_the_first_ids_of_each(tmp_path, capsys):
+    """The kinds of items that could not be loaded, read from the runner's own reasons, beside the describer's."""
+    from sova_lib.describe.item import Item
+    from sova_lib.describe.run_cache import Outcome, failure_kind
+
+    assert [failure_kind(Outcome(1, error=reason, loaded=False)) for reason in (
+        "manifest status annotation_missing: no activities or geom file for the source video under the annotation root",
+        "source video 2018-03-07.mp4 (mp4/avi) not found under /data/videos",
+        "ValueError: the region (200, 0, 300, 10) is empty inside the 96x64 frame",
+        "VideoError: cannot open video a.mp4 with decord")] == [
+        "annotation missing", "video missing", "region empty", "decode"]
+    assert failure_kind(Outcome(1, error="RuntimeError: boom")) == "describer"
+    assert failure_kind(Outcome(1, error="HTTP 400", kind="refused")) == "refused"
+
+    class Half:  # describes the even ids, fails the odd ones
+        name, max_batch_size, max_concurrency = "half", 1, 1
+
+        def config(self):
+            return {}
+
+        def describe(self, requests):
+            if requests[0].id % 2:
+                raise RuntimeError("odd")
+            return ["a text"]
+
+    items = [Item(i, tmp_path / f"{i}.png") for i in range(8)] + [
+        Item(8 + i, tmp_path / "x.mp4", error="manifest status annotation_missing: no annotations") for i in range(5)]
+    summary = describe_items(Half(), items, tmp_path, prompt="Describe.", loader=lambda item, fps: ([], (), False),
+                             run=RunOptions(show_progress=False, verbose=False, stop_after_same_failures=0))
+    assert {k: sorted(v) for k, v in summary.by_kind.items()} == {  # in the order the outcomes came
+        "describer": [1, 3, 5, 7], "annotation missing": [8, 9, 10, 11, 12]}
+    line = next(x for x in str(summary).splitlines() if x.startswith("  failed by kind: "))
+    parts = dict(re.fullmatch(r"(\d+ [a-z ]+) \(([\d, ]+), \.\.\.\)", part).groups()
+                 for part in line.removeprefix("  failed by kind: ").split("; "))
+    assert sorted(parts) == ["4 describer", "5 annotation missing"]
+    assert [int(i) for i in parts["4 describer"].split(", ")] == summary.by_kind["describer"][:3]

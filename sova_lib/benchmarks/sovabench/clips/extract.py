@@ -42,7 +42,13 @@ from sova_lib.benchmarks.sovabench.splits import source_dataset_of
 from sova_lib.crop import clamp, crop
 from sova_lib.storage import STALE_SECONDS, atomic_file, remove_temporary
 
-__all__ = ["VIDEO_EXTENSIONS", "ExtractSummary", "cut_clips", "default_codec", "extract_clips", "find_source_videos"]
+__all__ = ["SIZE_SLACK", "VIDEO_EXTENSIONS", "ExtractSummary", "cut_clips", "default_codec", "extract_clips",
+           "find_source_videos", "size_mismatch"]
+
+#: How far past a source video's frame its rows' regions may reach (a fraction of its width and height) before the
+#: video is taken for another than the annotated one: annotated boxes pass the frame's edge by a few pixels
+#: (``plan``), a stand-in or a resized copy by a multiple of its size (a 320x176 copy of a 1920x1072 video: 6x).
+SIZE_SLACK = 1.25
 
 #: File extensions searched for a source video, in order of preference.
 VIDEO_EXTENSIONS = (".avi", ".mp4", ".mkv", ".mov")
@@ -197,6 +203,12 @@ def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str 
     container = None
     try:
         container = av.open(str(video_path))
+        stream = container.streams.video[0]
+        mismatch = size_mismatch(stream.codec_context.width, stream.codec_context.height, pending)
+        if mismatch:
+            for row in pending:
+                cut.finish(row, "failed", f"{video_path}: {mismatch}")
+            return cut.records
         cut.decode(container, pending)
     except Exception as err:  # noqa: BLE001  (an error fails this video's clips not yet done only)
         reason = (f"cannot open {video_path}: {err}" if container is None
@@ -211,6 +223,17 @@ def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str 
         if container is not None:
             container.close()
     return cut.records
+
+
+def size_mismatch(width: int, height: int, rows: Sequence[ManifestRow]) -> str | None:
+    """Why a ``width x height`` source video is not the one ``rows`` (its clip manifest rows) were annotated on:
+    their regions reach past its frame by more than ``SIZE_SLACK`` of it; None when they fit."""
+    reach = (max(r.x2 for r in rows), max(r.y2 for r in rows))
+    if reach[0] <= width * SIZE_SLACK and reach[1] <= height * SIZE_SLACK:
+        return None
+    return (f"the video is {width}x{height}, but the annotations of its {len(rows)} clip(s) reach x {reach[0]}, "
+            f"y {reach[1]}: it is not the annotated video (a stand-in or a resized copy?); put the original "
+            "under --video-root")
 
 
 class _Cut:

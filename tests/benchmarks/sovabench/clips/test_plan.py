@@ -519,3 +519,23 @@ def test_cli_reports_bad_inputs(tmp_path, capsys):
     assert main(["sovabench", "clips", "plan", "--tsv", str(tsv), "--annotations", str(tmp_path), "--out",
                  str(tmp_path / "m.tsv"), "--no-index", "--no-progress"]) == 2
     assert "bad.geom.yml, line 1" in capsys.readouterr().err
+
+
+def test_a_source_video_smaller_than_its_annotations_fails_its_clips_in_one_reason(synth, tmp_path):
+    """Regions planned on a frame four times the size of the synthetic 160x120 video (as a 320x176 stand-in of a
+    1920x1072 MEVA video is): every clip of it fails with the sizes, before any is cropped; the planned regions,
+    which pass the frame's edge by a few pixels (up to 190 of 160), still fit."""
+    root, planned = synth
+    assert clip_extract.size_mismatch(W, H, planned) is None
+    scaled = [dataclasses.replace(r, x1=4 * r.x1, y1=4 * r.y1, x2=4 * r.x2, y2=4 * r.y2) for r in planned]
+    reach = (max(r.x2 for r in scaled), max(r.y2 for r in scaled))
+    assert reach == (760, 520)
+    s = clip_extract.extract_clips(scaled, root / "videos", tmp_path, codec="libx264rgb", crf=0)
+    assert (s.written, s.failed) == (0, len(s.errors)) and s.failed >= 5 and not list(tmp_path.glob("*.mp4"))
+    reasons = {e[2] for e in s.errors}
+    assert len(reasons) == 1
+    assert reasons.pop().endswith(f": the video is 160x120, but the annotations of its {s.failed} clip(s) reach x "
+                                  "760, y 520: it is not the annotated video (a stand-in or a resized copy?); put the "
+                                  "original under --video-root")
+    assert "reach x 1905" in clip_extract.size_mismatch(320, 176, [dataclasses.replace(planned[0], x2=1905, y2=1070)])
+    assert clip_extract.size_mismatch(1920, 1080, [dataclasses.replace(planned[0], x2=1920, y2=1072)]) is None
