@@ -1,14 +1,17 @@
-"""Items/s of the ``openai`` backend through the runner at concurrency 1 and 16.
+"""Items/s of the ``openai`` backend through the runner at concurrency 1 and 16, without and with decoding.
 
 A local chat-completions server on 127.0.0.1 answers every request after a
 fixed 200 ms (at most 32 requests handled at once), standing in for a serving
 engine (vLLM, SGLang) whose batch latency does not grow with the number of
-requests. Each item sends the 6 frames that the paper's sampler takes at
-1 fps from a real 384x288 example excerpt (50 frames at 10 fps), JPEG-encoded per request as in a real run; frames are
-decoded once so the numbers measure the backend and the runner, not video
-decoding. Target: concurrency 16 at least 10x the items/s of concurrency 1.
+requests; ``GET /v1/models`` lists the one model it serves, as such a server
+does. Each item sends the 6 frames that the paper's sampler takes at
+1 fps from a real 384x288 example excerpt (50 frames at 10 fps), JPEG-encoded per request as in a real run. The
+first two rows decode the frames once, so they measure the backend and the runner; the third, at concurrency 16,
+has the runner load every item from its file (decord, the runner's loader threads), as a real run does. Target:
+concurrency 16 at least 10x the items/s of concurrency 1.
 
-Run: ``python bench/bench_openai.py [--items 48] [--latency 0.2]``
+Run: ``python bench/bench_openai.py [--items 48] [--latency 0.2]`` (``--quick``: a few items, to check that it
+runs)
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos, sample_frames
 
 MAX_BODY = 64 << 20
+MODEL = "bench/vlm"  # the model the server serves
 
 
 def start_server(latency: float, max_handlers: int = 32) -> ThreadingHTTPServer:
@@ -39,6 +43,17 @@ def start_server(latency: float, max_handlers: int = 32) -> ThreadingHTTPServer:
 
         def log_message(self, *args):
             pass
+
+        def do_GET(self):
+            listing = self.path == "/v1/models"
+            card = {"id": MODEL, "object": "model", "root": "/models/bench-vlm", "created": 1}
+            data = json.dumps({"object": "list", "data": [card]} if listing else
+                              {"error": {"message": f"no route {self.path}"}}).encode()
+            self.send_response(200 if listing else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length", 0))
@@ -63,35 +78,43 @@ def start_server(latency: float, max_handlers: int = 32) -> ThreadingHTTPServer:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--items", type=int, default=48)
     parser.add_argument("--latency", type=float, default=0.2, help="server answer time in seconds")
+    parser.add_argument("--quick", action="store_true", help="4 items, 20 ms answers: checks that it runs")
     args = parser.parse_args()
+    if args.quick:
+        args.items, args.latency = 4, 0.02
 
-    frames = sample_frames(next(p for p in example_videos() if "square" in p.name), rate=1.0)
+    square = next(p for p in example_videos() if "square" in p.name)
+    frames = sample_frames(square, rate=1.0)
     loaded = (list(frames.images), tuple(frames.timestamps), True)
     server = start_server(args.latency)
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    items = [Item(i, Path(f"item{i}.mp4")) for i in range(args.items)]
     rates = {}
+    rows = [(1, "decoded once", lambda item, fps: loaded), (16, "decoded once", lambda item, fps: loaded),
+            (16, "each item decoded from its file", None)]
     try:
-        for concurrency in (1, 16):
-            describer = OpenAIDescriber("bench/vlm", url, concurrency=concurrency)
+        for concurrency, how, loader in rows:
+            describer = OpenAIDescriber(MODEL, url, concurrency=concurrency)
+            items = [Item(i, square if loader is None else Path(f"item{i}.mp4")) for i in range(args.items)]
             with tempfile.TemporaryDirectory() as cache:
                 start = time.perf_counter()
                 summary = describe_items(describer, items, cache, prompt=resolve_prompt("general"),
-                                         loader=lambda item, fps: loaded, run=RunOptions(show_progress=False, verbose=False))
+                                         **({} if loader is None else {"loader": loader}),
+                                         run=RunOptions(show_progress=False, verbose=False))
                 seconds = time.perf_counter() - start
             assert summary.done == args.items, summary
-            rates[concurrency] = args.items / seconds
-            print(f"concurrency {concurrency:2d}: {args.items} items ({len(frames.images)} frames each) "
-                  f"in {seconds:.2f} s = {rates[concurrency]:.2f} items/s")
+            rates[concurrency, how] = args.items / seconds
+            print(f"concurrency {concurrency:2d}, frames {how}: {args.items} items ({len(frames.images)} frames "
+                  f"each) in {seconds:.2f} s = {rates[concurrency, how]:.2f} items/s")
     finally:
         server.shutdown()
         server.server_close()
-    ratio = rates[16] / rates[1]
+    ratio = rates[16, "decoded once"] / rates[1, "decoded once"]
     print(f"speed-up at concurrency 16: {ratio:.1f}x (target >= 10x; "
-          f"ideal {min(16, args.items):d}x at {args.latency * 1000:.0f} ms per answer)")
+          f"ideal {min(16, args.items):d}x at {args.latency * 1000:.0f} ms per answer); with decoding "
+          f"{rates[16, 'each item decoded from its file'] / rates[16, 'decoded once']:.2f} of the rate without")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+"""Every script of ``bench/`` runs in its quick mode (``--quick``: small sizes, seconds) and prints its report, so
+that none can break unnoticed; the numbers of a quick run mean nothing and are not checked."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.paths import ROOT
+
+#: Each script, and words its report always prints.
+REPORTS = {
+    "bench_clips.py": "peak memory, largest / smallest file",
+    "bench_describe.py": "llava",
+    "bench_embed.py": "set scoring, 50 x 300 clips",
+    "bench_encode.py": "quickstart-direction mAP on the committed cache: float32 58.89 (+0.00), bfloat16 58.89",
+    "bench_evaluate.py": "speed-up on the same subset",
+    "bench_feedback.py": "warm sova sovabench evaluate",
+    "bench_frames.py": "same frames: True",
+    "bench_motion.py": "load (decord) + describe",
+    "bench_muvr.py": "largest AP difference, loop vs ours",
+    "bench_openai.py": "concurrency 16, frames each item decoded from its file: 4 items",
+    "bench_ray.py": "items/s",
+}
+
+
+def test_every_script_of_bench_is_run_here():
+    assert sorted(p.name for p in (ROOT / "bench").glob("*.py")) == sorted(REPORTS)
+
+
+@pytest.mark.parametrize("script", sorted(REPORTS))
+def test_the_script_runs_quick_and_reports(script, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), "--quick"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert REPORTS[script] in done.stdout, done.stdout
