@@ -10,6 +10,12 @@ first two rows decode the frames once, so they measure the backend and the runne
 has the runner load every item from its file (decord, the runner's loader threads), as a real run does. Target:
 concurrency 16 at least 10x the items/s of concurrency 1.
 
+Then, as whole processes, alternated over ``--rounds`` rounds (the best of each kept): ``sova describe --backend
+openai --videos DIR --concurrency 8`` over a folder of ``--items`` copies of the three excerpts, beside a bare client
+in a fresh interpreter that opens each file with decord, reads the same frames, JPEG-encodes them as sova does and
+posts the same JSON bodies (checked: every body the bare client sends equals one sova sent, apart from the
+streaming fields) from 8 threads with httpx. Target: sova within 1.1x the bare client's time.
+
 Run: ``python bench/bench_openai.py [--items 48] [--latency 0.2]`` (``--quick``: a few items, to check that it
 runs)
 """
@@ -17,6 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -34,7 +44,8 @@ MAX_BODY = 64 << 20
 MODEL = "bench/vlm"  # the model the server serves
 
 
-def start_server(latency: float, max_handlers: int = 32) -> ThreadingHTTPServer:
+def start_server(latency: float, max_handlers: int = 32, bodies: list | None = None) -> ThreadingHTTPServer:
+    """The server; with ``bodies``, every request's parsed JSON body is appended to it."""
     slots = threading.BoundedSemaphore(max_handlers)
 
     class Handler(BaseHTTPRequestHandler):
@@ -62,6 +73,8 @@ def start_server(latency: float, max_handlers: int = 32) -> ThreadingHTTPServer:
                 return
             with slots:
                 body = json.loads(self.rfile.read(length))
+                if bodies is not None:
+                    bodies.append(body)
                 time.sleep(latency)
                 images = sum(p["type"] == "image_url" for p in body["messages"][-1]["content"])
                 data = json.dumps({"choices": [{"message": {"content": f"{images} frames seen."}}]}).encode()
@@ -77,14 +90,87 @@ def start_server(latency: float, max_handlers: int = 32) -> ThreadingHTTPServer:
     return server
 
 
+# The bare client: argv[1] a JSON file of [[path, [frame numbers]], ...], the body template (without images) and
+# the URL. Its own imports are timed with it; decord is imported with the nvidia packages hidden, as sova does.
+BARE_CLIENT = """
+import base64, io, json, sys
+from concurrent.futures import ThreadPoolExecutor
+sys.modules["nvidia"] = None
+import decord
+del sys.modules["nvidia"]
+import httpx
+from PIL import Image
+work = json.load(open(sys.argv[1]))
+client = httpx.Client(timeout=120)
+def one(job):
+    path, frames = job
+    reader = decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1)
+    urls = []
+    for array in reader.get_batch(frames).asnumpy():
+        buf = io.BytesIO()
+        Image.fromarray(array).save(buf, format="JPEG", quality=90)
+        urls.append("data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii"))
+    body = json.loads(json.dumps(work["template"]))
+    body["messages"][-1]["content"][:0] = [{"type": "image_url", "image_url": {"url": u}} for u in urls]
+    answer = client.post(work["url"] + "/chat/completions", content=json.dumps(body).encode())
+    return answer.json()["choices"][0]["message"]["content"]
+with ThreadPoolExecutor(8) as pool:
+    print(len(list(pool.map(one, work["jobs"]))))
+"""
+
+
+def whole_process(args) -> None:
+    """``sova describe --backend openai`` against the bare client, both as whole processes, alternated."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "videos"
+        folder.mkdir()
+        videos = example_videos()
+        for k in range(args.items):
+            shutil.copyfile(videos[k % len(videos)], folder / f"v{k:03d}.mp4")
+        jobs = [[str(p), sample_frames(p, rate=1.0).source_indices.tolist()] for p in sorted(folder.iterdir())]
+        sova_bodies, bare_bodies, best = [], [], {"sova": float("inf"), "bare client": float("inf")}
+        for round_ in range(args.rounds):
+            for name in best:
+                bodies = sova_bodies if name == "sova" else bare_bodies
+                server = start_server(args.latency, bodies=bodies if round_ == 0 else None)
+                url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+                if name == "sova":
+                    argv = [sys.executable, "-m", "sova_lib", "describe", "--backend", "openai", "--model", MODEL,
+                            "--base-url", url, "--videos", str(folder), "--concurrency", "8", "--no-progress",
+                            "--cache-dir", str(Path(tmp) / f"cache{round_}")]
+                else:
+                    template = json.loads(json.dumps(  # a copy: sova's bodies stay as they were sent
+                        {k: v for k, v in sova_bodies[0].items() if not k.startswith("stream")}))
+                    template["messages"][-1]["content"] = [
+                        c for c in template["messages"][-1]["content"] if c["type"] != "image_url"]
+                    work = Path(tmp) / "work.json"
+                    work.write_text(json.dumps({"jobs": jobs, "template": template, "url": url}))
+                    argv = [sys.executable, "-c", BARE_CLIENT, str(work)]
+                start = time.perf_counter()
+                done = subprocess.run(argv, env=env, capture_output=True, text=True)
+                best[name] = min(best[name], time.perf_counter() - start)
+                server.shutdown()
+                server.server_close()
+                if done.returncode:
+                    raise SystemExit(f"{name} failed: {done.stderr[-2000:]}")
+    plain = sorted(json.dumps({k: v for k, v in b.items() if not k.startswith("stream")}) for b in sova_bodies)
+    same = len(sova_bodies) == args.items and sorted(json.dumps(b) for b in bare_bodies) == plain
+    print(f"whole process, {args.items} videos decoded from their files, concurrency 8, best of {args.rounds} "
+          f"alternating rounds (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores): sova describe "
+          f"{best['sova']:.2f} s, bare client {best['bare client']:.2f} s: "
+          f"{best['sova'] / best['bare client']:.2f}x (target <= 1.1x); same request bodies: {same}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--items", type=int, default=48)
     parser.add_argument("--latency", type=float, default=0.2, help="server answer time in seconds")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the whole-process comparison")
     parser.add_argument("--quick", action="store_true", help="4 items, 20 ms answers: checks that it runs")
     args = parser.parse_args()
     if args.quick:
-        args.items, args.latency = 4, 0.02
+        args.items, args.latency, args.rounds = 4, 0.02, 1
 
     square = next(p for p in example_videos() if "square" in p.name)
     frames = sample_frames(square, rate=1.0)
@@ -115,6 +201,7 @@ def main() -> None:
     print(f"speed-up at concurrency 16: {ratio:.1f}x (target >= 10x; "
           f"ideal {min(16, args.items):d}x at {args.latency * 1000:.0f} ms per answer); with decoding "
           f"{rates[16, 'each item decoded from its file'] / rates[16, 'decoded once']:.2f} of the rate without")
+    whole_process(args)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ REPORTS = {
     "bench_frames.py": "same frames: True",
     "bench_motion.py": "load (decord) + describe",
     "bench_muvr.py": "largest AP difference, loop vs ours",
-    "bench_openai.py": "concurrency 16, frames each item decoded from its file: 4 items",
+    "bench_openai.py": "same request bodies: True",
     "bench_ray.py": "items/s",
 }
 
