@@ -10,7 +10,8 @@
    per file) while building the index. The peak should stay flat as the
    file grows.
 
-Run: python bench/bench_clips.py  (about half a minute on 2 cores)
+Run: python bench/bench_clips.py  (about half a minute on 2 cores; --quick: files of 0.2 and 0.4 MB, to check that
+it runs)
 """
 from __future__ import annotations
 
@@ -124,10 +125,13 @@ def bench_geometry(tmp: Path, sizes_mb) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     ap.add_argument("--sizes-mb", type=float, nargs="+", default=[20, 80, 160])
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--quick", action="store_true", help="files of 0.2 and 0.4 MB: checks that it runs")
     args = ap.parse_args()
+    if args.quick:
+        args.sizes_mb = [0.2, 0.4]
     if args.child:
         return _child(args.child)
     with tempfile.TemporaryDirectory() as tmp:

@@ -10,7 +10,8 @@ videos (1 fps, 8 new tokens) twice through the runner (``describe_items``):
 (wall clock of the whole run, decoding included) and the speed-up; and
 whether the two runs wrote the same text (they must).
 
-Run: python bench/bench_describe.py [--clips 24]  (about three minutes on 2 cores)
+Run: python bench/bench_describe.py [--clips 24]  (about three minutes on 2 cores; --quick: 2 clips on one
+architecture, to check that it runs)
 """
 from __future__ import annotations
 
@@ -65,11 +66,14 @@ def run(folder: Path, items: list[Item], batch_size: int, cache: Path) -> tuple[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--clips", type=int, default=24)
+    parser.add_argument("--quick", action="store_true", help="2 clips, LLaVA alone: checks that it runs")
     args = parser.parse_args()
     builders = {**tiny_vlm_zoo.BUILDERS, "llava": tiny_vlm.build_tiny_llava}
-    if torchvision_works():
+    if args.quick:
+        args.clips, builders = 2, {"llava": tiny_vlm.build_tiny_llava}
+    elif torchvision_works():
         builders.update({"qwen2-vl": tiny_vlm_zoo.build_tiny_qwen2_vl, "qwen2.5-vl": tiny_vlm.build_tiny_qwen2_5_vl,
                          "qwen3-vl": tiny_vlm.build_tiny_qwen3_vl, "smolvlm": tiny_vlm_zoo.build_tiny_smolvlm})
     else:

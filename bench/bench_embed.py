@@ -13,10 +13,12 @@
    frame vectors), and against the same scoring of mean-pooled vectors (one
    per clip).
 
-Run: ``.venv/bin/python bench/bench_embed.py`` (a few minutes on 2 cores).
+Run: ``.venv/bin/python bench/bench_embed.py`` (a few minutes on 2 cores; ``--quick``: small sizes, to check that it
+runs).
 """
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -44,19 +46,19 @@ def frames_per_second(model, images, batch_size: int) -> float:
     return len(images) / (time.perf_counter() - start)
 
 
-def embedding_speed() -> None:
+def embedding_speed(frames: int = FRAMES) -> None:
     from PIL import Image
 
     from sova_lib.describe.contrastive import ContrastiveModel
     from tests.tiny_contrastive import build_tiny_clip
 
     rng = np.random.default_rng(0)
-    images = [Image.fromarray(rng.integers(0, 256, (120, 160, 3), dtype=np.uint8)) for _ in range(FRAMES)]
+    images = [Image.fromarray(rng.integers(0, 256, (120, 160, 3), dtype=np.uint8)) for _ in range(frames)]
     with tempfile.TemporaryDirectory() as tmp:
         model = ContrastiveModel(str(build_tiny_clip(Path(tmp) / "clip")), device="cpu")
         batched = frames_per_second(model, images, 32)
         single = frames_per_second(model, images, 1)
-    print(f"tiny random CLIP on CPU, {FRAMES} frames of 160x120: batched (32) {batched:.0f} frames/s, "
+    print(f"tiny random CLIP on CPU, {frames} frames of 160x120: batched (32) {batched:.0f} frames/s, "
           f"one at a time {single:.0f} frames/s, x{batched / single:.1f}")
 
 
@@ -74,7 +76,8 @@ def best_of(fn, repeat=1) -> float:
     return min(times)
 
 
-def scoring_cost() -> None:
+def scoring_cost(clips: int = CLIPS, queries: int = QUERIES) -> None:
+    CLIPS, QUERIES = clips, queries  # noqa: N806 - the module's sizes, or the smaller ones given
     rng = np.random.default_rng(0)
     gallery = items(CLIPS, PER_CLIP, rng)
     queries = gallery.select(np.arange(QUERIES))
@@ -96,5 +99,8 @@ def scoring_cost() -> None:
 
 
 if __name__ == "__main__":
-    embedding_speed()
-    scoring_cost()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser.add_argument("--quick", action="store_true", help="64 frames, 300 clips: checks that it runs")
+    quick = parser.parse_args().quick
+    embedding_speed(64 if quick else FRAMES)
+    scoring_cost(*((300, 50) if quick else (CLIPS, QUERIES)))

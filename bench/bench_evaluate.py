@@ -15,10 +15,12 @@ default sentence encoder's width). Prints, measured in one run:
    between the two AP values (must be < 1e-6).
 
 Targets: within 2x of the floor; at least 100x faster than the naive loop.
-Run: ``.venv/bin/python bench/bench_evaluate.py``.
+Run: ``.venv/bin/python bench/bench_evaluate.py`` (``--quick``: one round and a 100-clip loop, to check that it
+runs).
 """
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -82,6 +84,13 @@ def naive_ap(items: ItemVectors, protocol: Protocol) -> dict:
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (the best of each is kept)")
+    parser.add_argument("--subset", type=int, default=SUBSET, help="clips of the naive loop")
+    parser.add_argument("--quick", action="store_true", help="one round, a 100-clip loop: checks that it runs")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.subset = 1, 100
     rng = np.random.default_rng(0)
     protocol = get_protocol("inter-pair")
     items = synthetic_items(protocol.ids(), rng)
@@ -92,7 +101,7 @@ def main():
     # Alternate the two measurements and keep the best of each, so that load
     # from other processes hits both alike.
     t_eval = t_floor = float("inf")
-    for _ in range(5):
+    for _ in range(args.rounds):
         t, result = best_of(lambda: evaluate(protocol, items), repeat=1)
         t_eval = min(t_eval, t)
         t_floor = min(t_floor, best_of(lambda: q @ g.T, repeat=1)[0])
@@ -102,8 +111,8 @@ def main():
     print(f"  matrix-product floor      {t_floor:8.3f} s")
     print(f"  ratio to floor            {t_eval / t_floor:8.2f} x   (target <= 2)")
 
-    sub = subset_protocol(SUBSET)
-    sub_items = items.select(np.arange(SUBSET))
+    sub = subset_protocol(args.subset)
+    sub_items = items.select(np.arange(args.subset))
     t_sub, sub_result = best_of(lambda: evaluate(sub, sub_items))
     exact = evaluate(sub, sub_items, dtype=np.float64)
     start = time.perf_counter()
@@ -111,12 +120,12 @@ def main():
     t_naive = time.perf_counter() - start
     diff = max(abs(reference[k] - exact.per_query[k]) for k in reference)
     diff32 = max(abs(reference[k] - sub_result.per_query[k]) for k in reference)
-    print(f"first {SUBSET} clips ({len(reference)} queries):")
+    print(f"first {args.subset} clips ({len(reference)} queries):")
     print(f"  naive double loop         {t_naive:8.3f} s")
     print(f"  our evaluation            {t_sub:8.3f} s")
     print(f"  speed-up on the same subset {t_naive / t_sub:6.0f} x")
     # The naive loop is quadratic in clips: the full protocol has (9882/1000)^2 times the pairs.
-    all_pairs = len(protocol.ids()) ** 2 / SUBSET ** 2
+    all_pairs = len(protocol.ids()) ** 2 / args.subset ** 2
     print(f"  naive loop extrapolated to all {len(protocol.ids())}^2 pairs: {t_naive * all_pairs / 60:.1f} min")
     print(f"  implied speed-up of the full evaluation {t_naive * all_pairs / t_eval:6.0f} x   (target >= 100)")
     print(f"  max |AP difference|       {diff:.2e}   (float64; target < 1e-6)")

@@ -12,7 +12,7 @@
    pytest's cache (``sova/last_run``); nothing is printed for a suite that
    has not run whole here.
 
-    python bench/bench_feedback.py [--rounds 5]
+    python bench/bench_feedback.py [--rounds 5]  (--quick: one warm round, to check that it runs)
 """
 from __future__ import annotations
 
@@ -39,9 +39,12 @@ def timed(argv: list[str], env: dict) -> tuple[float, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--rounds", type=int, default=5, help="warm runs, each beside one bare numpy import")
+    parser.add_argument("--quick", action="store_true", help="one warm round: checks that it runs")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds = 1
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
            "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     with tempfile.TemporaryDirectory(prefix="sova-bench-") as cache:

@@ -4,7 +4,7 @@ Frame loading (the paper's sampler with each video backend) and describing are
 timed separately, over ``--repeats`` passes of the three excerpts, and printed
 as items (clips) per second.
 
-    python bench/bench_motion.py [--rates 1 3] [--repeats 5]
+    python bench/bench_motion.py [--rates 1 3] [--repeats 5]  (--quick: one pass at 1 fps, to check that it runs)
 """
 from __future__ import annotations
 
@@ -17,10 +17,13 @@ from sova_lib.video.frames import example_videos, sample_frames
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--rates", type=float, nargs="+", default=[1.0, 3.0], help="sampling rates (frames/s)")
     parser.add_argument("--repeats", type=int, default=5, help="passes over the excerpts")
+    parser.add_argument("--quick", action="store_true", help="one pass at 1 fps: checks that it runs")
     args = parser.parse_args()
+    if args.quick:
+        args.rates, args.repeats = [1.0], 1
     paths = example_videos()
     describer = MotionDescriber()
     print(f"{len(paths)} excerpts ({', '.join(p.name for p in paths)}), {args.repeats} passes")

@@ -17,7 +17,8 @@ Prints, measured in one run:
    difference from our ``"gallery-order"``-tie result on that subset (< 1e-6).
 
 Target: within 2x of the floor.
-Run: ``.venv/bin/python bench/bench_muvr.py [--dims 768 --gallery 14000 ...]``.
+Run: ``.venv/bin/python bench/bench_muvr.py [--dims 768 --gallery 14000 ...]`` (``--quick``: 20 queries x 200 videos,
+to check that it runs).
 """
 from __future__ import annotations
 
@@ -74,14 +75,17 @@ def official_loop(partition, gallery, queries, n_queries):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("--queries", type=int, default=1050)
     parser.add_argument("--gallery", type=int, default=14000)
     parser.add_argument("--frames", type=int, default=15)
     parser.add_argument("--dims", type=int, default=768)
     parser.add_argument("--positives", type=int, default=80)
     parser.add_argument("--subset", type=int, default=8, help="queries of the official-style loop")
+    parser.add_argument("--quick", action="store_true", help="20 queries x 200 videos: checks that it runs")
     args = parser.parse_args()
+    if args.quick:
+        args.queries, args.gallery, args.frames, args.dims, args.positives, args.subset = 20, 200, 3, 32, 5, 2
     rng = np.random.default_rng(0)
     partition, gallery, queries = synthetic(rng, args.queries, args.gallery, args.frames, args.dims, args.positives)
     print(f"SYNTHETIC MUVR-Base partition: {args.queries} queries x {args.gallery} videos x {args.frames} frames "

@@ -11,7 +11,7 @@
    two, at ``--concurrency`` requests in flight per server. Frames are decoded
    once, so the numbers measure the backend and the runner.
 
-Run: ``python bench/bench_ray.py [--items 102] [--num-cpus 2]``
+Run: ``python bench/bench_ray.py [--items 102] [--num-cpus 2]`` (``--quick``: a few items, to check that it runs)
 """
 from __future__ import annotations
 
@@ -96,14 +96,17 @@ def bench_openai(args) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--items", type=int, default=102, help="motion items (the 3 excerpts repeated)")
     parser.add_argument("--items-per-call", type=int, default=4, help="items per Ray actor call")
     parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance")
     parser.add_argument("--requests", type=int, default=64, help="openai items")
     parser.add_argument("--latency", type=float, default=0.2, help="server answer time in seconds")
     parser.add_argument("--concurrency", type=int, default=4, help="requests in flight per server")
+    parser.add_argument("--quick", action="store_true", help="a few items, 20 ms answers: checks that it runs")
     args = parser.parse_args()
+    if args.quick:
+        args.items, args.requests, args.latency = 6, 8, 0.02
     bench_openai(args)
     bench_motion(args)
 
