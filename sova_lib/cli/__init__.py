@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "import": "sova_lib.cli.describe",
     "embed": "sova_lib.cli.embed",
     "compare": "sova_lib.cli.compare",
+    "results": "sova_lib.cli.results",
     "reproduce": "sova_lib.cli.reproduce",
 }
 
@@ -67,8 +68,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Describe videos and images with a multimodal LLM, embed the descriptions, and score them "
                     "as retrieval (the MLLM-to-Embedding framework) on SOVABench, its image tasks, MUVR and "
                     "VANTAGE-Bench. Each benchmark is a command with its own verbs: 'sova <benchmark> <verb>' "
-                    "(e.g. sova sovabench evaluate --help). describe, import, embed, compare and reproduce work "
-                    "on any input, outside the benchmarks.",
+                    "(e.g. sova sovabench evaluate --help). describe, import, embed, compare, results and reproduce "
+                    "work on any input, outside the benchmarks.",
     )
     parser.add_argument("--version", action="version", version=f"sova_lib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

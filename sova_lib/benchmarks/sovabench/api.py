@@ -62,9 +62,11 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
     if embeddings is not None:
         items, context = read_embeddings(embeddings), {"kind": "embeddings", "source": str(embeddings)}
     else:
-        from sova_lib.describe.provenance import folder_provenance
+        wrote = {}
+        if (Path(descriptions) / "manifest.json").is_file():  # a describe cache folder: checked first, then named
+            from sova_lib.describe.provenance import folder_provenance  # in the record
 
-        wrote = folder_provenance(descriptions)  # a describe cache folder: checked first, then named in the record
+            wrote = folder_provenance(descriptions)
         texts, made = read_descriptions(descriptions), _encoder(encoder)
         items = embed_descriptions(texts, made, sentences=sentences, max_chars=max_chars)
         context = {"kind": "description cache", "source": str(descriptions), "cache": Path(descriptions).name,
