@@ -25,8 +25,8 @@
 # 2. runs the whole chain (prompt, frames, describer, answer cache, parser, metric, bootstrap) on the street
 #    footage that ships with the package, with **synthetic questions** and a **rule-based stand-in** describer
 #    (frame differences, not a model): its numbers are a demonstration, not a VANTAGE-Bench result;
-# 3. puts the paper's published numbers beside what you compute when `ground_truth_dir` and `submissions_dir`
-#    point at your data ("not computed here" otherwise: the answer keys are not public).
+# 3. lists the paper's published numbers, and below them a row of your model's own for each task you score when
+#    `ground_truth_dir` and `submissions_dir` point at your data (the answer keys are not public).
 
 # %% tags=["parameters"]
 figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
@@ -181,9 +181,10 @@ print("the leaderboard's checks: " + ("every one passed" if not problems else ";
 # %% [markdown]
 # ## Published numbers
 #
-# The paper's headline numbers (its Sections 4, 5, C.1 and D.3). The column "computed here" holds the score of your
-# model on your copy of the answer keys when `ground_truth_dir` and `submissions_dir` are set, and says
-# "not computed here" otherwise. Chance levels for reference: VQA and pointing random = mean of 1/#options;
+# The paper's headline numbers (its Sections 4, 5, C.1 and D.3), as the paper reports them. When `ground_truth_dir`
+# and `submissions_dir` are set, each task you scored gets a row of its own below them, named by the model your
+# submission records and set on your answer key's items (the paper's domains and horizons are partitions your data
+# may not have). Chance levels for reference: VQA and pointing random = mean of 1/#options;
 # event verification answering "yes" to everything = p/(1+p) with p the share of "yes"; temporal whole-video
 # answers = mean of GT length / video length (the official score of an unreadable answer).
 

@@ -165,8 +165,8 @@ def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.nda
                                        "; each counts as a failure (a missing query scores AP 0, a missing gallery "
                                        "clip ranks below every scored one)"))
     if len(extra) > len(outside):
-        notes.append(f"{len(extra) - len(outside)} input id(s) belong to other {protocol.benchmark} protocols "
-                     "and were ignored")
+        notes.append(f"{len(extra) - len(outside)} input id(s) are clips of {protocol.benchmark} outside protocol "
+                     f"{protocol.name!r} and were ignored")
     if outside:
         shown = sorted(outside, key=str)[:5]
         notes.append(f"{len(outside)} input id(s) are not {protocol.benchmark} clips at all and were ignored "

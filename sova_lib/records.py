@@ -56,7 +56,8 @@ from pathlib import Path
 from sova_lib._version import __version__
 from sova_lib.storage import write_text
 
-__all__ = ["RECORD_FIELDS", "collect_records", "format_cell", "make_record", "record_name", "score_cell",
+__all__ = ["RECORD_FIELDS", "collect_records", "fingerprint_label", "format_cell", "make_record", "record_label",
+           "record_name", "results_table", "score_cell",
            "write_record"]
 
 RECORD_FIELDS = (
@@ -133,24 +134,30 @@ def write_record(record: dict, folder: str | Path) -> Path:
     return write_text(Path(folder) / record_name(record), json.dumps({k: record.get(k) for k in RECORD_FIELDS}, indent=1, ensure_ascii=False) + "\n")
 
 
-def collect_records(folder: str | Path, csv: str | Path | None = None):
-    """Every record JSON of ``folder`` as one DataFrame (``RECORD_FIELDS`` columns), sorted by file name.
+def collect_records(folder, csv: str | Path | None = None):
+    """Every record JSON of ``folder`` (or of each folder of a list) as one DataFrame (``RECORD_FIELDS``
+    columns), sorted by file name (then by folder).
 
-    ``per_class`` and ``versions`` are kept as JSON strings. With ``csv``, the frame is also
-    written there. A file that is not a record raises ``ValueError`` naming it.
+    A value that is an object or a list (``per_class``, ``versions``, ``fingerprint``) is kept as a JSON string,
+    so that the CSV holds JSON in every such cell. With ``csv``, the frame is also written there. A file that is
+    not a record raises ``ValueError`` naming it.
     """
     import pandas as pd
 
+    folders = [folder] if isinstance(folder, (str, Path)) else list(folder)
+    paths = sorted((p for f in folders if Path(f).is_dir() for p in Path(f).glob("*.json")),
+                   key=lambda p: (p.name, str(p)))
     rows = []
-    for path in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else []:
+    for path in paths:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             raise ValueError(f"{path}: not a result record ({err})") from None
         if not isinstance(data, dict) or set(data) != set(RECORD_FIELDS):
             raise ValueError(f"{path}: not a result record (expected the fields {RECORD_FIELDS})")
-        for col in ("per_class", "versions"):
-            data[col] = json.dumps(data[col]) if data[col] is not None else None
+        for col, value in data.items():
+            if isinstance(value, (dict, list)):
+                data[col] = json.dumps(value)
         rows.append(data)
     frame = pd.DataFrame(rows, columns=list(RECORD_FIELDS))
     for col in _ROUNDED:
@@ -190,3 +197,46 @@ def score_cell(record: dict, *, digits: int = 1, missing: str = "not computed he
         return cell
     return cell + f"; chance {chance:.{digits}f}" + (
         "" if _absent(without) or _absent(chance_without) else f", {chance_without:.{digits}f} without them")
+
+
+def fingerprint_label(fingerprint) -> str | None:
+    """A short name of a record's ``fingerprint`` (an object, or its JSON): the tag of a ``--model-tag``, else 8 hex
+    digits of the SHA-256 of its JSON (keys sorted); ``None`` for none."""
+    if _absent(fingerprint) or fingerprint == "":
+        return None
+    if isinstance(fingerprint, str):
+        try:
+            fingerprint = json.loads(fingerprint)
+        except json.JSONDecodeError:
+            pass
+    if isinstance(fingerprint, dict) and fingerprint.get("method") == "tag" and fingerprint.get("tag"):
+        return str(fingerprint["tag"])
+    return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def record_label(record: dict) -> str:
+    """What scored a record, in a table's first column: its ``model`` and the short name of its ``fingerprint``
+    (``fingerprint_label``), so two checkpoints of one model read apart; its ``source`` when it names no model
+    (a baseline), and a paired comparison's ``source`` (its two names)."""
+    model = record.get("model")
+    if record.get("kind") == "paired comparison" or _absent(model) or model == "":
+        return str(record.get("source"))
+    short = fingerprint_label(record.get("fingerprint"))
+    return f"{model} @{short}" if short else str(model)
+
+
+def results_table(frame, *, digits: int = 2):
+    """``collect_records``' frame as the table ``sova results`` prints: one row per record, columns ``scored``
+    (``record_label``), ``prompt``, ``benchmark``, ``protocol``, ``metric``, ``value`` (``score_cell``: the value,
+    its interval, and the clips missing with the chance level of the same clips) and ``record`` (the cache or
+    baseline it names)."""
+    import pandas as pd
+
+    rows = []
+    for r in frame.to_dict("records"):
+        r = {k: (None if _absent(v) else v) for k, v in r.items()}
+        rows.append({"scored": record_label(r), "prompt": r.get("prompt"), "benchmark": r.get("benchmark"),
+                     "protocol": r.get("protocol"), "metric": r.get("metric"),
+                     "value": score_cell(r, digits=digits, missing=r.get("note") or "-"),
+                     "record": r.get("cache") or r.get("baseline")})
+    return pd.DataFrame(rows, columns=["scored", "prompt", "benchmark", "protocol", "metric", "value", "record"])

@@ -170,7 +170,8 @@ def test_coverage_errors_and_notes():
     intra_only = sorted(set(get_protocol("intra-pair").ids()) - set(ids))[:4]
     extra = np.concatenate([ids, intra_only, [99999999]])
     result = evaluate("inter-pair-constrained", _random_items(extra, rng))
-    assert "4 input id(s) belong to other SOVABench protocols and were ignored" in result.notes
+    assert "4 input id(s) are clips of SOVABench outside protocol 'inter-pair-constrained' and were ignored" in \
+        result.notes
     assert any("1 input id(s) are not SOVABench clips" in n and "99999999" in n for n in result.notes)
 
 
@@ -181,7 +182,7 @@ def test_input_of_other_ids_is_explained():
         evaluate("intra-pair", items)
     ids = get_protocol("inter-pair-constrained").ids()
     result = evaluate("inter-pair-constrained", _random_items(np.concatenate([ids, [99999999]]), rng))
-    assert not any("belong to other" in n for n in result.notes)
+    assert not any("outside protocol" in n for n in result.notes)
 
 
 def test_bootstrap_interval_is_reproducible():

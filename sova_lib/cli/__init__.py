@@ -12,9 +12,10 @@ first, one per line) with exit status 2, the environment (any other
 ``OSError``: a cache another run is writing, a full disk, a read-only folder,
 a server) with 1, Ctrl-C with 130. A command's notes (``options.note``) are
 held until it has checked its input (``options.release_notes``, which a long
-run calls before it starts, or its end), so a refused input is one line. A
+run calls before it starts, or its end), and the library's logged warnings
+(``options.warning``) until it has a result, so a refusal is one line. A
 reader that has gone (``sova ... | head -1``) ends the command quietly, exit
-status 0.
+status 0, whether output is buffered or not.
 Heavy imports (torch, transformers, video decoders) stay inside the functions
 that need them, so that ``sova --help`` stays fast.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 
@@ -41,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "import": "sova_lib.cli.describe",
     "embed": "sova_lib.cli.embed",
     "compare": "sova_lib.cli.compare",
+    "results": "sova_lib.cli.results",
     "reproduce": "sova_lib.cli.reproduce",
 }
 
@@ -65,8 +68,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Describe videos and images with a multimodal LLM, embed the descriptions, and score them "
                     "as retrieval (the MLLM-to-Embedding framework) on SOVABench, its image tasks, MUVR and "
                     "VANTAGE-Bench. Each benchmark is a command with its own verbs: 'sova <benchmark> <verb>' "
-                    "(e.g. sova sovabench evaluate --help). describe, import, embed, compare and reproduce work "
-                    "on any input, outside the benchmarks.",
+                    "(e.g. sova sovabench evaluate --help). describe, import, embed, compare, results and reproduce "
+                    "work on any input, outside the benchmarks.",
     )
     parser.add_argument("--version", action="version", version=f"sova_lib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -113,6 +116,19 @@ def end_interrupted(message: str = "sova: interrupted") -> int:
     return 130
 
 
+class _WarningsAsNotes(logging.Handler):
+    """The library's logged warnings as ``sova: warning:`` lines (``options.warning``), held until the command
+    has a result: printed then, dropped when it is refused, so a refusal is one line."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from sova_lib.cli.options import warning
+
+        warning(" ".join(record.getMessage().split()))
+
+
 def _one_line(err: BaseException) -> str:
     """``err``'s message on one line, with any ``Authorization`` or ``Bearer`` value redacted."""
     from sova_lib.storage import redact
@@ -123,7 +139,9 @@ def _one_line(err: BaseException) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _run(argv)
+        code = _run(argv)
+        sys.stdout.flush()  # here, not at exit, so that a reader that has gone is met by the handler below
+        return code
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] in ("", "sova_lib"):
             raise
@@ -131,9 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         print(missing_module_message(error, " ".join(words) or "sova"), file=sys.stderr)
         return 1
     except BrokenPipeError:
-        # the reader (e.g. `| head -1`) has gone: what it read is what it wanted; exit quietly
-        import os
-
+        # the reader (e.g. `| head -1`) has gone: what it read is what it wanted; exit quietly. What is still
+        # buffered goes to devnull at exit instead of failing there (the recipe of Python's signal documentation,
+        # "Note on SIGPIPE"), so this holds whether output is buffered or not.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
@@ -145,20 +163,28 @@ def _run(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as done:  # --help, --version, or a usage error already printed in one line
         return done.code if isinstance(done.code, int) else 2
-    from sova_lib.cli.options import hold_notes, release_notes
+    from sova_lib.cli.options import hold_notes, release_notes, release_warnings
 
     hold_notes()  # a note about an option comes out once the inputs are checked: never before a refusal
+    warnings = _WarningsAsNotes()  # the library's logged warnings once there is a result (a server that names
+    # only its model, then a refused cache: one line)
+    library = logging.getLogger("sova_lib")
+    library.addHandler(warnings)
     try:
         code = int(args.func(args) or 0)
         release_notes()
+        release_warnings()
         return code
     except (CliError, ValueError, FileNotFoundError) as err:  # the invocation or an input file
         release_notes(show=False)
         problems = getattr(err, "problems", [])
+        if len(problems) == 1 and problems[0] in str(err):  # the error line already says it: one line
+            problems = []
         more = [f"... and {len(problems) - MAX_LISTED} more problems"] if len(problems) > MAX_LISTED else []
         print(*problems[:MAX_LISTED], *more, f"sova: error: {_one_line(err)}", sep="\n", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        release_warnings()
         release_notes(show=False)
         return end_interrupted()
     except BrokenPipeError:
@@ -168,5 +194,6 @@ def _run(argv: list[str]) -> int:
         print(f"sova: error: {_one_line(err)}", file=sys.stderr)
         return 1
     finally:
+        library.removeHandler(warnings)
         release_notes(show=False)  # whatever ended the command, later notes are printed at once
         sys.stdout.flush()

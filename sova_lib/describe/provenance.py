@@ -12,11 +12,12 @@ through this one function, so the same cache gives the same record.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from sova_lib.describe.prompts import PROMPTS
 
-__all__ = ["cache_provenance", "folder_provenance", "prompt_name", "read_cache_manifest"]
+__all__ = ["cache_provenance", "check_manifest", "folder_provenance", "prompt_name", "read_cache_manifest"]
 
 
 def prompt_name(manifest: dict) -> str:
@@ -34,14 +35,56 @@ def prompt_name(manifest: dict) -> str:
 
 
 def read_cache_manifest(folder: str | Path) -> dict | None:
-    """The ``manifest.json`` of a cache ``folder``, or ``None`` when ``folder`` is not a folder holding one."""
+    """The ``manifest.json`` of a cache ``folder``, checked (``check_manifest``), or ``None`` when ``folder`` is
+    not a folder holding one. ``ValueError`` in one line naming the file for one that is not UTF-8 JSON or fails
+    a check."""
     path = Path(folder) / "manifest.json"
     if not path.is_file():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte {err.start}); a describe run writes its manifest as "
+                         "UTF-8 JSON") from None
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err.msg})") from None
+        raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
+    check_manifest(manifest, path)
+    return manifest
+
+
+def check_manifest(manifest, path: str | Path) -> None:
+    """Check that ``manifest`` (read from ``path``, a cache folder's ``manifest.json``) names what wrote the texts:
+    a JSON object holding every field of its key (``hash_fields``) and a ``prompt``, whose fields hash to the
+    ``config_hash`` it records (``sova_lib.describe.cache.config_hash``) and to the hash that ends its folder's
+    name (``<name>__<hash>``), with ``model`` and ``revision`` those of its ``describer``. ``ValueError`` in one
+    line naming the file (and both hashes where they differ) otherwise: a manifest edited after it was written,
+    or a folder renamed to another's key, must not name a score."""
+    from sova_lib.describe.cache import config_hash
+
+    path = Path(path)
+    if not isinstance(manifest, dict):
+        raise ValueError(f"{path}: not a cache manifest (a JSON object is expected, not {type(manifest).__name__})")
+    fields = manifest.get("hash_fields")
+    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+        raise ValueError(f"{path}: not a cache manifest (no list of 'hash_fields')")
+    for name in [*fields, "prompt", "config_hash"]:
+        if name not in manifest:
+            raise ValueError(f"{path}: no field {name!r}; a describe run writes every field of its key")
+    if not isinstance(manifest["prompt"], dict) or "name" not in manifest["prompt"]:
+        raise ValueError(f"{path}: field 'prompt' is not a prompt (an object with a 'name')")
+    found = config_hash({name: manifest[name] for name in fields})
+    if found != manifest["config_hash"]:
+        raise ValueError(f"{path}: its fields hash to {found}, not to the config_hash {manifest['config_hash']} it "
+                         "records: it was edited after the run; describe again, or restore the file")
+    named = re.fullmatch(r".*__([0-9a-f]{12})", path.parent.name)
+    if named and named.group(1) != found:
+        raise ValueError(f"{path}: its fields hash to {found}, but its folder {path.parent.name} is named for "
+                         f"{named.group(1)}: it was edited or moved after the run; describe again, or restore it")
+    describer = manifest.get("describer") if isinstance(manifest.get("describer"), dict) else {}
+    for name in ("model", "revision"):
+        if name in manifest and manifest[name] != describer.get(name):
+            raise ValueError(f"{path}: {name} {manifest[name]!r} is not its describer's {describer.get(name)!r} "
+                             "(part of the key): it was edited after the run; describe again, or restore the file")
 
 
 def cache_provenance(manifest: dict, folder: str | Path) -> dict:

@@ -243,3 +243,50 @@ def test_a_note_comes_once_the_input_is_checked(capsys, tmp_path):
     code, out, err = _run(capsys, *_import_argv(src, tmp_path))
     assert code == 0 and out.startswith("imported 1 descriptions")
     assert err == "sova: note: --fps not given; the import records 1 frame per second (the paper's rate)\n"
+
+
+def _command_that(monkeypatch, then):
+    """``sova compare`` replaced by a command that logs a library warning while checking its input, then ``then``."""
+    import logging
+
+    from sova_lib.cli import compare
+
+    def run(args):
+        logging.getLogger("sova_lib.describe.backends.openai").warning(
+            "%s reports nothing about the model %r but its name", "http://127.0.0.1:9/v1", "fake-vlm")
+        return then()
+
+    monkeypatch.setattr(compare, "run_compare", run)
+    return ["compare", "--protocol", "intra-pair", "a", "b"]
+
+
+@pytest.mark.parametrize("error, code", [(OSError(28, "No space left on device"), 1),
+                                         (ValueError("cache/manifest.json: not valid JSON"), 2)])
+def test_a_warning_logged_before_a_refusal_is_not_printed(capsys, monkeypatch, error, code):
+    def fail():
+        raise error
+
+    assert main(_command_that(monkeypatch, fail)) == code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("sova: error: ") and "reports nothing" not in err, err
+
+
+def test_a_warning_logged_by_a_command_that_goes_on_is_printed_once(capsys, monkeypatch):
+    assert main(_command_that(monkeypatch, lambda: 0)) == 0
+    assert capsys.readouterr().err == ("sova: warning: http://127.0.0.1:9/v1 reports nothing about the model "
+                                       "'fake-vlm' but its name\n")
+
+
+def test_a_single_problem_is_one_line(capsys, tmp_path, monkeypatch):
+    """A prompts file with one id that is no item of the run: the problem is the error line, not printed twice."""
+    import sova_lib.cli.compare as compare
+    from sova_lib.describe.prompt_file import PromptFileError
+
+    problem = f"{tmp_path / 'p.jsonl'}, line 7: id '9' is no item of this run"
+
+    def fail(args):
+        raise PromptFileError(tmp_path / "p.jsonl", [problem])
+
+    monkeypatch.setattr(compare, "run_compare", fail)
+    assert main(["compare", "--protocol", "intra-pair", "a", "b"]) == 2
+    assert capsys.readouterr().err == f"sova: error: {problem}\n"

@@ -36,3 +36,19 @@ def test_a_command_whose_reader_has_gone_exits_quietly(tmp_path, argv):
         argv += ["--cache-dir", str(tmp_path / "cache")]
     done = into_a_closed_pipe(argv, tmp_path)
     assert done.returncode in (0, 141) and done.stderr == "", done.stderr
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["sovabench", "evaluate", "--help"], ["vantage", "--help"],
+                                  ["--version"]])
+def test_a_reader_that_goes_before_reading_ends_buffered_output_quietly(tmp_path, argv):
+    """``sova --help | (exec head -1 </dev/null)``: head never reads, so the pipe is gone when the buffered output is
+    flushed; with PYTHONUNBUFFERED unset (the usual case) the command still exits 0 with nothing on stderr."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["PYTHONPATH"] = str(ROOT)
+    command = " ".join([sys.executable, "-m", "sova_lib", *argv])
+    for _ in range(3):
+        done = subprocess.run(["bash", "-c", f"{command} 2>err.txt | (exec head -1 </dev/null); "
+                                             "echo \"${PIPESTATUS[0]}\""],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        err = (tmp_path / "err.txt").read_text()
+        assert done.stdout == "0\n" and err == "", (done.stdout, err)

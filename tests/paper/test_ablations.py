@@ -55,8 +55,12 @@ def test_ablation_rows_on_a_cache(tmp_path, encoder):
     assert (rows[rows["protocol"] == "intra-pair"]["n_missing"] == 0).all()
     table = ablations.settings_table(rows[rows["aggregate"] == "max"], "text_split", tmp_path)
     assert list(table.columns[:3]) == ["source", "cache", "protocol"] and "note" not in table
+    sentences = inter[inter["text_split"] == "sentences"].iloc[0]
+    # the shared sentence ties every clip under max: the score is the chance level of the same clips, and says so
+    assert sentences["value"] == sentences["chance"]
     assert table.set_index("protocol").loc["inter-pair", "sentences"].endswith(
-        f"; 8524 missing, {inter[inter['text_split'] == 'sentences']['value_without_missing'].iloc[0]:.1f} without them")
+        f"; 8524 missing, {sentences['value_without_missing']:.1f} without them; chance {sentences['chance']:.1f}, "
+        f"{sentences['chance_without_missing']:.1f} without them")
     t7 = ablations.fps_compare(rows[(rows["aggregate"] == "max") & (rows["text_split"] == "sentences")], tmp_path)
     assert t7.iloc[-1]["fps"] == "not recorded" and t7.iloc[-1]["inter-pair mAP"].endswith("without them")
 

@@ -62,14 +62,15 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
     if embeddings is not None:
         items, context = read_embeddings(embeddings), {"kind": "embeddings", "source": str(embeddings)}
     else:
+        wrote = {}
+        if (Path(descriptions) / "manifest.json").is_file():  # a describe cache folder: checked first, then named
+            from sova_lib.describe.provenance import folder_provenance  # in the record
+
+            wrote = folder_provenance(descriptions)
         texts, made = read_descriptions(descriptions), _encoder(encoder)
         items = embed_descriptions(texts, made, sentences=sentences, max_chars=max_chars)
         context = {"kind": "description cache", "source": str(descriptions), "cache": Path(descriptions).name,
-                   "encoder": made.name, "text_split": "sentences" if sentences else "whole text"}
-        if (Path(descriptions) / "manifest.json").is_file():  # a describe cache folder: the record names what wrote it
-            from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
-
-            context.update(cache_provenance(read_cache_manifest(descriptions), descriptions))
+                   "encoder": made.name, "text_split": "sentences" if sentences else "whole text", **wrote}
     result = evaluation.evaluate(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
                                  bootstrap=bootstrap, seed=seed)
     if embeddings is None:
