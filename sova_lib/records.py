@@ -119,11 +119,14 @@ def _slug(text) -> str:
 def record_name(record: dict) -> str:
     """The file name of ``record``: readable parts of its configuration and 10 hex digits of all of it.
 
-    A ``cache`` of paths (a paired comparison's ``"PATH_A vs PATH_B"``) enters the digest whole and the
-    readable part by the paths' last names."""
+    A ``cache`` of paths (a paired comparison's ``"PATH_A vs PATH_B"``) enters the digest whole (the resolved
+    paths: the same comparison on another machine has another digest) and the readable part by the paths' last
+    names."""
     config = {k: record.get(k) for k in _NAME_FIELDS}
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:10]
-    cache = record.get("cache") and " vs ".join(Path(p).name for p in str(record["cache"]).split(" vs "))
+    cache = record.get("cache")
+    if cache and " vs " in str(cache):  # each side by its last name, shortened so that both show
+        cache = "-vs-".join(_slug(Path(p).name)[:22] for p in str(cache).split(" vs "))
     readable = [cache or record.get("baseline") or record.get("kind"), record.get("protocol"),
                 record.get("encoder"), record.get("aggregate"), record.get("text_split")]
     return "__".join(_slug(p) for p in readable if p) + f"__{digest}.json"

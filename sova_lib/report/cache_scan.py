@@ -17,6 +17,7 @@ from sova_lib.describe.cache import MANIFEST_SCHEMA
 from sova_lib.describe.provenance import prompt_name
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import PROTOCOLS
+from sova_lib.records import fingerprint_label
 
 __all__ = ["MODEL_IDS", "FoundCache", "caches_frame", "find_description_caches", "paper_model", "source_label",
            "sovabench_caches"]
@@ -94,7 +95,9 @@ class FoundCache:
 
 
 def source_label(manifest: dict) -> str:
-    """A name that says what produced a cache: model and prompt, or what the describer is."""
+    """A name that says what produced a cache: model (with a short name of its weights' fingerprint,
+    ``records.fingerprint_label``, so two checkpoints of one model read apart) and prompt, or what the describer
+    is."""
     backend, model, source = manifest["backend"], str(manifest["model"]), manifest["source"]
     if source == "synthetic":
         return f"synthetic demonstration ({manifest['source_details'].get('description', 'constructed texts')})"
@@ -103,6 +106,8 @@ def source_label(manifest: dict) -> str:
         return "motion describer (classical OpenCV motion analysis, not an MLLM)"
     paper = paper_model(model)
     shown = f"{paper} [{model}]" if paper else model
+    weights = fingerprint_label(manifest.get("fingerprint"))
+    shown += f" @{weights}" if weights else ""
     how = ", ".join(x for x in (prompt, backend, "imported descriptions" if source == "import" else "") if x)
     return f"{shown} ({how})"
 

@@ -201,6 +201,8 @@ _WALL = [
     (re.compile(r"\(\d+(?:\.\d+)? (items|frames)/s\)"), r"(<wall> \1/s)"),
     (re.compile(r'"(python|torch|transformers)": "[^"]*"'), r'"\1": "<version>"'),
     (re.compile(r"shard-\d{8}T\d{6}-\d+-(\d+)-[0-9a-f]{8}"), r"shard-<time>-<pid>-\1-<random>"),
+    # a comparison record's name digests the two resolved paths, which hold the temporary folder
+    (re.compile(r"(-vs-\S*__)[0-9a-f]{10}\.json"), r"\1<digest of the paths>.json"),
 ]
 
 

@@ -1,3 +1,4 @@
+import hashlib
 import json
 import math
 
@@ -120,6 +121,14 @@ def test_source_labels_say_what_made_the_text():
     task_aware = _runner_manifest("x", "custom", backend="openai",
                                   video="Briefly classify the actions occurring in this video.")
     assert cache_scan.source_label(task_aware) == "x (task-aware, openai)"
+    # two checkpoints of one model: the short name of each one's weights tells them apart (8 hex digits of the
+    # fingerprint's JSON, or the --model-tag given)
+    first, second = (_runner_manifest("me/vlm", "general") for _ in range(2))
+    first["fingerprint"] = {"method": "folder-digest", "sha256": "a" * 64}
+    second["fingerprint"] = {"method": "tag", "tag": "ckpt-1200"}
+    short = hashlib.sha256(json.dumps(first["fingerprint"], sort_keys=True).encode()).hexdigest()[:8]
+    assert cache_scan.source_label(first) == f"me/vlm @{short} (general, transformers)"
+    assert cache_scan.source_label(second) == "me/vlm @ckpt-1200 (general, transformers)"
 
 
 # --------------------------------------------------------------------------- paper beside computed
@@ -377,7 +386,8 @@ def test_a_command_and_a_notebook_write_the_same_record_for_one_cache(tmp_path, 
     assert (record["model"], record["fingerprint"], record["prompt"], record["fps"], record["n_missing"]) == \
         ("openbmb/MiniCPM-V-4_5", "sha256:0123abcd", "task-aware", 1.0, 5)
     assert record["config_hash"] == manifest["config_hash"] and record["versions"] == manifest["versions"]
-    assert record["source"] == "MiniCPM-V 4.5 [openbmb/MiniCPM-V-4_5] (task-aware, transformers)"
+    short = hashlib.sha256(json.dumps("sha256:0123abcd").encode()).hexdigest()[:8]  # the weights, in short
+    assert record["source"] == f"MiniCPM-V 4.5 [openbmb/MiniCPM-V-4_5] @{short} (task-aware, transformers)"
 
 
 def test_results_csv_keeps_one_row_per_evaluation(tmp_path, intra_texts, encoder):

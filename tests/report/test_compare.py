@@ -274,7 +274,7 @@ def test_two_comparisons_under_the_same_names_are_two_records_naming_both_sides(
     assert record["model"] == "none (synthetic) vs none (synthetic)" and record["prompt"] == "none vs none"
     assert record["config_hash"] == f"{right.name.split('__')[-1]} vs {blind.name.split('__')[-1]}"
     assert record["missing_rule"] == "failures" and record["ties"] == "expected"
-    assert first.name.startswith(f"{right.name}-vs-"[:48])
+    assert first.name.startswith(f"{right.name[:22]}-vs-{blind.name[:22]}__quickstart-direction__one-hot__")
 
 
 def test_one_comparison_spelled_three_ways_is_one_record(tmp_path, monkeypatch):
