@@ -63,7 +63,7 @@ from sova_lib.benchmarks.muvr.annotation_files import (
 )
 
 __all__ = ["ALIASES", "BENCHMARK", "PARTITIONS", "MuvrQuery", "Partition", "TagPrompt", "canonical_partition",
-           "load_partition", "parse_prompt", "partition_path"]
+           "load_partition", "parse_prompt", "partition_path", "partitions_present"]
 
 #: The ``benchmark`` field of a MUVR record (``MuvrResult.to_record``, ``QAResult.to_record``).
 BENCHMARK = "MUVR"
@@ -101,6 +101,19 @@ def partition_path(base: str | Path, partition: str, expected: str, suffix: str 
         if (Path(base) / f"{found}{suffix}").exists():
             return Path(base) / f"{found}{suffix}"
     raise MuvrDataError(Path(base) / f"{name}{suffix}", None, expected)
+
+
+def partitions_present(root: str | Path, *, qa: bool = False) -> tuple:
+    """The partitions of ``PARTITIONS`` (in that order) the MUVR ``root`` holds: a folder
+    ``annotations/retrieval/<partition>`` (under its name or an alias), or with ``qa`` a file
+    ``annotations/QA/annotations/<partition>.jsonl``. None at all: ``MuvrDataError`` naming the folder looked in."""
+    base = Path(root) / "annotations" / ("QA/annotations" if qa else "retrieval")
+    suffix = ".jsonl" if qa else ""
+    found = tuple(name for name in PARTITIONS
+                  if any((base / f"{a}{suffix}").exists() for a in [name, *(k for k, v in ALIASES.items() if v == name)]))
+    if not found:
+        raise MuvrDataError(base, None, f"holds no partition of {', '.join(PARTITIONS)}; expected the released layout")
+    return found
 
 
 @dataclass(frozen=True)
