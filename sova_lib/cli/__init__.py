@@ -146,10 +146,12 @@ def _run(argv: list[str]) -> int:
     except SystemExit as done:  # --help, --version, or a usage error already printed in one line
         return done.code if isinstance(done.code, int) else 2
     from sova_lib.cli.options import hold_notes, release_notes
+    from sova_lib.progress import library_bars_off
 
     hold_notes()  # a note about an option comes out once the inputs are checked: never before a refusal
     try:
-        code = int(args.func(args) or 0)
+        with library_bars_off(getattr(args, "no_progress", False)):
+            code = int(args.func(args) or 0)
         release_notes()
         return code
     except (CliError, ValueError, FileNotFoundError) as err:  # the invocation or an input file
