@@ -30,6 +30,7 @@
 # %% tags=["parameters"]
 data_root = ""  # MUVR data root (holds annotations/retrieval/...); empty: Tables 7 and 8 are not computed
 features_root = ""  # folder with the unpacked released features, one sub-folder per model (EVA-CLIP, OpenCLIP)
+description_cache = None  # a folder sova muvr describe wrote (<cache>/descriptions/<folder>), scored on data_root; None: none
 synthetic_dir = "../build/muvr_synthetic"  # where the synthetic MUVR-layout dataset is written
 figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 seed = 0  # seed of the synthetic dataset and of the bootstrap
@@ -178,6 +179,24 @@ shown7
 shown8
 
 # %% [markdown]
+# ## Your run: a MUVR description cache
+#
+# With `description_cache` set (a folder `sova muvr describe` wrote, for instance on the data of
+# `sova muvr synthetic`), its described windows are split into sentences, embedded and scored under MUVR-Base
+# (text+video) on the partitions `data_root` holds, as `sova muvr evaluate --descriptions` scores them; the table
+# `05_muvr_descriptions` gives each partition's values and their mean. Without it, nothing is computed here.
+
+# %%
+described = (muvr.evaluate_files(data_root, descriptions=description_cache, ties=ties, bootstrap=bootstrap, seed=seed)
+             if description_cache else None)
+if described is not None:
+    mean = {**described.metrics, "n_rows": described.n_rows}
+    described_table = pd.DataFrame({**described.per_partition, "mean": mean}).T.round(2)
+    tables.write_outputs(described_table.reset_index(names="partition"), described_table.reset_index(names="partition"),
+                         out / "05_muvr_descriptions")
+described_table if described is not None else "no description_cache given"
+
+# %% [markdown]
 # Headline numbers for the tests and the README.
 
 # %%
@@ -191,6 +210,7 @@ summary = {
     "ties": ties,
     "tie_rules": study.rules,
     "random_tie_orders": study.random_orders,
+    **({"descriptions": {"source": str(description_cache), **described.metrics}} if described is not None else {}),
 }
 write_json(out / "05_muvr.json", summary, indent=1, digits=10)  # the last bits of a parallel sum vary
 {key: summary[key] for key in ("table7_not_computed", "table8_not_computed", "ties")}

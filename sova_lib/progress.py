@@ -9,12 +9,17 @@ and GitHub then show the bar's last line (``encoding sentences: 100%|...|
 32/32 [00:01<00:00, 25.1sentence/s]``), where tqdm's widget bar would leave
 the text of its first draw ("0%") and nothing that a viewer without widgets
 can draw.
+
+``library_bars_off()`` silences, while a command runs, the bars that
+huggingface_hub and transformers draw themselves (downloads, transformers'
+"Loading weights"): ``--no-progress`` means no bar at all.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 
-__all__ = ["in_kernel", "progress_bar"]
+__all__ = ["in_kernel", "library_bars_off", "progress_bar"]
 
 #: Width of a bar drawn in a notebook, in characters (a notebook has no terminal to measure).
 NOTEBOOK_COLUMNS = 100
@@ -58,3 +63,31 @@ def progress_bar(**kwargs):
         return tqdm(**kwargs)
     kwargs.pop("dynamic_ncols", None)
     return tqdm(**{"mininterval": 0.5, "ncols": NOTEBOOK_COLUMNS, **kwargs, "file": _DisplayLine()})
+
+
+def _transformers_bars(enabled: bool) -> None:
+    """Switch transformers' own bars, when transformers is loaded (it reads huggingface_hub's state when it loads)."""
+    if "transformers.utils.logging" in sys.modules:
+        from transformers.utils import logging
+
+        (logging.enable_progress_bar if enabled else logging.disable_progress_bar)()
+
+
+@contextlib.contextmanager
+def library_bars_off(off: bool = True):
+    """Within: with ``off``, no progress bar of huggingface_hub or transformers (downloads, "Loading weights"),
+    however late either is loaded; their earlier state comes back after. With ``off`` false: nothing changes."""
+    if not off:
+        yield
+        return
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    was_off = are_progress_bars_disabled()
+    disable_progress_bars()
+    _transformers_bars(False)
+    try:
+        yield
+    finally:
+        if not was_off:
+            enable_progress_bars()
+            _transformers_bars(True)

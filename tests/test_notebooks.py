@@ -580,6 +580,38 @@ def test_muvr(executed, tmp_path):
     assert "58.0" in (figures / "05_muvr_table7.md").read_text()
 
 
+def test_muvr_scores_a_description_cache_and_changes_no_other_output(tmp_path, monkeypatch, capsys):
+    """Notebook 05 with ``description_cache`` (a ``sova muvr describe`` run on ``sova muvr synthetic``'s data, one
+    partition): its table holds what ``sova muvr evaluate --descriptions`` prints, and every other output is the
+    committed file, byte for byte (the headline JSON differs by the one added entry)."""
+    from sova_lib.cli import main
+
+    data, cache, figures = tmp_path / "data", tmp_path / "cache", tmp_path / "figures"
+    assert main(["muvr", "synthetic", "--out", str(data), "--partitions", "news"]) == 0
+    assert main(["muvr", "describe", "--data", str(data), "--video-root", str(data / "videos"), "--backend",
+                 "motion", "--cache-dir", str(cache), "--no-progress"]) == 0
+    (folder,) = (cache / "descriptions").iterdir()
+    capsys.readouterr()
+    assert main(["muvr", "evaluate", "--data", str(data), "--descriptions", str(folder), "--bootstrap", "0",
+                 "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    _kernel_env(tmp_path, monkeypatch)
+    reproduce.run_notebook(NOTEBOOKS / "05_muvr.py", tmp_path / "05_muvr.ipynb",
+                           {"figures_dir": str(figures), "synthetic_dir": str(tmp_path / "muvr"),
+                            "data_root": str(data), "description_cache": str(folder)})
+    table = pd.read_csv(figures / "05_muvr_descriptions.csv").set_index("partition")
+    assert list(table.index) == ["news", "mean"] and table.loc["news", "n_rows"] == 4
+    assert table.loc["mean", "mAP"] == round(expected["metrics"]["mAP"], 2) > 0
+    assert table.loc["news", "uAP"] == round(expected["per_partition"]["news"]["uAP"], 2)
+    summary = json.loads((figures / "05_muvr.json").read_text())
+    assert summary.pop("descriptions")["source"] == str(folder)
+    assert summary == json.loads((ROOT / "figures" / "05_muvr.json").read_text())
+    others = sorted(p.name for p in figures.glob("05_muvr_*") if not p.name.startswith("05_muvr_descriptions"))
+    assert len(others) == 14
+    differ = [n for n in others if (figures / n).read_bytes() != (ROOT / "figures" / n).read_bytes()]
+    assert differ == [], differs(", ".join(differ))
+
+
 def test_vantage(executed):
     figures, out = executed
     v = out["06_vantage"]

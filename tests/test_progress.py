@@ -48,3 +48,19 @@ def test_a_disabled_bar_draws_nothing(monkeypatch):
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: pytest.fail("drawn"))
     with progress.progress_bar(total=2, disable=True) as bar:
         bar.update(2)
+
+
+def test_library_bars_off_silences_transformers_and_the_hub_then_restores_them(capsys):
+    """transformers' own bars (its "Loading weights") and huggingface_hub's are off inside, as they were after."""
+    from huggingface_hub.utils import are_progress_bars_disabled
+    from transformers.utils import logging
+
+    assert logging.is_progress_bar_enabled() and not are_progress_bars_disabled()
+    with progress.library_bars_off():
+        assert not logging.is_progress_bar_enabled() and are_progress_bars_disabled()
+        assert list(logging.tqdm(range(3), desc="Loading weights")) == [0, 1, 2]
+    assert "Loading weights" not in capsys.readouterr().err
+    assert logging.is_progress_bar_enabled() and not are_progress_bars_disabled()
+    with progress.library_bars_off(False):
+        list(logging.tqdm(range(3), desc="Loading weights", mininterval=0))
+    assert "Loading weights: 100%" in capsys.readouterr().err

@@ -98,8 +98,9 @@ def missing_module_message(error: ModuleNotFoundError, command: str) -> str:
             "(or make venv in a checkout)")
 
 
-def end_interrupted(message: str = "sova: interrupted") -> int:
-    """Ctrl-C: ``message`` on stderr, then exit status 130 (returned, or the process ends here).
+def end_interrupted(message: str = "sova: interrupted", interrupt: BaseException | None = None) -> int:
+    """Ctrl-C: what the run finished (when ``interrupt`` is a run's ``RunInterrupted``), then ``message``, on
+    stderr; then exit status 130 (returned, or the process ends here).
 
     When a describer call or a frame loader of a run is still going after the run has stopped and closed its
     cache (``sova_lib.describe.runner.work_running``), the process ends here with ``os._exit(130)`` once stdout
@@ -107,6 +108,8 @@ def end_interrupted(message: str = "sova: interrupted") -> int:
     normally would end that thread inside torch or a video decoder, which aborts the process (the reason is in
     ``sova_lib.describe.runner``'s docstring). Otherwise it returns 130 and the process exits as usual.
     """
+    if callable(getattr(interrupt, "line", None)):  # a run's count (sova_lib.describe.run_cache.RunInterrupted)
+        print(f"sova: {interrupt.line()}", file=sys.stderr)
     print(message, file=sys.stderr)
     runner = sys.modules.get("sova_lib.describe.runner")  # not imported: no run was started
     if runner is not None and runner.work_running():
@@ -164,6 +167,7 @@ def _run(argv: list[str]) -> int:
     except SystemExit as done:  # --help, --version, or a usage error already printed in one line
         return done.code if isinstance(done.code, int) else 2
     from sova_lib.cli.options import hold_notes, release_notes, release_warnings
+    from sova_lib.progress import library_bars_off
 
     hold_notes()  # a note about an option comes out once the inputs are checked: never before a refusal
     warnings = _WarningsAsNotes()  # the library's logged warnings once there is a result (a server that names
@@ -171,7 +175,8 @@ def _run(argv: list[str]) -> int:
     library = logging.getLogger("sova_lib")
     library.addHandler(warnings)
     try:
-        code = int(args.func(args) or 0)
+        with library_bars_off(getattr(args, "no_progress", False)):
+            code = int(args.func(args) or 0)
         release_notes()
         release_warnings()
         return code
@@ -183,10 +188,10 @@ def _run(argv: list[str]) -> int:
         more = [f"... and {len(problems) - MAX_LISTED} more problems"] if len(problems) > MAX_LISTED else []
         print(*problems[:MAX_LISTED], *more, f"sova: error: {_one_line(err)}", sep="\n", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         release_warnings()
         release_notes(show=False)
-        return end_interrupted()
+        return end_interrupted(interrupt=interrupt)
     except BrokenPipeError:
         raise  # not the environment: main ends quietly
     except OSError as err:  # the environment, not the invocation: named in one line, exit status 1

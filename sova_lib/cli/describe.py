@@ -412,8 +412,9 @@ def run_describe(args) -> int:
             summary = describe_items_ray(args.backend, options, items, args.cache_dir, ray=engine, **common)
         else:
             summary = describe_items(describer, items, args.cache_dir, **common)
-    except KeyboardInterrupt:
-        return end_interrupted("sova: interrupted; every finished item is saved: run the same command again to resume")
+    except KeyboardInterrupt as interrupt:
+        return end_interrupted("sova: interrupted; every finished item is saved: run the same command again to resume",
+                               interrupt)
     shown = [i for ids in summary.by_kind.values() for i in ids[:2]]  # the first reasons of each kind, one line each
     for item_id in shown:
         print(f"  failed {item_id!r}: {str(summary.failures[item_id]).splitlines()[0][:300]}", file=sys.stderr)

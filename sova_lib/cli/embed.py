@@ -99,8 +99,9 @@ def run_embed(args) -> int:
             summary = embed_items(ContrastiveModel(**options), items, args.cache_dir, **common)
     except RuntimeError as err:  # no model, a busy folder (duplicate ids and a wrong pool are ValueErrors)
         raise CliError(str(err)) from None
-    except KeyboardInterrupt:
-        return end_interrupted("sova: interrupted; finished shards are saved: run the same command again to resume")
+    except KeyboardInterrupt as interrupt:
+        return end_interrupted("sova: interrupted; finished shards are saved: run the same command again to resume",
+                               interrupt)
     print(summary.line())
     for item_id, error in list(summary.failures.items())[:10]:
         print(f"  failed {item_id!r}: {error}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""``sova muvr describe | evaluate``: MUVR.
+"""``sova muvr describe | evaluate | synthetic``: MUVR.
 
 Evaluation (``--out DIR``: one record JSON per run, ``sova_lib.records``; the files read and
 written are listed in docs/muvr.md)::
@@ -13,10 +13,15 @@ Describing (through the one runner into a description cache)::
 
     sova muvr describe --data ROOT --video-root DIR --backend B --model M --prompt P --cache-dir C
     sova muvr describe --version qa --data ROOT --video-root DIR --backend B --model M --cache-dir C
+
+A dry run on made-up data in the released layout (stand-in videos under DIR/videos)::
+
+    sova muvr synthetic --out DIR
 """
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from sova_lib.benchmarks import muvr
 from sova_lib.cli import CliError
@@ -33,13 +38,14 @@ __all__ = ["add_commands"]
 
 
 def add_commands(subparsers) -> None:
-    """``sova muvr describe | evaluate``."""
+    """``sova muvr describe | evaluate | synthetic``."""
     m = subparsers.add_parser("muvr", help="MUVR: describe the gallery in windows or ask the QA questions; evaluate",
                               description=__doc__.replace("``", "").replace("::\n", ""),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = m.add_subparsers(dest="verb", metavar="VERB", required=True)
     _add_describe(verbs)
     _add_evaluate(verbs)
+    _add_synthetic(verbs)
 
 
 def _add_describe(verbs) -> None:
@@ -113,9 +119,23 @@ def _add_evaluate(verbs) -> None:
 def _data_option(g) -> None:
     g.add_argument("--data", type=existing_folder, required=True, metavar="ROOT",
                    help="the MUVR data root, the folder holding annotations/")
-    g.add_argument("--partitions", nargs="+", default=list(muvr.PARTITIONS), metavar="NAME",
-                   help=f"the partitions to use (default: all of {', '.join(muvr.PARTITIONS)}; geng and animal are "
-                        "other names of two of them)")
+    g.add_argument("--partitions", nargs="+", metavar="NAME",
+                   help=f"the partitions to use (default: every one of {', '.join(muvr.PARTITIONS)} the root holds; "
+                        "geng and animal are other names of two of them)")
+
+
+def _add_synthetic(verbs) -> None:
+    """``sova muvr synthetic``: made-up data and stand-in videos for a dry run."""
+    s = verbs.add_parser("synthetic", help="write a small synthetic dataset in MUVR's layout, with stand-in videos",
+                         description="Write a small synthetic dataset in MUVR's released layout (annotations, QA "
+                                     "questions, random features of one made-up model) and a folder of stand-in "
+                                     "videos (links to the package's street excerpts), for a dry run of describe "
+                                     "and evaluate; no number it gives is a result. Example: sova muvr synthetic "
+                                     "--out build/muvr-synthetic")
+    s.add_argument("--out", type=Path, required=True, metavar="DIR", help="the folder to write (the data root)")
+    s.add_argument("--partitions", nargs="+", default=list(muvr.PARTITIONS), choices=muvr.PARTITIONS,
+                   metavar="NAME", help=f"the partitions to write (default: all of {', '.join(muvr.PARTITIONS)})")
+    s.set_defaults(func=run_synthetic)
 
 
 def run_evaluate(args) -> int:
@@ -148,3 +168,14 @@ def run_describe(args) -> int:
                             window_seconds=args.window_seconds, max_windows=args.max_windows, qa_mode=args.qa_mode,
                             qa_template=args.qa_template, run=run_options(args))
     return 0 if summary.total_done > 0 else 1
+
+
+def run_synthetic(args) -> int:
+    """``sova muvr synthetic``: write the data and the videos, then say what was written and what to run."""
+    written = muvr.write_dry_run(args.out, partitions=args.partitions)
+    n = written["partitions"]
+    print(f"synthetic MUVR data: {written['data']} ({n} partition{'' if n == 1 else 's'}; made up, no result)")
+    print(f"stand-in videos: {written['videos']} ({written['video_files']} links to the package's street excerpts)")
+    print(f"next: sova muvr describe --data {written['data']} --video-root {written['videos']} --backend motion "
+          f"--cache-dir CACHE")
+    return 0

@@ -408,7 +408,8 @@ def add_output_options(parser, *, out: tuple[str, str] | None = None, json: bool
     if json:
         g.add_argument("--json", action="store_true", help="print the result as one JSON object instead of text")
     if progress:
-        g.add_argument("--no-progress", action="store_true", help="no progress bar")
+        g.add_argument("--no-progress", action="store_true",
+                       help="no progress bar (neither sova's nor those of transformers and huggingface_hub)")
 
 
 def add_bootstrap_options(parser) -> None:

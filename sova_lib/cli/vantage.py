@@ -1,5 +1,5 @@
-"""``sova vantage describe|evaluate|submit|validate|harness-prompts``: VANTAGE-Bench answers, scores and
-leaderboard files.
+"""``sova vantage describe|evaluate|submit|validate|harness-prompts|synthetic``: VANTAGE-Bench answers, scores
+and leaderboard files.
 
 ::
 
@@ -11,6 +11,7 @@ leaderboard files.
         [--out results/]
     sova vantage submit --task vqa --items vqa.tsv --answers cache/descriptions/<folder> --model M --out vqa.jsonl
     sova vantage validate vqa.jsonl --task vqa [--ground-truth vqa_gt.jsonl | --items vqa.tsv]
+    sova vantage synthetic --out DIR        (synthetic questions on bundled street clips, for a dry run)
 
 ``--task`` takes the library key (``vqa``), the harness key (``grounding``)
 or the canonical task string (``video_qa``). ``--prompts`` gives every item
@@ -107,6 +108,7 @@ def add_commands(sub) -> None:
     _add_submit(vs)
     _add_validate(vs)
     _add_harness_prompts(vs)
+    _add_synthetic(vs)
 
 
 def _add_describe(vs) -> None:
@@ -218,6 +220,18 @@ def _add_harness_prompts(vs) -> None:
     h.set_defaults(func=run_harness_prompts)
 
 
+def _add_synthetic(vs) -> None:
+    """``sova vantage synthetic``: synthetic questions and answer keys on the bundled street clips."""
+    y = vs.add_parser("synthetic", help="write synthetic questions and answer keys on bundled street clips",
+                      description="Write synthetic items of the four video tasks (vqa, event_verification, temporal, "
+                                  "dvc) on the package's three street clips, laid out as the harness's LMUData "
+                                  "folder (DIR/datasets/<name>/<name>.tsv beside videos/), with an answer key "
+                                  "DIR/<task>_gt.jsonl per task, for a dry run of describe and evaluate; no number "
+                                  "it gives is a result. Example: sova vantage synthetic --out build/vantage-street")
+    y.add_argument("--out", type=Path, required=True, metavar="DIR", help="the folder to write")
+    y.set_defaults(func=run_synthetic)
+
+
 def _evaluate(args, **inputs) -> int:
     """Score the answers ``inputs`` name against ``--ground-truth``; print the score and its notes (a similarity
     that cannot run here, ``CaptionModelUnavailable``, is a ``ValueError``: one line, exit status 2)."""
@@ -294,4 +308,18 @@ def run_harness_prompts(args) -> int:
         print(f"sova: vantage harness-prompts: {err}", file=sys.stderr)
         return 1
     print(f"prompts: {out} ({count} {vantage.CANONICAL_TASKS[args.task]} items, from the harness at {args.harness})")
+    return 0
+
+
+def run_synthetic(args) -> int:
+    """``sova vantage synthetic``: write the street set, then say what was written and what to run."""
+    from sova_lib.benchmarks.vantage.synthetic import write_street_dry_run
+
+    tsvs = write_street_dry_run(args.out)
+    for task, tsv in tsvs.items():
+        print(f"{task}: {tsv} ({len(vantage.read_items(task, tsv))} items; videos in {tsv.parent / 'videos'}; "
+              f"answer key {args.out / f'{task}_gt.jsonl'})")
+    tsv = tsvs["vqa"]
+    print(f"next: sova vantage describe --task vqa --items {tsv} --media-root {tsv.parent / 'videos'} "
+          f"--ground-truth {args.out / 'vqa_gt.jsonl'} --backend motion --cache-dir CACHE")
     return 0

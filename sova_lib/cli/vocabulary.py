@@ -94,7 +94,7 @@ VOCABULARY: dict[str, str] = {
     "--limit": "a small first run: only the first N items (into the same cache; clips fetch: the first N missing videos)",
     "--out": "output path: the file or folder the command writes",
     "--json": "print one JSON object",
-    "--no-progress": "no progress bar",
+    "--no-progress": "no progress bar (neither sova's nor those of transformers and huggingface_hub)",
     # parallel work
     "--engine": "local (this process) or ray (a pool of Ray actors)",
     "--workers": "Ray actors in the pool",

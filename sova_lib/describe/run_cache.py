@@ -28,8 +28,9 @@ from sova_lib.describe.item import Item
 from sova_lib.item_vectors import MAX_TEXT_CHARS
 from sova_lib.progress import progress_bar
 from sova_lib.storage import now, redact
+from sova_lib.wording import counted
 
-__all__ = ["EXAMPLES", "OpenRun", "Outcome", "RunOptions", "RunSummary", "failure_kind", "first_items", "left_to_do",
+__all__ = ["EXAMPLES", "OpenRun", "Outcome", "RunInterrupted", "RunOptions", "RunSummary", "failure_kind", "first_items", "left_to_do",
            "open_run", "unique_items"]
 
 
@@ -166,6 +167,21 @@ class RunSummary:
         return "\n".join(lines)
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run, raised once the run's cache is recounted from its files: ``summary`` (``RunSummary``)
+    counts what this run finished (``done``, ``failed``) and what the folder holds; ``asked`` is how many items
+    the run had left to do. ``line()`` says it in one line."""
+
+    def __init__(self, summary: RunSummary, asked: int):
+        super().__init__()
+        self.summary, self.asked = summary, asked
+
+    def line(self) -> str:
+        s = self.summary
+        return (f"{s.verb} {s.done} of {counted(self.asked, 'item', 'items')} before the interrupt ({s.failed} "
+                f"failed); {s.folder} holds {s.total_done}")
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How one item of a run ended, whatever the engine: its ``value`` or the ``error`` that stands for it.
@@ -275,6 +291,7 @@ class OpenRun:
             self.summary.notes.append(self.run_info["weights_note"])
         items, self.summary.left_out = first_items(items, run.limit)
         self.todo = left_to_do(items, cache, run.retry_errors, self.summary)
+        self.done_at_start = len(cache.done)
         self.start = self.last_update = time.monotonic()
         self.limit, self.active = run.stop_after_same_failures, run.stop_after_same_failures > 0
         self.held: list[Outcome] = []
@@ -294,7 +311,9 @@ class OpenRun:
                 self.release()  # fewer held failures than the rule needs: they are the items'
             except KeyboardInterrupt:
                 self.cache.recount()  # Ctrl-C may have come between a line's write and its count
-                raise
+                self.update_totals()
+                self.summary.done = self.summary.total_done - self.done_at_start  # the lines on disk, not the count
+                raise RunInterrupted(self.summary, len(self.todo)) from None
             finally:
                 self.update_manifest()
 

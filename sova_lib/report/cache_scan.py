@@ -72,6 +72,11 @@ class FoundCache:
         return None if self.manifest["fps"] is None else float(self.manifest["fps"])
 
     @property
+    def frames(self) -> int | None:
+        """The fixed frame count per clip of a ``--frames`` run; None when frames were sampled by rate."""
+        return None if self.manifest.get("frames") is None else int(self.manifest["frames"])
+
+    @property
     def label(self) -> str:
         return source_label(self.manifest)
 
@@ -152,13 +157,16 @@ def sovabench_caches(caches) -> list[FoundCache]:
 def caches_frame(caches, protocols=("inter-pair", "inter-pair-constrained", "intra-pair")):
     """One row per cache: what made it, how many items, and which protocols it is scored on (or why it is skipped).
 
+    ``fps`` is the sampling rate, or for a run of a fixed frame count per clip that count (``"8 frames"``).
+
     A cache is scored on every protocol of which it holds a clip; the clips it
     lacks count as failures, and the status says how many.
     """
     import pandas as pd  # here, so that naming a cache (``source_label``) loads no pandas
     rows = []
     for c in caches:
-        row = {"cache": c.name, "source": c.label, "fps": c.fps, "items": len(c.texts),
+        rate = c.fps if c.fps is not None or c.frames is None else f"{c.frames} frames"  # a --frames run
+        row = {"cache": c.name, "source": c.label, "fps": rate, "items": len(c.texts),
                "SOVABench clips": c.benchmark_ids, **{p: "/".join(map(str, c.coverage[p])) for p in protocols}}
         if not c.benchmark_ids:
             row["status"] = "skipped: its ids are not SOVABench clips"

@@ -59,3 +59,42 @@ def test_ctrl_c_in_a_transformers_run_exits_130_and_keeps_the_finished_items(tmp
     assert set(ids) <= {f"{k}-{video.stem}" for k in range(8) for video in example_videos()}
     manifest = json.loads((descriptions.parent / "manifest.json").read_text())
     assert manifest["counts"]["done"] == len(saved)
+
+
+class InterruptedOnTheThirdCall:
+    """A describer without weights that answers two calls, then stands for Ctrl-C on the third."""
+
+    name, max_batch_size, max_concurrency = "interrupted-on-the-third", 1, 1
+
+    def __init__(self):
+        self.calls = 0
+
+    def config(self) -> dict:
+        return {"model": "interrupted-on-the-third"}
+
+    def describe(self, requests):
+        self.calls += 1
+        if self.calls == 3:
+            raise KeyboardInterrupt
+        return [f"answer {self.calls}" for _ in requests]
+
+
+def test_ctrl_c_says_how_many_items_were_described(tmp_path, monkeypatch, capsys):
+    """Before its last line, the interrupted run counts what it finished, from the lines on disk."""
+    from sova_lib.cli import main
+    from sova_lib.describe import contract
+
+    monkeypatch.setitem(contract.DESCRIBERS, "interrupted", f"{__name__}:InterruptedOnTheThirdCall")
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for k in range(2):
+        for video in example_videos():
+            (videos / f"{k}-{video.name}").symlink_to(video)
+    code = main(["describe", "--backend", "interrupted", "--videos", str(videos), "--frames", "2", "--cache-dir",
+                 str(tmp_path / "cache"), "--no-progress"])
+    err = capsys.readouterr().err.splitlines()
+    (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
+    saved = (folder / "descriptions.jsonl").read_text().splitlines()
+    assert code == 130 and len(saved) == 2
+    assert err[-2:] == [f"sova: described 2 of 6 items before the interrupt (0 failed); {folder} holds 2",
+                        "sova: interrupted; every finished item is saved: run the same command again to resume"]

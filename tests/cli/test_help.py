@@ -21,10 +21,10 @@ LEAVES = [(p, parser) for p, parser, has_subs in COMMANDS if not has_subs]
 
 
 def test_the_walk_finds_every_leaf():
-    # sovabench: describe, embed, evaluate, clips sources/fetch/plan/extract/stats; image-tasks: 3; muvr: 2;
-    # vantage: describe, evaluate, submit, validate, harness-prompts; describe, import, embed, compare, results,
-    # reproduce: 6 -> 8 + 3 + 2 + 5 + 6 = 24
-    assert len(LEAVES) == 24, [" ".join(p) for p, _ in LEAVES]
+    # sovabench: describe, embed, evaluate, clips sources/fetch/plan/extract/stats; image-tasks: 3; muvr: 3;
+    # vantage: describe, evaluate, submit, validate, harness-prompts, synthetic; describe, import, embed, compare,
+    # results, reproduce: 6 -> 8 + 3 + 3 + 6 + 6 = 26
+    assert len(LEAVES) == 26, [" ".join(p) for p, _ in LEAVES]
 
 
 @pytest.mark.parametrize("path, parser", LEAVES, ids=[" ".join(p) for p, _ in LEAVES])

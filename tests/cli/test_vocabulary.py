@@ -31,7 +31,8 @@ def test_the_walk_reaches_every_command():
     names = {" ".join(p) for p, _ in LEAVES}
     for command in ("sovabench describe", "sovabench embed", "sovabench evaluate", "sovabench clips sources",
                     "sovabench clips fetch", "sovabench clips plan", "sovabench clips extract", "sovabench clips stats", "image-tasks describe", "image-tasks embed",
-                    "image-tasks evaluate", "muvr describe", "muvr evaluate", "vantage describe", "vantage evaluate",
+                    "image-tasks evaluate", "muvr describe", "muvr evaluate", "muvr synthetic", "vantage describe",
+                    "vantage evaluate", "vantage synthetic",
                     "vantage submit", "describe", "embed", "import", "reproduce"):
         assert command in names, command
 

@@ -93,6 +93,17 @@ def test_find_caches_coverage_and_status(tmp_path, intra_texts):
     assert status["c-mixed__3"] == "skipped: 1 ids are not SOVABench clips"
 
 
+def test_the_caches_table_gives_a_frames_run_its_frame_count(tmp_path):
+    """A --frames run has no rate (fps None): the table says how many frames it took, where a rate run says its fps."""
+    key = cache_key("transformers", {"model": "m"}, Prompt("general", "Describe.", "Describe the image."), None,
+                    frames=8)
+    _write_cache(tmp_path, "a-frames__1", {"clip-a": "x"}, new_manifest(key, source="run"))
+    _write_cache(tmp_path, "b-rate__2", {"clip-a": "x"}, _runner_manifest("m", "general", fps=2.0))
+    caches = cache_scan.find_description_caches(tmp_path)
+    assert [(c.fps, c.frames) for c in caches] == [(None, 8), (2.0, None)]
+    assert cache_scan.caches_frame(caches)["fps"].tolist() == ["8 frames", 2.0]
+
+
 def test_find_caches_without_folder_and_broken_manifest(tmp_path):
     assert cache_scan.find_description_caches(tmp_path) == []
     folder = _write_cache(tmp_path, "x__1", {0: "a"}, {})

@@ -13,7 +13,7 @@ on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout)
 ``evaluate_files``).
 """
 from sova_lib.benchmarks.muvr.annotation_files import MuvrDataError
-from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition, partitions_present
 from sova_lib.benchmarks.muvr.api import (
     MAX_WINDOWS,
     QA_MODES,
@@ -29,8 +29,9 @@ from sova_lib.benchmarks.muvr.api import (
 )
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, random_ranking
-from sova_lib.benchmarks.muvr.synthetic import write_synthetic
+from sova_lib.benchmarks.muvr.synthetic import write_dry_run, write_synthetic
 
 __all__ = ["BENCHMARK", "MAX_WINDOWS", "PARTITIONS", "QA_MODES", "QA_TEMPLATES", "QUERY_MODES", "SCORINGS",
            "TAG_WEIGHT", "TIES", "VERSIONS", "WINDOW_SECONDS", "MuvrDataError", "MuvrResult", "describe", "evaluate_files",
-           "load_partition", "random_ranking", "released_vectors", "write_synthetic"]
+           "load_partition", "partitions_present", "random_ranking", "released_vectors", "write_dry_run",
+           "write_synthetic"]

@@ -61,9 +61,10 @@ from sova_lib.benchmarks.muvr.annotation_files import (
     read_tag_lists,
     read_videos,
 )
+from sova_lib.wording import counted
 
 __all__ = ["ALIASES", "BENCHMARK", "PARTITIONS", "MuvrQuery", "Partition", "TagPrompt", "canonical_partition",
-           "load_partition", "parse_prompt", "partition_path"]
+           "load_partition", "parse_prompt", "partition_path", "partitions_present"]
 
 #: The ``benchmark`` field of a MUVR record (``MuvrResult.to_record``, ``QAResult.to_record``).
 BENCHMARK = "MUVR"
@@ -101,6 +102,19 @@ def partition_path(base: str | Path, partition: str, expected: str, suffix: str 
         if (Path(base) / f"{found}{suffix}").exists():
             return Path(base) / f"{found}{suffix}"
     raise MuvrDataError(Path(base) / f"{name}{suffix}", None, expected)
+
+
+def partitions_present(root: str | Path, *, qa: bool = False) -> tuple:
+    """The partitions of ``PARTITIONS`` (in that order) the MUVR ``root`` holds: a folder
+    ``annotations/retrieval/<partition>`` (under its name or an alias), or with ``qa`` a file
+    ``annotations/QA/annotations/<partition>.jsonl``. None at all: ``MuvrDataError`` naming the folder looked in."""
+    base = Path(root) / "annotations" / ("QA/annotations" if qa else "retrieval")
+    suffix = ".jsonl" if qa else ""
+    found = tuple(name for name in PARTITIONS
+                  if any((base / f"{a}{suffix}").exists() for a in [name, *(k for k, v in ALIASES.items() if v == name)]))
+    if not found:
+        raise MuvrDataError(base, None, f"holds no partition of {', '.join(PARTITIONS)}; expected the released layout")
+    return found
 
 
 @dataclass(frozen=True)
@@ -180,23 +194,25 @@ def _tag_prompts(listed: dict, queries) -> tuple[list, int, int]:
     return prompts, skipped, no_sign
 
 
-#: The load's notes: each count, when not 0, gives its line, ``{n}`` the count (``{split}`` and ``{examples}``
-#: where a line names them).
+#: The load's notes: each count, when not 0, gives its line: the count with the words that agree with it (one,
+#: then several), then the rest (``{split}``, ``{examples}``, ``{skipped_rel}``, ``{skipped_tag}`` where it names them).
+#: "unlisted" and "skipped" keep their "(s)": their lines are in the committed records of the synthetic set.
 _LOAD_NOTES = (
-    ("filtered", "{n} quer(ies) of queries_en.json left out by the split filter {split!r}"),
-    ("not_marked", "{n} quer(ies) of queries_en.json have no videos.json record with is_query 1 (e.g. {examples}); "
-                   "not queries, as in the official loader"),
-    ("skipped_lists", "{skipped_rel} query_rel_lists.json and {skipped_tag} query_tag_lists.json entr(ies) name no "
-                      "kept query; skipped, as in the official loader"),
-    ("no_pos", "{n} quer(ies) have no pos_all list; left out of mAP and R@k, their pairs ranked as negatives in uAP, "
-               "as in the official evaluate"),
-    ("no_sign", "{n} tag prompt(s) hold no +/- tag; scored as the Base ranking, as in the official code"),
-    ("unlisted", "{n} video(s) of videos.json are listed by no query in query_rel_lists.json; left out of the "
-                 "gallery, which the official loader builds from the lists"),
-    ("unknown", "{n} listed id(s) in no record of videos.json kept as gallery entries without features, named "
-                "'#<id>' (--join-listed)"),
-    ("skipped", "{n} AND/OR tag prompt(s) skipped, as in the official code"),
-    ("clipped", "{n} quer(ies) name a Clip segment; it is ignored, as the official evaluator does"),
+    ("filtered", "query", "queries", "of queries_en.json left out by the split filter {split!r}"),
+    ("not_marked", "query of queries_en.json has", "queries of queries_en.json have",
+     "no videos.json record with is_query 1 (e.g. {examples}); not queries, as in the official loader"),
+    ("skipped_lists", "entry of query_rel_lists.json and query_tag_lists.json names",
+     "entries of query_rel_lists.json and query_tag_lists.json name",
+     "no kept query ({skipped_rel} and {skipped_tag}); skipped, as in the official loader"),
+    ("no_pos", "query has", "queries have", "no pos_all list; left out of mAP and R@k, their pairs ranked as "
+     "negatives in uAP, as in the official evaluate"),
+    ("no_sign", "tag prompt holds", "tag prompts hold", "no +/- tag; scored as the Base ranking, as in the official code"),
+    ("unlisted", "video(s) of videos.json are", "video(s) of videos.json are", "listed by no query in "
+     "query_rel_lists.json; left out of the gallery, which the official loader builds from the lists"),
+    ("unknown", "listed id", "listed ids", "in no record of videos.json kept as gallery entries without features, "
+     "named '#<id>' (--join-listed)"),
+    ("skipped", "AND/OR tag prompt(s)", "AND/OR tag prompt(s)", "skipped, as in the official code"),
+    ("clipped", "query names", "queries name", "a Clip segment; it is ignored, as the official evaluator does"),
 )
 
 
@@ -226,6 +242,7 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
               "no_pos": sum(q.positives is None for q in queries), "no_sign": no_sign,
               "unlisted": len(set(names.names) - in_lists), "unknown": len(names.unknown), "skipped": skipped,
               "clipped": sum(q.clip not in (None, "", "00.00.00-00.00.00") for q in queries)}
-    notes = [f"{name}: " + text.format(n=counts[key], split=split, examples=not_marked[:3], skipped_rel=skipped_rel,
-                                       skipped_tag=skipped_tag) for key, text in _LOAD_NOTES if counts[key]]
+    fields = {"split": split, "examples": not_marked[:3], "skipped_rel": skipped_rel, "skipped_tag": skipped_tag}
+    notes = [f"{name}: {counted(counts[key], one, several)} {rest.format(**fields)}"
+             for key, one, several, rest in _LOAD_NOTES if counts[key]]
     return Partition(name, tuple(gallery), queries, tuple(prompts), tags, skipped, notes)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sova_lib.benchmarks.muvr import framework, qa, retrieval
-from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.annotations import load_partition, partitions_present
 from sova_lib.benchmarks.muvr.features import npz_vectors, released_vectors
 from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, TAG_WEIGHT
 from sova_lib.benchmarks.muvr.metrics import TIES
@@ -31,7 +31,7 @@ WINDOW_SECONDS, MAX_WINDOWS = framework.WINDOW_SECONDS, framework.MAX_WINDOWS
 QA_MODES, QA_TEMPLATES, SCORINGS = qa.MODES, qa.TEMPLATES, qa.PARSES
 
 
-def describe(describer, data, video_root, cache_dir, *, version: str = "base", partitions=PARTITIONS, prompt="general",
+def describe(describer, data, video_root, cache_dir, *, version: str = "base", partitions=None, prompt="general",
              fps: float | None = 1.0, frames: int | None = None, max_frames: int | None = None,
              window_seconds: float = WINDOW_SECONDS, max_windows: int = MAX_WINDOWS,
              qa_mode: str = "multi-image", qa_template: str = "code",
@@ -40,7 +40,9 @@ def describe(describer, data, video_root, cache_dir, *, version: str = "base", p
     ``prompt`` (a ``sova_lib.describe.Prompt`` or a preset name; ``version`` base or filter), or ask MUVR-QA's questions
     (``version="qa"``, as ``qa_mode`` and ``qa_template`` say), into ``cache_dir``; returns the run's summary.
     ``fps``, ``frames`` and ``max_frames``: each window's frames, as for ``sova_lib.describe.describe_items`` (the
-    QA questions send frames of their own)."""
+    QA questions send frames of their own). ``partitions`` None: every partition the root holds
+    (``partitions_present``)."""
+    partitions = partitions or partitions_present(data, qa=version == "qa")
     if version == "qa":
         return qa.run_qa(describer, qa.load_qa(data, partitions), video_root, cache_dir, mode=qa_mode,
                          template=qa_template, run=run)
@@ -51,7 +53,7 @@ def describe(describer, data, video_root, cache_dir, *, version: str = "base", p
                                       run=run)
 
 
-def evaluate_files(data, *, version: str = "base", partitions=PARTITIONS, features=None, embeddings=None,
+def evaluate_files(data, *, version: str = "base", partitions=None, features=None, embeddings=None,
              descriptions=None, baseline: str | None = None, answers=None, query: str = "text+video",
              tag_weight: float = TAG_WEIGHT, ties: str = "expected", scoring: str = "official", encoder=None,
              split_query: bool = True, join_listed: bool = False, bootstrap: int = 0, seed: int = 0):
@@ -63,7 +65,9 @@ def evaluate_files(data, *, version: str = "base", partitions=PARTITIONS, featur
     unless ``split_query=False``) or the ``random-ranking`` ``baseline``, scored by ``query`` modality, ``ties``
     and, for Filter, ``tag_weight``. QA (``qa.score_answers``): the ``answers`` of ``describe(version="qa")``,
     parsed as ``scoring`` says. ``join_listed`` lets listed ids missing from videos.json join the gallery.
+    ``partitions`` None: every partition the root holds (``partitions_present``).
     """
+    partitions = partitions or partitions_present(data, qa=version == "qa")
     run = {"bootstrap": bootstrap, "seed": seed}
     if version == "qa":
         if answers is None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sova_lib.similarity import ItemVectors, set_similarity
+from sova_lib.wording import counted
 
 __all__ = ["QUERY_MODES", "TAG_WEIGHT", "QueryVectors", "fused_rows", "tag_rows"]
 
@@ -73,7 +74,7 @@ def _positions(items: ItemVectors, ids, what: str) -> np.ndarray:
     where = {v: i for i, v in enumerate(np.asarray(items.ids).tolist())}
     missing = [i for i in ids if i not in where]
     if missing:
-        raise ValueError(f"{len(missing)} quer(ies) have no {what} vectors (e.g. {missing[:3]})")
+        raise ValueError(f"{counted(len(missing), 'query has', 'queries have')} no {what} vectors (e.g. {missing[:3]})")
     return np.array([where[i] for i in ids], dtype=np.int64)
 
 

@@ -44,6 +44,7 @@ from sova_lib.benchmarks.muvr.fusion import (
 )
 from sova_lib.records import make_record
 from sova_lib.similarity import ItemVectors
+from sova_lib.wording import counted
 
 __all__ = ["VERSIONS", "MuvrResult", "PartitionScore", "evaluate_partition", "evaluate_vectors", "random_ranking",
            "record_metrics", "row_masks", "row_targets", "rows_of"]
@@ -177,10 +178,12 @@ def _score_notes(partition: Partition, reported: list, gallery_ids: list, n_posi
     notes = list(partition.notes)
     unscored = len(set(partition.gallery) - set(gallery_ids))
     if unscored:
-        notes.append(f"{partition.name}: {unscored} gallery video(s) have no vectors; their positives count as misses")
+        notes.append(f"{partition.name}: {counted(unscored, 'gallery video has', 'gallery videos have')} no vectors; "
+                     "their positives count as misses")
     outside = sum(len(set(r[2]) - set(partition.gallery)) for r in reported)
     if outside:
-        notes.append(f"{partition.name}: {outside} listed positive(s) are in no query_rel_lists.json list, so not in "
+        notes.append(f"{partition.name}: {counted(outside, 'listed positive is', 'listed positives are')} in no "
+                     "query_rel_lists.json list, so not in "
                      "the gallery; not counted, as in the official evaluator")
     empty = int((n_positive[:len(reported)] == 0).sum())
     if empty:

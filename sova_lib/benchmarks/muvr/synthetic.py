@@ -30,6 +30,7 @@ data; no number it gives is a result.
 from __future__ import annotations
 
 import io
+import json
 import pickle
 from dataclasses import dataclass, field
 from functools import partial
@@ -39,8 +40,9 @@ import numpy as np
 
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
 from sova_lib.storage import json_line, write_bytes, write_json, write_text
+from sova_lib.video.frames import example_videos
 
-__all__ = ["FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_synthetic"]
+__all__ = ["DRY_RUN", "FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_dry_run", "write_synthetic"]
 
 #: ``videos.json`` ids start here, so that an id is never a list position by accident.
 FIRST_ID = 100
@@ -223,3 +225,28 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
         write_text(root / "annotations" / "QA" / "annotations" / f"{partition}.jsonl",
                    "".join(json_line(r) for r in out.qa))
     return root
+
+
+#: The sizes of ``write_dry_run``'s dataset: per partition 4 queries, 10 topic videos and 2 distractors (16 videos).
+DRY_RUN = {"topics": 2, "queries_per_topic": 2, "videos_per_topic": 5, "distractors": 2}
+
+
+def write_dry_run(root: str | Path, *, partitions=PARTITIONS, seed: int = 0) -> dict:
+    """A small synthetic dataset (``write_synthetic`` with ``DRY_RUN``'s sizes, generator seeded with ``seed``)
+    under ``root``, and beside it ``root/videos/<video name>.mp4`` for every video of ``videos.json``: a symbolic
+    link to one of the package's street excerpts (``example_videos``, in turn), so that ``sova muvr describe
+    --video-root root/videos`` runs. Returns ``{"data": root, "videos": the videos folder, "partitions": count,
+    "video_files": count}``. An existing link is replaced; same seed, same files."""
+    root = write_synthetic(root, np.random.default_rng(seed), partitions=partitions, **DRY_RUN)
+    folder = root / "videos"
+    folder.mkdir(parents=True, exist_ok=True)
+    sources = example_videos()
+    names = []
+    for partition in partitions:
+        records = json.loads((root / "annotations" / "retrieval" / partition / "videos.json").read_text("utf-8"))
+        names += [Path(r["frames_path"]).name for r in records]
+    for k, name in enumerate(names):
+        link = folder / f"{name}.mp4"
+        link.unlink(missing_ok=True)
+        link.symlink_to(sources[k % len(sources)])
+    return {"data": root, "videos": folder, "partitions": len(partitions), "video_files": len(names)}

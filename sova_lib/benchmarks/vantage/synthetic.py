@@ -41,8 +41,10 @@ from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id
 from sova_lib.describe.contract import DescribeRequest
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.storage import write_text
+from sova_lib.video.frames import example_videos, probe
 
-__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table", "write_street_benchmark"]
+__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table", "write_street_benchmark",
+           "write_street_dry_run"]
 
 _VQA = [("What moves through the scene?", ["pedestrians", "a forklift", "a train", "nothing"], "A"),
         ("Where is the camera?", ["inside a car", "fixed above a public space", "hand-held", "on a drone"], "B")]
@@ -111,6 +113,14 @@ def write_street_benchmark(folder, videos: Sequence[Path], durations: Sequence[f
         out[task] = write_text(dataset / f"{LMU_DATASETS[task]}.tsv", text.getvalue())
         write_text(folder / f"{task}_gt.jsonl", "\n".join(gt[task]) + "\n")
     return out
+
+
+def write_street_dry_run(folder) -> dict[str, Path]:
+    """``write_street_benchmark`` over the package's three street excerpts (``example_videos``), each clip's
+    duration its frame count over its frame rate; returns task -> TSV path (its videos in ``<TSV folder>/videos``,
+    its answer key ``folder/<task>_gt.jsonl``)."""
+    videos = example_videos()
+    return write_street_benchmark(folder, videos, [probe(v).num_frames / probe(v).fps for v in videos])
 
 
 class RuleBasedStandIn:

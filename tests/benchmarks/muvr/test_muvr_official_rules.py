@@ -33,9 +33,9 @@ def test_queries_are_is_query_records_and_other_entries_are_skipped(case):
     assert part.gallery == ("a", "b", "c", "q1", "q2")
     assert part.query("q3").positives is None
     notes = " | ".join(part.notes)
-    assert "1 quer(ies) of queries_en.json have no videos.json record with is_query 1" in notes
-    assert "2 query_rel_lists.json and 1 query_tag_lists.json entr(ies) name no kept query" in notes
-    assert "1 quer(ies) have no pos_all list" in notes
+    assert "1 query of queries_en.json has no videos.json record with is_query 1" in notes
+    assert "3 entries of query_rel_lists.json and query_tag_lists.json name no kept query (2 and 1)" in notes
+    assert "1 query has no pos_all list" in notes
 
 
 def test_split_filter(tmp_path):
@@ -45,7 +45,7 @@ def test_split_filter(tmp_path):
     assert [q.id for q in load_partition(tmp_path, "news").queries] == ["q1", "q2"]
     part = load_partition(tmp_path, "news", split="test")
     assert [q.id for q in part.queries] == ["q2"]
-    assert any("1 quer(ies) of queries_en.json left out by the split filter 'test'" in n for n in part.notes)
+    assert any("1 query of queries_en.json left out by the split filter 'test'" in n for n in part.notes)
 
 
 def test_base_own_video_is_a_miss_other_query_videos_rank_and_uap_ranks_queries_without_pos_all(case):
@@ -99,7 +99,7 @@ def test_filter_follows_get_final_similarities(case, weight, expected):
     assert r.n_rows == 4
     assert r.metrics["mAP"] == pytest.approx(100 * expected, abs=1e-9)
     assert r.metrics["R@200"] == pytest.approx(100 * 7 / 8, abs=1e-12)
-    assert any("1 listed positive(s) are in no query_rel_lists.json list" in n for n in r.notes)
+    assert any("1 listed positive is in no query_rel_lists.json list" in n for n in r.notes)
 
 
 def test_prompts_parse_as_the_official_parse_expression():
