@@ -180,7 +180,9 @@ def test_an_empty_and_a_95_mb_answer_leave_the_run_going_and_no_answer_stops_it(
     """Item by item, one at a time: an answer, an empty answer, 95 MB, then nothing at all. The two answers that are
     no description are their items' failures, recorded; only the server that stops answering stops the run."""
     server = server_factory([("slow", 0), ("content", ""), ("big", 95_000_000)], repeat=("hang",))
-    d = OpenAIDescriber("m", server.url, concurrency=1, first_token_timeout=0.3, sleep=lambda s: None)
+    # a bound a loaded machine's first answer keeps well within: one it missed would be asked again, and the
+    # answers would shift to the wrong items
+    d = OpenAIDescriber("m", server.url, concurrency=1, first_token_timeout=2, sleep=lambda s: None)
     with pytest.raises(DescriberEnvironmentError, match=r"gave no answer to any request for model 'm'"):
         _run(d, tmp_path)
     (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
