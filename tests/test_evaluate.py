@@ -293,3 +293,15 @@ def test_chance_of_a_subset_by_hand():
     forward_ap = (25 / 48 + 2 / 5) / 2
     failures = (0 + 2 * forward_ap + 3 * reversed_ap) / 6
     assert chance(protocol, present) == pytest.approx(100 * failures, abs=1e-9)
+
+
+def test_a_query_left_without_a_relevant_clip_is_counted_in_words_that_agree():
+    """quickstart-direction with two of its three forward clips left out: the remaining forward query has no
+    relevant clip, and the note counts it as one query, not "1 quer(ies)"."""
+    protocol = get_protocol("quickstart-direction")
+    forward = [i for i, c in zip(protocol.ids().tolist(), protocol.clips()) if protocol.query_class(c) == "forward"]
+    texts = {i: f"clip {i}" for i in protocol.ids().tolist() if i not in forward[1:]}
+    result = evaluate(protocol.name, embed_descriptions(texts, OneHotEncoder()), allow_missing=True)
+    skipped = [n for n in result.notes if "no relevant item" in n]
+    assert len(skipped) == 1 and skipped[0].startswith("1 query of task ") and \
+        skipped[0].endswith(" has no relevant item and was skipped"), result.notes

@@ -186,7 +186,8 @@ class Comparison:
                  *([r["missing"]] if marked else [])]
                 for r in rows.to_dict("records")]
             widths = [max(len(c[j]) for c in cells) for j in range(len(cells[0]))]
-            lines.append(f"the {len(rows)} queries where A and B disagree most (AP in points):")
+            lines.append("the query where A and B disagree most (AP in points):" if len(rows) == 1 else
+                         f"the {len(rows)} queries where A and B disagree most (AP in points):")
             lines += ["  " + "  ".join(v.ljust(w) if j < 2 or j == 5 else v.rjust(w)
                                        for j, (v, w) in enumerate(zip(c, widths))).rstrip() for c in cells]
         return "\n".join(lines)

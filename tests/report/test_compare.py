@@ -144,6 +144,7 @@ def test_plain_text_report_leads_with_the_difference():
     assert lines[1:4] == ["  A = 100.00  perfect", "  B =  59.25  tied", "  A better on 6 queries, B on 0, equal on 0"]
     assert lines[4] == "  (paired bootstrap: 100 resamples of the queries, seed 4; AP ties: expected)"
     assert lines[5] == "the 2 queries where A and B disagree most (AP in points):"
+    assert c.text(top=1).splitlines()[5] == "the query where A and B disagree most (AP in points):"
     table = lines[6:]
     assert len(table) == 3 and len({len(t) for t in table}) == 1  # header and rows aligned to one width
     assert table[0].split() == ["query", "class", "AP", "A", "AP", "B", "A", "-", "B"]
