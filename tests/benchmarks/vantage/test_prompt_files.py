@@ -17,6 +17,7 @@ from sova_lib.benchmarks.vantage.synthetic import write_street_benchmark
 from sova_lib.cli import main
 from sova_lib.describe.backends.openai import encode_jpeg
 from sova_lib.video.frames import example_videos, probe, read_frames
+from tests.vantage_harness import harness_packages
 
 
 @pytest.fixture
@@ -133,11 +134,7 @@ class VANTAGE_VQA:
 
 def _stand_in_harness(folder):
     """A folder with the harness's module paths: ``vlmeval.smp.load`` and ``vlmeval.dataset.vantage_vqa``."""
-    for package in ("vlmeval", "vlmeval/smp", "vlmeval/dataset"):
-        (folder / package).mkdir(parents=True)
-        (folder / package / "__init__.py").write_text("")
-    (folder / "vlmeval/smp/__init__.py").write_text(
-        "import pandas as pd\n\ndef load(path):\n    return pd.read_csv(path, sep='\\t')\n")
+    harness_packages(folder)
     (folder / "vlmeval/dataset/vantage_vqa.py").write_text(textwrap.dedent(_STAND_IN))
     return folder
 

@@ -20,6 +20,7 @@ from sova_lib.benchmarks.vantage.synthetic import write_street_benchmark
 from sova_lib.cli import main
 from sova_lib.describe import contract
 from sova_lib.video.frames import example_videos, probe
+from tests.vantage_harness import harness_packages
 
 _BASE = '''
 import os
@@ -55,11 +56,7 @@ _LOADERS = {
 
 
 def _stand_in_harness(folder):
-    for package in ("vlmeval", "vlmeval/smp", "vlmeval/dataset"):
-        (folder / package).mkdir(parents=True)
-        (folder / package / "__init__.py").write_text("")
-    (folder / "vlmeval/smp/__init__.py").write_text(
-        "import pandas as pd\n\ndef load(path):\n    return pd.read_csv(path, sep='\\t')\n")
+    harness_packages(folder)
     (folder / "vlmeval/dataset/stand_in.py").write_text(textwrap.dedent(_BASE))
     for module, (name, body) in _LOADERS.items():
         extra = ("    def frames_of(self, line, path):\n        return path[:-4]\n\n"  # the path, less .mp4 (l. 168)
