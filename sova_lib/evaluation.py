@@ -35,7 +35,6 @@ from sova_lib import metrics
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.similarity import ItemVectors, set_similarity
-from sova_lib.wording import counted
 
 __all__ = ["BASELINES", "CoverageError", "Result", "baseline", "chance", "evaluate", "missing_as_failures",
            "oracle_texts"]
@@ -196,6 +195,8 @@ def _score_tasks(protocol, tasks, per_query_ap, notes, *, ties, aggregate, boots
     for t, (task, ap) in enumerate(zip(tasks, per_query_ap)):
         keep = ~np.isnan(ap)
         if (~keep).any():
+            from sova_lib.wording import counted  # here: a warm evaluation that skips nothing imports no more
+
             notes.append(counted(int((~keep).sum()), f"query of task {task.name!r} has no relevant item and was skipped",
                                  f"queries of task {task.name!r} have no relevant item and were skipped"))
         if not keep.any():
