@@ -405,8 +405,9 @@ def schedule_requests(describer: Describer, todo: list[Item], sampling: Sampling
                 calls[_daemon_call(describe_batch, describer, batch)] = batch
             if not (loads or calls or ready):
                 return
-            for future in wait({*loads, *calls}, return_when=FIRST_COMPLETED).done:
-                yield from _finished(future, loads, calls, ready)
+            done = wait({*loads, *calls}, return_when=FIRST_COMPLETED).done
+            for future in [f for f in (*loads, *calls) if f in done]:  # in the order they were sent, not a set's:
+                yield from _finished(future, loads, calls, ready)  # loaded items queue in the order of the items
     except BaseException:  # Ctrl-C, an error, or the run closing this generator
         _stop(describer, load_pool, calls)
         raise

@@ -196,6 +196,22 @@ def test_batches_concurrency_and_background_loading(tmp_path):
     assert loader_threads and all(n.startswith("sova-load") for n in loader_threads)
 
 
+def test_items_loaded_in_one_wait_go_to_the_model_in_their_own_order(tmp_path):
+    """One loader thread and a model slower than it: several loads finish while a call is out, and the items still
+    reach the model in the order given (not in the order of a set of finished futures)."""
+
+    class Slow(FrameCounter):
+        def describe(self, requests):
+            time.sleep(0.005)
+            return super().describe(requests)
+
+    d = Slow()
+    s = describe_items(d, [Item(i, Path(f"{i}.mp4")) for i in range(60)], tmp_path, prompt="Say it.",
+                       loader=fake_loader, load_workers=1, prefetch=4, run=QUIET)
+    assert (s.done, s.failed) == (60, 0)
+    assert sum(d.batches, []) == list(range(60))
+
+
 def test_a_failing_batch_is_retried_item_by_item(tmp_path):
     class Picky(FrameCounter):
         def describe(self, requests):
