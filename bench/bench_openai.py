@@ -182,7 +182,7 @@ def main() -> None:
             (16, "each item decoded from its file", None)]
     try:
         for concurrency, how, loader in rows:
-            describer = OpenAIDescriber(MODEL, url, concurrency=concurrency)
+            describer = OpenAIDescriber(model=MODEL, base_url=url, concurrency=concurrency)
             items = [Item(i, square if loader is None else Path(f"item{i}.mp4")) for i in range(args.items)]
             with tempfile.TemporaryDirectory() as cache:
                 start = time.perf_counter()

@@ -78,7 +78,7 @@ def bench_openai(args) -> None:
     try:
         rates = {}
         for n in (1, 2):
-            describer = OpenAIDescriber("bench/vlm", urls[:n], concurrency=args.concurrency)
+            describer = OpenAIDescriber(model="bench/vlm", base_url=urls[:n], concurrency=args.concurrency)
             with tempfile.TemporaryDirectory() as cache:
                 start = time.perf_counter()
                 s = describe_items(describer, items, cache, prompt="Describe.", loader=lambda item, fps: loaded,

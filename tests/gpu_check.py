@@ -168,8 +168,8 @@ def describe_rows(arch: str, folder: Path, requests, device: str, dtype: str) ->
     for placement, where in (("device", {"device": device}), ("device_map=auto", {"device_map": "auto"})):
         row = Row(arch, dtype, placement)
         try:
-            alone = TransformersDescriber(str(folder), max_new_tokens=NEW_TOKENS, dtype=dtype, **where)
-            batched = TransformersDescriber(str(folder), max_new_tokens=NEW_TOKENS, dtype=dtype, batch_size=2,
+            alone = TransformersDescriber(model=str(folder), max_new_tokens=NEW_TOKENS, dtype=dtype, **where)
+            batched = TransformersDescriber(model=str(folder), max_new_tokens=NEW_TOKENS, dtype=dtype, batch_size=2,
                                             **where)
             alone.load(), batched.load()
             one = [alone.describe([r])[0] for r in requests]
@@ -254,7 +254,7 @@ def out_of_memory_row(folder: Path, requests, device: str, dtype: str, workdir: 
     video = requests[0]
     frames = video.frames * 4
     times = tuple(float(k) for k in range(len(frames)))  # one frame a second, as the sampler gives them
-    describer = TransformersDescriber(str(folder), max_new_tokens=NEW_TOKENS, dtype=dtype, device=device,
+    describer = TransformersDescriber(model=str(folder), max_new_tokens=NEW_TOKENS, dtype=dtype, device=device,
                                       batch_size=batch).load()
     index = torch.device(device).index or 0
     total = torch.cuda.get_device_properties(index).total_memory

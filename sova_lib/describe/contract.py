@@ -157,9 +157,10 @@ def make_describer(backend: str, **options: Any) -> Describer:
     return describer_factory(backend)(**options)
 
 
-def option(default: Any = dataclasses.MISSING, help: str = "") -> Any:  # noqa: A002 - the word argparse uses
-    """A field of a backend's ``Options``: its ``default`` (none: required) and ``help``."""
-    return field(default=default, metadata={"help": help})
+def option(default: Any = dataclasses.MISSING, help: str = "", flag: str | None = None) -> Any:  # noqa: A002
+    """A field of a backend's ``Options``: its ``default`` (none: required), ``help`` (argparse's word) and, for an
+    option the command line offers as ``--name``, that flag's ``flag`` metavar (``--base-url URL``)."""
+    return field(default=default, metadata={"help": help, "flag": flag})
 
 
 @dataclass(frozen=True)

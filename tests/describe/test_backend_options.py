@@ -25,6 +25,12 @@ def test_each_backends_declaration_matches_its_factorys_keywords(backend):
         with pytest.raises(TypeError, match="unknown motion describer option"):
             factory(nonsense=1)
         return
+    if "options" in params:  # the options class whole, or its fields as keywords; nothing declared twice
+        required = {key: "m" for key, option in declared.items() if option.required}
+        options = factory.Options(**required)
+        assert factory(options).options is options and factory(**required).options == options
+        assert set(params) == {"options", "given"} | IN_PROCESS.get(backend, set())
+        return
     hints = typing.get_type_hints(factory.__init__)
     keywords = {key: (p.default, hints[key]) for key, p in params.items() if key not in IN_PROCESS.get(backend, ())}
     empty = {dataclasses.MISSING: inspect.Parameter.empty}

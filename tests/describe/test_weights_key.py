@@ -44,7 +44,7 @@ def test_a_model_rebuilt_in_place_gets_a_new_folder_and_new_answers_and_the_batc
     cache = tmp_path / "cache"
 
     def run(batch_size: int, items: list[Item]):
-        describer = TransformersDescriber(str(model), max_new_tokens=6, device="cpu", batch_size=batch_size)
+        describer = TransformersDescriber(model=str(model), max_new_tokens=6, device="cpu", batch_size=batch_size)
         return describe_items(describer, items, cache, prompt="Describe the image.", run=QUIET)
 
     first = run(2, _items(2))  # a batch of two
@@ -83,13 +83,13 @@ def _card(root: str, created: int) -> dict:
 def test_a_model_swapped_on_the_server_gets_a_new_folder(server_factory, tmp_path):
     server = server_factory(models=[_card("/ckpt/step-100", 1_700_000_000)])
     items = _items(2)
-    first = describe_items(OpenAIDescriber("M", server.url), items, tmp_path, prompt="Describe.", run=QUIET)
+    first = describe_items(OpenAIDescriber(model="M", base_url=server.url), items, tmp_path, prompt="Describe.", run=QUIET)
     assert _manifest(first.folder)["fingerprint"] == {"method": "server-models", "id": "M", "root": "/ckpt/step-100",
                                                       "created": 1_700_000_000, "owned_by": "vllm"}
-    again = describe_items(OpenAIDescriber("M", server.url), items, tmp_path, prompt="Describe.", run=QUIET)
+    again = describe_items(OpenAIDescriber(model="M", base_url=server.url), items, tmp_path, prompt="Describe.", run=QUIET)
     assert again.folder == first.folder and again.skipped_cached == 2
     server.models = [_card("/ckpt/step-200", 1_700_000_500)]  # the next checkpoint, served under the same name
-    swapped = describe_items(OpenAIDescriber("M", server.url), items, tmp_path, prompt="Describe.", run=QUIET)
+    swapped = describe_items(OpenAIDescriber(model="M", base_url=server.url), items, tmp_path, prompt="Describe.", run=QUIET)
     assert swapped.folder != first.folder and swapped.done == 2
 
 
@@ -97,23 +97,23 @@ def test_a_created_time_that_is_the_requests_own_is_left_out(server_factory):
     import time
 
     server = server_factory(models=[_card("Qwen/Qwen2.5-VL-7B-Instruct", int(time.time()))])  # as vLLM lists
-    assert OpenAIDescriber("M", server.url).fingerprint() == {
+    assert OpenAIDescriber(model="M", base_url=server.url).fingerprint() == {
         "method": "server-models", "id": "M", "root": "Qwen/Qwen2.5-VL-7B-Instruct", "owned_by": "vllm"}
 
 
 def test_a_model_tag_names_the_weights_and_endpoints_must_agree(server_factory):
     bare = server_factory()  # no /models route
-    tagged = OpenAIDescriber("M", bare.url, model_tag="step-300")
+    tagged = OpenAIDescriber(model="M", base_url=bare.url, model_tag="step-300")
     assert tagged.fingerprint() == {"method": "tag", "tag": "step-300"} and tagged.weights_note is None
-    untagged = OpenAIDescriber("M", bare.url)
+    untagged = OpenAIDescriber(model="M", base_url=bare.url)
     assert untagged.fingerprint() == {"method": "server-models"}
     assert untagged.weights_note.startswith(f"the cache cannot follow the weights: {bare.url}/models reports nothing "
                                             "for model 'M'")
     one, two = server_factory(models=[_card("/a", 1)]), server_factory(models=[_card("/b", 1)])
     with pytest.raises(DescriberEnvironmentError, match="the endpoints report different models named 'M'"):
-        OpenAIDescriber("M", [one.url, two.url]).fingerprint()
+        OpenAIDescriber(model="M", base_url=[one.url, two.url]).fingerprint()
     with pytest.raises(ValueError, match="model_tag"):
-        OpenAIDescriber("M", bare.url, model_tag=" ")
+        OpenAIDescriber(model="M", base_url=bare.url, model_tag=" ")
 
 
 def test_a_run_with_nothing_to_do_against_a_server_that_is_down_exits_1(server_factory, tmp_path, capsys):
@@ -148,7 +148,8 @@ def test_a_served_folder_rewritten_in_place_gets_a_new_folder(server_factory, tm
     items, cache = _items(2), tmp_path / "cache"
 
     def run():
-        return describe_items(OpenAIDescriber(str(model), server.url), items, cache, prompt="Describe.", run=QUIET)
+        return describe_items(OpenAIDescriber(model=str(model), base_url=server.url), items, cache, prompt="Describe.",
+                              run=QUIET)
 
     first = run()
     assert _manifest(first.folder)["fingerprint"] == {
@@ -166,7 +167,7 @@ def test_the_servers_root_names_the_folder_when_the_model_is_a_name(server_facto
     """vLLM lists a local folder it serves under ``--served-model-name M`` as ``root``."""
     model = _checkpoint(tmp_path / "ckpt", b"weights")
     server = server_factory(models=[{"id": "M", "root": str(model) + "/", "owned_by": "vllm"}])
-    fingerprint = OpenAIDescriber("M", server.url).fingerprint()
+    fingerprint = OpenAIDescriber(model="M", base_url=server.url).fingerprint()
     assert (fingerprint["folder"], fingerprint["sha256"]) == (str(model), folder_fingerprint(model))
 
 
@@ -186,7 +187,7 @@ def test_a_server_that_reports_nothing_that_follows_the_weights_says_so_once(ser
     (manifest,) = tmp_path.glob("descriptions/*/manifest.json")
     assert json.loads(manifest.read_text())["run"]["weights_note"] == line.removeprefix("  note: ")
     dated = server_factory(models=[_card("Qwen/Qwen2.5-VL-7B-Instruct", 1_700_000_000)])  # a dated checkpoint
-    described = OpenAIDescriber("M", dated.url)
+    described = OpenAIDescriber(model="M", base_url=dated.url)
     assert "folder" not in described.fingerprint() and described.weights_note is None
 
 
@@ -206,8 +207,8 @@ def test_one_model_folder_spelled_three_ways_is_one_key_and_one_folder_name(serv
     def keys(make):
         return [run_key(make(spelling), resolve_prompt("general"), 1.0) for spelling in spellings]
 
-    local = keys(lambda m: TransformersDescriber(m, device="cpu"))
-    served = keys(lambda m: OpenAIDescriber(m, server.url))
+    local = keys(lambda m: TransformersDescriber(model=m, device="cpu"))
+    served = keys(lambda m: OpenAIDescriber(model=m, base_url=server.url))
     for found in (local, served):
         assert all(key == found[0] for key in found[1:])
         assert found[0]["describer"]["model"] == str(model)
@@ -215,4 +216,4 @@ def test_one_model_folder_spelled_three_ways_is_one_key_and_one_folder_name(serv
     assert local[0]["fingerprint"] == {"method": "folder-digest", "sha256": folder_fingerprint(model)}
     assert served[0]["fingerprint"]["id"] == served[0]["fingerprint"]["folder"] == str(model)
     request = DescribeRequest("a", [], "Describe.", None, False, ())
-    assert OpenAIDescriber("link", server.url).request_body(request)["model"] == "link"  # the server's own name
+    assert OpenAIDescriber(model="link", base_url=server.url).request_body(request)["model"] == "link"  # the server's own name

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError, _parse_retry_after
+from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError
+from sova_lib.describe.backends.transport import parse_retry_after
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
@@ -28,7 +29,7 @@ def frames():
 def test_wire_format_and_bearer_key(server_factory, monkeypatch):
     monkeypatch.setenv("SOVA_TEST_KEY", KEY)
     server = server_factory()
-    d = OpenAIDescriber("test/vlm-7b", server.url, api_key_env="SOVA_TEST_KEY", max_new_tokens=77)
+    d = OpenAIDescriber(model="test/vlm-7b", base_url=server.url, api_key_env="SOVA_TEST_KEY", max_new_tokens=77)
     prompt = resolve_prompt("task-aware")
     out = d.describe([DescribeRequest(5, frames(), prompt.video, prompt.system_prompt)])
     assert out == ["images: 2"]
@@ -54,7 +55,7 @@ def test_wire_format_and_bearer_key(server_factory, monkeypatch):
 def test_no_system_message_without_a_system_prompt_and_no_key_without_the_variable(server_factory, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     server = server_factory()
-    OpenAIDescriber("m", server.url).describe([DescribeRequest(1, frames()[:1], "Describe the image.",
+    OpenAIDescriber(model="m", base_url=server.url).describe([DescribeRequest(1, frames()[:1], "Describe the image.",
                                                                is_video=False)])
     (req,) = server.requests
     assert [m["role"] for m in req["body"]["messages"]] == ["user"]
@@ -67,7 +68,7 @@ def test_retries_429_with_retry_after_500_and_a_time_out(server_factory):
                              ("slow", 3.0)])
     waits = []
     # the time-out (1 s) is far from both the slow answer (3 s) and a normal one on a busy machine
-    d = OpenAIDescriber("m", server.url, read_timeout=1.0, stream=False, backoff_base=0.01, rng=np.random.default_rng(7),
+    d = OpenAIDescriber(model="m", base_url=server.url, read_timeout=1.0, stream=False, backoff_base=0.01, rng=np.random.default_rng(7),
                         sleep=waits.append)
     assert d.describe([DescribeRequest(1, frames(), "Describe this video.")]) == ["images: 2"]
     assert len(server.requests) == 4
@@ -78,7 +79,7 @@ def test_retries_429_with_retry_after_500_and_a_time_out(server_factory):
 
 def test_a_400_fails_at_once_with_the_servers_message(server_factory):
     server = server_factory([("status", 400, "image too large for context", {})])
-    d = OpenAIDescriber("m", server.url, sleep=lambda s: pytest.fail("a 400 must not be retried"))
+    d = OpenAIDescriber(model="m", base_url=server.url, sleep=lambda s: pytest.fail("a 400 must not be retried"))
     with pytest.raises(OpenAIError, match=r"HTTP 400 from http://127\.0\.0\.1:\d+/v1/chat/completions: "
                                           r"image too large for context"):
         d.describe([DescribeRequest(1, frames(), "Describe this video.")])
@@ -88,7 +89,7 @@ def test_a_400_fails_at_once_with_the_servers_message(server_factory):
 def test_gives_up_after_max_retries(server_factory):
     server = server_factory([("status", 503, "down", {})] * 5)
     waits = []
-    d = OpenAIDescriber("m", server.url, max_retries=2, backoff_base=0.001, sleep=waits.append)
+    d = OpenAIDescriber(model="m", base_url=server.url, max_retries=2, backoff_base=0.001, sleep=waits.append)
     with pytest.raises(OpenAIError, match="gave up after 3 attempts: HTTP 503: down"):
         d.describe([DescribeRequest(1, frames(), "x y")])
     assert len(server.requests) == 3 and len(waits) == 2
@@ -104,7 +105,7 @@ def _closed_port() -> int:
 
 def test_connection_refused_stops_at_once_naming_the_url():
     port = _closed_port()
-    d = OpenAIDescriber("m", f"http://127.0.0.1:{port}/v1", max_retries=3,
+    d = OpenAIDescriber(model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=3,
                         sleep=lambda s: pytest.fail("a refused connection is not retried"))
     with pytest.raises(DescriberEnvironmentError) as error:
         d.describe([DescribeRequest(1, frames(), "x y")])
@@ -115,7 +116,7 @@ def test_connection_refused_stops_at_once_naming_the_url():
 
 
 def test_a_host_that_does_not_resolve_stops_at_once():
-    d = OpenAIDescriber("m", "http://no-such-host.invalid/v1", sleep=lambda s: pytest.fail("not retried"))
+    d = OpenAIDescriber(model="m", base_url="http://no-such-host.invalid/v1", sleep=lambda s: pytest.fail("not retried"))
     with pytest.raises(DescriberEnvironmentError, match=r"host name 'no-such-host\.invalid' does not resolve"):
         d.describe([DescribeRequest(1, frames(), "x y")])
 
@@ -125,7 +126,7 @@ def test_a_host_that_does_not_resolve_stops_at_once():
                                          (404, "does not serve a model named 'm'")])
 def test_401_403_404_are_about_the_server_not_the_item(server_factory, status, fix):
     server = server_factory([("status", status, "The model `m` does not exist.", {})])
-    d = OpenAIDescriber("m", server.url, sleep=lambda s: pytest.fail("not retried"))
+    d = OpenAIDescriber(model="m", base_url=server.url, sleep=lambda s: pytest.fail("not retried"))
     with pytest.raises(DescriberEnvironmentError) as error:
         d.describe([DescribeRequest(1, frames(), "x y")])
     assert str(error.value).startswith(f"HTTP {status} from {server.url}/chat/completions for model 'm': "
@@ -135,26 +136,26 @@ def test_401_403_404_are_about_the_server_not_the_item(server_factory, status, f
 
 def test_a_kept_alive_connection_the_server_closed_is_reopened_without_waiting(server_factory):
     server = server_factory(hang_up=True)
-    d = OpenAIDescriber("m", server.url, sleep=lambda s: pytest.fail("a stale connection costs no back-off"))
+    d = OpenAIDescriber(model="m", base_url=server.url, sleep=lambda s: pytest.fail("a stale connection costs no back-off"))
     out = [d.describe([DescribeRequest(i, frames()[:1], "x y")]) for i in range(3)]
     assert out == [["images: 1"]] * 3 and len(server.requests) == 3
 
 
 def test_retry_after_forms():
-    assert _parse_retry_after("7") == 7.0 and _parse_retry_after(None) is None
-    assert _parse_retry_after("soon") is None
-    later = _parse_retry_after(email.utils.formatdate(time.time() + 30, usegmt=True))
+    assert parse_retry_after("7") == 7.0 and parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
+    later = parse_retry_after(email.utils.formatdate(time.time() + 30, usegmt=True))
     assert 25 < later <= 30
 
 
 def test_config_and_run_info_hold_no_secret(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    d = OpenAIDescriber("m", "http://127.0.0.1:9/v1/", concurrency=3)
+    d = OpenAIDescriber(model="m", base_url="http://127.0.0.1:9/v1/", concurrency=3)
     assert KEY not in json.dumps([d.config(), d.run_info(), vars(d)], default=str)
     assert d.run_info()["base_url"] == "http://127.0.0.1:9/v1"
     for url in ("http://user:pw123@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?token=abc"):
         with pytest.raises(ValueError, match="put the API key in the environment variable OPENAI_API_KEY"):
-            OpenAIDescriber("m", url)
+            OpenAIDescriber(model="m", base_url=url)
     assert (d.max_batch_size, d.max_concurrency) == (1, 3)
     assert d.config() == {"model": "m", "max_new_tokens": 1024, "temperature": 0.0, "image_format": "jpeg",
                           "jpeg_quality": 90}
@@ -163,7 +164,7 @@ def test_config_and_run_info_hold_no_secret(monkeypatch):
 def test_through_the_runner_on_real_videos_key_never_written(server_factory, tmp_path, monkeypatch):
     monkeypatch.setenv("SOVA_TEST_KEY", KEY)
     server = server_factory(reject_images=6)  # the 50-frame excerpt is sampled to 6 frames and refused
-    d = OpenAIDescriber("test/vlm", server.url, api_key_env="SOVA_TEST_KEY", concurrency=4,
+    d = OpenAIDescriber(model="test/vlm", base_url=server.url, api_key_env="SOVA_TEST_KEY", concurrency=4,
                         rng=np.random.default_rng(0), sleep=lambda s: None)
     items = [Item(p.stem, p) for p in example_videos()] + [Item("gone", tmp_path / "gone.mp4")]
     s = describe_items(d, items, tmp_path / "cache", prompt=resolve_prompt("general"), run=QUIET)
@@ -182,7 +183,7 @@ def test_through_the_runner_on_real_videos_key_never_written(server_factory, tmp
 
 def test_several_endpoints_share_the_requests_with_bounded_concurrency_each(server_factory, tmp_path):
     servers = [server_factory(latency=0.1), server_factory(latency=0.1)]
-    d = OpenAIDescriber("m", [s.url for s in servers], concurrency=2)
+    d = OpenAIDescriber(model="m", base_url=[s.url for s in servers], concurrency=2)
     assert (d.max_concurrency, d.run_info()["base_url"]) == (4, [s.url for s in servers])
     items = [Item(i, tmp_path / f"{i}.mp4") for i in range(12)]
     s = describe_items(d, items, tmp_path / "cache", prompt="Describe.", loader=lambda item, fps: (frames(), (0, 1), True),
@@ -191,17 +192,17 @@ def test_several_endpoints_share_the_requests_with_bounded_concurrency_each(serv
     counts = [len(server.requests) for server in servers]
     assert sum(counts) == 12 and min(counts) >= 4  # least-in-flight: neither replica idles
     assert max(server.peak for server in servers) == 2  # never more than concurrency=2 at one endpoint
-    one = OpenAIDescriber("m", servers[0].url, concurrency=2)
+    one = OpenAIDescriber(model="m", base_url=servers[0].url, concurrency=2)
     assert one.config() == d.config()  # the endpoints do not change the cache key
     with pytest.raises(ValueError, match="names the same endpoint twice"):
-        OpenAIDescriber("m", [servers[0].url, servers[0].url + "/"])
+        OpenAIDescriber(model="m", base_url=[servers[0].url, servers[0].url + "/"])
 
 
 def test_load_checks_every_endpoint_for_the_model(server_factory):
     listed, bare = server_factory(models=["org/vlm-7b"]), server_factory()
-    assert OpenAIDescriber("org/vlm-7b", [listed.url, bare.url]).load() is not None
+    assert OpenAIDescriber(model="org/vlm-7b", base_url=[listed.url, bare.url]).load() is not None
     with pytest.raises(DescriberEnvironmentError) as err:
-        OpenAIDescriber("org/vlm-8b", [bare.url, listed.url]).load()
+        OpenAIDescriber(model="org/vlm-8b", base_url=[bare.url, listed.url]).load()
     assert str(err.value) == (f"{listed.url} does not serve the model 'org/vlm-8b'; it serves 'org/vlm-7b'. "
                               "Fix: pass one of those names as --model, or start the server with this model")
     import socket
@@ -211,14 +212,14 @@ def test_load_checks_every_endpoint_for_the_model(server_factory):
         port = sock.getsockname()[1]
     with pytest.raises(DescriberEnvironmentError, match=rf"cannot reach http://127\.0\.0\.1:{port}/v1/chat/completions "
                                                         rf"for model 'org/vlm-7b': nothing accepts connections"):
-        OpenAIDescriber("org/vlm-7b", [listed.url, f"http://127.0.0.1:{port}/v1"]).load()
+        OpenAIDescriber(model="org/vlm-7b", base_url=[listed.url, f"http://127.0.0.1:{port}/v1"]).load()
 
 
 def test_a_wrong_model_id_stops_the_run_before_any_item(server_factory, tmp_path):
     server = server_factory(models=["org/vlm-7b"])
     items = [Item(p.stem, p) for p in example_videos()]
     with pytest.raises(DescriberEnvironmentError) as err:
-        describe_items(OpenAIDescriber("org/vlm-8b", server.url), items, tmp_path / "cache", prompt="Describe.",
+        describe_items(OpenAIDescriber(model="org/vlm-8b", base_url=server.url), items, tmp_path / "cache", prompt="Describe.",
                        run=QUIET)
     assert str(err.value).startswith(f"{server.url} does not serve the model 'org/vlm-8b'; it serves 'org/vlm-7b'.")
     assert server.requests == []  # no chat request was sent
@@ -227,10 +228,10 @@ def test_a_wrong_model_id_stops_the_run_before_any_item(server_factory, tmp_path
 
 def test_a_video_as_one_video_url_of_jpeg_frames_and_extra_body(server_factory):
     server = server_factory()
-    d = OpenAIDescriber("m", server.url, video_input="video",
+    d = OpenAIDescriber(model="m", base_url=server.url, video_input="video",
                         extra_body={"repetition_penalty": 1.0, "mm_processor_kwargs": {"do_sample_frames": False}})
     assert d.config()["video_input"] == "video" and d.config()["extra_body"]["repetition_penalty"] == 1.0
-    assert OpenAIDescriber("m", server.url).config() == {"model": "m", "max_new_tokens": 1024, "temperature": 0.0,
+    assert OpenAIDescriber(model="m", base_url=server.url).config() == {"model": "m", "max_new_tokens": 1024, "temperature": 0.0,
                                                          "image_format": "jpeg", "jpeg_quality": 90}
     d.describe([DescribeRequest(1, frames(), "Describe this video."),
                 DescribeRequest(2, frames()[:1], "Describe the image.", is_video=False)])
@@ -247,7 +248,7 @@ def test_a_video_as_one_video_url_of_jpeg_frames_and_extra_body(server_factory):
     assert video["temperature"] == 0 and video["model"] == "m"
     assert [p["type"] for p in image["messages"][-1]["content"]] == ["image_url", "text"]
     with pytest.raises(ValueError, match="extra_body cannot set"):
-        OpenAIDescriber("m", server.url, extra_body={"temperature": 0.7})
+        OpenAIDescriber(model="m", base_url=server.url, extra_body={"temperature": 0.7})
 
 
 def test_the_posted_bytes_are_the_json_of_the_request_body_in_its_key_order():
@@ -263,8 +264,8 @@ def test_the_posted_bytes_are_the_json_of_the_request_body_in_its_key_order():
         seen.append(request.content)
         return httpx.Response(200, json={"choices": [{"message": {"content": "ok"}}]})
 
-    d = OpenAIDescriber("m", "http://127.0.0.1:9/v1", max_new_tokens=5, extra_body={"seed": 1})
-    d._client = httpx.Client(transport=httpx.MockTransport(answer))
+    d = OpenAIDescriber(model="m", base_url="http://127.0.0.1:9/v1", max_new_tokens=5, extra_body={"seed": 1})
+    d._transport._client = httpx.Client(transport=httpx.MockTransport(answer))
     image = frames()[0]
     assert d.describe([DescribeRequest(1, [image], "Describe the image.", "Be brief.", is_video=False)]) == ["ok"]
     expected = ('{"seed": 1, "model": "m", "messages": [{"role": "system", "content": "Be brief."}, '

@@ -26,7 +26,7 @@ def pieces_of_key(text: str, shortest: int = 5) -> list[str]:
 
 def test_a_response_head_that_trickles_in_ends_the_request_at_the_first_token_timeout(server_factory):
     server = server_factory(repeat=("trickle", 0.2))  # a header byte every 0.2 s: every read is short
-    d = OpenAIDescriber("m", server.url, first_token_timeout=1.0, max_retries=0, sleep=lambda s: None)
+    d = OpenAIDescriber(model="m", base_url=server.url, first_token_timeout=1.0, max_retries=0, sleep=lambda s: None)
     started = time.monotonic()
     with pytest.raises(OpenAIError) as err:
         d.describe([request()])
@@ -48,7 +48,7 @@ def test_a_describe_run_against_a_trickling_head_ends_within_its_bounds(server_f
 def _failure(server_factory, monkeypatch, entry) -> str:
     monkeypatch.setenv("SOVA_TEST_KEY", KEY)
     server = server_factory([entry])
-    d = OpenAIDescriber("m", server.url, api_key_env="SOVA_TEST_KEY", max_retries=0, sleep=lambda s: None)
+    d = OpenAIDescriber(model="m", base_url=server.url, api_key_env="SOVA_TEST_KEY", max_retries=0, sleep=lambda s: None)
     with pytest.raises(OpenAIError) as err:
         d.describe([request()])
     return str(err.value)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError, _parse_retry_after
+from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError
+from sova_lib.describe.backends.transport import parse_retry_after
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item
 from sova_lib.describe.run_cache import RunOptions
@@ -30,7 +31,7 @@ def test_retry_after_is_capped_by_the_longest_back_off_and_a_non_finite_one_is_i
                              ("status", 503, "busy", {"Retry-After": "nan"}),
                              ("status", 429, "slow down", {"Retry-After": "-3"})])
     waits = []
-    d = OpenAIDescriber("m", server.url, backoff_base=0.01, backoff_max=7.0, stop_after_failed_requests=10,
+    d = OpenAIDescriber(model="m", base_url=server.url, backoff_base=0.01, backoff_max=7.0, stop_after_failed_requests=10,
                         rng=np.random.default_rng(3), sleep=waits.append)
     assert d.describe([request()]) == ["images: 2"] and len(server.requests) == 6
     rng = np.random.default_rng(3)  # only the two back-offs draw a jitter, in order
@@ -40,11 +41,11 @@ def test_retry_after_is_capped_by_the_longest_back_off_and_a_non_finite_one_is_i
 
 def test_retry_after_in_seconds_and_as_a_date():
     now = 4102444800.0 - 30  # 30 s before 2100-01-01 00:00:00 UTC
-    assert _parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT", now=lambda: now) == 30.0
-    assert _parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", now=lambda: now) == 0.0
-    assert _parse_retry_after("2.5") == 2.5 and _parse_retry_after("-5") == 0.0
+    assert parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT", now=lambda: now) == 30.0
+    assert parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", now=lambda: now) == 0.0
+    assert parse_retry_after("2.5") == 2.5 and parse_retry_after("-5") == 0.0
     for value in ("inf", "-inf", "nan", "1e400", "Fri, 01 Jan 99999 00:00:00 GMT", "soon", "", None):
-        assert _parse_retry_after(value) is None, value
+        assert parse_retry_after(value) is None, value
 
 
 @pytest.mark.parametrize("entry, reason, kind", [
@@ -61,7 +62,7 @@ def test_an_answer_without_text_fails_its_item_at_once(server_factory, entry, re
     for stream in (False, True):
         server = server_factory([entry])
         waits = []
-        d = OpenAIDescriber("m", server.url, max_retries=3, max_response_bytes=4096, stop_after_failed_requests=1,
+        d = OpenAIDescriber(model="m", base_url=server.url, max_retries=3, max_response_bytes=4096, stop_after_failed_requests=1,
                             stream=stream, sleep=waits.append)
         with pytest.raises(OpenAIError) as err:
             d.describe([request()])
@@ -76,7 +77,7 @@ def test_an_answer_without_text_fails_its_item_at_once(server_factory, entry, re
 def test_a_server_that_fails_every_request_stops_the_run_after_four(server_factory, tmp_path):
     server = server_factory(repeat=("status", 500, "internal", {}))
     waits = []
-    d = OpenAIDescriber("m", server.url, concurrency=1, sleep=waits.append)
+    d = OpenAIDescriber(model="m", base_url=server.url, concurrency=1, sleep=waits.append)
     items = [Item(i, tmp_path / f"{i}.mp4") for i in range(6)]
     with pytest.raises(DescriberEnvironmentError) as err:
         describe_items(d, items, tmp_path / "cache", prompt="Describe.", run=QUIET,
@@ -95,7 +96,7 @@ def test_a_server_that_fails_every_request_stops_the_run_after_four(server_facto
 def test_one_answer_between_failures_starts_the_count_again(server_factory):
     server = server_factory([("status", 500, "internal", {})] * 3 + [("slow", 0)]
                             + [("status", 502, "bad gateway", {})] * 3)
-    d = OpenAIDescriber("m", server.url, sleep=lambda s: None)
+    d = OpenAIDescriber(model="m", base_url=server.url, sleep=lambda s: None)
     assert d.describe([request(1)]) == ["images: 2"]  # three failures, then an answer
     assert d.describe([request(2)]) == ["images: 2"]  # three more: never four in a row
     assert len(server.requests) == 8
@@ -103,7 +104,7 @@ def test_one_answer_between_failures_starts_the_count_again(server_factory):
 
 def test_a_server_that_never_answers_is_given_up_after_two_read_timeouts(server_factory):
     server = server_factory(repeat=("hang",))
-    d = OpenAIDescriber("m", server.url, read_timeout=0.3, stream=False, sleep=lambda s: None)
+    d = OpenAIDescriber(model="m", base_url=server.url, read_timeout=0.3, stream=False, sleep=lambda s: None)
     with pytest.raises(DescriberEnvironmentError, match=r"gave no answer to any request for model 'm' for \d+ s \(the "
                                                         r"last: ReadTimeout: no answer within 0\.3 s\)"):
         d.describe([request()])
@@ -112,7 +113,7 @@ def test_a_server_that_never_answers_is_given_up_after_two_read_timeouts(server_
 
 def test_an_endpoint_whose_model_list_never_comes_stops_before_any_request(server_factory):
     server = server_factory(models="hang")
-    d = OpenAIDescriber("m", server.url, read_timeout=0.4)
+    d = OpenAIDescriber(model="m", base_url=server.url, read_timeout=0.4)
     with pytest.raises(DescriberEnvironmentError) as err:
         d.load()
     assert str(err.value).startswith(f"{server.url}/models gave no answer within 0.4 s (ReadTimeout): the server at "
@@ -122,7 +123,7 @@ def test_an_endpoint_whose_model_list_never_comes_stops_before_any_request(serve
 
 def test_stop_ends_the_wait_between_attempts_at_once(server_factory):
     server = server_factory(repeat=("status", 503, "busy", {"Retry-After": "50"}))
-    d = OpenAIDescriber("m", server.url, stop_after_failed_requests=100)
+    d = OpenAIDescriber(model="m", base_url=server.url, stop_after_failed_requests=100)
     d.stop()  # as the runner does when a run ends early
     with pytest.raises(OpenAIError, match="not sent: the run has stopped"):
         d.describe([request()])
@@ -139,7 +140,7 @@ def test_stop_ends_the_wait_between_attempts_at_once(server_factory):
 @pytest.mark.parametrize("value", ["sk-proj-AbC123", "Bearer x", "", "1ABC", "MY KEY"])
 def test_api_key_env_must_name_a_variable(value):
     with pytest.raises(ValueError) as err:
-        OpenAIDescriber("m", "http://127.0.0.1:9/v1", api_key_env=value)
+        OpenAIDescriber(model="m", base_url="http://127.0.0.1:9/v1", api_key_env=value)
     assert str(err.value).startswith("--api-key-env takes the name of an environment variable")
     assert value not in str(err.value) or not value
 
@@ -148,14 +149,14 @@ def test_api_key_env_must_name_a_variable(value):
                                          ("backoff_max", math.nan)])
 def test_waits_must_be_finite_and_positive(name, value):
     with pytest.raises(ValueError, match=f"{name} must be a finite number of seconds above 0"):
-        OpenAIDescriber("m", "http://127.0.0.1:9/v1", **{name: value})
+        OpenAIDescriber(model="m", base_url="http://127.0.0.1:9/v1", **{name: value})
 
 
 @pytest.mark.parametrize("status", [400, 401, 500])
 def test_a_server_that_echoes_the_key_never_gets_it_repeated(server_factory, monkeypatch, status):
     monkeypatch.setenv("SOVA_TEST_KEY", KEY)
     server = server_factory(repeat=("status", status, "no", {}), echo=True)
-    d = OpenAIDescriber("m", server.url, api_key_env="SOVA_TEST_KEY", sleep=lambda s: None, max_retries=1)
+    d = OpenAIDescriber(model="m", base_url=server.url, api_key_env="SOVA_TEST_KEY", sleep=lambda s: None, max_retries=1)
     with pytest.raises((OpenAIError, DescriberEnvironmentError)) as err:
         d.describe([request()])
     assert server.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"  # the key was sent ...
@@ -166,7 +167,7 @@ def test_a_server_that_echoes_the_key_never_gets_it_repeated(server_factory, mon
 def test_an_answer_that_quotes_the_key_has_it_redacted(server_factory, monkeypatch):
     monkeypatch.setenv("SOVA_TEST_KEY", KEY)
     server = server_factory([("content", f"The header said Bearer {KEY}. A car turns left.")])
-    d = OpenAIDescriber("m", server.url, api_key_env="SOVA_TEST_KEY")
+    d = OpenAIDescriber(model="m", base_url=server.url, api_key_env="SOVA_TEST_KEY")
     assert d.describe([request()]) == ["The header said Bearer [redacted]. A car turns left."]
 
 
@@ -182,7 +183,7 @@ def test_an_empty_and_a_95_mb_answer_leave_the_run_going_and_no_answer_stops_it(
     server = server_factory([("slow", 0), ("content", ""), ("big", 95_000_000)], repeat=("hang",))
     # a bound a loaded machine's first answer keeps well within: one it missed would be asked again, and the
     # answers would shift to the wrong items
-    d = OpenAIDescriber("m", server.url, concurrency=1, first_token_timeout=2, sleep=lambda s: None)
+    d = OpenAIDescriber(model="m", base_url=server.url, concurrency=1, first_token_timeout=2, sleep=lambda s: None)
     with pytest.raises(DescriberEnvironmentError, match=r"gave no answer to any request for model 'm'"):
         _run(d, tmp_path)
     (folder,) = (tmp_path / "cache" / "descriptions").iterdir()
@@ -197,7 +198,7 @@ def test_an_empty_and_a_95_mb_answer_leave_the_run_going_and_no_answer_stops_it(
 def test_the_summary_counts_the_failures_by_kind(server_factory, tmp_path):
     server = server_factory([("slow", 0), ("content", ""), ("big", 5000), ("status", 400, "too many tokens", {}),
                              ("content", " "), ("raw", 200, b"<html>")])
-    d = OpenAIDescriber("m", server.url, concurrency=1, max_response_bytes=4096)
+    d = OpenAIDescriber(model="m", base_url=server.url, concurrency=1, max_response_bytes=4096)
     summary = _run(d, tmp_path, n=7)
     assert (summary.done, summary.failed) == (2, 5)
     assert summary.by_kind == {"empty": [1, 4], "too long": [2], "refused": [3], "unreadable": [5]}

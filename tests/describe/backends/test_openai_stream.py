@@ -56,10 +56,10 @@ def test_a_recorded_stream_and_the_same_answer_whole_give_one_text():
 
     texts = []
     for stream in (True, False):
-        d = OpenAIDescriber("m", "http://127.0.0.1:9/v1", stream=stream)
-        d._client = httpx.Client(transport=httpx.MockTransport(answer))
+        d = OpenAIDescriber(model="m", base_url="http://127.0.0.1:9/v1", stream=stream)
+        d._transport._client = httpx.Client(transport=httpx.MockTransport(answer))
         texts += d.describe([request()])
-        assert d.stream is stream  # a streamed answer keeps streaming on
+        assert d._transport.stream is stream  # a streamed answer keeps streaming on
     assert texts == [RECORDED_TEXT, RECORDED_TEXT]
 
 
@@ -67,9 +67,9 @@ def test_streamed_and_whole_answers_of_the_fake_server_are_one_text(server_facto
     pieces = ["Ein ", "weißes Auto ", "biegt ab.", "\u2028", " ", "🚗"]
     streamed = server_factory([("drip", pieces, 0.0), None, ("drip", pieces, 0.0)])
     whole = server_factory([("drip", pieces, 0.0)] * 2, streams=False)
-    texts = [OpenAIDescriber("m", streamed.url).describe([request(1), request(2, 3)]),
-             OpenAIDescriber("m", streamed.url, stream=False).describe([request(3)]),
-             OpenAIDescriber("m", whole.url, stream=False).describe([request(4)])]
+    texts = [OpenAIDescriber(model="m", base_url=streamed.url).describe([request(1), request(2, 3)]),
+             OpenAIDescriber(model="m", base_url=streamed.url, stream=False).describe([request(3)]),
+             OpenAIDescriber(model="m", base_url=whole.url, stream=False).describe([request(4)])]
     assert texts == [["".join(pieces), "images: 3"], ["".join(pieces)], ["".join(pieces)]]
     assert [r["body"].get("stream") for r in streamed.requests] == [True, True, None]
     assert streamed.requests[0]["body"]["stream_options"] == {"include_usage": True}
@@ -77,7 +77,7 @@ def test_streamed_and_whole_answers_of_the_fake_server_are_one_text(server_facto
 
 def test_a_server_that_never_answers_a_stream_stops_the_run_after_two_first_token_waits(server_factory):
     server = server_factory(repeat=("hang",))
-    d = OpenAIDescriber("m", server.url, first_token_timeout=0.3, token_timeout=0.3, read_timeout=60,
+    d = OpenAIDescriber(model="m", base_url=server.url, first_token_timeout=0.3, token_timeout=0.3, read_timeout=60,
                         sleep=lambda s: None)
     with pytest.raises(DescriberEnvironmentError, match=r"gave no answer to any request for model 'm' for \d+ s \(the "
                                                         r"last: ReadTimeout: no answer within 0\.3 s\): the server is "
@@ -90,14 +90,14 @@ def test_a_slow_stream_is_not_cut_while_its_pieces_keep_coming(server_factory):
     # 12 pieces 0.1 s apart: 1.2 s in all, four times the first-token, silence and whole-answer (read) limits
     pieces = [f"{n} " for n in range(12)]
     server = server_factory([("drip", pieces, 0.1)])
-    d = OpenAIDescriber("m", server.url, first_token_timeout=0.3, token_timeout=0.3, read_timeout=0.3,
+    d = OpenAIDescriber(model="m", base_url=server.url, first_token_timeout=0.3, token_timeout=0.3, read_timeout=0.3,
                         sleep=lambda s: pytest.fail("a live stream is not retried"))
     assert d.describe([request()]) == ["".join(pieces)]
 
 
 def test_a_stream_that_goes_silent_is_retried_then_the_item_fails(server_factory):
     server = server_factory([("stall", ["A car"])] * 3)
-    d = OpenAIDescriber("m", server.url, first_token_timeout=5, token_timeout=0.3, max_retries=2,
+    d = OpenAIDescriber(model="m", base_url=server.url, first_token_timeout=5, token_timeout=0.3, max_retries=2,
                         stop_after_failed_requests=10, sleep=lambda s: None)
     with pytest.raises(OpenAIError, match=r"gave up after 3 attempts: the stream went silent for 0\.3 s "
                                           r"\(token_timeout\)"):
@@ -107,7 +107,7 @@ def test_a_stream_that_goes_silent_is_retried_then_the_item_fails(server_factory
 
 def test_the_whole_stream_is_bounded_too(server_factory):
     server = server_factory([("drip", ["a "] * 20, 0.05)] * 2)
-    d = OpenAIDescriber("m", server.url, stream_timeout=0.3, max_retries=1, stop_after_failed_requests=10,
+    d = OpenAIDescriber(model="m", base_url=server.url, stream_timeout=0.3, max_retries=1, stop_after_failed_requests=10,
                         sleep=lambda s: None)
     with pytest.raises(OpenAIError, match=r"the streamed answer took longer than 0\.3 s \(stream_timeout\)"):
         d.describe([request()])
@@ -120,7 +120,7 @@ def test_the_whole_stream_is_bounded_too(server_factory):
 ])
 def test_a_server_that_does_not_stream_gets_whole_requests_said_once(server_factory, capsys, streams, why):
     server = server_factory(streams=streams)
-    d = OpenAIDescriber("m", server.url, read_timeout=7)
+    d = OpenAIDescriber(model="m", base_url=server.url, read_timeout=7)
     assert d.describe([request(1), request(2, 1), request(3, 3)]) == ["images: 2", "images: 1", "images: 3"]
     asked = [bool(r["body"].get("stream")) for r in server.requests]
     assert asked == ([True, False, False, False] if streams == "refuse" else [True, False, False])
@@ -135,7 +135,7 @@ def test_an_error_in_the_stream_is_retried_with_the_servers_message(server_facto
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     error = b'data: {"error": {"message": "engine died; key ' + KEY.encode() + b'", "code": 500}}\n\n'
     server = server_factory([("sse", error)] * 2)
-    d = OpenAIDescriber("m", server.url, max_retries=1, stop_after_failed_requests=10, sleep=lambda s: None)
+    d = OpenAIDescriber(model="m", base_url=server.url, max_retries=1, stop_after_failed_requests=10, sleep=lambda s: None)
     with pytest.raises(OpenAIError) as err:
         d.describe([request()])
     assert str(err.value) == "gave up after 2 attempts: the stream ended with an error: engine died; key [redacted]"
@@ -144,7 +144,7 @@ def test_an_error_in_the_stream_is_retried_with_the_servers_message(server_facto
 def test_a_stream_cut_short_is_retried(server_factory):
     cut_short = (b'data: {"choices": [{"index": 0, "delta": {"content": "A car"}, "finish_reason": null}]}\n\n')
     server = server_factory([("sse", cut_short)])
-    d = OpenAIDescriber("m", server.url, stop_after_failed_requests=10, sleep=lambda s: None)
+    d = OpenAIDescriber(model="m", base_url=server.url, stop_after_failed_requests=10, sleep=lambda s: None)
     assert d.describe([request()]) == ["images: 2"]
     assert len(server.requests) == 2
 
@@ -180,7 +180,7 @@ def test_server_message_of_every_shape(body, message):
 ])
 def test_an_error_answer_is_one_bounded_line_with_the_servers_message(server_factory, entry, line):
     server = server_factory([entry])
-    d = OpenAIDescriber("m", server.url, sleep=lambda s: pytest.fail("a 4xx is not retried"))
+    d = OpenAIDescriber(model="m", base_url=server.url, sleep=lambda s: pytest.fail("a 4xx is not retried"))
     with pytest.raises(OpenAIError) as err:
         d.describe([request()])
     assert str(err.value) == line.replace("URL", server.url + "/chat/completions")
@@ -190,7 +190,7 @@ def test_an_error_answer_is_one_bounded_line_with_the_servers_message(server_fac
 def test_a_plain_text_500_and_a_key_in_a_fastapi_detail(server_factory, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     server = server_factory([("text", 500, "Internal Server Error"), ("detail", 400, f"bad header Bearer {KEY}")])
-    d = OpenAIDescriber("m", server.url, max_retries=0, stop_after_failed_requests=10, sleep=lambda s: None)
+    d = OpenAIDescriber(model="m", base_url=server.url, max_retries=0, stop_after_failed_requests=10, sleep=lambda s: None)
     for expected in ("gave up after 1 attempts: HTTP 500: Internal Server Error",
                      f"HTTP 400 from {server.url}/chat/completions: bad header Bearer [redacted]"):
         with pytest.raises(OpenAIError) as err:
@@ -200,7 +200,7 @@ def test_a_plain_text_500_and_a_key_in_a_fastapi_detail(server_factory, monkeypa
 
 def test_a_server_that_refuses_video_urls_is_told_to_use_frames(server_factory):
     server = server_factory([("text", 500, "Internal Server Error")] * 2 + [("status", 400, "bad video", {})])
-    d = OpenAIDescriber("m", server.url, video_input="video", max_retries=1, stop_after_failed_requests=10,
+    d = OpenAIDescriber(model="m", base_url=server.url, video_input="video", max_retries=1, stop_after_failed_requests=10,
                         sleep=lambda s: None)
     hint = "this server does not accept video_input=video; use frames"
     with pytest.raises(OpenAIError, match=r"HTTP 500: Internal Server Error; " + hint):
@@ -214,7 +214,7 @@ def test_a_server_that_refuses_video_urls_is_told_to_use_frames(server_factory):
     assert hint not in str(err.value)
     server.script = [("status", 400, "bad image", {})]
     with pytest.raises(OpenAIError) as err:  # images are not videos
-        OpenAIDescriber("m", server.url, video_input="video").describe(
+        OpenAIDescriber(model="m", base_url=server.url, video_input="video").describe(
             [DescribeRequest(5, [Image.new("RGB", (8, 8))], "Describe the image.", is_video=False)])
     assert hint not in str(err.value)
 
@@ -227,8 +227,8 @@ def test_a_stream_chunk_that_is_not_json_is_a_stream_error():
 
 def test_a_describer_idle_for_long_still_waits_twice_before_calling_a_server_dead(server_factory):
     server = server_factory(repeat=("hang",))
-    d = OpenAIDescriber("m", server.url, first_token_timeout=0.3, sleep=lambda s: None)
-    d._alive_at -= 3600  # made an hour ago, never used: the first wait alone does not stop the run
+    d = OpenAIDescriber(model="m", base_url=server.url, first_token_timeout=0.3, sleep=lambda s: None)
+    d._transport._alive_at -= 3600  # made an hour ago, never used: the first wait alone does not stop the run
     with pytest.raises(DescriberEnvironmentError, match="gave no answer to any request"):
         d.describe([request()])
     assert len(server.requests) == 2
@@ -236,7 +236,7 @@ def test_a_describer_idle_for_long_still_waits_twice_before_calling_a_server_dea
 
 def test_a_time_out_in_video_form_is_not_blamed_on_the_form(server_factory):
     server = server_factory([("hang",)])
-    d = OpenAIDescriber("m", server.url, video_input="video", first_token_timeout=0.3, max_retries=0,
+    d = OpenAIDescriber(model="m", base_url=server.url, video_input="video", first_token_timeout=0.3, max_retries=0,
                         sleep=lambda s: None)
     with pytest.raises(OpenAIError) as err:
         d.describe([request()])
@@ -247,7 +247,7 @@ def test_a_live_stream_keeps_the_server_alive_while_other_requests_wait_in_vain(
     """One request streams for 1.5 s while two others get nothing (a server that answers one at a time): the
     first-token waits of those two (0.3 s each, twice) do not stop the run."""
     server = server_factory([("drip", ["a "] * 15, 0.1), ("hang",), ("hang",), ("hang",), ("hang",)])
-    d = OpenAIDescriber("m", server.url, first_token_timeout=0.3, max_retries=1, stop_after_failed_requests=10,
+    d = OpenAIDescriber(model="m", base_url=server.url, first_token_timeout=0.3, max_retries=1, stop_after_failed_requests=10,
                         sleep=lambda s: None)
     outcomes = []
 

@@ -113,37 +113,37 @@ def test_config_without_loading_and_option_checks():
     assert config["max_new_tokens"] == 64 and config["family"] == "image-text-to-text"
     assert describer.run_info()["batch_size"] == 4  # recorded per run, outside the key: a run resumes with another
     assert describer.max_batch_size == 4 and describer.max_concurrency == 1 and describer._engine is None
-    assert TransformersDescriber("m/x", device="cuda").dtype == "bfloat16"
-    default = TransformersDescriber("m/x", device="cpu")
+    assert TransformersDescriber(model="m/x", device="cuda").dtype == "bfloat16"
+    default = TransformersDescriber(model="m/x", device="cpu")
     assert (default.max_new_tokens, default.batch_size, default.dtype) == (1024, 1, "float32")
-    assert TransformersDescriber("m/x", device="cuda", dtype="float16").config()["dtype"] == "float16"
-    minicpm = TransformersDescriber("openbmb/MiniCPM-V-4_5", device="cpu", frame_packing=3)
+    assert TransformersDescriber(model="m/x", device="cuda", dtype="float16").config()["dtype"] == "float16"
+    minicpm = TransformersDescriber(model="openbmb/MiniCPM-V-4_5", device="cpu", frame_packing=3)
     assert minicpm.config()["family"] == "minicpm-v" and minicpm.config()["frame_packing"] == 3
     assert minicpm.trust_remote_code is True
     for bad, match in [({"dtype": "int8"}, "dtype"), ({"batch_size": 0}, "batch_size"),
                        ({"max_new_tokens": 0}, "max_new_tokens"), ({"video_input": "gif"}, "video_input"),
                        ({"frame_packing": 2}, "MiniCPM-V")]:
         with pytest.raises(ValueError, match=match):
-            TransformersDescriber("m/x", device="cpu", **bad)
+            TransformersDescriber(model="m/x", device="cpu", **bad)
     with pytest.raises(ValueError, match="one item at a time"):
-        TransformersDescriber("openbmb/MiniCPM-V-4_5", device="cpu", batch_size=2)
+        TransformersDescriber(model="openbmb/MiniCPM-V-4_5", device="cpu", batch_size=2)
 
 
 def test_model_missing_offline_says_what_to_do(tmp_path, monkeypatch, frames):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    describer = TransformersDescriber("sova-tests/not-in-any-cache", device="cpu", cache_dir=str(tmp_path))
+    describer = TransformersDescriber(model="sova-tests/not-in-any-cache", device="cpu", cache_dir=str(tmp_path))
     with pytest.raises(OSError) as error:
         describer.describe([DescribeRequest(id=1, frames=frames[:1], prompt=IMAGE_PROMPT, is_video=False)])
     message = str(error.value)
     assert "sova-tests/not-in-any-cache" in message and "HF_HUB_OFFLINE=1" in message
     assert "hf download sova-tests/not-in-any-cache" in message and str(tmp_path) in message
     with pytest.raises(DescriberEnvironmentError, match=r"\(path\).*Fix: no usable model folder"):
-        TransformersDescriber(str(tmp_path / "nowhere"), device="cpu").load()
+        TransformersDescriber(model=str(tmp_path / "nowhere"), device="cpu").load()
 
 
 def test_a_request_without_frames_is_refused():
     with pytest.raises(ValueError, match="no frames"):
-        TransformersDescriber("m/x", device="cpu").describe([DescribeRequest(id=7, frames=[], prompt="x")])
+        TransformersDescriber(model="m/x", device="cpu").describe([DescribeRequest(id=7, frames=[], prompt="x")])
 
 
 # --- a real (tiny) LLaVA on the CPU: videos reach it as their frames ------
@@ -355,7 +355,7 @@ def test_minicpm_v_chat_wiring_with_a_fake_model(fake_minicpm, requests, frames)
 
 def test_minicpm_v_frame_packing_and_generate_kwargs(fake_minicpm, requests):
     fake, _ = fake_minicpm
-    describer = TransformersDescriber("openbmb/MiniCPM-V-4_5", device="cpu", frame_packing=2,
+    describer = TransformersDescriber(model="openbmb/MiniCPM-V-4_5", device="cpu", frame_packing=2,
                                       generate_kwargs={"num_beams": 1, "repetition_penalty": 1.0})
     describer.describe(requests[:1])
     [call] = fake.calls
@@ -373,7 +373,7 @@ def test_minicpm_v_running_out_of_memory_stops_the_run(fake_minicpm, requests):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
 
     fake.chat = out_of_memory
-    describer = TransformersDescriber("openbmb/MiniCPM-V-4_5", device="cpu")
+    describer = TransformersDescriber(model="openbmb/MiniCPM-V-4_5", device="cpu")
     with pytest.raises(DescriberEnvironmentError) as stopped:
         describer.describe(requests)
     assert str(stopped.value) == (
@@ -428,7 +428,7 @@ def test_device_map_auto_loads_through_accelerate_and_answers_the_same(llava_fol
                                                ("max_new_tokens", -1)])
 def test_a_count_below_1_or_null_is_refused_in_one_line(option, value):
     with pytest.raises(ValueError, match=f"^{option} must be at least 1, got {value}$"):
-        TransformersDescriber("some/model", **{option: value})
+        TransformersDescriber(model="some/model", **{option: value})
 
 
 def test_qwen2_5_vl_applies_the_reference_pixel_budget_and_records_it(qwen25_folder, frames, tmp_path):

@@ -85,7 +85,7 @@ def pixels(image):
 def test_the_samplers_frames_reach_the_processor_unchanged(folders, frames, name):
     import numpy as np
 
-    describer = TransformersDescriber(str(folders(name)), max_new_tokens=3, device="cpu")
+    describer = TransformersDescriber(model=str(folders(name)), max_new_tokens=3, device="cpu")
     calls = spy(describer)
     repeated = [frames[0], frames[0], frames[1], frames[2], frames[2]]  # the sampler's repeats, kept
     describer.describe([clip(repeated, times=(0.0, 0.0, 0.1, 0.2, 0.2))])
@@ -101,8 +101,8 @@ def test_the_samplers_frames_reach_the_processor_unchanged(folders, frames, name
 @pytest.mark.parametrize("name", ALL)
 def test_batched_equals_one_at_a_time_for_images_and_videos(folders, frames, name):
     folder = folders(name)
-    single = TransformersDescriber(str(folder), max_new_tokens=4, device="cpu")
-    batched = TransformersDescriber(str(folder), max_new_tokens=4, device="cpu", batch_size=2)
+    single = TransformersDescriber(model=str(folder), max_new_tokens=4, device="cpu")
+    batched = TransformersDescriber(model=str(folder), max_new_tokens=4, device="cpu", batch_size=2)
     requests = [clip(frames, "three"), clip(frames[1:], "two", (0.0, 1.0)),
                 DescribeRequest("still", frames[2:], "Describe the image.", None, False),
                 DescribeRequest("still2", frames[:1], "Describe the image briefly.", None, False)]
@@ -115,13 +115,13 @@ def test_batched_equals_one_at_a_time_for_images_and_videos(folders, frames, nam
 def test_smolvlm_batches_videos_of_one_length_so_each_prompt_counts_its_own_frames(folders, frames):
     """SmolVLM's processor writes a batch's padded frame count into every video's prompt: a two-frame clip
     batched with a three-frame one was told of "three frames". Videos are batched by frame count instead."""
-    describer = TransformersDescriber(str(folders("smolvlm")), max_new_tokens=4, device="cpu", batch_size=2)
+    describer = TransformersDescriber(model=str(folders("smolvlm")), max_new_tokens=4, device="cpu", batch_size=2)
     calls = spy(describer)
     requests = [clip(frames, "a3"), clip(frames[1:], "b2", (0.0, 1.0)), clip(frames, "c3"),
                 clip(frames[:2], "d2", (0.0, 1.0))]
     batched = describer.describe(requests)
     assert [[len(video[0]) for video in call["videos"]] for call in calls] == [[3, 3], [2, 2]]
-    single = TransformersDescriber(str(folders("smolvlm")), max_new_tokens=4, device="cpu")
+    single = TransformersDescriber(model=str(folders("smolvlm")), max_new_tokens=4, device="cpu")
     assert batched == [single.describe([request])[0] for request in requests]
     engine = describer._engine
     for pair, count in (([requests[1], requests[3]], "two"), ([requests[0], requests[2]], "three")):
@@ -132,7 +132,7 @@ def test_smolvlm_batches_videos_of_one_length_so_each_prompt_counts_its_own_fram
 @pytest.mark.parametrize("name", ALL)
 def test_a_one_frame_clip_from_a_real_video_through_the_runner(folders, tmp_path, name):
     video = shutil.copy(example_videos()[0], tmp_path / "v.mp4")
-    describer = TransformersDescriber(str(folders(name)), max_new_tokens=3, device="cpu")
+    describer = TransformersDescriber(model=str(folders(name)), max_new_tokens=3, device="cpu")
     calls = spy(describer)
     items = [Item("one-frame", video, window=(5, 5)), Item("whole", video)]
     summary = describe_items(describer, items, tmp_path / "cache", prompt="Describe.", fps=1.0,
@@ -148,7 +148,7 @@ def test_a_one_frame_clip_from_a_real_video_through_the_runner(folders, tmp_path
 
 @pytest.mark.parametrize("name", BOS_IN_TEMPLATE)
 def test_one_bos_exactly_as_apply_chat_template_tokenizes(folders, frames, name):
-    describer = TransformersDescriber(str(folders(name)), max_new_tokens=2, device="cpu")
+    describer = TransformersDescriber(model=str(folders(name)), max_new_tokens=2, device="cpu")
     engine = describer.load()._engine
     tokenizer = engine.processor.tokenizer
     bos = tokenizer.bos_token_id
