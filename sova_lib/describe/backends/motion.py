@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
 import numpy as np
@@ -333,8 +333,8 @@ class MotionDescriber:
     """The classical motion describer (registry name ``"motion"``); not an MLLM.
 
     It ignores the prompt and system prompt and always describes motion (see
-    the module docstring for the method). Options: ``MotionOptions`` (keyword only; unknown names raise
-    ``TypeError``).
+    the module docstring for the method). ``options``: ``MotionOptions``, or its fields as keywords (an unknown name
+    raises ``TypeError``).
 
     ``max_batch_size`` is 1; ``describe`` is stateless and thread-safe, so
     ``max_concurrency`` is the number of CPU cores.
@@ -344,19 +344,21 @@ class MotionDescriber:
     max_batch_size = 1
     Options = MotionOptions
 
-    def __init__(self, **options):
-        unknown = sorted(set(options) - set(_DEFAULTS))
+    def __init__(self, options: MotionOptions | None = None, **given):
+        unknown = sorted(set(given) - set(_DEFAULTS))
         if unknown:
             raise TypeError(f"unknown motion describer option(s) {unknown}; known: {sorted(_DEFAULTS)}")
-        self.options = {**_DEFAULTS, **options}
+        if options is not None and given:
+            raise TypeError("give the motion backend its options or their keywords, not both")
+        self.options = options if options is not None else MotionOptions(**given)
         self.max_concurrency = os.cpu_count() or 1
 
     def config(self) -> dict:
         import cv2
 
         return {"backend": self.name, "model": "classical-motion", "version": MOTION_VERSION,
-                "opencv": cv2.__version__, **self.options}
+                "opencv": cv2.__version__, **asdict(self.options)}
 
     def describe(self, requests) -> list[str]:
-        return ["\n".join(render_motion(analyse_motion(r.frames, list(r.timestamps) or None, **self.options)))
+        return ["\n".join(render_motion(analyse_motion(r.frames, list(r.timestamps) or None, **asdict(self.options))))
                 for r in requests]

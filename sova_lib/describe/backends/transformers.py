@@ -131,16 +131,18 @@ def video_metadata(timestamps: Sequence[float], width: int, height: int) -> dict
 class TransformersOptions:
     """The options of the transformers describer (``sova_lib.describe.contract.backend_options``)."""
 
-    model: str = option(help="hub id (Qwen/Qwen2.5-VL-7B-Instruct) or local folder (--model)")
+    model: str = option(help="hub id (Qwen/Qwen2.5-VL-7B-Instruct) or local folder", flag="NAME")
     revision: str | None = option(None, "branch, tag or commit; the manifest records the commit when known")
-    max_new_tokens: int = option(1024, "at most this many generated tokens per answer (--max-new-tokens)")
+    max_new_tokens: int = option(1024, "answer length limit in tokens", flag="N")
     dtype: str = option("auto", "auto (bfloat16 on GPU, float32 on CPU), bfloat16, float16 or float32")
     device: str = option("auto", "auto, cpu, cuda, cuda:1, ...")
-    batch_size: int = option(1, "requests per generate call (--batch-size)")
+    batch_size: int = option(1, "items the model takes per call, on either engine; not part of the cache key, so a "
+                                "run resumes with another batch size (e.g. a lower one after running out of memory)",
+                             flag="N")
     family: str | None = option(None, "image-text-to-text or minicpm-v; default from the model id")
     device_map: str | dict | None = option(None, "auto spreads a model too large for one GPU over every visible "
                                                  "GPU (accelerate); also balanced, sequential or a JSON object as "
-                                                 "from_pretrained takes it; overrides device (--device-map)")
+                                                 "from_pretrained takes it; overrides device", flag="MAP")
     trust_remote_code: bool | None = option(None, "run the model's own code (default: true for MiniCPM-V only)")
     attn_implementation: str | None = option(None, "e.g. sdpa or flash_attention_2; default: the library's choice")
     processor_kwargs: dict | None = option(None, "a JSON object passed to AutoProcessor.from_pretrained (e.g. "
@@ -157,8 +159,8 @@ class TransformersOptions:
 class TransformersDescriber:
     """A local Hugging Face vision-language model behind the describer contract.
 
-    Its keyword options, those of ``sova describe --backend transformers``, are ``TransformersOptions``:
-    ``device_map`` overrides ``device``; ``video_input`` and ``cap_pixels_per_frame`` are the module docstring's;
+    ``options``: ``TransformersOptions`` (those of ``sova describe --backend transformers``), or its fields as
+    keywords. ``device_map`` overrides ``device``; ``video_input`` and ``cap_pixels_per_frame`` are the module docstring's;
     ``frame_packing`` is ``sova_lib.describe.backends.minicpm``'s.
     """
 
@@ -166,41 +168,38 @@ class TransformersDescriber:
     max_concurrency = 1
     Options = TransformersOptions
 
-    def __init__(self, model: str, revision: str | None = None, max_new_tokens: int = 1024,
-                 dtype: str = "auto", device: str = "auto", batch_size: int = 1,
-                 family: str | None = None, device_map: str | dict | None = None,
-                 trust_remote_code: bool | None = None, attn_implementation: str | None = None,
-                 processor_kwargs: dict | None = None, video_input: str = "auto", cap_pixels_per_frame: bool = True,
-                 frame_packing: int | None = None,
-                 generate_kwargs: dict | None = None, cache_dir: str | None = None):
-        if not model:
+    def __init__(self, options: TransformersOptions | None = None, **given: Any):
+        if options is not None and given:
+            raise TypeError("give the transformers backend its options or their keywords, not both")
+        self.options = o = options if options is not None else TransformersOptions(**given)
+        if not o.model:
             raise ValueError("the transformers backend needs a model: a hub id or a local folder (--model)")
-        for name, value in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
+        for name, value in (("max_new_tokens", o.max_new_tokens), ("batch_size", o.batch_size)):
             if value is None or int(value) < 1:  # None: e.g. --backend-option batch_size=null
                 raise ValueError(f"{name} must be at least 1, got {value}")
-        if video_input not in _VIDEO_INPUTS:
-            raise ValueError(f"video_input must be one of {list(_VIDEO_INPUTS)}, got {video_input!r}")
-        self.model = str(local_folder(model) or model)  # a folder as one path, however it was spelled
-        self.revision = revision
-        self.family = resolve_family(self.model, family)
-        if self.family == "minicpm-v" and int(batch_size) != 1:
+        if o.video_input not in _VIDEO_INPUTS:
+            raise ValueError(f"video_input must be one of {list(_VIDEO_INPUTS)}, got {o.video_input!r}")
+        self.model = str(local_folder(o.model) or o.model)  # a folder as one path, however it was spelled
+        self.revision = o.revision
+        self.family = resolve_family(self.model, o.family)
+        if self.family == "minicpm-v" and int(o.batch_size) != 1:
             raise ValueError("the MiniCPM-V chat path describes one item at a time: use batch_size=1 "
                              "(for throughput, serve the model with vLLM and use the openai backend)")
-        if frame_packing is not None and self.family != "minicpm-v":
+        if o.frame_packing is not None and self.family != "minicpm-v":
             raise ValueError("frame_packing applies to the MiniCPM-V chat path only")
-        self.max_new_tokens = int(max_new_tokens)
-        self.batch_size = self.max_batch_size = int(batch_size)
-        self.device_map = device_map
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype, self.device)
-        self.trust_remote_code = (self.family == "minicpm-v") if trust_remote_code is None else bool(trust_remote_code)
-        self.attn_implementation = attn_implementation
-        self.processor_kwargs = dict(processor_kwargs or {})
-        self.video_input = video_input
-        self.cap_pixels_per_frame = bool(cap_pixels_per_frame)
-        self.frame_packing = None if frame_packing is None else int(frame_packing)
-        self.generate_kwargs = dict(generate_kwargs or {})
-        self.cache_dir = cache_dir
+        self.max_new_tokens = int(o.max_new_tokens)
+        self.batch_size = self.max_batch_size = int(o.batch_size)
+        self.device_map = o.device_map
+        self.device = resolve_device(o.device)
+        self.dtype = resolve_dtype(o.dtype, self.device)
+        self.trust_remote_code = (self.family == "minicpm-v") if o.trust_remote_code is None else bool(o.trust_remote_code)
+        self.attn_implementation = o.attn_implementation
+        self.processor_kwargs = dict(o.processor_kwargs or {})
+        self.video_input = o.video_input
+        self.cap_pixels_per_frame = bool(o.cap_pixels_per_frame)
+        self.frame_packing = None if o.frame_packing is None else int(o.frame_packing)
+        self.generate_kwargs = dict(o.generate_kwargs or {})
+        self.cache_dir = o.cache_dir
         self._engine: Any = None
         self._stopping = threading.Event()  # set by stop(): a generate in flight ends after its current step
 

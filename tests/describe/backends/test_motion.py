@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -153,7 +154,7 @@ def test_encoded_video_forward_and_reversed(tmp_path):
         frames = sample_frames(path, rate=1, reverse=reverse)
         assert frames.indices.tolist() == [0, 10, 20, 29, 39]  # F = 40: n = round(4.0) + 1 = 5
         request = DescribeRequest(id=0, frames=frames.images, prompt="", timestamps=tuple(frames.timestamps))
-        analysis = analyse_motion(request.frames, request.timestamps, **describer.options)
+        analysis = analyse_motion(request.frames, request.timestamps, **dataclasses.asdict(describer.options))
         assert [o.direction for o in analysis.objects] == [direction]
 
 
