@@ -116,6 +116,7 @@ from sova_lib.cli.options import (
     add_describer_options,
     add_frame_options,
     add_output_options,
+    backend_flags,
     existing_file,
     existing_folder,
     note,
@@ -160,12 +161,6 @@ Turn the SOVABench authors' output, one JSON object {"<index>": "<text>", ...}, 
 CACHE_DIR/descriptions/imported-<backend>-<model>-<prompt>-<fps>fps__<hash>/ (descriptions.jsonl
 with integer ids, manifest.json with "source": "import" and the source file's SHA-256). An import
 never shares a folder with a run of this library; importing the same file again adds nothing."""
-
-#: Options that set the describer keyword of their name (only when given on the command line); a backend that
-#: declares no ``model`` ignores ``--model``, and refuses any other of them that it does not declare.
-_PASS_THROUGH = ("model", "base_url", "concurrency", "max_new_tokens", "api_key_env", "device_map", "connect_timeout",
-                 "read_timeout", "model_tag", "batch_size", "first_token_timeout")
-
 
 def add_commands(subparsers) -> None:
     """``sova describe`` (any folder of videos or images, or the bundled examples) and ``sova import``."""
@@ -230,8 +225,8 @@ def describer_options(args) -> dict:
         declared = contract.backend_options(args.backend)
     except (ImportError, AttributeError) as err:
         raise CliError(f"backend {args.backend!r} cannot be loaded ({contract.DESCRIBERS[args.backend]}): {err}") from None
-    # getattr with a default: other commands (e.g. sova vantage describe) reuse this with fewer options
-    options = {key: getattr(args, key) for key in _PASS_THROUGH if getattr(args, key, None) is not None}
+    # the flags the backends declare (backend_flags); getattr: a command may offer fewer (sova vantage describe)
+    options = {key: getattr(args, key) for key in backend_flags() if getattr(args, key, None) is not None}
     if declared is not None:
         if "model" not in declared and options.pop("model", None) is not None:
             note(f"the {args.backend} backend has no model; --model is ignored")

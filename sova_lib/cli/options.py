@@ -35,7 +35,7 @@ from sova_lib import storage
 from sova_lib.encoder import DTYPES, ENCODER_OPTIONS
 
 __all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
-           "add_cache_options",
+           "backend_flags", "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
            "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count", "positive_number",
            "nonnegative_number", "existing_file", "existing_folder", "note", "warning", "hold_notes", "release_notes",
@@ -250,8 +250,6 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
                    help="what describes each item: motion (a classical motion detector, no model), openai (a model "
                         "behind an OpenAI-compatible server, --base-url), transformers (a Hugging Face model run in "
                         "this process)")
-    g.add_argument("--model", metavar="NAME",
-                   help="model id (Hugging Face id, or the name a server serves); not used by motion")
     if prompt:
         from sova_lib.describe.prompts import DEFAULT_PROMPT, PROMPTS
 
@@ -260,39 +258,62 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
                             f"of your own as a sentence (a single word is taken for a preset name) (default: "
                             f"{DEFAULT_PROMPT}; not used by motion)")
         g.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
-    g.add_argument("--base-url", metavar="URL", nargs="+", action="extend",
-                   help="OpenAI-compatible server, e.g. http://localhost:8000/v1; several URLs (replicas) share "
-                        "the requests, --concurrency each")
-    g.add_argument("--model-tag", metavar="TAG",
-                   help="openai backend: a name for the weights the server runs (e.g. a checkpoint's step), which "
-                        "keys the cache in place of what the server's /models reports; for a server that reports "
-                        "nothing that tells checkpoints apart")
-    g.add_argument("--api-key-env", metavar="NAME",
-                   help="environment variable holding the API key (default OPENAI_API_KEY)")
-    g.add_argument("--concurrency", type=positive_count, metavar="N",
-                   help="requests in flight per server (openai backend)")
-    g.add_argument("--batch-size", type=positive_count, metavar="N",
-                   help="items the model takes per call, on either engine (transformers backend; default 1); not "
-                        "part of the cache key, so a run resumes with another batch size (e.g. a lower one after "
-                        "running out of memory)")
-    g.add_argument("--max-new-tokens", type=positive_count, metavar="N",
-                   help="answer length limit in tokens (default 1024)")
+    flags = backend_flags()
+    for key in sorted(flags, key=lambda key: key != "model"):  # --model first, then in the backends' order
+        _add_backend_flag(g, key, flags[key])
     add_answer_limit(g, "a longer one is cut to it, flagged \"cut\" in descriptions.jsonl, counted in the summary "
                         "and recorded in the manifest")
-    g.add_argument("--connect-timeout", type=positive_number, metavar="S",
-                   help="openai backend: seconds to wait for a connection to the server (default 10)")
-    g.add_argument("--read-timeout", type=positive_number, metavar="S",
-                   help="openai backend: seconds to wait for one whole answer from a server that does not stream "
-                        "(default 120)")
-    g.add_argument("--first-token-timeout", type=positive_number, metavar="S",
-                   help="openai backend: seconds to wait for the first streamed token, and the longest silence "
-                        "between two (default 20; a stream that keeps coming is not cut)")
-    g.add_argument("--device-map", metavar="MAP",
-                   help="transformers backend: 'auto' splits a model too large for one GPU over every visible GPU "
-                        "(accelerate)")
     g.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other option of the backend, read as its declared type (repeatable; 'sova describe "
                         "--help' lists each backend's)")
+
+
+def backend_flags() -> dict[str, list]:
+    """The backends' options that the command line offers as flags of their own, by name: ``[(backend,
+    BackendOption), ...]``, each backend's own declaration (``contract.backend_options``; a backend that cannot be
+    imported offers none)."""
+    from sova_lib.describe.contract import DESCRIBERS, backend_options
+
+    flags: dict[str, list] = {}
+    for backend in sorted(DESCRIBERS):
+        try:
+            declared = backend_options(backend) or {}
+        except (ImportError, AttributeError):
+            continue
+        for key, option in declared.items():
+            if option.flag:
+                flags.setdefault(key, []).append((backend, option))
+    return flags
+
+
+def _add_backend_flag(group, key: str, owners: list) -> None:
+    """``--KEY`` of the backends ``owners`` declare it in: its help and default theirs (``backend: help (default
+    D)``, backends that say the same thing together), its type their declared one (a whole number 1 or more, a
+    number above 0, or as ``--backend-option`` reads it; a sequence takes several values); not given: None."""
+    import collections.abc
+    import json
+    import typing
+
+    from sova_lib.describe.contract import option_value
+
+    said: dict[str, list[str]] = {}
+    for backend, option in owners:
+        default = "required" if option.required else f"default {option.default}" if isinstance(option.default, str) \
+            else f"default {json.dumps(option.default)}"
+        said.setdefault(f"{option.help} ({default})", []).append(backend)
+    option = owners[0][1]
+    many = any(typing.get_origin(t) in (list, collections.abc.Sequence) for t in typing.get_args(option.type))
+
+    def read(text: str):
+        try:
+            return option_value(option, text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    kind = {int: positive_count, float: positive_number}.get(option.type, str if many else read)
+    group.add_argument(f"--{key.replace('_', '-')}", metavar=option.flag, type=kind,
+                       **({"nargs": "+", "action": "extend"} if many else {}),
+                       help="; ".join(f"{', '.join(b)}: {h}" for h, b in said.items()).replace("%", "%%"))
 
 
 def add_answer_limit(group, what: str) -> None:

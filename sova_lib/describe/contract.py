@@ -57,7 +57,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 __all__ = ["DESCRIBERS", "BackendOption", "DescribeRequest", "Describer", "DescriberEnvironmentError",
-           "PromptedDescriber", "backend_options", "describer_factory", "make_describer", "option", "option_value", "type_words"]
+           "PromptedDescriber", "backend_options", "describer_factory", "make_describer", "option", "option_value",
+           "options_of", "type_words"]
 
 
 class DescriberEnvironmentError(OSError):
@@ -152,9 +153,21 @@ def describer_factory(backend: str) -> Callable[..., Describer]:
     return getattr(importlib.import_module(module), factory)
 
 
-def make_describer(backend: str, **options: Any) -> Describer:
-    """Build the describer registered as ``backend`` with ``options``."""
-    return describer_factory(backend)(**options)
+def make_describer(backend: str, options: Any = None, /, **keywords: Any) -> Describer:
+    """Build the describer registered as ``backend``: from ``options``, an instance of its ``Options`` (what a Ray
+    actor is sent, ``options_of``), or from ``keywords`` (its options' fields); ``options`` may also be a dict of
+    them."""
+    factory = describer_factory(backend)
+    if isinstance(options, dict):
+        options, keywords = None, {**options, **keywords}
+    return factory(**keywords) if options is None else factory(options, **keywords)
+
+
+def options_of(backend: str, keywords: dict) -> Any:
+    """``keywords`` as the options of the backend registered as ``backend``: an instance of its ``Options`` (which
+    checks them: ``TypeError`` or ``ValueError``), or the dict itself for a backend that declares none."""
+    declared = getattr(describer_factory(backend), "Options", None)
+    return dict(keywords) if declared is None else declared(**keywords)
 
 
 def option(default: Any = dataclasses.MISSING, help: str = "", flag: str | None = None) -> Any:  # noqa: A002
@@ -165,12 +178,14 @@ def option(default: Any = dataclasses.MISSING, help: str = "", flag: str | None 
 
 @dataclass(frozen=True)
 class BackendOption:
-    """One keyword a backend takes: its ``name``, declared ``type``, ``default`` (``required``: none) and ``help``."""
+    """One keyword a backend takes: its ``name``, declared ``type``, ``default`` (``required``: none), ``help`` and,
+    where the command line offers it as ``--name``, that flag's metavar ``flag``."""
 
     name: str
     type: Any
     default: Any
     help: str = ""
+    flag: str | None = None
 
     @property
     def required(self) -> bool:
@@ -180,18 +195,20 @@ class BackendOption:
 def backend_options(backend: str) -> dict[str, BackendOption] | None:
     """The options the backend registered as ``backend`` takes, by name; None: it takes any keyword.
 
-    A backend declares them once, as its factory's ``Options``: a frozen dataclass with one field per keyword, its
-    type, its default (none: the option is required) and ``metadata={"help": ...}``. The ``sova`` command line
-    converts each ``--backend-option KEY=VALUE`` to the declared type (``option_value``), refuses a key that is not
-    declared and lists every backend's options in its help. A factory with no ``Options`` is read from its
+    A backend declares them once, as its factory's ``Options`` (which the factory takes whole): a frozen dataclass
+    with one field per keyword (``option``), its type, its default (none: the option is required), its help and, for
+    an option the command line offers as a flag of its own (``--base-url``), the flag's metavar. The ``sova`` command
+    line makes those flags from it (``sova_lib.cli.options.add_describer_options``), converts each
+    ``--backend-option KEY=VALUE`` to the declared type (``option_value``), refuses a key that is not declared and
+    lists every backend's options in its help; the Ray engine sends the options to its actors. A factory with no ``Options`` is read from its
     signature: its keywords, each value decoded as JSON when it can be.
     """
     factory = describer_factory(backend)
     declared = getattr(factory, "Options", None)
     if declared is not None:
         hints = typing.get_type_hints(declared)
-        return {f.name: BackendOption(f.name, hints[f.name], f.default, f.metadata.get("help", ""))
-                for f in dataclasses.fields(declared)}
+        return {f.name: BackendOption(f.name, hints[f.name], f.default, f.metadata.get("help", ""),
+                                      f.metadata.get("flag")) for f in dataclasses.fields(declared)}
     params = inspect.signature(factory).parameters
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
         return None

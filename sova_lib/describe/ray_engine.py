@@ -15,7 +15,8 @@ spread over a pool of Ray actors:
 * ``Dataset.map_batches`` runs ``RunWorker`` (the actor of both Ray
   engines) in a pool of ``workers`` actors, each with ``gpus_per_worker``
   GPUs and ``cpus_per_worker`` CPUs (``run_on_actors``).
-  An actor builds its describer once (``make_describer(backend, **options)``)
+  An actor builds its describer once from the backend's options class (``make_describer(backend, options)``,
+  the options the only payload it is sent)
   and loads it once (``runner.start_describer``: the weights, or the
   endpoint check); a failure there stops the whole run with the same
   exception and message as the local engine. For each call of
@@ -57,7 +58,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from sova_lib.describe.contract import Describer, make_describer
+from sova_lib.describe.contract import Describer, make_describer, options_of
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary
@@ -152,8 +153,8 @@ class RunWorker:
         return {"row": rows, "outcome": [done.get(row, b"") for row in rows], "fatal": [self.fatal] * len(rows)}
 
 
-def _start_describer(backend: str, options: dict) -> Describer:
-    describer = make_describer(backend, **options)
+def _start_describer(backend: str, options: Any) -> Describer:
+    describer = make_describer(backend, options)
     start_describer(describer)
     return describer
 
@@ -213,19 +214,19 @@ def ray_session(address: str | None = None, num_cpus: int | None = None, num_gpu
         ray.shutdown()
 
 
-def describe_items_ray(backend: str, options: dict, items: Iterable[Item], cache_dir: str | Path, *,
+def describe_items_ray(backend: str, options: Any, items: Iterable[Item], cache_dir: str | Path, *,
                        ray: RayOptions | None = None, run: RunOptions | None = None, **describing) -> RunSummary:
     """Describe ``items`` with the ``backend`` describer on a Ray actor pool into ``cache_dir`` (module docstring).
 
     ``runner.describe_items`` with ``engine=RayEngine(backend, options, ray)``: ``options`` are the describer's
-    keyword options (as for ``make_describer``); ``ray``: the pool and the cluster (``RayOptions``; default: its
+    options, an instance of the backend's ``Options`` or its fields as a dict (``contract.options_of``); ``ray``: the pool and the cluster (``RayOptions``; default: its
     defaults); ``run`` (``RunOptions``) and ``describing`` (``prompt``, ``fps``, ``frames``, ``max_frames``,
     ``crop_source``, ``sampler_version``, ``details``) as for ``runner.describe_items``.
     ``DescriberEnvironmentError`` (or the describer's own error) stops the run when an actor's describer cannot
     start.
     """
     engine = RayEngine(backend, options, ray or RayOptions())
-    describer = make_describer(backend, **options)  # built, not loaded: its config() names the cache
+    describer = make_describer(backend, engine.options)  # built, not loaded: its config() names the cache
     return describe_items(describer, items, cache_dir, run=run, engine=engine, **describing)
 
 
@@ -236,12 +237,17 @@ class RayEngine:
     The ``runner.Engine`` of ``describe_items_ray``: ``outcomes`` is ``run_on_actors`` with each actor's
     describer made of ``backend`` and ``options`` (``make_describer``) and started (``runner.start_describer``),
     and the local engine's own ``runner.schedule_requests`` on each call; the driver's describer only names the
-    cache. ``ray``: the pool and the cluster.
+    cache. ``options``: the backend's ``Options`` instance, the payload each actor is sent (a dict of its fields is
+    made one, ``contract.options_of``). ``ray``: the pool and the cluster.
     """
 
     backend: str
-    options: dict
+    options: Any
     ray: RayOptions
+
+    def __post_init__(self):
+        if isinstance(self.options, dict):
+            object.__setattr__(self, "options", options_of(self.backend, self.options))
 
     def outcomes(self, describer: Describer, todo: list[Item], sampling: Sampling | float | None, prompt: Prompt,
                  run_info: dict) -> Iterator[Outcome]:

@@ -345,12 +345,12 @@ class MotionDescriber:
     Options = MotionOptions
 
     def __init__(self, options: MotionOptions | None = None, **given):
-        unknown = sorted(set(given) - set(_DEFAULTS))
-        if unknown:
-            raise TypeError(f"unknown motion describer option(s) {unknown}; known: {sorted(_DEFAULTS)}")
+        known = {f.name for f in fields(self.Options)}
+        if set(given) - known:
+            raise TypeError(f"unknown motion describer option(s) {sorted(set(given) - known)}; known: {sorted(known)}")
         if options is not None and given:
             raise TypeError("give the motion backend its options or their keywords, not both")
-        self.options = options if options is not None else MotionOptions(**given)
+        self.options = options if options is not None else self.Options(**given)
         self.max_concurrency = os.cpu_count() or 1
 
     def config(self) -> dict:

@@ -80,7 +80,7 @@ class OpenAIDescriber:
                  sleep: Callable[[float], None] | None = None, **given: Any):
         if options is not None and given:
             raise TypeError("give the openai backend its options or their keywords, not both")
-        self.options = options = options if options is not None else OpenAIOptions(**given)
+        self.options = options = options if options is not None else self.Options(**given)
         self._transport = Transport(options, options.model, rng, sleep)
         endpoints = self._transport.endpoints
         self.model = options.model

@@ -171,7 +171,7 @@ class TransformersDescriber:
     def __init__(self, options: TransformersOptions | None = None, **given: Any):
         if options is not None and given:
             raise TypeError("give the transformers backend its options or their keywords, not both")
-        self.options = o = options if options is not None else TransformersOptions(**given)
+        self.options = o = options if options is not None else self.Options(**given)
         if not o.model:
             raise ValueError("the transformers backend needs a model: a hub id or a local folder (--model)")
         for name, value in (("max_new_tokens", o.max_new_tokens), ("batch_size", o.batch_size)):
