@@ -271,7 +271,7 @@ def backend_options_help() -> str:
         lines.append(f"  {backend}:")
         for key, option in declared.items():
             default = "required" if option.required else f"default {json.dumps(option.default)}"
-            lines += textwrap.wrap(f"{key} ({contract.type_words(option.type)}; {default}): {option.help}", 100,
+            lines += textwrap.wrap(f"{key} ({contract.type_words(option)}; {default}): {option.help}", 100,
                                    initial_indent="    ", subsequent_indent="      ", break_on_hyphens=False)
     return "\n".join(lines)
 

@@ -290,9 +290,7 @@ def _add_backend_flag(group, key: str, owners: list) -> None:
     """``--KEY`` of the backends ``owners`` declare it in: its help and default theirs (``backend: help (default
     D)``, backends that say the same thing together), its type their declared one (a whole number 1 or more, a
     number above 0, or as ``--backend-option`` reads it; a sequence takes several values); not given: None."""
-    import collections.abc
     import json
-    import typing
 
     from sova_lib.describe.contract import option_value
 
@@ -302,7 +300,7 @@ def _add_backend_flag(group, key: str, owners: list) -> None:
             else f"default {json.dumps(option.default)}"
         said.setdefault(f"{option.help} ({default})", []).append(backend)
     option = owners[0][1]
-    many = any(typing.get_origin(t) in (list, collections.abc.Sequence) for t in typing.get_args(option.type))
+    many = "Sequence[str]" in option.kinds()
 
     def read(text: str):
         try:
@@ -310,7 +308,7 @@ def _add_backend_flag(group, key: str, owners: list) -> None:
         except ValueError as err:
             raise argparse.ArgumentTypeError(str(err)) from None
 
-    kind = {int: positive_count, float: positive_number}.get(option.type, str if many else read)
+    kind = {("int",): positive_count, ("float",): positive_number}.get(tuple(option.kinds()), str if many else read)
     group.add_argument(f"--{key.replace('_', '-')}", metavar=option.flag, type=kind,
                        **({"nargs": "+", "action": "extend"} if many else {}),
                        help="; ".join(f"{', '.join(b)}: {h}" for h, b in said.items()).replace("%", "%%"))

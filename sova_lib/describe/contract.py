@@ -46,13 +46,10 @@ the item, and the error's message names the model or URL and the likely fix.
 """
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
 import importlib
 import inspect
 import json
-import types
-import typing
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
@@ -178,8 +175,9 @@ def option(default: Any = dataclasses.MISSING, help: str = "", flag: str | None 
 
 @dataclass(frozen=True)
 class BackendOption:
-    """One keyword a backend takes: its ``name``, declared ``type``, ``default`` (``required``: none), ``help`` and,
-    where the command line offers it as ``--name``, that flag's metavar ``flag``."""
+    """One keyword a backend takes: its ``name``, declared ``type`` (its annotation as written, ``"float | None"``;
+    ``Any`` when undeclared), ``default`` (``required``: none), ``help`` and, where the command line offers it as
+    ``--name``, that flag's metavar ``flag``."""
 
     name: str
     type: Any
@@ -191,6 +189,12 @@ class BackendOption:
     def required(self) -> bool:
         return self.default is dataclasses.MISSING
 
+    def kinds(self) -> list[str]:
+        """The names of the types ``type`` joins with ``|``, in the order a value is tried: null first, text last
+        (``str | None`` reads ``null`` as None, ``str | dict`` a JSON object as a dict)."""
+        text = self.type if isinstance(self.type, str) else getattr(self.type, "__name__", str(self.type))
+        return sorted((name.strip() for name in text.split("|")), key=lambda name: (name != "None", name == "str"))
+
 
 def backend_options(backend: str) -> dict[str, BackendOption] | None:
     """The options the backend registered as ``backend`` takes, by name; None: it takes any keyword.
@@ -200,15 +204,14 @@ def backend_options(backend: str) -> dict[str, BackendOption] | None:
     an option the command line offers as a flag of its own (``--base-url``), the flag's metavar. The ``sova`` command
     line makes those flags from it (``sova_lib.cli.options.add_describer_options``), converts each
     ``--backend-option KEY=VALUE`` to the declared type (``option_value``), refuses a key that is not declared and
-    lists every backend's options in its help; the Ray engine sends the options to its actors. A factory with no ``Options`` is read from its
-    signature: its keywords, each value decoded as JSON when it can be.
+    lists every backend's options in its help; the Ray engine sends the options to its actors. A factory with no
+    ``Options`` is read from its signature: its keywords, each value decoded as JSON when it can be.
     """
     factory = describer_factory(backend)
     declared = getattr(factory, "Options", None)
     if declared is not None:
-        hints = typing.get_type_hints(declared)
-        return {f.name: BackendOption(f.name, hints[f.name], f.default, f.metadata.get("help", ""),
-                                      f.metadata.get("flag")) for f in dataclasses.fields(declared)}
+        return {f.name: BackendOption(f.name, f.type, f.default, f.metadata.get("help", ""), f.metadata.get("flag"))
+                for f in dataclasses.fields(declared)}
     params = inspect.signature(factory).parameters
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
         return None
@@ -216,52 +219,53 @@ def backend_options(backend: str) -> dict[str, BackendOption] | None:
             for name, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
 
-#: What a value of each declared type is written as, for the message that refuses one.
-_TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "text", dict: "a JSON object",
-               list: "a JSON list", collections.abc.Sequence: "a JSON list", type(None): "null"}
+def _null(text: str) -> None:
+    if text.lower() not in ("null", "none"):
+        raise ValueError(text)
 
 
-def _members(declared: Any) -> tuple:
-    """The types a value of ``declared`` may have, null first and text last (``str | None`` reads ``null`` as None,
-    ``str | dict`` a JSON object as a dict)."""
-    if typing.get_origin(declared) in (typing.Union, types.UnionType):
-        return tuple(sorted(typing.get_args(declared), key=lambda m: (m is not type(None), m is str)))
-    return (declared,)
+def _bool(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise ValueError(text)
+    return text.lower() == "true"
 
 
-def _convert(member: Any, text: str) -> Any:
-    origin = typing.get_origin(member) or member
-    if member is type(None):
-        if text.lower() in ("null", "none"):
-            return None
-    elif member is bool:
-        if text.lower() in ("true", "false"):
-            return text.lower() == "true"
-    elif member in (int, float, str):
-        return member(text)
-    elif origin in (dict, list, collections.abc.Sequence):
+def _json(kind: type) -> Callable[[str], Any]:
+    def read(text: str) -> Any:
         value = json.loads(text)
-        if isinstance(value, dict if origin is dict else list):
-            return value
-    else:  # undeclared (Any): JSON when the text is JSON, else the text itself
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
-    raise ValueError(text)
+        if not isinstance(value, kind):
+            raise ValueError(text)
+        return value
+    return read
 
 
-def type_words(declared: Any) -> str:
-    """How a value of the ``declared`` type is written (``an integer``, ``text or null``, ...)."""
-    members = _members(declared)[::-1] if type(None) in _members(declared) else _members(declared)
-    return " or ".join(dict.fromkeys(_TYPE_WORDS.get(typing.get_origin(m) or m, "a JSON value") for m in members))
+def _any(text: str) -> Any:
+    """An undeclared value: JSON when the text is JSON, else the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+#: Each type an option may declare, by the name its annotation writes: how a value is read from text (ValueError:
+#: not one) and how a refusal names it. Another name is read as ``_any`` and named "a JSON value".
+_KINDS: dict[str, tuple[Callable[[str], Any], str]] = {
+    "None": (_null, "null"), "bool": (_bool, "true or false"), "int": (int, "an integer"), "float": (float, "a number"),
+    "str": (str, "text"), "dict": (_json(dict), "a JSON object"), "list": (_json(list), "a JSON list"),
+    "Sequence[str]": (_json(list), "a JSON list")}
+
+
+def type_words(option: BackendOption) -> str:
+    """How a value of ``option``'s declared type is written (``an integer``, ``text or null``, ...)."""
+    kinds = option.kinds()[::-1] if "None" in option.kinds() else option.kinds()
+    return " or ".join(dict.fromkeys(_KINDS.get(kind, (_any, "a JSON value"))[1] for kind in kinds))
 
 
 def option_value(option: BackendOption, text: str) -> Any:
     """``text`` as a value of ``option``'s declared type (ValueError: it is not one)."""
-    for member in _members(option.type):
+    for kind in option.kinds():
         try:
-            return _convert(member, text)
+            return _KINDS.get(kind, (_any,))[0](text)
         except ValueError:
             continue
-    raise ValueError(f"{option.name} takes {type_words(option.type)}, not {text!r}")
+    raise ValueError(f"{option.name} takes {type_words(option)}, not {text!r}")
