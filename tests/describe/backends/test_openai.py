@@ -1,16 +1,13 @@
 """The OpenAI-compatible backend against a real local HTTP server (127.0.0.1) speaking chat completions."""
 import base64
-import email.utils
 import io
 import json
-import time
 
 import numpy as np
 import pytest
 from PIL import Image
 
 from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError
-from sova_lib.describe.backends.transport import parse_retry_after
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
@@ -62,21 +59,6 @@ def test_no_system_message_without_a_system_prompt_and_no_key_without_the_variab
     assert "Authorization" not in req["headers"]
 
 
-def test_retries_429_with_retry_after_500_and_a_time_out(server_factory):
-    server = server_factory([("status", 429, "slow down", {"Retry-After": "3"}),
-                             ("status", 500, "overloaded", {}),
-                             ("slow", 3.0)])
-    waits = []
-    # the time-out (1 s) is far from both the slow answer (3 s) and a normal one on a busy machine
-    d = OpenAIDescriber(model="m", base_url=server.url, read_timeout=1.0, stream=False, backoff_base=0.01, rng=np.random.default_rng(7),
-                        sleep=waits.append)
-    assert d.describe([DescribeRequest(1, frames(), "Describe this video.")]) == ["images: 2"]
-    assert len(server.requests) == 4
-    rng = np.random.default_rng(7)  # the backoff draws its jitter from this generator, in order
-    expected = [3.0, 0.01 * 2 * (0.5 + 0.5 * rng.random()), 0.01 * 4 * (0.5 + 0.5 * rng.random())]
-    assert waits == pytest.approx(expected, rel=1e-12)
-
-
 def test_a_400_fails_at_once_with_the_servers_message(server_factory):
     server = server_factory([("status", 400, "image too large for context", {})])
     d = OpenAIDescriber(model="m", base_url=server.url, sleep=lambda s: pytest.fail("a 400 must not be retried"))
@@ -84,15 +66,6 @@ def test_a_400_fails_at_once_with_the_servers_message(server_factory):
                                           r"image too large for context"):
         d.describe([DescribeRequest(1, frames(), "Describe this video.")])
     assert len(server.requests) == 1
-
-
-def test_gives_up_after_max_retries(server_factory):
-    server = server_factory([("status", 503, "down", {})] * 5)
-    waits = []
-    d = OpenAIDescriber(model="m", base_url=server.url, max_retries=2, backoff_base=0.001, sleep=waits.append)
-    with pytest.raises(OpenAIError, match="gave up after 3 attempts: HTTP 503: down"):
-        d.describe([DescribeRequest(1, frames(), "x y")])
-    assert len(server.requests) == 3 and len(waits) == 2
 
 
 def _closed_port() -> int:
@@ -132,20 +105,6 @@ def test_401_403_404_are_about_the_server_not_the_item(server_factory, status, f
     assert str(error.value).startswith(f"HTTP {status} from {server.url}/chat/completions for model 'm': "
                                        "The model `m` does not exist. Fix: ")
     assert fix in str(error.value) and len(server.requests) == 1
-
-
-def test_a_kept_alive_connection_the_server_closed_is_reopened_without_waiting(server_factory):
-    server = server_factory(hang_up=True)
-    d = OpenAIDescriber(model="m", base_url=server.url, sleep=lambda s: pytest.fail("a stale connection costs no back-off"))
-    out = [d.describe([DescribeRequest(i, frames()[:1], "x y")]) for i in range(3)]
-    assert out == [["images: 1"]] * 3 and len(server.requests) == 3
-
-
-def test_retry_after_forms():
-    assert parse_retry_after("7") == 7.0 and parse_retry_after(None) is None
-    assert parse_retry_after("soon") is None
-    later = parse_retry_after(email.utils.formatdate(time.time() + 30, usegmt=True))
-    assert 25 < later <= 30
 
 
 def test_config_and_run_info_hold_no_secret(monkeypatch):

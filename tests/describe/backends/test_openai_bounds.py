@@ -24,17 +24,6 @@ def pieces_of_key(text: str, shortest: int = 5) -> list[str]:
     return [KEY[i:j] for i in range(len(KEY)) for j in range(i + shortest, len(KEY) + 1) if KEY[i:j] in text]
 
 
-def test_a_response_head_that_trickles_in_ends_the_request_at_the_first_token_timeout(server_factory):
-    server = server_factory(repeat=("trickle", 0.2))  # a header byte every 0.2 s: every read is short
-    d = OpenAIDescriber(model="m", base_url=server.url, first_token_timeout=1.0, max_retries=0, sleep=lambda s: None)
-    started = time.monotonic()
-    with pytest.raises(OpenAIError) as err:
-        d.describe([request()])
-    took = time.monotonic() - started
-    assert str(err.value) == "gave up after 1 attempts: ReadTimeout: no answer within 1 s"
-    assert 1.0 <= took < 5.0, took  # measured: 1.0 s; without the bound the request never ends
-
-
 def test_a_describe_run_against_a_trickling_head_ends_within_its_bounds(server_factory, tmp_path, capsys):
     server = server_factory(models=["m"], repeat=("trickle", 0.2))
     started = time.monotonic()
