@@ -13,6 +13,9 @@ the body and brings the answer back, under the rules docs/gpu.md ("The openai ba
 * ``Transport.model_card(endpoint)``: what ``GET {endpoint}/models`` lists of the model, the one reader of that
   listing.
 
+A POST is one ``_attempt`` per try (the endpoint, the status rules, the fall-back to whole answers) over one
+``_exchange`` (the bytes, and the text of a stream, ``_read_events``); a GET of the listing is one ``_exchange``.
+
 HTTP goes through one thread-safe ``httpx.Client`` whose reads keep a deadline for the whole response head
 (``head_deadline``); the body is read as a stream, at most ``max_response_bytes`` of it. The API key is read from
 the environment variable ``api_key_env`` at each request and goes only into the ``Authorization`` header; whatever
@@ -202,24 +205,14 @@ class Transport:
         ``connect_timeout`` + ``min(read_timeout, 30)`` seconds, refuses the credentials, answers 5xx, or lists its
         models without ``model``.
         """
-        url, wait = endpoint.url + "/models", min(self.options.read_timeout, 30.0)
+        url = endpoint.url + "/models"
         try:
-            status, headers, data = self._exchange("GET", url, wait)
-        except httpx.ConnectError as err:
-            self._stop_if_unreachable(endpoint, err)
-            raise DescriberEnvironmentError(f"cannot connect to {url}: {self.redact(str(err))}. Fix: check that the "
-                                            "server is running, or fix --base-url") from None
-        except httpx.TimeoutException as err:
-            connect = isinstance(err, httpx.ConnectTimeout)
-            what, limit = ("connection", self.options.connect_timeout) if connect else ("answer", wait)
+            status, headers, data = self._exchange(endpoint, "GET", "/models", min(self.options.read_timeout, 30.0))
+        except _Retry as err:
             raise DescriberEnvironmentError(
-                f"{url} gave no {what} within {limit:g} s ({type(err).__name__}): the server at {endpoint.url} is "
-                "not answering. Fix: check that it has finished starting (its log), that nothing stands between (a "
-                "firewall, a VPN), or fix --base-url") from None
-        except (httpx.HTTPError, _Retry) as err:
-            raise DescriberEnvironmentError(f"{url} gave no answer ({type(err).__name__}: {self.redact(str(err))}): "
-                                            "the server is not answering. Fix: check it and its log, then run the "
-                                            "same command again") from None
+                f"{url} gave no answer ({err}): the server at {endpoint.url} is not answering. Fix: check that it has "
+                "finished starting (its log), that nothing stands between (a firewall, a VPN), or fix --base-url") \
+                from None
         if status in (401, 403):
             raise self._refused(endpoint, status, cut(self.redact(server_message(data))))
         if status >= 500:
@@ -266,28 +259,42 @@ class Transport:
                 self._in_progress -= 1
 
     def _attempt(self, plain: bytes, streamed: bytes, hint: Callable[[], str | None]) -> str | bytes:
-        """One attempt on the least busy endpoint, counted by the fail-fast rule; streamed while the server streams,
-        else whole (said once on stderr)."""
+        """One attempt on the least busy endpoint, counted by the fail-fast rule: the answer's text (streamed) or
+        body (whole, HTTP 200); ``_Retry`` for a failure to retry, ``OpenAIError`` for a refusal. Streamed while the
+        server streams; a server that answers a stream whole, or refuses one naming the stream fields, is sent the
+        same request whole, and whole requests from then on (said once on stderr)."""
         if self._stopping.is_set():
             raise OpenAIError("not sent: the run has stopped")
-        endpoint = self._acquire()
+        endpoint, refusal = self._acquire(), None
         try:
-            try:
-                if not self.stream:
-                    answer = self._send(endpoint, plain, False)
-                else:
-                    try:
-                        answer = self._send(endpoint, streamed, True)
-                    except OpenAIError as refused:
-                        if refused.status not in _REFUSED or not _NAMES_STREAM.search(str(refused)):
-                            raise  # a refusal that does not name the stream fields is about the request itself
-                        answer = self._send(endpoint, plain, False)  # the same request, not streamed, is answered
-                        self._stop_streaming(f"it refused a streamed request ({refused})")
-            except (_Retry, OpenAIError) as failure:
-                more = hint()
-                if more and str(failure).startswith("HTTP "):  # a server's answer
-                    failure.args = (f"{failure}; {more}",)
-                raise
+            for stream in (True, False) if self.stream else (False,):
+                try:
+                    status, headers, data = self._exchange(endpoint, "POST", "/chat/completions",
+                                                           self.options.read_timeout, streamed if stream else plain,
+                                                           stream)
+                    if isinstance(data, str):  # a streamed answer's text
+                        break
+                    self._alive()
+                    if status == 200:
+                        if stream:
+                            self._stop_streaming("it answered a streamed request whole")
+                        break
+                    message = cut(self.redact(server_message(data)))
+                    if status in (408, 429) or status >= 500:
+                        raise _Retry(f"HTTP {status}: {message}", parse_retry_after(headers.get("Retry-After")))
+                    if status in (401, 403, 404):
+                        raise self._refused(endpoint, status, message)
+                    refusal = OpenAIError(f"HTTP {status} from {endpoint.url}/chat/completions: {message}")
+                    refusal.status = status
+                    if not (stream and status in _REFUSED and _NAMES_STREAM.search(message)):
+                        raise refusal  # a refusal that does not name the stream fields is about the request itself
+                except (_Retry, OpenAIError) as failure:
+                    more = hint()
+                    if more and str(failure).startswith("HTTP "):  # a server's answer
+                        failure.args = (f"{failure}; {more}",)
+                    raise
+            if refusal is not None:  # the same request, not streamed, is answered
+                self._stop_streaming(f"it refused a streamed request ({refusal})")
         except _Retry as failure:
             self._count_failure(failure)
             raise
@@ -301,79 +308,59 @@ class Transport:
                 self._slots.notify()
         with self._slots:
             self._failed_in_a_row = 0
-        return answer
+        return data
 
-    def _send(self, endpoint: _Endpoint, body: bytes, streamed: bool) -> str | bytes:
-        """The answer to ``body`` from ``endpoint``: a streamed answer's text, or a whole 200 answer's body;
-        ``_Retry`` for a failure to retry, ``OpenAIError`` for a refusal."""
-        url, o = endpoint.url + "/chat/completions", self.options
-        wait = max(o.first_token_timeout, self.token_timeout) if streamed else o.read_timeout
+    def _exchange(self, endpoint: _Endpoint, method: str, path: str, timeout: float, content: bytes | None = None,
+                  streamed: bool = False) -> tuple[int, httpx.Headers, bytes | str]:
+        """``(status, headers, body)`` of one request to ``endpoint``, the body read as a stream, bounded in size and
+        time; ``_Retry`` when no answer comes (a connection broken before any answer, perhaps a kept-alive one the
+        server had closed, is opened again once at once), ``DescriberEnvironmentError`` when nothing listens there.
+
+        ``streamed``: the request asks for a stream; a 200 that streams (server-sent events) gives the answer's
+        text as ``body`` (``_read_events``), anything else its bytes, read within ``read_timeout``.
+        """
+        o, url = self.options, endpoint.url + path
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(o.api_key_env)  # read at each request; only ever in this header
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        if streamed:  # each read waits at most this long; _read_events keeps the finer bounds
+            timeout = max(o.first_token_timeout, self.token_timeout)
+            headers["Accept"] = "text/event-stream, application/json"
         for again in (False, True):
+            started = time.monotonic()
             try:
-                status, headers, data = self._exchange("POST", url, o.read_timeout, body, streamed)
-                break
+                with contextlib.ExitStack() as held:
+                    # the status line and headers whole within first_token_timeout (a streamed request) or the
+                    # request's timeout, however slowly they trickle in (head_deadline)
+                    with head_deadline.head_within(o.first_token_timeout if streamed else timeout):
+                        response = held.enter_context(self._http().stream(
+                            method, url, content=content, headers=headers,
+                            timeout=httpx.Timeout(timeout, connect=o.connect_timeout)))
+                    kind = response.headers.get("Content-Type", "")
+                    if streamed and response.status_code == 200 and kind.startswith("text/event-stream"):
+                        return 200, response.headers, self._read_events(response, started)
+                    limit = o.read_timeout if streamed else timeout
+                    body = bytearray()
+                    for chunk in response.iter_bytes():
+                        body += chunk
+                        if len(body) > o.max_response_bytes:
+                            raise unusable("too long", f"the server's answer is longer than {o.max_response_bytes} "
+                                           "bytes; it was not read")
+                        if time.monotonic() - started > limit:
+                            raise _Retry(f"the server's answer took longer than {limit:g} s (read_timeout)")
+                    return response.status_code, response.headers, bytes(body)
             except httpx.ConnectTimeout:
                 raise _Retry(f"ConnectTimeout: no connection within {o.connect_timeout:g} s") from None
             except httpx.TimeoutException as err:
-                raise _Retry(f"{type(err).__name__}: no answer within {wait:g} s", silent=wait) from None
+                raise _Retry(f"{type(err).__name__}: no answer within {timeout:g} s", silent=timeout) from None
             except httpx.TransportError as err:
                 if isinstance(err, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)) and not again:
                     continue  # broken once: perhaps a stale kept-alive connection
                 if isinstance(err, httpx.ConnectError):
                     self._stop_if_unreachable(endpoint, err)
                 raise _Retry(self.redact(f"{type(err).__name__}: {err}")) from None
-        if isinstance(data, str):  # a streamed answer's text
-            return data
-        self._alive()
-        if status == 200:
-            if streamed:
-                self._stop_streaming("it answered a streamed request whole")
-            return data
-        message = cut(self.redact(server_message(data)))
-        if status in (408, 429) or status >= 500:
-            raise _Retry(f"HTTP {status}: {message}", parse_retry_after(headers.get("Retry-After")))
-        if status in (401, 403, 404):
-            raise self._refused(endpoint, status, message)
-        error = OpenAIError(f"HTTP {status} from {url}: {message}")
-        error.status = status
-        raise error
-
-    def _exchange(self, method: str, url: str, timeout: float, content: bytes | None = None,
-                  streamed: bool = False) -> tuple[int, httpx.Headers, bytes | str]:
-        """``(status, headers, body)`` of one request; the body is read as a stream, bounded in size and time.
-
-        ``streamed``: the request asks for a stream; a 200 that streams (server-sent events) gives the answer's
-        text as ``body`` (``_read_events``), anything else its bytes, read within ``read_timeout``.
-        """
-        o = self.options
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(o.api_key_env)  # read at each request; only ever in this header
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        started = time.monotonic()
-        if streamed:  # each read waits at most this long; _read_events keeps the finer bounds
-            timeout = max(o.first_token_timeout, self.token_timeout)
-            headers["Accept"] = "text/event-stream, application/json"
-        with contextlib.ExitStack() as held:
-            # the status line and headers whole within first_token_timeout (a streamed request) or the request's
-            # timeout, however slowly they trickle in (head_deadline)
-            with head_deadline.head_within(o.first_token_timeout if streamed else timeout):
-                response = held.enter_context(self._http().stream(
-                    method, url, content=content, headers=headers,
-                    timeout=httpx.Timeout(timeout, connect=o.connect_timeout)))
-            kind = response.headers.get("Content-Type", "")
-            if streamed and response.status_code == 200 and kind.startswith("text/event-stream"):
-                return 200, response.headers, self._read_events(response, started)
-            limit = o.read_timeout if streamed else timeout
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > o.max_response_bytes:
-                    raise unusable("too long", f"the server's answer is longer than {o.max_response_bytes} "
-                                   "bytes; it was not read")
-                if time.monotonic() - started > limit:
-                    raise _Retry(f"the server's answer took longer than {limit:g} s (read_timeout)")
-            return response.status_code, response.headers, bytes(body)
+        raise AssertionError("not reached: the second try returns or raises")
 
     def _read_events(self, response: httpx.Response, started: float) -> str:
         """The text of a streamed answer, each wait bounded: ``first_token_timeout`` until its first piece,

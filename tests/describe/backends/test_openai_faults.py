@@ -51,8 +51,9 @@ def test_an_endpoint_whose_model_list_never_comes_stops_before_any_request(serve
     d = OpenAIDescriber(model="m", base_url=server.url, read_timeout=0.4)
     with pytest.raises(DescriberEnvironmentError) as err:
         d.load()
-    assert str(err.value).startswith(f"{server.url}/models gave no answer within 0.4 s (ReadTimeout): the server at "
-                                     f"{server.url} is not answering. Fix: check that it has finished starting")
+    assert str(err.value).startswith(f"{server.url}/models gave no answer (ReadTimeout: no answer within 0.4 s): the "
+                                     f"server at {server.url} is not answering. Fix: check that it has finished "
+                                     "starting")
     assert server.requests == []
 
 
