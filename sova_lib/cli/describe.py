@@ -116,7 +116,6 @@ from sova_lib.cli.options import (
     add_describer_options,
     add_frame_options,
     add_output_options,
-    backend_flags,
     existing_file,
     existing_folder,
     note,
@@ -225,8 +224,8 @@ def describer_options(args) -> dict:
         declared = contract.backend_options(args.backend)
     except (ImportError, AttributeError) as err:
         raise CliError(f"backend {args.backend!r} cannot be loaded ({contract.DESCRIBERS[args.backend]}): {err}") from None
-    # the flags the backends declare (backend_flags); getattr: a command may offer fewer (sova vantage describe)
-    options = {key: getattr(args, key) for key in backend_flags() if getattr(args, key, None) is not None}
+    # the flags the backends declare; getattr: a command may offer fewer (sova vantage describe)
+    options = {key: getattr(args, key) for key in contract.backend_flags() if getattr(args, key, None) is not None}
     if declared is not None:
         if "model" not in declared and options.pop("model", None) is not None:
             note(f"the {args.backend} backend has no model; --model is ignored")

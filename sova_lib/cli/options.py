@@ -35,7 +35,7 @@ from sova_lib import storage
 from sova_lib.encoder import DTYPES, ENCODER_OPTIONS
 
 __all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
-           "backend_flags", "add_cache_options",
+           "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
            "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count", "positive_number",
            "nonnegative_number", "existing_file", "existing_folder", "note", "warning", "hold_notes", "release_notes",
@@ -243,7 +243,7 @@ def cache_root(text: str) -> Path:
 
 def add_describer_options(parser, *, prompt: bool = True) -> None:
     """The describer: backend, model, prompt and the backend's keywords (``sova_lib.describe``)."""
-    from sova_lib.describe.contract import DESCRIBERS
+    from sova_lib.describe.contract import DESCRIBERS, backend_flags
 
     g = parser.add_argument_group("describer")
     g.add_argument("--backend", required=True, choices=sorted(DESCRIBERS),
@@ -268,24 +268,6 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
                         "--help' lists each backend's)")
 
 
-def backend_flags() -> dict[str, list]:
-    """The backends' options that the command line offers as flags of their own, by name: ``[(backend,
-    BackendOption), ...]``, each backend's own declaration (``contract.backend_options``; a backend that cannot be
-    imported offers none)."""
-    from sova_lib.describe.contract import DESCRIBERS, backend_options
-
-    flags: dict[str, list] = {}
-    for backend in sorted(DESCRIBERS):
-        try:
-            declared = backend_options(backend) or {}
-        except (ImportError, AttributeError):
-            continue
-        for key, option in declared.items():
-            if option.flag:
-                flags.setdefault(key, []).append((backend, option))
-    return flags
-
-
 def _add_backend_flag(group, key: str, owners: list) -> None:
     """``--KEY`` of the backends ``owners`` declare it in: its help and default theirs (``backend: help (default
     D)``, backends that say the same thing together), its type their declared one (a whole number 1 or more, a
@@ -296,8 +278,7 @@ def _add_backend_flag(group, key: str, owners: list) -> None:
 
     said: dict[str, list[str]] = {}
     for backend, option in owners:
-        default = "required" if option.required else f"default {option.default}" if isinstance(option.default, str) \
-            else f"default {json.dumps(option.default)}"
+        default = "required" if option.required else f"default {json.dumps(option.default)}"
         said.setdefault(f"{option.help} ({default})", []).append(backend)
     option = owners[0][1]
     many = "Sequence[str]" in option.kinds()

@@ -53,7 +53,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-__all__ = ["DESCRIBERS", "BackendOption", "DescribeRequest", "Describer", "DescriberEnvironmentError",
+__all__ = ["DESCRIBERS", "BackendOption", "backend_flags", "DescribeRequest", "Describer", "DescriberEnvironmentError",
            "PromptedDescriber", "backend_options", "describer_factory", "make_describer", "option", "option_value",
            "options_of", "type_words"]
 
@@ -217,6 +217,22 @@ def backend_options(backend: str) -> dict[str, BackendOption] | None:
         return None
     return {name: BackendOption(name, Any, dataclasses.MISSING if p.default is p.empty else p.default)
             for name, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def backend_flags() -> dict[str, list[tuple[str, BackendOption]]]:
+    """The options the backends declare with a ``flag`` (``option``), which the command line offers as flags of
+    their own, by name: ``[(backend, BackendOption), ...]`` in the backends' order (a backend that cannot be imported
+    offers none)."""
+    flags: dict[str, list[tuple[str, BackendOption]]] = {}
+    for backend in sorted(DESCRIBERS):
+        try:
+            declared = backend_options(backend) or {}
+        except (ImportError, AttributeError):
+            continue
+        for key, option in declared.items():
+            if option.flag:
+                flags.setdefault(key, []).append((backend, option))
+    return flags
 
 
 def _null(text: str) -> None:

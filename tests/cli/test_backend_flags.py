@@ -56,7 +56,7 @@ def test_without_the_option_in_the_class_the_command_line_has_none(capsys):
 
 def test_the_flags_are_the_classes_declarations():
     """Every flag a backend's class marks is offered, with its metavar; none is offered that no class declares."""
-    from sova_lib.cli.options import backend_flags
+    from sova_lib.describe.contract import backend_flags
 
     flags = backend_flags()
     assert sorted(flags) == ["api_key_env", "base_url", "batch_size", "concurrency", "connect_timeout", "device_map",
