@@ -34,16 +34,16 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 from urllib.parse import urlsplit
 
-import httpx
-import tenacity
-
-from sova_lib.describe.backends import head_deadline
 from sova_lib.describe.backends.openai_wire import StreamedAnswer, StreamError, cut, server_message
 from sova_lib.describe.contract import DescriberEnvironmentError, option
 from sova_lib.storage import JSON_ERRORS, REDACTED, redact
+
+if TYPE_CHECKING:  # httpx and tenacity are imported where a request is made: a parser reading ServerOptions needs neither
+    import httpx
+    import tenacity
 
 __all__ = ["MAX_RESPONSE_BYTES", "STREAM_FIELDS", "OpenAIError", "ServerOptions", "Transport", "parse_retry_after",
            "unusable"]
@@ -242,6 +242,8 @@ class Transport:
         ``OpenAIError`` for a request refused (4xx), an answer that is no description, retries used up or a stopped
         run; ``DescriberEnvironmentError`` when the server cannot serve the run.
         """
+        import tenacity
+
         attempts = tenacity.Retrying(retry=tenacity.retry_if_exception_type(_Retry),
                                      stop=tenacity.stop_after_attempt(self.options.max_retries + 1),
                                      wait=self._wait, sleep=self._pause)
@@ -319,6 +321,10 @@ class Transport:
         ``streamed``: the request asks for a stream; a 200 that streams (server-sent events) gives the answer's
         text as ``body`` (``_read_events``), anything else its bytes, read within ``read_timeout``.
         """
+        import httpx
+
+        from sova_lib.describe.backends import head_deadline
+
         o, url = self.options, endpoint.url + path
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = os.environ.get(o.api_key_env)  # read at each request; only ever in this header
@@ -365,6 +371,8 @@ class Transport:
     def _read_events(self, response: httpx.Response, started: float) -> str:
         """The text of a streamed answer, each wait bounded: ``first_token_timeout`` until its first piece,
         ``token_timeout`` between pieces, ``stream_timeout`` for the whole; ``_Retry`` when one is passed."""
+        import httpx
+
         answer, size, last, limit = StreamedAnswer(self.redact), 0, None, self.options.max_response_bytes
         try:
             for chunk in response.iter_bytes():
@@ -417,6 +425,10 @@ class Transport:
 
     def _http(self) -> httpx.Client:
         """The one HTTP client, made at the first request."""
+        import httpx
+
+        from sova_lib.describe.backends import head_deadline
+
         with self._slots:
             if self._client is None:
                 # no proxy or .netrc from the environment: requests go to base_url as given, and no credential but
