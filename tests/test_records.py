@@ -47,6 +47,27 @@ def test_record_names_follow_the_configuration_not_the_numbers(tmp_path):
     assert json.loads(records.write_record(b, tmp_path).read_text())["value"] == 10.0
 
 
+
+@pytest.mark.parametrize("kind", ["description cache", "submission", "embeddings", "paired comparison"])
+def test_two_checkpoints_never_share_a_record_name(kind):
+    """The same cache name, scored the same way, by another model or other weights: another file, whatever the
+    record's kind; the same model and weights: the same file. The digest is checked against its own SHA-256."""
+    import hashlib
+
+    def named(**fields):
+        return records.record_name(records.make_record(_result(), kind=kind, source="s", cache="c__1", **fields))
+
+    first = {"model": "me/vlm", "fingerprint": {"method": "folder-digest", "sha256": "a" * 64}}
+    names = {named(**first), named(model="me/vlm", fingerprint={"method": "folder-digest", "sha256": "b" * 64}),
+             named(model="me/vlm", fingerprint={"method": "tag", "tag": "ckpt-2"}),
+             named(model="me/other", fingerprint=first["fingerprint"]), named(model="me/vlm"), named()}
+    assert len(names) == 6 and named(**first) == named(**first)
+    config = {k: None for k in ("baseline", "text_split", "missing_rule")}
+    config.update(kind=kind, benchmark=None, protocol="intra-pair", cache="c__1", encoder=None, aggregate="max",
+                  ties="expected", **first)
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
+    assert named(**first).endswith(f"__{digest}.json")
+
 def test_collect_records_round_trips_every_field(tmp_path):
     rows = [records.make_record(baseline("intra-pair", "random-ranking"), kind="baseline", source="random",
                                 baseline="random-ranking", bootstrap=0, seed=0),
