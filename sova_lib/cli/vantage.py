@@ -255,8 +255,9 @@ def run_describe(args) -> int:
     if args.ground_truth is not None:
         args.out = None  # the submission's path, not a folder for records
         return _evaluate(args, answers=described.answers)
-    out, _ = vantage.submit(args.task, described.items, described.answers, model=args.model or args.backend,
-                            out=args.out or described.summary.folder / "submission.jsonl", prompts=args.prompts)
+    out, _ = vantage.submit(args.task, described.items, described.summary.folder, model=args.model or args.backend,
+                            out=args.out or described.summary.folder / "submission.jsonl", frames=args.frames,
+                            prompts=args.prompts)  # the folder: its manifest names the weights
     print(f"submission: {out} ({len(described.answers)} of {len(described.items)} items)")
     return 0
 
