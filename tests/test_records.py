@@ -7,6 +7,7 @@ import pytest
 from sova_lib import records
 from sova_lib.cli import main
 from sova_lib.evaluation import Result, baseline
+from tests.paths import ROOT
 
 
 def _result(**kw):
@@ -67,6 +68,14 @@ def test_two_checkpoints_never_share_a_record_name(kind):
                   ties="expected", **first)
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
     assert named(**first).endswith(f"__{digest}.json")
+
+def test_each_committed_record_has_the_name_its_content_gives():
+    """The records under figures/results are named as write_record names them now, so a rerun of a notebook
+    rewrites each in place rather than leaving a second copy under an old name."""
+    committed = sorted((ROOT / "figures" / "results").glob("*.json"))
+    assert len(committed) > 30
+    assert [p.name for p in committed if records.record_name(json.loads(p.read_text())) != p.name] == []
+
 
 def test_collect_records_round_trips_every_field(tmp_path):
     rows = [records.make_record(baseline("intra-pair", "random-ranking"), kind="baseline", source="random",
