@@ -3,8 +3,9 @@
 Every score this library reports travels the same way: an evaluation
 (``sova <benchmark> evaluate --out``, a notebook scoring a cache, a baseline)
 becomes one flat **record** (``make_record``) written as one JSON file
-(``write_record``) whose name comes from its configuration, so that the same
-configuration overwrites its own file and any other gets a new one; the
+(``write_record``) whose name comes from its configuration (the model and
+the fingerprint of its weights included), so that the same configuration
+overwrites its own file and any other, another checkpoint's too, gets a new one; the
 builder (``collect_records``) reads a folder of them into one table, sorted
 by file name, and writes it as one CSV. Tables and figures are made from that
 table alone.

@@ -212,9 +212,8 @@ def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy
            frames: int | None = None, prompts=None) -> tuple[Path | None, int]:
     """Write the leaderboard's submission JSONL of ``task`` to ``out`` from ``answers`` (keyed by leaderboard id,
     or a ``describe`` cache folder, whose plan its manifest gives and ``frames`` and ``prompts`` must agree with),
-    ``model``,
-    ``box_order`` and, in ``metadata.extra``, the route (``route_metadata``) and the ``fingerprint`` of the
-    weights that the cache folder's manifest names (none for answers given as such) recorded in it,
+    with ``model`` and ``box_order`` recorded in it and, in ``metadata.extra``, the route (``route_metadata``) and
+    the ``fingerprint`` of the weights that the cache folder's manifest names (none for answers given as such),
     then check it against every id of ``items`` (``submissions.write_submission``: ``InvalidSubmission`` lists what is
     wrong). Returns the file and the number of answers; ``(None, 0)``, writing nothing, when there is none."""
     found = _items(task, items)
