@@ -28,7 +28,7 @@ from sova_lib.describe.item import Item
 from sova_lib.item_vectors import MAX_TEXT_CHARS
 from sova_lib.progress import progress_bar
 from sova_lib.storage import now, redact
-from sova_lib.wording import counted
+from sova_lib.wording import counted, kinds_line
 
 __all__ = ["EXAMPLES", "OpenRun", "Outcome", "RunInterrupted", "RunOptions", "RunSummary", "failure_kind", "first_items", "left_to_do",
            "open_run", "unique_items"]
@@ -156,9 +156,7 @@ class RunSummary:
             lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
                             "--retry-errors (retry_errors=True) tries them again")
         if self.by_kind:
-            lines.append("  failed by kind: " + "; ".join(
-                f"{len(ids)} {kind} ({', '.join(map(str, ids[:EXAMPLES]))}{', ...' if len(ids) > EXAMPLES else ''})"
-                for kind, ids in self.by_kind.items()))
+            lines.append("  failed by kind: " + kinds_line(self.by_kind, EXAMPLES))
         if self.total_failed:
             lines.append(f"  errors: {self.folder / 'errors.jsonl'} ({self.total_failed} items without a "
                          f"{'description' if self.verb == 'described' else 'vector'})")
