@@ -67,17 +67,19 @@ EXAMPLES = 3
 
 
 #: The kinds of an item that could not be loaded, read from its reason: the runner's own words for them (a clip
-#: manifest's status, ``sova_lib.benchmarks.sovabench.clips.items``; a crop outside the frame, ``sova_lib.crop``).
+#: manifest's status, ``sova_lib.benchmarks.sovabench.clips.items``; a crop outside the frame, ``sova_lib.crop``; a
+#: source video smaller than its annotations, ``sova_lib.benchmarks.sovabench.clips.frame_size``).
 _LOAD_KINDS = ((re.compile(r"^manifest status (\w+)"), None),
                (re.compile(r"^source video .* not found under "), "video missing"),
-               (re.compile(r"is empty inside the \d+x\d+ frame"), "region empty"))
+               (re.compile(r"is empty inside the \d+x\d+ frame"), "region empty"),
+               (re.compile(r"annotated boxes reach \d+x\d+"), "size mismatch"))
 
 
 def failure_kind(outcome: "Outcome") -> str:
     """How ``outcome`` failed, in a few words the summary counts by: its own ``kind`` (a describer's: e.g. the openai
     backend's ``"no answer"``, ``"empty"``, ``"too long"``, ``"unreadable"``, ``"refused"``); for an item that could
     not be loaded, its clip manifest's status (``"annotation missing"``, ...), ``"video missing"``, ``"region
-    empty"`` or else ``"decode"``; ``"describer"`` for any other failure of the describer."""
+    empty"``, ``"size mismatch"`` or else ``"decode"``; ``"describer"`` for any other failure of the describer."""
     if outcome.kind:
         return outcome.kind
     if outcome.loaded:

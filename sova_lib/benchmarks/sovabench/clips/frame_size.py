@@ -6,14 +6,15 @@ off-the-shelf cameras", camera G639's rotated (Kitware/mevadata, ``resources/REA
 1.0); VIRAT's are 1080p or 720p, by scene (VIRAT Video Dataset Release 2.0 introduction, section 2.1). So the size is
 read from the annotations themselves: how far right and down their boxes reach (:func:`rows_reach` of a clip
 manifest's rows, ``kpf_index.VideoIndex.reach`` of a video's annotation index), which a video's frame, read from its
-header, must hold within ``SIZE_SLACK`` (:func:`size_mismatch`). ``clips sources`` checks each video found with its
-annotations; ``clips extract`` refuses to crop a video that fails, clip by clip, before decoding a frame.
+header (:func:`header_size`), must hold within ``SIZE_SLACK`` (:func:`size_mismatch`). ``clips sources`` checks each
+video found with its annotations; ``clips extract`` and the items of a clip manifest (``items.manifest_items``) refuse
+to crop a video that fails, clip by clip, before decoding a frame.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-__all__ = ["SIZE_SLACK", "rows_reach", "size_mismatch"]
+__all__ = ["SIZE_SLACK", "header_size", "rows_reach", "size_mismatch"]
 
 #: How far past a source video's frame its annotated boxes may reach (a fraction of its width and height) before
 #: the video is taken for another than the annotated one: annotated boxes pass the frame's edge by a few pixels
@@ -25,6 +26,19 @@ def rows_reach(rows: Sequence) -> tuple[int, int]:
     """How far right and down the regions of ``rows`` (clip manifest rows with a region) reach: their largest
     ``x2`` and ``y2``."""
     return max(r.x2 for r in rows), max(r.y2 for r in rows)
+
+
+def header_size(path) -> tuple[int, int] | None:
+    """``(width, height)`` of the first video stream of the file ``path``, as its header (PyAV) declares it, no frame
+    decoded; None when it cannot be read (the decoder says why, later)."""
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            context = container.streams.video[0].codec_context
+            return (context.width, context.height) if context.width and context.height else None
+    except Exception:  # noqa: BLE001  (any file PyAV cannot read)
+        return None
 
 
 def size_mismatch(width: int, height: int, reach: tuple[int, int]) -> str | None:
