@@ -91,7 +91,7 @@ def clips_of(tsv: str):
 def sources(tsv: str, out, *, annotations=None, video_root=None) -> tuple[list, list[str]]:
     """List the source videos of ``tsv`` (``clips_of``) into ``out`` (TSV, or JSON for a ``.json`` name) with,
     when given, whether their annotations are under ``annotations`` and their videos under ``video_root`` (each
-    opened and checked); returns the ``clips.sources.Source`` list and the lines that summarise it per dataset."""
+    opened and checked, against its annotations where both are found: ``clips.sources.check_video``); returns the ``clips.sources.Source`` list and the lines that summarise it per dataset."""
     from sova_lib.benchmarks.sovabench.clips import sources as clip_sources
 
     try:
