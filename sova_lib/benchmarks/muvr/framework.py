@@ -25,7 +25,8 @@ import numpy as np
 from sova_lib.benchmarks.muvr.annotations import Partition, clean_description
 from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.benchmarks.muvr.qa import find_video
-from sova_lib.describe import Item, describe_items
+from sova_lib.describe.item import Item
+from sova_lib.describe.runner import describe_items
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.video import probe
 

@@ -54,7 +54,10 @@ from sova_lib.benchmarks.muvr.annotations import (
     clean_description,
     partition_path,
 )
-from sova_lib.describe import Item, Prompt, PromptedDescriber, describe_items
+from sova_lib.describe.contract import PromptedDescriber
+from sova_lib.describe.item import Item
+from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.runner import describe_items
 from sova_lib.records import make_record
 from sova_lib.video import probe
 from sova_lib.video.frames import read_frames
