@@ -107,6 +107,20 @@ def test_a_warm_compare_of_two_cache_folders_imports_no_describing_code(intra):
     assert len(ours) == 27 and not DESCRIBING & set(modules)
 
 
+def test_a_muvr_evaluate_of_cached_answers_imports_no_describing_code(tmp_path):
+    from sova_lib.benchmarks.muvr import qa
+    from tests.benchmarks.muvr.fixtures import synthetic
+
+    data = synthetic(tmp_path / "muvr", 1, partitions=("news",), topics=2, videos_per_topic=5, distractors=2)
+    questions = qa.load_qa(data, ["news"])
+    folder = write_synthetic_cache(tmp_path, {q.id: "Yes" for q in questions}, description="yes to every question")
+    out, modules = _run("muvr", "evaluate", "--data", data, "--partitions", "news", "--version", "qa", "--answers",
+                        folder, "--json", cwd=tmp_path)
+    assert json.loads(out)["accuracy"]["all"] == 50.0  # the fixture's questions: half are answered yes
+    assert "sova_lib.describe.provenance" in modules and not DESCRIBING & set(modules)
+    assert not {"sova_lib.cli.describe", "sova_lib.cli.engine", "torch", "cv2"} & set(modules)
+
+
 def test_describe_with_the_motion_backend_imports_no_ray_kpf_or_clip_extraction(tmp_path):
     _, modules = _run("describe", "--backend", "motion", "--fps", "2", "--protocol", "quickstart-direction",
                       "--cache-dir", tmp_path / "cache", "--no-progress", cwd=tmp_path)
