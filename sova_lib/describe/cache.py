@@ -53,7 +53,6 @@ from sova_lib.storage import (
     now,
     redact,
 )
-from sova_lib.video.frames import SAMPLER_VERSION
 
 __all__ = ["SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key", "import_texts",
            "new_manifest", "open_cache", "read_failures", "software_versions"]
@@ -75,6 +74,8 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
     e.g. ``{"method": "folder-digest", "sha256": ...}``; a describer without weights (motion) has none, and its key
     has no such field.
     """
+    from sova_lib.video.frames import SAMPLER_VERSION  # a key is made by a run; reading a cache needs no video code
+
     _check_no_secrets(describer_config)
     weights = {} if fingerprint is None else {"fingerprint": fingerprint}
     counts = {k: int(v) for k, v in (("frames", frames), ("max_frames", max_frames)) if v is not None}

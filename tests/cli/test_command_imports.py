@@ -121,6 +121,26 @@ def test_a_muvr_evaluate_of_cached_answers_imports_no_describing_code(tmp_path):
     assert not {"sova_lib.cli.describe", "sova_lib.cli.engine", "torch", "cv2"} & set(modules)
 
 
+def test_a_vantage_evaluate_of_cached_answers_imports_no_runner_or_video_code(tmp_path):
+    from sova_lib.benchmarks import vantage
+    from sova_lib.benchmarks.vantage.synthetic import RuleBasedStandIn, write_street_benchmark
+    from sova_lib.describe.run_cache import RunOptions
+    from sova_lib.video.frames import example_videos, probe
+
+    videos = example_videos()[:1]
+    tsvs = write_street_benchmark(tmp_path / "bench", videos, [probe(videos[0]).num_frames / 10.0])
+    described = vantage.describe(RuleBasedStandIn(), "video_qa", tsvs["vqa"], tmp_path / "cache",
+                                 media_root=videos[0].parent, run=RunOptions(show_progress=False, verbose=False))
+    out, modules = _run("vantage", "evaluate", "--task", "vqa", "--ground-truth", tmp_path / "bench" / "vqa_gt.jsonl",
+                        "--answers", described.summary.folder, "--items", tsvs["vqa"], "--bootstrap", "0",
+                        cwd=tmp_path)
+    assert out == "video_qa (vqa): accuracy = 50.00  [official; parsed 2/2 = 100.0%]\n"
+    # the answers are read back through the cache folder's own reader (sova_lib.describe.cache), under its lock
+    assert {"sova_lib.describe.provenance", "sova_lib.describe.cache"} <= set(modules)
+    assert not (DESCRIBING - {"sova_lib.describe.cache"}) & set(modules)
+    assert not {"sova_lib.cli.describe", "sova_lib.cli.engine", "torch", "cv2"} & set(modules)
+
+
 def test_describe_with_the_motion_backend_imports_no_ray_kpf_or_clip_extraction(tmp_path):
     _, modules = _run("describe", "--backend", "motion", "--fps", "2", "--protocol", "quickstart-direction",
                       "--cache-dir", tmp_path / "cache", "--no-progress", cwd=tmp_path)
