@@ -62,7 +62,7 @@ import pandas as pd
 from matplotlib.patches import Rectangle
 
 from sova_lib import SentenceEncoder, embed_descriptions, make_describer, records
-from sova_lib.describe import resolve_prompt
+from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.report import explore, plots, tables
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine

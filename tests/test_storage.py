@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from sova_lib import storage
-from sova_lib.describe.cache import cache_folder, cache_key, config_hash
+from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.contrastive.store import EmbeddingCache
 from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.provenance import config_hash
 
 REPO = Path(__file__).resolve().parents[1]
 

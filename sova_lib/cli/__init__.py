@@ -22,6 +22,7 @@ that need them, so that ``sova --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -167,7 +168,10 @@ def _run(argv: list[str]) -> int:
     except SystemExit as done:  # --help, --version, or a usage error already printed in one line
         return done.code if isinstance(done.code, int) else 2
     from sova_lib.cli.options import hold_notes, release_notes, release_warnings
-    from sova_lib.progress import library_bars_off
+
+    quiet = getattr(args, "no_progress", False)
+    if quiet:  # the libraries' own bars to silence (a command without --no-progress loads nothing for them)
+        from sova_lib.progress import library_bars_off
 
     hold_notes()  # a note about an option comes out once the inputs are checked: never before a refusal
     warnings = _WarningsAsNotes()  # the library's logged warnings once there is a result (a server that names
@@ -175,7 +179,7 @@ def _run(argv: list[str]) -> int:
     library = logging.getLogger("sova_lib")
     library.addHandler(warnings)
     try:
-        with library_bars_off(getattr(args, "no_progress", False)):
+        with library_bars_off() if quiet else contextlib.nullcontext():
             code = int(args.func(args) or 0)
         release_notes()
         release_warnings()

@@ -130,9 +130,9 @@ def run_sovabench(args) -> int:
         raise CliError(f"{flag} {path}: {err}") from None
     except RuntimeError as err:
         raise CliError(str(err)) from None
-    if args.descriptions and (Path(args.descriptions) / "manifest.json").is_file():  # a describe cache folder is
-        from sova_lib.describe.provenance import read_cache_manifest  # named as the notebooks name it
-        from sova_lib.report.cache_scan import source_label
+    if args.out and args.descriptions and (Path(args.descriptions) / "manifest.json").is_file():  # the record of
+        from sova_lib.describe.provenance import read_cache_manifest  # a describe cache folder names it as the
+        from sova_lib.report.cache_scan import source_label  # notebooks do (nothing else shows the source)
 
         result.context["source"] = source_label(read_cache_manifest(args.descriptions))
     if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:

@@ -28,6 +28,7 @@ from sova_lib.cli import CliError
 from sova_lib.cli.options import (
     add_scoring_options,
     existing_folder,
+    fill_later,
     nonnegative_number,
     positive_count,
     positive_rate,
@@ -49,14 +50,19 @@ def add_commands(subparsers) -> None:
 
 
 def _add_describe(verbs) -> None:
-    """``sova muvr describe``: the gallery in windows, or the QA questions."""
-    from sova_lib.cli.describe import add_describe_options
-
+    """``sova muvr describe``: the gallery in windows, or the QA questions (its options added when it is parsed, so
+    that ``sova muvr evaluate`` imports no describing code)."""
     d = verbs.add_parser("describe", help="describe every gallery video in fixed windows, or ask the QA questions",
                          description="Describe MUVR's gallery videos in fixed windows into CACHE_DIR/descriptions/ "
                                      "(the MLLM-to-Embedding framework), or ask MUVR-QA's questions (--version qa). "
                                      "Example: sova muvr describe --data ROOT --video-root VIDEOS --backend openai "
                                      "--model M --base-url URL --prompt general")
+    fill_later(d, _describe_options)
+
+
+def _describe_options(d) -> None:
+    from sova_lib.cli.describe import add_describe_options
+
     g = d.add_argument_group("MUVR")
     _data_option(g)
     g.add_argument("--video-root", type=existing_folder, required=True, metavar="DIR",

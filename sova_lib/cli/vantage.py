@@ -32,7 +32,6 @@ import sys
 from pathlib import Path
 
 from sova_lib.benchmarks import vantage
-from sova_lib.cli.engine import run_options
 from sova_lib.cli.options import (
     add_bootstrap_options,
     add_cache_options,
@@ -40,6 +39,7 @@ from sova_lib.cli.options import (
     add_output_options,
     existing_file,
     existing_folder,
+    fill_later,
     positive_count,
     positive_number,
     release_notes,
@@ -112,12 +112,17 @@ def add_commands(sub) -> None:
 
 
 def _add_describe(vs) -> None:
-    """``sova vantage describe``: ask a describer every item, then score or write a submission."""
+    """``sova vantage describe``: ask a describer every item, then score or write a submission (its options added
+    when it is parsed, so that the other verbs import no describing code)."""
     d = vs.add_parser("describe", help="ask a describer every item; score (--ground-truth) or write a submission",
                       description="Ask a describer every item of a task, caching the raw answers (resumable); then "
                                   "score them against --ground-truth, or write and check the leaderboard's "
                                   "submission. Example: sova vantage describe --task vqa --items vqa.tsv "
                                   "--media-root videos/ --backend openai --model M --base-url URL --out vqa.jsonl")
+    fill_later(d, _describe_options)
+
+
+def _describe_options(d) -> None:
     _task_args(d, items=True)
     d.add_argument("--media-root", type=existing_folder, metavar="DIR",
                    help="the folder the items' media paths are relative to, for a video task the folder of its "
@@ -245,6 +250,7 @@ def _evaluate(args, **inputs) -> int:
 
 def run_describe(args) -> int:
     from sova_lib.cli.describe import make_describer
+    from sova_lib.cli.engine import run_options
 
     described = vantage.describe(make_describer(args), args.task, args.items, args.cache_dir,
                                  media_root=args.media_root, frames=args.frames, run=run_options(args),

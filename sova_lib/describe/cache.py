@@ -4,7 +4,7 @@
 ``describer.config()``, prompt texts, system prompt, sampling rate, sampler
 version, crop source, and the fingerprint of the weights: the content of a
 local model folder, a hub id's commit, what a server reports of its model);
-``config_hash(key)`` is 12 hex digits of its SHA-256
+``config_hash(key)`` is 12 hex digits of its SHA-256 (``sova_lib.describe.provenance``, which reads a folder back)
 and ``cache_folder(cache_dir, key)`` the folder it names::
 
     <cache_dir>/descriptions/<readable name>__<config hash>/
@@ -30,7 +30,6 @@ lines are written with ``Authorization`` and ``Bearer`` values redacted.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import platform
@@ -42,6 +41,7 @@ from typing import Any
 
 from sova_lib._version import __version__
 from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.provenance import MANIFEST_SCHEMA, config_hash
 from sova_lib.item_vectors import put_text
 from sova_lib.storage import (
     JSON_ERRORS,
@@ -53,19 +53,12 @@ from sova_lib.storage import (
     now,
     redact,
 )
-from sova_lib.video.frames import SAMPLER_VERSION
 
-__all__ = ["MANIFEST_SCHEMA", "SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key",
-           "config_hash", "import_texts", "new_manifest", "open_cache", "read_failures", "software_versions"]
+__all__ = ["SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key", "import_texts",
+           "new_manifest", "open_cache", "read_failures", "software_versions"]
 
 _SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "password", "secret",
                           "authorization"})
-
-
-def config_hash(key: dict) -> str:
-    """12 hex digits of the SHA-256 of ``key`` as canonical JSON."""
-    blob = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
 
 def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float | None,
@@ -81,6 +74,8 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
     e.g. ``{"method": "folder-digest", "sha256": ...}``; a describer without weights (motion) has none, and its key
     has no such field.
     """
+    from sova_lib.video.frames import SAMPLER_VERSION  # a key is made by a run; reading a cache needs no video code
+
     _check_no_secrets(describer_config)
     weights = {} if fingerprint is None else {"fingerprint": fingerprint}
     counts = {k: int(v) for k, v in (("frames", frames), ("max_frames", max_frames)) if v is not None}
@@ -127,9 +122,6 @@ def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "", name: str |
         name = "-".join(_slug(p) for p in parts if p)
     return Path(cache_dir) / kind / f"{prefix}{_slug(name, 80)}__{config_hash(key)}"
 
-
-#: Version of the ``manifest.json`` layout written by ``new_manifest``.
-MANIFEST_SCHEMA = 1
 
 #: What can make a description cache: a describer run, an import of another tool's output, a construction.
 SOURCES = ("run", "import", "synthetic")

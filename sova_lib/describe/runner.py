@@ -81,10 +81,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
-from sova_lib.describe.cache import cache_key, config_hash
+from sova_lib.describe.cache import cache_key
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
+from sova_lib.describe.provenance import config_hash
 from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary, open_run, unique_items
 from sova_lib.video.frames import Sampling
 

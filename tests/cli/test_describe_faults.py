@@ -14,7 +14,7 @@ import pytest
 
 from sova_lib.cli import main
 from sova_lib.describe import cache as cache_module
-from sova_lib.describe import make_describer
+from sova_lib.describe.contract import make_describer
 
 KEY = "sk-live-7Hq2Zx9Wv4Rt-SECRET"
 

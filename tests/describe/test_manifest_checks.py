@@ -5,8 +5,7 @@ import shutil
 import pytest
 
 from sova_lib.cli import main
-from sova_lib.describe.cache import config_hash
-from sova_lib.describe.provenance import read_cache_manifest
+from sova_lib.describe.provenance import config_hash, read_cache_manifest
 from tests.paths import ROOT
 
 (QUICK,) = sorted((ROOT / "cache" / "descriptions").glob("motion-*"))

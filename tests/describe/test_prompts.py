@@ -107,8 +107,9 @@ def test_the_command_line_and_describe_items_resolve_a_prompt_alike(tmp_path, cl
     """``sova describe`` and ``describe_items`` on the same clips write the same key: same prompt fields, one folder."""
     from sova_lib.benchmarks.excerpts import example_clips
     from sova_lib.cli import main
-    from sova_lib.describe import describe_items, make_describer
+    from sova_lib.describe.contract import make_describer
     from sova_lib.describe.run_cache import RunOptions
+    from sova_lib.describe.runner import describe_items
 
     assert main(["describe", "--backend", "motion", "--protocol", "quickstart-direction", *cli,
                  "--cache-dir", str(tmp_path / "cli"), "--no-progress"]) == 0

@@ -6,7 +6,8 @@ import tempfile
 
 import pytest
 
-from sova_lib.describe import make_describer, run_lock
+from sova_lib.describe import run_lock
+from sova_lib.describe.contract import make_describer
 from sova_lib.describe.runner import configuration_lock
 from sova_lib.storage import CacheLockedError
 

@@ -67,7 +67,7 @@ def test_the_illustrative_answer_is_a_paragraph_on_three_lines():
 
 
 def test_request_table_is_what_the_runner_sends():
-    from sova_lib.describe import resolve_prompt
+    from sova_lib.describe.prompts import resolve_prompt
 
     item = quickstart.example_items(with_reversed=False)[0]
     table = quickstart.request_table(item, 1.0, resolve_prompt("task-aware"))

@@ -25,9 +25,7 @@ import numpy as np
 from sova_lib.benchmarks.muvr.annotations import Partition, clean_description
 from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.benchmarks.muvr.qa import find_video
-from sova_lib.describe import Item, describe_items
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.video import probe
 
 __all__ = ["MAX_WINDOWS", "WINDOW_SECONDS", "describe_windows", "framework_vectors",
            "pool_windows", "window_spec", "windows"]
@@ -65,6 +63,10 @@ def describe_windows(describer, video_ids, video_root: str | Path, cache_dir: st
     Each window is one runner ``Item``; a video not found or unreadable gives one item with its error, which
     the runner records in the cache's ``errors.jsonl``.
     """
+    from sova_lib.describe.item import Item  # describing code, here: scoring windows' texts never loads it
+    from sova_lib.describe.runner import describe_items
+    from sova_lib.video import probe
+
     items = []
     for vid in video_ids:
         try:

@@ -40,7 +40,6 @@ import numpy as np
 
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
 from sova_lib.storage import json_line, write_bytes, write_json, write_text
-from sova_lib.video.frames import example_videos
 
 __all__ = ["DRY_RUN", "FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_dry_run", "write_synthetic"]
 
@@ -237,6 +236,8 @@ def write_dry_run(root: str | Path, *, partitions=PARTITIONS, seed: int = 0) -> 
     link to one of the package's street excerpts (``example_videos``, in turn), so that ``sova muvr describe
     --video-root root/videos`` runs. Returns ``{"data": root, "videos": the videos folder, "partitions": count,
     "video_files": count}``. An existing link is replaced; same seed, same files."""
+    from sova_lib.video.frames import example_videos  # the video code for a dry run alone, not for scoring
+
     root = write_synthetic(root, np.random.default_rng(seed), partitions=partitions, **DRY_RUN)
     folder = root / "videos"
     folder.mkdir(parents=True, exist_ok=True)

@@ -236,7 +236,7 @@ def import_authors(path, cache_dir, *, backend: str, model: str, prompt, fps: fl
                    revision: str | None = None) -> tuple[Path, int, dict, list[str]]:
     """Write the SOVABench authors' output, one JSON object ``{"<index>": "<text>", ...}``, into the description
     cache under ``cache_dir``, keyed by the ``backend``, ``model`` (and ``revision``), ``prompt`` (a
-    ``sova_lib.describe.Prompt``) and ``fps`` that made it, with ``sampler_version = "authors"`` and
+    ``sova_lib.describe.prompts.Prompt``) and ``fps`` that made it, with ``sampler_version = "authors"`` and
     ``crop_source = "authors-clips"`` (so an import never shares a folder with a run of this library).
 
     Returns ``(folder, texts added, texts, notes)``; importing the same file again adds nothing, and an id that

@@ -44,7 +44,7 @@ def test_the_first_clips_all_missing_is_a_wrong_video_root(tmp_path):
 
 
 def test_import_reads_the_authors_object_and_refuses_json_lines(tmp_path):
-    from sova_lib.describe import resolve_prompt
+    from sova_lib.describe.prompts import resolve_prompt
 
     path = tmp_path / "authors.json"
     path.write_text(json.dumps({"3": "A car stops.", "x": "not an index"}))

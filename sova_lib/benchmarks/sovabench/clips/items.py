@@ -3,7 +3,7 @@
 ``protocol_items(protocol, video_root)`` finds each clip file of a protocol
 (``clip_path``); ``manifest_items(manifest, video_root)`` reads the clips of
 a clip manifest straight from their source videos, without cutting them.
-Both give ``sova_lib.describe.Item`` records whose ids are benchmark indices.
+Both give ``sova_lib.describe.item.Item`` records whose ids are benchmark indices.
 """
 from __future__ import annotations
 
