@@ -210,9 +210,9 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
             location = meva_key(video) if dataset == "MEVA" else VIRAT_WHERE
         except ValueError as err:
             raise ValueError(f"row index {group[0].index} ({group[0].name}): {err}") from None
+        held = (info.num_frames, info.fps, f"{info.width}x{info.height}") if info else (None, None, "")
         out.append(Source(video, dataset, location, len(group), needed, str(ann[video].activities) if video in ann
-                          else "", str(paths.get(video, "")), status, info and info.num_frames, info and info.fps,
-                          f"{info.width}x{info.height}" if info else ""))
+                          else "", str(paths.get(video, "")), status, *held))
     return sorted(out, key=lambda s: (DATASETS.index(s.dataset), s.source_video))
 
 

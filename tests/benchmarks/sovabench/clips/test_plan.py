@@ -431,6 +431,8 @@ def test_extraction_resumes_and_records_failures(synth, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.glob(".*")) == [running.name]  # no partial file is left behind
     reasons = {e[0]: e[2] for e in s.errors}
     assert "disk full" in reasons[4] and "not found" in reasons[20] and "has 60 frames" in reasons[21]
+    assert {kind: sorted(ids) for kind, ids in s.by_kind.items()} == {"video missing": [20], "write": [4],
+                                                                      "video too short": [21]}
 
     monkeypatch.setattr(clip_extract.os, "replace", real_replace)
     before = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.mp4")}
@@ -465,6 +467,7 @@ def test_unknown_encoder_fails_each_clip_and_leaves_no_file(synth, tmp_path):
     root, planned = synth
     s = clip_extract.extract_clips(planned[:2], root / "videos", tmp_path, codec="no_such_codec")
     assert (s.written, s.failed) == (0, 2) and "no_such_codec" in s.errors[0][2]
+    assert {kind: sorted(ids) for kind, ids in s.by_kind.items()} == {"encode": [1, 2]}
     assert [p.name for p in tmp_path.iterdir()] == ["extract_log.jsonl"]
 
 
@@ -544,6 +547,16 @@ def test_a_source_video_smaller_than_its_annotations_fails_its_clips_in_one_reas
     assert frame_size.size_mismatch(100, 100, (125, 125)) is None and frame_size.size_mismatch(100, 100, (126, 1))
 
 
+def test_a_region_beside_the_frame_fails_alone_as_region_empty(synth, tmp_path):
+    """A region that passes the frame's right edge (within SIZE_SLACK: the video is the annotated one) and holds
+    no pixel of it: that clip fails, the other is written."""
+    root, planned = synth
+    beside = dataclasses.replace(planned[1], index=30, video="beside", x1=165, x2=190)
+    s = clip_extract.extract_clips([planned[1], beside], root / "videos", tmp_path, codec="libx264rgb", crf=0)
+    assert (s.written, s.by_kind) == (1, {"region empty": [30]})
+    assert s.errors == [(30, "beside", "ValueError: the region (165, 25, 190, 53) is empty inside the 160x120 frame")]
+
+
 def test_an_extraction_with_two_kinds_of_failure_counts_each_and_shows_its_first_reasons(synth, tmp_path, capsys):
     """Two clips whose source video is missing, three of a 320x176 stand-in of a 1920x1080 video (one line for the
     three, which share their reason), and two written: the summary counts both kinds with their first indices, and
@@ -586,3 +599,4 @@ def test_an_extraction_with_two_kinds_of_failure_counts_each_and_shows_its_first
         (1, "written", None), (2, "written", None), (10, "failed", "size mismatch"), (11, "failed", "size mismatch"),
         (12, "failed", "size mismatch"), (20, "failed", "video missing"), (21, "failed", "video missing")]
     assert sorted(p.name for p in out.glob("*.mp4")) == sorted(f"{r.video}.mp4" for r in planned[:2])
+    assert {rec["kind"] for rec in log} - {None} <= set(clip_extract.KINDS)
