@@ -16,7 +16,9 @@ Vectors are returned as the model gives them (not normalised). On a GPU the
 weights run in bfloat16, on a CPU in float32 (``dtype`` overrides);
 ``config()["identity"]`` is the content fingerprint of the checkpoint's files
 (``sova_lib.fingerprint.folder_fingerprint``), so a cache never mixes two sets
-of weights under one name.
+of weights under one name; a local folder is named by its one path
+(``sova_lib.fingerprint.local_folder``: absolute, symlinks followed, no
+trailing slash), however it was spelled, as the transformers backend names it.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.fingerprint import folder_fingerprint
+from sova_lib.fingerprint import folder_fingerprint, local_folder
 from sova_lib.hub import hub_folder
 
 __all__ = ["ContrastiveModel", "ModelLoadError", "planned_config"]
@@ -47,6 +49,7 @@ def planned_config(name: str, *, revision: str | None = None, device: str = "cpu
     """
     from transformers import AutoConfig, AutoModel
 
+    name = str(local_folder(name) or name)  # a folder as one path, however it was spelled
     path = hub_folder(name, revision)
     try:
         config = AutoConfig.from_pretrained(path)
@@ -83,10 +86,11 @@ class ContrastiveModel:
         import torch
         from transformers import AutoProcessor
 
-        self.name, self.revision, self.batch_size = name, revision, int(batch_size)
+        self.revision, self.batch_size = revision, int(batch_size)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self._config, model_class, self.path = planned_config(name, revision=revision, device=self.device,
                                                               dtype=dtype)
+        self.name = self._config["model"]
         self.dtype, self.video_frames = self._config["dtype"], self._config["video_frames"]
         try:
             self.processor = AutoProcessor.from_pretrained(self.path)
