@@ -33,6 +33,7 @@ import pandas as pd
 
 from sova_lib.benchmarks.excerpts import (
     DIRECTION_PROTOCOL,
+    QUICKSTART_INPUT,
     REVERSED_SUFFIX,
     direction_protocol,
     example_clips,
@@ -91,7 +92,7 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float) -> Path
     (not even the manifest), so re-running a notebook leaves a committed cache as it was. ``prompt`` is a
     ``prompts.Prompt`` or a string ``prompts.resolve_prompt`` reads (a preset name), as for ``describe_items``.
     """
-    return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps,
+    return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, input_name=QUICKSTART_INPUT,
                           run=RunOptions(show_progress=False)).folder
 
 

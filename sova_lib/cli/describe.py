@@ -108,7 +108,7 @@ from pathlib import Path
 from typing import Any
 
 from sova_lib.benchmarks import sovabench
-from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, QUICKSTART_INPUT, example_clips
 from sova_lib.cli import CliError, end_interrupted
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
@@ -333,7 +333,7 @@ def items_from_args(args) -> tuple[list[Item], dict]:
 
         return image_tasks.items(args.images), {"crop_source": "none", "input_name": image_tasks.BENCHMARK}
     if args.protocol == DIRECTION_PROTOCOL:  # sova describe's bundled excerpts
-        return [clip.item() for clip in example_clips()], {"crop_source": "none"}
+        return [clip.item() for clip in example_clips()], {"crop_source": "none", "input_name": QUICKSTART_INPUT}
     items, crop_source, details = sovabench.items(args.video_root, protocol=args.protocol, manifest=args.manifest)
     return items, {"crop_source": crop_source, "details": details, "input_name": sovabench.INPUT_NAME}
 

@@ -8,7 +8,7 @@ import sys
 
 from tests.paths import ROOT
 
-QUICKSTART = next((ROOT / "cache" / "descriptions").glob("motion-classical-motion-general-2fps__*"))
+QUICKSTART = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-classical-motion-general-2fps__*"))
 
 # Runs a `sova` command line in a fresh interpreter, then reports its exit status and the modules it imported.
 RUN = """

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from sova_lib.benchmarks.excerpts import QUICKSTART_INPUT
 from sova_lib.cli import main
 from sova_lib.describe import contract, ray_engine
 from sova_lib.describe.run_cache import RunOptions
@@ -24,11 +25,11 @@ def test_one_request_is_one_key_from_the_cli_the_library_and_the_notebook_helper
     err = capsys.readouterr().err
     assert "--fps 1000 is above every video's own frame rate; sampling (and the cache key) use 10 fps" in err
     (folder,) = (cache / "descriptions").iterdir()
-    assert folder.name.split("__")[0].endswith("-general-10fps")
+    assert folder.name.split("__")[0] == "quickstart-motion-classical-motion-general-10fps"
     written = (folder / "descriptions.jsonl").read_bytes()
     items = quickstart.example_items()
     library = describe_items(contract.make_describer("motion"), items, cache, prompt="general", fps=1000,
-                             run=RunOptions(show_progress=False, verbose=False))
+                             input_name=QUICKSTART_INPUT, run=RunOptions(show_progress=False, verbose=False))
     helper = quickstart.describe_missing(contract.make_describer("motion"), items, cache, prompt="general", fps=1000)
     assert library.folder == helper == folder and (library.done, library.skipped_cached) == (0, len(items)) == (0, 6)
     assert (folder / "descriptions.jsonl").read_bytes() == written and len(read_descriptions(folder)) == 6
