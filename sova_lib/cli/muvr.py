@@ -166,11 +166,12 @@ def run_evaluate(args) -> int:
 
 def run_describe(args) -> int:
     """``sova muvr describe``: windows of every video of the partitions, or the QA questions."""
-    from sova_lib.cli.describe import frame_options, make_describer, resolved_prompt
+    from sova_lib.cli.describe import frame_options, make_describer
     from sova_lib.cli.engine import run_options
+    from sova_lib.describe.prompts import resolve_prompt
 
     summary = muvr.describe(make_describer(args), args.data, args.video_root, args.cache_dir, version=args.version,
-                            partitions=args.partitions, prompt=resolved_prompt(args), **frame_options(args),
+                            partitions=args.partitions, prompt=resolve_prompt(args.prompt, args.system_prompt), **frame_options(args),
                             window_seconds=args.window_seconds, max_windows=args.max_windows, qa_mode=args.qa_mode,
                             qa_template=args.qa_template, run=run_options(args))
     return 0 if summary.total_done > 0 else 1

@@ -63,7 +63,7 @@ _SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "
 
 def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float | None,
               sampler_version: str | None = None, crop_source: str = "none", fingerprint: dict | None = None, *,
-              frames: int | None = None, max_frames: int | None = None) -> dict:
+              frames: int | None = None, max_frames: int | None = None, input_name: str | None = None) -> dict:
     """Everything that changes the text; its ``config_hash`` names the cache folder.
 
     ``sampler_version`` defaults to ``sova_lib.video.SAMPLER_VERSION``;
@@ -72,7 +72,9 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
     ``max_frames`` enter the key only when set, so the paper's default (1 fps, no cap) keeps its folders.
     ``fingerprint``: what the describer's weights are (its ``fingerprint()``, ``runner.describer_fingerprint``),
     e.g. ``{"method": "folder-digest", "sha256": ...}``; a describer without weights (motion) has none, and its key
-    has no such field.
+    has no such field. ``input_name``: the benchmark or input the items come from (``"quickstart"``,
+    ``"sovabench"``, ``"muvr-windows"``, ...), the ``input`` field and the start of the folder's readable name; a
+    run on any folder of files has none (``cache/README.md`` says why it enters the hash).
     """
     from sova_lib.video.frames import SAMPLER_VERSION  # a key is made by a run; reading a cache needs no video code
 
@@ -80,6 +82,7 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
     weights = {} if fingerprint is None else {"fingerprint": fingerprint}
     counts = {k: int(v) for k, v in (("frames", frames), ("max_frames", max_frames)) if v is not None}
     return {
+        **({} if input_name is None else {"input": input_name}),
         "backend": backend,
         "describer": describer_config,
         "prompt": {"name": prompt.name, "video": prompt.video, "image": prompt.image},
@@ -111,14 +114,15 @@ def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "", name: str |
                  kind: str = "descriptions") -> Path:
     """``<cache_dir>/<kind>/<prefix><name>__<config hash>``, the name cut to a file-name-safe slug.
 
-    ``name`` defaults to ``<backend>-<model>-<prompt>-<fps>fps``, read from ``key``; ``kind`` is
+    ``name`` defaults to ``<input>-<backend>-<model>-<prompt>-<fps>fps``, read from ``key``; ``kind`` is
     ``descriptions`` (the default) or ``frame-embeddings`` (``contrastive.store.embedding_folder``).
     """
     if name is None:
         model = str(key["describer"].get("model") or "")
         fps = "" if key["fps"] is None else f"{key['fps']:g}fps"
         count = f"{key['frames']}frames" if key.get("frames") else f"max{key['max_frames']}" if key.get("max_frames") else ""
-        parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps, count]
+        parts = [key.get("input"), key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps,
+                 count]
         name = "-".join(_slug(p) for p in parts if p)
     return Path(cache_dir) / kind / f"{prefix}{_slug(name, 80)}__{config_hash(key)}"
 

@@ -12,7 +12,7 @@ import pytest
 from tests.paths import ROOT
 from tests.synthetic_cache import write_synthetic_cache
 
-QUICKSTART = next((ROOT / "cache" / "descriptions").glob("motion-classical-motion-general-2fps__*"))
+QUICKSTART = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-classical-motion-general-2fps__*"))
 
 # Runs a `sova` command line in a fresh interpreter, then reports its exit status and the modules it imported.
 RUN = """

@@ -32,7 +32,7 @@ from sova_lib.item_vectors import (
 )
 from sova_lib.protocols import get_protocol
 
-__all__ = ["clip_stats", "clips_of", "evaluate_files", "extract", "fetch", "import_authors", "items", "plan", "sources"]
+__all__ = ["INPUT_NAME", "clip_stats", "clips_of", "evaluate_files", "extract", "fetch", "import_authors", "items", "plan", "sources"]
 
 
 def _encoder(encoder) -> SentenceEncoder:
@@ -180,6 +180,11 @@ def clip_stats(manifest, tsv: str | None = None, source_fps: float | None = None
 
 #: Items checked up front: when the first ones all lack their file, the video root is wrong.
 FIRST_ITEMS = 5
+
+#: The input's name in a description cache's key and folder name (``sova_lib.describe.cache.cache_key``): the
+#: benchmark, not the protocol, since every protocol's clips keep their benchmark index and one folder serves them
+#: all; a clip manifest's run is told apart by its crop source.
+INPUT_NAME = "sovabench"
 
 
 def items(video_root, *, protocol: str | None = None, manifest=None) -> tuple[list, str, dict | None]:

@@ -7,7 +7,7 @@ import pytest
 from sova_lib.benchmarks import sovabench
 from tests.paths import ROOT
 
-QUICKSTART = next((ROOT / "cache" / "descriptions").glob("motion-classical-motion-general-2fps__*"))
+QUICKSTART = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-classical-motion-general-2fps__*"))
 
 
 def test_a_baseline_records_itself():
