@@ -37,10 +37,9 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sova_lib._version import __version__
-from sova_lib.describe.prompts import Prompt
 from sova_lib.describe.provenance import MANIFEST_SCHEMA, config_hash
 from sova_lib.item_vectors import put_text
 from sova_lib.storage import (
@@ -53,6 +52,9 @@ from sova_lib.storage import (
     now,
     redact,
 )
+
+if TYPE_CHECKING:
+    from sova_lib.describe.prompts import Prompt
 
 __all__ = ["SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key", "import_texts",
            "new_manifest", "open_cache", "read_failures", "software_versions"]
