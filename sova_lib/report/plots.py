@@ -30,7 +30,7 @@ from sova_lib.report.label_placement import place_labels
 from sova_lib.storage import write_bytes
 
 __all__ = ["FILE_METADATA", "figure_bytes", "save_figure", "printed", "pyplot", "middle_cut", "numbered_list",
-           "padded_limits", "place_labels", "filmstrips", "annotate_cells", "heatmap", "stacked_barh", "grouped_bars"]
+           "padded_limits", "place_labels", "filmstrips", "annotate_cells", "heatmap"]
 
 
 def pyplot():
@@ -158,53 +158,6 @@ def heatmap(matrix, *, ax=None, texts=None, dark=None, **kwargs):
             low, high = image.get_clim()
             dark = np.ma.getdata(matrix) >= low + 0.5 * (high - low)
         annotate_cells(ax, texts, dark)
-    return ax
-
-
-def stacked_barh(frame, *, ax=None, colors=None, totals: bool = True, **kwargs):
-    """Horizontal bars, one per row of ``frame`` (labelled by its index), stacked by its columns in order.
-
-    ``colors`` maps a column to its colour (matplotlib's cycle for the
-    others); each column is a legend entry. ``totals`` writes each row's sum
-    after its bar (font size 9). ``kwargs`` go to every ``ax.barh``. Returns
-    the axes.
-    """
-    _, ax = _figure_and_axes(ax)
-    left = np.zeros(len(frame))
-    labels = list(frame.index)
-    for col in frame.columns:
-        ax.barh(labels, frame[col].to_numpy(), left=left, color=(colors or {}).get(col), label=str(col), **kwargs)
-        left += frame[col].to_numpy()
-    if totals:
-        for y, total in enumerate(left):
-            ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
-    return ax
-
-
-def grouped_bars(frame, *, value: str = "value", category: str = "setting", group: str = "protocol", ax=None,
-                 digits: int = 1, **kwargs):
-    """Bars of ``frame[value]``: one cluster per ``group``, one bar per ``category`` within it, in order of appearance.
-
-    Bars carry their values (``digits`` decimals) and, when ``frame`` has
-    ``ci_low``/``ci_high``, their intervals as error bars; all values are
-    drawn as printed (``printed``). Each category is a legend entry; the
-    x ticks name the groups. ``kwargs`` go to every ``ax.bar``. Returns the
-    axes.
-    """
-    frame = frame.assign(**{c: printed(frame[c], digits) for c in (value, "ci_low", "ci_high") if c in frame})
-    groups = list(dict.fromkeys(frame[group]))
-    cats = list(dict.fromkeys(frame[category]))
-    width = 0.8 / max(1, len(cats))
-    _, ax = _figure_and_axes(ax, figsize=(max(5.0, 1.6 * len(groups) * max(1, len(cats)) / 2 + 2), 4))
-    for k, cat in enumerate(cats):
-        part = frame[frame[category] == cat].set_index(group).reindex(groups)
-        x = np.arange(len(groups)) + (k - (len(cats) - 1) / 2) * width
-        err = None
-        if "ci_low" in part and part["ci_low"].notna().any():
-            err = np.vstack([part[value] - part["ci_low"], part["ci_high"] - part[value]])
-        bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat), **kwargs)
-        ax.bar_label(bars, fmt=f"%.{digits}f", fontsize=8, padding=6 if err is not None else 2)
-    ax.set_xticks(range(len(groups)), groups)
     return ax
 
 

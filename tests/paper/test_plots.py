@@ -1,8 +1,6 @@
 """The general plot primitives: exact values, ``ax=`` honoured, keyword arguments passed on, the axes returned."""
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
-import pytest
 
 from sova_lib.report import plots
 from tests.figure_helpers import close_figures  # noqa: F401  (the Agg backend; closes every figure a test made)
@@ -14,33 +12,6 @@ def test_save_figure_writes_png_and_pdf(tmp_path):
     png, pdf = plots.save_figure(fig, tmp_path / "sub" / "fig")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert pdf.read_bytes()[:5] == b"%PDF-"
-
-
-def test_stacked_barh_stacks_columns_on_the_given_axes_and_writes_totals():
-    counts = pd.DataFrame({"MEVA": [3, 5], "VIRAT": [1, 0]}, index=["opening trunk", "closing trunk"])
-    fig, ax = plt.subplots()
-    assert plots.stacked_barh(counts, ax=ax, colors={"MEVA": "red"}, height=0.5) is ax
-    meva, virat = ax.containers
-    assert [b.get_width() for b in meva] == [3, 5] and [b.get_x() for b in virat] == [3, 5]
-    assert [b.get_height() for b in virat] == [0.5, 0.5]  # kwargs reach barh
-    assert meva[0].get_facecolor() == (1.0, 0.0, 0.0, 1.0) and meva.get_label() == "MEVA"
-    assert [(t.get_text(), t.get_position()) for t in ax.texts] == [("4", (4.05, 0)), ("5", (5.05, 1))]
-    ax = plots.stacked_barh(counts, totals=False)  # no axes given: a new figure
-    assert ax.figure is not fig and len(ax.texts) == 0
-
-
-def test_grouped_bars_clusters_categories_with_intervals_as_printed():
-    frame = pd.DataFrame({"protocol": ["inter", "inter", "intra"], "setting": ["max", "mean", "max"],
-                          "value": [10.04, 20.0, 30.0], "ci_low": [9.0, 19.0, 29.0], "ci_high": [11.0, 21.0, 31.0]})
-    fig, ax = plt.subplots()
-    assert plots.grouped_bars(frame, ax=ax, color="k") is ax
-    first, second = (c for c in ax.containers if hasattr(c, "patches"))
-    assert [b.get_height() for b in first] == [10.0, 30.0]  # printed to 1 decimal
-    assert np.isnan(second[1].get_height()) and second.get_label() == "mean"  # intra has no "mean" bar
-    assert [b.get_x() + b.get_width() / 2 for b in first] == pytest.approx([-0.2, 0.8])
-    assert first[0].get_facecolor() == (0.0, 0.0, 0.0, 1.0)
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["inter", "intra"]
-    assert [t.get_text() for t in ax.texts][:2] == ["10.0", "30.0"]
 
 
 def test_heatmap_writes_given_texts_dark_on_light_cells():

@@ -12,6 +12,7 @@ from sova_lib.describe.prompts import Prompt
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.report import cache_scan
+from tests.paper_tables import beside
 
 from paper import error_analysis, results
 
@@ -159,8 +160,8 @@ def _computed():
     ])
 
 
-def test_compare_table_matches_rows_and_never_fills_in():
-    table = results.compare_table("Table 4", _computed())
+def test_the_table_matches_rows_and_never_fills_in():
+    table = beside("Table 4", _computed())
     assert len(table) == 21 + 1  # every paper row, then the motion describer (not in the paper)
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("Random", "-"), "inter-pair here"] == 3.42
@@ -181,8 +182,8 @@ def test_compare_table_matches_rows_and_never_fills_in():
     assert shown.loc[("CLIP4Clip", "-"), "computed as"] == results.NOT_COMPUTED
 
 
-def test_compare_table_paper_only_column():
-    table = results.compare_table("Table C.1", _computed())
+def test_the_table_keeps_a_paper_only_column():
+    table = beside("Table C.1", _computed())
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("VideoCLIP", "-"), "efficiency paper"] == 0.47
     assert np.isnan(rows.loc[("Random", "-"), "efficiency paper"])
@@ -194,7 +195,7 @@ def test_scatter_frame_keeps_paper_rows_and_complete_computed_rows():
     computed.loc[len(computed)] = {"kind": "description cache", "source": "motion describer (...)",
                                    "model": "classical-motion", "prompt": "general", "cache": "c2",
                                    "encoder": "e", "protocol": "inter-pair", "value": 10.0, "note": ""}
-    table = results.compare_table("Table 4", computed)
+    table = beside("Table 4", computed)
     points = results.scatter_frame(table)
     assert (points["source"] == "paper").sum() == 21
     here = points[points["source"] != "paper"]
@@ -312,11 +313,11 @@ def _table4_computed() -> pd.DataFrame:
 
 
 def test_table4_has_the_papers_21_rows_with_the_computed_ones_beside_them():
-    table = results.compare_table("Table 4", _table4_computed())
+    table = beside("Table 4", _table4_computed())
     assert len(table) == 21  # the paper's rows; nothing computed here is outside the paper
-    assert list(table.columns) == ["group", "model", "prompt",
+    assert list(table.columns) == ["group", "model", "prompt", "inter-pair paper", "intra-pair paper",
                                    *(f"{p} {part}" for p in ("inter-pair", "intra-pair")
-                                     for part in ("paper", "here", "CI low", "CI high", "missing", "without missing",
+                                     for part in ("here", "CI low", "CI high", "missing", "without missing",
                                                   "chance", "chance without missing", "note")),
                                    "source", "kind", "baseline", "source model", "source prompt", "encoder", "fps",
                                    "cache"]
@@ -349,7 +350,7 @@ def _table_c1_computed() -> pd.DataFrame:
 
 
 def test_table_c1_has_the_papers_21_rows_with_efficiency_as_reported():
-    table = results.compare_table("Table C.1", _table_c1_computed())
+    table = beside("Table C.1", _table_c1_computed())
     # the paper's rows: Random, 6 contrastive models, 4 general and 6 video MLLM rows, 4 API rows
     assert len(table) == 21
     assert list(table.columns) == ["group", "model", "prompt", "efficiency paper",
@@ -424,7 +425,7 @@ def test_no_nan_in_a_table_a_person_reads():
          "cache": "c2", "encoder": "all-MiniLM-L6-v2", "protocol": "inter-pair", "value": 20.0, "ci_low": 19.0,
          "ci_high": 21.0, "n_missing": 3, "value_without_missing": 20.26, "chance": 3.47,
          "chance_without_missing": 3.51, "note": np.nan}])], ignore_index=True)
-    table = results.compare_table("Table 4", computed)
+    table = beside("Table 4", computed)
     shown = results.format_table(table, "Table 4")
     assert not shown.astype(str).apply(lambda col: col.str.contains("nan")).any().any()
     rows = shown.set_index("model")
@@ -447,7 +448,7 @@ def test_table4_keeps_what_was_scored_as_data_and_the_scatter_reads_it():
         {"kind": "baseline", "baseline": "random-ranking", "source": "chance", "protocol": p, "value": v,
          "ci_low": np.nan, "ci_high": np.nan, "note": ""} for p, v in (("inter-pair", 3.5), ("intra-pair", 51.2))])],
         ignore_index=True)
-    table = results.compare_table("Table 4", computed)
+    table = beside("Table 4", computed)
     mine = table[table["source model"] == "me/mine"]
     assert len(mine) == 1
     assert mine[["source", "kind", "baseline", "source model", "source prompt", "encoder", "fps", "cache",
