@@ -50,11 +50,9 @@ from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.video.frames import probe, sample_frames
 
-from paper.results import select_rows
-
 __all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "describer_names",
            "direction_protocol",
-           "direction_records", "direction_table", "RANDOM_SCORER", "illustrative_answer", "items_table",
+           "direction_records", "RANDOM_SCORER", "illustrative_answer", "items_table",
            "request_table", "sampled_frames", "sentence_table", "split_table", "item_similarity", "neighbours"]
 
 
@@ -240,25 +238,3 @@ def direction_records(items, *, name: str = "described clips", protocol: str | P
     random = baseline(protocol, "random-ranking").to_record(kind="baseline", source=RANDOM_SCORER,
                                                            baseline="random-ranking", tie_spread=0.0, **run)
     return [described, random]
-
-
-def direction_table(collected, protocol: str, *, cache: str | None = None, encoder: str | None = None):
-    """The quickstart's score beside the random ranking, from a collected record table (``sova_lib.records``).
-
-    Selects the ``direction_records`` of ``protocol`` (its name) made from
-    ``cache`` with ``encoder``. One row per scorer: ``scorer``, ``mAP``
-    (percent), ``tie spread`` (points) and ``queries``. A score without a
-    value gives an empty table with the record's note in ``attrs["note"]``.
-    """
-    columns = ["scorer", "mAP", "tie spread", "queries"]
-    run = {"protocol": protocol, "bootstrap": 0}
-    described = select_rows(collected, kind="description cache", cache=cache, encoder=encoder, **run)
-    random = select_rows(collected, kind="baseline", baseline="random-ranking", **run)
-    if len(described) != 1 or len(random) != 1 or pd.isna(described["value"][0]):
-        table = pd.DataFrame(columns=columns)
-        notes = described["note"].dropna().tolist()
-        table.attrs["note"] = notes[0] if notes else f"not scored: no record of {protocol} in the collected table"
-        return table
-    rows = pd.concat([described, random], ignore_index=True)
-    return pd.DataFrame({"scorer": rows["source"], "mAP": rows["value"], "tie spread": rows["tie_spread"],
-                         "queries": rows["n_queries"].astype(int)}, columns=columns)

@@ -39,7 +39,7 @@ from sova_lib.describe.provenance import cache_provenance
 from sova_lib.evaluation import BASELINES, evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import get_protocol
-from sova_lib.records import format_cell, make_record, score_cell, write_record
+from sova_lib.records import format_cell, make_record, score_cell
 from sova_lib.report.baselines import BENCHMARK, baseline_rows
 from sova_lib.report.cache_scan import FoundCache, paper_model, sovabench_caches
 from sova_lib.report.compare import compare
@@ -48,7 +48,7 @@ from paper.beside import NOT_COMPUTED
 from paper.contrastive import CONTRASTIVE_IDS
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "evaluate_cache",
-           "computed_rows", "record_rows", "select_rows", "NOT_IN_PAPER", "HERE_FIELDS", "rows_beside", "computed_as",
+           "computed_rows", "select_rows", "NOT_IN_PAPER", "HERE_FIELDS", "rows_beside", "computed_as",
            "number_table",
            "format_table", "paper_random", "scatter_frame"]
 
@@ -146,23 +146,6 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
     vectors = {name: embed_descriptions(c.texts, encoder) for name, c in needed.items()}
     return [compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
                     bootstrap=bootstrap, seed=seed) for a, b in pairs], note
-
-
-class RecordFiles(list):
-    """The record files ``record_rows`` wrote; a notebook cell ending with it prints one line, not a list of paths."""
-
-    def __repr__(self) -> str:
-        return f"{len(self)} record(s) written to {', '.join(sorted({f'{p.parent}/' for p in self}))}" if self else \
-            "no record written"
-
-
-def record_rows(rows, folder) -> RecordFiles:
-    """Write each record of ``rows`` (a list of dicts or a DataFrame of them) as its JSON file under ``folder``.
-
-    Returns the paths written (a list that prints as one line, ``RecordFiles``).
-    """
-    rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
-    return RecordFiles(write_record(r, folder) for r in rows)
 
 
 def select_rows(frame, **settings):

@@ -14,24 +14,7 @@ def test_save_figure_writes_png_and_pdf(tmp_path):
     assert pdf.read_bytes()[:5] == b"%PDF-"
 
 
-def test_heatmap_writes_given_texts_dark_on_light_cells():
-    m = np.array([[0.2, 0.9], [0.5, 0.1]])
-    fig, ax = plt.subplots()
-    texts = [["a", "b"], ["c", "d"]]
-    assert plots.heatmap(m, ax=ax, texts=texts, cmap="viridis", vmin=0, vmax=1) is ax
-    assert ax.images[0].get_clim() == (0, 1) and ax.images[0].get_cmap().name == "viridis"
-    assert [(t.get_text(), t.get_position(), t.get_color()) for t in ax.texts] == [
-        ("a", (0, 0), "white"), ("b", (1, 0), "black"), ("c", (0, 1), "black"), ("d", (1, 1), "white")]
-    ax = plots.heatmap(m, texts=texts, dark=np.zeros((2, 2), bool))
-    assert ax.figure is not fig and {t.get_color() for t in ax.texts} == {"white"}
-    assert len(plots.heatmap(m).texts) == 0
-
-
-def test_annotate_cells_passes_keywords_to_text_and_printed_rounds_as_shown():
-    fig, ax = plt.subplots()
-    assert plots.annotate_cells(ax, [["x", "y"]], np.array([[True, False]]), fontsize=12, weight="bold") is ax
-    assert [(t.get_text(), t.get_color(), t.get_fontsize(), t.get_fontweight()) for t in ax.texts] == [
-        ("x", "black", 12, "bold"), ("y", "white", 12, "bold")]
+def test_printed_rounds_as_shown():
     assert plots.printed([0.125000001, 2 / 3], 2).tolist() == [0.13, 0.67]
     assert plots.printed(np.float32(0.1), 1).dtype == np.float64
 

@@ -272,10 +272,8 @@ def test_paired_comparisons_of_two_caches(tmp_path):
     assert c.n_queries == len(clips) and c.ci[0] <= c.difference <= c.ci[1] and c.ci[0] < c.ci[1]
     assert c.summary()["a_better"] == len(clips)
     # the record, collected into results.csv as the results notebook does
-    files = results.record_rows([c.to_record(encoder="label one-hot", text_split="sentences",
-                                              benchmark="SOVABench")], tmp_path / "results")
-    assert repr(files) == f"1 record(s) written to {tmp_path / 'results'}/" and files[0].exists()
-    assert repr(results.record_rows([], tmp_path / "results")) == "no record written"
+    records.write_record(c.to_record(encoder="label one-hot", text_split="sentences", benchmark="SOVABench"),
+                         tmp_path / "results")
     table = records.collect_records(tmp_path / "results", tmp_path / "results.csv")
     written = pd.read_csv(tmp_path / "results.csv")
     for frame in (table, written):
@@ -389,8 +387,8 @@ def test_a_command_and_a_notebook_write_the_same_record_for_one_cache(tmp_path, 
     assert main(["sovabench", "evaluate", "--protocol", "intra-pair", "--descriptions", str(folder), "--bootstrap",
                  "100", "--out", str(tmp_path / "command"), "--cache-dir", str(tmp_path / "sentences")]) == 0
     (cache,) = cache_scan.find_description_caches(tmp_path)
-    written = results.record_rows(results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=100),
-                                  tmp_path / "notebook")
+    written = [records.write_record(r, tmp_path / "notebook")
+               for r in results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=100)]
     (command,) = (tmp_path / "command").glob("*.json")
     assert command.name == written[0].name
     record = json.loads(command.read_text())
@@ -407,8 +405,8 @@ def test_results_csv_keeps_one_row_per_evaluation(tmp_path, intra_texts, encoder
     _write_cache(tmp_path, "minicpm__1", intra_texts, _runner_manifest("openbmb/MiniCPM-V-4_5", "general"))
     (cache,) = cache_scan.find_description_caches(tmp_path)
     for bootstrap, ties in ((0, "expected"), (100, "expected"), (200, "expected"), (0, "pessimistic")):
-        results.record_rows(results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=bootstrap, ties=ties),
-                            tmp_path / "results")
+        for record in results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=bootstrap, ties=ties):
+            records.write_record(record, tmp_path / "results")
     frame = records.collect_records(tmp_path / "results", tmp_path / "results.csv")
     assert sorted(zip(frame["ties"], frame["bootstrap"])) == [("expected", 200), ("pessimistic", 0)]
     assert not frame.duplicated(["kind", "cache", "protocol", "encoder", "aggregate", "text_split", "ties"]).any()
