@@ -106,10 +106,9 @@ def _inputs(args) -> dict:
     """The scoring keywords of the options every evaluate command shares."""
     if args.bootstrap == 1:
         note("--bootstrap 1 resamples the queries once: the interval has zero width; use 1000 or so")
-    if args.embeddings and args.embedder:
-        note("--embedder does not apply to --embeddings (the vectors are already made); it is ignored")
-    if args.embeddings and args.embedder_option:
-        note("--embedder-option does not apply to --embeddings (the vectors are already made); it is ignored")
+    for flag, given in (("--embedder", args.embedder), ("--embedder-option", args.embedder_option)):
+        if args.embeddings and given:
+            note(f"{flag} does not apply to --embeddings (the vectors are already made); it is ignored")
     if args.embeddings and args.no_split:
         note("--no-split does not apply to --embeddings; it is ignored")
     return {"descriptions": args.descriptions, "embeddings": args.embeddings, "baseline": args.baseline,
@@ -150,5 +149,4 @@ def run_image_task(args) -> int:
                                             **_inputs(args))
     except RuntimeError as err:  # a contrastive model that does not load
         raise CliError(str(err)) from None
-    return report(args, result, result.text(), {**result.to_json(), "protocol": args.task},
-                  notes=() if args.json else result.notes)
+    return report(args, result, result.text(), notes=() if args.json else result.notes)
