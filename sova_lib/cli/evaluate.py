@@ -37,7 +37,7 @@ from sova_lib.cli.options import (
     report,
 )
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
-from sova_lib.evaluation import BASELINES, CoverageError
+from sova_lib.evaluation import BASELINES
 from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS
 from sova_lib.similarity import AGGREGATES
@@ -116,17 +116,10 @@ def _inputs(args) -> dict:
             "allow_missing": args.allow_missing, "bootstrap": args.bootstrap, "seed": args.seed}
 
 
-#: Tie spread (points) above which a warning says the ties decide part of the score.
-TIE_WARNING_POINTS = 1.0
-
-
 def run_sovabench(args) -> int:
     """``sova sovabench evaluate``: the score, per class or pair, beside what a random ranking scores."""
     try:
         result = sovabench.evaluate_files(args.protocol, aggregate=args.aggregate, ties=args.ties, **_inputs(args))
-    except CoverageError as err:  # name the file whose ids do not match
-        flag, path = ("--embeddings", args.embeddings) if args.embeddings else ("--descriptions", args.descriptions)
-        raise CliError(f"{flag} {path}: {err}") from None
     except RuntimeError as err:
         raise CliError(str(err)) from None
     if args.out and args.descriptions and (Path(args.descriptions) / "manifest.json").is_file():  # the record of
@@ -134,9 +127,8 @@ def run_sovabench(args) -> int:
         from sova_lib.report.cache_scan import source_label  # notebooks do (nothing else shows the source)
 
         result.context["source"] = source_label(read_cache_manifest(args.descriptions))
-    if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
-        print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
-              f"points (optimistic minus pessimistic); the score uses the {result.ties!r} tie rule", file=sys.stderr)
+    if result.tie_warning():
+        print(f"sova: warning: {result.tie_warning()}", file=sys.stderr)
     return report(args, result, None if args.json else result.text(chance=not args.baseline), notes=result.notes)
 
 
