@@ -157,11 +157,8 @@ def run_evaluate(args) -> int:
                                      join_listed=args.join_listed, bootstrap=args.bootstrap, seed=args.seed)
     except (ValueError, OSError) as err:
         raise CliError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
-    qa = {"version": "qa", "source": str(args.answers)} if args.version == "qa" else {}
-    out = {"benchmark": muvr.BENCHMARK, **qa, **result.to_json()}
-    remarks = ([f"  {len(result.unparseable)} unparseable answer(s), e.g. {result.unparseable[:3]}"]
-               if qa and result.unparseable and not args.json else [])
-    return report(args, result, result.text(), out, notes=result.notes, remarks=remarks)
+    remarks = result.remarks() if args.version == "qa" and not args.json else []
+    return report(args, result, result.text(), notes=result.notes, remarks=remarks)
 
 
 def run_describe(args) -> int:
@@ -179,10 +176,5 @@ def run_describe(args) -> int:
 
 def run_synthetic(args) -> int:
     """``sova muvr synthetic``: write the data and the videos, then say what was written and what to run."""
-    written = muvr.write_dry_run(args.out, partitions=args.partitions)
-    n = written["partitions"]
-    print(f"synthetic MUVR data: {written['data']} ({n} partition{'' if n == 1 else 's'}; made up, no result)")
-    print(f"stand-in videos: {written['videos']} ({written['video_files']} links to the package's street excerpts)")
-    print(f"next: sova muvr describe --data {written['data']} --video-root {written['videos']} --backend motion "
-          f"--cache-dir CACHE")
+    print(muvr.dry_run_summary(muvr.write_dry_run(args.out, partitions=args.partitions)))
     return 0

@@ -76,10 +76,6 @@ def _task_args(p, *, items: bool, cached: bool = False) -> None:
                        help=f"frames sampled per video (default {vantage.DEFAULT_FRAMES})")
 
 
-def _prompts_arg(p, help_text: str) -> None:
-    p.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl", help=help_text)
-
-
 _PROMPTS_HELP = ("a prompts file: each item asked exactly its record's messages, with the frames of its plan "
                  "(sova vantage harness-prompts writes one from the harness); default: this library's prompts")
 _CACHED_PROMPTS = ("the prompts file the cached answers were asked with, when the run's manifest says one was (it "
@@ -128,7 +124,7 @@ def _describe_options(d) -> None:
                    help="the folder the items' media paths are relative to, for a video task the folder of its "
                         "videos (default: the current folder)")
     add_describer_options(d, prompt=False)
-    _prompts_arg(d, _PROMPTS_HELP)
+    d.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl", help=_PROMPTS_HELP)
     add_cache_options(d, what="answers go to DIR/descriptions/")
     d.add_argument("--ground-truth", type=existing_file, metavar="GT.jsonl",
                    help="score the answers against this answer key instead of writing a submission")
@@ -155,7 +151,7 @@ def _add_evaluate(vs) -> None:
                      help="the cache folder of a vantage describe run")
     s.add_argument("--items", type=Path, metavar="PATH",
                    help="the task's public items: needed with --answers (the prompts name each cached answer)")
-    _prompts_arg(s, _CACHED_PROMPTS + " (with --answers)")
+    s.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl", help=_CACHED_PROMPTS + " (with --answers)")
     _score_args(s)
     add_output_options(s, record="score", json=True)
     s.set_defaults(func=run_evaluate)
@@ -170,7 +166,8 @@ def _add_submit(vs) -> None:
     _task_args(u, items=True, cached=True)
     u.add_argument("--answers", required=True, type=existing_folder, metavar="CACHE_FOLDER",
                    help="the cache folder of a vantage describe run")
-    _prompts_arg(u, _CACHED_PROMPTS + "; the submission's metadata records the route")
+    u.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl",
+                   help=_CACHED_PROMPTS + "; the submission's metadata records the route")
     u.add_argument("--model", required=True, metavar="NAME", help="the model name written into the submission")
     u.add_argument("--box-order", choices=("xyxy", "yxyx"), default="xyxy",
                    help="order the model writes box coordinates in, recorded in the file (default xyxy)")
@@ -320,13 +317,7 @@ def run_harness_prompts(args) -> int:
 
 def run_synthetic(args) -> int:
     """``sova vantage synthetic``: write the street set, then say what was written and what to run."""
-    from sova_lib.benchmarks.vantage.synthetic import write_street_dry_run
+    from sova_lib.benchmarks.vantage.synthetic import street_dry_run_summary, write_street_dry_run
 
-    tsvs = write_street_dry_run(args.out)
-    for task, tsv in tsvs.items():
-        print(f"{task}: {tsv} ({len(vantage.read_items(task, tsv))} items; videos in {tsv.parent / 'videos'}; "
-              f"answer key {args.out / f'{task}_gt.jsonl'})")
-    tsv = tsvs["vqa"]
-    print(f"next: sova vantage describe --task vqa --items {tsv} --media-root {tsv.parent / 'videos'} "
-          f"--ground-truth {args.out / 'vqa_gt.jsonl'} --backend motion --cache-dir CACHE")
+    print(street_dry_run_summary(args.out, write_street_dry_run(args.out)))
     return 0

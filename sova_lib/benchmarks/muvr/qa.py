@@ -242,9 +242,17 @@ class QAResult:
                          for subset, value in self.accuracy.items())
 
     def to_json(self) -> dict:
+        """A JSON-ready dict, as ``sova muvr evaluate --version qa --json`` prints it: ``benchmark``, ``version``
+        (``qa``) and ``source`` (the answers scored, ``context["source"]``), then the fields."""
         out = asdict(self)
         out.pop("context")
-        return out
+        return {"benchmark": BENCHMARK, "version": "qa", "source": self.context.get("source"), **out}
+
+    def remarks(self) -> list[str]:
+        """The line ``sova muvr evaluate`` adds on stderr below the scores when some answers did not parse: their
+        number and the first three ids; none when all did."""
+        return [f"  {len(self.unparseable)} unparseable answer(s), e.g. {self.unparseable[:3]}"] if self.unparseable \
+            else []
 
     def to_record(self, **fields) -> dict:
         """These answers' scores as one ``sova_lib.records`` record (one row of ``figures/results.csv``).

@@ -41,7 +41,8 @@ import numpy as np
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
 from sova_lib.storage import json_line, write_bytes, write_json, write_text
 
-__all__ = ["DRY_RUN", "FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_dry_run", "write_synthetic"]
+__all__ = ["DRY_RUN", "FIRST_ID", "SYNTHETIC_MODEL", "dry_run_summary", "write_annotations", "write_dry_run",
+           "write_synthetic"]
 
 #: ``videos.json`` ids start here, so that an id is never a list position by accident.
 FIRST_ID = 100
@@ -251,3 +252,14 @@ def write_dry_run(root: str | Path, *, partitions=PARTITIONS, seed: int = 0) -> 
         link.unlink(missing_ok=True)
         link.symlink_to(sources[k % len(sources)])
     return {"data": root, "videos": folder, "partitions": len(partitions), "video_files": len(names)}
+
+
+def dry_run_summary(written: dict) -> str:
+    """What ``sova muvr synthetic`` prints of ``write_dry_run``'s answer ``written``: the data root and its number of
+    partitions, the folder of stand-in videos and its number of links, then the describe command to run next."""
+    n = written["partitions"]
+    return "\n".join([
+        f"synthetic MUVR data: {written['data']} ({n} partition{'' if n == 1 else 's'}; made up, no result)",
+        f"stand-in videos: {written['videos']} ({written['video_files']} links to the package's street excerpts)",
+        f"next: sova muvr describe --data {written['data']} --video-root {written['videos']} --backend motion "
+        "--cache-dir CACHE"])

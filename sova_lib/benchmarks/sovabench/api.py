@@ -48,7 +48,8 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
 
     ``encoder``: a ``SentenceEncoder`` or a function that makes one, used for descriptions (each split into
     sentences unless ``sentences=False``, at most ``max_chars`` of each embedded, with a note) and the oracle.
-    The other keywords as ``sova_lib.evaluation.evaluate`` takes them. The result's ``to_record()`` records what
+    The other keywords as ``sova_lib.evaluation.evaluate`` takes them; its ``CoverageError`` names the input
+    (``--descriptions PATH: ...``). The result's ``to_record()`` records what
     was scored (kind, source, encoder, text split, bootstrap, seed) and, for a describe cache folder, what wrote
     it (``sova_lib.describe.provenance.cache_provenance``: model, fingerprint, prompt, fps or frames, key hash,
     software versions).
@@ -71,8 +72,12 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
         items = embed_descriptions(texts, made, sentences=sentences, max_chars=max_chars)
         context = {"kind": "description cache", "source": str(descriptions), "cache": Path(descriptions).name,
                    "encoder": made.name, "text_split": "sentences" if sentences else "whole text", **wrote}
-    result = evaluation.evaluate(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
-                                 bootstrap=bootstrap, seed=seed)
+    try:
+        result = evaluation.evaluate(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
+                                     bootstrap=bootstrap, seed=seed)
+    except evaluation.CoverageError as err:  # named by the file whose ids do not match
+        flag, path = ("--embeddings", embeddings) if embeddings is not None else ("--descriptions", descriptions)
+        raise evaluation.CoverageError(f"{flag} {path}: {err}") from None
     if embeddings is None:
         result.notes.extend(empty_note(texts) + cut_note(texts, max_chars))
     result.context.update(**context, **run)

@@ -30,7 +30,7 @@ import numpy as np
 
 from sova_lib.benchmarks.vantage.api import describe
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
-from sova_lib.benchmarks.vantage.inputs import LMU_DATASETS, TSV_COLUMNS
+from sova_lib.benchmarks.vantage.inputs import LMU_DATASETS, TSV_COLUMNS, read_items
 from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id
@@ -39,8 +39,8 @@ from sova_lib.describe.run_cache import RunOptions
 from sova_lib.storage import write_text
 from sova_lib.video.frames import example_videos, probe
 
-__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "write_street_benchmark",
-           "write_street_dry_run"]
+__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_dry_run_summary", "street_run",
+           "write_street_benchmark", "write_street_dry_run"]
 
 _VQA = [("What moves through the scene?", ["pedestrians", "a forklift", "a train", "nothing"], "A"),
         ("Where is the camera?", ["inside a car", "fixed above a public space", "hand-held", "on a drone"], "B")]
@@ -117,6 +117,16 @@ def write_street_dry_run(folder) -> dict[str, Path]:
     its answer key ``folder/<task>_gt.jsonl``)."""
     videos = example_videos()
     return write_street_benchmark(folder, videos, [probe(v).num_frames / probe(v).fps for v in videos])
+
+
+def street_dry_run_summary(folder, tsvs: dict[str, Path]) -> str:
+    """What ``sova vantage synthetic`` prints of ``write_street_dry_run(folder)``'s answer ``tsvs``: one line per
+    task (its TSV, item count, videos folder and answer key), then the describe command to run next."""
+    folder, vqa = Path(folder), tsvs["vqa"]
+    return "\n".join([*(f"{task}: {tsv} ({len(read_items(task, tsv))} items; videos in {tsv.parent / 'videos'}; "
+                         f"answer key {folder / f'{task}_gt.jsonl'})" for task, tsv in tsvs.items()),
+                      f"next: sova vantage describe --task vqa --items {vqa} --media-root {vqa.parent / 'videos'} "
+                      f"--ground-truth {folder / 'vqa_gt.jsonl'} --backend motion --cache-dir CACHE"])
 
 
 class RuleBasedStandIn:
