@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 
 from sova_lib.benchmarks import vantage
+from sova_lib.cli import add_benchmark
 from sova_lib.cli.options import (
     add_bootstrap_options,
     add_cache_options,
@@ -95,10 +96,7 @@ def _score_args(p) -> None:
 
 
 def add_commands(sub) -> None:
-    v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, evaluate answers, write a submission",
-                       description=__doc__.replace("``", "").replace("::\n", ""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    vs = v.add_subparsers(dest="vantage_command", metavar="VERB", required=True)
+    vs = add_benchmark(sub, "vantage", "VANTAGE-Bench: describe items, evaluate answers, write a submission", __doc__)
     _add_describe(vs)
     _add_evaluate(vs)
     _add_submit(vs)
