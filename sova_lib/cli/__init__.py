@@ -30,7 +30,7 @@ import sys
 
 from sova_lib._version import __version__
 
-__all__ = ["main", "build_parser", "CliError", "end_interrupted"]
+__all__ = ["main", "build_parser", "add_benchmark", "CliError", "end_interrupted"]
 
 #: Command -> the module whose ``add_commands`` adds it, in help order: the benchmarks (``sova <benchmark>
 #: <verb>``), then the commands that belong to no benchmark. A command line that names one of these builds the
@@ -77,6 +77,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name in ((COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES):
         importlib.import_module(name).add_commands(sub)
     return parser if command in COMMANDS else parser.filled()
+
+
+def add_benchmark(subparsers, name: str, help: str, doc: str):
+    """``sova <name>``, a benchmark's command, whose ``--help`` shows ``doc`` (its module's docstring, reST marks
+    dropped, line breaks kept); returns the sub-parsers its verbs are added to."""
+    parser = subparsers.add_parser(name, help=help, description=doc.replace("``", "").replace("::\n", ""),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser.add_subparsers(dest="verb", metavar="VERB", required=True)
 
 
 #: Modules of the optional extras (pyproject.toml) -> the extra that installs them.

@@ -127,8 +127,8 @@ def run_sovabench(args) -> int:
         from sova_lib.report.cache_scan import source_label  # notebooks do (nothing else shows the source)
 
         result.context["source"] = source_label(read_cache_manifest(args.descriptions))
-    if result.tie_warning():
-        print(f"sova: warning: {result.tie_warning()}", file=sys.stderr)
+    if warning := result.tie_warning():
+        print(f"sova: warning: {warning}", file=sys.stderr)
     return report(args, result, None if args.json else result.text(chance=not args.baseline), notes=result.notes)
 
 

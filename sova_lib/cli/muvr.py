@@ -20,11 +20,10 @@ A dry run on made-up data in the released layout (stand-in videos under DIR/vide
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from sova_lib.benchmarks import muvr
-from sova_lib.cli import CliError
+from sova_lib.cli import CliError, add_benchmark
 from sova_lib.cli.options import (
     add_scoring_options,
     existing_folder,
@@ -40,10 +39,8 @@ __all__ = ["add_commands"]
 
 def add_commands(subparsers) -> None:
     """``sova muvr describe | evaluate | synthetic``."""
-    m = subparsers.add_parser("muvr", help="MUVR: describe the gallery in windows or ask the QA questions; evaluate",
-                              description=__doc__.replace("``", "").replace("::\n", ""),
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    verbs = m.add_subparsers(dest="verb", metavar="VERB", required=True)
+    verbs = add_benchmark(subparsers, "muvr", "MUVR: describe the gallery in windows or ask the QA questions; "
+                                              "evaluate", __doc__)
     _add_describe(verbs)
     _add_evaluate(verbs)
     _add_synthetic(verbs)

@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 
 from sova_lib.benchmarks import vantage
+from sova_lib.cli import add_benchmark
 from sova_lib.cli.options import (
     add_bootstrap_options,
     add_cache_options,
@@ -95,10 +96,7 @@ def _score_args(p) -> None:
 
 
 def add_commands(sub) -> None:
-    v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, evaluate answers, write a submission",
-                       description=__doc__.replace("``", "").replace("::\n", ""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    vs = v.add_subparsers(dest="vantage_command", metavar="VERB", required=True)
+    vs = add_benchmark(sub, "vantage", "VANTAGE-Bench: describe items, evaluate answers, write a submission", __doc__)
     _add_describe(vs)
     _add_evaluate(vs)
     _add_submit(vs)
@@ -215,9 +213,9 @@ def _add_harness_prompts(vs) -> None:
     h.add_argument("--video-input", choices=vantage.VIDEO_INPUTS, default="frames",
                    help="frames: the message of a model given frames as images (default); video: of a model given "
                         "the video")
-    for name in ("nframe", "fps", "max-frames", "max-pixels", "total-pixels"):
-        h.add_argument(f"--{name}", type=positive_number if name == "fps" else positive_count, metavar="N",
-                       help=f"the dataset's {name.replace('-', '_')} (default: the harness class's own)")
+    for name in vantage.PLAN_OPTIONS:
+        h.add_argument(f"--{name.replace('_', '-')}", type=positive_number if name == "fps" else positive_count,
+                       metavar="N", help=f"the dataset's {name} (default: the harness class's own)")
     add_output_options(h, out=("FILE.jsonl", "the prompts file to write"), required=True)
     h.set_defaults(func=run_harness_prompts)
 
@@ -302,8 +300,7 @@ def run_validate(args) -> int:
 
 
 def run_harness_prompts(args) -> int:
-    options = {name: getattr(args, name) for name in ("nframe", "fps", "max_frames", "max_pixels", "total_pixels")
-               if getattr(args, name) is not None}
+    options = {name: getattr(args, name) for name in vantage.PLAN_OPTIONS if getattr(args, name) is not None}
     try:
         out, count = vantage.harness_prompts(args.harness, args.task, args.items, model_family=args.model_family,
                                              out=args.out, media_root=args.media_root, video_input=args.video_input,
