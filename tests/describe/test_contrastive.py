@@ -97,7 +97,7 @@ def test_resume_skips_finished_items_and_export_round_trips(tiny, tmp_path):
     manifest = json.loads((second.folder / "manifest.json").read_text())
     assert manifest["counts"] == {"done": 7, "failed": 0} and manifest["pool"] == "mean" and manifest["fps"] == 1.0
     assert manifest["schema"] == 1 and manifest["backend"] == "contrastive" and manifest["source"] == "run"
-    assert manifest["model"] == tiny.name and manifest["last_run"]["skipped"] == 4
+    assert manifest["model"] == Path(tiny.path).name == "model" and manifest["last_run"]["skipped"] == 4
 
 
 def test_export_of_frame_sets_keeps_the_owner(tiny, tmp_path):
