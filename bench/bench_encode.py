@@ -53,7 +53,7 @@ from pathlib import Path  # noqa: E402
 from sova_lib.encoder import DEFAULT_BATCH_SIZE, DEFAULT_ENCODER, DTYPES, SentenceEncoder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-QUICKSTART = next((ROOT / "cache" / "descriptions").glob("motion-classical-motion-general-2fps__*"))
+QUICKSTART = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-classical-motion-general-2fps__*"))
 
 WORDS = ("a person in a dark jacket walks slowly from the left of the frame toward the parked white car near the "
          "entrance while another vehicle turns right into the lot stops briefly and then drives away as two people "

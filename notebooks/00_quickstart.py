@@ -62,13 +62,13 @@ import pandas as pd
 from matplotlib.patches import Rectangle
 
 from sova_lib import SentenceEncoder, embed_descriptions, make_describer, records
-from sova_lib.describe import resolve_prompt
+from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.report import explore, plots, tables
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine
 from sova_lib.storage import cache_root, write_json
 
-from paper import quickstart, results
+from paper import quickstart
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -192,10 +192,11 @@ print(f"cosines: shape {cosines.shape}; largest entry cosines[{i}, {j}] = {cosin
 # numbered on the axes and listed whole under the figure.
 
 # %% tags=["figure"]
-shown = plots.printed(cosines, 2)
+shown = cosines.astype(np.float64).round(2)  # as printed
 fig, ax = plots.pyplot().subplots(figsize=(0.5 * shown.shape[1] + 2.2, 0.5 * shown.shape[0] + 0.8))
-plots.heatmap(shown, ax=ax, texts=[[f"{v:.2f}" for v in row] for row in shown], dark=shown >= 0.6, cmap="viridis",
-              vmin=0.0, vmax=1.0, aspect="equal")
+ax.imshow(shown, cmap="viridis", vmin=0.0, vmax=1.0, aspect="equal")
+for (row, col), v in np.ndenumerate(shown):  # each cosine in its cell, black on the light ones
+    ax.text(col, row, f"{v:.2f}", color="black" if v >= 0.6 else "white", ha="center", va="center", fontsize=7)
 ax.set_xticks(range(shown.shape[1]), [f"#{k + 1}" for k in range(shown.shape[1])], fontsize=8)
 ax.set_yticks(range(shown.shape[0]), [f"#{k + 1}" for k in range(shown.shape[0])], fontsize=8)
 ax.set_xlabel(f"columns: {other}", fontsize=9)
@@ -239,7 +240,8 @@ assert cosines.mean() == mean_cosine(a, b) and abs(fast_mean - cosines.mean()) <
 # where the paper finds every model close to chance.
 
 # %% tags=["figure"]
-panels = [(plots.printed(max_matrix, 2), "maximum cosine (Eq. 3)"), (plots.printed(mean_matrix, 2), "mean cosine")]
+panels = [(np.round(max_matrix.astype(np.float64), 2), "maximum cosine (Eq. 3)"),  # as printed
+          (np.round(mean_matrix.astype(np.float64), 2), "mean cosine")]
 short_ids = [plots.middle_cut(c, 40) for c in clip_ids]  # ids cut in their middle, both ends kept
 side = 0.6 * len(clip_ids) + 0.075 * max(len(c) for c in short_ids) + 0.8
 self_cells = np.eye(len(clip_ids), dtype=bool)  # each clip with itself: grey, marked "self"
@@ -251,9 +253,10 @@ for k, (ax, (shown, title)) in enumerate(zip(axes[0], panels)):
     pairs = shown[~self_cells] if len(clip_ids) > 1 else shown.ravel()  # each panel's scale: the clip pairs' range
     low, high = float(pairs.min()), float(pairs.max())
     low, high = (low - 0.005, high + 0.005) if high - low < 0.005 else (low, high)
-    plots.heatmap(np.ma.masked_array(shown, self_cells), ax=ax, cmap=cmap, vmin=low, vmax=high,
-                  texts=[["self" if a == b else f"{v:.2f}" for b, v in enumerate(row)] for a, row in enumerate(shown)],
-                  dark=self_cells | (shown >= low + 0.6 * (high - low)))
+    ax.imshow(np.ma.masked_array(shown, self_cells), cmap=cmap, vmin=low, vmax=high)
+    for (row, col), v in np.ndenumerate(shown):  # black on the light cells and on "self"
+        ax.text(col, row, "self" if row == col else f"{v:.2f}", ha="center", va="center", fontsize=7,
+                color="black" if row == col or v >= low + 0.6 * (high - low) else "white")
     ax.set_xticks(range(len(clip_ids)), short_ids, rotation=50, ha="right", rotation_mode="anchor", fontsize=8)
     ax.set_yticks(range(len(clip_ids)), short_ids if k == 0 else [""] * len(clip_ids), fontsize=8)
     ax.set_title(title, fontsize=11)
@@ -285,18 +288,19 @@ top
 # score comes from the command line:
 # `sova sovabench evaluate --protocol quickstart-direction --descriptions <cache folder>`.
 # With your own `videos` the same question is asked of their clips (`quickstart-direction (your videos)`).
-# Six clips make a demonstration, not a measurement. Both scores are written as records under
-# `figures_dir/results/`, collected into `results.csv`, and the table below is read back from it.
+# Six clips make a demonstration, not a measurement. Both scores are records, the rows of the table below (at the
+# end they are also written under `figures_dir/results/`, for `sova results`).
 
 # %%
 direction = quickstart.direction_protocol(videos, with_reversed=with_reversed)
 scored = {"cache": folder.name, "encoder": encoder.name}
-results.record_rows(quickstart.direction_records(items_vectors, name=f"{names['short']} + max cosine",
-                                                 protocol=direction, folder=folder, **scored), out / "results")
-collected = records.collect_records(out / "results", out / "results.csv")
-scores = quickstart.direction_table(collected, direction.name, **scored)
+made = quickstart.direction_records(items_vectors, name=f"{names['short']} + max cosine", protocol=direction,
+                                    folder=folder, **scored)  # the score, then the random ranking
+scores = pd.DataFrame(made).rename(columns={"source": "scorer", "value": "mAP", "tie_spread": "tie spread",
+                                            "n_queries": "queries"})[["scorer", "mAP", "tie spread", "queries"]]
+scores = scores if made[0]["value"] is not None else scores.iloc[:0]  # not scored: its note says why
 tables.write_outputs(scores, scores, out / "00_quickstart_direction")
-print(scores.attrs.get("note", scores.to_string(index=False)))
+print(made[0]["note"] or scores.to_string(index=False))
 
 # %% [markdown]
 # ## Explore: why a clip is retrieved
@@ -335,3 +339,12 @@ summary_json = {
 }
 write_json(out / "00_quickstart.json", summary_json, indent=1)
 summary_json["neighbours_max"], summary_json["ranks_by_mean"]
+
+# %% [markdown]
+# The two records, one JSON file each under `figures_dir/results/`, collected with every other notebook's into
+# `results.csv` (what `sova results` reads).
+
+# %%
+for record in made:
+    records.write_record(record, out / "results")
+records.collect_records(out / "results", out / "results.csv").shape

@@ -77,7 +77,12 @@ counts
 # %% tags=["figure"]
 source_colors = {"MEVA": "#1f77b4", "VIRAT": "#ff7f0e"}  # colour of each source dataset, in every figure below
 fig, ax = plots.pyplot().subplots(figsize=(7.5, 0.45 * len(counts) + 1.4))
-plots.stacked_barh(counts, ax=ax, colors=source_colors)  # one bar per action, its total after it
+left = np.zeros(len(counts))  # one bar per action, stacked by source
+for dataset in counts.columns:
+    ax.barh(list(counts.index), counts[dataset].to_numpy(), left=left, color=source_colors[dataset], label=dataset)
+    left += counts[dataset].to_numpy()
+for y, total in enumerate(left):  # each action's total after its bar
+    ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
 ax.invert_yaxis()
 ax.set(xlim=(0, counts.sum(axis=1).max() * 1.12), xlabel="queries (clips)", ylabel="action",
        title=f"Inter-pair queries per action (n = {int(counts.values.sum()):,})")

@@ -74,15 +74,14 @@ inventory if len(inventory) else print(f"no description cache under {Path(cache_
 #
 # The baselines are the paper's Random row (`prevalence`: the mean class prevalence, query counted), the exact
 # expected AP of a random ranking (query excluded), and the oracle (an upper bound that runs the whole pipeline:
-# splitting, encoder, maximum cosine, AP). Each SOVABench cache adds one row per protocol. Every evaluation is
-# written as one small JSON under `figures_dir/results/`.
+# splitting, encoder, maximum cosine, AP). Each SOVABench cache adds one row per protocol. Every evaluation is one
+# record (at the end each is also written as one small JSON under `figures_dir/results/`, for `sova results`).
 
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 protocols = ["inter-pair", "intra-pair", "inter-pair-constrained"]
-rows = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
+made = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
                              include_oracle=include_oracle)
-results.record_rows(rows, out / "results")
 
 # %% [markdown]
 # Each frame-embedding cache (`sova sovabench embed`: CLIP, SigLIP2 ... frame vectors, mean-pooled or kept per frame)
@@ -91,8 +90,7 @@ results.record_rows(rows, out / "results")
 
 # %%
 embedding_caches = contrastive.find_embedding_caches(cache_dir)
-results.record_rows(contrastive.embedding_rows(embedding_caches, protocols, ties=ties, bootstrap=bootstrap,
-                                               seed=seed), out / "results")
+made += contrastive.embedding_rows(embedding_caches, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
 print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) / 'frame-embeddings'}")
 
 # %% [markdown]
@@ -107,26 +105,40 @@ print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) 
 # %%
 comparisons, comparison_note = results.paired_comparisons(caches, encoder, "intra-pair", ties=ties,
                                                           bootstrap=bootstrap, seed=seed)
-results.record_rows([c.to_record(encoder=encoder.name, text_split="sentences", benchmark="SOVABench")
-                     for c in comparisons], out / "results")
 print(comparison_note)
 pd.DataFrame([c.summary() for c in comparisons]).round(2) if comparisons else None
 
 # %% [markdown]
-# The JSON files are collected into one CSV, `results.csv`; every table and figure below is read from it.
+# The records as one frame, baselines first, then the caches by folder name; every table and figure below is built
+# from it.
 
 # %%
-collected = records.collect_records(out / "results", out / "results.csv")
-computed = results.main_rows(collected, encoder.name, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
+computed = pd.DataFrame(made).sort_values("cache", na_position="first", kind="stable", ignore_index=True)
 computed[["kind", "source", "protocol", "metric", "value", "ci_low", "ci_high", "n_queries", "ties"]]
 
 # %% [markdown]
 # ## Table 4
 #
-# The paper's numbers (with GTE-Large as sentence encoder) beside the computed ones (with `encoder_name`).
+# The paper's numbers (with GTE-Large as sentence encoder) of Tables 4 and C.1, one row per model and prompt, in the
+# paper's order.
 
 # %%
-table4 = results.compare_table("Table 4", computed)
+keys = ["group", "model", "prompt"]
+paper = {name: results.paper_results(name).replace({"prompt": {"": "-"}}) for name in ("Table 4", "Table C.1")}
+paper = {name: frame.pivot_table(index=keys, columns="column", values="value")
+         .reindex(pd.MultiIndex.from_frame(frame[keys].drop_duplicates()))  # the paper's row order
+         .add_suffix(" paper").reset_index().rename_axis(columns=None) for name, frame in paper.items()}
+paper["Table 4"].head()
+
+# %% [markdown]
+# The computed ones (with `encoder_name`), each named by the row of the paper it stands beside (a description cache
+# by its model id and prompt, a frame-embedding cache by its model, the `prevalence` baseline by Random), then put
+# beside the paper's rows; a computed row that the paper lacks follows them.
+
+# %%
+here4 = results.rows_beside(computed, "Table 4")
+table4 = pd.concat([paper["Table 4"].merge(here4, on=keys, how="left"), here4[here4["group"] == results.NOT_IN_PAPER]],
+                   ignore_index=True)
 shown4 = results.format_table(table4, "Table 4")
 tables.write_outputs(results.number_table(table4, "Table 4"), shown4, out / "02_results_table4")
 shown4
@@ -138,7 +150,9 @@ shown4
 # the authors' hardware) is shown as reported; it is not a quantity this table computes.
 
 # %%
-tableC1 = results.compare_table("Table C.1", computed)
+hereC1 = results.rows_beside(computed, "Table C.1")
+tableC1 = pd.concat([paper["Table C.1"].merge(hereC1, on=keys, how="left"),
+                     hereC1[hereC1["group"] == results.NOT_IN_PAPER]], ignore_index=True)
 shownC1 = results.format_table(tableC1, "Table C.1")
 tables.write_outputs(results.number_table(tableC1, "Table C.1"), shownC1, out / "02_results_tableC1")
 shownC1
@@ -159,7 +173,7 @@ points
 # The axes zoom on the paper's points; a computed point far from them gets a second panel that shows every point.
 
 # %% tags=["figure"]
-points = points.assign(inter=plots.printed(points["inter"], 2), intra=plots.printed(points["intra"], 2))  # as printed
+points = points.astype({"inter": float, "intra": float}).round({"inter": 2, "intra": 2})  # drawn as printed
 here = (points["source"] != "paper").to_numpy()  # computed here, not the paper's
 xs, ys = points["inter"].to_numpy(float), points["intra"].to_numpy(float)
 box_x = plots.padded_limits(xs[~here], 0.08, 0.3, floor=0) if (~here).any() else plots.padded_limits(xs, 0.1, 0.3)
@@ -234,3 +248,13 @@ summary = {
 }
 write_json(out / "02_results.json", summary, indent=1)
 summary["table4_not_computed"], summary["sovabench_caches"]
+
+# %% [markdown]
+# The records, one JSON file each under `figures_dir/results/` (the paired comparisons' too), collected with every
+# other notebook's into `results.csv` (what `sova results` reads).
+
+# %%
+for record in [*made, *(c.to_record(encoder=encoder.name, text_split="sentences", benchmark="SOVABench")
+                        for c in comparisons)]:
+    records.write_record(record, out / "results")
+records.collect_records(out / "results", out / "results.csv").shape

@@ -53,7 +53,7 @@ from sova_lib import SentenceEncoder, records
 from sova_lib.report import cache_scan, plots, tables
 from sova_lib.storage import cache_root, write_json
 
-from paper import ablations, results
+from paper import ablations
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -68,19 +68,18 @@ cache_scan.caches_frame(caches) if caches else print(ablations.no_cache_note(cac
 #
 # Each SOVABench cache is scored under every setting of the ablations: sentences or the whole text, the three
 # set aggregations, and (inter-pair) every sentence encoder that loads here; one that cannot be loaded (no model
-# hub) is listed with the reason. Each evaluation is written as one JSON under `figures_dir/results/`; they are
-# collected into `results.csv`, and the tables below read their rows from it.
+# hub) is listed with the reason. Each evaluation is one record, a row of the frames below (at the end they are also
+# written under `figures_dir/results/`, for `sova results`).
 
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 available, loaded = ablations.encoder_rows(encoders, cache_dir=cache_dir)
 settings = [(True, "max"), (False, "max"), (True, "mean"), (True, "median")]
-setting_rows = ablations.ablation_rows(caches, encoder, protocols, settings, ties=ties, bootstrap=bootstrap, seed=seed)
+made = ablations.ablation_rows(caches, encoder, protocols, settings, ties=ties, bootstrap=bootstrap, seed=seed)
 by_encoder = ablations.ablation_rows(caches, list(loaded.values()), ["inter-pair"], [(True, "max")],
                                      ties=ties, bootstrap=bootstrap, seed=seed)
-results.record_rows(pd.concat([setting_rows, by_encoder], ignore_index=True), out / "results")
-collected = records.collect_records(out / "results", out / "results.csv")
-run = {"kind": "description cache", "ties": ties, "bootstrap": bootstrap, "seed": seed}
+setting_rows = pd.DataFrame(made, columns=records.RECORD_FIELDS)
+encoder_scores = pd.DataFrame(by_encoder, columns=records.RECORD_FIELDS)
 available
 
 # %% [markdown]
@@ -94,7 +93,7 @@ table5_paper = ablations.paper_wide("Table 5")
 table5_paper
 
 # %%
-split_rows = results.select_rows(collected, encoder=encoder.name, aggregate="max", protocol=tuple(protocols), **run)
+split_rows = setting_rows[setting_rows["aggregate"] == "max"]
 table5 = ablations.settings_table(split_rows, "text_split", cache_dir)
 tables.write_outputs(table5_paper, table5_paper, out / "03_ablations_table5_paper")
 tables.write_outputs(split_rows if len(split_rows) else table5, table5, out / "03_ablations_table5_sovabench")
@@ -106,26 +105,34 @@ table5
 # The similarity of two clips is an aggregate of the cosines between their sentences; the paper uses the maximum.
 
 # %%
-agg_rows = results.select_rows(collected, encoder=encoder.name, text_split="sentences", protocol=tuple(protocols),
-                              **run)
+agg_rows = setting_rows[setting_rows["text_split"] == "sentences"]
 aggregation = ablations.settings_table(agg_rows, "aggregate", cache_dir)
 tables.write_outputs(agg_rows if len(agg_rows) else aggregation, aggregation, out / "03_ablations_aggregation")
 aggregation
 
 # %% [markdown]
-# When some cache was scored, the aggregation results as a bar chart (one panel per cache would follow the same
-# call); the bars carry their 95% intervals.
+# When some cache was scored, the aggregation results of the first one as a bar chart: one cluster per protocol, one
+# bar per aggregate, with its 95% interval. Values and intervals are drawn as printed, to one decimal.
 
 # %% tags=["figure"]
 if len(agg_rows) and agg_rows["value"].notna().any():
     first = agg_rows[agg_rows["cache"] == agg_rows["cache"].iloc[0]].dropna(subset=["value"])
-    ax = plots.grouped_bars(first, category="aggregate", group="protocol")  # values and intervals as printed
-    top = np.nanmax(plots.printed(first[["value"] + (["ci_high"] if "ci_high" in first else [])].to_numpy(), 1))
-    ax.set(xlabel="protocol", ylabel="mAP / Pair-mAP (%)", ylim=(0, float(top) * 1.2))
+    shown = first.astype({"ci_low": float, "ci_high": float}).round({"value": 1, "ci_low": 1, "ci_high": 1})
+    groups, kinds = list(dict.fromkeys(shown["protocol"])), list(dict.fromkeys(shown["aggregate"]))
+    width = 0.8 / len(kinds)
+    fig, ax = plots.pyplot().subplots(figsize=(max(5.0, 0.8 * len(groups) * len(kinds) + 2), 4))
+    for k, kind in enumerate(kinds):
+        part = shown[shown["aggregate"] == kind].set_index("protocol").reindex(groups)
+        err = [part["value"] - part["ci_low"], part["ci_high"] - part["value"]] if part["ci_low"].notna().any() else None
+        bars = ax.bar(np.arange(len(groups)) + (k - (len(kinds) - 1) / 2) * width, part["value"], width=width * 0.95,
+                      yerr=err, capsize=3, label=kind)
+        ax.bar_label(bars, fmt="%.1f", fontsize=8, padding=2 if err is None else 6)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set(xlabel="protocol", ylabel="mAP / Pair-mAP (%)", ylim=(0, shown[["value", "ci_high"]].max().max() * 1.2))
     ax.legend(fontsize=9)
     ax.set_title(f"Set aggregation: {first['source'].iloc[0][:60]}")
-    ax.figure.tight_layout()
-    plots.save_figure(ax.figure, out / "03_ablations_aggregation")
+    fig.tight_layout()
+    plots.save_figure(fig, out / "03_ablations_aggregation")
 
 # %% [markdown]
 # ## Table 6: the sentence encoder
@@ -134,8 +141,6 @@ if len(agg_rows) and agg_rows["value"].notna().any():
 # loads.
 
 # %%
-encoder_scores = results.select_rows(collected, text_split="sentences", aggregate="max", protocol="inter-pair",
-                                     **run)
 table6 = ablations.encoder_table(available, encoder_scores)
 tables.write_outputs(table6, table6, out / "03_ablations_table6")
 table6
@@ -166,3 +171,12 @@ summary = {
 }
 write_json(out / "03_ablations.json", summary, indent=1)
 summary["sovabench_caches"], summary["encoders_available"]
+
+# %% [markdown]
+# The records, one JSON file each under `figures_dir/results/`, collected with every other notebook's into
+# `results.csv` (what `sova results` reads).
+
+# %%
+for record in [*made, *by_encoder]:
+    records.write_record(record, out / "results")
+records.collect_records(out / "results", out / "results.csv").shape

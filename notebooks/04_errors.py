@@ -81,18 +81,16 @@ synthetic = constructed is not None
 print(source)
 
 # %% [markdown]
-# Embed the sentences and score the intra-pair protocol; the per-query AP drives the rest. The score is written as
-# one record under `figures_dir/results/`, collected into `results.csv`, and shown as read back from it.
+# Embed the sentences and score the intra-pair protocol; the per-query AP drives the rest. The score is one record
+# (at the end also written under `figures_dir/results/`, for `sova results`).
 
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 items = embed_descriptions(texts, encoder)
 result = evaluate("intra-pair", items, ties=ties)
 record = ea.score_record(result, analysed, encoder=encoder.name)
-results.record_rows([record], out / "results")
-score = ea.recorded_score(records.collect_records(out / "results", out / "results.csv"), record)
-print(f"intra-pair Pair-mAP = {score['value']:.1f} ({source})")
-pd.Series(score["per_class"], name="mAP (%)").round(1)
+print(f"intra-pair Pair-mAP = {record['value']:.1f} ({source})")
+pd.Series(record["per_class"], name="mAP (%)").round(1)
 
 # %% [markdown]
 # ## Confusions between opposite actions
@@ -110,7 +108,7 @@ confusion
 # One bar per pair (all its queries), a dot per action, a grey tick at the random-ranking level.
 
 # %% tags=["figure"]
-shown = confusion.assign(**{c: plots.printed(confusion[c], 1) for c in ("top-1 opposite (%)", "chance (%)")})
+shown = confusion.round({"top-1 opposite (%)": 1, "chance (%)": 1})  # drawn as printed, to one decimal
 whole, each = shown[shown["action"] == "all"], shown[shown["action"] != "all"]
 handles = [Line2D([], [], color="#d62728", lw=6, alpha=0.75, label="pair (all queries)"),
            Line2D([], [], marker="o", ls="", color="k", markersize=4, label="each action"),
@@ -206,3 +204,11 @@ summary = {
 }
 write_json(out / "04_errors.json", summary, indent=1)
 summary["pair_map"], summary["synthetic"]
+
+# %% [markdown]
+# The record, one JSON file under `figures_dir/results/`, collected with every other notebook's into `results.csv`
+# (what `sova results` reads).
+
+# %%
+records.write_record(record, out / "results")
+records.collect_records(out / "results", out / "results.csv").shape

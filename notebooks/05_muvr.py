@@ -56,7 +56,6 @@ from sova_lib.storage import write_json
 
 from paper import muvr_tables
 from paper.beside import paper_beside_computed
-from paper.results import record_rows
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -94,14 +93,13 @@ pd.DataFrame([{"partition": p.name, "gallery videos": len(p.gallery), "queries":
 #
 # Each value is the mean over the five partitions of the partition's metric (as the paper reports). The random
 # ranking row is exact (no simulation): the expected AP of a uniformly random order of each partition's gallery.
-# Every evaluation of the synthetic set (Base, Filter and the QA stand-ins below) is written as one record under
-# `figures_dir/results/` and collected into `results.csv`; the tables read their numbers from it.
+# Every evaluation of the synthetic set (Base, Filter and the QA stand-ins below) is one record; the tables are made
+# from them (at the end they are also written under `figures_dir/results/`, for `sova results`).
 
 # %%
 runs = synthetic_runs.run_synthetic(root, ties=ties, bootstrap=bootstrap, seed=seed)
-record_rows(runs.records(), out / "results")
-collected = records.collect_records(out / "results", out / "results.csv")
-table = synthetic_runs.base_table(collected, ties=ties, bootstrap=bootstrap, seed=seed)
+made = runs.records()
+table = synthetic_runs.base_table(made)
 tables.write_outputs(table.reset_index(names="query (synthetic)"), table.reset_index(names="query (synthetic)"),
               out / "05_muvr_synthetic_base")
 table
@@ -114,7 +112,7 @@ table
 # vector comes from its own `*_query_dict.pkl`, as the official evaluator reads it.
 
 # %%
-filter_table = synthetic_runs.filter_table(collected, ties=ties, seed=seed)
+filter_table = synthetic_runs.filter_table(made)
 tables.write_outputs(filter_table.reset_index(names="tag weight (synthetic)"),
               filter_table.reset_index(names="tag weight (synthetic)"), out / "05_muvr_synthetic_filter")
 filter_table
@@ -152,7 +150,7 @@ tie_table
 # case shows the official parse (`"Yes"` must appear) against the strict one (first word yes/no).
 
 # %%
-qa_table = synthetic_runs.qa_table(collected, seed=seed)
+qa_table = pd.DataFrame(runs.qa_rows()).round(2)
 tables.write_outputs(qa_table, qa_table, out / "05_muvr_qa_stand_ins")
 qa_table
 
@@ -214,3 +212,12 @@ summary = {
 }
 write_json(out / "05_muvr.json", summary, indent=1, digits=10)  # the last bits of a parallel sum vary
 {key: summary[key] for key in ("table7_not_computed", "table8_not_computed", "ties")}
+
+# %% [markdown]
+# The records, one JSON file each under `figures_dir/results/`, collected with every other notebook's into
+# `results.csv` (what `sova results` reads).
+
+# %%
+for record in made:
+    records.write_record(record, out / "results")
+records.collect_records(out / "results", out / "results.csv").shape

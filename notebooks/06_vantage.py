@@ -59,8 +59,6 @@ from sova_lib.report import plots, tables
 from sova_lib.storage import write_json
 from sova_lib.video import example_videos, probe
 
-from paper import results
-
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
 pd.set_option("display.max_colwidth", None)  # texts are shown whole
@@ -141,15 +139,17 @@ pd.DataFrame({"task": list(tsvs), "questions": [len(vantage.read_items(t, path))
 
 # %% [markdown]
 # Each task: describe its items (resumable), read the cached answers back, parse and score them with an interval.
-# Each score is written as one record under `figures_dir/results/`; the table reads them back from `results.csv`.
+# Each score is one record, a row of the table (at the end also written under `figures_dir/results/`).
 
 # %%
 street, answers_shown = synthetic.street_run(stand_in, tsvs, work_dir, answers_dir, n_frames=n_frames, mode=mode,
                                            rng=rng, n_resamples=n_resamples)
-results.record_rows([r.to_record(kind="description cache", source=synthetic.STREET_SOURCE, cache=synthetic.STREET_CACHE,
-                                 seed=seed) for r in street.values()], out / "results")
-collected = records.collect_records(out / "results", out / "results.csv")
-synthetic_table = synthetic.street_table(collected, list(tsvs), mode=mode, n_resamples=n_resamples, seed=seed)
+made = [r.to_record(kind="description cache", source=synthetic.STREET_SOURCE, cache=synthetic.STREET_CACHE, seed=seed)
+        for r in street.values()]
+synthetic_table = pd.DataFrame(made).rename(columns={"source": "describer", "n_queries": "n_items"}).assign(
+    task=list(street), mode=[r.mode for r in street.values()], parse_rate=[r.parse_rate for r in street.values()])
+synthetic_table = synthetic_table[["task", "describer", "metric", "value", "ci_low", "ci_high", "mode", "parse_rate",
+                                   "n_items"]]
 tables.write_outputs(synthetic_table, synthetic_table.round(2), out / "06_vantage_synthetic")
 synthetic_table
 
@@ -208,3 +208,12 @@ summary = {
 }
 write_json(out / "06_vantage.json", summary, indent=1)
 {key: summary[key] for key in ("hand_cases_match", "hand_cases", "mode", "computed_tasks", "published_rows")}
+
+# %% [markdown]
+# The records, one JSON file each under `figures_dir/results/`, collected with every other notebook's into
+# `results.csv` (what `sova results` reads).
+
+# %%
+for record in made:
+    records.write_record(record, out / "results")
+records.collect_records(out / "results", out / "results.csv").shape

@@ -21,9 +21,10 @@
 #
 # The paper's numbers are shown beside what this repository computes: the Random row from the choice lists, the
 # oracle (an upper bound), and any image description cache found under `cache_dir`. A row that was not computed
-# reads "not computed here". Every evaluation is written as one record under `figures_dir/results/`, collected into
-# `results.csv`, and the tables read their numbers from it. Only VSR's annotations ship with the package; the other datasets need their public
-# annotation files in `annotations` (or `$SOVA_IMAGE_TASKS`), and no image of any dataset is included.
+# reads "not computed here". Every evaluation is one record, a row of the frames below; at the end the records are
+# also written under `figures_dir/results/` and collected into `results.csv`, where `sova results` reads them. Only
+# VSR's annotations ship with the package; the other datasets need their public annotation files in `annotations`
+# (or `$SOVA_IMAGE_TASKS`), and no image of any dataset is included.
 
 # %% tags=["parameters"]
 cache_dir = None  # folder of descriptions/<name>__<hash>/ caches; None: $SOVA_CACHE, else the repository's cache/
@@ -59,14 +60,18 @@ run = {"bootstrap": bootstrap, "seed": seed}
 # its four original options. A column whose annotation file is not found says so.
 
 # %%
-results.record_rows(table3.random_records(annotations, **run), out / "results")
-collected = records.collect_records(out / "results", out / "results.csv")
-random = table3.random_table(table3.run_records(collected, encoder=encoder_name, **run)["random"])
+random_records = table3.random_records(annotations, **run)
+random = table3.random_table(random_records)
 tables.write_outputs(random, random, out / "07_image_tasks_random")
 random
 
+# %% [markdown]
+# The chance level that each column's choice construction fixes, without any file: 1 / number of choices.
+
 # %%
-pd.Series(table3.chance_by_construction(), name="chance by construction (%)").round(2)
+choices = {"VSR": 2, "What's Up A": 4, "What's Up B": 4, "CountBench": 9, "CountBench (one..ten)": 10,
+           "Visual7W-Count": 4}
+(100 / pd.Series(choices, name="chance by construction (%)")).round(2)
 
 # %% [markdown]
 # ## The paper's Visual7W-Count chance
@@ -86,16 +91,17 @@ check.round(2)
 #
 # The oracle describes each image by its correct choice and runs splitting, the encoder and scoring: 100 unless
 # two choices are the same sentence. Each image description cache is scored on every task whose images it
-# describes completely. Both are written as records and read back with the Random row's.
+# describes completely. Each record is one row, its Table 3 column beside it.
 
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 caches = cache_scan.find_description_caches(cache_dir)
-results.record_rows(table3.oracle_records(encoder, annotations, limit=oracle_items, **run), out / "results")
-results.record_rows(table3.description_records(caches, encoder, annotations, **run), out / "results")
-collected = records.collect_records(out / "results", out / "results.csv")
-computed = table3.run_records(collected, encoder=encoder.name, **run)
-oracle, described = computed["oracle"], computed["described"]
+made = [*random_records, *table3.oracle_records(encoder, annotations, limit=oracle_items, **run),
+        *table3.description_records(caches, encoder, annotations, **run)]
+computed = pd.DataFrame(made)
+computed.insert(0, "column", computed["protocol"].map(table3.COLUMN_OF))
+oracle = computed[computed["baseline"] == "oracle"]
+described = computed[computed["kind"] == "description cache"]
 shown = ["column", "source", "value", "ci_low", "ci_high", "n_queries", "note"]
 oracle[shown]
 
@@ -119,3 +125,12 @@ summary = {"random": dict(zip(random["column"], random["value"])), "random_check
            "described_rows": len(described), "encoder": encoder_name, "ties": "expected"}
 write_json(out / "07_image_tasks.json", summary, indent=1)
 pd.Series(summary["random"], name="Random row recomputed (%)").fillna(results.NOT_COMPUTED)
+
+# %% [markdown]
+# The records, one JSON file each under `figures_dir/results/`, collected with every other notebook's into
+# `results.csv` (what `sova results` reads).
+
+# %%
+for record in made:
+    records.write_record(record, out / "results")
+records.collect_records(out / "results", out / "results.csv").shape

@@ -52,8 +52,6 @@ import numpy as np
 from sova_lib import sentences as splitter
 from sova_lib import storage
 from sova_lib.fingerprint import folder_fingerprint
-from sova_lib.hub import hub_folder
-from sova_lib.progress import in_kernel, progress_bar
 
 __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "DTYPES", "ENCODER_OPTIONS", "SentenceEncoder", "SplitCache",
            "resolve_encoder_path", "split_many", "splitter_version"]
@@ -87,6 +85,8 @@ def resolve_encoder_path(name: str) -> str:
     package = _PACKAGED.get(name.lower())
     if package and not Path(name).expanduser().is_dir():
         return str(importlib.import_module(package).get_model_path())
+    from sova_lib.hub import hub_folder  # the hub for a hub id alone: the packaged model needs none
+
     return str(hub_folder(name))
 
 
@@ -303,6 +303,8 @@ class SentenceEncoder:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 
+        from sova_lib.progress import in_kernel
+
         # transformers draws a "Loading weights" bar of its own: off too when show_progress is False, and in a
         # notebook (its widget would be saved at its first state, "0%").
         shown = transformers_logging.is_progress_bar_enabled()
@@ -357,6 +359,8 @@ class SentenceEncoder:
         is padded with the same neighbours and gets the same vector. In bfloat16 the model's vectors are made
         unit length here, in float32 (sentence-transformers would normalise them in bfloat16, to lengths 1 +- 1e-3).
         """
+        from sova_lib.progress import progress_bar  # a warm run encodes nothing and draws no bar
+
         model = self.model
         order = np.argsort([-len(t) for t in missing])
         done: list[str] = []  # encoded since the last shard

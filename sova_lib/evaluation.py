@@ -36,10 +36,14 @@ from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.similarity import ItemVectors, set_similarity
 
-__all__ = ["BASELINES", "CoverageError", "Result", "baseline", "chance", "evaluate", "missing_as_failures",
-           "oracle_texts"]
+__all__ = ["BASELINES", "TIE_WARNING_POINTS", "CoverageError", "Result", "baseline", "chance", "evaluate",
+           "missing_as_failures", "oracle_texts"]
 
 BASELINES = ("prevalence", "random-ranking", "oracle")
+
+
+#: Tie spread (points) above which ``Result.tie_warning`` says that the ties decide part of the score.
+TIE_WARNING_POINTS = 1.0
 
 
 class CoverageError(ValueError):
@@ -117,6 +121,14 @@ class Result:
             random = baseline(self.protocol, "random-ranking")
             lines.append(f"  a random ranking scores {random.value:.2f} {random.metric} (--baseline random-ranking)")
         return "\n".join(lines)
+
+    def tie_warning(self) -> str | None:
+        """The warning ``sova sovabench evaluate`` gives when ties alone move the score by more than
+        ``TIE_WARNING_POINTS`` (``tie_spread``), naming the tie rule used; ``None`` below that."""
+        if self.tie_spread is None or self.tie_spread <= TIE_WARNING_POINTS:
+            return None
+        return (f"ties between clip scores move {self.metric} by up to {self.tie_spread:.2f} points (optimistic "
+                f"minus pessimistic); the score uses the {self.ties!r} tie rule")
 
     def to_json(self) -> dict:
         """A JSON-ready dict (per-query values left out)."""

@@ -3,8 +3,9 @@
 Every score this library reports travels the same way: an evaluation
 (``sova <benchmark> evaluate --out``, a notebook scoring a cache, a baseline)
 becomes one flat **record** (``make_record``) written as one JSON file
-(``write_record``) whose name comes from its configuration, so that the same
-configuration overwrites its own file and any other gets a new one; the
+(``write_record``) whose name comes from its configuration (the model and
+the fingerprint of its weights included), so that the same configuration
+overwrites its own file and any other, another checkpoint's too, gets a new one; the
 builder (``collect_records``) reads a folder of them into one table, sorted
 by file name, and writes it as one CSV. Tables and figures are made from that
 table alone.
@@ -67,10 +68,11 @@ RECORD_FIELDS = (
     "versions", "note", "library_version",
 )
 
-#: The fields that name a record's file: the evaluation it scores (what, on which protocol, under which rules),
-#: not its numbers nor its interval's resamples, so that a rerun replaces its own record.
-_NAME_FIELDS = ("kind", "benchmark", "protocol", "baseline", "cache", "encoder", "aggregate", "text_split", "ties",
-                "missing_rule")
+#: The fields that name a record's file: the evaluation it scores (what, made by which model and weights, on which
+#: protocol, under which rules), not its numbers nor its interval's resamples, so that a rerun replaces its own
+#: record and another checkpoint's never does.
+_NAME_FIELDS = ("kind", "benchmark", "protocol", "baseline", "cache", "model", "fingerprint", "encoder", "aggregate",
+                "text_split", "ties", "missing_rule")
 
 #: The fields rounded to 2 decimals (``fps`` to 6).
 _ROUNDED = ("value", "ci_low", "ci_high", "tie_spread", "value_without_missing", "chance", "chance_without_missing",
@@ -117,7 +119,9 @@ def _slug(text) -> str:
 
 
 def record_name(record: dict) -> str:
-    """The file name of ``record``: readable parts of its configuration and 10 hex digits of all of it.
+    """The file name of ``record``: readable parts of its configuration and 10 hex digits of all of it
+    (``_NAME_FIELDS``: what was scored, the ``model`` and ``fingerprint`` of the weights that made it, where and
+    under which rules), so that two checkpoints' records never share a file, whatever their folders are named.
 
     A ``cache`` of paths (a paired comparison's ``"PATH_A vs PATH_B"``) enters the digest whole (the resolved
     paths: the same comparison on another machine has another digest) and the readable part by the paths' last

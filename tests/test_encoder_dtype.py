@@ -11,7 +11,7 @@ from sova_lib.encoder import DTYPES, SentenceEncoder
 from sova_lib.sentences import split
 from tests.paths import ROOT
 
-QUICKSTART = next((ROOT / "cache" / "descriptions").glob("motion-classical-motion-general-2fps__*"))
+QUICKSTART = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-classical-motion-general-2fps__*"))
 
 
 @pytest.fixture(scope="module")

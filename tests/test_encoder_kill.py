@@ -60,7 +60,7 @@ STEPS = ("created", "half", "written", "renamed")
 def _quickstart_evaluation(cache_dir: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "sova_lib", "sovabench", "evaluate", "--protocol", "quickstart-direction",
-         "--descriptions", str(ROOT / "cache" / "descriptions" / "motion-classical-motion-general-2fps__5028badbbc90"),
+         "--descriptions", str(ROOT / "cache" / "descriptions" / "quickstart-motion-classical-motion-general-2fps__35741fb179ec"),
          "--cache-dir", str(cache_dir), "--bootstrap", "0"], capture_output=True, text=True, timeout=600)
 
 

@@ -305,3 +305,14 @@ def test_a_query_left_without_a_relevant_clip_is_counted_in_words_that_agree():
     skipped = [n for n in result.notes if "no relevant item" in n]
     assert len(skipped) == 1 and skipped[0].startswith("1 query of task ") and \
         skipped[0].endswith(" has no relevant item and was skipped"), result.notes
+
+
+def test_a_tie_spread_above_one_point_is_warned_of_naming_the_rule():
+    from sova_lib.evaluation import TIE_WARNING_POINTS, Result
+
+    def warned(spread):
+        return Result("intra-pair", "Pair-mAP", 50.0, {}, 4, ties="expected", tie_spread=spread).tie_warning()
+
+    assert TIE_WARNING_POINTS == 1.0 and warned(None) is None and warned(1.0) is None
+    assert warned(1.25) == ("ties between clip scores move Pair-mAP by up to 1.25 points (optimistic minus "
+                            "pessimistic); the score uses the 'expected' tie rule")

@@ -3,6 +3,7 @@ import numpy as np
 import pandas as pd
 
 from tests.figure_helpers import boxes, close_figures, draw_figures, overlap  # noqa: F401  (closes every figure)
+from tests.paper_tables import beside
 
 NO_ROWS = pd.DataFrame(columns=["kind", "protocol", "source", "value"])
 
@@ -10,7 +11,7 @@ NO_ROWS = pd.DataFrame(columns=["kind", "protocol", "source", "value"])
 def _figure2b(tmp_path, computed=NO_ROWS, extra=()):
     """02_results' figure cells on Table 4 beside ``computed``, with the points ``extra`` added; returns the figure."""
     def frames(ns):
-        points = ns["results"].scatter_frame(ns["results"].compare_table("Table 4", computed))
+        points = ns["results"].scatter_frame(beside("Table 4", computed))
         return {"points": pd.concat([points, pd.DataFrame(list(extra), columns=points.columns)], ignore_index=True),
                 "random_level": ns["results"].paper_random()}
     return draw_figures("02_results", tmp_path, frames)["fig"]

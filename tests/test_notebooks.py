@@ -68,7 +68,7 @@ def executed(tmp_path_factory):
     write_synthetic_cache(cache, texts, description="intra-pair clips only, for the notebook test")
     # Encode every sentence the notebooks will meet once, here, into the embedding cache they read: the kernels
     # then find the real model's vectors on disk and need not load the model again (the slow part of each run).
-    quickstart = read_descriptions(next((cache / "descriptions").glob("motion-*")))
+    quickstart = read_descriptions(next((cache / "descriptions").glob("quickstart-motion-*")))
     SentenceEncoder(cache_dir=cache, show_progress=False).encode(
         sorted({s for t in [*quickstart.values(), *texts.values()] for s in split(t)} | set(texts.values())))
     shutil.copytree(cache / "embeddings", empty / "embeddings")  # vectors only: 04 finds no description cache
@@ -170,7 +170,7 @@ def test_run_and_save_in_jupyterlab_changes_no_tracked_file(tmp_path, monkeypatc
     _git(repo, "commit", "-q", "-m", "clone")
     before = (repo / "notebooks" / "00_quickstart.py").read_bytes()
     # The sentence vectors, made here once, so the kernel finds them in the (ignored) embedding cache.
-    texts = read_descriptions(next((repo / "cache" / "descriptions").glob("motion-*")))
+    texts = read_descriptions(next((repo / "cache" / "descriptions").glob("quickstart-motion-*")))
     SentenceEncoder(cache_dir=repo / "cache", show_progress=False).encode(
         sorted({s for t in texts.values() for s in split(t)}))
     _kernel_env(tmp_path, monkeypatch)
@@ -197,7 +197,7 @@ def test_quickstart(executed):
     q = out["00_quickstart"]
     assert q["items"] == q["described"] == 6  # three excerpts, each also reversed
     assert "not an MLLM" in q["describer"]
-    assert q["cache"].startswith("motion-classical-motion-general-2fps__")
+    assert q["cache"].startswith("quickstart-motion-classical-motion-general-2fps__")
     # every description was read back and split; the counts match the cache's own text
     texts = read_descriptions(QUICKSTART_CACHE / q["cache"])
     assert q["sentences"] == {k: len(split(v)) for k, v in texts.items()}
@@ -304,7 +304,7 @@ def plain_run(tmp_path_factory):
     repo = tmp / "repo"
     shutil.copytree(NOTEBOOKS, repo / "notebooks", ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
     shutil.copytree(QUICKSTART_CACHE, repo / "cache" / "descriptions")
-    texts = read_descriptions(next((repo / "cache" / "descriptions").glob("motion-*")))
+    texts = read_descriptions(next((repo / "cache" / "descriptions").glob("quickstart-motion-*")))
     SentenceEncoder(cache_dir=repo / "cache", show_progress=False).encode(
         sorted({s for t in texts.values() for s in split(t)}))
     build = repo / "build"

@@ -7,6 +7,7 @@ import pytest
 from sova_lib import records
 from sova_lib.cli import main
 from sova_lib.evaluation import Result, baseline
+from tests.paths import ROOT
 
 
 def _result(**kw):
@@ -45,6 +46,35 @@ def test_record_names_follow_the_configuration_not_the_numbers(tmp_path):
     assert records.record_name(a).startswith("c__1__intra-pair__e__max__")
     assert records.write_record(a, tmp_path) == records.write_record(b, tmp_path)  # the same file, rewritten
     assert json.loads(records.write_record(b, tmp_path).read_text())["value"] == 10.0
+
+
+
+@pytest.mark.parametrize("kind", ["description cache", "submission", "embeddings", "paired comparison"])
+def test_two_checkpoints_never_share_a_record_name(kind):
+    """The same cache name, scored the same way, by another model or other weights: another file, whatever the
+    record's kind; the same model and weights: the same file. The digest is checked against its own SHA-256."""
+    import hashlib
+
+    def named(**fields):
+        return records.record_name(records.make_record(_result(), kind=kind, source="s", cache="c__1", **fields))
+
+    first = {"model": "me/vlm", "fingerprint": {"method": "folder-digest", "sha256": "a" * 64}}
+    names = {named(**first), named(model="me/vlm", fingerprint={"method": "folder-digest", "sha256": "b" * 64}),
+             named(model="me/vlm", fingerprint={"method": "tag", "tag": "ckpt-2"}),
+             named(model="me/other", fingerprint=first["fingerprint"]), named(model="me/vlm"), named()}
+    assert len(names) == 6 and named(**first) == named(**first)
+    config = {k: None for k in ("baseline", "text_split", "missing_rule")}
+    config.update(kind=kind, benchmark=None, protocol="intra-pair", cache="c__1", encoder=None, aggregate="max",
+                  ties="expected", **first)
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
+    assert named(**first).endswith(f"__{digest}.json")
+
+def test_each_committed_record_has_the_name_its_content_gives():
+    """The records under figures/results are named as write_record names them now, so a rerun of a notebook
+    rewrites each in place rather than leaving a second copy under an old name."""
+    committed = sorted((ROOT / "figures" / "results").glob("*.json"))
+    assert len(committed) > 30
+    assert [p.name for p in committed if records.record_name(json.loads(p.read_text())) != p.name] == []
 
 
 def test_collect_records_round_trips_every_field(tmp_path):

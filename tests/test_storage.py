@@ -7,15 +7,16 @@ from pathlib import Path
 import pytest
 
 from sova_lib import storage
-from sova_lib.describe.cache import cache_folder, cache_key, config_hash
+from sova_lib.describe.cache import cache_folder, cache_key
 from sova_lib.describe.contrastive.store import EmbeddingCache
 from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.provenance import config_hash
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def test_committed_quickstart_cache_key_recomputes_equal():
-    folders = sorted((REPO / "cache" / "descriptions").glob("motion-*__*"))
+    folders = sorted((REPO / "cache" / "descriptions").glob("quickstart-motion-*__*"))
     assert folders, "the quickstart's description cache is committed under cache/descriptions"
     for folder in folders:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -23,7 +24,8 @@ def test_committed_quickstart_cache_key_recomputes_equal():
         assert config_hash(key) == manifest["config_hash"] == folder.name.rsplit("__", 1)[1]
         # the same key built the way the quickstart builds it names the same folder
         rebuilt = cache_key(manifest["backend"], manifest["describer"], resolve_prompt(manifest["prompt"]["name"]),
-                            manifest["fps"], manifest["sampler_version"], manifest["crop_source"])
+                            manifest["fps"], manifest["sampler_version"], manifest["crop_source"],
+                            input_name=manifest["input"])
         assert rebuilt == key and cache_folder(REPO / "cache", rebuilt) == folder
 
 

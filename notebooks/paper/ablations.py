@@ -34,13 +34,13 @@ __all__ = ["ENCODER_IDS", "ENCODER_SETTINGS", "ablation_rows", "encoder_rows", "
 
 
 def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expected", bootstrap: int = 0,
-                  seed: int = 0):
+                  seed: int = 0) -> list[dict]:
     """Each SOVABench cache scored with each encoder under each ``(sentences, aggregate)`` of ``settings``.
 
     ``encoders`` is one ``SentenceEncoder`` or a list of them; ``settings``
     a list of ``(sentences: bool, aggregate: str)``. Each cache is embedded
-    once per encoder and splitting mode. Returns a long DataFrame of
-    ``evaluate_cache`` records (no rows when no SOVABench cache is given).
+    once per encoder and splitting mode. Returns the ``evaluate_cache``
+    records (none when no SOVABench cache is given).
     """
     encoders = encoders if isinstance(encoders, (list, tuple)) else [encoders]
     rows = []
@@ -52,7 +52,7 @@ def ablation_rows(caches, encoders, protocols, settings, *, ties: str = "expecte
                 for aggregate in [a for s, a in settings if s == sentences]:
                     rows += evaluate_cache(cache, encoder, protocols, aggregate=aggregate, sentences=sentences,
                                            ties=ties, bootstrap=bootstrap, seed=seed, items=items)
-    return pd.DataFrame(rows)
+    return rows
 
 
 def encoder_rows(names, *, cache_dir=None):

@@ -7,7 +7,7 @@ on every SOVABench protocol of which it holds clips, the clips it lacks
 counted as failures (their number and the score without them beside it), and
 labels the row by the model id and pooling.
 ``cache_scan.paper_model(model_id, CONTRASTIVE_IDS)`` names the paper row a
-model id reproduces; ``paper.results.compare_table`` puts such a row
+model id reproduces; ``paper.results.rows_beside`` puts such a row
 beside the paper's number.
 """
 from __future__ import annotations

@@ -30,7 +30,6 @@ opposite-action clips among its tied best matches.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import NamedTuple
 
@@ -45,9 +44,7 @@ from sova_lib.report.cache_scan import FoundCache, find_description_caches
 from sova_lib.similarity import set_similarity
 from sova_lib.storage import write_text
 
-from paper.results import select_rows
-
-__all__ = ["ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts", "recorded_score",
+__all__ = ["ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts",
            "score_record", "synthetic_texts", "pair_similarities", "opposite_confusion", "worst_queries",
            "write_labelling_sheet", "constructed_labels", "read_labels", "error_mode_counts"]
 
@@ -156,22 +153,6 @@ def score_record(result, analysed: Analysed, *, encoder: str) -> dict:
     found = {} if cache is None else cache_provenance(cache.manifest, cache.path)
     return result.to_record(kind="description cache", source=analysed.source, benchmark=SOVABENCH, encoder=encoder,
                             text_split="sentences", bootstrap=0, seed=None, note="", **found)
-
-
-def recorded_score(collected, record: dict) -> dict:
-    """The row of ``score_record``'s ``record`` in a collected record table, ``per_class`` read back as a dict.
-
-    Matched by kind, benchmark, protocol, source, cache, encoder, aggregate,
-    text split, tie rule and bootstrap; a table without it raises ``ValueError``.
-    """
-    keys = ("kind", "benchmark", "protocol", "source", "cache", "encoder", "aggregate", "text_split", "ties",
-            "bootstrap")
-    rows = select_rows(collected, **{k: record[k] for k in keys})
-    if len(rows) != 1:
-        raise ValueError(f"{len(rows)} rows of the collected records match the score of {record['source']!r}; "
-                         "expected one")
-    row = rows.iloc[0].to_dict()
-    return {**row, "per_class": json.loads(row["per_class"]) if isinstance(row["per_class"], str) else {}}
 
 
 # --------------------------------------------------------------------------- similarities per pair

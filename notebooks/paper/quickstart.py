@@ -31,12 +31,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, direction_protocol, example_clips
-from sova_lib.describe.cache import cache_folder, read_failures
-from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.benchmarks.excerpts import (
+    DIRECTION_PROTOCOL,
+    QUICKSTART_INPUT,
+    REVERSED_SUFFIX,
+    direction_protocol,
+    example_clips,
+)
+from sova_lib.describe.cache import read_failures
 from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import build_request, describe_items, run_key
+from sova_lib.describe.runner import build_request, describe_items
 from sova_lib.evaluation import CoverageError, baseline, evaluate
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import Protocol, get_protocol
@@ -45,11 +50,9 @@ from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.video.frames import probe, sample_frames
 
-from paper.results import select_rows
-
 __all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "describer_names",
            "direction_protocol",
-           "direction_records", "direction_table", "RANDOM_SCORER", "illustrative_answer", "items_table",
+           "direction_records", "RANDOM_SCORER", "illustrative_answer", "items_table",
            "request_table", "sampled_frames", "sentence_table", "split_table", "item_similarity", "neighbours"]
 
 
@@ -79,24 +82,15 @@ def describer_names(backend: str, model: str = "") -> dict:
     return {"short": shown, "long": f"{shown} ({backend})", "summary": f"{backend}: {shown}"}
 
 
-def describe_missing(describer, items, cache_dir, *, prompt, fps: float, crop_source: str = "none") -> Path:
-    """Describe, through the runner, the items its cache folder lacks; returns the folder.
+def describe_missing(describer, items, cache_dir, *, prompt, fps: float) -> Path:
+    """Describe the quickstart's ``items`` through the runner (``describe_items``, which computes the key as
+    ``sova describe --protocol quickstart-direction`` does), into the folder of its configuration; returns it.
 
-    The folder is the runner's (``runner.cache_folder`` of the configuration).
-    When it already holds every item, nothing runs and nothing is rewritten
-    (not even the manifest), so re-running a notebook leaves a committed
-    cache as it was. ``prompt`` is a ``prompts.Prompt`` or a string ``prompts.resolve_prompt`` reads (a preset
-    name), as for ``describe_items``.
+    Only the items the folder lacks are described; when it holds every one, nothing runs and nothing is rewritten
+    (not even the manifest), so re-running a notebook leaves a committed cache as it was. ``prompt`` is a
+    ``prompts.Prompt`` or a string ``prompts.resolve_prompt`` reads (a preset name), as for ``describe_items``.
     """
-    prompt = resolve_prompt(prompt)
-    folder = cache_folder(cache_dir, run_key(describer, prompt, fps, crop_source=crop_source))
-    try:
-        done = read_descriptions(folder)
-    except (FileNotFoundError, ValueError):  # no folder yet, or a torn line that the runner repairs
-        done = {}
-    if all(it.id in done for it in items):
-        return folder
-    return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, crop_source=crop_source,
+    return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, input_name=QUICKSTART_INPUT,
                           run=RunOptions(show_progress=False)).folder
 
 
@@ -244,25 +238,3 @@ def direction_records(items, *, name: str = "described clips", protocol: str | P
     random = baseline(protocol, "random-ranking").to_record(kind="baseline", source=RANDOM_SCORER,
                                                            baseline="random-ranking", tie_spread=0.0, **run)
     return [described, random]
-
-
-def direction_table(collected, protocol: str, *, cache: str | None = None, encoder: str | None = None):
-    """The quickstart's score beside the random ranking, from a collected record table (``sova_lib.records``).
-
-    Selects the ``direction_records`` of ``protocol`` (its name) made from
-    ``cache`` with ``encoder``. One row per scorer: ``scorer``, ``mAP``
-    (percent), ``tie spread`` (points) and ``queries``. A score without a
-    value gives an empty table with the record's note in ``attrs["note"]``.
-    """
-    columns = ["scorer", "mAP", "tie spread", "queries"]
-    run = {"protocol": protocol, "bootstrap": 0}
-    described = select_rows(collected, kind="description cache", cache=cache, encoder=encoder, **run)
-    random = select_rows(collected, kind="baseline", baseline="random-ranking", **run)
-    if len(described) != 1 or len(random) != 1 or pd.isna(described["value"][0]):
-        table = pd.DataFrame(columns=columns)
-        notes = described["note"].dropna().tolist()
-        table.attrs["note"] = notes[0] if notes else f"not scored: no record of {protocol} in the collected table"
-        return table
-    rows = pd.concat([described, random], ignore_index=True)
-    return pd.DataFrame({"scorer": rows["source"], "mAP": rows["value"], "tie spread": rows["tie_spread"],
-                         "queries": rows["n_queries"].astype(int)}, columns=columns)

@@ -39,7 +39,7 @@ from sova_lib.describe.provenance import cache_provenance
 from sova_lib.evaluation import BASELINES, evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import get_protocol
-from sova_lib.records import format_cell, make_record, score_cell, write_record
+from sova_lib.records import format_cell, make_record, score_cell
 from sova_lib.report.baselines import BENCHMARK, baseline_rows
 from sova_lib.report.cache_scan import FoundCache, paper_model, sovabench_caches
 from sova_lib.report.compare import compare
@@ -48,7 +48,8 @@ from paper.beside import NOT_COMPUTED
 from paper.contrastive import CONTRASTIVE_IDS
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "evaluate_cache",
-           "computed_rows", "record_rows", "select_rows", "main_rows", "compare_table", "computed_as", "number_table",
+           "computed_rows", "select_rows", "NOT_IN_PAPER", "HERE_FIELDS", "rows_beside", "computed_as",
+           "number_table",
            "format_table", "paper_random", "scatter_frame"]
 
 PAPER_CSV = "paper_results/paper_results.csv"
@@ -111,9 +112,11 @@ def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "m
 
 def computed_rows(caches, encoder, protocols, *, bootstrap: int = 1000, seed: int = 0,
                   ties: str = "expected", include_oracle: bool = True) -> list[dict]:
-    """Records of the baselines plus every SOVABench cache scored on ``protocols`` (the paper's settings)."""
+    """Records of the baselines (baseline by baseline, in ``BASELINES`` order) plus every SOVABench cache scored on
+    ``protocols`` (the paper's settings), cache by cache."""
     rows = baseline_rows(protocols, encoder=encoder if include_oracle else None, bootstrap=bootstrap, seed=seed,
                          ties=ties)
+    rows.sort(key=lambda r: BASELINES.index(r["baseline"]))  # stable: protocol by protocol within each
     for cache in sovabench_caches(caches):
         rows += evaluate_cache(cache, encoder, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
     return rows
@@ -145,23 +148,6 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
                     bootstrap=bootstrap, seed=seed) for a, b in pairs], note
 
 
-class RecordFiles(list):
-    """The record files ``record_rows`` wrote; a notebook cell ending with it prints one line, not a list of paths."""
-
-    def __repr__(self) -> str:
-        return f"{len(self)} record(s) written to {', '.join(sorted({f'{p.parent}/' for p in self}))}" if self else \
-            "no record written"
-
-
-def record_rows(rows, folder) -> RecordFiles:
-    """Write each record of ``rows`` (a list of dicts or a DataFrame of them) as its JSON file under ``folder``.
-
-    Returns the paths written (a list that prints as one line, ``RecordFiles``).
-    """
-    rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
-    return RecordFiles(write_record(r, folder) for r in rows)
-
-
 def select_rows(frame, **settings):
     """The rows of a collected record table whose fields equal ``settings`` (a tuple value: any of its items).
 
@@ -175,25 +161,6 @@ def select_rows(frame, **settings):
     return frame[keep].reset_index(drop=True)
 
 
-def main_rows(frame, encoder: str, protocols, *, ties: str, bootstrap: int, seed: int):
-    """The records of the paper's setting (sentences, maximum cosine) and the baselines, from a collected table.
-
-    Rows come in the order they were computed: baselines (in ``BASELINES``
-    order), then description and frame-embedding caches by folder name, each
-    over ``protocols`` in order.
-    """
-    run = {"bootstrap": bootstrap, "seed": seed, "protocol": tuple(protocols)}
-    baselines = select_rows(frame, kind="baseline", encoder=(encoder, None), **run)
-    caches = select_rows(frame, kind="description cache", encoder=encoder, aggregate="max",
-                         text_split="sentences", ties=ties, **run)
-    vectors = select_rows(frame, kind="embeddings", ties=ties, **run)
-    caches = pd.concat([caches, vectors[vectors["cache"].notna()]], ignore_index=True)
-    rank = {"baseline": {b: k for k, b in enumerate(BASELINES)}, "protocol": {p: k for k, p in enumerate(protocols)}}
-    ordered = [part.sort_values(by, kind="stable", key=lambda col: col.map(rank[col.name]) if col.name in rank else col)
-               for part, by in ((baselines, ["baseline", "protocol"]), (caches, ["cache", "protocol"]))]
-    return pd.concat(ordered, ignore_index=True)
-
-
 # --------------------------------------------------------------------------- paper beside computed
 
 #: The paper's tables of every model (Table 4: inter-pair mAP and intra-pair Pair-mAP, Section 5; Table C.1: the
@@ -204,7 +171,7 @@ PAPER_TABLES = {"Table 4": (("inter-pair", "intra-pair"), ()),
                 "Table C.1": (("inter-pair-constrained",), ("efficiency",))}
 
 
-#: The fields of a computed record that say what was scored (record field -> its column in ``compare_table``):
+#: The fields of a computed record that say what was scored (record field -> its column in ``rows_beside``):
 #: the source as written, what kind of input it was, and the settings behind it. Empty where the row was not
 #: computed; ``computed_as`` writes them as one cell for reading.
 SOURCE_COLUMNS = {"source": "source", "kind": "kind", "baseline": "baseline", "model": "source model",
@@ -216,32 +183,36 @@ def _present(value):
     return None if value is None or (isinstance(value, float) and np.isnan(value)) or value == "" else value
 
 
-def compare_table(table: str, computed) -> "pd.DataFrame":
-    """Every row of ``table`` (one of ``PAPER_TABLES``) beside the computed rows, then the computed rows the paper
-    lacks.
+#: The group of a computed row that stands beside no row of the paper's table.
+NOT_IN_PAPER = "Computed here (not in the paper)"
 
-    ``computed``: the rows of ``figures/results.csv`` that ``main_rows``
-    selects. For each computed column the result has ``<col> paper``,
-    ``<col> here``, ``<col> CI low``, ``<col> CI high``, ``<col> missing``
-    (clips the scored input lacked, counted as failures) and ``<col> without
-    missing`` (the value with them left out) and ``<col> note`` (what the
-    record adds) (NaN where absent), then what was scored, as data
-    (``SOURCE_COLUMNS``: source, kind, baseline, source model, source prompt,
-    encoder, fps, cache; empty for a row not computed here). A column copied
-    from the paper alone is ``<col> paper``, shown before the others. A paper
-    row is matched by a description cache of the same model id and prompt, by
-    a frame-embedding cache of its paper model (``contrastive.CONTRASTIVE_IDS``),
-    and the paper's Random row by the ``prevalence`` baseline. ``format_table``
-    and ``number_table`` write these columns for reading.
+#: The fields of a computed record shown for each protocol: record field -> ``<protocol> <part>``, its column.
+HERE_FIELDS = {"value": "here", "ci_low": "CI low", "ci_high": "CI high", "n_missing": "missing",
+               "value_without_missing": "without missing", "chance": "chance",
+               "chance_without_missing": "chance without missing", "note": "note"}
+
+
+def rows_beside(computed, table: str) -> "pd.DataFrame":
+    """The computed records of ``table``'s protocols (one of ``PAPER_TABLES``), one row per scored input, each named by
+    the row of the paper's table it stands beside.
+
+    ``computed``: a DataFrame of records. A record stands beside the paper
+    row of the same model id and prompt (a description cache), of its paper
+    model (a frame-embedding cache, ``contrastive.CONTRASTIVE_IDS``), or the
+    Random row (the ``prevalence`` baseline); its row takes that row's
+    ``group, model, prompt``. Any other input gets a row of its own: group
+    ``NOT_IN_PAPER``, its source as model, its prompt ("-" for none). Then,
+    for each protocol, ``<protocol> <part>`` (``HERE_FIELDS``: the value, its
+    interval, the clips the scored input lacked (counted as failures), the
+    value without them, the chance levels, the note), then what was scored
+    (``SOURCE_COLUMNS``); where two records give one cell, the later one's
+    stands.
     """
-    columns, paper_only = PAPER_TABLES[table]
+    columns, _ = PAPER_TABLES[table]
     paper = paper_results(table)
-    paper = paper[paper["column"].isin([*paper_only, *columns])]
+    groups = {(r.model, r.prompt): r.group for r in paper.itertuples(index=False)}
     out: dict = {}
-    for r in paper.itertuples(index=False):
-        row = out.setdefault((r.model, r.prompt or ""), {"group": r.group, "model": r.model, "prompt": r.prompt or "-"})
-        row[f"{r.column} paper"] = float(r.value)
-    for r in computed.to_dict("records"):  # rows the paper lacks go after its own
+    for r in computed.to_dict("records"):
         if r["protocol"] not in columns:
             continue
         key = None
@@ -251,34 +222,22 @@ def compare_table(table: str, computed) -> "pd.DataFrame":
             key = (paper_model(r.get("model", "")), r.get("prompt", ""))
         elif r["kind"] == "embeddings":
             key = (paper_model(r.get("model") or "", CONTRASTIVE_IDS), "")
-        if key not in out:
-            key = ("computed", r["source"], r.get("cache", ""))
+        if key in groups:
+            row = out.setdefault(key, {"group": groups[key], "model": key[0], "prompt": key[1] or "-"})
+        else:
             prompt = r.get("prompt")
-            out.setdefault(key, {"group": "Computed here (not in the paper)", "model": r["source"],
-                                 "prompt": prompt if isinstance(prompt, str) and prompt else "-"})
-        target = out[key]
-        target.update({column: _present(r.get(field)) for field, column in SOURCE_COLUMNS.items()})
-        target[f"{r['protocol']} here"] = r["value"]
-        target[f"{r['protocol']} CI low"] = r.get("ci_low", np.nan)
-        target[f"{r['protocol']} CI high"] = r.get("ci_high", np.nan)
-        target[f"{r['protocol']} missing"] = r.get("n_missing", np.nan)
-        target[f"{r['protocol']} without missing"] = r.get("value_without_missing", np.nan)
-        target[f"{r['protocol']} chance"] = r.get("chance", np.nan)
-        target[f"{r['protocol']} chance without missing"] = r.get("chance_without_missing", np.nan)
-        target[f"{r['protocol']} note"] = _present(r.get("note"))
-    order = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
-             *(f"{c} {part}" for c in columns
-               for part in ("paper", "here", "CI low", "CI high", "missing", "without missing", "chance",
-                            "chance without missing", "note"))]
-    table = pd.DataFrame(list(out.values())).reindex(columns=order + list(SOURCE_COLUMNS.values()))
-    for c in columns:  # a count, written as one
-        table[f"{c} missing"] = pd.Series([None if pd.isna(v) else int(v) for v in table[f"{c} missing"]],
-                                          index=table.index, dtype=object)
-    return table
+            row = out.setdefault(("computed", r["source"], r.get("cache", "")), {
+                "group": NOT_IN_PAPER, "model": r["source"],
+                "prompt": prompt if isinstance(prompt, str) and prompt else "-"})
+        row.update({column: _present(r.get(field)) for field, column in SOURCE_COLUMNS.items()})
+        row.update({f"{r['protocol']} {part}": r.get(field, np.nan) for field, part in HERE_FIELDS.items()})
+        row[f"{r['protocol']} note"] = _present(r.get("note"))
+    order = ["group", "model", "prompt", *(f"{c} {part}" for c in columns for part in HERE_FIELDS.values())]
+    return pd.DataFrame(list(out.values())).reindex(columns=order + list(SOURCE_COLUMNS.values()))
 
 
 def computed_as(frame, table: str) -> list[str]:
-    """What each row of ``compare_table(table, ...)`` was computed from, as one cell for reading: the source, then
+    """What each row of the paper's table beside the computed rows (``rows_beside``, merged) was computed from, as one cell for reading: the source, then
     ``; encoder E; cache C`` for a description cache (``; cache C`` for a frame-embedding cache), then each
     protocol's note as `` (protocol: note)``; ``not computed here`` for a row without a source."""
     columns, _ = PAPER_TABLES[table]
@@ -297,16 +256,19 @@ def computed_as(frame, table: str) -> list[str]:
 
 
 def number_table(frame, table: str) -> "pd.DataFrame":
-    """``compare_table(table, ...)``'s numbers as written to its CSV: the paper's and the computed values, then
-    ``computed as`` (``computed_as``) in place of the source columns, notes and chance levels (the Random row
-    holds the protocol's; ``format_table`` shows those of a row whose input lacked clips)."""
-    columns, _ = PAPER_TABLES[table]
-    notes = [f"{c} {part}" for c in columns for part in ("note", "chance", "chance without missing")]
-    return frame.drop(columns=[*notes, *SOURCE_COLUMNS.values()]).assign(**{"computed as": computed_as(frame, table)})
+    """The paper's table beside the computed rows (``rows_beside``, merged) as written to its CSV: ``group, model,
+    prompt``, the paper's columns alone, then for each protocol the paper's value, the computed one, its interval,
+    the clips missing (a count) and the value without them; then ``computed as`` (``computed_as``)."""
+    columns, paper_only = PAPER_TABLES[table]
+    numbers = ["group", "model", "prompt", *(f"{c} paper" for c in paper_only),
+               *(f"{c} {part}" for c in columns for part in ("paper", "here", "CI low", "CI high", "missing",
+                                                               "without missing"))]
+    out = frame[numbers].assign(**{"computed as": computed_as(frame, table)})
+    return out.astype({f"{c} missing": "Int64" for c in columns})
 
 
 def format_table(frame, table: str) -> "pd.DataFrame":
-    """``compare_table(table, ...)``'s frame for reading: ``here`` cells as ``value [low, high]`` or ``not computed
+    """The paper's table beside the computed rows (``rows_beside``, merged) for reading: ``here`` cells as ``value [low, high]`` or ``not computed
     here``, followed by ``; N missing, V without them; chance C, C' without them`` when the scored input lacked
     clips (``records.score_cell``: the chance levels of the same clips, under each rule)."""
     columns, paper_only = PAPER_TABLES[table]
@@ -333,7 +295,7 @@ def paper_random() -> tuple[float, float]:
 
 
 def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
-    """Points of Figure 2(b) from ``compare_table``: paper rows, then computed rows with both values.
+    """Points of Figure 2(b) from Table 4 beside the computed rows: paper rows, then computed rows with both values.
 
     Columns ``label, group, prompt, inter, intra, source``. A computed row
     the paper lacks is labelled by its baseline or its source model and

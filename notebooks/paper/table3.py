@@ -1,8 +1,7 @@
 """SOVABench paper Table 3 (image tasks): the paper's numbers beside what this repository computes.
 
-Computed rows, each evaluation written as one record (``sova_lib.records``,
-``ImageTaskResult.to_record``) and the table read back from the collected
-records (``run_records``):
+Computed rows, each evaluation one record (``sova_lib.records``,
+``ImageTaskResult.to_record``), from which the notebook builds the table:
 
 * ``Random (recomputed from the choice lists)`` (``random_records``): chance
   from the choice lists of the items loaded (mean over items of 1/k); a
@@ -15,8 +14,6 @@ records (``run_records``):
   image keys cover a task's images, scored with the MLLM-to-Embedding rule
   (``description_records``).
 
-``chance_by_construction`` gives the chance level that the choice
-construction fixes (2, 4, 9 or 10 choices), without any file, and
 ``random_row_check`` re-derives the paper's Random averages both ways, which
 exposes the Visual7W-Count entry printed as 10.0.
 """
@@ -28,19 +25,19 @@ import pandas as pd
 from sova_lib.benchmarks import image_tasks as it
 from sova_lib.records import make_record
 
-from paper.results import NOT_COMPUTED, select_rows
+from paper.beside import NOT_COMPUTED
 
-__all__ = ["COLUMNS", "RANDOM_SOURCE", "chance_by_construction", "computed_rows", "description_records",
-           "oracle_records", "random_records", "random_row_check", "random_table", "readable",
-           "run_records", "table3_frame"]
+__all__ = ["COLUMNS", "COLUMN_OF", "RANDOM_SOURCE", "computed_rows", "description_records", "oracle_records",
+           "random_records", "random_row_check", "random_table", "readable", "table3_frame"]
 
 #: Table 3's dataset columns, in the paper's order, and the task that computes each here.
 COLUMNS = {"SpatialBench InD.": None, "SpatialBench OutD.": None, "VSR": "vsr-zeroshot",
            "What's Up A": "whatsup-a", "What's Up B": "whatsup-b", "CountBench": "countbench",
            "Visual7W-Count": "visual7w-count"}
 AVERAGES = ("Spatial Avg.", "Count Avg.", "Avg.")
-#: The tasks computed here, in the order of their columns.
+#: The tasks computed here, in the order of their columns, and the column of each.
 TASKS = tuple(task for task in COLUMNS.values() if task)
+COLUMN_OF = {task: column for column, task in COLUMNS.items() if task}
 
 #: The ``source`` of the Random row's records, which names its row of Table 3.
 RANDOM_SOURCE = "Random (recomputed from the choice lists)"
@@ -73,12 +70,6 @@ def random_records(annotations=None, *, bootstrap: int = 0, seed: int = 0) -> li
             result = it.ImageTaskResult(task, it.chance(items), len(items), ties="n/a", text_split="n/a")
             records.append(result.to_record(**run))
     return records
-
-
-def chance_by_construction() -> dict:
-    """Chance (percent) that each column's choice construction fixes: 1 / number of choices."""
-    return {"VSR": 100 / 2, "What's Up A": 100 / 4, "What's Up B": 100 / 4,
-            "CountBench": 100 / 9, "CountBench (one..ten)": 100 / 10, "Visual7W-Count": 100 / 4}
 
 
 def random_row_check(paper: dict) -> "pd.DataFrame":
@@ -145,65 +136,39 @@ def _split(sentences: bool) -> str:
     return "sentences+max" if sentences else "whole text"
 
 
-def run_records(collected, *, encoder: str, bootstrap: int, seed: int, sentences: bool = True) -> dict:
-    """The image-task records of one run's settings in a collected record table (``sova_lib.records``).
+def random_table(records) -> "pd.DataFrame":
+    """The Random row's value, item count and note for every Table 3 column, from ``random_records``' records.
 
-    Returns ``{"random": ..., "oracle": ..., "described": ...}``, three frames
-    of records with Table 3's ``column`` added: the Random row's, the
-    oracle's with ``encoder``, and the description caches' with ``encoder``
-    and ``sentences``, each in the order of the table's columns (caches by
-    folder name first). Records of other benchmarks or settings are left out.
+    The SpatialBench columns are never computed (their data could not be
+    identified): they read ``not computed here``.
     """
-    where = {task: k for k, task in enumerate(TASKS)}
-    run = {"benchmark": it.BENCHMARK, "protocol": tuple(where), "bootstrap": bootstrap, "seed": seed}
-    parts = {"random": select_rows(collected, kind="baseline", baseline="random", encoder=None, **run),
-             "oracle": select_rows(collected, kind="baseline", baseline="oracle", encoder=encoder, **run),
-             "described": select_rows(collected, kind="description cache", encoder=encoder,
-                                      text_split=_split(sentences), **run)}
-    column_of = {task: column for column, task in COLUMNS.items() if task}
-    out = {}
-    for name, frame in parts.items():
-        frame = frame.sort_values(["cache", "protocol"], na_position="first",  # no cache (a baseline) first
-                                  key=lambda col: col.map(where) if col.name == "protocol" else col)
-        frame.insert(0, "column", frame["protocol"].map(column_of))
-        out[name] = frame.reset_index(drop=True)
-    return out
-
-
-def random_table(random) -> "pd.DataFrame":
-    """The Random row's value, item count and note for every Table 3 column, from ``run_records(...)["random"]``.
-
-    A column without a record reads ``not computed here``; the SpatialBench
-    columns are never computed (their data could not be identified).
-    """
-    by_column = {r["column"]: r for r in random.to_dict("records")}
+    by_column = {COLUMN_OF[r["protocol"]]: r for r in records}
     rows = []
     for column, task in COLUMNS.items():
-        r = by_column.get(column)
-        if task is None or r is None:
-            why = "the SpatialBench data could not be identified" if task is None else "no record of this run"
-            rows.append({"column": column, "value": np.nan, "items": 0, "note": f"{NOT_COMPUTED}: {why}"})
+        if task is None:
+            rows.append({"column": column, "value": np.nan, "items": 0,
+                         "note": f"{NOT_COMPUTED}: the SpatialBench data could not be identified"})
             continue
-        value = float(r["value"]) if pd.notna(r["value"]) else np.nan
-        items = int(r["n_queries"]) if pd.notna(value) and pd.notna(r["n_queries"]) else 0
-        rows.append({"column": column, "value": value, "items": items,
-                     "note": r["note"] if isinstance(r["note"], str) else ""})
+        r = by_column[column]
+        value = np.nan if r["value"] is None else float(r["value"])
+        rows.append({"column": column, "value": value, "items": 0 if value != value else int(r["n_queries"]),
+                     "note": r["note"] or ""})
     return pd.DataFrame(rows, columns=["column", "value", "items", "note"])
 
 
-def computed_rows(parts: dict) -> dict:
+def computed_rows(frame) -> dict:
     """Table 3's computed rows, ``{row name: {column: value}}``, for ``table3_frame``.
 
-    ``parts``: ``run_records``' frames. The Random and oracle rows are named
-    by their records' ``source``; each description cache gives one row, in
+    ``frame``: the records of the Random row, the oracle and the description
+    caches, with Table 3's ``column`` beside each. A baseline's row is named
+    by its records' ``source``; each description cache gives one row, in
     folder-name order, named by its source and ``[here]`` (and by its folder,
     ``[here: <folder>]``, when several caches share a source).
     """
     rows = {}
-    for name in ("random", "oracle"):
-        for source, group in parts[name].groupby("source", sort=False):
-            rows[source] = dict(zip(group["column"], group["value"]))
-    described = parts["described"]
+    for source, group in frame[frame["kind"] == "baseline"].groupby("source", sort=False):
+        rows[source] = dict(zip(group["column"], group["value"]))
+    described = frame[frame["kind"] == "description cache"]
     shared = described.groupby("source")["cache"].nunique()
     for cache, group in described.groupby("cache", sort=True):
         source = group["source"].iloc[0]

@@ -22,6 +22,7 @@ that need them, so that ``sova --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -29,7 +30,7 @@ import sys
 
 from sova_lib._version import __version__
 
-__all__ = ["main", "build_parser", "CliError", "end_interrupted"]
+__all__ = ["main", "build_parser", "add_benchmark", "CliError", "end_interrupted"]
 
 #: Command -> the module whose ``add_commands`` adds it, in help order: the benchmarks (``sova <benchmark>
 #: <verb>``), then the commands that belong to no benchmark. A command line that names one of these builds the
@@ -76,6 +77,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name in ((COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES):
         importlib.import_module(name).add_commands(sub)
     return parser if command in COMMANDS else parser.filled()
+
+
+def add_benchmark(subparsers, name: str, help: str, doc: str):
+    """``sova <name>``, a benchmark's command, whose ``--help`` shows ``doc`` (its module's docstring, reST marks
+    dropped, line breaks kept); returns the sub-parsers its verbs are added to."""
+    parser = subparsers.add_parser(name, help=help, description=doc.replace("``", "").replace("::\n", ""),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser.add_subparsers(dest="verb", metavar="VERB", required=True)
 
 
 #: Modules of the optional extras (pyproject.toml) -> the extra that installs them.
@@ -167,7 +176,10 @@ def _run(argv: list[str]) -> int:
     except SystemExit as done:  # --help, --version, or a usage error already printed in one line
         return done.code if isinstance(done.code, int) else 2
     from sova_lib.cli.options import hold_notes, release_notes, release_warnings
-    from sova_lib.progress import library_bars_off
+
+    quiet = getattr(args, "no_progress", False)
+    if quiet:  # the libraries' own bars to silence (a command without --no-progress loads nothing for them)
+        from sova_lib.progress import library_bars_off
 
     hold_notes()  # a note about an option comes out once the inputs are checked: never before a refusal
     warnings = _WarningsAsNotes()  # the library's logged warnings once there is a result (a server that names
@@ -175,7 +187,7 @@ def _run(argv: list[str]) -> int:
     library = logging.getLogger("sova_lib")
     library.addHandler(warnings)
     try:
-        with library_bars_off(getattr(args, "no_progress", False)):
+        with library_bars_off() if quiet else contextlib.nullcontext():
             code = int(args.func(args) or 0)
         release_notes()
         release_warnings()

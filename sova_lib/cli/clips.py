@@ -104,7 +104,8 @@ def _add_sources(sub) -> None:
                                      "where it is published (a MEVA video's key in the public bucket), how many rows "
                                      "depend on it, and, when asked, whether its KPF annotations and its video are "
                                      "on disk (each video opened and checked for the frames and frame rate its rows "
-                                     "need). Missing files are listed, not errors. Example: sova sovabench clips "
+                                     "need, and, where its annotations are found, for a frame that holds their "
+                                     "boxes). Missing files are listed, not errors. Example: sova sovabench clips "
                                      "sources --tsv inter-pair --annotations ANN --video-root VID --out sources.tsv")
     _tsv(src)
     src.add_argument("--annotations", type=existing_folder, metavar="ROOT",

@@ -14,8 +14,6 @@ does the work.
 """
 from __future__ import annotations
 
-from functools import cache
-
 from sova_lib.cli.options import (
     AGGREGATE_HELP,
     TIES_HELP,
@@ -61,14 +59,12 @@ def add_commands(sub) -> None:
 
 
 def run_compare(args) -> int:
-    vectors = args.a.endswith(".npz") and args.b.endswith(".npz")
-    if vectors and args.no_split:
+    if args.a.endswith(".npz") and args.b.endswith(".npz") and args.no_split:
         note("--no-split does not apply to two .npz inputs (the vectors are already made); it is ignored")
-    encoder = cache(lambda: SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
-                                            show_progress=False, **encoder_options(args)))
     name_a, name_b = args.names or (args.a, args.b)
-    result = compare_files(args.protocol, args.a, args.b, encoder, sentences=not args.no_split, name_a=name_a,
-                           name_b=name_b, aggregate=args.aggregate, ties=args.ties, bootstrap=args.bootstrap,
-                           seed=args.seed, allow_missing=args.allow_missing)
-    result.encoder = None if vectors else (args.embedder or DEFAULT_ENCODER)
+    result = compare_files(args.protocol, args.a, args.b,
+                           lambda: SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
+                                                   show_progress=False, **encoder_options(args)),
+                           sentences=not args.no_split, name_a=name_a, name_b=name_b, aggregate=args.aggregate,
+                           ties=args.ties, bootstrap=args.bootstrap, seed=args.seed, allow_missing=args.allow_missing)
     return report(args, result, result.text(args.top), result.to_json(args.top))

@@ -56,7 +56,7 @@ evenly spaced frames instead) or ``--max-frames N`` (a cap on ``--fps``),
 as ``sova_lib.video.Sampling`` says; the last two enter the cache key only
 when given. ``--fps`` above every video's own frame rate is lowered to the
 highest of their rates (``sova_lib.describe.item.effective_rate``), in the
-frames and in the cache key, with a note. ``--prompt`` defaults to
+frames and in the cache key, with a warning (``sova_lib.describe.runner.plan_run``). ``--prompt`` defaults to
 ``general`` for every backend (``sova_lib.describe.prompts``: a single word
 is a preset name). ``--limit N`` describes only the first N items, in the
 order of the full run, into the same folder; the same command without it
@@ -108,7 +108,7 @@ from pathlib import Path
 from typing import Any
 
 from sova_lib.benchmarks import sovabench
-from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, QUICKSTART_INPUT, example_clips
 from sova_lib.cli import CliError, end_interrupted
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
@@ -123,13 +123,13 @@ from sova_lib.cli.options import (
     release_notes,
 )
 from sova_lib.describe import contract
-from sova_lib.describe.item import IMAGE_SUFFIXES, Item, effective_rate
+from sova_lib.describe.item import IMAGE_SUFFIXES, Item
 from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
 from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
 
 __all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
-           "frame_options", "describer_options", "make_describer", "resolved_prompt",
+           "frame_options", "describer_options", "make_describer",
            "VIDEO_SUFFIXES", "EXIT_STATUS_HELP", "IMAGE_RATE"]
 
 #: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
@@ -316,37 +316,35 @@ def _video_items(spec: str) -> list[Item]:
     return [Item(f.stem, f) for f in files]
 
 
-def items_from_args(args) -> tuple[list[Item], str, dict | None]:
-    """(items, crop source, cache details) of the chosen source (``--videos``, ``--images``, ``--protocol``,
-    ``--manifest``)."""
+def items_from_args(args) -> tuple[list[Item], dict]:
+    """``(items, source)`` of the chosen source (``--videos``, ``--images``, ``--protocol``, ``--manifest``):
+    ``source`` holds ``describe_items``' ``crop_source``, ``details`` (for the manifest) and ``input_name`` (the
+    input's name in the key, none for a folder of files)."""
     if args.videos is not None:
-        return _video_items(args.videos), "none", None
+        return _video_items(args.videos), {"crop_source": "none"}
     if args.images is not None:
         from sova_lib.benchmarks import image_tasks
 
-        return image_tasks.items(args.images), "none", None
+        return image_tasks.items(args.images), {"crop_source": "none", "input_name": image_tasks.BENCHMARK}
     if args.protocol == DIRECTION_PROTOCOL:  # sova describe's bundled excerpts
-        return [clip.item() for clip in example_clips()], "none", None
-    return sovabench.items(args.video_root, protocol=args.protocol, manifest=args.manifest)
+        return [clip.item() for clip in example_clips()], {"crop_source": "none", "input_name": QUICKSTART_INPUT}
+    items, crop_source, details = sovabench.items(args.video_root, protocol=args.protocol, manifest=args.manifest)
+    return items, {"crop_source": crop_source, "details": details, "input_name": sovabench.INPUT_NAME}
 
 
 #: Backends that load a model in this process (from the Hugging Face hub or its local cache).
 _LOCAL_MODEL = frozenset({"transformers"})
 
-def frame_options(args, items=()) -> dict:
+def frame_options(args) -> dict:
     """``fps``, ``frames`` and ``max_frames`` of a run (keywords of ``describe_items``, ``embed_items`` and the
-    benchmarks' ``describe``) from ``--fps`` (default 1), ``--frames`` and ``--max-frames``. ``--fps`` above every
-    video's own frame rate among ``items`` is lowered to the highest of their rates (with a note)."""
+    benchmarks' ``describe``, which lower an ``fps`` above every video's own rate) from ``--fps`` (default 1),
+    ``--frames`` and ``--max-frames``."""
     frames, max_frames = getattr(args, "frames", None), getattr(args, "max_frames", None)
     if frames is not None:
         if args.fps is not None or max_frames is not None:
             raise CliError(f"--frames sets the frame count itself; drop {'--fps' if args.fps is not None else '--max-frames'}")
         return {"fps": None, "frames": frames, "max_frames": None}
-    asked = 1.0 if args.fps is None else args.fps
-    fps = effective_rate(items, asked)
-    if fps < asked:
-        note(f"--fps {asked:g} is above every video's own frame rate; sampling (and the cache key) use {fps:g} fps")
-    return {"fps": fps, "frames": None, "max_frames": max_frames}
+    return {"fps": 1.0 if args.fps is None else args.fps, "frames": None, "max_frames": max_frames}
 
 
 def make_describer(args, options: dict | None = None):
@@ -360,20 +358,12 @@ def make_describer(args, options: dict | None = None):
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
 
 
-def resolved_prompt(args):
-    """``--prompt`` (default ``general``) with ``--system-prompt`` as a ``Prompt`` (``prompts.resolve_prompt``, the
-    rule ``describe_items`` applies to a string too)."""
-    return resolve_prompt(args.prompt, args.system_prompt)
-
-
-def _prompt_file_run(args, describer, items):
-    """``(describer, prompt)`` that ask each item exactly its record of the ``--prompts`` file (``CliError`` with
-    ``--engine ray``; ``PromptFileError``, one line per problem, for a malformed file or ids that differ)."""
+def _prompt_file_run(path, describer, items):
+    """``(describer, prompt)`` that ask each item exactly its record of the prompts file ``path``
+    (``PromptFileError``, one line per problem, for a malformed file or ids that differ)."""
     from sova_lib.describe.prompt_file import read_prompt_file
 
-    if args.engine == "ray":
-        raise CliError("--prompts runs on the local engine; leave out --engine ray")
-    prompts = read_prompt_file(args.prompts)
+    prompts = read_prompt_file(path)
     prompts.check_ids([item.id for item in items])
     fields = {item.id: prompts.prompts[str(item.id)].request_fields() for item in items}
     text = f"prompts file sha256 {prompts.sha256}"
@@ -381,31 +371,33 @@ def _prompt_file_run(args, describer, items):
 
 
 def run_describe(args) -> int:
-    if getattr(args, "prompts", None) is not None and args.prompt != DEFAULT_PROMPT:
+    """Read the command line once into a describer, its items and the run's options; the library does the rest
+    (``describe_items``: the prompt, the rate rule and the key)."""
+    prompts = getattr(args, "prompts", None)
+    if prompts is not None and args.prompt != DEFAULT_PROMPT:
         raise CliError("give --prompt or --prompts, not both")
-    prompt = resolved_prompt(args)
-    options = describer_options(args)
-    engine = engine_options(args)
-    items, crop_source, details = items_from_args(args)
-    common = dict(prompt=prompt, **frame_options(args, items), crop_source=crop_source, details=details,
-                  run=run_options(args))
-    if args.engine == "ray":
+    options, ray, sampling = describer_options(args), engine_options(args), frame_options(args)
+    if ray is not None and prompts is not None:
+        raise CliError("--prompts runs on the local engine; leave out --engine ray")
+    if ray is not None:
         import importlib.util
 
         missing = [name for name in ("ray", "pyarrow") if importlib.util.find_spec(name) is None]
         if missing:  # looked up, not imported: Ray's import takes seconds, and the cache's lock comes first
             raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): no module {missing[0]!r}")
-    describer = make_describer(args, options)
-    if getattr(args, "prompts", None) is not None:
-        describer, common["prompt"] = _prompt_file_run(args, describer, items)
+    items, source = items_from_args(args)
+    describer, prompt = make_describer(args, options), resolve_prompt(args.prompt, args.system_prompt)
+    if prompts is not None:
+        describer, prompt = _prompt_file_run(prompts, describer, items)
+    engine = None
+    if ray is not None:  # the describer above names the cache; each actor builds its own, once
+        from sova_lib.describe.ray_engine import RayEngine
+
+        engine = RayEngine(args.backend, options, ray)
     release_notes()  # the inputs are checked: the notes come before the run
     try:
-        if args.engine == "ray":
-            from sova_lib.describe.ray_engine import describe_items_ray
-
-            summary = describe_items_ray(args.backend, options, items, args.cache_dir, ray=engine, **common)
-        else:
-            summary = describe_items(describer, items, args.cache_dir, **common)
+        summary = describe_items(describer, items, args.cache_dir, prompt=prompt, **sampling, **source,
+                                 run=run_options(args), engine=engine)
     except KeyboardInterrupt as interrupt:
         return end_interrupted("sova: interrupted; every finished item is saved: run the same command again to resume",
                                interrupt)

@@ -86,9 +86,9 @@ def add_embed_options(e, *, fps: bool = True) -> None:
 
 def run_embed(args) -> int:
     engine = engine_options(args)
-    items, crop_source, _ = items_from_args(args)
+    items, source = items_from_args(args)
     offline_unless_reachable(args.model)
-    common = dict(**frame_options(args, items), pool=args.pool, batch_frames=args.batch_frames, crop_source=crop_source,
+    common = dict(**frame_options(args), pool=args.pool, batch_frames=args.batch_frames, crop_source=source["crop_source"],
                   run=run_options(args))
     options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
                "batch_size": args.batch_frames}  # the model's keywords, made here or in each Ray actor

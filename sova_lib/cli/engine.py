@@ -20,20 +20,20 @@ option is ever ignored and none starts Ray unasked.
 from __future__ import annotations
 
 from sova_lib.cli import CliError
-from sova_lib.cli.options import note
+from sova_lib.cli.options import nonnegative_number, note, positive_count
 from sova_lib.describe.run_cache import RunOptions
 
 __all__ = ["add_engine_options", "engine_options", "run_options"]
 
 
 #: Options of the ray engine: (flag, dest, type, help); one not given takes ``RayOptions``' default (the field named
-#: as the dest, without a ``ray_`` prefix).
+#: as the dest, without a ``ray_`` prefix). The types refuse a value out of range while the command line is parsed.
 _RAY_OPTIONS = (
-    ("--workers", "workers", int, "Ray actors in the pool, each loading the model once (default 1)"),
-    ("--gpus-per-worker", "gpus_per_worker", float, "GPUs each actor holds (default 0)"),
-    ("--cpus-per-worker", "cpus_per_worker", float, "CPUs each actor holds (default 1)"),
-    ("--ray-items-per-call", "ray_items_per_call", int, "items per actor call (default 8), which the actor's "
-                                                         "describer batches by --batch-size"),
+    ("--workers", "workers", positive_count, "Ray actors in the pool, each loading the model once (default 1)"),
+    ("--gpus-per-worker", "gpus_per_worker", nonnegative_number, "GPUs each actor holds (default 0)"),
+    ("--cpus-per-worker", "cpus_per_worker", nonnegative_number, "CPUs each actor holds (default 1)"),
+    ("--ray-items-per-call", "ray_items_per_call", positive_count, "items per actor call (default 8), which the "
+                                                                    "actor's describer batches by --batch-size"),
     ("--address", "address", str, "join this Ray cluster ('auto': the one started on this machine); "
                                    "default: start a local Ray instance"),
     ("--num-cpus", "num_cpus", int, "CPUs of a local Ray instance (default: all)"),
@@ -73,12 +73,6 @@ def engine_options(args):
             raise CliError(f"{flags[0]} is an option of the Ray engine; add --engine ray to run on Ray, or drop it")
     if args.engine != "ray":
         return None
-    for name in ("workers", "ray_items_per_call"):
-        if given.get(name, 1) < 1:
-            raise CliError(f"--{name.replace('_', '-')} must be at least 1, got {given[name]}")
-    for name in ("gpus_per_worker", "cpus_per_worker"):
-        if given.get(name, 0) < 0:
-            raise CliError(f"--{name.replace('_', '-')} must not be negative, got {given[name]}")
     from sova_lib.describe.ray_engine import RayOptions  # the ray engine's module only where it runs
 
     return RayOptions(**{name.removeprefix("ray_"): value for name, value in given.items()})

@@ -37,7 +37,7 @@ from sova_lib.cli.options import (
     report,
 )
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
-from sova_lib.evaluation import BASELINES, CoverageError
+from sova_lib.evaluation import BASELINES
 from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS
 from sova_lib.similarity import AGGREGATES
@@ -106,10 +106,9 @@ def _inputs(args) -> dict:
     """The scoring keywords of the options every evaluate command shares."""
     if args.bootstrap == 1:
         note("--bootstrap 1 resamples the queries once: the interval has zero width; use 1000 or so")
-    if args.embeddings and args.embedder:
-        note("--embedder does not apply to --embeddings (the vectors are already made); it is ignored")
-    if args.embeddings and args.embedder_option:
-        note("--embedder-option does not apply to --embeddings (the vectors are already made); it is ignored")
+    for flag, given in (("--embedder", args.embedder), ("--embedder-option", args.embedder_option)):
+        if args.embeddings and given:
+            note(f"{flag} does not apply to --embeddings (the vectors are already made); it is ignored")
     if args.embeddings and args.no_split:
         note("--no-split does not apply to --embeddings; it is ignored")
     return {"descriptions": args.descriptions, "embeddings": args.embeddings, "baseline": args.baseline,
@@ -117,27 +116,19 @@ def _inputs(args) -> dict:
             "allow_missing": args.allow_missing, "bootstrap": args.bootstrap, "seed": args.seed}
 
 
-#: Tie spread (points) above which a warning says the ties decide part of the score.
-TIE_WARNING_POINTS = 1.0
-
-
 def run_sovabench(args) -> int:
     """``sova sovabench evaluate``: the score, per class or pair, beside what a random ranking scores."""
     try:
         result = sovabench.evaluate_files(args.protocol, aggregate=args.aggregate, ties=args.ties, **_inputs(args))
-    except CoverageError as err:  # name the file whose ids do not match
-        flag, path = ("--embeddings", args.embeddings) if args.embeddings else ("--descriptions", args.descriptions)
-        raise CliError(f"{flag} {path}: {err}") from None
     except RuntimeError as err:
         raise CliError(str(err)) from None
-    if args.descriptions and (Path(args.descriptions) / "manifest.json").is_file():  # a describe cache folder is
-        from sova_lib.describe.provenance import read_cache_manifest  # named as the notebooks name it
-        from sova_lib.report.cache_scan import source_label
+    if args.out and args.descriptions and (Path(args.descriptions) / "manifest.json").is_file():  # the record of
+        from sova_lib.describe.provenance import read_cache_manifest  # a describe cache folder names it as the
+        from sova_lib.report.cache_scan import source_label  # notebooks do (nothing else shows the source)
 
         result.context["source"] = source_label(read_cache_manifest(args.descriptions))
-    if result.tie_spread is not None and result.tie_spread > TIE_WARNING_POINTS:
-        print(f"sova: warning: ties between clip scores move {result.metric} by up to {result.tie_spread:.2f} "
-              f"points (optimistic minus pessimistic); the score uses the {result.ties!r} tie rule", file=sys.stderr)
+    if warning := result.tie_warning():
+        print(f"sova: warning: {warning}", file=sys.stderr)
     return report(args, result, None if args.json else result.text(chance=not args.baseline), notes=result.notes)
 
 
@@ -150,5 +141,4 @@ def run_image_task(args) -> int:
                                             **_inputs(args))
     except RuntimeError as err:  # a contrastive model that does not load
         raise CliError(str(err)) from None
-    return report(args, result, result.text(), {**result.to_json(), "protocol": args.task},
-                  notes=() if args.json else result.notes)
+    return report(args, result, result.text(), notes=() if args.json else result.notes)

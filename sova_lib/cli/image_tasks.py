@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import argparse
 
-from sova_lib.cli import describe, embed, evaluate
+from sova_lib.cli import add_benchmark, describe, embed, evaluate
 
 __all__ = ["add_commands"]
 
 
 def add_commands(subparsers) -> None:
-    b = subparsers.add_parser("image-tasks", help="the image tasks of Table 3: describe, embed, evaluate",
-                              description=__doc__.replace("``", "").replace("::\n", ""),
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    verbs = b.add_subparsers(dest="verb", metavar="VERB", required=True)
+    verbs = add_benchmark(subparsers, "image-tasks", "the image tasks of Table 3: describe, embed, evaluate", __doc__)
 
     d = verbs.add_parser("describe", help="describe images with a task-aware prompt into a resumable cache",
                          description="Describe images into CACHE_DIR/descriptions/<name>__<hash>/ (run the same "

@@ -20,14 +20,14 @@ A dry run on made-up data in the released layout (stand-in videos under DIR/vide
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from sova_lib.benchmarks import muvr
-from sova_lib.cli import CliError
+from sova_lib.cli import CliError, add_benchmark
 from sova_lib.cli.options import (
     add_scoring_options,
     existing_folder,
+    fill_later,
     nonnegative_number,
     positive_count,
     positive_rate,
@@ -39,24 +39,27 @@ __all__ = ["add_commands"]
 
 def add_commands(subparsers) -> None:
     """``sova muvr describe | evaluate | synthetic``."""
-    m = subparsers.add_parser("muvr", help="MUVR: describe the gallery in windows or ask the QA questions; evaluate",
-                              description=__doc__.replace("``", "").replace("::\n", ""),
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    verbs = m.add_subparsers(dest="verb", metavar="VERB", required=True)
+    verbs = add_benchmark(subparsers, "muvr", "MUVR: describe the gallery in windows or ask the QA questions; "
+                                              "evaluate", __doc__)
     _add_describe(verbs)
     _add_evaluate(verbs)
     _add_synthetic(verbs)
 
 
 def _add_describe(verbs) -> None:
-    """``sova muvr describe``: the gallery in windows, or the QA questions."""
-    from sova_lib.cli.describe import add_describe_options
-
+    """``sova muvr describe``: the gallery in windows, or the QA questions (its options added when it is parsed, so
+    that ``sova muvr evaluate`` imports no describing code)."""
     d = verbs.add_parser("describe", help="describe every gallery video in fixed windows, or ask the QA questions",
                          description="Describe MUVR's gallery videos in fixed windows into CACHE_DIR/descriptions/ "
                                      "(the MLLM-to-Embedding framework), or ask MUVR-QA's questions (--version qa). "
                                      "Example: sova muvr describe --data ROOT --video-root VIDEOS --backend openai "
                                      "--model M --base-url URL --prompt general")
+    fill_later(d, _describe_options)
+
+
+def _describe_options(d) -> None:
+    from sova_lib.cli.describe import add_describe_options
+
     g = d.add_argument_group("MUVR")
     _data_option(g)
     g.add_argument("--video-root", type=existing_folder, required=True, metavar="DIR",
@@ -151,20 +154,18 @@ def run_evaluate(args) -> int:
                                      join_listed=args.join_listed, bootstrap=args.bootstrap, seed=args.seed)
     except (ValueError, OSError) as err:
         raise CliError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
-    qa = {"version": "qa", "source": str(args.answers)} if args.version == "qa" else {}
-    out = {"benchmark": muvr.BENCHMARK, **qa, **result.to_json()}
-    remarks = ([f"  {len(result.unparseable)} unparseable answer(s), e.g. {result.unparseable[:3]}"]
-               if qa and result.unparseable and not args.json else [])
-    return report(args, result, result.text(), out, notes=result.notes, remarks=remarks)
+    remarks = result.remarks() if args.version == "qa" and not args.json else []
+    return report(args, result, result.text(), notes=result.notes, remarks=remarks)
 
 
 def run_describe(args) -> int:
     """``sova muvr describe``: windows of every video of the partitions, or the QA questions."""
-    from sova_lib.cli.describe import frame_options, make_describer, resolved_prompt
+    from sova_lib.cli.describe import frame_options, make_describer
     from sova_lib.cli.engine import run_options
+    from sova_lib.describe.prompts import resolve_prompt
 
     summary = muvr.describe(make_describer(args), args.data, args.video_root, args.cache_dir, version=args.version,
-                            partitions=args.partitions, prompt=resolved_prompt(args), **frame_options(args),
+                            partitions=args.partitions, prompt=resolve_prompt(args.prompt, args.system_prompt), **frame_options(args),
                             window_seconds=args.window_seconds, max_windows=args.max_windows, qa_mode=args.qa_mode,
                             qa_template=args.qa_template, run=run_options(args))
     return 0 if summary.total_done > 0 else 1
@@ -172,10 +173,5 @@ def run_describe(args) -> int:
 
 def run_synthetic(args) -> int:
     """``sova muvr synthetic``: write the data and the videos, then say what was written and what to run."""
-    written = muvr.write_dry_run(args.out, partitions=args.partitions)
-    n = written["partitions"]
-    print(f"synthetic MUVR data: {written['data']} ({n} partition{'' if n == 1 else 's'}; made up, no result)")
-    print(f"stand-in videos: {written['videos']} ({written['video_files']} links to the package's street excerpts)")
-    print(f"next: sova muvr describe --data {written['data']} --video-root {written['videos']} --backend motion "
-          f"--cache-dir CACHE")
+    print(muvr.dry_run_summary(muvr.write_dry_run(args.out, partitions=args.partitions)))
     return 0

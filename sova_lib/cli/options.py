@@ -2,7 +2,7 @@
 
 Every command builds its parser from these pieces, so one concept has one
 spelling, one help text and one default everywhere (the table of spellings is
-``sova_lib.cli.vocabulary``):
+in docs/architecture.md):
 
 * ``add_describer_options``: ``--backend``, ``--model``, ``--prompt`` and the
   backend's keywords;

@@ -6,9 +6,6 @@ module behind it may share its name; ``sova_lib.cli.reproduce`` parses and print
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-from sova_lib.cli import CliError
 from sova_lib.cli.options import DEFAULT_BOOTSTRAP, add_cache_options, add_output_options, count, note
 from sova_lib.report.reproduce import reproduce
 
@@ -18,15 +15,8 @@ __all__ = ["add_commands"]
 def run_reproduce(args) -> int:
     if args.bootstrap == 1:
         note("--bootstrap 1 resamples the queries once: every interval has zero width")
-    if not args.skip_notebooks and not Path(args.notebooks).is_dir():
-        raise CliError(f"--notebooks {args.notebooks}: no such folder; run sova reproduce in a checkout of the "
-                       "repository (its notebooks/ is the default) or pass --notebooks DIR, the folder of the "
-                       "NN_name.py notebooks")
-    try:
-        failed = reproduce(args.out, args.cache_dir, bootstrap=args.bootstrap, notebooks=args.notebooks,
-                           build=args.build, skip_notebooks=args.skip_notebooks)
-    except (FileNotFoundError, ValueError) as err:
-        raise CliError(str(err)) from None
+    failed = reproduce(args.out, args.cache_dir, bootstrap=args.bootstrap, notebooks=args.notebooks,
+                       build=args.build, skip_notebooks=args.skip_notebooks)
     if failed:
         print(f"{len(failed)} notebook(s) failed: {', '.join(failed)}")
         return 1

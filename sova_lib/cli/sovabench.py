@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 
+from sova_lib.cli import add_benchmark
 from sova_lib.cli.options import fill_later
 
 __all__ = ["add_commands"]
@@ -52,10 +53,7 @@ def _evaluate_options(v) -> None:
 
 
 def add_commands(subparsers) -> None:
-    b = subparsers.add_parser("sovabench", help="SOVABench: clips, describe, embed, evaluate",
-                              description=__doc__.replace("``", "").replace("::\n", ""),
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    verbs = b.add_subparsers(dest="verb", metavar="VERB", required=True)
+    verbs = add_benchmark(subparsers, "sovabench", "SOVABench: clips, describe, embed, evaluate", __doc__)
 
     d = verbs.add_parser("describe", help="describe a protocol's clips (or a manifest's) into a resumable cache",
                          description="Describe SOVABench clips into CACHE_DIR/descriptions/<name>__<hash>/ (run the "

@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 from sova_lib.benchmarks import vantage
-from sova_lib.cli.engine import run_options
+from sova_lib.cli import add_benchmark
 from sova_lib.cli.options import (
     add_bootstrap_options,
     add_cache_options,
@@ -40,6 +40,7 @@ from sova_lib.cli.options import (
     add_output_options,
     existing_file,
     existing_folder,
+    fill_later,
     positive_count,
     positive_number,
     release_notes,
@@ -76,10 +77,6 @@ def _task_args(p, *, items: bool, cached: bool = False) -> None:
                        help=f"frames sampled per video (default {vantage.DEFAULT_FRAMES})")
 
 
-def _prompts_arg(p, help_text: str) -> None:
-    p.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl", help=help_text)
-
-
 _PROMPTS_HELP = ("a prompts file: each item asked exactly its record's messages, with the frames of its plan "
                  "(sova vantage harness-prompts writes one from the harness); default: this library's prompts")
 _CACHED_PROMPTS = ("the prompts file the cached answers were asked with, when the run's manifest says one was (it "
@@ -99,10 +96,7 @@ def _score_args(p) -> None:
 
 
 def add_commands(sub) -> None:
-    v = sub.add_parser("vantage", help="VANTAGE-Bench: describe items, evaluate answers, write a submission",
-                       description=__doc__.replace("``", "").replace("::\n", ""),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    vs = v.add_subparsers(dest="vantage_command", metavar="VERB", required=True)
+    vs = add_benchmark(sub, "vantage", "VANTAGE-Bench: describe items, evaluate answers, write a submission", __doc__)
     _add_describe(vs)
     _add_evaluate(vs)
     _add_submit(vs)
@@ -112,18 +106,23 @@ def add_commands(sub) -> None:
 
 
 def _add_describe(vs) -> None:
-    """``sova vantage describe``: ask a describer every item, then score or write a submission."""
+    """``sova vantage describe``: ask a describer every item, then score or write a submission (its options added
+    when it is parsed, so that the other verbs import no describing code)."""
     d = vs.add_parser("describe", help="ask a describer every item; score (--ground-truth) or write a submission",
                       description="Ask a describer every item of a task, caching the raw answers (resumable); then "
                                   "score them against --ground-truth, or write and check the leaderboard's "
                                   "submission. Example: sova vantage describe --task vqa --items vqa.tsv "
                                   "--media-root videos/ --backend openai --model M --base-url URL --out vqa.jsonl")
+    fill_later(d, _describe_options)
+
+
+def _describe_options(d) -> None:
     _task_args(d, items=True)
     d.add_argument("--media-root", type=existing_folder, metavar="DIR",
                    help="the folder the items' media paths are relative to, for a video task the folder of its "
                         "videos (default: the current folder)")
     add_describer_options(d, prompt=False)
-    _prompts_arg(d, _PROMPTS_HELP)
+    d.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl", help=_PROMPTS_HELP)
     add_cache_options(d, what="answers go to DIR/descriptions/")
     d.add_argument("--ground-truth", type=existing_file, metavar="GT.jsonl",
                    help="score the answers against this answer key instead of writing a submission")
@@ -150,7 +149,7 @@ def _add_evaluate(vs) -> None:
                      help="the cache folder of a vantage describe run")
     s.add_argument("--items", type=Path, metavar="PATH",
                    help="the task's public items: needed with --answers (the prompts name each cached answer)")
-    _prompts_arg(s, _CACHED_PROMPTS + " (with --answers)")
+    s.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl", help=_CACHED_PROMPTS + " (with --answers)")
     _score_args(s)
     add_output_options(s, record="score", json=True)
     s.set_defaults(func=run_evaluate)
@@ -165,7 +164,8 @@ def _add_submit(vs) -> None:
     _task_args(u, items=True, cached=True)
     u.add_argument("--answers", required=True, type=existing_folder, metavar="CACHE_FOLDER",
                    help="the cache folder of a vantage describe run")
-    _prompts_arg(u, _CACHED_PROMPTS + "; the submission's metadata records the route")
+    u.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl",
+                   help=_CACHED_PROMPTS + "; the submission's metadata records the route")
     u.add_argument("--model", required=True, metavar="NAME", help="the model name written into the submission")
     u.add_argument("--box-order", choices=("xyxy", "yxyx"), default="xyxy",
                    help="order the model writes box coordinates in, recorded in the file (default xyxy)")
@@ -213,9 +213,9 @@ def _add_harness_prompts(vs) -> None:
     h.add_argument("--video-input", choices=vantage.VIDEO_INPUTS, default="frames",
                    help="frames: the message of a model given frames as images (default); video: of a model given "
                         "the video")
-    for name in ("nframe", "fps", "max-frames", "max-pixels", "total-pixels"):
-        h.add_argument(f"--{name}", type=positive_number if name == "fps" else positive_count, metavar="N",
-                       help=f"the dataset's {name.replace('-', '_')} (default: the harness class's own)")
+    for name in vantage.PLAN_OPTIONS:
+        h.add_argument(f"--{name.replace('_', '-')}", type=positive_number if name == "fps" else positive_count,
+                       metavar="N", help=f"the dataset's {name} (default: the harness class's own)")
     add_output_options(h, out=("FILE.jsonl", "the prompts file to write"), required=True)
     h.set_defaults(func=run_harness_prompts)
 
@@ -245,6 +245,7 @@ def _evaluate(args, **inputs) -> int:
 
 def run_describe(args) -> int:
     from sova_lib.cli.describe import make_describer
+    from sova_lib.cli.engine import run_options
 
     described = vantage.describe(make_describer(args), args.task, args.items, args.cache_dir,
                                  media_root=args.media_root, frames=args.frames, run=run_options(args),
@@ -255,8 +256,9 @@ def run_describe(args) -> int:
     if args.ground_truth is not None:
         args.out = None  # the submission's path, not a folder for records
         return _evaluate(args, answers=described.answers)
-    out, _ = vantage.submit(args.task, described.items, described.answers, model=args.model or args.backend,
-                            out=args.out or described.summary.folder / "submission.jsonl", prompts=args.prompts)
+    out, _ = vantage.submit(args.task, described.items, described.summary.folder, model=args.model or args.backend,
+                            out=args.out or described.summary.folder / "submission.jsonl", frames=args.frames,
+                            prompts=args.prompts)  # the folder: its manifest names the weights
     print(f"submission: {out} ({len(described.answers)} of {len(described.items)} items)")
     return 0
 
@@ -298,8 +300,7 @@ def run_validate(args) -> int:
 
 
 def run_harness_prompts(args) -> int:
-    options = {name: getattr(args, name) for name in ("nframe", "fps", "max_frames", "max_pixels", "total_pixels")
-               if getattr(args, name) is not None}
+    options = {name: getattr(args, name) for name in vantage.PLAN_OPTIONS if getattr(args, name) is not None}
     try:
         out, count = vantage.harness_prompts(args.harness, args.task, args.items, model_family=args.model_family,
                                              out=args.out, media_root=args.media_root, video_input=args.video_input,
@@ -313,13 +314,7 @@ def run_harness_prompts(args) -> int:
 
 def run_synthetic(args) -> int:
     """``sova vantage synthetic``: write the street set, then say what was written and what to run."""
-    from sova_lib.benchmarks.vantage.synthetic import write_street_dry_run
+    from sova_lib.benchmarks.vantage.synthetic import street_dry_run_summary, write_street_dry_run
 
-    tsvs = write_street_dry_run(args.out)
-    for task, tsv in tsvs.items():
-        print(f"{task}: {tsv} ({len(vantage.read_items(task, tsv))} items; videos in {tsv.parent / 'videos'}; "
-              f"answer key {args.out / f'{task}_gt.jsonl'})")
-    tsv = tsvs["vqa"]
-    print(f"next: sova vantage describe --task vqa --items {tsv} --media-root {tsv.parent / 'videos'} "
-          f"--ground-truth {args.out / 'vqa_gt.jsonl'} --backend motion --cache-dir CACHE")
+    print(street_dry_run_summary(args.out, write_street_dry_run(args.out)))
     return 0

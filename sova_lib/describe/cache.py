@@ -4,7 +4,7 @@
 ``describer.config()``, prompt texts, system prompt, sampling rate, sampler
 version, crop source, and the fingerprint of the weights: the content of a
 local model folder, a hub id's commit, what a server reports of its model);
-``config_hash(key)`` is 12 hex digits of its SHA-256
+``config_hash(key)`` is 12 hex digits of its SHA-256 (``sova_lib.describe.provenance``, which reads a folder back)
 and ``cache_folder(cache_dir, key)`` the folder it names::
 
     <cache_dir>/descriptions/<readable name>__<config hash>/
@@ -30,7 +30,6 @@ lines are written with ``Authorization`` and ``Bearer`` values redacted.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import platform
@@ -38,10 +37,10 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sova_lib._version import __version__
-from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.provenance import MANIFEST_SCHEMA, config_hash
 from sova_lib.item_vectors import put_text
 from sova_lib.storage import (
     JSON_ERRORS,
@@ -53,24 +52,20 @@ from sova_lib.storage import (
     now,
     redact,
 )
-from sova_lib.video.frames import SAMPLER_VERSION
 
-__all__ = ["MANIFEST_SCHEMA", "SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key",
-           "config_hash", "import_texts", "new_manifest", "open_cache", "read_failures", "software_versions"]
+if TYPE_CHECKING:
+    from sova_lib.describe.prompts import Prompt
+
+__all__ = ["SOURCES", "CacheLockedError", "DescriptionCache", "cache_folder", "cache_key", "import_texts",
+           "new_manifest", "open_cache", "read_failures", "software_versions"]
 
 _SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "password", "secret",
                           "authorization"})
 
 
-def config_hash(key: dict) -> str:
-    """12 hex digits of the SHA-256 of ``key`` as canonical JSON."""
-    blob = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
-
-
 def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float | None,
               sampler_version: str | None = None, crop_source: str = "none", fingerprint: dict | None = None, *,
-              frames: int | None = None, max_frames: int | None = None) -> dict:
+              frames: int | None = None, max_frames: int | None = None, input_name: str | None = None) -> dict:
     """Everything that changes the text; its ``config_hash`` names the cache folder.
 
     ``sampler_version`` defaults to ``sova_lib.video.SAMPLER_VERSION``;
@@ -79,12 +74,17 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
     ``max_frames`` enter the key only when set, so the paper's default (1 fps, no cap) keeps its folders.
     ``fingerprint``: what the describer's weights are (its ``fingerprint()``, ``runner.describer_fingerprint``),
     e.g. ``{"method": "folder-digest", "sha256": ...}``; a describer without weights (motion) has none, and its key
-    has no such field.
+    has no such field. ``input_name``: the benchmark or input the items come from (``"quickstart"``,
+    ``"sovabench"``, ``"muvr-windows"``, ...), the ``input`` field and the start of the folder's readable name; a
+    run on any folder of files has none (``cache/README.md`` says why it enters the hash).
     """
+    from sova_lib.video.frames import SAMPLER_VERSION  # a key is made by a run; reading a cache needs no video code
+
     _check_no_secrets(describer_config)
     weights = {} if fingerprint is None else {"fingerprint": fingerprint}
     counts = {k: int(v) for k, v in (("frames", frames), ("max_frames", max_frames)) if v is not None}
     return {
+        **({} if input_name is None else {"input": input_name}),
         "backend": backend,
         "describer": describer_config,
         "prompt": {"name": prompt.name, "video": prompt.video, "image": prompt.image},
@@ -116,20 +116,18 @@ def cache_folder(cache_dir: str | Path, key: dict, prefix: str = "", name: str |
                  kind: str = "descriptions") -> Path:
     """``<cache_dir>/<kind>/<prefix><name>__<config hash>``, the name cut to a file-name-safe slug.
 
-    ``name`` defaults to ``<backend>-<model>-<prompt>-<fps>fps``, read from ``key``; ``kind`` is
+    ``name`` defaults to ``<input>-<backend>-<model>-<prompt>-<fps>fps``, read from ``key``; ``kind`` is
     ``descriptions`` (the default) or ``frame-embeddings`` (``contrastive.store.embedding_folder``).
     """
     if name is None:
         model = str(key["describer"].get("model") or "")
         fps = "" if key["fps"] is None else f"{key['fps']:g}fps"
         count = f"{key['frames']}frames" if key.get("frames") else f"max{key['max_frames']}" if key.get("max_frames") else ""
-        parts = [key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps, count]
+        parts = [key.get("input"), key["backend"], model.rstrip("/").rsplit("/", 1)[-1], key["prompt"]["name"], fps,
+                 count]
         name = "-".join(_slug(p) for p in parts if p)
     return Path(cache_dir) / kind / f"{prefix}{_slug(name, 80)}__{config_hash(key)}"
 
-
-#: Version of the ``manifest.json`` layout written by ``new_manifest``.
-MANIFEST_SCHEMA = 1
 
 #: What can make a description cache: a describer run, an import of another tool's output, a construction.
 SOURCES = ("run", "import", "synthetic")

@@ -87,7 +87,7 @@ def effective_rate(items, fps: float) -> float:
     header (PyAV, a tenth of a second) answers the usual case; the decoder,
     whose import (torch) takes seconds, is loaded only for a video slower than
     ``fps``, so a run finds its cache folder, and a second run that another
-    holds it, before anything slow.
+    holds it, before anything slow. A lowered rate is logged as a warning.
     """
     from sova_lib.video.frames import probe
 
@@ -104,7 +104,11 @@ def effective_rate(items, fps: float) -> float:
         if rate >= fps:
             return fps
         rates.append(rate)
-    return max(rates, default=fps)
+    rate = max(rates, default=fps)
+    if rate < fps:
+        logger.warning("--fps %g is above every video's own frame rate; sampling (and the cache key) use %g fps",
+                       fps, rate)
+    return rate
 
 
 

@@ -1,4 +1,4 @@
-"""What made a description cache, in the fields a result record carries.
+"""What made a description cache, in the fields a result record carries: the read side of a cache folder.
 
 A score of a description cache is only as meaningful as the name of what
 wrote the texts. ``cache_provenance(manifest, folder)`` reads a cache's
@@ -8,16 +8,28 @@ weights fingerprint (``None`` when the manifest has none), prompt, sampling
 rate or frame count, key hash and the software that wrote it. The command
 line (``sova sovabench evaluate --out``) and the notebooks read a cache
 through this one function, so the same cache gives the same record.
+``config_hash`` is the key's hash that names a folder, and ``MANIFEST_SCHEMA`` the version of the manifest's
+layout (both written by ``sova_lib.describe.cache``). Scoring reads a cache through this module alone: it needs
+json and hashlib, never the describe runner or the video code.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
 
-from sova_lib.describe.prompts import PROMPTS
+__all__ = ["MANIFEST_SCHEMA", "cache_provenance", "check_manifest", "config_hash", "folder_provenance",
+           "prompt_name", "read_cache_manifest"]
 
-__all__ = ["cache_provenance", "check_manifest", "folder_provenance", "prompt_name", "read_cache_manifest"]
+#: Version of the ``manifest.json`` layout written by ``sova_lib.describe.cache.new_manifest``.
+MANIFEST_SCHEMA = 1
+
+
+def config_hash(key: dict) -> str:
+    """12 hex digits of the SHA-256 of ``key`` as canonical JSON."""
+    blob = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
 
 def prompt_name(manifest: dict) -> str:
@@ -28,6 +40,8 @@ def prompt_name(manifest: dict) -> str:
     prompt = manifest["prompt"]
     if prompt["name"] != "custom":
         return str(prompt["name"])
+    from sova_lib.describe.prompts import PROMPTS  # only a free-text prompt is compared with the presets
+
     text = (prompt["video"] or prompt["image"] or "").strip()
     presets = {t.strip().lower(): name for name, p in PROMPTS.items() for t in (p.video, p.image)
                if name in ("general", "task-aware")}
@@ -54,13 +68,11 @@ def read_cache_manifest(folder: str | Path) -> dict | None:
 
 def check_manifest(manifest, path: str | Path) -> None:
     """Check that ``manifest`` (read from ``path``, a cache folder's ``manifest.json``) names what wrote the texts:
-    a JSON object holding every field of its key (``hash_fields``) and a ``prompt``, whose fields hash to the
-    ``config_hash`` it records (``sova_lib.describe.cache.config_hash``) and to the hash that ends its folder's
-    name (``<name>__<hash>``), with ``model`` and ``revision`` those of its ``describer``. ``ValueError`` in one
+    a JSON object holding every field of its key (``hash_fields``) and a ``prompt``, whose fields hash
+    (``config_hash``) to the ``config_hash`` it records and to the hash that ends its folder's name
+    (``<name>__<hash>``), with ``model`` and ``revision`` those of its ``describer``. ``ValueError`` in one
     line naming the file (and both hashes where they differ) otherwise: a manifest edited after it was written,
     or a folder renamed to another's key, must not name a score."""
-    from sova_lib.describe.cache import config_hash
-
     path = Path(path)
     if not isinstance(manifest, dict):
         raise ValueError(f"{path}: not a cache manifest (a JSON object is expected, not {type(manifest).__name__})")

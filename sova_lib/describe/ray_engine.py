@@ -28,8 +28,10 @@ spread over a pool of Ray actors:
   rule as a local run does. A killed driver loses only the items in flight; the same command
   resumes.
 
-The cache key is computed on the driver from a describer built but not
-loaded (``config()`` is cheap for every backend) and its ``fingerprint()``
+The cache key is computed on the driver (``runner.plan_run``) from a
+describer built there once but not loaded (``config()`` is cheap for every
+backend; ``sova describe --engine ray`` passes the one it built, with
+``RayEngine``, to ``runner.describe_items``) and its ``fingerprint()``
 (a local model folder's digest, so the folder must be on the driver's disk
 too; a hub commit; what the server reports), so a Ray run and a local run of
 the same configuration share one cache folder and, for a deterministic
@@ -219,14 +221,17 @@ def describe_items_ray(backend: str, options: Any, items: Iterable[Item], cache_
     """Describe ``items`` with the ``backend`` describer on a Ray actor pool into ``cache_dir`` (module docstring).
 
     ``runner.describe_items`` with ``engine=RayEngine(backend, options, ray)``: ``options`` are the describer's
-    options, an instance of the backend's ``Options`` or its fields as a dict (``contract.options_of``); ``ray``: the pool and the cluster (``RayOptions``; default: its
-    defaults); ``run`` (``RunOptions``) and ``describing`` (``prompt``, ``fps``, ``frames``, ``max_frames``,
-    ``crop_source``, ``sampler_version``, ``details``) as for ``runner.describe_items``.
+    options, an instance of the backend's ``Options`` or its fields as a dict (``contract.options_of``); ``ray``: the
+    pool and the cluster (``RayOptions``; default: its defaults); ``run`` (``RunOptions``) and ``describing``
+    (``prompt``, ``fps``, ``frames``, ``max_frames``, ``crop_source``, ``sampler_version``, ``input_name``,
+    ``details``) as for ``runner.describe_items``. The
+    describer is built once here and once in each actor; a caller that has built one passes it to
+    ``runner.describe_items`` with ``engine=RayEngine(backend, options, ray)`` instead.
     ``DescriberEnvironmentError`` (or the describer's own error) stops the run when an actor's describer cannot
     start.
     """
     engine = RayEngine(backend, options, ray or RayOptions())
-    describer = make_describer(backend, engine.options)  # built, not loaded: its config() names the cache
+    describer = make_describer(backend, engine.options)  # the driver's one, built, not loaded: its config() names it
     return describe_items(describer, items, cache_dir, run=run, engine=engine, **describing)
 
 

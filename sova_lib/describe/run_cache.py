@@ -28,7 +28,7 @@ from sova_lib.describe.item import Item
 from sova_lib.item_vectors import MAX_TEXT_CHARS
 from sova_lib.progress import progress_bar
 from sova_lib.storage import now, redact
-from sova_lib.wording import counted
+from sova_lib.wording import counted, kinds_line
 
 __all__ = ["EXAMPLES", "OpenRun", "Outcome", "RunInterrupted", "RunOptions", "RunSummary", "failure_kind", "first_items", "left_to_do",
            "open_run", "unique_items"]
@@ -67,17 +67,19 @@ EXAMPLES = 3
 
 
 #: The kinds of an item that could not be loaded, read from its reason: the runner's own words for them (a clip
-#: manifest's status, ``sova_lib.benchmarks.sovabench.clips.items``; a crop outside the frame, ``sova_lib.crop``).
+#: manifest's status, ``sova_lib.benchmarks.sovabench.clips.items``; a crop outside the frame, ``sova_lib.crop``; a
+#: source video smaller than its annotations, ``sova_lib.benchmarks.sovabench.clips.frame_size``).
 _LOAD_KINDS = ((re.compile(r"^manifest status (\w+)"), None),
                (re.compile(r"^source video .* not found under "), "video missing"),
-               (re.compile(r"is empty inside the \d+x\d+ frame"), "region empty"))
+               (re.compile(r"is empty inside the \d+x\d+ frame"), "region empty"),
+               (re.compile(r"annotated boxes reach \d+x\d+"), "size mismatch"))
 
 
 def failure_kind(outcome: "Outcome") -> str:
     """How ``outcome`` failed, in a few words the summary counts by: its own ``kind`` (a describer's: e.g. the openai
     backend's ``"no answer"``, ``"empty"``, ``"too long"``, ``"unreadable"``, ``"refused"``); for an item that could
     not be loaded, its clip manifest's status (``"annotation missing"``, ...), ``"video missing"``, ``"region
-    empty"`` or else ``"decode"``; ``"describer"`` for any other failure of the describer."""
+    empty"``, ``"size mismatch"`` or else ``"decode"``; ``"describer"`` for any other failure of the describer."""
     if outcome.kind:
         return outcome.kind
     if outcome.loaded:
@@ -156,9 +158,7 @@ class RunSummary:
             lines.insert(1, f"  skipped {self.skipped_failed} items that failed before: "
                             "--retry-errors (retry_errors=True) tries them again")
         if self.by_kind:
-            lines.append("  failed by kind: " + "; ".join(
-                f"{len(ids)} {kind} ({', '.join(map(str, ids[:EXAMPLES]))}{', ...' if len(ids) > EXAMPLES else ''})"
-                for kind, ids in self.by_kind.items()))
+            lines.append("  failed by kind: " + kinds_line(self.by_kind, EXAMPLES))
         if self.total_failed:
             lines.append(f"  errors: {self.folder / 'errors.jsonl'} ({self.total_failed} items without a "
                          f"{'description' if self.verb == 'described' else 'vector'})")

@@ -61,9 +61,11 @@ item's frames into a request with ``build_request``, and the call pool, one
 describer call a batch with ``describe_batch``);
 ``sova_lib.describe.ray_engine.RayEngine`` yields those of the same
 ``schedule_requests`` run in each of a pool of Ray actors. ``plan_run`` is
-what a run knows before its cache opens (prompt, unique ids, the cache key
-with the weights' fingerprint, ``run_key``, and the describer's run
-information).
+what a run knows before its cache opens (a ``RunPlan``: the prompt, the
+unique items, the sampling at the rate the run really uses, the cache key),
+the one place every rule of the key is applied: the command line, a notebook
+and a script asking the same thing get one key. The key names the run's
+``configuration_lock``; the weights' fingerprint joins it under that lock.
 
 This module and ``sova_lib.describe.ray_engine`` are the describing pair of ``runner.py`` / ``ray_engine.py``
 (the frame-embedding pair is ``sova_lib.describe.contrastive``): this one is the local engine and the loop every
@@ -81,15 +83,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
-from sova_lib.describe.cache import cache_key, config_hash
+from sova_lib.describe.cache import cache_key
 from sova_lib.describe.contract import Describer, DescriberEnvironmentError, DescribeRequest
-from sova_lib.describe.item import Item, load_item
+from sova_lib.describe.item import Item, effective_rate, load_item
 from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
+from sova_lib.describe.provenance import config_hash
 from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary, open_run, unique_items
 from sova_lib.video.frames import Sampling
 
 __all__ = ["STOP_GRACE_SECONDS", "Engine", "LocalEngine", "build_request", "configuration_lock", "describe_batch",
-           "describe_items", "describer_fingerprint", "frame_sampling", "plan_run", "run_key", "schedule_requests",
+           "describe_items", "describer_fingerprint", "frame_sampling", "plan_run", "RunPlan", "schedule_requests",
            "start_describer", "work_running"]
 
 #: Seconds a stopped run waits for its calls in flight to return (module docstring).
@@ -122,26 +125,22 @@ def describer_fingerprint(describer: Describer) -> dict | None:
 
 
 @contextlib.contextmanager
-def configuration_lock(cache_dir: str | Path, describer: Describer, prompt: Prompt | str,
-                       sampling: "Sampling | float | None", sampler_version: str | None = None,
-                       crop_source: str = "none"):
+def configuration_lock(cache_dir: str | Path, key: dict):
     """Held by a run from before its describer says what its weights are until the run ends.
 
     The cache folder's own lock (``storage.LockedFolder``) can only be taken once the key is known, and the key
     holds the weights' fingerprint, which may ask a server for its model list or hash a model folder. This lock
-    is named by the cache folder's path and the key without the fingerprint, in this user's own lock folder
-    (``run_lock.user_lock_folder()/<hash>.lock``, so the cache holds nothing new and no other user's lock can
-    block it; removed when the run ends), and a second run of the same configuration on the same cache, by this
-    user on this machine, stops at once with ``CacheLockedError``, before any of that (on another machine
-    sharing the cache, or for another user, the folder's own lock still stops it, later).
+    is named by the cache folder's path and ``key``, the run's key without the fingerprint (``RunPlan.key``), in
+    this user's own lock folder (``run_lock.user_lock_folder()/<hash>.lock``, so the cache holds nothing new and
+    no other user's lock can block it; removed when the run ends), and a second run of the same configuration on
+    the same cache, by this user on this machine, stops at once with ``CacheLockedError``, before any of that (on
+    another machine sharing the cache, or for another user, the folder's own lock still stops it, later).
     """
     from sova_lib.describe.run_lock import LockHeld, held, user_lock_folder
     from sova_lib.storage import CacheLockedError, file_errors
 
-    prompt = resolve_prompt(prompt)
-    partial_key = run_key(describer, prompt, sampling, sampler_version, crop_source, with_fingerprint=False)
     folder = Path(cache_dir).resolve() / "descriptions"
-    name = f"{config_hash({'folder': str(folder), **partial_key})}.lock"
+    name = f"{config_hash({'folder': str(folder), **key})}.lock"
     with file_errors(Path(tempfile.gettempdir()), "make a folder for run locks"):
         path = user_lock_folder() / name
     with contextlib.ExitStack() as stack:
@@ -154,17 +153,48 @@ def configuration_lock(cache_dir: str | Path, describer: Describer, prompt: Prom
         yield
 
 
-def run_key(describer: Describer, prompt: Prompt, sampling: "Sampling | float | None",
-            sampler_version: str | None = None, crop_source: str = "none", *, with_fingerprint: bool = True) -> dict:
-    """The cache key of a run (``cache.cache_key``): the describer's config, its weights' fingerprint (left out
-    with ``with_fingerprint=False``, as ``configuration_lock`` names its lock) and the sampling (a rate, or a
-    ``Sampling`` with its frame count or cap)."""
-    if isinstance(sampling, Sampling):
-        fps, counts = sampling.fps, sampling.cache_fields()
-    else:
-        fps, counts = sampling, {}
-    return cache_key(describer.name, describer.config(), prompt, fps, sampler_version, crop_source,
-                     describer_fingerprint(describer) if with_fingerprint else None, **counts)
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run knows before its cache opens, whatever the engine (``plan_run``).
+
+    ``prompt``: the run's ``Prompt``; ``items``: its items, ids checked unique; ``sampling``: what its loader gets
+    (``frame_sampling``), at the rate the run really uses; ``key``: its cache key without the weights'
+    fingerprint (``cache.cache_key``), which names its ``configuration_lock``; ``key_with(fingerprint)`` is the
+    whole key, which names its cache folder.
+    """
+
+    prompt: Prompt
+    items: list
+    sampling: Sampling | float | None
+    key: dict
+
+    def key_with(self, fingerprint: dict | None) -> dict:
+        """The cache key with the weights' ``fingerprint`` (``describer_fingerprint``; None: a describer without
+        weights, whose key has no such field)."""
+        return self.key if fingerprint is None else {**self.key, "fingerprint": fingerprint}
+
+
+def plan_run(describer: Describer, items: Iterable[Item], *, prompt: Prompt | str = DEFAULT_PROMPT,
+             fps: float | None = 1.0, frames: int | None = None, max_frames: int | None = None,
+             crop_source: str = "none", sampler_version: str | None = None,
+             input_name: str | None = None) -> RunPlan:
+    """The ``RunPlan`` of a run: every rule of its key applied once, here, for every caller.
+
+    The prompt resolved (``prompts.resolve_prompt``: a preset name as the command line reads it, a ``Prompt`` as
+    it is); the ids checked unique; the rate rule: ``fps`` above every video's own frame rate among ``items`` is
+    lowered to the highest of their rates (``item.effective_rate``; logged once as a warning), in the frames and in
+    the key, so asking 1000 fps of 10 fps clips shares the 10 fps folder; the key of ``describer.config()`` (asked
+    once) with the sampling, ``crop_source``, ``sampler_version`` and ``input_name`` (``cache.cache_key``). The
+    weights' fingerprint is asked later, under the run's ``configuration_lock``.
+    """
+    prompt, items = resolve_prompt(prompt), unique_items(items)
+    if frames is None and fps:
+        fps = effective_rate(items, fps)
+    sampling = frame_sampling(fps, frames, max_frames)
+    counts = sampling.cache_fields() if isinstance(sampling, Sampling) else {}
+    key = cache_key(describer.name, describer.config(), prompt, None if frames is not None else fps, sampler_version,
+                    crop_source, None, input_name=input_name, **counts)
+    return RunPlan(prompt, items, sampling, key)
 
 
 def start_describer(describer: Describer) -> None:
@@ -255,6 +285,7 @@ def describe_items(
     max_frames: int | None = None,
     crop_source: str = "none",
     sampler_version: str | None = None,
+    input_name: str | None = None,
     loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
     load_workers: int | None = None,
     prefetch: int | None = None,
@@ -269,9 +300,11 @@ def describe_items(
     (``custom_prompt(text)`` for any text).
     ``fps`` is the sampling rate in frames per second of video (the paper's sampler); ``frames`` a fixed count of
     evenly spaced frames instead, ``max_frames`` a cap on the rate's count (``sova_lib.video.Sampling``; both
-    enter the cache key only when set). ``crop_source``
+    enter the cache key only when set); an ``fps`` above every video's own rate is lowered to the highest of
+    them (``plan_run``, which applies every rule of the key). ``crop_source``
     says where crop boxes come from (``"none"``: whole frames of the given
-    files); it is part of the cache key. ``loader(item, sampling)`` returns
+    files); it is part of the cache key, as is ``input_name``, the benchmark or input the items come from
+    (``"quickstart"``, ``"sovabench"``, ...; ``cache.cache_key``), which starts the folder's name. ``loader(item, sampling)`` returns
     ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
     (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
@@ -288,12 +321,16 @@ def describe_items(
     if engine is not None and (loader is not load_item or load_workers is not None or prefetch is not None):
         raise ValueError("loader, load_workers and prefetch are the local engine's: leave them out with engine=")
     engine = engine or LocalEngine(loader, load_workers, prefetch)
-    sampling = frame_sampling(fps, frames, max_frames)
-    with configuration_lock(cache_dir, describer, prompt, sampling, sampler_version, crop_source):
-        prompt, items, key, run_info = plan_run(describer, prompt, items, sampling, sampler_version, crop_source)
-        with open_run(key, items, cache_dir, run_options=run, run_info={**run_info, **engine.run_info()},
-                      device=engine.device(describer), details=details) as this_run:
-            outcomes = engine.outcomes(describer, this_run.todo, sampling, prompt, this_run.run_info)
+    plan = plan_run(describer, items, prompt=prompt, fps=fps, frames=frames, max_frames=max_frames,
+                    crop_source=crop_source, sampler_version=sampler_version, input_name=input_name)
+    with configuration_lock(cache_dir, plan.key):
+        # the fingerprint is asked before anything is skipped, so a describer that cannot be reached stops even a
+        # run with nothing left to do
+        key = plan.key_with(describer_fingerprint(describer))
+        with open_run(key, plan.items, cache_dir, run_options=run,
+                      run_info={**_run_info(describer), **engine.run_info()}, device=engine.device(describer),
+                      details=details) as this_run:
+            outcomes = engine.outcomes(describer, this_run.todo, plan.sampling, plan.prompt, this_run.run_info)
             with contextlib.closing(outcomes):  # a stopped run ends the engine's work before the cache closes
                 for outcome in outcomes:
                     this_run.write(outcome)
@@ -355,22 +392,13 @@ def frame_sampling(fps: float | None, frames: int | None = None, max_frames: int
     return Sampling(None if frames is not None else fps, frames, max_frames)
 
 
-def plan_run(describer: Describer, prompt: Prompt | str, items: Iterable[Item], sampling: Sampling | float | None,
-             sampler_version: str | None, crop_source: str) -> tuple[Prompt, list[Item], dict, dict]:
-    """``(prompt, items, key, run_info)`` of a run, whatever the engine.
-
-    The run's ``Prompt`` (a string resolved by ``prompts.resolve_prompt``), its items checked for unique ids, its
-    cache key (``run_key``: the describer's fingerprint is asked here, before anything is skipped, so a describer
-    that cannot be reached stops even a run with nothing left to do) and the describer's ``run_info()`` with its
-    ``batch_size`` (``max_batch_size`` where ``run_info`` does not give it).
-    """
-    prompt = resolve_prompt(prompt)  # a preset name as the command line reads it; a Prompt as it is
-    items = unique_items(items)
-    key = run_key(describer, prompt, sampling, sampler_version, crop_source)
+def _run_info(describer: Describer) -> dict:
+    """The describer's ``run_info()`` with its ``batch_size`` (``max_batch_size`` where ``run_info`` does not give
+    it): the manifest's ``run`` entry, outside the key."""
     run_info = getattr(describer, "run_info", None)
     info = dict(run_info()) if callable(run_info) else {}
     info.setdefault("batch_size", int(describer.max_batch_size))  # recorded per run, outside the key
-    return prompt, items, key, info
+    return info
 
 
 def schedule_requests(describer: Describer, todo: list[Item], sampling: Sampling | float, prompt: Prompt,

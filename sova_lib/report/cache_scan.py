@@ -13,8 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sova_lib.describe.cache import MANIFEST_SCHEMA
-from sova_lib.describe.provenance import prompt_name
+from sova_lib.describe.provenance import MANIFEST_SCHEMA, prompt_name
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import PROTOCOLS
 from sova_lib.records import fingerprint_label

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -298,13 +299,16 @@ def load_items(path, encoder, *, sentences: bool = True):
 def compare_files(protocol: str, path_a, path_b, encoder, *, sentences: bool = True, **kwargs) -> Comparison:
     """Read two inputs (``load_items``), score both under ``protocol`` and compare them (``compare``).
 
-    ``sentences`` applies to the description inputs; the comparison's
-    ``text_split`` records it (``None`` when both inputs are vectors), its
-    ``sides`` the two inputs (``side``). ``kwargs`` go to ``compare``.
+    ``encoder`` makes the sentence encoder, once, when an input is descriptions. ``sentences`` applies to the
+    description inputs; the comparison's ``text_split`` records it and its ``encoder`` the encoder's name (both
+    ``None`` when both inputs are vectors), its ``sides`` the two inputs (``side``). ``kwargs`` go to
+    ``compare``.
     """
-    result = compare(protocol, load_items(path_a, encoder, sentences=sentences),
-                     load_items(path_b, encoder, sentences=sentences), **kwargs)
+    made = cache(encoder)  # one encoder for both inputs
+    result = compare(protocol, load_items(path_a, made, sentences=sentences),
+                     load_items(path_b, made, sentences=sentences), **kwargs)
     result.sides = (side(path_a), side(path_b))
     vectors = str(path_a).endswith(".npz") and str(path_b).endswith(".npz")
     result.text_split = None if vectors else "sentences" if sentences else "whole text"
+    result.encoder = None if vectors else made().name
     return result

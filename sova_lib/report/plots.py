@@ -1,14 +1,14 @@
 """General plot primitives for the notebooks' figures (matplotlib); each figure is drawn in its notebook.
 
-The notebooks choose every mark, colour, label and legend of the paper's
-figures in their own cells; this module keeps what any figure needs:
+The notebooks draw every figure with plain matplotlib in their own cells
+(marks, colours, labels, legends); this module keeps what any figure needs:
 ``pyplot`` (matplotlib with the figures' font sizes), ``printed`` (values
 rounded as a figure prints them), ``save_figure`` and ``figure_bytes``
-(files that are the same bytes on every run), and a few drawing helpers in
-the style of rliable's plotting module: each takes ``ax=`` (a new figure
-and axes when None), passes ``**kwargs`` on to matplotlib, and returns the
-axes. ``place_labels`` (``label_placement``) labels scatter points so that
-no two labels overlap.
+(files that are the same bytes on every run), axis limits
+(``padded_limits``), label text (``middle_cut``, ``numbered_list``), a
+grid of sampled frames (``filmstrips``), and ``place_labels``
+(``label_placement``), which labels scatter points so that no two labels
+overlap.
 
 The same data gives the same bytes on every machine: a figure drawn from
 ``printed`` values (rounded to the decimals of its labels, its colours and
@@ -30,7 +30,7 @@ from sova_lib.report.label_placement import place_labels
 from sova_lib.storage import write_bytes
 
 __all__ = ["FILE_METADATA", "figure_bytes", "save_figure", "printed", "pyplot", "middle_cut", "numbered_list",
-           "padded_limits", "place_labels", "filmstrips", "annotate_cells", "heatmap", "stacked_barh", "grouped_bars"]
+           "padded_limits", "place_labels", "filmstrips"]
 
 
 def pyplot():
@@ -113,13 +113,6 @@ def numbered_list(heading: str, items, width: int) -> str:
 
 # --------------------------------------------------------------------------- drawing
 
-def _figure_and_axes(ax, **subplots):
-    """``(figure, ax)``; with ``ax`` None, a new figure with one axes (``subplots`` go to ``plt.subplots``)."""
-    if ax is None:
-        return pyplot().subplots(**subplots)
-    return ax.figure, ax
-
-
 def padded_limits(values, pad_low: float, pad_high: float, floor=None) -> tuple[float, float]:
     """Axis limits around ``values``: their range widened by ``pad_low`` and ``pad_high`` times its span.
 
@@ -130,82 +123,6 @@ def padded_limits(values, pad_low: float, pad_high: float, floor=None) -> tuple[
     span = max(high - low, 1.0)
     low, high = low - pad_low * span, high + pad_high * span
     return (max(low, floor) if floor is not None else low), high
-
-
-def annotate_cells(ax, texts, dark, **kwargs):
-    """Write ``texts[i][j]`` at the centre of cell (i, j) of an image: black where ``dark[i, j]``, white elsewhere.
-
-    ``kwargs`` go to ``ax.text`` (font size 7 unless given). Returns ``ax``.
-    """
-    kwargs = {"ha": "center", "va": "center", "fontsize": 7, **kwargs}
-    for (i, j), is_dark in np.ndenumerate(dark):
-        ax.text(j, i, texts[i][j], color="black" if is_dark else "white", **kwargs)
-    return ax
-
-
-def heatmap(matrix, *, ax=None, texts=None, dark=None, **kwargs):
-    """``matrix`` as an image (``ax.imshow(matrix, **kwargs)``), cell (i, j) written with ``texts[i][j]`` when given.
-
-    The text is black on cells where ``dark`` is True (default: cells at or
-    above the middle of the colour scale), white elsewhere
-    (``annotate_cells``). Returns the axes (``ax.images[-1]`` is the image,
-    for a colour bar).
-    """
-    _, ax = _figure_and_axes(ax)
-    image = ax.imshow(matrix, **kwargs)
-    if texts is not None:
-        if dark is None:
-            low, high = image.get_clim()
-            dark = np.ma.getdata(matrix) >= low + 0.5 * (high - low)
-        annotate_cells(ax, texts, dark)
-    return ax
-
-
-def stacked_barh(frame, *, ax=None, colors=None, totals: bool = True, **kwargs):
-    """Horizontal bars, one per row of ``frame`` (labelled by its index), stacked by its columns in order.
-
-    ``colors`` maps a column to its colour (matplotlib's cycle for the
-    others); each column is a legend entry. ``totals`` writes each row's sum
-    after its bar (font size 9). ``kwargs`` go to every ``ax.barh``. Returns
-    the axes.
-    """
-    _, ax = _figure_and_axes(ax)
-    left = np.zeros(len(frame))
-    labels = list(frame.index)
-    for col in frame.columns:
-        ax.barh(labels, frame[col].to_numpy(), left=left, color=(colors or {}).get(col), label=str(col), **kwargs)
-        left += frame[col].to_numpy()
-    if totals:
-        for y, total in enumerate(left):
-            ax.text(total + left.max() * 0.01, y, f"{int(total)}", va="center", fontsize=9)
-    return ax
-
-
-def grouped_bars(frame, *, value: str = "value", category: str = "setting", group: str = "protocol", ax=None,
-                 digits: int = 1, **kwargs):
-    """Bars of ``frame[value]``: one cluster per ``group``, one bar per ``category`` within it, in order of appearance.
-
-    Bars carry their values (``digits`` decimals) and, when ``frame`` has
-    ``ci_low``/``ci_high``, their intervals as error bars; all values are
-    drawn as printed (``printed``). Each category is a legend entry; the
-    x ticks name the groups. ``kwargs`` go to every ``ax.bar``. Returns the
-    axes.
-    """
-    frame = frame.assign(**{c: printed(frame[c], digits) for c in (value, "ci_low", "ci_high") if c in frame})
-    groups = list(dict.fromkeys(frame[group]))
-    cats = list(dict.fromkeys(frame[category]))
-    width = 0.8 / max(1, len(cats))
-    _, ax = _figure_and_axes(ax, figsize=(max(5.0, 1.6 * len(groups) * max(1, len(cats)) / 2 + 2), 4))
-    for k, cat in enumerate(cats):
-        part = frame[frame[category] == cat].set_index(group).reindex(groups)
-        x = np.arange(len(groups)) + (k - (len(cats) - 1) / 2) * width
-        err = None
-        if "ci_low" in part and part["ci_low"].notna().any():
-            err = np.vstack([part[value] - part["ci_low"], part["ci_high"] - part[value]])
-        bars = ax.bar(x, part[value], width=width * 0.95, yerr=err, capsize=3, label=str(cat), **kwargs)
-        ax.bar_label(bars, fmt=f"%.{digits}f", fontsize=8, padding=6 if err is not None else 2)
-    ax.set_xticks(range(len(groups)), groups)
-    return ax
 
 
 def filmstrips(strips, *, title: str = "", max_frames: int = 8, height: float = 1.25, max_pixels: int = 160):

@@ -43,10 +43,15 @@ LIBRARY_ROOT = Path(__file__).resolve().parents[2]
 def find_notebooks(folder: str | Path) -> list[Path]:
     """The jupytext sources ``NN_*.py`` of ``folder``, in name order.
 
-    Raises ``FileNotFoundError`` when the folder holds none (the notebooks
-    come with a checkout of the repository, not with an installed wheel).
+    Raises ``FileNotFoundError`` when there is no such folder, or when it holds
+    none (the notebooks come with a checkout of the repository, not with an
+    installed wheel).
     """
     folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"--notebooks {folder}: no such folder; run sova reproduce in a checkout of the "
+                                "repository (its notebooks/ is the default) or pass --notebooks DIR, the folder of "
+                                "the NN_name.py notebooks")
     found = sorted(folder.glob("[0-9][0-9]_*.py"))
     if not found:
         raise FileNotFoundError(f"no notebooks (NN_name.py) in {folder}; run from a source checkout "
@@ -125,14 +130,15 @@ def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, boots
 
     ``notebooks`` is the folder of the ``NN_name.py`` notebooks (relative to
     the current folder). ``report`` receives one line per step (``print`` by default). A negative
-    ``bootstrap`` raises ``ValueError`` and a folder without notebooks
-    ``FileNotFoundError``, both before anything is written.
+    ``bootstrap`` raises ``ValueError`` and a missing folder or one without
+    notebooks ``FileNotFoundError`` (``find_notebooks``), both before anything
+    is written.
     """
+    sources = [] if skip_notebooks else find_notebooks(notebooks)  # before any work, and before papermill
     import papermill
 
     if bootstrap < 0:
         raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
-    sources = [] if skip_notebooks else find_notebooks(notebooks)  # before any work
     start = time.time()
     out = Path(figures).resolve()
     cache = cache_root(cache_dir).resolve()  # the notebooks' own rule, which they are given resolved

@@ -196,7 +196,7 @@ def test_without_prompt_every_backend_uses_the_default_its_help_states(tmp_path,
                "--cache-dir", str(tmp_path / "cache"), "--no-progress"])
     assert rc == 0
     folder = only_folder(tmp_path / "cache")
-    assert folder.name.startswith("fake-cli-tiny-vlm-general-1fps__")
+    assert folder.name.startswith("quickstart-fake-cli-tiny-vlm-general-1fps__")
     assert lines(folder / "descriptions.jsonl")[0]["text"].endswith(", Describe this video.")
     assert build_parser().parse_args(["describe", "--backend", "motion", "--videos", "x"]).prompt == "general"
 

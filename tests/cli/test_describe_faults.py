@@ -14,7 +14,7 @@ import pytest
 
 from sova_lib.cli import main
 from sova_lib.describe import cache as cache_module
-from sova_lib.describe import make_describer
+from sova_lib.describe.contract import make_describer
 
 KEY = "sk-live-7Hq2Zx9Wv4Rt-SECRET"
 
@@ -279,10 +279,11 @@ def test_a_second_run_on_a_held_cache_stops_in_one_line_before_anything_slow(ser
         return done, time.monotonic() - started
 
     requests = len(server.requests)
-    from sova_lib.describe.runner import configuration_lock
+    from sova_lib.benchmarks.excerpts import QUICKSTART_INPUT
+    from sova_lib.describe.runner import configuration_lock, plan_run
 
-    with configuration_lock(tmp_path / "cache", make_describer("openai", model="m", base_url=server.url),
-                            "general", 1.0):
+    plan = plan_run(make_describer("openai", model="m", base_url=server.url), [], input_name=QUICKSTART_INPUT)
+    with configuration_lock(tmp_path / "cache", plan.key):
         (second, took), (idle, baseline) = run(argv), run(["describe", "--help"])
     assert second.stdout == "1 []\n" and idle.stdout.endswith("0 []\n")
     assert second.stderr == (f"sova: error: another run of this configuration is writing to {folder.parent}; "

@@ -33,8 +33,8 @@ from tests.paths import DATA, ROOT
 GOLDEN = DATA / "documented"
 UPDATE = os.environ.get("SOVA_UPDATE_DOCUMENTED") == "1"
 
-QUICK = "{out}/sova/descriptions/motion-classical-motion-general-2fps__5028badbbc90"
-QUICK1 = "{out}/sova/descriptions/motion-classical-motion-general-1fps__66c19bd3029c"
+QUICK = "{out}/sova/descriptions/quickstart-motion-classical-motion-general-2fps__35741fb179ec"
+QUICK1 = "{out}/sova/descriptions/quickstart-motion-classical-motion-general-1fps__6cfa0fb51578"
 SAMPLE = "{repo}/sova_lib/benchmarks/sovabench/data/meva-annotations-sample"
 MUVR = "--data {in}/muvr"
 FEATURES = "--features {in}/muvr/features/VLMs_1_15/synthetic-clip"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sova_lib.cli import CliError, build_parser
+from sova_lib.cli import CliError, build_parser, main
 from sova_lib.cli.engine import engine_options, run_options
 from sova_lib.describe.ray_engine import RayOptions
 from sova_lib.describe.run_cache import RunOptions
@@ -110,9 +110,10 @@ def test_the_help_groups_the_ray_options(command, capsys):
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [
-    ("--workers", "0", "--workers must be at least 1, got 0"),
-    ("--ray-items-per-call", "-2", "--ray-items-per-call must be at least 1, got -2"),
-    ("--gpus-per-worker", "-1", "--gpus-per-worker must not be negative, got -1.0")])
-def test_a_ray_option_out_of_range_is_a_usage_error(option, value, message):
-    with pytest.raises(CliError, match=f"^{message}$"):
-        engine_options(_args("--engine", "ray", option, value))
+    ("--workers", "0", "argument --workers: 0 is below 1; give 1 or more"),
+    ("--ray-items-per-call", "-2", "argument --ray-items-per-call: -2 is below 1; give 1 or more"),
+    ("--gpus-per-worker", "-1", "argument --gpus-per-worker: -1 is not a finite number of 0 or more"),
+    ("--cpus-per-worker", "inf", "argument --cpus-per-worker: inf is not a finite number of 0 or more")])
+def test_a_ray_option_out_of_range_is_refused_while_parsing(option, value, message, capsys):
+    assert main(["describe", "--videos", ".", "--backend", "motion", "--engine", "ray", option, value]) == 2
+    assert capsys.readouterr().err == f"sova: error: sova describe: {message}; see 'sova describe --help'\n"

@@ -123,7 +123,7 @@ def test_the_quickstart_cache_scores_under_its_protocol(capsys, tmp_path, encode
     from sova_lib.item_vectors import embed_descriptions, read_descriptions
     from tests.paths import ROOT
 
-    (folder,) = sorted((ROOT / "cache" / "descriptions").glob("motion-*"))
+    (folder,) = sorted((ROOT / "cache" / "descriptions").glob("quickstart-motion-*"))
     code, out, err = _run(capsys, "sovabench", "evaluate", "--protocol", "quickstart-direction", "--descriptions", str(folder),
                           "--cache-dir", str(tmp_path), "--json")
     result = json.loads(out)

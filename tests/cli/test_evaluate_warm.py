@@ -8,7 +8,7 @@ import sys
 
 from tests.paths import ROOT
 
-QUICKSTART = next((ROOT / "cache" / "descriptions").glob("motion-classical-motion-general-2fps__*"))
+QUICKSTART = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-classical-motion-general-2fps__*"))
 HEAVY = ("nltk", "torch", "sentence_transformers", "transformers", "scipy", "sklearn", "pandas")
 
 # Runs `sova sovabench evaluate` in a fresh interpreter, then reports which heavy modules it imported.

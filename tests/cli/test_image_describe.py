@@ -29,8 +29,9 @@ class StillBackend:
 
 #: The folder of the run below as the image commands named it while they still showed --fps (default 1): written
 #: by a run of that parser and pinned here, so that any change of the key (fps None or 2, ...) fails. It changes,
-#: rightly, only with the task-aware-vsr prompt's text or sova_lib.video.SAMPLER_VERSION.
-PINNED = "still-tiny-vlm-task-aware-vsr-1fps__0256c8bfc62e"
+#: rightly, only with the task-aware-vsr prompt's text, sova_lib.video.SAMPLER_VERSION or the input's name
+#: (``image-tasks``, part of the key and the folder's first word since folders name what they hold).
+PINNED = "image-tasks-still-tiny-vlm-task-aware-vsr-1fps__cd9e7788b7ed"
 
 
 @pytest.fixture
@@ -55,7 +56,8 @@ def test_the_image_describe_folder_keeps_its_key(images, tmp_path):
     (folder,) = (cache / "descriptions").iterdir()
     assert folder.name == PINNED
     # cross-check: the key of the same run built by hand, fps 1.0 (the former default of --fps)
-    key = cache_key("still", {"model": "org/tiny-vlm"}, resolve_prompt("task-aware-vsr"), 1.0, crop_source="none")
+    key = cache_key("still", {"model": "org/tiny-vlm"}, resolve_prompt("task-aware-vsr"), 1.0, crop_source="none",
+                    input_name="image-tasks")
     assert folder == cache_folder(cache, key)
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["fps"] == 1.0

@@ -41,7 +41,7 @@ def test_readme_quickstart_on_an_empty_cache(capsys, tmp_path):
     """The README's two commands: the bundled excerpts and their reversed copies, then 58.89 beside 59.25."""
     cache = tmp_path / "cache"
     code, out, _ = _run(capsys, *_motion("--fps", 2, "--protocol", "quickstart-direction", "--cache-dir", cache))
-    folder = cache / "descriptions" / "motion-classical-motion-general-2fps__5028badbbc90"
+    folder = cache / "descriptions" / "quickstart-motion-classical-motion-general-2fps__35741fb179ec"
     assert code == 0 and len((folder / "descriptions.jsonl").read_text().splitlines()) == 6
     code, out, _ = _run(capsys, "sovabench", "evaluate", "--protocol", "quickstart-direction", "--descriptions",
                         folder, "--cache-dir", cache)

@@ -9,7 +9,7 @@ import pytest
 from sova_lib.cli import EXTRAS, main
 from tests.paths import ROOT
 
-QUICKSTART_CACHE = ROOT / "cache" / "descriptions" / "motion-classical-motion-general-2fps__5028badbbc90"
+QUICKSTART_CACHE = ROOT / "cache" / "descriptions" / "quickstart-motion-classical-motion-general-2fps__35741fb179ec"
 
 
 def _without(module: str, *argv: str):

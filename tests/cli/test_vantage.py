@@ -4,9 +4,10 @@ import json
 import huggingface_hub.constants
 import pytest
 
-from sova_lib.benchmarks.vantage.synthetic import write_street_benchmark
+from sova_lib.benchmarks.vantage.synthetic import RuleBasedStandIn, write_street_benchmark
 from sova_lib.cli import main
 from sova_lib.describe import contract
+from sova_lib.records import fingerprint_label
 from sova_lib.video.frames import example_videos, probe
 
 
@@ -203,3 +204,62 @@ def test_cached_answers_are_scored_with_the_plan_that_made_them(street, capsys):
     code = main(["vantage", "submit", "--task", "vqa", "--items", str(other), "--answers", str(folder), "--model",
                  "m", "--out", str(tmp / "none.jsonl")])
     assert code == 1 and capsys.readouterr().err.count("\n") == 1 and not (tmp / "none.jsonl").exists()
+
+
+class _Checkpoint(RuleBasedStandIn):
+    """The stand-in answering as the model ``me/vlm``, whose weights are named by ``digest``."""
+
+    digest = ""
+
+    def config(self) -> dict:
+        return {"model": "me/vlm", "threshold": self.threshold}
+
+    def fingerprint(self) -> dict:
+        return {"method": "folder-digest", "sha256": self.digest}
+
+
+class FirstCheckpoint(_Checkpoint):
+    digest = "a" * 64
+
+
+class SecondCheckpoint(_Checkpoint):
+    digest = "b" * 64
+
+
+def test_two_checkpoints_answers_are_two_records_and_two_rows(street, capsys, monkeypatch):
+    """Two checkpoints of one model (caches whose manifests name other weights), each evaluated twice with --out
+    into one folder: two records, each naming its fingerprint, and two rows of sova results labelled apart. Their
+    submissions, written to one path in turn, keep the fingerprint and give two records too."""
+    tmp, tsvs, root = street
+    gt = ["--ground-truth", str(tmp / "bench" / "vqa_gt.jsonl"), "--bootstrap", "0"]
+    extra = []
+    for name in ("FirstCheckpoint", "SecondCheckpoint"):
+        monkeypatch.setitem(contract.DESCRIBERS, "me", f"{__name__}:{name}")
+        assert main(["vantage", "describe", "--task", "vqa", "--items", str(tsvs["vqa"]), "--media-root", str(root),
+                     "--backend", "me", "--cache-dir", str(tmp / "cache"), "--no-progress",
+                     "--out", str(tmp / "vqa.jsonl")]) == 0
+        extra += [json.loads(line)["metadata"]["extra"] for line in (tmp / "vqa.jsonl").read_text().splitlines()]
+        assert main(["vantage", "evaluate", "--task", "vqa", *gt, "--submission", str(tmp / "vqa.jsonl"),
+                     "--out", str(tmp / "submitted")]) == 0
+    assert [e["fingerprint"]["sha256"][0] for e in extra] == ["a", "a", "b", "b"]  # metadata.extra, beside the route
+    assert all(e["prompts"] == "library-prompts" for e in extra)
+    submitted = [json.loads(p.read_text()) for p in sorted((tmp / "submitted").iterdir())]
+    assert sorted((r["kind"], r["model"], r["fingerprint"]["sha256"][0], r["cache"]) for r in submitted) == \
+        [("submission", "me", "a", f"{tmp.name}-vqa"), ("submission", "me", "b", f"{tmp.name}-vqa")]
+    folders = sorted((tmp / "cache" / "descriptions").iterdir())
+    digests = [json.loads((f / "manifest.json").read_text())["fingerprint"]["sha256"][0] for f in folders]
+    assert sorted(digests) == ["a", "b"]
+    for folder in [*folders, *folders]:  # the same cache twice: its record is rewritten
+        assert main(["vantage", "evaluate", "--task", "vqa", *gt, "--answers", str(folder), "--items",
+                     str(tsvs["vqa"]), "--out", str(tmp / "results")]) == 0
+    written = [json.loads(p.read_text()) for p in sorted((tmp / "results").iterdir())]
+    assert len(written) == 2
+    assert sorted((r["model"], r["fingerprint"]["sha256"][0], r["cache"]) for r in written) == \
+        sorted(("me/vlm", d, f.name) for d, f in zip(digests, folders))
+    capsys.readouterr()
+    assert main(["results", str(tmp / "results"), "--out", str(tmp / "results.csv")]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:]
+    short = {d: fingerprint_label({"method": "folder-digest", "sha256": d * 64}) for d in "ab"}
+    value = f"{written[0]['value']:.2f}"
+    assert sorted(rows) == sorted(f"| me/vlm @{short[d]} | vantage-vqa | VANTAGE-Bench | video_qa (official) | "
+                                  f"accuracy | {value} | {f.name} |" for d, f in zip(digests, folders))

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from sova_lib.describe.cache import CacheLockedError, DescriptionCache, cache_folder, cache_key, config_hash
+from sova_lib.describe.cache import CacheLockedError, DescriptionCache, cache_folder, cache_key
 from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.provenance import config_hash
 
 
 def test_key_hash_and_folder_name(tmp_path):

@@ -1,6 +1,7 @@
 """Frame embeddings with tiny random CLIP and SigLIP models: sampler frames, pooling, cache, resume, export."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,7 +97,7 @@ def test_resume_skips_finished_items_and_export_round_trips(tiny, tmp_path):
     manifest = json.loads((second.folder / "manifest.json").read_text())
     assert manifest["counts"] == {"done": 7, "failed": 0} and manifest["pool"] == "mean" and manifest["fps"] == 1.0
     assert manifest["schema"] == 1 and manifest["backend"] == "contrastive" and manifest["source"] == "run"
-    assert manifest["model"] == tiny.name and manifest["last_run"]["skipped"] == 4
+    assert manifest["model"] == Path(tiny.path).name == "model" and manifest["last_run"]["skipped"] == 4
 
 
 def test_export_of_frame_sets_keeps_the_owner(tiny, tmp_path):
@@ -136,6 +137,29 @@ def test_run_options_retry_the_failures_once_repaired(tiny, tmp_path):
     assert (kept.done, kept.skipped_cached, kept.skipped_failed) == (0, 1, 1)  # failures not retried by default
     retried = embed_items(tiny, items, tmp_path / "cache", run=RunOptions(retry_errors=True, show_progress=False))
     assert (retried.done, retried.skipped_cached, retried.total_done, retried.total_failed) == (1, 1, 2, 0)
+
+def test_one_model_folder_spelled_four_ways_is_one_key_and_one_folder_on_any_machine(tmp_path, monkeypatch):
+    """Absolute, relative, with a trailing slash, through a symbolic link: one key, one folder, one manifest; the
+    key holds the folder's name and content, not its path, so the same weights elsewhere share it."""
+    from sova_lib.describe.contrastive.model import planned_config
+    from sova_lib.describe.contrastive.store import embedding_folder, embedding_key
+
+    model = build_tiny_clip(tmp_path / "models" / "tiny-clip")
+    (tmp_path / "link").symlink_to(model)
+    monkeypatch.chdir(tmp_path)
+    spellings = [str(model), "models/tiny-clip", str(model) + "/", "link"]
+    configs = [planned_config(spelling)[0] for spelling in spellings]
+    assert [c["model"] for c in configs] == ["tiny-clip"] * 4
+    assert configs[0]["identity"] == folder_fingerprint(model)
+    elsewhere = tmp_path / "other-machine" / "tiny-clip"
+    shutil.copytree(model, elsewhere)
+    assert planned_config(str(elsewhere))[0] == configs[0]
+    folders = {embedding_folder(tmp_path / "cache", embedding_key(c, 1.0, "mean")) for c in configs}
+    assert [f.name.split("__")[0] for f in folders] == ["tiny-clip-mean-1fps"]
+    summary = embed_items(ContrastiveModel("link/"), _images(tmp_path / "img", 1), tmp_path / "cache", run=QUIET)
+    assert {summary.folder} == folders
+    assert json.loads((summary.folder / "manifest.json").read_text())["model"] == "tiny-clip"
+
 
 def test_settings_and_weights_name_different_folders(tmp_path):
     a = ContrastiveModel(str(build_tiny_clip(tmp_path / "a", seed=0)))

@@ -5,11 +5,10 @@ import shutil
 import pytest
 
 from sova_lib.cli import main
-from sova_lib.describe.cache import config_hash
-from sova_lib.describe.provenance import read_cache_manifest
+from sova_lib.describe.provenance import config_hash, read_cache_manifest
 from tests.paths import ROOT
 
-(QUICK,) = sorted((ROOT / "cache" / "descriptions").glob("motion-*"))
+(QUICK,) = sorted((ROOT / "cache" / "descriptions").glob("quickstart-motion-*"))
 
 
 @pytest.fixture
@@ -39,12 +38,12 @@ def test_an_edited_manifest_is_refused_naming_both_hashes(copy, tmp_path, capsys
     fields_hash = config_hash({k: manifest[k] for k in manifest["hash_fields"]})
     code, err = _evaluate(capsys, copy, tmp_path)
     assert code == 2 and err.count("\n") == 1 and err.startswith("sova: error: ")
-    assert str(copy / "manifest.json") in err and fields_hash in err and "5028badbbc90" in err
+    assert str(copy / "manifest.json") in err and fields_hash in err and "35741fb179ec" in err
     # the recorded hash rewritten to match the fields: the folder's name still disagrees
     manifest["config_hash"] = fields_hash
     (copy / "manifest.json").write_text(json.dumps(manifest))
     code, err = _evaluate(capsys, copy, tmp_path)
-    assert code == 2 and err.count("\n") == 1 and fields_hash in err and "5028badbbc90" in err and copy.name in err
+    assert code == 2 and err.count("\n") == 1 and fields_hash in err and "35741fb179ec" in err and copy.name in err
 
 
 def test_a_model_that_is_not_the_describers_is_refused(copy, tmp_path, capsys):

@@ -105,15 +105,17 @@ def _manifest_prompt(folder):
 ])
 def test_the_command_line_and_describe_items_resolve_a_prompt_alike(tmp_path, cli, python):
     """``sova describe`` and ``describe_items`` on the same clips write the same key: same prompt fields, one folder."""
-    from sova_lib.benchmarks.excerpts import example_clips
+    from sova_lib.benchmarks.excerpts import QUICKSTART_INPUT, example_clips
     from sova_lib.cli import main
-    from sova_lib.describe import describe_items, make_describer
+    from sova_lib.describe.contract import make_describer
     from sova_lib.describe.run_cache import RunOptions
+    from sova_lib.describe.runner import describe_items
 
     assert main(["describe", "--backend", "motion", "--protocol", "quickstart-direction", *cli,
                  "--cache-dir", str(tmp_path / "cli"), "--no-progress"]) == 0
     (by_cli,) = (tmp_path / "cli" / "descriptions").iterdir()
     by_python = describe_items(make_describer("motion"), [clip.item() for clip in example_clips()], tmp_path / "py",
-                               run=RunOptions(show_progress=False, verbose=False), **python).folder
+                               input_name=QUICKSTART_INPUT, run=RunOptions(show_progress=False, verbose=False),
+                               **python).folder
     assert by_cli.name == by_python.name
     assert _manifest_prompt(by_cli) == _manifest_prompt(by_python)

@@ -6,8 +6,9 @@ import tempfile
 
 import pytest
 
-from sova_lib.describe import make_describer, run_lock
-from sova_lib.describe.runner import configuration_lock
+from sova_lib.describe import run_lock
+from sova_lib.describe.contract import make_describer
+from sova_lib.describe.runner import configuration_lock, plan_run
 from sova_lib.storage import CacheLockedError
 
 OTHER = 54321  # another user's uid
@@ -71,10 +72,10 @@ def test_a_held_lock_refuses_a_second_holder_and_is_removed_at_the_end(tmp):
 @needs_root
 def test_another_users_locks_never_block_a_run(tmp, server_factory):
     server = server_factory(models=["m"])
-    describer = make_describer("openai", model="m", base_url=server.url)
+    key = plan_run(make_describer("openai", model="m", base_url=server.url), []).key
     mine = run_lock.user_lock_folder()
     # the other user: the former shared folder, and the other user's own, each holding this run's lock name
-    with configuration_lock(tmp / "cache", describer, "general", 1.0):
+    with configuration_lock(tmp / "cache", key):
         (name,) = [p.name for p in mine.iterdir()]
     from filelock import FileLock
 
@@ -87,9 +88,9 @@ def test_another_users_locks_never_block_a_run(tmp, server_factory):
         theirs.append(FileLock(str(folder / name), thread_local=False))
         theirs[-1].acquire(timeout=0)  # held by the other user's run
     try:
-        with configuration_lock(tmp / "cache", describer, "general", 1.0):
+        with configuration_lock(tmp / "cache", key):
             assert [p.name for p in mine.iterdir()] == [name]
-            with pytest.raises(CacheLockedError), configuration_lock(tmp / "cache", describer, "general", 1.0):
+            with pytest.raises(CacheLockedError), configuration_lock(tmp / "cache", key):
                 pass  # this user's second run is stopped
     finally:
         for lock in theirs:

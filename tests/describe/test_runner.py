@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from sova_lib.describe.cache import config_hash
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
+from sova_lib.describe.provenance import config_hash
 from sova_lib.describe.run_cache import Outcome, RunOptions
 from sova_lib.describe.runner import LocalEngine, describe_items
 from sova_lib.video.frames import example_videos, probe, sample_indices

@@ -195,8 +195,7 @@ def test_one_model_folder_spelled_three_ways_is_one_key_and_one_folder_name(serv
     """Absolute, relative, with a trailing slash, through a symbolic link: one path in the key, the folder name and
     the record, for the transformers backend and for a server that lists the name it was asked for."""
     from sova_lib.describe.cache import cache_folder
-    from sova_lib.describe.prompts import resolve_prompt
-    from sova_lib.describe.runner import run_key
+    from sova_lib.describe.runner import describer_fingerprint, plan_run
 
     model = _checkpoint(tmp_path / "models" / "tiny-qwen2.5-vl", b"weights")
     (tmp_path / "link").symlink_to(model)
@@ -205,7 +204,7 @@ def test_one_model_folder_spelled_three_ways_is_one_key_and_one_folder_name(serv
     server = server_factory(models=spellings)  # as transformers serve lists a model it was asked for by that name
 
     def keys(make):
-        return [run_key(make(spelling), resolve_prompt("general"), 1.0) for spelling in spellings]
+        return [plan_run(d, []).key_with(describer_fingerprint(d)) for d in map(make, spellings)]
 
     local = keys(lambda m: TransformersDescriber(model=m, device="cpu"))
     served = keys(lambda m: OpenAIDescriber(model=m, base_url=server.url))

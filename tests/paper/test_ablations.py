@@ -45,8 +45,8 @@ def test_ablation_rows_on_a_cache(tmp_path, encoder):
     texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # two sentences each
     write_synthetic_cache(tmp_path, texts, description="two sentences")
     caches = cache_scan.find_description_caches(tmp_path)
-    rows = ablations.ablation_rows(caches, encoder, ["intra-pair", "inter-pair"],
-                                   [(True, "max"), (True, "mean"), (False, "max")], ties="expected")
+    rows = pd.DataFrame(ablations.ablation_rows(caches, encoder, ["intra-pair", "inter-pair"],
+                                                [(True, "max"), (True, "mean"), (False, "max")], ties="expected"))
     assert len(rows) == 6
     intra = rows[rows["protocol"] == "intra-pair"].set_index(["text_split", "aggregate"])["value"]
     assert intra[("sentences", "mean")] > intra[("sentences", "max")]
@@ -73,7 +73,7 @@ def test_all_tied_clips_score_as_a_random_ranking(tmp_path, encoder):
                                    [(True, "max")], ties="expected")
     # every pair's maximum is the shared sentence's cosine with itself: all clips tie, and the tie-aware AP of
     # a fully tied ranking is a random ranking's expected AP
-    assert rows["value"].iloc[0] == pytest.approx(baseline("intra-pair", "random-ranking").value, abs=0.01)
+    assert rows[0]["value"] == pytest.approx(baseline("intra-pair", "random-ranking").value, abs=0.01)
 
 
 def _setting_cell(options: dict) -> str:

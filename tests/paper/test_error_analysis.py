@@ -141,9 +141,7 @@ def test_analysis_texts_prefers_a_real_cache(tmp_path):
         ea.analysis_texts(tmp_path, "nope", rng=np.random.default_rng(0))
 
 
-def test_the_score_is_written_as_a_record_and_read_back(tmp_path, perfect):
-    from sova_lib.records import collect_records, write_record
-
+def test_the_score_is_one_record_naming_the_cache(tmp_path, perfect):
     texts, items = perfect
     real = {c.index: "The trunk opens." for c in get_protocol("intra-pair").clips()}
     write_synthetic_cache(tmp_path, real, name="stand-in", description="a stand-in cache")
@@ -152,20 +150,12 @@ def test_the_score_is_written_as_a_record_and_read_back(tmp_path, perfect):
     record = ea.score_record(evaluate("intra-pair", items), analysed, encoder="one-hot")
     assert record["cache"] == analysed.cache.name and record["benchmark"] == "SOVABench"
     assert record["protocol"] == "intra-pair" and record["bootstrap"] == 0 and record["seed"] is None
-    write_record(record, tmp_path / "results")
-    # the same descriptions under another encoder, and the synthetic demonstration: other rows of the same table
-    blind = ea.score_record(evaluate("intra-pair", embed_descriptions(real, OneHotEncoder())), analysed, encoder="x")
-    write_record(blind, tmp_path / "results")
-    synthetic = ea.analysis_texts(tmp_path / "none", rng=np.random.default_rng(0))
-    write_record(ea.score_record(evaluate("intra-pair", items), synthetic, encoder="one-hot"), tmp_path / "results")
-    collected = collect_records(tmp_path / "results")
-    assert len(collected) == 3
-    score = ea.recorded_score(collected, record)
-    assert score["value"] == 100.0 and score["per_class"] == dict.fromkeys(
+    assert record["value"] == 100.0 and record["per_class"] == dict.fromkeys(
         ["forward/reverse", "enter/exit", "load/unload", "trunk", "door", "start/stop", "turn"], 100.0)
     # one sentence for every clip: every clip ties, so the expected AP is exactly the random ranking's
     from sova_lib.evaluation import baseline
 
-    assert ea.recorded_score(collected, blind)["value"] == round(baseline("intra-pair", "random-ranking").value, 2)
-    with pytest.raises(ValueError, match="0 rows of the collected records"):
-        ea.recorded_score(collected.iloc[:0], record)
+    blind = ea.score_record(evaluate("intra-pair", embed_descriptions(real, OneHotEncoder())), analysed, encoder="x")
+    assert blind["value"] == round(baseline("intra-pair", "random-ranking").value, 2)
+    synthetic = ea.analysis_texts(tmp_path / "none", rng=np.random.default_rng(0))
+    assert ea.score_record(evaluate("intra-pair", items), synthetic, encoder="one-hot")["cache"] is None

@@ -1,8 +1,6 @@
 """The general plot primitives: exact values, ``ax=`` honoured, keyword arguments passed on, the axes returned."""
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
-import pytest
 
 from sova_lib.report import plots
 from tests.figure_helpers import close_figures  # noqa: F401  (the Agg backend; closes every figure a test made)
@@ -16,51 +14,7 @@ def test_save_figure_writes_png_and_pdf(tmp_path):
     assert pdf.read_bytes()[:5] == b"%PDF-"
 
 
-def test_stacked_barh_stacks_columns_on_the_given_axes_and_writes_totals():
-    counts = pd.DataFrame({"MEVA": [3, 5], "VIRAT": [1, 0]}, index=["opening trunk", "closing trunk"])
-    fig, ax = plt.subplots()
-    assert plots.stacked_barh(counts, ax=ax, colors={"MEVA": "red"}, height=0.5) is ax
-    meva, virat = ax.containers
-    assert [b.get_width() for b in meva] == [3, 5] and [b.get_x() for b in virat] == [3, 5]
-    assert [b.get_height() for b in virat] == [0.5, 0.5]  # kwargs reach barh
-    assert meva[0].get_facecolor() == (1.0, 0.0, 0.0, 1.0) and meva.get_label() == "MEVA"
-    assert [(t.get_text(), t.get_position()) for t in ax.texts] == [("4", (4.05, 0)), ("5", (5.05, 1))]
-    ax = plots.stacked_barh(counts, totals=False)  # no axes given: a new figure
-    assert ax.figure is not fig and len(ax.texts) == 0
-
-
-def test_grouped_bars_clusters_categories_with_intervals_as_printed():
-    frame = pd.DataFrame({"protocol": ["inter", "inter", "intra"], "setting": ["max", "mean", "max"],
-                          "value": [10.04, 20.0, 30.0], "ci_low": [9.0, 19.0, 29.0], "ci_high": [11.0, 21.0, 31.0]})
-    fig, ax = plt.subplots()
-    assert plots.grouped_bars(frame, ax=ax, color="k") is ax
-    first, second = (c for c in ax.containers if hasattr(c, "patches"))
-    assert [b.get_height() for b in first] == [10.0, 30.0]  # printed to 1 decimal
-    assert np.isnan(second[1].get_height()) and second.get_label() == "mean"  # intra has no "mean" bar
-    assert [b.get_x() + b.get_width() / 2 for b in first] == pytest.approx([-0.2, 0.8])
-    assert first[0].get_facecolor() == (0.0, 0.0, 0.0, 1.0)
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["inter", "intra"]
-    assert [t.get_text() for t in ax.texts][:2] == ["10.0", "30.0"]
-
-
-def test_heatmap_writes_given_texts_dark_on_light_cells():
-    m = np.array([[0.2, 0.9], [0.5, 0.1]])
-    fig, ax = plt.subplots()
-    texts = [["a", "b"], ["c", "d"]]
-    assert plots.heatmap(m, ax=ax, texts=texts, cmap="viridis", vmin=0, vmax=1) is ax
-    assert ax.images[0].get_clim() == (0, 1) and ax.images[0].get_cmap().name == "viridis"
-    assert [(t.get_text(), t.get_position(), t.get_color()) for t in ax.texts] == [
-        ("a", (0, 0), "white"), ("b", (1, 0), "black"), ("c", (0, 1), "black"), ("d", (1, 1), "white")]
-    ax = plots.heatmap(m, texts=texts, dark=np.zeros((2, 2), bool))
-    assert ax.figure is not fig and {t.get_color() for t in ax.texts} == {"white"}
-    assert len(plots.heatmap(m).texts) == 0
-
-
-def test_annotate_cells_passes_keywords_to_text_and_printed_rounds_as_shown():
-    fig, ax = plt.subplots()
-    assert plots.annotate_cells(ax, [["x", "y"]], np.array([[True, False]]), fontsize=12, weight="bold") is ax
-    assert [(t.get_text(), t.get_color(), t.get_fontsize(), t.get_fontweight()) for t in ax.texts] == [
-        ("x", "black", 12, "bold"), ("y", "white", 12, "bold")]
+def test_printed_rounds_as_shown():
     assert plots.printed([0.125000001, 2 / 3], 2).tolist() == [0.13, 0.67]
     assert plots.printed(np.float32(0.1), 1).dtype == np.float64
 

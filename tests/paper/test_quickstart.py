@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.records import collect_records, write_record
 from sova_lib.sentences import split
 from sova_lib.video.frames import example_videos
 
@@ -67,7 +66,7 @@ def test_the_illustrative_answer_is_a_paragraph_on_three_lines():
 
 
 def test_request_table_is_what_the_runner_sends():
-    from sova_lib.describe import resolve_prompt
+    from sova_lib.describe.prompts import resolve_prompt
 
     item = quickstart.example_items(with_reversed=False)[0]
     table = quickstart.request_table(item, 1.0, resolve_prompt("task-aware"))
@@ -152,40 +151,26 @@ def test_motion_describer_on_the_excerpts_gives_clips_that_differ(encoder, tmp_p
     assert off.max() - off.min() > 0.05 and (off < 0.999).sum() >= len(off) // 2
 
 
-def _direction_table(tmp_path, items, protocol=quickstart.DIRECTION_PROTOCOL, **kwargs):
-    """``direction_records`` written as record files, collected, and read back by ``direction_table``."""
-    folder = tmp_path / "results"
-    made = quickstart.direction_records(items, protocol=protocol, **kwargs)
-    for record in made:
-        write_record(record, folder)
-    name = protocol if isinstance(protocol, str) else protocol.name
-    return quickstart.direction_table(collect_records(folder), name, cache=kwargs.get("cache"),
-                                      encoder=kwargs.get("encoder")), made
-
-
-def test_direction_scores_beside_a_random_ranking(tmp_path):
+def test_direction_scores_beside_a_random_ranking():
     """Forward clips say one thing, reversed clips another: every query finds its two relevant clips first."""
     ids = [it.id for it in quickstart.example_items()]
     texts = {i: "It plays backwards." if i.endswith(quickstart.REVERSED_SUFFIX) else "It plays forwards." for i in ids}
-    table, made = _direction_table(tmp_path / "a", embed_descriptions(texts, AxisEncoder()), name="perfect",
-                                   cache="perfect__0", encoder="axis")
+    made = quickstart.direction_records(embed_descriptions(texts, AxisEncoder()), name="perfect", cache="perfect__0",
+                                        encoder="axis")
     assert [(r["kind"], r["protocol"], r["benchmark"]) for r in made] == [
         ("description cache", "quickstart-direction", "the bundled examples"),
         ("baseline", "quickstart-direction", "the bundled examples")]
     assert made[0]["cache"] == "perfect__0" and made[0]["encoder"] == "axis" and made[1]["baseline"] == "random-ranking"
     # random ranking, 2 relevant of 5: (1/5) * sum_k (1 + (k-1)/4) / k
     random = 100 * sum((1 + (k - 1) / 4) / k for k in range(1, 6)) / 5
-    assert table["scorer"].tolist() == ["perfect", "random ranking (exact expected AP)"]
-    assert table["mAP"].tolist() == [100.0, round(random, 2)] and round(random, 2) == 59.25
-    assert table["queries"].tolist() == [6, 6] and table["tie spread"].tolist() == [0.0, 0.0]
-    # every record of another cache or encoder in the same folder stays out of this table
-    same, _ = _direction_table(tmp_path / "a", embed_descriptions({i: "A clip." for i in ids}, AxisEncoder()),
-                               cache="same__0", encoder="axis")
-    assert same["mAP"].tolist() == [round(random, 2)] * 2  # all tied: exactly a random ranking
-    assert same["tie spread"][0] == round(100 - 100 * np.mean([1 / 4, 2 / 5]), 2)
-    assert len(collect_records(tmp_path / "a" / "results")) == 3  # two scored caches, one random ranking
-    other, _ = _direction_table(tmp_path / "b", embed_descriptions({"x": "a", "y": "b"}, AxisEncoder()))
-    assert other.empty and other.attrs["note"].startswith("not scored: the input covers none of the 6 clips")
+    assert [r["source"] for r in made] == ["perfect", "random ranking (exact expected AP)"]
+    assert [r["value"] for r in made] == [100.0, round(random, 2)] and round(random, 2) == 59.25
+    assert [r["n_queries"] for r in made] == [6, 6] and [r["tie_spread"] for r in made] == [0.0, 0.0]
+    same = quickstart.direction_records(embed_descriptions({i: "A clip." for i in ids}, AxisEncoder()))
+    assert [r["value"] for r in same] == [round(random, 2)] * 2  # all tied: exactly a random ranking
+    assert same[0]["tie_spread"] == round(100 - 100 * np.mean([1 / 4, 2 / 5]), 2)
+    other = quickstart.direction_records(embed_descriptions({"x": "a", "y": "b"}, AxisEncoder()))
+    assert other[0]["value"] is None and other[0]["note"].startswith("not scored: the input covers none of the 6 clips")
 
 
 def test_the_direction_question_on_your_own_videos(tmp_path):
@@ -214,8 +199,8 @@ def test_the_direction_question_on_your_own_videos(tmp_path):
     assert ex.view.query == "square" and ex.view.ap == pytest.approx(0.75)
     # mAP by hand: street 3/4, square 3/4, street-reversed 1/3 (its one relevant clip last of 3), square-reversed
     # (all three tied at 0, one relevant) (1 + 1/2 + 1/3) / 3 = 11/18: (3/4 + 3/4 + 1/3 + 11/18) / 4 = 11/18
-    table, _ = _direction_table(tmp_path, items, name="hand", protocol=proto)
-    assert table["mAP"].tolist()[0] == round(100 * 11 / 18, 2) and table["queries"].tolist() == [4, 4]
+    made = quickstart.direction_records(items, name="hand", protocol=proto)
+    assert made[0]["value"] == round(100 * 11 / 18, 2) and [r["n_queries"] for r in made] == [4, 4]
     # without reversed copies every clip plays forward: every other clip is relevant
     forward = quickstart.direction_protocol(videos, with_reversed=False)
     assert forward.ids().tolist() == ["street", "square"]

@@ -12,6 +12,7 @@ from sova_lib.describe.prompts import Prompt
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.report import cache_scan
+from tests.paper_tables import beside
 
 from paper import error_analysis, results
 
@@ -159,8 +160,8 @@ def _computed():
     ])
 
 
-def test_compare_table_matches_rows_and_never_fills_in():
-    table = results.compare_table("Table 4", _computed())
+def test_the_table_matches_rows_and_never_fills_in():
+    table = beside("Table 4", _computed())
     assert len(table) == 21 + 1  # every paper row, then the motion describer (not in the paper)
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("Random", "-"), "inter-pair here"] == 3.42
@@ -181,8 +182,8 @@ def test_compare_table_matches_rows_and_never_fills_in():
     assert shown.loc[("CLIP4Clip", "-"), "computed as"] == results.NOT_COMPUTED
 
 
-def test_compare_table_paper_only_column():
-    table = results.compare_table("Table C.1", _computed())
+def test_the_table_keeps_a_paper_only_column():
+    table = beside("Table C.1", _computed())
     rows = table.set_index(["model", "prompt"])
     assert rows.loc[("VideoCLIP", "-"), "efficiency paper"] == 0.47
     assert np.isnan(rows.loc[("Random", "-"), "efficiency paper"])
@@ -194,7 +195,7 @@ def test_scatter_frame_keeps_paper_rows_and_complete_computed_rows():
     computed.loc[len(computed)] = {"kind": "description cache", "source": "motion describer (...)",
                                    "model": "classical-motion", "prompt": "general", "cache": "c2",
                                    "encoder": "e", "protocol": "inter-pair", "value": 10.0, "note": ""}
-    table = results.compare_table("Table 4", computed)
+    table = beside("Table 4", computed)
     points = results.scatter_frame(table)
     assert (points["source"] == "paper").sum() == 21
     here = points[points["source"] != "paper"]
@@ -271,10 +272,8 @@ def test_paired_comparisons_of_two_caches(tmp_path):
     assert c.n_queries == len(clips) and c.ci[0] <= c.difference <= c.ci[1] and c.ci[0] < c.ci[1]
     assert c.summary()["a_better"] == len(clips)
     # the record, collected into results.csv as the results notebook does
-    files = results.record_rows([c.to_record(encoder="label one-hot", text_split="sentences",
-                                              benchmark="SOVABench")], tmp_path / "results")
-    assert repr(files) == f"1 record(s) written to {tmp_path / 'results'}/" and files[0].exists()
-    assert repr(results.record_rows([], tmp_path / "results")) == "no record written"
+    records.write_record(c.to_record(encoder="label one-hot", text_split="sentences", benchmark="SOVABench"),
+                         tmp_path / "results")
     table = records.collect_records(tmp_path / "results", tmp_path / "results.csv")
     written = pd.read_csv(tmp_path / "results.csv")
     for frame in (table, written):
@@ -312,11 +311,11 @@ def _table4_computed() -> pd.DataFrame:
 
 
 def test_table4_has_the_papers_21_rows_with_the_computed_ones_beside_them():
-    table = results.compare_table("Table 4", _table4_computed())
+    table = beside("Table 4", _table4_computed())
     assert len(table) == 21  # the paper's rows; nothing computed here is outside the paper
-    assert list(table.columns) == ["group", "model", "prompt",
+    assert list(table.columns) == ["group", "model", "prompt", "inter-pair paper", "intra-pair paper",
                                    *(f"{p} {part}" for p in ("inter-pair", "intra-pair")
-                                     for part in ("paper", "here", "CI low", "CI high", "missing", "without missing",
+                                     for part in ("here", "CI low", "CI high", "missing", "without missing",
                                                   "chance", "chance without missing", "note")),
                                    "source", "kind", "baseline", "source model", "source prompt", "encoder", "fps",
                                    "cache"]
@@ -349,7 +348,7 @@ def _table_c1_computed() -> pd.DataFrame:
 
 
 def test_table_c1_has_the_papers_21_rows_with_efficiency_as_reported():
-    table = results.compare_table("Table C.1", _table_c1_computed())
+    table = beside("Table C.1", _table_c1_computed())
     # the paper's rows: Random, 6 contrastive models, 4 general and 6 video MLLM rows, 4 API rows
     assert len(table) == 21
     assert list(table.columns) == ["group", "model", "prompt", "efficiency paper",
@@ -388,8 +387,8 @@ def test_a_command_and_a_notebook_write_the_same_record_for_one_cache(tmp_path, 
     assert main(["sovabench", "evaluate", "--protocol", "intra-pair", "--descriptions", str(folder), "--bootstrap",
                  "100", "--out", str(tmp_path / "command"), "--cache-dir", str(tmp_path / "sentences")]) == 0
     (cache,) = cache_scan.find_description_caches(tmp_path)
-    written = results.record_rows(results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=100),
-                                  tmp_path / "notebook")
+    written = [records.write_record(r, tmp_path / "notebook")
+               for r in results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=100)]
     (command,) = (tmp_path / "command").glob("*.json")
     assert command.name == written[0].name
     record = json.loads(command.read_text())
@@ -406,8 +405,8 @@ def test_results_csv_keeps_one_row_per_evaluation(tmp_path, intra_texts, encoder
     _write_cache(tmp_path, "minicpm__1", intra_texts, _runner_manifest("openbmb/MiniCPM-V-4_5", "general"))
     (cache,) = cache_scan.find_description_caches(tmp_path)
     for bootstrap, ties in ((0, "expected"), (100, "expected"), (200, "expected"), (0, "pessimistic")):
-        results.record_rows(results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=bootstrap, ties=ties),
-                            tmp_path / "results")
+        for record in results.evaluate_cache(cache, encoder, ["intra-pair"], bootstrap=bootstrap, ties=ties):
+            records.write_record(record, tmp_path / "results")
     frame = records.collect_records(tmp_path / "results", tmp_path / "results.csv")
     assert sorted(zip(frame["ties"], frame["bootstrap"])) == [("expected", 200), ("pessimistic", 0)]
     assert not frame.duplicated(["kind", "cache", "protocol", "encoder", "aggregate", "text_split", "ties"]).any()
@@ -424,7 +423,7 @@ def test_no_nan_in_a_table_a_person_reads():
          "cache": "c2", "encoder": "all-MiniLM-L6-v2", "protocol": "inter-pair", "value": 20.0, "ci_low": 19.0,
          "ci_high": 21.0, "n_missing": 3, "value_without_missing": 20.26, "chance": 3.47,
          "chance_without_missing": 3.51, "note": np.nan}])], ignore_index=True)
-    table = results.compare_table("Table 4", computed)
+    table = beside("Table 4", computed)
     shown = results.format_table(table, "Table 4")
     assert not shown.astype(str).apply(lambda col: col.str.contains("nan")).any().any()
     rows = shown.set_index("model")
@@ -447,7 +446,7 @@ def test_table4_keeps_what_was_scored_as_data_and_the_scatter_reads_it():
         {"kind": "baseline", "baseline": "random-ranking", "source": "chance", "protocol": p, "value": v,
          "ci_low": np.nan, "ci_high": np.nan, "note": ""} for p, v in (("inter-pair", 3.5), ("intra-pair", 51.2))])],
         ignore_index=True)
-    table = results.compare_table("Table 4", computed)
+    table = beside("Table 4", computed)
     mine = table[table["source model"] == "me/mine"]
     assert len(mine) == 1
     assert mine[["source", "kind", "baseline", "source model", "source prompt", "encoder", "fps", "cache",

@@ -8,7 +8,6 @@ import pandas as pd
 from sova_lib.benchmarks import image_tasks as it
 from sova_lib.describe.cache import cache_key, new_manifest
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.records import collect_records, make_record, write_record
 from sova_lib.report.cache_scan import FoundCache
 
 from paper import table3
@@ -22,34 +21,21 @@ class ConstantEncoder:
         return np.ones((len(texts), 3), dtype=np.float32) / np.sqrt(3)
 
 
-def _collected(tmp_path, *groups):
-    folder = tmp_path / "results"
-    for group in groups:
-        for record in group:
-            write_record(record, folder)
-    return collect_records(folder, tmp_path / "results.csv")
-
-
 def test_random_records_from_vendored_vsr_and_given_files(tmp_path, monkeypatch):
     monkeypatch.delenv("SOVA_IMAGE_TASKS", raising=False)
     (tmp_path / "CountBench.json").write_text(json.dumps([{"image_url": "u", "text": "two cats", "number": 2}]))
     made = table3.random_records(tmp_path, bootstrap=0, seed=0)
     assert [r["protocol"] for r in made] == ["vsr-zeroshot", "whatsup-a", "whatsup-b", "countbench", "visual7w-count"]
     assert all(r["benchmark"] == "image-tasks" and r["baseline"] == "random" for r in made)
-    # read back from the collected CSV: VSR has 1222 items of 2 choices (50.0); the one CountBench item has the
-    # nine choices "two".."ten" (100/9 = 11.11 at the records' 2 decimals); no What's Up file was given
-    _collected(tmp_path, made)
-    collected = pd.read_csv(tmp_path / "results.csv")  # the CSV as a reader finds it
-    rows = table3.random_table(table3.run_records(collected, encoder="any", bootstrap=0, seed=0)["random"])
-    rows = rows.set_index("column")
+    # VSR has 1222 items of 2 choices (50.0); the one CountBench item has the nine choices "two".."ten"
+    # (100/9 = 11.11 at the records' 2 decimals); no What's Up file was given
+    rows = table3.random_table(made).set_index("column")
     assert rows.loc["VSR", "value"] == 50.0 and rows.loc["VSR", "items"] == 1222 and rows.loc["VSR", "note"] == ""
     assert rows.loc["CountBench", "value"] == 11.11 and rows.loc["CountBench", "items"] == 1
     assert np.isnan(rows.loc["What's Up A", "value"]) and rows.loc["What's Up A", "items"] == 0
     assert "controlled_images_dataset.json" in rows.loc["What's Up A", "note"]
     assert np.isnan(rows.loc["SpatialBench InD.", "value"]) and "SpatialBench" in rows.loc["SpatialBench InD.", "note"]
-    # a run with other settings has no record: every column says so
-    other = table3.random_table(table3.run_records(collected, encoder="any", bootstrap=20, seed=0)["random"])
-    assert other["value"].isna().all() and other["note"].str.startswith("not computed here").all()
+    assert rows.loc["SpatialBench OutD.", "note"].startswith("not computed here") and len(rows) == 7
 
 
 def test_random_row_check_exposes_the_visual7w_entry():
@@ -81,26 +67,16 @@ def test_description_records_score_complete_caches_only():
     assert made[1]["value"] is None and "714 of 715 images not described" in made[1]["note"]
 
 
-def test_table3_is_built_from_the_records_of_its_run_alone(tmp_path):
-    """Random, oracle and caches come back from the collected records; other benchmarks and settings stay out."""
+def test_table3_rows_are_named_by_source_and_folder():
+    """Random, oracle and caches, each a row; two caches of one source are told apart by folder."""
     full, part = _caches()
     encoder = ConstantEncoder()
     run = {"bootstrap": 0, "seed": 0}
-    mine = [*table3.random_records(**run), *table3.oracle_records(encoder, limit=4, **run),
-            *table3.description_records([part, full], encoder, **run)]
-    others = [  # the same cache under other settings, and a SOVABench record of the same encoder and run (a rerun
-        # with another seed is the same evaluation: its record would replace this run's)
-        *table3.description_records([full], encoder, sentences=False, **run),
-        *table3.description_records([full], type("Other", (ConstantEncoder,), {"name": "other"})(), **run),
-        make_record(kind="description cache", source="a SOVABench cache", benchmark="SOVABench", protocol="intra-pair",
-                    value=70.0, encoder="constant", text_split="sentences+max", **run),
-    ]
-    collected = _collected(tmp_path, mine, others)
-    parts = table3.run_records(collected, encoder="constant", **run)
-    assert len(parts["random"]) == 5 and len(parts["oracle"]) == 1
-    assert parts["described"]["cache"].tolist() == ["full__abc", "part__abc"]  # by folder name
-    rows = table3.computed_rows(parts)
-    # the two caches share a model and prompt, so their rows are told apart by folder
+    made = pd.DataFrame([*table3.random_records(**run), *table3.oracle_records(encoder, limit=4, **run),
+                         *table3.description_records([part, full], encoder, **run)])
+    made.insert(0, "column", made["protocol"].map(table3.COLUMN_OF))
+    rows = table3.computed_rows(made)
+    # the two caches share a model and prompt, so their rows are told apart by folder, in folder-name order
     label, partial = (f"{full.label} [here: {c}]" for c in ("full__abc", "part__abc"))
     assert list(rows) == ["Random (recomputed from the choice lists)", "oracle (first 4 items; an upper bound)", label,
                           partial]
@@ -108,7 +84,7 @@ def test_table3_is_built_from_the_records_of_its_run_alone(tmp_path):
     assert rows["oracle (first 4 items; an upper bound)"] == {"VSR": 50.0}
     assert rows["Random (recomputed from the choice lists)"]["VSR"] == 50.0
     assert rows[label] == {"VSR": 50.0} and np.isnan(rows[partial]["VSR"])  # never scored on a subset
-    one = table3.computed_rows({**parts, "described": parts["described"].iloc[:1]})
+    one = table3.computed_rows(made[made["cache"] != "part__abc"])
     assert list(one)[-1] == f"{full.label} [here]"  # a source of one cache names its row alone
     frame = table3.table3_frame(paper_results("Table 3"), rows).set_index("row")
     assert frame.loc[label, "VSR"] == 50.0 and frame.loc[label, "source"] == "computed here"

@@ -11,6 +11,8 @@ def test_find_notebooks_in_order(tmp_path):
                                        "04_errors.py", "05_muvr.py", "06_vantage.py", "07_image_tasks.py"]
     with pytest.raises(FileNotFoundError, match="no notebooks"):
         reproduce.find_notebooks(tmp_path)
+    with pytest.raises(FileNotFoundError, match=f"^--notebooks {tmp_path / 'gone'}: no such folder; run sova reproduce"):
+        reproduce.find_notebooks(tmp_path / "gone")
 
 
 def test_reproduce_command_options():

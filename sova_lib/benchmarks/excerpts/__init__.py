@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from sova_lib.benchmarks.excerpts.protocols import (
     DIRECTION_PROTOCOL,
+    QUICKSTART_INPUT,
     REVERSED_SUFFIX,
     direction_protocol,
     example_clips,
 )
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "direction_protocol", "example_clips", "protocols"]
+__all__ = ["DIRECTION_PROTOCOL", "QUICKSTART_INPUT", "REVERSED_SUFFIX", "direction_protocol", "example_clips", "protocols"]

@@ -25,10 +25,14 @@ import numpy as np
 
 from sova_lib.protocols import Protocol, Task, get_protocol, register_protocol
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "ExampleClip", "direction_protocol", "example_clips"]
+__all__ = ["DIRECTION_PROTOCOL", "QUICKSTART_INPUT", "REVERSED_SUFFIX", "ExampleClip", "direction_protocol", "example_clips"]
 
 #: Name of the protocol this module registers.
 DIRECTION_PROTOCOL = "quickstart-direction"
+
+#: The input's name in a description cache's key and folder name (``sova_lib.describe.cache.cache_key``): the
+#: excerpts, whether ``sova describe --protocol quickstart-direction`` or the quickstart notebook describes them.
+QUICKSTART_INPUT = "quickstart"
 
 #: Appended to a video's id for its time-reversed copy.
 REVERSED_SUFFIX = "-reversed"

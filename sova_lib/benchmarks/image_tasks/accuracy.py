@@ -61,11 +61,12 @@ class ImageTaskResult:
         return f"{self.task}: accuracy = {self.value:.2f}{ci}  over {self.n_items} items (ties: {self.ties})"
 
     def to_json(self) -> dict:
+        """A JSON-ready dict without the per-item values, as ``sova image-tasks evaluate --json`` prints it: the
+        fields, then ``metric`` (``accuracy``) and ``protocol`` (the task)."""
         out = asdict(self)
         out.pop("per_item")
         out.pop("context")
-        out["metric"] = "accuracy"
-        return out
+        return {**out, "metric": "accuracy", "protocol": self.task}
 
     def to_record(self, **fields) -> dict:
         """This score as one ``sova_lib.records`` record (one row of ``figures/results.csv``).

@@ -29,9 +29,10 @@ from sova_lib.benchmarks.muvr.api import (
 )
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, random_ranking
-from sova_lib.benchmarks.muvr.synthetic import write_dry_run, write_synthetic
+from sova_lib.benchmarks.muvr.synthetic import dry_run_summary, write_dry_run, write_synthetic
 
 __all__ = ["BENCHMARK", "MAX_WINDOWS", "PARTITIONS", "QA_MODES", "QA_TEMPLATES", "QUERY_MODES", "SCORINGS",
-           "TAG_WEIGHT", "TIES", "VERSIONS", "WINDOW_SECONDS", "MuvrDataError", "MuvrResult", "describe", "evaluate_files",
+           "TAG_WEIGHT", "TIES", "VERSIONS", "WINDOW_SECONDS", "MuvrDataError", "MuvrResult", "describe", "dry_run_summary",
+           "evaluate_files",
            "load_partition", "partitions_present", "random_ranking", "released_vectors", "write_dry_run",
            "write_synthetic"]

@@ -37,9 +37,9 @@ def describe(describer, data, video_root, cache_dir, *, version: str = "base", p
              qa_mode: str = "multi-image", qa_template: str = "code",
              run=None):
     """Describe every gallery and query video of ``partitions`` of the MUVR root ``data`` in fixed windows with
-    ``prompt`` (a ``sova_lib.describe.Prompt`` or a preset name; ``version`` base or filter), or ask MUVR-QA's questions
+    ``prompt`` (a ``sova_lib.describe.prompts.Prompt`` or a preset name; ``version`` base or filter), or ask MUVR-QA's questions
     (``version="qa"``, as ``qa_mode`` and ``qa_template`` say), into ``cache_dir``; returns the run's summary.
-    ``fps``, ``frames`` and ``max_frames``: each window's frames, as for ``sova_lib.describe.describe_items`` (the
+    ``fps``, ``frames`` and ``max_frames``: each window's frames, as for ``sova_lib.describe.runner.describe_items`` (the
     QA questions send frames of their own). ``partitions`` None: every partition the root holds
     (``partitions_present``)."""
     partitions = partitions or partitions_present(data, qa=version == "qa")

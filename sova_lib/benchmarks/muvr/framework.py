@@ -25,15 +25,16 @@ import numpy as np
 from sova_lib.benchmarks.muvr.annotations import Partition, clean_description
 from sova_lib.benchmarks.muvr.fusion import QueryVectors
 from sova_lib.benchmarks.muvr.qa import find_video
-from sova_lib.describe import Item, describe_items
 from sova_lib.item_vectors import embed_descriptions
-from sova_lib.video import probe
 
-__all__ = ["MAX_WINDOWS", "WINDOW_SECONDS", "describe_windows", "framework_vectors",
+__all__ = ["MAX_WINDOWS", "WINDOWS_INPUT", "WINDOW_SECONDS", "describe_windows", "framework_vectors",
            "pool_windows", "window_spec", "windows"]
 
 WINDOW_SECONDS = 12.0
 MAX_WINDOWS = 10
+
+#: The input's name in a description cache's key and folder name (``sova_lib.describe.cache.cache_key``).
+WINDOWS_INPUT = "muvr-windows"
 
 
 def window_spec(seconds: float = WINDOW_SECONDS, max_windows: int = MAX_WINDOWS) -> str:
@@ -65,6 +66,10 @@ def describe_windows(describer, video_ids, video_root: str | Path, cache_dir: st
     Each window is one runner ``Item``; a video not found or unreadable gives one item with its error, which
     the runner records in the cache's ``errors.jsonl``.
     """
+    from sova_lib.describe.item import Item  # describing code, here: scoring windows' texts never loads it
+    from sova_lib.describe.runner import describe_items
+    from sova_lib.video import probe
+
     items = []
     for vid in video_ids:
         try:
@@ -77,7 +82,7 @@ def describe_windows(describer, video_ids, video_root: str | Path, cache_dir: st
             continue
         for k, window in enumerate(windows(info.num_frames, info.fps, seconds=seconds, max_windows=max_windows)):
             items.append(Item(f"{vid}@{k}", path, window=window, is_video=True))
-    return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps,
+    return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, input_name=WINDOWS_INPUT,
                           crop_source=window_spec(seconds, max_windows), **options)
 
 

@@ -54,10 +54,7 @@ from sova_lib.benchmarks.muvr.annotations import (
     clean_description,
     partition_path,
 )
-from sova_lib.describe import Item, Prompt, PromptedDescriber, describe_items
 from sova_lib.records import make_record
-from sova_lib.video import probe
-from sova_lib.video.frames import read_frames
 
 __all__ = ["MODES", "OFFICIAL_NO_TAG", "PARSES", "TEMPLATES", "QAQuestion", "QAResult", "find_video", "load_qa",
            "question_text", "read_video_frames", "run_qa", "score_answers", "target_frame_indices"]
@@ -171,6 +168,9 @@ def read_video_frames(path: Path, pick) -> list:
     """RGB PIL images of the frames ``pick(F)`` of a frame folder or a video file (F: its frame count)."""
     from PIL import Image
 
+    from sova_lib.video import probe
+    from sova_lib.video.frames import read_frames
+
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix.lower() in _IMAGE_SUFFIXES)
         if not files:
@@ -191,6 +191,11 @@ def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache
     ``RunOptions``, ...). A video that cannot be found or read is recorded
     in the cache's ``errors.jsonl`` and the run goes on.
     """
+    from sova_lib.describe.contract import PromptedDescriber  # describing code, here: scoring answers never loads it
+    from sova_lib.describe.item import Item
+    from sova_lib.describe.prompts import Prompt
+    from sova_lib.describe.runner import describe_items
+
     video_root = Path(video_root)
     by_id = {q.id: q for q in questions}
     texts = {q.id: question_text(q, mode=mode, template=template, n_frames=n_frames) for q in questions}
@@ -237,9 +242,17 @@ class QAResult:
                          for subset, value in self.accuracy.items())
 
     def to_json(self) -> dict:
+        """A JSON-ready dict, as ``sova muvr evaluate --version qa --json`` prints it: ``benchmark``, ``version``
+        (``qa``) and ``source`` (the answers scored, ``context["source"]``), then the fields."""
         out = asdict(self)
         out.pop("context")
-        return out
+        return {"benchmark": BENCHMARK, "version": "qa", "source": self.context.get("source"), **out}
+
+    def remarks(self) -> list[str]:
+        """The line ``sova muvr evaluate`` adds on stderr below the scores when some answers did not parse: their
+        number and the first three ids; none when all did."""
+        return [f"  {len(self.unparseable)} unparseable answer(s), e.g. {self.unparseable[:3]}"] if self.unparseable \
+            else []
 
     def to_record(self, **fields) -> dict:
         """These answers' scores as one ``sova_lib.records`` record (one row of ``figures/results.csv``).

@@ -91,11 +91,12 @@ class MuvrResult:
                             for name, values in self.per_partition.items())])
 
     def to_json(self) -> dict:
-        """A JSON-ready dict without the per-row values."""
+        """A JSON-ready dict without the per-row values, ``benchmark`` first (what ``sova muvr evaluate --json``
+        prints)."""
         out = asdict(self)
         out.pop("per_row")
         out.pop("context")
-        return out
+        return {"benchmark": BENCHMARK, **out}
 
     def to_record(self, **fields) -> dict:
         """This evaluation as one ``sova_lib.records`` record (one row of ``figures/results.csv``).

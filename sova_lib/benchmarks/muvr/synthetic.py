@@ -40,9 +40,9 @@ import numpy as np
 
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
 from sova_lib.storage import json_line, write_bytes, write_json, write_text
-from sova_lib.video.frames import example_videos
 
-__all__ = ["DRY_RUN", "FIRST_ID", "SYNTHETIC_MODEL", "write_annotations", "write_dry_run", "write_synthetic"]
+__all__ = ["DRY_RUN", "FIRST_ID", "SYNTHETIC_MODEL", "dry_run_summary", "write_annotations", "write_dry_run",
+           "write_synthetic"]
 
 #: ``videos.json`` ids start here, so that an id is never a list position by accident.
 FIRST_ID = 100
@@ -237,6 +237,8 @@ def write_dry_run(root: str | Path, *, partitions=PARTITIONS, seed: int = 0) -> 
     link to one of the package's street excerpts (``example_videos``, in turn), so that ``sova muvr describe
     --video-root root/videos`` runs. Returns ``{"data": root, "videos": the videos folder, "partitions": count,
     "video_files": count}``. An existing link is replaced; same seed, same files."""
+    from sova_lib.video.frames import example_videos  # the video code for a dry run alone, not for scoring
+
     root = write_synthetic(root, np.random.default_rng(seed), partitions=partitions, **DRY_RUN)
     folder = root / "videos"
     folder.mkdir(parents=True, exist_ok=True)
@@ -250,3 +252,14 @@ def write_dry_run(root: str | Path, *, partitions=PARTITIONS, seed: int = 0) -> 
         link.unlink(missing_ok=True)
         link.symlink_to(sources[k % len(sources)])
     return {"data": root, "videos": folder, "partitions": len(partitions), "video_files": len(names)}
+
+
+def dry_run_summary(written: dict) -> str:
+    """What ``sova muvr synthetic`` prints of ``write_dry_run``'s answer ``written``: the data root and its number of
+    partitions, the folder of stand-in videos and its number of links, then the describe command to run next."""
+    n = written["partitions"]
+    return "\n".join([
+        f"synthetic MUVR data: {written['data']} ({n} partition{'' if n == 1 else 's'}; made up, no result)",
+        f"stand-in videos: {written['videos']} ({written['video_files']} links to the package's street excerpts)",
+        f"next: sova muvr describe --data {written['data']} --video-root {written['videos']} --backend motion "
+        "--cache-dir CACHE"])

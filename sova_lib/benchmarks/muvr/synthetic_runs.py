@@ -1,32 +1,29 @@
-"""The evaluations of the synthetic MUVR set, as records, and the notebook's tables read back from them.
+"""The evaluations of the synthetic MUVR set, as records, and the notebook's tables made from them.
 
 ``run_synthetic(root)`` scores the set ``synthetic.write_synthetic`` wrote:
 MUVR-Base under the three query modalities and the exact random ranking,
 MUVR-Filter without and with the tag prompt, and MUVR-QA on rule-based
 stand-in answers under both parses. ``SyntheticRuns.records()`` turns each
-into one ``sova_lib.records`` record (``cache`` ``muvr-synthetic``); once
-collected (``sova_lib.records.collect_records``), ``base_table``,
-``filter_table`` and ``qa_table`` read the numbers the notebook shows from
-that table alone. Every number measures the code on random vectors, never a
+into one ``sova_lib.records`` record (``cache`` ``muvr-synthetic``), from
+which ``base_table`` and ``filter_table`` make the notebook's tables
+(``SyntheticRuns.qa_rows`` gives the QA stand-ins' scores). Every number measures the code on random vectors, never a
 model.
 """
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from sova_lib.benchmarks.muvr import qa
-from sova_lib.benchmarks.muvr.annotations import BENCHMARK, PARTITIONS, load_partition
+from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
 from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate_vectors, random_ranking, record_metrics
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 
 __all__ = ["CACHE", "QUERIES", "SOURCE", "STAND_INS", "TAG_WEIGHTS", "SyntheticRuns", "base_table", "filter_table",
-           "qa_table", "run_synthetic", "stand_in_answers"]
+           "run_synthetic", "stand_in_answers"]
 
 #: The ``cache`` field of every synthetic record (it names their files).
 CACHE = "muvr-synthetic"
@@ -68,7 +65,8 @@ class SyntheticRuns:
         return out
 
     def qa_rows(self) -> list[dict]:
-        """The QA stand-ins' scores at full precision, one dict per (stand-in, parse)."""
+        """The QA stand-ins' scores at full precision, one dict per (stand-in, parse): accuracy and Reranking Score
+        per subset, unparseable answers."""
         return [{"stand-in": name, "parse": parse, **{f"accuracy {k}": v for k, v in s.accuracy.items()},
                  **{f"reranking score {k}": v for k, v in s.reranking_score.items()}, "unparseable": len(s.unparseable)}
                 for (name, parse), s in self.qa.items()]
@@ -97,54 +95,29 @@ def run_synthetic(root: str | Path, *, ties: str = "expected", bootstrap: int = 
     return SyntheticRuns(base, filtered, scored, bootstrap, seed)
 
 
-def _synthetic(frame, **fields):
-    keep = (frame["benchmark"] == BENCHMARK)
-    for key, value in fields.items():
-        keep &= frame[key] == value
-    return frame[keep]
+def _by_protocol(records, cache: str = CACHE) -> dict:
+    """protocol -> the record of ``records`` (``SyntheticRuns.records()``) with that protocol and ``cache``."""
+    return {r["protocol"]: r for r in records if r["cache"] == cache}
 
 
-def _one(rows, protocol: str) -> dict:
-    found = rows[rows["protocol"] == protocol]
-    if len(found) != 1:
-        raise ValueError(f"{len(found)} synthetic MUVR records of protocol {protocol!r} in the table; expected one")
-    return found.iloc[0].to_dict()
-
-
-def base_table(frame, *, ties: str = "expected", bootstrap: int = 0, seed: int = 0):
-    """The synthetic MUVR-Base table from collected records: every metric, each partition's mAP, the interval.
+def base_table(records):
+    """The synthetic MUVR-Base table from the run's records (``SyntheticRuns.records()``): every metric, each
+    partition's mAP, the interval.
 
     One row per query modality, then the random ranking; values to 2
     decimals; ``mAP 95% CI`` as ``low-high`` (1 decimal) or empty.
     """
-    rows = _synthetic(frame, cache=CACHE, seed=seed)
-    records = {q: _one(rows[(rows["bootstrap"] == bootstrap) & (rows["ties"] == ties)], f"base {q}") for q in QUERIES}
-    records[_RANDOM] = _one(rows[rows["kind"] == "baseline"], "base none")
-    table = pd.DataFrame({name: {**record_metrics(r), **json.loads(r["per_class"])} for name, r in records.items()}).T
-    table = table.round(2)
-    table["mAP 95% CI"] = [f"{r['ci_low']:.1f}-{r['ci_high']:.1f}" if pd.notna(r["ci_low"]) else ""
-                           for r in records.values()]
+    found = _by_protocol(records)
+    rows = {**{q: found[f"base {q}"] for q in QUERIES}, _RANDOM: found["base none"]}
+    table = pd.DataFrame({name: {**record_metrics(r), **r["per_class"]} for name, r in rows.items()}).T.round(2)
+    table["mAP 95% CI"] = [f"{r['ci_low']:.1f}-{r['ci_high']:.1f}" if r["ci_low"] is not None else ""
+                           for r in rows.values()]
     return table
 
 
-def filter_table(frame, *, ties: str = "expected", seed: int = 0):
-    """The synthetic MUVR-Filter table from collected records: one row per tag weight, every metric."""
-    rows = _synthetic(frame, cache=CACHE, seed=seed, ties=ties, bootstrap=0)
-    records = {f"p = {w:g}": _one(rows, f"filter text+video p={w:g}") for w in TAG_WEIGHTS}
-    return pd.DataFrame({name: record_metrics(r) for name, r in records.items()}).T.round(2)
-
-
-def qa_table(frame, *, seed: int = 0):
-    """The QA stand-ins from collected records: accuracy and Reranking Score per subset, unparseable answers."""
-    out = []
-    for name in STAND_INS:
-        rows = _synthetic(frame, cache=f"{CACHE} QA {name}", seed=seed)
-        for parse in qa.PARSES:
-            r = _one(rows, f"qa ({parse} parse)")
-            rs, unparseable = r["note"].removeprefix("reranking score ").split("; ")[:2]
-            scores = dict(pair.rsplit(" ", 1) for pair in rs.split(", "))
-            out.append({"stand-in": name, "parse": parse,
-                        **{f"accuracy {k}": v for k, v in json.loads(r["per_class"]).items()},
-                        **{f"reranking score {k}": float(v) for k, v in scores.items()},
-                        "unparseable": int(re.match(r"\d+", unparseable).group())})
-    return pd.DataFrame(out).round(2)
+def filter_table(records):
+    """The synthetic MUVR-Filter table from the run's records (``SyntheticRuns.records()``): one row per tag
+    weight, every metric."""
+    found = _by_protocol(records)
+    return pd.DataFrame({f"p = {w:g}": record_metrics(found[f"filter text+video p={w:g}"])
+                         for w in TAG_WEIGHTS}).T.round(2)

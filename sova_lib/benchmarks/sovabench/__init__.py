@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sova_lib.benchmarks.sovabench import protocols
 from sova_lib.benchmarks.sovabench.api import (
+    INPUT_NAME,
     clip_stats,
     clips_of,
     evaluate_files,
@@ -27,5 +28,5 @@ from sova_lib.benchmarks.sovabench.labels import PAIRS
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.benchmarks.sovabench.splits import SPLITS, Clip, load_split
 
-__all__ = ["PAIRS", "SOVABENCH_PROTOCOLS", "SPLITS", "Clip", "clip_stats", "clips_of", "evaluate_files", "extract", "fetch",
+__all__ = ["INPUT_NAME", "PAIRS", "SOVABENCH_PROTOCOLS", "SPLITS", "Clip", "clip_stats", "clips_of", "evaluate_files", "extract", "fetch",
            "import_authors", "items", "load_split", "plan", "protocols", "sources"]

@@ -32,7 +32,7 @@ from sova_lib.item_vectors import (
 )
 from sova_lib.protocols import get_protocol
 
-__all__ = ["clip_stats", "clips_of", "evaluate_files", "extract", "fetch", "import_authors", "items", "plan", "sources"]
+__all__ = ["INPUT_NAME", "clip_stats", "clips_of", "evaluate_files", "extract", "fetch", "import_authors", "items", "plan", "sources"]
 
 
 def _encoder(encoder) -> SentenceEncoder:
@@ -48,7 +48,8 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
 
     ``encoder``: a ``SentenceEncoder`` or a function that makes one, used for descriptions (each split into
     sentences unless ``sentences=False``, at most ``max_chars`` of each embedded, with a note) and the oracle.
-    The other keywords as ``sova_lib.evaluation.evaluate`` takes them. The result's ``to_record()`` records what
+    The other keywords as ``sova_lib.evaluation.evaluate`` takes them; its ``CoverageError`` names the input
+    (``--descriptions PATH: ...``). The result's ``to_record()`` records what
     was scored (kind, source, encoder, text split, bootstrap, seed) and, for a describe cache folder, what wrote
     it (``sova_lib.describe.provenance.cache_provenance``: model, fingerprint, prompt, fps or frames, key hash,
     software versions).
@@ -71,8 +72,12 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
         items = embed_descriptions(texts, made, sentences=sentences, max_chars=max_chars)
         context = {"kind": "description cache", "source": str(descriptions), "cache": Path(descriptions).name,
                    "encoder": made.name, "text_split": "sentences" if sentences else "whole text", **wrote}
-    result = evaluation.evaluate(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
-                                 bootstrap=bootstrap, seed=seed)
+    try:
+        result = evaluation.evaluate(protocol, items, aggregate=aggregate, ties=ties, allow_missing=allow_missing,
+                                     bootstrap=bootstrap, seed=seed)
+    except evaluation.CoverageError as err:  # named by the file whose ids do not match
+        flag, path = ("--embeddings", embeddings) if embeddings is not None else ("--descriptions", descriptions)
+        raise evaluation.CoverageError(f"{flag} {path}: {err}") from None
     if embeddings is None:
         result.notes.extend(empty_note(texts) + cut_note(texts, max_chars))
     result.context.update(**context, **run)
@@ -91,7 +96,7 @@ def clips_of(tsv: str):
 def sources(tsv: str, out, *, annotations=None, video_root=None) -> tuple[list, list[str]]:
     """List the source videos of ``tsv`` (``clips_of``) into ``out`` (TSV, or JSON for a ``.json`` name) with,
     when given, whether their annotations are under ``annotations`` and their videos under ``video_root`` (each
-    opened and checked); returns the ``clips.sources.Source`` list and the lines that summarise it per dataset."""
+    opened and checked, against its annotations where both are found: ``clips.sources.check_video``); returns the ``clips.sources.Source`` list and the lines that summarise it per dataset."""
     from sova_lib.benchmarks.sovabench.clips import sources as clip_sources
 
     try:
@@ -181,6 +186,11 @@ def clip_stats(manifest, tsv: str | None = None, source_fps: float | None = None
 #: Items checked up front: when the first ones all lack their file, the video root is wrong.
 FIRST_ITEMS = 5
 
+#: The input's name in a description cache's key and folder name (``sova_lib.describe.cache.cache_key``): the
+#: benchmark, not the protocol, since every protocol's clips keep their benchmark index and one folder serves them
+#: all; a clip manifest's run is told apart by its crop source.
+INPUT_NAME = "sovabench"
+
 
 def items(video_root, *, protocol: str | None = None, manifest=None) -> tuple[list, str, dict | None]:
     """``(items, crop source, cache details)`` of a protocol's clip files (``DIR/<clip name>.mp4`` or
@@ -236,7 +246,7 @@ def import_authors(path, cache_dir, *, backend: str, model: str, prompt, fps: fl
                    revision: str | None = None) -> tuple[Path, int, dict, list[str]]:
     """Write the SOVABench authors' output, one JSON object ``{"<index>": "<text>", ...}``, into the description
     cache under ``cache_dir``, keyed by the ``backend``, ``model`` (and ``revision``), ``prompt`` (a
-    ``sova_lib.describe.Prompt``) and ``fps`` that made it, with ``sampler_version = "authors"`` and
+    ``sova_lib.describe.prompts.Prompt``) and ``fps`` that made it, with ``sampler_version = "authors"`` and
     ``crop_source = "authors-clips"`` (so an import never shares a folder with a run of this library).
 
     Returns ``(folder, texts added, texts, notes)``; importing the same file again adds nothing, and an id that

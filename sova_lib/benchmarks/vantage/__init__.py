@@ -40,6 +40,7 @@ from sova_lib.benchmarks.vantage.api import (
 )
 from sova_lib.benchmarks.vantage.harness_prompts import (
     HARNESS_CLASSES,
+    PLAN_OPTIONS,
     VIDEO_INPUTS,
     HarnessDependencyMissing,
     harness_prompts,
@@ -52,7 +53,8 @@ from sova_lib.benchmarks.vantage.scoring import VantageResult
 from sova_lib.benchmarks.vantage.submissions import InvalidSubmission
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, TASKS, task_key
 
-__all__ = ["BERTSCORE_MODEL", "CANONICAL_TASKS", "DEFAULT_FRAMES", "HARNESS_CLASSES", "MODES", "SIMILARITIES",
+__all__ = ["BERTSCORE_MODEL", "CANONICAL_TASKS", "DEFAULT_FRAMES", "HARNESS_CLASSES", "MODES", "PLAN_OPTIONS",
+           "SIMILARITIES",
            "TASKS", "VIDEO_INPUTS", "CaptionModelUnavailable", "HarnessDependencyMissing", "InvalidSubmission",
            "NoAnswer", "VantageResult", "describe", "evaluate_answers", "harness_prompts", "read_items", "run_plan",
            "score_folder", "submit", "task_key", "validate"]

@@ -172,6 +172,7 @@ def evaluate_answers(task: str, ground_truth, *, submission=None, answers=None, 
             raise ValueError(f"{submission}: holds task {CANONICAL_TASKS[info['task']]!r}, not "
                              f"{CANONICAL_TASKS[task]!r} ({task})")
         context = {"kind": "submission", "source": str(submission), "model": info.get("model"),
+                   "fingerprint": info.get("fingerprint"),
                    "cache": f"{Path(submission).parent.name}-{Path(submission).stem}"}
     else:  # raw answers given as such: the caller says what they are in to_record(kind=..., source=...)
         context = {} if isinstance(answers, Mapping) else {"kind": "description cache", "source": str(answers),
@@ -211,17 +212,19 @@ def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy
            frames: int | None = None, prompts=None) -> tuple[Path | None, int]:
     """Write the leaderboard's submission JSONL of ``task`` to ``out`` from ``answers`` (keyed by leaderboard id,
     or a ``describe`` cache folder, whose plan its manifest gives and ``frames`` and ``prompts`` must agree with),
-    ``model``,
-    ``box_order`` and the route (``route_metadata``, in ``metadata.extra``) recorded in it,
+    with ``model`` and ``box_order`` recorded in it and, in ``metadata.extra``, the route (``route_metadata``) and
+    the ``fingerprint`` of the weights that the cache folder's manifest names (none for answers given as such),
     then check it against every id of ``items`` (``submissions.write_submission``: ``InvalidSubmission`` lists what is
     wrong). Returns the file and the number of answers; ``(None, 0)``, writing nothing, when there is none."""
     found = _items(task, items)
     prompts = _prompts(prompts)
+    weights = None if isinstance(answers, Mapping) else (read_cache_manifest(answers) or {}).get("fingerprint")
     answers = _answers(task, answers, found, frames, prompts)
     if not answers:
         return None, 0
+    extra = route_metadata(prompts) | ({} if weights is None else {"fingerprint": weights})
     path = write_submission(out, task, answers, model=model, box_coord_order=box_order,
-                            expected_ids=[submission_id(it) for it in found], extra=route_metadata(prompts))
+                            expected_ids=[submission_id(it) for it in found], extra=extra)
     return path, len(answers)
 
 

@@ -49,7 +49,7 @@ from sova_lib.benchmarks.vantage.inputs import video_file
 from sova_lib.benchmarks.vantage.tasks import task_key
 from sova_lib.storage import write_text
 
-__all__ = ["HARNESS_CLASSES", "VIDEO_INPUTS", "HarnessDependencyMissing", "harness_data_root", "harness_prompts",
+__all__ = ["HARNESS_CLASSES", "PLAN_OPTIONS", "VIDEO_INPUTS", "HarnessDependencyMissing", "harness_data_root", "harness_prompts",
            "loader_video", "message_record"]
 
 #: Task -> (module, class) of its dataset class in the harness (``vlmeval/dataset/vantage_*.py``).
@@ -61,7 +61,8 @@ HARNESS_CLASSES = {
 }
 #: What ``video_input`` may be: the message of a frame-list model, or of a video model.
 VIDEO_INPUTS = ("frames", "video")
-_PLAN = ("nframe", "fps", "max_frames", "max_pixels", "total_pixels")
+#: The dataset object's frame plan, which ``options`` may set and every record holds.
+PLAN_OPTIONS = ("nframe", "fps", "max_frames", "max_pixels", "total_pixels")
 #: What ``save_video_frames`` takes for a video file without appending ``.mp4`` (``video_base.py:79-85``).
 _VIDEO_EXTS = (".mp4", ".mov", ".avi", ".mkv", ".webm", ".m4v", ".mpeg", ".mpg")
 
@@ -218,7 +219,7 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
                          "one of them (video_base.py:50-53)")
     if video_input == "frames":
         obj.save_video_frames = _frame_counter(obj, media_root)
-    plan = {k: getattr(obj, k, None) for k in _PLAN}
+    plan = {k: getattr(obj, k, None) for k in PLAN_OPTIONS}
     plan = {k: v for k, v in plan.items() if v is not None and not (k in ("nframe", "fps") and v <= 0)}
     lines = []
     for position in range(len(data)):

@@ -47,17 +47,15 @@ import json
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from sova_lib.benchmarks.vantage.inputs import VantageItem, video_file
 from sova_lib.describe.cache import DescriptionCache
-from sova_lib.describe.contract import Describer, PromptedDescriber
-from sova_lib.describe.item import Item
 from sova_lib.describe.prompt_file import ItemPrompt, PromptFile
-from sova_lib.describe.prompts import Prompt
-from sova_lib.describe.run_cache import RunOptions, RunSummary
-from sova_lib.describe.runner import describe_items
-from sova_lib.video.frames import probe, read_frames, to_rgb_image
+
+if TYPE_CHECKING:
+    from sova_lib.describe.contract import Describer
+    from sova_lib.describe.run_cache import RunOptions, RunSummary
 
 __all__ = ["DEFAULT_FRAMES", "FRAME_PREFIX", "INSTRUCTIONS", "ROUTES", "VIDEO_TASKS", "FramePlanError", "RenderedPrompt",
            "cache_id", "cached_answers", "describe_task", "load_media", "media_path", "plan_frames", "render_prompt",
@@ -203,6 +201,8 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
     """
     from PIL import Image, ImageDraw
 
+    from sova_lib.video.frames import probe, read_frames, to_rgb_image
+
     if item.task in VIDEO_TASKS:
         path = _item_media(media_root, item)
         if not path.is_file():
@@ -246,6 +246,11 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     prompts file holding exactly one record per item (``PromptFileError`` names a missing or extra id): each
     item is asked its record's messages, with the frames of its record's plan (``n_frames`` where it has none).
     """
+    from sova_lib.describe.contract import PromptedDescriber  # the runner here: scoring cached answers never loads it
+    from sova_lib.describe.item import Item
+    from sova_lib.describe.prompts import Prompt
+    from sova_lib.describe.runner import describe_items
+
     items = [it for it in items if it.task == task]
     if not items:
         raise ValueError(f"no {task} items to describe")

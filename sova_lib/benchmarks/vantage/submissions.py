@@ -147,11 +147,14 @@ def write_submission(path, task: str, answers: Mapping[str, str], *, model: str,
 
 
 def read_submission(path) -> tuple[dict[str, str], dict]:
-    """``(answers, info)`` of a submission JSONL: id -> raw answer, and ``{task, model, box_coord_order}``.
+    """``(answers, info)`` of a submission JSONL: id -> raw answer, and ``{task, model, box_coord_order,
+    fingerprint}``.
 
     ``task`` is the library key of the file's task, read from the canonical
-    task string every record carries. Every line must share one task, model
-    and box order; an id may appear once.
+    task string every record carries; ``fingerprint`` the weights' fingerprint
+    that ``api.submit`` keeps in ``metadata.extra`` (``None`` where there is
+    none, as in the harness's own files). Every line must share one task,
+    model, box order and fingerprint; an id may appear once.
     """
     path = Path(path)
     answers: dict[str, str] = {}
@@ -164,7 +167,9 @@ def read_submission(path) -> tuple[dict[str, str], dict]:
             raise VantageDataError(path, line, "task", f"{rec['task']!r} is not a canonical task string "
                                                        f"({', '.join(CANONICAL_TASKS.values())})")
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-        this = {"task": task_key(rec["task"]), "model": meta.get("model"), "box_coord_order": meta.get("box_coord_order", "xyxy")}
+        extra = meta.get("extra") if isinstance(meta.get("extra"), dict) else {}
+        this = {"task": task_key(rec["task"]), "model": meta.get("model"),
+                "box_coord_order": meta.get("box_coord_order", "xyxy"), "fingerprint": extra.get("fingerprint")}
         if this["box_coord_order"] not in ("xyxy", "yxyx"):
             raise VantageDataError(path, line, "metadata.box_coord_order", "expected 'xyxy' or 'yxyx'")
         if info and this != info:

@@ -10,8 +10,7 @@ are synthetic, written for this library. ``RuleBasedStandIn`` is
 a rule-based stand-in describer (not an MLLM): it measures frame-to-frame
 change and answers each task's format from it, so the whole chain (prompt,
 frames, runner, cache, parser, metric, bootstrap) runs on a CPU in seconds.
-``street_run`` describes and scores the street set with any describer, and
-``street_table`` reads its rows back from the collected records.
+``street_run`` describes and scores the street set with any describer.
 
 ``synthetic`` is one named module in each benchmark that ships synthetic data
 (``sova_lib.benchmarks.muvr.synthetic``, ``sova_lib.benchmarks.vantage.synthetic``): made-up data written in
@@ -23,19 +22,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from sova_lib.benchmarks.vantage.api import describe
 from sova_lib.benchmarks.vantage.ground_truth import read_ground_truth
-from sova_lib.benchmarks.vantage.inputs import LMU_DATASETS, TSV_COLUMNS
+from sova_lib.benchmarks.vantage.inputs import LMU_DATASETS, TSV_COLUMNS, read_items
 from sova_lib.benchmarks.vantage.metrics_captions import token_f1_similarity
-from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.benchmarks.vantage.scoring import score_answers
 from sova_lib.benchmarks.vantage.tasks import CANONICAL_TASKS, make_id
 from sova_lib.describe.contract import DescribeRequest
@@ -43,8 +39,8 @@ from sova_lib.describe.run_cache import RunOptions
 from sova_lib.storage import write_text
 from sova_lib.video.frames import example_videos, probe
 
-__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_run", "street_table", "write_street_benchmark",
-           "write_street_dry_run"]
+__all__ = ["STREET_CACHE", "STREET_SOURCE", "RuleBasedStandIn", "street_dry_run_summary", "street_run",
+           "write_street_benchmark", "write_street_dry_run"]
 
 _VQA = [("What moves through the scene?", ["pedestrians", "a forklift", "a train", "nothing"], "A"),
         ("Where is the camera?", ["inside a car", "fixed above a public space", "hand-held", "on a drone"], "B")]
@@ -123,6 +119,16 @@ def write_street_dry_run(folder) -> dict[str, Path]:
     return write_street_benchmark(folder, videos, [probe(v).num_frames / probe(v).fps for v in videos])
 
 
+def street_dry_run_summary(folder, tsvs: dict[str, Path]) -> str:
+    """What ``sova vantage synthetic`` prints of ``write_street_dry_run(folder)``'s answer ``tsvs``: one line per
+    task (its TSV, item count, videos folder and answer key), then the describe command to run next."""
+    folder, vqa = Path(folder), tsvs["vqa"]
+    return "\n".join([*(f"{task}: {tsv} ({len(read_items(task, tsv))} items; videos in {tsv.parent / 'videos'}; "
+                         f"answer key {folder / f'{task}_gt.jsonl'})" for task, tsv in tsvs.items()),
+                      f"next: sova vantage describe --task vqa --items {vqa} --media-root {vqa.parent / 'videos'} "
+                      f"--ground-truth {folder / 'vqa_gt.jsonl'} --backend motion --cache-dir CACHE"])
+
+
 class RuleBasedStandIn:
     """A rule-based stand-in describer (not an MLLM) that answers VANTAGE video-task prompts from frame change.
 
@@ -194,25 +200,3 @@ def street_run(describer, tsvs: dict, work_dir, answers_dir, *, n_frames: int, m
         results[task] = score_answers(task, truth, answers, mode=mode, rng=rng, n_resamples=n_resamples,
                                       similarity=token_f1_similarity)
     return results, shown
-
-
-def street_table(frame, tasks, *, mode: str, n_resamples: int, seed: int):
-    """The street run's table from collected records (``sova_lib.records``): one row per task of ``tasks``.
-
-    Columns ``task, describer, metric, value, ci_low, ci_high, mode,
-    parse_rate, n_items``; the parse rate is read from the record's note
-    (``parsed N/M answers``).
-    """
-    mode = check_mode(mode)
-    rows = []
-    keep = (frame["cache"] == STREET_CACHE) & (frame["bootstrap"] == n_resamples) & (frame["seed"] == seed)
-    for task in tasks:
-        found = frame[keep & (frame["protocol"] == f"{CANONICAL_TASKS[task]} ({mode})")]
-        if len(found) != 1:
-            raise ValueError(f"{len(found)} street-run records of task {task!r} in the table; expected one")
-        r = found.iloc[0]
-        parsed, total = map(int, re.match(r"parsed (\d+)/(\d+)", r["note"]).groups())
-        rows.append({"task": task, "describer": r["source"], "metric": r["metric"], "value": r["value"],
-                     "ci_low": r["ci_low"], "ci_high": r["ci_high"], "mode": mode, "parse_rate": parsed / total,
-                     "n_items": int(r["n_queries"])})
-    return pd.DataFrame(rows)

@@ -16,7 +16,11 @@ Vectors are returned as the model gives them (not normalised). On a GPU the
 weights run in bfloat16, on a CPU in float32 (``dtype`` overrides);
 ``config()["identity"]`` is the content fingerprint of the checkpoint's files
 (``sova_lib.fingerprint.folder_fingerprint``), so a cache never mixes two sets
-of weights under one name.
+of weights under one name. A local folder is keyed by that content and by
+the name of its one path (``sova_lib.fingerprint.local_folder``: absolute,
+symlinks followed, no trailing slash), not by the path itself: one model
+however it is spelled, and the same key on every machine that holds those
+weights under that name (``ContrastiveModel.path`` is the full path).
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.fingerprint import folder_fingerprint
+from sova_lib.fingerprint import folder_fingerprint, local_folder
 from sova_lib.hub import hub_folder
 
 __all__ = ["ContrastiveModel", "ModelLoadError", "planned_config"]
@@ -47,7 +51,8 @@ def planned_config(name: str, *, revision: str | None = None, device: str = "cpu
     """
     from transformers import AutoConfig, AutoModel
 
-    path = hub_folder(name, revision)
+    folder = local_folder(name)  # a folder as one path, however it was spelled; keyed by its name and content
+    path = folder or hub_folder(name, revision)
     try:
         config = AutoConfig.from_pretrained(path)
         model_class = AutoModel._model_mapping[type(config)]
@@ -57,7 +62,7 @@ def planned_config(name: str, *, revision: str | None = None, device: str = "cpu
     video = hasattr(model_class, "get_video_features")
     frames = getattr(getattr(config, "vision_config", None), "num_frames", None) if video else None
     identity = folder_fingerprint(path)  # each file hashed once per version (the memo of sova_lib.fingerprint)
-    return ({"model": name, "revision": revision, "identity": identity, "class": model_class.__name__,
+    return ({"model": folder.name if folder else name, "revision": revision, "identity": identity, "class": model_class.__name__,
              "dtype": dtype or ("bfloat16" if device.startswith("cuda") else "float32"), "video_frames": frames},
             model_class, path)
 

@@ -41,7 +41,7 @@ from typing import Iterable
 from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
 from sova_lib.describe.contrastive.runner import check_pool, run_into_store, schedule_embeddings
 from sova_lib.describe.contrastive.store import embedding_key
-from sova_lib.describe.item import Item
+from sova_lib.describe.item import Item, effective_rate
 from sova_lib.describe.ray_engine import RayOptions, run_on_actors
 from sova_lib.describe.run_cache import RunOptions, RunSummary
 from sova_lib.video.frames import Sampling
@@ -90,10 +90,11 @@ def embed_items_ray(
     expected, model_class, _ = planned_config(model_options["name"], revision=model_options.get("revision"),
                                               device=device, dtype=model_options.get("dtype"))
     check_pool(model_class, pool, model_options["name"])
-    sampling = Sampling(None if frames is not None else fps, frames, max_frames)
+    items = list(items)
+    sampling = Sampling(None if frames is not None else effective_rate(items, fps), frames, max_frames)
     key = embedding_key(expected, sampling.fps, pool, crop_source=crop_source, **sampling.cache_fields())
     outcomes = partial(run_on_actors, start=partial(_load_model, model_options, expected),
                        work=partial(schedule_embeddings, fps=sampling, pool=pool, batch_frames=batch_frames), ray=ray)
-    return run_into_store(key, list(items), cache_dir, outcomes, device=f"{ray.device()}, {device}", run_options=run,
+    return run_into_store(key, items, cache_dir, outcomes, device=f"{ray.device()}, {device}", run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds,
                           last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})

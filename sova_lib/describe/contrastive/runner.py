@@ -42,7 +42,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from sova_lib.describe.contrastive.store import EmbeddingCache, embedding_folder, embedding_key
-from sova_lib.describe.item import Item, load_item
+from sova_lib.describe.item import Item, effective_rate, load_item
 from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary, first_items, left_to_do, unique_items
 from sova_lib.progress import progress_bar
 from sova_lib.video import Sampling, sample_frames
@@ -57,10 +57,12 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
 
     ``run``: the run options shared with describing (``RunOptions``, default:
     its defaults; an embedding run reads ``retry_errors``, ``show_progress`` and ``limit``). ``frames`` and
-    ``max_frames`` as for ``sova_lib.describe.runner.describe_items``.
+    ``max_frames`` as for ``sova_lib.describe.runner.describe_items`` (an ``fps`` above every video's own rate is
+    lowered to the highest of them, ``item.effective_rate``, in the frames and in the key).
     """
     check_pool(type(model.model), pool, model.name)
-    sampling = Sampling(None if frames is not None else fps, frames, max_frames)
+    items = unique_items(items)
+    sampling = Sampling(None if frames is not None else effective_rate(items, fps), frames, max_frames)
     key = embedding_key(model.config(), sampling.fps, pool, crop_source=crop_source, **sampling.cache_fields())
     outcomes = partial(schedule_embeddings, model, fps=sampling, pool=pool, batch_frames=batch_frames,
                        load_workers=load_workers)

@@ -5,12 +5,14 @@ import numpy as np
 import pytest
 
 from sova_lib.benchmarks import muvr
-from sova_lib.benchmarks.muvr import qa, retrieval
+from sova_lib.benchmarks.muvr import framework, qa, retrieval
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.cli import main
-from sova_lib.records import collect_records
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.records import collect_records, fingerprint_label
 from tests.benchmarks.muvr import fixtures
 from tests.benchmarks.muvr.fixtures import synthetic
+from tests.benchmarks.muvr.test_muvr_qa_framework import FakeDescriber, HashEncoder
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +118,98 @@ def test_describe_muvr_qa_through_the_command(capsys, data, tmp_path, monkeypatc
     assert code == 1  # no --prompt: the general preset, as its help says; frame folders cannot be windowed
     windows = [f for f in (tmp_path / "c" / "descriptions").iterdir() if f != folder]
     assert [json.loads((f / "manifest.json").read_text())["prompt"]["name"] for f in windows] == ["general"]
+
+
+class _Checkpoint(FakeDescriber):
+    """The fake QA describer as the model ``me/vlm``, whose weights are named by ``digest``."""
+
+    digest = ""
+
+    def config(self):
+        return {"model": "me/vlm"}
+
+    def fingerprint(self):
+        return {"method": "folder-digest", "sha256": self.digest}
+
+
+class FirstCheckpoint(_Checkpoint):
+    digest = "a" * 64
+
+
+class SecondCheckpoint(_Checkpoint):
+    digest = "b" * 64
+
+
+def test_two_checkpoints_qa_answers_are_two_records_and_two_rows(capsys, data, tmp_path, monkeypatch):
+    """Two checkpoints of one model (QA caches whose manifests name other weights), each evaluated twice with
+    --out into one folder: two records naming their fingerprints, and two rows of sova results labelled apart."""
+    from PIL import Image
+
+    from sova_lib.describe.contract import DESCRIBERS
+
+    for q in qa.load_qa(data, ["news"]):
+        for vid in (q.query, q.target):
+            (tmp_path / "v" / vid).mkdir(parents=True, exist_ok=True)
+            Image.fromarray(np.full((4, 4, 3), 200, np.uint8)).save(tmp_path / "v" / vid / "0000.png")
+    for name in ("FirstCheckpoint", "SecondCheckpoint"):
+        monkeypatch.setitem(DESCRIBERS, "me", f"{__name__}:{name}")
+        code, _, _ = _run(capsys, "muvr", "describe", "--version", "qa", "--data", data, "--partitions", "news",
+                          "--video-root", tmp_path / "v", "--backend", "me", "--cache-dir", tmp_path / "c",
+                          "--no-progress")
+        assert code == 0
+    folders = sorted((tmp_path / "c" / "descriptions").iterdir())
+    digests = [json.loads((f / "manifest.json").read_text())["fingerprint"]["sha256"][0] for f in folders]
+    assert sorted(digests) == ["a", "b"]
+    for folder in [*folders, *folders]:  # the same cache twice: its record is rewritten
+        code, _, _ = _run(capsys, "muvr", "evaluate", "--data", data, "--partitions", "news", "--version", "qa",
+                          "--answers", folder, "--out", tmp_path / "results")
+        assert code == 0
+    written = [json.loads(p.read_text()) for p in sorted((tmp_path / "results").iterdir())]
+    assert sorted((r["model"], r["fingerprint"]["sha256"][0], r["cache"], r["value"]) for r in written) == \
+        sorted(("me/vlm", d, f.name, 50.0) for d, f in zip(digests, folders))  # every target bright: always Yes
+    code, out, _ = _run(capsys, "results", tmp_path / "results", "--out", tmp_path / "results.csv")
+    short = {d: fingerprint_label({"method": "folder-digest", "sha256": d * 64}) for d in "ab"}
+    prompt = written[0]["prompt"]
+    assert code == 0 and sorted(out.splitlines()[2:]) == sorted(
+        f"| me/vlm @{short[d]} | {prompt} | MUVR | qa (official parse) | accuracy | 50.00 | {f.name} |"
+        for d, f in zip(digests, folders))
+
+
+class NamedHashEncoder(HashEncoder):
+    name = "hash-16"
+
+
+def test_two_checkpoints_described_windows_are_two_records(data, tmp_path):
+    """Base retrieval on two checkpoints' described windows, each recorded twice into one folder: two records
+    naming their fingerprints, labelled apart in the gathered table."""
+    from sova_lib.records import results_table, write_record
+    from sova_lib.video import example_videos
+
+    loaded = muvr.load_partition(data, "news")
+    ids = sorted({*loaded.gallery, *(q.id for q in loaded.queries)})
+    video = example_videos()[0]
+    (tmp_path / "v").mkdir()
+    for vid in ids:
+        (tmp_path / "v" / f"{vid}{video.suffix}").symlink_to(video)
+
+    def loader(item, fps):
+        return [np.full((2, 2, 3), 200, np.uint8)] * 6, (), True
+
+    for describer in (FirstCheckpoint(), SecondCheckpoint()):
+        framework.describe_windows(describer, ids, tmp_path / "v", tmp_path / "c", prompt="Describe this video.",
+                                   loader=loader, run=RunOptions(show_progress=False, verbose=False))
+    folders = sorted((tmp_path / "c" / "descriptions").iterdir())
+    for folder in [*folders, *folders]:  # the same cache twice: its record is rewritten
+        result = muvr.evaluate_files(data, partitions=["news"], descriptions=folder, encoder=NamedHashEncoder())
+        write_record(result.to_record(), tmp_path / "results")
+    written = [json.loads(p.read_text()) for p in sorted((tmp_path / "results").iterdir())]
+    digests = [json.loads((f / "manifest.json").read_text())["fingerprint"]["sha256"][0] for f in folders]
+    assert sorted((r["model"], r["fingerprint"]["sha256"][0], r["cache"]) for r in written) == \
+        sorted(("me/vlm", d, f.name) for d, f in zip(digests, folders)) and sorted(digests) == ["a", "b"]
+    table = results_table(collect_records(tmp_path / "results"))
+    short = {d: fingerprint_label({"method": "folder-digest", "sha256": d * 64}) for d in "ab"}
+    assert sorted(table["scored"]) == sorted(f"me/vlm @{short[d]}" for d in "ab")
+    assert table["benchmark"].tolist() == ["MUVR"] * 2 and table["protocol"].tolist() == ["base text+video"] * 2
 
 
 def test_video_names_where_the_released_files_hold_ids_exit_2(capsys, tmp_path):

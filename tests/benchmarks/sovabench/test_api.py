@@ -7,7 +7,7 @@ import pytest
 from sova_lib.benchmarks import sovabench
 from tests.paths import ROOT
 
-QUICKSTART = next((ROOT / "cache" / "descriptions").glob("motion-classical-motion-general-2fps__*"))
+QUICKSTART = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-classical-motion-general-2fps__*"))
 
 
 def test_a_baseline_records_itself():
@@ -44,7 +44,7 @@ def test_the_first_clips_all_missing_is_a_wrong_video_root(tmp_path):
 
 
 def test_import_reads_the_authors_object_and_refuses_json_lines(tmp_path):
-    from sova_lib.describe import resolve_prompt
+    from sova_lib.describe.prompts import resolve_prompt
 
     path = tmp_path / "authors.json"
     path.write_text(json.dumps({"3": "A car stops.", "x": "not an index"}))

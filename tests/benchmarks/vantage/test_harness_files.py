@@ -162,7 +162,7 @@ def test_written_submission_is_the_emitters_byte_for_byte(tmp_path):
     theirs = emitted(tmp_path / "theirs.jsonl", "video_qa", answers, model="M")
     assert ours.read_bytes() == theirs.read_bytes()
     got, info = read_submission(theirs)
-    assert got == answers and info == {"task": "vqa", "model": "M", "box_coord_order": "xyxy"}
+    assert got == answers and info == {"task": "vqa", "model": "M", "box_coord_order": "xyxy", "fingerprint": None}
     with pytest.raises(InvalidSubmission) as err:  # an expected id without an answer: refused, loudly
         write_submission(tmp_path / "part.jsonl", "vqa", answers, model="M", expected_ids=[*answers, "v__q_000002"])
     assert err.value.problems == [f"{tmp_path / 'part.jsonl'}, id v__q_000002: no record for this ground-truth id"]

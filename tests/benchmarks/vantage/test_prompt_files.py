@@ -61,11 +61,13 @@ def test_each_item_is_asked_its_record_with_its_frames(street, server_factory, c
     four = uniform_frame_plan(probe(video).num_frames, 4)  # int(i * F / 5), i = 1..4
     assert bodies['"ONLY one"']["messages"] == [
         {"role": "user", "content": [*_jpegs(video, four), {"type": "text", "text": "ONLY one"}]}]
-    # the route: in the submission's metadata and the run's manifest
+    # the route: in the submission's metadata (beside the weights' fingerprint of the manifest) and the manifest
     sha = hashlib.sha256(prompts.read_bytes()).hexdigest()
     extra = [json.loads(x)["metadata"]["extra"] for x in (tmp / "sub.jsonl").read_text().splitlines()]
-    assert extra == [{"prompts": "prompts-file", "prompts_file": "p.jsonl", "prompts_sha256": sha}] * 2
     folder, = (tmp / "cache" / "descriptions").iterdir()
+    weights = json.loads((folder / "manifest.json").read_text())["fingerprint"]
+    assert extra == [{"prompts": "prompts-file", "prompts_file": "p.jsonl", "prompts_sha256": sha,
+                      "fingerprint": weights}] * 2 and weights["method"] == "server-models"
     details = json.loads((folder / "manifest.json").read_text())["source_details"]
     assert details["route"] == "prompts-file" and details["prompts"] == {"sha256": sha}
     assert details["prompts_file"] == str(prompts)

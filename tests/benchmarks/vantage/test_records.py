@@ -105,7 +105,7 @@ def test_submission_round_trip(tmp_path):
                "b__q_000003": "ünïcode\nlines"}
     path = write_submission(tmp_path / "s.jsonl", "vqa", answers, model="m", box_coord_order="yxyx")
     got, info = read_submission(path)
-    assert got == answers and info == {"task": "vqa", "model": "m", "box_coord_order": "yxyx"}
+    assert got == answers and info == {"task": "vqa", "model": "m", "box_coord_order": "yxyx", "fingerprint": None}
     rec = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
     # The record exactly as the harness's emitter writes it (emit.py lines 227-240).
     assert rec == {"id": "a__q_000001", "task": "video_qa",

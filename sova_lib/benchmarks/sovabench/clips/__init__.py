@@ -7,6 +7,7 @@ root's ``SHA256SUMS``),
 ``kpf`` reads KPF annotation files (streaming), ``kpf_index`` keeps a small
 per-video index of them, ``plan`` turns benchmark rows into a clip manifest
 (window, crop, reversal, status), ``extract`` cuts the clips from the source
-videos, ``stats`` summarises a manifest, and ``items`` makes describer items
+videos (``frame_size``: whether a video is the one its annotations were drawn
+on), ``stats`` summarises a manifest, and ``items`` makes describer items
 of a protocol's clip files or of a manifest's rows.
 """

@@ -37,18 +37,26 @@ from functools import partial
 from pathlib import Path
 from typing import Sequence
 
+from sova_lib.benchmarks.sovabench.clips.frame_size import rows_reach, size_mismatch
 from sova_lib.benchmarks.sovabench.clips.plan import ManifestRow, check_name
 from sova_lib.benchmarks.sovabench.splits import source_dataset_of
 from sova_lib.crop import clamp, crop
 from sova_lib.storage import STALE_SECONDS, atomic_file, remove_temporary
+from sova_lib.wording import kinds_line
 
-__all__ = ["SIZE_SLACK", "VIDEO_EXTENSIONS", "ExtractSummary", "cut_clips", "default_codec", "extract_clips",
-           "find_source_videos", "size_mismatch"]
+__all__ = ["KINDS", "VIDEO_EXTENSIONS", "ExtractSummary", "cut_clips", "default_codec", "extract_clips",
+           "find_source_videos"]
 
-#: How far past a source video's frame its rows' regions may reach (a fraction of its width and height) before the
-#: video is taken for another than the annotated one: annotated boxes pass the frame's edge by a few pixels
-#: (``plan``), a stand-in or a resized copy by a multiple of its size (a 320x176 copy of a 1920x1072 video: 6x).
-SIZE_SLACK = 1.25
+#: The kinds of failure of a clip (``extract_log.jsonl``'s ``kind``, the summary's count by kind) -> what each is.
+KINDS: dict[str, str] = {
+    "video missing": "its source video is not under --video-root",
+    "size mismatch": "its source video's frame is smaller than its annotations (frame_size.size_mismatch)",
+    "decode": "its source video does not open or stops decoding",
+    "video too short": "its window starts after the source video's last frame",
+    "region empty": "its crop leaves no pixels inside the frame",
+    "encode": "the encoder refuses the clip (an unknown codec, a pixel format it lacks)",
+    "write": "the finished clip cannot be written",
+}
 
 #: File extensions searched for a source video, in order of preference.
 VIDEO_EXTENSIONS = (".avi", ".mp4", ".mkv", ".mov")
@@ -84,11 +92,17 @@ def find_source_videos(root: str | Path, names) -> dict[str, Path]:
     return {name: Path(sorted(v)[0][1]) for name, v in hits.items()}
 
 
+#: How many failures of each kind (with different reasons) a summary shows with their reasons.
+REASONS_SHOWN = 2
+
+
 @dataclass
 class ExtractSummary:
-    """Outcome of :func:`extract_clips`: counts, ``(index, video, reason)`` per failure, and per source dataset
+    """Outcome of :func:`extract_clips`: counts, ``(index, video, reason)`` per failure, per source dataset
     (``MEVA``, ``VIRAT``) the clips ``written``, ``skipped`` as already present and ``missing`` their source
-    video (``by_dataset[dataset][outcome]``)."""
+    video (``by_dataset[dataset][outcome]``), and per kind of failure (``KINDS``) the indices that failed so
+    (``by_kind``) and the first ``REASONS_SHOWN`` failures of each kind whose reasons differ (``examples``: kind ->
+    ``(index, video, reason)``), so that a few clips of one kind are not hidden behind thousands of another."""
 
     written: int = 0
     skipped: int = 0
@@ -97,13 +111,26 @@ class ExtractSummary:
     clamped: int = 0
     errors: list[tuple[int, str, str]] = field(default_factory=list)
     by_dataset: dict[str, dict[str, int]] = field(default_factory=dict)
+    by_kind: dict[str, list[int]] = field(default_factory=dict)
+    examples: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
 
     def count(self, clip: str, outcome: str) -> None:
         """One more clip named ``clip`` with ``outcome`` (``written``, ``skipped``, ``missing``) for its dataset."""
         per = self.by_dataset.setdefault(source_dataset_of(clip), {"written": 0, "skipped": 0, "missing": 0})
         per[outcome] += 1
 
+    def fail(self, index: int, video: str, kind: str, reason: str) -> None:
+        """One more clip that failed: ``index`` (its row's), ``video`` (its name), the ``kind`` and ``reason``."""
+        self.failed += 1
+        self.errors.append((index, video, reason))
+        self.by_kind.setdefault(kind, []).append(index)
+        shown = self.examples.setdefault(kind, [])
+        if len(shown) < REASONS_SHOWN and all(reason != e[2] for e in shown):
+            shown.append((index, video, reason))
+
     def lines(self) -> list[str]:
+        """The printed summary: the counts, each dataset's, the failures by kind (``wording.kinds_line``) and the
+        first reasons of each kind, one line each."""
         out = [f"clips written: {self.written}, already present: {self.skipped}, failed: {self.failed}, "
                f"rows without a clip (status not ok): {self.not_ok}"]
         for dataset, per in sorted(self.by_dataset.items()):
@@ -111,31 +138,42 @@ class ExtractSummary:
                        f"missing their source video {per['missing']}")
         if self.clamped:
             out.append(f"  {self.clamped} window(s) ran past the video's end and were clamped")
+        if self.by_kind:
+            out.append("  failed by kind: " + kinds_line(self.by_kind))
+            shown = [e for same in self.examples.values() for e in same]
+            out += [f"  failed {index} {video}: {reason}" for index, video, reason in shown]
+            if self.failed > len(shown):
+                out.append(f"  ... and {self.failed - len(shown)} more, each with its reason in {LOG_NAME}")
         missing = sum(per["missing"] for per in self.by_dataset.values())
-        for index, video, reason in [e for e in self.errors if not e[2].startswith("source video ")][:10]:
-            out.append(f"  failed {index} {video}: {reason}")
-        if len(self.errors) - missing > 10:
-            out.append(f"  ... and {len(self.errors) - missing - 10} more (see {LOG_NAME})")
         if missing:
             out.append(f"  {missing} clip(s) miss their source video ('sova sovabench clips sources' lists the "
                        f"videos, 'sova sovabench clips fetch' downloads MEVA's; each is in {LOG_NAME})")
         return out
 
 
+def _even_crop(region, codec: str, pix_fmt: str | None) -> tuple[int, int, int, int]:
+    """``region`` (clamped to the frame) less its last column or row where a side is odd and the output is 4:2:0
+    (``pix_fmt`` yuv420p, yuvj420p or nv12, or the ``mpeg4`` codec), which needs even sides; ``ValueError`` when
+    no pixel is left."""
+    x1, y1, x2, y2 = region
+    w, h = x2 - x1, y2 - y1
+    if pix_fmt in ("yuv420p", "yuvj420p", "nv12") or codec == "mpeg4":
+        w, h = w - w % 2, h - h % 2
+    if w <= 0 or h <= 0:
+        raise ValueError(f"the crop {tuple(region)} leaves no pixels inside the frame")
+    return x1, y1, x1 + w, y1 + h
+
+
 class _Writer:
     """One clip being written (``storage.atomic_file``: no reader of ``<out>/*.mp4`` sees a partial clip)."""
 
     def __init__(self, row, path: Path, region, rate, codec, pix_fmt, crf):
+        """``region``: the crop, evened already (``_even_crop``)."""
         import av
 
         self.row = row
-        x1, y1, x2, y2 = region
-        w, h = x2 - x1, y2 - y1
-        if pix_fmt in ("yuv420p", "yuvj420p", "nv12") or codec == "mpeg4":
-            w, h = w - w % 2, h - h % 2  # 4:2:0 needs even sides
-        if w <= 0 or h <= 0:
-            raise ValueError(f"the crop {region} leaves no pixels inside the frame")
-        self.crop = (x1, y1, x1 + w, y1 + h)
+        self.crop = region
+        w, h = region[2] - region[0], region[3] - region[1]
         self.file = atomic_file(path)
         self.container = av.open(self.file.file, "w", format="mp4")
         try:
@@ -187,9 +225,12 @@ def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str 
     """Cut ``rows`` (all ``ok``, all from this video) in one decoding pass.
 
     Returns one record per row: ``{"index", "video", "status": "written" |
-    "failed", "frames", "window", "crop", "fps", "reason"}``; ``window`` is
-    the window actually written (clamped to the video), ``crop`` the crop
-    actually applied. ``on_done(record)`` is called as each clip finishes.
+    "failed", "reason", "kind", "frames", "window", "crop", "fps"}``; ``kind``
+    is a failure's kind (``KINDS``; None for a clip written), ``window`` the
+    window actually written (clamped to the video), ``crop`` the crop
+    actually applied. A video whose frame is smaller than its rows' regions
+    (``frame_size.size_mismatch``, read from its header) fails all of them before any
+    frame is decoded. ``on_done(record)`` is called as each clip finishes.
     """
     import av
 
@@ -203,11 +244,11 @@ def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str 
     container = None
     try:
         container = av.open(str(video_path))
-        stream = container.streams.video[0]
-        mismatch = size_mismatch(stream.codec_context.width, stream.codec_context.height, pending)
+        stream = container.streams.video[0]  # its header: nothing is decoded before the sizes agree
+        mismatch = size_mismatch(stream.codec_context.width, stream.codec_context.height, rows_reach(pending))
         if mismatch:
             for row in pending:
-                cut.finish(row, "failed", f"{video_path}: {mismatch}")
+                cut.finish(row, "failed", f"{video_path}: {mismatch}", kind="size mismatch")
             return cut.records
         cut.decode(container, pending)
     except Exception as err:  # noqa: BLE001  (an error fails this video's clips not yet done only)
@@ -218,22 +259,11 @@ def cut_clips(video_path: str | Path, rows: Sequence[ManifestRow], out_dir: str 
             wr.abort()
         for row in pending:
             if row.video not in done:
-                cut.finish(row, "failed", reason)
+                cut.finish(row, "failed", reason, kind="decode")
     finally:
         if container is not None:
             container.close()
     return cut.records
-
-
-def size_mismatch(width: int, height: int, rows: Sequence[ManifestRow]) -> str | None:
-    """Why a ``width x height`` source video is not the one ``rows`` (its clip manifest rows) were annotated on:
-    their regions reach past its frame by more than ``SIZE_SLACK`` of it; None when they fit."""
-    reach = (max(r.x2 for r in rows), max(r.y2 for r in rows))
-    if reach[0] <= width * SIZE_SLACK and reach[1] <= height * SIZE_SLACK:
-        return None
-    return (f"the video is {width}x{height}, but the annotations of its {len(rows)} clip(s) reach x {reach[0]}, "
-            f"y {reach[1]}: it is not the annotated video (a stand-in or a resized copy?); put the original "
-            "under --video-root")
 
 
 class _Cut:
@@ -245,8 +275,9 @@ class _Cut:
         self.active: list[_Writer] = []
         self.fps: float | None = None
 
-    def finish(self, row, status, reason="", writer=None):
-        rec = {"index": row.index, "video": row.video, "status": status, "reason": reason,
+    def finish(self, row, status, reason="", writer=None, kind=None):
+        """Record ``row``'s clip as ``written`` or ``failed`` (with its ``reason`` and ``kind``, one of ``KINDS``)."""
+        rec = {"index": row.index, "video": row.video, "status": status, "reason": reason, "kind": kind,
                "frames": writer.frames if writer else 0,
                "window": [row.start_frame, row.start_frame + writer.frames - 1] if writer and writer.frames else None,
                "crop": list(writer.crop) if writer else None, "fps": self.fps}
@@ -277,15 +308,19 @@ class _Cut:
         self.close_clamped()
         for row in pending[nxt:]:
             self.finish(row, "failed", f"window starts at frame {row.start_frame}, but the video has "
-                                       f"{decoded} frames")
+                                       f"{decoded} frames", kind="video too short")
 
     def open(self, row, frame, rate) -> None:
         try:
-            region = clamp(row.region, frame.width, frame.height)
+            region = _even_crop(clamp(row.region, frame.width, frame.height), self.codec, self.pix_fmt)
+        except ValueError as err:
+            self.finish(row, "failed", f"{type(err).__name__}: {err}", kind="region empty")
+            return
+        try:
             self.active.append(_Writer(row, self.out_dir / f"{row.video}.mp4", region, rate, self.codec,
                                        self.pix_fmt, self.crf))
         except Exception as err:  # noqa: BLE001
-            self.finish(row, "failed", f"{type(err).__name__}: {err}")
+            self.finish(row, "failed", f"{type(err).__name__}: {err}", kind="encode")
 
     def feed(self, i: int, rgb) -> None:
         """Frame ``i`` to every open writer; a writer whose window ends here is closed."""
@@ -294,7 +329,7 @@ class _Cut:
                 wr.add(rgb)
             except Exception as err:  # noqa: BLE001
                 self.active.remove(wr)
-                self.fail(wr, err)
+                self.fail(wr, err, "encode")
                 continue
             if i >= wr.row.end_frame:
                 self.active.remove(wr)
@@ -311,13 +346,13 @@ class _Cut:
         try:
             wr.close()
         except Exception as err:  # noqa: BLE001
-            self.fail(wr, err)
+            self.fail(wr, err, "write")
         else:
             self.finish(wr.row, "written", reason, writer=wr)
 
-    def fail(self, wr: _Writer, err: Exception) -> None:
+    def fail(self, wr: _Writer, err: Exception, kind: str) -> None:
         wr.abort()
-        self.finish(wr.row, "failed", f"{type(err).__name__}: {err}")
+        self.finish(wr.row, "failed", f"{type(err).__name__}: {err}", kind=kind)
 
 
 def _clips_to_cut(rows, out_dir: Path, summary: ExtractSummary) -> dict[str, list[ManifestRow]]:
@@ -354,8 +389,7 @@ def _log_outcome(log, summary: ExtractSummary, bar, rec: dict) -> None:
         if rec["reason"]:
             summary.clamped += 1
     else:
-        summary.failed += 1
-        summary.errors.append((rec["index"], rec["video"], rec["reason"]))
+        summary.fail(rec["index"], rec["video"], rec["kind"], rec["reason"])
     bar.update(1)
 
 
@@ -392,9 +426,10 @@ def extract_clips(rows: Sequence[ManifestRow], video_root: str | Path, out_dir: 
             if source not in videos:
                 for r in group:
                     summary.count(r.video, "missing")
-                    on_done({"index": r.index, "video": r.video, "status": "failed", "frames": 0,
-                             "window": None, "crop": None, "fps": None,
-                             "reason": f"source video {source} ({'/'.join(VIDEO_EXTENSIONS)}) not found under {video_root}"})
+                    on_done({"index": r.index, "video": r.video, "status": "failed", "kind": "video missing",
+                             "frames": 0, "window": None, "crop": None, "fps": None,
+                             "reason": f"source video {source} ({'/'.join(VIDEO_EXTENSIONS)}) not found under "
+                                       f"{video_root}"})
         found = [(videos[source], group) for source, group in todo.items() if source in videos]
         options = dict(codec=codec or default_codec(), pix_fmt=pix_fmt, crf=crf)
         if workers > 1 and len(found) > 1:

@@ -3,7 +3,7 @@
 ``protocol_items(protocol, video_root)`` finds each clip file of a protocol
 (``clip_path``); ``manifest_items(manifest, video_root)`` reads the clips of
 a clip manifest straight from their source videos, without cutting them.
-Both give ``sova_lib.describe.Item`` records whose ids are benchmark indices.
+Both give ``sova_lib.describe.item.Item`` records whose ids are benchmark indices.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dataclasses import astuple
 from pathlib import Path
 
 from sova_lib.benchmarks.sovabench.clips.extract import VIDEO_EXTENSIONS, find_source_videos
+from sova_lib.benchmarks.sovabench.clips.frame_size import header_size, rows_reach, size_mismatch
 from sova_lib.benchmarks.sovabench.clips.plan import STATUSES, manifest_frames_args, read_manifest
 from sova_lib.describe.item import Item
 from sova_lib.protocols import get_protocol
@@ -57,7 +58,10 @@ def manifest_items(manifest, video_root: str | Path) -> tuple[list[Item], str]:
       H.264 4:2:0 output is lossy and evens an odd crop side.)
     * a row whose status is not ``ok`` gives an item whose ``error`` is its
       status and what the status means; so does an ``ok`` row whose source
-      video is not under ``video_root``. The runner records these in
+      video is not under ``video_root``, or whose source video's frame (its
+      header) is smaller than its rows' regions reach
+      (``frame_size.size_mismatch``: a stand-in or a resized copy, which would
+      be cropped at the wrong places). The runner records these in
       ``errors.jsonl``; they are never silently dropped.
 
     Returns ``(items, crop_source)``, where ``crop_source`` is
@@ -78,13 +82,31 @@ def manifest_items(manifest, video_root: str | Path) -> tuple[list[Item], str]:
         first[row.index] = k
     ok = [r for r in rows if r.ok]
     videos = find_source_videos(video_root, {r.source_video for r in ok}) if ok else {}
+    mismatch = _size_mismatches(ok, videos)
     items = []
     for row in rows:
-        if row.ok and row.source_video in videos:
+        if row.ok and row.source_video in videos and row.source_video not in mismatch:
             items.append(Item(row.index, videos[row.source_video], is_video=True, **manifest_frames_args(row)))
             continue
         error = (f"manifest status {row.status}: {STATUSES.get(row.status, 'no clip')}" if not row.ok else
+                 mismatch[row.source_video] if row.source_video in mismatch else
                  f"source video {row.source_video} ({'/'.join(VIDEO_EXTENSIONS)}) not found under {video_root}")
         items.append(Item(row.index, Path(row.source_video), is_video=True, error=error))
     used = json.dumps([astuple(r) for r in sorted(ok, key=lambda r: r.index)], separators=(",", ":"))
     return items, "manifest:" + hashlib.sha256(used.encode("utf-8")).hexdigest()
+
+
+def _size_mismatches(ok_rows, videos: dict) -> dict[str, str]:
+    """Source video -> why its file (``videos[name]``) is not the one its ``ok_rows`` were planned on
+    (``frame_size.size_mismatch`` of its header's size), for the videos that are not."""
+    by_video: dict[str, list] = {}
+    for row in ok_rows:
+        if row.source_video in videos:
+            by_video.setdefault(row.source_video, []).append(row)
+    out = {}
+    for name, group in by_video.items():
+        size = header_size(videos[name])
+        why = size and size_mismatch(*size, rows_reach(group))
+        if why:
+            out[name] = f"{videos[name]}: {why}"
+    return out

@@ -69,6 +69,14 @@ class VideoIndex:
         return [a for a in self.activities if a.name == name and (start, end) in (
             *a.timespans, (min(s for s, _ in a.timespans), max(e for _, e in a.timespans)))]
 
+    def reach(self) -> tuple[int, int] | None:
+        """How far right and down the activities' regions reach, their largest ``x2`` and ``y2``: about the size of
+        the frame the annotations were drawn on, or less (boxes pass the frame's edge by a few pixels, and no box
+        need touch it); None when no activity has a region. ``clips.frame_size.size_mismatch`` compares a video
+        with it."""
+        regions = [a.region for a in self.activities if a.region is not None]
+        return (max(r[2] for r in regions), max(r[3] for r in regions)) if regions else None
+
     def to_json(self) -> dict:
         return {"name": self.name, "key": self.key, "types": {str(k): v for k, v in self.types.items()},
                 "activities": [asdict(a) for a in self.activities]}

@@ -23,7 +23,9 @@ Where they are published:
   bucket, so neither is downloaded here (``VIRAT_WHERE``).
 
 The frames a video must have are those its rows' annotated windows reach (the last annotated end frame + 1, from
-the clip names), at the frame rate of its dataset (``plan.DEFAULT_FPS``, within ``FPS_TOLERANCE``).
+the clip names), at the frame rate of its dataset (``plan.DEFAULT_FPS``, within ``FPS_TOLERANCE``). Where its
+annotations are found too, its frame (read from its header) must hold their boxes (``frame_size.size_mismatch``
+against ``kpf_index.VideoIndex.reach``): a stand-in or a resized copy would be cropped at the wrong places.
 """
 from __future__ import annotations
 
@@ -35,11 +37,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
+from sova_lib.benchmarks.sovabench.clips.frame_size import size_mismatch
 from sova_lib.benchmarks.sovabench.clips.plan import ANNOTATION_SOURCES, DEFAULT_FPS
 from sova_lib.storage import write_text
 
 __all__ = ["DATASETS", "FPS_TOLERANCE", "MEVA_BASE_URL", "MEVA_BUCKET", "MEVA_DROP", "MEVA_KEY_TEMPLATE", "MEVA_NAME", "SOURCE_COLUMNS",
-           "VIRAT_WHERE", "Source", "check_key_template", "check_video", "list_sources", "meva_key", "summary_lines", "write_sources"]
+           "UNUSABLE_SHOWN", "VIRAT_WHERE", "Source", "check_key_template", "check_video", "list_sources", "meva_key", "summary_lines", "write_sources"]
 
 #: The public S3 bucket of the MEVA videos (AWS Open Data registry, datasets/mevadata.yaml).
 MEVA_BUCKET = "mevadata-public-01"
@@ -59,7 +62,9 @@ FPS_TOLERANCE = 0.1
 
 #: The columns of a sources TSV, in order.
 SOURCE_COLUMNS = ("source_video", "dataset", "location", "rows", "frames_needed", "annotations", "video",
-                  "video_status", "frames", "fps")
+                  "video_status", "frames", "fps", "size")
+#: How many unusable videos of each dataset a summary names, with what is wrong with each.
+UNUSABLE_SHOWN = 3
 
 #: The name of a MEVA video as SOVABench's clip names carry it, ``<date>.<start>.<end>.<site>.<camera>.r13``
 #: (``2018-03-05.13-15-00.13-20-00.bus.G506.r13``; the MEVA README's naming, every name of the packaged splits).
@@ -106,8 +111,8 @@ class Source:
     ``frames_needed``: the last annotated end frame of those rows + 1; ``annotations``: the path of its
     ``*.activities.yml`` ("" when not found or not looked for); ``video``: its path ("" likewise);
     ``video_status``: ``ok``, ``missing``, ``not looked for``, ``found`` (not opened: ``check=False``) or what is
-    wrong with the file; ``frames``/``fps``:
-    what the file holds (None when not opened).
+    wrong with the file; ``frames``/``fps``/``size`` (``"<width>x<height>"``):
+    what the file holds (None, "" for the size, when not opened).
     """
 
     source_video: str
@@ -120,6 +125,7 @@ class Source:
     video_status: str = "not looked for"
     frames: int | None = None
     fps: float | None = None
+    size: str = ""
 
     @property
     def url_key(self) -> str | None:
@@ -127,45 +133,52 @@ class Source:
         return self.location if self.dataset == "MEVA" else None
 
 
-def check_video(path, frames_needed: int, fps: float) -> tuple[str, int | None, float | None]:
-    """``(status, frames, fps)`` of the video file ``path``: ``ok`` when it opens (PyAV, frames counted as
-    ``sova_lib.video.decode`` counts them), holds at least ``frames_needed`` frames (and one), runs within
-    ``FPS_TOLERANCE`` of ``fps``, and its first, middle and last frames decode; otherwise a phrase saying what is
-    wrong."""
+def check_video(path, frames_needed: int, fps: float, reach: tuple[int, int] | None = None) -> tuple[str, object]:
+    """``(status, info)`` of the video file ``path``, ``info`` its ``sova_lib.video.VideoInfo`` (None when it does not
+    open): ``ok`` when it opens (PyAV, frames counted as ``sova_lib.video.decode`` counts them), its frame holds
+    boxes that reach ``reach`` (``(x2, y2)``, when given: ``frame_size.size_mismatch``), it holds at least
+    ``frames_needed`` frames (and one), runs within ``FPS_TOLERANCE`` of ``fps``, and its first, middle and last
+    frames decode; otherwise a phrase saying what is wrong."""
     from sova_lib.video.decode import VideoError, open_video
 
     try:
         reader = open_video(str(path), "pyav")
     except (VideoError, OSError) as err:
-        return f"does not open: {' '.join(str(err).split())}", None, None
+        return f"does not open: {' '.join(str(err).split())}", None
     info = reader.info
     try:
+        mismatch = size_mismatch(info.width, info.height, reach) if reach is not None else None
+        if mismatch:
+            return mismatch, info
         if info.num_frames < max(frames_needed, 1):
-            return f"{info.num_frames} frames, the rows need {max(frames_needed, 1)}", info.num_frames, info.fps
+            return f"{info.num_frames} frames, the rows need {max(frames_needed, 1)}", info
         if abs(info.fps - fps) > FPS_TOLERANCE:
-            return f"{info.fps:g} frames per second, not {fps:g}", info.num_frames, info.fps
+            return f"{info.fps:g} frames per second, not {fps:g}", info
         try:
             reader.read(sorted({0, info.num_frames // 2, info.num_frames - 1}))
         except VideoError as err:
-            return f"frames that do not decode: {' '.join(str(err).split())}", info.num_frames, info.fps
+            return f"frames that do not decode: {' '.join(str(err).split())}", info
     finally:
         reader.close()
-    return "ok", info.num_frames, info.fps
+    return "ok", info
 
 
-def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: bool = True) -> list[Source]:
+def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: bool = True,
+                 index_dir=None) -> list[Source]:
     """One :class:`Source` per source video of ``clips`` (``splits.Clip``), MEVA then VIRAT, each by name.
 
     With ``annotations`` (a folder), whether each video's ``*.activities.yml`` and ``*.geom.yml`` are under it
     (any depth; ``kpf.find_annotation_files``); with ``video_root``, whether its video file is under it
     (``extract.find_source_videos``) and, with ``check``, whether it opens with the frames and frame rate its
-    rows need (:func:`check_video`) and, where ``<video_root>/SHA256SUMS`` records it, holds the bytes recorded
+    rows need, and a frame that holds its annotations' boxes where they were found (:func:`check_video`; the
+    boxes from the video's annotation index, ``kpf_index.load_video_index``, cached in ``index_dir`` as ``clips
+    plan`` caches it), and, where ``<video_root>/SHA256SUMS`` records it, holds the bytes recorded
     (``checksums.verify``).
     """
     rows: dict[str, list] = {}
     for clip in clips:
         rows.setdefault(clip.source_video, []).append(clip)
-    ann: dict[str, str] = {}
+    ann: dict = {}
     if annotations is not None:
         from sova_lib.benchmarks.sovabench.clips import kpf
 
@@ -173,7 +186,7 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
         for video in rows:
             files = next((found[n] for n in kpf.annotation_names(video) if n in found), None)
             if files is not None and files.activities is not None and files.geom is not None:
-                ann[video] = str(files.activities)
+                ann[video] = files
     paths, recorded = {}, {}
     if video_root is not None:
         from sova_lib.benchmarks.sovabench.clips.checksums import read_checksums
@@ -185,10 +198,10 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
     for video, group in rows.items():
         dataset = group[0].source_dataset
         needed = max(c.end_frame for c in group) + 1
-        status, frames, fps = ("not looked for", None, None) if video_root is None else ("missing", None, None)
+        status, info = ("not looked for", None) if video_root is None else ("missing", None)
         if video in paths:
-            status, frames, fps = (check_video(paths[video], needed, DEFAULT_FPS[dataset]) if check
-                                   else ("found", None, None))
+            status, info = (check_video(paths[video], needed, DEFAULT_FPS[dataset], _reach(ann.get(video), index_dir))
+                            if check else ("found", None))
             if status == "ok" and recorded:
                 from sova_lib.benchmarks.sovabench.clips.checksums import verify
 
@@ -197,9 +210,19 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
             location = meva_key(video) if dataset == "MEVA" else VIRAT_WHERE
         except ValueError as err:
             raise ValueError(f"row index {group[0].index} ({group[0].name}): {err}") from None
-        out.append(Source(video, dataset, location, len(group), needed,
-                          ann.get(video, ""), str(paths.get(video, "")), status, frames, fps))
+        held = (info.num_frames, info.fps, f"{info.width}x{info.height}") if info else (None, None, "")
+        out.append(Source(video, dataset, location, len(group), needed, str(ann[video].activities) if video in ann
+                          else "", str(paths.get(video, "")), status, *held))
     return sorted(out, key=lambda s: (DATASETS.index(s.dataset), s.source_video))
+
+
+def _reach(files, index_dir) -> tuple[int, int] | None:
+    """How far the annotated boxes of one video reach (``kpf_index.VideoIndex.reach``), None without ``files``."""
+    if files is None:
+        return None
+    from sova_lib.benchmarks.sovabench.clips.kpf_index import load_video_index
+
+    return load_video_index(files, index_dir).reach()
 
 
 def write_sources(sources: Sequence[Source], path) -> Path:
@@ -231,6 +254,10 @@ def summary_lines(sources: Sequence[Source], *, annotations: bool, videos: bool)
             missing = sum(1 for s in group if s.video_status == "missing")
             bad = len(group) - ok - missing
             lines.append(f"  videos found and usable: {ok}, missing: {missing}" + (f", unusable: {bad}" if bad else ""))
+            unusable = [s for s in group if s.video_status not in ("ok", "found", "missing")]
+            lines += [f"    {s.video}: {s.video_status}" for s in unusable[:UNUSABLE_SHOWN]]
+            if bad > UNUSABLE_SHOWN:
+                lines.append(f"    ... and {bad - UNUSABLE_SHOWN} more, each with its video_status in the list")
         if dataset == "MEVA":
             lines.append(f"  from s3://{MEVA_BUCKET}/{MEVA_DROP}/<date>/<hour>/<name>.avi "
                          "('sova sovabench clips fetch' downloads them)")

@@ -157,6 +157,33 @@ def test_cli_describes_ok_rows_and_records_the_rest(planned, tmp_path, capsys):
     assert len(list((tmp_path / "cache" / "descriptions").iterdir())) == 2
 
 
+def test_a_stand_in_is_not_cropped_and_the_summary_counts_each_kind_of_failure(planned, tmp_path, capsys):
+    """Two rows planned on the 768x576 footage but read from a 320x176 stand-in fail as a size mismatch, with both
+    sizes, before any frame is cropped; beside the rows without a clip, the summary counts each kind."""
+    from tests.helpers_video import numbered_frames, write_video
+
+    _, _, rows = planned
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    (videos / SOURCE.name).symlink_to(SOURCE)
+    standin = write_video(videos / "vtest_standin.avi", numbered_frames(20, 320, 176), 10.0, codec="mpeg4")
+    extra = [dataclasses.replace(rows[0], index=20 + k, video=f"standin_{k}", source_video="vtest_standin",
+                                 x1=x1, x2=x1 + 200) for k, x1 in enumerate((0, 300))]
+    manifest = clips.write_manifest([*rows[:4], *extra], tmp_path / "standin.tsv")
+    refusal = (f"{standin}: the video is 320x176, but its annotated boxes reach 500x320: it is not the annotated "
+               "video (a stand-in or a resized copy?); put the original under --video-root")
+    assert [i.error for i in manifest_items(manifest, videos)[0][4:]] == [refusal, refusal]
+    assert main(["sovabench", "describe", "--backend", "motion", "--prompt", "general", "--fps", "2", "--cache-dir",
+                 str(tmp_path / "cache"), "--manifest", str(manifest), "--video-root", str(videos),
+                 "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "described 1, skipped 0 (already cached), failed 5" in out
+    (line,) = [x for x in out.splitlines() if x.startswith("  failed by kind: ")]
+    assert sorted(line.removeprefix("  failed by kind: ").split("; ")) == [
+        "1 activity not found (3)", "1 annotation missing (4)", "1 region too small (2)", "2 size mismatch (20, 21)"]
+    assert any(x.startswith(f"  failed 20: {refusal[:100]}") for x in err.splitlines())  # cut at 300 characters
+
+
 def test_cli_usage_errors(planned, tmp_path, capsys):
     _, manifest, _ = planned
     base = ["sovabench", "describe", "--backend", "motion", "--prompt", "general", "--cache-dir", str(tmp_path)]

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from sova_lib.benchmarks.sovabench.clips import extract as clip_extract
-from sova_lib.benchmarks.sovabench.clips import kpf
+from sova_lib.benchmarks.sovabench.clips import frame_size, kpf
 from sova_lib.benchmarks.sovabench.clips import plan as clips
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
 from sova_lib.benchmarks.sovabench.splits import DATA_DIR, Clip, load_split
@@ -431,6 +431,8 @@ def test_extraction_resumes_and_records_failures(synth, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.glob(".*")) == [running.name]  # no partial file is left behind
     reasons = {e[0]: e[2] for e in s.errors}
     assert "disk full" in reasons[4] and "not found" in reasons[20] and "has 60 frames" in reasons[21]
+    assert {kind: sorted(ids) for kind, ids in s.by_kind.items()} == {"video missing": [20], "write": [4],
+                                                                      "video too short": [21]}
 
     monkeypatch.setattr(clip_extract.os, "replace", real_replace)
     before = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.mp4")}
@@ -465,6 +467,7 @@ def test_unknown_encoder_fails_each_clip_and_leaves_no_file(synth, tmp_path):
     root, planned = synth
     s = clip_extract.extract_clips(planned[:2], root / "videos", tmp_path, codec="no_such_codec")
     assert (s.written, s.failed) == (0, 2) and "no_such_codec" in s.errors[0][2]
+    assert {kind: sorted(ids) for kind, ids in s.by_kind.items()} == {"encode": [1, 2]}
     assert [p.name for p in tmp_path.iterdir()] == ["extract_log.jsonl"]
 
 
@@ -523,19 +526,77 @@ def test_cli_reports_bad_inputs(tmp_path, capsys):
 
 def test_a_source_video_smaller_than_its_annotations_fails_its_clips_in_one_reason(synth, tmp_path):
     """Regions planned on a frame four times the size of the synthetic 160x120 video (as a 320x176 stand-in of a
-    1920x1072 MEVA video is): every clip of it fails with the sizes, before any is cropped; the planned regions,
+    1920x1080 MEVA video is): every clip of it fails with the sizes, before any is cropped; the planned regions,
     which pass the frame's edge by a few pixels (up to 190 of 160), still fit."""
     root, planned = synth
-    assert clip_extract.size_mismatch(W, H, planned) is None
+    assert frame_size.rows_reach(planned) == (190, 130)
+    assert frame_size.size_mismatch(W, H, frame_size.rows_reach(planned)) is None
     scaled = [dataclasses.replace(r, x1=4 * r.x1, y1=4 * r.y1, x2=4 * r.x2, y2=4 * r.y2) for r in planned]
-    reach = (max(r.x2 for r in scaled), max(r.y2 for r in scaled))
-    assert reach == (760, 520)
+    assert frame_size.rows_reach(scaled) == (760, 520)
     s = clip_extract.extract_clips(scaled, root / "videos", tmp_path, codec="libx264rgb", crf=0)
-    assert (s.written, s.failed) == (0, len(s.errors)) and s.failed >= 5 and not list(tmp_path.glob("*.mp4"))
-    reasons = {e[2] for e in s.errors}
-    assert len(reasons) == 1
-    assert reasons.pop().endswith(f": the video is 160x120, but the annotations of its {s.failed} clip(s) reach x "
-                                  "760, y 520: it is not the annotated video (a stand-in or a resized copy?); put the "
-                                  "original under --video-root")
-    assert "reach x 1905" in clip_extract.size_mismatch(320, 176, [dataclasses.replace(planned[0], x2=1905, y2=1070)])
-    assert clip_extract.size_mismatch(1920, 1080, [dataclasses.replace(planned[0], x2=1920, y2=1072)]) is None
+    assert (s.written, s.failed) == (0, 5) and not list(tmp_path.glob("*.mp4"))  # 6 rows, 5 clip names
+    assert {e[2] for e in s.errors} == {f"{root / 'videos' / 'cam' / 'synth_cam.r13.mp4'}: the video is 160x120, but "
+                                        "its annotated boxes reach 760x520: it is not the annotated video (a stand-in "
+                                        "or a resized copy?); put the original under --video-root"}
+    assert list(s.by_kind) == ["size mismatch"] and sorted(s.by_kind["size mismatch"]) == [1, 2, 3, 4, 5]
+    assert s.lines()[1:3] == ["  failed by kind: 5 size mismatch (5, 1, 2, ...)", f"  failed 5 {scaled[4].video}: "
+                              + s.errors[0][2]]  # in the order of their windows; one line for the five
+    assert frame_size.size_mismatch(320, 176, (1905, 1070)).startswith("the video is 320x176, but its annotated "
+                                                                         "boxes reach 1905x1070")
+    assert frame_size.size_mismatch(1920, 1080, (1920, 1072)) is None
+    assert frame_size.size_mismatch(100, 100, (125, 125)) is None and frame_size.size_mismatch(100, 100, (126, 1))
+
+
+def test_a_region_beside_the_frame_fails_alone_as_region_empty(synth, tmp_path):
+    """A region that passes the frame's right edge (within SIZE_SLACK: the video is the annotated one) and holds
+    no pixel of it: that clip fails, the other is written."""
+    root, planned = synth
+    beside = dataclasses.replace(planned[1], index=30, video="beside", x1=165, x2=190)
+    s = clip_extract.extract_clips([planned[1], beside], root / "videos", tmp_path, codec="libx264rgb", crf=0)
+    assert (s.written, s.by_kind) == (1, {"region empty": [30]})
+    assert s.errors == [(30, "beside", "ValueError: the region (165, 25, 190, 53) is empty inside the 160x120 frame")]
+
+
+def test_an_extraction_with_two_kinds_of_failure_counts_each_and_shows_its_first_reasons(synth, tmp_path, capsys):
+    """Two clips whose source video is missing, three of a 320x176 stand-in of a 1920x1080 video (one line for the
+    three, which share their reason), and two written: the summary counts both kinds with their first indices, and
+    the log records each clip's kind."""
+    from tests.helpers_video import numbered_frames, write_video
+
+    root, planned = synth
+    videos = tmp_path / "videos"
+    shutil.copytree(root / "videos", videos)
+    standin = write_video(videos / "standin_cam.r13.mp4", numbered_frames(30, 320, 176), FPS)
+
+    def row(index, source, x1, y1, x2, y2, status="ok"):
+        return clips.ManifestRow(index, f"{source}.vehicle_turns_left.{index}.{index + 5}", source,
+                                 "vehicle_turns_left", index, index + 5, x1, y1, x2, y2, False, status)
+
+    rows = [*planned[:2], row(20, "nowhere", 0, 0, 50, 50), row(21, "nowhere", 0, 0, 60, 60),
+            row(10, "standin_cam.r13", 300, 200, 700, 600), row(11, "standin_cam.r13", 1500, 700, 1905, 1070),
+            row(12, "standin_cam.r13", 0, 0, 400, 300), row(13, "synth_cam.r13", 0, 0, 50, 50, "no_boxes")]
+    manifest = clips.write_manifest(rows, tmp_path / "manifest.tsv")
+    out = tmp_path / "clips"
+    code = main(["sovabench", "clips", "extract", "--manifest", str(manifest), "--video-root", str(videos),
+                 "--out", str(out), "--codec", "libx264rgb", "--crf", "0", "--pix-fmt", "rgb24", "--no-progress"])
+    assert code == 1
+    missing = f"source video nowhere (.avi/.mp4/.mkv/.mov) not found under {videos}"
+    assert capsys.readouterr().out.splitlines() == [
+        "clips written: 2, already present: 0, failed: 5, rows without a clip (status not ok): 1",
+        "  MEVA: written 2, already present 0, missing their source video 2",
+        "  failed by kind: 2 video missing (20, 21); 3 size mismatch (10, 11, 12)",
+        f"  failed 20 nowhere.vehicle_turns_left.20.25: {missing}",
+        f"  failed 10 standin_cam.r13.vehicle_turns_left.10.15: {standin}: the video is 320x176, but its annotated "
+        "boxes reach 1905x1070: it is not the annotated video (a stand-in or a resized copy?); put the original "
+        "under --video-root",
+        "  ... and 3 more, each with its reason in extract_log.jsonl",
+        "  2 clip(s) miss their source video ('sova sovabench clips sources' lists the videos, 'sova sovabench clips "
+        "fetch' downloads MEVA's; each is in extract_log.jsonl)",
+        f"clips and extract_log.jsonl: {out}",
+    ]
+    log = [json.loads(line) for line in (out / "extract_log.jsonl").read_text().splitlines()]
+    assert sorted((rec["index"], rec["status"], rec["kind"]) for rec in log) == [
+        (1, "written", None), (2, "written", None), (10, "failed", "size mismatch"), (11, "failed", "size mismatch"),
+        (12, "failed", "size mismatch"), (20, "failed", "video missing"), (21, "failed", "video missing")]
+    assert sorted(p.name for p in out.glob("*.mp4")) == sorted(f"{r.video}.mp4" for r in planned[:2])
+    assert {rec["kind"] for rec in log} - {None} <= set(clip_extract.KINDS)

@@ -93,11 +93,15 @@ def test_videos_on_disk_are_found_and_checked(tmp_path):
         "VIRAT_S_000008": ("25 frames per second, not 30", 30, 25.0),
     }
     assert got[VIRAT][0].startswith("does not open:")
+    assert {s.source_video: s.size for s in listed if s.size} == {G506: "64x48", G424: "64x48", "VIRAT_S_000008": "64x48"}
     lines = sources.summary_lines(listed, annotations=False, videos=True)
-    assert lines[:3] == ["MEVA: 3 source videos, 3 rows", "  videos found and usable: 1, missing: 1, unusable: 1",
+    assert lines[:4] == ["MEVA: 3 source videos, 3 rows", "  videos found and usable: 1, missing: 1, unusable: 1",
+                         f"    {root / G424}.avi: 12 frames, the rows need 21",
                          "  from s3://mevadata-public-01/drops-123-r13/<date>/<hour>/<name>.avi ('sova sovabench "
                          "clips fetch' downloads them)"]
-    assert lines[3:5] == ["VIRAT: 2 source videos, 2 rows", "  videos found and usable: 0, missing: 0, unusable: 2"]
+    assert lines[4:8] == ["VIRAT: 2 source videos, 2 rows", "  videos found and usable: 0, missing: 0, unusable: 2",
+                          f"    {root / VIRAT}.mp4: {got[VIRAT][0]}",
+                          f"    {root}/VIRAT_S_000008.mp4: 25 frames per second, not 30"]
 
 
 def test_cli_sources_writes_tsv_or_json_and_exits_0_with_things_missing(tmp_path, capsys):
@@ -151,6 +155,10 @@ def test_extract_summarises_each_dataset_with_some_videos_missing(tmp_path):
         "clips written: 3, already present: 0, failed: 3, rows without a clip (status not ok): 0",
         "  MEVA: written 2, already present 0, missing their source video 2",
         "  VIRAT: written 1, already present 0, missing their source video 1",
+        "  failed by kind: 3 video missing (2, 3, 5)",  # the first two reasons that differ, one line each
+        f"  failed 2 {rows[2].video}: source video {G424} (.avi/.mp4/.mkv/.mov) not found under {videos}",
+        f"  failed 5 {rows[5].video}: source video VIRAT_S_000008 (.avi/.mp4/.mkv/.mov) not found under {videos}",
+        "  ... and 1 more, each with its reason in extract_log.jsonl",
         "  3 clip(s) miss their source video ('sova sovabench clips sources' lists the videos, 'sova sovabench clips "
         "fetch' downloads MEVA's; each is in extract_log.jsonl)",
     ]
@@ -160,3 +168,28 @@ def test_extract_summarises_each_dataset_with_some_videos_missing(tmp_path):
     assert s.by_dataset == {"MEVA": {"written": 2, "skipped": 2, "missing": 0},
                             "VIRAT": {"written": 0, "skipped": 1, "missing": 1}}
     assert sorted(p.stem for p in (tmp_path / "clips").glob("*.mp4")) == sorted(r.video for r in rows[:5])
+
+
+def test_a_stand_in_smaller_than_its_annotations_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    """A 320x176 stand-in of G506, whose annotated boxes reach x 1920 and y 717, is not usable, in one line that
+    gives both sizes; a 1920x1080 video of G424 (boxes up to 1919x1079) is; the annotation index is cached where
+    clips plan finds it."""
+    monkeypatch.setenv("SOVA_KPF_INDEX_DIR", str(tmp_path / "index"))
+    root = tmp_path / "videos"
+    root.mkdir()
+    write_video(root / f"{G506}.avi", numbered_frames(21, 320, 176), 30.0, codec="mpeg4")
+    write_video(root / f"{G424}.avi", numbered_frames(21, 1920, 1080), 30.0, codec="mpeg4")
+    tsv = write_tsv(tmp_path / "t.tsv", [f"{G506}.vehicle_turns_left.5.20", f"{G424}.vehicle_turns_left.3.20"])
+    out = tmp_path / "sources.tsv"
+    assert main(["sovabench", "clips", "sources", "--tsv", str(tsv), "--annotations", str(SAMPLE),
+                 "--video-root", str(root), "--out", str(out)]) == 0
+    refusal = ("the video is 320x176, but its annotated boxes reach 1920x717: it is not the annotated video (a "
+               "stand-in or a resized copy?); put the original under --video-root")
+    assert capsys.readouterr().out.splitlines()[:4] == [
+        "MEVA: 2 source videos, 2 rows", "  annotations found: 2, missing: 0",
+        "  videos found and usable: 1, missing: 0, unusable: 1", f"    {root / G506}.avi: {refusal}"]
+    listed = {r["source_video"]: r for r in csv.DictReader(open(out, newline=""), delimiter="\t")}
+    assert {v: (r["video_status"], r["size"], r["frames"]) for v, r in listed.items()} == {
+        G506: (refusal, "320x176", "21"), G424: ("ok", "1920x1080", "21")}
+    assert sorted(p.name.rsplit(".", 2)[0] for p in (tmp_path / "index").iterdir()) == sorted(  # <name>.<tag>.json
+        n.removesuffix(".r13") for n in (G424, G506))
