@@ -53,9 +53,9 @@ def test_the_describer_is_built_once_in_each_place_it_runs(tmp_path, monkeypatch
     """Local: once, here. Ray: once on the driver, which names the cache, and once in each actor."""
     made = []
 
-    def counted(backend, **options):
+    def counted(backend, *options, **fields):
         made.append(backend)
-        return real(backend, **options)
+        return real(backend, *options, **fields)
 
     real, pool = contract.make_describer, _Pool()
     monkeypatch.setattr(contract, "make_describer", counted)
