@@ -65,7 +65,7 @@ from sova_lib import SentenceEncoder, embed_descriptions, make_describer, record
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.report import explore, plots, tables
 from sova_lib.sentences import split
-from sova_lib.similarity import max_cosine, mean_cosine
+from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.storage import cache_root, write_json
 
 from paper import quickstart
@@ -145,7 +145,8 @@ pieces
 # Every description of the six clips, split the same way. Each sentence will get its own vector.
 
 # %%
-sentences = quickstart.sentence_table(texts)
+sentences = pd.DataFrame([{"id": i, "sentence": k + 1, "text": s} for i, text in texts.items()
+                          for k, s in enumerate(split(text))], columns=["id", "sentence", "text"])
 tables.write_outputs(sentences, sentences, out / "00_quickstart_sentences")
 sentences
 
@@ -212,13 +213,14 @@ plots.save_figure(fig, out / "00_quickstart_sentence_similarity")
 
 # %% [markdown]
 # The library computes the same number in two ways: `similarity.max_cosine`, the plain form of Eq. 3 for two
-# clips, and `set_similarity`, the blocked fast path that every evaluation runs over all clips at once (here
-# through `quickstart.item_similarity`). The cell checks that the three agree (the fast path multiplies in float32
-# blocks, so it may differ in the last bits); the mean over all sentence pairs (the paper's ablation) likewise.
+# clips, and `set_similarity`, the blocked fast path that every evaluation runs over all clips at once, here every
+# clip against every clip. The cell checks that the three agree (the fast path multiplies in float32 blocks, so it
+# may differ in the last bits); the mean over all sentence pairs (the paper's ablation) likewise.
 
 # %%
-max_matrix, clip_ids = quickstart.item_similarity(items_vectors, aggregate="max")
-mean_matrix, _ = quickstart.item_similarity(items_vectors, aggregate="mean")
+max_matrix = set_similarity(items_vectors, items_vectors, aggregate="max").astype(np.float64)  # (clips, clips)
+mean_matrix = set_similarity(items_vectors, items_vectors, aggregate="mean").astype(np.float64)
+clip_ids = [str(i) for i in items_vectors.ids]
 fast_max, fast_mean = (m[clip_ids.index(query), clip_ids.index(other)] for m in (max_matrix, mean_matrix))
 print(f"maximum: numpy {cosines.max():.6f}, max_cosine {max_cosine(a, b):.6f}, set_similarity {fast_max:.6f}")
 print(f"mean:    numpy {cosines.mean():.6f}, mean_cosine {mean_cosine(a, b):.6f}, set_similarity {fast_mean:.6f}")

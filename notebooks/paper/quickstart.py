@@ -9,17 +9,13 @@
 * ``illustrative_answer``: a multi-sentence answer in the style of an MLLM,
   written by hand (not a model's output) to show the splitter at work, and
   ``split_table``: an answer cut into lines, then sentences;
-* ``sentence_table``: every description split into its sentences;
-* ``item_similarity``: the clip-to-clip similarity (maximum cosine, Eq. 3,
-  by ``similarity.set_similarity``);
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
   that decided the match and its rank under the mean cosine too;
 * ``direction_protocol``: the built-in ``quickstart-direction`` protocol
   (``sova_lib.benchmarks.excerpts``), or the same question asked of the
   user's own videos;
 * ``direction_records``: the clips scored under it, and a random ranking,
-  as two records (``sova_lib.records``); ``direction_table`` reads them back
-  from the collected records.
+  as two records (``sova_lib.records``), the rows of the notebook's table.
 
 Sentences are cut with ``sentences.split`` and embedded with any encoder
 that has ``encode(list[str]) -> (n, D)`` unit vectors (``SentenceEncoder``).
@@ -47,13 +43,13 @@ from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 from sova_lib.sentences import split
-from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
+from sova_lib.similarity import max_cosine, mean_cosine
 from sova_lib.video.frames import probe, sample_frames
 
 __all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "describer_names",
            "direction_protocol",
            "direction_records", "RANDOM_SCORER", "illustrative_answer", "items_table",
-           "request_table", "sampled_frames", "sentence_table", "split_table", "item_similarity", "neighbours"]
+           "request_table", "sampled_frames", "split_table", "neighbours"]
 
 
 def example_items(videos=(), *, with_reversed: bool = True):
@@ -158,18 +154,6 @@ def split_table(text: str):
             for n, line in enumerate(text.splitlines(), start=1) if line.strip()
             for k, s in enumerate(split(line), start=1)]
     return pd.DataFrame(rows, columns=["line", "sentence", "text"])
-
-
-def sentence_table(texts: dict):
-    """One row per sentence: ``id``, ``sentence`` (1-based number within its description), ``text``."""
-    rows = [{"id": i, "sentence": k + 1, "text": s} for i, text in texts.items() for k, s in enumerate(split(text))]
-    return pd.DataFrame(rows, columns=["id", "sentence", "text"])
-
-
-def item_similarity(items, *, aggregate: str = "max"):
-    """Clip-to-clip similarity of ``ItemVectors``: ``(matrix (n, n), ids)``; the diagonal is each clip with itself."""
-
-    return set_similarity(items, items, aggregate=aggregate).astype(np.float64), [str(i) for i in items.ids]
 
 
 def neighbours(items, texts: dict, query, *, k: int = 3):

@@ -3,6 +3,7 @@ import pytest
 
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.sentences import split
+from sova_lib.similarity import set_similarity
 from sova_lib.video.frames import example_videos
 
 from paper import quickstart
@@ -39,13 +40,6 @@ def test_example_items_and_their_frames():
     (fwd_id, fwd, t_fwd), (rev_id, rev, t_rev) = quickstart.sampled_frames(items[:2], fps=1.0)
     assert rev_id.endswith("-reversed") and len(fwd) == len(rev) and t_fwd[0] == 0
     assert np.array_equal(np.asarray(fwd[0]), np.asarray(rev[-1]))  # the reversed clip ends where the clip starts
-
-
-def test_sentence_table():
-    table = quickstart.sentence_table(TEXTS)
-    assert table["text"].tolist() == ["A person walks left.", "Two people are seen.", "A car turns.",
-                                      "Two people are seen.", "Nothing moves."]
-    assert table["sentence"].tolist() == [1, 2, 1, 2, 1]
 
 
 def test_split_table_cuts_lines_then_sentences():
@@ -92,8 +86,6 @@ def test_neighbours_explain_the_match():
     assert top.loc[1, "matched sentence"] == "Nothing moves." and top.loc[1, "max cosine"] == 1.0
     assert top["mean cosine"].tolist() == [0.25, 0.5]  # 1 of 4 sentence pairs match; 1 of 2
     assert top["rank by mean"].tolist() == [2, 1]  # the mean ranks c first
-    matrix, ids = quickstart.item_similarity(items)
-    assert ids == ["a", "b", "c"] and np.allclose(np.diag(matrix), 1) and matrix[0, 2] == 0
     with pytest.raises(ValueError, match="query 'q' is not among"):
         quickstart.neighbours(items, TEXTS, "q")
 
@@ -146,8 +138,8 @@ def test_motion_describer_on_the_excerpts_gives_clips_that_differ(encoder, tmp_p
     texts = read_descriptions(folder)
     assert len(texts) == 6
     assert not set.intersection(*(set(split(t)) for t in texts.values()))
-    matrix, ids = quickstart.item_similarity(embed_descriptions(texts, encoder))
-    off = matrix[~np.eye(len(ids), dtype=bool)]
+    vectors = embed_descriptions(texts, encoder)
+    off = set_similarity(vectors, vectors)[~np.eye(len(texts), dtype=bool)]
     assert off.max() - off.min() > 0.05 and (off < 0.999).sum() >= len(off) // 2
 
 

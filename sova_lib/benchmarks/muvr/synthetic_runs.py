@@ -1,12 +1,12 @@
-"""The evaluations of the synthetic MUVR set, as records, and the notebook's tables made from them.
+"""The evaluations of the synthetic MUVR set, as records, from which the notebook makes its tables.
 
 ``run_synthetic(root)`` scores the set ``synthetic.write_synthetic`` wrote:
 MUVR-Base under the three query modalities and the exact random ranking,
 MUVR-Filter without and with the tag prompt, and MUVR-QA on rule-based
 stand-in answers under both parses. ``SyntheticRuns.records()`` turns each
 into one ``sova_lib.records`` record (``cache`` ``muvr-synthetic``), from
-which ``base_table`` and ``filter_table`` make the notebook's tables
-(``SyntheticRuns.qa_rows`` gives the QA stand-ins' scores). Every number measures the code on random vectors, never a
+which the notebook makes its tables (``SyntheticRuns.qa_rows`` gives the QA
+stand-ins' scores). Every number measures the code on random vectors, never a
 model.
 """
 from __future__ import annotations
@@ -14,16 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from sova_lib.benchmarks.muvr import qa
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS, load_partition
 from sova_lib.benchmarks.muvr.features import released_vectors
-from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate_vectors, random_ranking, record_metrics
+from sova_lib.benchmarks.muvr.retrieval import MuvrResult, evaluate_vectors, random_ranking
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 
-__all__ = ["CACHE", "QUERIES", "SOURCE", "STAND_INS", "TAG_WEIGHTS", "SyntheticRuns", "base_table", "filter_table",
-           "run_synthetic", "stand_in_answers"]
+__all__ = ["CACHE", "QUERIES", "SOURCE", "STAND_INS", "TAG_WEIGHTS", "SyntheticRuns", "run_synthetic",
+           "stand_in_answers"]
 
 #: The ``cache`` field of every synthetic record (it names their files).
 CACHE = "muvr-synthetic"
@@ -93,31 +91,3 @@ def run_synthetic(root: str | Path, *, ties: str = "expected", bootstrap: int = 
     scored = {(name, parse): qa.score_answers(questions, answers[name], parse=parse)
               for name in STAND_INS for parse in qa.PARSES}
     return SyntheticRuns(base, filtered, scored, bootstrap, seed)
-
-
-def _by_protocol(records, cache: str = CACHE) -> dict:
-    """protocol -> the record of ``records`` (``SyntheticRuns.records()``) with that protocol and ``cache``."""
-    return {r["protocol"]: r for r in records if r["cache"] == cache}
-
-
-def base_table(records):
-    """The synthetic MUVR-Base table from the run's records (``SyntheticRuns.records()``): every metric, each
-    partition's mAP, the interval.
-
-    One row per query modality, then the random ranking; values to 2
-    decimals; ``mAP 95% CI`` as ``low-high`` (1 decimal) or empty.
-    """
-    found = _by_protocol(records)
-    rows = {**{q: found[f"base {q}"] for q in QUERIES}, _RANDOM: found["base none"]}
-    table = pd.DataFrame({name: {**record_metrics(r), **r["per_class"]} for name, r in rows.items()}).T.round(2)
-    table["mAP 95% CI"] = [f"{r['ci_low']:.1f}-{r['ci_high']:.1f}" if r["ci_low"] is not None else ""
-                           for r in rows.values()]
-    return table
-
-
-def filter_table(records):
-    """The synthetic MUVR-Filter table from the run's records (``SyntheticRuns.records()``): one row per tag
-    weight, every metric."""
-    found = _by_protocol(records)
-    return pd.DataFrame({f"p = {w:g}": record_metrics(found[f"filter text+video p={w:g}"])
-                         for w in TAG_WEIGHTS}).T.round(2)
