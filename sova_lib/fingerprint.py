@@ -33,8 +33,8 @@ from pathlib import Path
 
 from sova_lib.storage import JSON_ERRORS, write_json
 
-__all__ = ["MEMO_VARIABLE", "SETTLED_SECONDS", "file_digests", "folder_fingerprint", "local_folder", "memo_path",
-           "model_files"]
+__all__ = ["MEMO_VARIABLE", "SETTLED_SECONDS", "content_fingerprint", "file_digests", "folder_fingerprint",
+           "local_folder", "memo_path", "model_files"]
 
 #: The environment variable that relocates the memo of file digests.
 MEMO_VARIABLE = "SOVA_DIGEST_MEMO"
@@ -142,3 +142,14 @@ def folder_fingerprint(folder: str | Path) -> str:
         total.update(str(path.relative_to(folder)).encode())
         total.update(bytes.fromhex(digests[path]))
     return total.hexdigest()
+
+
+def content_fingerprint(path: str | Path) -> dict:
+    """What the file or folder ``path`` holds, as one object: ``{"method": "file-digest", "sha256": ...}``, the
+    SHA-256 of a file's bytes, or ``{"method": "folder-digest", "sha256": ...}``, a folder's ``folder_fingerprint``
+    (its files but hidden ones, documentation and pictures). It names nothing of where ``path`` is, so the same
+    content has the same fingerprint however it is spelled and on every machine."""
+    path = Path(path)
+    if path.is_dir():
+        return {"method": "folder-digest", "sha256": folder_fingerprint(path)}
+    return {"method": "file-digest", "sha256": file_digests([path])[path]}

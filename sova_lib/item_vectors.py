@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from sova_lib.encoder import split_many
+from sova_lib.fingerprint import content_fingerprint
 from sova_lib.similarity import ItemVectors, l2_normalize
 from sova_lib.storage import JSON_ERRORS, json_problem, lines, write_bytes
 
 __all__ = ["MAX_TEXT_CHARS", "cut_note", "embed_descriptions", "empty_note", "put_text", "read_descriptions",
-           "read_embeddings", "write_embeddings"]
+           "read_embeddings", "vectors_identity", "write_embeddings"]
 
 
 def _as_id(raw, where: str):
@@ -181,6 +183,16 @@ def read_embeddings(path: str | Path) -> ItemVectors:
         return ItemVectors(ids if named else ids.astype(np.int64), owner.astype(np.int64), l2_normalize(vectors))
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
+
+
+def vectors_identity(path: str | Path) -> dict:
+    """The record fields that name the vectors at ``path`` (an ``.npz``, or a folder of feature files) by what they
+    are: ``cache``, the last name of ``path`` made absolute (``.`` and a trailing slash name the folder itself;
+    links are not followed), and ``fingerprint``, the digest of its content
+    (``sova_lib.fingerprint.content_fingerprint``). A record's file name comes from both
+    (``sova_lib.records.record_name``), so two different files never share a record, and one file spelled two
+    ways (relative or absolute) is one record."""
+    return {"cache": Path(os.path.abspath(path)).name, "fingerprint": content_fingerprint(path)}
 
 
 def write_embeddings(path: str | Path, items: ItemVectors) -> Path:

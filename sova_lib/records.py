@@ -40,7 +40,8 @@ A record's fields (``RECORD_FIELDS``; absent ones are empty):
 ``baseline``, ``cache``, ``config_hash``, ``model``, ``fingerprint``, ``prompt``, ``fps``, ``frames``, ``versions``
     the baseline's name, or the description cache's folder, key hash, model id, fingerprint of the weights,
     prompt, sampling rate or frame count, and the software that wrote the texts
-    (``sova_lib.describe.provenance``);
+    (``sova_lib.describe.provenance``); for vectors read from a file or folder (``embeddings``), its last name
+    and the SHA-256 digest of its content (``sova_lib.item_vectors.vectors_identity``);
 ``note``
     why a row has no value, or what to know about it;
 ``library_version``
@@ -223,12 +224,17 @@ def fingerprint_label(fingerprint) -> str | None:
 
 def record_label(record: dict) -> str:
     """What scored a record, in a table's first column: its ``model`` and the short name of its ``fingerprint``
-    (``fingerprint_label``), so two checkpoints of one model read apart; its ``source`` when it names no model
-    (a baseline), and a paired comparison's ``source`` (its two names)."""
-    model = record.get("model")
-    if record.get("kind") == "paired comparison" or _absent(model) or model == "":
+    (``fingerprint_label``), so two checkpoints of one model read apart; for vectors read from a file or folder
+    (``kind`` ``embeddings`` with a ``cache`` and a ``fingerprint``: ``sova_lib.item_vectors.vectors_identity``),
+    its name and the short name of its content, so two files of one name read apart; its ``source`` when it names
+    no model (a baseline), and a paired comparison's ``source`` (its two names)."""
+    model, short = record.get("model"), fingerprint_label(record.get("fingerprint"))
+    if _absent(model) or model == "":
+        if record.get("kind") == "embeddings" and record.get("cache") and short:
+            return f"{record['cache']} @{short}"
         return str(record.get("source"))
-    short = fingerprint_label(record.get("fingerprint"))
+    if record.get("kind") == "paired comparison":
+        return str(record.get("source"))
     return f"{model} @{short}" if short else str(model)
 
 

@@ -124,3 +124,18 @@ def test_concurrent_writers_keep_every_entry(tmp_path, monkeypatch):
     assert {os.path.realpath(p) for f in folders for p in f.iterdir()} <= set(entries)
     monkeypatch.setenv(fingerprint.MEMO_VARIABLE, str(memo))
     assert printed == [fingerprint.folder_fingerprint(f) for f in folders]
+
+
+def test_content_fingerprint_and_vectors_identity_name_content_not_place(tmp_path, monkeypatch):
+    folder = _model_folder(tmp_path / "m")
+    assert fingerprint.content_fingerprint(folder / "config.json") == {
+        "method": "file-digest", "sha256": hashlib.sha256(b'{"a": 1}').hexdigest()}
+    assert fingerprint.content_fingerprint(folder) == {"method": "folder-digest",
+                                                       "sha256": fingerprint.folder_fingerprint(folder)}
+    from sova_lib.item_vectors import vectors_identity
+
+    monkeypatch.chdir(folder)
+    spelled = [vectors_identity(p) for p in (folder, "../m", "../m/", ".", f"{folder}/")]
+    assert spelled == [{"cache": "m", "fingerprint": fingerprint.content_fingerprint(folder)}] * 5
+    assert vectors_identity("config.json") == vectors_identity(folder / "config.json") == {
+        "cache": "config.json", "fingerprint": fingerprint.content_fingerprint(folder / "config.json")}

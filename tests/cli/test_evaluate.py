@@ -1,3 +1,4 @@
+import hashlib
 import json
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import pytest
 from sova_lib.cli import main
 from sova_lib.evaluation import oracle_texts
 from sova_lib.protocols import get_protocol
+from sova_lib.records import fingerprint_label, record_label
 
 
 def _run(capsys, *argv):
@@ -154,3 +156,32 @@ def test_a_constant_describer_on_a_subset_prints_its_own_score_as_the_chance_lin
     assert result["chance_without_missing"] == pytest.approx(result["value_without_missing"], abs=1e-9)
     (record,) = [json.loads(p.read_text()) for p in (tmp_path / "results").iterdir()]
     assert record["chance"] == record["value"] and record["chance_without_missing"] == record["value_without_missing"]
+
+
+def test_two_files_of_one_name_are_two_records_and_one_file_spelled_two_ways_is_one(capsys, tmp_path, monkeypatch):
+    """ckpt1/v.npz and ckpt2/v.npz scored on one protocol into one --out folder: two records, each named by its
+    file's name and content digest (no path), and the same file given relatively then absolutely: still two."""
+    rng = np.random.default_rng(0)
+    ids = get_protocol("quickstart-direction").ids()
+    for ckpt in ("ckpt1", "ckpt2"):
+        (tmp_path / ckpt).mkdir()
+        _npz(tmp_path / ckpt / "v.npz", ids, rng)
+    monkeypatch.chdir(tmp_path)
+    values = {}
+    for spelled in ("ckpt1/v.npz", "ckpt2/v.npz", str(tmp_path / "ckpt1" / "v.npz"), str(tmp_path / "ckpt2" / "v.npz")):
+        code, out, _ = _run(capsys, "sovabench", "evaluate", "--protocol", "quickstart-direction", "--embeddings",
+                            spelled, "--out", "results", "--json")
+        assert code == 0
+        values.setdefault(spelled.split("/")[-2], round(json.loads(out)["value"], 2))
+    assert values["ckpt1"] != values["ckpt2"]
+    written = sorted((tmp_path / "results").glob("*.json"))
+    assert len(written) == 2
+    digests = {hashlib.sha256((tmp_path / c / "v.npz").read_bytes()).hexdigest(): c for c in ("ckpt1", "ckpt2")}
+    labels = set()
+    for path in written:
+        record = json.loads(path.read_text())
+        assert path.name.startswith("v.npz__quickstart-direction__max__") and str(tmp_path) not in path.name
+        assert record["cache"] == "v.npz" and record["fingerprint"]["method"] == "file-digest"
+        assert record["value"] == values[digests[record["fingerprint"]["sha256"]]]
+        labels.add(record_label(record))
+    assert labels == {f"v.npz @{fingerprint_label({'method': 'file-digest', 'sha256': d})}" for d in digests}

@@ -1,4 +1,5 @@
 """``sova image-tasks evaluate`` and ``sova image-tasks embed`` with a tiny random CLIP."""
+import hashlib
 import json
 
 import numpy as np
@@ -89,8 +90,12 @@ def test_embed_images_then_zero_shot(capsys, tmp_path, tiny_clip):
     assert vectors.ids.tolist() == [1, 2, 3]
     path = _vsr_file(tmp_path)
     code, out, _ = _run(capsys, "image-tasks", "evaluate", "--task", "vsr-zeroshot", "--annotations", path, "--embeddings",
-                        out_npz, "--text-model", tiny_clip, "--json")
+                        out_npz, "--text-model", tiny_clip, "--json", "--out", tmp_path / "results")
     assert code == 0
+    (written,) = (tmp_path / "results").glob("*.json")  # named by the file's content and the text tower
+    record = json.loads(written.read_text())
+    assert record["cache"] == "images.npz" and record["encoder"] == str(tiny_clip)
+    assert record["fingerprint"] == {"method": "file-digest", "sha256": hashlib.sha256(out_npz.read_bytes()).hexdigest()}
     # independent: cosine of each image vector with each choice's text vector, argmax with ties shared
     model = ContrastiveModel(str(tiny_clip))
     credit = []

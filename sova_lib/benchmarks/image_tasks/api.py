@@ -23,7 +23,7 @@ from sova_lib.benchmarks.image_tasks.datasets import image_key, load
 from sova_lib.describe.item import IMAGE_SUFFIXES, Item
 from sova_lib.describe.provenance import folder_provenance
 from sova_lib.encoder import SentenceEncoder
-from sova_lib.item_vectors import MAX_TEXT_CHARS, cut_note, read_descriptions, read_embeddings
+from sova_lib.item_vectors import MAX_TEXT_CHARS, cut_note, read_descriptions, read_embeddings, vectors_identity
 
 __all__ = ["BASELINES", "evaluate_files", "items"]
 
@@ -86,4 +86,6 @@ def evaluate_files(task: str, *, descriptions=None, embeddings=None, baseline: s
                           baseline=baseline, encoder=made and made.name)
     if kind == "description cache":  # a describe cache names its model
         result.context.update(folder_provenance(descriptions))
+    elif kind == "embeddings":  # vectors are named by their content, and the choices by the text tower
+        result.context.update(encoder=text_model, **vectors_identity(embeddings))
     return result

@@ -19,7 +19,7 @@ from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, TAG_WEIGHT
 from sova_lib.benchmarks.muvr.metrics import TIES
 from sova_lib.describe.provenance import folder_provenance
 from sova_lib.encoder import SentenceEncoder
-from sova_lib.item_vectors import read_descriptions
+from sova_lib.item_vectors import read_descriptions, vectors_identity
 
 __all__ = ["MAX_WINDOWS", "QA_MODES", "QA_TEMPLATES", "QUERY_MODES", "SCORINGS", "TAG_WEIGHT", "TIES", "VERSIONS",
            "WINDOW_SECONDS", "describe", "evaluate_files"]
@@ -65,7 +65,8 @@ def evaluate_files(data, *, version: str = "base", partitions=None, features=Non
     unless ``split_query=False``) or the ``random-ranking`` ``baseline``, scored by ``query`` modality, ``ties``
     and, for Filter, ``tag_weight``. QA (``qa.score_answers``): the ``answers`` of ``describe(version="qa")``,
     parsed as ``scoring`` says. ``join_listed`` lets listed ids missing from videos.json join the gallery.
-    ``partitions`` None: every partition the root holds (``partitions_present``).
+    ``partitions`` None: every partition the root holds (``partitions_present``). The record of ``features`` or
+    ``embeddings`` names the folder or file and its content digest (``item_vectors.vectors_identity``).
     """
     partitions = partitions or partitions_present(data, qa=version == "qa")
     run = {"bootstrap": bootstrap, "seed": seed}
@@ -98,5 +99,7 @@ def evaluate_files(data, *, version: str = "base", partitions=None, features=Non
                    **folder_provenance(descriptions)}  # a describe cache names its model
     result = retrieval.evaluate_vectors(loaded, vectors, query=query, tag_weight=tag_weight, ties=ties, source=str(source),
                                 **options)
+    if descriptions is None:  # vectors named by their content: another file of the same name is another record
+        context.update(vectors_identity(source))
     result.context.update({"source": str(source), "cache": Path(source).name, **context, **run})
     return result

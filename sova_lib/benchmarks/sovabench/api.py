@@ -29,6 +29,7 @@ from sova_lib.item_vectors import (
     empty_note,
     read_descriptions,
     read_embeddings,
+    vectors_identity,
 )
 from sova_lib.protocols import get_protocol
 
@@ -50,7 +51,8 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
     sentences unless ``sentences=False``, at most ``max_chars`` of each embedded, with a note) and the oracle.
     The other keywords as ``sova_lib.evaluation.evaluate`` takes them; its ``CoverageError`` names the input
     (``--descriptions PATH: ...``). The result's ``to_record()`` records what
-    was scored (kind, source, encoder, text split, bootstrap, seed) and, for a describe cache folder, what wrote
+    was scored (kind, source, encoder, text split, bootstrap, seed), for ``embeddings`` the file's name and content
+    digest (``item_vectors.vectors_identity``) and, for a describe cache folder, what wrote
     it (``sova_lib.describe.provenance.cache_provenance``: model, fingerprint, prompt, fps or frames, key hash,
     software versions).
     """
@@ -61,7 +63,8 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
         result.context.update(kind="baseline", source=baseline, baseline=baseline, encoder=made and made.name, **run)
         return result
     if embeddings is not None:
-        items, context = read_embeddings(embeddings), {"kind": "embeddings", "source": str(embeddings)}
+        items = read_embeddings(embeddings)
+        context = {"kind": "embeddings", "source": str(embeddings), **vectors_identity(embeddings)}
     else:
         wrote = {}
         if (Path(descriptions) / "manifest.json").is_file():  # a describe cache folder: checked first, then named

@@ -1,15 +1,19 @@
 """``sova muvr evaluate`` and ``sova muvr describe``: results, result JSON, bad input."""
+import hashlib
 import json
+import shutil
 
 import numpy as np
 import pytest
 
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import framework, qa, retrieval
+from sova_lib.benchmarks.muvr.features import write_vectors_npz
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.cli import main
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.records import collect_records, fingerprint_label
+from sova_lib.records import collect_records, fingerprint_label, record_label
+from sova_lib.similarity import ItemVectors
 from tests.benchmarks.muvr import fixtures
 from tests.benchmarks.muvr.fixtures import synthetic
 from tests.benchmarks.muvr.test_muvr_qa_framework import FakeDescriber, HashEncoder
@@ -230,3 +234,50 @@ def test_video_names_where_the_released_files_hold_ids_exit_2(capsys, tmp_path):
     code, _, err = _run(capsys, "muvr", "evaluate", "--data", tmp_path, "--partitions", "news",
                         "--baseline", "random-ranking", "--join-listed")
     assert code == 0 and "kept as gallery entries without features" in err
+
+
+def _folder_digest(folder):
+    """The SHA-256 over sorted relative names and each file's own SHA-256: a cross-check of the folder digest."""
+    total = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        total.update(str(path.relative_to(folder)).encode())
+        total.update(hashlib.sha256(path.read_bytes()).digest())
+    return total.hexdigest()
+
+
+def test_two_checkpoints_vectors_of_one_name_are_two_records(capsys, data, tmp_path, monkeypatch):
+    """ckpt1/ and ckpt2/ each hold a features folder and a v.npz of the same names: scored into one --out folder
+    they are two records per input kind, named by content; the same input spelled relatively, absolutely or with a
+    trailing slash rewrites its own record."""
+    released = data / "features" / "VLMs_1_15" / SYNTHETIC_MODEL
+    gallery = muvr.load_partition(data, "news").gallery
+    rng = np.random.default_rng(3)
+    for ckpt in ("ckpt1", "ckpt2"):
+        shutil.copytree(released, tmp_path / ckpt / "feat")
+        write_vectors_npz(tmp_path / ckpt / "v.npz", ItemVectors(np.array(gallery), np.arange(len(gallery)),
+                                                                  rng.normal(size=(len(gallery), 4))))
+    np.save(tmp_path / "ckpt2" / "feat" / "news" / f"{gallery[0]}.npy", rng.normal(size=(2, 32)))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "results"
+    values = {}
+    for flag, name in (("--features", "feat"), ("--embeddings", "v.npz")):
+        for ckpt in ("ckpt1", "ckpt2"):
+            for spelled in (f"{ckpt}/{name}", tmp_path / ckpt / name, *([f"{ckpt}/{name}/"] if name == "feat" else [])):
+                code, printed, err = _run(capsys, "muvr", "evaluate", "--data", data, "--partitions", "news",
+                                        flag, spelled, "--query", "video", "--out", out, "--json")
+                assert code == 0, err
+                values[(name, ckpt)] = round(json.loads(printed)["metrics"]["mAP"], 2)
+    assert values[("feat", "ckpt1")] != values[("feat", "ckpt2")]
+    assert values[("v.npz", "ckpt1")] != values[("v.npz", "ckpt2")]
+    records = {(r["cache"], r["fingerprint"]["sha256"]): (p.name, r)
+               for p in out.glob("*.json") for r in [json.loads(p.read_text())]}
+    expected = {("feat", _folder_digest(tmp_path / c / "feat")): ("feat", c) for c in ("ckpt1", "ckpt2")}
+    expected |= {("v.npz", hashlib.sha256((tmp_path / c / "v.npz").read_bytes()).hexdigest()): ("v.npz", c)
+                 for c in ("ckpt1", "ckpt2")}
+    assert len(list(out.glob("*.json"))) == 4 and records.keys() == expected.keys()
+    for key, (file, record) in records.items():
+        method = "folder-digest" if key[0] == "feat" else "file-digest"
+        assert record["fingerprint"]["method"] == method and record["value"] == values[expected[key]]
+        assert file.startswith(f"{key[0]}__base-video__") and str(tmp_path.name) not in file
+        assert record_label(record) == f"{key[0]} @{fingerprint_label(record['fingerprint'])}"
+    assert len({record_label(r) for _, r in records.values()}) == 4
