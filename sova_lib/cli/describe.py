@@ -255,9 +255,9 @@ def describer_options(args) -> dict:
 
 
 def backend_options_help() -> str:
-    """Each backend's ``--backend-option`` keys, with their defaults and help, for the end of a command's help."""
-    lines = ["options of each backend (--backend-option KEY=VALUE; an option above, such as --model, sets the key",
-             "of its name):"]
+    """Each backend's ``--backend-option`` keys that are not flags of their own (``contract.backend_flags``), with
+    their defaults and help, for the end of a command's help."""
+    lines = ["other options of each backend (--backend-option KEY=VALUE):"]
     for backend in sorted(contract.DESCRIBERS):
         try:
             declared = contract.backend_options(backend)
@@ -268,7 +268,7 @@ def backend_options_help() -> str:
             lines.append(f"  {backend}: any keyword its factory takes")
             continue
         lines.append(f"  {backend}:")
-        for key, option in declared.items():
+        for key, option in ((k, o) for k, o in declared.items() if not o.flag):
             default = "required" if option.required else f"default {json.dumps(option.default)}"
             lines += textwrap.wrap(f"{key} ({contract.type_words(option)}; {default}): {option.help}", 100,
                                    initial_indent="    ", subsequent_indent="      ", break_on_hyphens=False)
