@@ -101,11 +101,9 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 from sova_lib.benchmarks import sovabench
 from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, QUICKSTART_INPUT, example_clips
@@ -219,38 +217,12 @@ def add_describe_options(d, *, engine: bool = True, fps: bool = True) -> None:
 
 def describer_options(args) -> dict:
     """The describer keywords of the options given (``--model``, ``--base-url``, ..., ``--backend-option``), checked
-    against the options the backend declares and converted to their types (``contract.backend_options``)."""
-    try:
-        declared = contract.backend_options(args.backend)
-    except (ImportError, AttributeError) as err:
-        raise CliError(f"backend {args.backend!r} cannot be loaded ({contract.DESCRIBERS[args.backend]}): {err}") from None
+    and converted to their declared types (``contract.backend_keywords``)."""
     # the flags the backends declare; getattr: a command may offer fewer (sova vantage describe)
-    options = {key: getattr(args, key) for key in contract.backend_flags() if getattr(args, key, None) is not None}
-    if declared is not None:
-        if "model" not in declared and options.pop("model", None) is not None:
-            note(f"the {args.backend} backend has no model; --model is ignored")
-        for key in options:
-            if key not in declared:
-                raise CliError(f"--{key.replace('_', '-')} does not apply to the {args.backend} backend")
-    name = getattr(args, "api_key_env", None)
-    if name is not None and name.isidentifier() and name not in os.environ:  # not a name: the backend says so
-        raise CliError("--api-key-env names an environment variable that is not set: set it to the key (export "
-                       "NAME=...), or leave --api-key-env out for a server that needs no key")
-    for text in args.backend_option:
-        key, sep, value = text.partition("=")
-        if not sep or not key:
-            raise CliError(f"--backend-option {text!r} is not KEY=VALUE")
-        if declared is not None and key not in declared:
-            raise CliError(f"--backend-option {key}: the {args.backend} backend has no such option; its options: "
-                           f"{', '.join(declared)}")
-        option = declared[key] if declared is not None else contract.BackendOption(key, Any, None)
-        try:
-            options[key] = contract.option_value(option, value)
-        except ValueError as err:
-            raise CliError(f"--backend-option {key}: {err}") from None
-    for key, option in (declared or {}).items():
-        if option.required and key not in options:
-            raise CliError(f"the {args.backend} backend needs --{key.replace('_', '-')}")
+    given = {key: getattr(args, key, None) for key in contract.backend_flags()}
+    options = contract.backend_keywords(args.backend, given, args.backend_option)
+    if given.get("model") is not None and "model" not in options:
+        note(f"the {args.backend} backend has no model; --model is ignored")
     return options
 
 

@@ -54,7 +54,7 @@ def test_without_the_option_in_the_class_the_command_line_has_none(capsys):
     with pytest.raises(SystemExit):
         _args("--top-p", "0.25")
     assert "unrecognized arguments: --top-p 0.25" in capsys.readouterr().err
-    with pytest.raises(cli.CliError, match="the openai backend has no such option"):
+    with pytest.raises(ValueError, match="the openai backend has no such option"):
         cli.describer_options(_args("--backend-option", "top_p=0.25"))
 
 
