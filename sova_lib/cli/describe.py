@@ -99,14 +99,13 @@ error.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import sys
 import textwrap
-from pathlib import Path
 
 from sova_lib.benchmarks import sovabench
-from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, QUICKSTART_INPUT, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL
+from sova_lib.benchmarks.inputs import run_items
 from sova_lib.cli import CliError, end_interrupted
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
@@ -121,17 +120,14 @@ from sova_lib.cli.options import (
     release_notes,
 )
 from sova_lib.describe import contract
-from sova_lib.describe.item import IMAGE_SUFFIXES, Item
+from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
 from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
 
 __all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
            "frame_options", "describer_options", "make_describer",
-           "VIDEO_SUFFIXES", "EXIT_STATUS_HELP", "IMAGE_RATE"]
-
-#: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
-VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
+           "EXIT_STATUS_HELP", "IMAGE_RATE"]
 
 #: The rate a still-image run records in its cache key: images have no frame rate, so the image commands take no
 #: ``--fps``; their keys keep the 1 frame per second of the former default, so their cache folders stay the same.
@@ -271,37 +267,11 @@ def add_image_sources(parser) -> None:
     parser.set_defaults(videos=None, fps=IMAGE_RATE)
 
 
-def _video_items(spec: str) -> list[Item]:
-    path = Path(spec)
-    if path.is_dir():
-        media = VIDEO_SUFFIXES | IMAGE_SUFFIXES
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in media)
-    else:
-        files = sorted(Path(p) for p in glob.glob(spec, recursive=True) if Path(p).is_file())
-    if not files:
-        raise CliError(f"--videos {spec!r} matches no video or image file")
-    owners: dict[str, Path] = {}
-    for f in files:
-        if f.stem in owners:
-            raise CliError(f"--videos: {owners[f.stem]} and {f} have the same id {f.stem!r}; ids are file stems")
-        owners[f.stem] = f
-    return [Item(f.stem, f) for f in files]
-
-
 def items_from_args(args) -> tuple[list[Item], dict]:
-    """``(items, source)`` of the chosen source (``--videos``, ``--images``, ``--protocol``, ``--manifest``):
-    ``source`` holds ``describe_items``' ``crop_source``, ``details`` (for the manifest) and ``input_name`` (the
-    input's name in the key, none for a folder of files)."""
-    if args.videos is not None:
-        return _video_items(args.videos), {"crop_source": "none"}
-    if args.images is not None:
-        from sova_lib.benchmarks import image_tasks
-
-        return image_tasks.items(args.images), {"crop_source": "none", "input_name": image_tasks.BENCHMARK}
-    if args.protocol == DIRECTION_PROTOCOL:  # sova describe's bundled excerpts
-        return [clip.item() for clip in example_clips()], {"crop_source": "none", "input_name": QUICKSTART_INPUT}
-    items, crop_source, details = sovabench.items(args.video_root, protocol=args.protocol, manifest=args.manifest)
-    return items, {"crop_source": crop_source, "details": details, "input_name": sovabench.INPUT_NAME}
+    """``(items, source)`` of the source given (``--videos``, ``--images``, ``--protocol``, ``--manifest``), as
+    ``sova_lib.benchmarks.inputs.run_items`` reads it."""
+    return run_items(**{key: getattr(args, key, None) for key in ("videos", "images", "protocol", "video_root",
+                                                                  "manifest")})
 
 
 #: Backends that load a model in this process (from the Hugging Face hub or its local cache).
