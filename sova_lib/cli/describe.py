@@ -121,7 +121,7 @@ from sova_lib.cli.options import (
 )
 from sova_lib.describe import contract
 from sova_lib.describe.item import Item
-from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
+from sova_lib.describe.prompts import DEFAULT_PROMPT, resolve_prompt
 from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
 
@@ -300,18 +300,6 @@ def make_describer(args, options: dict | None = None):
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
 
 
-def _prompt_file_run(path, describer, items):
-    """``(describer, prompt)`` that ask each item exactly its record of the prompts file ``path``
-    (``PromptFileError``, one line per problem, for a malformed file or ids that differ)."""
-    from sova_lib.describe.prompt_file import read_prompt_file
-
-    prompts = read_prompt_file(path)
-    prompts.check_ids([item.id for item in items])
-    fields = {item.id: prompts.prompts[str(item.id)].request_fields() for item in items}
-    text = f"prompts file sha256 {prompts.sha256}"
-    return contract.PromptedDescriber(describer, fields, "prompts", prompts.settings()), Prompt("prompts-file", text, text)
-
-
 def run_describe(args) -> int:
     """Read the command line once into a describer, its items and the run's options; the library does the rest
     (``describe_items``: the prompt, the rate rule and the key)."""
@@ -330,7 +318,9 @@ def run_describe(args) -> int:
     items, source = items_from_args(args)
     describer, prompt = make_describer(args, options), resolve_prompt(args.prompt, args.system_prompt)
     if prompts is not None:
-        describer, prompt = _prompt_file_run(prompts, describer, items)
+        from sova_lib.describe.prompt_file import read_prompt_file
+
+        describer, prompt = read_prompt_file(prompts).asked(describer, items)
     engine = None
     if ray is not None:  # the describer above names the cache; each actor builds its own, once
         from sova_lib.describe.ray_engine import RayEngine
