@@ -333,11 +333,8 @@ def run_describe(args) -> int:
     except KeyboardInterrupt as interrupt:
         return end_interrupted("sova: interrupted; every finished item is saved: run the same command again to resume",
                                interrupt)
-    shown = [i for ids in summary.by_kind.values() for i in ids[:2]]  # the first reasons of each kind, one line each
-    for item_id in shown:
-        print(f"  failed {item_id!r}: {str(summary.failures[item_id]).splitlines()[0][:300]}", file=sys.stderr)
-    if len(summary.failures) > len(shown):
-        print(f"  ... and {len(summary.failures) - len(shown)} more in errors.jsonl", file=sys.stderr)
+    for line in summary.failure_lines():
+        print(line, file=sys.stderr)
     return 0 if summary.total_done > 0 or not items else 1
 
 
