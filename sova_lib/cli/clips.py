@@ -30,6 +30,7 @@ from sova_lib.cli.options import (
     positive_count,
     positive_number,
     positive_rate,
+    value_type,
 )
 
 __all__ = ["add_steps"]
@@ -124,15 +125,6 @@ def _folder(text: str) -> Path:
     return path
 
 
-def _key_template(text: str) -> str:
-    from sova_lib.benchmarks.sovabench.clips.sources import check_key_template
-
-    try:
-        return check_key_template(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
 def _add_fetch(sub) -> None:
     f = sub.add_parser("fetch", help="download a protocol's missing MEVA source videos from the public bucket "
                                      "(resumable, each file checked)",
@@ -150,7 +142,7 @@ def _add_fetch(sub) -> None:
 
 
 def _fetch_options(f) -> None:
-    from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_KEY_TEMPLATE
+    from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_KEY_TEMPLATE, check_key_template
 
     _tsv(f)
     f.add_argument("--video-root", required=True, type=_folder, metavar="DIR",
@@ -158,7 +150,7 @@ def _fetch_options(f) -> None:
                         "not fetched again")
     f.add_argument("--base-url", default=MEVA_BASE_URL, metavar="URL",
                    help=f"the bucket's HTTPS address (default {MEVA_BASE_URL})")
-    f.add_argument("--key-template", type=_key_template, default=MEVA_KEY_TEMPLATE, metavar="TEMPLATE",
+    f.add_argument("--key-template", type=value_type(check_key_template), default=MEVA_KEY_TEMPLATE, metavar="TEMPLATE",
                    help="each video's key under --base-url, and its path under --video-root, from the fields {date}, "
                         f"{{hour}} and {{name}} of its name (default {MEVA_KEY_TEMPLATE})")
     f.add_argument("--concurrency", type=positive_count, default=4, metavar="N",

@@ -32,13 +32,13 @@ import sys
 from pathlib import Path
 
 from sova_lib import storage
-from sova_lib.encoder import DTYPES, ENCODER_OPTIONS
+from sova_lib.encoder import encoder_setting
 
 __all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
            "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
            "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count", "positive_number",
-           "nonnegative_number", "existing_file", "existing_folder", "note", "warning", "hold_notes", "release_notes",
+           "nonnegative_number", "value_type", "existing_file", "existing_folder", "note", "warning", "hold_notes", "release_notes",
            "release_warnings", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
@@ -209,6 +209,16 @@ count = _checked(int, lambda v: v >= 0, "{value} is negative; give 0 or more")
 positive_count = _checked(int, lambda v: v >= 1, "{value} is below 1; give 1 or more")
 
 
+def value_type(read):
+    """An argparse type that is ``read(text)``, whose ValueError is the one-line refusal of the value."""
+    def check(text: str):
+        try:
+            return read(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+    return check
+
+
 def existing_file(text: str) -> Path:
     """A path naming a regular, non-empty file (``/dev/null`` and folders are refused)."""
     path = Path(text)
@@ -282,13 +292,7 @@ def _add_backend_flag(group, key: str, owners: list) -> None:
         said.setdefault(f"{option.help} ({default})", []).append(backend)
     option = owners[0][1]
     many = "Sequence[str]" in option.kinds()
-
-    def read(text: str):
-        try:
-            return option_value(option, text)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-
+    read = value_type(lambda text: option_value(option, text))
     kind = {("int",): positive_count, ("float",): positive_number}.get(tuple(option.kinds()), str if many else read)
     group.add_argument(f"--{key.replace('_', '-')}", metavar=option.flag, type=kind,
                        **({"nargs": "+", "action": "extend"} if many else {}),
@@ -316,31 +320,6 @@ TIES_HELP = ("tie rule of average precision (default: expected, the mean over ev
 SPLIT_HELP = "embed each description whole (default: one vector per sentence)"
 
 
-def encoder_setting(text: str) -> tuple[str, object]:
-    """An ``--embedder-option``: ``KEY=VALUE`` with KEY one of ``ENCODER_OPTIONS``. ``trust_remote_code`` takes
-    true or false; ``dtype`` one of ``sova_lib.encoder.DTYPES``; the prompt settings take text, written plain or as
-    a JSON string (``"...\\n..."`` for a line break)."""
-    import json
-
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE; the keys: {', '.join(ENCODER_OPTIONS)}")
-    if key not in ENCODER_OPTIONS:
-        raise argparse.ArgumentTypeError(f"unknown key {key!r}; the keys: {', '.join(ENCODER_OPTIONS)}")
-    if key == "trust_remote_code":
-        if value.lower() not in ("true", "false"):
-            raise argparse.ArgumentTypeError(f"trust_remote_code={value} is neither true nor false")
-        return key, value.lower() == "true"
-    if key == "dtype" and value not in DTYPES:
-        raise argparse.ArgumentTypeError(f"dtype={value} is not one of {', '.join(DTYPES)}")
-    if value.startswith('"'):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{key}={value} starts with a quote but is not a JSON string") from None
-    return key, value
-
-
 def encoder_options(args) -> dict:
     """``SentenceEncoder``'s keywords of the ``--embedder-option`` settings given (a later one of a key wins)."""
     return dict(args.embedder_option)
@@ -354,7 +333,7 @@ def add_encoder_options(parser, *, split: str = SPLIT_HELP) -> None:
     g.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
                    help="sentence encoder: a Hugging Face id or a local folder (default: all-MiniLM-L6-v2, which "
                         "ships with the package and needs no network)")
-    g.add_argument("--embedder-option", type=encoder_setting, action="append", default=[], metavar="KEY=VALUE",
+    g.add_argument("--embedder-option", type=value_type(encoder_setting), action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the sentence encoder (repeatable): trust_remote_code=true runs modeling code "
                         "the encoder ships (Alibaba-NLP/gte-large-en-v1.5 needs it; default false); prompt_name=NAME "
                         "puts the encoder's own prompt NAME before every sentence (e.g. STS for "
