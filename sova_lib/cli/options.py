@@ -38,7 +38,7 @@ __all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", 
            "add_cache_options",
            "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
            "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count", "positive_number",
-           "nonnegative_number", "value_type", "existing_file", "existing_folder", "note", "warning", "hold_notes", "release_notes",
+           "nonnegative_number", "value_type", "path_type", "existing_file", "existing_folder", "note", "warning", "hold_notes", "release_notes",
            "release_warnings", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
@@ -219,34 +219,25 @@ def value_type(read):
     return check
 
 
-def existing_file(text: str) -> Path:
-    """A path naming a regular, non-empty file (``/dev/null`` and folders are refused)."""
-    path = Path(text)
-    if not path.exists():
-        raise argparse.ArgumentTypeError(f"{text}: no such file")
-    if not path.is_file():
-        raise argparse.ArgumentTypeError(f"{text} is not a regular file")
-    if path.stat().st_size == 0:
-        raise argparse.ArgumentTypeError(f"{text} is empty")
-    return path
+def path_type(*rules):
+    """An argparse type of a path, refused by the first of ``rules``, ``(bad, refusal)``, where ``bad(path)`` holds:
+    one line, the path as given followed by ``refusal``."""
+    def check(text: str) -> Path:
+        path = Path(text)
+        for bad, refusal in rules:
+            if bad(path):
+                raise argparse.ArgumentTypeError(text + refusal)
+        return path
+    return check
 
 
-def existing_folder(text: str) -> Path:
-    """A path naming an existing folder."""
-    path = Path(text)
-    if not path.exists():
-        raise argparse.ArgumentTypeError(f"{text}: no such folder")
-    if not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is not a folder")
-    return path
-
-
-def cache_root(text: str) -> Path:
-    """A cache root: a folder, or a path not yet made; an existing file is refused."""
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder; give a folder for the cache")
-    return path
+#: A path naming a regular, non-empty file (``/dev/null`` and folders are refused).
+existing_file = path_type((lambda p: not p.exists(), ": no such file"), (lambda p: not p.is_file(), " is not a regular file"),
+                          (lambda p: p.stat().st_size == 0, " is empty"))
+#: A path naming an existing folder.
+existing_folder = path_type((lambda p: not p.exists(), ": no such folder"), (lambda p: not p.is_dir(), " is not a folder"))
+#: A cache root: a folder, or a path not yet made; an existing file is refused.
+cache_root = path_type((lambda p: p.exists() and not p.is_dir(), " is a file, not a folder; give a folder for the cache"))
 
 
 # --------------------------------------------------------------------------- shared groups
