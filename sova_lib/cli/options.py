@@ -35,67 +35,68 @@ from sova_lib import storage
 from sova_lib.encoder import encoder_setting
 
 __all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
-           "add_cache_options",
-           "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
-           "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count", "positive_number",
-           "nonnegative_number", "value_type", "path_type", "existing_file", "existing_folder", "note", "warning", "hold_notes", "release_notes",
-           "release_warnings", "report"]
+           "add_cache_options", "add_output_options", "add_bootstrap_options", "add_scoring_options",
+           "add_encoder_options", "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count",
+           "positive_number", "nonnegative_number", "value_type", "path_type", "existing_file", "existing_folder",
+           "note", "warning", "hold_notes", "release_notes", "release_warnings", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
 
 
-#: Notes held until the command has checked its inputs (``hold_notes``), or None: notes are printed at once.
-_held_notes: list[str] | None = None
+class _Lines:
+    """Lines on stderr, each after ``prefix``: printed at once, or, while ``held`` is a list, kept there."""
 
-#: The library's logged warnings, held until the command has a result (``release_warnings``), or None.
-_held_warnings: list[str] | None = None
+    def __init__(self, prefix: str):
+        self.prefix, self.held = prefix, None
+
+    def say(self, text: str) -> None:
+        line = f"{self.prefix}{text}"
+        if self.held is not None:
+            self.held.append(line)
+        else:
+            print(line, file=sys.stderr)
+
+    def release(self, show: bool) -> None:
+        held, self.held = self.held or [], None
+        if show and held:
+            print(*held, sep="\n", file=sys.stderr)
+
+
+#: Notes held until the command has checked its inputs (``hold_notes``), and the library's logged warnings held
+#: until the command has a result (``release_warnings``); otherwise printed at once.
+_notes, _warnings = _Lines("sova: note: "), _Lines("sova: warning: ")
 
 
 def note(text: str) -> None:
     """One ``sova: note:`` line on stderr: at once, or, while notes are held, when they are let go."""
-    line = f"sova: note: {text}"
-    if _held_notes is not None:
-        _held_notes.append(line)
-    else:
-        print(line, file=sys.stderr)
+    _notes.say(text)
 
 
 def warning(text: str) -> None:
     """One ``sova: warning:`` line on stderr: at once, or, while warnings are held (``hold_notes``), once the
     command has a result (``release_warnings``), since what it warns of may come before a refusal of its input,
     a full disk or a cache another run holds, which alone is printed then."""
-    line = f"sova: warning: {text}"
-    if _held_warnings is not None:
-        _held_warnings.append(line)
-    else:
-        print(line, file=sys.stderr)
+    _warnings.say(text)
 
 
 def hold_notes() -> None:
     """Hold every note until ``release_notes``, and every ``warning`` until ``release_warnings``
     (``sova_lib.cli.main`` holds them while a command runs, so that a refused input is one line on stderr)."""
-    global _held_notes, _held_warnings
-    _held_notes, _held_warnings = [], []
+    _notes.held, _warnings.held = [], []
 
 
 def release_notes(show: bool = True) -> None:
     """Print the notes held so far (``show=False``: drop them, and the held warnings too: the command failed),
     then print notes at once."""
-    global _held_notes
-    held, _held_notes = _held_notes or [], None
-    if show and held:
-        print(*held, sep="\n", file=sys.stderr)
+    _notes.release(show)
     if not show:
         release_warnings(show=False)
 
 
 def release_warnings(show: bool = True) -> None:
     """Print the warnings held so far (``show=False``: drop them), then print warnings at once."""
-    global _held_warnings
-    held, _held_warnings = _held_warnings or [], None
-    if show and held:
-        print(*held, sep="\n", file=sys.stderr)
+    _warnings.release(show)
 
 
 def report(args, result, text: str | None, payload: dict | None = None, notes=(), remarks=()) -> int:
