@@ -341,9 +341,7 @@ def run_describe(args) -> int:
 def run_import(args) -> int:
     folder, added, texts, notes = sovabench.import_authors(
         args.authors_json, args.cache_dir, backend=args.backend, model=args.model, revision=args.revision,
-        prompt=resolve_prompt(args.prompt, args.system_prompt), fps=1.0 if args.fps is None else args.fps)
-    if args.fps is None:
-        note("--fps not given; the import records 1 frame per second (the paper's rate)")
+        prompt=resolve_prompt(args.prompt, args.system_prompt), fps=args.fps)
     for line in notes:
         note(line)
     print(f"imported {added} descriptions ({len(texts) - added} already there) into {folder}")
