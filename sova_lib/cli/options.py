@@ -140,11 +140,15 @@ class SovaParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, allow_abbrev=False, **kwargs)
 
-    def filled(self) -> "SovaParser":
-        """This parser with its own arguments and those of every sub-command below it added; returns it."""
+    def _add_own(self) -> None:
+        """Add this parser's own arguments (``fill_later``), once."""
         fill, self._fill = self._fill, None
         if fill is not None:
             fill(self)
+
+    def filled(self) -> "SovaParser":
+        """This parser with its own arguments and those of every sub-command below it added; returns it."""
+        self._add_own()
         for action in self._actions:
             for child in (action.choices or {}).values() if isinstance(action, argparse._SubParsersAction) else ():
                 child.filled()
@@ -154,9 +158,7 @@ class SovaParser(argparse.ArgumentParser):
         self.exit(2, f"sova: error: {self.prog}: {message}; see '{self.prog} --help'\n")
 
     def parse_known_args(self, args=None, namespace=None):
-        fill, self._fill = self._fill, None
-        if fill is not None:
-            fill(self)
+        self._add_own()
         namespace, extras = super().parse_known_args(args, namespace)
         if extras and not hasattr(namespace, _UNKNOWN_TO):  # a sub-command finishes first: the deepest one names it
             setattr(namespace, _UNKNOWN_TO, self.prog)
