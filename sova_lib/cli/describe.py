@@ -310,22 +310,17 @@ def run_describe(args) -> int:
     if ray is not None and prompts is not None:
         raise CliError("--prompts runs on the local engine; leave out --engine ray")
     if ray is not None:
-        import importlib.util
+        from sova_lib.describe.ray_engine import RayEngine, check_ray_data
 
-        missing = [name for name in ("ray", "pyarrow") if importlib.util.find_spec(name) is None]
-        if missing:  # looked up, not imported: Ray's import takes seconds, and the cache's lock comes first
-            raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): no module {missing[0]!r}")
+        check_ray_data()
     items, source = items_from_args(args)
     describer, prompt = make_describer(args, options), resolve_prompt(args.prompt, args.system_prompt)
     if prompts is not None:
         from sova_lib.describe.prompt_file import read_prompt_file
 
         describer, prompt = read_prompt_file(prompts).asked(describer, items)
-    engine = None
-    if ray is not None:  # the describer above names the cache; each actor builds its own, once
-        from sova_lib.describe.ray_engine import RayEngine
-
-        engine = RayEngine(args.backend, options, ray)
+    # with Ray, the describer above names the cache; each actor builds its own, once
+    engine = None if ray is None else RayEngine(args.backend, options, ray)
     release_notes()  # the inputs are checked: the notes come before the run
     try:
         summary = describe_items(describer, items, args.cache_dir, prompt=prompt, **sampling, **source,
