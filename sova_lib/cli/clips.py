@@ -14,9 +14,7 @@ clips are planned (``inter-pair``, ``inter-pair-constrained``, ``intra-pair``,
 """
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
 from sova_lib.benchmarks import sovabench
 from sova_lib.cli.options import (
@@ -27,9 +25,11 @@ from sova_lib.cli.options import (
     existing_folder,
     fill_later,
     note,
+    path_type,
     positive_count,
     positive_number,
     positive_rate,
+    value_type,
 )
 
 __all__ = ["add_steps"]
@@ -47,8 +47,7 @@ def add_steps(p) -> None:
                           description="Compute each benchmark row's crop region and frame window from the KPF "
                                       "annotations into a clip manifest (no video needed). Example: sova sovabench "
                                       "clips plan --tsv inter-pair --annotations ANN --out manifest.tsv")
-    plan.add_argument("--tsv", required=True, metavar="TSV_OR_PROTOCOL",
-                      help=f"SOVABench TSV file, or a protocol: {', '.join(sovabench.SOVABENCH_PROTOCOLS)}")
+    _tsv(plan)
     plan.add_argument("--annotations", required=True, type=existing_folder, metavar="ROOT",
                       help="folder holding the KPF *.activities.yml / *.geom.yml / *.types.yml files (any depth)")
     plan.add_argument("--index-dir", type=cache_root, default=None, metavar="DIR",
@@ -67,10 +66,8 @@ def add_steps(p) -> None:
                          description="Cut, crop and write each planned clip of a manifest from the source videos. "
                                      "Example: sova sovabench clips extract --manifest manifest.tsv --video-root VID "
                                      "--out clips/")
-    ext.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv",
-                     help="manifest written by 'sova sovabench clips plan'")
-    ext.add_argument("--video-root", required=True, type=existing_folder, metavar="DIR",
-                     help="folder holding the source videos <name>.avi/.mp4 (any depth)")
+    _manifest(ext)
+    _video_root(ext, required=True)
     ext.add_argument("--codec", default=None, help="encoder (default libx264, else mpeg4); "
                                                    "libx264rgb with --crf 0 is lossless")
     ext.add_argument("--pix-fmt", default="yuv420p", help="output pixel format (default yuv420p)")
@@ -83,8 +80,7 @@ def add_steps(p) -> None:
     st = sub.add_parser("stats", help="clip durations, crop sizes, counts per class and source dataset",
                         description="Clip durations, crop sizes and counts per class and source dataset of a clip "
                                     "manifest. Example: sova sovabench clips stats --manifest manifest.tsv")
-    st.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv",
-                    help="manifest written by 'sova sovabench clips plan'")
+    _manifest(st)
     st.add_argument("--source-fps", type=positive_rate, default=None, metavar="F",
                     help="the source videos' own frame rate, for durations (default: 30 for MEVA and VIRAT)")
     st.add_argument("--tsv", default=None, metavar="TSV_OR_PROTOCOL",
@@ -95,6 +91,16 @@ def add_steps(p) -> None:
 def _tsv(parser) -> None:
     parser.add_argument("--tsv", required=True, metavar="TSV_OR_PROTOCOL",
                         help=f"SOVABench TSV file, or a protocol: {', '.join(sovabench.SOVABENCH_PROTOCOLS)}")
+
+
+def _manifest(parser) -> None:
+    parser.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv",
+                        help="manifest written by 'sova sovabench clips plan'")
+
+
+def _video_root(parser, *, required: bool) -> None:
+    parser.add_argument("--video-root", required=required, type=existing_folder, metavar="DIR",
+                        help="folder holding the source videos <name>.avi/.mp4 (any depth)")
 
 
 def _add_sources(sub) -> None:
@@ -110,27 +116,13 @@ def _add_sources(sub) -> None:
     _tsv(src)
     src.add_argument("--annotations", type=existing_folder, metavar="ROOT",
                      help="folder holding the KPF annotation files (any depth), e.g. a meva-data-repo checkout")
-    src.add_argument("--video-root", type=existing_folder, metavar="DIR",
-                     help="folder holding the source videos <name>.avi/.mp4 (any depth)")
+    _video_root(src, required=False)
     add_output_options(src, out=("FILE", "the list to write: TSV, or JSON for a name ending .json"), required=True)
     src.set_defaults(func=_sources)
 
 
-def _folder(text: str) -> Path:
-    """A folder, or a path not yet made (it is made); an existing file is refused."""
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
-    return path
-
-
-def _key_template(text: str) -> str:
-    from sova_lib.benchmarks.sovabench.clips.sources import check_key_template
-
-    try:
-        return check_key_template(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
+#: A folder, or a path not yet made (it is made); an existing file is refused.
+_folder = path_type((lambda p: p.exists() and not p.is_dir(), " is a file, not a folder"))
 
 
 def _add_fetch(sub) -> None:
@@ -150,7 +142,7 @@ def _add_fetch(sub) -> None:
 
 
 def _fetch_options(f) -> None:
-    from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_KEY_TEMPLATE
+    from sova_lib.benchmarks.sovabench.clips.sources import MEVA_BASE_URL, MEVA_KEY_TEMPLATE, check_key_template
 
     _tsv(f)
     f.add_argument("--video-root", required=True, type=_folder, metavar="DIR",
@@ -158,7 +150,7 @@ def _fetch_options(f) -> None:
                         "not fetched again")
     f.add_argument("--base-url", default=MEVA_BASE_URL, metavar="URL",
                    help=f"the bucket's HTTPS address (default {MEVA_BASE_URL})")
-    f.add_argument("--key-template", type=_key_template, default=MEVA_KEY_TEMPLATE, metavar="TEMPLATE",
+    f.add_argument("--key-template", type=value_type(check_key_template), default=MEVA_KEY_TEMPLATE, metavar="TEMPLATE",
                    help="each video's key under --base-url, and its path under --video-root, from the fields {date}, "
                         f"{{hour}} and {{name}} of its name (default {MEVA_KEY_TEMPLATE})")
     f.add_argument("--concurrency", type=positive_count, default=4, metavar="N",

@@ -99,16 +99,13 @@ error.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
-import os
 import sys
 import textwrap
-from pathlib import Path
-from typing import Any
 
 from sova_lib.benchmarks import sovabench
-from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, QUICKSTART_INPUT, example_clips
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL
+from sova_lib.benchmarks.inputs import run_items
 from sova_lib.cli import CliError, end_interrupted
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import (
@@ -123,17 +120,14 @@ from sova_lib.cli.options import (
     release_notes,
 )
 from sova_lib.describe import contract
-from sova_lib.describe.item import IMAGE_SUFFIXES, Item
-from sova_lib.describe.prompts import DEFAULT_PROMPT, Prompt, resolve_prompt
+from sova_lib.describe.item import Item
+from sova_lib.describe.prompts import DEFAULT_PROMPT, resolve_prompt
 from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
 
 __all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
            "frame_options", "describer_options", "make_describer",
-           "VIDEO_SUFFIXES", "EXIT_STATUS_HELP", "IMAGE_RATE"]
-
-#: Suffixes taken as videos when ``--videos`` names a folder (images: ``sova_lib.describe.item.IMAGE_SUFFIXES``).
-VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"})
+           "EXIT_STATUS_HELP", "IMAGE_RATE"]
 
 #: The rate a still-image run records in its cache key: images have no frame rate, so the image commands take no
 #: ``--fps``; their keys keep the 1 frame per second of the former default, so their cache folders stay the same.
@@ -219,45 +213,19 @@ def add_describe_options(d, *, engine: bool = True, fps: bool = True) -> None:
 
 def describer_options(args) -> dict:
     """The describer keywords of the options given (``--model``, ``--base-url``, ..., ``--backend-option``), checked
-    against the options the backend declares and converted to their types (``contract.backend_options``)."""
-    try:
-        declared = contract.backend_options(args.backend)
-    except (ImportError, AttributeError) as err:
-        raise CliError(f"backend {args.backend!r} cannot be loaded ({contract.DESCRIBERS[args.backend]}): {err}") from None
+    and converted to their declared types (``contract.backend_keywords``)."""
     # the flags the backends declare; getattr: a command may offer fewer (sova vantage describe)
-    options = {key: getattr(args, key) for key in contract.backend_flags() if getattr(args, key, None) is not None}
-    if declared is not None:
-        if "model" not in declared and options.pop("model", None) is not None:
-            note(f"the {args.backend} backend has no model; --model is ignored")
-        for key in options:
-            if key not in declared:
-                raise CliError(f"--{key.replace('_', '-')} does not apply to the {args.backend} backend")
-    name = getattr(args, "api_key_env", None)
-    if name is not None and name.isidentifier() and name not in os.environ:  # not a name: the backend says so
-        raise CliError("--api-key-env names an environment variable that is not set: set it to the key (export "
-                       "NAME=...), or leave --api-key-env out for a server that needs no key")
-    for text in args.backend_option:
-        key, sep, value = text.partition("=")
-        if not sep or not key:
-            raise CliError(f"--backend-option {text!r} is not KEY=VALUE")
-        if declared is not None and key not in declared:
-            raise CliError(f"--backend-option {key}: the {args.backend} backend has no such option; its options: "
-                           f"{', '.join(declared)}")
-        option = declared[key] if declared is not None else contract.BackendOption(key, Any, None)
-        try:
-            options[key] = contract.option_value(option, value)
-        except ValueError as err:
-            raise CliError(f"--backend-option {key}: {err}") from None
-    for key, option in (declared or {}).items():
-        if option.required and key not in options:
-            raise CliError(f"the {args.backend} backend needs --{key.replace('_', '-')}")
+    given = {key: getattr(args, key, None) for key in contract.backend_flags()}
+    options = contract.backend_keywords(args.backend, given, args.backend_option)
+    if given.get("model") is not None and "model" not in options:
+        note(f"the {args.backend} backend has no model; --model is ignored")
     return options
 
 
 def backend_options_help() -> str:
-    """Each backend's ``--backend-option`` keys, with their defaults and help, for the end of a command's help."""
-    lines = ["options of each backend (--backend-option KEY=VALUE; an option above, such as --model, sets the key",
-             "of its name):"]
+    """Each backend's ``--backend-option`` keys that are not flags of their own (``contract.backend_flags``), with
+    their defaults and help, for the end of a command's help."""
+    lines = ["other options of each backend (--backend-option KEY=VALUE):"]
     for backend in sorted(contract.DESCRIBERS):
         try:
             declared = contract.backend_options(backend)
@@ -268,7 +236,7 @@ def backend_options_help() -> str:
             lines.append(f"  {backend}: any keyword its factory takes")
             continue
         lines.append(f"  {backend}:")
-        for key, option in declared.items():
+        for key, option in ((k, o) for k, o in declared.items() if not o.flag):
             default = "required" if option.required else f"default {json.dumps(option.default)}"
             lines += textwrap.wrap(f"{key} ({contract.type_words(option)}; {default}): {option.help}", 100,
                                    initial_indent="    ", subsequent_indent="      ", break_on_hyphens=False)
@@ -299,37 +267,11 @@ def add_image_sources(parser) -> None:
     parser.set_defaults(videos=None, fps=IMAGE_RATE)
 
 
-def _video_items(spec: str) -> list[Item]:
-    path = Path(spec)
-    if path.is_dir():
-        media = VIDEO_SUFFIXES | IMAGE_SUFFIXES
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in media)
-    else:
-        files = sorted(Path(p) for p in glob.glob(spec, recursive=True) if Path(p).is_file())
-    if not files:
-        raise CliError(f"--videos {spec!r} matches no video or image file")
-    owners: dict[str, Path] = {}
-    for f in files:
-        if f.stem in owners:
-            raise CliError(f"--videos: {owners[f.stem]} and {f} have the same id {f.stem!r}; ids are file stems")
-        owners[f.stem] = f
-    return [Item(f.stem, f) for f in files]
-
-
 def items_from_args(args) -> tuple[list[Item], dict]:
-    """``(items, source)`` of the chosen source (``--videos``, ``--images``, ``--protocol``, ``--manifest``):
-    ``source`` holds ``describe_items``' ``crop_source``, ``details`` (for the manifest) and ``input_name`` (the
-    input's name in the key, none for a folder of files)."""
-    if args.videos is not None:
-        return _video_items(args.videos), {"crop_source": "none"}
-    if args.images is not None:
-        from sova_lib.benchmarks import image_tasks
-
-        return image_tasks.items(args.images), {"crop_source": "none", "input_name": image_tasks.BENCHMARK}
-    if args.protocol == DIRECTION_PROTOCOL:  # sova describe's bundled excerpts
-        return [clip.item() for clip in example_clips()], {"crop_source": "none", "input_name": QUICKSTART_INPUT}
-    items, crop_source, details = sovabench.items(args.video_root, protocol=args.protocol, manifest=args.manifest)
-    return items, {"crop_source": crop_source, "details": details, "input_name": sovabench.INPUT_NAME}
+    """``(items, source)`` of the source given (``--videos``, ``--images``, ``--protocol``, ``--manifest``), as
+    ``sova_lib.benchmarks.inputs.run_items`` reads it."""
+    return run_items(**{key: getattr(args, key, None) for key in ("videos", "images", "protocol", "video_root",
+                                                                  "manifest")})
 
 
 #: Backends that load a model in this process (from the Hugging Face hub or its local cache).
@@ -358,18 +300,6 @@ def make_describer(args, options: dict | None = None):
         raise CliError(f"cannot build the {args.backend} backend: {err}") from None
 
 
-def _prompt_file_run(path, describer, items):
-    """``(describer, prompt)`` that ask each item exactly its record of the prompts file ``path``
-    (``PromptFileError``, one line per problem, for a malformed file or ids that differ)."""
-    from sova_lib.describe.prompt_file import read_prompt_file
-
-    prompts = read_prompt_file(path)
-    prompts.check_ids([item.id for item in items])
-    fields = {item.id: prompts.prompts[str(item.id)].request_fields() for item in items}
-    text = f"prompts file sha256 {prompts.sha256}"
-    return contract.PromptedDescriber(describer, fields, "prompts", prompts.settings()), Prompt("prompts-file", text, text)
-
-
 def run_describe(args) -> int:
     """Read the command line once into a describer, its items and the run's options; the library does the rest
     (``describe_items``: the prompt, the rate rule and the key)."""
@@ -380,20 +310,17 @@ def run_describe(args) -> int:
     if ray is not None and prompts is not None:
         raise CliError("--prompts runs on the local engine; leave out --engine ray")
     if ray is not None:
-        import importlib.util
+        from sova_lib.describe.ray_engine import RayEngine, check_ray_data
 
-        missing = [name for name in ("ray", "pyarrow") if importlib.util.find_spec(name) is None]
-        if missing:  # looked up, not imported: Ray's import takes seconds, and the cache's lock comes first
-            raise CliError(f"--engine ray needs Ray Data (pip install 'ray[data]'): no module {missing[0]!r}")
+        check_ray_data()
     items, source = items_from_args(args)
     describer, prompt = make_describer(args, options), resolve_prompt(args.prompt, args.system_prompt)
     if prompts is not None:
-        describer, prompt = _prompt_file_run(prompts, describer, items)
-    engine = None
-    if ray is not None:  # the describer above names the cache; each actor builds its own, once
-        from sova_lib.describe.ray_engine import RayEngine
+        from sova_lib.describe.prompt_file import read_prompt_file
 
-        engine = RayEngine(args.backend, options, ray)
+        describer, prompt = read_prompt_file(prompts).asked(describer, items)
+    # with Ray, the describer above names the cache; each actor builds its own, once
+    engine = None if ray is None else RayEngine(args.backend, options, ray)
     release_notes()  # the inputs are checked: the notes come before the run
     try:
         summary = describe_items(describer, items, args.cache_dir, prompt=prompt, **sampling, **source,
@@ -401,20 +328,15 @@ def run_describe(args) -> int:
     except KeyboardInterrupt as interrupt:
         return end_interrupted("sova: interrupted; every finished item is saved: run the same command again to resume",
                                interrupt)
-    shown = [i for ids in summary.by_kind.values() for i in ids[:2]]  # the first reasons of each kind, one line each
-    for item_id in shown:
-        print(f"  failed {item_id!r}: {str(summary.failures[item_id]).splitlines()[0][:300]}", file=sys.stderr)
-    if len(summary.failures) > len(shown):
-        print(f"  ... and {len(summary.failures) - len(shown)} more in errors.jsonl", file=sys.stderr)
+    for line in summary.failure_lines():
+        print(line, file=sys.stderr)
     return 0 if summary.total_done > 0 or not items else 1
 
 
 def run_import(args) -> int:
     folder, added, texts, notes = sovabench.import_authors(
         args.authors_json, args.cache_dir, backend=args.backend, model=args.model, revision=args.revision,
-        prompt=resolve_prompt(args.prompt, args.system_prompt), fps=1.0 if args.fps is None else args.fps)
-    if args.fps is None:
-        note("--fps not given; the import records 1 frame per second (the paper's rate)")
+        prompt=resolve_prompt(args.prompt, args.system_prompt), fps=args.fps)
     for line in notes:
         note(line)
     print(f"imported {added} descriptions ({len(texts) - added} already there) into {folder}")

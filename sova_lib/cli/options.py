@@ -32,70 +32,71 @@ import sys
 from pathlib import Path
 
 from sova_lib import storage
-from sova_lib.encoder import DTYPES, ENCODER_OPTIONS
+from sova_lib.encoder import encoder_setting
 
 __all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
-           "add_cache_options",
-           "add_output_options", "add_bootstrap_options", "add_scoring_options", "add_encoder_options",
-           "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count", "positive_number",
-           "nonnegative_number", "existing_file", "existing_folder", "note", "warning", "hold_notes", "release_notes",
-           "release_warnings", "report"]
+           "add_cache_options", "add_output_options", "add_bootstrap_options", "add_scoring_options",
+           "add_encoder_options", "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count",
+           "positive_number", "nonnegative_number", "value_type", "path_type", "existing_file", "existing_folder",
+           "note", "warning", "hold_notes", "release_notes", "release_warnings", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
 
 
-#: Notes held until the command has checked its inputs (``hold_notes``), or None: notes are printed at once.
-_held_notes: list[str] | None = None
+class _Lines:
+    """Lines on stderr, each after ``prefix``: printed at once, or, while ``held`` is a list, kept there."""
 
-#: The library's logged warnings, held until the command has a result (``release_warnings``), or None.
-_held_warnings: list[str] | None = None
+    def __init__(self, prefix: str):
+        self.prefix, self.held = prefix, None
+
+    def say(self, text: str) -> None:
+        line = f"{self.prefix}{text}"
+        if self.held is not None:
+            self.held.append(line)
+        else:
+            print(line, file=sys.stderr)
+
+    def release(self, show: bool) -> None:
+        held, self.held = self.held or [], None
+        if show and held:
+            print(*held, sep="\n", file=sys.stderr)
+
+
+#: Notes held until the command has checked its inputs (``hold_notes``), and the library's logged warnings held
+#: until the command has a result (``release_warnings``); otherwise printed at once.
+_notes, _warnings = _Lines("sova: note: "), _Lines("sova: warning: ")
 
 
 def note(text: str) -> None:
     """One ``sova: note:`` line on stderr: at once, or, while notes are held, when they are let go."""
-    line = f"sova: note: {text}"
-    if _held_notes is not None:
-        _held_notes.append(line)
-    else:
-        print(line, file=sys.stderr)
+    _notes.say(text)
 
 
 def warning(text: str) -> None:
     """One ``sova: warning:`` line on stderr: at once, or, while warnings are held (``hold_notes``), once the
     command has a result (``release_warnings``), since what it warns of may come before a refusal of its input,
     a full disk or a cache another run holds, which alone is printed then."""
-    line = f"sova: warning: {text}"
-    if _held_warnings is not None:
-        _held_warnings.append(line)
-    else:
-        print(line, file=sys.stderr)
+    _warnings.say(text)
 
 
 def hold_notes() -> None:
     """Hold every note until ``release_notes``, and every ``warning`` until ``release_warnings``
     (``sova_lib.cli.main`` holds them while a command runs, so that a refused input is one line on stderr)."""
-    global _held_notes, _held_warnings
-    _held_notes, _held_warnings = [], []
+    _notes.held, _warnings.held = [], []
 
 
 def release_notes(show: bool = True) -> None:
     """Print the notes held so far (``show=False``: drop them, and the held warnings too: the command failed),
     then print notes at once."""
-    global _held_notes
-    held, _held_notes = _held_notes or [], None
-    if show and held:
-        print(*held, sep="\n", file=sys.stderr)
+    _notes.release(show)
     if not show:
         release_warnings(show=False)
 
 
 def release_warnings(show: bool = True) -> None:
     """Print the warnings held so far (``show=False``: drop them), then print warnings at once."""
-    global _held_warnings
-    held, _held_warnings = _held_warnings or [], None
-    if show and held:
-        print(*held, sep="\n", file=sys.stderr)
+    _warnings.release(show)
 
 
 def report(args, result, text: str | None, payload: dict | None = None, notes=(), remarks=()) -> int:
@@ -139,11 +140,15 @@ class SovaParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, allow_abbrev=False, **kwargs)
 
-    def filled(self) -> "SovaParser":
-        """This parser with its own arguments and those of every sub-command below it added; returns it."""
+    def _add_own(self) -> None:
+        """Add this parser's own arguments (``fill_later``), once."""
         fill, self._fill = self._fill, None
         if fill is not None:
             fill(self)
+
+    def filled(self) -> "SovaParser":
+        """This parser with its own arguments and those of every sub-command below it added; returns it."""
+        self._add_own()
         for action in self._actions:
             for child in (action.choices or {}).values() if isinstance(action, argparse._SubParsersAction) else ():
                 child.filled()
@@ -153,9 +158,7 @@ class SovaParser(argparse.ArgumentParser):
         self.exit(2, f"sova: error: {self.prog}: {message}; see '{self.prog} --help'\n")
 
     def parse_known_args(self, args=None, namespace=None):
-        fill, self._fill = self._fill, None
-        if fill is not None:
-            fill(self)
+        self._add_own()
         namespace, extras = super().parse_known_args(args, namespace)
         if extras and not hasattr(namespace, _UNKNOWN_TO):  # a sub-command finishes first: the deepest one names it
             setattr(namespace, _UNKNOWN_TO, self.prog)
@@ -209,34 +212,35 @@ count = _checked(int, lambda v: v >= 0, "{value} is negative; give 0 or more")
 positive_count = _checked(int, lambda v: v >= 1, "{value} is below 1; give 1 or more")
 
 
-def existing_file(text: str) -> Path:
-    """A path naming a regular, non-empty file (``/dev/null`` and folders are refused)."""
-    path = Path(text)
-    if not path.exists():
-        raise argparse.ArgumentTypeError(f"{text}: no such file")
-    if not path.is_file():
-        raise argparse.ArgumentTypeError(f"{text} is not a regular file")
-    if path.stat().st_size == 0:
-        raise argparse.ArgumentTypeError(f"{text} is empty")
-    return path
+def value_type(read):
+    """An argparse type that is ``read(text)``, whose ValueError is the one-line refusal of the value."""
+    def check(text: str):
+        try:
+            return read(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+    return check
 
 
-def existing_folder(text: str) -> Path:
-    """A path naming an existing folder."""
-    path = Path(text)
-    if not path.exists():
-        raise argparse.ArgumentTypeError(f"{text}: no such folder")
-    if not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is not a folder")
-    return path
+def path_type(*rules):
+    """An argparse type of a path, refused by the first of ``rules``, ``(bad, refusal)``, where ``bad(path)`` holds:
+    one line, the path as given followed by ``refusal``."""
+    def check(text: str) -> Path:
+        path = Path(text)
+        for bad, refusal in rules:
+            if bad(path):
+                raise argparse.ArgumentTypeError(text + refusal)
+        return path
+    return check
 
 
-def cache_root(text: str) -> Path:
-    """A cache root: a folder, or a path not yet made; an existing file is refused."""
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder; give a folder for the cache")
-    return path
+#: A path naming a regular, non-empty file (``/dev/null`` and folders are refused).
+existing_file = path_type((lambda p: not p.exists(), ": no such file"), (lambda p: not p.is_file(), " is not a regular file"),
+                          (lambda p: p.stat().st_size == 0, " is empty"))
+#: A path naming an existing folder.
+existing_folder = path_type((lambda p: not p.exists(), ": no such folder"), (lambda p: not p.is_dir(), " is not a folder"))
+#: A cache root: a folder, or a path not yet made; an existing file is refused.
+cache_root = path_type((lambda p: p.exists() and not p.is_dir(), " is a file, not a folder; give a folder for the cache"))
 
 
 # --------------------------------------------------------------------------- shared groups
@@ -282,13 +286,7 @@ def _add_backend_flag(group, key: str, owners: list) -> None:
         said.setdefault(f"{option.help} ({default})", []).append(backend)
     option = owners[0][1]
     many = "Sequence[str]" in option.kinds()
-
-    def read(text: str):
-        try:
-            return option_value(option, text)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-
+    read = value_type(lambda text: option_value(option, text))
     kind = {("int",): positive_count, ("float",): positive_number}.get(tuple(option.kinds()), str if many else read)
     group.add_argument(f"--{key.replace('_', '-')}", metavar=option.flag, type=kind,
                        **({"nargs": "+", "action": "extend"} if many else {}),
@@ -316,31 +314,6 @@ TIES_HELP = ("tie rule of average precision (default: expected, the mean over ev
 SPLIT_HELP = "embed each description whole (default: one vector per sentence)"
 
 
-def encoder_setting(text: str) -> tuple[str, object]:
-    """An ``--embedder-option``: ``KEY=VALUE`` with KEY one of ``ENCODER_OPTIONS``. ``trust_remote_code`` takes
-    true or false; ``dtype`` one of ``sova_lib.encoder.DTYPES``; the prompt settings take text, written plain or as
-    a JSON string (``"...\\n..."`` for a line break)."""
-    import json
-
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE; the keys: {', '.join(ENCODER_OPTIONS)}")
-    if key not in ENCODER_OPTIONS:
-        raise argparse.ArgumentTypeError(f"unknown key {key!r}; the keys: {', '.join(ENCODER_OPTIONS)}")
-    if key == "trust_remote_code":
-        if value.lower() not in ("true", "false"):
-            raise argparse.ArgumentTypeError(f"trust_remote_code={value} is neither true nor false")
-        return key, value.lower() == "true"
-    if key == "dtype" and value not in DTYPES:
-        raise argparse.ArgumentTypeError(f"dtype={value} is not one of {', '.join(DTYPES)}")
-    if value.startswith('"'):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{key}={value} starts with a quote but is not a JSON string") from None
-    return key, value
-
-
 def encoder_options(args) -> dict:
     """``SentenceEncoder``'s keywords of the ``--embedder-option`` settings given (a later one of a key wins)."""
     return dict(args.embedder_option)
@@ -354,7 +327,7 @@ def add_encoder_options(parser, *, split: str = SPLIT_HELP) -> None:
     g.add_argument("--embedder", metavar="NAME_OR_PATH", default=None,
                    help="sentence encoder: a Hugging Face id or a local folder (default: all-MiniLM-L6-v2, which "
                         "ships with the package and needs no network)")
-    g.add_argument("--embedder-option", type=encoder_setting, action="append", default=[], metavar="KEY=VALUE",
+    g.add_argument("--embedder-option", type=value_type(encoder_setting), action="append", default=[], metavar="KEY=VALUE",
                    help="a setting of the sentence encoder (repeatable): trust_remote_code=true runs modeling code "
                         "the encoder ships (Alibaba-NLP/gte-large-en-v1.5 needs it; default false); prompt_name=NAME "
                         "puts the encoder's own prompt NAME before every sentence (e.g. STS for "

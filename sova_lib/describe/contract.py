@@ -50,11 +50,12 @@ import dataclasses
 import importlib
 import inspect
 import json
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 __all__ = ["DESCRIBERS", "BackendOption", "backend_flags", "DescribeRequest", "Describer", "DescriberEnvironmentError",
-           "PromptedDescriber", "backend_options", "describer_factory", "make_describer", "option", "option_value",
+           "PromptedDescriber", "backend_keywords", "backend_options", "describer_factory", "make_describer", "option", "option_value",
            "options_of", "type_words"]
 
 
@@ -285,3 +286,43 @@ def option_value(option: BackendOption, text: str) -> Any:
         except ValueError:
             continue
     raise ValueError(f"{option.name} takes {type_words(option)}, not {text!r}")
+
+
+def backend_keywords(backend: str, given: dict, settings: Sequence[str] = ()) -> dict:
+    """The keywords of the backend registered as ``backend`` from the flags ``given`` (``{name: value}``, None: not
+    given; a ``model`` is dropped for a backend that has none) and the ``KEY=VALUE`` texts ``settings`` (as the
+    command line's ``--backend-option``), each checked against the options the backend declares and read as its
+    declared type (``option_value``). ValueError, one line naming the flag, for a backend that cannot be loaded, an
+    option it does not take, a value of another type, a required option missing or an ``api_key_env`` naming an
+    environment variable that is not set."""
+    try:
+        declared = backend_options(backend)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"backend {backend!r} cannot be loaded ({DESCRIBERS[backend]}): {err}") from None
+    options = {key: value for key, value in given.items() if value is not None}
+    if declared is not None:
+        if "model" not in declared:
+            options.pop("model", None)
+        for key in options:
+            if key not in declared:
+                raise ValueError(f"--{key.replace('_', '-')} does not apply to the {backend} backend")
+    name = options.get("api_key_env")
+    if name is not None and name.isidentifier() and name not in os.environ:  # not a name: the backend says so
+        raise ValueError("--api-key-env names an environment variable that is not set: set it to the key (export "
+                         "NAME=...), or leave --api-key-env out for a server that needs no key")
+    for text in settings:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--backend-option {text!r} is not KEY=VALUE")
+        if declared is not None and key not in declared:
+            raise ValueError(f"--backend-option {key}: the {backend} backend has no such option; its options: "
+                             f"{', '.join(declared)}")
+        try:
+            options[key] = option_value(declared[key] if declared is not None else BackendOption(key, Any, None),
+                                        value)
+        except ValueError as err:
+            raise ValueError(f"--backend-option {key}: {err}") from None
+    for key, option_ in (declared or {}).items():
+        if option_.required and key not in options:
+            raise ValueError(f"the {backend} backend needs --{key.replace('_', '-')}")
+    return options

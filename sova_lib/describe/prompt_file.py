@@ -25,7 +25,8 @@ checks every record (UTF-8 text, a system message with its content, a frame
 plan of finite numbers asking at most ``MAX_PLANNED_FRAMES`` frames and
 ``MAX_PLAN_FPS`` frames a second) and raises one ``PromptFileError``
 listing one line per malformed record (file and line);
-``PromptFile.check_ids`` names the first missing and the first extra id.
+``PromptFile.check_ids`` names the first missing and the first extra id;
+``PromptFile.asked`` wraps a describer to ask each item its record.
 The file's SHA-256 enters the cache key, and each record's own digest names
 its answer, so a changed file never reuses an old answer.
 """
@@ -115,6 +116,17 @@ class PromptFile:
     def settings(self) -> dict:
         """What the cache key records of the file: its SHA-256 (its name changes no answer)."""
         return {"sha256": self.sha256}
+
+    def asked(self, describer, items) -> tuple:
+        """``(describer, prompt)`` of a run that asks each of ``items`` exactly its record (``check_ids`` first): a
+        ``PromptedDescriber`` around ``describer``, and the prompt that names the file's SHA-256 in the key."""
+        from sova_lib.describe.contract import PromptedDescriber
+        from sova_lib.describe.prompts import Prompt
+
+        self.check_ids([item.id for item in items])
+        fields = {item.id: self.prompts[str(item.id)].request_fields() for item in items}
+        text = f"prompts file sha256 {self.sha256}"
+        return PromptedDescriber(describer, fields, "prompts", self.settings()), Prompt("prompts-file", text, text)
 
 
 def _text(value, what: str) -> str:

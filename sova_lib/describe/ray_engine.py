@@ -67,7 +67,7 @@ from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary
 from sova_lib.describe.runner import describe_items, schedule_requests, start_describer
 from sova_lib.video.frames import Sampling
 
-__all__ = ["RayEngine", "RayOptions", "RunWorker", "cluster_token", "describe_items_ray", "map_on_actors",
+__all__ = ["RayEngine", "RayOptions", "RunWorker", "check_ray_data", "cluster_token", "describe_items_ray", "map_on_actors",
            "pickled_error", "ray_session", "run_on_actors", "use_cluster_token"]
 
 
@@ -169,6 +169,16 @@ def pickled_error(err: BaseException) -> bytes:
         return data
     except Exception:  # noqa: BLE001 - any pickling failure
         return pickle.dumps(RuntimeError(f"{type(err).__name__}: {err}"))
+
+
+def check_ray_data() -> None:
+    """ValueError naming the first of Ray Data's modules (``ray``, ``pyarrow``) that is not installed: looked up,
+    not imported, since Ray's import takes seconds and a run takes its cache's lock first."""
+    import importlib.util
+
+    missing = [name for name in ("ray", "pyarrow") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ValueError(f"--engine ray needs Ray Data (pip install 'ray[data]'): no module {missing[0]!r}")
 
 
 def cluster_token() -> str | None:

@@ -139,6 +139,14 @@ class RunSummary:
                 f"{frames}in {self.seconds:.1f} s ({self.items_per_s:.2f} items/s) -> {self.folder}"
                 + (f"; {self.left_out} left out beyond --limit" if self.left_out else ""))
 
+    def failure_lines(self) -> list[str]:
+        """This run's first failures, one line each: the first two ids of each kind (``by_kind``) with the first
+        line of their reason (at most 300 characters), then how many more ``errors.jsonl`` holds."""
+        shown = [i for ids in self.by_kind.values() for i in ids[:2]]
+        more = len(self.failures) - len(shown)
+        return ([f"  failed {i!r}: {str(self.failures[i]).splitlines()[0][:300]}" for i in shown]
+                + ([f"  ... and {more} more in errors.jsonl"] if more > 0 else []))
+
     def __str__(self) -> str:
         output = (f"descriptions: {self.folder / 'descriptions.jsonl'}" if self.verb == "described"
                   else f"vectors: {self.folder}")

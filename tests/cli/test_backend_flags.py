@@ -15,9 +15,10 @@ from sova_lib.describe.ray_engine import RayEngine, RayOptions
 
 @dataclass(frozen=True, kw_only=True)
 class WiderOptions(OpenAIOptions):
-    """The openai backend's options and one more."""
+    """The openai backend's options and two more, one a flag."""
 
     top_p: float = option(0.5, "the probability mass nucleus sampling keeps", flag="P")
+    min_p: float = option(0.0, "the least probability a token keeps, relative to the likeliest")
 
 
 def _args(*extra):
@@ -35,7 +36,10 @@ def test_an_option_added_to_a_backends_class_is_a_flag_a_key_and_part_of_the_ray
     monkeypatch.setattr(OpenAIDescriber, "Options", WiderOptions)
     shown = _help(capsys)
     assert "--top-p P openai: the probability mass nucleus sampling keeps (default 0.5)" in shown
-    assert "top_p (a number; default 0.5): the probability mass nucleus sampling keeps" in shown  # the epilog
+    epilog = shown.split("other options of each backend")[1]
+    assert "top_p (" not in epilog  # a flag: listed once, as the flag
+    assert "min_p (a number; default 0.0): the least probability a token keeps, relative to the likeliest" in epilog
+    assert "--min-p" not in shown
     for given in (["--top-p", "0.25"], ["--backend-option", "top_p=0.25"]):
         options = cli.describer_options(_args(*given))
         assert options == {"model": "m", "top_p": 0.25}
@@ -50,7 +54,7 @@ def test_without_the_option_in_the_class_the_command_line_has_none(capsys):
     with pytest.raises(SystemExit):
         _args("--top-p", "0.25")
     assert "unrecognized arguments: --top-p 0.25" in capsys.readouterr().err
-    with pytest.raises(cli.CliError, match="the openai backend has no such option"):
+    with pytest.raises(ValueError, match="the openai backend has no such option"):
         cli.describer_options(_args("--backend-option", "top_p=0.25"))
 
 

@@ -227,7 +227,9 @@ def test_backend_options_reach_the_describer_as_their_declared_types(tmp_path, c
     assert cli.describer_options(args) == {"min_area": 0.0}
     assert "the motion backend has no model; --model is ignored" in capsys.readouterr().err
     help_text = cli_help()
-    assert "options of each backend" in help_text
+    assert "other options of each backend (--backend-option KEY=VALUE):\n" in help_text
+    listed = help_text.split("other options of each backend")[1]
+    assert "    stream (true or false; default true)" in listed and "    base_url (" not in listed  # a flag: not again
     assert "    max_objects (an integer; default 5): most objects described, those that travel farthest\n" in help_text
 
 

@@ -87,3 +87,25 @@ def test_a_prompted_describer_sends_each_item_its_own_fields_and_keeps_the_rest_
     # an inner describer without them: neither has them, and the runner calls none of them
     assert not any(hasattr(plain, name) for name in ("load", "stop", "run_info", "device"))
     assert isinstance(plain, Describer)
+
+
+def test_backend_keywords_reads_flags_and_settings_as_the_declared_types(monkeypatch):
+    """Given flags are kept (None: not given), KEY=VALUE settings read as their declared type, a model dropped for a
+    backend that has none; an undeclared key, a wrong type and a missing required option are one-line refusals."""
+    given = {"model": "m", "concurrency": 2, "base_url": None}
+    assert contract.backend_keywords("openai", given, ["stream=false", "token_timeout=5", "extra_body={\"a\": 1}"]) \
+        == {"model": "m", "concurrency": 2, "stream": False, "token_timeout": 5.0, "extra_body": {"a": 1}}
+    assert contract.backend_keywords("motion", {"model": "m"}, ["min_area=0"]) == {"min_area": 0.0}
+    with pytest.raises(ValueError, match=r"^--concurrency does not apply to the motion backend$"):
+        contract.backend_keywords("motion", {"concurrency": 2})
+    with pytest.raises(ValueError, match=r"^--backend-option top_p: the openai backend has no such option; its "):
+        contract.backend_keywords("openai", {"model": "m"}, ["top_p=0.5"])
+    with pytest.raises(ValueError, match=r"^--backend-option stream: stream takes true or false, not 'maybe'$"):
+        contract.backend_keywords("openai", {"model": "m"}, ["stream=maybe"])
+    with pytest.raises(ValueError, match=r"^--backend-option 'stream' is not KEY=VALUE$"):
+        contract.backend_keywords("openai", {"model": "m"}, ["stream"])
+    with pytest.raises(ValueError, match=r"^the openai backend needs --model$"):
+        contract.backend_keywords("openai", {})
+    monkeypatch.delenv("SOVA_TEST_UNSET_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"^--api-key-env names an environment variable that is not set"):
+        contract.backend_keywords("openai", {"model": "m", "api_key_env": "SOVA_TEST_UNSET_KEY"})

@@ -245,11 +245,11 @@ def _authors_texts(path: Path, raw: bytes) -> dict:
     return texts
 
 
-def import_authors(path, cache_dir, *, backend: str, model: str, prompt, fps: float,
+def import_authors(path, cache_dir, *, backend: str, model: str, prompt, fps: float | None = None,
                    revision: str | None = None) -> tuple[Path, int, dict, list[str]]:
     """Write the SOVABench authors' output, one JSON object ``{"<index>": "<text>", ...}``, into the description
     cache under ``cache_dir``, keyed by the ``backend``, ``model`` (and ``revision``), ``prompt`` (a
-    ``sova_lib.describe.prompts.Prompt``) and ``fps`` that made it, with ``sampler_version = "authors"`` and
+    ``sova_lib.describe.prompts.Prompt``) and ``fps`` (None: 1, the paper's rate, with a note) that made it, with ``sampler_version = "authors"`` and
     ``crop_source = "authors-clips"`` (so an import never shares a folder with a run of this library).
 
     Returns ``(folder, texts added, texts, notes)``; importing the same file again adds nothing, and an id that
@@ -261,8 +261,10 @@ def import_authors(path, cache_dir, *, backend: str, model: str, prompt, fps: fl
     raw = path.read_bytes()
     texts = _authors_texts(path, raw)
     named = [k for k in texts if not isinstance(k, int)]
-    notes = [f"{path}: {len(named)} key(s) are not benchmark indices (e.g. {named[:3]}); they are imported as text "
-             "ids, which no SOVABench protocol scores"] if named else []
+    notes = ["--fps not given; the import records 1 frame per second (the paper's rate)"] if fps is None else []
+    notes += [f"{path}: {len(named)} key(s) are not benchmark indices (e.g. {named[:3]}); they are imported as text "
+              "ids, which no SOVABench protocol scores"] if named else []
+    fps = 1.0 if fps is None else fps
     config = {"model": model, **({"revision": revision} if revision else {})}
     key = cache_key(backend, config, prompt, fps, sampler_version="authors", crop_source="authors-clips")
     details = {"imported_from": {"file": path.name, "sha256": hashlib.sha256(raw).hexdigest()}}
