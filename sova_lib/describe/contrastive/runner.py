@@ -3,7 +3,7 @@
 ``embed_items(model, items, cache_dir, fps=1, pool="mean")`` samples each
 item's frames with the paper's sampler (the same ``load_item`` that feeds the
 describers: ``sova_lib.video.sample_frames`` for a video, one frame for an
-image), runs them through ``model`` in batches of ``batch_frames`` frames
+image), runs them through ``model`` in batches of ``batch_frames`` frames (the model's own by default)
 (frames of several items share a batch), pools them and appends the vectors
 to the cache folder of the configuration (``store``). Items already in the
 cache are skipped; an item that cannot be read is recorded in
@@ -51,15 +51,17 @@ __all__ = ["check_pool", "embed_items", "run_into_store", "schedule_embeddings"]
 
 
 def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float = 1.0, frames: int | None = None,
-                max_frames: int | None = None, pool: str = "mean", batch_frames: int = 64, flush_items: int = 64, flush_seconds: float = 30.0,
-                load_workers: int = 2, crop_source: str = "none", run: RunOptions | None = None) -> RunSummary:
+                max_frames: int | None = None, pool: str = "mean", batch_frames: int | None = None, flush_items: int = 64,
+                flush_seconds: float = 30.0, load_workers: int = 2, crop_source: str = "none", run: RunOptions | None = None) -> RunSummary:
     """Embed ``items`` with ``model`` (a ``ContrastiveModel``) into the cache; see the module docstring.
 
     ``run``: the run options shared with describing (``RunOptions``, default:
     its defaults; an embedding run reads ``retry_errors``, ``show_progress`` and ``limit``). ``frames`` and
     ``max_frames`` as for ``sova_lib.describe.runner.describe_items`` (an ``fps`` above every video's own rate is
-    lowered to the highest of them, ``item.effective_rate``, in the frames and in the key).
+    lowered to the highest of them, ``item.effective_rate``, in the frames and in the key). ``batch_frames``: None,
+    the model's (``ContrastiveOptions.batch_frames``).
     """
+    batch_frames = batch_frames or model.batch_frames
     check_pool(type(model.model), pool, model.name)
     items = unique_items(items)
     sampling = Sampling(None if frames is not None else effective_rate(items, fps), frames, max_frames)
