@@ -9,9 +9,8 @@ import pytest
 from sova_lib.cli import build_parser
 from sova_lib.cli.embed import model_options
 from sova_lib.describe.contract import option
-from sova_lib.describe.contrastive import ContrastiveModel
+from sova_lib.describe.contrastive import ContrastiveModel, ContrastiveOptions
 from sova_lib.describe.contrastive import ray_engine as contrastive_ray
-from sova_lib.describe.contrastive.model import ContrastiveOptions
 from sova_lib.describe.item import Item
 from sova_lib.describe.ray_engine import RayOptions
 from sova_lib.describe.run_cache import RunOptions

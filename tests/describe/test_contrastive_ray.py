@@ -7,8 +7,7 @@ import pytest
 
 from sova_lib.cli import main
 from sova_lib.describe import ray_engine
-from sova_lib.describe.contrastive import ContrastiveModel, embed_items, read_cache
-from sova_lib.describe.contrastive.model import ContrastiveOptions
+from sova_lib.describe.contrastive import ContrastiveModel, ContrastiveOptions, embed_items, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.describe.item import Item
 from sova_lib.describe.ray_engine import RayOptions

@@ -130,7 +130,7 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     """The describe and the embedding Ray engines hand each actor ``RayOptions.threads()`` (no Ray started)."""
     pytest.importorskip("transformers")
     from sova_lib.describe import ray_engine
-    from sova_lib.describe.contrastive.model import ContrastiveOptions
+    from sova_lib.describe.contrastive import ContrastiveOptions
     from sova_lib.describe.item import Item
     from tests.tiny_contrastive import build_tiny_clip
 
