@@ -46,7 +46,7 @@ def _reference_mean(model, path, fps):
 def test_mean_pool_is_the_mean_over_exactly_the_sampler_frames(tiny, tmp_path):
     videos = example_videos()
     items = [Item(k, p) for k, p in enumerate(videos)]
-    summary = embed_items(tiny, items, tmp_path, fps=1.0, pool="mean", batch_frames=5, run=QUIET)
+    summary = embed_items(tiny, items, tmp_path, fps=1.0, pool="mean", run=QUIET)
     assert summary.done == 3 and summary.failed == 0
     found = read_cache(summary.folder)
     for k, path in enumerate(videos):
@@ -61,8 +61,7 @@ def test_mean_pool_is_the_mean_over_exactly_the_sampler_frames(tiny, tmp_path):
 
 def test_pool_none_keeps_one_vector_per_sampled_frame(tiny, tmp_path):
     path = example_videos()[1]
-    summary = embed_items(tiny, [Item("square", path)], tmp_path, fps=2.0, pool="none", batch_frames=4,
-                          run=QUIET)
+    summary = embed_items(tiny, [Item("square", path)], tmp_path, fps=2.0, pool="none", run=QUIET)
     vectors, frames = read_cache(summary.folder)["square"]
     info = probe(path)
     expected = sample_indices(info.num_frames, info.fps, 2.0)
@@ -187,7 +186,7 @@ def slow(images):
     return real(images)
 model.image_features = slow
 items = [Item(k, Path({images!r}) / f"{{k:03d}}.png") for k in range({n})]
-embed_items(model, items, {cache!r}, batch_frames=1, flush_items=1, load_workers=1, run=RunOptions(show_progress=False))
+embed_items(model, items, {cache!r}, flush_items=1, load_workers=1, run=RunOptions(show_progress=False))
 """
 
 

@@ -62,7 +62,7 @@ def test_ray_engine_writes_the_local_engines_vectors_errors_and_folder(ray_addre
     monkeypatch.setattr(ray_engine, "ray_session", lambda *args: started.append(args))
     items = [Item(p.stem, p) for p in sorted(media.iterdir())]
     again = embed_items_ray(ContrastiveOptions(model=str(tiny_clip), device="cpu", batch_frames=5), items, tmp_path / "ray",
-                            fps=1.0, pool="none", batch_frames=5, run=QUIET)
+                            fps=1.0, pool="none", run=QUIET)
     assert (again.done, again.skipped, again.failed, again.folder, started) == (0, 7, 0, remote, [])
 
 

@@ -69,7 +69,6 @@ def embed_items_ray(
     frames: int | None = None,
     max_frames: int | None = None,
     pool: str = "mean",
-    batch_frames: int | None = None,
     flush_items: int = 64,
     flush_seconds: float = 30.0,
     crop_source: str = "none",
@@ -79,7 +78,7 @@ def embed_items_ray(
     """Embed ``items`` on a Ray actor pool into ``cache_dir`` (module docstring); returns the run's ``RunSummary``.
 
     ``options``: the model's (``ContrastiveOptions``), which each actor is
-    sent; ``batch_frames``: None, theirs. ``ray``: the pool
+    sent. ``ray``: the pool
     and the cluster, as for ``sova_lib.describe.ray_engine.describe_items_ray``
     (``RayOptions``); Ray is not started when nothing is left to embed.
     Other arguments, ``run`` (``RunOptions``) among them, as for
@@ -88,7 +87,7 @@ def embed_items_ray(
     """
     ray = ray or RayOptions()
     device = options.device or ("cuda" if ray.gpus_per_worker else "cpu")
-    options, batch_frames = replace(options, device=device), batch_frames or options.batch_frames
+    options = replace(options, device=device)
     expected, model_class, _ = planned_config(options.model, revision=options.revision, device=device,
                                               dtype=options.dtype)
     check_pool(model_class, pool, options.model)
@@ -96,7 +95,7 @@ def embed_items_ray(
     sampling = Sampling(None if frames is not None else effective_rate(items, fps), frames, max_frames)
     key = embedding_key(expected, sampling.fps, pool, crop_source=crop_source, **sampling.cache_fields())
     outcomes = partial(run_on_actors, start=partial(_load_model, options, expected),
-                       work=partial(schedule_embeddings, fps=sampling, pool=pool, batch_frames=batch_frames), ray=ray)
+                       work=partial(schedule_embeddings, fps=sampling, pool=pool), ray=ray)
     return run_into_store(key, items, cache_dir, outcomes, device=f"{ray.device()}, {device}", run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds,
-                          last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})
+                          last_run={"batch_frames": options.batch_frames}, run={"engine": ray.engine()})
