@@ -35,7 +35,7 @@ CLIPS, QUERIES, PER_CLIP, DIM = 9882, 1423, 10, 768
 
 
 def frames_per_second(model, images, batch_size: int) -> float:
-    model.batch_size = batch_size
+    model.batch_frames = batch_size
     model.image_features(images[:batch_size])  # warm-up
     start = time.perf_counter()
     if batch_size == 1:
@@ -55,7 +55,7 @@ def embedding_speed(frames: int = FRAMES) -> None:
     rng = np.random.default_rng(0)
     images = [Image.fromarray(rng.integers(0, 256, (120, 160, 3), dtype=np.uint8)) for _ in range(frames)]
     with tempfile.TemporaryDirectory() as tmp:
-        model = ContrastiveModel(str(build_tiny_clip(Path(tmp) / "clip")), device="cpu")
+        model = ContrastiveModel(model=str(build_tiny_clip(Path(tmp) / "clip")), device="cpu")
         batched = frames_per_second(model, images, 32)
         single = frames_per_second(model, images, 1)
     print(f"tiny random CLIP on CPU, {frames} frames of 160x120: batched (32) {batched:.0f} frames/s, "

@@ -210,9 +210,9 @@ def embed_rows(folder: Path, requests, device: str, dtype: str) -> list[Row]:
     row = Row("tiny CLIP frame vectors", dtype, "device")
     try:
         start = time.perf_counter()
-        here = ContrastiveModel(str(folder), device=device, dtype=dtype).image_features(frames)
+        here = ContrastiveModel(model=str(folder), device=device, dtype=dtype).image_features(frames)
         row.items_per_s = len(frames) / (time.perf_counter() - start)
-        cpu = ContrastiveModel(str(folder), device="cpu", dtype="float32").image_features(frames)
+        cpu = ContrastiveModel(model=str(folder), device="cpu", dtype="float32").image_features(frames)
         row.max_vector_difference = cosine_gap(here, cpu)
         row.passed = row.max_vector_difference <= TOLERANCE[dtype]
         row.note = f"{len(frames)} frames; tolerance {TOLERANCE[dtype]:g} (1 - cosine to float32 on the CPU)"

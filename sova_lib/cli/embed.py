@@ -30,17 +30,13 @@ import sys
 from sova_lib.cli import CliError, end_interrupted
 from sova_lib.cli.describe import frame_options, items_from_args
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
-from sova_lib.cli.options import (
-    add_cache_options,
-    add_frame_options,
-    add_output_options,
-    positive_count,
-)
+from sova_lib.cli.options import add_cache_options, add_frame_options, add_option_flag, add_output_options
+from sova_lib.describe.contract import declared_options
 from sova_lib.describe.contrastive import POOLS, ContrastiveModel, embed_items, export, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.hub import offline_unless_reachable
 
-__all__ = ["add_commands", "add_embed_options", "run_embed"]
+__all__ = ["add_commands", "add_embed_options", "model_options", "run_embed"]
 
 def add_commands(subparsers) -> None:
     """``sova embed``: any folder of videos or images (a benchmark's items: ``sova <benchmark> embed``)."""
@@ -63,18 +59,15 @@ def add_embed_options(e, *, fps: bool = True) -> None:
     rate.
     """
     g = e.add_argument_group("contrastive model")
-    g.add_argument("--model", required=True, metavar="ID_OR_PATH",
-                   help="the contrastive model (CLIP, SigLIP, X-CLIP, ...): a Hugging Face id or a local folder")
-    g.add_argument("--revision", metavar="REV", help="the model's hub revision: a branch, tag or commit")
-    g.add_argument("--pool", choices=POOLS, default="mean",
-                   help="what an item's frame vectors become: mean (default: their mean, one vector), none (every "
-                        "frame vector; two items then score by their best pair of frames), video (the model's own "
-                        "video vector, get_video_features, e.g. X-CLIP)")
-    g.add_argument("--batch-frames", type=positive_count, default=64, metavar="N",
-                   help="frames per forward pass (default 64)")
-    g.add_argument("--device", metavar="DEV", help="torch device (default: cuda when available, else cpu)")
-    g.add_argument("--dtype", choices=["bfloat16", "float16", "float32"],
-                   help="weights' precision (default: bfloat16 on a GPU, float32 on a CPU)")
+    for name, option in declared_options(ContrastiveModel.Options).items():  # a flag of each, as it declares it
+        default = "" if option.default is None or option.required else f" (default {option.default})"
+        add_option_flag(g, option, option.help + default, required=option.required,
+                        **({} if option.required else {"default": option.default}))
+        if name == "revision":
+            g.add_argument("--pool", choices=POOLS, default="mean",
+                           help="what an item's frame vectors become: mean (default: their mean, one vector), none "
+                                "(every frame vector; two items then score by their best pair of frames), video (the "
+                                "model's own video vector, get_video_features, e.g. X-CLIP)")
     if fps:
         add_frame_options(e)
     add_cache_options(e, what="vectors go to DIR/frame-embeddings/")
@@ -84,19 +77,22 @@ def add_embed_options(e, *, fps: bool = True) -> None:
     e.set_defaults(func=run_embed)
 
 
+def model_options(args):
+    """The contrastive model's options (``ContrastiveModel.Options``) of the command line's flags of their names."""
+    return ContrastiveModel.Options(**{name: getattr(args, name) for name in declared_options(ContrastiveModel.Options)})
+
+
 def run_embed(args) -> int:
     engine = engine_options(args)
     items, source = items_from_args(args)
-    offline_unless_reachable(args.model)
-    common = dict(**frame_options(args), pool=args.pool, batch_frames=args.batch_frames, crop_source=source["crop_source"],
-                  run=run_options(args))
-    options = {"name": args.model, "revision": args.revision, "device": args.device, "dtype": args.dtype,
-               "batch_size": args.batch_frames}  # the model's keywords, made here or in each Ray actor
+    options = model_options(args)  # the model is made of them here, or in each Ray actor
+    offline_unless_reachable(options.model)
+    common = dict(**frame_options(args), pool=args.pool, crop_source=source["crop_source"], run=run_options(args))
     try:
         if engine is not None:
             summary = embed_items_ray(options, items, args.cache_dir, ray=engine, **common)
         else:  # a model without --pool's head: ValueError
-            summary = embed_items(ContrastiveModel(**options), items, args.cache_dir, **common)
+            summary = embed_items(ContrastiveModel(options), items, args.cache_dir, **common)
     except RuntimeError as err:  # no model, a busy folder (duplicate ids and a wrong pool are ValueErrors)
         raise CliError(str(err)) from None
     except KeyboardInterrupt as interrupt:

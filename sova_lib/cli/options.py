@@ -273,24 +273,29 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
 
 
 def _add_backend_flag(group, key: str, owners: list) -> None:
-    """``--KEY`` of the backends ``owners`` declare it in: its help and default theirs (``backend: help (default
-    D)``, backends that say the same thing together), its type their declared one (a whole number 1 or more, a
-    number above 0, or as ``--backend-option`` reads it; a sequence takes several values); not given: None."""
+    """``--KEY`` of the backends ``owners`` declare it in (``add_option_flag``): its help theirs, ``backend: help
+    (default D)``, backends that say the same thing together; not given: None."""
     import json
-
-    from sova_lib.describe.contract import option_value
 
     said: dict[str, list[str]] = {}
     for backend, option in owners:
         default = "required" if option.required else f"default {json.dumps(option.default)}"
         said.setdefault(f"{option.help} ({default})", []).append(backend)
-    option = owners[0][1]
+    add_option_flag(group, owners[0][1], "; ".join(f"{', '.join(b)}: {h}" for h, b in said.items()), default=None)
+
+
+def add_option_flag(group, option, help: str, **given) -> None:  # noqa: A002
+    """``--NAME`` of ``option`` (a ``sova_lib.describe.contract.BackendOption``) with ``help``: its metavar and
+    choices the option's, its type its declared one (a whole number 1 or more, a number above 0, or as
+    ``--backend-option`` reads it; a sequence takes several values); ``given``: argparse's other keywords."""
+    from sova_lib.describe.contract import option_value
+
     many = "Sequence[str]" in option.kinds()
     read = value_type(lambda text: option_value(option, text))
-    kind = {("int",): positive_count, ("float",): positive_number}.get(tuple(option.kinds()), str if many else read)
-    group.add_argument(f"--{key.replace('_', '-')}", metavar=option.flag, type=kind,
-                       **({"nargs": "+", "action": "extend"} if many else {}),
-                       help="; ".join(f"{', '.join(b)}: {h}" for h, b in said.items()).replace("%", "%%"))
+    kind = {("int",): positive_count, ("float",): positive_number}.get(tuple(option.kinds()),
+                                                                       str if many or option.choices else read)
+    group.add_argument(f"--{option.name.replace('_', '-')}", metavar=option.flag, type=kind, choices=option.choices,
+                       **({"nargs": "+", "action": "extend"} if many else {}), help=help.replace("%", "%%"), **given)
 
 
 def add_answer_limit(group, what: str) -> None:

@@ -55,8 +55,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 __all__ = ["DESCRIBERS", "BackendOption", "backend_flags", "DescribeRequest", "Describer", "DescriberEnvironmentError",
-           "PromptedDescriber", "backend_keywords", "backend_options", "describer_factory", "make_describer", "option", "option_value",
-           "options_of", "type_words"]
+           "PromptedDescriber", "backend_keywords", "backend_options", "declared_options", "describer_factory",
+           "make_describer", "option", "option_value", "options_of", "type_words"]
 
 
 class DescriberEnvironmentError(OSError):
@@ -168,23 +168,26 @@ def options_of(backend: str, keywords: dict) -> Any:
     return dict(keywords) if declared is None else declared(**keywords)
 
 
-def option(default: Any = dataclasses.MISSING, help: str = "", flag: str | None = None) -> Any:  # noqa: A002
+def option(default: Any = dataclasses.MISSING, help: str = "", flag: str | None = None,  # noqa: A002
+           choices: Sequence[str] | None = None) -> Any:
     """A field of a backend's ``Options``: its ``default`` (none: required), ``help`` (argparse's word) and, for an
-    option the command line offers as ``--name``, that flag's ``flag`` metavar (``--base-url URL``)."""
-    return field(default=default, metadata={"help": help, "flag": flag})
+    option the command line offers as ``--name``, that flag's ``flag`` metavar (``--base-url URL``) and the
+    ``choices`` it takes, if it takes only some."""
+    return field(default=default, metadata={"help": help, "flag": flag, "choices": choices})
 
 
 @dataclass(frozen=True)
 class BackendOption:
     """One keyword a backend takes: its ``name``, declared ``type`` (its annotation as written, ``"float | None"``;
     ``Any`` when undeclared), ``default`` (``required``: none), ``help`` and, where the command line offers it as
-    ``--name``, that flag's metavar ``flag``."""
+    ``--name``, that flag's metavar ``flag`` and the ``choices`` it takes (None: any value of its type)."""
 
     name: str
     type: Any
     default: Any
     help: str = ""
     flag: str | None = None
+    choices: Sequence[str] | None = None
 
     @property
     def required(self) -> bool:
@@ -211,13 +214,19 @@ def backend_options(backend: str) -> dict[str, BackendOption] | None:
     factory = describer_factory(backend)
     declared = getattr(factory, "Options", None)
     if declared is not None:
-        return {f.name: BackendOption(f.name, f.type, f.default, f.metadata.get("help", ""), f.metadata.get("flag"))
-                for f in dataclasses.fields(declared)}
+        return declared_options(declared)
     params = inspect.signature(factory).parameters
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
         return None
     return {name: BackendOption(name, Any, dataclasses.MISSING if p.default is p.empty else p.default)
             for name, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def declared_options(declared: type) -> dict[str, BackendOption]:
+    """The fields of ``declared``, a frozen dataclass of ``option`` fields (a backend's ``Options``, the contrastive
+    model's ``ContrastiveOptions``), as ``BackendOption``s by name, in the order they are declared."""
+    return {f.name: BackendOption(f.name, f.type, f.default, f.metadata.get("help", ""), f.metadata.get("flag"),
+                                  f.metadata.get("choices")) for f in dataclasses.fields(declared)}
 
 
 def backend_flags() -> dict[str, list[tuple[str, BackendOption]]]:

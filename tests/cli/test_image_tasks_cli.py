@@ -97,7 +97,7 @@ def test_embed_images_then_zero_shot(capsys, tmp_path, tiny_clip):
     assert record["cache"] == "images.npz" and record["encoder"] == str(tiny_clip)
     assert record["fingerprint"] == {"method": "file-digest", "sha256": hashlib.sha256(out_npz.read_bytes()).hexdigest()}
     # independent: cosine of each image vector with each choice's text vector, argmax with ties shared
-    model = ContrastiveModel(str(tiny_clip))
+    model = ContrastiveModel(model=str(tiny_clip))
     credit = []
     for item in datasets.load_vsr(path):
         text = model.text_features(list(item.choices))

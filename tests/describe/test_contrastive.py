@@ -28,7 +28,7 @@ QUIET = RunOptions(show_progress=False)
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
 def tiny(request, tmp_path_factory):
     folder = BUILDERS[request.param](tmp_path_factory.mktemp(request.param) / "model")
-    return ContrastiveModel(str(folder), batch_size=4)
+    return ContrastiveModel(model=str(folder), batch_frames=4)
 
 
 def _reference_mean(model, path, fps):
@@ -46,7 +46,7 @@ def _reference_mean(model, path, fps):
 def test_mean_pool_is_the_mean_over_exactly_the_sampler_frames(tiny, tmp_path):
     videos = example_videos()
     items = [Item(k, p) for k, p in enumerate(videos)]
-    summary = embed_items(tiny, items, tmp_path, fps=1.0, pool="mean", batch_frames=5, run=QUIET)
+    summary = embed_items(tiny, items, tmp_path, fps=1.0, pool="mean", run=QUIET)
     assert summary.done == 3 and summary.failed == 0
     found = read_cache(summary.folder)
     for k, path in enumerate(videos):
@@ -61,8 +61,7 @@ def test_mean_pool_is_the_mean_over_exactly_the_sampler_frames(tiny, tmp_path):
 
 def test_pool_none_keeps_one_vector_per_sampled_frame(tiny, tmp_path):
     path = example_videos()[1]
-    summary = embed_items(tiny, [Item("square", path)], tmp_path, fps=2.0, pool="none", batch_frames=4,
-                          run=QUIET)
+    summary = embed_items(tiny, [Item("square", path)], tmp_path, fps=2.0, pool="none", run=QUIET)
     vectors, frames = read_cache(summary.folder)["square"]
     info = probe(path)
     expected = sample_indices(info.num_frames, info.fps, 2.0)
@@ -156,20 +155,20 @@ def test_one_model_folder_spelled_four_ways_is_one_key_and_one_folder_on_any_mac
     assert planned_config(str(elsewhere))[0] == configs[0]
     folders = {embedding_folder(tmp_path / "cache", embedding_key(c, 1.0, "mean")) for c in configs}
     assert [f.name.split("__")[0] for f in folders] == ["tiny-clip-mean-1fps"]
-    summary = embed_items(ContrastiveModel("link/"), _images(tmp_path / "img", 1), tmp_path / "cache", run=QUIET)
+    summary = embed_items(ContrastiveModel(model="link/"), _images(tmp_path / "img", 1), tmp_path / "cache", run=QUIET)
     assert {summary.folder} == folders
     assert json.loads((summary.folder / "manifest.json").read_text())["model"] == "tiny-clip"
 
 
 def test_settings_and_weights_name_different_folders(tmp_path):
-    a = ContrastiveModel(str(build_tiny_clip(tmp_path / "a", seed=0)))
-    b = ContrastiveModel(str(build_tiny_clip(tmp_path / "b", seed=1)))
+    a = ContrastiveModel(model=str(build_tiny_clip(tmp_path / "a", seed=0)))
+    b = ContrastiveModel(model=str(build_tiny_clip(tmp_path / "b", seed=1)))
     assert a.config()["identity"] == folder_fingerprint(tmp_path / "a")
     items = _images(tmp_path / "img", 1)
     folders = {embed_items(m, items, tmp_path / "cache", fps=fps, pool=pool, run=QUIET).folder
                for m, fps, pool in [(a, 1, "mean"), (b, 1, "mean"), (a, 2, "mean"), (a, 1, "none")]}
     assert len(folders) == 4
-    again = ContrastiveModel(str(build_tiny_clip(tmp_path / "a", seed=2)))  # the same folder, rebuilt in place
+    again = ContrastiveModel(model=str(build_tiny_clip(tmp_path / "a", seed=2)))  # the same folder, rebuilt in place
     rebuilt = embed_items(again, items, tmp_path / "cache", run=QUIET)
     assert rebuilt.folder not in folders and (rebuilt.done, rebuilt.skipped_cached) == (1, 0)
 
@@ -180,14 +179,14 @@ from pathlib import Path
 from sova_lib.describe.contrastive import ContrastiveModel, embed_items
 from sova_lib.describe.item import Item
 from sova_lib.describe.runner import RunOptions
-model = ContrastiveModel({model!r}, batch_size=1)
+model = ContrastiveModel(model={model!r}, batch_frames=1)
 real = model.image_features
 def slow(images):
     time.sleep(0.05)
     return real(images)
 model.image_features = slow
 items = [Item(k, Path({images!r}) / f"{{k:03d}}.png") for k in range({n})]
-embed_items(model, items, {cache!r}, batch_frames=1, flush_items=1, load_workers=1, run=RunOptions(show_progress=False))
+embed_items(model, items, {cache!r}, flush_items=1, load_workers=1, run=RunOptions(show_progress=False))
 """
 
 
@@ -210,7 +209,7 @@ def test_kill_9_mid_run_then_resume_gives_one_entry_per_item(tmp_path):
     folder = next((tmp_path / "cache" / "frame-embeddings").iterdir())
     before = read_cache(folder)
     assert 5 <= len(before) < n
-    summary = embed_items(ContrastiveModel(str(model)), [Item(k, tmp_path / "img" / f"{k:03d}.png") for k in range(n)],
+    summary = embed_items(ContrastiveModel(model=str(model)), [Item(k, tmp_path / "img" / f"{k:03d}.png") for k in range(n)],
                           tmp_path / "cache", run=QUIET)
     assert summary.folder == folder and summary.skipped == len(before) and summary.done == n - len(before)
     ids = []
@@ -223,7 +222,7 @@ def test_kill_9_mid_run_then_resume_gives_one_entry_per_item(tmp_path):
 def test_pool_video_uses_get_video_features_on_evenly_spread_sampler_frames(tmp_path):
     import torch
 
-    model = ContrastiveModel(str(build_tiny_xclip(tmp_path / "xclip", num_frames=4)))
+    model = ContrastiveModel(model=str(build_tiny_xclip(tmp_path / "xclip", num_frames=4)))
     path = example_videos()[0]
     summary = embed_items(model, [Item(0, path)], tmp_path / "cache", pool="video", run=QUIET)
     frames = list(sample_frames(path, rate=1.0).images)

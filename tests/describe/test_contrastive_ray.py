@@ -7,7 +7,7 @@ import pytest
 
 from sova_lib.cli import main
 from sova_lib.describe import ray_engine
-from sova_lib.describe.contrastive import ContrastiveModel, embed_items, read_cache
+from sova_lib.describe.contrastive import ContrastiveModel, ContrastiveOptions, embed_items, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.describe.item import Item
 from sova_lib.describe.ray_engine import RayOptions
@@ -61,20 +61,20 @@ def test_ray_engine_writes_the_local_engines_vectors_errors_and_folder(ray_addre
     started = []
     monkeypatch.setattr(ray_engine, "ray_session", lambda *args: started.append(args))
     items = [Item(p.stem, p) for p in sorted(media.iterdir())]
-    again = embed_items_ray({"name": str(tiny_clip), "device": "cpu", "batch_size": 5}, items, tmp_path / "ray",
-                            fps=1.0, pool="none", batch_frames=5, run=QUIET)
+    again = embed_items_ray(ContrastiveOptions(model=str(tiny_clip), device="cpu", batch_frames=5), items, tmp_path / "ray",
+                            fps=1.0, pool="none", run=QUIET)
     assert (again.done, again.skipped, again.failed, again.folder, started) == (0, 7, 0, remote, [])
 
 
 def test_mean_pool_on_ray_matches_the_local_engine_and_resumes(ray_address, tiny_clip, media, tmp_path):
     paths = sorted(media.iterdir(), key=lambda p: (p.stem == "broken", p.name))
     items = [Item(p.stem, p) for p in paths if "copy" not in p.stem]  # 3 videos, then the broken one
-    options = {"name": str(tiny_clip), "device": "cpu", "batch_size": 4}
+    options = ContrastiveOptions(model=str(tiny_clip), device="cpu", batch_frames=4)
     first = embed_items_ray(options, items[:2], tmp_path / "ray", fps=2.0, ray=RayOptions(items_per_call=1), run=QUIET)
     second = embed_items_ray(options, items, tmp_path / "ray", fps=2.0, ray=RayOptions(items_per_call=3), run=QUIET)
     assert (first.done, second.done, second.skipped, second.failed) == (2, 1, 2, 1)
     assert first.folder == second.folder and list(second.failures) == ["broken"]
-    local = embed_items(ContrastiveModel(str(tiny_clip), device="cpu", batch_size=4), items, tmp_path / "local",
+    local = embed_items(ContrastiveModel(model=str(tiny_clip), device="cpu", batch_frames=4), items, tmp_path / "local",
                         fps=2.0, run=QUIET)
     mine, theirs = read_cache(local.folder), read_cache(second.folder)
     assert local.folder.name == second.folder.name and sorted(mine) == sorted(theirs) and len(mine) == 3

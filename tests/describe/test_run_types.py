@@ -130,6 +130,7 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     """The describe and the embedding Ray engines hand each actor ``RayOptions.threads()`` (no Ray started)."""
     pytest.importorskip("transformers")
     from sova_lib.describe import ray_engine
+    from sova_lib.describe.contrastive import ContrastiveOptions
     from sova_lib.describe.item import Item
     from tests.tiny_contrastive import build_tiny_clip
 
@@ -143,7 +144,7 @@ def test_both_ray_engines_give_their_actors_the_one_threads_rule(monkeypatch, tm
     describe_items_ray("motion", {}, [Item("a", tmp_path / "a.mp4")], tmp_path / "cache", prompt="Describe.",
                        ray=options, run=quiet)
     model = build_tiny_clip(tmp_path / "clip")
-    embed_items_ray({"name": str(model), "device": "cpu"}, [Item("a", tmp_path / "a.mp4")], tmp_path / "cache",
+    embed_items_ray(ContrastiveOptions(model=str(model), device="cpu"), [Item("a", tmp_path / "a.mp4")], tmp_path / "cache",
                     pool="none", ray=options, run=quiet)
     assert seen == [6, 6]
 

@@ -69,7 +69,7 @@ def evaluate_files(task: str, *, descriptions=None, embeddings=None, baseline: s
     elif embeddings is not None:
         from sova_lib.describe.contrastive import ContrastiveModel
 
-        choices, item_of = embed_choices(found, ContrastiveModel(text_model, batch_size=256).text_features)
+        choices, item_of = embed_choices(found, ContrastiveModel(model=text_model, batch_frames=256).text_features)
         result = score_vectors(task, found, read_embeddings(embeddings), choices, item_of,
                                         text_split="n/a (contrastive)", **common)
         result.notes.append(f"zero-shot: choice sentences embedded by the text tower of {text_model}")

@@ -1,13 +1,13 @@
 """A contrastive vision-language model loaded through Hugging Face transformers.
 
-``ContrastiveModel(name)`` loads any checkpoint whose ``AutoModel`` has
+``ContrastiveModel(model=...)`` (its options, ``ContrastiveOptions``, whole or as keywords) loads any checkpoint whose ``AutoModel`` has
 ``get_image_features`` (CLIP, SigLIP, SigLIP2) or ``get_video_features``
 (X-CLIP, which has no image head) with its
 ``AutoProcessor``, from a hub id (the local hub cache when offline) or a
 local folder. It gives:
 
 * ``image_features(images)``: one vector per RGB image, ``(n, D)`` float32,
-  computed in batches of ``batch_size`` images;
+  computed in batches of ``batch_frames`` images;
 * ``video_features(frames)``: one vector per clip from ``get_video_features``,
   for models that have it (X-CLIP);
 * ``text_features(texts)``: one vector per text (the CLIP zero-shot baseline).
@@ -24,14 +24,35 @@ weights under that name (``ContrastiveModel.path`` is the full path).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from sova_lib.describe.contract import option
 from sova_lib.fingerprint import folder_fingerprint, local_folder
 from sova_lib.hub import hub_folder
 
-__all__ = ["ContrastiveModel", "ModelLoadError", "planned_config"]
+__all__ = ["ContrastiveModel", "ContrastiveOptions", "ModelLoadError", "planned_config"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContrastiveOptions:
+    """The options of ``ContrastiveModel``, each the ``sova embed`` flag of its name (``--batch-frames``), which the
+    command line makes from this class (``sova_lib.describe.contract.option``: help, metavar, choices; the default is added
+    to the help where there is one)."""
+
+    model: str = option(help="the contrastive model (CLIP, SigLIP, X-CLIP, ...): a Hugging Face id or a local folder",
+                        flag="ID_OR_PATH")
+    revision: str | None = option(None, "the model's hub revision: a branch, tag or commit", flag="REV")
+    batch_frames: int = option(64, "frames per forward pass", flag="N")
+    device: str | None = option(None, "torch device (default: cuda when available, else cpu)", flag="DEV")
+    dtype: str | None = option(None, "weights' precision (default: bfloat16 on a GPU, float32 on a CPU)",
+                               choices=("bfloat16", "float16", "float32"))
+
+    def __post_init__(self):
+        if self.batch_frames < 1:
+            raise ValueError(f"batch_frames must be at least 1, got {self.batch_frames}")
 
 
 class ModelLoadError(RuntimeError):
@@ -70,28 +91,30 @@ def planned_config(name: str, *, revision: str | None = None, device: str = "cpu
 class ContrastiveModel:
     """A contrastive model and its processor (see the module docstring).
 
-    Parameters
-    ----------
-    name : hub id or local folder.
-    revision : hub revision (branch, tag or commit); part of the cache key.
-    device : torch device string, or None for CUDA when available, else CPU.
-    dtype : ``"bfloat16"``, ``"float16"`` or ``"float32"``; None picks bfloat16 on CUDA, float32 otherwise.
-    batch_size : images per forward pass.
-
-    ``config()`` is ``planned_config``'s; ``video_frames`` is the number of
-    frames the model's video head takes (X-CLIP: ``vision_config.num_frames``),
-    or None.
+    ``options``: ``ContrastiveOptions`` (``model``, ``revision``, ``batch_frames``,
+    ``device``, ``dtype``), or its fields as keywords. ``config()`` is
+    ``planned_config``'s; ``video_frames`` is the number of frames the model's
+    video head takes (X-CLIP: ``vision_config.num_frames``), or None.
     """
 
-    def __init__(self, name: str, *, revision: str | None = None, device: str | None = None,
-                 dtype: str | None = None, batch_size: int = 32):
+    #: The options this model takes (``ContrastiveOptions``), from which ``sova embed`` makes its flags.
+    Options = ContrastiveOptions
+
+    def __init__(self, options: ContrastiveOptions | None = None, /, **given):
         import torch
         from transformers import AutoProcessor
 
-        self.name, self.revision, self.batch_size = name, revision, int(batch_size)
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self._config, model_class, self.path = planned_config(name, revision=revision, device=self.device,
-                                                              dtype=dtype)
+        if options is not None and given:
+            raise TypeError("give ContrastiveModel its options or their keywords, not both")
+        self.options = options if options is not None else self.Options(**given)
+        if not isinstance(self.options, ContrastiveOptions):
+            raise TypeError(f"ContrastiveModel takes ContrastiveOptions, not {type(self.options).__name__}; "
+                            f"give keywords: ContrastiveModel(model=...)")
+        name, self.batch_frames = self.options.model, self.options.batch_frames
+        self.name, self.revision = name, self.options.revision
+        self.device = self.options.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self._config, model_class, self.path = planned_config(name, revision=self.revision, device=self.device,
+                                                              dtype=self.options.dtype)
         self.dtype, self.video_frames = self._config["dtype"], self._config["video_frames"]
         try:
             self.processor = AutoProcessor.from_pretrained(self.path)
@@ -118,13 +141,13 @@ class ContrastiveModel:
         return getattr(output, "pooler_output", output).float().cpu().numpy()
 
     def image_features(self, images: list) -> np.ndarray:
-        """``(n, D)`` float32 vectors of RGB PIL images, ``batch_size`` at a time."""
+        """``(n, D)`` float32 vectors of RGB PIL images, ``batch_frames`` at a time."""
         if not hasattr(self.model, "get_image_features"):
             raise ModelLoadError(f"{type(self.model).__name__} has no get_image_features (a video-only model such "
                                  "as X-CLIP); use pool 'video'")
-        parts = [self._run("get_image_features", self.processor(images=images[i:i + self.batch_size],
+        parts = [self._run("get_image_features", self.processor(images=images[i:i + self.batch_frames],
                                                                 return_tensors="pt"))
-                 for i in range(0, len(images), self.batch_size)]
+                 for i in range(0, len(images), self.batch_frames)]
         return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
 
     def video_features(self, frames: list) -> np.ndarray:
@@ -144,8 +167,8 @@ class ContrastiveModel:
     def text_features(self, texts: list[str]) -> np.ndarray:
         """``(n, D)`` float32 vectors of texts (padded to the processor's maximum length)."""
         parts = []
-        for i in range(0, len(texts), self.batch_size):
-            inputs = self.processor(text=texts[i:i + self.batch_size], padding="max_length", truncation=True,
+        for i in range(0, len(texts), self.batch_frames):
+            inputs = self.processor(text=texts[i:i + self.batch_frames], padding="max_length", truncation=True,
                                     return_tensors="pt")
             parts.append(self._run("get_text_features", {k: v for k, v in inputs.items() if k != "pixel_values"}))
         return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)

@@ -1,6 +1,6 @@
 """Frame embeddings on Ray Data: a pool of actors, each with the contrastive model loaded once, into the same cache.
 
-``embed_items_ray(model_options, items, cache_dir, fps=..., pool=...)`` does
+``embed_items_ray(options, items, cache_dir, fps=..., pool=...)`` does
 what ``runner.embed_items`` does, with the work spread over Ray actors, the
 way ``sova_lib.describe.ray_engine`` spreads describing:
 
@@ -13,7 +13,8 @@ way ``sova_lib.describe.ray_engine`` spreads describing:
   frames leave the driver. ``map_batches`` runs the actor of both Ray
   engines (``sova_lib.describe.ray_engine.RunWorker``) in a pool of
   ``workers`` actors (``gpus_per_worker`` GPUs, ``cpus_per_worker`` CPUs
-  each). An actor loads ``ContrastiveModel(**model_options)`` once and
+  each). An actor is sent the model's options (``ContrastiveOptions``),
+  loads ``ContrastiveModel(options)`` once and
   checks that its ``config()`` is the driver's; a failure stops the run with
   the same exception and message as a local run. For each call of
   ``items_per_call`` items it decodes the sampler's frames and computes the
@@ -23,7 +24,7 @@ way ``sova_lib.describe.ray_engine`` spreads describing:
   loses only unwritten items, and the same command resumes.
 
 The model's device is fixed on the driver (``cuda`` when the actors hold
-GPUs, else ``cpu``, unless ``model_options["device"]`` says otherwise), so
+GPUs, else ``cpu``, unless ``options.device`` says otherwise), so
 its precision, part of the cache key, is the same in every actor.
 
 ``runner`` and ``ray_engine`` are one named pair in each kind of run: describing
@@ -34,11 +35,12 @@ those pieces on a pool of Ray actors (``--engine ray``).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Iterable
 
-from sova_lib.describe.contrastive.model import ContrastiveModel, planned_config
+from sova_lib.describe.contrastive.model import ContrastiveModel, ContrastiveOptions, planned_config
 from sova_lib.describe.contrastive.runner import check_pool, run_into_store, schedule_embeddings
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item, effective_rate
@@ -49,9 +51,9 @@ from sova_lib.video.frames import Sampling
 __all__ = ["embed_items_ray"]
 
 
-def _load_model(model_options: dict, expected_config: dict) -> ContrastiveModel:
-    """An actor's model: ``ContrastiveModel(**model_options)``, checked to be the one the driver named the cache after."""
-    model = ContrastiveModel(**model_options)
+def _load_model(options: ContrastiveOptions, expected_config: dict) -> ContrastiveModel:
+    """An actor's model: ``ContrastiveModel(options)``, checked to be the one the driver named the cache after."""
+    model = ContrastiveModel(options)
     if model.config() != expected_config:
         raise RuntimeError(f"the model loaded on a Ray worker is not the one the driver named the cache "
                            f"after: {model.config()} != {expected_config}")
@@ -59,7 +61,7 @@ def _load_model(model_options: dict, expected_config: dict) -> ContrastiveModel:
 
 
 def embed_items_ray(
-    model_options: dict,
+    options: ContrastiveOptions,
     items: Iterable[Item],
     cache_dir: str | Path,
     *,
@@ -67,7 +69,6 @@ def embed_items_ray(
     frames: int | None = None,
     max_frames: int | None = None,
     pool: str = "mean",
-    batch_frames: int = 64,
     flush_items: int = 64,
     flush_seconds: float = 30.0,
     crop_source: str = "none",
@@ -76,8 +77,8 @@ def embed_items_ray(
 ) -> RunSummary:
     """Embed ``items`` on a Ray actor pool into ``cache_dir`` (module docstring); returns the run's ``RunSummary``.
 
-    ``model_options``: ``ContrastiveModel``'s keyword options (``name``,
-    ``revision``, ``device``, ``dtype``, ``batch_size``). ``ray``: the pool
+    ``options``: the model's (``ContrastiveOptions``), which each actor is
+    sent. ``ray``: the pool
     and the cluster, as for ``sova_lib.describe.ray_engine.describe_items_ray``
     (``RayOptions``); Ray is not started when nothing is left to embed.
     Other arguments, ``run`` (``RunOptions``) among them, as for
@@ -85,16 +86,16 @@ def embed_items_ray(
     ``RuntimeError``) or loaded (in an actor: ``ModelLoadError``) stops the run.
     """
     ray = ray or RayOptions()
-    device = model_options.get("device") or ("cuda" if ray.gpus_per_worker else "cpu")
-    model_options = {**model_options, "device": device}
-    expected, model_class, _ = planned_config(model_options["name"], revision=model_options.get("revision"),
-                                              device=device, dtype=model_options.get("dtype"))
-    check_pool(model_class, pool, model_options["name"])
+    device = options.device or ("cuda" if ray.gpus_per_worker else "cpu")
+    options = replace(options, device=device)
+    expected, model_class, _ = planned_config(options.model, revision=options.revision, device=device,
+                                              dtype=options.dtype)
+    check_pool(model_class, pool, options.model)
     items = list(items)
     sampling = Sampling(None if frames is not None else effective_rate(items, fps), frames, max_frames)
     key = embedding_key(expected, sampling.fps, pool, crop_source=crop_source, **sampling.cache_fields())
-    outcomes = partial(run_on_actors, start=partial(_load_model, model_options, expected),
-                       work=partial(schedule_embeddings, fps=sampling, pool=pool, batch_frames=batch_frames), ray=ray)
+    outcomes = partial(run_on_actors, start=partial(_load_model, options, expected),
+                       work=partial(schedule_embeddings, fps=sampling, pool=pool), ray=ray)
     return run_into_store(key, items, cache_dir, outcomes, device=f"{ray.device()}, {device}", run_options=run,
                           flush_items=flush_items, flush_seconds=flush_seconds,
-                          last_run={"batch_frames": batch_frames}, run={"engine": ray.engine()})
+                          last_run={"batch_frames": options.batch_frames}, run={"engine": ray.engine()})

@@ -3,7 +3,7 @@
 ``embed_items(model, items, cache_dir, fps=1, pool="mean")`` samples each
 item's frames with the paper's sampler (the same ``load_item`` that feeds the
 describers: ``sova_lib.video.sample_frames`` for a video, one frame for an
-image), runs them through ``model`` in batches of ``batch_frames`` frames
+image), runs them through ``model`` in batches of its ``batch_frames`` frames
 (frames of several items share a batch), pools them and appends the vectors
 to the cache folder of the configuration (``store``). Items already in the
 cache are skipped; an item that cannot be read is recorded in
@@ -51,7 +51,7 @@ __all__ = ["check_pool", "embed_items", "run_into_store", "schedule_embeddings"]
 
 
 def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float = 1.0, frames: int | None = None,
-                max_frames: int | None = None, pool: str = "mean", batch_frames: int = 64, flush_items: int = 64, flush_seconds: float = 30.0,
+                max_frames: int | None = None, pool: str = "mean", flush_items: int = 64, flush_seconds: float = 30.0,
                 load_workers: int = 2, crop_source: str = "none", run: RunOptions | None = None) -> RunSummary:
     """Embed ``items`` with ``model`` (a ``ContrastiveModel``) into the cache; see the module docstring.
 
@@ -64,10 +64,9 @@ def embed_items(model, items: list[Item], cache_dir: str | Path, *, fps: float =
     items = unique_items(items)
     sampling = Sampling(None if frames is not None else effective_rate(items, fps), frames, max_frames)
     key = embedding_key(model.config(), sampling.fps, pool, crop_source=crop_source, **sampling.cache_fields())
-    outcomes = partial(schedule_embeddings, model, fps=sampling, pool=pool, batch_frames=batch_frames,
-                       load_workers=load_workers)
+    outcomes = partial(schedule_embeddings, model, fps=sampling, pool=pool, load_workers=load_workers)
     return run_into_store(key, items, cache_dir, outcomes, device=getattr(model, "device", None), run_options=run,
-                          flush_items=flush_items, flush_seconds=flush_seconds, last_run={"batch_frames": batch_frames})
+                          flush_items=flush_items, flush_seconds=flush_seconds, last_run={"batch_frames": model.batch_frames})
 
 
 def check_pool(model_class: type, pool: str, name: str) -> None:
@@ -166,13 +165,13 @@ def _prefetched(todo, fps, workers: int, ahead: int):
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def schedule_embeddings(model, items: list[Item], *, fps: Sampling | float, pool: str, batch_frames: int = 64,
+def schedule_embeddings(model, items: list[Item], *, fps: Sampling | float, pool: str,
                         load_workers: int = 2) -> Iterator[Outcome]:
     """One ``Outcome`` per item, its value ``(vectors, frame indices, frames decoded)``, or its error.
 
     Frames are decoded by ``load_workers`` threads (the sampler's frames of a
     video, or the one image); frames of several items share a forward pass of
-    at least ``batch_frames`` frames. An item that cannot be read comes out
+    at least the model's ``batch_frames`` frames. An item that cannot be read comes out
     at once with its error; the others once their batch has run.
     """
     waiting = []  # (item, images, indices) whose frames wait for a batch
@@ -181,7 +180,7 @@ def schedule_embeddings(model, items: list[Item], *, fps: Sampling | float, pool
             yield Outcome(item.id, error=error)
             continue
         waiting.append((item, images, indices))
-        if sum(len(w[1]) for w in waiting) >= batch_frames:
+        if sum(len(w[1]) for w in waiting) >= model.batch_frames:
             yield from _embed_batch(model, waiting, pool)
             waiting = []
     if waiting:
