@@ -632,10 +632,17 @@ def test_image_tasks(executed):
     assert t["random"]["VSR"] == 50.0 and t["random"]["CountBench"] is None  # no CountBench file in the test
     assert t["oracle"] == {"VSR": 100.0} and t["caches"] == 0 and t["ties"] == "expected"
     check = {row["averages"]: row for row in t["random_check"]}
+    assert check["printed in Table 3"] == {"averages": "printed in Table 3", "Spatial Avg.": 31.9, "Count Avg.": 17.5,
+                                           "Avg.": 24.7}
+    assert round(check["recomputed from the printed columns"]["Count Avg."], 2) == 10.0
     assert round(check["recomputed from the printed columns"]["Avg."], 2) == 20.96
     assert round(check["recomputed with Visual7W-Count = 25.0 (4 options)"]["Avg."], 2) == 24.71
     table = (figures / "07_image_tasks_table3.md").read_text()
     assert "Random (recomputed from the choice lists)" in table and "not computed here" in table
+    # one decimal; an empty paper cell "-", an empty computed cell "not computed here"
+    assert "| CLIP-ViT-H-14 | paper | - | - | 54.5 | - | - | - | - | - | - | - |" in table
+    assert "| oracle (first 10 items; an upper bound) | computed here | not computed here | not computed here | 100.0 |" \
+        in table
 
 
 def test_benchmark_reads_the_crop_sizes_from_a_manifest_file(tmp_path):
