@@ -556,6 +556,12 @@ def test_errors(executed):
     sheet = error_analysis.read_labels(figures / e["sheet"])
     assert len(sheet) == 97 and (sheet["error_mode"] == "").all()  # left for a researcher to fill
     assert sheet["source"].str.startswith("SYNTHETIC").all()
+    # the "labels" of the demonstration are its errors as constructed (the notebook's default fractions and seed)
+    _, constructed = error_analysis.synthetic_texts("intra-pair", swap_fraction=0.2, generic_fraction=0.1,
+                                                    rng=np.random.default_rng(0))
+    made = constructed[constructed["id"].isin(sheet["id"])]["constructed_as"].value_counts().to_dict()
+    assert list(e["error_modes"]) == [*error_analysis.ERROR_MODES, "not labelled"]
+    assert {mode: n for mode, n in e["error_modes"].items() if n} == made
     assert len(e["worst_ids"]) == 5
 
 
