@@ -515,10 +515,10 @@ def _ablation_records(collected, *, protocols, bootstrap: int, seed: int = 0):
     """The records of 03's run: SOVABench description caches on its protocols, with its bootstrap and seed."""
     from sova_lib.report.baselines import BENCHMARK
 
-    from paper.results import select_rows
-
-    return select_rows(collected, kind="description cache", benchmark=BENCHMARK, protocol=tuple(protocols),
-                       bootstrap=bootstrap, seed=seed)
+    keep = ((collected["kind"] == "description cache") & (collected["benchmark"] == BENCHMARK)
+            & collected["protocol"].isin(protocols) & (collected["bootstrap"] == bootstrap)
+            & (collected["seed"] == seed))
+    return collected[keep].reset_index(drop=True)
 
 
 def test_ablation_records_leave_other_benchmarks_out(tmp_path):
