@@ -67,6 +67,7 @@ from sova_lib.report import explore, plots, tables
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.storage import cache_root, write_json
+from sova_lib.video.frames import probe, sample_frames
 
 from paper import quickstart
 
@@ -83,7 +84,9 @@ pd.set_option("display.max_colwidth", None)  # sentences are shown whole
 # %%
 items = quickstart.example_items(videos, with_reversed=with_reversed)
 videos_by_id = {it.id: it for it in items}
-quickstart.items_table(items)
+infos = [probe(it.path) for it in items]  # each file's header and packets
+pd.DataFrame([{"id": it.id, "file": Path(it.path).name, "reversed": it.reverse, "frames": info.num_frames,
+               "fps": info.fps, "seconds": round(info.duration, 2)} for it, info in zip(items, infos)])
 
 # %% [markdown]
 # ## Step 0: the frames the describer sees
@@ -93,7 +96,8 @@ quickstart.items_table(items)
 # from the start of the clip as it is played).
 
 # %% tags=["figure"]
-strips = quickstart.sampled_frames(items, fps)
+sampled = [sample_frames(it.path, rate=fps, window=it.window, crop=it.crop, reverse=it.reverse) for it in items]
+strips = [(str(it.id), frames.images, frames.timestamps) for it, frames in zip(items, sampled)]
 fig = plots.filmstrips(strips, title=f"Frames sampled at {fps:g} per second (up to 5 shown per clip)", max_frames=5,
                        max_pixels=120)
 plots.save_figure(fig, out / "00_quickstart_filmstrips", dpi=90)
@@ -135,9 +139,11 @@ print(f"cache folder: {folder.name}\n\nthe answer for {query}:\n\n{texts[query]}
 # after an abbreviation such as "e.g.".
 
 # %%
-answer = quickstart.illustrative_answer()
+answer = Path("paper/data/quickstart/hand_written_answer.txt").read_text(encoding="utf-8")  # written by hand
 print(answer)
-pieces = quickstart.split_table(answer)  # line by line, to show where each piece comes from
+pieces = pd.DataFrame([{"line": n, "sentence": k, "text": s}  # line by line, to show where each piece comes from
+                       for n, line in enumerate(answer.splitlines(), start=1) if line.strip()
+                       for k, s in enumerate(split(line), start=1)], columns=["line", "sentence", "text"])
 assert pieces["text"].tolist() == split(answer)  # the library's split of the whole answer: the same pieces
 pieces
 

@@ -6,9 +6,6 @@
   describer by default, or the MLLM of its ``backend`` and ``model``);
 * ``request_table``: what a describer is sent for one item (the
   instruction, the system prompt, the sampled frames and their times);
-* ``illustrative_answer``: a multi-sentence answer in the style of an MLLM,
-  written by hand (not a model's output) to show the splitter at work, and
-  ``split_table``: an answer cut into lines, then sentences;
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
   that decided the match and its rank under the mean cosine too;
 * ``direction_protocol``: the built-in ``quickstart-direction`` protocol
@@ -44,12 +41,10 @@ from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine
-from sova_lib.video.frames import probe, sample_frames
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "describer_names",
-           "direction_protocol",
-           "direction_records", "RANDOM_SCORER", "illustrative_answer", "items_table",
-           "request_table", "sampled_frames", "split_table", "neighbours"]
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "described_and_failed",
+           "describer_names", "direction_protocol", "direction_records", "RANDOM_SCORER", "request_table",
+           "neighbours"]
 
 
 def example_items(videos=(), *, with_reversed: bool = True):
@@ -100,20 +95,6 @@ def described_and_failed(folder, items) -> tuple[dict, pd.DataFrame]:
     return {it.id: done[it.id] for it in items if it.id in done}, pd.DataFrame(failed, columns=["id", "reason"])
 
 
-def items_table(items):
-    """One row per item: ``id, file, reversed, frames, fps, seconds`` (read from each file's header and packets)."""
-    infos = [probe(it.path) for it in items]
-    return pd.DataFrame([{"id": it.id, "file": Path(it.path).name, "reversed": it.reverse, "frames": info.num_frames,
-                          "fps": info.fps, "seconds": round(info.duration, 2)} for it, info in zip(items, infos)])
-
-
-def sampled_frames(items, fps: float):
-    """The frames the paper's sampler picks from each item: a list of ``(id, images, timestamps in s)``."""
-
-    sampled = [sample_frames(it.path, rate=fps, window=it.window, crop=it.crop, reverse=it.reverse) for it in items]
-    return [(str(it.id), frames.images, frames.timestamps) for it, frames in zip(items, sampled)]
-
-
 def request_table(item, fps: float, prompt):
     """What a describer is sent for ``item``: one row per part (instruction, system prompt, frames, their times).
 
@@ -128,32 +109,6 @@ def request_table(item, fps: float, prompt):
                          "sent": [request.prompt, request.system_prompt or "(none)",
                                   f"{len(request.frames)} RGB images of {width} x {height} pixels",
                                   ", ".join(f"{t:.1f}" for t in request.timestamps)]})
-
-
-#: The hand-written MLLM-style answer beside this module (``data/quickstart``; no model wrote it).
-ILLUSTRATIVE_ANSWER = "data/quickstart/hand_written_answer.txt"
-
-
-def illustrative_answer() -> str:
-    """A multi-sentence answer in the style of an MLLM about ``vtest_walkway_0200-0259``, written by hand.
-
-    It shows the splitter at work on a paragraph (the motion describer
-    writes one sentence per line); no model produced it and nothing scores
-    it (``data/quickstart/README.md``).
-    """
-    return (Path(__file__).resolve().parent / ILLUSTRATIVE_ANSWER).read_text(encoding="utf-8")
-
-
-def split_table(text: str):
-    """``text`` cut as ``sentences.split`` cuts it, one row per sentence: ``line`` (1-based), ``sentence``, ``text``.
-
-    Each line is split on its own (``split(line)``); blank lines give no
-    row. The ``text`` column is ``split(text)``, in order.
-    """
-    rows = [{"line": n, "sentence": k, "text": s}
-            for n, line in enumerate(text.splitlines(), start=1) if line.strip()
-            for k, s in enumerate(split(line), start=1)]
-    return pd.DataFrame(rows, columns=["line", "sentence", "text"])
 
 
 def neighbours(items, texts: dict, query, *, k: int = 3):
