@@ -61,10 +61,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
-from sova_lib import SentenceEncoder, embed_descriptions, make_describer, records
+from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions, records, split
+from sova_lib.describe.cache import read_failures
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.report import explore, plots, tables
-from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.storage import cache_root, write_json
 from sova_lib.video.frames import probe, sample_frames
@@ -121,9 +121,16 @@ quickstart.request_table(videos_by_id.get(query, items[0]), fps, resolve_prompt(
 
 # %%
 describer = make_describer(backend, **({"model": model} if model else {}), **backend_options)
-names = quickstart.describer_names(backend, model)
+named = model or backend  # the motion describer is named as not an MLLM, any other by its model, never as the paper's
+names = ({"short": "motion describer", "long": "the classical motion describer (not an MLLM)",
+          "summary": "motion (classical OpenCV motion describer, not an MLLM)"} if backend == "motion" else
+         {"short": named, "long": f"{named} ({backend})", "summary": f"{backend}: {named}"})
 folder = quickstart.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
-texts, failed = quickstart.described_and_failed(folder, items)  # a clip that failed is shown, then left out
+done, errors = read_descriptions(folder), folder / "errors.jsonl"
+reasons = read_failures(errors) if errors.is_file() else {}  # each failed clip's last line in errors.jsonl
+texts = {it.id: done[it.id] for it in items if it.id in done}  # a clip that failed is shown, then left out
+failed = pd.DataFrame([{"id": it.id, "reason": reasons.get(it.id, "not described")} for it in items
+                       if it.id not in done], columns=["id", "reason"])
 print(f"{len(failed)} clip(s) without a description:\n{failed.to_string(index=False)}\n" if len(failed) else "", end="")
 query = query if query in texts else next(iter(texts))  # a query that failed: the first clip described
 print(f"cache folder: {folder.name}\n\nthe answer for {query}:\n\n{texts[query]}")

@@ -2,8 +2,8 @@
 
 * ``example_items``: the videos to describe, as runner ``Item`` objects,
   optionally each also played backwards;
-* ``describer_names``: how the notebook names its describer (the motion
-  describer by default, or the MLLM of its ``backend`` and ``model``);
+* ``describe_missing``: the notebook's call into the runner
+  (``describe_items``), which describes only the items its cache lacks;
 * ``request_table``: what a describer is sent for one item (the
   instruction, the system prompt, the sampled frames and their times);
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
@@ -31,20 +31,17 @@ from sova_lib.benchmarks.excerpts import (
     direction_protocol,
     example_clips,
 )
-from sova_lib.describe.cache import read_failures
 from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import build_request, describe_items
 from sova_lib.evaluation import CoverageError, baseline, evaluate
-from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "described_and_failed",
-           "describer_names", "direction_protocol", "direction_records", "RANDOM_SCORER", "request_table",
-           "neighbours"]
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_protocol",
+           "direction_records", "RANDOM_SCORER", "request_table", "neighbours"]
 
 
 def example_items(videos=(), *, with_reversed: bool = True):
@@ -58,21 +55,6 @@ def example_items(videos=(), *, with_reversed: bool = True):
     return [clip.item() for clip in example_clips(videos, with_reversed=with_reversed)]
 
 
-def describer_names(backend: str, model: str = "") -> dict:
-    """The quickstart's names of the describer ``backend`` runs (``model``: its model id or folder, if any).
-
-    ``short`` labels the explorer and the score's record (``<short> + max
-    cosine``), ``long`` the figures' titles, ``summary`` the headline JSON.
-    The classical motion describer is named as not an MLLM; any other
-    describer by its model and backend, never as a paper model.
-    """
-    if backend == "motion":
-        return {"short": "motion describer", "long": "the classical motion describer (not an MLLM)",
-                "summary": "motion (classical OpenCV motion describer, not an MLLM)"}
-    shown = model or backend
-    return {"short": shown, "long": f"{shown} ({backend})", "summary": f"{backend}: {shown}"}
-
-
 def describe_missing(describer, items, cache_dir, *, prompt, fps: float) -> Path:
     """Describe the quickstart's ``items`` through the runner (``describe_items``, which computes the key as
     ``sova describe --protocol quickstart-direction`` does), into the folder of its configuration; returns it.
@@ -83,16 +65,6 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float) -> Path
     """
     return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, input_name=QUICKSTART_INPUT,
                           run=RunOptions(show_progress=False)).folder
-
-
-def described_and_failed(folder, items) -> tuple[dict, pd.DataFrame]:
-    """``(texts, failed)``: the texts of ``items`` that ``folder`` holds, in the items' order, and one row per item
-    without one, ``id, reason`` (its last line in ``errors.jsonl``; "not described" when it has none)."""
-    done = read_descriptions(folder)
-    errors = folder / "errors.jsonl"
-    reasons = read_failures(errors) if errors.is_file() else {}
-    failed = [{"id": it.id, "reason": reasons.get(it.id, "not described")} for it in items if it.id not in done]
-    return {it.id: done[it.id] for it in items if it.id in done}, pd.DataFrame(failed, columns=["id", "reason"])
 
 
 def request_table(item, fps: float, prompt):
