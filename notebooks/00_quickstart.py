@@ -61,12 +61,13 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
-from sova_lib import SentenceEncoder, embed_descriptions, make_describer, records
+from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions, records, split
+from sova_lib.describe.cache import read_failures
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.report import explore, plots, tables
-from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.storage import cache_root, write_json
+from sova_lib.video.frames import probe, sample_frames
 
 from paper import quickstart
 
@@ -83,7 +84,9 @@ pd.set_option("display.max_colwidth", None)  # sentences are shown whole
 # %%
 items = quickstart.example_items(videos, with_reversed=with_reversed)
 videos_by_id = {it.id: it for it in items}
-quickstart.items_table(items)
+infos = [probe(it.path) for it in items]  # each file's header and packets
+pd.DataFrame([{"id": it.id, "file": Path(it.path).name, "reversed": it.reverse, "frames": info.num_frames,
+               "fps": info.fps, "seconds": round(info.duration, 2)} for it, info in zip(items, infos)])
 
 # %% [markdown]
 # ## Step 0: the frames the describer sees
@@ -93,7 +96,8 @@ quickstart.items_table(items)
 # from the start of the clip as it is played).
 
 # %% tags=["figure"]
-strips = quickstart.sampled_frames(items, fps)
+sampled = [sample_frames(it.path, rate=fps, window=it.window, crop=it.crop, reverse=it.reverse) for it in items]
+strips = [(str(it.id), frames.images, frames.timestamps) for it, frames in zip(items, sampled)]
 fig = plots.filmstrips(strips, title=f"Frames sampled at {fps:g} per second (up to 5 shown per clip)", max_frames=5,
                        max_pixels=120)
 plots.save_figure(fig, out / "00_quickstart_filmstrips", dpi=90)
@@ -117,9 +121,16 @@ quickstart.request_table(videos_by_id.get(query, items[0]), fps, resolve_prompt(
 
 # %%
 describer = make_describer(backend, **({"model": model} if model else {}), **backend_options)
-names = quickstart.describer_names(backend, model)
+named = model or backend  # the motion describer is named as not an MLLM, any other by its model, never as the paper's
+names = ({"short": "motion describer", "long": "the classical motion describer (not an MLLM)",
+          "summary": "motion (classical OpenCV motion describer, not an MLLM)"} if backend == "motion" else
+         {"short": named, "long": f"{named} ({backend})", "summary": f"{backend}: {named}"})
 folder = quickstart.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
-texts, failed = quickstart.described_and_failed(folder, items)  # a clip that failed is shown, then left out
+done, errors = read_descriptions(folder), folder / "errors.jsonl"
+reasons = read_failures(errors) if errors.is_file() else {}  # each failed clip's last line in errors.jsonl
+texts = {it.id: done[it.id] for it in items if it.id in done}  # a clip that failed is shown, then left out
+failed = pd.DataFrame([{"id": it.id, "reason": reasons.get(it.id, "not described")} for it in items
+                       if it.id not in done], columns=["id", "reason"])
 print(f"{len(failed)} clip(s) without a description:\n{failed.to_string(index=False)}\n" if len(failed) else "", end="")
 query = query if query in texts else next(iter(texts))  # a query that failed: the first clip described
 print(f"cache folder: {folder.name}\n\nthe answer for {query}:\n\n{texts[query]}")
@@ -135,9 +146,11 @@ print(f"cache folder: {folder.name}\n\nthe answer for {query}:\n\n{texts[query]}
 # after an abbreviation such as "e.g.".
 
 # %%
-answer = quickstart.illustrative_answer()
+answer = Path("paper/data/quickstart/hand_written_answer.txt").read_text(encoding="utf-8")  # written by hand
 print(answer)
-pieces = quickstart.split_table(answer)  # line by line, to show where each piece comes from
+pieces = pd.DataFrame([{"line": n, "sentence": k, "text": s}  # line by line, to show where each piece comes from
+                       for n, line in enumerate(answer.splitlines(), start=1) if line.strip()
+                       for k, s in enumerate(split(line), start=1)], columns=["line", "sentence", "text"])
 assert pieces["text"].tolist() == split(answer)  # the library's split of the whole answer: the same pieces
 pieces
 

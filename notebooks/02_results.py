@@ -166,7 +166,7 @@ shownC1
 
 # %%
 points = results.scatter_frame(table4)
-random_level = results.paper_random()  # the paper's Random row: (inter-pair, intra-pair)
+random_level = tuple(paper["Table 4"].set_index("model").loc["Random", ["inter-pair paper", "intra-pair paper"]])
 points
 
 # %% [markdown]

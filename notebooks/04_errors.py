@@ -166,11 +166,13 @@ print(f"{len(pair_queries)} clips of the {pair} pair to label: {sheet}")
 # %%
 if labels_csv:
     labelled = ea.read_labels(labels_csv)
-elif synthetic:
-    labelled = ea.constructed_labels(pair_queries, constructed)
+elif synthetic:  # the errors put in on purpose
+    labelled = pair_queries.assign(error_mode=pair_queries["id"].map(constructed.set_index("id")["constructed_as"]))
 else:
     labelled = ea.read_labels(sheet)
-counts = ea.error_mode_counts(labelled)
+modes = labelled["error_mode"].fillna("").astype(str).str.strip()  # empty: not labelled yet
+counts = pd.DataFrame({"error mode": [*ea.ERROR_MODES, "not labelled"],
+                       "clips": [int((modes == m).sum()) for m in [*ea.ERROR_MODES, ""]]})
 paper_counts = dict(results.paper_results("Appendix E")[["column", "value"]].values)
 tables.write_outputs(counts.assign(paper=counts["error mode"].map(paper_counts)), counts, out / "04_errors_modes")
 counts.assign(**{"paper (MiniCPM-V 4.5, trunk)": counts["error mode"].map(paper_counts)})

@@ -41,6 +41,7 @@ from pathlib import Path
 import pandas as pd
 
 from sova_lib import SentenceEncoder, records
+from sova_lib.benchmarks.image_tasks import table3_averages
 from sova_lib.report import cache_scan, tables
 from sova_lib.storage import cache_root, write_json
 
@@ -82,7 +83,12 @@ choices = {"VSR": 2, "What's Up A": 4, "What's Up B": 4, "CountBench": 9, "Count
 # %%
 paper = results.paper_results("Table 3")
 paper_random = dict(zip(paper[paper["model"] == "Random"]["column"], paper[paper["model"] == "Random"]["value"]))
-check = table3.random_row_check(paper_random)
+averages = {"printed in Table 3": {k: paper_random.get(k) for k in table3.AVERAGES},
+            "recomputed from the printed columns": table3_averages(paper_random),
+            "recomputed with Visual7W-Count = 25.0 (4 options)":
+                table3_averages({**paper_random, "Visual7W-Count": 25.0})}  # its four original options
+check = pd.DataFrame([{"averages": name, **values} for name, values in averages.items()],
+                     columns=["averages", *table3.AVERAGES])
 tables.write_outputs(check, check.round(2), out / "07_image_tasks_random_check")
 check.round(2)
 
@@ -116,8 +122,12 @@ described[["cache", *shown]] if len(described) else print(f"no image description
 
 # %%
 table = table3.table3_frame(paper, table3.computed_rows(computed))
-tables.write_outputs(table, table3.readable(table), out / "07_image_tasks_table3")
-table3.readable(table)
+readable = table.astype(object)  # one decimal; an empty paper cell "-", an empty computed cell "not computed here"
+for column in [*table3.COLUMNS, *table3.AVERAGES]:
+    readable[column] = [f"{v:.1f}" if v == v else ("-" if source == "paper" else results.NOT_COMPUTED)
+                        for v, source in zip(table[column], table["source"])]
+tables.write_outputs(table, readable, out / "07_image_tasks_table3")
+readable
 
 # %%
 summary = {"random": dict(zip(random["column"], random["value"])), "random_check": check.to_dict("records"),

@@ -515,10 +515,10 @@ def _ablation_records(collected, *, protocols, bootstrap: int, seed: int = 0):
     """The records of 03's run: SOVABench description caches on its protocols, with its bootstrap and seed."""
     from sova_lib.report.baselines import BENCHMARK
 
-    from paper.results import select_rows
-
-    return select_rows(collected, kind="description cache", benchmark=BENCHMARK, protocol=tuple(protocols),
-                       bootstrap=bootstrap, seed=seed)
+    keep = ((collected["kind"] == "description cache") & (collected["benchmark"] == BENCHMARK)
+            & collected["protocol"].isin(protocols) & (collected["bootstrap"] == bootstrap)
+            & (collected["seed"] == seed))
+    return collected[keep].reset_index(drop=True)
 
 
 def test_ablation_records_leave_other_benchmarks_out(tmp_path):
@@ -556,6 +556,12 @@ def test_errors(executed):
     sheet = error_analysis.read_labels(figures / e["sheet"])
     assert len(sheet) == 97 and (sheet["error_mode"] == "").all()  # left for a researcher to fill
     assert sheet["source"].str.startswith("SYNTHETIC").all()
+    # the "labels" of the demonstration are its errors as constructed (the notebook's default fractions and seed)
+    _, constructed = error_analysis.synthetic_texts("intra-pair", swap_fraction=0.2, generic_fraction=0.1,
+                                                    rng=np.random.default_rng(0))
+    made = constructed[constructed["id"].isin(sheet["id"])]["constructed_as"].value_counts().to_dict()
+    assert list(e["error_modes"]) == [*error_analysis.ERROR_MODES, "not labelled"]
+    assert {mode: n for mode, n in e["error_modes"].items() if n} == made
     assert len(e["worst_ids"]) == 5
 
 
@@ -632,10 +638,17 @@ def test_image_tasks(executed):
     assert t["random"]["VSR"] == 50.0 and t["random"]["CountBench"] is None  # no CountBench file in the test
     assert t["oracle"] == {"VSR": 100.0} and t["caches"] == 0 and t["ties"] == "expected"
     check = {row["averages"]: row for row in t["random_check"]}
+    assert check["printed in Table 3"] == {"averages": "printed in Table 3", "Spatial Avg.": 31.9, "Count Avg.": 17.5,
+                                           "Avg.": 24.7}
+    assert round(check["recomputed from the printed columns"]["Count Avg."], 2) == 10.0
     assert round(check["recomputed from the printed columns"]["Avg."], 2) == 20.96
     assert round(check["recomputed with Visual7W-Count = 25.0 (4 options)"]["Avg."], 2) == 24.71
     table = (figures / "07_image_tasks_table3.md").read_text()
     assert "Random (recomputed from the choice lists)" in table and "not computed here" in table
+    # one decimal; an empty paper cell "-", an empty computed cell "not computed here"
+    assert "| CLIP-ViT-H-14 | paper | - | - | 54.5 | - | - | - | - | - | - | - |" in table
+    assert "| oracle (first 10 items; an upper bound) | computed here | not computed here | not computed here | 100.0 |" \
+        in table
 
 
 def test_benchmark_reads_the_crop_sizes_from_a_manifest_file(tmp_path):

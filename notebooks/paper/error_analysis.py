@@ -6,10 +6,10 @@ What goes wrong when a describer cannot tell opposite actions apart:
   query's top-ranked neighbour is a clip of the *opposite* action;
 * ``worst_queries``: the queries with the lowest AP, their descriptions and
   their nearest neighbours, to read side by side;
-* a labelling sheet (``write_labelling_sheet``, ``read_labels``,
-  ``error_mode_counts``): a CSV with one row per clip and an empty
-  ``error_mode`` column that a researcher fills with one of
-  ``ERROR_MODES``, the paper's four modes plus ``correct``.
+* a labelling sheet (``write_labelling_sheet``, ``read_labels``): a CSV
+  with one row per clip and an empty ``error_mode`` column that a
+  researcher fills with one of ``ERROR_MODES``, the paper's four modes plus
+  ``correct`` (the notebook counts the modes in its cells).
 
 The paper's analysis (MiniCPM-V 4.5, task-aware prompt, the trunk pair, 97
 clips) counted 34 hallucinations, 12 under-descriptions, 16 temporal
@@ -46,7 +46,7 @@ from sova_lib.storage import write_text
 
 __all__ = ["ERROR_MODES", "ERROR_MODE_HELP", "GENERIC_SENTENCE", "Analysed", "analysis_texts",
            "score_record", "synthetic_texts", "pair_similarities", "opposite_confusion", "worst_queries",
-           "write_labelling_sheet", "constructed_labels", "read_labels", "error_mode_counts"]
+           "write_labelling_sheet", "read_labels"]
 
 #: The paper's error modes, most severe first, then ``correct`` (Appendix E).
 ERROR_MODES = ("hallucination", "under-description", "temporal misunderstanding", "action assumption", "correct")
@@ -268,16 +268,6 @@ def write_labelling_sheet(frame, path, *, source: str, overwrite: bool = False) 
     return write_text(path, sheet.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC))
 
 
-def constructed_labels(frame, constructed):
-    """``frame`` with ``error_mode`` filled from how a synthetic demonstration was built.
-
-    Only for ``synthetic_texts`` output: the labels are the deliberate
-    errors, known by construction, not a reading of model output.
-    """
-    made = dict(zip(constructed["id"], constructed["constructed_as"]))
-    return frame.assign(error_mode=[made[i] for i in frame["id"]])
-
-
 def read_labels(path):
     """A filled labelling sheet as a DataFrame; ``error_mode`` checked against ``ERROR_MODES``.
 
@@ -295,11 +285,3 @@ def read_labels(path):
                              f"use one of {', '.join(ERROR_MODES)} or leave it empty")
     frame["error_mode"] = frame["error_mode"].str.strip()
     return frame
-
-
-def error_mode_counts(labels_frame, column: str = "error_mode"):
-    """Clips per error mode (``ERROR_MODES`` order, then ``not labelled``), as a DataFrame."""
-    values = labels_frame[column].fillna("").astype(str).str.strip()
-    counts = [{"error mode": m, "clips": int((values == m).sum())} for m in ERROR_MODES]
-    counts.append({"error mode": "not labelled", "clips": int((values == "").sum())})
-    return pd.DataFrame(counts)

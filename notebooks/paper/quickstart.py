@@ -2,13 +2,10 @@
 
 * ``example_items``: the videos to describe, as runner ``Item`` objects,
   optionally each also played backwards;
-* ``describer_names``: how the notebook names its describer (the motion
-  describer by default, or the MLLM of its ``backend`` and ``model``);
+* ``describe_missing``: the notebook's call into the runner
+  (``describe_items``), which describes only the items its cache lacks;
 * ``request_table``: what a describer is sent for one item (the
   instruction, the system prompt, the sampled frames and their times);
-* ``illustrative_answer``: a multi-sentence answer in the style of an MLLM,
-  written by hand (not a model's output) to show the splitter at work, and
-  ``split_table``: an answer cut into lines, then sentences;
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
   that decided the match and its rank under the mean cosine too;
 * ``direction_protocol``: the built-in ``quickstart-direction`` protocol
@@ -34,22 +31,17 @@ from sova_lib.benchmarks.excerpts import (
     direction_protocol,
     example_clips,
 )
-from sova_lib.describe.cache import read_failures
 from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import build_request, describe_items
 from sova_lib.evaluation import CoverageError, baseline, evaluate
-from sova_lib.item_vectors import read_descriptions
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine
-from sova_lib.video.frames import probe, sample_frames
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "describer_names",
-           "direction_protocol",
-           "direction_records", "RANDOM_SCORER", "illustrative_answer", "items_table",
-           "request_table", "sampled_frames", "split_table", "neighbours"]
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_protocol",
+           "direction_records", "RANDOM_SCORER", "request_table", "neighbours"]
 
 
 def example_items(videos=(), *, with_reversed: bool = True):
@@ -63,21 +55,6 @@ def example_items(videos=(), *, with_reversed: bool = True):
     return [clip.item() for clip in example_clips(videos, with_reversed=with_reversed)]
 
 
-def describer_names(backend: str, model: str = "") -> dict:
-    """The quickstart's names of the describer ``backend`` runs (``model``: its model id or folder, if any).
-
-    ``short`` labels the explorer and the score's record (``<short> + max
-    cosine``), ``long`` the figures' titles, ``summary`` the headline JSON.
-    The classical motion describer is named as not an MLLM; any other
-    describer by its model and backend, never as a paper model.
-    """
-    if backend == "motion":
-        return {"short": "motion describer", "long": "the classical motion describer (not an MLLM)",
-                "summary": "motion (classical OpenCV motion describer, not an MLLM)"}
-    shown = model or backend
-    return {"short": shown, "long": f"{shown} ({backend})", "summary": f"{backend}: {shown}"}
-
-
 def describe_missing(describer, items, cache_dir, *, prompt, fps: float) -> Path:
     """Describe the quickstart's ``items`` through the runner (``describe_items``, which computes the key as
     ``sova describe --protocol quickstart-direction`` does), into the folder of its configuration; returns it.
@@ -88,30 +65,6 @@ def describe_missing(describer, items, cache_dir, *, prompt, fps: float) -> Path
     """
     return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, input_name=QUICKSTART_INPUT,
                           run=RunOptions(show_progress=False)).folder
-
-
-def described_and_failed(folder, items) -> tuple[dict, pd.DataFrame]:
-    """``(texts, failed)``: the texts of ``items`` that ``folder`` holds, in the items' order, and one row per item
-    without one, ``id, reason`` (its last line in ``errors.jsonl``; "not described" when it has none)."""
-    done = read_descriptions(folder)
-    errors = folder / "errors.jsonl"
-    reasons = read_failures(errors) if errors.is_file() else {}
-    failed = [{"id": it.id, "reason": reasons.get(it.id, "not described")} for it in items if it.id not in done]
-    return {it.id: done[it.id] for it in items if it.id in done}, pd.DataFrame(failed, columns=["id", "reason"])
-
-
-def items_table(items):
-    """One row per item: ``id, file, reversed, frames, fps, seconds`` (read from each file's header and packets)."""
-    infos = [probe(it.path) for it in items]
-    return pd.DataFrame([{"id": it.id, "file": Path(it.path).name, "reversed": it.reverse, "frames": info.num_frames,
-                          "fps": info.fps, "seconds": round(info.duration, 2)} for it, info in zip(items, infos)])
-
-
-def sampled_frames(items, fps: float):
-    """The frames the paper's sampler picks from each item: a list of ``(id, images, timestamps in s)``."""
-
-    sampled = [sample_frames(it.path, rate=fps, window=it.window, crop=it.crop, reverse=it.reverse) for it in items]
-    return [(str(it.id), frames.images, frames.timestamps) for it, frames in zip(items, sampled)]
 
 
 def request_table(item, fps: float, prompt):
@@ -128,32 +81,6 @@ def request_table(item, fps: float, prompt):
                          "sent": [request.prompt, request.system_prompt or "(none)",
                                   f"{len(request.frames)} RGB images of {width} x {height} pixels",
                                   ", ".join(f"{t:.1f}" for t in request.timestamps)]})
-
-
-#: The hand-written MLLM-style answer beside this module (``data/quickstart``; no model wrote it).
-ILLUSTRATIVE_ANSWER = "data/quickstart/hand_written_answer.txt"
-
-
-def illustrative_answer() -> str:
-    """A multi-sentence answer in the style of an MLLM about ``vtest_walkway_0200-0259``, written by hand.
-
-    It shows the splitter at work on a paragraph (the motion describer
-    writes one sentence per line); no model produced it and nothing scores
-    it (``data/quickstart/README.md``).
-    """
-    return (Path(__file__).resolve().parent / ILLUSTRATIVE_ANSWER).read_text(encoding="utf-8")
-
-
-def split_table(text: str):
-    """``text`` cut as ``sentences.split`` cuts it, one row per sentence: ``line`` (1-based), ``sentence``, ``text``.
-
-    Each line is split on its own (``split(line)``); blank lines give no
-    row. The ``text`` column is ``split(text)``, in order.
-    """
-    rows = [{"line": n, "sentence": k, "text": s}
-            for n, line in enumerate(text.splitlines(), start=1) if line.strip()
-            for k, s in enumerate(split(line), start=1)]
-    return pd.DataFrame(rows, columns=["line", "sentence", "text"])
 
 
 def neighbours(items, texts: dict, query, *, k: int = 3):

@@ -48,9 +48,9 @@ from paper.beside import NOT_COMPUTED
 from paper.contrastive import CONTRASTIVE_IDS
 
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "evaluate_cache",
-           "computed_rows", "select_rows", "NOT_IN_PAPER", "HERE_FIELDS", "rows_beside", "computed_as",
+           "computed_rows", "NOT_IN_PAPER", "HERE_FIELDS", "rows_beside", "computed_as",
            "number_table",
-           "format_table", "paper_random", "scatter_frame"]
+           "format_table", "scatter_frame"]
 
 PAPER_CSV = "paper_results/paper_results.csv"
 
@@ -146,19 +146,6 @@ def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: s
     vectors = {name: embed_descriptions(c.texts, encoder) for name, c in needed.items()}
     return [compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
                     bootstrap=bootstrap, seed=seed) for a, b in pairs], note
-
-
-def select_rows(frame, **settings):
-    """The rows of a collected record table whose fields equal ``settings`` (a tuple value: any of its items).
-
-    ``None`` in a tuple matches an empty field.
-    """
-    keep = np.ones(len(frame), dtype=bool)
-    for field, wanted in settings.items():
-        wanted = wanted if isinstance(wanted, tuple) else (wanted,)
-        column = frame[field]
-        keep &= (column.isin([w for w in wanted if w is not None]) | (column.isna() & (None in wanted))).to_numpy()
-    return frame[keep].reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------- paper beside computed
@@ -285,13 +272,6 @@ def format_table(frame, table: str) -> "pd.DataFrame":
                                                frame[f"{c} chance"], frame[f"{c} chance without missing"])]
     shown["computed as"] = computed_as(frame, table)
     return shown
-
-
-def paper_random() -> tuple[float, float]:
-    """The paper's Random row of Table 4: ``(inter-pair mAP, intra-pair Pair-mAP)`` in percent."""
-    paper = paper_results("Table 4")
-    row = paper[paper["model"] == "Random"].set_index("column")["value"]
-    return float(row["inter-pair"]), float(row["intra-pair"])
 
 
 def scatter_frame(comparison, x="inter-pair", y="intra-pair"):

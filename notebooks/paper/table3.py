@@ -14,8 +14,9 @@ Computed rows, each evaluation one record (``sova_lib.records``,
   image keys cover a task's images, scored with the MLLM-to-Embedding rule
   (``description_records``).
 
-``random_row_check`` re-derives the paper's Random averages both ways, which
-exposes the Visual7W-Count entry printed as 10.0.
+The notebook re-derives the paper's Random averages in its cells (with
+``image_tasks.table3_averages``), which exposes the Visual7W-Count entry
+printed as 10.0, and writes the table for reading there.
 """
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ from sova_lib.records import make_record
 
 from paper.beside import NOT_COMPUTED
 
-__all__ = ["COLUMNS", "COLUMN_OF", "RANDOM_SOURCE", "computed_rows", "description_records", "oracle_records",
-           "random_records", "random_row_check", "random_table", "readable", "table3_frame"]
+__all__ = ["AVERAGES", "COLUMNS", "COLUMN_OF", "RANDOM_SOURCE", "computed_rows", "description_records", "oracle_records",
+           "random_records", "random_table", "table3_frame"]
 
 #: Table 3's dataset columns, in the paper's order, and the task that computes each here.
 COLUMNS = {"SpatialBench InD.": None, "SpatialBench OutD.": None, "VSR": "vsr-zeroshot",
@@ -70,22 +71,6 @@ def random_records(annotations=None, *, bootstrap: int = 0, seed: int = 0) -> li
             result = it.ImageTaskResult(task, it.chance(items), len(items), ties="n/a", text_split="n/a")
             records.append(result.to_record(**run))
     return records
-
-
-def random_row_check(paper: dict) -> "pd.DataFrame":
-    """The paper's Random averages against averages recomputed from its own columns.
-
-    ``paper``: column -> the paper's Random value. Rows: the averages as
-    printed, recomputed with the columns as printed, and recomputed with
-    Visual7W-Count at 25.0 (its four original options).
-    """
-    printed = {k: paper.get(k, np.nan) for k in AVERAGES}
-    as_printed = it.table3_averages(paper)
-    four_options = it.table3_averages({**paper, "Visual7W-Count": 25.0})
-    rows = [{"averages": "printed in Table 3", **printed},
-            {"averages": "recomputed from the printed columns", **as_printed},
-            {"averages": "recomputed with Visual7W-Count = 25.0 (4 options)", **four_options}]
-    return pd.DataFrame(rows, columns=["averages", *AVERAGES])
 
 
 def oracle_records(encoder, annotations=None, *, limit: int | None = None, bootstrap: int = 0,
@@ -193,12 +178,3 @@ def table3_frame(paper, computed: dict) -> "pd.DataFrame":
         clean = {k: v for k, v in values.items() if v is not None and np.isfinite(v)}
         rows.append({"row": name, "source": "computed here", **values, **it.table3_averages(clean)})
     return pd.DataFrame(rows, columns=["row", "source", *COLUMNS, *AVERAGES])
-
-
-def readable(frame) -> "pd.DataFrame":
-    """``table3_frame`` for reading: one decimal; an empty paper cell "-", an empty computed cell "not computed here"."""
-    shown = frame.copy().astype(object)
-    for column in [*COLUMNS, *AVERAGES]:
-        shown[column] = [f"{v:.1f}" if v == v else ("-" if src == "paper" else "not computed here")
-                         for v, src in zip(frame[column], frame["source"])]
-    return shown

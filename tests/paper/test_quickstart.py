@@ -1,10 +1,12 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.sentences import split
 from sova_lib.similarity import set_similarity
-from sova_lib.video.frames import example_videos
+from sova_lib.video.frames import example_videos, sample_frames
 
 from paper import quickstart
 
@@ -35,28 +37,21 @@ def test_example_items_and_their_frames():
     assert [it.id for it in items[:2]] == [example_videos()[0].stem, example_videos()[0].stem + "-reversed"]
     assert len(items) == 2 * len(example_videos()) and [it.reverse for it in items[:2]] == [False, True]
     assert [it.id for it in quickstart.example_items(with_reversed=False)] == [p.stem for p in example_videos()]
-    table = quickstart.items_table(items[:2])
-    assert table["frames"].tolist() == [table["frames"][0]] * 2 and table["fps"][0] == pytest.approx(10)
-    (fwd_id, fwd, t_fwd), (rev_id, rev, t_rev) = quickstart.sampled_frames(items[:2], fps=1.0)
-    assert rev_id.endswith("-reversed") and len(fwd) == len(rev) and t_fwd[0] == 0
-    assert np.array_equal(np.asarray(fwd[0]), np.asarray(rev[-1]))  # the reversed clip ends where the clip starts
-
-
-def test_split_table_cuts_lines_then_sentences():
-    text = "A man walks. He stops, e.g. at the gate.\n\nA car turns left."
-    table = quickstart.split_table(text)
-    assert table.values.tolist() == [[1, 1, "A man walks."], [1, 2, "He stops, e.g."], [1, 3, "at the gate."],
-                                     [3, 1, "A car turns left."]]
-    assert table["text"].tolist() == split(text)
+    # the quickstart's filmstrips: each item's frames as the sampler picks them (its cells call sample_frames so)
+    fwd, rev = (sample_frames(it.path, rate=1.0, window=it.window, crop=it.crop, reverse=it.reverse)
+                for it in items[:2])
+    assert len(fwd.images) == len(rev.images) and fwd.timestamps[0] == 0
+    assert np.array_equal(np.asarray(fwd.images[0]), np.asarray(rev.images[-1]))  # reversed: ends where it starts
 
 
 def test_the_illustrative_answer_is_a_paragraph_on_three_lines():
-    answer = quickstart.illustrative_answer()
-    table = quickstart.split_table(answer)
-    assert table["line"].tolist() == [1] * 5 + [2, 3]  # NLTK cuts after "e.g.": five pieces on the first line
-    assert table["text"].tolist()[2:4] == ["Several pedestrians, e.g.",
-                                           "a man in a dark jacket, walk across the pavement from right to left at "
-                                           "a steady pace."]
+    """The hand-written answer the quickstart reads (from its own folder) and splits, line by line."""
+    answer = (Path(quickstart.__file__).parent / "data" / "quickstart" / "hand_written_answer.txt").read_text()
+    lines = [split(line) for line in answer.splitlines() if line.strip()]
+    assert [len(pieces) for pieces in lines] == [5, 1, 1]  # NLTK cuts after "e.g.": five pieces on the first line
+    assert lines[0][2:4] == ["Several pedestrians, e.g.",
+                             "a man in a dark jacket, walk across the pavement from right to left at a steady pace."]
+    assert sum(lines, []) == split(answer)
 
 
 def test_request_table_is_what_the_runner_sends():
@@ -67,7 +62,8 @@ def test_request_table_is_what_the_runner_sends():
     sent = dict(zip(table["part"], table["sent"]))
     assert sent["instruction"] == "Briefly classify the actions occurring in this video."
     assert sent["system prompt"].startswith("You are an expert video analysis model")
-    frames, times = quickstart.sampled_frames([item], fps=1.0)[0][1:]
+    sampled = sample_frames(item.path, rate=1.0, window=item.window, crop=item.crop, reverse=item.reverse)
+    frames, times = sampled.images, sampled.timestamps
     width, height = frames[0].size
     assert sent["frames"] == f"{len(frames)} RGB images of {width} x {height} pixels"
     assert sent["frame times (s)"] == ", ".join(f"{t:.1f}" for t in times)
