@@ -52,7 +52,7 @@ def clips(count: int) -> list[Item]:
 
 
 def run(folder: Path, items: list[Item], batch_size: int, cache: Path) -> tuple[float, dict]:
-    describer = TransformersDescriber(str(folder), max_new_tokens=8, device="cpu", batch_size=batch_size).load()
+    describer = TransformersDescriber(model=str(folder), max_new_tokens=8, device="cpu", batch_size=batch_size).load()
     start = time.perf_counter()
     summary = describe_items(describer, items, cache, prompt="Briefly classify the actions.", fps=1.0,
                              run=RunOptions(show_progress=False, verbose=False))

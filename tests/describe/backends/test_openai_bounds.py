@@ -89,6 +89,7 @@ def _flood(megabytes: float) -> float:
 
 
 def test_a_flood_of_comment_lines_is_read_in_linear_time():
-    small, large = _flood(0.9), _flood(3.7)  # side by side, on the same machine
+    # side by side, on the same machine, the fastest of three at each size (a busy machine slows single runs)
+    small, large = min(_flood(0.9) for _ in range(3)), min(_flood(3.7) for _ in range(3))
     assert large < 3.0, large  # measured: 0.2 s for 3.7 MiB (the former reader: 1.2 s per MiB in 64 KiB pieces)
-    assert large / small < 4.0 * 1.5, (small, large)  # linear: ~4x for 4x the bytes (quadratic would be ~17x)
+    assert large / small < 9.0, (small, large)  # linear: ~4x for 4x the bytes; quadratic: ~17x
