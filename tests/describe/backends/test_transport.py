@@ -245,7 +245,9 @@ def test_a_live_stream_keeps_the_server_alive_while_other_requests_wait_in_vain(
 
     first = threading.Thread(target=one, args=(1,))
     first.start()
-    time.sleep(0.5)  # the stream has begun
+    deadline = time.monotonic() + 20  # the stream's request is the server's first (its script is handed out in order)
+    while not any(r["path"].endswith("/chat/completions") for r in list(server.requests)) and time.monotonic() < deadline:
+        time.sleep(0.02)
     others = [threading.Thread(target=one, args=(n,)) for n in (2, 3)]
     for t in others:
         t.start()
