@@ -264,7 +264,7 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
         g.add_argument("--system-prompt", metavar="TEXT", help="system prompt (replaces a preset's; '' for none)")
     flags = backend_flags()
     for key in sorted(flags, key=lambda key: key != "model"):  # --model first, then in the backends' order
-        _add_backend_flag(g, key, flags[key])
+        _add_backend_flag(g, flags[key])
     add_answer_limit(g, "a longer one is cut to it, flagged \"cut\" in descriptions.jsonl, counted in the summary "
                         "and recorded in the manifest")
     g.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
@@ -272,8 +272,8 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
                         "--help' lists each backend's)")
 
 
-def _add_backend_flag(group, key: str, owners: list) -> None:
-    """``--KEY`` of the backends ``owners`` declare it in (``add_option_flag``): its help theirs, ``backend: help
+def _add_backend_flag(group, owners: list) -> None:
+    """The flag of the option the backends ``owners`` declare (``add_option_flag``): its help theirs, ``backend: help
     (default D)``, backends that say the same thing together; not given: None."""
     import json
 
