@@ -28,7 +28,7 @@ from sova_lib.describe.prompt_file import PromptFile, read_prompt_file
 from sova_lib.describe.provenance import folder_provenance, read_cache_manifest
 from sova_lib.storage import lines, read_text
 
-__all__ = ["Described", "NoAnswer", "describe", "evaluate_answers", "route_metadata", "run_plan", "score_folder",
+__all__ = ["Described", "NoAnswer", "describe", "evaluate_answers", "run_plan", "score_folder",
            "submit", "validate"]
 
 
@@ -58,16 +58,6 @@ def _items(task: str, items) -> list:
 def _prompts(prompts) -> PromptFile | None:
     """A prompts file as it is, or read from its path (``None``: the library's own prompts)."""
     return prompts if prompts is None or isinstance(prompts, PromptFile) else read_prompt_file(prompts)
-
-
-def route_metadata(prompts) -> dict:
-    """Which route made the answers, as a submission's ``metadata.extra`` and a run's records hold it:
-    ``{"prompts": "library-prompts"}``, or ``{"prompts": "prompts-file", "prompts_file": NAME,
-    "prompts_sha256": HEX}``."""
-    prompts = _prompts(prompts)
-    if prompts is None:
-        return {"prompts": ROUTES[0]}
-    return {"prompts": ROUTES[1], "prompts_file": prompts.path.name, "prompts_sha256": prompts.sha256}
 
 
 def run_plan(folder) -> dict:
@@ -142,11 +132,8 @@ def describe(describer, task: str, items, cache_dir, *, media_root=None, frames:
     prompts = _prompts(prompts)
     summary = describe_task(describer, task, found, cache_dir, media_root=media_root, n_frames=frames, run=run,
                             prompts=prompts)
-    try:
-        answers = _answers(task, summary.folder, found, frames, prompts)
-    except NoAnswer:  # every item failed: the caller says so
-        answers = {}
-    return Described(summary, found, answers)
+    # the plan is the one just asked with; every item failed: no answer, and the caller says so
+    return Described(summary, found, submission_answers(found, cached_answers(summary.folder, found, frames, prompts)))
 
 
 def evaluate_answers(task: str, ground_truth, *, submission=None, answers=None, items=None,
@@ -212,8 +199,10 @@ def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy
            frames: int | None = None, prompts=None) -> tuple[Path | None, int]:
     """Write the leaderboard's submission JSONL of ``task`` to ``out`` from ``answers`` (keyed by leaderboard id,
     or a ``describe`` cache folder, whose plan its manifest gives and ``frames`` and ``prompts`` must agree with),
-    with ``model`` and ``box_order`` recorded in it and, in ``metadata.extra``, the route (``route_metadata``) and
-    the ``fingerprint`` of the weights that the cache folder's manifest names (none for answers given as such),
+    with ``model`` and ``box_order`` recorded in it and, in ``metadata.extra``, the route that made the answers
+    (``{"prompts": "library-prompts"}``, or ``{"prompts": "prompts-file", "prompts_file": NAME, "prompts_sha256":
+    HEX}``) and the ``fingerprint`` of the weights that the cache folder's manifest names (none for answers given
+    as such),
     then check it against every id of ``items`` (``submissions.write_submission``: ``InvalidSubmission`` lists what is
     wrong). Returns the file and the number of answers; ``(None, 0)``, writing nothing, when there is none."""
     found = _items(task, items)
@@ -222,7 +211,9 @@ def submit(task: str, items, answers, *, model: str, out, box_order: str = "xyxy
     answers = _answers(task, answers, found, frames, prompts)
     if not answers:
         return None, 0
-    extra = route_metadata(prompts) | ({} if weights is None else {"fingerprint": weights})
+    extra = ({"prompts": ROUTES[0]} if prompts is None else
+             {"prompts": ROUTES[1], "prompts_file": prompts.path.name, "prompts_sha256": prompts.sha256})
+    extra |= {} if weights is None else {"fingerprint": weights}
     path = write_submission(out, task, answers, model=model, box_coord_order=box_order,
                             expected_ids=[submission_id(it) for it in found], extra=extra)
     return path, len(answers)

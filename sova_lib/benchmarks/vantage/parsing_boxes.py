@@ -70,20 +70,14 @@ def _refex_dict_boxes(d) -> list[tuple[float, ...]] | None:
     if not isinstance(d, dict):
         return None
     for key in ("bbox", "bbox_2d", "bounding_box", "box", "coordinates"):
-        if key in d and isinstance(d[key], list):
-            val = d[key]
-            box = _four(val)
-            if box is not None:
-                return [box]
-            if val and isinstance(val[0], list):
-                boxes = _list_of_fours(val)
-                if not boxes:
-                    raise IndexError("empty box list")
-                return boxes
-    if "box_2d" in d:
-        box = _four(d["box_2d"])
-        if box is not None:
-            return [swap_yxyx(box)]
+        boxes = _box_list(d[key], exact=False) if isinstance(d.get(key), list) else None
+        if boxes is not None:
+            if not boxes:
+                raise IndexError("empty box list")
+            return boxes
+    box = _four(d.get("box_2d"))
+    if box is not None:
+        return [swap_yxyx(box)]
     for keys in (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax")):
         if all(k in d for k in keys):
             vals = [d[k] for k in keys]
@@ -106,21 +100,24 @@ def _json_part(text: str, first: str, last: str) -> str | None:
     return text[start:end + 1] if start != -1 and end != -1 else None
 
 
-def _refex_json_boxes(data) -> list[tuple[float, ...]]:  # noqa: C901 - the harness's branches, in its order
+def _box_list(val: list, exact: bool = True) -> list[tuple[float, ...]] | None:
+    """A list value as the harness reads boxes from it: a list of lists through ``_list_of_fours``; exactly four
+    numbers (``exact=False``: at least four, the first four) as one box; ``None`` for anything else."""
+    if val and isinstance(val[0], list):
+        return _list_of_fours(val)
+    box = _four(val) if not exact or len(val) == 4 else None
+    return None if box is None else [box]
+
+
+def _refex_json_boxes(data) -> list[tuple[float, ...]]:
     """Boxes of the parsed JSON value (harness ``grounding_2d_dataset.py:388-441``, same branch order)."""
     if isinstance(data, list) and data and isinstance(data[0], dict):
         for val in data[0].values():  # {"query": [boxes]} answers: the first list value of the first object
-            if isinstance(val, list):
-                if val and isinstance(val[0], list):
-                    return _list_of_fours(val)
-                box = _four(val)
-                if box is not None:
-                    return [box]
+            if isinstance(val, list) and (boxes := _box_list(val, exact=False)) is not None:
+                return boxes
     if isinstance(data, list):
-        if len(data) == 4 and all(_is_num(x) for x in data):
-            return [tuple(float_of(x) for x in data)]
-        if data and isinstance(data[0], list):
-            return _list_of_fours(data)
+        if (boxes := _box_list(data)) is not None:
+            return boxes
         if data and isinstance(data[0], dict):
             out = [box for item in data for box in _refex_dict_boxes(item) or []]
             if out:
@@ -130,12 +127,8 @@ def _refex_json_boxes(data) -> list[tuple[float, ...]]:  # noqa: C901 - the harn
             if out:
                 return out
     if isinstance(data, dict):
-        val = data.get("bboxes")
-        if isinstance(val, list):
-            if val and isinstance(val[0], list):
-                return _list_of_fours(val)
-            if len(val) == 4 and all(_is_num(x) for x in val):
-                return [tuple(float_of(x) for x in val)]
+        if isinstance(data.get("bboxes"), list) and (boxes := _box_list(data["bboxes"])) is not None:
+            return boxes
         found = _refex_dict_boxes(data)
         if found is not None:
             return found

@@ -225,9 +225,8 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
         return images, (), False
     first = images[0]
     w, h = first.size
-    x1, y1, x2, y2 = item.extra["init_bbox"]
-    box = (int(x1 * w / 1000), int(y1 * h / 1000), max(int(x2 * w / 1000), int(x1 * w / 1000) + 1),
-           max(int(y2 * h / 1000), int(y1 * h / 1000) + 1))
+    x1, y1, x2, y2 = (int(v * size / 1000) for v, size in zip(item.extra["init_bbox"], (w, h, w, h)))
+    box = (x1, y1, max(x2, x1 + 1), max(y2, y1 + 1))
     boxed = first.copy()
     ImageDraw.Draw(boxed).rectangle(box, outline=(255, 0, 0), width=max(2, w // 300))
     return [first.crop(box), boxed, *images[1:]], (), False
