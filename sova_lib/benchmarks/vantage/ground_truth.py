@@ -120,14 +120,21 @@ def _events(value, counts: Counter, path, line: int) -> list[tuple]:
     return events
 
 
-def _astro_objects(value: list, counts: Counter, path, line: int) -> list[dict]:
-    """object localization: the ``{"label", "bbox"}`` objects the harness keeps; counts skipped objects.
+def _boxes(task: str, value, counts: Counter, path, line: int) -> list:
+    """refex: the pixel boxes ``[x1, y1, x2, y2]``; astro: the ``{"label", "bbox"}`` objects the harness keeps,
+    counting skipped objects.
 
     The harness writes each {"label", "bbox"} object as a KITTI line and
     reads the label back lower-cased (adapter_astro.py lines 62-95,
     vantage2d/utils.py lines 99-121): a null label is "none", and an object
     lacking "label" or a four-number "bbox" is not written at all.
     """
+    if task == "refex" and isinstance(value, list) and value and isinstance(value[0], (int, float)):
+        value = [value]  # one box stored flat (grounding_2d_dataset.py lines 801-804)
+    if not isinstance(value, list):
+        raise VantageDataError(path, line, "value", "expected a list of pixel boxes")
+    if task == "refex":
+        return [_box(b, path, line) for b in value]
     kept = []
     for v in value:
         if not (isinstance(v, dict) and "label" in v and isinstance(v.get("bbox"), (list, tuple))
@@ -136,17 +143,6 @@ def _astro_objects(value: list, counts: Counter, path, line: int) -> list[dict]:
             continue
         kept.append({"label": str(v["label"]).lower(), "bbox": _box(list(v["bbox"][:4]), path, line)})
     return kept
-
-
-def _boxes(task: str, value, counts: Counter, path, line: int) -> list:
-    """refex: the pixel boxes ``[x1, y1, x2, y2]``; astro: the objects ``_astro_objects`` keeps."""
-    if task == "refex" and isinstance(value, list) and value and isinstance(value[0], (int, float)):
-        value = [value]  # one box stored flat (grounding_2d_dataset.py lines 801-804)
-    if not isinstance(value, list):
-        raise VantageDataError(path, line, "value", "expected a list of pixel boxes")
-    if task == "astro":
-        return _astro_objects(value, counts, path, line)
-    return [_box(b, path, line) for b in value]
 
 
 def _track(value, extra: dict, path, line: int) -> dict:

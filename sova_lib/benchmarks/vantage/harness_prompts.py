@@ -142,12 +142,6 @@ def _harness_code(harness: Path, module: str):
         raise HarnessDependencyMissing(top, harness / "requirements.txt") from None
 
 
-def _import_harness(harness: Path, module: str):
-    """``module`` of the checkout ``harness`` (first on ``sys.path``), as ``_harness_code`` imports it."""
-    with _harness_code(harness, module):
-        return importlib.import_module(module)
-
-
 def _dataset(cls, options: dict, data, media_root: Path, model_family: str):
     """An instance of the harness's dataset class ``cls`` without its ``__init__``: the keyword defaults of
     ``__init__``, then ``options``, ``data``, ``data_root`` and ``model_family``."""
@@ -210,8 +204,10 @@ def harness_prompts(harness, task: str, items, *, model_family: str, out, media_
     media_root = (Path(media_root) if media_root is not None else harness_data_root(task, items)).absolute()
     if str(harness) not in sys.path:
         sys.path.insert(0, str(harness))
-    cls = getattr(_import_harness(harness, module_name), class_name)
-    load = _import_harness(harness, "vlmeval.smp").load
+    with _harness_code(harness, module_name):
+        cls = getattr(importlib.import_module(module_name), class_name)
+    with _harness_code(harness, "vlmeval.smp"):
+        load = importlib.import_module("vlmeval.smp").load
     data = load(str(items))
     obj = _dataset(cls, dict(options or {}), data, media_root, model_family)
     if not ((getattr(obj, "nframe", 0) or 0) > 0 or (getattr(obj, "fps", 0) or 0) > 0):

@@ -297,8 +297,11 @@ def soda_c(truth: Sequence[Sequence[tuple[float, float, str]]], answers: Sequenc
     Secondary: the means over those videos of ``iou_f1`` and ``caption_f1``,
     and ``pair_miou``, the mean IoU over the matched pairs of all videos
     pooled (harness ``vantage_dvc.py:312,328``; 0 with no pair, as there).
+    ``ValueError`` without a ``similarity``.
     """
     mode = check_mode(mode)
+    if similarity is None:
+        raise ValueError("SODA_c needs a caption similarity (metrics_captions.BertScoreSimilarity for the leaderboard's)")
     videos, no_gt, dropped = [], 0, 0
     for gt, ans in zip(truth, answers):
         if not gt:

@@ -180,7 +180,7 @@ TASKS: dict[str, Task] = {t.key: t for t in (
          "DP argmax ties go up, then left, then diagonal (harness backtracking)",
          lambda text, mode, gt: parse_dvc(text, mode),  # (events, n_bad) or None
          lambda gts, parsed, mode, sim=None: soda_c(
-             [g.value for g in gts], [None if p is None else p[0] for p in parsed], _need(sim), mode),
+             [g.value for g in gts], [None if p is None else p[0] for p in parsed], sim, mode),
          left_out=lambda parsed: parsed[1]),
     Task("refex", "2D referring expressions", "mIoU", "item", "none (maximum IoU over box pairs)",
          lambda text, mode, gt: parse_refex(text, mode),
@@ -208,10 +208,3 @@ def _sizes(gts) -> list[tuple[float, float]]:
     """Each item's image ``(width, height)`` in pixels: ``extra["width"]`` / ``extra["height"]``, which
     ``ground_truth.read_ground_truth`` sets from the image, the record or the harness's fallback size."""
     return [(float(g.extra["width"]), float(g.extra["height"])) for g in gts]
-
-
-def _need(similarity):
-    if similarity is None:
-        raise ValueError("SODA_c needs a caption similarity (metrics_captions.BertScoreSimilarity for the leaderboard's)")
-    return similarity
-
