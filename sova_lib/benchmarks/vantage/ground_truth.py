@@ -79,14 +79,6 @@ _WORDS = {"vqa": (str.upper, ("A", "B", "C", "D"), "an option letter A-D"),
           "event_verification": (str.lower, ("yes", "no"), "Yes or No")}
 
 
-def _span(value, raw, path, line: int) -> tuple[float, float]:
-    """temporal: ``(start, end)`` in seconds from ``{"start", "end"}``."""
-    start, end = (parse_time(value.get(k), "strict") if isinstance(value, dict) else None for k in ("start", "end"))
-    if start is None or end is None:
-        raise VantageDataError(path, line, "value", f"expected {{\"start\", \"end\"}} times, got {raw!r}")
-    return (start, end)
-
-
 def _events(value, counts: Counter, path, line: int) -> list[tuple]:
     """dvc: the ``(start, end, caption)`` events; counts dropped events and zero times in ``counts``.
 
@@ -173,8 +165,11 @@ def _gt_value(task: str, raw, extra: dict, counts: Counter, path, line: int):
             value = json.loads(raw)
         except ValueError as err:
             raise VantageDataError(path, line, "value", f"expected JSON for a {task} answer ({err})") from None
-    if task == "temporal":
-        return _span(value, raw, path, line)
+    if task == "temporal":  # (start, end) in seconds from {"start", "end"}
+        start, end = (parse_time(value.get(k), "strict") if isinstance(value, dict) else None for k in ("start", "end"))
+        if start is None or end is None:
+            raise VantageDataError(path, line, "value", f"expected {{\"start\", \"end\"}} times, got {raw!r}")
+        return (start, end)
     if task == "dvc":
         return _events(value, counts, path, line)
     if task in ("refex", "astro"):
@@ -231,18 +226,6 @@ _NOTES = (
 )
 
 
-def _complete(task: str, extra: dict, counts: Counter, path, line: int) -> None:
-    """Add to ``extra`` what the task's metric reads (``GroundTruth.extra``; tracking's ``n_frames`` comes from
-    ``_track``); count where image sizes came from."""
-    if task == "temporal":
-        duration = extra.get("duration")
-        extra["duration"] = 30.0 if duration is None else float(duration)
-    if task in ("refex", "astro"):
-        where = _image_size(task, extra, path, line)
-        counts[where] += 1
-        counts["unopened"] += task == "astro" and where == "harness" and bool(extra.get("image_path"))
-
-
 def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
     """The GT records of a JSONL file, by id (file order kept).
 
@@ -266,7 +249,12 @@ def read_ground_truth(path, task: str | None = None) -> GroundTruthSet:
         meta = rec.get("metadata") or {}
         extra = dict(meta.get("extra") or {}) if isinstance(meta, dict) else {}
         value = _gt_value(this, turn_value(rec, "gpt", path, line, last=True), extra, counts, path, line)
-        _complete(this, extra, counts, path, line)
+        if this == "temporal":  # what the task's metric reads (GroundTruth.extra; tracking's n_frames: _track)
+            extra["duration"] = 30.0 if extra.get("duration") is None else float(extra["duration"])
+        if this in ("refex", "astro"):  # and where image sizes came from
+            where = _image_size(this, extra, path, line)
+            counts[where] += 1
+            counts["unopened"] += this == "astro" and where == "harness" and bool(extra.get("image_path"))
         key = str(rec["id"])
         if key in out:
             raise VantageDataError(path, line, "id", f"id {key} appears twice")

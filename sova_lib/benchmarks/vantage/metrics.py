@@ -139,9 +139,7 @@ def macro_f1_counts(truth_index: np.ndarray, pred_index: np.ndarray, n_classes: 
     each resample; else over ``labels``.
     """
     pair = np.asarray(truth_index) * n_classes + np.asarray(pred_index)
-    onehot = np.zeros((pair.size, n_classes * n_classes))
-    onehot[np.arange(pair.size), pair] = 1.0
-    conf = (weights @ onehot).reshape(-1, n_classes, n_classes)  # [b, truth, pred]
+    conf = (weights @ np.eye(n_classes * n_classes)[pair]).reshape(-1, n_classes, n_classes)  # [b, truth, pred]
     tp = np.diagonal(conf, axis1=1, axis2=2)
     fn = conf.sum(axis=2) - tp
     fp = conf.sum(axis=1) - tp
@@ -192,8 +190,7 @@ def macro_f1(truth: Sequence[str], answers: Sequence[str | None], mode: str = "o
 def _video_macro(values: np.ndarray, groups: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Mean over groups (videos) of each group's weighted mean, for each row of ``weights``."""
     names, inverse = np.unique(groups, return_inverse=True)
-    member = np.zeros((values.size, names.size))
-    member[np.arange(values.size), inverse] = 1.0
+    member = np.eye(names.size)[inverse]  # (N, videos): which video each item is of
     sums, counts = weights @ (member * values[:, None]), weights @ member
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.where(counts > 0, counts, 1), 0.0)
