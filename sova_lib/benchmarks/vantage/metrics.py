@@ -39,7 +39,7 @@ import numpy as np
 from sova_lib.benchmarks.vantage.parsing import check_mode
 from sova_lib.metrics import bootstrap_ci
 
-__all__ = ["DEFAULT_RESAMPLES", "Score", "accuracy", "bootstrap_weighted", "interval", "interval_iou_matrix", "macro_f1",
+__all__ = ["DEFAULT_RESAMPLES", "Score", "accuracy", "bootstrap_weighted", "interval", "iou_matrix", "macro_f1",
            "macro_f1_counts", "resample_weights", "temporal_iou"]
 
 #: Resamples per interval, as in the paper (appendix G.1).
@@ -102,18 +102,23 @@ def interval(score: Score, rng: np.random.Generator,
     return bootstrap_weighted(score.stat, score.n_units, rng, n_resamples=n_resamples)
 
 
-def interval_iou_matrix(a, b) -> np.ndarray:
-    """Temporal IoU of every interval ``(start, end)`` of ``a`` (``(M, 2)``) with every one of ``b`` (``(N, 2)``).
+def iou_matrix(a, b, dims: int = 1) -> np.ndarray:
+    """IoU of every interval ``(start, end)`` (``dims=1``) or box ``(x1, y1, x2, y2)`` (``dims=2``) of ``a``
+    (``(M, 2 dims)``) with every one of ``b`` (``(N, 2 dims)``): an ``(M, N)`` array.
 
-    I = max(0, min(ends) - max(starts)); U = max(0, e_a - s_a) + max(0, e_b - s_b) - I;
-    IoU = I / U, and 0 when U = 0. An interval with a ``nan`` or infinite time has IoU 0 with every finite
-    one, as in the harness's scalar arithmetic (``vantage_dvc.py:26-29``).
+    Per axis the overlap is max(0, min(ends) - max(starts)) and a side max(0, end - start); I = the product of
+    the overlaps (a box: width x height, continuous, no "+1" pixel), U = the product of the sides of each,
+    summed, minus I; IoU = I / U, and 0 when U = 0 (a pair whose union has no length or area). An interval
+    with a ``nan`` or infinite time has IoU 0 with every finite one, as in the harness's scalar arithmetic
+    (``vantage_dvc.py:26-29``).
     """
-    a = np.asarray(a, dtype=np.float64).reshape(-1, 2)
-    b = np.asarray(b, dtype=np.float64).reshape(-1, 2)
+    a = np.asarray(a, dtype=np.float64).reshape(-1, 2 * dims)
+    b = np.asarray(b, dtype=np.float64).reshape(-1, 2 * dims)
     with np.errstate(invalid="ignore", divide="ignore"):
-        inter = np.clip(np.minimum(a[:, None, 1], b[None, :, 1]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
-        union = np.clip(a[:, 1] - a[:, 0], 0, None)[:, None] + np.clip(b[:, 1] - b[:, 0], 0, None)[None, :] - inter
+        overlap = np.minimum(a[:, None, dims:], b[None, :, dims:]) - np.maximum(a[:, None, :dims], b[None, :, :dims])
+        inter = np.prod(np.clip(overlap, 0, None), axis=2)
+        size_a, size_b = (np.prod(np.clip(x[:, dims:] - x[:, :dims], 0, None), axis=1) for x in (a, b))
+        union = size_a[:, None] + size_b[None, :] - inter
         return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
 
 
@@ -223,7 +228,7 @@ def temporal_iou(truth: Sequence[tuple[float, float]], answers: Sequence[tuple[f
         if ans is None and mode == "strict":
             continue
         # official: an unreadable answer is the whole video
-        iou[k] = interval_iou_matrix([_clamped(gt, d)], [_clamped(ans or (0.0, d), d)])[0, 0]
+        iou[k] = iou_matrix([_clamped(gt, d)], [_clamped(ans or (0.0, d), d)])[0, 0]
     groups = np.asarray([str(v) for v in videos])
     hit = (iou >= 0.5).astype(np.float64)
     one = np.ones((1, n))

@@ -12,35 +12,18 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.metrics import Score
+from sova_lib.benchmarks.vantage.metrics import Score, iou_matrix
 from sova_lib.benchmarks.vantage.parsing import check_mode, float_of
 from sova_lib.benchmarks.vantage.parsing_boxes import person_label
 
-__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "box_iou_matrix", "gt_person_boxes",
+__all__ = ["OL_THRESHOLDS", "SUCCESS_THRESHOLDS", "box_iou", "gt_person_boxes",
            "localization_f1", "match_at_threshold", "refex_iou", "scale_box", "sot_success", "sot_tracklet",
            "success_curve", "to_pixels"]
 
 
 def box_iou(a, b) -> float:
-    """IoU of two boxes: intersection area / union area; 0 when the union is empty."""
-    return float(box_iou_matrix([a], [b])[0, 0])
-
-
-def box_iou_matrix(a, b) -> np.ndarray:
-    """IoU of every box of ``a`` (``(M, 4)``) with every box of ``b`` (``(N, 4)``): an ``(M, N)`` array.
-
-    A pair whose union has no area scores 0.
-    """
-    a = np.asarray(a, dtype=np.float64).reshape(-1, 4)
-    b = np.asarray(b, dtype=np.float64).reshape(-1, 4)
-    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
-    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
-    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
-    area_a = np.clip(a[:, 2] - a[:, 0], 0, None) * np.clip(a[:, 3] - a[:, 1], 0, None)
-    area_b = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
-    union = area_a[:, None] + area_b[None, :] - inter
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+    """IoU of two boxes: intersection area / union area; 0 when the union is empty (``metrics.iou_matrix``)."""
+    return float(iou_matrix([a], [b], dims=2)[0, 0])
 
 
 def to_pixels(box, width: float, height: float) -> tuple[float, ...] | None:
@@ -76,7 +59,7 @@ def refex_iou(truth_boxes: Sequence[Sequence[Sequence[float]]], answers: Sequenc
         px = [b for b in (to_pixels(box, w, h) for box in ans or []) if b is not None]
         n_boxes.append(len(ans or []))
         if px and len(gt):
-            scores[k] = float(box_iou_matrix(px, gt).max())
+            scores[k] = float(iou_matrix(px, gt, dims=2).max())
     secondary = {f"Acc@{t}": float((scores >= t).mean()) if scores.size else float("nan") for t in (0.25, 0.5, 0.75)}
     secondary["boxes_per_answer"] = float(np.mean(n_boxes)) if n_boxes else float("nan")
     return Score(float(scores.mean()) if scores.size else float("nan"), secondary, n_units=scores.size,
@@ -137,7 +120,7 @@ def match_at_threshold(pred_boxes, gt_boxes, threshold: float) -> int:
     """
     if not len(pred_boxes) or not len(gt_boxes):
         return 0
-    iou = box_iou_matrix(pred_boxes, gt_boxes)
+    iou = iou_matrix(pred_boxes, gt_boxes, dims=2)
     free = np.ones(iou.shape[1], dtype=bool)
     tp = 0
     for row in iou:

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.benchmarks.vantage.metrics import Score, interval_iou_matrix
+from sova_lib.benchmarks.vantage.metrics import Score, iou_matrix
 from sova_lib.benchmarks.vantage.parsing import check_mode
 
 __all__ = ["BERTSCORE_MODEL", "SIMILARITIES", "BertScoreSimilarity", "CaptionModelUnavailable", "MeteorSimilarity",
@@ -260,7 +260,7 @@ def soda_video(truth: Sequence[tuple[float, float, object]], answer: Sequence[tu
     remote BERTScore request carries (``official`` keeps such captions,
     ``parsing.parse_dvc``; ``strict`` leaves them out before this point).
     The product is aligned (``:304-307``); a time that is not finite gives
-    IoU 0 (``interval_iou_matrix``, as ``_iou`` at ``:26-29``). Returns
+    IoU 0 (``metrics.iou_matrix``, as ``_iou`` at ``:26-29``). Returns
     ``soda_c`` = 2S/(M+N), ``S``, the matched ``pairs``, their
     ``pair_ious``, ``iou_f1`` = 2 * sum of matched IoU / (M+N),
     ``caption_f1`` = 2 * sum of matched similarity / (M+N) (the harness's
@@ -269,7 +269,7 @@ def soda_video(truth: Sequence[tuple[float, float, object]], answer: Sequence[tu
     computes them.
     """
     m, n = len(truth), len(answer)
-    iou = interval_iou_matrix([e[:2] for e in truth], [e[:2] for e in answer])
+    iou = iou_matrix([e[:2] for e in truth], [e[:2] for e in answer])
     sim = np.zeros((m, n))
     if m and n:
         sim = np.asarray(similarity([caption_text(e[2]) for e in truth], [caption_text(e[2]) for e in answer]),

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from sova_lib.benchmarks.vantage.metrics import accuracy, interval_iou_matrix, macro_f1, macro_f1_counts, temporal_iou
+from sova_lib.benchmarks.vantage.metrics import accuracy, iou_matrix, macro_f1, macro_f1_counts, temporal_iou
 from sova_lib.benchmarks.vantage.metrics_boxes import (
     box_iou,
     localization_f1,
@@ -88,7 +88,7 @@ def test_temporal_iou_cases(mode, want):
 
 
 def test_temporal_video_macro_and_whole_video_baseline():
-    assert interval_iou_matrix([(0, 6)], [(0, 3.6)])[0, 0] == pytest.approx(0.6)  # IoUs 1, 0, 0 on video a; 0.6 on video b
+    assert iou_matrix([(0, 6)], [(0, 3.6)])[0, 0] == pytest.approx(0.6)  # IoUs 1, 0, 0 on video a; 0.6 on video b
     score = temporal_iou([(10, 14), (20, 21), (5, 6), (0, 6)], [(10, 14), (0, 1), (0, 1), (0, 3.6)], [30] * 4,
                          ["a", "a", "a", "b"])
     assert score.value == pytest.approx((1 / 3 + 0.6) / 2) and round(score.value, 4) == 0.4667
