@@ -210,8 +210,7 @@ def load_media(item: VantageItem, media_root, n_frames: int = DEFAULT_FRAMES,
                     "vantage_temporal.py:313)" if item.task == "temporal" and item.media[0].endswith(".mp4") else "")
             raise FileNotFoundError(f"no such video: {path}{hint}")
         info = probe(path)
-        indices = (plan_frames(plan, info.num_frames, info.fps, n_frames) if plan
-                   else uniform_frame_plan(info.num_frames, n_frames))
+        indices = plan_frames(plan or {}, info.num_frames, info.fps, n_frames)  # no plan: the uniform rule
         frames = [to_rgb_image(a) for a in read_frames(path, indices)]
         return frames, tuple(i / info.fps for i in indices), True
     images = []
