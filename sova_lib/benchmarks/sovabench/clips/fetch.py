@@ -222,7 +222,7 @@ def _each(run: Transfers, call, jobs: list, concurrency: int, summary: FetchSumm
 
     for _ in range(min(concurrency, len(jobs))):
         threading.Thread(target=work, daemon=True).start()
-    out, finished = {}, False
+    out = {}
     try:
         for _ in range(len(jobs)):
             while True:
@@ -239,8 +239,7 @@ def _each(run: Transfers, call, jobs: list, concurrency: int, summary: FetchSumm
                 raise err
             else:
                 out[key] = result
-        finished = True
-    finally:
-        if not finished:
-            run.stop.set()
+    except BaseException:
+        run.stop.set()
+        raise
     return out
