@@ -118,9 +118,11 @@ class Transfers:
         self.any_ok = False
         self.bytes = 0
 
-    def advance(self, n: int) -> None:
+    def advance(self, n: int, *, arrived: bool = True) -> None:
+        """``n`` bytes more on the bar (fewer for a negative ``n``: bytes given up), counted in ``bytes`` when they
+        ``arrived`` in this run."""
         with self.lock:
-            self.bytes += n
+            self.bytes += n if arrived else 0
             self.bar.update(n)
 
     def refused(self, url: str, what: str) -> Exception:
@@ -184,8 +186,7 @@ class Transfers:
         recorded = _recorded(part)
         if have and (have > size or recorded != head or not head.if_range):  # bytes of another (or unknown) object
             _discard(part)
-            with self.lock:
-                self.bar.update(-have)
+            self.advance(-have, arrived=False)
             have = 0
         if have == size:
             return
@@ -199,8 +200,7 @@ class Transfers:
                 _discard(part)
                 raise _Retry(f"the server answered ETag {answered.etag} to a resume of ETag {head.etag}")
             if mode == "wb":
-                with self.lock:
-                    self.bar.update(-have)
+                self.advance(-have, arrived=False)
                 have = 0
                 record_validators(part, answered)  # before the first byte
             room = size - have
