@@ -173,12 +173,11 @@ class _Writer:
 
         self.row = row
         self.crop = region
-        w, h = region[2] - region[0], region[3] - region[1]
         self.file = atomic_file(path)
         self.container = av.open(self.file.file, "w", format="mp4")
         try:
             self.stream = self.container.add_stream(codec, rate=rate)
-            self.stream.width, self.stream.height = w, h
+            self.stream.width, self.stream.height = region[2] - region[0], region[3] - region[1]
             if pix_fmt:
                 self.stream.pix_fmt = pix_fmt
             if crf is not None and codec.startswith("libx264"):
