@@ -46,10 +46,9 @@ def record_checksum(root, path, sha256: str) -> None:
         f.write(line)
 
 
-def verify(root, path, recorded: dict[str, str] | None = None) -> str | None:
-    """None when ``SHA256SUMS`` under ``root`` (or ``recorded``, as :func:`read_checksums` gives it) holds no line
+def verify(root, path, recorded: dict[str, str]) -> str | None:
+    """None when ``recorded`` (``SHA256SUMS`` under ``root``, as :func:`read_checksums` gives it) holds no line
     for ``path``; ``"ok"`` when the file's SHA-256 equals it; else a phrase saying it differs."""
-    recorded = read_checksums(root) if recorded is None else recorded
     try:
         rel = Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
     except ValueError:

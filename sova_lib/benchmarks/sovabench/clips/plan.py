@@ -275,9 +275,7 @@ def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:
     planned and why the others were not (with where a dataset's missing annotations come from)."""
     counts = Counter(r.status for r in rows)
     lines = [f"{len(rows)} rows: {counts.get('ok', 0)} clips planned"]
-    for s in STATUSES:
-        if s != "ok" and counts.get(s):
-            lines.append(f"  {s}: {counts[s]} ({STATUSES[s]})")
+    lines += [f"  {s}: {counts[s]} ({STATUSES[s]})" for s in STATUSES if s != "ok" and counts.get(s)]
     missing = sorted({r.source_video for r in rows if r.status == "annotation_missing"})
     if missing:
         lines.append(f"  {len(missing)} source video(s) without annotations, e.g. {missing[0]} "
