@@ -17,20 +17,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from sova_lib import evaluation
+from sova_lib import evaluation, item_vectors
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.benchmarks.sovabench.splits import read_tsv
 from sova_lib.encoder import SentenceEncoder
-from sova_lib.evaluation import Result
-from sova_lib.item_vectors import (
-    MAX_TEXT_CHARS,
-    cut_note,
-    embed_descriptions,
-    empty_note,
-    read_descriptions,
-    read_embeddings,
-    vectors_identity,
-)
 from sova_lib.protocols import get_protocol
 
 __all__ = ["INPUT_NAME", "clip_stats", "clips_of", "evaluate_files", "extract", "fetch", "import_authors", "items", "plan", "sources"]
@@ -42,8 +32,9 @@ def _encoder(encoder) -> SentenceEncoder:
 
 
 def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baseline: str | None = None, encoder=None,
-                   sentences: bool = True, max_chars: int = MAX_TEXT_CHARS, aggregate: str = "max",
-                   ties: str = "expected", allow_missing: bool = False, bootstrap: int = 0, seed: int = 0) -> Result:
+                   sentences: bool = True, max_chars: int = item_vectors.MAX_TEXT_CHARS, aggregate: str = "max",
+                   ties: str = "expected", allow_missing: bool = False, bootstrap: int = 0,
+                   seed: int = 0) -> evaluation.Result:
     """Score one input under ``protocol``: ``descriptions`` (JSON Lines, the authors' JSON or a describe cache
     folder), ``embeddings`` (an ``.npz``) or the built-in ``baseline`` (``sova_lib.evaluation.BASELINES``).
 
@@ -63,16 +54,16 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
         result.context.update(kind="baseline", source=baseline, baseline=baseline, encoder=made and made.name, **run)
         return result
     if embeddings is not None:
-        items = read_embeddings(embeddings)
-        context = {"kind": "embeddings", "source": str(embeddings), **vectors_identity(embeddings)}
+        items = item_vectors.read_embeddings(embeddings)
+        context = {"kind": "embeddings", "source": str(embeddings), **item_vectors.vectors_identity(embeddings)}
     else:
         wrote = {}
         if (Path(descriptions) / "manifest.json").is_file():  # a describe cache folder: checked first, then named
             from sova_lib.describe.provenance import folder_provenance  # in the record
 
             wrote = folder_provenance(descriptions)
-        texts, made = read_descriptions(descriptions), _encoder(encoder)
-        items = embed_descriptions(texts, made, sentences=sentences, max_chars=max_chars)
+        texts, made = item_vectors.read_descriptions(descriptions), _encoder(encoder)
+        items = item_vectors.embed_descriptions(texts, made, sentences=sentences, max_chars=max_chars)
         context = {"kind": "description cache", "source": str(descriptions), "cache": Path(descriptions).name,
                    "encoder": made.name, "text_split": "sentences" if sentences else "whole text", **wrote}
     try:
@@ -82,7 +73,7 @@ def evaluate_files(protocol: str, *, descriptions=None, embeddings=None, baselin
         flag, path = ("--embeddings", embeddings) if embeddings is not None else ("--descriptions", descriptions)
         raise evaluation.CoverageError(f"{flag} {path}: {err}") from None
     if embeddings is None:
-        result.notes.extend(empty_note(texts) + cut_note(texts, max_chars))
+        result.notes.extend(item_vectors.empty_note(texts) + item_vectors.cut_note(texts, max_chars))
     result.context.update(**context, **run)
     return result
 

@@ -7,7 +7,6 @@ appended as files finish; where a path appears twice, the later line holds. A li
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from pathlib import Path
 
@@ -35,29 +34,21 @@ def read_checksums(root) -> dict[str, str]:
     path = Path(root) / CHECKSUM_FILE
     if not path.is_file():
         return {}
-    out = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
-        found = _LINE.fullmatch(line.rstrip("\r"))
-        if found:
-            out[found.group(2)] = found.group(1)
-    return out
+    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    return {found[2]: found[1] for line in lines if (found := _LINE.fullmatch(line.rstrip("\r")))}
 
 
 def record_checksum(root, path, sha256: str) -> None:
     """Append the line of ``path`` (a file under ``root``) with its ``sha256`` to ``<root>/SHA256SUMS``, in one
     write (``O_APPEND``: lines of fetches running at once do not mix)."""
     line = f"{sha256}  {Path(path).resolve().relative_to(Path(root).resolve()).as_posix()}\n".encode()
-    fd = os.open(Path(root) / CHECKSUM_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+    with open(Path(root) / CHECKSUM_FILE, "ab", buffering=0) as f:  # unbuffered: the line is one write()
+        f.write(line)
 
 
-def verify(root, path, recorded: dict[str, str] | None = None) -> str | None:
-    """None when ``SHA256SUMS`` under ``root`` (or ``recorded``, as :func:`read_checksums` gives it) holds no line
+def verify(root, path, recorded: dict[str, str]) -> str | None:
+    """None when ``recorded`` (``SHA256SUMS`` under ``root``, as :func:`read_checksums` gives it) holds no line
     for ``path``; ``"ok"`` when the file's SHA-256 equals it; else a phrase saying it differs."""
-    recorded = read_checksums(root) if recorded is None else recorded
     try:
         rel = Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
     except ValueError:

@@ -173,12 +173,11 @@ class _Writer:
 
         self.row = row
         self.crop = region
-        w, h = region[2] - region[0], region[3] - region[1]
         self.file = atomic_file(path)
         self.container = av.open(self.file.file, "w", format="mp4")
         try:
             self.stream = self.container.add_stream(codec, rate=rate)
-            self.stream.width, self.stream.height = w, h
+            self.stream.width, self.stream.height = region[2] - region[0], region[3] - region[1]
             if pix_fmt:
                 self.stream.pix_fmt = pix_fmt
             if crf is not None and codec.startswith("libx264"):
@@ -305,7 +304,9 @@ class _Cut:
                 self.feed(i, frame.to_ndarray(format="rgb24"))
             if i >= last:
                 break
-        self.close_clamped()
+        for wr in self.active:  # the video ended before these windows did: clamped to its last frame
+            self.close(wr, f"window clamped at the video's last frame {wr.row.start_frame + wr.frames - 1}")
+        self.active = []
         for row in pending[nxt:]:
             self.finish(row, "failed", f"window starts at frame {row.start_frame}, but the video has "
                                        f"{decoded} frames", kind="video too short")
@@ -334,12 +335,6 @@ class _Cut:
             if i >= wr.row.end_frame:
                 self.active.remove(wr)
                 self.close(wr)
-
-    def close_clamped(self) -> None:
-        """The video ended before some windows did: clamp them to its last frame."""
-        for wr in self.active:
-            self.close(wr, f"window clamped at the video's last frame {wr.row.start_frame + wr.frames - 1}")
-        self.active = []
 
     def close(self, wr: _Writer, reason: str = "") -> None:
         """Finish ``wr``'s clip; a clip that cannot be written fails alone."""

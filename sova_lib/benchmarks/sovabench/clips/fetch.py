@@ -202,16 +202,14 @@ def _each(run: Transfers, call, jobs: list, concurrency: int, summary: FetchSumm
     The threads are daemon threads, not joined: on Ctrl-C (raised here, in the main thread) or an environment
     error, the run stops at once; a thread blocked in a read ends with its read timeout, without writing more.
     """
-    todo: queue.Queue = queue.Queue()
-    for job in jobs:
-        todo.put(job)
+    todo = iter(jobs)
     done: queue.Queue = queue.Queue()
 
     def work():
         while not run.stop.is_set():
-            try:
-                key, args = todo.get_nowait()
-            except queue.Empty:
+            with run.lock:  # one job to each thread
+                key, args = next(todo, (None, None))
+            if key is None:
                 return
             try:
                 done.put((key, call(*args), None))
@@ -222,7 +220,7 @@ def _each(run: Transfers, call, jobs: list, concurrency: int, summary: FetchSumm
 
     for _ in range(min(concurrency, len(jobs))):
         threading.Thread(target=work, daemon=True).start()
-    out, finished = {}, False
+    out = {}
     try:
         for _ in range(len(jobs)):
             while True:
@@ -239,8 +237,7 @@ def _each(run: Transfers, call, jobs: list, concurrency: int, summary: FetchSumm
                 raise err
             else:
                 out[key] = result
-        finished = True
-    finally:
-        if not finished:
-            run.stop.set()
+    except BaseException:
+        run.stop.set()
+        raise
     return out

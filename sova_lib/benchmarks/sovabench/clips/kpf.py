@@ -87,8 +87,9 @@ class Activity:
     line: int
 
 
-def _yaml_records(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, record)`` for each non-empty line of a KPF file."""
+def _yaml_records(path: Path, kind: str) -> Iterator[tuple[int, object]]:
+    """Yield ``(line number, value)`` of each record ``- { <kind>: <value> }`` of a KPF file; records of another kind
+    (``meta``, ...) are skipped, a line that is no record is a ``KpfError``."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -106,7 +107,8 @@ def _yaml_records(path: Path) -> Iterator[tuple[int, dict]]:
                     and len(value[0]) == 1):
                 raise KpfError(f"{path}, line {lineno}: expected one record '- {{ kind: {{...}} }}', "
                                f"found {text[:80]!r}")
-            yield lineno, value[0]
+            if kind in value[0]:
+                yield lineno, value[0][kind]
 
 
 def _timespans(value, where: str) -> tuple[tuple[int, int], ...]:
@@ -130,10 +132,7 @@ def read_activities(path: str | Path) -> list[Activity]:
     """
     path = Path(path)
     out = []
-    for lineno, rec in _yaml_records(path):
-        if "act" not in rec:
-            continue  # meta and other record kinds
-        act = rec["act"]
+    for lineno, act in _yaml_records(path, "act"):
         where = f"{path}, line {lineno}"
         if not isinstance(act, dict):
             raise KpfError(f"{where}: 'act' must be a mapping")
@@ -166,10 +165,7 @@ def read_types(path: str | Path) -> dict[int, str]:
     """
     path = Path(path)
     out: dict[int, str] = {}
-    for lineno, rec in _yaml_records(path):
-        if "types" not in rec:
-            continue
-        t = rec["types"]
+    for lineno, t in _yaml_records(path, "types"):
         cset = t.get("cset3") if isinstance(t, dict) else None
         if not isinstance(t, dict) or not isinstance(t.get("id1"), int) or not isinstance(cset, dict) or not cset:
             raise KpfError(f"{path}, line {lineno}: types record needs 'id1' and 'cset3: {{type: score}}'")

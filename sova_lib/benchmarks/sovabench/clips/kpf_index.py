@@ -103,12 +103,11 @@ def _actor_spans(acts) -> tuple[dict, dict]:
     """``counted``: object -> every timespan an activity gives it as an actor; ``by_object``: object ->
     ``(activity index, start, end)`` of the activities whose region is computed (one timespan, some actor)."""
     counted: dict[int, list[tuple[int, int]]] = {}
-    for a in acts:
-        for actor in a.actors:
-            counted.setdefault(actor.id1, []).extend(actor.timespans)
     by_object: dict[int, list[tuple[int, int, int]]] = {}
     for k, a in enumerate(acts):
-        if len(a.timespans) == 1 and a.actors:
+        for actor in a.actors:
+            counted.setdefault(actor.id1, []).extend(actor.timespans)
+        if len(a.timespans) == 1:  # an activity without actors has no object here
             for o in {actor.id1 for actor in a.actors}:
                 by_object.setdefault(o, []).append((k, *a.timespans[0]))
     return counted, by_object
@@ -190,8 +189,7 @@ def load_video_index(files: AnnotationFiles, cache_dir: str | Path | None = None
     cache_path = cache_dir / f"{files.name}.{tag}.json"
     key = _file_key(files)
     with suppress(OSError, ValueError, KeyError, TypeError):
-        with open(cache_path, encoding="utf-8") as f:
-            cached = json.load(f)
+        cached = json.loads(cache_path.read_text(encoding="utf-8"))
         if cached.get("key") == key:
             return VideoIndex.from_json(cached)
     index = build_video_index(files)

@@ -43,7 +43,7 @@ from sova_lib.storage import file_errors, write_text
 
 __all__ = ["ANNOTATION_SOURCES", "BUFFERED_ACTIVITIES", "DEFAULT_FPS", "INT_COLUMNS", "MANIFEST_COLUMNS", "MIN_REGION_SIZE",
            "REVERSED_SOURCE_ACTIVITY", "START_STOP_BUFFER_FRAMES", "STATUSES", "ManifestRow", "check_name",
-           "manifest_frames_args", "plan_clip", "plan_clips", "read_manifest", "summary_lines", "write_manifest"]
+           "manifest_frames_args", "plan_clip", "plan_clips", "read_manifest", "summary_lines", "write_manifest", "write_tsv"]
 
 MANIFEST_COLUMNS = ("index", "video", "source_video", "activity", "start_frame", "end_frame",
                     "x1", "y1", "x2", "y2", "reversed", "status")
@@ -189,13 +189,17 @@ def plan_clips(clips: Sequence[Clip], annotations_root: str | Path, *, cache_dir
 # --------------------------------------------------------------------------- manifest files
 
 
+def write_tsv(path: str | Path, columns: Sequence[str], rows: Iterable[Sequence]) -> Path:
+    """Write ``rows`` (one value per column; None an empty cell) to ``path`` as tab-separated text, under a header
+    of ``columns``."""
+    text = io.StringIO()
+    csv.writer(text, delimiter="\t", lineterminator="\n").writerows([columns, *rows])
+    return write_text(path, text.getvalue())
+
+
 def write_manifest(rows: Iterable[ManifestRow], path: str | Path) -> Path:
     """Write ``rows`` as a tab-separated manifest with a ``MANIFEST_COLUMNS`` header."""
-    text = io.StringIO()
-    w = csv.writer(text, delimiter="\t", lineterminator="\n")
-    w.writerow(MANIFEST_COLUMNS)
-    w.writerows([getattr(r, c) for c in MANIFEST_COLUMNS] for r in rows)  # csv writes None as an empty cell
-    return write_text(path, text.getvalue())
+    return write_tsv(path, MANIFEST_COLUMNS, ([getattr(r, c) for c in MANIFEST_COLUMNS] for r in rows))
 
 
 def check_name(value: str, column: str) -> str:
@@ -271,9 +275,7 @@ def summary_lines(rows: Sequence[ManifestRow]) -> list[str]:
     planned and why the others were not (with where a dataset's missing annotations come from)."""
     counts = Counter(r.status for r in rows)
     lines = [f"{len(rows)} rows: {counts.get('ok', 0)} clips planned"]
-    for s in STATUSES:
-        if s != "ok" and counts.get(s):
-            lines.append(f"  {s}: {counts[s]} ({STATUSES[s]})")
+    lines += [f"  {s}: {counts[s]} ({STATUSES[s]})" for s in STATUSES if s != "ok" and counts.get(s)]
     missing = sorted({r.source_video for r in rows if r.status == "annotation_missing"})
     if missing:
         lines.append(f"  {len(missing)} source video(s) without annotations, e.g. {missing[0]} "

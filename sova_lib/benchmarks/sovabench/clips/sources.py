@@ -29,16 +29,15 @@ against ``kpf_index.VideoIndex.reach``): a stand-in or a resized copy would be c
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
+from sova_lib.benchmarks.sovabench.clips.checksums import read_checksums, verify
 from sova_lib.benchmarks.sovabench.clips.frame_size import size_mismatch
-from sova_lib.benchmarks.sovabench.clips.plan import ANNOTATION_SOURCES, DEFAULT_FPS
+from sova_lib.benchmarks.sovabench.clips.plan import ANNOTATION_SOURCES, DEFAULT_FPS, write_tsv
 from sova_lib.storage import write_text
 
 __all__ = ["DATASETS", "FPS_TOLERANCE", "MEVA_BASE_URL", "MEVA_BUCKET", "MEVA_DROP", "MEVA_KEY_TEMPLATE", "MEVA_NAME", "SOURCE_COLUMNS",
@@ -181,6 +180,7 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
     ann: dict = {}
     if annotations is not None:
         from sova_lib.benchmarks.sovabench.clips import kpf
+        from sova_lib.benchmarks.sovabench.clips.kpf_index import load_video_index
 
         found = kpf.find_annotation_files(annotations)
         for video in rows:
@@ -189,7 +189,6 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
                 ann[video] = files
     paths, recorded = {}, {}
     if video_root is not None:
-        from sova_lib.benchmarks.sovabench.clips.checksums import read_checksums
         from sova_lib.benchmarks.sovabench.clips.extract import find_source_videos
 
         paths = find_source_videos(video_root, rows)
@@ -200,11 +199,10 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
         needed = max(c.end_frame for c in group) + 1
         status, info = ("not looked for", None) if video_root is None else ("missing", None)
         if video in paths:
-            status, info = (check_video(paths[video], needed, DEFAULT_FPS[dataset], _reach(ann.get(video), index_dir))
-                            if check else ("found", None))
+            # the boxes' reach from the video's annotation index (kpf_index.VideoIndex.reach), where it was found
+            reach = load_video_index(ann[video], index_dir).reach() if video in ann and check else None
+            status, info = check_video(paths[video], needed, DEFAULT_FPS[dataset], reach) if check else ("found", None)
             if status == "ok" and recorded:
-                from sova_lib.benchmarks.sovabench.clips.checksums import verify
-
                 status = verify(video_root, paths[video], recorded) or "ok"
         try:
             location = meva_key(video) if dataset == "MEVA" else VIRAT_WHERE
@@ -216,25 +214,12 @@ def list_sources(clips: Sequence, annotations=None, video_root=None, *, check: b
     return sorted(out, key=lambda s: (DATASETS.index(s.dataset), s.source_video))
 
 
-def _reach(files, index_dir) -> tuple[int, int] | None:
-    """How far the annotated boxes of one video reach (``kpf_index.VideoIndex.reach``), None without ``files``."""
-    if files is None:
-        return None
-    from sova_lib.benchmarks.sovabench.clips.kpf_index import load_video_index
-
-    return load_video_index(files, index_dir).reach()
-
-
 def write_sources(sources: Sequence[Source], path) -> Path:
     """Write ``sources`` to ``path``: a JSON list of objects when it ends ``.json``, else a TSV with a
     ``SOURCE_COLUMNS`` header (empty cells where there is nothing)."""
     if str(path).lower().endswith(".json"):
         return write_text(path, json.dumps([asdict(s) for s in sources], indent=1) + "\n")
-    text = io.StringIO()
-    w = csv.writer(text, delimiter="\t", lineterminator="\n")
-    w.writerow(SOURCE_COLUMNS)
-    w.writerows(["" if getattr(s, c) is None else getattr(s, c) for c in SOURCE_COLUMNS] for s in sources)
-    return write_text(path, text.getvalue())
+    return write_tsv(path, SOURCE_COLUMNS, ([getattr(s, c) for c in SOURCE_COLUMNS] for s in sources))
 
 
 def summary_lines(sources: Sequence[Source], *, annotations: bool, videos: bool) -> list[str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
+import pandas as pd
+
 from sova_lib.benchmarks.sovabench.clips.plan import (
     DEFAULT_FPS,
     INT_COLUMNS,
@@ -25,8 +27,6 @@ def manifest_frame(rows: Sequence[ManifestRow]):
     Columns: ``MANIFEST_COLUMNS`` plus ``source_dataset`` (``MEVA``/``VIRAT``).
     Region and window columns are pandas nullable integers.
     """
-    import pandas as pd
-
     df = pd.DataFrame([{c: getattr(r, c) for c in MANIFEST_COLUMNS} for r in rows], columns=list(MANIFEST_COLUMNS))
     for c in INT_COLUMNS:
         df[c] = df[c].astype("Int64")
@@ -35,14 +35,8 @@ def manifest_frame(rows: Sequence[ManifestRow]):
     return df
 
 
-def _ok(df):
-    return df[df["status"] == "ok"]
-
-
 def _per_clip(ok, **columns):
     """A table of the ``ok`` rows: ``index, video, source_dataset``, then ``columns``."""
-    import pandas as pd
-
     return pd.DataFrame({"index": ok["index"].astype("int64"), "video": ok["video"],
                          "source_dataset": ok["source_dataset"], **columns}).reset_index(drop=True)
 
@@ -56,9 +50,7 @@ def clip_durations(df, fps: float | Mapping[str, float] = DEFAULT_FPS):
     start_frame + 1`` (the planned window, before any clamping to the
     video's length) and ``duration_s = frames / fps``.
     """
-    import pandas as pd
-
-    ok = _ok(df)
+    ok = df[df["status"] == "ok"]
     rates = ok["source_dataset"].map(fps) if isinstance(fps, Mapping) else pd.Series(float(fps), index=ok.index)
     if rates.isna().any():
         missing = sorted(set(ok["source_dataset"][rates.isna()]))
@@ -72,7 +64,7 @@ def crop_sizes(df):
 
     ``width = x2 - x1``, ``height = y2 - y1``. Returns ``index, video, source_dataset, width, height``.
     """
-    ok = _ok(df)
+    ok = df[df["status"] == "ok"]
     return _per_clip(ok, width=(ok["x2"] - ok["x1"]).astype("int64"), height=(ok["y2"] - ok["y1"]).astype("int64"))
 
 
@@ -84,8 +76,6 @@ def class_counts(df, clips: Iterable[Clip] | None = None):
     index names the same clip everywhere); an index found nowhere counts as
     ``unknown``. Returns ``label, rows, ok`` sorted by label.
     """
-    import pandas as pd
-
     if clips is None:
         clips = [*load_split("interpair"), *load_split("intrapair")]
     label_of = {c.index: c.label for c in clips}
@@ -102,8 +92,6 @@ def dataset_counts(df):
 
 def status_counts(df):
     """Rows per status and source dataset: ``status, MEVA, VIRAT, total`` (statuses in ``STATUSES`` order)."""
-    import pandas as pd
-
     t = pd.crosstab(df["status"], df["source_dataset"])
     t = t.reindex(columns=[*DEFAULT_FPS, *[c for c in t.columns if c not in DEFAULT_FPS]], fill_value=0)
     t["total"] = t.sum(axis=1)

@@ -35,6 +35,7 @@ __all__ = ["Announced", "Busy", "FetchEnvironmentError", "ItemFailed", "Transfer
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 _PLAIN_MD5 = re.compile(r'"([0-9a-fA-F]{32})"')
+_IDENTITY = {"Accept-Encoding": "identity"}  # the body as the server sends it: its bytes are the ones announced
 
 
 @dataclass(frozen=True)
@@ -117,9 +118,11 @@ class Transfers:
         self.any_ok = False
         self.bytes = 0
 
-    def advance(self, n: int) -> None:
+    def advance(self, n: int, *, arrived: bool = True) -> None:
+        """``n`` bytes more on the bar (fewer for a negative ``n``: bytes given up), counted in ``bytes`` when they
+        ``arrived`` in this run."""
         with self.lock:
-            self.bytes += n
+            self.bytes += n if arrived else 0
             self.bar.update(n)
 
     def refused(self, url: str, what: str) -> Exception:
@@ -134,7 +137,7 @@ class Transfers:
         import httpx
 
         try:
-            r = self._retrying(lambda: self._head_once(url))
+            r = self._retrying(lambda: self._answer(url, self.client.head(url, headers=_IDENTITY)))
         except (httpx.ConnectError, httpx.ConnectTimeout) as err:
             if self.any_ok:
                 raise ItemFailed(f"cannot connect: {err}") from None
@@ -142,8 +145,6 @@ class Transfers:
                                         "--base-url)") from None
         except (_Retry, httpx.TransportError) as err:
             raise ItemFailed(f"{type(err).__name__}: {err} after {self.attempts} attempts") from None
-        if r.status_code in (401, 403):
-            raise self.refused(url, f"HTTP {r.status_code}")
         if r.status_code == 404:
             with self.lock:
                 self.misses += 0 if self.any_ok else 1
@@ -159,10 +160,13 @@ class Transfers:
         self.any_ok = True
         return Announced.of(r.headers, int(r.headers["content-length"]))
 
-    def _head_once(self, url: str):
-        r = self.client.head(url, headers={"Accept-Encoding": "identity"})
+    def _answer(self, url: str, r):
+        """``r``, unless its status is one to try again (a 5xx, 429: ``_Retry``) or a refusal (401, 403:
+        :meth:`refused`)."""
         if r.status_code >= 500 or r.status_code == 429:
             raise _Retry(f"HTTP {r.status_code}")
+        if r.status_code in (401, 403):
+            raise self.refused(url, f"HTTP {r.status_code}")
         return r
 
     def _retrying(self, call):
@@ -176,40 +180,27 @@ class Transfers:
             wait=tenacity.wait_exponential(multiplier=self.backoff, max=60))
         return attempts(call)
 
-    def download(self, url: str, part: Path, head: Announced) -> None:
-        """``part`` filled up to ``head.size`` bytes, resumed from what it holds when its recorded validators are
-        ``head``'s, retried as ``fetch`` says."""
-        import httpx
-
-        try:
-            self._retrying(lambda: self._get_once(url, part, head))
-        except (_Retry, httpx.TransportError) as err:
-            raise ItemFailed(f"{err or type(err).__name__} after {self.attempts} attempts; what arrived is kept in "
-                             f"{part.name} for the next run") from None
-
     def _get_once(self, url: str, part: Path, head: Announced) -> None:
         size = head.size
         have = part.stat().st_size if part.exists() else 0
         recorded = _recorded(part)
         if have and (have > size or recorded != head or not head.if_range):  # bytes of another (or unknown) object
             _discard(part)
-            with self.lock:
-                self.bar.update(-have)
+            self.advance(-have, arrived=False)
             have = 0
         if have == size:
             return
-        headers = {"Accept-Encoding": "identity"}
+        headers = dict(_IDENTITY)
         if have:
             headers.update({"Range": f"bytes={have}-", "If-Range": head.if_range})
         with self.client.stream("GET", url, headers=headers) as r:
-            mode = self._agreed(url, r, part, have, size)
+            mode = self._agreed(self._answer(url, r), part, have, size)
             answered = Announced.of(r.headers, size)
             if mode == "ab" and answered.etag and answered.etag != head.etag:
                 _discard(part)
                 raise _Retry(f"the server answered ETag {answered.etag} to a resume of ETag {head.etag}")
             if mode == "wb":
-                with self.lock:
-                    self.bar.update(-have)
+                self.advance(-have, arrived=False)
                 have = 0
                 record_validators(part, answered)  # before the first byte
             room = size - have
@@ -228,7 +219,7 @@ class Transfers:
         if part.stat().st_size != size:
             raise _Retry(f"transfer ended at {part.stat().st_size} of {size} bytes")
 
-    def _agreed(self, url: str, r, part: Path, have: int, size: int) -> str:
+    def _agreed(self, r, part: Path, have: int, size: int) -> str:
         """How to open ``part`` for the answer ``r`` to a GET from byte ``have`` of ``size``: ``"ab"`` (a 206 of
         the asked range), ``"wb"`` (a 200 of the whole); anything else raises before a byte is written."""
         length = r.headers.get("content-length", "")
@@ -252,10 +243,6 @@ class Transfers:
         if r.status_code == 416:
             _discard(part)
             raise _Retry("the server refused the resume range (HTTP 416)")
-        if r.status_code >= 500 or r.status_code == 429:
-            raise _Retry(f"HTTP {r.status_code}")
-        if r.status_code in (401, 403):
-            raise self.refused(url, f"HTTP {r.status_code}")
         raise ItemFailed(f"HTTP {r.status_code}")
 
     def fetch(self, source, url: str, dest: Path, head: Announced) -> str | None:
@@ -278,8 +265,16 @@ class Transfers:
             lock.release()
 
     def _fetch_locked(self, source, url: str, dest: Path, head: Announced) -> str:
+        """:meth:`fetch` under the lock: ``<name>.avi.part`` filled up to ``head.size`` bytes, resumed from what it
+        holds when its recorded validators are ``head``'s, retried as ``fetch`` says; then verified and checked."""
+        import httpx
+
         part = dest.with_name(dest.name + ".part")
-        self.download(url, part, head)
+        try:
+            self._retrying(lambda: self._get_once(url, part, head))
+        except (_Retry, httpx.TransportError) as err:
+            raise ItemFailed(f"{err or type(err).__name__} after {self.attempts} attempts; what arrived is kept in "
+                             f"{part.name} for the next run") from None
         recorded = _recorded(part) or head
         sha256, md5 = digests(part)
         if recorded.md5 is not None and md5 != recorded.md5:
