@@ -7,7 +7,7 @@ features), ``fusion`` (frame-set maximum cosine and score fusion),
 Reranking Score), ``retrieval`` (Base and Filter evaluation, per partition and averaged), ``qa`` (QA
 questions, prompts, the describer runner), ``framework`` (MLLM-to-Embedding
 on untrimmed videos), ``synthetic`` (a synthetic dataset in the released layout),
-``ties`` (every tie rule beside random tie orders on a tied synthetic set),
+``synthetic_runs`` (the synthetic set scored, and every tie rule beside random tie orders on a tied synthetic set),
 ``hand_cases`` (the spec's hand-computed cases, computed by the library),
 ``api`` (what ``sova muvr`` and the notebooks call: ``describe``,
 ``evaluate_files``).
