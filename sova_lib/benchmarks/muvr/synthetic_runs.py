@@ -104,7 +104,7 @@ def run_synthetic(root: str | Path, *, ties: str = "expected", bootstrap: int = 
     questions = qa.load_qa(root)
     answers = stand_in_answers(questions)
     scored = {(name, parse): qa.score_answers(questions, answers[name], parse=parse)
-              for name in STAND_INS for parse in qa.PARSES}
+              for name in STAND_INS for parse in qa.SCORINGS}
     return SyntheticRuns(base, filtered, scored, bootstrap, seed)
 
 
