@@ -51,7 +51,6 @@ from sova_lib import records
 from sova_lib.benchmarks import muvr
 from sova_lib.benchmarks.muvr import hand_cases, synthetic_runs
 from sova_lib.benchmarks.muvr.retrieval import record_metrics
-from sova_lib.benchmarks.muvr.ties import tie_study
 from sova_lib.report import tables
 from sova_lib.storage import write_json
 
@@ -142,7 +141,7 @@ filter_table
 # `gallery-order`), whose mean agrees with the expected value within its standard error.
 
 # %%
-study = tie_study(Path(synthetic_dir + "_ties"), seed=seed, orders=tie_orders)
+study = synthetic_runs.tie_study(Path(synthetic_dir + "_ties"), seed=seed, orders=tie_orders)
 tie_table = pd.DataFrame(study.rows()).T.round(3)
 tables.write_outputs(tie_table.reset_index(names="tie rule (synthetic, tied)"),
               tie_table.reset_index(names="tie rule (synthetic, tied)"), out / "05_muvr_ties")

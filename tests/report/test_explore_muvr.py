@@ -9,7 +9,7 @@ from sova_lib.benchmarks.muvr.framework import framework_vectors, pool_windows
 from sova_lib.benchmarks.muvr.metrics import TIES
 from sova_lib.benchmarks.muvr.retrieval import rows_of
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL, write_annotations
-from sova_lib.benchmarks.muvr.ties import write_tied_synthetic
+from sova_lib.benchmarks.muvr.synthetic_runs import write_tied_synthetic
 from sova_lib.report import explore
 from tests.report.test_explore import _cache
 

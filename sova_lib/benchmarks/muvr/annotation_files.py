@@ -34,8 +34,8 @@ from pathlib import Path
 
 from sova_lib.storage import json_problem
 
-__all__ = ["MuvrDataError", "VideoIds", "read_json", "read_queries", "read_query_tags", "read_rel_lists",
-           "read_tag_lists", "read_videos", "video_name"]
+__all__ = ["MuvrDataError", "VideoIds", "read_json", "read_lists", "read_queries", "read_query_tags", "read_videos",
+           "video_name"]
 
 
 class MuvrDataError(ValueError):
@@ -133,10 +133,8 @@ class VideoIds:
     def query(self, raw, kept, path: Path, key: str) -> str | None:
         """The query's video name, or None for an entry the official loader skips, one whose video is not among
         the ``kept`` queries (``vid_name.get``, cuvr.py:113-116)."""
-        if isinstance(raw, str) and raw in self.names and raw not in self.by_id:
-            self.name(raw, path, key)  # raises: a video name where the released files hold an id
-        if not _hashable_id(raw):
-            raise MuvrDataError(path, key, f"expected an id of videos.json, got {type(raw).__name__}")
+        if not _hashable_id(raw) or raw in self.names and raw not in self.by_id:
+            self.name(raw, path, key)  # raises: not an id, or a video name where the released files hold an id
         qid = self.by_id.get(raw)
         return qid if qid in kept else None
 
@@ -170,50 +168,27 @@ def read_queries(folder: Path, split: str) -> tuple[dict, int]:
     return by_id, filtered
 
 
-def _query_entries(path: Path, videos: VideoIds, kept, fields: dict):
-    """``(k, query's video name or None, entry)`` of each entry of a per-query list file (``query_rel_lists.json``,
-    ``query_tag_lists.json``), in file order, ``k`` its position; the file read and its entries checked to be
-    objects with ``fields`` at once. The name is None where ``query_id`` names no ``kept`` query
-    (``VideoIds.query``): the official loader skips such an entry unread."""
-    for k, entry in enumerate(_list_of_dicts(read_json(path), path, fields)):
+def read_lists(folder: Path, videos: VideoIds, kept, kind: str) -> tuple[list, int]:
+    """``query_<kind>_lists.json`` (``kind`` ``rel`` or ``tag``): ``(query's video name, {list name: listed video
+    names})`` of each entry of a ``kept`` query, in file order, and the entries skipped.
+
+    The file is read and its entries checked to be objects with a ``query_id`` and a ``<kind>_lists`` object at
+    once. An entry whose ``query_id`` names no ``kept`` query (``VideoIds.query``) is skipped unread, as the official
+    loader skips it (cuvr.py:113-116,132-135).
+    """
+    path, field = folder / f"query_{kind}_lists.json", f"{kind}_lists"
+    entries, skipped = [], 0
+    for k, entry in enumerate(_list_of_dicts(read_json(path), path, {field: dict})):
         if "query_id" not in entry:
             raise MuvrDataError(path, f"[{k}].query_id", "missing")
-        yield k, videos.query(entry["query_id"], kept, path, f"[{k}].query_id"), entry
-
-
-def read_rel_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, set, int]:
-    """``query_rel_lists.json``: each ``kept`` query's ``pos_all`` names, every name listed, and the entries
-    skipped."""
-    path = folder / "query_rel_lists.json"
-    positives, names, skipped = {}, set(), 0
-    for k, qid, rec in _query_entries(path, videos, kept, {"rel_lists": dict}):
+        qid = videos.query(entry["query_id"], kept, path, f"[{k}].query_id")
         if qid is None:
             skipped += 1
             continue
-        for kind, value in rec["rel_lists"].items():
-            ids = videos.ids(value, path, f"[{k}].rel_lists.{kind}")
-            names.update(ids)
-            if kind == "pos_all":
-                positives[qid] = ids  # a later entry of the same query replaces it (cuvr.py:125)
-    return positives, names, skipped
-
-
-def read_tag_lists(folder: Path, videos: VideoIds, kept) -> tuple[dict, int]:
-    """``query_tag_lists.json``: each ``kept`` query's ``(prompt, listed video names)`` pairs, and the entries
-    skipped.
-
-    The pairs are in file order; a later entry of the same query replaces
-    the earlier one (cuvr.py:138).
-    """
-    path = folder / "query_tag_lists.json"
-    by_query, skipped = {}, 0
-    for k, qid, rec in _query_entries(path, videos, kept, {"tag_lists": dict}):
-        if qid is None:
-            skipped += 1
-            continue
-        by_query[qid] = [(prompt, videos.ids(value, path, f"[{k}].tag_lists[{prompt!r}]"))
-                         for prompt, value in rec["tag_lists"].items()]
-    return by_query, skipped
+        where = f"[{k}].rel_lists.{{}}" if kind == "rel" else f"[{k}].tag_lists[{{!r}}]"
+        entries.append((qid, {name: videos.ids(value, path, where.format(name))
+                              for name, value in entry[field].items()}))
+    return entries, skipped
 
 
 def read_query_tags(folder: Path, by_id: dict) -> dict:

@@ -55,10 +55,9 @@ from pathlib import Path
 
 from sova_lib.benchmarks.muvr.annotation_files import (
     MuvrDataError,
+    read_lists,
     read_queries,
     read_query_tags,
-    read_rel_lists,
-    read_tag_lists,
     read_videos,
 )
 from sova_lib.wording import counted
@@ -179,21 +178,6 @@ def parse_prompt(prompt: str) -> tuple | None:
     return tuple((1 if sign == " +" else -1, phrase.strip()) for sign, phrase in _CONDITION.findall(" " + prompt))
 
 
-def _tag_prompts(listed: dict, queries) -> tuple[list, int, int]:
-    """The ``TagPrompt``s of ``queries`` (in that order) from ``read_tag_lists``' pairs, the AND/OR prompts
-    skipped, and the prompts with no signed condition."""
-    prompts, skipped, no_sign = [], 0, 0
-    for qid in queries:
-        for prompt, ids in listed.get(qid, ()):
-            conditions = parse_prompt(prompt)
-            if conditions is None:
-                skipped += 1
-                continue
-            no_sign += not conditions
-            prompts.append(TagPrompt(qid, prompt, ids, conditions))
-    return prompts, skipped, no_sign
-
-
 #: The load's notes: each count, when not 0, gives its line: the count with the words that agree with it (one,
 #: then several), then the rest (``{split}``, ``{examples}``, ``{skipped_rel}``, ``{skipped_tag}`` where it names them).
 #: "unlisted" and "skipped" keep their "(s)": their lines are in the committed records of the synthetic set.
@@ -231,12 +215,24 @@ def load_partition(root: str | Path, partition: str, *, join_listed: bool = Fals
     # the queries: records of videos.json with is_query 1 whose video has a kept queries_en.json record (cuvr.py:100)
     by_id = {q: listed[q] for q in dict.fromkeys(names.marked) if q in listed}
     not_marked = [q for q in listed if q not in by_id]
-    positives, in_lists, skipped_rel = read_rel_lists(folder, names, by_id)
+    rel_lists, skipped_rel = read_lists(folder, names, by_id, "rel")
+    # a later entry of the same query replaces its pos_all (cuvr.py:125), and its tag lists (cuvr.py:138)
+    positives = {q: lists["pos_all"] for q, lists in rel_lists if "pos_all" in lists}
+    in_lists = {v for _, lists in rel_lists for ids in lists.values() for v in ids}
     queries = tuple(MuvrQuery(q, text, clip, positives.get(q)) for q, (text, clip, _) in by_id.items())
     # the gallery: the videos the relation lists name, then their ids in no videos.json record (join_listed)
     gallery = [v for v in names.names if v in in_lists] + list(names.unknown.values())
-    listed_tags, skipped_tag = read_tag_lists(folder, names, by_id)
-    prompts, skipped, no_sign = _tag_prompts(listed_tags, by_id)
+    tag_lists, skipped_tag = read_lists(folder, names, by_id, "tag")
+    listed_tags = dict(tag_lists)
+    prompts, skipped, no_sign = [], 0, 0  # the queries' tag prompts, in query order; AND/OR ones skipped
+    for qid in by_id:
+        for prompt, ids in listed_tags.get(qid, {}).items():
+            conditions = parse_prompt(prompt)
+            if conditions is None:
+                skipped += 1
+                continue
+            no_sign += not conditions
+            prompts.append(TagPrompt(qid, prompt, ids, conditions))
     tags = read_query_tags(folder, by_id)
     counts = {"filtered": filtered, "not_marked": len(not_marked), "skipped_lists": skipped_rel + skipped_tag,
               "no_pos": sum(q.positives is None for q in queries), "no_sign": no_sign,

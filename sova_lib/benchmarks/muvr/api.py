@@ -15,20 +15,16 @@ from pathlib import Path
 from sova_lib.benchmarks.muvr import framework, qa, retrieval
 from sova_lib.benchmarks.muvr.annotations import load_partition, partitions_present
 from sova_lib.benchmarks.muvr.features import npz_vectors, released_vectors
-from sova_lib.benchmarks.muvr.fusion import QUERY_MODES, TAG_WEIGHT
-from sova_lib.benchmarks.muvr.metrics import TIES
+from sova_lib.benchmarks.muvr.framework import MAX_WINDOWS, WINDOW_SECONDS
+from sova_lib.benchmarks.muvr.fusion import TAG_WEIGHT
 from sova_lib.describe.provenance import folder_provenance
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import read_descriptions, vectors_identity
 
-__all__ = ["MAX_WINDOWS", "QA_MODES", "QA_TEMPLATES", "QUERY_MODES", "SCORINGS", "TAG_WEIGHT", "TIES", "VERSIONS",
-           "WINDOW_SECONDS", "describe", "evaluate_files"]
+__all__ = ["VERSIONS", "describe", "evaluate_files"]
 
 #: The versions: Base and Filter rank the gallery (``retrieval``), QA asks yes/no questions (``qa``).
 VERSIONS = ("base", "filter", "qa")
-#: The choices and defaults of ``describe`` and ``evaluate_files``, as the modules that use them define them.
-WINDOW_SECONDS, MAX_WINDOWS = framework.WINDOW_SECONDS, framework.MAX_WINDOWS
-QA_MODES, QA_TEMPLATES, SCORINGS = qa.MODES, qa.TEMPLATES, qa.PARSES
 
 
 def describe(describer, data, video_root, cache_dir, *, version: str = "base", partitions=None, prompt="general",

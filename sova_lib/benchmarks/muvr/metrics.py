@@ -91,32 +91,27 @@ def recall_at_k(scores, relevant, valid=None, n_positive=None, *, ks=KS, ties: s
     """
     scores, relevant, valid, n_positive, n_scored = _arrays(scores, relevant, valid, n_positive, ties)
     key = np.where(valid, scores.astype(np.float64), -np.inf)
+    if ties == "gallery-order":  # each valid video its own score, below the earlier ones of its tie: no tie is left
+        key = np.where(valid, -np.argsort(np.argsort(-key, axis=1, kind="stable"), axis=1), -np.inf)
     n_valid = valid.sum(axis=1)
     out = np.zeros((scores.shape[0], len(ks)))
-    if ties == "gallery-order":
-        order = np.argsort(-key, axis=1, kind="stable")
-        hits = np.cumsum(np.take_along_axis(relevant, order, axis=1), axis=1)
-    else:
-        ordered = -np.sort(-key, axis=1)
+    ordered = -np.sort(-key, axis=1)
     for j, k in enumerate(ks):
         if k < 1:
             raise ValueError(f"k must be positive, got {k}")
-        if ties == "gallery-order":
-            got = hits[:, min(k, scores.shape[1]) - 1] if scores.shape[1] else np.zeros(scores.shape[0])
+        cut = ordered[:, min(k, scores.shape[1]) - 1][:, None] if scores.shape[1] else key[:, :0]
+        above, tied = key > cut, key == cut
+        n_above, n_tied = above.sum(axis=1), tied.sum(axis=1)
+        r_tied = (relevant & tied).sum(axis=1)
+        places = k - n_above  # places of the tie group inside the top k
+        if ties == "optimistic":
+            partial = np.minimum(r_tied, places)
+        elif ties == "pessimistic":
+            partial = np.maximum(0, places - (n_tied - r_tied))
         else:
-            cut = ordered[:, min(k, scores.shape[1]) - 1][:, None] if scores.shape[1] else key[:, :0]
-            above, tied = key > cut, key == cut
-            n_above, n_tied = above.sum(axis=1), tied.sum(axis=1)
-            r_tied = (relevant & tied).sum(axis=1)
-            places = k - n_above  # places of the tie group inside the top k
-            if ties == "optimistic":
-                partial = np.minimum(r_tied, places)
-            elif ties == "pessimistic":
-                partial = np.maximum(0, places - (n_tied - r_tied))
-            else:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    partial = np.where(n_tied > 0, r_tied * places / np.maximum(n_tied, 1), 0.0)
-            got = (relevant & above).sum(axis=1) + partial
+            with np.errstate(invalid="ignore", divide="ignore"):
+                partial = np.where(n_tied > 0, r_tied * places / np.maximum(n_tied, 1), 0.0)
+        got = (relevant & above).sum(axis=1) + partial
         got = np.where(k >= n_valid, n_scored, got)
         out[:, j] = np.where(n_positive > 0, got / np.maximum(n_positive, 1), 0.0)
     return out

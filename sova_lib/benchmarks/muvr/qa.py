@@ -7,7 +7,7 @@ Tag. ``Tag`` is ``""`` on Base pairs, else ``+phrase`` / ``-phrase``. A
 question's id is ``"<partition>/<line>"`` (line counted from 0). Use the
 released files; the selection is never regenerated (spec Sec. 8.1).
 
-Prompts (``TEMPLATES``; spec Sec. 8.2): both use the InternVL2 wording of
+Prompts (``QA_TEMPLATES``; spec Sec. 8.2): both use the InternVL2 wording of
 the paper's Tables 11 (text-only) and 12 (multi-image). ``"code"`` (default)
 handles the tag as the official code does (spec Sec. 4): no tag block when
 ``Tag`` is empty, and a tag becomes "must exist in [Target]: X" or "must not
@@ -56,11 +56,11 @@ from sova_lib.benchmarks.muvr.annotations import (
 )
 from sova_lib.records import make_record
 
-__all__ = ["MODES", "OFFICIAL_NO_TAG", "PARSES", "TEMPLATES", "QAQuestion", "QAResult", "find_video", "load_qa",
+__all__ = ["OFFICIAL_NO_TAG", "QA_MODES", "QA_TEMPLATES", "SCORINGS", "QAQuestion", "QAResult", "find_video", "load_qa",
            "question_text", "read_video_frames", "run_qa", "score_answers", "target_frame_indices"]
 
-MODES = ("multi-image", "text-only")
-PARSES = ("official", "strict")
+QA_MODES = ("multi-image", "text-only")
+SCORINGS = ("official", "strict")
 #: The partitions whose Tag-less pairs form the official code's No Tag subset: its list misspells ``instance``
 #: as ``'instane'`` (``InternVL/multi_image_comparison.py:225``), so that partition's file is never read there.
 OFFICIAL_NO_TAG = ("news", "others", "region", "dance")
@@ -73,7 +73,7 @@ _INTRO = {
 _TAG_INTRO = " I will also provide [Tag] that [Target] (if relevant) must feature it."
 _OUTPUT = "[Output]:\n If slightly relevant, return Yes. If not, return No."
 #: Template name -> how the tag is written (the rest of the text is shared).
-TEMPLATES = ("code", "paper")
+QA_TEMPLATES = ("code", "paper")
 
 
 @dataclass(frozen=True)
@@ -128,8 +128,8 @@ def _tag_block(tag: str, template: str) -> str:
 
 def question_text(q: QAQuestion, *, mode: str = "multi-image", template: str = "code", n_frames: int = 6) -> str:
     """The instruction sent with the frames of question ``q`` (see the module docstring)."""
-    if mode not in MODES or template not in TEMPLATES:
-        raise ValueError(f"mode must be one of {MODES} and template one of {TEMPLATES}")
+    if mode not in QA_MODES or template not in QA_TEMPLATES:
+        raise ValueError(f"mode must be one of {QA_MODES} and template one of {QA_TEMPLATES}")
     description = clean_description(q.text)
     has_tag = bool(q.tag) or template == "paper"
     images = (f"[Query] is the first image (a frame of the query video); [Target] is the next {n_frames} images "
@@ -284,8 +284,8 @@ def score_answers(questions: list[QAQuestion], answers: dict, *, parse: str = "o
     a note says so when an instance question is left out), of every
     partition under the strict parse.
     """
-    if parse not in PARSES:
-        raise ValueError(f"unknown parse {parse!r}; choose one of {PARSES}")
+    if parse not in SCORINGS:
+        raise ValueError(f"unknown parse {parse!r}; choose one of {SCORINGS}")
     missing = [q.id for q in questions if q.id not in answers]
     if missing:
         raise ValueError(f"{len(missing)} of {len(questions)} questions have no answer (e.g. {missing[:3]})")

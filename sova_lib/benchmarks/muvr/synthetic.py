@@ -32,7 +32,6 @@ from __future__ import annotations
 import io
 import json
 import pickle
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -108,28 +107,10 @@ def write_annotations(folder: str | Path, videos, queries, positives: dict, prom
     return ids
 
 
-@dataclass
-class _PartitionFiles:
-    """What one partition's annotation files will hold, gathered topic by topic; ``video`` saves frames at once."""
-
-    feats: Path
-    videos: list = field(default_factory=list)
-    queries: list = field(default_factory=list)
-    rel_lists: dict = field(default_factory=dict)
-    tag_lists: dict = field(default_factory=dict)
-    query_tags: dict = field(default_factory=dict)
-    qa: list = field(default_factory=list)
-
-    def video(self, vid: str, array: np.ndarray, is_query: int = 0) -> None:
-        buffer = io.BytesIO()
-        np.save(buffer, array.astype(np.float32))
-        write_bytes(self.feats / f"{vid}.npy", buffer.getvalue())
-        self.videos.append((vid, is_query))
-
-
-def _topic_videos(out: _PartitionFiles, rng, prefix: str, direction, tag_dirs, videos_per_topic: int,
+def _topic_videos(video, rng, prefix: str, direction, tag_dirs, videos_per_topic: int,
                   frames: int) -> tuple[list, dict]:
-    """Write one topic's videos; returns its positives and, for each, which of the two tags it holds.
+    """Write one topic's videos with ``video(name, frames)``; returns its positives and, for each, which of the two
+    tags it holds.
 
     Videos 0 and 1 are always positive, the last two never, the others with
     probability 0.75; a positive holds a 3-frame run near ``direction`` and,
@@ -148,58 +129,63 @@ def _topic_videos(out: _PartitionFiles, rng, prefix: str, direction, tag_dirs, v
                 if has_tag[vid][k]:
                     array[(start + 3 + k) % frames] = _near(rng, 0.5 * direction + tag_dirs[k], 1.5)
             members.append(vid)
-        out.video(vid, array)
+        video(vid, array)
     return members, has_tag
 
 
-def _query_features(out: _PartitionFiles, rng, qid: str, direction, tag_dirs, phrases: list, frames: int) -> None:
-    """Write a query's video (frames 4-7 near ``direction``) and its query dict (description and tag vectors)."""
-    array = _unit(rng, frames, direction.size)
-    array[4:8] = [_near(rng, direction, 1.0) for _ in range(4)]
-    out.video(qid, array, is_query=1)
-    tag_vectors = {ph: _near(rng, tag_dirs[k], 0.3).astype(np.float32) for k, ph in enumerate(phrases)}
-    write_bytes(out.feats / f"{qid}_query_dict.pkl", pickle.dumps(
-        {"query_prompt": _near(rng, direction, 1.5).astype(np.float32)[None], "tags": tag_vectors}))
+def _write_partition(root: Path, rng, p: int, partition: str, *, topics: int, queries_per_topic: int,
+                     videos_per_topic: int, distractors: int, frames: int, dims: int, model: str) -> None:
+    """One partition's features, annotation files and QA pairs.
 
-
-def _query_lists(out: _PartitionFiles, rng, qid: str, others: list, members: list, has_tag: dict,
-                 phrases: list) -> list:
-    """Record a query's ``pos_all`` list, tag prompts and tags; returns the ``pos_all`` list.
-
-    ``pos_all`` keeps each topic positive with probability 0.85, then the
-    topic's other queries; ``+tag`` / ``-tag`` keep its videos with / without
-    the tag; one ``AND`` prompt is there to be skipped.
+    Per topic: its direction and two tags, its videos (``_topic_videos``),
+    then each query: its video (frames 4-7 near the direction), its query
+    dict (description and tag vectors), its ``pos_all`` list (each topic
+    positive kept with probability 0.85, then the topic's other queries), its
+    tag prompts (``+tag`` / ``-tag`` keep its videos with / without the tag;
+    one ``AND`` prompt is there to be skipped) and tags; the topic's first
+    query also gets a QA pair. Then the distractors.
     """
-    kept = [m for m in members if rng.random() < 0.85] + others
-    out.rel_lists[qid] = kept
-    prompts = {}
-    for k, phrase in enumerate(phrases):
-        prompts[f"+{phrase}"] = [m for m in kept if has_tag.get(m, [False] * 2)[k]]
-        prompts[f"-{phrase}"] = [m for m in kept if not has_tag.get(m, [False] * 2)[k]]
-    prompts[f"AND +{phrases[0]} +{phrases[1]}"] = []  # the form the official parser skips (cuvr.py:279-281)
-    out.tag_lists[qid] = prompts
-    out.query_tags[qid] = phrases
-    return kept
+    feats = root / "features" / "VLMs_1_15" / model / partition
+    videos, queries, rel_lists, tag_lists, query_tags, qa = [], [], {}, {}, {}, []
 
+    def video(vid: str, array: np.ndarray, is_query: int = 0) -> None:
+        buffer = io.BytesIO()
+        np.save(buffer, array.astype(np.float32))
+        write_bytes(feats / f"{vid}.npy", buffer.getvalue())
+        videos.append((vid, is_query))
 
-def _write_topic(out: _PartitionFiles, rng, p: int, t: int, partition: str, *, queries_per_topic: int,
-                 videos_per_topic: int, frames: int, dims: int) -> None:
-    """One topic: its direction and two tags, its videos, its queries, and QA pairs of its first query."""
-    direction = _unit(rng, dims)
-    tag_dirs = _unit(rng, 2, dims)
-    phrases = [f"synthetic tag {partition} {t} {k}" for k in range(2)]
-    members, has_tag = _topic_videos(out, rng, f"BVsyn{p}t{t}", direction, tag_dirs, videos_per_topic, frames)
-    qids = [f"BVsyn{p}t{t}q{i}" for i in range(queries_per_topic)]
-    for i, qid in enumerate(qids):
-        text = f"A synthetic {partition} video of topic {t}, query {i}, showing [<region>]."
-        _query_features(out, rng, qid, direction, tag_dirs, phrases, frames)
-        out.queries.append((qid, text))
-        kept = _query_lists(out, rng, qid, [o for o in qids if o != qid], members, has_tag, phrases)
-        negatives = [m for m in (f"BVsyn{p}t{t}v{v:02d}" for v in range(videos_per_topic)) if m not in kept]
-        if i == 0 and negatives:
-            tag = "" if t % 2 == 0 else f"+{phrases[0]}"
-            for target, label in ((kept[0], 1), (negatives[0], 0)):
-                out.qa.append({"Query": qid, "Target": target, "Tag": tag, "Label": label, "prompt_en": text})
+    for t in range(topics):
+        direction = _unit(rng, dims)
+        tag_dirs = _unit(rng, 2, dims)
+        phrases = [f"synthetic tag {partition} {t} {k}" for k in range(2)]
+        members, has_tag = _topic_videos(video, rng, f"BVsyn{p}t{t}", direction, tag_dirs, videos_per_topic, frames)
+        qids = [f"BVsyn{p}t{t}q{i}" for i in range(queries_per_topic)]
+        for i, qid in enumerate(qids):
+            text = f"A synthetic {partition} video of topic {t}, query {i}, showing [<region>]."
+            array = _unit(rng, frames, dims)
+            array[4:8] = [_near(rng, direction, 1.0) for _ in range(4)]
+            video(qid, array, is_query=1)
+            tag_vectors = {ph: _near(rng, tag_dirs[k], 0.3).astype(np.float32) for k, ph in enumerate(phrases)}
+            write_bytes(feats / f"{qid}_query_dict.pkl", pickle.dumps(
+                {"query_prompt": _near(rng, direction, 1.5).astype(np.float32)[None], "tags": tag_vectors}))
+            queries.append((qid, text))
+            kept = rel_lists[qid] = [m for m in members if rng.random() < 0.85] + [o for o in qids if o != qid]
+            prompts = tag_lists[qid] = {}
+            for k, phrase in enumerate(phrases):
+                prompts[f"+{phrase}"] = [m for m in kept if has_tag.get(m, [False] * 2)[k]]
+                prompts[f"-{phrase}"] = [m for m in kept if not has_tag.get(m, [False] * 2)[k]]
+            prompts[f"AND +{phrases[0]} +{phrases[1]}"] = []  # the form the official parser skips (cuvr.py:279-281)
+            query_tags[qid] = phrases
+            negatives = [m for m in (f"BVsyn{p}t{t}v{v:02d}" for v in range(videos_per_topic)) if m not in kept]
+            if i == 0 and negatives:
+                tag = "" if t % 2 == 0 else f"+{phrases[0]}"
+                for target, label in ((kept[0], 1), (negatives[0], 0)):
+                    qa.append({"Query": qid, "Target": target, "Tag": tag, "Label": label, "prompt_en": text})
+    for d in range(distractors):
+        video(f"BVsyn{p}d{d:02d}", _unit(rng, frames, dims))
+    write_annotations(root / "annotations" / "retrieval" / partition, videos, queries, rel_lists, tag_lists,
+                      query_tags)
+    write_text(root / "annotations" / "QA" / "annotations" / f"{partition}.jsonl", "".join(json_line(r) for r in qa))
 
 
 def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PARTITIONS, topics: int = 3,
@@ -214,16 +200,9 @@ def write_synthetic(root: str | Path, rng: np.random.Generator, *, partitions=PA
     root = Path(root)
     write_text(root / "SYNTHETIC.md", _NOTE)
     for p, partition in enumerate(partitions):
-        out = _PartitionFiles(root / "features" / "VLMs_1_15" / model / partition)
-        for t in range(topics):
-            _write_topic(out, rng, p, t, partition, queries_per_topic=queries_per_topic,
-                         videos_per_topic=videos_per_topic, frames=frames, dims=dims)
-        for d in range(distractors):
-            out.video(f"BVsyn{p}d{d:02d}", _unit(rng, frames, dims))
-        write_annotations(root / "annotations" / "retrieval" / partition, out.videos, out.queries, out.rel_lists,
-                          out.tag_lists, out.query_tags)
-        write_text(root / "annotations" / "QA" / "annotations" / f"{partition}.jsonl",
-                   "".join(json_line(r) for r in out.qa))
+        _write_partition(root, rng, p, partition, topics=topics, queries_per_topic=queries_per_topic,
+                         videos_per_topic=videos_per_topic, distractors=distractors, frames=frames, dims=dims,
+                         model=model)
     return root
 
 

@@ -1,7 +1,7 @@
 """The tie study of notebook 05: the rules bound each other and random orders centre on the expected value."""
 import math
 
-from sova_lib.benchmarks.muvr.ties import tie_study
+from sova_lib.benchmarks.muvr.synthetic_runs import tie_study
 
 
 def test_tie_study_rules_bound_and_random_orders_centre_on_expected(tmp_path):
