@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from sova_lib.describe.backends.openai_wire import cut
-from sova_lib.describe.backends.transport import STREAM_FIELDS, OpenAIError, ServerOptions, Transport, unusable
+from sova_lib.describe.backends.openai_wire import cut, shown
+from sova_lib.describe.backends.transport import STREAM_FIELDS, OpenAIError, ServerOptions, Transport
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, option
 from sova_lib.fingerprint import folder_fingerprint, local_folder
 from sova_lib.storage import JSON_ERRORS, REDACTED, redact
@@ -112,7 +112,7 @@ class OpenAIDescriber:
         """
         endpoints = self._transport.endpoints
         cards = [{k: str(local_folder(v) or v) if k in ("id", "root") and isinstance(v, str) else v
-                  for k, v in self._reported(endpoint).items()} for endpoint in endpoints]  # one path a folder
+                  for k, v in self._transport.model_card(endpoint).items()} for endpoint in endpoints]  # one path a folder
         self.weights_note = None
         if self.model_tag is not None:
             return {"method": "tag", "tag": self.model_tag}
@@ -133,19 +133,6 @@ class OpenAIDescriber:
                 "and names no folder on this machine, so a checkpoint saved over this one would reuse these "
                 "descriptions; --model-tag names the weights (e.g. --model-tag step-1200)")
         return {"method": "server-models", **card}
-
-    def _reported(self, endpoint) -> dict:
-        """What ``GET {endpoint}/models`` reports of ``model`` (``id``, ``root``, ``created``, ``owned_by``, where
-        given; a ``created`` within a minute of the answer's own time left out: the time of the request, not of the
-        model, vLLM's ``ModelCard``); ``{}`` when the server has no such listing."""
-        listed = self._transport.model_card(endpoint)
-        if listed is None:
-            return {}
-        card, answered_at = listed
-        found = {k: card[k] for k in ("id", "root", "created", "owned_by") if card.get(k) is not None}
-        if isinstance(found.get("created"), (int, float)) and abs(found["created"] - answered_at) <= 60:
-            del found["created"]
-        return found
 
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
@@ -203,26 +190,22 @@ class OpenAIDescriber:
 
 
 def _answer_text(data: bytes, key: str) -> str:
-    """The text of a chat completion, ``key`` (the API key, or "") redacted; ``unusable`` for a body that holds
-    none."""
+    """The text of a chat completion, ``key`` (the API key, or "") redacted; an ``OpenAIError`` of kind
+    ``"unreadable"`` or ``"empty"`` for a body that holds none."""
     try:
         choice = json.loads(data)["choices"][0]
         message = choice["message"]
     except (*JSON_ERRORS, KeyError, IndexError, TypeError):
-        raise unusable("unreadable", f"the server's answer is not a chat completion: {_shown(data, key, 300)}") from None
+        raise OpenAIError("the server's answer is not a chat completion: "
+                          f"{shown(data, lambda text: redact(text, [key]), 300)}", "unreadable") from None
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list) and all(isinstance(p, dict) for p in content):  # content parts
         content = "".join(str(p.get("text", "")) for p in content if p.get("type", "text") == "text")
     if not isinstance(content, str):
-        raise unusable("unreadable", "the server's answer holds no text: its content is "
-                                     f"{cut(redact(json.dumps(content), [key]), 100)}")
+        raise OpenAIError("the server's answer holds no text: its content is "
+                          f"{cut(redact(json.dumps(content), [key]), 100)}", "unreadable")
     if not content.strip():
         finish = choice.get("finish_reason")  # a dict: its "message" was read
-        raise unusable("empty", f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})")
+        raise OpenAIError(f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})", "empty")
     return content.replace(key, REDACTED) if key else content
 
-
-def _shown(data: bytes, key: str, limit: int) -> str:
-    """``data`` as a server's text is shown: decoded, ``key`` redacted, then written as a ``repr`` cut to ``limit``
-    characters (redacted before cut, so no piece of the key is left at the cut)."""
-    return cut(repr(redact(data.decode("utf-8", "replace"), [key]).encode()), limit)
