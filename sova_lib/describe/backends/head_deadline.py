@@ -65,13 +65,11 @@ class _Stream:
 
 
 class _Backend(httpcore.SyncBackend):
-    """httpcore's sync backend, its streams wrapped in :class:`_Stream`."""
+    """httpcore's sync backend, its TCP streams (the only ones an httpx transport without ``uds`` opens) wrapped
+    in :class:`_Stream`."""
 
     def connect_tcp(self, *args, **kwargs) -> _Stream:
         return _Stream(super().connect_tcp(*args, **kwargs))
-
-    def connect_unix_socket(self, *args, **kwargs) -> _Stream:
-        return _Stream(super().connect_unix_socket(*args, **kwargs))
 
 
 def transport(limits: httpx.Limits) -> httpx.HTTPTransport:

@@ -123,11 +123,10 @@ class MiniCPMVChat:
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
         import torch
 
-        owner = self.owner
+        owner, o = self.owner, self.owner.options
         answers = []
         for request in requests:
-            arguments = chat_arguments(request, owner.max_new_tokens, owner.options.frame_packing,
-                                       owner.options.generate_kwargs)
+            arguments = chat_arguments(request, owner.max_new_tokens, o.frame_packing, o.generate_kwargs)
             try:
                 answer = self.model.chat(tokenizer=self.tokenizer, processor=self.processor, **arguments)
             except torch.OutOfMemoryError as error:

@@ -192,7 +192,8 @@ class TransformersDescriber:
         self.dtype = resolve_dtype(o.dtype, self.device)
         self.trust_remote_code = (self.family == "minicpm-v") if o.trust_remote_code is None else bool(o.trust_remote_code)
         self._engine: Any = None
-        self._stopping = threading.Event()  # set by stop(): a generate in flight ends after its current step
+        #: set by ``stop()``, cleared by ``load()``: a generate in flight ends after its current step
+        self.stopping = threading.Event()
 
     def config(self) -> dict:
         """Every setting that changes the text (hashed into the cache key); no secrets."""
@@ -236,7 +237,7 @@ class TransformersDescriber:
     def load(self) -> "TransformersDescriber":
         """Load the model now (``describe`` does it on first use); the runner calls it before each run, which
         undoes a ``stop()`` of an earlier run."""
-        self._stopping.clear()
+        self.stopping.clear()
         if self._engine is None:
             preflight(self.model, revision=self.options.revision, cache_dir=self.options.cache_dir)
             engine = MiniCPMVChat(self) if self.family == "minicpm-v" else _ImageTextToText(self)
@@ -260,11 +261,7 @@ class TransformersDescriber:
         """End the run's calls early (the runner's ``stop()`` hook, on Ctrl-C or a stopped run): a ``generate`` in
         flight stops after its current decoding step and its call raises, so no cut-short answer is ever returned
         as a description. The next ``load()`` (the next run) clears it."""
-        self._stopping.set()
-
-    def stop_requested(self) -> bool:
-        """Whether ``stop()`` was called since the last ``load()``."""
-        return self._stopping.is_set()
+        self.stopping.set()
 
     def out_of_memory(self, error: Exception, count: int) -> DescriberEnvironmentError:
         """The run's end when the device runs out of memory (either engine): every later item would too, so no item
@@ -340,8 +337,7 @@ class _ImageTextToText:
             raise DescriberEnvironmentError(
                 f"{owner.model!r} has no video processor: use video_input='images' or 'auto'")
         self.videos_as_videos = has_video and o.video_input != "images"
-        cap = bool(o.cap_pixels_per_frame)
-        self.video_pixels = _video_pixels(self.processor, cap) if self.videos_as_videos else {}
+        self.video_pixels = _video_pixels(self.processor, bool(o.cap_pixels_per_frame)) if self.videos_as_videos else {}
 
         kwargs = dict(common, dtype=getattr(torch, owner.dtype), attn_implementation=o.attn_implementation or None)
         # accelerate (a dependency) places the weights: a device_map as given, or the one device off the CPU
@@ -415,7 +411,7 @@ class _ImageTextToText:
         settings.update(self.owner.options.generate_kwargs or {})
 
         def stopped(input_ids, scores, **kwargs):  # every sequence is done once the describer's stop() was called
-            return torch.full((input_ids.shape[0],), self.owner.stop_requested(), dtype=torch.bool,
+            return torch.full((input_ids.shape[0],), self.owner.stopping.is_set(), dtype=torch.bool,
                               device=input_ids.device)
 
         settings["stopping_criteria"] = StoppingCriteriaList([*settings.get("stopping_criteria", ()), stopped])
@@ -425,7 +421,7 @@ class _ImageTextToText:
                 output = self.model.generate(**inputs, **settings)
         except torch.OutOfMemoryError as error:
             raise self.owner.out_of_memory(error, len(requests)) from None
-        if self.owner.stop_requested():  # the answers may be cut short: none of them is a description
+        if self.owner.stopping.is_set():  # the answers may be cut short: none of them is a description
             raise DescriberEnvironmentError(f"{self.owner.model}: the run was stopped")
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         texts = self.processor.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
