@@ -84,10 +84,8 @@ class OpenAIDescriber:
         self._transport = Transport(options, options.model, rng, sleep)
         endpoints = self._transport.endpoints
         self.model = options.model
-        self.model_tag = None if options.model_tag is None else str(options.model_tag)
         self.base_url = endpoints[0].url if len(endpoints) == 1 else [e.url for e in endpoints]
         self.max_concurrency = self._transport.concurrency * len(endpoints)
-        self.extra_body = dict(options.extra_body or {})
         self.weights_note: str | None = None  # set by fingerprint() (docs/gpu.md)
         self._video_answered = False
 
@@ -99,8 +97,8 @@ class OpenAIDescriber:
                   "image_format": "jpeg", "jpeg_quality": int(self.options.jpeg_quality)}
         if self.options.video_input != "frames":
             config["video_input"] = self.options.video_input
-        if self.extra_body:
-            config["extra_body"] = dict(self.extra_body)
+        if self.options.extra_body:
+            config["extra_body"] = dict(self.options.extra_body)
         return config
 
     def fingerprint(self) -> dict:
@@ -114,8 +112,8 @@ class OpenAIDescriber:
         cards = [{k: str(local_folder(v) or v) if k in ("id", "root") and isinstance(v, str) else v
                   for k, v in self._transport.model_card(endpoint).items()} for endpoint in endpoints]  # one path a folder
         self.weights_note = None
-        if self.model_tag is not None:
-            return {"method": "tag", "tag": self.model_tag}
+        if self.options.model_tag is not None:
+            return {"method": "tag", "tag": str(self.options.model_tag)}
         if any(card != cards[0] for card in cards[1:]):
             shown = "; ".join(f"{e.url}: {self._transport.redact(json.dumps(c))}" for e, c in zip(endpoints, cards))
             raise DescriberEnvironmentError(f"the endpoints report different models named {self.model!r} ({shown}). "
@@ -160,7 +158,7 @@ class OpenAIDescriber:
         texts = [{"type": "text", "text": part} for part in request.parts or (request.prompt,)]
         at = request.media_at if request.parts else 0
         messages.append({"role": "user", "content": texts[:at] + content + texts[at:]})
-        return {**self.extra_body, "model": self.model, "messages": messages, "temperature": 0,
+        return {**(self.options.extra_body or {}), "model": self.model, "messages": messages, "temperature": 0,
                 "max_tokens": int(self.options.max_new_tokens)}
 
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
