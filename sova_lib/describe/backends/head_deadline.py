@@ -42,11 +42,14 @@ def head_within(seconds: float):
         _local.deadline = None
 
 
-class _Stream(httpcore.NetworkStream):
-    """A network stream whose reads wait no longer than the thread's deadline."""
+class _Stream:
+    """A network stream whose reads wait no longer than the thread's deadline; the rest is httpcore's own stream."""
 
     def __init__(self, inner: httpcore.NetworkStream):
         self._inner = inner
+
+    def __getattr__(self, name: str):  # write, close, get_extra_info
+        return getattr(self._inner, name)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         deadline = getattr(_local, "deadline", None)
@@ -57,48 +60,27 @@ class _Stream(httpcore.NetworkStream):
             timeout = left if timeout is None else min(timeout, left)
         return self._inner.read(max_bytes, timeout)
 
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, timeout)
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
-        return _Stream(self._inner.start_tls(ssl_context, server_hostname, timeout))
-
-    def get_extra_info(self, info: str):
-        return self._inner.get_extra_info(info)
+    def start_tls(self, *args, **kwargs) -> _Stream:
+        return _Stream(self._inner.start_tls(*args, **kwargs))
 
 
-class _Backend(httpcore.NetworkBackend):
-    """httpcore's sync backend, its streams wrapped in :class:`_Stream`."""
+class _Backend(httpcore.SyncBackend):
+    """httpcore's sync backend, its TCP streams (the only ones an httpx transport without ``uds`` opens) wrapped
+    in :class:`_Stream`."""
 
-    def __init__(self):
-        self._inner = httpcore.SyncBackend()
-
-    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        return _Stream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
-
-    def connect_unix_socket(self, path, timeout=None, socket_options=None):
-        return _Stream(self._inner.connect_unix_socket(path, timeout, socket_options))
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-class _Transport(httpx.HTTPTransport):
-    """httpx's transport over a connection pool whose network backend is :class:`_Backend`: the pool is the one
-    ``httpx.HTTPTransport.__init__`` makes without a proxy (``httpx/_transports/default.py``, 0.28), rebuilt with
-    that backend and no proxy, no ``.netrc`` and no certificate from the environment."""
-
-    def __init__(self, limits: httpx.Limits):
-        super().__init__(limits=limits, trust_env=False)
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False), max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_Backend())
+    def connect_tcp(self, *args, **kwargs) -> _Stream:
+        return _Stream(super().connect_tcp(*args, **kwargs))
 
 
 def transport(limits: httpx.Limits) -> httpx.HTTPTransport:
-    """An httpx transport whose reads keep :func:`head_within`'s deadline (and otherwise behave as httpx's)."""
-    return _Transport(limits)
+    """An httpx transport whose reads keep :func:`head_within`'s deadline (and otherwise behave as httpx's).
+
+    httpx's transport over a connection pool whose network backend is :class:`_Backend`: the pool is the one
+    ``httpx.HTTPTransport.__init__`` makes without a proxy (``httpx/_transports/default.py``, 0.28), rebuilt with
+    that backend and no proxy, no ``.netrc`` and no certificate from the environment."""
+    made = httpx.HTTPTransport(limits=limits, trust_env=False)
+    made._pool = httpcore.ConnectionPool(
+        ssl_context=httpx.create_ssl_context(trust_env=False), max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_Backend())
+    return made

@@ -75,7 +75,7 @@ def chat_arguments(request: DescribeRequest, max_new_tokens: int, frame_packing:
     if request.is_video:
         arguments.update(use_image_id=False, max_slice_nums=1)
         if frame_packing is not None:
-            arguments["temporal_ids"] = temporal_ids(request.timestamps or range(len(frames)), frame_packing)
+            arguments["temporal_ids"] = temporal_ids(request.timestamps or range(len(frames)), int(frame_packing))
     arguments.update(generate_kwargs or {})
     return arguments
 
@@ -93,18 +93,18 @@ class MiniCPMVChat:
         import torch
         from transformers import AutoModel, AutoProcessor, AutoTokenizer
 
-        owner = self.owner
+        owner, o = self.owner, self.owner.options
         common = owner.from_pretrained_kwargs()
         try:
             model = AutoModel.from_pretrained(owner.model, dtype=getattr(torch, owner.dtype),
-                                              attn_implementation=owner.attn_implementation or "sdpa",
-                                              device_map=owner.device_map, **common)
+                                              attn_implementation=o.attn_implementation or "sdpa",
+                                              device_map=o.device_map, **common)
         except Exception as error:
             raise owner.load_error("model", error) from error
-        self.model = model.eval() if owner.device_map is not None else model.eval().to(owner.device)
+        self.model = model.eval() if o.device_map is not None else model.eval().to(owner.device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(owner.model, **common)
-            self.processor = AutoProcessor.from_pretrained(owner.model, **common, **owner.processor_kwargs)
+            self.processor = AutoProcessor.from_pretrained(owner.model, **common, **(o.processor_kwargs or {}))
         except Exception as error:
             raise owner.load_error("tokenizer or processor", error) from error
 
@@ -123,10 +123,10 @@ class MiniCPMVChat:
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
         import torch
 
-        owner = self.owner
+        owner, o = self.owner, self.owner.options
         answers = []
         for request in requests:
-            arguments = chat_arguments(request, owner.max_new_tokens, owner.frame_packing, owner.generate_kwargs)
+            arguments = chat_arguments(request, owner.max_new_tokens, o.frame_packing, o.generate_kwargs)
             try:
                 answer = self.model.chat(tokenizer=self.tokenizer, processor=self.processor, **arguments)
             except torch.OutOfMemoryError as error:

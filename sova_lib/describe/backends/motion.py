@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -136,10 +136,6 @@ class MotionOptions:
     detect_people: bool = option(True, "run the HOG person detector (false: every mover is 'an object')")
 
 
-#: Option -> default (``MotionOptions``).
-_DEFAULTS = {f.name: f.default for f in fields(MotionOptions)}
-
-
 def _direction(dx: float, dy: float) -> str:
     horizontal = "from left to right" if dx > 0 else "from right to left"
     vertical = "downwards" if dy > 0 else "upwards"
@@ -159,7 +155,7 @@ def analyse_motion(frames: Sequence, timestamps: Sequence[float] | None = None, 
     first frame in motion (or the reverse), so a time-reversed clip gives
     mirrored times.
     """
-    p = {**_DEFAULTS, **options}
+    p = asdict(MotionOptions(**options))
     n = len(frames)
     if n == 0:
         raise ValueError("analyse_motion needs at least one frame, got none")
@@ -345,9 +341,6 @@ class MotionDescriber:
     Options = MotionOptions
 
     def __init__(self, options: MotionOptions | None = None, **given):
-        known = {f.name for f in fields(self.Options)}
-        if set(given) - known:
-            raise TypeError(f"unknown motion describer option(s) {sorted(set(given) - known)}; known: {sorted(known)}")
         if options is not None and given:
             raise TypeError("give the motion backend its options or their keywords, not both")
         self.options = options if options is not None else self.Options(**given)

@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from sova_lib.describe.backends.openai_wire import cut
-from sova_lib.describe.backends.transport import STREAM_FIELDS, OpenAIError, ServerOptions, Transport, unusable
+from sova_lib.describe.backends.openai_wire import cut, shown
+from sova_lib.describe.backends.transport import STREAM_FIELDS, OpenAIError, ServerOptions, Transport
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, option
 from sova_lib.fingerprint import folder_fingerprint, local_folder
 from sova_lib.storage import JSON_ERRORS, REDACTED, redact
@@ -84,10 +84,8 @@ class OpenAIDescriber:
         self._transport = Transport(options, options.model, rng, sleep)
         endpoints = self._transport.endpoints
         self.model = options.model
-        self.model_tag = None if options.model_tag is None else str(options.model_tag)
         self.base_url = endpoints[0].url if len(endpoints) == 1 else [e.url for e in endpoints]
         self.max_concurrency = self._transport.concurrency * len(endpoints)
-        self.extra_body = dict(options.extra_body or {})
         self.weights_note: str | None = None  # set by fingerprint() (docs/gpu.md)
         self._video_answered = False
 
@@ -99,8 +97,8 @@ class OpenAIDescriber:
                   "image_format": "jpeg", "jpeg_quality": int(self.options.jpeg_quality)}
         if self.options.video_input != "frames":
             config["video_input"] = self.options.video_input
-        if self.extra_body:
-            config["extra_body"] = dict(self.extra_body)
+        if self.options.extra_body:
+            config["extra_body"] = dict(self.options.extra_body)
         return config
 
     def fingerprint(self) -> dict:
@@ -112,10 +110,10 @@ class OpenAIDescriber:
         """
         endpoints = self._transport.endpoints
         cards = [{k: str(local_folder(v) or v) if k in ("id", "root") and isinstance(v, str) else v
-                  for k, v in self._reported(endpoint).items()} for endpoint in endpoints]  # one path a folder
+                  for k, v in self._transport.model_card(endpoint).items()} for endpoint in endpoints]  # one path a folder
         self.weights_note = None
-        if self.model_tag is not None:
-            return {"method": "tag", "tag": self.model_tag}
+        if self.options.model_tag is not None:
+            return {"method": "tag", "tag": str(self.options.model_tag)}
         if any(card != cards[0] for card in cards[1:]):
             shown = "; ".join(f"{e.url}: {self._transport.redact(json.dumps(c))}" for e, c in zip(endpoints, cards))
             raise DescriberEnvironmentError(f"the endpoints report different models named {self.model!r} ({shown}). "
@@ -133,19 +131,6 @@ class OpenAIDescriber:
                 "and names no folder on this machine, so a checkpoint saved over this one would reuse these "
                 "descriptions; --model-tag names the weights (e.g. --model-tag step-1200)")
         return {"method": "server-models", **card}
-
-    def _reported(self, endpoint) -> dict:
-        """What ``GET {endpoint}/models`` reports of ``model`` (``id``, ``root``, ``created``, ``owned_by``, where
-        given; a ``created`` within a minute of the answer's own time left out: the time of the request, not of the
-        model, vLLM's ``ModelCard``); ``{}`` when the server has no such listing."""
-        listed = self._transport.model_card(endpoint)
-        if listed is None:
-            return {}
-        card, answered_at = listed
-        found = {k: card[k] for k in ("id", "root", "created", "owned_by") if card.get(k) is not None}
-        if isinstance(found.get("created"), (int, float)) and abs(found["created"] - answered_at) <= 60:
-            del found["created"]
-        return found
 
     def run_info(self) -> dict:
         """Settings recorded in the manifest that do not change the text (no secrets)."""
@@ -173,7 +158,7 @@ class OpenAIDescriber:
         texts = [{"type": "text", "text": part} for part in request.parts or (request.prompt,)]
         at = request.media_at if request.parts else 0
         messages.append({"role": "user", "content": texts[:at] + content + texts[at:]})
-        return {**self.extra_body, "model": self.model, "messages": messages, "temperature": 0,
+        return {**(self.options.extra_body or {}), "model": self.model, "messages": messages, "temperature": 0,
                 "max_tokens": int(self.options.max_new_tokens)}
 
     def describe(self, requests: Sequence[DescribeRequest]) -> list[str]:
@@ -203,26 +188,22 @@ class OpenAIDescriber:
 
 
 def _answer_text(data: bytes, key: str) -> str:
-    """The text of a chat completion, ``key`` (the API key, or "") redacted; ``unusable`` for a body that holds
-    none."""
+    """The text of a chat completion, ``key`` (the API key, or "") redacted; an ``OpenAIError`` of kind
+    ``"unreadable"`` or ``"empty"`` for a body that holds none."""
     try:
         choice = json.loads(data)["choices"][0]
         message = choice["message"]
     except (*JSON_ERRORS, KeyError, IndexError, TypeError):
-        raise unusable("unreadable", f"the server's answer is not a chat completion: {_shown(data, key, 300)}") from None
+        raise OpenAIError("the server's answer is not a chat completion: "
+                          f"{shown(data, lambda text: redact(text, [key]), 300)}", "unreadable") from None
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list) and all(isinstance(p, dict) for p in content):  # content parts
         content = "".join(str(p.get("text", "")) for p in content if p.get("type", "text") == "text")
     if not isinstance(content, str):
-        raise unusable("unreadable", "the server's answer holds no text: its content is "
-                                     f"{cut(redact(json.dumps(content), [key]), 100)}")
+        raise OpenAIError("the server's answer holds no text: its content is "
+                          f"{cut(redact(json.dumps(content), [key]), 100)}", "unreadable")
     if not content.strip():
         finish = choice.get("finish_reason")  # a dict: its "message" was read
-        raise unusable("empty", f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})")
+        raise OpenAIError(f"the server's answer is empty (finish_reason {redact(repr(finish), [key])})", "empty")
     return content.replace(key, REDACTED) if key else content
 
-
-def _shown(data: bytes, key: str, limit: int) -> str:
-    """``data`` as a server's text is shown: decoded, ``key`` redacted, then written as a ``repr`` cut to ``limit``
-    characters (redacted before cut, so no piece of the key is left at the cut)."""
-    return cut(repr(redact(data.decode("utf-8", "replace"), [key]).encode()), limit)

@@ -25,7 +25,7 @@ import re
 
 from sova_lib.storage import JSON_ERRORS
 
-__all__ = ["StreamError", "StreamedAnswer", "server_message", "cut"]
+__all__ = ["StreamError", "StreamedAnswer", "server_message", "cut", "shown"]
 
 #: The longest server message put into an error line (characters).
 MAX_MESSAGE_CHARS = 500
@@ -102,9 +102,9 @@ class StreamedAnswer:
         try:
             chunk = json.loads(data)
         except JSON_ERRORS:
-            raise StreamError(f"a chunk of the stream is not JSON: {self._shown(data)}") from None
+            raise StreamError(f"a chunk of the stream is not JSON: {shown(data, self._redact, 100)}") from None
         if not isinstance(chunk, dict):
-            raise StreamError(f"a chunk of the stream is not a JSON object: {self._shown(data)}")
+            raise StreamError(f"a chunk of the stream is not a JSON object: {shown(data, self._redact, 100)}")
         if "error" in chunk or chunk.get("object") == "error":
             raise StreamError(f"the stream ended with an error: {_message(chunk)}")
         if isinstance(chunk.get("usage"), dict):
@@ -126,11 +126,6 @@ class StreamedAnswer:
         return new
 
 
-    def _shown(self, data: bytes) -> str:
-        """The server's ``data`` as an error shows it: decoded, redacted, then cut (in that order)."""
-        return cut(repr(self._redact(data.decode("utf-8", "replace")).encode()), 100)
-
-
 def server_message(data: bytes) -> str:
     """The server's own message in an error body (module docstring), on one line, not yet cut."""
     try:
@@ -150,6 +145,12 @@ def server_message(data: bytes) -> str:
 def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     """``text`` cut to ``limit`` characters, saying so."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def shown(data: bytes, redact, limit: int) -> str:
+    """The server's ``data`` as an error shows it: decoded, ``redact`` (text -> text) applied, then written as a
+    ``repr`` cut to ``limit`` characters (redacted before cut, so no piece of a secret is left at the cut)."""
+    return cut(repr(redact(data.decode("utf-8", "replace")).encode()), limit)
 
 
 def _message(body: dict) -> str:

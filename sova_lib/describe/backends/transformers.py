@@ -180,7 +180,6 @@ class TransformersDescriber:
         if o.video_input not in _VIDEO_INPUTS:
             raise ValueError(f"video_input must be one of {list(_VIDEO_INPUTS)}, got {o.video_input!r}")
         self.model = str(local_folder(o.model) or o.model)  # a folder as one path, however it was spelled
-        self.revision = o.revision
         self.family = resolve_family(self.model, o.family)
         if self.family == "minicpm-v" and int(o.batch_size) != 1:
             raise ValueError("the MiniCPM-V chat path describes one item at a time: use batch_size=1 "
@@ -189,49 +188,44 @@ class TransformersDescriber:
             raise ValueError("frame_packing applies to the MiniCPM-V chat path only")
         self.max_new_tokens = int(o.max_new_tokens)
         self.batch_size = self.max_batch_size = int(o.batch_size)
-        self.device_map = o.device_map
         self.device = resolve_device(o.device)
         self.dtype = resolve_dtype(o.dtype, self.device)
         self.trust_remote_code = (self.family == "minicpm-v") if o.trust_remote_code is None else bool(o.trust_remote_code)
-        self.attn_implementation = o.attn_implementation
-        self.processor_kwargs = dict(o.processor_kwargs or {})
-        self.video_input = o.video_input
-        self.cap_pixels_per_frame = bool(o.cap_pixels_per_frame)
-        self.frame_packing = None if o.frame_packing is None else int(o.frame_packing)
-        self.generate_kwargs = dict(o.generate_kwargs or {})
-        self.cache_dir = o.cache_dir
         self._engine: Any = None
-        self._stopping = threading.Event()  # set by stop(): a generate in flight ends after its current step
+        #: set by ``stop()``, cleared by ``load()``: a generate in flight ends after its current step
+        self.stopping = threading.Event()
 
     def config(self) -> dict:
         """Every setting that changes the text (hashed into the cache key); no secrets."""
+        o = self.options
         config = {
             "backend": self.name,
             "model": self.model,
-            "revision": resolve_revision(self.model, self.revision, self.cache_dir),
+            "revision": resolve_revision(self.model, o.revision, o.cache_dir),
             "family": self.family,
             "dtype": self.dtype,
             "max_new_tokens": self.max_new_tokens,
             "decoding": "greedy" if self.family == "image-text-to-text" else "chat(sampling=False)",
-            "video_input": self.video_input if self.family == "image-text-to-text" else "images",
+            "video_input": o.video_input if self.family == "image-text-to-text" else "images",
         }
         if self.family == "image-text-to-text":  # a no-op for processors without it (run_info says which)
-            config["cap_pixels_per_frame"] = self.cap_pixels_per_frame
-        optional = {"processor_kwargs": dict(self.processor_kwargs), "generate_kwargs": dict(self.generate_kwargs),
-                    "frame_packing": self.frame_packing, "attn_implementation": self.attn_implementation}
+            config["cap_pixels_per_frame"] = bool(o.cap_pixels_per_frame)
+        optional = {"processor_kwargs": dict(o.processor_kwargs or {}), "generate_kwargs": dict(o.generate_kwargs or {}),
+                    "frame_packing": None if o.frame_packing is None else int(o.frame_packing),
+                    "attn_implementation": o.attn_implementation}
         return {**config, **{k: v for k, v in optional.items() if v not in (None, {}, "")}}  # set ones only
 
     def fingerprint(self) -> dict:
         """What the weights are, for the cache key: a local folder's content digest, a hub id's commit
         (``transformers_models.weights_fingerprint``)."""
-        return weights_fingerprint(self.model, self.revision, self.cache_dir)
+        return weights_fingerprint(self.model, self.options.revision, self.options.cache_dir)
 
     def run_info(self) -> dict:
         """How the model runs (manifest, not the cache key: batched answers equal one-at-a-time answers, so a run
         resumes with another batch size): batch size, device, device_map."""
         info: dict = {"batch_size": self.batch_size, "device": self.device}
-        if self.device_map is not None:
-            info["device_map"] = self.device_map
+        if self.options.device_map is not None:
+            info["device_map"] = self.options.device_map
         model = getattr(self._engine, "model", None)
         if hasattr(model, "parameters"):
             info["devices_used"] = sorted({str(p.device) for p in model.parameters()})
@@ -243,9 +237,9 @@ class TransformersDescriber:
     def load(self) -> "TransformersDescriber":
         """Load the model now (``describe`` does it on first use); the runner calls it before each run, which
         undoes a ``stop()`` of an earlier run."""
-        self._stopping.clear()
+        self.stopping.clear()
         if self._engine is None:
-            preflight(self.model, revision=self.revision, cache_dir=self.cache_dir)
+            preflight(self.model, revision=self.options.revision, cache_dir=self.options.cache_dir)
             engine = MiniCPMVChat(self) if self.family == "minicpm-v" else _ImageTextToText(self)
             engine.load()
             self._engine = engine
@@ -267,11 +261,7 @@ class TransformersDescriber:
         """End the run's calls early (the runner's ``stop()`` hook, on Ctrl-C or a stopped run): a ``generate`` in
         flight stops after its current decoding step and its call raises, so no cut-short answer is ever returned
         as a description. The next ``load()`` (the next run) clears it."""
-        self._stopping.set()
-
-    def stop_requested(self) -> bool:
-        """Whether ``stop()`` was called since the last ``load()``."""
-        return self._stopping.is_set()
+        self.stopping.set()
 
     def out_of_memory(self, error: Exception, count: int) -> DescriberEnvironmentError:
         """The run's end when the device runs out of memory (either engine): every later item would too, so no item
@@ -288,13 +278,14 @@ class TransformersDescriber:
 
     def from_pretrained_kwargs(self) -> dict:
         """Keyword arguments shared by every ``from_pretrained`` call of this describer."""
-        return {"revision": self.revision, "trust_remote_code": self.trust_remote_code, "cache_dir": self.cache_dir or None,
-                "local_files_only": offline_mode()}
+        return {"revision": self.options.revision, "trust_remote_code": self.trust_remote_code,
+                "cache_dir": self.options.cache_dir or None, "local_files_only": offline_mode()}
 
     def load_error(self, what: str, error: Exception) -> Exception:
         """An error that says why ``what`` (e.g. ``"model"``) did not load and what to do."""
-        return explain_load_error(what, error, model=self.model, revision=self.revision, cache_dir=self.cache_dir,
-                                  device=self.device if self.device_map is None else "the GPUs")
+        o = self.options
+        return explain_load_error(what, error, model=self.model, revision=o.revision, cache_dir=o.cache_dir,
+                                  device=self.device if o.device_map is None else "the GPUs")
 
 
 def _video_pixels(processor, cap: bool) -> dict:
@@ -311,19 +302,6 @@ def _video_pixels(processor, cap: bool) -> dict:
     if hasattr(video, "cap_pixels_per_frame"):
         found.update(cap_pixels_per_frame=cap, max_video_tokens=getattr(video, "max_video_tokens", None))
     return found
-
-
-class _StopRequested:
-    """A ``generate`` stopping criterion: every sequence is done once the describer's ``stop()`` was called."""
-
-    def __init__(self, owner: TransformersDescriber):
-        self.owner = owner
-
-    def __call__(self, input_ids, scores, **kwargs):
-        import torch
-
-        return torch.full((input_ids.shape[0],), self.owner.stop_requested(), dtype=torch.bool,
-                          device=input_ids.device)
 
 
 class _ImageTextToText:
@@ -343,10 +321,10 @@ class _ImageTextToText:
         import torch
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
-        owner = self.owner
+        owner, o = self.owner, self.owner.options
         common = owner.from_pretrained_kwargs()
         try:
-            self.processor = AutoProcessor.from_pretrained(owner.model, **common, **owner.processor_kwargs)
+            self.processor = AutoProcessor.from_pretrained(owner.model, **common, **(o.processor_kwargs or {}))
         except Exception as error:
             raise owner.load_error("processor", error) from error
         tokenizer = getattr(self.processor, "tokenizer", None)
@@ -355,17 +333,17 @@ class _ImageTextToText:
                 f"the processor of {owner.model!r} has no tokenizer: is it a vision-language model?")
         tokenizer.padding_side = "left"
         has_video = getattr(self.processor, "video_processor", None) is not None
-        if owner.video_input == "video" and not has_video:
+        if o.video_input == "video" and not has_video:
             raise DescriberEnvironmentError(
                 f"{owner.model!r} has no video processor: use video_input='images' or 'auto'")
-        self.videos_as_videos = has_video and owner.video_input != "images"
-        self.video_pixels = _video_pixels(self.processor, owner.cap_pixels_per_frame) if self.videos_as_videos else {}
+        self.videos_as_videos = has_video and o.video_input != "images"
+        self.video_pixels = _video_pixels(self.processor, bool(o.cap_pixels_per_frame)) if self.videos_as_videos else {}
 
-        kwargs = dict(common, dtype=getattr(torch, owner.dtype), attn_implementation=owner.attn_implementation or None)
+        kwargs = dict(common, dtype=getattr(torch, owner.dtype), attn_implementation=o.attn_implementation or None)
         # accelerate (a dependency) places the weights: a device_map as given, or the one device off the CPU
         # (from_pretrained loads onto the CPU without one)
-        if owner.device_map is not None or owner.device != "cpu":
-            kwargs["device_map"] = owner.device if owner.device_map is None else owner.device_map
+        if o.device_map is not None or owner.device != "cpu":
+            kwargs["device_map"] = owner.device if o.device_map is None else o.device_map
         try:
             self.model = AutoModelForImageTextToText.from_pretrained(owner.model, **kwargs).eval()
         except Exception as error:
@@ -430,16 +408,20 @@ class _ImageTextToText:
         from transformers import StoppingCriteriaList
 
         settings = {"do_sample": False, "num_beams": 1, "max_new_tokens": self.owner.max_new_tokens}
-        settings.update(self.owner.generate_kwargs)
-        settings["stopping_criteria"] = StoppingCriteriaList([*settings.get("stopping_criteria", ()),
-                                                         _StopRequested(self.owner)])
+        settings.update(self.owner.options.generate_kwargs or {})
+
+        def stopped(input_ids, scores, **kwargs):  # every sequence is done once the describer's stop() was called
+            return torch.full((input_ids.shape[0],), self.owner.stopping.is_set(), dtype=torch.bool,
+                              device=input_ids.device)
+
+        settings["stopping_criteria"] = StoppingCriteriaList([*settings.get("stopping_criteria", ()), stopped])
         try:
             inputs = self.inputs(requests)
             with torch.inference_mode():
                 output = self.model.generate(**inputs, **settings)
         except torch.OutOfMemoryError as error:
             raise self.owner.out_of_memory(error, len(requests)) from None
-        if self.owner.stop_requested():  # the answers may be cut short: none of them is a description
+        if self.owner.stopping.is_set():  # the answers may be cut short: none of them is a description
             raise DescriberEnvironmentError(f"{self.owner.model}: the run was stopped")
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         texts = self.processor.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)

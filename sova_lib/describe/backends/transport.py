@@ -45,8 +45,7 @@ if TYPE_CHECKING:  # httpx and tenacity are imported where a request is made: a 
     import httpx
     import tenacity
 
-__all__ = ["MAX_RESPONSE_BYTES", "STREAM_FIELDS", "OpenAIError", "ServerOptions", "Transport", "parse_retry_after",
-           "unusable"]
+__all__ = ["MAX_RESPONSE_BYTES", "STREAM_FIELDS", "OpenAIError", "ServerOptions", "Transport", "parse_retry_after"]
 
 #: The largest answer body read (bytes); a chat completion of 1,024 tokens is some 10 KB.
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -67,19 +66,13 @@ _NAMES_STREAM = re.compile(r"(?<![\w/-])stream(_options| options)?(?![\w/-])", r
 class OpenAIError(RuntimeError):
     """A request that failed for good (a 4xx answer, an answer that is no description, or retries used up);
     ``status``: the HTTP status, if any; ``kind``: how it failed, for the run's summary (``"refused"``: a 4xx,
-    ``"no answer"``: retries used up; ``unusable``'s kinds)."""
+    ``"no answer"``: retries used up; for an answer that is no description ``"empty"``, ``"too long"`` (over
+    ``max_response_bytes``) or ``"unreadable"`` (not a chat completion, no text): the item's failure, not retried
+    in this run (greedy decoding gives the same answer again), not counted by the fail-fast rule)."""
 
-    status: int | None = None
-    kind: str = "refused"
-
-
-def unusable(kind: str, message: str) -> OpenAIError:
-    """The error of an answer that is no description: ``kind`` ``"empty"``, ``"too long"`` (over
-    ``max_response_bytes``) or ``"unreadable"`` (not a chat completion, no text). The item's failure: not retried
-    in this run (greedy decoding gives the same answer again), not counted by the fail-fast rule."""
-    error = OpenAIError(message)
-    error.kind = kind
-    return error
+    def __init__(self, message: str, kind: str = "refused", status: int | None = None):
+        super().__init__(message)
+        self.kind, self.status = kind, status
 
 
 class _Retry(Exception):
@@ -196,10 +189,11 @@ class Transport:
 
     # ------------------------------------------------------------------ the listing
 
-    def model_card(self, endpoint: _Endpoint) -> tuple[dict, float] | None:
-        """The entry of ``model`` in ``GET {endpoint}/models`` and the time of the answer (its ``Date`` header, else
-        this machine's clock); None for a server without that listing (a status below 500 other than 200, 401 and
-        403, or a body that lists nothing).
+    def model_card(self, endpoint: _Endpoint) -> dict:
+        """What ``GET {endpoint}/models`` reports of ``model`` (``id``, ``root``, ``created``, ``owned_by``, where
+        given; a ``created`` within a minute of the answer's own time, its ``Date`` header else this machine's clock,
+        left out: the time of the request, not of the model, vLLM's ``ModelCard``); ``{}`` for a server without that
+        listing (a status below 500 other than 200, 401 and 403, or a body that lists nothing).
 
         ``DescriberEnvironmentError`` for an endpoint that cannot be reached, does not answer within
         ``connect_timeout`` + ``min(read_timeout, 30)`` seconds, refuses the credentials, answers 5xx, or lists its
@@ -223,14 +217,17 @@ class Transport:
         except (*JSON_ERRORS, KeyError, TypeError):
             listed = None
         if listed is None:
-            return None
+            return {}
         card = next((m for m in listed if m.get("id") == self.model), None)
         if card is None:
             served = self.redact(", ".join(repr(m.get("id")) for m in listed[:20]))
             raise DescriberEnvironmentError(f"{endpoint.url} does not serve the model {self.model!r}; it serves "
                                             f"{served or 'no model'}. Fix: pass one of those names as --model, or "
                                             "start the server with this model")
-        return card, _answered_at(headers)
+        found = {k: card[k] for k in ("id", "root", "created", "owned_by") if card.get(k) is not None}
+        if isinstance(found.get("created"), (int, float)) and abs(found["created"] - _answered_at(headers)) <= 60:
+            del found["created"]
+        return found
 
     # ------------------------------------------------------------------ a request
 
@@ -253,9 +250,8 @@ class Transport:
             return attempts(self._attempt, plain, streamed, hint)
         except tenacity.RetryError as err:
             last = err.last_attempt
-            error = OpenAIError(f"gave up after {last.attempt_number} attempts: {last.exception()}")
-            error.kind = "no answer"
-            raise error from None
+            raise OpenAIError(f"gave up after {last.attempt_number} attempts: {last.exception()}", "no answer") \
+                from None
         finally:
             with self._slots:
                 self._in_progress -= 1
@@ -270,39 +266,34 @@ class Transport:
         endpoint, refusal = self._acquire(), None
         try:
             for stream in (True, False) if self.stream else (False,):
-                try:
-                    status, headers, data = self._exchange(endpoint, "POST", "/chat/completions",
-                                                           self.options.read_timeout, streamed if stream else plain,
-                                                           stream)
-                    if isinstance(data, str):  # a streamed answer's text
-                        break
-                    self._alive()
-                    if status == 200:
-                        if stream:
-                            self._stop_streaming("it answered a streamed request whole")
-                        break
-                    message = cut(self.redact(server_message(data)))
-                    if status in (408, 429) or status >= 500:
-                        raise _Retry(f"HTTP {status}: {message}", parse_retry_after(headers.get("Retry-After")))
-                    if status in (401, 403, 404):
-                        raise self._refused(endpoint, status, message)
-                    refusal = OpenAIError(f"HTTP {status} from {endpoint.url}/chat/completions: {message}")
-                    refusal.status = status
-                    if not (stream and status in _REFUSED and _NAMES_STREAM.search(message)):
-                        raise refusal  # a refusal that does not name the stream fields is about the request itself
-                except (_Retry, OpenAIError) as failure:
-                    more = hint()
-                    if more and str(failure).startswith("HTTP "):  # a server's answer
-                        failure.args = (f"{failure}; {more}",)
-                    raise
+                status, headers, data = self._exchange(endpoint, "POST", "/chat/completions", self.options.read_timeout,
+                                                       streamed if stream else plain, stream)
+                if isinstance(data, str):  # a streamed answer's text
+                    break
+                self._alive()
+                if status == 200:
+                    if stream:
+                        self._stop_streaming("it answered a streamed request whole")
+                    break
+                message = cut(self.redact(server_message(data)))
+                if status in (408, 429) or status >= 500:
+                    raise _Retry(f"HTTP {status}: {message}", parse_retry_after(headers.get("Retry-After")))
+                if status in (401, 403, 404):
+                    raise self._refused(endpoint, status, message)
+                refusal = OpenAIError(f"HTTP {status} from {endpoint.url}/chat/completions: {message}", status=status)
+                if not (stream and status in _REFUSED and _NAMES_STREAM.search(message)):
+                    raise refusal  # a refusal that does not name the stream fields is about the request itself
             if refusal is not None:  # the same request, not streamed, is answered
                 self._stop_streaming(f"it refused a streamed request ({refusal})")
-        except _Retry as failure:
-            self._count_failure(failure)
-            raise
-        except OpenAIError:  # the server answered (a refusal, an answer that is no description): it is alive
-            with self._slots:
-                self._failed_in_a_row = 0
+        except (_Retry, OpenAIError) as failure:
+            more = hint()
+            if more and str(failure).startswith("HTTP "):  # a server's answer
+                failure.args = (f"{failure}; {more}",)
+            if isinstance(failure, _Retry):
+                self._count_failure(failure)
+            else:  # the server answered (a refusal, an answer that is no description): it is alive
+                with self._slots:
+                    self._failed_in_a_row = 0
             raise
         finally:
             with self._slots:  # no slot is held while waiting to retry
@@ -351,8 +342,8 @@ class Transport:
                     for chunk in response.iter_bytes():
                         body += chunk
                         if len(body) > o.max_response_bytes:
-                            raise unusable("too long", f"the server's answer is longer than {o.max_response_bytes} "
-                                           "bytes; it was not read")
+                            raise OpenAIError(f"the server's answer is longer than {o.max_response_bytes} bytes; "
+                                              "it was not read", "too long")
                         if time.monotonic() - started > limit:
                             raise _Retry(f"the server's answer took longer than {limit:g} s (read_timeout)")
                     return response.status_code, response.headers, bytes(body)
@@ -378,7 +369,7 @@ class Transport:
             for chunk in response.iter_bytes():
                 size += len(chunk)
                 if size > limit:
-                    raise unusable("too long", f"the server's answer is longer than {limit} bytes; it was not read")
+                    raise OpenAIError(f"the server's answer is longer than {limit} bytes; it was not read", "too long")
                 new = answer.feed(chunk)
                 now = time.monotonic()
                 if new:  # every piece is a sign of life: another request's wait in vain is not the server's death
@@ -396,8 +387,8 @@ class Transport:
         if not (answer.done or answer.finish_reason):
             raise _Retry("the stream ended before the answer did (neither a finish_reason nor [DONE])")
         if not answer.text.strip():
-            raise unusable("empty", "the server's answer is empty (finish_reason "
-                           f"{self.redact(repr(answer.finish_reason))})")
+            raise OpenAIError(f"the server's answer is empty (finish_reason {self.redact(repr(answer.finish_reason))})",
+                              "empty")
         key = os.environ.get(self.options.api_key_env, "")
         return answer.text.replace(key, REDACTED) if key else answer.text
 
