@@ -263,10 +263,7 @@ class DescriptionCache(LockedFolder):
         self._last_sync = time.monotonic()
 
     def _read(self) -> None:
-        lines: dict = {}
-        for number, rec in _read_jsonl(self.descriptions_path):
-            put_text(self.done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
-        self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
+        self._load()
         with file_errors(self.folder, "write to"):
             for path in (self.descriptions_path, self.errors_path):
                 self._files.append(open(path, "a", encoding="utf-8"))
@@ -276,6 +273,10 @@ class DescriptionCache(LockedFolder):
         """Read ``done`` and ``failures`` back from the two logs: after Ctrl-C, which can fall between a line's write
         and its count, so that the manifest's counts are those of the lines on disk."""
         self.sync()
+        self._load()
+
+    def _load(self) -> None:
+        """``done`` and ``failures`` as the two logs hold them (a torn last line cut off)."""
         done, lines = {}, {}
         for number, rec in _read_jsonl(self.descriptions_path):
             put_text(done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
