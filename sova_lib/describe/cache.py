@@ -64,7 +64,7 @@ _SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "
 
 
 def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float | None,
-              sampler_version: str | None = None, crop_source: str = "none", fingerprint: dict | None = None, *,
+              sampler_version: str | None = None, crop_source: str = "none", *,
               frames: int | None = None, max_frames: int | None = None, input_name: str | None = None) -> dict:
     """Everything that changes the text; its ``config_hash`` names the cache folder.
 
@@ -72,16 +72,16 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
     ``fps`` is ``None`` for texts that were not made from sampled frames, or were made from ``frames`` evenly
     spaced frames per clip; ``max_frames`` caps the rate's count (``sova_lib.video.Sampling``). ``frames`` and
     ``max_frames`` enter the key only when set, so the paper's default (1 fps, no cap) keeps its folders.
-    ``fingerprint``: what the describer's weights are (its ``fingerprint()``, ``runner.describer_fingerprint``),
-    e.g. ``{"method": "folder-digest", "sha256": ...}``; a describer without weights (motion) has none, and its key
-    has no such field. ``input_name``: the benchmark or input the items come from (``"quickstart"``,
-    ``"sovabench"``, ``"muvr-windows"``, ...), the ``input`` field and the start of the folder's readable name; a
-    run on any folder of files has none (``cache/README.md`` says why it enters the hash).
+    The weights' ``fingerprint`` (the describer's ``fingerprint()``, ``runner.describer_fingerprint``, e.g.
+    ``{"method": "folder-digest", "sha256": ...}``) joins the key last (``runner.RunPlan.key_with``); a describer
+    without weights (motion) has none, and its key has no such field. ``input_name``: the benchmark or input the
+    items come from (``"quickstart"``, ``"sovabench"``, ``"muvr-windows"``, ...), the ``input`` field and the start
+    of the folder's readable name; a run on any folder of files has none (``cache/README.md`` says why it enters
+    the hash).
     """
     from sova_lib.video.frames import SAMPLER_VERSION  # a key is made by a run; reading a cache needs no video code
 
     _check_no_secrets(describer_config)
-    weights = {} if fingerprint is None else {"fingerprint": fingerprint}
     counts = {k: int(v) for k, v in (("frames", frames), ("max_frames", max_frames)) if v is not None}
     return {
         **({} if input_name is None else {"input": input_name}),
@@ -92,7 +92,6 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
         "fps": None if fps is None else float(fps),
         "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
         "crop_source": crop_source,
-        **weights,
         **counts,
     }
 

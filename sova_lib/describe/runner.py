@@ -200,7 +200,7 @@ def plan_run(describer: Describer, items: Iterable[Item], *, prompt: Prompt | st
     sampling = frame_sampling(fps, frames, max_frames)
     counts = sampling.cache_fields() if isinstance(sampling, Sampling) else {}
     key = cache_key(describer.name, describer.config(), prompt, None if frames is not None else fps, sampler_version,
-                    crop_source, None, input_name=input_name, **counts)
+                    crop_source, input_name=input_name, **counts)
     return RunPlan(prompt, items, sampling, key)
 
 
