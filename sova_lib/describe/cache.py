@@ -64,7 +64,7 @@ _SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "access_token", "
 
 
 def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float | None,
-              sampler_version: str | None = None, crop_source: str = "none", fingerprint: dict | None = None, *,
+              sampler_version: str | None = None, crop_source: str = "none", *,
               frames: int | None = None, max_frames: int | None = None, input_name: str | None = None) -> dict:
     """Everything that changes the text; its ``config_hash`` names the cache folder.
 
@@ -72,16 +72,16 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
     ``fps`` is ``None`` for texts that were not made from sampled frames, or were made from ``frames`` evenly
     spaced frames per clip; ``max_frames`` caps the rate's count (``sova_lib.video.Sampling``). ``frames`` and
     ``max_frames`` enter the key only when set, so the paper's default (1 fps, no cap) keeps its folders.
-    ``fingerprint``: what the describer's weights are (its ``fingerprint()``, ``runner.describer_fingerprint``),
-    e.g. ``{"method": "folder-digest", "sha256": ...}``; a describer without weights (motion) has none, and its key
-    has no such field. ``input_name``: the benchmark or input the items come from (``"quickstart"``,
-    ``"sovabench"``, ``"muvr-windows"``, ...), the ``input`` field and the start of the folder's readable name; a
-    run on any folder of files has none (``cache/README.md`` says why it enters the hash).
+    The weights' ``fingerprint`` (the describer's ``fingerprint()``, ``runner.describer_fingerprint``, e.g.
+    ``{"method": "folder-digest", "sha256": ...}``) joins the key last (``runner.RunPlan.key_with``); a describer
+    without weights (motion) has none, and its key has no such field. ``input_name``: the benchmark or input the
+    items come from (``"quickstart"``, ``"sovabench"``, ``"muvr-windows"``, ...), the ``input`` field and the start
+    of the folder's readable name; a run on any folder of files has none (``cache/README.md`` says why it enters
+    the hash).
     """
     from sova_lib.video.frames import SAMPLER_VERSION  # a key is made by a run; reading a cache needs no video code
 
     _check_no_secrets(describer_config)
-    weights = {} if fingerprint is None else {"fingerprint": fingerprint}
     counts = {k: int(v) for k, v in (("frames", frames), ("max_frames", max_frames)) if v is not None}
     return {
         **({} if input_name is None else {"input": input_name}),
@@ -92,7 +92,6 @@ def cache_key(backend: str, describer_config: dict, prompt: Prompt, fps: float |
         "fps": None if fps is None else float(fps),
         "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
         "crop_source": crop_source,
-        **weights,
         **counts,
     }
 
@@ -263,10 +262,7 @@ class DescriptionCache(LockedFolder):
         self._last_sync = time.monotonic()
 
     def _read(self) -> None:
-        lines: dict = {}
-        for number, rec in _read_jsonl(self.descriptions_path):
-            put_text(self.done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")
-        self.failures = {k: v for k, v in read_failures(self.errors_path).items() if k not in self.done}
+        self._load()
         with file_errors(self.folder, "write to"):
             for path in (self.descriptions_path, self.errors_path):
                 self._files.append(open(path, "a", encoding="utf-8"))
@@ -276,6 +272,10 @@ class DescriptionCache(LockedFolder):
         """Read ``done`` and ``failures`` back from the two logs: after Ctrl-C, which can fall between a line's write
         and its count, so that the manifest's counts are those of the lines on disk."""
         self.sync()
+        self._load()
+
+    def _load(self) -> None:
+        """``done`` and ``failures`` as the two logs hold them (a torn last line cut off)."""
         done, lines = {}, {}
         for number, rec in _read_jsonl(self.descriptions_path):
             put_text(done, lines, rec["id"], rec.get("text", ""), f"{self.descriptions_path}, line {number}")

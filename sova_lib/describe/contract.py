@@ -47,10 +47,10 @@ the item, and the error's message names the model or URL and the likely fix.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 import json
 import os
+import pkgutil
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
@@ -147,8 +147,7 @@ def describer_factory(backend: str) -> Callable[..., Describer]:
     """The factory registered as ``backend`` (its module imported now)."""
     if backend not in DESCRIBERS:
         raise ValueError(f"unknown describer backend {backend!r}; choose one of {sorted(DESCRIBERS)}")
-    module, _, factory = DESCRIBERS[backend].partition(":")
-    return getattr(importlib.import_module(module), factory)
+    return pkgutil.resolve_name(DESCRIBERS[backend])
 
 
 def make_describer(backend: str, options: Any = None, /, **keywords: Any) -> Describer:

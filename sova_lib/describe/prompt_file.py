@@ -99,17 +99,12 @@ class PromptFile:
     def check_ids(self, ids) -> None:
         """``PromptFileError`` naming the first id of ``ids`` without a record and the first record of another id."""
         ids = [str(i) for i in ids]
-        wanted = set(ids)
-        problems = []
         missing = [i for i in ids if i not in self.prompts]
-        if missing:
-            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-            problems.append(f"{self.path}: no record for item id {missing[0]!r}{more}")
-        extra = [i for i in self.prompts if i not in wanted]
+        extra = [i for i in self.prompts if i not in set(ids)]
+        problems = [f"{self.path}: no record for item id {missing[0]!r}{_more(missing)}"] if missing else []
         if extra:
-            more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
             problems.append(f"{self.path}, line {self.lines[extra[0]]}: id {extra[0]!r} is no item of this "
-                            f"run{more}")
+                            f"run{_more(extra)}")
         if problems:
             raise PromptFileError(self.path, problems)
 
@@ -127,6 +122,11 @@ class PromptFile:
         fields = {item.id: self.prompts[str(item.id)].request_fields() for item in items}
         text = f"prompts file sha256 {self.sha256}"
         return PromptedDescriber(describer, fields, "prompts", self.settings()), Prompt("prompts-file", text, text)
+
+
+def _more(found: list) -> str:
+    """`` (and N more)`` after the first of ``found``, when there are more."""
+    return f" (and {len(found) - 1} more)" if len(found) > 1 else ""
 
 
 def _text(value, what: str) -> str:

@@ -225,8 +225,7 @@ def open_run(key: dict, items: list[Item], cache_dir: str | Path, *, run_options
     run = run_options or RunOptions()
     with open_cache(cache_dir, key, source="run", details=details, sync_every=run.sync_every,
                     device=device) as cache:
-        _start_manifest(cache, run, run_info or {})
-        this = OpenRun(cache, run, items)
+        this = OpenRun(cache, run, items, run_info or {})
         try:
             with this.recording():
                 yield this
@@ -235,16 +234,6 @@ def open_run(key: dict, items: list[Item], cache_dir: str | Path, *, run_options
             raise
     if run.verbose:
         print(this.summary)
-
-
-def _start_manifest(cache, run: RunOptions, run_info: dict) -> None:
-    """The run's entries of the manifest: its ``run`` information and one more entry in ``runs``."""
-    earlier = cache.manifest().get("runs")
-    runs = [r for r in earlier if isinstance(r, dict)] if isinstance(earlier, list) else []
-    this = {"started": now(), "engine": (run_info.get("engine") or {}).get("name", "local"),
-            "batch_size": run_info.get("batch_size")}
-    cache.manifest_data.update(run=run_info, max_answer_chars=run.max_answer_chars, started=this["started"],
-                               runs=[*runs, this])
 
 
 def unique_items(items) -> list[Item]:
@@ -291,9 +280,15 @@ class OpenRun:
     ``cache.sync_every`` seconds.
     """
 
-    def __init__(self, cache, run: RunOptions, items: list[Item]):
-        self.cache, self.bar, self.show_progress = cache, None, run.show_progress
-        self.run_info = cache.manifest_data["run"]
+    def __init__(self, cache, run: RunOptions, items: list[Item], run_info: dict):
+        self.cache, self.bar, self.show_progress, self.run_info = cache, None, run.show_progress, run_info
+        # the run's entries of the manifest: its ``run`` information and one more entry in ``runs``
+        earlier = cache.manifest().get("runs")
+        runs = [r for r in earlier if isinstance(r, dict)] if isinstance(earlier, list) else []
+        this = {"started": now(), "engine": (run_info.get("engine") or {}).get("name", "local"),
+                "batch_size": run_info.get("batch_size")}
+        cache.manifest_data.update(run=run_info, max_answer_chars=run.max_answer_chars, started=this["started"],
+                                   runs=[*runs, this])
         self.summary = RunSummary(cache.folder, max_answer_chars=run.max_answer_chars)
         if self.run_info.get("weights_note"):
             self.summary.notes.append(self.run_info["weights_note"])

@@ -36,7 +36,7 @@ def _uid() -> int | None:
 def _private(folder: Path) -> bool:
     """True when ``folder`` is (made, if missing) a real folder owned by this user that only this user can enter."""
     try:
-        folder.mkdir(mode=0o700, parents=False, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # parents (the user's cache folder) as umask says
         info = os.lstat(folder)
     except OSError:
         return False
@@ -64,12 +64,8 @@ def user_lock_folder() -> Path:
         if runtime and Path(runtime).is_dir() and (uid is None or os.stat(runtime).st_uid == uid):
             candidates.append(Path(runtime) / "sova-run-locks")
     candidates.append(Path(tempfile.gettempdir()) / f"sova-run-locks-{uid if uid is not None else getpass.getuser()}")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sova_lib"
-    candidates.append(cache / "run-locks")
+    candidates.append(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sova_lib" / "run-locks")
     for folder in candidates:
-        if folder == candidates[-1]:
-            with contextlib.suppress(OSError):
-                cache.mkdir(parents=True, exist_ok=True)
         if _private(folder):
             return folder
     raise PermissionError(f"no folder for run locks that only this user can write: tried "

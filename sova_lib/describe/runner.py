@@ -112,16 +112,23 @@ def describer_fingerprint(describer: Describer) -> dict | None:
 
     Any failure but a ``DescriberEnvironmentError`` is named with the backend, as ``start_describer`` does.
     """
-    fingerprint = getattr(describer, "fingerprint", None)
-    if not callable(fingerprint):
+    return _ask(describer, "fingerprint", "cannot tell which weights it runs")
+
+
+def _ask(describer: Describer, method: str, failure: str) -> Any:
+    """What the describer's optional ``method()`` returns (None when it has none); any failure raises
+    ``DescriberEnvironmentError`` (a backend's own one as it is; any other error named with the backend and
+    ``failure``), which stops the run: every item would fail the same way."""
+    call = getattr(describer, method, None)
+    if not callable(call):
         return None
     try:
-        return fingerprint()
+        return call()
     except DescriberEnvironmentError:
         raise
-    except Exception as err:  # noqa: BLE001 - a describer that cannot say what it is cannot name its cache
-        raise DescriberEnvironmentError(f"the {describer.name} backend cannot tell which weights it runs: "
-                                        f"{type(err).__name__}: {err}") from err
+    except Exception as err:  # noqa: BLE001 - a describer that cannot start, or say what it is, stops the run
+        raise DescriberEnvironmentError(f"the {describer.name} backend {failure}: {type(err).__name__}: {err}") \
+            from err
 
 
 @contextlib.contextmanager
@@ -193,7 +200,7 @@ def plan_run(describer: Describer, items: Iterable[Item], *, prompt: Prompt | st
     sampling = frame_sampling(fps, frames, max_frames)
     counts = sampling.cache_fields() if isinstance(sampling, Sampling) else {}
     key = cache_key(describer.name, describer.config(), prompt, None if frames is not None else fps, sampler_version,
-                    crop_source, None, input_name=input_name, **counts)
+                    crop_source, input_name=input_name, **counts)
     return RunPlan(prompt, items, sampling, key)
 
 
@@ -203,16 +210,7 @@ def start_describer(describer: Describer) -> None:
     Any failure raises ``DescriberEnvironmentError`` (a backend's own one as it is; any other error
     named with the backend), which stops the run: every item would fail the same way.
     """
-    load = getattr(describer, "load", None)
-    if not callable(load):
-        return
-    try:
-        load()
-    except DescriberEnvironmentError:
-        raise
-    except Exception as err:  # noqa: BLE001 - any failure to start stops the run with its cause
-        raise DescriberEnvironmentError(f"the {describer.name} backend cannot start: {type(err).__name__}: {err}") \
-            from err
+    _ask(describer, "load", "cannot start")
 
 
 def build_request(item: Item, sampling: Sampling | float, prompt: Prompt,
