@@ -133,11 +133,8 @@ class Result:
     def to_json(self) -> dict:
         """A JSON-ready dict (per-query values left out)."""
         out = asdict(self)
-        out.pop("per_query")
-        out.pop("context")
-        out.pop("missing")
-        if self.per_pair is None:
-            out.pop("per_pair")
+        for key in ("per_query", "context", "missing", *(["per_pair"] if self.per_pair is None else [])):
+            del out[key]
         return out
 
     def to_record(self, **fields) -> dict:
