@@ -280,7 +280,7 @@ class SentenceEncoder:
         if cache_dir is not None:
             self.cache_dir = Path(cache_dir)
             slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
-            self.cache_path = Path(cache_dir) / "embeddings" / f"{slug}__{self._key()[:12]}"
+            self.cache_path = self.cache_dir / "embeddings" / f"{slug}__{self._key()[:12]}"
             self._load_shards()
 
     @property
