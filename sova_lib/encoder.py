@@ -276,11 +276,11 @@ class SentenceEncoder:
         self.show_progress = show_progress
         self._memory: dict[str, np.ndarray] = {}
         self.identity = folder_fingerprint(self.path)  # the content of the model's files
-        self.cache_dir = None if cache_dir is None else Path(cache_dir)
-        self.cache_path = None
+        self.cache_dir = self.cache_path = None
         if cache_dir is not None:
+            self.cache_dir = Path(cache_dir)
             slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
-            self.cache_path = Path(cache_dir) / "embeddings" / f"{slug}__{self._key()[:12]}"
+            self.cache_path = self.cache_dir / "embeddings" / f"{slug}__{self._key()[:12]}"
             self._load_shards()
 
     @property
@@ -325,19 +325,15 @@ class SentenceEncoder:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch
         from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
 
-        from sova_lib.progress import in_kernel
+        from sova_lib.progress import in_kernel, library_bars_off
 
-        # transformers draws a "Loading weights" bar of its own: off too when show_progress is False, and in a
-        # notebook (its widget would be saved at its first state, "0%").
-        shown = transformers_logging.is_progress_bar_enabled()
-        quiet = not self.show_progress or in_kernel()
-        if quiet:
-            transformers_logging.disable_progress_bar()
         try:
-            model = SentenceTransformer(self.path, device=self.device, trust_remote_code=self.trust_remote_code,
-                                        model_kwargs={"dtype": getattr(torch, self.dtype)})
+            # transformers draws a "Loading weights" bar of its own: off too when show_progress is False, and in a
+            # notebook (its widget would be saved at its first state, "0%").
+            with library_bars_off(not self.show_progress or in_kernel()):
+                model = SentenceTransformer(self.path, device=self.device, trust_remote_code=self.trust_remote_code,
+                                            model_kwargs={"dtype": getattr(torch, self.dtype)})
         except OSError as err:
             raise RuntimeError(
                 f"could not load sentence encoder {self.name!r} from {self.path!r}: {err}. "
@@ -350,9 +346,6 @@ class SentenceEncoder:
                 f"sentence encoder {self.name!r} runs modeling code of its own (auto_map in its config.json), "
                 "which is off by default: allow it with trust_remote_code=True (on the command line "
                 "--embedder-option trust_remote_code=true) if you trust that code") from None
-        finally:
-            if shown and quiet:
-                transformers_logging.enable_progress_bar()
         if self.prompt_name is not None and self.prompt_name not in model.prompts:
             raise ValueError(f"sentence encoder {self.name!r} has no prompt named {self.prompt_name!r} (prompt_name); "
                              f"its prompts: {', '.join(sorted(model.prompts)) or 'none'}")

@@ -36,8 +36,8 @@ from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import Protocol, Task, get_protocol
 from sova_lib.similarity import ItemVectors, set_similarity
 
-__all__ = ["BASELINES", "TIE_WARNING_POINTS", "CoverageError", "Result", "baseline", "chance", "evaluate",
-           "missing_as_failures", "oracle_texts"]
+__all__ = ["BASELINES", "TIE_WARNING_POINTS", "CoverageError", "Result", "baseline", "chance", "check_bootstrap",
+           "evaluate", "missing_as_failures", "oracle_texts"]
 
 BASELINES = ("prevalence", "random-ranking", "oracle")
 
@@ -133,11 +133,8 @@ class Result:
     def to_json(self) -> dict:
         """A JSON-ready dict (per-query values left out)."""
         out = asdict(self)
-        out.pop("per_query")
-        out.pop("context")
-        out.pop("missing")
-        if self.per_pair is None:
-            out.pop("per_pair")
+        for key in ("per_query", "context", "missing", *(["per_pair"] if self.per_pair is None else [])):
+            del out[key]
         return out
 
     def to_record(self, **fields) -> dict:
@@ -186,7 +183,8 @@ def _coverage(protocol: Protocol, item_ids, allow_missing: bool) -> tuple[np.nda
     return pos, notes
 
 
-def _check_bootstrap(bootstrap: int) -> None:
+def check_bootstrap(bootstrap: int) -> None:
+    """Refuse a negative number of bootstrap resamples (``ValueError``); 0 means no interval."""
     if bootstrap < 0:
         raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
 
@@ -283,29 +281,48 @@ def evaluate(protocol: str | Protocol, items: ItemVectors, *, aggregate: str = "
     """
     if ties not in metrics.TIE_RULES:
         raise ValueError(f"unknown tie rule {ties!r}; choose one of {metrics.TIE_RULES}")
-    _check_bootstrap(bootstrap)
+    check_bootstrap(bootstrap)
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     pos, notes = _coverage(protocol, items.ids, allow_missing)
     present = pos >= 0
     tasks = _present_tasks(protocol, present, notes, allow_missing)
-    per_query_ap, bounds = [], []
+    # each task's per-query AP under the tie rule and under both bounds (relevant items first / last in every tie)
+    per_query_ap, bounds = [], {"optimistic": [], "pessimistic": []}
     for task in tasks:
         relevant, valid = task.relevance(), task.valid()
         sims = set_similarity(items.select(pos[task.queries]), items.select(pos[task.gallery]),
                               aggregate=aggregate, dtype=dtype)  # (queries, gallery)
         per_query_ap.append(metrics.average_precision_rows(sims, relevant, valid, ties=ties))
-        bounds.append(metrics.average_precision_rules(sims, relevant, valid, rules=("optimistic", "pessimistic")))
-    if present.all():
-        result = _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
-                              bootstrap=bootstrap, seed=seed)
-        result.tie_spread = _tie_spread(protocol, tasks, bounds)
-    else:
-        result = _score_with_missing(protocol, present, tasks, per_query_ap, bounds, notes, ties=ties,
-                                     aggregate=aggregate, bootstrap=bootstrap, seed=seed, allow_missing=allow_missing)
+        for rule, ap in metrics.average_precision_rules(sims, relevant, valid, rules=tuple(bounds)).items():
+            bounds[rule].append(ap)
+    # with clips missing, the score with them left out (None when nothing was scored)
+    without = _summary(protocol, tasks, per_query_ap) if any(np.isfinite(ap).any() for ap in per_query_ap) else None
+    if not present.all() and not allow_missing:  # every task whole again, the missing clips counted as failures
+        per_query_ap = _as_failures(protocol, present, tasks, per_query_ap, ties)
+        bounds = {rule: _as_failures(protocol, present, tasks, aps, rule) for rule, aps in bounds.items()}
+        tasks = list(protocol.tasks())
+    result = _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
+                          bootstrap=bootstrap, seed=seed)
+    # how far ties alone could move the score: relevant items first in every tie minus last
+    result.tie_spread = (_summary(protocol, tasks, bounds["optimistic"])
+                         - _summary(protocol, tasks, bounds["pessimistic"]))
+    if not present.all():
+        result.n_missing, result.value_without_missing = int((~present).sum()), without
+        result.missing = tuple(protocol.ids()[~present].tolist())
+        result.missing_rule = "left out" if allow_missing else "failures"
     result.chance = chance(protocol, present, allow_missing=allow_missing)
     result.chance_without_missing = result.chance if allow_missing or present.all() else \
         chance(protocol, present, allow_missing=True)
     return result
+
+
+def _as_failures(protocol: Protocol, present: np.ndarray, tasks: list, per_query_ap: list, ties: str) -> list:
+    """Each task of the whole protocol's per-query AP with the clips the input lacks counted as failures
+    (``missing_as_failures`` under ``ties``), from the AP of ``tasks``, the tasks restricted to the clips
+    ``present`` (a task left with no query: every query of it scores 0)."""
+    by_task = {task.name: ap for task, ap in zip(tasks, per_query_ap)}
+    return [missing_as_failures(task, present, by_task.get(task.name, np.zeros(0)), ties=ties)
+            for task in protocol.tasks()]
 
 
 def _random_ranking_rows(task: Task) -> np.ndarray:
@@ -334,9 +351,8 @@ def chance(protocol: str | Protocol, present: np.ndarray | None = None, *, allow
     tasks = _present_tasks(protocol, present, [], allow_missing)
     per_query = [_random_ranking_rows(task) for task in tasks]
     if not allow_missing and not present.all():
-        by_task = {task.name: ap for task, ap in zip(tasks, per_query)}
+        per_query = _as_failures(protocol, present, tasks, per_query, "expected")
         tasks = list(protocol.tasks())
-        per_query = [missing_as_failures(task, present, by_task.get(task.name, np.zeros(0))) for task in tasks]
     return _summary(protocol, tasks, per_query)
 
 
@@ -352,43 +368,6 @@ def _present_tasks(protocol: Protocol, present: np.ndarray, notes: list, allow_m
             notes.append(f"task {task.name!r} has no clip in the input and was " +
                          ("left out" if allow_missing else "scored 0"))
     return tasks
-
-
-def _score_with_missing(protocol: Protocol, present: np.ndarray, tasks: list, per_query_ap: list, bounds: list,
-                        notes: list, *, ties: str, aggregate: str, bootstrap: int, seed: int,
-                        allow_missing: bool) -> Result:
-    """The ``Result`` of an input that lacks some of the protocol's clips: scored on the whole protocol with them
-    counted as failures (``missing_as_failures``, under the tie rule and both bounds), or on the clips it holds
-    (``allow_missing``); ``value_without_missing`` is the second either way, ``n_missing`` the count."""
-    scored = any(np.isfinite(ap).any() for ap in per_query_ap)
-    without = _summary(protocol, tasks, per_query_ap) if scored else None
-    if not allow_missing:  # every task whole again, the missing clips counted as failures
-        by_task = {task.name: (ap, b) for task, ap, b in zip(tasks, per_query_ap, bounds)}
-        tasks = list(protocol.tasks())
-
-        def whole(task, rule):
-            found = by_task.get(task.name)
-            ap = np.zeros(0) if found is None else (found[0] if rule == ties else found[1][rule])
-            return missing_as_failures(task, present, ap, ties=rule)
-
-        per_query_ap = [whole(task, ties) for task in tasks]
-        bounds = [{rule: whole(task, rule) for rule in ("optimistic", "pessimistic")} for task in tasks]
-    result = _score_tasks(protocol, tasks, per_query_ap, notes, ties=ties, aggregate=aggregate,
-                          bootstrap=bootstrap, seed=seed)
-    result.tie_spread = _tie_spread(protocol, tasks, bounds)
-    result.n_missing, result.value_without_missing = int((~present).sum()), without
-    result.missing = tuple(protocol.ids()[~present].tolist())
-    result.missing_rule = "left out" if allow_missing else "failures"
-    return result
-
-
-def _tie_spread(protocol: Protocol, tasks: list, bounds: list) -> float:
-    """How far ties alone could move the score (percent): the protocol's score with relevant items first in every
-    tie minus the score with them last, from each task's ``{"optimistic": AP, "pessimistic": AP}``."""
-    return (_summary(protocol, tasks, [b["optimistic"] for b in bounds])
-            - _summary(protocol, tasks, [b["pessimistic"] for b in bounds]))
-
-
 
 
 def oracle_texts(protocol: str | Protocol) -> dict:
@@ -408,7 +387,7 @@ def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: in
     ``"n/a"``).
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
-    _check_bootstrap(bootstrap)
+    check_bootstrap(bootstrap)
     if name == "oracle":
         if encoder is None:
             raise ValueError("the oracle baseline needs a sentence encoder")
@@ -423,8 +402,7 @@ def baseline(protocol: str | Protocol, name: str, *, encoder=None, bootstrap: in
     if name == "prevalence":
         per_query = [metrics.prevalence(t.labels[t.queries], t.labels[t.gallery]) for t in tasks]
     else:
-        per_query = [metrics.random_ranking_ap((t.relevance() & t.valid()).sum(axis=1), t.valid().sum(axis=1))
-                     for t in tasks]
+        per_query = [_random_ranking_rows(t) for t in tasks]
     result = _score_tasks(protocol, tasks, per_query, [], ties="n/a", aggregate="n/a", bootstrap=bootstrap, seed=seed)
     result.notes.append(
         "prevalence: mean class prevalence n_c/N, query counted in both (the paper's Random row)"

@@ -75,15 +75,9 @@ def model_files(folder: str | Path) -> list[Path]:
     ``rng_state*.pth``, ``trainer_state.json``, ``training_args.bin``).
     """
     folder = Path(folder)
-    found = []
-    for path in folder.rglob("*"):
-        parts = path.relative_to(folder).parts
-        name = path.name
-        if (any(part.startswith(".") for part in parts) or path.suffix.lower() in _NOT_MODEL
-                or name in _TRAINER_STATE or name.startswith("rng_state") or not path.is_file()):
-            continue
-        found.append(path)
-    return sorted(found)
+    return sorted(path for path in folder.rglob("*") if not (
+        any(part.startswith(".") for part in path.relative_to(folder).parts) or path.suffix.lower() in _NOT_MODEL
+        or path.name in _TRAINER_STATE or path.name.startswith("rng_state")) and path.is_file())
 
 
 def _read_memo(path: Path) -> dict:

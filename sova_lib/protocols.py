@@ -131,9 +131,6 @@ class ProtocolRegistry(Mapping):
             importlib.import_module(module)
         return self._protocols
 
-    def add(self, protocol: Protocol) -> None:
-        self._protocols[protocol.name] = protocol
-
     def __getitem__(self, name: str) -> Protocol:
         return self._filled()[name]
 
@@ -149,7 +146,7 @@ PROTOCOLS = ProtocolRegistry(PROTOCOL_PROVIDERS)
 
 def register_protocol(protocol: Protocol) -> None:
     """Add ``protocol`` to ``PROTOCOLS`` under its name (a provider calls it when imported)."""
-    PROTOCOLS.add(protocol)
+    PROTOCOLS._protocols[protocol.name] = protocol  # without reading it: a provider registers while imported
 
 
 def get_protocol(name: str) -> Protocol:

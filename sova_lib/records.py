@@ -53,6 +53,7 @@ import hashlib
 import json
 import math
 import re
+from contextlib import suppress
 from pathlib import Path
 
 from sova_lib._version import __version__
@@ -213,10 +214,8 @@ def fingerprint_label(fingerprint) -> str | None:
     if _absent(fingerprint) or fingerprint == "":
         return None
     if isinstance(fingerprint, str):
-        try:
+        with suppress(json.JSONDecodeError):  # a plain text stays as it is
             fingerprint = json.loads(fingerprint)
-        except json.JSONDecodeError:
-            pass
     if isinstance(fingerprint, dict) and fingerprint.get("method") == "tag" and fingerprint.get("tag"):
         return str(fingerprint["tag"])
     return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:8]

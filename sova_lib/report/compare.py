@@ -40,12 +40,12 @@ import numpy as np
 
 from sova_lib import metrics
 from sova_lib.describe.provenance import folder_provenance
-from sova_lib.evaluation import evaluate
+from sova_lib.evaluation import check_bootstrap, evaluate
 from sova_lib.item_vectors import embed_descriptions, read_descriptions, read_embeddings
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 
-__all__ = ["Comparison", "compare", "compare_files", "compare_results", "load_items", "side"]
+__all__ = ["Comparison", "compare", "compare_files", "load_items", "side"]
 
 
 def side(path) -> dict:
@@ -207,26 +207,27 @@ def _query_groups(protocol: Protocol) -> dict:
     return out
 
 
-def compare_results(result_a, result_b, *, name_a: str = "A", name_b: str = "B", bootstrap: int = 1000,
-                    seed: int = 0) -> Comparison:
-    """Compare two ``evaluate.Result`` of the same protocol, query by query.
+def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str = "B", aggregate: str = "max",
+            ties: str = "expected", bootstrap: int = 1000, seed: int = 0, allow_missing: bool = False) -> Comparison:
+    """Score ``items_a`` and ``items_b`` (``ItemVectors``) under ``protocol`` and compare them query by query.
 
-    Both must have scored the same queries (same protocol, same coverage);
-    otherwise ``ValueError`` says how many differ. ``bootstrap = 0`` gives
-    no interval.
+    Evaluation errors (``evaluate.CoverageError``) propagate. Clips an input
+    lacks count as failures (``evaluation.evaluate``), so both are scored on
+    every query; with ``allow_missing`` they are left out, and both must
+    still leave the same queries (else ``ValueError`` says how many differ
+    and that the default rule scores both on every query). ``bootstrap = 0``
+    gives no interval.
     """
     import pandas as pd
 
-    if result_a.protocol != result_b.protocol:
-        raise ValueError(f"the two results are of different protocols: {result_a.protocol!r} and "
-                         f"{result_b.protocol!r}")
-    if bootstrap < 0:
-        raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
-    only_a = set(result_a.per_query) - set(result_b.per_query)
-    only_b = set(result_b.per_query) - set(result_a.per_query)
-    if only_a or only_b:
-        raise ValueError(f"the two results scored different queries ({len(only_a)} only in {name_a}, "
-                         f"{len(only_b)} only in {name_b}); a paired comparison needs the same queries")
+    check_bootstrap(bootstrap)
+    kwargs = dict(aggregate=aggregate, ties=ties, allow_missing=allow_missing)
+    result_a, result_b = evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs)
+    if allow_missing and set(result_a.per_query) != set(result_b.per_query):
+        only_a, only_b = set(result_a.per_query) - set(result_b.per_query), set(result_b.per_query) - set(result_a.per_query)
+        raise ValueError(f"with --allow-missing the two inputs leave different queries ({len(only_a)} only in "
+                         f"{name_a}, {len(only_b)} only in {name_b}); without --allow-missing both are scored on "
+                         "every query, each missing clip counted as a failure")
     protocol = get_protocol(result_a.protocol)
     groups = _query_groups(protocol)
     clips = {c.index: c for c in protocol.clips()}
@@ -253,30 +254,8 @@ def compare_results(result_a, result_b, *, name_a: str = "A", name_b: str = "B",
                       value_a=result_a.value, value_b=result_b.value, difference=difference, ci=ci,
                       n_queries=len(ids), bootstrap=bootstrap, seed=seed, ties=result_a.ties,
                       aggregate=result_a.aggregate, per_query=frame, per_class=per_class,
-                      missing_rule=result_a.missing_rule or result_b.missing_rule or "failures",
+                      missing_rule="left out" if allow_missing else "failures",
                       n_missing=(result_a.n_missing, result_b.n_missing))
-
-
-def compare(protocol: str, items_a, items_b, *, name_a: str = "A", name_b: str = "B", aggregate: str = "max",
-            ties: str = "expected", bootstrap: int = 1000, seed: int = 0, allow_missing: bool = False) -> Comparison:
-    """Score ``items_a`` and ``items_b`` (``ItemVectors``) under ``protocol`` and compare them query by query.
-
-    Evaluation errors (``evaluate.CoverageError``) propagate. Clips an input
-    lacks count as failures (``evaluation.evaluate``); with ``allow_missing``
-    they are left out, and both must still leave the same queries (else
-    ``ValueError`` says how many differ and that the default rule scores
-    both on every query).
-    """
-    kwargs = dict(aggregate=aggregate, ties=ties, allow_missing=allow_missing)
-    result_a, result_b = evaluate(protocol, items_a, **kwargs), evaluate(protocol, items_b, **kwargs)
-    if allow_missing and set(result_a.per_query) != set(result_b.per_query):
-        only_a, only_b = set(result_a.per_query) - set(result_b.per_query), set(result_b.per_query) - set(result_a.per_query)
-        raise ValueError(f"with --allow-missing the two inputs leave different queries ({len(only_a)} only in "
-                         f"{name_a}, {len(only_b)} only in {name_b}); without --allow-missing both are scored on "
-                         "every query, each missing clip counted as a failure")
-    result = compare_results(result_a, result_b, name_a=name_a, name_b=name_b, bootstrap=bootstrap, seed=seed)
-    result.missing_rule = "left out" if allow_missing else "failures"
-    return result
 
 
 def load_items(path, encoder, *, sentences: bool = True):

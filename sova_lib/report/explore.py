@@ -30,6 +30,7 @@ import html
 import numpy as np
 
 from sova_lib.benchmarks.muvr.retrieval import rows_of
+from sova_lib.progress import in_kernel
 from sova_lib.protocols import get_protocol
 from sova_lib.report.explore_data import (
     QueryView,
@@ -84,15 +85,6 @@ def view_text(view: QueryView) -> str:
         lines.append(f"  #{h['rank']} {h['id']}  {'relevant' if h['relevant'] else 'not relevant'}  "
                      f"similarity {h['similarity']:.3f}{matched}")
     return "\n".join(lines)
-
-
-def _in_a_kernel() -> bool:
-    """True inside a Jupyter kernel (a notebook, papermill), where a display bundle is shown rather than printed."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    return getattr(get_ipython(), "kernel", None) is not None
 
 
 def view_html(view: QueryView) -> str:
@@ -370,7 +362,7 @@ def show(caches: dict, protocols, *, encoder=None, videos=None, query=None, k: i
     """
     from IPython.display import display
 
-    kernel = _in_a_kernel()
+    kernel = in_kernel()
     if interactive and kernel:
         explorer = Explorer(caches, protocols, encoder=encoder, videos=videos, query=query, k=k,
                             muvr_root=muvr_root, muvr_caches=muvr_caches, muvr_query=muvr_query)

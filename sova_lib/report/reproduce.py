@@ -30,6 +30,7 @@ import pandas as pd
 
 from sova_lib.benchmarks.sovabench.protocols import SOVABENCH_PROTOCOLS
 from sova_lib.encoder import SentenceEncoder
+from sova_lib.evaluation import check_bootstrap
 from sova_lib.report.baselines import baseline_rows
 from sova_lib.report.tables import write_outputs
 from sova_lib.storage import cache_root, write_text
@@ -137,8 +138,7 @@ def reproduce(figures: str | Path, cache_dir: str | Path | None = None, *, boots
     sources = [] if skip_notebooks else find_notebooks(notebooks)  # before any work, and before papermill
     import papermill
 
-    if bootstrap < 0:
-        raise ValueError(f"bootstrap must be a number of resamples, 0 (no interval) or more, got {bootstrap}")
+    check_bootstrap(bootstrap)
     start = time.time()
     out = Path(figures).resolve()
     cache = cache_root(cache_dir).resolve()  # the notebooks' own rule, which they are given resolved

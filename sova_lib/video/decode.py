@@ -35,6 +35,7 @@ the vendored excerpts they return identical arrays (checked in
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import tempfile
@@ -95,15 +96,6 @@ class _HeldStderr:
     @contextlib.contextmanager
     def opening(self, path: str):
         """Hold fd 2 while the body opens ``path``; if the body raises, the held lines naming ``path`` are dropped."""
-        self._enter()
-        failed = True
-        try:
-            yield
-            failed = False
-        finally:
-            self._leave(os.fsencode(path) if failed else None)
-
-    def _enter(self) -> None:
         with self._lock:
             if self._open == 0:
                 with contextlib.suppress(AttributeError, OSError, ValueError):
@@ -113,6 +105,12 @@ class _HeldStderr:
                 self._saved = os.dup(2)  # native code writes to the descriptor, whatever sys.stderr is
                 os.dup2(self._held.fileno(), 2)
             self._open += 1
+        failed = True
+        try:
+            yield
+            failed = False
+        finally:
+            self._leave(os.fsencode(path) if failed else None)
 
     def _leave(self, failed_path: bytes | None) -> None:
         with self._lock:
@@ -140,9 +138,9 @@ _native_stderr = _HeldStderr()
 
 
 _DECORD_IMPORT = threading.Lock()
-_decord = None  # the module, once imported whole (a thread never sees one another thread is still importing)
 
 
+@functools.cache
 def _import_decord():
     """The ``decord`` module, imported without the CUDA libraries it would load; raises ``ImportError`` when missing.
 
@@ -158,24 +156,19 @@ def _import_decord():
     decord this way also skips the second it takes to map the CUDA libraries. FFmpeg's own log lines are turned
     off once, here. After the first call this returns the module at once.
     """
-    global _decord
-    if _decord is not None:
-        return _decord
     with _DECORD_IMPORT:  # one thread hides and restores the entry; the others wait, then find decord imported
-        if _decord is None:
-            missing = object()
-            saved = sys.modules.get("nvidia", missing)
-            sys.modules["nvidia"] = None
-            try:
-                import decord
-            finally:
-                if saved is missing:
-                    del sys.modules["nvidia"]
-                else:
-                    sys.modules["nvidia"] = saved
-            decord.logging.set_level(decord.logging.QUIET)  # its FFmpeg's own lines ("moov atom not found")
-            _decord = decord
-    return _decord
+        missing = object()
+        saved = sys.modules.get("nvidia", missing)
+        sys.modules["nvidia"] = None
+        try:
+            import decord
+        finally:
+            if saved is missing:
+                del sys.modules["nvidia"]
+            else:
+                sys.modules["nvidia"] = saved
+        decord.logging.set_level(decord.logging.QUIET)  # its FFmpeg's own lines ("moov atom not found")
+    return decord
 
 
 class DecordReader:

@@ -61,16 +61,13 @@ def sample_indices(num_frames: int, fps: float, rate: float = 1.0) -> np.ndarray
 
     Raises ``ValueError`` for F < 1, fps <= 0 or rate <= 0 (and non-finite values).
     """
-    if int(num_frames) != num_frames or num_frames < 1:
-        raise ValueError(f"num_frames must be an integer >= 1, got {num_frames!r}")
     if not np.isfinite(fps) or fps <= 0:
         raise ValueError(f"fps must be a positive number, got {fps!r}")
     if not np.isfinite(rate) or rate <= 0:
         raise ValueError(f"rate must be a positive number of frames per second, got {rate!r}")
-    num_frames = int(num_frames)
     r = max(round(float(fps)), 1)
     n = max(round(num_frames / r * float(rate)) + 1, 2)
-    return evenly_spaced(num_frames, n)
+    return evenly_spaced(num_frames, n)  # which checks num_frames
 
 
 def evenly_spaced(num_frames: int, count: int) -> np.ndarray:

@@ -63,9 +63,7 @@ class ImageTaskResult:
     def to_json(self) -> dict:
         """A JSON-ready dict without the per-item values, as ``sova image-tasks evaluate --json`` prints it: the
         fields, then ``metric`` (``accuracy``) and ``protocol`` (the task)."""
-        out = asdict(self)
-        out.pop("per_item")
-        out.pop("context")
+        out = {k: v for k, v in asdict(self).items() if k not in ("per_item", "context")}
         return {**out, "metric": "accuracy", "protocol": self.task}
 
     def to_record(self, **fields) -> dict:

@@ -242,6 +242,4 @@ def load(name: str, path: str | Path | None = None) -> list[ChoiceItem]:
         return load_vsr(path, split=name.split("-", 1)[1])
     if name.startswith("whatsup-"):
         return load_whatsup(path, subset=name[-1])
-    if name == "countbench":
-        return load_countbench(path)
-    return load_visual7w_count(path)
+    return load_countbench(path) if name == "countbench" else load_visual7w_count(path)
