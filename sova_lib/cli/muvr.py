@@ -26,6 +26,7 @@ from sova_lib.benchmarks import muvr
 from sova_lib.cli import CliError, add_benchmark
 from sova_lib.cli.options import (
     add_scoring_options,
+    encoder_of,
     existing_folder,
     fill_later,
     nonnegative_number,
@@ -143,8 +144,6 @@ def _add_synthetic(verbs) -> None:
 
 def run_evaluate(args) -> int:
     """``sova muvr evaluate``: score, print, and with ``--out`` write the run's record."""
-    from sova_lib.cli.evaluate import encoder_of
-
     try:
         result = muvr.evaluate_files(args.data, version=args.version, partitions=args.partitions,
                                      features=args.features, embeddings=args.embeddings,
