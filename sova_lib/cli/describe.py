@@ -125,8 +125,8 @@ from sova_lib.describe.prompts import DEFAULT_PROMPT, resolve_prompt
 from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
 
-__all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
-           "frame_options", "describer_options", "make_describer",
+__all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_sovabench_describe",
+           "add_image_sources", "items_from_args", "frame_options", "describer_options", "make_describer",
            "EXIT_STATUS_HELP", "IMAGE_RATE"]
 
 #: The rate a still-image run records in its cache key: images have no frame rate, so the image commands take no
@@ -256,6 +256,14 @@ def add_sovabench_sources(parser) -> None:
                         "TSV prefix>/<clip name>.mp4; with --manifest: the folder of the source videos, searched at "
                         "any depth")
     parser.set_defaults(videos=None, images=None)
+
+
+def add_sovabench_describe(d) -> None:
+    """The options of ``sova sovabench describe``: SOVABench's items and every describing command's options."""
+    d.epilog = EXIT_STATUS_HELP
+    add_sovabench_sources(d)
+    add_describe_options(d)
+    d.set_defaults(func=run_describe)
 
 
 def add_image_sources(parser) -> None:

@@ -28,7 +28,6 @@ from sova_lib.cli.options import (
     add_scoring_options,
     encoder_of,
     existing_folder,
-    fill_later,
     nonnegative_number,
     positive_count,
     positive_rate,
@@ -55,7 +54,7 @@ def _add_describe(verbs) -> None:
                                      "(the MLLM-to-Embedding framework), or ask MUVR-QA's questions (--version qa). "
                                      "Example: sova muvr describe --data ROOT --video-root VIDEOS --backend openai "
                                      "--model M --base-url URL --prompt general")
-    fill_later(d, _describe_options)
+    d.fill_later(_describe_options)
 
 
 def _describe_options(d) -> None:

@@ -27,6 +27,7 @@ on stderr naming the option, and exit status 2.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import sys
 from pathlib import Path
@@ -34,7 +35,7 @@ from pathlib import Path
 from sova_lib import storage
 from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder, encoder_setting
 
-__all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
+__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
            "add_cache_options", "add_output_options", "add_bootstrap_options", "add_scoring_options",
            "add_encoder_options", "encoder_options", "encoder_of", "add_ranking_options", "add_frame_options",
            "positive_rate", "count", "positive_count", "positive_number", "nonnegative_number", "value_type",
@@ -141,9 +142,17 @@ class SovaParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, allow_abbrev=False, **kwargs)
 
+    def fill_later(self, fill) -> None:
+        """``fill(self)`` adds this parser's arguments just before it first parses (so that a command line imports the
+        modules of its own verb alone); ``fill`` is a function, or ``"module:function"``, imported only then."""
+        self._fill = fill
+
     def _add_own(self) -> None:
         """Add this parser's own arguments (``fill_later``), once."""
         fill, self._fill = self._fill, None
+        if isinstance(fill, str):
+            module, _, name = fill.partition(":")
+            fill = getattr(importlib.import_module(module), name)
         if fill is not None:
             fill(self)
 
@@ -172,15 +181,6 @@ class SovaParser(argparse.ArgumentParser):
             self.exit(2, f"sova: error: {command}: unrecognized arguments: {' '.join(extras)}; "
                          f"see '{command} --help'\n")
         return namespace
-
-
-def fill_later(parser: argparse.ArgumentParser, fill) -> None:
-    """``fill(parser)`` adds ``parser``'s arguments: just before a ``SovaParser`` first parses (so that a command
-    line imports the modules of its own verb alone), at once for any other parser."""
-    if isinstance(parser, SovaParser):
-        parser._fill = fill
-    else:
-        fill(parser)
 
 
 # --------------------------------------------------------------------------- value types

@@ -40,7 +40,6 @@ from sova_lib.cli.options import (
     add_output_options,
     existing_file,
     existing_folder,
-    fill_later,
     positive_count,
     positive_number,
     release_notes,
@@ -113,7 +112,7 @@ def _add_describe(vs) -> None:
                                   "score them against --ground-truth, or write and check the leaderboard's "
                                   "submission. Example: sova vantage describe --task vqa --items vqa.tsv "
                                   "--media-root videos/ --backend openai --model M --base-url URL --out vqa.jsonl")
-    fill_later(d, _describe_options)
+    d.fill_later(_describe_options)
 
 
 def _describe_options(d) -> None:
