@@ -282,9 +282,6 @@ def items_from_args(args) -> tuple[list[Item], dict]:
                                                                   "manifest")})
 
 
-#: Backends that load a model in this process (from the Hugging Face hub or its local cache).
-_LOCAL_MODEL = frozenset({"transformers"})
-
 def frame_options(args) -> dict:
     """``fps``, ``frames`` and ``max_frames`` of a run (keywords of ``describe_items``, ``embed_items`` and the
     benchmarks' ``describe``, which lower an ``fps`` above every video's own rate) from ``--fps`` (default 1),
@@ -300,7 +297,7 @@ def frame_options(args) -> dict:
 def make_describer(args, options: dict | None = None):
     """The describer the describer options name (``options``: ``describer_options(args)``)."""
     options = describer_options(args) if options is None else options
-    if args.backend in _LOCAL_MODEL:
+    if args.backend == "transformers":  # it loads its model in this process (from the hub or its local cache)
         offline_unless_reachable(options.get("model"))
     try:
         return contract.make_describer(args.backend, **options)

@@ -27,7 +27,6 @@ naming the file, line and id).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -44,17 +43,14 @@ from sova_lib.cli.options import (
     positive_number,
     release_notes,
     report,
+    value_type,
 )
 
 __all__ = ["add_commands"]
 
 
-def _task(name: str) -> str:
-    try:
-        return vantage.task_key(name)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
+#: ``--task``: the library key, the harness key or the canonical task string, as ``vantage.task_key`` reads it.
+_task = value_type(vantage.task_key)
 
 _TASK_HELP = "task: " + ", ".join(f"{k} ({v})" for k, v in vantage.CANONICAL_TASKS.items()) + "; grounding = refex"
 
