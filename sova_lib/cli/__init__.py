@@ -132,9 +132,6 @@ class _WarningsAsNotes(logging.Handler):
     """The library's logged warnings as ``sova: warning:`` lines (``options.warning``), held until the command
     has a result: printed then, dropped when it is refused, so a refusal is one line."""
 
-    def __init__(self):
-        super().__init__(logging.WARNING)
-
     def emit(self, record: logging.LogRecord) -> None:
         from sova_lib.cli.options import warning
 
@@ -182,8 +179,9 @@ def _run(argv: list[str]) -> int:
         from sova_lib.progress import library_bars_off
 
     hold_notes()  # a note about an option comes out once the inputs are checked: never before a refusal
-    warnings = _WarningsAsNotes()  # the library's logged warnings once there is a result (a server that names
-    # only its model, then a refused cache: one line)
+    # the library's logged warnings once there is a result (a server that names only its model, then a refused
+    # cache: one line)
+    warnings = _WarningsAsNotes(logging.WARNING)
     library = logging.getLogger("sova_lib")
     library.addHandler(warnings)
     try:
@@ -193,7 +191,6 @@ def _run(argv: list[str]) -> int:
         release_warnings()
         return code
     except (CliError, ValueError, FileNotFoundError) as err:  # the invocation or an input file
-        release_notes(show=False)
         problems = getattr(err, "problems", [])
         if len(problems) == 1 and problems[0] in str(err):  # the error line already says it: one line
             problems = []
@@ -207,10 +204,10 @@ def _run(argv: list[str]) -> int:
     except BrokenPipeError:
         raise  # not the environment: main ends quietly
     except OSError as err:  # the environment, not the invocation: named in one line, exit status 1
-        release_notes(show=False)
         print(f"sova: error: {_one_line(err)}", file=sys.stderr)
         return 1
     finally:
         library.removeHandler(warnings)
-        release_notes(show=False)  # whatever ended the command, later notes are printed at once
+        release_notes(show=False)  # whatever ended the command: what is still held is dropped, later notes are
+        # printed at once
         sys.stdout.flush()

@@ -23,7 +23,6 @@ from sova_lib.cli.options import (
     count,
     existing_file,
     existing_folder,
-    fill_later,
     note,
     path_type,
     positive_count,
@@ -137,7 +136,7 @@ def _add_fetch(sub) -> None:
                                    "removed), its SHA-256 written to <video-root>/SHA256SUMS. VIRAT "
                                    "videos are not in that bucket: they are named, not fetched. Example: sova "
                                    "sovabench clips fetch --tsv inter-pair --video-root VID --limit 2")
-    fill_later(f, _fetch_options)  # the sources module (its default URL) only when fetch is parsed
+    f.fill_later(_fetch_options)  # the sources module (its default URL) only when fetch is parsed
     f.set_defaults(func=_fetch)
 
 

@@ -15,20 +15,16 @@ does the work.
 from __future__ import annotations
 
 from sova_lib.cli.options import (
-    AGGREGATE_HELP,
-    TIES_HELP,
     add_encoder_options,
+    add_ranking_options,
     add_scoring_options,
     count,
-    encoder_options,
+    encoder_of,
     note,
     report,
 )
-from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
-from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS
 from sova_lib.report.compare import compare_files
-from sova_lib.similarity import AGGREGATES
 
 __all__ = ["add_commands", "run_compare"]
 
@@ -46,8 +42,7 @@ def add_commands(sub) -> None:
     p.add_argument("--protocol", required=True, choices=sorted(PROTOCOLS), help="the retrieval protocol to score")
     p.add_argument("--names", nargs=2, metavar=("NAME_A", "NAME_B"),
                    help="the two scorers' names to print (default: the paths)")
-    p.add_argument("--aggregate", choices=AGGREGATES, default="max", help=AGGREGATE_HELP)
-    p.add_argument("--ties", choices=TIE_RULES, default="expected", help=TIES_HELP)
+    add_ranking_options(p)
     p.add_argument("--top", type=count, default=10, metavar="K",
                    help="how many queries of largest disagreement to list (default 10)")
     p.add_argument("--allow-missing", action="store_true",
@@ -62,9 +57,7 @@ def run_compare(args) -> int:
     if args.a.endswith(".npz") and args.b.endswith(".npz") and args.no_split:
         note("--no-split does not apply to two .npz inputs (the vectors are already made); it is ignored")
     name_a, name_b = args.names or (args.a, args.b)
-    result = compare_files(args.protocol, args.a, args.b,
-                           lambda: SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
-                                                   show_progress=False, **encoder_options(args)),
+    result = compare_files(args.protocol, args.a, args.b, encoder_of(args, show_progress=False),
                            sentences=not args.no_split, name_a=name_a, name_b=name_b, aggregate=args.aggregate,
                            ties=args.ties, bootstrap=args.bootstrap, seed=args.seed, allow_missing=args.allow_missing)
     return report(args, result, result.text(args.top), result.to_json(args.top))

@@ -125,8 +125,8 @@ from sova_lib.describe.prompts import DEFAULT_PROMPT, resolve_prompt
 from sova_lib.describe.runner import describe_items
 from sova_lib.hub import offline_unless_reachable
 
-__all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_image_sources", "items_from_args",
-           "frame_options", "describer_options", "make_describer",
+__all__ = ["add_commands", "add_describe_options", "add_sovabench_sources", "add_sovabench_describe",
+           "add_image_sources", "items_from_args", "frame_options", "describer_options", "make_describer",
            "EXIT_STATUS_HELP", "IMAGE_RATE"]
 
 #: The rate a still-image run records in its cache key: images have no frame rate, so the image commands take no
@@ -258,6 +258,14 @@ def add_sovabench_sources(parser) -> None:
     parser.set_defaults(videos=None, images=None)
 
 
+def add_sovabench_describe(d) -> None:
+    """The options of ``sova sovabench describe``: SOVABench's items and every describing command's options."""
+    d.epilog = EXIT_STATUS_HELP
+    add_sovabench_sources(d)
+    add_describe_options(d)
+    d.set_defaults(func=run_describe)
+
+
 def add_image_sources(parser) -> None:
     """The image tasks' items: ``--images GLOB_OR_DIR``, ids the file stems (digit-only stems as integers)."""
     parser.add_argument_group("items").add_argument(
@@ -274,9 +282,6 @@ def items_from_args(args) -> tuple[list[Item], dict]:
                                                                   "manifest")})
 
 
-#: Backends that load a model in this process (from the Hugging Face hub or its local cache).
-_LOCAL_MODEL = frozenset({"transformers"})
-
 def frame_options(args) -> dict:
     """``fps``, ``frames`` and ``max_frames`` of a run (keywords of ``describe_items``, ``embed_items`` and the
     benchmarks' ``describe``, which lower an ``fps`` above every video's own rate) from ``--fps`` (default 1),
@@ -292,7 +297,7 @@ def frame_options(args) -> dict:
 def make_describer(args, options: dict | None = None):
     """The describer the describer options name (``options``: ``describer_options(args)``)."""
     options = describer_options(args) if options is None else options
-    if args.backend in _LOCAL_MODEL:
+    if args.backend == "transformers":  # it loads its model in this process (from the hub or its local cache)
         offline_unless_reachable(options.get("model"))
     try:
         return contract.make_describer(args.backend, **options)

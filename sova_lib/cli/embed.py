@@ -28,7 +28,7 @@ from __future__ import annotations
 import sys
 
 from sova_lib.cli import CliError, end_interrupted
-from sova_lib.cli.describe import frame_options, items_from_args
+from sova_lib.cli.describe import add_sovabench_sources, frame_options, items_from_args
 from sova_lib.cli.engine import add_engine_options, engine_options, run_options
 from sova_lib.cli.options import add_cache_options, add_frame_options, add_option_flag, add_output_options
 from sova_lib.describe.contract import declared_options
@@ -36,7 +36,7 @@ from sova_lib.describe.contrastive import POOLS, ContrastiveModel, embed_items, 
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.hub import offline_unless_reachable
 
-__all__ = ["add_commands", "add_embed_options", "model_options", "run_embed"]
+__all__ = ["add_commands", "add_embed_options", "add_sovabench_embed", "model_options", "run_embed"]
 
 def add_commands(subparsers) -> None:
     """``sova embed``: any folder of videos or images (a benchmark's items: ``sova <benchmark> embed``)."""
@@ -75,6 +75,12 @@ def add_embed_options(e, *, fps: bool = True) -> None:
     add_output_options(e, out=("FILE.npz", "also write the vectors of this run's items into FILE.npz, which "
                                            "'evaluate --embeddings' reads"), progress=True)
     e.set_defaults(func=run_embed)
+
+
+def add_sovabench_embed(e) -> None:
+    """The options of ``sova sovabench embed``: SOVABench's items and every embedding command's options."""
+    add_sovabench_sources(e)
+    add_embed_options(e)
 
 
 def model_options(args):

@@ -26,23 +26,19 @@ from pathlib import Path
 from sova_lib.benchmarks import sovabench
 from sova_lib.cli import CliError
 from sova_lib.cli.options import (
-    AGGREGATE_HELP,
     SPLIT_HELP,
-    TIES_HELP,
     add_answer_limit,
     add_encoder_options,
+    add_ranking_options,
     add_scoring_options,
-    encoder_options,
+    encoder_of,
     note,
     report,
 )
-from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder
 from sova_lib.evaluation import BASELINES
-from sova_lib.metrics import TIE_RULES
 from sova_lib.protocols import PROTOCOLS
-from sova_lib.similarity import AGGREGATES
 
-__all__ = ["add_sovabench_evaluate", "add_image_task_evaluate", "add_input_options", "encoder_of"]
+__all__ = ["add_sovabench_evaluate", "add_image_task_evaluate", "add_input_options"]
 
 
 def add_input_options(p, *, baselines, split: str = SPLIT_HELP):
@@ -65,8 +61,7 @@ def add_sovabench_evaluate(p) -> None:
                    help="the retrieval protocol to score: SOVABench's four, or quickstart-direction (the bundled "
                         "example clips)")
     add_input_options(p, baselines=BASELINES)
-    p.add_argument("--aggregate", choices=AGGREGATES, default="max", help=AGGREGATE_HELP)
-    p.add_argument("--ties", choices=TIE_RULES, default="expected", help=TIES_HELP)
+    add_ranking_options(p)
     p.add_argument("--allow-missing", action="store_true",
                    help="leave the clips missing from the input out of every ranking, which changes the benchmark "
                         "(default: each counts as a failure: a missing query scores AP 0, a missing gallery clip "
@@ -93,13 +88,6 @@ def add_image_task_evaluate(p) -> None:
                         "from the input is an error)")
     add_scoring_options(p)
     p.set_defaults(func=run_image_task)
-
-
-def encoder_of(args):
-    """A function that makes the sentence encoder of ``--embedder``, ``--embedder-option`` and ``--cache-dir``
-    (made only when a text needs vectors)."""
-    return lambda: SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
-                                   show_progress=not args.json, **encoder_options(args))
 
 
 def _inputs(args) -> dict:

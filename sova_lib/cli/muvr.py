@@ -26,8 +26,8 @@ from sova_lib.benchmarks import muvr
 from sova_lib.cli import CliError, add_benchmark
 from sova_lib.cli.options import (
     add_scoring_options,
+    encoder_of,
     existing_folder,
-    fill_later,
     nonnegative_number,
     positive_count,
     positive_rate,
@@ -54,7 +54,7 @@ def _add_describe(verbs) -> None:
                                      "(the MLLM-to-Embedding framework), or ask MUVR-QA's questions (--version qa). "
                                      "Example: sova muvr describe --data ROOT --video-root VIDEOS --backend openai "
                                      "--model M --base-url URL --prompt general")
-    fill_later(d, _describe_options)
+    d.fill_later(_describe_options)
 
 
 def _describe_options(d) -> None:
@@ -143,8 +143,6 @@ def _add_synthetic(verbs) -> None:
 
 def run_evaluate(args) -> int:
     """``sova muvr evaluate``: score, print, and with ``--out`` write the run's record."""
-    from sova_lib.cli.evaluate import encoder_of
-
     try:
         result = muvr.evaluate_files(args.data, version=args.version, partitions=args.partitions,
                                      features=args.features, embeddings=args.embeddings,

@@ -27,18 +27,20 @@ on stderr naming the option, and exit status 2.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import sys
 from pathlib import Path
 
 from sova_lib import storage
-from sova_lib.encoder import encoder_setting
+from sova_lib.encoder import DEFAULT_ENCODER, SentenceEncoder, encoder_setting
 
-__all__ = ["SovaParser", "fill_later", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
+__all__ = ["SovaParser", "DEFAULT_BOOTSTRAP", "add_answer_limit", "add_describer_options",
            "add_cache_options", "add_output_options", "add_bootstrap_options", "add_scoring_options",
-           "add_encoder_options", "encoder_options", "add_frame_options", "positive_rate", "count", "positive_count",
-           "positive_number", "nonnegative_number", "value_type", "path_type", "existing_file", "existing_folder",
-           "note", "warning", "hold_notes", "release_notes", "release_warnings", "report"]
+           "add_encoder_options", "encoder_options", "encoder_of", "add_ranking_options", "add_frame_options",
+           "positive_rate", "count", "positive_count", "positive_number", "nonnegative_number", "value_type",
+           "path_type", "existing_file", "existing_folder", "note", "warning", "hold_notes", "release_notes",
+           "release_warnings", "report"]
 
 #: Bootstrap resamples of every command that reports an interval (0: no interval).
 DEFAULT_BOOTSTRAP = 1000
@@ -140,9 +142,17 @@ class SovaParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, allow_abbrev=False, **kwargs)
 
+    def fill_later(self, fill) -> None:
+        """``fill(self)`` adds this parser's arguments just before it first parses (so that a command line imports the
+        modules of its own verb alone); ``fill`` is a function, or ``"module:function"``, imported only then."""
+        self._fill = fill
+
     def _add_own(self) -> None:
         """Add this parser's own arguments (``fill_later``), once."""
         fill, self._fill = self._fill, None
+        if isinstance(fill, str):
+            module, _, name = fill.partition(":")
+            fill = getattr(importlib.import_module(module), name)
         if fill is not None:
             fill(self)
 
@@ -171,15 +181,6 @@ class SovaParser(argparse.ArgumentParser):
             self.exit(2, f"sova: error: {command}: unrecognized arguments: {' '.join(extras)}; "
                          f"see '{command} --help'\n")
         return namespace
-
-
-def fill_later(parser: argparse.ArgumentParser, fill) -> None:
-    """``fill(parser)`` adds ``parser``'s arguments: just before a ``SovaParser`` first parses (so that a command
-    line imports the modules of its own verb alone), at once for any other parser."""
-    if isinstance(parser, SovaParser):
-        parser._fill = fill
-    else:
-        fill(parser)
 
 
 # --------------------------------------------------------------------------- value types
@@ -306,14 +307,21 @@ def add_answer_limit(group, what: str) -> None:
                        help=f"longest answer kept, in characters (default {MAX_TEXT_CHARS}); {what}")
 
 
-#: ``--aggregate``'s help, the same in every command that has it.
-AGGREGATE_HELP = ("how two items' sets of sentence (or frame) vectors make one similarity: the max (default, as the "
-                  "paper), mean or median of their pairwise cosines")
+def add_ranking_options(parser) -> None:
+    """``--aggregate`` (how two items' vector sets make one similarity) and ``--ties`` (the tie rule of average
+    precision), the same in every command that ranks SOVABench's clips."""
+    from sova_lib.metrics import TIE_RULES
+    from sova_lib.similarity import AGGREGATES
 
-#: ``--ties``'s help for SOVABench's protocols, the same in every command that has it.
-TIES_HELP = ("tie rule of average precision (default: expected, the mean over every order of tied items); optimistic "
-             "and pessimistic bound it; stable keeps tied clips in the benchmark file's order, which SOVABench sorts "
-             "by class, so it leaks the labels to a scorer that ties")
+    parser.add_argument("--aggregate", choices=AGGREGATES, default="max",
+                        help="how two items' sets of sentence (or frame) vectors make one similarity: the max "
+                             "(default, as the paper), mean or median of their pairwise cosines")
+    parser.add_argument("--ties", choices=TIE_RULES, default="expected",
+                        help="tie rule of average precision (default: expected, the mean over every order of tied "
+                             "items); optimistic and pessimistic bound it; stable keeps tied clips in the benchmark "
+                             "file's order, which SOVABench sorts by class, so it leaks the labels to a scorer that "
+                             "ties")
+
 
 #: ``--no-split``'s help where a command does not say more.
 SPLIT_HELP = "embed each description whole (default: one vector per sentence)"
@@ -322,6 +330,13 @@ SPLIT_HELP = "embed each description whole (default: one vector per sentence)"
 def encoder_options(args) -> dict:
     """``SentenceEncoder``'s keywords of the ``--embedder-option`` settings given (a later one of a key wins)."""
     return dict(args.embedder_option)
+
+
+def encoder_of(args, show_progress: bool = True):
+    """A function that makes the sentence encoder of ``--embedder``, ``--embedder-option`` and ``--cache-dir``
+    (made only when a text needs vectors), its progress bar shown with ``show_progress`` unless ``--json``."""
+    return lambda: SentenceEncoder(args.embedder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
+                                   show_progress=show_progress and not args.json, **encoder_options(args))
 
 
 def add_encoder_options(parser, *, split: str = SPLIT_HELP) -> None:

@@ -27,7 +27,6 @@ naming the file, line and id).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -40,22 +39,18 @@ from sova_lib.cli.options import (
     add_output_options,
     existing_file,
     existing_folder,
-    fill_later,
     positive_count,
     positive_number,
     release_notes,
     report,
+    value_type,
 )
 
 __all__ = ["add_commands"]
 
 
-def _task(name: str) -> str:
-    try:
-        return vantage.task_key(name)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
+#: ``--task``: the library key, the harness key or the canonical task string, as ``vantage.task_key`` reads it.
+_task = value_type(vantage.task_key)
 
 _TASK_HELP = "task: " + ", ".join(f"{k} ({v})" for k, v in vantage.CANONICAL_TASKS.items()) + "; grounding = refex"
 
@@ -113,7 +108,7 @@ def _add_describe(vs) -> None:
                                   "score them against --ground-truth, or write and check the leaderboard's "
                                   "submission. Example: sova vantage describe --task vqa --items vqa.tsv "
                                   "--media-root videos/ --backend openai --model M --base-url URL --out vqa.jsonl")
-    fill_later(d, _describe_options)
+    d.fill_later(_describe_options)
 
 
 def _describe_options(d) -> None:

@@ -148,14 +148,14 @@ def test_a_row_of_the_table_is_read_as_written():
 
 
 def test_the_command_table_names_the_module_that_adds_each_command():
-    import argparse
     import importlib
 
     from sova_lib.cli import COMMAND_MODULES, COMMANDS
+    from sova_lib.cli.options import SovaParser
 
     added = {}
     for module in COMMAND_MODULES:
-        sub = argparse.ArgumentParser().add_subparsers()
+        sub = SovaParser().add_subparsers()
         importlib.import_module(module).add_commands(sub)
         added.update({command: module for command in sub.choices})
     assert COMMANDS == added
