@@ -98,8 +98,7 @@ def planned_fetches(sources: Sequence[Source], video_root, base_url: str = MEVA_
     ``ValueError`` naming the source video when its name is not ``sources.MEVA_NAME`` or its destination, resolved
     (symbolic links followed), does not lie under ``video_root``: nothing is fetched then.
     """
-    todo = [s for s in sources if s.dataset == "MEVA" and s.video_status == "missing"]
-    todo = todo if limit is None else todo[:limit]
+    todo = [s for s in sources if s.dataset == "MEVA" and s.video_status == "missing"][:limit]  # None: all
     root = Path(video_root)
     out = []
     for s in todo:

@@ -228,8 +228,7 @@ def _block_fast(text: str, first_line: int) -> GeomBlock | None:
 def _block_by_line(text: str, path: Path, first_line: int) -> GeomBlock:
     """Parse a block one line at a time; raise KpfError at the first bad line."""
     ids, frames, boxes = [], [], []
-    for k, line in enumerate(text.splitlines()):
-        lineno = first_line + k
+    for lineno, line in enumerate(text.splitlines(), start=first_line):
         if _SKIP_LINE.fullmatch(line):
             continue
         if not _ANY_RECORD.fullmatch(line):
