@@ -93,10 +93,8 @@ class MuvrResult:
     def to_json(self) -> dict:
         """A JSON-ready dict without the per-row values, ``benchmark`` first (what ``sova muvr evaluate --json``
         prints)."""
-        out = asdict(self)
-        out.pop("per_row")
-        out.pop("context")
-        return {"benchmark": BENCHMARK, **out}
+        fields = {k: v for k, v in asdict(self).items() if k not in ("per_row", "context")}
+        return {"benchmark": BENCHMARK, **fields}
 
     def to_record(self, **fields) -> dict:
         """This evaluation as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
@@ -124,12 +122,9 @@ class MuvrResult:
 def record_metrics(record) -> dict:
     """Every metric of a MUVR retrieval record (``MuvrResult.to_record``): ``mAP`` from ``value``, the others
     read back from the first part of its ``note`` (2 decimals)."""
-    metrics = {"mAP": record["value"]}
     others = (record["note"] or "").split("; ")[0]
-    for pair in filter(None, others.split(", ")):
-        name, value = pair.rsplit(" ", 1)
-        metrics[name] = float(value)
-    return metrics
+    pairs = (pair.rsplit(" ", 1) for pair in filter(None, others.split(", ")))
+    return {"mAP": record["value"], **{name: float(value) for name, value in pairs}}
 
 
 def rows_of(partition: Partition, version: str) -> list[tuple]:
