@@ -171,20 +171,15 @@ def row_masks(indices, cols, own, n):
 def _score_notes(partition: Partition, reported: list, gallery_ids: list, n_positive: np.ndarray) -> list[str]:
     """The partition's notes, then one line each for unscored gallery videos, positives outside the gallery and
     reported rows with no positive in it."""
-    notes = list(partition.notes)
     unscored = len(set(partition.gallery) - set(gallery_ids))
-    if unscored:
-        notes.append(f"{partition.name}: {counted(unscored, 'gallery video has', 'gallery videos have')} no vectors; "
-                     "their positives count as misses")
     outside = sum(len(set(r[2]) - set(partition.gallery)) for r in reported)
-    if outside:
-        notes.append(f"{partition.name}: {counted(outside, 'listed positive is', 'listed positives are')} in no "
-                     "query_rel_lists.json list, so not in "
-                     "the gallery; not counted, as in the official evaluator")
     empty = int((n_positive[:len(reported)] == 0).sum())
-    if empty:
-        notes.append(f"{partition.name}: {empty} row(s) have no positive in the gallery; AP 0, averaged in")
-    return notes
+    lines = ((unscored, f"{counted(unscored, 'gallery video has', 'gallery videos have')} no vectors; their positives "
+                        "count as misses"),
+             (outside, f"{counted(outside, 'listed positive is', 'listed positives are')} in no query_rel_lists.json "
+                       "list, so not in the gallery; not counted, as in the official evaluator"),
+             (empty, f"{empty} row(s) have no positive in the gallery; AP 0, averaged in"))
+    return list(partition.notes) + [f"{partition.name}: {line}" for count, line in lines if count]
 
 
 def _tag_terms(name: str, rows: list, gallery: ItemVectors, queries: QueryVectors, weight: float,
