@@ -299,7 +299,6 @@ def score_answers(questions: list[QAQuestion], answers: dict, *, parse: str = "o
         if not mask.any():
             continue
         accuracy[subset] = metrics.qa_accuracy(preds[mask], labels[mask])
-        p, n = preds[mask][0::2], preds[mask][1::2]
-        rs[subset] = metrics.reranking_score(p, n)
+        rs[subset] = metrics.reranking_score(preds[mask][0::2], preds[mask][1::2])  # (positive, negative) pairs
         count[subset] = int(mask.sum())
     return QAResult(parse, accuracy, rs, count, unparseable, notes)
