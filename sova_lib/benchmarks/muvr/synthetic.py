@@ -87,9 +87,7 @@ def write_annotations(folder: str | Path, videos, queries, positives: dict, prom
     field of its ``queries_en.json`` record (default ``"test"``).
     """
     folder = Path(folder)
-    ids = {}
-    for name, _ in videos:
-        ids.setdefault(name, FIRST_ID + len(ids))
+    ids = {name: FIRST_ID + k for k, name in enumerate(dict.fromkeys(name for name, _ in videos))}
 
     def ref(name):
         return name if isinstance(name, int) else ids[name]
