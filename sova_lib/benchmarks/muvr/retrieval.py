@@ -292,11 +292,8 @@ def evaluate_vectors(partitions: list[Partition], vectors, *, version: str = "ba
     """
     if version not in VERSIONS:
         raise ValueError(f"unknown version {version!r}; choose one of {VERSIONS}")
-    scores = []
-    for partition in partitions:
-        gallery, queries = vectors(partition)
-        scores.append(evaluate_partition(partition, gallery, queries, version=version, query=query,
-                                         tag_weight=tag_weight, ties=ties))
+    scores = [evaluate_partition(p, *vectors(p), version=version, query=query, tag_weight=tag_weight, ties=ties)
+              for p in partitions]
     return _summarise(scores, version=version, query=query, source=source, ties=ties, tag_weight=tag_weight,
                       bootstrap=bootstrap, seed=seed)
 
