@@ -76,9 +76,8 @@ def evaluate_files(data, *, version: str = "base", partitions=None, features=Non
     if answers is not None:
         raise ValueError("--answers applies to --version qa")
     loaded = [load_partition(data, p, join_listed=join_listed) for p in partitions]
-    options = {"version": version, **run}
     if baseline is not None:
-        result = retrieval.random_ranking(loaded, **options)
+        result = retrieval.random_ranking(loaded, version=version, **run)
         result.context.update(kind="baseline", source=baseline, baseline=baseline, **run)
         return result
     context = {"kind": "embeddings"}
@@ -94,7 +93,7 @@ def evaluate_files(data, *, version: str = "base", partitions=None, features=Non
                    "text_split": "sentences" if split_query else "whole text",
                    **folder_provenance(descriptions)}  # a describe cache names its model
     result = retrieval.evaluate_vectors(loaded, vectors, query=query, tag_weight=tag_weight, ties=ties, source=str(source),
-                                **options)
+                                        version=version, **run)
     if descriptions is None:  # vectors named by their content: another file of the same name is another record
         context.update(vectors_identity(source))
     result.context.update({"source": str(source), "cache": Path(source).name, **context, **run})

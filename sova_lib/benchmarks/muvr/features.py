@@ -103,10 +103,8 @@ class _Dtype:
     """
 
     def __init__(self, spec, align=False, copy=False):
-        if not isinstance(spec, str) or len(spec) > 8:
-            raise pickle.UnpicklingError(f"dtype {spec!r} is not a plain number type")
-        dtype = np.dtype(spec)
-        if dtype.kind not in "fiu" or dtype.fields is not None or dtype.subdtype is not None:
+        dtype = np.dtype(spec) if isinstance(spec, str) and len(spec) <= 8 else None  # a short text spec alone
+        if dtype is None or dtype.kind not in "fiu" or dtype.fields is not None or dtype.subdtype is not None:
             raise pickle.UnpicklingError(f"dtype {spec!r} is not a plain number type")
         self.dtype = dtype
 

@@ -41,15 +41,12 @@ def case3_vectors():
 
 def case4_partition():
     """Case 4 as vectors: each video's first frame gives its S (cosine with the description), its second its tag score."""
-    names, s, tag = ["a", "c", "x", "b", "d", "y"], [.9, .8, .7, .6, .5, .4], [.2, .1, .1, 1.0, 0.0, 0.0]
-    dim = 2 + 2 * len(names)
-    rows = []
-    for i, (si, ti) in enumerate(zip(s, tag)):
-        f1, f2 = np.zeros(dim), np.zeros(dim)
-        f1[0], f1[2 + 2 * i] = si, np.sqrt(1 - si * si)
-        f2[1], f2[3 + 2 * i] = ti, np.sqrt(1 - ti * ti)
-        rows += [f1, f2]
-    gallery = ItemVectors(np.array(names), np.repeat(np.arange(len(names)), 2), np.array(rows))
+    names, s, tag = ["a", "c", "x", "b", "d", "y"], np.array([.9, .8, .7, .6, .5, .4]), np.array([.2, .1, .1, 1, 0, 0])
+    i, dim = np.arange(len(names)), 2 + 2 * len(names)
+    rows = np.zeros((2 * len(names), dim))  # video i: rows 2i (its S) and 2i + 1 (its tag score)
+    rows[2 * i, 0], rows[2 * i, 2 + 2 * i] = s, np.sqrt(1 - s * s)
+    rows[2 * i + 1, 1], rows[2 * i + 1, 3 + 2 * i] = tag, np.sqrt(1 - tag * tag)
+    gallery = ItemVectors(np.array(names), np.repeat(i, 2), rows)
     queries = QueryVectors(text=ItemVectors(np.array(["q"]), np.array([0]), np.eye(dim)[:1]),
                            tags={"t": np.eye(dim)[1]})
     prompts = (TagPrompt("q", "+t", ("a", "b"), ((1, "t"),)), TagPrompt("q", "-t", ("c", "d"), ((-1, "t"),)))

@@ -132,13 +132,8 @@ def unified_ap(scores, relevant, valid=None, n_positive=None, *, ties: str = "ex
         return 0.0
     flat = scores[valid].astype(np.float64)
     rel = relevant[valid]
-    if ties == "gallery-order":
-        order = np.lexsort((np.arange(flat.size), -flat))
-        ranked = rel[order]
-        ranks = np.flatnonzero(ranked) + 1.0
-        return float((np.arange(1, ranks.size + 1) / ranks).sum() / total)
-    if ties in ("optimistic", "pessimistic"):
-        ap = average_precision_rows(flat[None], rel[None], ties=ties)[0]
+    if ties != "expected":  # the gallery order is a stable sort of the pairs, which lie row by row in ``flat``
+        ap = average_precision_rows(flat[None], rel[None], ties="stable" if ties == "gallery-order" else ties)[0]
         return float(np.nan_to_num(ap) * rel.sum() / total)
     ordered = np.sort(flat)  # ascending
     values, r = np.unique(flat[rel], return_counts=True)  # ascending

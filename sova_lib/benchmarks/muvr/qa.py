@@ -119,13 +119,6 @@ def load_qa(root: str | Path, partitions=PARTITIONS) -> list[QAQuestion]:
     return out
 
 
-def _tag_block(tag: str, template: str) -> str:
-    if template == "paper":
-        return tag
-    sign, phrase = (tag[0], tag[1:].strip()) if tag[:1] in "+-" else ("+", tag)
-    return f"must {'not ' if sign == '-' else ''}exist in [Target]: {phrase}"
-
-
 def question_text(q: QAQuestion, *, mode: str = "multi-image", template: str = "code", n_frames: int = 6) -> str:
     """The instruction sent with the frames of question ``q`` (see the module docstring)."""
     if mode not in QA_MODES or template not in QA_TEMPLATES:
@@ -137,8 +130,10 @@ def question_text(q: QAQuestion, *, mode: str = "multi-image", template: str = "
               f"[Target] is the {n_frames} images (frames of the target video in time order).")
     parts = [_INTRO[mode] + (_TAG_INTRO if has_tag else ""), images]
     parts.append(f"[Focus]:\n{description}" if mode == "multi-image" else f"[Query]:\n{description}")
-    if has_tag:
-        parts.append(f"[Tag]:\n{_tag_block(q.tag, template)}")
+    if has_tag:  # the paper's template writes the tag as it is; the code's says what it asks of [Target]
+        sign, phrase = (q.tag[:1], q.tag[1:].strip()) if q.tag[:1] in ("+", "-") else ("+", q.tag)
+        tag = q.tag if template == "paper" else f"must {'not ' if sign == '-' else ''}exist in [Target]: {phrase}"
+        parts.append(f"[Tag]:\n{tag}")
     parts.append(_OUTPUT)
     return "\n".join(parts)
 
@@ -212,13 +207,12 @@ def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache
         frames += read_video_frames(find_video(video_root, q.target), lambda f: target_frame_indices(f, n_frames))
         return frames, (), False
 
-    name = f"muvr-qa-{mode}-{template}"
     template_text = question_text(QAQuestion("", "", "", "", "+{tag}", 1, "{description}"), mode=mode,
                                   template=template, n_frames=n_frames)
     items = [Item(q.id, video_root / q.target, is_video=False) for q in questions]
     asked = PromptedDescriber(describer, {id: {"prompt": text} for id, text in texts.items()}, "muvr_qa", extra)
     return describe_items(asked, items, cache_dir,
-                          prompt=Prompt(name, template_text, template_text), fps=0.0, loader=load, **options)
+                          prompt=Prompt(f"muvr-qa-{mode}-{template}", template_text, template_text), fps=0.0, loader=load, **options)
 
 
 # Field lists of the same shape, deliberately: QAResult, muvr.retrieval.MuvrResult and report.compare.Comparison are
@@ -244,9 +238,8 @@ class QAResult:
     def to_json(self) -> dict:
         """A JSON-ready dict, as ``sova muvr evaluate --version qa --json`` prints it: ``benchmark``, ``version``
         (``qa``) and ``source`` (the answers scored, ``context["source"]``), then the fields."""
-        out = asdict(self)
-        out.pop("context")
-        return {"benchmark": BENCHMARK, "version": "qa", "source": self.context.get("source"), **out}
+        fields = {k: v for k, v in asdict(self).items() if k != "context"}
+        return {"benchmark": BENCHMARK, "version": "qa", "source": self.context.get("source"), **fields}
 
     def remarks(self) -> list[str]:
         """The line ``sova muvr evaluate`` adds on stderr below the scores when some answers did not parse: their
@@ -306,7 +299,6 @@ def score_answers(questions: list[QAQuestion], answers: dict, *, parse: str = "o
         if not mask.any():
             continue
         accuracy[subset] = metrics.qa_accuracy(preds[mask], labels[mask])
-        p, n = preds[mask][0::2], preds[mask][1::2]
-        rs[subset] = metrics.reranking_score(p, n)
+        rs[subset] = metrics.reranking_score(preds[mask][0::2], preds[mask][1::2])  # (positive, negative) pairs
         count[subset] = int(mask.sum())
     return QAResult(parse, accuracy, rs, count, unparseable, notes)

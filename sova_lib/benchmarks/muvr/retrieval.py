@@ -93,10 +93,8 @@ class MuvrResult:
     def to_json(self) -> dict:
         """A JSON-ready dict without the per-row values, ``benchmark`` first (what ``sova muvr evaluate --json``
         prints)."""
-        out = asdict(self)
-        out.pop("per_row")
-        out.pop("context")
-        return {"benchmark": BENCHMARK, **out}
+        fields = {k: v for k, v in asdict(self).items() if k not in ("per_row", "context")}
+        return {"benchmark": BENCHMARK, **fields}
 
     def to_record(self, **fields) -> dict:
         """This evaluation as one ``sova_lib.records`` record (one row of ``figures/results.csv``).
@@ -124,12 +122,9 @@ class MuvrResult:
 def record_metrics(record) -> dict:
     """Every metric of a MUVR retrieval record (``MuvrResult.to_record``): ``mAP`` from ``value``, the others
     read back from the first part of its ``note`` (2 decimals)."""
-    metrics = {"mAP": record["value"]}
     others = (record["note"] or "").split("; ")[0]
-    for pair in filter(None, others.split(", ")):
-        name, value = pair.rsplit(" ", 1)
-        metrics[name] = float(value)
-    return metrics
+    pairs = (pair.rsplit(" ", 1) for pair in filter(None, others.split(", ")))
+    return {"mAP": record["value"], **{name: float(value) for name, value in pairs}}
 
 
 def rows_of(partition: Partition, version: str) -> list[tuple]:
@@ -176,20 +171,15 @@ def row_masks(indices, cols, own, n):
 def _score_notes(partition: Partition, reported: list, gallery_ids: list, n_positive: np.ndarray) -> list[str]:
     """The partition's notes, then one line each for unscored gallery videos, positives outside the gallery and
     reported rows with no positive in it."""
-    notes = list(partition.notes)
     unscored = len(set(partition.gallery) - set(gallery_ids))
-    if unscored:
-        notes.append(f"{partition.name}: {counted(unscored, 'gallery video has', 'gallery videos have')} no vectors; "
-                     "their positives count as misses")
     outside = sum(len(set(r[2]) - set(partition.gallery)) for r in reported)
-    if outside:
-        notes.append(f"{partition.name}: {counted(outside, 'listed positive is', 'listed positives are')} in no "
-                     "query_rel_lists.json list, so not in "
-                     "the gallery; not counted, as in the official evaluator")
     empty = int((n_positive[:len(reported)] == 0).sum())
-    if empty:
-        notes.append(f"{partition.name}: {empty} row(s) have no positive in the gallery; AP 0, averaged in")
-    return notes
+    lines = ((unscored, f"{counted(unscored, 'gallery video has', 'gallery videos have')} no vectors; their positives "
+                        "count as misses"),
+             (outside, f"{counted(outside, 'listed positive is', 'listed positives are')} in no query_rel_lists.json "
+                       "list, so not in the gallery; not counted, as in the official evaluator"),
+             (empty, f"{empty} row(s) have no positive in the gallery; AP 0, averaged in"))
+    return list(partition.notes) + [f"{partition.name}: {line}" for count, line in lines if count]
 
 
 def _tag_terms(name: str, rows: list, gallery: ItemVectors, queries: QueryVectors, weight: float,
@@ -302,11 +292,8 @@ def evaluate_vectors(partitions: list[Partition], vectors, *, version: str = "ba
     """
     if version not in VERSIONS:
         raise ValueError(f"unknown version {version!r}; choose one of {VERSIONS}")
-    scores = []
-    for partition in partitions:
-        gallery, queries = vectors(partition)
-        scores.append(evaluate_partition(partition, gallery, queries, version=version, query=query,
-                                         tag_weight=tag_weight, ties=ties))
+    scores = [evaluate_partition(p, *vectors(p), version=version, query=query, tag_weight=tag_weight, ties=ties)
+              for p in partitions]
     return _summarise(scores, version=version, query=query, source=source, ties=ties, tag_weight=tag_weight,
                       bootstrap=bootstrap, seed=seed)
 

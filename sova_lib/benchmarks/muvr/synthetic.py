@@ -30,13 +30,13 @@ data; no number it gives is a result.
 from __future__ import annotations
 
 import io
-import json
 import pickle
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from sova_lib.benchmarks.muvr.annotation_files import read_videos
 from sova_lib.benchmarks.muvr.annotations import PARTITIONS
 from sova_lib.storage import json_line, write_bytes, write_json, write_text
 
@@ -87,9 +87,7 @@ def write_annotations(folder: str | Path, videos, queries, positives: dict, prom
     field of its ``queries_en.json`` record (default ``"test"``).
     """
     folder = Path(folder)
-    ids = {}
-    for name, _ in videos:
-        ids.setdefault(name, FIRST_ID + len(ids))
+    ids = {name: FIRST_ID + k for k, name in enumerate(dict.fromkeys(name for name, _ in videos))}
 
     def ref(name):
         return name if isinstance(name, int) else ids[name]
@@ -222,10 +220,7 @@ def write_dry_run(root: str | Path, *, partitions=PARTITIONS, seed: int = 0) -> 
     folder = root / "videos"
     folder.mkdir(parents=True, exist_ok=True)
     sources = example_videos()
-    names = []
-    for partition in partitions:
-        records = json.loads((root / "annotations" / "retrieval" / partition / "videos.json").read_text("utf-8"))
-        names += [Path(r["frames_path"]).name for r in records]
+    names = [name for p in partitions for name in read_videos(root / "annotations" / "retrieval" / p).names]
     for k, name in enumerate(names):
         link = folder / f"{name}.mp4"
         link.unlink(missing_ok=True)
