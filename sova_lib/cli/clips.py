@@ -14,9 +14,8 @@ clips are planned (``inter-pair``, ``inter-pair-constrained``, ``intra-pair``,
 """
 from __future__ import annotations
 
-import sys
-
 from sova_lib.benchmarks import sovabench
+from sova_lib.cli import end_interrupted
 from sova_lib.cli.options import (
     add_output_options,
     cache_root,
@@ -181,8 +180,7 @@ def _fetch(args) -> int:
                               read_timeout=args.read_timeout, show_progress=not args.no_progress)
     print("\n".join(summary.lines(dry_run=args.dry_run)))
     if summary.interrupted:
-        print("sova: interrupted", file=sys.stderr)
-        return 130
+        return end_interrupted()
     return 1 if summary.failed or summary.busy else 0
 
 

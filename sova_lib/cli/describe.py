@@ -176,7 +176,7 @@ def add_commands(subparsers) -> None:
     d.add_argument("--prompts", type=existing_file, metavar="FILE.jsonl",
                    help="a prompts file: each item (by id) asked exactly its record's messages instead of --prompt "
                         "(sova_lib.describe.prompt_file); its SHA-256 enters the cache key")
-    d.set_defaults(func=run_describe, images=None)
+    d.set_defaults(func=run_describe)
 
     i = subparsers.add_parser(
         "import", help="turn the SOVABench authors' output JSON into a description cache",
@@ -255,7 +255,6 @@ def add_sovabench_sources(parser) -> None:
                    help="with --protocol: the folder of the clip files, DIR/<clip name>.mp4 or DIR/<tail of the "
                         "TSV prefix>/<clip name>.mp4; with --manifest: the folder of the source videos, searched at "
                         "any depth")
-    parser.set_defaults(videos=None, images=None)
 
 
 def add_sovabench_describe(d) -> None:
@@ -272,7 +271,7 @@ def add_image_sources(parser) -> None:
         "--images", required=True, metavar="GLOB_OR_DIR",
         help="the image files of a folder or of a glob; ids are file stems, digit-only ones as integers "
              "(000000017697.jpg is 17697), the keys the image tasks look descriptions up by")
-    parser.set_defaults(videos=None, fps=IMAGE_RATE)
+    parser.set_defaults(fps=IMAGE_RATE)
 
 
 def items_from_args(args) -> tuple[list[Item], dict]:

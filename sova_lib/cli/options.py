@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import math
 import sys
 from pathlib import Path
@@ -106,8 +107,6 @@ def report(args, result, text: str | None, payload: dict | None = None, notes=()
     stderr); ``payload`` (default ``result.to_json()``) as one JSON line with ``--json``, else ``text``; then the
     lines of ``remarks`` and each of ``notes`` on stderr. Returns the exit status, 0. The notes held while the
     command checked its input come first (the result is made: its input was good)."""
-    import json
-
     release_notes()
     if args.out:
         from sova_lib.records import write_record
@@ -276,8 +275,6 @@ def add_describer_options(parser, *, prompt: bool = True) -> None:
 def _add_backend_flag(group, owners: list) -> None:
     """The flag of the option the backends ``owners`` declare (``add_option_flag``): its help theirs, ``backend: help
     (default D)``, backends that say the same thing together; not given: None."""
-    import json
-
     said: dict[str, list[str]] = {}
     for backend, option in owners:
         default = "required" if option.required else f"default {json.dumps(option.default)}"
