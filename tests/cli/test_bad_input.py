@@ -290,3 +290,12 @@ def test_a_single_problem_is_one_line(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(compare, "run_compare", fail)
     assert main(["compare", "--protocol", "intra-pair", "a", "b"]) == 2
     assert capsys.readouterr().err == f"sova: error: {problem}\n"
+
+
+@pytest.mark.parametrize("command", [["sources", "--out", "s.tsv"], ["fetch", "--video-root", "videos", "--no-progress"]])
+def test_a_missing_clip_list_is_named_once(capsys, tmp_path, command):
+    missing = tmp_path / "nope.tsv"
+    code, out, err = _run(capsys, "sovabench", "clips", *command, "--tsv", missing)
+    assert code == 2 and out == ""
+    assert err == (f"sova: error: --tsv {missing}: no such file (or give a protocol: "
+                   "inter-pair, inter-pair-constrained, intra-pair, two-class)\n")

@@ -93,8 +93,9 @@ def sources(tsv: str, out, *, annotations=None, video_root=None) -> tuple[list, 
     opened and checked, against its annotations where both are found: ``clips.sources.check_video``); returns the ``clips.sources.Source`` list and the lines that summarise it per dataset."""
     from sova_lib.benchmarks.sovabench.clips import sources as clip_sources
 
+    clips = clips_of(tsv)  # its messages name the file already
     try:
-        found = clip_sources.list_sources(clips_of(tsv), annotations, video_root)
+        found = clip_sources.list_sources(clips, annotations, video_root)
     except ValueError as err:
         raise ValueError(f"--tsv {tsv}: {err}") from None
     clip_sources.write_sources(found, out)
@@ -108,8 +109,9 @@ def fetch(tsv: str, video_root, **options):
     from sova_lib.benchmarks.sovabench.clips.fetch import fetch_sources
     from sova_lib.benchmarks.sovabench.clips.sources import list_sources
 
+    clips = clips_of(tsv)  # its messages name the file already
     try:
-        found = list_sources(clips_of(tsv), None, video_root, check=False)
+        found = list_sources(clips, None, video_root, check=False)
     except ValueError as err:
         raise ValueError(f"--tsv {tsv}: {err}; nothing fetched") from None
     return fetch_sources(found, video_root, **options)

@@ -229,11 +229,11 @@ def test_a_describer_idle_for_long_still_waits_twice_before_calling_a_server_dea
 
 
 def test_a_live_stream_keeps_the_server_alive_while_other_requests_wait_in_vain(backend, server_factory):
-    """One request streams for 4.5 s while two others get nothing (a server that answers one at a time): the
-    first-token waits of those two (1 s each, twice) do not stop the run. The waits are long enough that a busy
-    machine still sees the stream's first token in time."""
-    server = server_factory([("drip", ["a "] * 15, 0.3), ("hang",), ("hang",), ("hang",), ("hang",)])
-    d = describer(backend, server, first_token_timeout=1.0, max_retries=1, stop_after_failed_requests=10,
+    """One request streams for 6 s while two others get nothing (a server that answers one at a time): the
+    first-token waits of those two (2 s each, twice) do not stop the run. The waits are long enough that a busy
+    machine still sees each of the stream's pieces in time (one every 0.3 s)."""
+    server = server_factory([("drip", ["a "] * 20, 0.3), ("hang",), ("hang",), ("hang",), ("hang",)])
+    d = describer(backend, server, first_token_timeout=2.0, max_retries=1, stop_after_failed_requests=10,
                   sleep=lambda s: None)
     outcomes = []
 
@@ -253,7 +253,7 @@ def test_a_live_stream_keeps_the_server_alive_while_other_requests_wait_in_vain(
         t.start()
     for t in [first, *others]:
         t.join(30)
-    assert sorted(outcomes) == ["a " * 15] + ["gave up after 2 attempts: ReadTimeout: no answer within 1 s"] * 2
+    assert sorted(outcomes) == ["a " * 20] + ["gave up after 2 attempts: ReadTimeout: no answer within 2 s"] * 2
 
 
 def test_a_response_head_that_trickles_in_ends_the_request_at_the_first_token_timeout(backend, server_factory):
