@@ -56,7 +56,7 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 __all__ = ["DESCRIBERS", "BackendOption", "backend_flags", "DescribeRequest", "Describer", "DescriberEnvironmentError",
            "PromptedDescriber", "backend_keywords", "backend_options", "declared_options", "describer_factory",
-           "make_describer", "option", "option_value", "options_of", "type_words"]
+           "given_options", "make_describer", "option", "option_value", "options_of", "type_words"]
 
 
 class DescriberEnvironmentError(OSError):
@@ -165,6 +165,14 @@ def options_of(backend: str, keywords: dict) -> Any:
     checks them: ``TypeError`` or ``ValueError``), or the dict itself for a backend that declares none."""
     declared = getattr(describer_factory(backend), "Options", None)
     return dict(keywords) if declared is None else declared(**keywords)
+
+
+def given_options(declared: type, options: Any, keywords: dict, who: str) -> Any:
+    """The options a constructor was given: ``options`` itself, or an instance of ``declared`` made from
+    ``keywords`` (its fields). Both at once is a ``TypeError`` that names the constructor as ``who``."""
+    if options is not None and keywords:
+        raise TypeError(f"give {who} its options or their keywords, not both")
+    return options if options is not None else declared(**keywords)
 
 
 def option(default: Any = dataclasses.MISSING, help: str = "", flag: str | None = None,  # noqa: A002

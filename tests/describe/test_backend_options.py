@@ -24,6 +24,9 @@ def test_each_backends_declaration_matches_its_factorys_keywords(backend):
     assert set(params) == {"options", "given"} | IN_PROCESS.get(backend, set())  # nothing declared twice
     with pytest.raises(TypeError):
         factory(nonsense=1)
+    with pytest.raises(TypeError) as both:
+        factory(options, **dataclasses.asdict(options))
+    assert str(both.value) == f"give the {backend} backend its options or their keywords, not both"
 
 
 def test_backend_options_are_read_as_their_declared_types():

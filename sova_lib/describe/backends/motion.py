@@ -70,7 +70,7 @@ from sova_lib.describe.backends.motion_tracking import (
     prepare_frames,
     still_head,
 )
-from sova_lib.describe.contract import option
+from sova_lib.describe.contract import given_options, option
 
 __all__ = ["MOTION_VERSION", "MovingObject", "MotionAnalysis", "MotionDescriber", "MotionOptions", "analyse_motion", "render_motion"]
 
@@ -341,9 +341,7 @@ class MotionDescriber:
     Options = MotionOptions
 
     def __init__(self, options: MotionOptions | None = None, **given):
-        if options is not None and given:
-            raise TypeError("give the motion backend its options or their keywords, not both")
-        self.options = options if options is not None else self.Options(**given)
+        self.options = given_options(self.Options, options, given, "the motion backend")
         self.max_concurrency = os.cpu_count() or 1
 
     def config(self) -> dict:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from sova_lib.describe.backends.openai_wire import cut, shown
 from sova_lib.describe.backends.transport import STREAM_FIELDS, OpenAIError, ServerOptions, Transport
-from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, option
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, given_options, option
 from sova_lib.fingerprint import folder_fingerprint, local_folder
 from sova_lib.storage import JSON_ERRORS, REDACTED, redact
 from sova_lib.video.frames import to_rgb_image
@@ -78,9 +78,7 @@ class OpenAIDescriber:
 
     def __init__(self, options: OpenAIOptions | None = None, *, rng: Any = None,
                  sleep: Callable[[float], None] | None = None, **given: Any):
-        if options is not None and given:
-            raise TypeError("give the openai backend its options or their keywords, not both")
-        self.options = options = options if options is not None else self.Options(**given)
+        self.options = options = given_options(self.Options, options, given, "the openai backend")
         self._transport = Transport(options, options.model, rng, sleep)
         endpoints = self._transport.endpoints
         self.model = options.model

@@ -83,7 +83,7 @@ from sova_lib.describe.backends.transformers_models import (
     resolve_revision,
     weights_fingerprint,
 )
-from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, option
+from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest, given_options, option
 from sova_lib.fingerprint import local_folder
 from sova_lib.hub import offline_mode
 from sova_lib.video.frames import to_rgb_image
@@ -169,9 +169,7 @@ class TransformersDescriber:
     Options = TransformersOptions
 
     def __init__(self, options: TransformersOptions | None = None, **given: Any):
-        if options is not None and given:
-            raise TypeError("give the transformers backend its options or their keywords, not both")
-        self.options = o = options if options is not None else self.Options(**given)
+        self.options = o = given_options(self.Options, options, given, "the transformers backend")
         if not o.model:
             raise ValueError("the transformers backend needs a model: a hub id or a local folder (--model)")
         for name, value in (("max_new_tokens", o.max_new_tokens), ("batch_size", o.batch_size)):

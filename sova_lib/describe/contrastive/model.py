@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sova_lib.describe.contract import option
+from sova_lib.describe.contract import given_options, option
 from sova_lib.fingerprint import folder_fingerprint, local_folder
 from sova_lib.hub import hub_folder
 
@@ -104,9 +104,7 @@ class ContrastiveModel:
         import torch
         from transformers import AutoProcessor
 
-        if options is not None and given:
-            raise TypeError("give ContrastiveModel its options or their keywords, not both")
-        self.options = options if options is not None else self.Options(**given)
+        self.options = given_options(self.Options, options, given, "ContrastiveModel")
         if not isinstance(self.options, ContrastiveOptions):
             raise TypeError(f"ContrastiveModel takes ContrastiveOptions, not {type(self.options).__name__}; "
                             f"give keywords: ContrastiveModel(model=...)")
