@@ -116,7 +116,7 @@ def write_street_dry_run(folder) -> dict[str, Path]:
     duration its frame count over its frame rate; returns task -> TSV path (its videos in ``<TSV folder>/videos``,
     its answer key ``folder/<task>_gt.jsonl``)."""
     videos = example_videos()
-    return write_street_benchmark(folder, videos, [probe(v).num_frames / probe(v).fps for v in videos])
+    return write_street_benchmark(folder, videos, [p.num_frames / p.fps for p in map(probe, videos)])
 
 
 def street_dry_run_summary(folder, tsvs: dict[str, Path]) -> str:
