@@ -37,7 +37,7 @@ from sova_lib.describe.backends.openai import OpenAIDescriber
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import LocalEngine, describe_items
 from sova_lib.video.frames import example_videos, sample_frames
 
 MAX_BODY = 64 << 20
@@ -187,7 +187,7 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as cache:
                 start = time.perf_counter()
                 summary = describe_items(describer, items, cache, prompt=resolve_prompt("general"),
-                                         **({} if loader is None else {"loader": loader}),
+                                         engine=LocalEngine() if loader is None else LocalEngine(loader),
                                          run=RunOptions(show_progress=False, verbose=False))
                 seconds = time.perf_counter() - start
             assert summary.done == args.items, summary

@@ -31,7 +31,7 @@ from sova_lib.describe.contract import make_describer  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
 from sova_lib.describe.ray_engine import RayOptions, describe_items_ray  # noqa: E402
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import LocalEngine, describe_items
 from sova_lib.video.frames import example_videos, sample_frames  # noqa: E402
 from tests.ray_support import local_ray  # noqa: E402  (Ray started as the tests start it)
 
@@ -81,8 +81,8 @@ def bench_openai(args) -> None:
             describer = OpenAIDescriber(model="bench/vlm", base_url=urls[:n], concurrency=args.concurrency)
             with tempfile.TemporaryDirectory() as cache:
                 start = time.perf_counter()
-                s = describe_items(describer, items, cache, prompt="Describe.", loader=lambda item, fps: loaded,
-                                   run=QUIET)
+                s = describe_items(describer, items, cache, prompt="Describe.",
+                                   engine=LocalEngine(lambda item, fps: loaded), run=QUIET)
                 seconds = time.perf_counter() - start
             assert s.done == len(items), s
             rates[n] = len(items) / seconds

@@ -247,7 +247,7 @@ def out_of_memory_row(folder: Path, requests, device: str, dtype: str, workdir: 
     from sova_lib.describe.item import Item
     from sova_lib.describe.prompts import Prompt
     from sova_lib.describe.run_cache import RunOptions
-    from sova_lib.describe.runner import describe_items
+    from sova_lib.describe.runner import LocalEngine, describe_items
     from sova_lib.video.frames import example_videos
 
     row = Row("out of memory stops the run", dtype, "device")
@@ -264,7 +264,7 @@ def out_of_memory_row(folder: Path, requests, device: str, dtype: str, workdir: 
     try:
         items = [Item(f"copy{k}", str(example_videos()[0])) for k in range(batch)]
         describe_items(describer, items, workdir / "oom-cache", prompt=Prompt("custom", video.prompt, video.prompt, video.system_prompt or None),
-                       loader=lambda item, fps: (frames, times, True),
+                       engine=LocalEngine(lambda item, fps: (frames, times, True)),
                        run=RunOptions(show_progress=False, verbose=False))
         row.note = f"a batch of {batch} clips of {len(frames)} frames did not run out of 8 MiB"
     except DescriberEnvironmentError as error:

@@ -9,7 +9,7 @@ manifest). The same configuration finds its folder again and resumes: ids
 already described are skipped, as are ids that failed before unless
 ``run=RunOptions(retry_errors=True)``.
 
-In this process, frames are decoded by ``load_workers`` background threads, at most
+In this process (``LocalEngine``), frames are decoded by its ``load_workers`` background threads, at most
 ``prefetch`` items ahead, so decoding overlaps the model; requests go to the
 describer in batches of up to ``describer.max_batch_size``, with up to
 ``describer.max_concurrency`` calls in flight. Each answer is written and
@@ -284,9 +284,6 @@ def describe_items(
     crop_source: str = "none",
     sampler_version: str | None = None,
     input_name: str | None = None,
-    loader: Callable[[Item, float], tuple[list, Sequence[float], bool]] = load_item,
-    load_workers: int | None = None,
-    prefetch: int | None = None,
     details: dict | None = None,
     run: RunOptions | None = None,
     engine: Engine | None = None,
@@ -302,23 +299,20 @@ def describe_items(
     them (``plan_run``, which applies every rule of the key). ``crop_source``
     says where crop boxes come from (``"none"``: whole frames of the given
     files); it is part of the cache key, as is ``input_name``, the benchmark or input the items come from
-    (``"quickstart"``, ``"sovabench"``, ...; ``cache.cache_key``), which starts the folder's name. ``loader(item, sampling)`` returns
-    ``(frames, timestamps, is_video)``; ``load_workers`` threads run it
-    (default: half the CPU cores, 2 to 8). Ids must be unique. ``details``
+    (``"quickstart"``, ``"sovabench"``, ...; ``cache.cache_key``), which starts the folder's name. Ids must be
+    unique. ``details``
     goes to the manifest's ``source_details`` (e.g. the clip manifest used).
     ``run``: retries, progress bar, manifest interval, printing and the
     fail-fast rule (``RunOptions``; default: its defaults); a fail-fast
     stop raises ``DescriberEnvironmentError``. ``engine``: where the describer
-    runs (default: ``LocalEngine(loader, load_workers, prefetch)``, this process;
+    runs and how the items are loaded (default: ``LocalEngine()``, this process, each item from its file;
     ``ray_engine.RayEngine``, whose actors decode their own frames).
 
     Before the first item the local engine runs the describer's optional ``load()`` once (``start_describer``).
 
     Returns a ``RunSummary`` (also printed when ``verbose``).
     """
-    if engine is not None and (loader is not load_item or load_workers is not None or prefetch is not None):
-        raise ValueError("loader, load_workers and prefetch are the local engine's: leave them out with engine=")
-    engine = engine or LocalEngine(loader, load_workers, prefetch)
+    engine = engine or LocalEngine()
     plan = plan_run(describer, items, prompt=prompt, fps=fps, frames=frames, max_frames=max_frames,
                     crop_source=crop_source, sampler_version=sampler_version, input_name=input_name)
     with configuration_lock(cache_dir, plan.key):
@@ -355,7 +349,9 @@ class Engine(Protocol):
 class LocalEngine:
     """Describing in this process (``--engine local``): the describer loaded here, ``schedule_requests``' threads.
 
-    ``loader``, ``load_workers`` and ``prefetch`` as for ``describe_items``. The describer starts
+    ``loader(item, sampling)`` returns ``(frames, timestamps, is_video)`` (default ``load_item``: the item's file);
+    ``load_workers`` threads run it (default: half the CPU cores, 2 to 8), at most ``prefetch`` items ahead of the
+    model (``schedule_requests``). The describer starts
     (``start_describer``) once there is work, and what loading learned (its ``run_info()``: devices, frame
     sizes) joins ``run_info``, the manifest's ``run`` entry.
     """

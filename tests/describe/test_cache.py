@@ -66,7 +66,7 @@ def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_sc
     from sova_lib.cli import main
     from sova_lib.describe.item import Item
     from sova_lib.describe.run_cache import RunOptions
-    from sova_lib.describe.runner import describe_items
+    from sova_lib.describe.runner import LocalEngine, describe_items
     from tests.synthetic_cache import write_synthetic_cache
 
     class Constant:
@@ -79,7 +79,8 @@ def test_the_runner_import_and_the_synthetic_demonstration_write_one_manifest_sc
             return ["A car turns." for _ in requests]
 
     run = describe_items(Constant(), [Item(k, Path(f"{k}.mp4")) for k in range(3)], tmp_path / "a",
-                         prompt="Say it.", loader=lambda item, fps: ([], [], True), run=RunOptions(show_progress=False, verbose=False)).folder
+                         prompt="Say it.", engine=LocalEngine(lambda item, fps: ([], [], True)),
+                         run=RunOptions(show_progress=False, verbose=False)).folder
     authors = tmp_path / "authors.json"
     authors.write_text(json.dumps({"0": "A car turns.", "1": "A car stops."}))
     assert main(["import", "--authors-json", str(authors), "--cache-dir", str(tmp_path / "b"), "--backend",

@@ -10,7 +10,7 @@ from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.describe.contrastive.runner import embed_items
 from sova_lib.describe.ray_engine import RayOptions, describe_items_ray
 from sova_lib.describe.run_cache import RunOptions, RunSummary
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import LocalEngine, describe_items
 
 
 def test_one_summary_reads_the_same_for_both_engines():
@@ -92,19 +92,19 @@ def test_run_options_drive_the_run(tmp_path, capsys):
     items = [Item(i, tmp_path / f"{i}.png") for i in "abc"]
     describer = _FailsOnce()
     quiet = RunOptions(show_progress=False, verbose=False, stop_after_same_failures=0)
-    first = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still, run=quiet)
+    first = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", engine=LocalEngine(_still), run=quiet)
     assert (first.done, first.failed, first.failures) == (2, 1, {"b": "RuntimeError: first try"})
     # again without retrying: "b" is skipped; with retry_errors: "b" is described
-    again = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still, run=quiet)
+    again = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", engine=LocalEngine(_still), run=quiet)
     assert (again.done, again.skipped_failed) == (0, 1)
-    retried = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
+    retried = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", engine=LocalEngine(_still),
                              run=replace(quiet, retry_errors=True))
     # "b" now described: the cache holds 3 descriptions and no item without one
     assert (retried.done, retried.failed, retried.total_done, retried.total_failed) == (1, 0, 3, 0)
     # the first run calls each item once, in whatever order its threads reach them; the retry calls "b" alone
     assert sorted(describer.calls[:3]) == ["a", "b", "c"] and describer.calls[3:] == ["b"]
     assert capsys.readouterr().out == ""  # verbose=False: nothing printed
-    loud = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", loader=_still,
+    loud = describe_items(describer, items, tmp_path / "c", prompt="Say the id.", engine=LocalEngine(_still),
                           run=replace(quiet, verbose=True))
     assert capsys.readouterr().out == str(loud) + "\n"
 
@@ -176,7 +176,7 @@ def test_failures_are_counted_by_kind_with_the_first_ids_of_each(tmp_path, capsy
 
     items = [Item(i, tmp_path / f"{i}.png") for i in range(8)] + [
         Item(8 + i, tmp_path / "x.mp4", error="manifest status annotation_missing: no annotations") for i in range(5)]
-    summary = describe_items(Half(), items, tmp_path, prompt="Describe.", loader=lambda item, fps: ([], (), False),
+    summary = describe_items(Half(), items, tmp_path, prompt="Describe.", engine=LocalEngine(lambda item, fps: ([], (), False)),
                              run=RunOptions(show_progress=False, verbose=False, stop_after_same_failures=0))
     assert {k: sorted(v) for k, v in summary.by_kind.items()} == {  # in the order the outcomes came
         "describer": [1, 3, 5, 7], "annotation missing": [8, 9, 10, 11, 12]}

@@ -1,4 +1,6 @@
 """The runner loop and its resumable cache, with fake describers on real video files."""
+import dataclasses
+import inspect
 import json
 import os
 import shutil
@@ -126,7 +128,7 @@ def test_manifest_records_the_configuration_and_its_hash(media, tmp_path):
 def test_changed_prompt_or_fps_gets_a_new_folder_same_config_resumes(tmp_path):
     items = [Item(i, Path(f"v{i}.mp4")) for i in range(5)]
     run = lambda prompt, fps, model="frame-counter": describe_items(
-        FrameCounter(model), items, tmp_path, prompt=prompt, fps=fps, loader=fake_loader, run=QUIET)
+        FrameCounter(model), items, tmp_path, prompt=prompt, fps=fps, engine=LocalEngine(fake_loader), run=QUIET)
     first = run(resolve_prompt("general"), 1.0)
     assert run(resolve_prompt("general"), 1).folder == first.folder
     assert run(resolve_prompt("general"), 1).skipped_cached == 5
@@ -142,8 +144,8 @@ def test_changed_prompt_or_fps_gets_a_new_folder_same_config_resumes(tmp_path):
 
 def test_torn_last_line_is_cut_and_the_item_redone(tmp_path):
     items = [Item(i, Path(f"v{i}.mp4")) for i in range(4)]
-    key_run = lambda: describe_items(FrameCounter(), items, tmp_path, prompt="Say it.", loader=fake_loader,
-                                     run=QUIET)
+    key_run = lambda: describe_items(FrameCounter(), items, tmp_path, prompt="Say it.",
+                                     engine=LocalEngine(fake_loader), run=QUIET)
     folder = key_run().folder
     path = folder / "descriptions.jsonl"
     lines = path.read_text().splitlines(keepends=True)
@@ -189,7 +191,7 @@ def test_batches_concurrency_and_background_loading(tmp_path):
 
     d = Gated()
     s = describe_items(d, [Item(i, Path(f"{i}.mp4")) for i in range(11)], tmp_path, prompt="Say it.",
-                       loader=loader, run=QUIET)
+                       engine=LocalEngine(loader), run=QUIET)
     assert (s.done, s.failed) == (11, 0)
     assert d.loaded_during_first_call and d.peak == 2
     assert max(len(b) for b in d.batches) == 4 and sorted(sum(d.batches, [])) == list(range(11))
@@ -207,7 +209,7 @@ def test_items_loaded_in_one_wait_go_to_the_model_in_their_own_order(tmp_path):
 
     d = Slow()
     s = describe_items(d, [Item(i, Path(f"{i}.mp4")) for i in range(60)], tmp_path, prompt="Say it.",
-                       loader=fake_loader, load_workers=1, prefetch=4, run=QUIET)
+                       engine=LocalEngine(fake_loader, load_workers=1, prefetch=4), run=QUIET)
     assert (s.done, s.failed) == (60, 0)
     assert sum(d.batches, []) == list(range(60))
 
@@ -220,7 +222,7 @@ def test_a_failing_batch_is_retried_item_by_item(tmp_path):
             return super().describe(requests)
 
     s = describe_items(Picky(max_batch_size=4), [Item(i, Path(f"{i}.mp4")) for i in range(8)], tmp_path,
-                       prompt="Say it.", loader=fake_loader, run=QUIET)
+                       prompt="Say it.", engine=LocalEngine(fake_loader), run=QUIET)
     assert (s.done, s.failed) == (7, 1)
     assert s.failures == {3: "RuntimeError: cannot describe item 3"}
 
@@ -228,20 +230,17 @@ def test_a_failing_batch_is_retried_item_by_item(tmp_path):
 def test_bad_input_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(ValueError, match="item id 1 appears twice"):
         describe_items(FrameCounter(), [Item(1, Path("a.mp4")), Item(1, Path("b.mp4"))], tmp_path,
-                       prompt="Say it.", loader=fake_loader, run=QUIET)
+                       prompt="Say it.", engine=LocalEngine(fake_loader), run=QUIET)
 
     class Leaky(FrameCounter):
         def config(self):
             return {"model": "m", "api_key": "sk-should-never-be-written"}
 
     with pytest.raises(ValueError, match="secrets must never be written"):
-        describe_items(Leaky(), [Item(1, Path("a.mp4"))], tmp_path, prompt="Say it.", loader=fake_loader,
-                       run=QUIET)
-    with pytest.raises(ValueError) as local_options:  # the engine's own loading options go to the engine
-        describe_items(FrameCounter(), [Item(1, Path("a.mp4"))], tmp_path, prompt="Say it.", prefetch=2,
+        describe_items(Leaky(), [Item(1, Path("a.mp4"))], tmp_path, prompt="Say it.",
                        engine=LocalEngine(fake_loader), run=QUIET)
-    assert str(local_options.value) == ("loader, load_workers and prefetch are the local engine's: "
-                                        "leave them out with engine=")
+    # the engine's own loading options reach a run only through the engine
+    assert not {f.name for f in dataclasses.fields(LocalEngine)} & set(inspect.signature(describe_items).parameters)
     assert not (tmp_path / "descriptions").exists()
 
 
@@ -277,7 +276,7 @@ SLOW_RUN = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from sova_lib.describe.item import Item
-    from sova_lib.describe.runner import RunOptions, describe_items
+    from sova_lib.describe.runner import LocalEngine, RunOptions, describe_items
 
     class Slow:
         name, max_batch_size, max_concurrency = "slow", 1, 2
@@ -288,7 +287,7 @@ SLOW_RUN = textwrap.dedent("""
             return [f"text of {r.id}" for r in requests]
 
     describe_items(Slow(), [Item(i, Path(f"{i}.mp4")) for i in range(int(sys.argv[2]))], sys.argv[1],
-                   prompt="Say it.", loader=lambda item, fps: ([None], (0.0,), True),
+                   prompt="Say it.", engine=LocalEngine(lambda item, fps: ([None], (0.0,), True)),
                    run=RunOptions(sync_every=0.05, show_progress=False, verbose=False))
 """)
 
@@ -319,7 +318,7 @@ def test_a_run_killed_with_sigkill_resumes_with_one_line_per_item(tmp_path):
     exec_globals = {}
     exec(compile(SLOW_RUN.split("describe_items(Slow()")[0], "slow", "exec"), exec_globals)
     summary = describe_items(exec_globals["Slow"](), [Item(i, Path(f"{i}.mp4")) for i in range(n)],
-                             tmp_path / "cache", prompt="Say it.", loader=fake_loader, run=QUIET)
+                             tmp_path / "cache", prompt="Say it.", engine=LocalEngine(fake_loader), run=QUIET)
     assert summary.folder == folder and summary.skipped_cached >= before
     records = read_lines(folder / "descriptions.jsonl")
     assert sorted(r["id"] for r in records) == list(range(n))

@@ -10,7 +10,7 @@ import pytest
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.item import Item, load_item
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import LocalEngine, describe_items
 from sova_lib.video.frames import example_videos, sample_indices
 
 
@@ -50,8 +50,9 @@ class Scripted:
 def run(describer, ids, tmp_path, **options):
     """``describe_items`` quietly, one item at a time; ``options`` are ``RunOptions`` fields."""
     items = [Item(i, tmp_path / f"{i}.mp4") for i in ids]
-    return describe_items(describer, items, tmp_path / "cache", prompt="Describe.", loader=loader,
-                          run=RunOptions(show_progress=False, verbose=False, **options), load_workers=1, prefetch=1)
+    return describe_items(describer, items, tmp_path / "cache", prompt="Describe.",
+                          run=RunOptions(show_progress=False, verbose=False, **options),
+                          engine=LocalEngine(loader, load_workers=1, prefetch=1))
 
 
 def folder_of(tmp_path):

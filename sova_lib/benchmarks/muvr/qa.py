@@ -189,7 +189,7 @@ def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache
     from sova_lib.describe.contract import PromptedDescriber  # describing code, here: scoring answers never loads it
     from sova_lib.describe.item import Item
     from sova_lib.describe.prompts import Prompt
-    from sova_lib.describe.runner import describe_items
+    from sova_lib.describe.runner import LocalEngine, describe_items
 
     video_root = Path(video_root)
     by_id = {q.id: q for q in questions}
@@ -212,7 +212,8 @@ def run_qa(describer, questions: list[QAQuestion], video_root: str | Path, cache
     items = [Item(q.id, video_root / q.target, is_video=False) for q in questions]
     asked = PromptedDescriber(describer, {id: {"prompt": text} for id, text in texts.items()}, "muvr_qa", extra)
     return describe_items(asked, items, cache_dir,
-                          prompt=Prompt(f"muvr-qa-{mode}-{template}", template_text, template_text), fps=0.0, loader=load, **options)
+                          prompt=Prompt(f"muvr-qa-{mode}-{template}", template_text, template_text), fps=0.0,
+                          engine=LocalEngine(load), **options)
 
 
 # Field lists of the same shape, deliberately: QAResult, muvr.retrieval.MuvrResult and report.compare.Comparison are

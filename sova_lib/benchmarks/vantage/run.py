@@ -247,7 +247,7 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     from sova_lib.describe.contract import PromptedDescriber  # the runner here: scoring cached answers never loads it
     from sova_lib.describe.item import Item
     from sova_lib.describe.prompts import Prompt
-    from sova_lib.describe.runner import describe_items
+    from sova_lib.describe.runner import LocalEngine, describe_items
 
     items = [it for it in items if it.task == task]
     if not items:
@@ -286,7 +286,7 @@ def describe_task(describer: Describer, task: str, items: Sequence[VantageItem],
     # No sampling rate: videos get a fixed number of frames, named by the sampler version.
     return describe_items(wrapped, runner_items, cache_dir, prompt=template, fps=None,
                           sampler_version=f"vantage-uniform-{n_frames}", crop_source="none",
-                          loader=loader, run=run,
+                          engine=LocalEngine(loader), run=run,
                           details={"benchmark": "vantage", "route": ROUTES[0 if prompts is None else 1], **settings,
                                    **({} if prompts is None else {"prompts_file": str(prompts.path)})})
 

@@ -12,6 +12,7 @@ from sova_lib.benchmarks.muvr.features import write_vectors_npz
 from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
 from sova_lib.cli import main
 from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import LocalEngine
 from sova_lib.records import collect_records, fingerprint_label, record_label
 from sova_lib.similarity import ItemVectors
 from tests.benchmarks.muvr import fixtures
@@ -201,7 +202,7 @@ def test_two_checkpoints_described_windows_are_two_records(data, tmp_path):
 
     for describer in (FirstCheckpoint(), SecondCheckpoint()):
         framework.describe_windows(describer, ids, tmp_path / "v", tmp_path / "c", prompt="Describe this video.",
-                                   loader=loader, run=RunOptions(show_progress=False, verbose=False))
+                                   engine=LocalEngine(loader), run=RunOptions(show_progress=False, verbose=False))
     folders = sorted((tmp_path / "c" / "descriptions").iterdir())
     for folder in [*folders, *folders]:  # the same cache twice: its record is rewritten
         result = muvr.evaluate_files(data, partitions=["news"], descriptions=folder, encoder=NamedHashEncoder())

@@ -10,6 +10,7 @@ from sova_lib.benchmarks.muvr import framework, qa, retrieval
 from sova_lib.benchmarks.muvr.annotations import MuvrQuery, Partition
 from sova_lib.describe.contract import DescriberEnvironmentError
 from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import LocalEngine
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.video import example_videos
 from tests.benchmarks.muvr.fixtures import synthetic
@@ -120,7 +121,8 @@ def test_describe_windows_puts_the_layout_in_the_cache_key(tmp_path):
         return [np.full((2, 2, 3), 0, np.uint8)] * 6, (), True
 
     runs = [framework.describe_windows(describer, ["BVx", "BVmissing"], tmp_path / "v", tmp_path / "c",
-                                       prompt="Describe this video.", seconds=s, loader=loader, run=QUIET) for s in (1.0, 2.0)]
+                                       prompt="Describe this video.", seconds=s, engine=LocalEngine(loader), run=QUIET)
+            for s in (1.0, 2.0)]
     assert runs[0].folder != runs[1].folder
     assert "BVmissing@0" in runs[0].failures
     ids = sorted(read_descriptions(runs[0].folder), key=lambda i: int(i.split("@")[1]))

@@ -12,7 +12,7 @@ from sova_lib.describe.contract import DescriberEnvironmentError, DescribeReques
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import LocalEngine, describe_items
 from sova_lib.video.frames import example_videos
 
 KEY = "sk-test-9f8e7d6c5b4a-SECRET"
@@ -145,8 +145,8 @@ def test_several_endpoints_share_the_requests_with_bounded_concurrency_each(serv
     d = OpenAIDescriber(model="m", base_url=[s.url for s in servers], concurrency=2)
     assert (d.max_concurrency, d.run_info()["base_url"]) == (4, [s.url for s in servers])
     items = [Item(i, tmp_path / f"{i}.mp4") for i in range(12)]
-    s = describe_items(d, items, tmp_path / "cache", prompt="Describe.", loader=lambda item, fps: (frames(), (0, 1), True),
-                       run=QUIET)
+    s = describe_items(d, items, tmp_path / "cache", prompt="Describe.",
+                       engine=LocalEngine(lambda item, fps: (frames(), (0, 1), True)), run=QUIET)
     assert (s.done, s.failed) == (12, 0)
     counts = [len(server.requests) for server in servers]
     assert sum(counts) == 12 and min(counts) >= 4  # least-in-flight: neither replica idles

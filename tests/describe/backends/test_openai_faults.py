@@ -10,7 +10,7 @@ from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIError
 from sova_lib.describe.contract import DescriberEnvironmentError, DescribeRequest
 from sova_lib.describe.item import Item
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import LocalEngine, describe_items
 
 KEY = "sk-test-5e4d3c2b1a-SECRET"
 QUIET = RunOptions(show_progress=False, verbose=False)
@@ -94,7 +94,7 @@ def test_an_answer_that_quotes_the_key_has_it_redacted(server_factory, monkeypat
 def _run(d, tmp_path, n=6, run=QUIET):
     items = [Item(i, tmp_path / f"{i}.mp4") for i in range(n)]
     return describe_items(d, items, tmp_path / "cache", prompt="Describe.", run=run,
-                          loader=lambda item, fps: (request().frames, (0.0, 1.0), True), load_workers=1)
+                          engine=LocalEngine(lambda item, fps: (request().frames, (0.0, 1.0), True), load_workers=1))
 
 
 def test_an_empty_and_a_95_mb_answer_leave_the_run_going_and_no_answer_stops_it(server_factory, tmp_path):

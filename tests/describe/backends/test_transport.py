@@ -20,7 +20,7 @@ from sova_lib.describe.contract import (
 )
 from sova_lib.describe.item import Item
 from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import describe_items
+from sova_lib.describe.runner import LocalEngine, describe_items
 
 KEY = "sk-test-7a6b5c4d3e2f-SECRET"
 QUIET = RunOptions(show_progress=False, verbose=False)
@@ -117,7 +117,7 @@ def test_a_server_that_fails_every_request_stops_the_run_after_four(backend, ser
     items = [Item(i, tmp_path / f"{i}.mp4") for i in range(6)]
     with pytest.raises(DescriberEnvironmentError) as err:
         describe_items(d, items, tmp_path / "cache", prompt="Describe.", run=QUIET,
-                       loader=lambda item, fps: (request().frames, (0.0, 1.0), True))
+                       engine=LocalEngine(lambda item, fps: (request().frames, (0.0, 1.0), True)))
     # one item at a time: it is the only one in progress, so four failed requests in a row (twice two) stop it
     assert len(server.requests) == 4 and len(waits) == 3
     assert str(err.value) == (f"the last 4 requests to {server.url} for model 'm' all failed, and none was answered "
