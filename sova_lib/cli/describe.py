@@ -65,7 +65,7 @@ describes in this process (``sova_lib.describe.runner``); ``--engine ray``
 runs the describer in a pool of ``--workers`` Ray actors
 (``--gpus-per-worker``, ``--cpus-per-worker``, ``--ray-items-per-call`` items
 per call), on the cluster at ``--address`` (``auto``: the one ``ray start`` made on
-this machine; its token is found as ``sova_lib.describe.ray_engine.cluster_token`` says) or on a
+this machine; its token is found as ``sova_lib.describe.ray_options.cluster_token`` says) or on a
 local Ray instance (``--num-cpus``, ``--num-gpus``), into the same cache
 folder (``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
 (replicas of one model) in either engine, and ``--batch-size`` is the model's
