@@ -214,8 +214,8 @@ def add_describe_options(d, *, engine: bool = True, fps: bool = True) -> None:
 def describer_options(args) -> dict:
     """The describer keywords of the options given (``--model``, ``--base-url``, ..., ``--backend-option``), checked
     and converted to their declared types (``contract.backend_keywords``)."""
-    # the flags the backends declare; getattr: a command may offer fewer (sova vantage describe)
-    given = {key: getattr(args, key, None) for key in contract.backend_flags()}
+    # the flags the backends declare, which every describing command offers (options.add_describer_options)
+    given = {key: getattr(args, key) for key in contract.backend_flags()}
     options = contract.backend_keywords(args.backend, given, args.backend_option)
     if given.get("model") is not None and "model" not in options:
         note(f"the {args.backend} backend has no model; --model is ignored")
