@@ -65,7 +65,7 @@ describes in this process (``sova_lib.describe.runner``); ``--engine ray``
 runs the describer in a pool of ``--workers`` Ray actors
 (``--gpus-per-worker``, ``--cpus-per-worker``, ``--ray-items-per-call`` items
 per call), on the cluster at ``--address`` (``auto``: the one ``ray start`` made on
-this machine; its token is found as ``sova_lib.describe.ray_engine.cluster_token`` says) or on a
+this machine; its token is found as ``sova_lib.describe.ray_options.cluster_token`` says) or on a
 local Ray instance (``--num-cpus``, ``--num-gpus``), into the same cache
 folder (``sova_lib.describe.ray_engine``). ``--base-url`` takes several URLs
 (replicas of one model) in either engine, and ``--batch-size`` is the model's
@@ -214,8 +214,8 @@ def add_describe_options(d, *, engine: bool = True, fps: bool = True) -> None:
 def describer_options(args) -> dict:
     """The describer keywords of the options given (``--model``, ``--base-url``, ..., ``--backend-option``), checked
     and converted to their declared types (``contract.backend_keywords``)."""
-    # the flags the backends declare; getattr: a command may offer fewer (sova vantage describe)
-    given = {key: getattr(args, key, None) for key in contract.backend_flags()}
+    # the flags the backends declare, which every describing command offers (options.add_describer_options)
+    given = {key: getattr(args, key) for key in contract.backend_flags()}
     options = contract.backend_keywords(args.backend, given, args.backend_option)
     if given.get("model") is not None and "model" not in options:
         note(f"the {args.backend} backend has no model; --model is ignored")

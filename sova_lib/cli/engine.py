@@ -3,8 +3,9 @@
 ``add_engine_options(parser)`` adds ``--engine {local,ray}`` and, in a group
 of their own, the ray engine's options (``--workers``, ``--gpus-per-worker``,
 ``--cpus-per-worker``, ``--ray-items-per-call``, ``--address``, ``--num-cpus``,
-``--num-gpus``); ``engine_options(args)`` turns them into the ``RayOptions``
-(``sova_lib.describe.ray_engine``) that
+``--num-gpus``), made from the fields ``RayOptions`` declares with a flag
+(``sova_lib.describe.ray_options``: each flag's help, metavar and default are
+its field's); ``engine_options(args)`` turns them into the ``RayOptions`` that
 ``sova_lib.describe.ray_engine.describe_items_ray`` and
 ``sova_lib.describe.contrastive.ray_engine.embed_items_ray`` take;
 ``run_options(args)`` turns ``--retry-errors`` and ``--no-progress`` into the
@@ -21,24 +22,24 @@ from __future__ import annotations
 
 from sova_lib.cli import CliError
 from sova_lib.cli.options import nonnegative_number, note, positive_count
+from sova_lib.describe.contract import declared_options
+from sova_lib.describe.ray_options import RayOptions
 from sova_lib.describe.run_cache import RunOptions
 
 __all__ = ["add_engine_options", "engine_options", "run_options"]
 
 
-#: Options of the ray engine: (flag, dest, type, help); one not given takes ``RayOptions``' default (the field named
-#: as the dest, without a ``ray_`` prefix). The types refuse a value out of range while the command line is parsed.
-_RAY_OPTIONS = (
-    ("--workers", "workers", positive_count, "Ray actors in the pool, each loading the model once (default 1)"),
-    ("--gpus-per-worker", "gpus_per_worker", nonnegative_number, "GPUs each actor holds (default 0)"),
-    ("--cpus-per-worker", "cpus_per_worker", nonnegative_number, "CPUs each actor holds (default 1)"),
-    ("--ray-items-per-call", "ray_items_per_call", positive_count, "items per actor call (default 8), which the "
-                                                                    "actor's describer batches by --batch-size"),
-    ("--address", "address", str, "join this Ray cluster ('auto': the one started on this machine); "
-                                   "default: start a local Ray instance"),
-    ("--num-cpus", "num_cpus", int, "CPUs of a local Ray instance (default: all)"),
-    ("--num-gpus", "num_gpus", int, "GPUs of a local Ray instance (default: all)"),
-)
+#: The argparse type of a ray engine flag, by the types its field declares (``BackendOption.kinds``): a count of 1 or
+#: more, a share of 0 or more, and an optional setting read as it is (Ray checks it). They refuse a value out of range
+#: while the command line is parsed.
+_FLAG_TYPES = {("int",): positive_count, ("float",): nonnegative_number, ("None", "int"): int, ("None", "str"): str}
+
+
+def _ray_flags() -> dict:
+    """``{field: (flag, option)}`` of the ``RayOptions`` fields declared with a flag, in their order: ``--NAME``, but
+    ``--ray-items-per-call`` for ``items_per_call``, the one that says Ray (and so implies ``--engine ray``)."""
+    return {name: (f"--{'ray-' if name == 'items_per_call' else ''}{name.replace('_', '-')}", option)
+            for name, option in declared_options(RayOptions).items() if option.flag}
 
 
 def add_engine_options(parser) -> None:
@@ -49,9 +50,9 @@ def add_engine_options(parser) -> None:
                             "(implied by --ray-items-per-call)")
     ray = parser.add_argument_group("ray engine", "options of --engine ray, e.g. --engine ray --workers 4 "
                                                   "--gpus-per-worker 1")
-    for flag, dest, kind, text in _RAY_OPTIONS:
-        ray.add_argument(flag, dest=dest, type=kind, default=None, metavar="ADDRESS" if dest == "address" else "N",
-                         help=text)
+    for name, (flag, option) in _ray_flags().items():  # a flag of each field that declares one, as it declares it
+        ray.add_argument(flag, dest=name, type=_FLAG_TYPES[tuple(option.kinds())], default=None, metavar=option.flag,
+                         help=option.help.format(default=option.default))
 
 
 def engine_options(args):
@@ -60,8 +61,9 @@ def engine_options(args):
     ``--ray-items-per-call`` without ``--engine`` implies ``--engine ray`` (one note on stderr); any other ray option
     without ``--engine ray``, or a ray option beside an explicit ``--engine local``, is a usage error.
     """
-    given = {dest: getattr(args, dest) for _, dest, _, _ in _RAY_OPTIONS if getattr(args, dest) is not None}
-    flags = [f for f, dest, _, _ in _RAY_OPTIONS if dest in given]
+    ray_flags = _ray_flags()
+    given = {name: getattr(args, name) for name in ray_flags if getattr(args, name) is not None}
+    flags = [ray_flags[name][0] for name in given]
     if args.engine == "local" and given:
         raise CliError(f"{flags[0]} applies to --engine ray, not --engine local; drop one of them")
     if args.engine is None:
@@ -73,9 +75,7 @@ def engine_options(args):
             raise CliError(f"{flags[0]} is an option of the Ray engine; add --engine ray to run on Ray, or drop it")
     if args.engine != "ray":
         return None
-    from sova_lib.describe.ray_engine import RayOptions  # the ray engine's module only where it runs
-
-    return RayOptions(**{name.removeprefix("ray_"): value for name, value in given.items()})
+    return RayOptions(**given)
 
 
 def run_options(args) -> RunOptions:

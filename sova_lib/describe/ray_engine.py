@@ -39,21 +39,19 @@ describer, write the same texts.
 
 Ray: with ``address`` (``"auto"``, or ``host:port``) the run joins that
 cluster (with token authentication when a token is at hand,
-``use_cluster_token``); otherwise it uses the Ray instance this process
+``ray_options.use_cluster_token``); otherwise it uses the Ray instance this process
 already has, or starts a local one with ``num_cpus`` / ``num_gpus`` (default: the machine's)
 and shuts it down at the end.
 
 Of the describing pair of ``runner.py`` / ``ray_engine.py`` (the frame-embedding pair is
 ``sova_lib.describe.contrastive``), this is the Ray engine (``--engine ray``); ``sova_lib.describe.runner``
-holds the local one and the loop both share. ``RunWorker``, ``run_on_actors`` and ``RayOptions`` serve both
-pairs' Ray engines.
+holds the local one and the loop both share. ``RunWorker``, ``run_on_actors`` and ``RayOptions`` (declared in
+``sova_lib.describe.ray_options``, which imports no Ray) serve both pairs' Ray engines.
 """
 from __future__ import annotations
 
 import logging
-import os
 import pickle
-import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -63,60 +61,13 @@ from typing import Any, Callable, Iterable, Iterator
 from sova_lib.describe.contract import Describer, make_describer, options_of
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import Prompt
+from sova_lib.describe.ray_options import RayOptions
 from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary
 from sova_lib.describe.runner import describe_items, schedule_requests, start_describer
 from sova_lib.video.frames import Sampling
 
-__all__ = ["RayEngine", "RayOptions", "RunWorker", "check_ray_data", "cluster_token", "describe_items_ray", "map_on_actors",
-           "pickled_error", "ray_session", "run_on_actors", "use_cluster_token"]
-
-
-@dataclass(frozen=True)
-class RayOptions:
-    """Where and how wide a Ray run goes; the same for describing and embedding (``RunOptions``: how it behaves).
-
-    ``workers`` actors, each with ``gpus_per_worker`` GPUs and
-    ``cpus_per_worker`` CPUs, take ``items_per_call`` items per call (the describer batches them by its own
-    ``batch_size``);
-    ``load_workers`` decoding threads per actor (default: its CPUs, 1 to 8; ``threads``).
-    ``address``, ``num_cpus`` and ``num_gpus``: see ``ray_session``.
-    Every Ray run function takes these as one ``ray`` argument (default: these defaults).
-    """
-
-    workers: int = 1
-    gpus_per_worker: float = 0.0
-    cpus_per_worker: float = 1.0
-    items_per_call: int = 8
-    address: str | None = None
-    num_cpus: int | None = None
-    num_gpus: int | None = None
-    load_workers: int | None = None
-
-    def __post_init__(self):
-        if self.workers < 1 or self.items_per_call < 1:
-            raise ValueError(f"workers and items_per_call must be at least 1, got {self.workers} and "
-                             f"{self.items_per_call}")
-        if self.address is not None:
-            use_cluster_token()  # now, before Ray is imported: it reads RAY_AUTH_MODE then
-
-    def engine(self) -> dict:
-        """The manifest's ``engine`` entry."""
-        return {"name": "ray", "workers": self.workers, "gpus_per_worker": self.gpus_per_worker,
-                "cpus_per_worker": self.cpus_per_worker, "items_per_call": self.items_per_call}
-
-    def device(self) -> str:
-        return f"ray: {self.workers} x ({self.gpus_per_worker:g} GPU, {self.cpus_per_worker:g} CPU)"
-
-    def threads(self) -> int:
-        """Decoding threads per actor, the one rule of the describe and the embedding Ray engines.
-
-        ``load_workers`` when given; otherwise the actor's CPUs (``cpus_per_worker``, rounded down, at least 1),
-        at most 8. The machine that plans the run may not be the one an actor runs on, so its own core count
-        plays no part: Ray places an actor only on a node with ``cpus_per_worker`` CPUs free.
-        """
-        if self.load_workers is not None:
-            return self.load_workers
-        return max(1, min(8, int(self.cpus_per_worker) or 1))
+__all__ = ["RayEngine", "RayOptions", "RunWorker", "check_ray_data", "describe_items_ray", "map_on_actors",
+           "pickled_error", "ray_session", "run_on_actors"]
 
 
 class RunWorker:
@@ -179,33 +130,6 @@ def check_ray_data() -> None:
     missing = [name for name in ("ray", "pyarrow") if importlib.util.find_spec(name) is None]
     if missing:
         raise ValueError(f"--engine ray needs Ray Data (pip install 'ray[data]'): no module {missing[0]!r}")
-
-
-def cluster_token() -> str | None:
-    """Where Ray would read a cluster's token from: ``$RAY_AUTH_TOKEN``, ``$RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``."""
-    if os.environ.get("RAY_AUTH_TOKEN"):
-        return "$RAY_AUTH_TOKEN"
-    for path in (os.environ.get("RAY_AUTH_TOKEN_PATH"), Path.home() / ".ray" / "auth_token"):
-        if path and Path(path).is_file():
-            return str(path)
-    return None
-
-
-def use_cluster_token() -> None:
-    """Joining a cluster (``address``): with ``RAY_AUTH_MODE`` unset and a token at hand, use token authentication.
-
-    ``ray start --head`` of Ray 2.60 turns token authentication on whenever a token exists, and a driver that
-    joins without ``RAY_AUTH_MODE=token`` is refused (``InvalidAuthToken``). Ray reads the token itself from the
-    places ``cluster_token`` names; this sets ``RAY_AUTH_MODE=token`` for this process (and the actors it starts)
-    when one of them holds one. ``RAY_AUTH_MODE`` set by the user is left as it is.
-    """
-    if "RAY_AUTH_MODE" in os.environ:
-        return
-    where = cluster_token()
-    if where is not None:
-        os.environ["RAY_AUTH_MODE"] = "token"
-        print(f"sova: note: joining the Ray cluster with token authentication (the token of {where}; "
-              "RAY_AUTH_MODE=disabled turns it off)", file=sys.stderr)
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """A command imports only what its own work needs: the ``sova_lib`` modules of a warm ``sova sovabench evaluate`` of
 a JSON Lines file and of a describe cache folder, and of a warm ``sova compare`` of two cache folders, listed; no
-Ray, KPF or clip extraction in ``sova describe --backend motion``, and no torch in ``sova describe --backend
+describing or embedding code in ``sova image-tasks evaluate``; no Ray, KPF or clip extraction in ``sova describe --backend motion``, and no torch in ``sova describe --backend
 openai``, which decodes frames with decord and sends them to a server."""
 import json
 import os
@@ -139,6 +139,15 @@ def test_a_vantage_evaluate_of_cached_answers_imports_no_runner_or_video_code(tm
     assert {"sova_lib.describe.provenance", "sova_lib.describe.cache"} <= set(modules)
     assert not (DESCRIBING - {"sova_lib.describe.cache"}) & set(modules)
     assert not {"sova_lib.cli.describe", "sova_lib.cli.engine", "torch", "cv2"} & set(modules)
+
+
+def test_an_image_tasks_evaluate_imports_no_describing_or_embedding_code(tmp_path):
+    out, modules = _run("image-tasks", "evaluate", "--task", "vsr-zeroshot", "--baseline", "random", "--json",
+                        cwd=tmp_path)
+    assert (json.loads(out)["value"], json.loads(out)["n_items"]) == (50.0, 1222)  # chance on VSR's 1,222 items
+    assert not DESCRIBING & set(modules)
+    assert not {m for m in modules if m.startswith(("sova_lib.describe.", "sova_lib.video."))} - set(CACHE_READER)
+    assert not {"sova_lib.cli.describe", "sova_lib.cli.embed", "sova_lib.cli.engine", "torch", "cv2"} & set(modules)
 
 
 def test_describe_with_the_motion_backend_imports_no_ray_kpf_or_clip_extraction(tmp_path):

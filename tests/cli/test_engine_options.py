@@ -1,15 +1,21 @@
 """Only what says Ray starts Ray (--engine ray, --ray-items-per-call); another ray option needs --engine ray; the
-model's --batch-size is the describer's, on every engine, and does not import Ray."""
+model's --batch-size is the describer's, on every engine, and does not import Ray; the ray options are declared once,
+in ``RayOptions``: a field added there with a flag is a flag of the command line, with its help and default, and
+reaches the Ray engine."""
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from sova_lib.cli import CliError, build_parser, main
+from sova_lib.cli import engine as cli_engine
 from sova_lib.cli.engine import engine_options, run_options
-from sova_lib.describe.ray_engine import RayOptions
+from sova_lib.describe import ray_engine
+from sova_lib.describe.contract import option
+from sova_lib.describe.ray_options import RayOptions
 from sova_lib.describe.run_cache import RunOptions
 
 VIDEOS = ["describe", "--backend", "motion", "--videos", "x/"]
@@ -117,3 +123,35 @@ def test_the_help_groups_the_ray_options(command, capsys):
 def test_a_ray_option_out_of_range_is_refused_while_parsing(option, value, message, capsys):
     assert main(["describe", "--videos", ".", "--backend", "motion", "--engine", "ray", option, value]) == 2
     assert capsys.readouterr().err == f"sova: error: sova describe: {message}; see 'sova describe --help'\n"
+
+
+@dataclass(frozen=True)
+class WiderRayOptions(RayOptions):
+    """``RayOptions`` and two more fields, one a flag."""
+
+    spill_gb: float = option(2.0, help="object store each actor may spill, in GB (default {default:g})", flag="GB")
+    quiet_actors: bool = option(False, help="silence the actors' logs")
+
+
+def test_a_field_added_to_ray_options_is_a_flag_with_its_help_and_reaches_the_ray_engine(monkeypatch, capsys,
+                                                                                          tmp_path):
+    monkeypatch.setattr(cli_engine, "RayOptions", WiderRayOptions)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["describe", "--help"])
+    ray_group = " ".join(capsys.readouterr().out.split("\nray engine:\n", 1)[1].split())
+    assert "--spill-gb GB object store each actor may spill, in GB (default 2)" in ray_group
+    assert "--quiet-actors" not in ray_group  # no flag declared: not offered
+    seen = []
+
+    def fake_actors(todo, *, start, work, ray):  # what the Ray engine hands its pool, with no Ray started
+        seen.append(ray)
+        return (ray_engine.Outcome(item.id, value=f"spill {ray.spill_gb:g}") for item in todo)
+
+    monkeypatch.setattr(ray_engine, "run_on_actors", fake_actors)
+    assert main(["describe", "--backend", "motion", "--protocol", "quickstart-direction", "--cache-dir",
+                 str(tmp_path), "--no-progress", "--engine", "ray", "--spill-gb", "3"]) == 0
+    assert seen == [WiderRayOptions(spill_gb=3.0)]
+    (described,) = (tmp_path / "descriptions").glob("*/descriptions.jsonl")
+    assert [json.loads(line)["text"] for line in described.read_text().splitlines()] == ["spill 3"] * 6
+    with pytest.raises(CliError, match=r"^--spill-gb is an option of the Ray engine; add --engine ray"):
+        engine_options(_args("--spill-gb", "3"))

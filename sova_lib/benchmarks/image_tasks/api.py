@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sova_lib.benchmarks.image_tasks.accuracy import (
     ImageTaskResult,
@@ -20,10 +21,12 @@ from sova_lib.benchmarks.image_tasks.accuracy import (
     score_vectors,
 )
 from sova_lib.benchmarks.image_tasks.datasets import image_key, load
-from sova_lib.describe.item import IMAGE_SUFFIXES, Item
 from sova_lib.describe.provenance import folder_provenance
 from sova_lib.encoder import SentenceEncoder
 from sova_lib.item_vectors import MAX_TEXT_CHARS, cut_note, read_descriptions, read_embeddings, vectors_identity
+
+if TYPE_CHECKING:  # the items' module (and the video code it imports) only where items are made: scoring needs neither
+    from sova_lib.describe.item import Item
 
 __all__ = ["BASELINES", "evaluate_files", "items"]
 
@@ -33,6 +36,8 @@ BASELINES = ("random", "oracle")
 def items(images: str) -> list[Item]:
     """One item per image file of the folder or glob ``images``, its id the file stem (a digit-only stem as an
     integer: ``000000017697.jpg`` is 17697); ``ValueError`` for no image or two files of one id."""
+    from sova_lib.describe.item import IMAGE_SUFFIXES, Item
+
     path = Path(images)
     files = sorted(path.iterdir()) if path.is_dir() else sorted(Path(p) for p in glob.glob(images, recursive=True))
     files = [f for f in files if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES]
