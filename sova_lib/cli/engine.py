@@ -51,7 +51,7 @@ def add_engine_options(parser) -> None:
     ray = parser.add_argument_group("ray engine", "options of --engine ray, e.g. --engine ray --workers 4 "
                                                   "--gpus-per-worker 1")
     for name, (flag, option) in _ray_flags().items():  # a flag of each field that declares one, as it declares it
-        ray.add_argument(flag, dest=name, type=_FLAG_TYPES[tuple(option.kinds())], default=None, metavar=option.flag,
+        ray.add_argument(flag, type=_FLAG_TYPES[tuple(option.kinds())], default=None, metavar=option.flag,
                          help=option.help.format(default=option.default))
 
 
@@ -62,7 +62,8 @@ def engine_options(args):
     without ``--engine ray``, or a ray option beside an explicit ``--engine local``, is a usage error.
     """
     ray_flags = _ray_flags()
-    given = {name: getattr(args, name) for name in ray_flags if getattr(args, name) is not None}
+    values = {name: getattr(args, flag[2:].replace("-", "_")) for name, (flag, _) in ray_flags.items()}  # as stored
+    given = {name: value for name, value in values.items() if value is not None}
     flags = [ray_flags[name][0] for name in given]
     if args.engine == "local" and given:
         raise CliError(f"{flags[0]} applies to --engine ray, not --engine local; drop one of them")
