@@ -62,11 +62,8 @@ import pandas as pd
 from matplotlib.patches import Rectangle
 
 from sova_lib import SentenceEncoder, embed_descriptions, make_describer, read_descriptions, records, split
-from sova_lib.benchmarks.excerpts import QUICKSTART_INPUT
 from sova_lib.describe.cache import read_failures
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.run_cache import RunOptions
-from sova_lib.describe.runner import describe_items
 from sova_lib.report import explore, plots, tables
 from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.storage import cache_root, write_json
@@ -128,9 +125,7 @@ named = model or backend  # the motion describer is named as not an MLLM, any ot
 names = ({"short": "motion describer", "long": "the classical motion describer (not an MLLM)",
           "summary": "motion (classical OpenCV motion describer, not an MLLM)"} if backend == "motion" else
          {"short": named, "long": f"{named} ({backend})", "summary": f"{backend}: {named}"})
-# the key of sova describe --protocol quickstart-direction; only the clips the folder lacks are described
-folder = describe_items(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps,
-                        input_name=QUICKSTART_INPUT, run=RunOptions(show_progress=False)).folder
+folder = quickstart.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
 done, errors = read_descriptions(folder), folder / "errors.jsonl"
 reasons = read_failures(errors) if errors.is_file() else {}  # each failed clip's last line in errors.jsonl
 texts = {it.id: done[it.id] for it in items if it.id in done}  # a clip that failed is shown, then left out

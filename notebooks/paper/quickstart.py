@@ -2,6 +2,8 @@
 
 * ``example_items``: the videos to describe, as runner ``Item`` objects,
   optionally each also played backwards;
+* ``describe_missing``: the notebook's call into the runner
+  (``describe_items``), which describes only the items its cache lacks;
 * ``request_table``: what a describer is sent for one item (the
   instruction, the system prompt, the sampled frames and their times);
 * ``neighbours``: a query's top-k clips, each with the pair of sentences
@@ -17,24 +19,28 @@ that has ``encode(list[str]) -> (n, D)`` unit vectors (``SentenceEncoder``).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 from sova_lib.benchmarks.excerpts import (
     DIRECTION_PROTOCOL,
+    QUICKSTART_INPUT,
     REVERSED_SUFFIX,
     direction_protocol,
     example_clips,
 )
 from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
-from sova_lib.describe.runner import build_request
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import build_request, describe_items
 from sova_lib.evaluation import CoverageError, baseline, evaluate
 from sova_lib.protocols import Protocol, get_protocol
 from sova_lib.records import make_record
 from sova_lib.sentences import split
 from sova_lib.similarity import max_cosine, mean_cosine
 
-__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "direction_protocol",
+__all__ = ["DIRECTION_PROTOCOL", "REVERSED_SUFFIX", "example_items", "describe_missing", "direction_protocol",
            "direction_records", "RANDOM_SCORER", "request_table", "neighbours"]
 
 
@@ -47,6 +53,18 @@ def example_items(videos=(), *, with_reversed: bool = True):
     """
 
     return [clip.item() for clip in example_clips(videos, with_reversed=with_reversed)]
+
+
+def describe_missing(describer, items, cache_dir, *, prompt, fps: float) -> Path:
+    """Describe the quickstart's ``items`` through the runner (``describe_items``, which computes the key as
+    ``sova describe --protocol quickstart-direction`` does), into the folder of its configuration; returns it.
+
+    Only the items the folder lacks are described; when it holds every one, nothing runs and nothing is rewritten
+    (not even the manifest), so re-running a notebook leaves a committed cache as it was. ``prompt`` is a
+    ``prompts.Prompt`` or a string ``prompts.resolve_prompt`` reads (a preset name), as for ``describe_items``.
+    """
+    return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, input_name=QUICKSTART_INPUT,
+                          run=RunOptions(show_progress=False)).folder
 
 
 def request_table(item, fps: float, prompt):

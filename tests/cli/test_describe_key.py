@@ -1,4 +1,4 @@
-"""One request, one key: the command line and the library call the quickstart notebook makes name one cache folder;
+"""One request, one key: the command line, the library and the quickstart notebook's helper name one cache folder;
 the describer is built once in each place it runs."""
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from sova_lib.video import example_videos, probe
 from paper import quickstart
 
 
-def test_one_request_is_one_key_from_the_cli_and_the_notebooks_library_call(tmp_path, capsys):
+def test_one_request_is_one_key_from_the_cli_the_library_and_the_notebook_helper(tmp_path, capsys):
     """Asking 1000 fps of the 10 fps excerpts: each route lowers the rate the same way, in the library, and finds
     the folder the first one wrote (nothing described again)."""
     assert {probe(path).fps for path in example_videos()} == {10.0}
@@ -30,12 +30,9 @@ def test_one_request_is_one_key_from_the_cli_and_the_notebooks_library_call(tmp_
     items = quickstart.example_items()
     library = describe_items(contract.make_describer("motion"), items, cache, prompt="general", fps=1000,
                              input_name=QUICKSTART_INPUT, run=RunOptions(show_progress=False, verbose=False))
-    assert library.folder == folder and (library.done, library.skipped_cached) == (0, len(items)) == (0, 6)
+    helper = quickstart.describe_missing(contract.make_describer("motion"), items, cache, prompt="general", fps=1000)
+    assert library.folder == helper == folder and (library.done, library.skipped_cached) == (0, len(items)) == (0, 6)
     assert (folder / "descriptions.jsonl").read_bytes() == written and len(read_descriptions(folder)) == 6
-    # the notebook's describe cell is that library call: the runner, with the quickstart's input name
-    notebook = (Path(__file__).parents[2] / "notebooks" / "00_quickstart.py").read_text()
-    assert "folder = describe_items(describer, items, cache_dir, " in notebook
-    assert "input_name=QUICKSTART_INPUT, run=RunOptions(show_progress=False)).folder" in notebook
 
 
 class _Pool:

@@ -104,30 +104,20 @@ class CountingDescriber:
         return [f"{len(r.frames)} frames." for r in requests]
 
 
-def _describe(describer, items, cache_dir, *, prompt, fps):
-    """The quickstart notebook's call into the runner, as its describe cell makes it."""
-    from sova_lib.benchmarks.excerpts import QUICKSTART_INPUT
-    from sova_lib.describe.run_cache import RunOptions
-    from sova_lib.describe.runner import describe_items
-
-    return describe_items(describer, items, cache_dir, prompt=prompt, fps=fps, input_name=QUICKSTART_INPUT,
-                          run=RunOptions(show_progress=False)).folder
-
-
-def test_describing_again_leaves_a_complete_cache_untouched(tmp_path):
+def test_describe_missing_leaves_a_complete_cache_untouched(tmp_path):
     from sova_lib.describe.prompts import resolve_prompt
     from sova_lib.item_vectors import read_descriptions
 
     items = quickstart.example_items()[:3]
     describer = CountingDescriber()
-    folder = _describe(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    folder = quickstart.describe_missing(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
     assert describer.calls == 2 and set(read_descriptions(folder)) == {items[0].id, items[1].id}
     manifest = (folder / "manifest.json").read_bytes()
-    again = _describe(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    again = quickstart.describe_missing(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
     assert again == folder and describer.calls == 2 and (folder / "manifest.json").read_bytes() == manifest
-    _describe(describer, items, tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    quickstart.describe_missing(describer, items, tmp_path, prompt=resolve_prompt("general"), fps=1.0)
     assert describer.calls == 3 and len(read_descriptions(folder)) == 3  # only the missing item
-    other = _describe(describer, items[:1], tmp_path, prompt=resolve_prompt("general"), fps=2.0)
+    other = quickstart.describe_missing(describer, items[:1], tmp_path, prompt=resolve_prompt("general"), fps=2.0)
     assert other != folder and describer.calls == 4  # another sampling rate is another cache
 
 
@@ -139,7 +129,8 @@ def test_motion_describer_on_the_excerpts_gives_clips_that_differ(encoder, tmp_p
     from sova_lib.sentences import split
 
     items = quickstart.example_items()
-    folder = _describe(make_describer("motion"), items, tmp_path, prompt=resolve_prompt("general"), fps=2.0)
+    folder = quickstart.describe_missing(make_describer("motion"), items, tmp_path, prompt=resolve_prompt("general"),
+                                         fps=2.0)
     texts = read_descriptions(folder)
     assert len(texts) == 6
     assert not set.intersection(*(set(split(t)) for t in texts.values()))
