@@ -27,9 +27,9 @@ on stderr naming the option, and exit status 2.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
+import pkgutil
 import sys
 from pathlib import Path
 
@@ -150,8 +150,7 @@ class SovaParser(argparse.ArgumentParser):
         """Add this parser's own arguments (``fill_later``), once."""
         fill, self._fill = self._fill, None
         if isinstance(fill, str):
-            module, _, name = fill.partition(":")
-            fill = getattr(importlib.import_module(module), name)
+            fill = pkgutil.resolve_name(fill)
         if fill is not None:
             fill(self)
 
