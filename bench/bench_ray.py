@@ -29,7 +29,8 @@ from bench_openai import start_server  # noqa: E402  (the same local server, ans
 from sova_lib.describe.backends.openai import OpenAIDescriber  # noqa: E402
 from sova_lib.describe.contract import make_describer  # noqa: E402
 from sova_lib.describe.item import Item  # noqa: E402
-from sova_lib.describe.ray_engine import RayOptions, describe_items_ray  # noqa: E402
+from sova_lib.describe.ray_engine import describe_items_ray  # noqa: E402
+from sova_lib.describe.ray_options import RayOptions  # noqa: E402
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import LocalEngine, describe_items
 from sova_lib.video.frames import example_videos, sample_frames  # noqa: E402

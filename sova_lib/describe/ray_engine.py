@@ -66,7 +66,7 @@ from sova_lib.describe.run_cache import Outcome, RunOptions, RunSummary
 from sova_lib.describe.runner import describe_items, schedule_requests, start_describer
 from sova_lib.video.frames import Sampling
 
-__all__ = ["RayEngine", "RayOptions", "RunWorker", "check_ray_data", "describe_items_ray", "map_on_actors",
+__all__ = ["RayEngine", "RunWorker", "check_ray_data", "describe_items_ray", "map_on_actors",
            "pickled_error", "ray_session", "run_on_actors"]
 
 

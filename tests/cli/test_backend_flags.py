@@ -10,7 +10,8 @@ from sova_lib.cli import build_parser
 from sova_lib.cli import describe as cli
 from sova_lib.describe.backends.openai import OpenAIDescriber, OpenAIOptions
 from sova_lib.describe.contract import make_describer, option
-from sova_lib.describe.ray_engine import RayEngine, RayOptions
+from sova_lib.describe.ray_engine import RayEngine
+from sova_lib.describe.ray_options import RayOptions
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ from sova_lib.describe.contract import option
 from sova_lib.describe.contrastive import ContrastiveModel, ContrastiveOptions
 from sova_lib.describe.contrastive import ray_engine as contrastive_ray
 from sova_lib.describe.item import Item
-from sova_lib.describe.ray_engine import RayOptions
+from sova_lib.describe.ray_options import RayOptions
 from sova_lib.describe.run_cache import RunOptions
 
 

@@ -10,7 +10,7 @@ from sova_lib.describe import ray_engine
 from sova_lib.describe.contrastive import ContrastiveModel, ContrastiveOptions, embed_items, read_cache
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.describe.item import Item
-from sova_lib.describe.ray_engine import RayOptions
+from sova_lib.describe.ray_options import RayOptions
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.video import probe, sample_indices
 from tests.tiny_contrastive import build_tiny_clip

@@ -16,7 +16,8 @@ from sova_lib.cli import main
 from sova_lib.describe.contract import DescriberEnvironmentError, make_describer
 from sova_lib.describe.item import Item
 from sova_lib.describe.prompts import resolve_prompt
-from sova_lib.describe.ray_engine import RayOptions, RunWorker, describe_items_ray
+from sova_lib.describe.ray_engine import RunWorker, describe_items_ray
+from sova_lib.describe.ray_options import RayOptions
 from sova_lib.describe.run_cache import OpenRun, Outcome, RunOptions
 from sova_lib.describe.runner import describe_items
 from sova_lib.video.frames import example_videos
@@ -119,7 +120,8 @@ def test_ray_options_need_the_ray_engine(tmp_path, capsys):
 _DRIVER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from sova_lib.describe.ray_engine import RayOptions, describe_items_ray
+    from sova_lib.describe.ray_engine import describe_items_ray
+    from sova_lib.describe.ray_options import RayOptions
     from sova_lib.describe.runner import RunOptions
     from sova_lib.describe.item import Item
     from sova_lib.video.frames import example_videos

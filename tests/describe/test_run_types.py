@@ -8,7 +8,8 @@ import pytest
 
 from sova_lib.describe.contrastive.ray_engine import embed_items_ray
 from sova_lib.describe.contrastive.runner import embed_items
-from sova_lib.describe.ray_engine import RayOptions, describe_items_ray
+from sova_lib.describe.ray_engine import describe_items_ray
+from sova_lib.describe.ray_options import RayOptions
 from sova_lib.describe.run_cache import RunOptions, RunSummary
 from sova_lib.describe.runner import LocalEngine, describe_items
 

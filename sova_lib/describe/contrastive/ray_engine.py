@@ -44,7 +44,8 @@ from sova_lib.describe.contrastive.model import ContrastiveModel, ContrastiveOpt
 from sova_lib.describe.contrastive.runner import check_pool, run_into_store, schedule_embeddings
 from sova_lib.describe.contrastive.store import embedding_key
 from sova_lib.describe.item import Item, effective_rate
-from sova_lib.describe.ray_engine import RayOptions, run_on_actors
+from sova_lib.describe.ray_engine import run_on_actors
+from sova_lib.describe.ray_options import RayOptions
 from sova_lib.describe.run_cache import RunOptions, RunSummary
 from sova_lib.video.frames import Sampling
 
