@@ -69,8 +69,6 @@ from sova_lib.similarity import max_cosine, mean_cosine, set_similarity
 from sova_lib.storage import cache_root, write_json
 from sova_lib.video.frames import probe, sample_frames
 
-from paper import quickstart
-
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
 cache_dir = cache_root(cache_dir, "../cache")  # the rule of sova reproduce and --cache-dir
@@ -80,9 +78,13 @@ pd.set_option("display.max_colwidth", None)  # sentences are shown whole
 # ## The videos
 #
 # Each item is a file and an id; a reversed item is the same file read from its last frame to its first.
+# `example_clips` lists the `videos` (none given: the bundled excerpts), each followed by its reversed copy (id
+# `<stem>-reversed`); each clip's `item()` is what the runner describes.
 
 # %%
-items = quickstart.example_items(videos, with_reversed=with_reversed)
+from sova_lib.benchmarks.excerpts import example_clips
+
+items = [clip.item() for clip in example_clips(videos, with_reversed=with_reversed)]  # ids: the file stems
 videos_by_id = {it.id: it for it in items}
 infos = [probe(it.path) for it in items]  # each file's header and packets
 pd.DataFrame([{"id": it.id, "file": Path(it.path).name, "reversed": it.reverse, "frames": info.num_frames,
@@ -110,14 +112,20 @@ plots.save_figure(fig, out / "00_quickstart_filmstrips", dpi=90)
 # describer reads only the frames.
 
 # %%
-quickstart.request_table(videos_by_id.get(query, items[0]), fps, resolve_prompt(prompt))
+from sova_lib.describe.runner import build_request
+
+item = videos_by_id.get(query, items[0])
+request, error = build_request(item, fps, resolve_prompt(prompt))  # the request exactly as the runner builds it
+if request is None:
+    raise ValueError(f"{item.id}: its frames cannot be read ({error})")
+width, height = request.frames[0].size
+pd.DataFrame({"part": ["instruction", "system prompt", "frames", "frame times (s)"],
+              "sent": [request.prompt, request.system_prompt or "(none)",
+                       f"{len(request.frames)} RGB images of {width} x {height} pixels",
+                       ", ".join(f"{t:.1f}" for t in request.timestamps)]})
 
 # %% [markdown]
-# The runner sends the sampled frames of each item to the describer and appends each answer to a cache folder named
-# after everything that changes the text (describer, its settings, prompt, sampling rate). Running this cell again
-# reuses the cache: only items missing from it are described. A clip the describer failed on (a server that refused
-# it) is listed with its reason and left out; the rest go on, and the score below counts it as a failure. Below,
-# the answer for the query clip, as written.
+# The describer, made from the parameters, and the names the tables and figures below give it.
 
 # %%
 describer = make_describer(backend, **({"model": model} if model else {}), **backend_options)
@@ -125,7 +133,27 @@ named = model or backend  # the motion describer is named as not an MLLM, any ot
 names = ({"short": "motion describer", "long": "the classical motion describer (not an MLLM)",
           "summary": "motion (classical OpenCV motion describer, not an MLLM)"} if backend == "motion" else
          {"short": named, "long": f"{named} ({backend})", "summary": f"{backend}: {named}"})
-folder = quickstart.describe_missing(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps)
+
+# %% [markdown]
+# The runner (`describe_items`) sends the sampled frames of each item to the describer and appends each answer to a
+# cache folder named after everything that changes the text (describer, its settings, prompt, sampling rate, and
+# `quickstart` for the bundled excerpts' input), the folder `sova describe --protocol quickstart-direction` finds
+# for the same request. Running this cell again reuses the cache: only items missing from it are described, and a
+# folder that holds them all is left as it was.
+
+# %%
+from sova_lib.benchmarks.excerpts import QUICKSTART_INPUT
+from sova_lib.describe.run_cache import RunOptions
+from sova_lib.describe.runner import describe_items
+
+folder = describe_items(describer, items, cache_dir, prompt=resolve_prompt(prompt), fps=fps,
+                        input_name=QUICKSTART_INPUT, run=RunOptions(show_progress=False)).folder
+
+# %% [markdown]
+# A clip the describer failed on (a server that refused it) is listed with its reason and left out; the rest go on,
+# and the score below counts it as a failure. Below, the answer for the query clip, as written.
+
+# %%
 done, errors = read_descriptions(folder), folder / "errors.jsonl"
 reasons = read_failures(errors) if errors.is_file() else {}  # each failed clip's last line in errors.jsonl
 texts = {it.id: done[it.id] for it in items if it.id in done}  # a clip that failed is shown, then left out
@@ -194,8 +222,9 @@ pd.DataFrame({"id": items_vectors.ids, "sentence vectors": items_vectors.counts}
 # right" as close.
 
 # %%
-other = query + quickstart.REVERSED_SUFFIX if query + quickstart.REVERSED_SUFFIX in texts else \
-    next(i for i in texts if i != query)
+from sova_lib.benchmarks.excerpts import REVERSED_SUFFIX
+
+other = query + REVERSED_SUFFIX if query + REVERSED_SUFFIX in texts else next(i for i in texts if i != query)
 a, b = items_vectors.vectors_of(query), items_vectors.vectors_of(other)
 cosines = a @ b.T  # (sentences of the query, sentences of the other clip)
 i, j = np.unravel_index(cosines.argmax(), cosines.shape)
@@ -287,9 +316,34 @@ plots.save_figure(fig, out / "00_quickstart_clip_similarity")
 # that gave the maximum, which is what makes these embeddings interpretable: one can read why a clip was retrieved.
 # `rank by mean` is where the same clip ranks when the mean cosine ranks them instead: where it differs from
 # `rank`, the aggregate decides what is retrieved.
+#
+# First every other clip against the query: its maximum and mean cosine (`similarity.max_cosine`, `mean_cosine`),
+# and the pair of sentences whose cosine is the maximum.
 
 # %%
-top = quickstart.neighbours(items_vectors, texts, query, k=top_k)
+query_vectors, query_sentences = items_vectors.vectors_of(query), split(texts[query])
+rows = []
+for clip in clip_ids:
+    if clip == query:
+        continue
+    clip_vectors = items_vectors.vectors_of(clip)
+    pair_cosines = query_vectors @ clip_vectors.T  # (sentences of the query, sentences of this clip)
+    pair = np.unravel_index(pair_cosines.argmax(), pair_cosines.shape)  # the sentence pair of the maximum
+    rows.append({"id": clip, "max cosine": max_cosine(query_vectors, clip_vectors),
+                 "mean cosine": mean_cosine(query_vectors, clip_vectors), "query sentence": query_sentences[pair[0]],
+                 "matched sentence": split(texts[clip])[pair[1]]})
+
+# %% [markdown]
+# Then the `top_k` best by the maximum cosine (ties keep the clips' order), each with its rank by the mean, the
+# cosines rounded to 3 decimals.
+
+# %%
+top = pd.DataFrame(rows)
+top["rank by mean"] = top["mean cosine"].rank(ascending=False, method="first").astype(int)
+top = top.sort_values("max cosine", ascending=False, kind="stable").head(top_k).reset_index(drop=True)
+top.insert(0, "rank", range(1, len(top) + 1))
+top = top[["rank", "id", "max cosine", "rank by mean", "mean cosine", "query sentence", "matched sentence"]]
+top = top.round({"max cosine": 3, "mean cosine": 3})
 tables.write_outputs(top, top, out / "00_quickstart_neighbours")
 top
 
@@ -307,15 +361,28 @@ top
 # end they are also written under `figures_dir/results/`, for `sova results`).
 
 # %%
-direction = quickstart.direction_protocol(videos, with_reversed=with_reversed)
-scored = {"cache": folder.name, "encoder": encoder.name}
-made = quickstart.direction_records(items_vectors, name=f"{names['short']} + max cosine", protocol=direction,
-                                    folder=folder, **scored)  # the score, then the random ranking
+from sova_lib.benchmarks.excerpts import direction_protocol
+from sova_lib.describe.provenance import cache_provenance, read_cache_manifest
+from sova_lib.evaluation import baseline, evaluate
+
+direction = direction_protocol(videos, with_reversed=with_reversed)  # with no videos: quickstart-direction
+run = {"benchmark": direction.benchmark, "bootstrap": 0, "seed": None}  # mAP alone: no bootstrap interval
+scored = {"kind": "description cache", "source": f"{names['short']} + max cosine",
+          **cache_provenance(read_cache_manifest(folder), folder),  # what wrote the texts: model, prompt, fps, ...
+          "encoder": encoder.name, "text_split": "sentences"}
+made = [evaluate(direction, items_vectors).to_record(**scored, note="", **run),  # max cosine, tie-aware
+        baseline(direction, "random-ranking").to_record(kind="baseline", source="random ranking (exact expected AP)",
+                                                        baseline="random-ranking", tie_spread=0.0, **run)]
+
+# %% [markdown]
+# The two records as a table. The random ranking's exact expected AP is the same for every order of tied scores,
+# hence its `tie spread` of 0.
+
+# %%
 scores = pd.DataFrame(made).rename(columns={"source": "scorer", "value": "mAP", "tie_spread": "tie spread",
                                             "n_queries": "queries"})[["scorer", "mAP", "tie spread", "queries"]]
-scores = scores if made[0]["value"] is not None else scores.iloc[:0]  # not scored: its note says why
 tables.write_outputs(scores, scores, out / "00_quickstart_direction")
-print(made[0]["note"] or scores.to_string(index=False))
+print(scores.to_string(index=False))
 
 # %% [markdown]
 # ## Explore: why a clip is retrieved

@@ -1,21 +1,20 @@
-"""One request, one key: the command line, the library and the quickstart notebook's helper name one cache folder;
-the describer is built once in each place it runs."""
+"""One request, one key: the command line, the library and the quickstart notebook's describing cell name one cache
+folder; the describer is built once in each place it runs."""
 from pathlib import Path
 
 import pytest
 
-from sova_lib.benchmarks.excerpts import QUICKSTART_INPUT
+from sova_lib.benchmarks.excerpts import QUICKSTART_INPUT, example_clips
 from sova_lib.cli import main
 from sova_lib.describe import contract, ray_engine
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import describe_items
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.video import example_videos, probe
+from tests.quickstart_cells import run_cells
 
-from paper import quickstart
 
-
-def test_one_request_is_one_key_from_the_cli_the_library_and_the_notebook_helper(tmp_path, capsys):
+def test_one_request_is_one_key_from_the_cli_the_library_and_the_notebook(tmp_path, capsys):
     """Asking 1000 fps of the 10 fps excerpts: each route lowers the rate the same way, in the library, and finds
     the folder the first one wrote (nothing described again)."""
     assert {probe(path).fps for path in example_videos()} == {10.0}
@@ -27,11 +26,14 @@ def test_one_request_is_one_key_from_the_cli_the_library_and_the_notebook_helper
     (folder,) = (cache / "descriptions").iterdir()
     assert folder.name.split("__")[0] == "quickstart-motion-classical-motion-general-10fps"
     written = (folder / "descriptions.jsonl").read_bytes()
-    items = quickstart.example_items()
+    items = [clip.item() for clip in example_clips()]
     library = describe_items(contract.make_describer("motion"), items, cache, prompt="general", fps=1000,
                              input_name=QUICKSTART_INPUT, run=RunOptions(show_progress=False, verbose=False))
-    helper = quickstart.describe_missing(contract.make_describer("motion"), items, cache, prompt="general", fps=1000)
-    assert library.folder == helper == folder and (library.done, library.skipped_cached) == (0, len(items)) == (0, 6)
+    # the notebook's cells: its items, its describer (motion, the default) and its describe_items call, at 1000 fps
+    notebook, _ = run_cells(tmp_path, "example_clips(videos", "make_describer(backend", "describe_items(describer",
+                            parameters={"cache_dir": str(cache), "fps": 1000, "prompt": "general"})
+    assert [it.id for it in notebook["items"]] == [it.id for it in items]
+    assert library.folder == notebook["folder"] == folder and (library.done, library.skipped_cached) == (0, len(items)) == (0, 6)
     assert (folder / "descriptions.jsonl").read_bytes() == written and len(read_descriptions(folder)) == 6
 
 

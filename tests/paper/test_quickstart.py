@@ -1,14 +1,23 @@
-from pathlib import Path
-
+"""The quickstart notebook's own cells (``notebooks/00_quickstart.py``), each run on values chosen here: the items,
+the request a describer is sent, the describing run, a query's neighbours and the direction score."""
 import numpy as np
 import pytest
 
+from sova_lib.benchmarks.excerpts import DIRECTION_PROTOCOL, REVERSED_SUFFIX, direction_protocol, example_clips
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.sentences import split
 from sova_lib.similarity import set_similarity
 from sova_lib.video.frames import example_videos, sample_frames
+from tests.paths import ROOT
+from tests.quickstart_cells import run_cells
 
-from paper import quickstart
+#: The committed description cache of the quickstart (read only: its manifest names what wrote the texts).
+COMMITTED = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-*"))
+
+#: A marker of each cell run here: the items, the request, the describer, the describing run, the neighbours (two
+#: cells) and the direction score.
+ITEMS, REQUEST, DESCRIBER = "example_clips(videos", "build_request(item", "make_describer(backend"
+DESCRIBE, NEIGHBOURS, TOP, SCORE = "describe_items(describer", "rows = []", "top = pd.DataFrame(rows)", "made = ["
 
 
 class AxisEncoder:
@@ -32,11 +41,15 @@ TEXTS = {"a": "A person walks left. Two people are seen.", "b": "A car turns.\nT
          "c": "Nothing moves."}
 
 
-def test_example_items_and_their_frames():
-    items = quickstart.example_items()
+def _items(tmp_path, **parameters):
+    return run_cells(tmp_path, ITEMS, parameters=parameters)[0]["items"]
+
+
+def test_example_items_and_their_frames(tmp_path):
+    items = _items(tmp_path)
     assert [it.id for it in items[:2]] == [example_videos()[0].stem, example_videos()[0].stem + "-reversed"]
     assert len(items) == 2 * len(example_videos()) and [it.reverse for it in items[:2]] == [False, True]
-    assert [it.id for it in quickstart.example_items(with_reversed=False)] == [p.stem for p in example_videos()]
+    assert [it.id for it in _items(tmp_path, with_reversed=False)] == [p.stem for p in example_videos()]
     # the quickstart's filmstrips: each item's frames as the sampler picks them (its cells call sample_frames so)
     fwd, rev = (sample_frames(it.path, rate=1.0, window=it.window, crop=it.crop, reverse=it.reverse)
                 for it in items[:2])
@@ -46,7 +59,7 @@ def test_example_items_and_their_frames():
 
 def test_the_illustrative_answer_is_a_paragraph_on_three_lines():
     """The hand-written answer the quickstart reads (from its own folder) and splits, line by line."""
-    answer = (Path(quickstart.__file__).parent / "data" / "quickstart" / "hand_written_answer.txt").read_text()
+    answer = (ROOT / "notebooks" / "paper" / "data" / "quickstart" / "hand_written_answer.txt").read_text()
     lines = [split(line) for line in answer.splitlines() if line.strip()]
     assert [len(pieces) for pieces in lines] == [5, 1, 1]  # NLTK cuts after "e.g.": five pieces on the first line
     assert lines[0][2:4] == ["Several pedestrians, e.g.",
@@ -54,11 +67,15 @@ def test_the_illustrative_answer_is_a_paragraph_on_three_lines():
     assert sum(lines, []) == split(answer)
 
 
-def test_request_table_is_what_the_runner_sends():
-    from sova_lib.describe.prompts import resolve_prompt
+def _request_table(tmp_path, item, prompt):
+    """What the request cell shows for ``item`` (the query) at 1 frame per second with ``prompt``."""
+    return run_cells(tmp_path, REQUEST, parameters={"fps": 1.0, "prompt": prompt, "query": item.id}, items=[item],
+                     videos_by_id={item.id: item})[1]
 
-    item = quickstart.example_items(with_reversed=False)[0]
-    table = quickstart.request_table(item, 1.0, resolve_prompt("task-aware"))
+
+def test_request_table_is_what_the_runner_sends(tmp_path):
+    item = example_clips(with_reversed=False)[0].item()
+    table = _request_table(tmp_path, item, "task-aware")
     sent = dict(zip(table["part"], table["sent"]))
     assert sent["instruction"] == "Briefly classify the actions occurring in this video."
     assert sent["system prompt"].startswith("You are an expert video analysis model")
@@ -67,14 +84,19 @@ def test_request_table_is_what_the_runner_sends():
     width, height = frames[0].size
     assert sent["frames"] == f"{len(frames)} RGB images of {width} x {height} pixels"
     assert sent["frame times (s)"] == ", ".join(f"{t:.1f}" for t in times)
-    assert dict(zip(*quickstart.request_table(item, 1.0, resolve_prompt("general")).values.T))["system prompt"] \
-        == "(none)"
+    assert dict(zip(*_request_table(tmp_path, item, "general").values.T))["system prompt"] == "(none)"
 
 
-def test_neighbours_explain_the_match():
+def _neighbours(tmp_path, items, query):
+    """The neighbours the two cells of the notebook list for ``query`` among ``items`` (``TEXTS``), top 2."""
+    return run_cells(tmp_path, NEIGHBOURS, TOP, parameters={"top_k": 2}, items_vectors=items, texts=TEXTS,
+                     query=query, clip_ids=list(TEXTS))[1]
+
+
+def test_neighbours_explain_the_match(tmp_path):
     enc = AxisEncoder(same={"A car turns.", "Nothing moves."})
     items = embed_descriptions(TEXTS, enc)
-    top = quickstart.neighbours(items, TEXTS, "b", k=2)
+    top = _neighbours(tmp_path, items, "b")
     assert top.columns.tolist() == ["rank", "id", "max cosine", "rank by mean", "mean cosine", "query sentence",
                                     "matched sentence"]
     assert top["id"].tolist() == ["a", "c"]  # both reach 1; ties keep the order of the items
@@ -82,8 +104,10 @@ def test_neighbours_explain_the_match():
     assert top.loc[1, "matched sentence"] == "Nothing moves." and top.loc[1, "max cosine"] == 1.0
     assert top["mean cosine"].tolist() == [0.25, 0.5]  # 1 of 4 sentence pairs match; 1 of 2
     assert top["rank by mean"].tolist() == [2, 1]  # the mean ranks c first
-    with pytest.raises(ValueError, match="query 'q' is not among"):
-        quickstart.neighbours(items, TEXTS, "q")
+    assert (tmp_path / "figures" / "00_quickstart_neighbours.csv").read_text().splitlines()[1:] == [
+        "1,a,1.0,2,0.25,Two people are seen.,Two people are seen.", "2,c,1.0,1,0.5,A car turns.,Nothing moves."]
+    with pytest.raises(KeyError, match="'q' is not one of the 3 item ids"):
+        _neighbours(tmp_path, items, "q")
 
 
 class CountingDescriber:
@@ -104,61 +128,70 @@ class CountingDescriber:
         return [f"{len(r.frames)} frames." for r in requests]
 
 
-def test_describe_missing_leaves_a_complete_cache_untouched(tmp_path):
-    from sova_lib.describe.prompts import resolve_prompt
+def _describe(tmp_path, describer, items, fps):
+    """The folder the notebook's describing cell names after describing ``items`` at ``fps`` (prompt ``general``)."""
+    return run_cells(tmp_path, DESCRIBE, parameters={"fps": fps},
+                     describer=describer, items=items)[0]["folder"]
+
+
+def test_the_describing_cell_leaves_a_complete_cache_untouched(tmp_path):
     from sova_lib.item_vectors import read_descriptions
 
-    items = quickstart.example_items()[:3]
+    items = [clip.item() for clip in example_clips()][:3]
     describer = CountingDescriber()
-    folder = quickstart.describe_missing(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    folder = _describe(tmp_path, describer, items[:2], 1.0)
     assert describer.calls == 2 and set(read_descriptions(folder)) == {items[0].id, items[1].id}
     manifest = (folder / "manifest.json").read_bytes()
-    again = quickstart.describe_missing(describer, items[:2], tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    again = _describe(tmp_path, describer, items[:2], 1.0)
     assert again == folder and describer.calls == 2 and (folder / "manifest.json").read_bytes() == manifest
-    quickstart.describe_missing(describer, items, tmp_path, prompt=resolve_prompt("general"), fps=1.0)
+    _describe(tmp_path, describer, items, 1.0)
     assert describer.calls == 3 and len(read_descriptions(folder)) == 3  # only the missing item
-    other = quickstart.describe_missing(describer, items[:1], tmp_path, prompt=resolve_prompt("general"), fps=2.0)
+    other = _describe(tmp_path, describer, items[:1], 2.0)
     assert other != folder and describer.calls == 4  # another sampling rate is another cache
 
 
 def test_motion_describer_on_the_excerpts_gives_clips_that_differ(encoder, tmp_path):
     """No sentence is shared by every answer, and the clip-similarity matrix is not constant."""
-    from sova_lib.describe.contract import make_describer
-    from sova_lib.describe.prompts import resolve_prompt
     from sova_lib.item_vectors import read_descriptions
-    from sova_lib.sentences import split
 
-    items = quickstart.example_items()
-    folder = quickstart.describe_missing(make_describer("motion"), items, tmp_path, prompt=resolve_prompt("general"),
-                                         fps=2.0)
-    texts = read_descriptions(folder)
-    assert len(texts) == 6
+    ran, _ = run_cells(tmp_path, ITEMS, DESCRIBER, DESCRIBE)  # the defaults: the motion describer at 2 fps
+    texts = read_descriptions(ran["folder"])
+    assert len(texts) == 6 and ran["folder"].parent == tmp_path / "cache" / "descriptions"
     assert not set.intersection(*(set(split(t)) for t in texts.values()))
     vectors = embed_descriptions(texts, encoder)
     off = set_similarity(vectors, vectors)[~np.eye(len(texts), dtype=bool)]
     assert off.max() - off.min() > 0.05 and (off < 0.999).sum() >= len(off) // 2
 
 
-def test_direction_scores_beside_a_random_ranking():
+def _score(tmp_path, items, name="perfect", videos=()):
+    """The two records the notebook's score cell makes of ``items`` (``ItemVectors``, encoder ``axis``), the
+    committed cache standing for the folder that wrote their texts."""
+    return run_cells(tmp_path, SCORE, parameters={"videos": list(videos)}, items_vectors=items,
+                     names={"short": name}, folder=COMMITTED, encoder=AxisEncoder())[0]["made"]
+
+
+def test_direction_scores_beside_a_random_ranking(tmp_path):
     """Forward clips say one thing, reversed clips another: every query finds its two relevant clips first."""
-    ids = [it.id for it in quickstart.example_items()]
-    texts = {i: "It plays backwards." if i.endswith(quickstart.REVERSED_SUFFIX) else "It plays forwards." for i in ids}
-    made = quickstart.direction_records(embed_descriptions(texts, AxisEncoder()), name="perfect", cache="perfect__0",
-                                        encoder="axis")
+    from sova_lib.evaluation import CoverageError
+
+    ids = [clip.index for clip in example_clips()]
+    texts = {i: "It plays backwards." if i.endswith(REVERSED_SUFFIX) else "It plays forwards." for i in ids}
+    made = _score(tmp_path, embed_descriptions(texts, AxisEncoder()))
     assert [(r["kind"], r["protocol"], r["benchmark"]) for r in made] == [
         ("description cache", "quickstart-direction", "the bundled examples"),
         ("baseline", "quickstart-direction", "the bundled examples")]
-    assert made[0]["cache"] == "perfect__0" and made[0]["encoder"] == "axis" and made[1]["baseline"] == "random-ranking"
+    assert made[0]["cache"] == COMMITTED.name and made[0]["encoder"] == "axis" and made[1]["baseline"] == "random-ranking"
+    assert (made[0]["model"], made[0]["prompt"], made[0]["fps"]) == ("classical-motion", "general", 2.0)
     # random ranking, 2 relevant of 5: (1/5) * sum_k (1 + (k-1)/4) / k
     random = 100 * sum((1 + (k - 1) / 4) / k for k in range(1, 6)) / 5
-    assert [r["source"] for r in made] == ["perfect", "random ranking (exact expected AP)"]
+    assert [r["source"] for r in made] == ["perfect + max cosine", "random ranking (exact expected AP)"]
     assert [r["value"] for r in made] == [100.0, round(random, 2)] and round(random, 2) == 59.25
     assert [r["n_queries"] for r in made] == [6, 6] and [r["tie_spread"] for r in made] == [0.0, 0.0]
-    same = quickstart.direction_records(embed_descriptions({i: "A clip." for i in ids}, AxisEncoder()))
+    same = _score(tmp_path, embed_descriptions({i: "A clip." for i in ids}, AxisEncoder()))
     assert [r["value"] for r in same] == [round(random, 2)] * 2  # all tied: exactly a random ranking
     assert same[0]["tie_spread"] == round(100 - 100 * np.mean([1 / 4, 2 / 5]), 2)
-    other = quickstart.direction_records(embed_descriptions({"x": "a", "y": "b"}, AxisEncoder()))
-    assert other[0]["value"] is None and other[0]["note"].startswith("not scored: the input covers none of the 6 clips")
+    with pytest.raises(CoverageError, match="the input covers none of the 6 clips"):  # other videos' clips
+        _score(tmp_path, embed_descriptions({"x": "a", "y": "b"}, AxisEncoder()))
 
 
 def test_the_direction_question_on_your_own_videos(tmp_path):
@@ -168,17 +201,17 @@ def test_the_direction_question_on_your_own_videos(tmp_path):
     from sova_lib.protocols import get_protocol
     from sova_lib.report import explore
 
-    assert quickstart.direction_protocol() is get_protocol(quickstart.DIRECTION_PROTOCOL)
+    assert direction_protocol() is get_protocol(DIRECTION_PROTOCOL)
     source = example_videos()[0]
     videos = [shutil.copy(source, tmp_path / f"street{source.suffix}"), shutil.copy(source, tmp_path / f"square{source.suffix}")]
-    proto = quickstart.direction_protocol(videos)
+    proto = direction_protocol(videos)
     assert proto.name == "quickstart-direction (your videos)"
     assert proto.ids().tolist() == ["street", "street-reversed", "square", "square-reversed"]
     # street-reversed is described as if it played forwards: it ties with square for the forward queries
     texts = {"street": "It plays forwards.", "street-reversed": "It plays forwards.", "square": "It plays forwards.",
              "square-reversed": "It plays backwards."}
     items = embed_descriptions(texts, AxisEncoder())
-    by_id = {it.id: it for it in quickstart.example_items(videos)}
+    by_id = {it.id: it for it in _items(tmp_path / "items", videos=videos)}
     # street: square (relevant) and street-reversed tie at 1, square-reversed 0: AP (1 + 1/2) / 2 = 3/4
     view = explore.show({"hand": (items, texts)}, [proto], videos=by_id, query="street", k=2, interactive=False)
     assert view.ap == pytest.approx(0.75) and view.protocol == proto.name and view.summary()["AP"] == 75.0
@@ -187,10 +220,10 @@ def test_the_direction_question_on_your_own_videos(tmp_path):
     assert ex.view.query == "square" and ex.view.ap == pytest.approx(0.75)
     # mAP by hand: street 3/4, square 3/4, street-reversed 1/3 (its one relevant clip last of 3), square-reversed
     # (all three tied at 0, one relevant) (1 + 1/2 + 1/3) / 3 = 11/18: (3/4 + 3/4 + 1/3 + 11/18) / 4 = 11/18
-    made = quickstart.direction_records(items, name="hand", protocol=proto)
-    assert made[0]["value"] == round(100 * 11 / 18, 2) and [r["n_queries"] for r in made] == [4, 4]
+    made = _score(tmp_path, items, name="hand", videos=videos)
+    assert made[0]["protocol"] == proto.name and made[0]["value"] == round(100 * 11 / 18, 2) and [r["n_queries"] for r in made] == [4, 4]
     # without reversed copies every clip plays forward: every other clip is relevant
-    forward = quickstart.direction_protocol(videos, with_reversed=False)
+    forward = direction_protocol(videos, with_reversed=False)
     assert forward.ids().tolist() == ["street", "square"]
     one = explore.query_view(forward, embed_descriptions({"street": "a", "square": "b"}, AxisEncoder()), "street")
     assert one.ap == 1.0 and one.hits["relevant"].tolist() == [True]

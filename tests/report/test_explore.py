@@ -85,11 +85,9 @@ def test_widget_builds_and_updates_without_a_browser():
 
 
 def test_static_view_with_frames(tmp_path):
-    from paper import quickstart
-
     items, texts = _cache()
     view = explore.query_view(DIRECTION_PROTOCOL, items, QUERY, texts=texts, k=2)
-    videos = {it.id: it for it in quickstart.example_items()}
+    videos = {clip.index: clip.item() for clip in example_clips()}
     table, fig = explore.static_view(view, videos)
     assert table["relevant"].tolist() == ["yes", "no"]
     assert len(fig.axes) == 4  # the query's and two hits' first frames, then the similarity bars
