@@ -40,14 +40,19 @@ include_oracle = True  # add the oracle upper bound (each clip described by its 
 # %%
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from sova_lib import SentenceEncoder, records
-from sova_lib.report import cache_scan, plots, tables
+from sova_lib import SentenceEncoder, embed_descriptions, evaluate, get_protocol, records
+from sova_lib.describe.contrastive import EmbeddingCache, read_cache
+from sova_lib.evaluation import BASELINES
+from sova_lib.report import baselines, cache_scan, plots, tables
+from sova_lib.report.compare import compare
+from sova_lib.similarity import ItemVectors, l2_normalize
 from sova_lib.storage import cache_root, write_json
 
-from paper import contrastive, results
+from paper import results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -80,18 +85,61 @@ inventory if len(inventory) else print(f"no description cache under {Path(cache_
 # %%
 encoder = SentenceEncoder(encoder_name, cache_dir=cache_dir)  # one bar over the sentences to encode, if any
 protocols = ["inter-pair", "intra-pair", "inter-pair-constrained"]
-made = results.computed_rows(caches, encoder, protocols, bootstrap=bootstrap, seed=seed, ties=ties,
-                             include_oracle=include_oracle)
+made = baselines.baseline_rows(protocols, encoder=encoder if include_oracle else None, bootstrap=bootstrap,
+                               seed=seed, ties=ties)
+made = [r for name in BASELINES for r in made if r["baseline"] == name]  # baseline by baseline, each protocol
+for cache in cache_scan.sovabench_caches(caches):  # then cache by cache, each protocol
+    made += results.evaluate_cache(cache, encoder, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
 
 # %% [markdown]
 # Each frame-embedding cache (`sova sovabench embed`: CLIP, SigLIP2 ... frame vectors, mean-pooled or kept per frame)
 # adds a record per protocol, its missing clips counted as failures; a cache of CLIP ViT-L/14 or SigLIP2-Giant sits beside
 # the paper's contrastive row. Without such a cache those rows read "not computed here".
+#
+# A cache is a folder under `cache_dir/frame-embeddings/` holding its manifest and, for each clip, the vectors of its
+# frames (one vector when mean-pooled).
 
-# %%
-embedding_caches = contrastive.find_embedding_caches(cache_dir)
-made += contrastive.embedding_rows(embedding_caches, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
+# %% tags=["embeddings"]
+embedding_caches = {}  # folder -> (manifest, clip id -> (vectors, frame indices))
+for manifest_file in sorted((Path(cache_dir) / "frame-embeddings").glob("*/manifest.json")):
+    folder = manifest_file.parent  # read, not opened for writing
+    embedding_caches[folder] = (EmbeddingCache(folder).manifest(), read_cache(folder))
 print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) / 'frame-embeddings'}")
+
+# %% [markdown]
+# What each cache's records say was scored: the model id (with the paper's name where it is the checkpoint of a
+# paper row), its pooling and frame rate, and the settings of the scoring.
+
+# %% tags=["embeddings"]
+embedded = {}  # folder -> the fields of its records
+for folder, (manifest, _) in embedding_caches.items():
+    model, pool = str(manifest.get("model")), manifest.get("pool")
+    paper_name = cache_scan.paper_model(model, results.CONTRASTIVE_IDS)  # the paper row of its checkpoint
+    shown = f"{paper_name} [{model}]" if paper_name else model
+    embedded[folder] = {
+        "kind": "embeddings", "source": f"{shown} (contrastive, {pool} pooling, {manifest.get('fps'):g} fps)",
+        "cache": folder.name, "model": model, "config_hash": manifest.get("config_hash"), "fps": manifest.get("fps"),
+        "fingerprint": manifest.get("fingerprint"), "frames": manifest.get("frames"),
+        "versions": manifest.get("versions"), "benchmark": "sovabench", "aggregate": "max", "ties": ties,
+        "bootstrap": bootstrap, "seed": seed, "text_split": f"{pool} pooling"}
+
+# %% [markdown]
+# Each cache scored on each protocol: a clip's frame vectors are one item (unit rows), the clips the cache lacks count
+# as failures, and a protocol of which it holds no clip gets a record without a value.
+
+# %% tags=["embeddings"]
+for folder, (_, vectors) in embedding_caches.items():
+    for name in protocols:
+        wanted = get_protocol(name).ids().tolist()
+        held = [i for i in wanted if i in vectors]
+        if not held:
+            made.append(records.make_record(protocol=name, n_missing=len(wanted),
+                                            note=f"none of the {len(wanted)} clips: not scored", **embedded[folder]))
+            continue
+        frames = [vectors[i][0] for i in held]
+        items = ItemVectors(np.asarray(held), np.repeat(np.arange(len(held)), [len(f) for f in frames]),
+                            l2_normalize(np.concatenate(frames)))
+        made.append(evaluate(name, items, ties=ties, bootstrap=bootstrap, seed=seed).to_record(**embedded[folder]))
 
 # %% [markdown]
 # ## Two describers on the same queries
@@ -102,10 +150,32 @@ print(f"{len(embedding_caches)} frame-embedding cache(s) under {Path(cache_dir) 
 # is Table 5, the task-aware against the general prompt of one model; the note says which caches are compared.
 # From the command line: `sova compare --protocol intra-pair A B`.
 
-# %%
-comparisons, comparison_note = results.paired_comparisons(caches, encoder, "intra-pair", ties=ties,
-                                                          bootstrap=bootstrap, seed=seed)
+# %% [markdown]
+# The pairs: the paper's own question first, for each model with a `general` and a `task-aware` cache covering
+# intra-pair, task-aware (A) against general (B); without such a pair, the covering caches in folder-name order, each
+# against the next.
+
+# %% tags=["comparisons"]
+covering = [c for c in cache_scan.sovabench_caches(caches) if c.covers("intra-pair")]
+by_model = {}  # model id -> prompt -> cache
+for c in covering:
+    by_model.setdefault(c.model, {})[c.prompt] = c
+pairs = [(m["task-aware"], m["general"]) for m in by_model.values() if {"task-aware", "general"} <= set(m)]
+comparison_note = "task-aware against general prompt, per model (the paper's Table 5)"
+if not pairs:
+    pairs = list(zip(covering, covering[1:]))
+    comparison_note = ("no model has both a general and a task-aware cache; each cache against the next, by folder "
+                       "name" if pairs else f"{len(covering)} cache(s) cover intra-pair: a paired comparison needs two")
 print(comparison_note)
+
+# %% [markdown]
+# Each cache of a pair is embedded once, then each pair compared (`sova_lib.report.compare`).
+
+# %% tags=["comparisons"]
+needed = {c.name: c for pair in pairs for c in pair}  # in order of first use
+pair_vectors = {name: embed_descriptions(c.texts, encoder) for name, c in needed.items()}
+comparisons = [compare("intra-pair", pair_vectors[a.name], pair_vectors[b.name], name_a=a.label, name_b=b.label,
+                       ties=ties, bootstrap=bootstrap, seed=seed) for a, b in pairs]
 pd.DataFrame([c.summary() for c in comparisons]).round(2) if comparisons else None
 
 # %% [markdown]

@@ -1,5 +1,11 @@
-"""A paper table beside the computed records, in the steps the results notebook (``02_results``) takes in its cells."""
+"""A paper table beside the computed records, in the steps the results notebook (``02_results``) takes in its cells,
+and its cells of one tag run as the notebook runs them."""
+import contextlib
+
 import pandas as pd
+
+from tests.figure_helpers import notebook_cells
+from tests.paths import ROOT
 
 from paper import results
 
@@ -19,3 +25,22 @@ def beside(table: str, computed) -> pd.DataFrame:
     here = results.rows_beside(computed, table)
     return pd.concat([paper_wide(table).merge(here, on=KEYS, how="left"), here[here["group"] == results.NOT_IN_PAPER]],
                      ignore_index=True)
+
+
+def run_cells(tag: str, out, **values) -> dict:
+    """Run ``02_results``' parameters cell, its imports cell, then its code cells tagged ``tag``, in order, in the
+    notebooks' folder as papermill runs them; returns the namespace. ``values`` override the parameters and stand for
+    what the earlier cells made (``caches``, ``encoder``, ``made``, ...); ``figures_dir`` is ``out``."""
+    cells = notebook_cells("02_results")
+    first = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    tagged = [c for c in cells if tag in c.metadata.get("tags", [])]
+    assert tagged, f"02_results: no cell tagged {tag}"
+    namespace: dict = {}
+    with contextlib.chdir(ROOT / "notebooks"):
+        exec(cells[first].source, namespace)
+        namespace.update(figures_dir=str(out), **values)
+        exec(cells[first + 1].source, namespace)
+        namespace.update(values)
+        for cell in tagged:
+            exec(cell.source, namespace)
+    return namespace

@@ -8,9 +8,9 @@ Four kinds of rows meet here, and each keeps its name:
 * **baseline** rows, computed from the benchmark metadata alone
   (``sova_lib.report.baselines.baseline_rows``): ``prevalence`` (the paper's Random row),
   ``random-ranking`` and ``oracle`` (see ``sova_lib.evaluation``).
-* **embeddings** rows (``contrastive.find_embedding_caches``,
-  ``contrastive.embedding_rows``): frame vectors of a contrastive model
-  (``sova embed``), matched to the paper's contrastive rows by model id.
+* **embeddings** rows (the results notebook scores each frame-embedding cache
+  in its cells): frame vectors of a contrastive model (``sova embed``),
+  matched to the paper's contrastive rows by model id (``CONTRASTIVE_IDS``).
 * **description cache** rows (``cache_scan.find_description_caches``,
   ``evaluate_cache``): a folder ``<cache>/descriptions/<name>__<hash>/``
   holding ``descriptions.jsonl`` and ``manifest.json`` as ``sova describe``
@@ -36,23 +36,28 @@ import numpy as np
 import pandas as pd
 
 from sova_lib.describe.provenance import cache_provenance
-from sova_lib.evaluation import BASELINES, evaluate
+from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.protocols import get_protocol
 from sova_lib.records import format_cell, make_record, score_cell
-from sova_lib.report.baselines import BENCHMARK, baseline_rows
-from sova_lib.report.cache_scan import FoundCache, paper_model, sovabench_caches
-from sova_lib.report.compare import compare
+from sova_lib.report.baselines import BENCHMARK
+from sova_lib.report.cache_scan import FoundCache, paper_model
 
 from paper.beside import NOT_COMPUTED
-from paper.contrastive import CONTRASTIVE_IDS
 
-__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "paper_results", "evaluate_cache",
-           "computed_rows", "NOT_IN_PAPER", "HERE_FIELDS", "rows_beside", "computed_as",
+__all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "CONTRASTIVE_IDS", "paper_results", "evaluate_cache",
+           "NOT_IN_PAPER", "HERE_FIELDS", "rows_beside", "computed_as",
            "number_table",
            "format_table", "scatter_frame"]
 
 PAPER_CSV = "paper_results/paper_results.csv"
+
+#: Paper row (Table 4 / C.1) -> public checkpoints that load through transformers' AutoModel as that model: a
+#: frame-embedding cache of one of them (``sova embed``) stands beside that row.
+CONTRASTIVE_IDS: dict[str, tuple[str, ...]] = {
+    "CLIP-ViT-L-14": ("openai/clip-vit-large-patch14",),
+    "SigLIP2-Giant": ("google/siglip2-giant-opt-patch16-384",),
+}
 
 
 # --------------------------------------------------------------------------- paper numbers
@@ -110,44 +115,6 @@ def evaluate_cache(cache: FoundCache, encoder, protocols, *, aggregate: str = "m
     return rows
 
 
-def computed_rows(caches, encoder, protocols, *, bootstrap: int = 1000, seed: int = 0,
-                  ties: str = "expected", include_oracle: bool = True) -> list[dict]:
-    """Records of the baselines (baseline by baseline, in ``BASELINES`` order) plus every SOVABench cache scored on
-    ``protocols`` (the paper's settings), cache by cache."""
-    rows = baseline_rows(protocols, encoder=encoder if include_oracle else None, bootstrap=bootstrap, seed=seed,
-                         ties=ties)
-    rows.sort(key=lambda r: BASELINES.index(r["baseline"]))  # stable: protocol by protocol within each
-    for cache in sovabench_caches(caches):
-        rows += evaluate_cache(cache, encoder, protocols, ties=ties, bootstrap=bootstrap, seed=seed)
-    return rows
-
-
-def paired_comparisons(caches, encoder, protocol: str = "intra-pair", *, ties: str = "expected",
-                       bootstrap: int = 1000, seed: int = 0):
-    """Paired comparisons (``paper.compare``) of the SOVABench caches that cover ``protocol``: ``(comparisons, note)``.
-
-    The paper's own question first (Table 5): for each model with a
-    ``general`` and a ``task-aware`` cache, task-aware (A) against general
-    (B). Without such a pair, the covering caches in folder-name order, each
-    against the next. Fewer than two covering caches give no comparison;
-    ``note`` says which case applied.
-    """
-    covering = [c for c in sovabench_caches(caches) if c.covers(protocol)]
-    by_model = {}
-    for c in covering:
-        by_model.setdefault(c.model, {})[c.prompt] = c
-    pairs = [(m["task-aware"], m["general"]) for m in by_model.values() if {"task-aware", "general"} <= set(m)]
-    note = "task-aware against general prompt, per model (the paper's Table 5)"
-    if not pairs:
-        pairs = list(zip(covering, covering[1:]))
-        note = ("no model has both a general and a task-aware cache; each cache against the next, by folder name"
-                if pairs else f"{len(covering)} cache(s) cover {protocol}: a paired comparison needs two")
-    needed = {c.name: c for pair in pairs for c in pair}  # each cache embedded once, in order of first use
-    vectors = {name: embed_descriptions(c.texts, encoder) for name, c in needed.items()}
-    return [compare(protocol, vectors[a.name], vectors[b.name], name_a=a.label, name_b=b.label, ties=ties,
-                    bootstrap=bootstrap, seed=seed) for a, b in pairs], note
-
-
 # --------------------------------------------------------------------------- paper beside computed
 
 #: The paper's tables of every model (Table 4: inter-pair mAP and intra-pair Pair-mAP, Section 5; Table C.1: the
@@ -185,7 +152,7 @@ def rows_beside(computed, table: str) -> "pd.DataFrame":
 
     ``computed``: a DataFrame of records. A record stands beside the paper
     row of the same model id and prompt (a description cache), of its paper
-    model (a frame-embedding cache, ``contrastive.CONTRASTIVE_IDS``), or the
+    model (a frame-embedding cache, ``CONTRASTIVE_IDS``), or the
     Random row (the ``prevalence`` baseline); its row takes that row's
     ``group, model, prompt``. Any other input gets a row of its own: group
     ``NOT_IN_PAPER``, its source as model, its prompt ("-" for none). Then,

@@ -1,4 +1,4 @@
-"""Contrastive rows of Table 4 / C.1 from frame-embedding caches."""
+"""Contrastive rows of Table 4 / C.1 from frame-embedding caches, scored by the results notebook's cells."""
 import numpy as np
 import pandas as pd
 
@@ -6,9 +6,9 @@ from sova_lib.describe.contrastive import EmbeddingCache, embedding_folder, embe
 from sova_lib.evaluation import evaluate
 from sova_lib.protocols import get_protocol
 from sova_lib.similarity import ItemVectors, l2_normalize
-from tests.paper_tables import beside
+from tests.paper_tables import beside, run_cells
 
-from paper import contrastive, results
+from paper import results
 
 
 def _cache(cache_dir, model, ids, per_clip, rng):
@@ -28,9 +28,12 @@ def test_embedding_rows_match_evaluate_and_sit_beside_the_paper_row(tmp_path):
     ids = get_protocol("inter-pair-constrained").ids().tolist()
     vectors = _cache(tmp_path, "openai/clip-vit-large-patch14", ids, 3, rng)
     _cache(tmp_path, "some/other-model", ids[:10], 1, rng)
-    caches = contrastive.find_embedding_caches(tmp_path)
-    assert [c.model for c in caches] == ["openai/clip-vit-large-patch14", "some/other-model"]
-    rows = contrastive.embedding_rows(caches, ["inter-pair-constrained"], bootstrap=0)
+    ns = run_cells("embeddings", tmp_path / "out", cache_dir=tmp_path, protocols=["inter-pair-constrained"],
+                   bootstrap=0, made=[])
+    caches = ns["embedding_caches"]
+    assert [m["model"] for m, _ in caches.values()] == ["openai/clip-vit-large-patch14", "some/other-model"]
+    rows = ns["made"]
+    assert len(rows) == 2  # one per cache and protocol
     owner = np.repeat(np.arange(len(ids)), 3)
     direct = evaluate("inter-pair-constrained", ItemVectors(np.array(ids), owner, l2_normalize(np.concatenate(vectors))),
                       ties="expected")

@@ -12,7 +12,7 @@ from sova_lib.describe.prompts import Prompt
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.report import cache_scan
-from tests.paper_tables import beside
+from tests.paper_tables import beside, run_cells
 
 from paper import error_analysis, results
 
@@ -243,6 +243,12 @@ def _tied_ap(n, r):
     return sum((1 + (k - 1) * (r - 1) / (n - 1)) / k for k in range(1, n + 1)) / n
 
 
+def _paired(caches, encoder, out, **parameters):
+    """``(comparisons, note)`` of the results notebook's cells that pick and compare the pairs (``intra-pair``)."""
+    ns = run_cells("comparisons", out, caches=caches, encoder=encoder, **parameters)
+    return ns["comparisons"], ns["comparison_note"]
+
+
 def test_paired_comparisons_of_two_caches(tmp_path):
     from sova_lib import records
     from sova_lib.protocols import get_protocol
@@ -257,7 +263,7 @@ def test_paired_comparisons_of_two_caches(tmp_path):
                  _runner_manifest(model, "task-aware"))
     _write_cache(tmp_path, "b-general", {c.index: "A clip." for c in clips}, _runner_manifest(model, "general"))
     caches = cache_scan.find_description_caches(tmp_path)
-    found, note = results.paired_comparisons(caches, LabelEncoder(labels), "intra-pair", bootstrap=50, seed=3)
+    found, note = _paired(caches, LabelEncoder(labels), tmp_path / "out", bootstrap=50, seed=3)
     assert note == "task-aware against general prompt, per model (the paper's Table 5)" and len(found) == 1
     c = found[0]
     assert c.name_a == caches[0].label and "task-aware" in c.name_a and "general" in c.name_b
@@ -286,10 +292,10 @@ def test_paired_comparisons_of_two_caches(tmp_path):
     _write_cache(tmp_path / "other", "b-model", {c.index: f"It shows {proto.query_class(c)}." for c in clips},
                  _runner_manifest("m2", "general"))
     others = cache_scan.find_description_caches(tmp_path / "other")
-    found, note = results.paired_comparisons(others, LabelEncoder(labels), "intra-pair", bootstrap=0)
+    found, note = _paired(others, LabelEncoder(labels), tmp_path / "out", bootstrap=0)
     assert "each cache against the next" in note and found[0].difference == pytest.approx(-expected, abs=1e-9)
     assert found[0].ci is None
-    found, note = results.paired_comparisons(others[:1], LabelEncoder(labels), "intra-pair")
+    found, note = _paired(others[:1], LabelEncoder(labels), tmp_path / "out")
     assert found == [] and "needs two" in note
 
 
