@@ -545,7 +545,13 @@ def test_ablation_records_leave_other_benchmarks_out(tmp_path):
     assert kept[["benchmark", "protocol", "value"]].values.tolist() == [["SOVABench", "intra-pair", 60.0]]
 
 
+ERROR_MODES = ["hallucination", "under-description", "temporal misunderstanding", "action assumption", "correct"]
+
+
 def test_errors(executed):
+    from sova_lib.evaluation import evaluate
+    from sova_lib.item_vectors import embed_descriptions
+
     figures, out = executed
     e = out["04_errors"]
     assert e["synthetic"] is True and e["source"].startswith("SYNTHETIC DEMONSTRATION")
@@ -553,16 +559,120 @@ def test_errors(executed):
                                   "turn"}
     assert e["pair_map"] == pytest.approx(np.mean(list(e["per_pair"].values())))
     assert e["sheet_rows"] == 97 and sum(e["error_modes"].values()) == 97  # the trunk pair
-    sheet = error_analysis.read_labels(figures / e["sheet"])
-    assert len(sheet) == 97 and (sheet["error_mode"] == "").all()  # left for a researcher to fill
-    assert sheet["source"].str.startswith("SYNTHETIC").all()
+    sheet = pd.read_csv(figures / e["sheet"], keep_default_na=False)
+    assert list(sheet.columns) == ["source", "id", "pair", "action", "AP (%)", "description", "n1 action",
+                                   "n1 description", "error_mode", "note"]
+    assert len(sheet) == 97 and set(sheet["pair"]) == {"trunk"}
+    assert (sheet["error_mode"] == "").all() and (sheet["note"] == "").all()  # left for a researcher to fill
+    assert sheet["source"].str.startswith("SYNTHETIC").all() and sheet["AP (%)"].is_monotonic_increasing
     # the "labels" of the demonstration are its errors as constructed (the notebook's default fractions and seed)
-    _, constructed = error_analysis.synthetic_texts("intra-pair", swap_fraction=0.2, generic_fraction=0.1,
-                                                    rng=np.random.default_rng(0))
+    texts, constructed = error_analysis.synthetic_texts("intra-pair", swap_fraction=0.2, generic_fraction=0.1,
+                                                        rng=np.random.default_rng(0))
     made = constructed[constructed["id"].isin(sheet["id"])]["constructed_as"].value_counts().to_dict()
-    assert list(e["error_modes"]) == [*error_analysis.ERROR_MODES, "not labelled"]
+    assert list(e["error_modes"]) == [*ERROR_MODES, "not labelled"]
     assert {mode: n for mode, n in e["error_modes"].items() if n} == made
-    assert len(e["worst_ids"]) == 5
+    # the worst queries: lowest AP first, each with its own description and its neighbours', best neighbour first
+    worst = pd.read_csv(figures / "04_errors_worst_queries.csv")
+    assert worst["id"].tolist() == e["worst_ids"] and len(worst) == 5 and worst["AP (%)"].is_monotonic_increasing
+    own = evaluate("intra-pair", embed_descriptions(texts, SentenceEncoder(show_progress=False)))
+    assert worst["AP (%)"].iloc[0] == round(100 * min(own.per_query.values()), 2)
+    assert (worst["id"] != worst["n1 id"]).all() and (worst["n1 similarity"] >= worst["n2 similarity"]).all()
+    assert (worst["n2 similarity"] >= worst["n3 similarity"]).all()
+    for _, row in worst.iterrows():
+        assert row["description"] == texts[row["id"]] and row["n1 description"] == texts[row["n1 id"]]
+
+
+@pytest.fixture(scope="module")
+def stand_in(tmp_path_factory):
+    """A cache folder holding two description caches of intra-pair clips, their sentences already encoded (so a
+    kernel need not load the encoder): ``stand-in``, every clip described by its action but the trunk pair by
+    "trunk" alone (blind to direction) and the first door clip by the opposite action, and ``part``, two clips.
+    Returns the folder, ``{name: cache folder name}``, the texts and the door clips."""
+    from sova_lib.benchmarks.sovabench import labels
+    from sova_lib.protocols import get_protocol
+
+    clips = get_protocol("intra-pair").clips()
+    texts = {c.index: ("trunk" if c.pair == "trunk" else c.label) for c in clips}
+    door = [c for c in clips if c.pair == "door"]
+    texts[door[0].index] = labels.opposite_of(door[0].label)
+    cache = tmp_path_factory.mktemp("stand-in")
+    folders = {name: write_synthetic_cache(cache, part, name=name, description=f"a {name} cache").name
+               for name, part in (("stand-in", texts), ("part", dict(list(texts.items())[:2])))}
+    SentenceEncoder(cache_dir=cache, show_progress=False).encode(sorted(set(texts.values())))
+    return cache, folders, texts, door
+
+
+def test_errors_on_a_description_cache(stand_in, tmp_path, monkeypatch):
+    """04_errors on a cache that covers the intra-pair protocol: the cache is analysed (not the demonstration), its
+    record names it, the confusions are those counted by hand, and a labelling sheet already there is kept and
+    counted."""
+    from sova_lib.benchmarks.sovabench import labels
+    from sova_lib.evaluation import baseline
+
+    cache, folders, _, door = stand_in
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    labelled = pd.DataFrame({"id": [5, 9], "error_mode": ["hallucination", " "], "note": ["", ""]})
+    labelled.to_csv(figures / "04_errors_labels_trunk.csv", index=False)
+    before = (figures / "04_errors_labels_trunk.csv").read_bytes()
+    _kernel_env(tmp_path, monkeypatch)
+    reproduce.run_notebook(NOTEBOOKS / "04_errors.py", tmp_path / "04_errors.ipynb",
+                           {"figures_dir": str(figures), "cache_dir": str(cache), "worst_k": 3})
+    e = json.loads((figures / "04_errors.json").read_text())
+    assert e["synthetic"] is False and e["source"] == "synthetic demonstration (a stand-in cache)"
+    # an existing sheet is never overwritten: its labels are counted, a blank mode is "not labelled"
+    assert (figures / "04_errors_labels_trunk.csv").read_bytes() == before and e["sheet_rows"] == 97
+    assert e["error_modes"] == {**dict.fromkeys(ERROR_MODES, 0), "hallucination": 1, "not labelled": 1}
+    (record,) = [json.loads(p.read_text()) for p in (figures / "results").glob("*.json")]
+    assert record["cache"] == folders["stand-in"] and record["benchmark"] == "SOVABench"
+    assert record["protocol"] == "intra-pair" and record["bootstrap"] == 0 and record["seed"] is None
+    # every query of a pair described by its action ranks its own action first; the trunk pair's one sentence ties
+    # every clip, so its expected AP is exactly the random ranking's
+    assert record["per_class"] == {**dict.fromkeys(["forward/reverse", "enter/exit", "load/unload", "start/stop",
+                                                    "turn"], 100.0), "trunk": record["per_class"]["trunk"],
+                                   "door": record["per_class"]["door"]}
+    assert record["per_class"]["trunk"] == round(baseline("intra-pair", "random-ranking").per_pair["trunk"], 2)
+    conf = pd.read_csv(figures / "04_errors_confusion.csv").set_index(["pair", "action"])
+    assert len(conf) == 7 * 3 and (conf.drop(index=["trunk", "door"], level="pair")["top-1 opposite (%)"] == 0).all()
+    trunk = conf.loc[("trunk", "all")]
+    assert trunk["top-1 opposite (%)"] == pytest.approx(trunk["chance (%)"], abs=0.01)
+    # opening trunk: 49 clips, each ties with 48 others of its action and 48 closing clips -> 48/96 = 50%
+    assert conf.loc[("trunk", "opening trunk"), "top-1 opposite (%)"] == 50.0
+    assert conf.loc[("trunk", "closing trunk"), "top-1 opposite (%)"] == pytest.approx(100 * 49 / 96, abs=0.01)
+    # door: only the flipped clip confuses among its action's queries; each query of the opposite action ties with
+    # its n_opp - 1 peers and the flipped clip, so one in n_opp picks the flipped clip
+    n_same = sum(c.label == door[0].label for c in door)
+    n_opp = len(door) - n_same
+    assert conf.loc[("door", door[0].label), "top-1 opposite (%)"] == pytest.approx(100 / n_same, abs=0.01)
+    assert conf.loc[("door", labels.opposite_of(door[0].label)), "top-1 opposite (%)"] == pytest.approx(
+        100 / n_opp, abs=0.01)
+    worst = pd.read_csv(figures / "04_errors_worst_queries.csv")
+    assert worst["id"].iloc[0] == door[0].index and worst["n1 action"].iloc[0] != worst["action"].iloc[0]
+
+
+@pytest.mark.parametrize("parameters, refusal", [
+    ({"cache_name": "nope"}, r"no description cache named 'nope' under .*; found: \['part__\w+', 'stand-in__"),
+    ({"cache_name": "part"}, r"cache 'part__\w+' holds 2 of the 2300 intra-pair clips; the error analysis needs all"),
+    ({"pair": "no-such-pair"}, r"unknown pair 'no-such-pair'; choose one of \['forward/reverse', 'enter/exit'"),
+    ({"labels_csv": "sheet.csv"}, r"sheet.csv, line 3 \(clip 9\): unknown error mode 'halucination'; use one of "
+                                  r"hallucination, under-description, "),
+], ids=["no such cache", "cache lacks clips", "unknown pair", "unknown error mode"])
+def test_errors_refuses_a_bad_parameter(parameters, refusal, stand_in, tmp_path, monkeypatch):
+    """04_errors stops, naming what is wrong, on a cache name it does not find or that lacks clips, an unknown pair
+    and a labelling sheet with an unknown error mode."""
+    from papermill.exceptions import PapermillExecutionError
+
+    cache, folders, _, _ = stand_in
+    pd.DataFrame({"id": [5, 9], "error_mode": ["hallucination", "halucination"]}).to_csv(tmp_path / "sheet.csv",
+                                                                                        index=False)
+    given = {"figures_dir": str(tmp_path / "figures"), "cache_dir": str(cache),
+             "cache_name": folders["stand-in"], **parameters}
+    given["cache_name"] = folders.get(given["cache_name"], given["cache_name"])
+    if "labels_csv" in parameters:
+        given["labels_csv"] = str(tmp_path / "sheet.csv")
+    _kernel_env(tmp_path, monkeypatch)
+    with pytest.raises(PapermillExecutionError, match=refusal):
+        reproduce.run_notebook(NOTEBOOKS / "04_errors.py", tmp_path / "04_errors.ipynb", given)
 
 
 def test_muvr(executed, tmp_path):
