@@ -72,6 +72,14 @@ def executed(tmp_path_factory):
     SentenceEncoder(cache_dir=cache, show_progress=False).encode(
         sorted({s for t in [*quickstart.values(), *texts.values()] for s in split(t)} | set(texts.values())))
     shutil.copytree(cache / "embeddings", empty / "embeddings")  # vectors only: 04 finds no description cache
+    # Image-task annotations: one CountBench item and one Visual7W-Count question (VSR ships with the package; no
+    # What's Up file is given).
+    annotations = tmp / "image-annotations"
+    _image_annotations(annotations, countbench=[("two cats", 2)])
+    (annotations / "dataset_v7w_telling.json").write_text(json.dumps({"images": [{
+        "filename": "v7w_1.jpg", "split": "test", "qa_pairs": [{
+            "question": "How many dogs are there?", "answer": "Two.", "multiple_choices": ["One.", "Three.", "Four."],
+            "qa_id": 1}]}]}))
     common = {"figures_dir": str(figures)}
     monkeypatch.setenv("SOVA_CACHE", str(cache))  # 00, 02 and 03 find it there; 04 and 07 are given theirs
     runs = {
@@ -84,7 +92,8 @@ def executed(tmp_path_factory):
         "05_muvr": {**common, "synthetic_dir": str(tmp / "muvr"), "bootstrap": 20},
         "06_vantage": {**common, "answers_dir": str(tmp / "vantage-answers"), "work_dir": str(tmp / "vantage-street"),
                        "n_resamples": 100},
-        "07_image_tasks": {**common, "cache_dir": str(empty), "oracle_items": 10, "bootstrap": 20},
+        "07_image_tasks": {**common, "cache_dir": str(empty), "annotations": str(annotations), "oracle_items": 10,
+                           "bootstrap": 20},
     }
     assert sorted(runs) == [p.stem for p in reproduce.find_notebooks(NOTEBOOKS)]
     try:
@@ -93,6 +102,14 @@ def executed(tmp_path_factory):
     finally:
         monkeypatch.undo()
     return figures, {stem: json.loads((figures / f"{stem}.json").read_text()) for stem in runs}
+
+
+def _image_annotations(folder: Path, *, countbench) -> Path:
+    """``folder`` holding a CountBench annotation file of the ``(caption, number)`` items ``countbench``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "CountBench.json").write_text(json.dumps([{"image_url": "u", "text": text, "number": number}
+                                                        for text, number in countbench]))
+    return folder
 
 
 def _check_sources(folder: Path, tmp_path: Path) -> None:
@@ -745,8 +762,22 @@ def test_vantage(executed):
 def test_image_tasks(executed):
     figures, out = executed
     t = out["07_image_tasks"]
-    assert t["random"]["VSR"] == 50.0 and t["random"]["CountBench"] is None  # no CountBench file in the test
-    assert t["oracle"] == {"VSR": 100.0} and t["caches"] == 0 and t["ties"] == "expected"
+    # VSR: 1222 items of 2 choices; the one CountBench item: the nine choices "two".."ten" (100/9 = 11.11 at the
+    # records' 2 decimals); the one Visual7W-Count question: four options; no What's Up file; SpatialBench never
+    assert t["random"] == {"SpatialBench InD.": None, "SpatialBench OutD.": None, "VSR": 50.0, "What's Up A": None,
+                           "What's Up B": None, "CountBench": 11.11, "Visual7W-Count": 25.0}
+    rows = pd.read_csv(figures / "07_image_tasks_random.csv").set_index("column")
+    assert len(rows) == 7 and rows["items"].to_dict() == {"SpatialBench InD.": 0, "SpatialBench OutD.": 0, "VSR": 1222,
+                                                          "What's Up A": 0, "What's Up B": 0, "CountBench": 1,
+                                                          "Visual7W-Count": 1}
+    notes = rows["note"].fillna("")
+    assert notes["VSR"] == notes["CountBench"] == "" and "controlled_images_dataset.json" in notes["What's Up A"]
+    assert "SpatialBench" in notes["SpatialBench InD."] and notes["SpatialBench OutD."].startswith("not computed here")
+    collected = pd.read_csv(figures / "results.csv")
+    random = collected[(collected["benchmark"] == "image-tasks") & (collected["baseline"] == "random")]
+    assert sorted(random["protocol"]) == ["countbench", "visual7w-count", "vsr-zeroshot", "whatsup-a", "whatsup-b"]
+    assert t["oracle"] == {"VSR": 100.0, "CountBench": 100.0, "Visual7W-Count": 100.0}
+    assert t["caches"] == 0 and t["ties"] == "expected"
     check = {row["averages"]: row for row in t["random_check"]}
     assert check["printed in Table 3"] == {"averages": "printed in Table 3", "Spatial Avg.": 31.9, "Count Avg.": 17.5,
                                            "Avg.": 24.7}
@@ -759,6 +790,54 @@ def test_image_tasks(executed):
     assert "| CLIP-ViT-H-14 | paper | - | - | 54.5 | - | - | - | - | - | - | - |" in table
     assert "| oracle (first 10 items; an upper bound) | computed here | not computed here | not computed here | 100.0 |" \
         in table
+    # the paper's rows keep their prompts apart; a computed row's average needs every column it averages
+    frame = pd.read_csv(figures / "07_image_tasks_table3.csv").set_index("row")
+    assert frame.loc["InternVL3.5 8B (general)", "Avg."] == 45.3
+    assert frame.loc["InternVL3.5 8B (task-aware)", "Avg."] == 54.3
+    chance = frame.loc["Random (recomputed from the choice lists)"]
+    assert chance["Count Avg."] == pytest.approx((11.11 + 25.0) / 2) and np.isnan(chance["Spatial Avg."])
+    assert np.isnan(chance["Avg."]) and chance["source"] == "computed here"
+
+
+def test_image_tasks_score_description_caches(tmp_path, monkeypatch):
+    """07_image_tasks scores each image description cache on every task it describes completely (and only those), one
+    record each, and names each one's row by its source, and by its folder when two caches share a source."""
+    from sova_lib.benchmarks import image_tasks
+
+    annotations = _image_annotations(tmp_path / "annotations", countbench=[("two cats", 2), ("three dogs", 3)])
+    items = image_tasks.load("countbench", annotations)
+    right = {i.image_key: i.choices[i.answer] for i in items}  # each image described by its correct choice
+    wrong = {i.image_key: i.choices[(i.answer + 1) % len(i.choices)] for i in items}  # and by a wrong one
+    cache = tmp_path / "cache"
+    folders = [write_synthetic_cache(cache, texts, name=name, description=description).name
+               for texts, name, description in ((right, "a-full", "one source"), (dict([*right.items()][:1]), "b-part",
+                                                                                  "one source"),
+                                                (wrong, "c-alone", "another source"))]
+    figures = tmp_path / "figures"
+    _kernel_env(tmp_path, monkeypatch)
+    reproduce.run_notebook(NOTEBOOKS / "07_image_tasks.py", tmp_path / "07_image_tasks.ipynb",
+                           {"figures_dir": str(figures), "cache_dir": str(cache), "annotations": str(annotations),
+                            "oracle_items": 2, "bootstrap": 0})
+    t = json.loads((figures / "07_image_tasks.json").read_text())
+    assert t["caches"] == 3 and t["described_rows"] == 3  # each on CountBench alone, which it touches
+    made = {r["cache"]: r for r in (json.loads(p.read_text()) for p in (figures / "results").glob("*.json"))
+            if r["kind"] == "description cache"}
+    full, part, alone = (made[f] for f in folders)
+    assert (full["protocol"], full["benchmark"], full["n_queries"]) == ("countbench", "image-tasks", 2)
+    # the correct choice is the one choice a description's sentence equals: every item right; a wrong choice: none
+    assert full["value"] == 100.0 and alone["value"] == 0.0
+    assert full["source"] == "synthetic demonstration (one source)" and full["encoder"] == "all-MiniLM-L6-v2"
+    assert full["model"] == json.loads((cache / "descriptions" / folders[0] / "manifest.json").read_text())["model"]
+    assert part["value"] is None and part["note"] == "1 of 2 images not described: not scored"  # never on a subset
+    table = pd.read_csv(figures / "07_image_tasks_table3.csv")
+    computed = table[table["source"] == "computed here"].set_index("row")["CountBench"]
+    assert list(computed.index) == ["Random (recomputed from the choice lists)", "oracle (first 2 items; an upper bound)",
+                                    f"synthetic demonstration (one source) [here: {folders[0]}]",
+                                    f"synthetic demonstration (one source) [here: {folders[1]}]",
+                                    "synthetic demonstration (another source) [here]"]
+    assert computed.iloc[2] == 100.0 and np.isnan(computed.iloc[3]) and computed.iloc[4] == 0.0
+    assert f"| synthetic demonstration (one source) [here: {folders[1]}] | computed here | " in \
+        (figures / "07_image_tasks_table3.md").read_text()
 
 
 def test_benchmark_reads_the_crop_sizes_from_a_manifest_file(tmp_path):
