@@ -423,18 +423,48 @@ def test_jupyterlab_opens_the_py_notebooks_as_notebooks(tmp_path):
 
 
 def test_benchmark(executed):
+    from sova_lib.benchmarks.sovabench.clips.kpf import find_annotation_files
+    from sova_lib.benchmarks.sovabench.splits import DATA_DIR, load_split
+
     figures, out = executed
     b = out["01_benchmark"]
     rows = {r["benchmark"]: r for r in b["table2"]}
     assert rows["SOVABench (Inter-pair)"]["samples (here)"] == 9882
+    assert rows["SOVABench (Inter-pair)"]["samples (paper)"] == 9900  # printed as 9.9k
     assert rows["SOVABench (Inter-pair)"]["queries (here)"] == 1423
-    assert rows["SOVABench (Intra-pair)"]["queries (here)"] == 2300
+    assert rows["SOVABench (Intra-pair)"]["samples (here)"] == rows["SOVABench (Intra-pair)"]["queries (here)"] == 2300
+    assert rows["SOVABench (Inter-pair, constrained; Table C.1)"]["queries (here)"] == 1423
     assert rows["FIVR-200K"]["queries (here)"] == "not computed here"
-    assert b["queries_per_dataset"] == {"MEVA": 975, "VIRAT": 448}
+    assert rows["EVVE"]["queries (paper)"] == 620 and rows["EVVE"]["queries (here)"] == "not computed here"
+    assert b["queries_per_dataset"] == {"MEVA": 975, "VIRAT": 448}  # measured in the spec
     assert sum(b["queries_per_action"].values()) == 1423
+    assert len(b["queries_per_action"]) == 12 and "driving forward" not in b["queries_per_action"]  # not inter-pair
+    counts = pd.read_csv(figures / "01_benchmark_figure3a.csv").set_index("action")
+    assert counts.loc["turning left"].tolist() == [177, 70]
+    clips = {c.index: c for c in load_split("interpair")}
+    independent = sum(1 for c in clips.values() if c.label == "closing trunk")
+    assert b["queries_per_action"]["closing trunk"] == independent
+    # each clip's duration is the clip planner's window: 90 frames before vehicle_starts and after vehicle_stops
     assert b["durations"]["clips"] == 9882
+    durations = pd.read_csv(figures / "01_benchmark_figure3b.csv").set_index("index")
+    start = next(c for c in clips.values() if c.activity == "vehicle_starts" and c.start_frame >= 90)
+    stop = next(c for c in clips.values() if c.activity == "vehicle_stops")
+    plain = next(c for c in clips.values() if c.activity == "person_opens_trunk")
+    assert durations.loc[start.index, "frames"] == start.end_frame - start.start_frame + 1 + 90
+    assert durations.loc[stop.index, "frames"] == stop.end_frame - stop.start_frame + 1 + 90
+    assert durations.loc[plain.index, "frames"] == plain.end_frame - plain.start_frame + 1
+    assert durations.loc[plain.index, "duration_s"] == pytest.approx(durations.loc[plain.index, "frames"] / 30)
+    # the crop sizes of the shipped sample: 91 clips of its 4 annotated source videos, all planned
     assert "sample" in b["crops"]["source"] and b["crops"]["clips"] == 91 and b["crops"]["min_side"] >= 112
+    assert "4 source videos" in b["crops"]["source"]
+    assert "| ok | 91 | 0 | 91 |\n" in (figures / "01_benchmark_figure3c.md").read_text()
+    assert len((figures / "01_benchmark_figure3c.md").read_text().splitlines()) == 3  # one status: ok
+    videos = {v.split(".r13")[0] for v in find_annotation_files(DATA_DIR / "meva-annotations-sample")}
+    sizes = pd.read_csv(figures / "01_benchmark_figure3c.csv")
+    assert len(videos) == 4 and set(sizes["video"].str.split(".r13").str[0]) <= videos
+    assert (sizes["width"] >= 112).all() and (sizes["height"] >= 112).all()
     assert b["pair_counts"]["opening trunk"] == 49 and b["pair_counts"]["closing trunk"] == 48
+    assert sum(b["pair_counts"].values()) == 2300 and len(b["pair_counts"]) == 14
     for stem in ("figure3a", "figure3b", "figure3c", "figureA1"):
         assert (figures / f"01_benchmark_{stem}.png").exists() and (figures / f"01_benchmark_{stem}.pdf").exists()
 
@@ -652,17 +682,23 @@ def test_image_tasks(executed):
 
 
 def test_benchmark_reads_the_crop_sizes_from_a_manifest_file(tmp_path):
-    """``manifest`` names a planned manifest TSV: Figure 3(c) reads its rows (here, the sample's 91 clips)."""
-    from sova_lib.benchmarks.sovabench.clips.plan import MANIFEST_COLUMNS, read_manifest
+    """``manifest`` names a planned manifest TSV: Figure 3(c) reads its rows (here, the sample's 91 clips). The
+    durations follow the ``fps`` given (here 15 frames per second: twice the default's seconds)."""
+    from sova_lib.benchmarks.sovabench.clips.plan import MANIFEST_COLUMNS, plan_clips, read_manifest
+    from sova_lib.benchmarks.sovabench.clips.stats import manifest_frame
+    from sova_lib.benchmarks.sovabench.splits import DATA_DIR, load_split
 
-    from paper import benchmark_stats
-
-    planned, _ = benchmark_stats.sample_manifest()
+    clips = {c.index: c for split in ("interpair", "intrapair") for c in load_split(split)}
+    planned = manifest_frame(plan_clips(list(clips.values()), DATA_DIR / "meva-annotations-sample"))
     manifest = tmp_path / "manifest.tsv"
-    planned[list(MANIFEST_COLUMNS)].to_csv(manifest, sep="\t", index=False)
+    planned[planned["status"] != "annotation_missing"][list(MANIFEST_COLUMNS)].to_csv(manifest, sep="\t", index=False)
     assert len(read_manifest(manifest)) == 91
     figures = tmp_path / "figures"
     reproduce.run_notebook(NOTEBOOKS / "01_benchmark.py", tmp_path / "01_benchmark.ipynb",
-                           {"figures_dir": str(figures), "manifest": str(manifest)})
+                           {"figures_dir": str(figures), "manifest": str(manifest),
+                            "fps": {"MEVA": 15.0, "VIRAT": 15.0}})
     crops = json.loads((figures / "01_benchmark.json").read_text())["crops"]
     assert crops["source"] == "manifest manifest.tsv" and crops["clips"] == 91
+    durations = pd.read_csv(figures / "01_benchmark_figure3b.csv")
+    at_30 = pd.read_csv(ROOT / "figures" / "01_benchmark_figure3b.csv")  # the default, 30 frames per second
+    assert durations["duration_s"].tolist() == pytest.approx((2 * at_30["duration_s"]).tolist())
