@@ -11,7 +11,6 @@ folder (this package's parent) as the working folder. To run a notebook by hand,
 Figure 2(b)), ``beside`` (a paper's numbers beside the computed ones, wide),
 ``ablations`` (Tables 5-7), ``error_analysis`` (Appendix E), ``table3``
 (Table 3, the image tasks), ``contrastive`` (contrastive rows of Table 4 and
-Table C.1), ``muvr_tables`` (the MUVR paper's Tables 7-9) and ``quickstart``
-(the quickstart notebook's steps). ``data/`` holds the papers' reported
-numbers and the quickstart's hand-written answer.
+Table C.1) and ``quickstart`` (the quickstart notebook's steps). ``data/``
+holds the papers' reported numbers and the quickstart's hand-written answer.
 """
