@@ -539,6 +539,84 @@ def test_ablations(executed):
     assert sorted(ablation["aggregate"].unique()) == ["max", "mean", "median"]
     assert set(ablation["text_split"]) == {"sentences", "whole text"}
     assert set(ablation["cache"]) == {r["cache"] for r in a["table5"]}  # the one SOVABench cache, nothing else
+    # the paper's tables as printed
+    table5_paper = pd.read_csv(figures / "03_ablations_table5_paper.csv")
+    assert len(table5_paper) == 4 and table5_paper.columns[-1] == "Avg."
+    assert table5_paper.set_index(["prompt", "text_split"]).loc[("general", "whole text"), "Avg."] == 42.1
+    table7 = pd.read_csv(figures / "03_ablations_table7.csv", dtype=str)  # the paper's rows, then the cache's
+    assert table7["fps"][:4].tolist() == ["1.0", "3.0", "5.0", "7.0"]
+    assert table7["inter-pair mAP"][:4].tolist() == ["38.3", "37.3", "36.3", "36.2"]
+    assert table7["intra-pair Pair-mAP"][:4].tolist() == ["53.6", "54.0", "53.8", "53.4"]
+    # an encoder that does not load is listed with the reason
+    table6 = pd.read_csv(figures / "03_ablations_table6.csv").set_index("encoder")
+    assert table6.loc["no-such-org/no-such-encoder", "here"] == (
+        "not computed here: weights not on this machine and the model hub not reachable")
+
+
+def test_ablations_without_any_cache_say_so_and_write_the_committed_bytes(tmp_path, monkeypatch):
+    """03 on its default parameters with a cache folder that holds no SOVABench cache (as ``make reproduce`` runs it on
+    a fresh clone): every computed table says so in one sentence naming the folder, Table 6 says which encoders load
+    here, and every output is the committed file, byte for byte."""
+    cache, figures = tmp_path / "cache", tmp_path / "figures"
+    cache.mkdir()
+    _kernel_env(tmp_path, monkeypatch)
+    reproduce.run_notebook(NOTEBOOKS / "03_ablations.py", tmp_path / "03_ablations.ipynb",
+                           {"figures_dir": str(figures), "cache_dir": str(cache)})
+    note = ("no SOVABench description cache in cache/descriptions: nothing computed here (describe the benchmark with "
+            "`sova sovabench describe ...`, then re-run)")
+    for name in ("table5_sovabench", "aggregation"):
+        assert pd.read_csv(figures / f"03_ablations_{name}.csv")["source"].tolist() == [note]
+    table7 = pd.read_csv(figures / "03_ablations_table7.csv", keep_default_na=False)
+    assert len(table7) == 5 and table7.iloc[-1].tolist() == [note, "", "not computed here", "not computed here"]
+    table6 = pd.read_csv(figures / "03_ablations_table6.csv").set_index("encoder")
+    assert len(table6) == 6 and table6.loc["GTE-Large-8152", "inter-pair mAP (paper, MiniCPM-V 4.5 task-aware)"] == 38.3
+    assert table6.loc["GTE-Large-8152", "here"] == (
+        "not computed here: weights not on this machine and the model hub not reachable")
+    assert table6.loc["all-MiniLM-L6-v2", "here"].startswith("not computed here: loads here, but")
+    assert table6.loc["Qwen3 Embedding 0.6B", "params (M)"] == 596
+    written = sorted(p.name for p in figures.glob("03_ablations*"))
+    assert len(written) == 11
+    differ = [n for n in written if (figures / n).read_bytes() != (ROOT / "figures" / n).read_bytes()]
+    assert differ == [], differs(", ".join(differ))
+
+
+def test_ablations_on_a_cache_of_two_sentences_per_clip(tmp_path, monkeypatch):
+    """03 on a cache of intra-pair clips whose descriptions share one sentence, on both protocols, Table 6 tried with
+    all-MiniLM-L6-v2 alone and an encoder that does not exist: each setting is one record, the inter-pair clips the
+    cache lacks count as failures (and each cell says so), and the shared sentence ties every clip under max."""
+    from sova_lib.evaluation import baseline
+
+    texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(0))
+    texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # one sentence shared by all
+    write_synthetic_cache(tmp_path / "cache", texts, description="two sentences")
+    figures = tmp_path / "figures"
+    _kernel_env(tmp_path, monkeypatch)
+    reproduce.run_notebook(NOTEBOOKS / "03_ablations.py", tmp_path / "03_ablations.ipynb",
+                           {"figures_dir": str(figures), "cache_dir": str(tmp_path / "cache"), "bootstrap": 0,
+                            "encoders": ["all-MiniLM-L6-v2"]})
+    split = pd.read_csv(figures / "03_ablations_table5_sovabench.csv")  # sentences and the whole text, max
+    aggregated = pd.read_csv(figures / "03_ablations_aggregation.csv")  # sentences: max, mean, median
+    assert len(split) == 4 and len(aggregated) == 6
+    # one record per evaluation: 4 settings on 2 protocols (Table 6's row is the sentences-and-max one again)
+    assert len(list((figures / "results").glob("*.json"))) == 8
+    rows = pd.concat([split, aggregated]).drop_duplicates(["protocol", "text_split", "aggregate"])
+    intra = rows[rows["protocol"] == "intra-pair"].set_index(["text_split", "aggregate"])["value"]
+    assert intra[("sentences", "mean")] > intra[("sentences", "max")]
+    inter = rows[rows["protocol"] == "inter-pair"]  # 8,524 of its 9,882 clips are missing: counted as failures
+    assert (inter["n_missing"] == 8524).all() and (inter["value"] < inter["value_without_missing"]).all()
+    assert (rows[rows["protocol"] == "intra-pair"]["n_missing"] == 0).all()
+    # every pair's maximum is the shared sentence's cosine with itself: all clips tie, and the tie-aware AP of
+    # a fully tied ranking is a random ranking's expected AP (its chance level, which the cell says)
+    assert intra[("sentences", "max")] == pytest.approx(baseline("intra-pair", "random-ranking").value, abs=0.01)
+    sentences = inter[inter["text_split"] == "sentences"].iloc[0]
+    assert sentences["value"] == sentences["chance"]
+    table5 = (figures / "03_ablations_table5_sovabench.md").read_text().splitlines()
+    assert table5[0] == "| source | cache | protocol | sentences | whole text |"  # no note: both protocols scored
+    (cell,) = [line.split(" | ")[3] for line in table5 if "| inter-pair |" in line]
+    assert cell.endswith(f"; 8524 missing, {sentences['value_without_missing']:.1f} without them; chance "
+                         f"{sentences['chance']:.1f}, {sentences['chance_without_missing']:.1f} without them")
+    table7 = pd.read_csv(figures / "03_ablations_table7.csv")
+    assert table7.iloc[-1]["fps"] == "not recorded" and table7.iloc[-1]["inter-pair mAP"].endswith("without them")
 
 
 def _ablation_records(collected, *, protocols, bootstrap: int, seed: int = 0):

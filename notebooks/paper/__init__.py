@@ -9,8 +9,9 @@ folder (this package's parent) as the working folder. To run a notebook by hand,
 
 ``results`` (the paper's numbers beside computed ones: Tables 4 and C.1,
 Figure 2(b)), ``beside`` (a paper's numbers beside the computed ones, wide),
-``ablations`` (Tables 5-7), ``error_analysis`` (Appendix E), ``table3``
-(Table 3, the image tasks), ``contrastive`` (contrastive rows of Table 4 and
-Table C.1) and ``quickstart`` (the quickstart notebook's steps). ``data/``
-holds the papers' reported numbers and the quickstart's hand-written answer.
+``error_analysis`` (Appendix E), ``table3`` (Table 3, the image tasks),
+``contrastive`` (contrastive rows of Table 4 and Table C.1) and ``quickstart``
+(the quickstart notebook's steps). ``data/`` holds the papers' reported
+numbers, the settings Table 6's sentence encoders are loaded with, and the
+quickstart's hand-written answer.
 """
