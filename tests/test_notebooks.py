@@ -440,18 +440,48 @@ def test_jupyterlab_opens_the_py_notebooks_as_notebooks(tmp_path):
 
 
 def test_benchmark(executed):
+    from sova_lib.benchmarks.sovabench.clips.kpf import find_annotation_files
+    from sova_lib.benchmarks.sovabench.splits import DATA_DIR, load_split
+
     figures, out = executed
     b = out["01_benchmark"]
     rows = {r["benchmark"]: r for r in b["table2"]}
     assert rows["SOVABench (Inter-pair)"]["samples (here)"] == 9882
+    assert rows["SOVABench (Inter-pair)"]["samples (paper)"] == 9900  # printed as 9.9k
     assert rows["SOVABench (Inter-pair)"]["queries (here)"] == 1423
-    assert rows["SOVABench (Intra-pair)"]["queries (here)"] == 2300
+    assert rows["SOVABench (Intra-pair)"]["samples (here)"] == rows["SOVABench (Intra-pair)"]["queries (here)"] == 2300
+    assert rows["SOVABench (Inter-pair, constrained; Table C.1)"]["queries (here)"] == 1423
     assert rows["FIVR-200K"]["queries (here)"] == "not computed here"
-    assert b["queries_per_dataset"] == {"MEVA": 975, "VIRAT": 448}
+    assert rows["EVVE"]["queries (paper)"] == 620 and rows["EVVE"]["queries (here)"] == "not computed here"
+    assert b["queries_per_dataset"] == {"MEVA": 975, "VIRAT": 448}  # measured in the spec
     assert sum(b["queries_per_action"].values()) == 1423
+    assert len(b["queries_per_action"]) == 12 and "driving forward" not in b["queries_per_action"]  # not inter-pair
+    counts = pd.read_csv(figures / "01_benchmark_figure3a.csv").set_index("action")
+    assert counts.loc["turning left"].tolist() == [177, 70]
+    clips = {c.index: c for c in load_split("interpair")}
+    independent = sum(1 for c in clips.values() if c.label == "closing trunk")
+    assert b["queries_per_action"]["closing trunk"] == independent
+    # each clip's duration is the clip planner's window: 90 frames before vehicle_starts and after vehicle_stops
     assert b["durations"]["clips"] == 9882
+    durations = pd.read_csv(figures / "01_benchmark_figure3b.csv").set_index("index")
+    start = next(c for c in clips.values() if c.activity == "vehicle_starts" and c.start_frame >= 90)
+    stop = next(c for c in clips.values() if c.activity == "vehicle_stops")
+    plain = next(c for c in clips.values() if c.activity == "person_opens_trunk")
+    assert durations.loc[start.index, "frames"] == start.end_frame - start.start_frame + 1 + 90
+    assert durations.loc[stop.index, "frames"] == stop.end_frame - stop.start_frame + 1 + 90
+    assert durations.loc[plain.index, "frames"] == plain.end_frame - plain.start_frame + 1
+    assert durations.loc[plain.index, "duration_s"] == pytest.approx(durations.loc[plain.index, "frames"] / 30)
+    # the crop sizes of the shipped sample: 91 clips of its 4 annotated source videos, all planned
     assert "sample" in b["crops"]["source"] and b["crops"]["clips"] == 91 and b["crops"]["min_side"] >= 112
+    assert "4 source videos" in b["crops"]["source"]
+    assert "| ok | 91 | 0 | 91 |\n" in (figures / "01_benchmark_figure3c.md").read_text()
+    assert len((figures / "01_benchmark_figure3c.md").read_text().splitlines()) == 3  # one status: ok
+    videos = {v.split(".r13")[0] for v in find_annotation_files(DATA_DIR / "meva-annotations-sample")}
+    sizes = pd.read_csv(figures / "01_benchmark_figure3c.csv")
+    assert len(videos) == 4 and set(sizes["video"].str.split(".r13").str[0]) <= videos
+    assert (sizes["width"] >= 112).all() and (sizes["height"] >= 112).all()
     assert b["pair_counts"]["opening trunk"] == 49 and b["pair_counts"]["closing trunk"] == 48
+    assert sum(b["pair_counts"].values()) == 2300 and len(b["pair_counts"]) == 14
     for stem in ("figure3a", "figure3b", "figure3c", "figureA1"):
         assert (figures / f"01_benchmark_{stem}.png").exists() and (figures / f"01_benchmark_{stem}.pdf").exists()
 
@@ -526,6 +556,84 @@ def test_ablations(executed):
     assert sorted(ablation["aggregate"].unique()) == ["max", "mean", "median"]
     assert set(ablation["text_split"]) == {"sentences", "whole text"}
     assert set(ablation["cache"]) == {r["cache"] for r in a["table5"]}  # the one SOVABench cache, nothing else
+    # the paper's tables as printed
+    table5_paper = pd.read_csv(figures / "03_ablations_table5_paper.csv")
+    assert len(table5_paper) == 4 and table5_paper.columns[-1] == "Avg."
+    assert table5_paper.set_index(["prompt", "text_split"]).loc[("general", "whole text"), "Avg."] == 42.1
+    table7 = pd.read_csv(figures / "03_ablations_table7.csv", dtype=str)  # the paper's rows, then the cache's
+    assert table7["fps"][:4].tolist() == ["1.0", "3.0", "5.0", "7.0"]
+    assert table7["inter-pair mAP"][:4].tolist() == ["38.3", "37.3", "36.3", "36.2"]
+    assert table7["intra-pair Pair-mAP"][:4].tolist() == ["53.6", "54.0", "53.8", "53.4"]
+    # an encoder that does not load is listed with the reason
+    table6 = pd.read_csv(figures / "03_ablations_table6.csv").set_index("encoder")
+    assert table6.loc["no-such-org/no-such-encoder", "here"] == (
+        "not computed here: weights not on this machine and the model hub not reachable")
+
+
+def test_ablations_without_any_cache_say_so_and_write_the_committed_bytes(tmp_path, monkeypatch):
+    """03 on its default parameters with a cache folder that holds no SOVABench cache (as ``make reproduce`` runs it on
+    a fresh clone): every computed table says so in one sentence naming the folder, Table 6 says which encoders load
+    here, and every output is the committed file, byte for byte."""
+    cache, figures = tmp_path / "cache", tmp_path / "figures"
+    cache.mkdir()
+    _kernel_env(tmp_path, monkeypatch)
+    reproduce.run_notebook(NOTEBOOKS / "03_ablations.py", tmp_path / "03_ablations.ipynb",
+                           {"figures_dir": str(figures), "cache_dir": str(cache)})
+    note = ("no SOVABench description cache in cache/descriptions: nothing computed here (describe the benchmark with "
+            "`sova sovabench describe ...`, then re-run)")
+    for name in ("table5_sovabench", "aggregation"):
+        assert pd.read_csv(figures / f"03_ablations_{name}.csv")["source"].tolist() == [note]
+    table7 = pd.read_csv(figures / "03_ablations_table7.csv", keep_default_na=False)
+    assert len(table7) == 5 and table7.iloc[-1].tolist() == [note, "", "not computed here", "not computed here"]
+    table6 = pd.read_csv(figures / "03_ablations_table6.csv").set_index("encoder")
+    assert len(table6) == 6 and table6.loc["GTE-Large-8152", "inter-pair mAP (paper, MiniCPM-V 4.5 task-aware)"] == 38.3
+    assert table6.loc["GTE-Large-8152", "here"] == (
+        "not computed here: weights not on this machine and the model hub not reachable")
+    assert table6.loc["all-MiniLM-L6-v2", "here"].startswith("not computed here: loads here, but")
+    assert table6.loc["Qwen3 Embedding 0.6B", "params (M)"] == 596
+    written = sorted(p.name for p in figures.glob("03_ablations*"))
+    assert len(written) == 11
+    differ = [n for n in written if (figures / n).read_bytes() != (ROOT / "figures" / n).read_bytes()]
+    assert differ == [], differs(", ".join(differ))
+
+
+def test_ablations_on_a_cache_of_two_sentences_per_clip(tmp_path, monkeypatch):
+    """03 on a cache of intra-pair clips whose descriptions share one sentence, on both protocols, Table 6 tried with
+    all-MiniLM-L6-v2 alone and an encoder that does not exist: each setting is one record, the inter-pair clips the
+    cache lacks count as failures (and each cell says so), and the shared sentence ties every clip under max."""
+    from sova_lib.evaluation import baseline
+
+    texts, _ = error_analysis.synthetic_texts("intra-pair", rng=np.random.default_rng(0))
+    texts = {k: f"{v}. The scene is a parking lot." for k, v in texts.items()}  # one sentence shared by all
+    write_synthetic_cache(tmp_path / "cache", texts, description="two sentences")
+    figures = tmp_path / "figures"
+    _kernel_env(tmp_path, monkeypatch)
+    reproduce.run_notebook(NOTEBOOKS / "03_ablations.py", tmp_path / "03_ablations.ipynb",
+                           {"figures_dir": str(figures), "cache_dir": str(tmp_path / "cache"), "bootstrap": 0,
+                            "encoders": ["all-MiniLM-L6-v2"]})
+    split = pd.read_csv(figures / "03_ablations_table5_sovabench.csv")  # sentences and the whole text, max
+    aggregated = pd.read_csv(figures / "03_ablations_aggregation.csv")  # sentences: max, mean, median
+    assert len(split) == 4 and len(aggregated) == 6
+    # one record per evaluation: 4 settings on 2 protocols (Table 6's row is the sentences-and-max one again)
+    assert len(list((figures / "results").glob("*.json"))) == 8
+    rows = pd.concat([split, aggregated]).drop_duplicates(["protocol", "text_split", "aggregate"])
+    intra = rows[rows["protocol"] == "intra-pair"].set_index(["text_split", "aggregate"])["value"]
+    assert intra[("sentences", "mean")] > intra[("sentences", "max")]
+    inter = rows[rows["protocol"] == "inter-pair"]  # 8,524 of its 9,882 clips are missing: counted as failures
+    assert (inter["n_missing"] == 8524).all() and (inter["value"] < inter["value_without_missing"]).all()
+    assert (rows[rows["protocol"] == "intra-pair"]["n_missing"] == 0).all()
+    # every pair's maximum is the shared sentence's cosine with itself: all clips tie, and the tie-aware AP of
+    # a fully tied ranking is a random ranking's expected AP (its chance level, which the cell says)
+    assert intra[("sentences", "max")] == pytest.approx(baseline("intra-pair", "random-ranking").value, abs=0.01)
+    sentences = inter[inter["text_split"] == "sentences"].iloc[0]
+    assert sentences["value"] == sentences["chance"]
+    table5 = (figures / "03_ablations_table5_sovabench.md").read_text().splitlines()
+    assert table5[0] == "| source | cache | protocol | sentences | whole text |"  # no note: both protocols scored
+    (cell,) = [line.split(" | ")[3] for line in table5 if "| inter-pair |" in line]
+    assert cell.endswith(f"; 8524 missing, {sentences['value_without_missing']:.1f} without them; chance "
+                         f"{sentences['chance']:.1f}, {sentences['chance_without_missing']:.1f} without them")
+    table7 = pd.read_csv(figures / "03_ablations_table7.csv")
+    assert table7.iloc[-1]["fps"] == "not recorded" and table7.iloc[-1]["inter-pair mAP"].endswith("without them")
 
 
 def _ablation_records(collected, *, protocols, bootstrap: int, seed: int = 0):
@@ -745,6 +853,41 @@ def test_muvr_scores_a_description_cache_and_changes_no_other_output(tmp_path, m
     assert differ == [], differs(", ".join(differ))
 
 
+def test_muvr_computes_tables_7_and_8_from_released_features(tmp_path, monkeypatch):
+    """Notebook 05 with ``data_root`` and ``features_root``: a model whose features folder is there (here the synthetic
+    set's, as EVA-CLIP's) has a computed row under each of its paper rows of Tables 7 and 8, holding what ``sova muvr
+    evaluate --features`` gives to one decimal; a model without a folder (OpenCLIP) and a column not scored (a
+    partition the data lacks) read "not computed here"."""
+    from sova_lib.benchmarks import muvr
+    from sova_lib.benchmarks.muvr.synthetic import SYNTHETIC_MODEL
+    from tests.benchmarks.muvr.fixtures import synthetic
+
+    data = synthetic(tmp_path / "data", 2, partitions=("news",), topics=2, videos_per_topic=5, distractors=2)
+    features, figures = tmp_path / "features", tmp_path / "figures"
+    features.mkdir()
+    (features / "EVA-CLIP").symlink_to(data / "features" / "VLMs_1_15" / SYNTHETIC_MODEL)
+    _kernel_env(tmp_path, monkeypatch)
+    reproduce.run_notebook(NOTEBOOKS / "05_muvr.py", tmp_path / "05_muvr.ipynb",
+                           {"figures_dir": str(figures), "synthetic_dir": str(tmp_path / "muvr"), "bootstrap": 0,
+                            "data_root": str(data), "features_root": str(features)})
+    table7 = pd.read_csv(figures / "05_muvr_table7.csv").set_index(["group", "model", "column"])
+    table8 = pd.read_csv(figures / "05_muvr_table8.csv").set_index(["group", "model", "column"])
+    video = muvr.evaluate_files(data, features=features / "EVA-CLIP", query="video")
+    assert table7.loc[("video", "EVA-CLIP", "mAP")].tolist() == [50.7, str(round(video.metrics["mAP"], 1))]
+    assert table7.loc[("video", "EVA-CLIP", "others"), "computed"] == "not computed here"  # not in the data
+    for table in (table7, table8):  # every group computed for EVA-CLIP, none for OpenCLIP (no folder)
+        eva = table.xs("EVA-CLIP", level="model")
+        assert set(eva[eva["computed"] != "not computed here"].index.get_level_values("group")) == set(
+            table.index.get_level_values("group"))
+        assert (table.xs("OpenCLIP (ViT-H-14)", level="model")["computed"] == "not computed here").all()
+    filtered = muvr.evaluate_files(data, version="filter", features=features / "EVA-CLIP", tag_weight=0.3)
+    assert "uAP" not in filtered.metrics and filtered.per_partition["news"]["mAP"] == filtered.metrics["mAP"]
+    assert table8.loc[("p=0.3", "EVA-CLIP", "news"), "computed"] == table8.loc[("p=0.3", "EVA-CLIP", "mAP"), "computed"]
+    assert table8.loc[("p=0.3", "EVA-CLIP", "mAP"), "computed"] == str(round(filtered.metrics["mAP"], 1))
+    summary = json.loads((figures / "05_muvr.json").read_text())
+    assert summary["table7_not_computed"] == int((table7["computed"] == "not computed here").sum()) < 60
+
+
 def test_vantage(executed):
     figures, out = executed
     v = out["06_vantage"]
@@ -841,17 +984,23 @@ def test_image_tasks_score_description_caches(tmp_path, monkeypatch):
 
 
 def test_benchmark_reads_the_crop_sizes_from_a_manifest_file(tmp_path):
-    """``manifest`` names a planned manifest TSV: Figure 3(c) reads its rows (here, the sample's 91 clips)."""
-    from sova_lib.benchmarks.sovabench.clips.plan import MANIFEST_COLUMNS, read_manifest
+    """``manifest`` names a planned manifest TSV: Figure 3(c) reads its rows (here, the sample's 91 clips). The
+    durations follow the ``fps`` given (here 15 frames per second: twice the default's seconds)."""
+    from sova_lib.benchmarks.sovabench.clips.plan import MANIFEST_COLUMNS, plan_clips, read_manifest
+    from sova_lib.benchmarks.sovabench.clips.stats import manifest_frame
+    from sova_lib.benchmarks.sovabench.splits import DATA_DIR, load_split
 
-    from paper import benchmark_stats
-
-    planned, _ = benchmark_stats.sample_manifest()
+    clips = {c.index: c for split in ("interpair", "intrapair") for c in load_split(split)}
+    planned = manifest_frame(plan_clips(list(clips.values()), DATA_DIR / "meva-annotations-sample"))
     manifest = tmp_path / "manifest.tsv"
-    planned[list(MANIFEST_COLUMNS)].to_csv(manifest, sep="\t", index=False)
+    planned[planned["status"] != "annotation_missing"][list(MANIFEST_COLUMNS)].to_csv(manifest, sep="\t", index=False)
     assert len(read_manifest(manifest)) == 91
     figures = tmp_path / "figures"
     reproduce.run_notebook(NOTEBOOKS / "01_benchmark.py", tmp_path / "01_benchmark.ipynb",
-                           {"figures_dir": str(figures), "manifest": str(manifest)})
+                           {"figures_dir": str(figures), "manifest": str(manifest),
+                            "fps": {"MEVA": 15.0, "VIRAT": 15.0}})
     crops = json.loads((figures / "01_benchmark.json").read_text())["crops"]
     assert crops["source"] == "manifest manifest.tsv" and crops["clips"] == 91
+    durations = pd.read_csv(figures / "01_benchmark_figure3b.csv")
+    at_30 = pd.read_csv(ROOT / "figures" / "01_benchmark_figure3b.csv")  # the default, 30 frames per second
+    assert durations["duration_s"].tolist() == pytest.approx((2 * at_30["duration_s"]).tolist())
