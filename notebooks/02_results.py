@@ -232,10 +232,29 @@ shownC1
 #
 # Inter-pair mAP against intra-pair Pair-mAP: circles are the paper's rows (filled: task-aware prompt, hollow:
 # general prompt), stars the rows computed here with both protocols. Dashed lines mark the paper's Random row.
-# The points come from Table 4 (the paper's rows, then the computed rows with both protocols, the oracle left out).
+# The points come from Table 4, row by row: the paper's point, then the computed one where the row has both
+# protocols (the Random row is drawn once, from the paper; the oracle, an upper bound at 100, is left out). A computed
+# point is labelled as its paper row, or by its baseline, its model id and prompt, or its source.
 
-# %%
-points = results.scatter_frame(table4)
+# %% tags=["points"]
+short = {"general": " (general)", "task-aware": " (task-aware)"}  # a prompt, as the end of a label
+points = []
+for r in table4.to_dict("records"):
+    if pd.notna(r["inter-pair paper"]) and pd.notna(r["intra-pair paper"]):
+        points.append({"label": r["model"] + short.get(r["prompt"], ""), "group": r["group"], "prompt": r["prompt"],
+                       "inter": r["inter-pair paper"], "intra": r["intra-pair paper"], "source": "paper"})
+    here = r["inter-pair here"], r["intra-pair here"]
+    if r["model"] == "Random" or r["baseline"] == "oracle" or pd.isna(here[0]) or pd.isna(here[1]):
+        continue
+    if not r["group"].startswith("Computed"):
+        label = r["model"] + short.get(r["prompt"], "")
+    elif pd.notna(r["baseline"]):
+        label = r["baseline"].replace("-", " ")
+    else:
+        label = r["source"] if pd.isna(r["source model"]) else r["source model"] + short.get(r["source prompt"], "")
+    points.append({"label": label + " [here]", "group": "Computed here", "prompt": r["prompt"],
+                   "inter": here[0], "intra": here[1], "source": "computed here"})
+points = pd.DataFrame(points, columns=["label", "group", "prompt", "inter", "intra", "source"])
 random_level = tuple(paper["Table 4"].set_index("model").loc["Random", ["inter-pair paper", "intra-pair paper"]])
 points
 

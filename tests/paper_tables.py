@@ -44,3 +44,10 @@ def run_cells(tag: str, out, **values) -> dict:
         for cell in tagged:
             exec(cell.source, namespace)
     return namespace
+
+
+def figure2b_points(table4, out) -> dict:
+    """``points`` and ``random_level`` of Figure 2(b), as ``02_results``' cell tagged ``points`` makes them from
+    ``table4`` (the paper's Table 4 beside the computed rows, ``beside``)."""
+    ns = run_cells("points", out, table4=table4, paper={"Table 4": paper_wide("Table 4")})
+    return {"points": ns["points"], "random_level": ns["random_level"]}

@@ -3,17 +3,15 @@ import numpy as np
 import pandas as pd
 
 from tests.figure_helpers import boxes, close_figures, draw_figures, overlap  # noqa: F401  (closes every figure)
-from tests.paper_tables import beside
+from tests.paper_tables import beside, figure2b_points
 
 NO_ROWS = pd.DataFrame(columns=["kind", "protocol", "source", "value"])
 
 
-def _figure2b(tmp_path, computed=NO_ROWS, extra=()):
-    """02_results' figure cells on Table 4 beside ``computed``, with the points ``extra`` added; returns the figure."""
+def _figure2b(tmp_path, computed=NO_ROWS):
+    """02_results' cell of the points, then its figure cells, on Table 4 beside ``computed``; returns the figure."""
     def frames(ns):
-        points = ns["results"].scatter_frame(beside("Table 4", computed))
-        return {"points": pd.concat([points, pd.DataFrame(list(extra), columns=points.columns)], ignore_index=True),
-                "random_level": (3.4, 50.3)}  # the paper's Random row
+        return figure2b_points(beside("Table 4", computed), ns["figures_dir"])
     return draw_figures("02_results", tmp_path, frames)["fig"]
 
 
@@ -36,9 +34,9 @@ def test_figure2b_labels_every_point_and_says_where_an_axis_starts(tmp_path):
 
 
 def test_figure2b_zooms_on_the_papers_points_and_shows_a_far_one_in_an_overview(tmp_path):
-    far = {"label": "far [here]", "group": "Computed here", "prompt": "", "inter": 90.0, "intra": 70.0,
-           "source": "computed here"}
-    fig = _figure2b(tmp_path, extra=[far])
+    far = pd.DataFrame([{"kind": "description cache", "source": "far", "protocol": protocol, "value": value}
+                        for protocol, value in (("inter-pair", 90.0), ("intra-pair", 70.0))])
+    fig = _figure2b(tmp_path, far)
     main, overview = fig.axes
     assert main.get_xlim()[1] < 90 < overview.get_xlim()[1]  # the paper's range stays readable
     assert [t.get_text() for t in overview.texts] == ["far [here]"]

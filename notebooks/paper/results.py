@@ -48,7 +48,7 @@ from paper.beside import NOT_COMPUTED
 __all__ = ["NOT_COMPUTED", "PAPER_TABLES", "SOURCE_COLUMNS", "CONTRASTIVE_IDS", "paper_results", "evaluate_cache",
            "NOT_IN_PAPER", "HERE_FIELDS", "rows_beside", "computed_as",
            "number_table",
-           "format_table", "scatter_frame"]
+           "format_table"]
 
 PAPER_CSV = "paper_results/paper_results.csv"
 
@@ -239,32 +239,3 @@ def format_table(frame, table: str) -> "pd.DataFrame":
                                                frame[f"{c} chance"], frame[f"{c} chance without missing"])]
     shown["computed as"] = computed_as(frame, table)
     return shown
-
-
-def scatter_frame(comparison, x="inter-pair", y="intra-pair"):
-    """Points of Figure 2(b) from Table 4 beside the computed rows: paper rows, then computed rows with both values.
-
-    Columns ``label, group, prompt, inter, intra, source``. A computed row
-    the paper lacks is labelled by its baseline or its source model and
-    prompt. The oracle (an upper bound at 100) is left out; the Random row is
-    drawn once, from the paper.
-    """
-    short = {"general": " (general)", "task-aware": " (task-aware)"}
-    rows = []
-    for r in comparison.to_dict("records"):
-        if pd.notna(r[f"{x} paper"]) and pd.notna(r[f"{y} paper"]):
-            rows.append({"label": r["model"] + short.get(r["prompt"], ""), "group": r["group"],
-                         "prompt": r["prompt"], "inter": r[f"{x} paper"], "intra": r[f"{y} paper"], "source": "paper"})
-        here = r[f"{x} here"], r[f"{y} here"]
-        if r["model"] != "Random" and pd.notna(here[0]) and pd.notna(here[1]) and r["baseline"] != "oracle":
-            if not r["group"].startswith("Computed"):
-                label = r["model"] + short.get(r["prompt"], "")
-            elif pd.notna(r["baseline"]):
-                label = r["baseline"].replace("-", " ")
-            elif pd.notna(r["source model"]):
-                label = r["source model"] + short.get(r["source prompt"], "")
-            else:
-                label = r["source"]
-            rows.append({"label": label + " [here]", "group": "Computed here", "prompt": r["prompt"],
-                         "inter": here[0], "intra": here[1], "source": "computed here"})
-    return pd.DataFrame(rows, columns=["label", "group", "prompt", "inter", "intra", "source"])

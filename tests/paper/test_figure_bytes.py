@@ -22,7 +22,7 @@ import pytest
 
 from sova_lib.report import explore, plots
 from tests.figure_helpers import close_figures, differs, draw_figures  # noqa: F401  (close_figures: closes every figure)
-from tests.paper_tables import beside
+from tests.paper_tables import beside, figure2b_points
 from tests.paths import ROOT
 
 FIGURES_DIR = ROOT / "figures"
@@ -154,8 +154,7 @@ def _committed_02(ns):
     collected = ns["records"].collect_records(FIGURES_DIR / "results")
     computed = collected[(collected["benchmark"] == "SOVABench") & (collected["kind"] == "baseline")
                          & (collected["bootstrap"] == ns["bootstrap"])]
-    return {"points": ns["results"].scatter_frame(beside("Table 4", computed)),
-            "random_level": (3.4, 50.3)}  # the paper's Random row
+    return figure2b_points(beside("Table 4", computed), ns["figures_dir"])  # its points cell, then its figure
 
 
 def _committed_04(ns):

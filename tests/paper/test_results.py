@@ -12,7 +12,7 @@ from sova_lib.describe.prompts import Prompt
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.report import cache_scan
-from tests.paper_tables import beside, run_cells
+from tests.paper_tables import beside, figure2b_points, run_cells
 
 from paper import error_analysis, results
 
@@ -190,13 +190,12 @@ def test_the_table_keeps_a_paper_only_column():
     assert table["source"].isna().sum() == 21  # nothing computed on this protocol
 
 
-def test_scatter_frame_keeps_paper_rows_and_complete_computed_rows():
+def test_figure2b_points_keep_paper_rows_and_complete_computed_rows(tmp_path):
     computed = _computed()
     computed.loc[len(computed)] = {"kind": "description cache", "source": "motion describer (...)",
                                    "model": "classical-motion", "prompt": "general", "cache": "c2",
                                    "encoder": "e", "protocol": "inter-pair", "value": 10.0, "note": ""}
-    table = beside("Table 4", computed)
-    points = results.scatter_frame(table)
+    points = figure2b_points(beside("Table 4", computed), tmp_path)["points"]
     assert (points["source"] == "paper").sum() == 21
     here = points[points["source"] != "paper"]
     # named by its model id and prompt; MiniCPM has no intra-pair value here
@@ -435,7 +434,7 @@ def test_no_nan_in_a_table_a_person_reads():
     assert "inter-pair chance" not in results.number_table(table, "Table 4")  # the CSV's numbers, as before
 
 
-def test_table4_keeps_what_was_scored_as_data_and_the_scatter_reads_it():
+def test_table4_keeps_what_was_scored_as_data_and_the_scatter_reads_it(tmp_path):
     """Source, model, encoder, prompt, fps and cache are columns of their own; the figure's points come from them,
     whatever the source's wording, and the cell a person reads is written from them."""
     computed = pd.concat([_table4_computed(), pd.DataFrame([
@@ -460,7 +459,7 @@ def test_table4_keeps_what_was_scored_as_data_and_the_scatter_reads_it():
         ("openbmb/MiniCPM-V-4_5", "task-aware", "all-MiniLM-L6-v2", "c1")
     assert results.computed_as(mine, "Table 4") == \
         ["anything at all; (oracle) [x]; encoder enc; cache c2 (intra-pair: subset)"]
-    points = results.scatter_frame(table)
+    points = figure2b_points(table, tmp_path)["points"]
     here = points[points["source"] == "computed here"]
     # the oracle is known by its baseline, not by its wording; the others are named by baseline or model and prompt
     assert here[["label", "inter", "intra"]].values.tolist() == [["me/mine (task-aware) [here]", 20.0, 52.0],
