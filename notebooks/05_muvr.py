@@ -168,7 +168,8 @@ qa_table
 # First the computed rows: each model's features (`<features_root>/<folder>/<partition>/`) scored as
 # `sova muvr evaluate --features` scores them, once per group of the two tables (Table 7: the text, video and
 # text+video queries; Table 8: the text+video query of MUVR-Filter without and with the tag prompt), one number per
-# row: the means over the partitions, then each partition's mAP, in percent to one decimal.
+# row: the means over the five partitions (a root without one of them is refused, as the paper's means are over all
+# five), then each partition's mAP, in percent to one decimal.
 
 # %%
 released = {"EVA-CLIP": "EVA-CLIP", "OpenCLIP": "OpenCLIP (ViT-H-14)"}  # folder of the released features -> model
@@ -180,7 +181,8 @@ for folder, model in released.items():
     if not (data_root and features_root and features.is_dir()):
         continue  # not given here: the model's rows stay "not computed here"
     for (table, group), options in groups.items():
-        result = muvr.evaluate_files(data_root, features=features, ties=ties, **options)
+        result = muvr.evaluate_files(data_root, partitions=muvr.PARTITIONS, features=features, ties=ties,
+                                     **options)
         values = {**result.metrics, **{name: part["mAP"] for name, part in result.per_partition.items()}}
         computed += [{"table": table, "group": group, "model": model, "column": column, "computed": round(float(v), 1)}
                      for column, v in values.items()]
