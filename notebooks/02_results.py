@@ -136,9 +136,9 @@ for folder, (_, vectors) in embedding_caches.items():
             made.append(records.make_record(protocol=name, n_missing=len(wanted),
                                             note=f"none of the {len(wanted)} clips: not scored", **embedded[folder]))
             continue
-        frames = [vectors[i][0] for i in held]
-        items = ItemVectors(np.asarray(held), np.repeat(np.arange(len(held)), [len(f) for f in frames]),
-                            l2_normalize(np.concatenate(frames)))
+        per_clip = [vectors[i][0] for i in held]  # each clip's frame vectors: one item
+        items = ItemVectors(np.asarray(held), np.repeat(np.arange(len(held)), [len(v) for v in per_clip]),
+                            l2_normalize(np.concatenate(per_clip)))
         made.append(evaluate(name, items, ties=ties, bootstrap=bootstrap, seed=seed).to_record(**embedded[folder]))
 
 # %% [markdown]
@@ -243,8 +243,8 @@ for r in table4.to_dict("records"):
     if pd.notna(r["inter-pair paper"]) and pd.notna(r["intra-pair paper"]):
         points.append({"label": r["model"] + short.get(r["prompt"], ""), "group": r["group"], "prompt": r["prompt"],
                        "inter": r["inter-pair paper"], "intra": r["intra-pair paper"], "source": "paper"})
-    here = r["inter-pair here"], r["intra-pair here"]
-    if r["model"] == "Random" or r["baseline"] == "oracle" or pd.isna(here[0]) or pd.isna(here[1]):
+    inter, intra = r["inter-pair here"], r["intra-pair here"]
+    if r["model"] == "Random" or r["baseline"] == "oracle" or pd.isna(inter) or pd.isna(intra):
         continue
     if not r["group"].startswith("Computed"):
         label = r["model"] + short.get(r["prompt"], "")
@@ -253,7 +253,7 @@ for r in table4.to_dict("records"):
     else:
         label = r["source"] if pd.isna(r["source model"]) else r["source model"] + short.get(r["source prompt"], "")
     points.append({"label": label + " [here]", "group": "Computed here", "prompt": r["prompt"],
-                   "inter": here[0], "intra": here[1], "source": "computed here"})
+                   "inter": inter, "intra": intra, "source": "computed here"})
 points = pd.DataFrame(points, columns=["label", "group", "prompt", "inter", "intra", "source"])
 random_level = tuple(paper["Table 4"].set_index("model").loc["Random", ["inter-pair paper", "intra-pair paper"]])
 points
