@@ -7,9 +7,9 @@ folder (this package's parent) as the working folder. To run a notebook by hand,
 ``papermill --cwd notebooks ...`` (notebooks/README.md). The numbers come from
 ``sova_lib``; this package puts them in the paper's tables:
 
-``results`` (the paper's numbers beside computed ones: Tables 4 and C.1), ``beside`` (a paper's numbers beside the computed ones, wide),
-``ablations`` (Tables 5-7), ``benchmark_stats`` (Table 2, Figure 3),
-``error_analysis`` (Appendix E's synthetic demonstration), ``table3`` (Table 3, the image tasks),
-``muvr_tables`` (the MUVR paper's Tables 7-9). ``data/`` holds the papers' reported numbers and the quickstart's
-hand-written answer.
+``results`` (the paper's numbers of the SOVABench paper, ``paper_results``, and the computed rows beside them:
+Tables 4 and C.1; a description cache scored on every protocol, ``evaluate_cache``), ``beside`` (a paper's
+numbers beside the computed ones, as one wide table: the MUVR tables) and ``error_analysis`` (the synthetic
+demonstration's texts of Appendix E). Everything else a notebook computes is in its own cells. ``data/`` holds the
+papers' reported numbers, Table 6's encoder settings and the quickstart's hand-written answer.
 """

@@ -11,7 +11,7 @@ import pandas as pd
 
 __all__ = ["NOT_COMPUTED", "paper_beside_computed"]
 
-#: What a cell of a number that was not computed here reads (``results`` and ``muvr_tables`` use this one).
+#: What a cell of a number that was not computed here reads (``results`` and notebook 05 use this one).
 NOT_COMPUTED = "not computed here"
 
 
