@@ -690,6 +690,10 @@ def test_errors(executed):
     assert len(sheet) == 97 and set(sheet["pair"]) == {"trunk"}
     assert (sheet["error_mode"] == "").all() and (sheet["note"] == "").all()  # left for a researcher to fill
     assert sheet["source"].str.startswith("SYNTHETIC").all() and sheet["AP (%)"].is_monotonic_increasing
+    # what make reproduce wrote into figures/ on the same defaults: the sheet (never overwritten there, so a stale one
+    # would stay), the confusions and the mode counts, byte for byte
+    for name in (e["sheet"], "04_errors_confusion.csv", "04_errors_modes.csv"):
+        assert (figures / name).read_bytes() == (ROOT / "figures" / name).read_bytes(), differs(name)
     # the "labels" of the demonstration are its errors as constructed (the notebook's default fractions and seed)
     texts, constructed = error_analysis.synthetic_texts("intra-pair", swap_fraction=0.2, generic_fraction=0.1,
                                                         rng=np.random.default_rng(0))
