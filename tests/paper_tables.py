@@ -1,11 +1,8 @@
 """A paper table beside the computed records, in the steps the results notebook (``02_results``) takes in its cells,
 and its cells of one tag run as the notebook runs them."""
-import contextlib
-
 import pandas as pd
 
-from tests.figure_helpers import notebook_cells
-from tests.paths import ROOT
+from tests.figure_helpers import run_cells, tagged
 
 from paper import results
 
@@ -27,27 +24,15 @@ def beside(table: str, computed) -> pd.DataFrame:
                      ignore_index=True)
 
 
-def run_cells(tag: str, out, **values) -> dict:
-    """Run ``02_results``' parameters cell, its imports cell, then its code cells tagged ``tag``, in order, in the
-    notebooks' folder as papermill runs them; returns the namespace. ``values`` override the parameters and stand for
-    what the earlier cells made (``caches``, ``encoder``, ``made``, ...); ``figures_dir`` is ``out``."""
-    cells = notebook_cells("02_results")
-    first = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
-    tagged = [c for c in cells if tag in c.metadata.get("tags", [])]
-    assert tagged, f"02_results: no cell tagged {tag}"
-    namespace: dict = {}
-    with contextlib.chdir(ROOT / "notebooks"):
-        exec(cells[first].source, namespace)
-        namespace.update(figures_dir=str(out), **values)
-        exec(cells[first + 1].source, namespace)
-        namespace.update(values)
-        for cell in tagged:
-            exec(cell.source, namespace)
-    return namespace
+def results_cells(tag: str, out, **values) -> dict:
+    """Run ``02_results``' code cells tagged ``tag`` (``run_cells``); returns the namespace. ``values`` override the
+    parameters and stand for what the earlier cells made (``caches``, ``encoder``, ``made``, ...); ``figures_dir`` is
+    ``out``."""
+    return run_cells("02_results", tagged(tag), parameters={"figures_dir": str(out), **values}, names=values)[0]
 
 
 def figure2b_points(table4, out) -> dict:
     """``points`` and ``random_level`` of Figure 2(b), as ``02_results``' cell tagged ``points`` makes them from
     ``table4`` (the paper's Table 4 beside the computed rows, ``beside``)."""
-    ns = run_cells("points", out, table4=table4, paper={"Table 4": paper_wide("Table 4")})
+    ns = results_cells("points", out, table4=table4, paper={"Table 4": paper_wide("Table 4")})
     return {"points": ns["points"], "random_level": ns["random_level"]}

@@ -11,7 +11,7 @@ from sova_lib.describe.run_cache import RunOptions
 from sova_lib.describe.runner import describe_items
 from sova_lib.item_vectors import read_descriptions
 from sova_lib.video import example_videos, probe
-from tests.quickstart_cells import run_cells
+from tests.figure_helpers import holding, run_cells
 
 
 def test_one_request_is_one_key_from_the_cli_the_library_and_the_notebook(tmp_path, capsys):
@@ -30,8 +30,10 @@ def test_one_request_is_one_key_from_the_cli_the_library_and_the_notebook(tmp_pa
     library = describe_items(contract.make_describer("motion"), items, cache, prompt="general", fps=1000,
                              input_name=QUICKSTART_INPUT, run=RunOptions(show_progress=False, verbose=False))
     # the notebook's cells: its items, its describer (motion, the default) and its describe_items call, at 1000 fps
-    notebook, _ = run_cells(tmp_path, "example_clips(videos", "make_describer(backend", "describe_items(describer",
-                            parameters={"cache_dir": str(cache), "fps": 1000, "prompt": "general"})
+    notebook, _ = run_cells("00_quickstart", holding("example_clips(videos", "make_describer(backend",
+                                                     "describe_items(describer"),
+                            parameters={"figures_dir": str(tmp_path / "figures"), "cache_dir": str(cache),
+                                        "fps": 1000, "prompt": "general"})
     assert [it.id for it in notebook["items"]] == [it.id for it in items]
     assert library.folder == notebook["folder"] == folder and (library.done, library.skipped_cached) == (0, len(items)) == (0, 6)
     assert (folder / "descriptions.jsonl").read_bytes() == written and len(read_descriptions(folder)) == 6

@@ -6,7 +6,7 @@ from sova_lib.describe.contrastive import EmbeddingCache, embedding_folder, embe
 from sova_lib.evaluation import evaluate
 from sova_lib.protocols import get_protocol
 from sova_lib.similarity import ItemVectors, l2_normalize
-from tests.paper_tables import beside, run_cells
+from tests.paper_tables import beside, results_cells
 
 from paper import results
 
@@ -28,7 +28,7 @@ def test_embedding_rows_match_evaluate_and_sit_beside_the_paper_row(tmp_path):
     ids = get_protocol("inter-pair-constrained").ids().tolist()
     vectors = _cache(tmp_path, "openai/clip-vit-large-patch14", ids, 3, rng)
     _cache(tmp_path, "some/other-model", ids[:10], 1, rng)
-    ns = run_cells("embeddings", tmp_path / "out", cache_dir=tmp_path, protocols=["inter-pair-constrained"],
+    ns = results_cells("embeddings", tmp_path / "out", cache_dir=tmp_path, protocols=["inter-pair-constrained"],
                    bootstrap=0, made=[])
     caches = ns["embedding_caches"]
     assert [m["model"] for m, _ in caches.values()] == ["openai/clip-vit-large-patch14", "some/other-model"]

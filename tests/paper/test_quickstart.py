@@ -8,8 +8,8 @@ from sova_lib.item_vectors import embed_descriptions
 from sova_lib.sentences import split
 from sova_lib.similarity import set_similarity
 from sova_lib.video.frames import example_videos, sample_frames
+from tests.figure_helpers import holding, run_cells
 from tests.paths import ROOT
-from tests.quickstart_cells import run_cells
 
 #: The committed description cache of the quickstart (read only: its manifest names what wrote the texts).
 COMMITTED = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-*"))
@@ -37,12 +37,20 @@ class AxisEncoder:
         return out
 
 
+def quickstart(tmp_path, *markers: str, parameters: dict | None = None, **names) -> tuple[dict, object]:
+    """The quickstart's cells holding ``markers``, in that order (``run_cells``), its outputs under ``tmp_path``:
+    the namespace and the last cell's closing value."""
+    return run_cells("00_quickstart", holding(*markers), names=names,
+                     parameters={"figures_dir": str(tmp_path / "figures"), "cache_dir": str(tmp_path / "cache"),
+                                 **(parameters or {})})
+
+
 TEXTS = {"a": "A person walks left. Two people are seen.", "b": "A car turns.\nTwo people are seen.",
          "c": "Nothing moves."}
 
 
 def _items(tmp_path, **parameters):
-    return run_cells(tmp_path, ITEMS, parameters=parameters)[0]["items"]
+    return quickstart(tmp_path, ITEMS, parameters=parameters)[0]["items"]
 
 
 def test_example_items_and_their_frames(tmp_path):
@@ -69,7 +77,7 @@ def test_the_illustrative_answer_is_a_paragraph_on_three_lines():
 
 def _request_table(tmp_path, item, prompt):
     """What the request cell shows for ``item`` (the query) at 1 frame per second with ``prompt``."""
-    return run_cells(tmp_path, REQUEST, parameters={"fps": 1.0, "prompt": prompt, "query": item.id}, items=[item],
+    return quickstart(tmp_path, REQUEST, parameters={"fps": 1.0, "prompt": prompt, "query": item.id}, items=[item],
                      videos_by_id={item.id: item})[1]
 
 
@@ -89,7 +97,7 @@ def test_request_table_is_what_the_runner_sends(tmp_path):
 
 def _neighbours(tmp_path, items, query):
     """The neighbours the two cells of the notebook list for ``query`` among ``items`` (``TEXTS``), top 2."""
-    return run_cells(tmp_path, NEIGHBOURS, TOP, parameters={"top_k": 2}, items_vectors=items, texts=TEXTS,
+    return quickstart(tmp_path, NEIGHBOURS, TOP, parameters={"top_k": 2}, items_vectors=items, texts=TEXTS,
                      query=query, clip_ids=list(TEXTS))[1]
 
 
@@ -130,7 +138,7 @@ class CountingDescriber:
 
 def _describe(tmp_path, describer, items, fps):
     """The folder the notebook's describing cell names after describing ``items`` at ``fps`` (prompt ``general``)."""
-    return run_cells(tmp_path, DESCRIBE, parameters={"fps": fps},
+    return quickstart(tmp_path, DESCRIBE, parameters={"fps": fps},
                      describer=describer, items=items)[0]["folder"]
 
 
@@ -154,7 +162,7 @@ def test_motion_describer_on_the_excerpts_gives_clips_that_differ(encoder, tmp_p
     """No sentence is shared by every answer, and the clip-similarity matrix is not constant."""
     from sova_lib.item_vectors import read_descriptions
 
-    ran, _ = run_cells(tmp_path, ITEMS, DESCRIBER, DESCRIBE)  # the defaults: the motion describer at 2 fps
+    ran, _ = quickstart(tmp_path, ITEMS, DESCRIBER, DESCRIBE)  # the defaults: the motion describer at 2 fps
     texts = read_descriptions(ran["folder"])
     assert len(texts) == 6 and ran["folder"].parent == tmp_path / "cache" / "descriptions"
     assert not set.intersection(*(set(split(t)) for t in texts.values()))
@@ -166,7 +174,7 @@ def test_motion_describer_on_the_excerpts_gives_clips_that_differ(encoder, tmp_p
 def _score(tmp_path, items, name="perfect", videos=()):
     """The two records the notebook's score cell makes of ``items`` (``ItemVectors``, encoder ``axis``), the
     committed cache standing for the folder that wrote their texts."""
-    return run_cells(tmp_path, SCORE, parameters={"videos": list(videos)}, items_vectors=items,
+    return quickstart(tmp_path, SCORE, parameters={"videos": list(videos)}, items_vectors=items,
                      names={"short": name}, folder=COMMITTED, encoder=AxisEncoder())[0]["made"]
 
 

@@ -12,7 +12,7 @@ from sova_lib.describe.prompts import Prompt
 from sova_lib.evaluation import evaluate
 from sova_lib.item_vectors import embed_descriptions
 from sova_lib.report import cache_scan
-from tests.paper_tables import beside, figure2b_points, run_cells
+from tests.paper_tables import beside, figure2b_points, results_cells
 
 from paper import error_analysis, results
 
@@ -244,7 +244,7 @@ def _tied_ap(n, r):
 
 def _paired(caches, encoder, out, **parameters):
     """``(comparisons, note)`` of the results notebook's cells that pick and compare the pairs (``intra-pair``)."""
-    ns = run_cells("comparisons", out, caches=caches, encoder=encoder, **parameters)
+    ns = results_cells("comparisons", out, caches=caches, encoder=encoder, **parameters)
     return ns["comparisons"], ns["comparison_note"]
 
 
