@@ -46,7 +46,7 @@ prompt = "general"  # instruction preset ("general", "task-aware") or free text;
 cache_dir = None  # folder of descriptions/<name>__<hash>/ caches; None: $SOVA_CACHE, else the repository's cache/
 figures_dir = "../build/figures"  # output folder (git ignores build/); only sova reproduce writes figures/
 encoder_name = "all-MiniLM-L6-v2"  # sentence encoder (loads offline)
-query = "vtest_walkway_0200-0259"  # id of the clip to search with (and whose sentences are compared)
+query = "vtest_walkway_0200-0259"  # id of the clip to search with and compare (with your videos: a file stem)
 top_k = 3  # neighbours to list for the query
 interactive = True  # the explorer's live widget beside its static view; False: the static view alone
 
@@ -79,13 +79,16 @@ pd.set_option("display.max_colwidth", None)  # sentences are shown whole
 #
 # Each item is a file and an id; a reversed item is the same file read from its last frame to its first.
 # `example_clips` lists the `videos` (none given: the bundled excerpts), each followed by its reversed copy (id
-# `<stem>-reversed`); each clip's `item()` is what the runner describes.
+# `<stem>-reversed`); each clip's `item()` is what the runner describes. The `query` must be one of their ids
+# (with your own `videos`, a file's stem): another stops here, naming them.
 
 # %%
 from sova_lib.benchmarks.excerpts import example_clips
 
 items = [clip.item() for clip in example_clips(videos, with_reversed=with_reversed)]  # ids: the file stems
 videos_by_id = {it.id: it for it in items}
+if query not in videos_by_id:  # a mistyped id, or the default one with your own videos
+    raise ValueError(f"query {query!r} is not one of the clips: {', '.join(videos_by_id)}")
 infos = [probe(it.path) for it in items]  # each file's header and packets
 pd.DataFrame([{"id": it.id, "file": Path(it.path).name, "reversed": it.reverse, "frames": info.num_frames,
                "fps": info.fps, "seconds": round(info.duration, 2)} for it, info in zip(items, infos)])
@@ -114,7 +117,7 @@ plots.save_figure(fig, out / "00_quickstart_filmstrips", dpi=90)
 # %%
 from sova_lib.describe.runner import build_request
 
-item = videos_by_id.get(query, items[0])
+item = videos_by_id[query]
 request, error = build_request(item, fps, resolve_prompt(prompt))  # the request exactly as the runner builds it
 if request is None:
     raise ValueError(f"{item.id}: its frames cannot be read ({error})")
@@ -160,7 +163,9 @@ texts = {it.id: done[it.id] for it in items if it.id in done}  # a clip that fai
 failed = pd.DataFrame([{"id": it.id, "reason": reasons.get(it.id, "not described")} for it in items
                        if it.id not in done], columns=["id", "reason"])
 print(f"{len(failed)} clip(s) without a description:\n{failed.to_string(index=False)}\n" if len(failed) else "", end="")
-query = query if query in texts else next(iter(texts))  # a query that failed: the first clip described
+if query not in texts:  # the query clip failed: the first clip described stands for it below
+    print(f"{query} has no description; {next(iter(texts))} stands for it below")
+    query = next(iter(texts))
 print(f"cache folder: {folder.name}\n\nthe answer for {query}:\n\n{texts[query]}")
 
 # %% [markdown]

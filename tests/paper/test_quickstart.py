@@ -1,5 +1,8 @@
 """The quickstart notebook's own cells (``notebooks/00_quickstart.py``), each run on values chosen here: the items,
 the request a describer is sent, the describing run, a query's neighbours and the direction score."""
+import json
+import shutil
+
 import numpy as np
 import pytest
 
@@ -15,9 +18,10 @@ from tests.paths import ROOT
 COMMITTED = next((ROOT / "cache" / "descriptions").glob("quickstart-motion-*"))
 
 #: A marker of each cell run here: the items, the request, the describer, the describing run, the neighbours (two
-#: cells) and the direction score.
+#: cells), the direction score and the answer shown.
 ITEMS, REQUEST, DESCRIBER = "example_clips(videos", "build_request(item", "make_describer(backend"
 DESCRIBE, NEIGHBOURS, TOP, SCORE = "describe_items(describer", "rows = []", "top = pd.DataFrame(rows)", "made = ["
+ANSWER = "done, errors = read_descriptions(folder)"
 
 
 class AxisEncoder:
@@ -79,6 +83,31 @@ def _request_table(tmp_path, item, prompt):
     """What the request cell shows for ``item`` (the query) at 1 frame per second with ``prompt``."""
     return quickstart(tmp_path, REQUEST, parameters={"fps": 1.0, "prompt": prompt, "query": item.id}, items=[item],
                      videos_by_id={item.id: item})[1]
+
+
+def test_a_query_that_is_no_clip_is_refused_naming_the_clips(tmp_path):
+    """A mistyped query (or the default one beside your own videos) stops the items cell, naming the clips."""
+    ids = [it.id for it in _items(tmp_path)]
+    assert len(ids) == 6
+    with pytest.raises(ValueError) as err:
+        _items(tmp_path, query="vtest_walkway")
+    assert str(err.value) == "query 'vtest_walkway' is not one of the clips: " + ", ".join(ids)
+
+
+def test_a_query_without_a_description_is_stood_for_by_the_first_clip_described(tmp_path, capsys):
+    """A query clip the describer failed on: the answer cell says which clip stands for it, and shows that one."""
+    folder = tmp_path / COMMITTED.name
+    shutil.copytree(COMMITTED, folder)
+    lines = (folder / "descriptions.jsonl").read_text().splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["id"] != "vtest_walkway_0200-0259"]
+    assert len(kept) == len(lines) - 1 == 5
+    (folder / "descriptions.jsonl").write_text("".join(kept))
+    ran, _ = quickstart(tmp_path, ITEMS, ANSWER, folder=folder)
+    assert ran["query"] == "vtest_lawn_0600-0659" and ran["texts"].keys() == {json.loads(x)["id"] for x in kept}
+    shown = capsys.readouterr().out
+    assert shown.startswith("1 clip(s) without a description:\n")
+    assert "vtest_walkway_0200-0259 has no description; vtest_lawn_0600-0659 stands for it below\n" in shown
+    assert shown.endswith(f"the answer for vtest_lawn_0600-0659:\n\n{ran['texts']['vtest_lawn_0600-0659']}\n")
 
 
 def test_request_table_is_what_the_runner_sends(tmp_path):
@@ -219,7 +248,7 @@ def test_the_direction_question_on_your_own_videos(tmp_path):
     texts = {"street": "It plays forwards.", "street-reversed": "It plays forwards.", "square": "It plays forwards.",
              "square-reversed": "It plays backwards."}
     items = embed_descriptions(texts, AxisEncoder())
-    by_id = {it.id: it for it in _items(tmp_path / "items", videos=videos)}
+    by_id = {it.id: it for it in _items(tmp_path / "items", videos=videos, query="street")}
     # street: square (relevant) and street-reversed tie at 1, square-reversed 0: AP (1 + 1/2) / 2 = 3/4
     view = explore.show({"hand": (items, texts)}, [proto], videos=by_id, query="street", k=2, interactive=False)
     assert view.ap == pytest.approx(0.75) and view.protocol == proto.name and view.summary()["AP"] == 75.0
