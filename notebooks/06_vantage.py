@@ -53,7 +53,7 @@ import pandas as pd
 from sova_lib import records
 from sova_lib.benchmarks import vantage
 from sova_lib.benchmarks.vantage import hand_cases, metrics_boxes, metrics_captions, synthetic
-from sova_lib.benchmarks.vantage.published import published_comparison
+from sova_lib.benchmarks.vantage.published import PUBLISHED_HALF_WIDTHS, published_comparison
 from sova_lib.describe.run_cache import RunOptions
 from sova_lib.report import plots, tables
 from sova_lib.storage import write_json
@@ -194,6 +194,14 @@ computed = vantage.score_folder(ground_truth_dir, submissions_dir, scoring=mode,
 published = pd.DataFrame(published_comparison(computed))
 tables.write_outputs(published, published, out / "06_vantage_published")
 published
+
+# %% [markdown]
+# How far apart two numbers must be to differ: the paper's median 95% bootstrap half-widths (its appendix G.1,
+# 10,000 resamples of the items of each model and task, x100). Two numbers of a task that differ by much less than
+# this are within the paper's own uncertainty.
+
+# %%
+pd.DataFrame({"task": list(PUBLISHED_HALF_WIDTHS), "median 95% half-width (paper, G.1)": PUBLISHED_HALF_WIDTHS.values()})
 
 # %% [markdown]
 # ## Headline numbers
