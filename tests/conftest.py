@@ -9,9 +9,14 @@ seconds are kept in pytest's cache, ``sova/module_seconds``), and the
 controller records the suite's wall time there (``sova/last_run``), which
 ``bench/bench_feedback.py`` prints. ``$SOVA_CACHE`` points into each
 process's own temporary folder, so no test writes into the repository.
+
+A suite started with SIGINT ignored (a script's background job, ``nohup``)
+hears Ctrl-C again, and so do the commands its tests start: those that
+interrupt a run with SIGINT send what a terminal sends.
 """
 import os
 import re
+import signal
 import time
 from importlib.util import find_spec
 
@@ -20,6 +25,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # inherited as ignored; a started command would keep it so
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
