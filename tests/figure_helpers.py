@@ -88,7 +88,7 @@ def run_cells(notebook: str, chosen, *, parameters: dict | None = None, names=No
     from tests.paths import ROOT
 
     cells = notebook_cells(notebook)
-    first = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+    first = tagged("parameters")(cells)[0]
     name = f"{notebook}.py"
     namespace: dict = {}
     value = None
@@ -128,7 +128,7 @@ def draw_figures(notebook: str, out, frames=None, *, figure: str | None = None, 
     def chosen(cells) -> list[int]:
         figures = tagged("figure")(cells)
         if upto_figures:
-            first = next(k for k, c in enumerate(cells) if "parameters" in c.metadata.get("tags", []))
+            first = tagged("parameters")(cells)[0]
             return list(range(first + 2, figures[-1] + 1))
         if figure is None:
             return figures
