@@ -83,7 +83,14 @@ class _HeldStderr:
     <reason>``) straight to the process's stderr, a line the caller's ``VideoError`` (naming the file) replaces.
     Opens running at the same time share one redirection: the lock is held only to count them and to switch the
     descriptor (a few system calls), never while a file is opened, so loader threads open files in parallel.
-    Nothing another thread writes meanwhile is lost; it is written when the last open ends (milliseconds later).
+    What another thread writes meanwhile is written when the last open ends (milliseconds later).
+
+    The filter is by line, and decord writes its line in a dozen pieces, one ``write`` each (``[``, the time, the
+    source file, ..., the path, ``, ``, the reason, the newline). When two opens fail within the same few
+    microseconds, or another thread writes between those pieces, the line is cut: a piece cut off the part that
+    names the file (the reason, or a bare newline) reaches stderr, and a write that lands in that part is dropped
+    with it. Keeping parallel opens and separating such pieces exactly would need to know which thread wrote each
+    byte, which one file descriptor cannot tell.
     """
 
     def __init__(self):
