@@ -48,10 +48,7 @@ def add_steps(p) -> None:
     _tsv(plan)
     plan.add_argument("--annotations", required=True, type=existing_folder, metavar="ROOT",
                       help="folder holding the KPF *.activities.yml / *.geom.yml / *.types.yml files (any depth)")
-    plan.add_argument("--index-dir", type=cache_root, default=None, metavar="DIR",
-                      help="where per-video annotation indexes are cached "
-                           "(default $SOVA_KPF_INDEX_DIR or ~/.cache/sova_lib/kpf-index)")
-    plan.add_argument("--no-index", action="store_true", help="re-read every annotation file, write no index")
+    _index(plan)
     plan.add_argument("--min-size", type=count, default=None, metavar="PIXELS",
                       help="smallest region side in pixels (default 112)")
     plan.add_argument("--buffer-frames", type=count, default=None, metavar="N",
@@ -91,6 +88,13 @@ def _tsv(parser) -> None:
                         help=f"SOVABench TSV file, or a protocol: {', '.join(sovabench.SOVABENCH_PROTOCOLS)}")
 
 
+def _index(parser) -> None:
+    parser.add_argument("--index-dir", type=cache_root, default=None, metavar="DIR",
+                        help="where per-video annotation indexes are cached "
+                             "(default $SOVA_KPF_INDEX_DIR or ~/.cache/sova_lib/kpf-index)")
+    parser.add_argument("--no-index", action="store_true", help="re-read every annotation file, write no index")
+
+
 def _manifest(parser) -> None:
     parser.add_argument("--manifest", required=True, type=existing_file, metavar="MANIFEST.tsv",
                         help="manifest written by 'sova sovabench clips plan'")
@@ -114,6 +118,7 @@ def _add_sources(sub) -> None:
     _tsv(src)
     src.add_argument("--annotations", type=existing_folder, metavar="ROOT",
                      help="folder holding the KPF annotation files (any depth), e.g. a meva-data-repo checkout")
+    _index(src)
     _video_root(src, required=False)
     add_output_options(src, out=("FILE", "the list to write: TSV, or JSON for a name ending .json"), required=True)
     src.set_defaults(func=_sources)
@@ -167,8 +172,13 @@ def _processes(parser, text: str) -> None:
     parser.add_argument("--processes", type=positive_count, default=1, metavar="N", help=text)
 
 
+def _index_dir(args):
+    return False if args.no_index else args.index_dir
+
+
 def _sources(args) -> int:
-    _, lines = sovabench.sources(args.tsv, args.out, annotations=args.annotations, video_root=args.video_root)
+    _, lines = sovabench.sources(args.tsv, args.out, annotations=args.annotations, video_root=args.video_root,
+                                 index_dir=_index_dir(args))
     print("\n".join([*lines, f"sources: {args.out}"]))
     return 0
 
@@ -187,7 +197,7 @@ def _fetch(args) -> int:
 def _plan(args) -> int:
     options = {k: v for k, v in (("min_size", args.min_size), ("buffer_frames", args.buffer_frames)) if v is not None}
     _, lines, notes = sovabench.plan(args.tsv, args.annotations, args.out, workers=args.processes,
-                                     cache_dir=False if args.no_index else args.index_dir,
+                                     cache_dir=_index_dir(args),
                                      show_progress=not args.no_progress, **options)
     print("\n".join(lines))
     for line in notes:

@@ -87,15 +87,17 @@ def clips_of(tsv: str):
     return read_tsv(tsv)
 
 
-def sources(tsv: str, out, *, annotations=None, video_root=None) -> tuple[list, list[str]]:
+def sources(tsv: str, out, *, annotations=None, video_root=None, index_dir=None) -> tuple[list, list[str]]:
     """List the source videos of ``tsv`` (``clips_of``) into ``out`` (TSV, or JSON for a ``.json`` name) with,
     when given, whether their annotations are under ``annotations`` and their videos under ``video_root`` (each
-    opened and checked, against its annotations where both are found: ``clips.sources.check_video``); returns the ``clips.sources.Source`` list and the lines that summarise it per dataset."""
+    opened and checked, against its annotations where both are found: ``clips.sources.check_video``, with the
+    annotation indexes cached in ``index_dir`` as ``plan`` caches them: None the default folder, False none);
+    returns the ``clips.sources.Source`` list and the lines that summarise it per dataset."""
     from sova_lib.benchmarks.sovabench.clips import sources as clip_sources
 
     clips = clips_of(tsv)  # its messages name the file already
     try:
-        found = clip_sources.list_sources(clips, annotations, video_root)
+        found = clip_sources.list_sources(clips, annotations, video_root, index_dir=index_dir)
     except ValueError as err:
         raise ValueError(f"--tsv {tsv}: {err}") from None
     clip_sources.write_sources(found, out)

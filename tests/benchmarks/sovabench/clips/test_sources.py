@@ -193,3 +193,30 @@ def test_a_stand_in_smaller_than_its_annotations_is_refused_in_one_line(tmp_path
         G506: (refusal, "320x176", "21"), G424: ("ok", "1920x1080", "21")}
     assert sorted(p.name.rsplit(".", 2)[0] for p in (tmp_path / "index").iterdir()) == sorted(  # <name>.<tag>.json
         n.removesuffix(".r13") for n in (G424, G506))
+
+
+def test_sources_caches_its_annotation_indexes_where_index_dir_says_or_nowhere(tmp_path, capsys, monkeypatch):
+    """``--index-dir`` puts the indexes where ``clips plan --index-dir`` reads them (the same files), ``--no-index``
+    writes none; the list is the same either way, and the default folder ($SOVA_KPF_INDEX_DIR) stays empty."""
+    monkeypatch.setenv("SOVA_KPF_INDEX_DIR", str(tmp_path / "default"))
+    root = tmp_path / "videos"
+    root.mkdir()
+    write_video(root / f"{G506}.avi", numbered_frames(21, 320, 176), 30.0, codec="mpeg4")
+    tsv = write_tsv(tmp_path / "t.tsv", [f"{G506}.vehicle_turns_left.5.20", f"{G424}.vehicle_turns_left.3.20"])
+    common = ["sovabench", "clips", "sources", "--tsv", str(tsv), "--annotations", str(SAMPLE), "--video-root",
+              str(root)]
+    outputs = {}
+    for name, flags in {"chosen": ["--index-dir", str(tmp_path / "chosen")], "none": ["--no-index"]}.items():
+        assert main([*common, *flags, "--out", str(tmp_path / f"{name}.tsv")]) == 0
+        outputs[name] = capsys.readouterr().out.replace(str(tmp_path / f"{name}.tsv"), "OUT")
+    assert outputs["chosen"] == outputs["none"] and "unusable: 1" in outputs["none"]
+    assert (tmp_path / "chosen.tsv").read_bytes() == (tmp_path / "none.tsv").read_bytes()
+    assert not (tmp_path / "default").exists()
+    (index,) = (tmp_path / "chosen").iterdir()  # only the video found is checked against its annotations
+    assert index.name.rsplit(".", 2)[0] == G506.removesuffix(".r13")
+    written = (index.stat().st_ino, index.stat().st_mtime_ns)
+    assert main(["sovabench", "clips", "plan", "--tsv", str(tsv), "--annotations", str(SAMPLE), "--index-dir",
+                 str(tmp_path / "chosen"), "--out", str(tmp_path / "m.tsv"), "--no-progress"]) == 0
+    assert sorted(p.name.rsplit(".", 2)[0] for p in (tmp_path / "chosen").iterdir()) == sorted(
+        n.removesuffix(".r13") for n in (G424, G506))
+    assert (index.stat().st_ino, index.stat().st_mtime_ns) == written  # plan read the index sources wrote, not rebuilt it
