@@ -151,7 +151,7 @@ def test_what_another_thread_writes_during_a_failing_open_arrives_once(tmp_path,
         except decode.VideoError as err:
             failures.append(str(err))
 
-    opener = threading.Thread(target=open_fifo)
+    opener = threading.Thread(target=open_fifo, daemon=True)  # if a check below fails, it cannot hold the process open
     opener.start()
     for _ in range(2000):  # until decord is inside the open, fd 2 held
         if decode._native_stderr._open:
