@@ -29,7 +29,7 @@ def test_embedding_rows_match_evaluate_and_sit_beside_the_paper_row(tmp_path):
     vectors = _cache(tmp_path, "openai/clip-vit-large-patch14", ids, 3, rng)
     _cache(tmp_path, "some/other-model", ids[:10], 1, rng)
     ns = results_cells("embeddings", tmp_path / "out", cache_dir=tmp_path, protocols=["inter-pair-constrained"],
-                   bootstrap=0, made=[])
+                       bootstrap=0, made=[])
     caches = ns["embedding_caches"]
     assert [m["model"] for m, _ in caches.values()] == ["openai/clip-vit-large-patch14", "some/other-model"]
     rows = ns["made"]

@@ -82,7 +82,7 @@ def test_the_illustrative_answer_is_a_paragraph_on_three_lines():
 def _request_table(tmp_path, item, prompt):
     """What the request cell shows for ``item`` (the query) at 1 frame per second with ``prompt``."""
     return quickstart(tmp_path, REQUEST, parameters={"fps": 1.0, "prompt": prompt, "query": item.id}, items=[item],
-                     videos_by_id={item.id: item})[1]
+                      videos_by_id={item.id: item})[1]
 
 
 def test_a_query_that_is_no_clip_is_refused_naming_the_clips(tmp_path):
@@ -127,7 +127,7 @@ def test_request_table_is_what_the_runner_sends(tmp_path):
 def _neighbours(tmp_path, items, query):
     """The neighbours the two cells of the notebook list for ``query`` among ``items`` (``TEXTS``), top 2."""
     return quickstart(tmp_path, NEIGHBOURS, TOP, parameters={"top_k": 2}, items_vectors=items, texts=TEXTS,
-                     query=query, clip_ids=list(TEXTS))[1]
+                      query=query, clip_ids=list(TEXTS))[1]
 
 
 def test_neighbours_explain_the_match(tmp_path):
@@ -168,7 +168,7 @@ class CountingDescriber:
 def _describe(tmp_path, describer, items, fps):
     """The folder the notebook's describing cell names after describing ``items`` at ``fps`` (prompt ``general``)."""
     return quickstart(tmp_path, DESCRIBE, parameters={"fps": fps},
-                     describer=describer, items=items)[0]["folder"]
+                      describer=describer, items=items)[0]["folder"]
 
 
 def test_the_describing_cell_leaves_a_complete_cache_untouched(tmp_path):
@@ -204,7 +204,7 @@ def _score(tmp_path, items, name="perfect", videos=()):
     """The two records the notebook's score cell makes of ``items`` (``ItemVectors``, encoder ``axis``), the
     committed cache standing for the folder that wrote their texts."""
     return quickstart(tmp_path, SCORE, parameters={"videos": list(videos)}, items_vectors=items,
-                     names={"short": name}, folder=COMMITTED, encoder=AxisEncoder())[0]["made"]
+                      names={"short": name}, folder=COMMITTED, encoder=AxisEncoder())[0]["made"]
 
 
 def test_direction_scores_beside_a_random_ranking(tmp_path):
